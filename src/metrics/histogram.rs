@@ -1,0 +1,327 @@
+//! Latency histograms: full-precision HDR histograms owned by one worker, and the
+//! lock-free bucket counters the interval sampler reads while a run is going.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use hdrhistogram::Histogram;
+use hdrhistogram::serialization::{
+    Deserializer as HdrDeserializer, Serializer as _, V2DeflateSerializer,
+};
+use serde::{Deserialize, Serialize};
+
+use super::MetricsError;
+
+/// Largest latency a histogram can hold: one hour, in nanoseconds. Larger values saturate.
+pub const MAX_LATENCY_NS: u64 = 3_600_000_000_000;
+/// Significant decimal digits kept by every latency histogram (0.1% resolution).
+pub const SIGNIFICANT_DIGITS: u8 = 3;
+
+/// A latency histogram in nanoseconds (hdrhistogram, 1 ns .. 1 h, 3 significant digits).
+///
+/// Serialized (serde) as base64 of the HdrHistogram V2 + deflate encoding, so any
+/// percentile can be computed again from a stored run.
+#[derive(Clone, Debug)]
+pub struct LatencyHistogram {
+    inner: Histogram<u64>,
+}
+
+/// The percentiles reported for one latency distribution, in nanoseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencySummary {
+    /// Number of recorded operations.
+    pub count: u64,
+    /// Smallest value.
+    pub min_ns: u64,
+    /// Arithmetic mean.
+    pub mean_ns: f64,
+    /// Median.
+    pub p50_ns: u64,
+    /// 90th percentile.
+    pub p90_ns: u64,
+    /// 99th percentile.
+    pub p99_ns: u64,
+    /// 99.9th percentile.
+    pub p999_ns: u64,
+    /// Largest value.
+    pub max_ns: u64,
+}
+
+impl Default for LatencyHistogram {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl PartialEq for LatencyHistogram {
+    fn eq(&self, other: &Self) -> bool {
+        self.inner == other.inner
+    }
+}
+
+impl LatencyHistogram {
+    /// An empty histogram covering 1 ns to one hour.
+    pub fn new() -> Self {
+        let inner = Histogram::new_with_bounds(1, MAX_LATENCY_NS, SIGNIFICANT_DIGITS)
+            .expect("constant histogram bounds are valid");
+        Self { inner }
+    }
+
+    /// Records one latency; values beyond one hour are clamped, zero counts as 1 ns.
+    #[inline(always)]
+    pub fn record(&mut self, latency_ns: u64) {
+        self.inner.saturating_record(latency_ns.max(1));
+    }
+
+    /// Adds every count of `other` into this histogram (exact merge, no averaging).
+    pub fn merge(&mut self, other: &LatencyHistogram) {
+        // Both histograms share the same bounds, so `add` cannot fail on range.
+        let _ = self.inner.add(&other.inner);
+    }
+
+    /// Number of recorded values.
+    pub fn count(&self) -> u64 {
+        self.inner.len()
+    }
+
+    /// Value at a percentile in 0..=100, in ns; 0 when empty.
+    pub fn percentile_ns(&self, percentile: f64) -> u64 {
+        if self.inner.is_empty() {
+            return 0;
+        }
+        self.inner.value_at_percentile(percentile)
+    }
+
+    /// Fraction (0..=1) of recorded values at or below `latency_ns`.
+    pub fn cdf_at(&self, latency_ns: u64) -> f64 {
+        if self.inner.is_empty() {
+            return 0.0;
+        }
+        self.inner.count_between(0, latency_ns) as f64 / self.inner.len() as f64
+    }
+
+    /// Summary with the standard percentiles.
+    pub fn summary(&self) -> LatencySummary {
+        if self.inner.is_empty() {
+            return LatencySummary::default();
+        }
+        LatencySummary {
+            count: self.inner.len(),
+            min_ns: self.inner.min(),
+            mean_ns: self.inner.mean(),
+            p50_ns: self.percentile_ns(50.0),
+            p90_ns: self.percentile_ns(90.0),
+            p99_ns: self.percentile_ns(99.0),
+            p999_ns: self.percentile_ns(99.9),
+            max_ns: self.inner.max(),
+        }
+    }
+
+    /// Encodes as HdrHistogram V2 + deflate.
+    pub fn to_bytes(&self) -> Result<Vec<u8>, MetricsError> {
+        let mut out = Vec::new();
+        V2DeflateSerializer::new()
+            .serialize(&self.inner, &mut out)
+            .map_err(|e| MetricsError::Histogram(format!("cannot encode histogram: {e:?}")))?;
+        Ok(out)
+    }
+
+    /// Decodes a histogram written by [`LatencyHistogram::to_bytes`] (or any V2 encoder).
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, MetricsError> {
+        let decoded: Histogram<u64> = HdrDeserializer::new()
+            .deserialize(&mut std::io::Cursor::new(bytes))
+            .map_err(|e| MetricsError::Histogram(format!("cannot decode histogram: {e:?}")))?;
+        let mut hist = Self::new();
+        hist.inner
+            .add(&decoded)
+            .map_err(|e| MetricsError::Histogram(format!("histogram out of range: {e:?}")))?;
+        Ok(hist)
+    }
+}
+
+impl Serialize for LatencyHistogram {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use base64::Engine as _;
+        let bytes = self.to_bytes().map_err(serde::ser::Error::custom)?;
+        serializer.serialize_str(&base64::engine::general_purpose::STANDARD.encode(bytes))
+    }
+}
+
+impl<'de> Deserialize<'de> for LatencyHistogram {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use base64::Engine as _;
+        let text = String::deserialize(deserializer)?;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(text.as_bytes())
+            .map_err(serde::de::Error::custom)?;
+        Self::from_bytes(&bytes).map_err(serde::de::Error::custom)
+    }
+}
+
+/// Sub-buckets per power of two in a [`LiveBuckets`] histogram (6% wide buckets).
+const SUB_BUCKET_BITS: u32 = 4;
+const SUB_BUCKETS: usize = 1 << SUB_BUCKET_BITS;
+/// Number of buckets in a [`LiveBuckets`] histogram: 64 powers of two × 16.
+pub const LIVE_BUCKETS: usize = 64 * SUB_BUCKETS;
+
+/// Bucket index of a latency in a log-linear histogram (16 sub-buckets per power of two).
+#[inline(always)]
+pub fn live_bucket_index(latency_ns: u64) -> usize {
+    let v = latency_ns.max(1);
+    let msb = 63 - v.leading_zeros();
+    if msb < SUB_BUCKET_BITS {
+        return v as usize;
+    }
+    let sub = (v >> (msb - SUB_BUCKET_BITS)) as usize & (SUB_BUCKETS - 1);
+    msb as usize * SUB_BUCKETS + sub
+}
+
+/// Lower and upper bound (ns, upper exclusive) of a live bucket.
+pub fn live_bucket_bounds(index: usize) -> (u64, u64) {
+    let msb = (index / SUB_BUCKETS) as u32;
+    if msb < SUB_BUCKET_BITS {
+        return (index as u64, index as u64 + 1);
+    }
+    let sub = (index % SUB_BUCKETS) as u64;
+    let width = 1u64 << (msb - SUB_BUCKET_BITS);
+    let low = (1u64 << msb) + sub * width;
+    (low, low.saturating_add(width))
+}
+
+/// Lock-free latency bucket counters with exactly one writer (the worker) and any number
+/// of readers (the interval sampler). The writer uses plain load + store, which costs the
+/// same as a non-atomic increment on x86 and ARM; readers see a value at most one
+/// increment stale.
+pub struct LiveBuckets {
+    counts: Box<[AtomicU64]>,
+}
+
+impl Default for LiveBuckets {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl LiveBuckets {
+    /// All buckets zero.
+    pub fn new() -> Self {
+        Self { counts: (0..LIVE_BUCKETS).map(|_| AtomicU64::new(0)).collect() }
+    }
+
+    /// Counts one latency. Must only be called from the single owning writer thread.
+    #[inline(always)]
+    pub fn record(&self, latency_ns: u64) {
+        bump(&self.counts[live_bucket_index(latency_ns)], 1);
+    }
+
+    /// Copies every bucket into `out` (length [`LIVE_BUCKETS`]).
+    pub fn snapshot_into(&self, out: &mut [u64]) {
+        for (slot, count) in out.iter_mut().zip(self.counts.iter()) {
+            *slot = count.load(Ordering::Relaxed);
+        }
+    }
+}
+
+/// Adds `n` to a counter that has a single writer: a relaxed load and store, no lock prefix.
+#[inline(always)]
+pub fn bump(counter: &AtomicU64, n: u64) {
+    counter.store(counter.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
+}
+
+/// Percentile (0..=100) of a bucket-count distribution, as the midpoint of the bucket
+/// holding it; `None` when the distribution is empty.
+pub fn bucket_percentile_ns(counts: &[u64], percentile: f64) -> Option<u64> {
+    let total: u64 = counts.iter().sum();
+    if total == 0 {
+        return None;
+    }
+    let rank = ((percentile / 100.0) * total as f64).ceil().max(1.0) as u64;
+    let mut seen = 0u64;
+    for (index, &count) in counts.iter().enumerate() {
+        seen += count;
+        if seen >= rank {
+            let (low, high) = live_bucket_bounds(index);
+            return Some(low + (high - low) / 2);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_of_known_values() {
+        let mut h = LatencyHistogram::new();
+        for v in 1..=1000u64 {
+            h.record(v * 1000);
+        }
+        let s = h.summary();
+        assert_eq!(s.count, 1000);
+        assert_eq!(s.min_ns, 1000);
+        assert!((s.p50_ns as i64 - 500_000).abs() <= 500, "{}", s.p50_ns);
+        assert!((s.p99_ns as i64 - 990_000).abs() <= 1000, "{}", s.p99_ns);
+        assert!((s.max_ns as i64 - 1_000_000).abs() <= 1000, "{}", s.max_ns);
+    }
+
+    #[test]
+    fn merge_equals_recording_everything_in_one() {
+        let mut a = LatencyHistogram::new();
+        let mut b = LatencyHistogram::new();
+        let mut all = LatencyHistogram::new();
+        for v in 0..5000u64 {
+            let lat = (v * 7919) % 100_000 + 1;
+            if v % 3 == 0 { a.record(lat) } else { b.record(lat) }
+            all.record(lat);
+        }
+        a.merge(&b);
+        assert_eq!(a, all);
+        assert_eq!(a.summary(), all.summary());
+    }
+
+    #[test]
+    fn serialization_round_trip() {
+        let mut h = LatencyHistogram::new();
+        for v in [5u64, 50, 500, 5_000, 5_000_000, 4_000_000_000] {
+            h.record(v);
+        }
+        let back = LatencyHistogram::from_bytes(&h.to_bytes().unwrap()).unwrap();
+        assert_eq!(back, h);
+        let json = serde_json::to_string(&h).unwrap();
+        let back: LatencyHistogram = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.summary(), h.summary());
+    }
+
+    #[test]
+    fn out_of_range_values_saturate() {
+        let mut h = LatencyHistogram::new();
+        h.record(0);
+        h.record(u64::MAX);
+        assert_eq!(h.count(), 2);
+    }
+
+    #[test]
+    fn live_bucket_bounds_contain_their_values() {
+        for v in [1u64, 2, 15, 16, 17, 100, 4095, 4096, 1_000_000, 123_456_789, u64::MAX / 2] {
+            let (low, high) = live_bucket_bounds(live_bucket_index(v));
+            assert!(low <= v && v < high, "{v} not in [{low}, {high})");
+            // Buckets are at most 1/16 of their value wide.
+            assert!((high - low) as f64 <= (low as f64 / 16.0).max(1.0));
+        }
+    }
+
+    #[test]
+    fn bucket_percentiles_within_bucket_resolution() {
+        let live = LiveBuckets::new();
+        for v in 1..=1000u64 {
+            live.record(v * 1000);
+        }
+        let mut counts = vec![0u64; LIVE_BUCKETS];
+        live.snapshot_into(&mut counts);
+        let p50 = bucket_percentile_ns(&counts, 50.0).unwrap() as f64;
+        let p99 = bucket_percentile_ns(&counts, 99.0).unwrap() as f64;
+        assert!((p50 / 500_000.0 - 1.0).abs() < 0.04, "{p50}");
+        assert!((p99 / 990_000.0 - 1.0).abs() < 0.04, "{p99}");
+        assert_eq!(bucket_percentile_ns(&vec![0; LIVE_BUCKETS], 50.0), None);
+    }
+}

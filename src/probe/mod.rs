@@ -1,0 +1,155 @@
+//! Where a run happens: kernel, CPU, memory, the target's mount and block device, and the
+//! device's I/O counters. Parsers are pure functions over text (tested on fixtures); the
+//! readers that open `/proc` and `/sys` are thin.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// Errors of the probe layer.
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeError {
+    /// A line or file did not have the expected format.
+    #[error("cannot parse {what}: {detail}")]
+    Parse {
+        /// What was being parsed (`mountinfo line`, `/sys/block/loop0/stat`).
+        what: String,
+        /// What was wrong.
+        detail: String,
+    },
+    /// A file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+}
+
+/// One line of `/proc/self/mountinfo`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MountInfo {
+    /// Mount id (field 1).
+    pub mount_id: u32,
+    /// Parent mount id (field 2).
+    pub parent_id: u32,
+    /// Device major number of st_dev for files on this mount (field 3).
+    pub major: u32,
+    /// Device minor number (field 3).
+    pub minor: u32,
+    /// Root of the mount within the filesystem (field 4).
+    pub root: String,
+    /// Mount point (field 5), with `\040`-style escapes decoded.
+    pub mount_point: String,
+    /// Per-mount options (field 6), e.g. `rw,relatime`.
+    pub mount_options: String,
+    /// Filesystem type (after the `-` separator), e.g. `ext4`.
+    pub fs_type: String,
+    /// Mount source, e.g. `/dev/loop0`, `tmpfs`.
+    pub source: String,
+    /// Per-superblock options, e.g. `rw,ssd,space_cache=v2`.
+    pub super_options: String,
+}
+
+/// One reading of `/sys/block/<dev>/stat` (Documentation/block/stat.rst).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlockStat {
+    /// Field 1: reads completed.
+    pub read_ios: u64,
+    /// Field 2: reads merged.
+    pub read_merges: u64,
+    /// Field 3: sectors read (512 bytes).
+    pub read_sectors: u64,
+    /// Field 4: ms spent reading.
+    pub read_ticks_ms: u64,
+    /// Field 5: writes completed.
+    pub write_ios: u64,
+    /// Field 6: writes merged.
+    pub write_merges: u64,
+    /// Field 7: sectors written (512 bytes).
+    pub write_sectors: u64,
+    /// Field 8: ms spent writing.
+    pub write_ticks_ms: u64,
+    /// Field 9: I/Os in flight.
+    pub in_flight: u64,
+    /// Field 10: ms the device was busy.
+    pub io_ticks_ms: u64,
+    /// Field 11: weighted ms in queue.
+    pub time_in_queue_ms: u64,
+    /// Fields 12–15 (discards; kernel 4.18+).
+    pub discard_ios: Option<u64>,
+    /// Field 13.
+    pub discard_merges: Option<u64>,
+    /// Field 14.
+    pub discard_sectors: Option<u64>,
+    /// Field 15.
+    pub discard_ticks_ms: Option<u64>,
+    /// Field 16: flush requests completed (kernel 5.5+).
+    pub flush_ios: Option<u64>,
+    /// Field 17: ms spent flushing (kernel 5.5+).
+    pub flush_ticks_ms: Option<u64>,
+}
+
+/// The block device behind a target, from sysfs.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeviceInfo {
+    /// Kernel name of the device whose counters are read (the whole disk, or the loop device).
+    pub name: String,
+    /// Partition name when the filesystem sits on a partition (`sda2`), else `None`.
+    pub partition: Option<String>,
+    /// `/sys/block/<name>/stat`.
+    pub stat_path: PathBuf,
+    /// `device/model`.
+    pub model: Option<String>,
+    /// `device/vendor`.
+    pub vendor: Option<String>,
+    /// `queue/rotational`.
+    pub rotational: Option<bool>,
+    /// Active I/O scheduler (the bracketed entry of `queue/scheduler`).
+    pub scheduler: Option<String>,
+    /// `queue/write_cache` (`write back` or `write through`).
+    pub write_cache: Option<String>,
+    /// `queue/fua`.
+    pub fua: Option<bool>,
+    /// `queue/logical_block_size`.
+    pub logical_block_size: Option<u32>,
+    /// `queue/physical_block_size`.
+    pub physical_block_size: Option<u32>,
+    /// Size in bytes (`size` × 512).
+    pub size_bytes: Option<u64>,
+    /// For a loop device: `loop/backing_file`.
+    pub loop_backing_file: Option<String>,
+    /// For a loop device: `loop/dio` (direct I/O to the backing file).
+    pub loop_dio: Option<bool>,
+}
+
+/// Everything recorded about where a run happened.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SystemInfo {
+    /// fsynclab version that measured.
+    pub tool_version: String,
+    /// Host name.
+    pub hostname: Option<String>,
+    /// `uname -r`.
+    pub kernel_release: Option<String>,
+    /// `uname -v`.
+    pub kernel_version: Option<String>,
+    /// CPU model name.
+    pub cpu_model: Option<String>,
+    /// Logical CPUs.
+    pub cpu_count: u32,
+    /// Total memory in bytes.
+    pub memory_bytes: u64,
+    /// The target directory, canonical.
+    pub target: PathBuf,
+    /// The mount the target is on.
+    pub mount: Option<MountInfo>,
+    /// The block device under the mount, when there is one.
+    pub device: Option<DeviceInfo>,
+    /// Why `device` is `None` (tmpfs, overlay, network filesystem, unreadable sysfs...).
+    pub device_note: Option<String>,
+    /// Things the user should know (tmpfs: fsync does nothing there).
+    pub warnings: Vec<String>,
+}

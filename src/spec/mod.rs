@@ -1,0 +1,434 @@
+//! What to run: the [`WorkloadSpec`] of a run, its validation, and the presets that
+//! replay the seed threads' benchmarks.
+
+mod preset;
+mod set;
+mod size;
+
+pub use preset::{Preset, PresetError, PublishedFigure, ScaleRule, builtin_presets, load_preset};
+pub use set::apply_setting;
+pub use size::{format_size, parse_size};
+
+use serde::{Deserialize, Serialize};
+
+/// The kinds of workload the engine runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WorkloadKind {
+    /// N threads pwrite a file (or shared files) and sync every N writes: fio / sysbench fileio.
+    #[default]
+    Fileio,
+}
+
+/// Order in which a thread visits the blocks of its file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pattern {
+    /// Block 0, 1, 2, ... and around again.
+    Seq,
+    /// A seeded random permutation: every block once per pass, as fio's random map.
+    #[default]
+    Rand,
+}
+
+/// The call that makes written data durable.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SyncMethod {
+    /// fsync(2): data and all metadata.
+    #[default]
+    Fsync,
+    /// fdatasync(2): data and the metadata needed to read it back.
+    Fdatasync,
+    /// sync_file_range(2) with WAIT_BEFORE | WRITE | WAIT_AFTER over the whole file:
+    /// writes the data back but does not flush the device cache or commit metadata.
+    SyncFileRange,
+    /// No sync call (use with open flags O_SYNC/O_DSYNC, or to measure buffered writes).
+    None,
+}
+
+impl SyncMethod {
+    /// The name used on the command line and in presets.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SyncMethod::Fsync => "fsync",
+            SyncMethod::Fdatasync => "fdatasync",
+            SyncMethod::SyncFileRange => "sync_file_range",
+            SyncMethod::None => "none",
+        }
+    }
+}
+
+/// How files are made ready before timing starts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Prepare {
+    /// ftruncate to the file size: a sparse file (fio `fallocate=none`).
+    #[default]
+    Sparse,
+    /// fallocate the whole file: blocks reserved, unwritten.
+    Fallocate,
+    /// Write the whole file and fsync it (sysbench prepare): timed writes overwrite.
+    Fill,
+}
+
+/// Extra open(2) flags of the test files.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct OpenFlags {
+    /// O_SYNC: every write is durable with its metadata before it returns.
+    pub sync: bool,
+    /// O_DSYNC: every write is durable (data) before it returns.
+    pub dsync: bool,
+    /// O_DIRECT: bypass the page cache (buffers and offsets aligned).
+    pub direct: bool,
+}
+
+impl OpenFlags {
+    /// Parses a comma-separated list: `sync`, `dsync`, `direct` (empty or `none` for none).
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let mut flags = OpenFlags::default();
+        for word in text.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+            match word.to_ascii_lowercase().trim_start_matches("o_") {
+                "sync" => flags.sync = true,
+                "dsync" => flags.dsync = true,
+                "direct" => flags.direct = true,
+                "none" => {}
+                other => {
+                    return Err(format!(
+                        "unknown open flag '{other}'; use sync, dsync and/or direct, comma-separated"
+                    ));
+                }
+            }
+        }
+        Ok(flags)
+    }
+
+    /// The flags as a comma-separated list (`none` when empty).
+    pub fn describe(&self) -> String {
+        let mut words = Vec::new();
+        if self.sync {
+            words.push("O_SYNC");
+        }
+        if self.dsync {
+            words.push("O_DSYNC");
+        }
+        if self.direct {
+            words.push("O_DIRECT");
+        }
+        if words.is_empty() { "none".into() } else { words.join(",") }
+    }
+}
+
+/// One workload, complete: everything the engine needs besides the target directory.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WorkloadSpec {
+    /// Workload kind.
+    pub kind: WorkloadKind,
+    /// Worker threads.
+    pub threads: u32,
+    /// Bytes per write; a multiple of 512.
+    #[serde(with = "size::serde_size")]
+    pub block_size: u64,
+    /// Size of each test file.
+    #[serde(with = "size::serde_size")]
+    pub file_size: u64,
+    /// Bytes each thread writes before it stops (fio `io_size`); default the file size.
+    /// Ignored when `duration_s` or `requests` is set.
+    #[serde(with = "size::serde_opt_size")]
+    pub io_size: Option<u64>,
+    /// Stop after this many seconds instead (time based; files are rewritten in passes).
+    pub duration_s: Option<f64>,
+    /// Stop after this many writes in total, shared by all threads (sysbench `--max-requests`).
+    pub requests: Option<u64>,
+    /// Block order.
+    pub pattern: Pattern,
+    /// Sync call.
+    pub sync: SyncMethod,
+    /// Writes between two sync calls, per thread (fio `fsync=N`).
+    pub sync_every: u32,
+    /// Open flags.
+    pub open_flags: OpenFlags,
+    /// One more sync per file when a thread finishes (fio `end_fsync`), timed as a sync.
+    pub final_sync: bool,
+    /// File preparation.
+    pub prepare: Prepare,
+    /// `None`: one file per thread (fio). `Some(n)`: n files shared by all threads, thread t
+    /// writing file t mod n (sysbench `--file-num`).
+    pub shared_files: Option<u32>,
+    /// Seed of the random block order.
+    pub seed: u64,
+    /// Interval sample length in ms.
+    pub interval_ms: u64,
+}
+
+impl Default for WorkloadSpec {
+    fn default() -> Self {
+        Self {
+            kind: WorkloadKind::Fileio,
+            threads: 1,
+            block_size: 4096,
+            file_size: 64 << 20,
+            io_size: None,
+            duration_s: None,
+            requests: None,
+            pattern: Pattern::Rand,
+            sync: SyncMethod::Fsync,
+            sync_every: 1,
+            open_flags: OpenFlags::default(),
+            final_sync: false,
+            prepare: Prepare::Sparse,
+            shared_files: None,
+            seed: 0x5eed_f5c1,
+            interval_ms: 100,
+        }
+    }
+}
+
+/// How a run ends.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum StopRule {
+    /// Each thread writes this many bytes.
+    BytesPerThread(u64),
+    /// Every thread runs for this long.
+    Duration(std::time::Duration),
+    /// All threads together complete this many writes.
+    TotalRequests(u64),
+}
+
+/// One invalid field of a spec: which, what is wrong, and how to fix it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {problem}; {fix}")]
+pub struct SpecError {
+    /// Field name as in presets and `--set` (e.g. `block_size`).
+    pub field: &'static str,
+    /// What is wrong, with the value given.
+    pub problem: String,
+    /// What to do instead.
+    pub fix: String,
+}
+
+fn spec_error(field: &'static str, problem: impl Into<String>, fix: impl Into<String>) -> SpecError {
+    SpecError { field, problem: problem.into(), fix: fix.into() }
+}
+
+/// Upper bounds that catch typos (an extra zero) rather than limit real experiments.
+pub const MAX_THREADS: u32 = 4096;
+/// Largest block size accepted (64 MiB).
+pub const MAX_BLOCK_SIZE: u64 = 64 << 20;
+/// Largest file size accepted (64 TiB).
+pub const MAX_FILE_SIZE: u64 = 64 << 40;
+/// Longest duration accepted (7 days).
+pub const MAX_DURATION_S: f64 = 7.0 * 86400.0;
+
+impl WorkloadSpec {
+    /// Bytes each thread writes under the byte-count stop rule.
+    pub fn io_size_per_thread(&self) -> u64 {
+        self.io_size.unwrap_or(self.file_size)
+    }
+
+    /// The stop rule in force: duration first, then a request count, then bytes.
+    pub fn stop_rule(&self) -> StopRule {
+        if let Some(secs) = self.duration_s {
+            StopRule::Duration(std::time::Duration::from_secs_f64(secs))
+        } else if let Some(requests) = self.requests {
+            StopRule::TotalRequests(requests)
+        } else {
+            StopRule::BytesPerThread(self.io_size_per_thread())
+        }
+    }
+
+    /// Number of distinct test files.
+    pub fn file_count(&self) -> u32 {
+        self.shared_files.unwrap_or(self.threads)
+    }
+
+    /// Blocks per file (whole blocks only; a tail shorter than a block is never written).
+    pub fn blocks_per_file(&self) -> u64 {
+        self.file_size / self.block_size.max(1)
+    }
+
+    /// Every problem with this spec (empty when it is valid).
+    pub fn problems(&self) -> Vec<SpecError> {
+        let mut errs = Vec::new();
+        if self.threads == 0 || self.threads > MAX_THREADS {
+            errs.push(spec_error(
+                "threads",
+                format!("{} threads", self.threads),
+                format!("use 1 to {MAX_THREADS} (--threads)"),
+            ));
+        }
+        if self.block_size < 512 || self.block_size % 512 != 0 || self.block_size > MAX_BLOCK_SIZE {
+            errs.push(spec_error(
+                "block_size",
+                format!("{} bytes is not a multiple of 512 between 512 and 64M", self.block_size),
+                "use e.g. 4k, 8k or 512 (--bs)",
+            ));
+        }
+        if self.file_size < self.block_size || self.file_size > MAX_FILE_SIZE {
+            errs.push(spec_error(
+                "file_size",
+                format!(
+                    "{} is smaller than one block ({}) or larger than 64T",
+                    format_size(self.file_size),
+                    format_size(self.block_size)
+                ),
+                "make the file at least one block long (--file-size)",
+            ));
+        }
+        if let Some(io) = self.io_size {
+            if io < self.block_size {
+                errs.push(spec_error(
+                    "io_size",
+                    format!("{} is less than one block", format_size(io)),
+                    "use at least one block per thread (--io-size)",
+                ));
+            }
+        }
+        if let Some(d) = self.duration_s {
+            if !(d > 0.0 && d <= MAX_DURATION_S) {
+                errs.push(spec_error(
+                    "duration_s",
+                    format!("{d} s"),
+                    "use a duration above 0 s and at most 7 days (--duration)",
+                ));
+            }
+        }
+        if self.requests == Some(0) {
+            errs.push(spec_error("requests", "0 requests", "use 1 or more (--requests)"));
+        }
+        if self.sync != SyncMethod::None && self.sync_every == 0 {
+            errs.push(spec_error(
+                "sync_every",
+                "0 writes between syncs",
+                "use 1 or more, or --sync none to never sync (--sync-every)",
+            ));
+        }
+        if let Some(n) = self.shared_files {
+            if n == 0 || n > MAX_THREADS {
+                errs.push(spec_error(
+                    "shared_files",
+                    format!("{n} shared files"),
+                    format!("use 1 to {MAX_THREADS} (--shared-files)"),
+                ));
+            }
+        }
+        if !(10..=60_000).contains(&self.interval_ms) {
+            errs.push(spec_error(
+                "interval_ms",
+                format!("{} ms", self.interval_ms),
+                "use 10 to 60000 ms (--set interval_ms=100)",
+            ));
+        }
+        errs
+    }
+
+    /// Ok when valid, else the first problem.
+    pub fn validate(&self) -> Result<(), SpecError> {
+        match self.problems().into_iter().next() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// One line a storage engineer reads at a glance.
+    pub fn describe(&self) -> String {
+        let stop = match self.stop_rule() {
+            StopRule::BytesPerThread(b) => format!("{} per thread", format_size(b)),
+            StopRule::Duration(d) => format!("{:.1} s", d.as_secs_f64()),
+            StopRule::TotalRequests(n) => format!("{n} requests"),
+        };
+        let files = match self.shared_files {
+            Some(n) => format!("{n} shared file(s)"),
+            None => "1 file/thread".into(),
+        };
+        let sync = if self.sync == SyncMethod::None {
+            "no sync".into()
+        } else {
+            format!("{} every {}", self.sync.as_str(), self.sync_every)
+        };
+        format!(
+            "fileio {} threads, {} {:?} writes, {}, {} × {}, {}, flags {}",
+            self.threads,
+            format_size(self.block_size),
+            self.pattern,
+            sync,
+            files,
+            format_size(self.file_size),
+            stop,
+            self.open_flags.describe()
+        )
+        .replace("Rand", "random")
+        .replace("Seq", "sequential")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_is_valid() {
+        assert_eq!(WorkloadSpec::default().validate(), Ok(()));
+    }
+
+    #[test]
+    fn each_bad_field_is_named_with_a_fix() {
+        let cases: Vec<(WorkloadSpec, &str)> = vec![
+            (WorkloadSpec { threads: 0, ..Default::default() }, "threads"),
+            (WorkloadSpec { block_size: 1000, ..Default::default() }, "block_size"),
+            (WorkloadSpec { block_size: 0, ..Default::default() }, "block_size"),
+            (WorkloadSpec { file_size: 1024, ..Default::default() }, "file_size"),
+            (WorkloadSpec { io_size: Some(1), ..Default::default() }, "io_size"),
+            (WorkloadSpec { duration_s: Some(0.0), ..Default::default() }, "duration_s"),
+            (WorkloadSpec { duration_s: Some(f64::NAN), ..Default::default() }, "duration_s"),
+            (WorkloadSpec { requests: Some(0), ..Default::default() }, "requests"),
+            (WorkloadSpec { sync_every: 0, ..Default::default() }, "sync_every"),
+            (WorkloadSpec { shared_files: Some(0), ..Default::default() }, "shared_files"),
+            (WorkloadSpec { interval_ms: 1, ..Default::default() }, "interval_ms"),
+            (WorkloadSpec { threads: 1_000_000, ..Default::default() }, "threads"),
+        ];
+        for (spec, field) in cases {
+            let err = spec.validate().unwrap_err();
+            assert_eq!(err.field, field, "{err}");
+            assert!(err.to_string().contains("use") || err.to_string().contains("make"), "{err}");
+        }
+    }
+
+    #[test]
+    fn sync_none_allows_zero_interval() {
+        let spec = WorkloadSpec { sync: SyncMethod::None, sync_every: 0, ..Default::default() };
+        assert_eq!(spec.validate(), Ok(()));
+    }
+
+    #[test]
+    fn stop_rule_precedence() {
+        let mut spec = WorkloadSpec { io_size: Some(8192), ..Default::default() };
+        assert_eq!(spec.stop_rule(), StopRule::BytesPerThread(8192));
+        spec.requests = Some(10);
+        assert_eq!(spec.stop_rule(), StopRule::TotalRequests(10));
+        spec.duration_s = Some(1.5);
+        assert_eq!(spec.stop_rule(), StopRule::Duration(std::time::Duration::from_millis(1500)));
+    }
+
+    #[test]
+    fn open_flags_parse() {
+        let f = OpenFlags::parse("sync,direct").unwrap();
+        assert!(f.sync && f.direct && !f.dsync);
+        assert_eq!(OpenFlags::parse("O_DSYNC").unwrap().describe(), "O_DSYNC");
+        assert_eq!(OpenFlags::parse("").unwrap(), OpenFlags::default());
+        assert!(OpenFlags::parse("fast").unwrap_err().contains("unknown open flag"));
+    }
+
+    #[test]
+    fn spec_toml_accepts_size_strings() {
+        let spec: WorkloadSpec =
+            toml::from_str("threads = 8\nblock_size = \"4k\"\nfile_size = \"64M\"\nio_size = \"64M\"")
+                .unwrap();
+        assert_eq!(spec.block_size, 4096);
+        assert_eq!(spec.io_size, Some(64 << 20));
+        let err = toml::from_str::<WorkloadSpec>("thread = 8").unwrap_err();
+        assert!(err.to_string().contains("unknown field"), "{err}");
+    }
+}

@@ -1,0 +1,259 @@
+//! Presets: TOML files that replay a seed thread's benchmark, carry its published
+//! figures, and scale down for quick runs. The files in `presets/` are compiled in.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::{SpecError, WorkloadSpec};
+
+/// The presets shipped in `presets/`, compiled into the binary (name, TOML text).
+const BUILTIN: &[(&str, &str)] =
+    &[("btrfs-log-commit", include_str!("../../presets/btrfs-log-commit.toml"))];
+
+/// A figure published in the seed thread, kept beside what the lab measures.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PublishedFigure {
+    /// Which side of the thread's before/after (`before`, `after`, or a configuration name).
+    pub side: String,
+    /// The lab's metric it corresponds to (`mib_per_sec`, `iops`, `wall_s`, `sync_p95_ms`...).
+    pub metric: String,
+    /// The value converted to the lab metric's unit.
+    pub value: f64,
+    /// Unit of `value`.
+    pub unit: String,
+    /// The figure exactly as the thread printed it.
+    pub as_published: String,
+}
+
+/// How `--scale F` shrinks a preset: the listed fields are multiplied by F.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScaleRule {
+    /// Fields scaled: any of `file_size`, `io_size`, `requests`, `duration_s`.
+    pub fields: Vec<String>,
+    /// The scale of a quick run (under a minute on a 2-core machine).
+    pub quick: f64,
+}
+
+/// A named, documented workload that replays a seed thread's benchmark.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Preset {
+    /// Short name used on the command line.
+    pub name: String,
+    /// One-line title.
+    pub title: String,
+    /// The seed document it replays (file stem in the seeds folder), if any.
+    pub seed: Option<String>,
+    /// The seed thread's subject line.
+    pub seed_title: Option<String>,
+    /// What the benchmark shows and what to vary, one paragraph.
+    pub description: String,
+    /// The original command or job file, as published.
+    pub original: Option<String>,
+    /// The workload at full (published) scale.
+    pub workload: WorkloadSpec,
+    /// How to shrink it.
+    pub scale: ScaleRule,
+    /// Published figures.
+    #[serde(default)]
+    pub published: Vec<PublishedFigure>,
+}
+
+/// Why a preset could not be loaded or scaled.
+#[derive(Debug, thiserror::Error)]
+pub enum PresetError {
+    /// No built-in preset has that name and it is not a file path.
+    #[error("unknown preset '{name}'; built-in presets: {available} (or give a path to a .toml file)")]
+    Unknown {
+        /// What the user asked for.
+        name: String,
+        /// Comma-separated built-in names.
+        available: String,
+    },
+    /// The preset file could not be read.
+    #[error("cannot read preset file {path}: {source}; check the path")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The TOML is malformed or has wrong fields.
+    #[error("{origin}:{line}:{column}: {message}")]
+    Parse {
+        /// File path or `builtin:NAME`.
+        origin: String,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// What the TOML parser said.
+        message: String,
+    },
+    /// The preset's workload is invalid.
+    #[error("preset '{name}': {source}")]
+    Invalid {
+        /// Preset name.
+        name: String,
+        /// The first problem.
+        source: SpecError,
+    },
+    /// The scale factor or rule is unusable.
+    #[error("{0}")]
+    Scale(String),
+}
+
+impl Preset {
+    /// Parses preset TOML; `origin` names the file in error messages.
+    pub fn from_toml(text: &str, origin: &str) -> Result<Preset, PresetError> {
+        let preset: Preset = toml::from_str(text).map_err(|e| {
+            let offset = e.span().map(|s| s.start).unwrap_or(0);
+            let (line, column) = line_column(text, offset);
+            PresetError::Parse {
+                origin: origin.to_string(),
+                line,
+                column,
+                message: e.message().trim().to_string(),
+            }
+        })?;
+        preset.workload.validate().map_err(|source| PresetError::Invalid {
+            name: preset.name.clone(),
+            source,
+        })?;
+        for field in &preset.scale.fields {
+            if !SCALABLE.contains(&field.as_str()) {
+                return Err(PresetError::Scale(format!(
+                    "preset '{}': scale field '{field}' cannot be scaled; use {}",
+                    preset.name,
+                    SCALABLE.join(", ")
+                )));
+            }
+        }
+        Ok(preset)
+    }
+
+    /// The workload scaled by `factor` (1.0 = as published). Sizes are rounded down to
+    /// whole blocks (at least one), counts to at least 1.
+    pub fn scaled(&self, factor: f64) -> Result<WorkloadSpec, PresetError> {
+        if !(factor > 0.0 && factor <= 100.0) {
+            return Err(PresetError::Scale(format!(
+                "scale {factor} is out of range; use a factor above 0 and at most 100 \
+                 (e.g. --scale {} for a quick run)",
+                self.scale.quick
+            )));
+        }
+        let mut spec = self.workload.clone();
+        let bs = spec.block_size.max(1);
+        let scale_bytes = |b: u64| (((b as f64 * factor) as u64) / bs).max(1) * bs;
+        for field in &self.scale.fields {
+            match field.as_str() {
+                "file_size" => spec.file_size = scale_bytes(spec.file_size),
+                "io_size" => spec.io_size = spec.io_size.map(scale_bytes),
+                "requests" => {
+                    spec.requests = spec.requests.map(|r| ((r as f64 * factor) as u64).max(1))
+                }
+                "duration_s" => spec.duration_s = spec.duration_s.map(|d| d * factor),
+                _ => {}
+            }
+        }
+        spec.validate().map_err(|source| PresetError::Invalid { name: self.name.clone(), source })?;
+        Ok(spec)
+    }
+}
+
+const SCALABLE: &[&str] = &["file_size", "io_size", "requests", "duration_s"];
+
+fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map(|l| l.chars().count()).unwrap_or(0) + 1;
+    (line, column)
+}
+
+/// Every built-in preset, parsed. A broken built-in is a bug caught by the tests.
+pub fn builtin_presets() -> Vec<Preset> {
+    BUILTIN
+        .iter()
+        .filter_map(|(name, text)| Preset::from_toml(text, &format!("builtin:{name}")).ok())
+        .collect()
+}
+
+/// Loads a preset by built-in name, or from a path (anything ending in `.toml` or
+/// containing a `/`).
+pub fn load_preset(name_or_path: &str) -> Result<Preset, PresetError> {
+    if name_or_path.ends_with(".toml") || name_or_path.contains('/') {
+        let path = Path::new(name_or_path);
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| PresetError::Read { path: path.to_path_buf(), source })?;
+        return Preset::from_toml(&text, &path.display().to_string());
+    }
+    match BUILTIN.iter().find(|(name, _)| *name == name_or_path) {
+        Some((name, text)) => Preset::from_toml(text, &format!("builtin:{name}")),
+        None => Err(PresetError::Unknown {
+            name: name_or_path.to_string(),
+            available: BUILTIN.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", "),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_preset_file_is_compiled_in_and_valid() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("presets");
+        let mut on_disk: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter_map(|e| e.file_name().to_str()?.strip_suffix(".toml").map(String::from))
+            .collect();
+        on_disk.sort();
+        let mut compiled: Vec<String> = BUILTIN.iter().map(|(n, _)| n.to_string()).collect();
+        compiled.sort();
+        assert_eq!(on_disk, compiled, "register every presets/*.toml in BUILTIN");
+        for (name, text) in BUILTIN {
+            let preset = Preset::from_toml(text, name).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(&preset.name, name, "file name and preset name must agree");
+            assert!(!preset.published.is_empty() || preset.seed.is_none());
+            preset.scaled(preset.scale.quick).unwrap();
+        }
+    }
+
+    #[test]
+    fn unknown_preset_lists_the_available_ones() {
+        let err = load_preset("nope").unwrap_err().to_string();
+        assert!(err.contains("btrfs-log-commit"), "{err}");
+    }
+
+    #[test]
+    fn malformed_toml_reports_line_and_column() {
+        let text = "name = \"x\"\ntitle = \"t\"\ndescription = \"d\"\n[workload]\nthreads = \"eight\"\n";
+        let err = Preset::from_toml(text, "my.toml").unwrap_err();
+        match err {
+            PresetError::Parse { origin, line, column, .. } => {
+                assert_eq!(origin, "my.toml");
+                assert_eq!(line, 5);
+                assert_eq!(column, 11);
+            }
+            other => panic!("unexpected {other}"),
+        }
+    }
+
+    #[test]
+    fn scaling_rounds_to_blocks_and_refuses_bad_factors() {
+        let preset = load_preset("btrfs-log-commit").unwrap();
+        let quick = preset.scaled(0.05).unwrap();
+        assert_eq!(quick.file_size % quick.block_size, 0);
+        assert!(quick.file_size < preset.workload.file_size);
+        assert_eq!(quick.threads, preset.workload.threads);
+        assert_eq!(preset.scaled(1.0).unwrap(), preset.workload);
+        assert!(preset.scaled(0.0).is_err());
+        assert!(preset.scaled(-1.0).is_err());
+        // Tiny factors still leave one block.
+        assert_eq!(preset.scaled(1e-9).unwrap().file_size, preset.workload.block_size);
+    }
+}

@@ -1,0 +1,105 @@
+//! `--set key=value`: change any spec field by its preset name, through serde, so every
+//! field (present and future) is settable with the same validation as a preset file.
+
+use super::{SpecError, WorkloadSpec};
+
+/// Applies one `key=value` (dotted keys reach nested tables: `open_flags.direct=true`).
+/// Values are read as TOML scalars when they parse as one (numbers, booleans), else as
+/// strings, so `file_size=64M` and `pattern=seq` work unquoted.
+pub fn apply_setting(spec: &WorkloadSpec, assignment: &str) -> Result<WorkloadSpec, SpecError> {
+    let Some((key, raw)) = assignment.split_once('=') else {
+        return Err(SpecError {
+            field: "set",
+            problem: format!("'{assignment}' has no '='"),
+            fix: "write --set key=value, e.g. --set threads=4".into(),
+        });
+    };
+    let key = key.trim();
+    let raw = raw.trim();
+    let value = parse_scalar(raw);
+    let mut table = toml::Value::try_from(spec).map_err(|e| SpecError {
+        field: "set",
+        problem: format!("cannot represent the spec: {e}"),
+        fix: "report this as a bug".into(),
+    })?;
+    let mut slot = &mut table;
+    let parts: Vec<&str> = key.split('.').collect();
+    for (i, part) in parts.iter().enumerate() {
+        let Some(tbl) = slot.as_table_mut() else {
+            return Err(unknown_key(key));
+        };
+        if i + 1 == parts.len() {
+            tbl.insert((*part).to_string(), value.clone());
+            break;
+        }
+        slot = tbl.entry((*part).to_string()).or_insert_with(|| toml::Value::Table(Default::default()));
+    }
+    let updated: WorkloadSpec = table.try_into().map_err(|e: toml::de::Error| {
+        let msg = e.message().to_string();
+        if msg.contains("unknown field") {
+            unknown_key(key)
+        } else {
+            SpecError {
+                field: "set",
+                problem: format!("{key}={raw}: {msg}"),
+                fix: "check the value's type (number, size like 64M, or a name)".into(),
+            }
+        }
+    })?;
+    Ok(updated)
+}
+
+fn parse_scalar(raw: &str) -> toml::Value {
+    if raw.eq_ignore_ascii_case("none") || raw.is_empty() {
+        return toml::Value::String(raw.to_string());
+    }
+    match format!("v = {raw}").parse::<toml::Table>() {
+        Ok(mut t) => t.remove("v").unwrap_or_else(|| toml::Value::String(raw.into())),
+        Err(_) => toml::Value::String(raw.to_string()),
+    }
+}
+
+fn unknown_key(key: &str) -> SpecError {
+    SpecError {
+        field: "set",
+        problem: format!("unknown setting '{key}'"),
+        fix: "use a field of the workload table: threads, block_size, file_size, io_size, \
+              duration_s, requests, pattern, sync, sync_every, open_flags.{sync,dsync,direct}, \
+              final_sync, prepare, shared_files, seed, interval_ms"
+            .into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::{Pattern, SyncMethod};
+
+    #[test]
+    fn sets_numbers_sizes_names_and_nested_flags() {
+        let spec = WorkloadSpec::default();
+        let spec = apply_setting(&spec, "threads=4").unwrap();
+        let spec = apply_setting(&spec, "file_size=8M").unwrap();
+        let spec = apply_setting(&spec, "pattern=seq").unwrap();
+        let spec = apply_setting(&spec, "sync=fdatasync").unwrap();
+        let spec = apply_setting(&spec, "open_flags.direct=true").unwrap();
+        let spec = apply_setting(&spec, "duration_s=2.5").unwrap();
+        assert_eq!(spec.threads, 4);
+        assert_eq!(spec.file_size, 8 << 20);
+        assert_eq!(spec.pattern, Pattern::Seq);
+        assert_eq!(spec.sync, SyncMethod::Fdatasync);
+        assert!(spec.open_flags.direct);
+        assert_eq!(spec.duration_s, Some(2.5));
+    }
+
+    #[test]
+    fn bad_settings_are_explained() {
+        let spec = WorkloadSpec::default();
+        assert!(apply_setting(&spec, "threads").unwrap_err().fix.contains("key=value"));
+        assert!(apply_setting(&spec, "thread=4").unwrap_err().problem.contains("unknown setting"));
+        let e = apply_setting(&spec, "threads=many").unwrap_err();
+        assert!(e.problem.contains("threads=many"), "{e}");
+        let e = apply_setting(&spec, "pattern=zigzag").unwrap_err();
+        assert!(e.problem.contains("zigzag"), "{e}");
+    }
+}
