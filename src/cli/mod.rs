@@ -1,0 +1,112 @@
+//! The headless front end: parse arguments, call the library, render. No statistic is
+//! computed here.
+
+mod browse;
+mod run;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::store::{Store, StoreError};
+
+/// Command-line interface of fsynclab.
+#[derive(Debug, Parser)]
+#[command(
+    name = "fsynclab",
+    version,
+    about = "A lab for running and comparing fsync experiments",
+    long_about = "A lab for running and comparing fsync experiments.\n\nWithout a subcommand it opens \
+                  the lab window; the subcommands run the same library headless."
+)]
+pub struct Cli {
+    /// SQLite database of runs [default: $XDG_DATA_HOME/fsynclab/fsynclab.sqlite]
+    #[arg(long, global = true, env = "FSYNCLAB_DB", value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// What to do (none: open the lab window).
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a workload (a preset or ad-hoc options) and store the result.
+    Run(run::RunArgs),
+    /// List stored runs, newest first.
+    List(browse::ListArgs),
+    /// Show one stored run in full.
+    Show(browse::ShowArgs),
+    /// List the built-in presets, or show one.
+    Presets(browse::PresetsArgs),
+}
+
+/// Exit code for a usage or validation error.
+pub const EXIT_USAGE: u8 = 2;
+/// Exit code for a run that failed.
+pub const EXIT_FAILED: u8 = 1;
+/// Exit code for a run cancelled with Ctrl-C.
+pub const EXIT_CANCELLED: u8 = 130;
+
+/// An error with the exit code it should produce.
+#[derive(Debug)]
+pub struct CliError {
+    /// Process exit code.
+    pub code: u8,
+    /// The error chain to print.
+    pub error: anyhow::Error,
+}
+
+impl CliError {
+    fn usage(error: impl Into<anyhow::Error>) -> Self {
+        Self { code: EXIT_USAGE, error: error.into() }
+    }
+    fn failed(error: impl Into<anyhow::Error>) -> Self {
+        Self { code: EXIT_FAILED, error: error.into() }
+    }
+}
+
+impl From<StoreError> for CliError {
+    fn from(e: StoreError) -> Self {
+        let code = if matches!(e, StoreError::NotFound { .. }) { EXIT_USAGE } else { EXIT_FAILED };
+        Self { code, error: e.into() }
+    }
+}
+
+/// Opens the database named by `--db`, or the default one.
+fn open_store(db: &Option<PathBuf>) -> Result<Store, CliError> {
+    let path = match db {
+        Some(p) => p.clone(),
+        None => Store::default_path()?,
+    };
+    let store = Store::open(&path)?;
+    for id in store.interrupted_on_open() {
+        eprintln!("note: run {id} was left running by a process that died; marked interrupted");
+    }
+    Ok(store)
+}
+
+/// Runs a parsed command line; `Ok(code)` is the exit code of a completed command.
+pub fn execute(cli: Cli) -> ExitCode {
+    let result = match cli.command {
+        None => {
+            eprintln!(
+                "fsynclab: the lab window is not built yet; use the headless subcommands \
+                 (fsynclab run --preset btrfs-log-commit --scale 0.05 --target DIR). See fsynclab --help."
+            );
+            Ok(0)
+        }
+        Some(Command::Run(args)) => run::execute(&cli.db, args),
+        Some(Command::List(args)) => browse::list(&cli.db, args),
+        Some(Command::Show(args)) => browse::show(&cli.db, args),
+        Some(Command::Presets(args)) => browse::presets(args),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("error: {:#}", e.error);
+            ExitCode::from(e.code)
+        }
+    }
+}

@@ -1,0 +1,218 @@
+//! Engine tests: the scripted fake gives exact counts and latencies; a few real runs in
+//! a temp dir check the real backend end to end.
+
+use std::sync::mpsc;
+use std::time::Duration;
+
+use super::*;
+use crate::spec::{Pattern, SyncMethod};
+
+fn ctx(dir: &std::path::Path) -> RunContext {
+    RunContext { run_id: 1, target: dir.to_path_buf(), keep_files: false, system: SystemInfo::default() }
+}
+
+fn spec() -> WorkloadSpec {
+    WorkloadSpec { threads: 2, block_size: 4096, file_size: 400 * 4096, ..Default::default() }
+}
+
+#[test]
+fn known_latencies_give_known_counts_and_percentiles() {
+    let dir = tempfile::tempdir().unwrap();
+    // Writes take 1 µs; syncs take 10, 20, 30, 40 µs in turn.
+    let fake = FakeBackend::new(vec![1_000], vec![10_000, 20_000, 30_000, 40_000]);
+    let spec = WorkloadSpec { io_size: Some(100 * 4096), ..spec() };
+    let (tx, rx) = mpsc::channel();
+    let r = run_with(&fake, &spec, &ctx(dir.path()), &tx, &CancelToken::new()).unwrap();
+    assert_eq!(r.status, RunStatus::Finished);
+    assert_eq!((r.writes, r.syncs, r.bytes), (200, 200, 200 * 4096));
+    let w = r.write_lat.summary();
+    assert_eq!((w.count, w.min_ns, w.max_ns, w.p50_ns), (200, 1_000, 1_000, 1_000));
+    let s = r.sync_lat.summary();
+    assert_eq!(s.count, 200);
+    assert_eq!(s.min_ns, 10_000);
+    assert!((s.p50_ns as i64 - 20_000).abs() <= 20, "{}", s.p50_ns);
+    assert!((s.p90_ns as i64 - 40_000).abs() <= 40, "{}", s.p90_ns);
+    assert!((s.mean_ns - 25_000.0).abs() < 30.0, "{}", s.mean_ns);
+    // Each thread: 100 × (1 µs + 25 µs average sync) on its own fake clock.
+    assert_eq!(r.threads.len(), 2);
+    for t in &r.threads {
+        assert_eq!((t.writes, t.syncs, t.busy_ns), (100, 100, 2_600_000));
+    }
+    assert_eq!(r.wall_ns, 2_600_000);
+    let summary = r.summary();
+    assert_eq!(summary.thread_writes_stddev, 0.0);
+    assert!(matches!(r.device, DeviceAccounting::Unavailable { .. }));
+    assert!(summary.flushes_per_sync.is_none());
+    let events: Vec<EngineEvent> = rx.try_iter().collect();
+    assert!(matches!(events.first(), Some(EngineEvent::Preparing { files: 2, .. })));
+    assert!(events.iter().any(|e| matches!(e, EngineEvent::Started { expected_writes: Some(200), .. })));
+    assert!(matches!(events.last(), Some(EngineEvent::Finished { status: RunStatus::Finished, .. })));
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "scratch dir removed");
+}
+
+#[test]
+fn sync_every_n_and_final_sync() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = FakeBackend::new(vec![100], vec![1_000]);
+    let spec = WorkloadSpec {
+        threads: 1,
+        io_size: Some(10 * 4096),
+        sync_every: 4,
+        final_sync: true,
+        ..spec()
+    };
+    let (tx, _rx) = mpsc::channel();
+    let r = run_with(&fake, &spec, &ctx(dir.path()), &tx, &CancelToken::new()).unwrap();
+    // 10 writes: syncs after write 4 and 8, plus the final one.
+    assert_eq!((r.writes, r.syncs), (10, 3));
+    let none = WorkloadSpec { sync: SyncMethod::None, final_sync: true, ..spec };
+    let r = run_with(&fake, &none, &ctx(dir.path()), &tx, &CancelToken::new()).unwrap();
+    assert_eq!((r.writes, r.syncs), (10, 0));
+}
+
+#[test]
+fn total_requests_are_shared_by_all_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = FakeBackend::new(vec![500], vec![2_000]);
+    let spec = WorkloadSpec {
+        threads: 4,
+        requests: Some(1000),
+        shared_files: Some(1),
+        sync_every: 5,
+        ..spec()
+    };
+    let (tx, _rx) = mpsc::channel();
+    let r = run_with(&fake, &spec, &ctx(dir.path()), &tx, &CancelToken::new()).unwrap();
+    assert_eq!(r.writes, 1000);
+    assert_eq!(r.threads.iter().map(|t| t.writes).sum::<u64>(), 1000);
+    assert_eq!(fake.created().len(), 1, "one shared file");
+    assert!(fake.created()[0].ends_with("shared-0.dat"));
+    // Syncs are counted per thread and file: each thread syncs after every 5th of its writes.
+    let expected: u64 = r.threads.iter().map(|t| t.writes / 5).sum();
+    assert_eq!(r.syncs, expected);
+}
+
+#[test]
+fn duration_rule_uses_the_worker_clock() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = FakeBackend::new(vec![10_000], vec![]);
+    let spec = WorkloadSpec {
+        threads: 1,
+        duration_s: Some(0.001),
+        sync: SyncMethod::None,
+        pattern: Pattern::Seq,
+        ..spec()
+    };
+    let (tx, _rx) = mpsc::channel();
+    let r = run_with(&fake, &spec, &ctx(dir.path()), &tx, &CancelToken::new()).unwrap();
+    assert_eq!(r.writes, 100, "1 ms of 10 µs writes");
+}
+
+#[test]
+fn an_error_mid_run_keeps_what_was_measured() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut fake = FakeBackend::new(vec![1_000], vec![5_000]);
+    fake.fail_after_writes = Some((50, libc::ENOSPC));
+    let spec = WorkloadSpec { threads: 1, io_size: Some(100 * 4096), ..spec() };
+    let (tx, _rx) = mpsc::channel();
+    let r = run_with(&fake, &spec, &ctx(dir.path()), &tx, &CancelToken::new()).unwrap();
+    assert_eq!(r.status, RunStatus::Failed);
+    let err = r.error.as_deref().unwrap();
+    assert!(err.contains("no space left") && err.contains("thread-0.dat"), "{err}");
+    assert_eq!((r.writes, r.syncs), (50, 50));
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "scratch dir removed");
+}
+
+#[test]
+fn open_failure_is_explained_and_does_not_hang() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut fake = FakeBackend::new(vec![1_000], vec![1_000]);
+    fake.open_errno = Some(libc::EINVAL);
+    let spec = WorkloadSpec { threads: 4, ..spec() };
+    let (tx, _rx) = mpsc::channel();
+    let r = run_with(&fake, &spec, &ctx(dir.path()), &tx, &CancelToken::new()).unwrap();
+    assert_eq!(r.status, RunStatus::Failed);
+    assert!(r.error.unwrap().contains("remove 'direct'"));
+    assert_eq!(r.writes, 0);
+}
+
+#[test]
+fn cancel_stops_a_long_run_with_its_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = FakeBackend::new(vec![1_000], vec![1_000]);
+    // A fake day: only cancel can end it in reasonable real time.
+    let spec = WorkloadSpec { threads: 2, duration_s: Some(86_400.0), ..spec() };
+    let cancel = CancelToken::new();
+    let canceller = cancel.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(150));
+        canceller.cancel();
+    });
+    let (tx, _rx) = mpsc::channel();
+    let r = run_with(&fake, &spec, &ctx(dir.path()), &tx, &cancel).unwrap();
+    assert_eq!(r.status, RunStatus::Cancelled);
+    assert!(r.writes > 0 && r.syncs > 0);
+    assert!(!r.intervals.is_empty());
+
+    let cancel = CancelToken::new();
+    cancel.cancel();
+    let e = run_with(&fake, &spec, &ctx(dir.path()), &tx, &cancel).unwrap_err();
+    assert!(matches!(e, EngineError::Cancelled));
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn invalid_spec_and_target_are_refused_before_anything_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let (tx, _rx) = mpsc::channel();
+    let bad = WorkloadSpec { threads: 0, ..spec() };
+    let e = run(&bad, &ctx(dir.path()), &tx, &CancelToken::new()).unwrap_err();
+    assert!(e.is_usage() && e.to_string().contains("threads"));
+    let missing = ctx(&dir.path().join("missing"));
+    let e = run(&spec(), &missing, &tx, &CancelToken::new()).unwrap_err();
+    assert!(e.is_usage() && e.to_string().contains("does not exist"));
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn real_short_runs_in_a_temp_dir() {
+    let dir = tempfile::tempdir().unwrap();
+    let (tx, rx) = mpsc::channel();
+    for sync in [SyncMethod::Fsync, SyncMethod::Fdatasync, SyncMethod::SyncFileRange, SyncMethod::None] {
+        for pattern in [Pattern::Seq, Pattern::Rand] {
+            let spec = WorkloadSpec {
+                threads: 2,
+                file_size: 64 * 4096,
+                io_size: Some(32 * 4096),
+                sync,
+                pattern,
+                interval_ms: 10,
+                ..Default::default()
+            };
+            let r = run(&spec, &ctx(dir.path()), &tx, &CancelToken::new()).unwrap();
+            assert_eq!(r.status, RunStatus::Finished, "{:?}", r.error);
+            assert_eq!(r.writes, 64);
+            assert_eq!(r.syncs, if sync == SyncMethod::None { 0 } else { 64 });
+            assert_eq!(r.write_lat.count(), 64);
+            assert!(r.wall_ns > 0);
+            assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        }
+    }
+    assert!(rx.try_iter().any(|e| matches!(e, EngineEvent::Interval(_))));
+    // O_DSYNC and O_DIRECT with a prefilled file, kept on request.
+    let spec = WorkloadSpec {
+        threads: 1,
+        file_size: 16 * 4096,
+        sync: SyncMethod::None,
+        open_flags: crate::spec::OpenFlags { dsync: true, direct: true, sync: false },
+        prepare: crate::spec::Prepare::Fill,
+        ..Default::default()
+    };
+    let keep = RunContext { keep_files: true, ..ctx(dir.path()) };
+    let r = run(&spec, &keep, &tx, &CancelToken::new()).unwrap();
+    assert_eq!(r.status, RunStatus::Finished, "{:?}", r.error);
+    assert_eq!(r.writes, 16);
+    let kept = dir.path().join("fsynclab-1/thread-0.dat");
+    assert_eq!(std::fs::metadata(&kept).unwrap().len(), 16 * 4096);
+    assert!(r.warnings.iter().any(|w| w.contains("--keep")));
+}

@@ -1,0 +1,6 @@
+//! Turning results into text and JSON. Reporting never measures: everything here is a pure
+//! function of stored data, and all display formatting of numbers happens here.
+
+mod text;
+
+pub use text::{fmt_bytes_per_sec, fmt_ns, run_json, summary_text};

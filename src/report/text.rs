@@ -1,0 +1,228 @@
+//! The readable run summary (CLI `run` and `show`) and the `--json` object.
+
+use std::fmt::Write as _;
+
+use serde_json::json;
+
+use crate::metrics::{LatencySummary, RunResult};
+use crate::probe::SystemInfo;
+
+/// A latency in the unit that keeps 3–4 significant digits: `850 ns`, `12.3 µs`, `4.01 ms`, `1.20 s`.
+pub fn fmt_ns(ns: f64) -> String {
+    if ns < 1_000.0 {
+        format!("{ns:.0} ns")
+    } else if ns < 1_000_000.0 {
+        format!("{:.1} µs", ns / 1e3)
+    } else if ns < 1_000_000_000.0 {
+        format!("{:.2} ms", ns / 1e6)
+    } else {
+        format!("{:.2} s", ns / 1e9)
+    }
+}
+
+/// A throughput in MiB/s or KiB/s.
+pub fn fmt_bytes_per_sec(mib_per_sec: f64) -> String {
+    if mib_per_sec >= 1.0 {
+        format!("{mib_per_sec:.2} MiB/s")
+    } else {
+        format!("{:.1} KiB/s", mib_per_sec * 1024.0)
+    }
+}
+
+fn lat_row(out: &mut String, name: &str, s: &LatencySummary) {
+    if s.count == 0 {
+        let _ = writeln!(out, "  {name:<6} (none)");
+        return;
+    }
+    let _ = write!(out, "  {name:<6}");
+    for v in [s.min_ns as f64, s.p50_ns as f64, s.p90_ns as f64, s.p99_ns as f64, s.p999_ns as f64, s.max_ns as f64, s.mean_ns] {
+        let _ = write!(out, " {:>10}", fmt_ns(v));
+    }
+    let _ = writeln!(out, "  ({} calls)", s.count);
+}
+
+/// One line describing the mount and device of a run.
+pub fn where_line(system: &SystemInfo) -> String {
+    let mut line = system.target.display().to_string();
+    if let Some(m) = &system.mount {
+        let _ = write!(line, "  {} on {} ({}; {})", m.fs_type, m.source, m.mount_options, m.super_options);
+    }
+    line
+}
+
+fn device_line(system: &SystemInfo) -> String {
+    match &system.device {
+        Some(d) => {
+            let mut parts = vec![d.name.clone()];
+            if let Some(m) = &d.model {
+                parts.push(m.clone());
+            }
+            match d.rotational {
+                Some(true) => parts.push("rotational".into()),
+                Some(false) => parts.push("non-rotational".into()),
+                None => {}
+            }
+            if let Some(w) = &d.write_cache {
+                parts.push(format!("cache {w}"));
+            }
+            if let Some(f) = d.fua {
+                parts.push(if f { "FUA".into() } else { "no FUA".into() });
+            }
+            if let Some(s) = &d.scheduler {
+                parts.push(format!("sched {s}"));
+            }
+            if let Some(b) = &d.loop_backing_file {
+                parts.push(format!("backing {b}{}", if d.loop_dio == Some(true) { " (dio)" } else { "" }));
+            }
+            parts.join(", ")
+        }
+        None => system.device_note.clone().unwrap_or_else(|| "unknown".into()),
+    }
+}
+
+/// The readable summary of a run.
+pub fn summary_text(r: &RunResult) -> String {
+    let s = r.summary();
+    let mut out = String::new();
+    let _ = writeln!(out, "run {} {}", r.id, r.status.as_str());
+    if let Some(e) = &r.error {
+        let _ = writeln!(out, "error     {e}");
+    }
+    let _ = writeln!(out, "workload  {}", r.spec.describe());
+    let _ = writeln!(out, "target    {}", where_line(&r.system));
+    let _ = writeln!(out, "device    {}", device_line(&r.system));
+    let sys = &r.system;
+    let _ = writeln!(
+        out,
+        "system    {} · {} × {} · {:.1} GiB · fsynclab {}",
+        sys.kernel_release.as_deref().unwrap_or("?"),
+        sys.cpu_count,
+        sys.cpu_model.as_deref().unwrap_or("?"),
+        sys.memory_bytes as f64 / (1u64 << 30) as f64,
+        sys.tool_version
+    );
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "throughput {:.0} IOPS · {} · {:.0} syncs/s · {} writes, {} syncs in {:.3} s",
+        s.iops,
+        fmt_bytes_per_sec(s.mib_per_sec),
+        s.syncs_per_sec,
+        r.writes,
+        r.syncs,
+        r.wall_secs()
+    );
+    let _ = writeln!(
+        out,
+        "latency   {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
+        "min", "p50", "p90", "p99", "p99.9", "max", "mean"
+    );
+    lat_row(&mut out, "write", &s.write_lat);
+    lat_row(&mut out, "sync", &s.sync_lat);
+    match r.device.counters() {
+        Some(c) => {
+            let flushes = match (s.device_flushes, s.flushes_per_sync) {
+                (Some(f), Some(per)) => format!("{f} flushes ({per:.2} per sync)"),
+                (Some(f), None) => format!("{f} flushes"),
+                _ => "flush counters not reported by this kernel".into(),
+            };
+            let amp = s
+                .device_bytes_per_app_byte
+                .map(|a| format!(" · {a:.2} device bytes per app byte"))
+                .unwrap_or_default();
+            let flush_ms = c.flush_ms().map(|ms| format!(" · {ms} ms flushing")).unwrap_or_default();
+            let _ = writeln!(out, "device    {}: {flushes} · {} write I/Os{amp}{flush_ms}", c.device, c.write_ios());
+        }
+        None => {
+            let reason = match &r.device {
+                crate::metrics::DeviceAccounting::Unavailable { reason } => reason.as_str(),
+                _ => "",
+            };
+            let _ = writeln!(out, "device    not measured: {reason}");
+        }
+    }
+    let _ = writeln!(
+        out,
+        "fairness  writes/thread {:.1} ± {:.1} · busy/thread {:.3} ± {:.3} s",
+        s.thread_writes_mean, s.thread_writes_stddev, s.thread_busy_mean_s, s.thread_busy_stddev_s
+    );
+    for w in &r.warnings {
+        let _ = writeln!(out, "warning   {w}");
+    }
+    out
+}
+
+fn lat_json(s: &LatencySummary) -> serde_json::Value {
+    let us = |ns: u64| ns as f64 / 1e3;
+    json!({
+        "count": s.count,
+        "min": us(s.min_ns),
+        "mean": s.mean_ns / 1e3,
+        "p50": us(s.p50_ns),
+        "p90": us(s.p90_ns),
+        "p99": us(s.p99_ns),
+        "p999": us(s.p999_ns),
+        "max": us(s.max_ns),
+    })
+}
+
+/// The `--json` object of a run (latencies in µs).
+pub fn run_json(r: &RunResult) -> serde_json::Value {
+    let s = r.summary();
+    let mount = r.system.mount.as_ref();
+    json!({
+        "id": r.id,
+        "status": r.status.as_str(),
+        "error": r.error,
+        "workload": r.spec,
+        "started_at_ms": r.started_at_ms,
+        "wall_s": r.wall_secs(),
+        "writes": r.writes,
+        "syncs": r.syncs,
+        "bytes": r.bytes,
+        "iops": s.iops,
+        "syncs_per_sec": s.syncs_per_sec,
+        "mib_per_sec": s.mib_per_sec,
+        "write_lat_us": lat_json(&s.write_lat),
+        "sync_lat_us": lat_json(&s.sync_lat),
+        "device": r.device.counters().map(|c| c.device.clone()),
+        "device_flushes": s.device_flushes,
+        "device_write_ios": r.device.counters().map(|c| c.write_ios()),
+        "device_bytes_written": r.device.counters().map(|c| c.bytes_written()),
+        "flushes_per_sync": s.flushes_per_sync,
+        "device_bytes_per_app_byte": s.device_bytes_per_app_byte,
+        "device_note": match &r.device {
+            crate::metrics::DeviceAccounting::Unavailable { reason } => Some(reason.clone()),
+            _ => None,
+        },
+        "threads": r.threads,
+        "fairness": {
+            "writes_mean": s.thread_writes_mean,
+            "writes_stddev": s.thread_writes_stddev,
+            "busy_mean_s": s.thread_busy_mean_s,
+            "busy_stddev_s": s.thread_busy_stddev_s,
+        },
+        "fs_type": mount.map(|m| m.fs_type.clone()),
+        "mount_source": mount.map(|m| m.source.clone()),
+        "mount_options": mount.map(|m| format!("{},{}", m.mount_options, m.super_options)),
+        "kernel": r.system.kernel_release,
+        "target": r.system.target,
+        "warnings": r.warnings,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latency_units() {
+        assert_eq!(fmt_ns(850.0), "850 ns");
+        assert_eq!(fmt_ns(12_345.0), "12.3 µs");
+        assert_eq!(fmt_ns(4_010_000.0), "4.01 ms");
+        assert_eq!(fmt_ns(1_200_000_000.0), "1.20 s");
+        assert_eq!(fmt_bytes_per_sec(14.9), "14.90 MiB/s");
+        assert_eq!(fmt_bytes_per_sec(2647.0 / 1024.0), "2.59 MiB/s");
+        assert_eq!(fmt_bytes_per_sec(0.5), "512.0 KiB/s");
+    }
+}
