@@ -2,7 +2,24 @@
 //! device's I/O counters. Parsers are pure functions over text (tested on fixtures); the
 //! readers that open `/proc` and `/sys` are thin.
 
+mod blockstat;
+#[cfg(test)]
+mod loop_tests;
+mod mountinfo;
+mod sysfs;
+mod system;
+
 use std::path::PathBuf;
+
+pub use blockstat::{MIN_STAT_FIELDS, parse_named_stat_line};
+pub use mountinfo::{MOUNTINFO_PATH, list_mounts, mount_for_path, parse_mountinfo, unescape_octal};
+pub use sysfs::{
+    SYSFS_ROOT, device_for_mount, device_for_mount_in, no_device_reason, parse_active_scheduler,
+    parse_sysfs_bool, read_attribute,
+};
+pub use system::{
+    collect, is_memory_fs, parse_cpu_model, parse_mem_total_bytes, read_blockstat, warnings_for,
+};
 
 use serde::{Deserialize, Serialize};
 

@@ -1,0 +1,293 @@
+//! [`collect`]: everything recorded about where a run happens. Never fails: what cannot be
+//! read stays `None` and, when it matters for reading the results, becomes a warning.
+
+use std::path::{Path, PathBuf};
+
+use super::{
+    BlockStat, DeviceInfo, MountInfo, ProbeError, SystemInfo, device_for_mount, list_mounts,
+    mount_for_path,
+};
+
+/// Whether `fs_type` keeps its data in memory only, so fsync and fdatasync persist nothing.
+pub fn is_memory_fs(fs_type: &str) -> bool {
+    matches!(fs_type, "tmpfs" | "ramfs" | "hugetlbfs")
+}
+
+/// The first `model name` of a `/proc/cpuinfo` text (x86); falls back to the first
+/// `Processor`/`cpu model`/`cpu` entry that other architectures print.
+pub fn parse_cpu_model(cpuinfo: &str) -> Option<String> {
+    let entries = || {
+        cpuinfo.lines().filter_map(|line| {
+            let (key, value) = line.split_once(':')?;
+            let value = value.trim();
+            (!value.is_empty()).then_some((key.trim(), value))
+        })
+    };
+    ["model name", "Processor", "cpu model", "cpu"]
+        .iter()
+        .find_map(|wanted| entries().find(|(key, _)| key == wanted))
+        .map(|(_, value)| value.to_string())
+}
+
+/// `MemTotal` of a `/proc/meminfo` text, in bytes (the file prints kB = KiB).
+pub fn parse_mem_total_bytes(meminfo: &str) -> Option<u64> {
+    meminfo.lines().find_map(|line| {
+        let rest = line.strip_prefix("MemTotal:")?;
+        let mut parts = rest.split_whitespace();
+        let kibibytes: u64 = parts.next()?.parse().ok()?;
+        match parts.next() {
+            Some("kB") | None => kibibytes.checked_mul(1024),
+            Some(_) => None,
+        }
+    })
+}
+
+/// Reads the I/O counters of `device` (its `stat_path`).
+pub fn read_blockstat(device: &DeviceInfo) -> Result<BlockStat, ProbeError> {
+    BlockStat::read(&device.stat_path)
+}
+
+/// The warning for a target on a memory filesystem.
+fn memory_fs_warning(fs_type: &str) -> String {
+    format!(
+        "target is on {fs_type}: fsync and fdatasync return immediately (nothing is persisted), \
+         so sync latency here is pure syscall cost"
+    )
+}
+
+/// Warnings that change how results on this mount and device read.
+pub fn warnings_for(mount: &MountInfo, device: Option<&DeviceInfo>) -> Vec<String> {
+    let mut warnings = Vec::new();
+    if is_memory_fs(&mount.fs_type) {
+        warnings.push(memory_fs_warning(&mount.fs_type));
+    }
+    if mount.has_option("nobarrier") || mount.has_option("barrier=0") {
+        warnings.push(format!(
+            "{} is mounted with barriers off (nobarrier): fsync does not flush the device \
+             cache, so sync latency is lower than a safe configuration and data may be lost \
+             on power failure",
+            mount.mount_point
+        ));
+    }
+    if let Some(device) = device
+        && device.write_cache.as_deref() == Some("write through")
+    {
+        warnings.push(format!(
+            "device {} reports write_cache = write through: the block layer sends it no cache \
+             flushes, so fsync cost here excludes a device cache flush",
+            device.name
+        ));
+    }
+    warnings
+}
+
+fn read_text(path: &str) -> Option<String> {
+    std::fs::read_to_string(path).ok()
+}
+
+/// Probes the machine and the mount and device under `target`. Never fails: unknown values
+/// stay `None`, and a missing mount or device is explained in `device_note`.
+pub fn collect(target: &Path) -> SystemInfo {
+    let mut info = SystemInfo {
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        hostname: nix::unistd::gethostname()
+            .ok()
+            .map(|name| name.to_string_lossy().into_owned()),
+        cpu_model: read_text("/proc/cpuinfo").and_then(|text| parse_cpu_model(&text)),
+        cpu_count: std::thread::available_parallelism()
+            .ok()
+            .and_then(|count| u32::try_from(count.get()).ok())
+            .unwrap_or(0),
+        memory_bytes: read_text("/proc/meminfo")
+            .and_then(|text| parse_mem_total_bytes(&text))
+            .unwrap_or(0),
+        ..SystemInfo::default()
+    };
+    if let Ok(uname) = nix::sys::utsname::uname() {
+        info.kernel_release = Some(uname.release().to_string_lossy().into_owned());
+        info.kernel_version = Some(uname.version().to_string_lossy().into_owned());
+    }
+    info.target = match std::fs::canonicalize(target) {
+        Ok(canonical) => canonical,
+        Err(error) => {
+            info.warnings.push(format!(
+                "cannot resolve target {} ({error}); mount and device are looked up for it as given",
+                target.display()
+            ));
+            absolute_or_given(target)
+        }
+    };
+    let mounts = match list_mounts() {
+        Ok(mounts) => mounts,
+        Err(error) => {
+            info.device_note = Some(format!("no mount information: {error}"));
+            return info;
+        }
+    };
+    let Some(mount) = mount_for_path(&mounts, &info.target).cloned() else {
+        info.device_note = Some(format!("no mount found for {}", info.target.display()));
+        return info;
+    };
+    match device_for_mount(&mount) {
+        Ok(device) => info.device = Some(device),
+        Err(reason) => info.device_note = Some(reason),
+    }
+    info.warnings
+        .extend(warnings_for(&mount, info.device.as_ref()));
+    info.mount = Some(mount);
+    info
+}
+
+fn absolute_or_given(target: &Path) -> PathBuf {
+    std::path::absolute(target).unwrap_or_else(|_| target.to_path_buf())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CPUINFO_X86: &str = "processor\t: 0\nvendor_id\t: GenuineIntel\n\
+        model name\t: Intel(R) Xeon(R) CPU @ 2.20GHz\nflags\t\t: fpu vme\n\n\
+        processor\t: 1\nmodel name\t: Other CPU\n";
+    const CPUINFO_ARM: &str = "Processor\t: ARMv7 Processor rev 4 (v7l)\nprocessor\t: 0\n\
+        BogoMIPS\t: 38.40\n\nHardware\t: BCM2835\n";
+    const MEMINFO: &str = "MemTotal:       24684096 kB\nMemFree:         1000 kB\n\
+        MemAvailable:   20000000 kB\n";
+
+    #[test]
+    fn cpu_model_is_the_first_model_name() {
+        assert_eq!(
+            parse_cpu_model(CPUINFO_X86).as_deref(),
+            Some("Intel(R) Xeon(R) CPU @ 2.20GHz")
+        );
+        assert_eq!(
+            parse_cpu_model(CPUINFO_ARM).as_deref(),
+            Some("ARMv7 Processor rev 4 (v7l)")
+        );
+        assert_eq!(parse_cpu_model(""), None);
+        assert_eq!(parse_cpu_model("model name\t:\n:::\n\u{0}"), None);
+    }
+
+    #[test]
+    fn mem_total_is_in_bytes() {
+        assert_eq!(parse_mem_total_bytes(MEMINFO), Some(24684096 * 1024));
+        assert_eq!(parse_mem_total_bytes("MemFree: 1 kB"), None);
+        assert_eq!(parse_mem_total_bytes("MemTotal: lots kB"), None);
+        assert_eq!(parse_mem_total_bytes("MemTotal: 5 MB"), None);
+        assert_eq!(
+            parse_mem_total_bytes("MemTotal: 18446744073709551615 kB"),
+            None
+        );
+    }
+
+    #[test]
+    fn memory_filesystems() {
+        assert!(is_memory_fs("tmpfs") && is_memory_fs("ramfs") && is_memory_fs("hugetlbfs"));
+        assert!(!is_memory_fs("ext4") && !is_memory_fs("btrfs") && !is_memory_fs("devtmpfs"));
+    }
+
+    #[test]
+    fn warnings_cover_tmpfs_nobarrier_and_write_through() {
+        let tmpfs = MountInfo {
+            fs_type: "tmpfs".into(),
+            mount_options: "rw,relatime".into(),
+            ..MountInfo::default()
+        };
+        assert_eq!(
+            warnings_for(&tmpfs, None),
+            vec![
+                "target is on tmpfs: fsync and fdatasync return immediately (nothing is \
+                 persisted), so sync latency here is pure syscall cost"
+                    .to_string()
+            ]
+        );
+        let ext4 = MountInfo {
+            fs_type: "ext4".into(),
+            mount_point: "/mnt/x".into(),
+            super_options: "rw,nobarrier".into(),
+            ..MountInfo::default()
+        };
+        let device = DeviceInfo {
+            name: "loop0".into(),
+            write_cache: Some("write through".into()),
+            ..DeviceInfo::default()
+        };
+        let warnings = warnings_for(&ext4, Some(&device));
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(warnings[0].contains("nobarrier") && warnings[0].contains("/mnt/x"));
+        assert!(warnings[1].contains("loop0") && warnings[1].contains("write through"));
+        let safe = MountInfo {
+            fs_type: "xfs".into(),
+            ..MountInfo::default()
+        };
+        let write_back = DeviceInfo {
+            write_cache: Some("write back".into()),
+            ..DeviceInfo::default()
+        };
+        assert!(warnings_for(&safe, Some(&write_back)).is_empty());
+    }
+
+    #[test]
+    fn collect_on_this_machine() {
+        let info = collect(Path::new("/tmp"));
+        assert_eq!(info.tool_version, env!("CARGO_PKG_VERSION"));
+        assert!(
+            info.kernel_release
+                .as_deref()
+                .is_some_and(|r| !r.is_empty())
+        );
+        assert!(info.cpu_count >= 1);
+        assert!(info.memory_bytes > 0);
+        assert!(info.target.is_absolute());
+        let mount = info.mount.as_ref().expect("/tmp is on some mount");
+        assert!(info.target.starts_with(&mount.mount_point));
+        // Either a device, or a reason why there is none.
+        assert!(
+            info.device.is_some() != info.device_note.is_some(),
+            "{info:?}"
+        );
+        if is_memory_fs(&mount.fs_type) {
+            assert!(info.warnings.iter().any(|w| w.contains("fsync")));
+        }
+        if let Some(device) = &info.device {
+            let stat = read_blockstat(device).expect("device counters readable");
+            assert!(stat.write_ios > 0 || stat.read_ios > 0);
+        }
+        // The info is what runs store: it must round-trip through JSON.
+        let json = serde_json::to_string(&info).expect("serialize");
+        let back: SystemInfo = serde_json::from_str(&json).expect("deserialize");
+        assert_eq!(back, info);
+    }
+
+    #[test]
+    fn collect_on_dev_shm_warns_about_tmpfs() {
+        let shm = Path::new("/dev/shm");
+        if !shm.is_dir() {
+            eprintln!("skipped: /dev/shm does not exist here");
+            return;
+        }
+        let info = collect(shm);
+        let mount = info.mount.as_ref().expect("mount");
+        if mount.fs_type != "tmpfs" {
+            eprintln!("skipped: /dev/shm is {} here", mount.fs_type);
+            return;
+        }
+        assert_eq!(info.device, None);
+        assert_eq!(
+            info.device_note.as_deref(),
+            Some("tmpfs has no block device (memory filesystem)")
+        );
+        assert!(info.warnings[0].starts_with("target is on tmpfs: fsync and fdatasync"));
+    }
+
+    #[test]
+    fn collect_never_fails_on_a_missing_target() {
+        let info = collect(Path::new("/nonexistent/fsynclab/target"));
+        assert!(
+            info.warnings[0].contains("cannot resolve target"),
+            "{info:?}"
+        );
+        assert_eq!(info.target, PathBuf::from("/nonexistent/fsynclab/target"));
+        assert!(info.mount.is_some(), "falls back to the root mount");
+    }
+}
