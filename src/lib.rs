@@ -15,3 +15,5 @@
 pub mod metrics;
 pub mod probe;
 pub mod spec;
+pub mod engine;
+pub mod report;

@@ -141,6 +141,8 @@ impl DeviceCounters {
 }
 
 /// Device accounting of a run: counters, or the reason there are none.
+// One value per run: the size difference between the variants does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "state", rename_all = "lowercase")]
 pub enum DeviceAccounting {

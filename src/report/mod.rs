@@ -1,6 +1,8 @@
 //! Turning results into text and JSON. Reporting never measures: everything here is a pure
 //! function of stored data, and all display formatting of numbers happens here.
 
+mod listing;
 mod text;
 
-pub use text::{fmt_bytes_per_sec, fmt_ns, run_json, summary_text};
+pub use listing::{fmt_utc_ms, preset_text, run_header, runs_table};
+pub use text::{fmt_bytes_per_sec, fmt_ns, run_json, summary_text, where_line};

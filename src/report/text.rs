@@ -222,7 +222,7 @@ mod tests {
         assert_eq!(fmt_ns(4_010_000.0), "4.01 ms");
         assert_eq!(fmt_ns(1_200_000_000.0), "1.20 s");
         assert_eq!(fmt_bytes_per_sec(14.9), "14.90 MiB/s");
-        assert_eq!(fmt_bytes_per_sec(2647.0 / 1024.0), "2.59 MiB/s");
+        assert_eq!(fmt_bytes_per_sec(2.5), "2.50 MiB/s");
         assert_eq!(fmt_bytes_per_sec(0.5), "512.0 KiB/s");
     }
 }

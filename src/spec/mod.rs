@@ -259,7 +259,7 @@ impl WorkloadSpec {
                 format!("use 1 to {MAX_THREADS} (--threads)"),
             ));
         }
-        if self.block_size < 512 || self.block_size % 512 != 0 || self.block_size > MAX_BLOCK_SIZE {
+        if self.block_size < 512 || !self.block_size.is_multiple_of(512) || self.block_size > MAX_BLOCK_SIZE {
             errs.push(spec_error(
                 "block_size",
                 format!("{} bytes is not a multiple of 512 between 512 and 64M", self.block_size),
@@ -277,23 +277,23 @@ impl WorkloadSpec {
                 "make the file at least one block long (--file-size)",
             ));
         }
-        if let Some(io) = self.io_size {
-            if io < self.block_size {
-                errs.push(spec_error(
-                    "io_size",
-                    format!("{} is less than one block", format_size(io)),
-                    "use at least one block per thread (--io-size)",
-                ));
-            }
+        if let Some(io) = self.io_size
+            && io < self.block_size
+        {
+            errs.push(spec_error(
+                "io_size",
+                format!("{} is less than one block", format_size(io)),
+                "use at least one block per thread (--io-size)",
+            ));
         }
-        if let Some(d) = self.duration_s {
-            if !(d > 0.0 && d <= MAX_DURATION_S) {
-                errs.push(spec_error(
-                    "duration_s",
-                    format!("{d} s"),
-                    "use a duration above 0 s and at most 7 days (--duration)",
-                ));
-            }
+        if let Some(d) = self.duration_s
+            && !(d > 0.0 && d <= MAX_DURATION_S)
+        {
+            errs.push(spec_error(
+                "duration_s",
+                format!("{d} s"),
+                "use a duration above 0 s and at most 7 days (--duration)",
+            ));
         }
         if self.requests == Some(0) {
             errs.push(spec_error("requests", "0 requests", "use 1 or more (--requests)"));
@@ -305,14 +305,14 @@ impl WorkloadSpec {
                 "use 1 or more, or --sync none to never sync (--sync-every)",
             ));
         }
-        if let Some(n) = self.shared_files {
-            if n == 0 || n > MAX_THREADS {
-                errs.push(spec_error(
-                    "shared_files",
-                    format!("{n} shared files"),
-                    format!("use 1 to {MAX_THREADS} (--shared-files)"),
-                ));
-            }
+        if let Some(n) = self.shared_files
+            && (n == 0 || n > MAX_THREADS)
+        {
+            errs.push(spec_error(
+                "shared_files",
+                format!("{n} shared files"),
+                format!("use 1 to {MAX_THREADS} (--shared-files)"),
+            ));
         }
         if !(10..=60_000).contains(&self.interval_ms) {
             errs.push(spec_error(

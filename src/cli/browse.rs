@@ -1,0 +1,139 @@
+//! `fsynclab list`, `show` and `presets`: read the store and the presets, render.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::{CliError, open_store};
+use crate::metrics::RunStatus;
+use crate::report;
+use crate::spec;
+use crate::store::RunFilter;
+
+/// Arguments of `fsynclab list`.
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Only runs whose label, preset, target, filesystem, kernel or tags contain this text.
+    #[arg(long)]
+    pub filter: Option<String>,
+    /// Only runs with this label.
+    #[arg(long)]
+    pub label: Option<String>,
+    /// Only runs with this status (finished, failed, cancelled, interrupted, running).
+    #[arg(long)]
+    pub status: Option<String>,
+    /// Only runs of this experiment.
+    #[arg(long)]
+    pub experiment: Option<i64>,
+    /// At most this many runs.
+    #[arg(long, default_value_t = 50)]
+    pub limit: usize,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `fsynclab show`.
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// Run id (see `fsynclab list`).
+    pub id: i64,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `fsynclab presets`.
+#[derive(Debug, Args)]
+pub struct PresetsArgs {
+    /// Show this preset in full (name or path to a .toml file).
+    pub name: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `fsynclab list`.
+pub fn list(db: &Option<PathBuf>, args: ListArgs) -> Result<u8, CliError> {
+    let status = match &args.status {
+        Some(s) => Some(RunStatus::parse(s).ok_or_else(|| {
+            CliError::usage(anyhow::anyhow!(
+                "unknown status '{s}'; use finished, failed, cancelled, interrupted or running"
+            ))
+        })?),
+        None => None,
+    };
+    let store = open_store(db)?;
+    let filter = RunFilter {
+        text: args.filter,
+        status,
+        label: args.label,
+        experiment_id: args.experiment,
+        limit: Some(args.limit),
+        ..Default::default()
+    };
+    let rows = store.list_runs(&filter)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&rows).map_err(CliError::failed)?);
+    } else {
+        print!("{}", report::runs_table(&rows));
+    }
+    Ok(0)
+}
+
+/// `fsynclab show`.
+pub fn show(db: &Option<PathBuf>, args: ShowArgs) -> Result<u8, CliError> {
+    let store = open_store(db)?;
+    let stored = store.load_run(args.id)?;
+    match (&stored.result, args.json) {
+        (Some(result), true) => {
+            let mut value = report::run_json(result);
+            value["label"] = serde_json::json!(stored.row.label);
+            value["tags"] = serde_json::json!(stored.row.tags);
+            value["preset"] = serde_json::json!(stored.row.preset);
+            value["experiment_id"] = serde_json::json!(stored.row.experiment_id);
+            value["intervals"] = serde_json::json!(result.intervals);
+            value["system"] = serde_json::json!(result.system);
+            println!("{}", serde_json::to_string_pretty(&value).map_err(CliError::failed)?);
+        }
+        (Some(result), false) => {
+            print!("{}", report::run_header(&stored.row));
+            print!("{}", report::summary_text(result));
+        }
+        (None, true) => println!("{}", serde_json::to_string_pretty(&stored.row).map_err(CliError::failed)?),
+        (None, false) => {
+            print!("{}", report::run_header(&stored.row));
+            println!("workload  {}", stored.spec.describe());
+            println!("target    {}", report::where_line(&stored.system));
+            println!("(no measurements stored: the run {})", stored.row.status.as_str());
+        }
+    }
+    Ok(0)
+}
+
+/// `fsynclab presets`.
+pub fn presets(args: PresetsArgs) -> Result<u8, CliError> {
+    match args.name {
+        Some(name) => {
+            let preset = spec::load_preset(&name).map_err(CliError::usage)?;
+            if args.json {
+                println!("{}", serde_json::to_string_pretty(&preset).map_err(CliError::failed)?);
+            } else {
+                print!("{}", report::preset_text(&preset));
+            }
+        }
+        None => {
+            let all = spec::builtin_presets();
+            if args.json {
+                println!("{}", serde_json::to_string_pretty(&all).map_err(CliError::failed)?);
+            } else {
+                for p in &all {
+                    println!("{:<24} {}", p.name, p.title);
+                }
+                println!("\n`fsynclab presets NAME` shows one in full; run it with `fsynclab run --preset NAME --scale {}`.",
+                    all.first().map(|p| p.scale.quick).unwrap_or(0.05));
+            }
+        }
+    }
+    Ok(0)
+}

@@ -1,0 +1,137 @@
+//! Text for run listings, run headers and presets.
+
+use std::fmt::Write as _;
+
+use super::text::{fmt_bytes_per_sec, fmt_ns};
+use crate::spec::{Preset, format_size};
+use crate::store::RunRow;
+
+fn opt_f(v: Option<f64>, digits: usize) -> String {
+    v.map(|x| format!("{x:.digits$}")).unwrap_or_else(|| "-".into())
+}
+
+/// Local-time-free timestamp: `YYYY-MM-DD HH:MM` in UTC.
+pub fn fmt_utc_ms(ms: i64) -> String {
+    let secs = ms.div_euclid(1000);
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Civil-from-days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02} {:02}:{:02}", rem / 3600, rem % 3600 / 60)
+}
+
+/// The `fsynclab list` table.
+pub fn runs_table(rows: &[RunRow]) -> String {
+    let mut out = String::new();
+    if rows.is_empty() {
+        out.push_str("no runs stored yet; start one with `fsynclab run --preset btrfs-log-commit --scale 0.05 --target DIR`\n");
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "{:>5}  {:<16}  {:<11}  {:<18}  {:<14}  {:<7}  {:>9}  {:>11}  {:>10}  {:>7}",
+        "id", "created (UTC)", "status", "preset/label", "kernel", "fs", "IOPS", "throughput", "sync p99", "fl/sync"
+    );
+    for r in rows {
+        let name = match (&r.preset, &r.label) {
+            (Some(p), Some(l)) => format!("{p}/{l}"),
+            (Some(p), None) => p.clone(),
+            (None, Some(l)) => l.clone(),
+            (None, None) => r.kind.clone(),
+        };
+        let _ = writeln!(
+            out,
+            "{:>5}  {:<16}  {:<11}  {:<18}  {:<14}  {:<7}  {:>9}  {:>11}  {:>10}  {:>7}",
+            r.id,
+            fmt_utc_ms(r.created_at_ms),
+            r.status.as_str(),
+            truncate(&name, 18),
+            truncate(r.kernel_release.as_deref().unwrap_or("-"), 14),
+            truncate(r.fs_type.as_deref().unwrap_or("-"), 7),
+            opt_f(r.iops, 0),
+            r.mib_per_sec.map(fmt_bytes_per_sec).unwrap_or_else(|| "-".into()),
+            r.sync_p99_ns.map(|n| fmt_ns(n as f64)).unwrap_or_else(|| "-".into()),
+            opt_f(r.flushes_per_sync, 2),
+        );
+    }
+    out
+}
+
+fn truncate(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(n - 1).collect();
+        t.push('…');
+        t
+    }
+}
+
+/// Header lines of `fsynclab show`: identity, label, tags, preset, experiment.
+pub fn run_header(row: &RunRow) -> String {
+    let mut out = String::new();
+    let _ = write!(out, "created   {} UTC", fmt_utc_ms(row.created_at_ms));
+    if let Some(l) = &row.label {
+        let _ = write!(out, " · label {l}");
+    }
+    if !row.tags.is_empty() {
+        let _ = write!(out, " · tags {}", row.tags.join(","));
+    }
+    if let Some(p) = &row.preset {
+        let _ = write!(out, " · preset {p}");
+        if let Some(s) = row.preset_scale {
+            let _ = write!(out, " ×{s}");
+        }
+    }
+    if let Some(e) = row.experiment_id {
+        let _ = write!(out, " · experiment {e}");
+    }
+    out.push('\n');
+    out
+}
+
+/// `fsynclab presets NAME`.
+pub fn preset_text(p: &Preset) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{} — {}", p.name, p.title);
+    if let Some(t) = &p.seed_title {
+        let _ = writeln!(out, "seed: {t} ({})", p.seed.as_deref().unwrap_or("-"));
+    }
+    let _ = writeln!(out, "\n{}\n", p.description.trim());
+    let _ = writeln!(out, "workload (full scale): {}", p.workload.describe());
+    if let Ok(q) = p.scaled(p.scale.quick) {
+        let _ = writeln!(out, "quick (--scale {}): {}", p.scale.quick, q.describe());
+    }
+    if !p.published.is_empty() {
+        let _ = writeln!(out, "\npublished figures:");
+        for f in &p.published {
+            let _ = writeln!(out, "  {:<8} {:<12} {:>10} {:<6} ({})", f.side, f.metric, f.value, f.unit, f.as_published);
+        }
+    }
+    if let Some(o) = &p.original {
+        let _ = writeln!(out, "\noriginal benchmark:\n{}", o.trim_end());
+    }
+    let _ = writeln!(out, "\nfile sizes scale with --scale: {} (block size {})", p.scale.fields.join(", "), format_size(p.workload.block_size));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_dates() {
+        assert_eq!(fmt_utc_ms(0), "1970-01-01 00:00");
+        // 2026-11-29 22:19:56 UTC
+        assert_eq!(fmt_utc_ms(1_795_990_796_000), "2026-11-29 22:19");
+        assert_eq!(fmt_utc_ms(951_782_400_000), "2000-02-29 00:00");
+    }
+}

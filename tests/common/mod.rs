@@ -1,0 +1,85 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use assert_cmd::cargo::CommandCargoExt;
+
+/// A temp dir with a database path and an empty target directory.
+pub struct Lab {
+    pub dir: tempfile::TempDir,
+    pub db: PathBuf,
+    pub target: PathBuf,
+}
+
+impl Lab {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = dir.path().join("lab.sqlite");
+        let target = dir.path().join("target");
+        std::fs::create_dir(&target).expect("target dir");
+        Self { dir, db, target }
+    }
+
+    /// `fsynclab --db <db> <args>`.
+    pub fn cmd(&self) -> Command {
+        let mut c = Command::cargo_bin("fsynclab").expect("binary");
+        c.arg("--db").arg(&self.db).env_remove("FSYNCLAB_DB");
+        c
+    }
+
+    /// Entries in the target directory (must be empty after every run).
+    pub fn target_entries(&self) -> Vec<String> {
+        entries(&self.target)
+    }
+}
+
+pub fn entries(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+        .unwrap_or_default()
+}
+
+pub fn is_root() -> bool {
+    nix::unistd::geteuid().is_root()
+}
+
+/// True when the test may use root-only facilities. Outside CI a non-root run skips with
+/// the reason printed; with CI=true a missing facility fails the test instead.
+pub fn require_root(test: &str, why: &str) -> bool {
+    if is_root() {
+        return true;
+    }
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("{test} needs root ({why}) and CI=true forbids skipping");
+    }
+    eprintln!("SKIPPED {test}: needs root ({why})");
+    false
+}
+
+/// A tmpfs mounted on a fresh directory, unmounted on drop.
+pub struct TmpfsMount {
+    pub path: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl TmpfsMount {
+    pub fn new(options: &str) -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("mnt");
+        std::fs::create_dir(&path).expect("mount point");
+        let status = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", options, "fsynclab-test", path.to_str().unwrap()])
+            .status()
+            .expect("run mount");
+        assert!(status.success(), "mount -t tmpfs -o {options} failed");
+        Self { path, _dir: dir }
+    }
+}
+
+impl Drop for TmpfsMount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.path).status();
+    }
+}
