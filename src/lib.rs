@@ -15,3 +15,4 @@
 pub mod metrics;
 pub mod probe;
 pub mod spec;
+pub mod store;
