@@ -7,13 +7,19 @@
 //!               engine::run(spec, events, cancel) ──EngineEvent──► cli progress | gui live view
 //!                         │
 //!                         ▼
-//!                     RunResult ─► store::save_run ─► SQLite ─► store::load_runs
+//!                     RunResult ─► store::finish_run ─► SQLite ─► store::load_run / list_runs
+//!                                                                        │
+//!                                                         report::{summary_text, run_json}
 //! ```
 //!
-//! The library does the work; the CLI (and the GUI) parse input, call it and render.
+//! [`lab::execute`] ties probe, store and engine together for one run. The library does
+//! the work; the CLI (and the GUI) parse input, call it and render.
 
+pub mod cli;
+pub mod engine;
+pub mod lab;
 pub mod metrics;
 pub mod probe;
-pub mod spec;
-pub mod engine;
 pub mod report;
+pub mod spec;
+pub mod store;

@@ -1,0 +1,418 @@
+//! Reading runs: list with filters, load one run whole, pick run ids for comparisons.
+
+use rusqlite::types::{Type, Value};
+use rusqlite::{OptionalExtension, Row};
+use serde::Serialize;
+
+use super::{HISTOGRAM_ENCODING, Store, StoreError};
+use crate::metrics::{
+    DeviceAccounting, IntervalSample, LatencyHistogram, RunResult, RunStatus, ThreadStats,
+};
+use crate::probe::SystemInfo;
+use crate::spec::WorkloadSpec;
+
+/// One line of `fsynclab list`: a run's identity, placement and headline figures.
+/// The figures are `None` until the run has a result.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RunRow {
+    /// Store id.
+    pub id: i64,
+    /// Experiment the run belongs to.
+    pub experiment_id: Option<i64>,
+    /// Label (runs are compared by label).
+    pub label: Option<String>,
+    /// Tags, sorted.
+    pub tags: Vec<String>,
+    /// How the run ended (or `running`).
+    pub status: RunStatus,
+    /// Why it failed or was interrupted.
+    pub error: Option<String>,
+    /// Workload kind (`fileio`).
+    pub kind: String,
+    /// Preset the spec came from.
+    pub preset: Option<String>,
+    /// Preset scale factor.
+    pub preset_scale: Option<f64>,
+    /// Target directory as given.
+    pub target: String,
+    /// Filesystem type of the target's mount.
+    pub fs_type: Option<String>,
+    /// Mount options of the target's mount.
+    pub mount_options: Option<String>,
+    /// Block device name (`nvme0n1`, `loop0`).
+    pub device: Option<String>,
+    /// `uname -r` of the machine that ran it.
+    pub kernel_release: Option<String>,
+    /// When the run was begun, ms since the Unix epoch.
+    pub created_at_ms: i64,
+    /// Duration of the timed part, ns.
+    pub wall_ns: Option<u64>,
+    /// Writes completed.
+    pub writes: Option<u64>,
+    /// Sync calls completed.
+    pub syncs: Option<u64>,
+    /// Writes per second.
+    pub iops: Option<f64>,
+    /// Application MiB written per second.
+    pub mib_per_sec: Option<f64>,
+    /// 99th percentile write latency.
+    pub write_p99_ns: Option<u64>,
+    /// Median sync latency.
+    pub sync_p50_ns: Option<u64>,
+    /// 99th percentile sync latency.
+    pub sync_p99_ns: Option<u64>,
+    /// Device flushes per sync call.
+    pub flushes_per_sync: Option<f64>,
+}
+
+/// A run loaded whole.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StoredRun {
+    /// The list row.
+    pub row: RunRow,
+    /// The workload.
+    pub spec: WorkloadSpec,
+    /// Where it ran.
+    pub system: SystemInfo,
+    /// What it measured: `None` while running, and for runs that failed (via
+    /// [`Store::fail_run`]) or were interrupted before storing a result.
+    pub result: Option<RunResult>,
+}
+
+/// Which runs [`Store::list_runs`] returns; every field is optional and they combine with AND.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunFilter {
+    /// Case-insensitive substring of the label, preset, target, filesystem type, kernel
+    /// release or any tag.
+    pub text: Option<String>,
+    /// Exactly this status.
+    pub status: Option<RunStatus>,
+    /// Exactly this label.
+    pub label: Option<String>,
+    /// Exactly this preset.
+    pub preset: Option<String>,
+    /// Exactly this filesystem type (`ext4`).
+    pub fs_type: Option<String>,
+    /// Kernel releases starting with this (`6.8` matches `6.8.0-45-generic`).
+    pub kernel: Option<String>,
+    /// Runs of this experiment.
+    pub experiment_id: Option<i64>,
+    /// At most this many runs (the newest).
+    pub limit: Option<usize>,
+}
+
+/// Columns read by [`row_from`], in its order.
+const ROW_SELECT: &str = "SELECT r.id, r.experiment_id, r.label, \
+     (SELECT json_group_array(tag) FROM \
+        (SELECT tag FROM run_tags t WHERE t.run_id = r.id ORDER BY tag)), \
+     r.status, r.error, r.kind, r.preset, r.preset_scale, r.target, r.fs_type, \
+     r.mount_options, r.device, r.kernel_release, r.created_at_ms, r.wall_ns, r.writes, \
+     r.syncs, r.iops, r.mib_per_sec, r.write_p99_ns, r.sync_p50_ns, r.sync_p99_ns, \
+     r.flushes_per_sync FROM runs r";
+
+fn conversion_error(
+    column: usize,
+    kind: Type,
+    err: impl std::error::Error + Send + Sync + 'static,
+) -> rusqlite::Error {
+    rusqlite::Error::FromSqlConversionFailure(column, kind, Box::new(err))
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("unknown run status '{0}'")]
+struct UnknownStatus(String);
+
+/// Reads a [`RunRow`] from a row of [`ROW_SELECT`].
+fn row_from(row: &Row<'_>) -> rusqlite::Result<RunRow> {
+    let tags_json: String = row.get(3)?;
+    let tags = serde_json::from_str(&tags_json).map_err(|e| conversion_error(3, Type::Text, e))?;
+    let status: String = row.get(4)?;
+    let status = RunStatus::parse(&status)
+        .ok_or_else(|| conversion_error(4, Type::Text, UnknownStatus(status.clone())))?;
+    Ok(RunRow {
+        id: row.get(0)?,
+        experiment_id: row.get(1)?,
+        label: row.get(2)?,
+        tags,
+        status,
+        error: row.get(5)?,
+        kind: row.get(6)?,
+        preset: row.get(7)?,
+        preset_scale: row.get(8)?,
+        target: row.get(9)?,
+        fs_type: row.get(10)?,
+        mount_options: row.get(11)?,
+        device: row.get(12)?,
+        kernel_release: row.get(13)?,
+        created_at_ms: row.get(14)?,
+        wall_ns: opt_u64_at(row, 15)?,
+        writes: opt_u64_at(row, 16)?,
+        syncs: opt_u64_at(row, 17)?,
+        iops: row.get(18)?,
+        mib_per_sec: row.get(19)?,
+        write_p99_ns: opt_u64_at(row, 20)?,
+        sync_p50_ns: opt_u64_at(row, 21)?,
+        sync_p99_ns: opt_u64_at(row, 22)?,
+        flushes_per_sync: row.get(23)?,
+    })
+}
+
+/// A count or duration column: stored as INTEGER, refused when negative.
+fn u64_at(row: &Row<'_>, column: usize) -> rusqlite::Result<u64> {
+    let value: i64 = row.get(column)?;
+    u64::try_from(value).map_err(|_| rusqlite::Error::IntegralValueOutOfRange(column, value))
+}
+
+/// [`u64_at`] for a nullable column.
+fn opt_u64_at(row: &Row<'_>, column: usize) -> rusqlite::Result<Option<u64>> {
+    let value: Option<i64> = row.get(column)?;
+    value
+        .map(|v| u64::try_from(v).map_err(|_| rusqlite::Error::IntegralValueOutOfRange(column, v)))
+        .transpose()
+}
+
+/// `%text%` for LIKE, with the wildcards in `text` escaped (ESCAPE '\').
+fn like_pattern(prefix: &str, text: &str, suffix: &str) -> String {
+    let mut out = String::from(prefix);
+    for c in text.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push_str(suffix);
+    out
+}
+
+/// Columns of a run needed to rebuild its [`RunResult`] besides the [`RunRow`].
+struct Detail {
+    spec_json: String,
+    system_json: String,
+    started_at_ms: Option<i64>,
+    bytes: Option<u64>,
+    device_json: Option<String>,
+    warnings_json: Option<String>,
+}
+
+impl Store {
+    /// Runs matching `filter`, newest first.
+    pub fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunRow>, StoreError> {
+        let mut clauses: Vec<&str> = Vec::new();
+        let mut args: Vec<Value> = Vec::new();
+        if let Some(text) = &filter.text {
+            let pattern = like_pattern("%", text, "%");
+            clauses.push(
+                "(r.label LIKE ?1 ESCAPE '\\' OR r.preset LIKE ?1 ESCAPE '\\' \
+                 OR r.target LIKE ?1 ESCAPE '\\' OR r.fs_type LIKE ?1 ESCAPE '\\' \
+                 OR r.kernel_release LIKE ?1 ESCAPE '\\' OR EXISTS (SELECT 1 FROM run_tags t \
+                 WHERE t.run_id = r.id AND t.tag LIKE ?1 ESCAPE '\\'))",
+            );
+            args.push(Value::Text(pattern));
+        }
+        // Every other clause takes the next numbered parameter, after ?1 of the text clause.
+        let mut exact = |clause: &'static str, value: Value| {
+            clauses.push(clause);
+            args.push(value);
+        };
+        if let Some(status) = filter.status {
+            exact("r.status = ?", Value::Text(status.as_str().into()));
+        }
+        if let Some(label) = &filter.label {
+            exact("r.label = ?", Value::Text(label.clone()));
+        }
+        if let Some(preset) = &filter.preset {
+            exact("r.preset = ?", Value::Text(preset.clone()));
+        }
+        if let Some(fs_type) = &filter.fs_type {
+            exact("r.fs_type = ?", Value::Text(fs_type.clone()));
+        }
+        if let Some(kernel) = &filter.kernel {
+            exact(
+                "r.kernel_release LIKE ? ESCAPE '\\'",
+                Value::Text(like_pattern("", kernel, "%")),
+            );
+        }
+        if let Some(experiment) = filter.experiment_id {
+            exact("r.experiment_id = ?", Value::Integer(experiment));
+        }
+        let mut sql = String::from(ROW_SELECT);
+        for (i, clause) in clauses.iter().enumerate() {
+            sql.push_str(if i == 0 { " WHERE " } else { " AND " });
+            sql.push_str(clause);
+        }
+        sql.push_str(" ORDER BY r.created_at_ms DESC, r.id DESC LIMIT ?");
+        let limit = filter
+            .limit
+            .map_or(-1, |n| i64::try_from(n).unwrap_or(i64::MAX));
+        args.push(Value::Integer(limit));
+        // Numbered (?1) and anonymous (?) parameters mix: an anonymous one takes the number
+        // after the largest so far, so the text pattern is bound once and reused.
+        let mut stmt = self.conn.prepare(&sql)?;
+        let rows = stmt.query_map(rusqlite::params_from_iter(args), row_from)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// One run with its spec, system and (when stored) full result.
+    pub fn load_run(&self, id: i64) -> Result<StoredRun, StoreError> {
+        let row = self
+            .conn
+            .query_row(&format!("{ROW_SELECT} WHERE r.id = ?1"), [id], row_from)
+            .optional()?
+            .ok_or(StoreError::NotFound { id })?;
+        let detail = self.conn.query_row(
+            "SELECT spec_json, system_json, started_at_ms, bytes, device_json, warnings_json \
+             FROM runs WHERE id = ?1",
+            [id],
+            |r| {
+                Ok(Detail {
+                    spec_json: r.get(0)?,
+                    system_json: r.get(1)?,
+                    started_at_ms: r.get(2)?,
+                    bytes: opt_u64_at(r, 3)?,
+                    device_json: r.get(4)?,
+                    warnings_json: r.get(5)?,
+                })
+            },
+        )?;
+        let spec: WorkloadSpec = serde_json::from_str(&detail.spec_json)?;
+        let system: SystemInfo = serde_json::from_str(&detail.system_json)?;
+        let result = match row.wall_ns {
+            None => None,
+            Some(wall_ns) => Some(self.load_result(&row, wall_ns, &detail, &spec, &system)?),
+        };
+        Ok(StoredRun {
+            row,
+            spec,
+            system,
+            result,
+        })
+    }
+
+    fn load_result(
+        &self,
+        row: &RunRow,
+        wall_ns: u64,
+        detail: &Detail,
+        spec: &WorkloadSpec,
+        system: &SystemInfo,
+    ) -> Result<RunResult, StoreError> {
+        let id = row.id;
+        let missing = |what: &str| StoreError::Corrupt {
+            id,
+            problem: format!("its result has no {what}"),
+        };
+        let device: DeviceAccounting = serde_json::from_str(
+            detail
+                .device_json
+                .as_deref()
+                .ok_or_else(|| missing("device accounting"))?,
+        )?;
+        let warnings: Vec<String> = match &detail.warnings_json {
+            Some(json) => serde_json::from_str(json)?,
+            None => Vec::new(),
+        };
+        Ok(RunResult {
+            id,
+            status: row.status,
+            error: row.error.clone(),
+            spec: spec.clone(),
+            system: system.clone(),
+            started_at_ms: detail.started_at_ms.ok_or_else(|| missing("start time"))?,
+            wall_ns,
+            writes: row.writes.ok_or_else(|| missing("write count"))?,
+            syncs: row.syncs.ok_or_else(|| missing("sync count"))?,
+            bytes: detail.bytes.ok_or_else(|| missing("byte count"))?,
+            write_lat: self.load_histogram(id, "write")?,
+            sync_lat: self.load_histogram(id, "sync")?,
+            intervals: self.load_intervals(id)?,
+            threads: self.load_threads(id)?,
+            device,
+            warnings,
+        })
+    }
+
+    fn load_histogram(&self, id: i64, name: &str) -> Result<LatencyHistogram, StoreError> {
+        let (encoding, data): (String, Vec<u8>) = self
+            .conn
+            .query_row(
+                "SELECT encoding, data FROM histograms WHERE run_id = ?1 AND name = ?2",
+                (id, name),
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?
+            .ok_or_else(|| StoreError::Corrupt {
+                id,
+                problem: format!("its {name} latency histogram is missing"),
+            })?;
+        if encoding != HISTOGRAM_ENCODING {
+            return Err(StoreError::Corrupt {
+                id,
+                problem: format!(
+                    "its {name} latency histogram has encoding '{encoding}', not '{HISTOGRAM_ENCODING}'"
+                ),
+            });
+        }
+        Ok(LatencyHistogram::from_bytes(&data)?)
+    }
+
+    fn load_intervals(&self, id: i64) -> Result<Vec<IntervalSample>, StoreError> {
+        let mut stmt = self.conn.prepare(
+            "SELECT t_ms, dur_ms, writes, syncs, bytes, write_p50_ns, write_p99_ns, sync_p50_ns, \
+             sync_p99_ns, device_flushes FROM intervals WHERE run_id = ?1 ORDER BY idx",
+        )?;
+        let rows = stmt.query_map([id], |r| {
+            Ok(IntervalSample {
+                t_ms: u64_at(r, 0)?,
+                dur_ms: u64_at(r, 1)?,
+                writes: u64_at(r, 2)?,
+                syncs: u64_at(r, 3)?,
+                bytes: u64_at(r, 4)?,
+                write_p50_ns: opt_u64_at(r, 5)?,
+                write_p99_ns: opt_u64_at(r, 6)?,
+                sync_p50_ns: opt_u64_at(r, 7)?,
+                sync_p99_ns: opt_u64_at(r, 8)?,
+                device_flushes: opt_u64_at(r, 9)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    fn load_threads(&self, id: i64) -> Result<Vec<ThreadStats>, StoreError> {
+        // Insertion order (rowid) is the order of `RunResult::threads`.
+        let mut stmt = self.conn.prepare(
+            "SELECT thread, writes, syncs, bytes, busy_ns, wall_ns FROM thread_stats \
+             WHERE run_id = ?1 ORDER BY rowid",
+        )?;
+        let rows = stmt.query_map([id], |r| {
+            Ok(ThreadStats {
+                thread: r.get(0)?,
+                writes: u64_at(r, 1)?,
+                syncs: u64_at(r, 2)?,
+                bytes: u64_at(r, 3)?,
+                busy_ns: u64_at(r, 4)?,
+                wall_ns: u64_at(r, 5)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Ids of the runs with this label, oldest first.
+    pub fn run_ids_with_label(&self, label: &str) -> Result<Vec<i64>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT id FROM runs WHERE label = ?1 ORDER BY created_at_ms, id")?;
+        let ids = stmt.query_map([label], |r| r.get(0))?;
+        Ok(ids.collect::<Result<_, _>>()?)
+    }
+
+    /// Ids of the runs of an experiment, oldest first ([`StoreError::ExperimentNotFound`]
+    /// when there is no such experiment).
+    pub fn run_ids_in_experiment(&self, experiment_id: i64) -> Result<Vec<i64>, StoreError> {
+        self.check_experiment(experiment_id)?;
+        let mut stmt = self
+            .conn
+            .prepare("SELECT id FROM runs WHERE experiment_id = ?1 ORDER BY created_at_ms, id")?;
+        let ids = stmt.query_map([experiment_id], |r| r.get(0))?;
+        Ok(ids.collect::<Result<_, _>>()?)
+    }
+}

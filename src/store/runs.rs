@@ -1,0 +1,338 @@
+//! Writing runs: begin, finish, fail, relabel, tag, delete; and experiments.
+
+use std::path::PathBuf;
+
+use rusqlite::{OptionalExtension, Transaction, params};
+use serde::{Deserialize, Serialize};
+
+use super::{HISTOGRAM_ENCODING, Store, StoreError, current_owner, now_ms, to_int, to_opt_int};
+use crate::metrics::{DeviceAccounting, RunResult};
+use crate::probe::SystemInfo;
+use crate::spec::{WorkloadKind, WorkloadSpec};
+
+/// What is known about a run before it starts: inserted by [`Store::begin_run`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct NewRun {
+    /// The workload about to run.
+    pub spec: WorkloadSpec,
+    /// Where it will run.
+    pub system: SystemInfo,
+    /// The target directory as given.
+    pub target: PathBuf,
+    /// A name to group runs by (`--label`): comparisons pick runs by label.
+    pub label: Option<String>,
+    /// Free-form tags (`--tag`).
+    pub tags: Vec<String>,
+    /// The experiment (sweep, comparison) this run belongs to.
+    pub experiment_id: Option<i64>,
+    /// The preset the spec came from.
+    pub preset: Option<String>,
+    /// The scale factor applied to the preset.
+    pub preset_scale: Option<f64>,
+}
+
+/// A named group of runs (a sweep or a comparison).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Experiment {
+    /// Store id.
+    pub id: i64,
+    /// Name given at creation.
+    pub name: String,
+    /// Creation time, ms since the Unix epoch.
+    pub created_at_ms: i64,
+}
+
+/// The stored name of a workload kind (`fileio`), as serde spells it.
+fn kind_name(kind: WorkloadKind) -> Result<String, StoreError> {
+    Ok(match serde_json::to_value(kind)? {
+        serde_json::Value::String(name) => name,
+        other => other.to_string(),
+    })
+}
+
+/// Empty labels are no label.
+fn clean_label(label: Option<&str>) -> Option<&str> {
+    label.map(str::trim).filter(|l| !l.is_empty())
+}
+
+fn clean_tag(tag: &str) -> Result<&str, StoreError> {
+    let trimmed = tag.trim();
+    if trimmed.is_empty() {
+        return Err(StoreError::EmptyTag { tag: tag.into() });
+    }
+    Ok(trimmed)
+}
+
+/// Mount and device columns described by a [`SystemInfo`].
+struct Placement<'a> {
+    fs_type: Option<&'a str>,
+    mount_options: Option<&'a str>,
+    device: Option<&'a str>,
+    kernel_release: Option<&'a str>,
+}
+
+impl<'a> Placement<'a> {
+    fn of(system: &'a SystemInfo) -> Self {
+        Placement {
+            fs_type: system.mount.as_ref().map(|m| m.fs_type.as_str()),
+            mount_options: system.mount.as_ref().map(|m| m.mount_options.as_str()),
+            device: system.device.as_ref().map(|d| d.name.as_str()),
+            kernel_release: system.kernel_release.as_deref(),
+        }
+    }
+}
+
+impl Store {
+    /// Creates an experiment and returns its id.
+    pub fn create_experiment(&self, name: &str) -> Result<i64, StoreError> {
+        self.conn.execute(
+            "INSERT INTO experiments (name, created_at_ms) VALUES (?1, ?2)",
+            (name, now_ms()),
+        )?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// Every experiment, newest first.
+    pub fn list_experiments(&self) -> Result<Vec<Experiment>, StoreError> {
+        let mut stmt = self.conn.prepare(
+            "SELECT id, name, created_at_ms FROM experiments ORDER BY created_at_ms DESC, id DESC",
+        )?;
+        let rows = stmt.query_map([], |row| {
+            Ok(Experiment {
+                id: row.get(0)?,
+                name: row.get(1)?,
+                created_at_ms: row.get(2)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    pub(super) fn check_experiment(&self, id: i64) -> Result<(), StoreError> {
+        let found: Option<i64> = self
+            .conn
+            .query_row("SELECT id FROM experiments WHERE id = ?1", [id], |row| {
+                row.get(0)
+            })
+            .optional()?;
+        found
+            .map(|_| ())
+            .ok_or(StoreError::ExperimentNotFound { id })
+    }
+
+    pub(super) fn check_run(&self, id: i64) -> Result<(), StoreError> {
+        let found: Option<i64> = self
+            .conn
+            .query_row("SELECT id FROM runs WHERE id = ?1", [id], |row| row.get(0))
+            .optional()?;
+        found.map(|_| ()).ok_or(StoreError::NotFound { id })
+    }
+
+    /// Records a run about to start, with status `running`; returns its id (the engine puts
+    /// it in [`RunResult::id`]).
+    pub fn begin_run(&self, new: &NewRun) -> Result<i64, StoreError> {
+        if let Some(experiment) = new.experiment_id {
+            self.check_experiment(experiment)?;
+        }
+        let tags = new
+            .tags
+            .iter()
+            .map(|t| clean_tag(t))
+            .collect::<Result<Vec<_>, _>>()?;
+        let place = Placement::of(&new.system);
+        let (owner_pid, owner_start_ticks) = current_owner();
+        let tx = self.conn.unchecked_transaction()?;
+        tx.execute(
+            "INSERT INTO runs (experiment_id, label, status, kind, preset, preset_scale, target, \
+             fs_type, mount_options, device, kernel_release, owner_pid, owner_start_ticks, \
+             created_at_ms, spec_json, system_json) \
+             VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+            params![
+                new.experiment_id,
+                clean_label(new.label.as_deref()),
+                kind_name(new.spec.kind)?,
+                new.preset,
+                new.preset_scale,
+                new.target.to_string_lossy(),
+                place.fs_type,
+                place.mount_options,
+                place.device,
+                place.kernel_release,
+                owner_pid,
+                owner_start_ticks,
+                now_ms(),
+                serde_json::to_string(&new.spec)?,
+                serde_json::to_string(&new.system)?,
+            ],
+        )?;
+        let id = tx.last_insert_rowid();
+        for tag in tags {
+            tx.execute(
+                "INSERT OR IGNORE INTO run_tags (run_id, tag) VALUES (?1, ?2)",
+                (id, tag),
+            )?;
+        }
+        tx.commit()?;
+        Ok(id)
+    }
+
+    /// Stores the outcome of run `result.id` in one transaction: status and error, the
+    /// summary columns, spec/system/device/warnings JSON, interval and thread rows and both
+    /// histograms. Calling it again for the same run replaces what was stored.
+    pub fn finish_run(&self, result: &RunResult) -> Result<(), StoreError> {
+        let id = result.id;
+        let summary = result.summary();
+        let place = Placement::of(&result.system);
+        let device = match &result.device {
+            DeviceAccounting::Measured { counters } => Some(counters.device.as_str()),
+            DeviceAccounting::Unavailable { .. } => place.device,
+        };
+        let tx = self.conn.unchecked_transaction()?;
+        let changed = tx.execute(
+            "UPDATE runs SET status = ?2, error = ?3, kind = ?4, fs_type = ?5, mount_options = ?6, \
+             device = ?7, kernel_release = ?8, started_at_ms = ?9, wall_ns = ?10, writes = ?11, \
+             syncs = ?12, bytes = ?13, iops = ?14, mib_per_sec = ?15, write_p50_ns = ?16, \
+             write_p99_ns = ?17, sync_p50_ns = ?18, sync_p99_ns = ?19, device_flushes = ?20, \
+             flushes_per_sync = ?21, spec_json = ?22, system_json = ?23, device_json = ?24, \
+             warnings_json = ?25 WHERE id = ?1",
+            params![
+                id,
+                result.status.as_str(),
+                result.error,
+                kind_name(result.spec.kind)?,
+                place.fs_type,
+                place.mount_options,
+                device,
+                place.kernel_release,
+                result.started_at_ms,
+                to_int("wall_ns", result.wall_ns)?,
+                to_int("writes", result.writes)?,
+                to_int("syncs", result.syncs)?,
+                to_int("bytes", result.bytes)?,
+                summary.iops,
+                summary.mib_per_sec,
+                to_int("write p50", summary.write_lat.p50_ns)?,
+                to_int("write p99", summary.write_lat.p99_ns)?,
+                to_int("sync p50", summary.sync_lat.p50_ns)?,
+                to_int("sync p99", summary.sync_lat.p99_ns)?,
+                to_opt_int("device flushes", summary.device_flushes)?,
+                summary.flushes_per_sync,
+                serde_json::to_string(&result.spec)?,
+                serde_json::to_string(&result.system)?,
+                serde_json::to_string(&result.device)?,
+                serde_json::to_string(&result.warnings)?,
+            ],
+        )?;
+        if changed == 0 {
+            return Err(StoreError::NotFound { id });
+        }
+        write_children(&tx, result)?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Marks a run that failed before measuring anything (bad target, no space...) as
+    /// `failed` with `error`. A run that measured something goes through
+    /// [`Store::finish_run`] with status `Failed` instead, so its data is kept.
+    pub fn fail_run(&self, id: i64, error: &str) -> Result<(), StoreError> {
+        let changed = self.conn.execute(
+            "UPDATE runs SET status = 'failed', error = ?2 WHERE id = ?1",
+            (id, error),
+        )?;
+        if changed == 0 {
+            return Err(StoreError::NotFound { id });
+        }
+        Ok(())
+    }
+
+    /// Sets (or with `None` or an empty string, removes) a run's label.
+    pub fn set_label(&self, id: i64, label: Option<&str>) -> Result<(), StoreError> {
+        let changed = self.conn.execute(
+            "UPDATE runs SET label = ?2 WHERE id = ?1",
+            (id, clean_label(label)),
+        )?;
+        if changed == 0 {
+            return Err(StoreError::NotFound { id });
+        }
+        Ok(())
+    }
+
+    /// Adds a tag to a run (white space trimmed; adding a tag twice is harmless).
+    pub fn add_tag(&self, id: i64, tag: &str) -> Result<(), StoreError> {
+        let tag = clean_tag(tag)?;
+        self.check_run(id)?;
+        self.conn.execute(
+            "INSERT OR IGNORE INTO run_tags (run_id, tag) VALUES (?1, ?2)",
+            (id, tag),
+        )?;
+        Ok(())
+    }
+
+    /// Removes a tag from a run (removing a tag it does not have is harmless).
+    pub fn remove_tag(&self, id: i64, tag: &str) -> Result<(), StoreError> {
+        self.check_run(id)?;
+        self.conn.execute(
+            "DELETE FROM run_tags WHERE run_id = ?1 AND tag = ?2",
+            (id, tag.trim()),
+        )?;
+        Ok(())
+    }
+
+    /// Deletes a run with its tags, intervals, thread rows and histograms.
+    pub fn delete_run(&self, id: i64) -> Result<(), StoreError> {
+        let changed = self.conn.execute("DELETE FROM runs WHERE id = ?1", [id])?;
+        if changed == 0 {
+            return Err(StoreError::NotFound { id });
+        }
+        Ok(())
+    }
+}
+
+/// Replaces a run's interval, thread and histogram rows.
+fn write_children(tx: &Transaction<'_>, result: &RunResult) -> Result<(), StoreError> {
+    let id = result.id;
+    for table in ["intervals", "thread_stats", "histograms"] {
+        tx.execute(&format!("DELETE FROM {table} WHERE run_id = ?1"), [id])?;
+    }
+    let mut insert = tx.prepare(
+        "INSERT INTO intervals (run_id, idx, t_ms, dur_ms, writes, syncs, bytes, write_p50_ns, \
+         write_p99_ns, sync_p50_ns, sync_p99_ns, device_flushes) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+    )?;
+    for (idx, sample) in result.intervals.iter().enumerate() {
+        insert.execute(params![
+            id,
+            to_int("interval index", u64::try_from(idx).unwrap_or(u64::MAX))?,
+            to_int("interval t_ms", sample.t_ms)?,
+            to_int("interval dur_ms", sample.dur_ms)?,
+            to_int("interval writes", sample.writes)?,
+            to_int("interval syncs", sample.syncs)?,
+            to_int("interval bytes", sample.bytes)?,
+            to_opt_int("interval write p50", sample.write_p50_ns)?,
+            to_opt_int("interval write p99", sample.write_p99_ns)?,
+            to_opt_int("interval sync p50", sample.sync_p50_ns)?,
+            to_opt_int("interval sync p99", sample.sync_p99_ns)?,
+            to_opt_int("interval device flushes", sample.device_flushes)?,
+        ])?;
+    }
+    let mut insert = tx.prepare(
+        "INSERT INTO thread_stats (run_id, thread, writes, syncs, bytes, busy_ns, wall_ns) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?;
+    for thread in &result.threads {
+        insert.execute(params![
+            id,
+            thread.thread,
+            to_int("thread writes", thread.writes)?,
+            to_int("thread syncs", thread.syncs)?,
+            to_int("thread bytes", thread.bytes)?,
+            to_int("thread busy_ns", thread.busy_ns)?,
+            to_int("thread wall_ns", thread.wall_ns)?,
+        ])?;
+    }
+    let mut insert = tx
+        .prepare("INSERT INTO histograms (run_id, name, encoding, data) VALUES (?1, ?2, ?3, ?4)")?;
+    for (name, hist) in [("write", &result.write_lat), ("sync", &result.sync_lat)] {
+        insert.execute(params![id, name, HISTOGRAM_ENCODING, hist.to_bytes()?])?;
+    }
+    Ok(())
+}

@@ -1,0 +1,232 @@
+//! Opening, schema versions, round trips, interrupted runs, damaged data.
+
+use std::path::{Path, PathBuf};
+
+use super::super::*;
+use super::{count, new_run, result_for, temp_db};
+use crate::metrics::{DeviceAccounting, LatencyHistogram, RunStatus};
+
+#[test]
+fn full_round_trip_keeps_every_figure() {
+    let (_dir, path) = temp_db();
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.path(), Some(path.as_path()));
+    let new = new_run(Some("ext4-base"), "ext4", "6.8.0-45-generic");
+    let id = store.begin_run(&new).unwrap();
+    let running = store.load_run(id).unwrap();
+    assert_eq!(running.row.status, RunStatus::Running);
+    assert_eq!(running.result, None);
+    assert_eq!(running.spec, new.spec);
+
+    let original = result_for(id, &new);
+    store.finish_run(&original).unwrap();
+    drop(store);
+
+    let store = Store::open(&path).unwrap();
+    let loaded = store.load_run(id).unwrap();
+    let summary = original.summary();
+    let row = &loaded.row;
+    assert_eq!(row.status, RunStatus::Finished);
+    assert_eq!(row.label.as_deref(), Some("ext4-base"));
+    assert_eq!(row.tags, vec!["nvme".to_string()]);
+    assert_eq!(row.kind, "fileio");
+    assert_eq!(row.preset.as_deref(), Some("btrfs-log-commit"));
+    assert_eq!(row.preset_scale, Some(0.5));
+    assert_eq!(row.target, "/mnt/test");
+    assert_eq!(row.fs_type.as_deref(), Some("ext4"));
+    assert_eq!(row.mount_options.as_deref(), Some("rw,noatime"));
+    assert_eq!(row.device.as_deref(), Some("nvme0n1"));
+    assert_eq!(row.kernel_release.as_deref(), Some("6.8.0-45-generic"));
+    assert_eq!(row.wall_ns, Some(original.wall_ns));
+    assert_eq!(row.writes, Some(original.writes));
+    assert_eq!(row.syncs, Some(original.syncs));
+    assert_eq!(row.iops, Some(summary.iops));
+    assert_eq!(row.mib_per_sec, Some(summary.mib_per_sec));
+    assert_eq!(row.write_p99_ns, Some(summary.write_lat.p99_ns));
+    assert_eq!(row.sync_p50_ns, Some(summary.sync_lat.p50_ns));
+    assert_eq!(row.sync_p99_ns, Some(summary.sync_lat.p99_ns));
+    assert_eq!(row.flushes_per_sync, summary.flushes_per_sync);
+    assert_eq!(summary.flushes_per_sync, Some(1.02));
+    assert_eq!(loaded.result.unwrap(), original);
+
+    // Finishing again replaces the child rows instead of duplicating them.
+    store.finish_run(&original).unwrap();
+    assert_eq!(count(&store, "SELECT count(*) FROM intervals"), 3);
+    assert_eq!(count(&store, "SELECT count(*) FROM thread_stats"), 2);
+    assert_eq!(count(&store, "SELECT count(*) FROM histograms"), 2);
+}
+
+#[test]
+fn cancelled_run_without_device_round_trips_in_memory() {
+    let store = Store::open_in_memory().unwrap();
+    assert_eq!(store.path(), None);
+    let new = new_run(None, "tmpfs", "6.8.0");
+    let id = store.begin_run(&new).unwrap();
+    let mut original = result_for(id, &new);
+    original.status = RunStatus::Cancelled;
+    original.device = DeviceAccounting::Unavailable {
+        reason: "tmpfs has no block device".into(),
+    };
+    original.intervals.clear();
+    original.sync_lat = LatencyHistogram::new();
+    store.finish_run(&original).unwrap();
+    let loaded = store.load_run(id).unwrap();
+    assert_eq!(loaded.row.flushes_per_sync, None);
+    assert_eq!(loaded.row.status, RunStatus::Cancelled);
+    assert_eq!(loaded.result.unwrap(), original);
+}
+
+#[test]
+fn running_run_of_a_dead_process_becomes_interrupted_on_reopen() {
+    let (_dir, path) = temp_db();
+    let store = Store::open(&path).unwrap();
+    assert!(store.interrupted_on_open().is_empty());
+    let dead = store.begin_run(&new_run(None, "ext4", "6.8")).unwrap();
+    let alive = store.begin_run(&new_run(None, "ext4", "6.8")).unwrap();
+    // Pretend `dead` was begun by a process that has since exited (its start time differs).
+    store
+        .conn
+        .execute(
+            "UPDATE runs SET owner_start_ticks = -1 WHERE id = ?1",
+            [dead],
+        )
+        .unwrap();
+    let reopened = Store::open(&path).unwrap();
+    assert_eq!(reopened.interrupted_on_open(), &[dead]);
+    let row = reopened.load_run(dead).unwrap().row;
+    assert_eq!(row.status, RunStatus::Interrupted);
+    assert_eq!(row.error.as_deref(), Some(INTERRUPTED_MESSAGE));
+    // This process still owns `alive`: another Store opening the file must not touch it.
+    assert_eq!(
+        reopened.load_run(alive).unwrap().row.status,
+        RunStatus::Running
+    );
+    // A row without an owner (no pid recorded) is treated as dead too.
+    store
+        .conn
+        .execute("UPDATE runs SET owner_pid = NULL WHERE id = ?1", [alive])
+        .unwrap();
+    assert_eq!(Store::open(&path).unwrap().interrupted_on_open(), &[alive]);
+}
+
+#[test]
+fn newer_schema_is_refused_and_file_left_unchanged() {
+    let (_dir, path) = temp_db();
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch("CREATE TABLE future (x); PRAGMA user_version = 99;")
+            .unwrap();
+    }
+    let before = std::fs::read(&path).unwrap();
+    let err = Store::open(&path).unwrap_err();
+    match &err {
+        StoreError::Newer {
+            path: p,
+            found,
+            supported,
+        } => {
+            assert_eq!(p, &path);
+            assert_eq!(*found, 99);
+            assert_eq!(*supported, schema::supported_version());
+        }
+        other => panic!("expected Newer, got {other:?}"),
+    }
+    assert!(err.to_string().contains("upgrade fsynclab"), "{err}");
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    assert!(!wal_file(&path).exists());
+}
+
+fn wal_file(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push("-wal");
+    PathBuf::from(name)
+}
+
+#[test]
+fn migrations_apply_once_and_wal_is_on() {
+    let (_dir, path) = temp_db();
+    let store = Store::open(&path).unwrap();
+    let version = |s: &Store| schema::user_version(&s.conn).unwrap();
+    assert_eq!(
+        version(&store),
+        i64::try_from(schema::MIGRATIONS.len()).unwrap()
+    );
+    let mode: String = store
+        .conn
+        .pragma_query_value(None, "journal_mode", |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+    let fk: bool = store
+        .conn
+        .pragma_query_value(None, "foreign_keys", |r| r.get(0))
+        .unwrap();
+    assert!(fk);
+    let id = store.begin_run(&new_run(None, "ext4", "6.8")).unwrap();
+    drop(store);
+    let store = Store::open(&path).unwrap();
+    assert_eq!(
+        version(&store),
+        i64::try_from(schema::MIGRATIONS.len()).unwrap()
+    );
+    assert!(store.load_run(id).is_ok());
+}
+
+#[test]
+fn a_file_that_is_not_a_database_names_the_path() {
+    let (_dir, path) = temp_db();
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, vec![b'x'; 4096]).unwrap();
+    let err = Store::open(&path).unwrap_err();
+    assert!(matches!(err, StoreError::Open { .. }), "{err:?}");
+    assert!(err.to_string().contains("--db"), "{err}");
+}
+
+#[test]
+fn default_path_is_in_the_data_directory() {
+    let path = Store::default_path().unwrap();
+    assert!(path.ends_with("fsynclab/fsynclab.sqlite"), "{path:?}");
+}
+
+#[test]
+fn counts_above_i64_max_are_refused() {
+    let store = Store::open_in_memory().unwrap();
+    let new = new_run(None, "ext4", "6.8");
+    let id = store.begin_run(&new).unwrap();
+    let mut result = result_for(id, &new);
+    result.bytes = u64::MAX;
+    let err = store.finish_run(&result).unwrap_err();
+    assert!(
+        matches!(err, StoreError::TooLarge { what: "bytes", .. }),
+        "{err:?}"
+    );
+    // Nothing of the failed finish was stored.
+    assert_eq!(store.load_run(id).unwrap().row.status, RunStatus::Running);
+    assert_eq!(count(&store, "SELECT count(*) FROM intervals"), 0);
+}
+
+#[test]
+fn a_tampered_histogram_is_reported_as_corrupt() {
+    let store = Store::open_in_memory().unwrap();
+    let new = new_run(None, "ext4", "6.8");
+    let id = store.begin_run(&new).unwrap();
+    store.finish_run(&result_for(id, &new)).unwrap();
+    store
+        .conn
+        .execute(
+            "UPDATE histograms SET encoding = 'hdr-v3' WHERE name = 'sync'",
+            [],
+        )
+        .unwrap();
+    let err = store.load_run(id).unwrap_err();
+    assert!(matches!(err, StoreError::Corrupt { .. }), "{err:?}");
+    store
+        .conn
+        .execute(
+            "UPDATE histograms SET encoding = 'hdr-v2-deflate', data = x'00' WHERE name = 'sync'",
+            [],
+        )
+        .unwrap();
+    let err = store.load_run(id).unwrap_err();
+    assert!(matches!(err, StoreError::Histogram(_)), "{err:?}");
+}

@@ -1,0 +1,201 @@
+//! Listing, filters, labels, tags, deletion, unknown ids, failed runs.
+
+use super::super::*;
+use super::{count, new_run, result_for};
+use crate::metrics::RunStatus;
+
+#[test]
+fn list_filters_combine() {
+    let store = Store::open_in_memory().unwrap();
+    let experiment = store.create_experiment("barrier sweep").unwrap();
+    let a = store
+        .begin_run(&new_run(Some("base"), "ext4", "6.8.0-45-generic"))
+        .unwrap();
+    let mut tagged = new_run(Some("nobarrier_50%"), "xfs", "6.11.2");
+    tagged.tags = vec!["risky".into(), "  barrier-off ".into()];
+    tagged.experiment_id = Some(experiment);
+    tagged.preset = None;
+    let b = store.begin_run(&tagged).unwrap();
+    store.finish_run(&result_for(b, &tagged)).unwrap();
+    let c = store
+        .begin_run(&new_run(Some("base"), "ext4", "6.8.1"))
+        .unwrap();
+    store.fail_run(c, "target is read-only").unwrap();
+
+    let ids = |filter: RunFilter| -> Vec<i64> {
+        store
+            .list_runs(&filter)
+            .unwrap()
+            .into_iter()
+            .map(|r| r.id)
+            .collect()
+    };
+    assert_eq!(ids(RunFilter::default()), vec![c, b, a]);
+    let label = |l: &str| RunFilter {
+        label: Some(l.into()),
+        ..Default::default()
+    };
+    assert_eq!(ids(label("base")), vec![c, a]);
+    assert_eq!(
+        ids(RunFilter {
+            status: Some(RunStatus::Failed),
+            ..Default::default()
+        }),
+        vec![c]
+    );
+    let text = |t: &str| RunFilter {
+        text: Some(t.into()),
+        ..Default::default()
+    };
+    assert_eq!(ids(text("XFS")), vec![b]); // fs type, case-insensitive
+    assert_eq!(ids(text("barrier-off")), vec![b]); // tag, trimmed when added
+    assert_eq!(ids(text("50%")), vec![b]); // label, % taken literally
+    assert_eq!(ids(text("5_%")), Vec::<i64>::new()); // _ taken literally
+    assert_eq!(ids(text("log-commit")), vec![c, a]); // preset
+    assert_eq!(ids(text("/mnt")), vec![c, b, a]); // target
+    assert_eq!(ids(text("6.8.1")), vec![c]); // kernel
+    assert_eq!(
+        ids(RunFilter {
+            experiment_id: Some(experiment),
+            ..Default::default()
+        }),
+        vec![b]
+    );
+    assert_eq!(
+        ids(RunFilter {
+            kernel: Some("6.8".into()),
+            fs_type: Some("ext4".into()),
+            ..Default::default()
+        }),
+        vec![c, a]
+    );
+    assert_eq!(
+        ids(RunFilter {
+            preset: Some("btrfs-log-commit".into()),
+            limit: Some(1),
+            ..Default::default()
+        }),
+        vec![c]
+    );
+    assert_eq!(
+        ids(RunFilter {
+            text: Some("base".into()),
+            status: Some(RunStatus::Running),
+            ..Default::default()
+        }),
+        vec![a]
+    );
+    let row_b = store.list_runs(&label("nobarrier_50%")).unwrap().remove(0);
+    assert_eq!(
+        row_b.tags,
+        vec!["barrier-off".to_string(), "risky".to_string()]
+    );
+    assert_eq!(row_b.experiment_id, Some(experiment));
+    assert!(row_b.iops.is_some());
+
+    assert_eq!(store.run_ids_with_label("base").unwrap(), vec![a, c]);
+    assert_eq!(store.run_ids_in_experiment(experiment).unwrap(), vec![b]);
+    assert!(matches!(
+        store.run_ids_in_experiment(experiment + 100),
+        Err(StoreError::ExperimentNotFound { .. })
+    ));
+    let experiments = store.list_experiments().unwrap();
+    assert_eq!(experiments.len(), 1);
+    assert_eq!(experiments[0].name, "barrier sweep");
+}
+
+#[test]
+fn relabel_and_tags() {
+    let store = Store::open_in_memory().unwrap();
+    let id = store
+        .begin_run(&new_run(Some("old"), "ext4", "6.8"))
+        .unwrap();
+    store.set_label(id, Some("new")).unwrap();
+    assert_eq!(store.run_ids_with_label("new").unwrap(), vec![id]);
+    assert!(store.run_ids_with_label("old").unwrap().is_empty());
+    store.set_label(id, Some("  ")).unwrap();
+    assert_eq!(store.load_run(id).unwrap().row.label, None);
+    store.set_label(id, None).unwrap();
+
+    store.add_tag(id, "ssd").unwrap();
+    store.add_tag(id, "ssd").unwrap();
+    assert_eq!(store.load_run(id).unwrap().row.tags, vec!["nvme", "ssd"]);
+    store.remove_tag(id, "nvme").unwrap();
+    store.remove_tag(id, "absent").unwrap();
+    assert_eq!(store.load_run(id).unwrap().row.tags, vec!["ssd"]);
+    let err = store.add_tag(id, " ").unwrap_err();
+    assert!(matches!(err, StoreError::EmptyTag { .. }), "{err:?}");
+}
+
+#[test]
+fn delete_cascades_to_child_rows() {
+    let store = Store::open_in_memory().unwrap();
+    let new = new_run(Some("x"), "ext4", "6.8");
+    let keep = store.begin_run(&new).unwrap();
+    store.finish_run(&result_for(keep, &new)).unwrap();
+    let gone = store.begin_run(&new).unwrap();
+    store.finish_run(&result_for(gone, &new)).unwrap();
+    store.delete_run(gone).unwrap();
+    for table in ["intervals", "thread_stats", "histograms", "run_tags"] {
+        let orphans = count(
+            &store,
+            &format!("SELECT count(*) FROM {table} WHERE run_id = {gone}"),
+        );
+        assert_eq!(orphans, 0, "{table}");
+        let kept = count(
+            &store,
+            &format!("SELECT count(*) FROM {table} WHERE run_id = {keep}"),
+        );
+        assert!(kept > 0, "{table}");
+    }
+    assert!(matches!(
+        store.load_run(gone),
+        Err(StoreError::NotFound { id }) if id == gone
+    ));
+    assert!(store.load_run(keep).unwrap().result.is_some());
+}
+
+#[test]
+fn unknown_ids_are_not_found() {
+    let store = Store::open_in_memory().unwrap();
+    let new = new_run(None, "ext4", "6.8");
+    let not_found = |r: Result<(), StoreError>| {
+        let err = r.unwrap_err();
+        assert!(matches!(err, StoreError::NotFound { id: 42 }), "{err:?}");
+        assert_eq!(err.to_string(), "no run with id 42; see `fsynclab list`");
+    };
+    not_found(store.load_run(42).map(|_| ()));
+    not_found(store.finish_run(&result_for(42, &new)));
+    not_found(store.fail_run(42, "boom"));
+    not_found(store.set_label(42, Some("x")));
+    not_found(store.add_tag(42, "x"));
+    not_found(store.remove_tag(42, "x"));
+    not_found(store.delete_run(42));
+    let mut with_experiment = new;
+    with_experiment.experiment_id = Some(7);
+    assert!(matches!(
+        store.begin_run(&with_experiment),
+        Err(StoreError::ExperimentNotFound { id: 7 })
+    ));
+    assert_eq!(count(&store, "SELECT count(*) FROM runs"), 0);
+}
+
+#[test]
+fn fail_run_records_the_error_without_a_result() {
+    let store = Store::open_in_memory().unwrap();
+    let id = store.begin_run(&new_run(None, "ext4", "6.8")).unwrap();
+    store
+        .fail_run(
+            id,
+            "target /mnt/x is read-only; choose a writable directory",
+        )
+        .unwrap();
+    let run = store.load_run(id).unwrap();
+    assert_eq!(run.row.status, RunStatus::Failed);
+    assert_eq!(
+        run.row.error.as_deref(),
+        Some("target /mnt/x is read-only; choose a writable directory")
+    );
+    assert_eq!(run.result, None);
+    assert_eq!(run.row.wall_ns, None);
+}
