@@ -5,6 +5,7 @@ mod common;
 
 use std::os::unix::fs::PermissionsExt;
 
+use assert_cmd::prelude::*;
 use common::{Lab, TmpfsMount, require_root};
 use predicates::prelude::*;
 
@@ -19,7 +20,11 @@ fn refused(lab: &Lab, args: &[&str], message: &str) {
 fn missing_target() {
     let lab = Lab::new();
     let missing = lab.dir.path().join("nope");
-    refused(&lab, &["--target", missing.to_str().unwrap()], "does not exist; create it");
+    refused(
+        &lab,
+        &["--target", missing.to_str().unwrap()],
+        "does not exist; create it",
+    );
 }
 
 #[test]
@@ -27,48 +32,104 @@ fn target_not_a_directory() {
     let lab = Lab::new();
     let file = lab.dir.path().join("file");
     std::fs::write(&file, b"x").unwrap();
-    refused(&lab, &["--target", file.to_str().unwrap()], "is not a directory");
+    refused(
+        &lab,
+        &["--target", file.to_str().unwrap()],
+        "is not a directory",
+    );
 }
 
 #[test]
 fn zero_and_absurd_parameters() {
     let lab = Lab::new();
     let t = lab.target.to_str().unwrap();
-    refused(&lab, &["--target", t, "--threads", "0"], "threads: 0 threads");
+    refused(
+        &lab,
+        &["--target", t, "--threads", "0"],
+        "threads: 0 threads",
+    );
     refused(&lab, &["--target", t, "--threads", "100000"], "threads");
-    refused(&lab, &["--target", t, "--bs", "1000"], "not a multiple of 512");
-    refused(&lab, &["--target", t, "--bs", "4k", "--file-size", "2k"], "file_size");
+    refused(
+        &lab,
+        &["--target", t, "--bs", "1000"],
+        "not a multiple of 512",
+    );
+    refused(
+        &lab,
+        &["--target", t, "--bs", "4k", "--file-size", "2k"],
+        "file_size",
+    );
     refused(&lab, &["--target", t, "--sync-every", "0"], "sync_every");
-    refused(&lab, &["--target", t, "--duration", "-1"], "duration_s");
+    refused(&lab, &["--target", t, "--duration=-1"], "duration_s");
     refused(&lab, &["--target", t, "--requests", "0"], "requests");
     refused(&lab, &["--target", t, "--bs", "4q"], "unknown size suffix");
-    refused(&lab, &["--target", t, "--open-flags", "turbo"], "unknown open flag");
-    refused(&lab, &["--target", t, "--set", "threds=4"], "unknown setting 'threds'");
-    refused(&lab, &["--target", t, "--scale", "0.1"], "--scale needs --preset");
+    refused(
+        &lab,
+        &["--target", t, "--open-flags", "turbo"],
+        "unknown open flag",
+    );
+    refused(
+        &lab,
+        &["--target", t, "--set", "threds=4"],
+        "unknown setting 'threds'",
+    );
+    refused(
+        &lab,
+        &["--target", t, "--scale", "0.1"],
+        "--scale needs --preset",
+    );
     assert!(lab.target_entries().is_empty());
     // Nothing was stored for refused input.
-    lab.cmd().arg("list").assert().success().stdout(predicate::str::contains("no runs stored yet"));
+    lab.cmd()
+        .arg("list")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("no runs stored yet"));
 }
 
 #[test]
 fn unknown_preset_and_malformed_preset_file() {
     let lab = Lab::new();
     let t = lab.target.to_str().unwrap();
-    refused(&lab, &["--target", t, "--preset", "nope"], "built-in presets: btrfs-log-commit");
+    refused(
+        &lab,
+        &["--target", t, "--preset", "nope"],
+        "built-in presets: btrfs-log-commit",
+    );
     let bad = lab.dir.path().join("bad.toml");
-    std::fs::write(&bad, "name = \"x\"\ntitle = \"t\"\ndescription = \"d\"\n[workload]\nthreads = [\n").unwrap();
+    std::fs::write(
+        &bad,
+        "name = \"x\"\ntitle = \"t\"\ndescription = \"d\"\n[workload]\nthreads = [\n",
+    )
+    .unwrap();
     let shown = format!("{}:", bad.display());
-    refused(&lab, &["--target", t, "--preset", bad.to_str().unwrap()], &shown);
+    refused(
+        &lab,
+        &["--target", t, "--preset", bad.to_str().unwrap()],
+        &shown,
+    );
     std::fs::write(&bad, "name = \"x\"\ntitle = \"t\"\ndescription = \"d\"\n[workload]\nthreads = 0\n[scale]\nfields=[]\nquick=1\n")
         .unwrap();
-    refused(&lab, &["--target", t, "--preset", bad.to_str().unwrap()], "preset 'x': threads");
-    refused(&lab, &["--target", t, "--preset", "missing-dir/none.toml"], "cannot read preset file");
+    refused(
+        &lab,
+        &["--target", t, "--preset", bad.to_str().unwrap()],
+        "preset 'x': threads",
+    );
+    refused(
+        &lab,
+        &["--target", t, "--preset", "missing-dir/none.toml"],
+        "cannot read preset file",
+    );
 }
 
 #[test]
 fn unknown_run_id() {
     let lab = Lab::new();
-    lab.cmd().args(["show", "999"]).assert().code(2).stderr(predicate::str::contains("no run with id 999"));
+    lab.cmd()
+        .args(["show", "999"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no run with id 999"));
 }
 
 #[test]
@@ -76,7 +137,9 @@ fn database_in_an_unwritable_place() {
     let lab = Lab::new();
     let mut cmd = lab.cmd();
     cmd.args(["--db", "/proc/fsynclab.sqlite", "list"]);
-    cmd.assert().failure().stderr(predicate::str::contains("--db").and(predicate::str::contains("panicked").not()));
+    cmd.assert()
+        .failure()
+        .stderr(predicate::str::contains("--db").and(predicate::str::contains("panicked").not()));
 }
 
 #[test]
@@ -86,7 +149,11 @@ fn read_only_mount() {
     }
     let lab = Lab::new();
     let ro = TmpfsMount::new("ro,size=1m");
-    refused(&lab, &["--target", ro.path.to_str().unwrap()], "read-only (mounted ro); choose a writable directory");
+    refused(
+        &lab,
+        &["--target", ro.path.to_str().unwrap()],
+        "read-only (mounted ro); choose a writable directory",
+    );
 }
 
 #[test]
@@ -95,20 +162,28 @@ fn permission_denied() {
     let locked = lab.dir.path().join("locked");
     std::fs::create_dir(&locked).unwrap();
     std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o555)).unwrap();
-    let mut cmd = lab.cmd();
-    if common::is_root() {
+    let mut cmd = common::bare_cmd();
+    if !common::is_root() {
+        cmd.arg("--db").arg(&lab.db);
+    } else {
         // Root bypasses permission bits: run as nobody, with a database nobody can write.
         let open = lab.dir.path().join("open");
         std::fs::create_dir(&open).unwrap();
         std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
         std::fs::set_permissions(lab.dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
         use std::os::unix::process::CommandExt;
-        cmd.uid(65534).gid(65534).arg("--db").arg(open.join("db.sqlite"));
+        cmd.uid(65534)
+            .gid(65534)
+            .arg("--db")
+            .arg(open.join("db.sqlite"));
     }
     cmd.args(["run", "--quiet", "--target", locked.to_str().unwrap()])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("permission denied").and(predicate::str::contains("choose a directory")));
+        .stderr(
+            predicate::str::contains("permission denied")
+                .and(predicate::str::contains("choose a directory")),
+        );
     assert!(common::entries(&locked).is_empty());
 }
 
@@ -121,20 +196,43 @@ fn no_space_left_during_a_run_is_stored_as_failed_with_data() {
     let small = TmpfsMount::new("size=1m");
     let out = lab
         .cmd()
-        .args(["run", "--quiet", "--json", "--threads", "1", "--file-size", "4M", "--sync", "none"])
+        .args([
+            "run",
+            "--quiet",
+            "--json",
+            "--threads",
+            "1",
+            "--file-size",
+            "4M",
+            "--sync",
+            "none",
+        ])
         .arg("--target")
         .arg(&small.path)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["status"], "failed");
-    assert!(v["error"].as_str().unwrap().contains("no space left"), "{}", v["error"]);
+    assert!(
+        v["error"].as_str().unwrap().contains("no space left"),
+        "{}",
+        v["error"]
+    );
     let writes = v["writes"].as_u64().unwrap();
     assert!(writes > 0 && writes < 1024, "{writes}");
-    assert!(common::entries(&small.path).is_empty(), "scratch dir removed after failure");
+    assert!(
+        common::entries(&small.path).is_empty(),
+        "scratch dir removed after failure"
+    );
     let rows: serde_json::Value =
-        serde_json::from_slice(&lab.cmd().args(["list", "--json"]).output().unwrap().stdout).unwrap();
+        serde_json::from_slice(&lab.cmd().args(["list", "--json"]).output().unwrap().stdout)
+            .unwrap();
     assert_eq!(rows[0]["status"], "failed");
     assert_eq!(rows[0]["writes"].as_u64(), Some(writes));
 }

@@ -2,11 +2,13 @@
 
 mod common;
 
+use assert_cmd::prelude::*;
 use common::Lab;
 use predicates::prelude::*;
 
 fn json_of(output: &[u8]) -> serde_json::Value {
-    serde_json::from_slice(output).unwrap_or_else(|e| panic!("bad JSON ({e}): {}", String::from_utf8_lossy(output)))
+    serde_json::from_slice(output)
+        .unwrap_or_else(|e| panic!("bad JSON ({e}): {}", String::from_utf8_lossy(output)))
 }
 
 #[test]
@@ -14,25 +16,61 @@ fn ad_hoc_run_stores_and_reports_everything() {
     let lab = Lab::new();
     let out = lab
         .cmd()
-        .args(["run", "--quiet", "--json", "--threads", "2", "--bs", "4k", "--file-size", "256k"])
-        .args(["--sync", "fdatasync", "--sync-every", "2", "--label", "adhoc", "--tag", "ci"])
+        .args([
+            "run",
+            "--quiet",
+            "--json",
+            "--threads",
+            "2",
+            "--bs",
+            "4k",
+            "--file-size",
+            "256k",
+        ])
+        .args([
+            "--sync",
+            "fdatasync",
+            "--sync-every",
+            "2",
+            "--label",
+            "adhoc",
+            "--tag",
+            "ci",
+        ])
         .arg("--target")
         .arg(&lab.target)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v = json_of(&out.stdout);
     assert_eq!(v["status"], "finished");
     assert_eq!(v["writes"], 128);
     assert_eq!(v["syncs"], 64);
-    for key in ["id", "iops", "mib_per_sec", "device_flushes", "flushes_per_sync", "fs_type", "mount_options", "kernel"] {
+    for key in [
+        "id",
+        "iops",
+        "mib_per_sec",
+        "device_flushes",
+        "flushes_per_sync",
+        "fs_type",
+        "mount_options",
+        "kernel",
+    ] {
         assert!(v.get(key).is_some(), "missing {key}");
     }
     for key in ["p50", "p90", "p99", "p999", "max"] {
         assert!(v["write_lat_us"][key].as_f64().unwrap() > 0.0);
         assert!(v["sync_lat_us"][key].as_f64().unwrap() > 0.0);
     }
-    assert!(lab.target_entries().is_empty(), "scratch dir removed: {:?}", lab.target_entries());
+    assert!(
+        lab.target_entries().is_empty(),
+        "scratch dir removed: {:?}",
+        lab.target_entries()
+    );
     let id = v["id"].as_i64().unwrap();
 
     let list = lab.cmd().args(["list", "--json"]).output().unwrap();
@@ -41,7 +79,11 @@ fn ad_hoc_run_stores_and_reports_everything() {
     assert_eq!(rows[0]["label"], "adhoc");
     assert_eq!(rows[0]["writes"], 128);
 
-    let show = lab.cmd().args(["show", &id.to_string(), "--json"]).output().unwrap();
+    let show = lab
+        .cmd()
+        .args(["show", &id.to_string(), "--json"])
+        .output()
+        .unwrap();
     let shown = json_of(&show.stdout);
     assert_eq!(shown["syncs"], 64);
     assert_eq!(shown["tags"][0], "ci");
@@ -51,8 +93,15 @@ fn ad_hoc_run_stores_and_reports_everything() {
         .args(["show", &id.to_string()])
         .assert()
         .success()
-        .stdout(predicate::str::contains("fdatasync every 2").and(predicate::str::contains("label adhoc")));
-    lab.cmd().arg("list").assert().success().stdout(predicate::str::contains("adhoc"));
+        .stdout(
+            predicate::str::contains("fdatasync every 2")
+                .and(predicate::str::contains("label adhoc")),
+        );
+    lab.cmd()
+        .arg("list")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("adhoc"));
 }
 
 #[test]
@@ -78,12 +127,24 @@ fn preset_runs_at_a_tiny_scale() {
     let lab = Lab::new();
     let out = lab
         .cmd()
-        .args(["run", "--quiet", "--json", "--preset", "btrfs-log-commit", "--scale", "0.001"])
+        .args([
+            "run",
+            "--quiet",
+            "--json",
+            "--preset",
+            "btrfs-log-commit",
+            "--scale",
+            "0.001",
+        ])
         .arg("--target")
         .arg(&lab.target)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v = json_of(&out.stdout);
     // 64M × 0.001 = 65.5k → 16 blocks of 4k per thread, 8 threads, fsync after each write.
     assert_eq!(v["writes"], 8 * 16);
@@ -96,20 +157,32 @@ fn preset_runs_at_a_tiny_scale() {
 #[test]
 fn presets_are_listed_and_shown() {
     let lab = Lab::new();
-    lab.cmd().arg("presets").assert().success().stdout(predicate::str::contains("btrfs-log-commit"));
+    lab.cmd()
+        .arg("presets")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("btrfs-log-commit"));
     lab.cmd()
         .args(["presets", "btrfs-log-commit"])
         .assert()
         .success()
         .stdout(predicate::str::contains("2647KiB/s").and(predicate::str::contains("14.9MiB/s")));
-    let v = json_of(&lab.cmd().args(["presets", "--json"]).output().unwrap().stdout);
+    let v = json_of(
+        &lab.cmd()
+            .args(["presets", "--json"])
+            .output()
+            .unwrap()
+            .stdout,
+    );
     assert_eq!(v[0]["name"], "btrfs-log-commit");
 }
 
 #[test]
 fn no_subcommand_explains_itself() {
     let lab = Lab::new();
-    lab.cmd().assert().stderr(predicate::str::contains("fsynclab run"));
+    lab.cmd()
+        .assert()
+        .stderr(predicate::str::contains("fsynclab run"));
 }
 
 #[test]
@@ -117,15 +190,28 @@ fn ctrl_c_cancels_and_stores_the_partial_run() {
     let lab = Lab::new();
     let child = lab
         .cmd()
-        .args(["run", "--quiet", "--json", "--threads", "1", "--file-size", "1M", "--duration", "30"])
+        .args([
+            "run",
+            "--quiet",
+            "--json",
+            "--threads",
+            "1",
+            "--file-size",
+            "1M",
+            "--duration",
+            "30",
+        ])
         .arg("--target")
         .arg(&lab.target)
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     std::thread::sleep(std::time::Duration::from_millis(1500));
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGINT)
-        .unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130));
     let v = json_of(&out.stdout);

@@ -74,7 +74,10 @@ pub fn list(db: &Option<PathBuf>, args: ListArgs) -> Result<u8, CliError> {
     };
     let rows = store.list_runs(&filter)?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&rows).map_err(CliError::failed)?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&rows).map_err(CliError::failed)?
+        );
     } else {
         print!("{}", report::runs_table(&rows));
     }
@@ -94,18 +97,27 @@ pub fn show(db: &Option<PathBuf>, args: ShowArgs) -> Result<u8, CliError> {
             value["experiment_id"] = serde_json::json!(stored.row.experiment_id);
             value["intervals"] = serde_json::json!(result.intervals);
             value["system"] = serde_json::json!(result.system);
-            println!("{}", serde_json::to_string_pretty(&value).map_err(CliError::failed)?);
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&value).map_err(CliError::failed)?
+            );
         }
         (Some(result), false) => {
             print!("{}", report::run_header(&stored.row));
             print!("{}", report::summary_text(result));
         }
-        (None, true) => println!("{}", serde_json::to_string_pretty(&stored.row).map_err(CliError::failed)?),
+        (None, true) => println!(
+            "{}",
+            serde_json::to_string_pretty(&stored.row).map_err(CliError::failed)?
+        ),
         (None, false) => {
             print!("{}", report::run_header(&stored.row));
             println!("workload  {}", stored.spec.describe());
             println!("target    {}", report::where_line(&stored.system));
-            println!("(no measurements stored: the run {})", stored.row.status.as_str());
+            println!(
+                "(no measurements stored: the run {})",
+                stored.row.status.as_str()
+            );
         }
     }
     Ok(0)
@@ -117,7 +129,10 @@ pub fn presets(args: PresetsArgs) -> Result<u8, CliError> {
         Some(name) => {
             let preset = spec::load_preset(&name).map_err(CliError::usage)?;
             if args.json {
-                println!("{}", serde_json::to_string_pretty(&preset).map_err(CliError::failed)?);
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&preset).map_err(CliError::failed)?
+                );
             } else {
                 print!("{}", report::preset_text(&preset));
             }
@@ -125,13 +140,18 @@ pub fn presets(args: PresetsArgs) -> Result<u8, CliError> {
         None => {
             let all = spec::builtin_presets();
             if args.json {
-                println!("{}", serde_json::to_string_pretty(&all).map_err(CliError::failed)?);
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&all).map_err(CliError::failed)?
+                );
             } else {
                 for p in &all {
                     println!("{:<24} {}", p.name, p.title);
                 }
-                println!("\n`fsynclab presets NAME` shows one in full; run it with `fsynclab run --preset NAME --scale {}`.",
-                    all.first().map(|p| p.scale.quick).unwrap_or(0.05));
+                println!(
+                    "\n`fsynclab presets NAME` shows one in full; run it with `fsynclab run --preset NAME --scale {}`.",
+                    all.first().map(|p| p.scale.quick).unwrap_or(0.05)
+                );
             }
         }
     }

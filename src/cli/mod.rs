@@ -60,17 +60,30 @@ pub struct CliError {
 
 impl CliError {
     fn usage(error: impl Into<anyhow::Error>) -> Self {
-        Self { code: EXIT_USAGE, error: error.into() }
+        Self {
+            code: EXIT_USAGE,
+            error: error.into(),
+        }
     }
     fn failed(error: impl Into<anyhow::Error>) -> Self {
-        Self { code: EXIT_FAILED, error: error.into() }
+        Self {
+            code: EXIT_FAILED,
+            error: error.into(),
+        }
     }
 }
 
 impl From<StoreError> for CliError {
     fn from(e: StoreError) -> Self {
-        let code = if matches!(e, StoreError::NotFound { .. }) { EXIT_USAGE } else { EXIT_FAILED };
-        Self { code, error: e.into() }
+        let code = if matches!(e, StoreError::NotFound { .. }) {
+            EXIT_USAGE
+        } else {
+            EXIT_FAILED
+        };
+        Self {
+            code,
+            error: e.into(),
+        }
     }
 }
 

@@ -136,7 +136,9 @@ pub fn build_spec(args: &RunArgs) -> Result<(WorkloadSpec, Option<String>, Optio
         }
         None => {
             if args.scale.is_some() {
-                return Err(CliError::usage(anyhow!("--scale needs --preset; for ad-hoc runs set sizes directly")));
+                return Err(CliError::usage(anyhow!(
+                    "--scale needs --preset; for ad-hoc runs set sizes directly"
+                )));
             }
             (WorkloadSpec::default(), None, None)
         }
@@ -228,10 +230,17 @@ pub fn execute(db: &Option<PathBuf>, args: RunArgs) -> Result<u8, CliError> {
     let result = outcome.map_err(|e| {
         let usage = e.is_usage();
         let err = anyhow::Error::new(e);
-        if usage { CliError::usage(err) } else { CliError::failed(err) }
+        if usage {
+            CliError::usage(err)
+        } else {
+            CliError::failed(err)
+        }
     })?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report::run_json(&result)).map_err(CliError::failed)?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report::run_json(&result)).map_err(CliError::failed)?
+        );
     } else {
         print!("{}", report::summary_text(&result));
     }
@@ -244,22 +253,35 @@ pub fn execute(db: &Option<PathBuf>, args: RunArgs) -> Result<u8, CliError> {
 
 /// Draws the progress bar on stderr from engine events until the channel closes.
 fn show_progress(rx: mpsc::Receiver<EngineEvent>, quiet: bool) {
-    let bar = if quiet { ProgressBar::hidden() } else { ProgressBar::new_spinner() };
+    let bar = if quiet {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new_spinner()
+    };
     bar.enable_steady_tick(Duration::from_millis(200));
     let mut writes_total = 0u64;
     let mut time_based = false;
     for event in rx {
         match event {
-            EngineEvent::Preparing { files, bytes_per_file } => {
+            EngineEvent::Preparing {
+                files,
+                bytes_per_file,
+            } => {
                 bar.set_message(format!(
                     "preparing {files} file(s) of {}",
                     spec::format_size(bytes_per_file)
                 ));
             }
-            EngineEvent::Started { expected_writes, duration, .. } => {
+            EngineEvent::Started {
+                expected_writes,
+                duration,
+                ..
+            } => {
                 if let Some(n) = expected_writes {
                     bar.set_length(n);
-                    bar.set_style(style("{bar:30} {pos}/{len} writes {elapsed_precise} ETA {eta} {msg}"));
+                    bar.set_style(style(
+                        "{bar:30} {pos}/{len} writes {elapsed_precise} ETA {eta} {msg}",
+                    ));
                 } else if let Some(d) = duration {
                     time_based = true;
                     bar.set_length(d.as_millis() as u64);
@@ -274,8 +296,15 @@ fn show_progress(rx: mpsc::Receiver<EngineEvent>, quiet: bool) {
                     .sync_p99_ns
                     .map(|n| report::fmt_ns(n as f64))
                     .unwrap_or_else(|| "-".into());
-                bar.set_message(format!("{:.0} IOPS, sync p99 {p99}", sample.writes as f64 / secs));
-                bar.set_position(if time_based { sample.t_ms } else { writes_total });
+                bar.set_message(format!(
+                    "{:.0} IOPS, sync p99 {p99}",
+                    sample.writes as f64 / secs
+                ));
+                bar.set_position(if time_based {
+                    sample.t_ms
+                } else {
+                    writes_total
+                });
             }
             EngineEvent::Finished { .. } => bar.finish_and_clear(),
         }

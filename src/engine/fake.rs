@@ -30,7 +30,11 @@ pub struct FakeBackend {
 impl FakeBackend {
     /// A fake whose writes take `write_ns` and syncs take `sync_ns` (cycled).
     pub fn new(write_ns: Vec<u64>, sync_ns: Vec<u64>) -> Self {
-        Self { write_ns, sync_ns, ..Default::default() }
+        Self {
+            write_ns,
+            sync_ns,
+            ..Default::default()
+        }
     }
 
     /// Paths created so far.
@@ -40,7 +44,10 @@ impl FakeBackend {
 
     fn clock_cell(&self, thread: u32) -> Arc<AtomicU64> {
         let mut clocks = self.clocks.lock().unwrap_or_else(|e| e.into_inner());
-        clocks.entry(thread).or_insert_with(|| Arc::new(AtomicU64::new(1_000))).clone()
+        clocks
+            .entry(thread)
+            .or_insert_with(|| Arc::new(AtomicU64::new(1_000)))
+            .clone()
     }
 }
 
@@ -70,12 +77,16 @@ impl Clock for FakeClock {
 
 impl SyncFile for FakeFile {
     fn write_at(&mut self, _buf: &[u8], _offset: u64) -> io::Result<()> {
-        if let Some((after, errno)) = self.fail_after_writes {
-            if self.total_writes.load(Ordering::Relaxed) >= after {
-                return Err(io::Error::from_raw_os_error(errno));
-            }
+        if let Some((after, errno)) = self.fail_after_writes
+            && self.total_writes.load(Ordering::Relaxed) >= after
+        {
+            return Err(io::Error::from_raw_os_error(errno));
         }
-        let lat = self.write_ns.get(self.writes % self.write_ns.len().max(1)).copied().unwrap_or(1);
+        let lat = self
+            .write_ns
+            .get(self.writes % self.write_ns.len().max(1))
+            .copied()
+            .unwrap_or(1);
         self.writes += 1;
         self.total_writes.fetch_add(1, Ordering::Relaxed);
         self.clock.fetch_add(lat, Ordering::Relaxed);
@@ -83,7 +94,11 @@ impl SyncFile for FakeFile {
     }
 
     fn sync(&mut self, _method: SyncMethod) -> io::Result<()> {
-        let lat = self.sync_ns.get(self.syncs % self.sync_ns.len().max(1)).copied().unwrap_or(1);
+        let lat = self
+            .sync_ns
+            .get(self.syncs % self.sync_ns.len().max(1))
+            .copied()
+            .unwrap_or(1);
         self.syncs += 1;
         self.clock.fetch_add(lat, Ordering::Relaxed);
         Ok(())
@@ -95,7 +110,10 @@ impl Backend for FakeBackend {
     type Clock = FakeClock;
 
     fn create(&self, path: &Path, _size: u64, _prepare: Prepare) -> io::Result<()> {
-        self.created.lock().unwrap_or_else(|e| e.into_inner()).push(path.to_path_buf());
+        self.created
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(path.to_path_buf());
         Ok(())
     }
 
@@ -115,6 +133,8 @@ impl Backend for FakeBackend {
     }
 
     fn clock(&self, thread: u32) -> FakeClock {
-        FakeClock { now: self.clock_cell(thread) }
+        FakeClock {
+            now: self.clock_cell(thread),
+        }
     }
 }

@@ -56,7 +56,10 @@ pub struct RealClock;
 impl Clock for RealClock {
     #[inline(always)]
     fn now_ns(&self) -> u64 {
-        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
         // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC always exists on Linux.
         unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
         ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
@@ -80,7 +83,11 @@ impl SyncFile for RealFile {
                     | libc::SYNC_FILE_RANGE_WAIT_AFTER;
                 // SAFETY: plain syscall on an fd we own; offset 0 and length 0 mean the whole file.
                 let rc = unsafe { libc::sync_file_range(self.file.as_raw_fd(), 0, 0, flags) };
-                if rc == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
+                if rc == 0 {
+                    Ok(())
+                } else {
+                    Err(io::Error::last_os_error())
+                }
             }
             SyncMethod::None => Ok(()),
         }
@@ -116,7 +123,8 @@ impl Backend for RealBackend {
         match prepare {
             Prepare::Sparse => file.set_len(size)?,
             Prepare::Fallocate => {
-                let len = i64::try_from(size).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+                let len = i64::try_from(size)
+                    .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
                 // SAFETY: plain syscall on an fd we own.
                 let rc = unsafe { libc::fallocate(file.as_raw_fd(), 0, 0, len) };
                 if rc != 0 {
@@ -138,7 +146,10 @@ impl Backend for RealBackend {
     }
 
     fn open(&self, path: &Path, flags: OpenFlags, _thread: u32) -> io::Result<RealFile> {
-        let file = OpenOptions::new().write(true).custom_flags(open_flag_bits(flags)).open(path)?;
+        let file = OpenOptions::new()
+            .write(true)
+            .custom_flags(open_flag_bits(flags))
+            .open(path)?;
         Ok(RealFile { file })
     }
 
@@ -183,7 +194,8 @@ impl AlignedBuf {
             std::alloc::handle_alloc_error(layout);
         };
         let mut buf = Self { ptr, layout };
-        buf.as_mut_slice().copy_from_slice(&fill_pattern(len.max(1), seed));
+        buf.as_mut_slice()
+            .copy_from_slice(&fill_pattern(len.max(1), seed));
         buf
     }
 
@@ -223,10 +235,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f");
         RealBackend.create(&path, 16384, Prepare::Sparse).unwrap();
-        assert!(RealBackend.create(&path, 16384, Prepare::Sparse).is_err(), "O_EXCL");
+        assert!(
+            RealBackend.create(&path, 16384, Prepare::Sparse).is_err(),
+            "O_EXCL"
+        );
         let mut f = RealBackend.open(&path, OpenFlags::default(), 0).unwrap();
         f.write_at(&[7u8; 4096], 4096).unwrap();
-        for m in [SyncMethod::Fsync, SyncMethod::Fdatasync, SyncMethod::SyncFileRange] {
+        for m in [
+            SyncMethod::Fsync,
+            SyncMethod::Fdatasync,
+            SyncMethod::SyncFileRange,
+        ] {
             f.sync(m).unwrap();
         }
         let data = std::fs::read(&path).unwrap();

@@ -143,13 +143,19 @@ pub fn run_with<B: Backend>(
     let mut scratch = ScratchDir::create(&target, ctx.run_id)?;
     let outcome = run_in_scratch(backend, spec, ctx, &mut scratch, events, cancel);
     let cleanup = if ctx.keep_files {
-        Some(format!("test files kept in {} (--keep)", scratch.path().display()))
+        Some(format!(
+            "test files kept in {} (--keep)",
+            scratch.path().display()
+        ))
     } else {
         scratch.remove()
     };
     let mut result = outcome?;
     result.warnings.extend(cleanup);
-    let _ = events.send(EngineEvent::Finished { run_id: ctx.run_id, status: result.status });
+    let _ = events.send(EngineEvent::Finished {
+        run_id: ctx.run_id,
+        status: result.status,
+    });
     Ok(result)
 }
 
@@ -164,23 +170,30 @@ fn run_in_scratch<B: Backend>(
     let mut warnings = ctx.system.warnings.clone();
     let file_count = spec.file_count();
     let needed = u64::from(file_count).saturating_mul(spec.file_size);
-    if let Some(free) = free_bytes(scratch.path()) {
-        if needed > free {
-            warnings.push(format!(
+    if let Some(free) = free_bytes(scratch.path())
+        && needed > free
+    {
+        warnings.push(format!(
                 "the test files need up to {} but {} is free on the target; the run may stop with 'no space left'",
                 format_size(needed),
                 format_size(free)
             ));
-        }
     }
-    let _ = events.send(EngineEvent::Preparing { files: file_count, bytes_per_file: spec.file_size });
+    let _ = events.send(EngineEvent::Preparing {
+        files: file_count,
+        bytes_per_file: spec.file_size,
+    });
     let shared_mode = spec.shared_files.is_some();
     let mut paths = Vec::with_capacity(file_count as usize);
     for i in 0..file_count {
         if cancel.is_cancelled() {
             return Err(EngineError::Cancelled);
         }
-        let name = if shared_mode { format!("shared-{i}.dat") } else { format!("thread-{i}.dat") };
+        let name = if shared_mode {
+            format!("shared-{i}.dat")
+        } else {
+            format!("thread-{i}.dat")
+        };
         let path = scratch.file(&name);
         let op = match spec.prepare {
             crate::spec::Prepare::Fallocate => "fallocate",
@@ -202,7 +215,11 @@ fn run_in_scratch<B: Backend>(
                     start_block: total_blocks * u64::from(t) / u64::from(spec.threads),
                 }
             } else {
-                WorkerPlan { thread: t, files: vec![paths[t as usize].clone()], start_block: 0 }
+                WorkerPlan {
+                    thread: t,
+                    files: vec![paths[t as usize].clone()],
+                    start_block: 0,
+                }
             }
         })
         .collect();
@@ -225,7 +242,12 @@ fn run_in_scratch<B: Backend>(
             .clone()
             .unwrap_or_else(|| "no block device found under the target".into())),
     };
-    let mut sampler = Sampler::new(&lives, device.filter(|_| before.is_ok()).map(|d| d.stat_path.clone()));
+    let mut sampler = Sampler::new(
+        &lives,
+        device
+            .filter(|_| before.is_ok())
+            .map(|d| d.stat_path.clone()),
+    );
     let expected_writes = match stop_rule {
         StopRule::BytesPerThread(b) => Some(b / spec.block_size * u64::from(spec.threads)),
         StopRule::TotalRequests(n) => Some(n),
@@ -287,10 +309,7 @@ fn run_in_scratch<B: Backend>(
         if last.dur_ms > 0 || last.writes > 0 || last.syncs > 0 {
             let _ = events.send(EngineEvent::Interval(last));
         }
-        handles
-            .into_iter()
-            .map(|h| h.join())
-            .collect::<Vec<_>>()
+        handles.into_iter().map(|h| h.join()).collect::<Vec<_>>()
     });
     let after = device.map(crate::probe::read_blockstat);
 
@@ -326,12 +345,20 @@ fn run_in_scratch<B: Backend>(
         threads.push(stats);
     }
     let device_accounting = match (before, after, device) {
-        (Ok(before), Some(Ok(after)), Some(d)) => {
-            DeviceAccounting::Measured { counters: DeviceCounters { device: d.name.clone(), before, after } }
-        }
+        (Ok(before), Some(Ok(after)), Some(d)) => DeviceAccounting::Measured {
+            counters: DeviceCounters {
+                device: d.name.clone(),
+                before,
+                after,
+            },
+        },
         (Err(reason), _, _) => DeviceAccounting::Unavailable { reason },
-        (_, Some(Err(e)), _) => DeviceAccounting::Unavailable { reason: e.to_string() },
-        _ => DeviceAccounting::Unavailable { reason: "no block device found under the target".into() },
+        (_, Some(Err(e)), _) => DeviceAccounting::Unavailable {
+            reason: e.to_string(),
+        },
+        _ => DeviceAccounting::Unavailable {
+            reason: "no block device found under the target".into(),
+        },
     };
     let status = if error.is_some() {
         RunStatus::Failed

@@ -77,7 +77,12 @@ impl Permutation {
             k = mix(k.wrapping_add(0x9E37_79B9_7F4A_7C15));
             *key = k;
         }
-        Self { n, half_bits, half_mask: (1u64 << half_bits) - 1, keys }
+        Self {
+            n,
+            half_bits,
+            half_mask: (1u64 << half_bits) - 1,
+            keys,
+        }
     }
 
     #[inline]
@@ -149,7 +154,10 @@ mod tests {
         let second = one_pass(&mut order, 1000);
         assert_ne!(first, second);
         let ascending = first.windows(2).filter(|w| w[1] == w[0] + 1).count();
-        assert!(ascending < 50, "{ascending} consecutive pairs: not random enough");
+        assert!(
+            ascending < 50,
+            "{ascending} consecutive pairs: not random enough"
+        );
     }
 
     #[test]

@@ -31,7 +31,11 @@ struct Totals {
 
 impl Totals {
     fn new() -> Self {
-        Self { write_buckets: vec![0; LIVE_BUCKETS], sync_buckets: vec![0; LIVE_BUCKETS], ..Default::default() }
+        Self {
+            write_buckets: vec![0; LIVE_BUCKETS],
+            sync_buckets: vec![0; LIVE_BUCKETS],
+            ..Default::default()
+        }
     }
 }
 
@@ -72,10 +76,18 @@ impl<'a> Sampler<'a> {
                 *o = c.saturating_sub(*p);
             }
         };
-        window(&now.write_buckets, &self.prev.write_buckets, &mut self.scratch);
+        window(
+            &now.write_buckets,
+            &self.prev.write_buckets,
+            &mut self.scratch,
+        );
         let write_p50_ns = bucket_percentile_ns(&self.scratch, 50.0);
         let write_p99_ns = bucket_percentile_ns(&self.scratch, 99.0);
-        window(&now.sync_buckets, &self.prev.sync_buckets, &mut self.scratch);
+        window(
+            &now.sync_buckets,
+            &self.prev.sync_buckets,
+            &mut self.scratch,
+        );
         let sync_p50_ns = bucket_percentile_ns(&self.scratch, 50.0);
         let sync_p99_ns = bucket_percentile_ns(&self.scratch, 99.0);
         let flushes = self.stat_path.as_deref().and_then(read_flushes);

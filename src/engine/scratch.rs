@@ -23,7 +23,11 @@ pub fn check_target(target: &Path) -> Result<PathBuf, EngineError> {
                 "permission denied reaching target {shown}; choose a directory you can write"
             )));
         }
-        Err(e) => return Err(EngineError::Target(format!("cannot inspect target {shown}: {e}"))),
+        Err(e) => {
+            return Err(EngineError::Target(format!(
+                "cannot inspect target {shown}: {e}"
+            )));
+        }
     };
     if !meta.is_dir() {
         return Err(EngineError::Target(format!(
@@ -32,15 +36,18 @@ pub fn check_target(target: &Path) -> Result<PathBuf, EngineError> {
     }
     let canonical = std::fs::canonicalize(target)
         .map_err(|e| EngineError::Target(format!("cannot resolve target {shown}: {e}")))?;
-    if let Ok(stat) = nix::sys::statvfs::statvfs(&canonical) {
-        if stat.flags().contains(nix::sys::statvfs::FsFlags::ST_RDONLY) {
-            return Err(EngineError::Target(format!(
-                "target {shown} is read-only (mounted ro); choose a writable directory"
-            )));
-        }
+    if let Ok(stat) = nix::sys::statvfs::statvfs(&canonical)
+        && stat.flags().contains(nix::sys::statvfs::FsFlags::ST_RDONLY)
+    {
+        return Err(EngineError::Target(format!(
+            "target {shown} is read-only (mounted ro); choose a writable directory"
+        )));
     }
-    if nix::unistd::access(&canonical, nix::unistd::AccessFlags::W_OK | nix::unistd::AccessFlags::X_OK)
-        .is_err()
+    if nix::unistd::access(
+        &canonical,
+        nix::unistd::AccessFlags::W_OK | nix::unistd::AccessFlags::X_OK,
+    )
+    .is_err()
     {
         return Err(EngineError::Target(format!(
             "permission denied: cannot create files in {shown}; choose a directory you can write, \
@@ -74,7 +81,12 @@ impl ScratchDir {
             };
             let path = target.join(name);
             match std::fs::DirBuilder::new().mode(0o700).create(&path) {
-                Ok(()) => return Ok(ScratchDir { path, files: Vec::new() }),
+                Ok(()) => {
+                    return Ok(ScratchDir {
+                        path,
+                        files: Vec::new(),
+                    });
+                }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
                 Err(e) => return Err(EngineError::Target(describe_dir_error(target, &e))),
             }
@@ -102,10 +114,10 @@ impl ScratchDir {
     pub fn remove(self) -> Option<String> {
         let mut problems = Vec::new();
         for f in &self.files {
-            if let Err(e) = std::fs::remove_file(f) {
-                if e.kind() != io::ErrorKind::NotFound {
-                    problems.push(format!("{}: {e}", f.display()));
-                }
+            if let Err(e) = std::fs::remove_file(f)
+                && e.kind() != io::ErrorKind::NotFound
+            {
+                problems.push(format!("{}: {e}", f.display()));
             }
         }
         if let Err(e) = std::fs::remove_dir(&self.path) {
@@ -114,7 +126,10 @@ impl ScratchDir {
         if problems.is_empty() {
             None
         } else {
-            Some(format!("scratch cleanup incomplete ({}); remove it by hand", problems.join("; ")))
+            Some(format!(
+                "scratch cleanup incomplete ({}); remove it by hand",
+                problems.join("; ")
+            ))
         }
     }
 }
@@ -123,7 +138,9 @@ impl ScratchDir {
 pub fn describe_dir_error(target: &Path, e: &io::Error) -> String {
     let shown = target.display();
     match e.raw_os_error() {
-        Some(libc::EROFS) => format!("target {shown} is read-only (mounted ro); choose a writable directory"),
+        Some(libc::EROFS) => {
+            format!("target {shown} is read-only (mounted ro); choose a writable directory")
+        }
         Some(libc::EACCES) | Some(libc::EPERM) => format!(
             "permission denied creating a directory in {shown}; choose a directory you can write, or fix its permissions"
         ),
@@ -136,17 +153,23 @@ pub fn describe_dir_error(target: &Path, e: &io::Error) -> String {
 
 /// Message for an I/O error during a run, naming the file and offset and the fix.
 pub fn describe_io_error(op: &str, file: &Path, offset: Option<u64>, e: &io::Error) -> String {
-    let at = offset.map(|o| format!(" at offset {o}")).unwrap_or_default();
+    let at = offset
+        .map(|o| format!(" at offset {o}"))
+        .unwrap_or_default();
     let shown = file.display();
     match e.raw_os_error() {
         Some(libc::ENOSPC) => format!(
             "no space left on device during {op} of {shown}{at}; free space on the target or lower --file-size / --threads"
         ),
-        Some(libc::EDQUOT) => format!("disk quota exceeded during {op} of {shown}{at}; lower --file-size or raise the quota"),
+        Some(libc::EDQUOT) => format!(
+            "disk quota exceeded during {op} of {shown}{at}; lower --file-size or raise the quota"
+        ),
         Some(libc::EROFS) => format!(
             "the filesystem became read-only during {op} of {shown}{at} (an I/O error remounted it?); check dmesg"
         ),
-        Some(libc::EIO) => format!("I/O error during {op} of {shown}{at}; the device reported a failure, check dmesg"),
+        Some(libc::EIO) => format!(
+            "I/O error during {op} of {shown}{at}; the device reported a failure, check dmesg"
+        ),
         Some(libc::EINVAL) if op == "open" => format!(
             "the filesystem refused to open {shown} with these flags (O_DIRECT unsupported?); remove 'direct' from --open-flags"
         ),
@@ -169,7 +192,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let missing = dir.path().join("nope");
         let e = check_target(&missing).unwrap_err().to_string();
-        assert!(e.contains("does not exist") && e.contains("--target"), "{e}");
+        assert!(
+            e.contains("does not exist") && e.contains("--target"),
+            "{e}"
+        );
         let file = dir.path().join("file");
         std::fs::write(&file, b"x").unwrap();
         let e = check_target(&file).unwrap_err().to_string();
@@ -201,7 +227,10 @@ mod tests {
         std::fs::write(s.path().join("not-ours"), b"x").unwrap();
         let warning = s.remove().unwrap();
         assert!(warning.contains("remove it by hand"), "{warning}");
-        assert!(dir.path().join("fsynclab-1/not-ours").exists(), "never deletes foreign files");
+        assert!(
+            dir.path().join("fsynclab-1/not-ours").exists(),
+            "never deletes foreign files"
+        );
     }
 
     #[test]

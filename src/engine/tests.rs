@@ -8,11 +8,21 @@ use super::*;
 use crate::spec::{Pattern, SyncMethod};
 
 fn ctx(dir: &std::path::Path) -> RunContext {
-    RunContext { run_id: 1, target: dir.to_path_buf(), keep_files: false, system: SystemInfo::default() }
+    RunContext {
+        run_id: 1,
+        target: dir.to_path_buf(),
+        keep_files: false,
+        system: SystemInfo::default(),
+    }
 }
 
 fn spec() -> WorkloadSpec {
-    WorkloadSpec { threads: 2, block_size: 4096, file_size: 400 * 4096, ..Default::default() }
+    WorkloadSpec {
+        threads: 2,
+        block_size: 4096,
+        file_size: 400 * 4096,
+        ..Default::default()
+    }
 }
 
 #[test]
@@ -20,13 +30,19 @@ fn known_latencies_give_known_counts_and_percentiles() {
     let dir = tempfile::tempdir().unwrap();
     // Writes take 1 µs; syncs take 10, 20, 30, 40 µs in turn.
     let fake = FakeBackend::new(vec![1_000], vec![10_000, 20_000, 30_000, 40_000]);
-    let spec = WorkloadSpec { io_size: Some(100 * 4096), ..spec() };
+    let spec = WorkloadSpec {
+        io_size: Some(100 * 4096),
+        ..spec()
+    };
     let (tx, rx) = mpsc::channel();
     let r = run_with(&fake, &spec, &ctx(dir.path()), &tx, &CancelToken::new()).unwrap();
     assert_eq!(r.status, RunStatus::Finished);
     assert_eq!((r.writes, r.syncs, r.bytes), (200, 200, 200 * 4096));
     let w = r.write_lat.summary();
-    assert_eq!((w.count, w.min_ns, w.max_ns, w.p50_ns), (200, 1_000, 1_000, 1_000));
+    assert_eq!(
+        (w.count, w.min_ns, w.max_ns, w.p50_ns),
+        (200, 1_000, 1_000, 1_000)
+    );
     let s = r.sync_lat.summary();
     assert_eq!(s.count, 200);
     assert_eq!(s.min_ns, 10_000);
@@ -44,10 +60,29 @@ fn known_latencies_give_known_counts_and_percentiles() {
     assert!(matches!(r.device, DeviceAccounting::Unavailable { .. }));
     assert!(summary.flushes_per_sync.is_none());
     let events: Vec<EngineEvent> = rx.try_iter().collect();
-    assert!(matches!(events.first(), Some(EngineEvent::Preparing { files: 2, .. })));
-    assert!(events.iter().any(|e| matches!(e, EngineEvent::Started { expected_writes: Some(200), .. })));
-    assert!(matches!(events.last(), Some(EngineEvent::Finished { status: RunStatus::Finished, .. })));
-    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "scratch dir removed");
+    assert!(matches!(
+        events.first(),
+        Some(EngineEvent::Preparing { files: 2, .. })
+    ));
+    assert!(events.iter().any(|e| matches!(
+        e,
+        EngineEvent::Started {
+            expected_writes: Some(200),
+            ..
+        }
+    )));
+    assert!(matches!(
+        events.last(),
+        Some(EngineEvent::Finished {
+            status: RunStatus::Finished,
+            ..
+        })
+    ));
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "scratch dir removed"
+    );
 }
 
 #[test]
@@ -65,7 +100,11 @@ fn sync_every_n_and_final_sync() {
     let r = run_with(&fake, &spec, &ctx(dir.path()), &tx, &CancelToken::new()).unwrap();
     // 10 writes: syncs after write 4 and 8, plus the final one.
     assert_eq!((r.writes, r.syncs), (10, 3));
-    let none = WorkloadSpec { sync: SyncMethod::None, final_sync: true, ..spec };
+    let none = WorkloadSpec {
+        sync: SyncMethod::None,
+        final_sync: true,
+        ..spec
+    };
     let r = run_with(&fake, &none, &ctx(dir.path()), &tx, &CancelToken::new()).unwrap();
     assert_eq!((r.writes, r.syncs), (10, 0));
 }
@@ -113,14 +152,25 @@ fn an_error_mid_run_keeps_what_was_measured() {
     let dir = tempfile::tempdir().unwrap();
     let mut fake = FakeBackend::new(vec![1_000], vec![5_000]);
     fake.fail_after_writes = Some((50, libc::ENOSPC));
-    let spec = WorkloadSpec { threads: 1, io_size: Some(100 * 4096), ..spec() };
+    let spec = WorkloadSpec {
+        threads: 1,
+        io_size: Some(100 * 4096),
+        ..spec()
+    };
     let (tx, _rx) = mpsc::channel();
     let r = run_with(&fake, &spec, &ctx(dir.path()), &tx, &CancelToken::new()).unwrap();
     assert_eq!(r.status, RunStatus::Failed);
     let err = r.error.as_deref().unwrap();
-    assert!(err.contains("no space left") && err.contains("thread-0.dat"), "{err}");
+    assert!(
+        err.contains("no space left") && err.contains("thread-0.dat"),
+        "{err}"
+    );
     assert_eq!((r.writes, r.syncs), (50, 50));
-    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "scratch dir removed");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "scratch dir removed"
+    );
 }
 
 #[test]
@@ -128,7 +178,10 @@ fn open_failure_is_explained_and_does_not_hang() {
     let dir = tempfile::tempdir().unwrap();
     let mut fake = FakeBackend::new(vec![1_000], vec![1_000]);
     fake.open_errno = Some(libc::EINVAL);
-    let spec = WorkloadSpec { threads: 4, ..spec() };
+    let spec = WorkloadSpec {
+        threads: 4,
+        ..spec()
+    };
     let (tx, _rx) = mpsc::channel();
     let r = run_with(&fake, &spec, &ctx(dir.path()), &tx, &CancelToken::new()).unwrap();
     assert_eq!(r.status, RunStatus::Failed);
@@ -141,7 +194,11 @@ fn cancel_stops_a_long_run_with_its_data() {
     let dir = tempfile::tempdir().unwrap();
     let fake = FakeBackend::new(vec![1_000], vec![1_000]);
     // A fake day: only cancel can end it in reasonable real time.
-    let spec = WorkloadSpec { threads: 2, duration_s: Some(86_400.0), ..spec() };
+    let spec = WorkloadSpec {
+        threads: 2,
+        duration_s: Some(86_400.0),
+        ..spec()
+    };
     let cancel = CancelToken::new();
     let canceller = cancel.clone();
     std::thread::spawn(move || {
@@ -165,7 +222,10 @@ fn cancel_stops_a_long_run_with_its_data() {
 fn invalid_spec_and_target_are_refused_before_anything_is_written() {
     let dir = tempfile::tempdir().unwrap();
     let (tx, _rx) = mpsc::channel();
-    let bad = WorkloadSpec { threads: 0, ..spec() };
+    let bad = WorkloadSpec {
+        threads: 0,
+        ..spec()
+    };
     let e = run(&bad, &ctx(dir.path()), &tx, &CancelToken::new()).unwrap_err();
     assert!(e.is_usage() && e.to_string().contains("threads"));
     let missing = ctx(&dir.path().join("missing"));
@@ -178,7 +238,12 @@ fn invalid_spec_and_target_are_refused_before_anything_is_written() {
 fn real_short_runs_in_a_temp_dir() {
     let dir = tempfile::tempdir().unwrap();
     let (tx, rx) = mpsc::channel();
-    for sync in [SyncMethod::Fsync, SyncMethod::Fdatasync, SyncMethod::SyncFileRange, SyncMethod::None] {
+    for sync in [
+        SyncMethod::Fsync,
+        SyncMethod::Fdatasync,
+        SyncMethod::SyncFileRange,
+        SyncMethod::None,
+    ] {
         for pattern in [Pattern::Seq, Pattern::Rand] {
             let spec = WorkloadSpec {
                 threads: 2,
@@ -204,11 +269,18 @@ fn real_short_runs_in_a_temp_dir() {
         threads: 1,
         file_size: 16 * 4096,
         sync: SyncMethod::None,
-        open_flags: crate::spec::OpenFlags { dsync: true, direct: true, sync: false },
+        open_flags: crate::spec::OpenFlags {
+            dsync: true,
+            direct: true,
+            sync: false,
+        },
         prepare: crate::spec::Prepare::Fill,
         ..Default::default()
     };
-    let keep = RunContext { keep_files: true, ..ctx(dir.path()) };
+    let keep = RunContext {
+        keep_files: true,
+        ..ctx(dir.path())
+    };
     let r = run(&spec, &keep, &tx, &CancelToken::new()).unwrap();
     assert_eq!(r.status, RunStatus::Finished, "{:?}", r.error);
     assert_eq!(r.writes, 16);

@@ -62,7 +62,10 @@ pub(super) fn run_worker<B: Backend>(
 ) -> WorkerOutput {
     let clock = backend.clock(plan.thread);
     let mut out = WorkerOutput {
-        stats: ThreadStats { thread: plan.thread, ..Default::default() },
+        stats: ThreadStats {
+            thread: plan.thread,
+            ..Default::default()
+        },
         write_lat: LatencyHistogram::new(),
         sync_lat: LatencyHistogram::new(),
         start_ns: 0,
@@ -78,7 +81,10 @@ pub(super) fn run_worker<B: Backend>(
                 .map_err(|e| describe_io_error("open", p, None, &e))
         })
         .collect();
-    let buf = AlignedBuf::new(spec.block_size as usize, mix(spec.seed ^ u64::from(plan.thread)));
+    let buf = AlignedBuf::new(
+        spec.block_size as usize,
+        mix(spec.seed ^ u64::from(plan.thread)),
+    );
     let mut since_sync = vec![0u64; plan.files.len()];
     barrier.wait();
     let mut files = match opened {
@@ -99,7 +105,11 @@ pub(super) fn run_worker<B: Backend>(
         mix(spec.seed.wrapping_add(u64::from(plan.thread))),
         plan.start_block,
     );
-    let sync_every = if spec.sync == SyncMethod::None { 0 } else { u64::from(spec.sync_every) };
+    let sync_every = if spec.sync == SyncMethod::None {
+        0
+    } else {
+        u64::from(spec.sync_every)
+    };
     let method = spec.sync;
     let stop_rule = spec.stop_rule();
     let counted = matches!(stop_rule, StopRule::TotalRequests(_));
@@ -133,7 +143,12 @@ pub(super) fn run_worker<B: Backend>(
         let written = file.write_at(buf, offset);
         let t1 = clock.now_ns();
         if let Err(e) = written {
-            out.error = Some(describe_io_error("write", &plan.files[file_index], Some(offset), &e));
+            out.error = Some(describe_io_error(
+                "write",
+                &plan.files[file_index],
+                Some(offset),
+                &e,
+            ));
             break;
         }
         let write_ns = t1.saturating_sub(t0);
@@ -154,7 +169,12 @@ pub(super) fn run_worker<B: Backend>(
                 let synced = file.sync(method);
                 let t2 = clock.now_ns();
                 if let Err(e) = synced {
-                    out.error = Some(describe_io_error(method.as_str(), &plan.files[file_index], None, &e));
+                    out.error = Some(describe_io_error(
+                        method.as_str(),
+                        &plan.files[file_index],
+                        None,
+                        &e,
+                    ));
                     break;
                 }
                 let sync_ns = t2.saturating_sub(t1);

@@ -72,7 +72,12 @@ pub fn execute(
         preset: request.preset.clone(),
         preset_scale: request.preset_scale,
     })?;
-    let ctx = RunContext { run_id, target, keep_files: request.keep_files, system };
+    let ctx = RunContext {
+        run_id,
+        target,
+        keep_files: request.keep_files,
+        system,
+    };
     match engine::run(&request.spec, &ctx, events, cancel) {
         Ok(result) => {
             store.finish_run(&result)?;

@@ -204,7 +204,9 @@ impl Default for LiveBuckets {
 impl LiveBuckets {
     /// All buckets zero.
     pub fn new() -> Self {
-        Self { counts: (0..LIVE_BUCKETS).map(|_| AtomicU64::new(0)).collect() }
+        Self {
+            counts: (0..LIVE_BUCKETS).map(|_| AtomicU64::new(0)).collect(),
+        }
     }
 
     /// Counts one latency. Must only be called from the single owning writer thread.
@@ -224,7 +226,10 @@ impl LiveBuckets {
 /// Adds `n` to a counter that has a single writer: a relaxed load and store, no lock prefix.
 #[inline(always)]
 pub fn bump(counter: &AtomicU64, n: u64) {
-    counter.store(counter.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
+    counter.store(
+        counter.load(Ordering::Relaxed).wrapping_add(n),
+        Ordering::Relaxed,
+    );
 }
 
 /// Percentile (0..=100) of a bucket-count distribution, as the midpoint of the bucket
@@ -271,7 +276,11 @@ mod tests {
         let mut all = LatencyHistogram::new();
         for v in 0..5000u64 {
             let lat = (v * 7919) % 100_000 + 1;
-            if v % 3 == 0 { a.record(lat) } else { b.record(lat) }
+            if v % 3 == 0 {
+                a.record(lat)
+            } else {
+                b.record(lat)
+            }
             all.record(lat);
         }
         a.merge(&b);
@@ -302,7 +311,19 @@ mod tests {
 
     #[test]
     fn live_bucket_bounds_contain_their_values() {
-        for v in [1u64, 2, 15, 16, 17, 100, 4095, 4096, 1_000_000, 123_456_789, u64::MAX / 2] {
+        for v in [
+            1u64,
+            2,
+            15,
+            16,
+            17,
+            100,
+            4095,
+            4096,
+            1_000_000,
+            123_456_789,
+            u64::MAX / 2,
+        ] {
             let (low, high) = live_bucket_bounds(live_bucket_index(v));
             assert!(low <= v && v < high, "{v} not in [{low}, {high})");
             // Buckets are at most 1/16 of their value wide.

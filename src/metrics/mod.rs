@@ -125,7 +125,10 @@ impl DeviceCounters {
 
     /// Bytes written to the device during the run (512-byte sectors).
     pub fn bytes_written(&self) -> u64 {
-        self.after.write_sectors.saturating_sub(self.before.write_sectors) * 512
+        self.after
+            .write_sectors
+            .saturating_sub(self.before.write_sectors)
+            * 512
     }
 
     /// Cache flush requests completed during the run (field 16); `None` on kernels
@@ -136,7 +139,11 @@ impl DeviceCounters {
 
     /// Milliseconds the device spent flushing during the run (field 17).
     pub fn flush_ms(&self) -> Option<u64> {
-        Some(self.after.flush_ticks_ms?.saturating_sub(self.before.flush_ticks_ms?))
+        Some(
+            self.after
+                .flush_ticks_ms?
+                .saturating_sub(self.before.flush_ticks_ms?),
+        )
     }
 }
 
@@ -256,7 +263,11 @@ impl RunResult {
             _ => None,
         };
         let writes: Vec<f64> = self.threads.iter().map(|t| t.writes as f64).collect();
-        let busy: Vec<f64> = self.threads.iter().map(|t| t.busy_ns as f64 / 1e9).collect();
+        let busy: Vec<f64> = self
+            .threads
+            .iter()
+            .map(|t| t.busy_ns as f64 / 1e9)
+            .collect();
         let (thread_writes_mean, thread_writes_stddev) = mean_stddev(&writes);
         let (thread_busy_mean_s, thread_busy_stddev_s) = mean_stddev(&busy);
         RunSummary {

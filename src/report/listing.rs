@@ -7,7 +7,8 @@ use crate::spec::{Preset, format_size};
 use crate::store::RunRow;
 
 fn opt_f(v: Option<f64>, digits: usize) -> String {
-    v.map(|x| format!("{x:.digits$}")).unwrap_or_else(|| "-".into())
+    v.map(|x| format!("{x:.digits$}"))
+        .unwrap_or_else(|| "-".into())
 }
 
 /// Local-time-free timestamp: `YYYY-MM-DD HH:MM` in UTC.
@@ -25,7 +26,11 @@ pub fn fmt_utc_ms(ms: i64) -> String {
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02} {:02}:{:02}", rem / 3600, rem % 3600 / 60)
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}",
+        rem / 3600,
+        rem % 3600 / 60
+    )
 }
 
 /// The `fsynclab list` table.
@@ -38,7 +43,16 @@ pub fn runs_table(rows: &[RunRow]) -> String {
     let _ = writeln!(
         out,
         "{:>5}  {:<16}  {:<11}  {:<18}  {:<14}  {:<7}  {:>9}  {:>11}  {:>10}  {:>7}",
-        "id", "created (UTC)", "status", "preset/label", "kernel", "fs", "IOPS", "throughput", "sync p99", "fl/sync"
+        "id",
+        "created (UTC)",
+        "status",
+        "preset/label",
+        "kernel",
+        "fs",
+        "IOPS",
+        "throughput",
+        "sync p99",
+        "fl/sync"
     );
     for r in rows {
         let name = match (&r.preset, &r.label) {
@@ -57,8 +71,12 @@ pub fn runs_table(rows: &[RunRow]) -> String {
             truncate(r.kernel_release.as_deref().unwrap_or("-"), 14),
             truncate(r.fs_type.as_deref().unwrap_or("-"), 7),
             opt_f(r.iops, 0),
-            r.mib_per_sec.map(fmt_bytes_per_sec).unwrap_or_else(|| "-".into()),
-            r.sync_p99_ns.map(|n| fmt_ns(n as f64)).unwrap_or_else(|| "-".into()),
+            r.mib_per_sec
+                .map(fmt_bytes_per_sec)
+                .unwrap_or_else(|| "-".into()),
+            r.sync_p99_ns
+                .map(|n| fmt_ns(n as f64))
+                .unwrap_or_else(|| "-".into()),
             opt_f(r.flushes_per_sync, 2),
         );
     }
@@ -113,13 +131,22 @@ pub fn preset_text(p: &Preset) -> String {
     if !p.published.is_empty() {
         let _ = writeln!(out, "\npublished figures:");
         for f in &p.published {
-            let _ = writeln!(out, "  {:<8} {:<12} {:>10} {:<6} ({})", f.side, f.metric, f.value, f.unit, f.as_published);
+            let _ = writeln!(
+                out,
+                "  {:<8} {:<12} {:>10} {:<6} ({})",
+                f.side, f.metric, f.value, f.unit, f.as_published
+            );
         }
     }
     if let Some(o) = &p.original {
         let _ = writeln!(out, "\noriginal benchmark:\n{}", o.trim_end());
     }
-    let _ = writeln!(out, "\nfile sizes scale with --scale: {} (block size {})", p.scale.fields.join(", "), format_size(p.workload.block_size));
+    let _ = writeln!(
+        out,
+        "\nfile sizes scale with --scale: {} (block size {})",
+        p.scale.fields.join(", "),
+        format_size(p.workload.block_size)
+    );
     out
 }
 

@@ -35,7 +35,15 @@ fn lat_row(out: &mut String, name: &str, s: &LatencySummary) {
         return;
     }
     let _ = write!(out, "  {name:<6}");
-    for v in [s.min_ns as f64, s.p50_ns as f64, s.p90_ns as f64, s.p99_ns as f64, s.p999_ns as f64, s.max_ns as f64, s.mean_ns] {
+    for v in [
+        s.min_ns as f64,
+        s.p50_ns as f64,
+        s.p90_ns as f64,
+        s.p99_ns as f64,
+        s.p999_ns as f64,
+        s.max_ns as f64,
+        s.mean_ns,
+    ] {
         let _ = write!(out, " {:>10}", fmt_ns(v));
     }
     let _ = writeln!(out, "  ({} calls)", s.count);
@@ -45,7 +53,11 @@ fn lat_row(out: &mut String, name: &str, s: &LatencySummary) {
 pub fn where_line(system: &SystemInfo) -> String {
     let mut line = system.target.display().to_string();
     if let Some(m) = &system.mount {
-        let _ = write!(line, "  {} on {} ({}; {})", m.fs_type, m.source, m.mount_options, m.super_options);
+        let _ = write!(
+            line,
+            "  {} on {} ({}; {})",
+            m.fs_type, m.source, m.mount_options, m.super_options
+        );
     }
     line
 }
@@ -72,11 +84,21 @@ fn device_line(system: &SystemInfo) -> String {
                 parts.push(format!("sched {s}"));
             }
             if let Some(b) = &d.loop_backing_file {
-                parts.push(format!("backing {b}{}", if d.loop_dio == Some(true) { " (dio)" } else { "" }));
+                parts.push(format!(
+                    "backing {b}{}",
+                    if d.loop_dio == Some(true) {
+                        " (dio)"
+                    } else {
+                        ""
+                    }
+                ));
             }
             parts.join(", ")
         }
-        None => system.device_note.clone().unwrap_or_else(|| "unknown".into()),
+        None => system
+            .device_note
+            .clone()
+            .unwrap_or_else(|| "unknown".into()),
     }
 }
 
@@ -130,8 +152,16 @@ pub fn summary_text(r: &RunResult) -> String {
                 .device_bytes_per_app_byte
                 .map(|a| format!(" · {a:.2} device bytes per app byte"))
                 .unwrap_or_default();
-            let flush_ms = c.flush_ms().map(|ms| format!(" · {ms} ms flushing")).unwrap_or_default();
-            let _ = writeln!(out, "device    {}: {flushes} · {} write I/Os{amp}{flush_ms}", c.device, c.write_ios());
+            let flush_ms = c
+                .flush_ms()
+                .map(|ms| format!(" · {ms} ms flushing"))
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "device    {}: {flushes} · {} write I/Os{amp}{flush_ms}",
+                c.device,
+                c.write_ios()
+            );
         }
         None => {
             let reason = match &r.device {

@@ -116,7 +116,11 @@ impl OpenFlags {
         if self.direct {
             words.push("O_DIRECT");
         }
-        if words.is_empty() { "none".into() } else { words.join(",") }
+        if words.is_empty() {
+            "none".into()
+        } else {
+            words.join(",")
+        }
     }
 }
 
@@ -209,8 +213,16 @@ pub struct SpecError {
     pub fix: String,
 }
 
-fn spec_error(field: &'static str, problem: impl Into<String>, fix: impl Into<String>) -> SpecError {
-    SpecError { field, problem: problem.into(), fix: fix.into() }
+fn spec_error(
+    field: &'static str,
+    problem: impl Into<String>,
+    fix: impl Into<String>,
+) -> SpecError {
+    SpecError {
+        field,
+        problem: problem.into(),
+        fix: fix.into(),
+    }
 }
 
 /// Upper bounds that catch typos (an extra zero) rather than limit real experiments.
@@ -259,10 +271,16 @@ impl WorkloadSpec {
                 format!("use 1 to {MAX_THREADS} (--threads)"),
             ));
         }
-        if self.block_size < 512 || !self.block_size.is_multiple_of(512) || self.block_size > MAX_BLOCK_SIZE {
+        if self.block_size < 512
+            || !self.block_size.is_multiple_of(512)
+            || self.block_size > MAX_BLOCK_SIZE
+        {
             errs.push(spec_error(
                 "block_size",
-                format!("{} bytes is not a multiple of 512 between 512 and 64M", self.block_size),
+                format!(
+                    "{} bytes is not a multiple of 512 between 512 and 64M",
+                    self.block_size
+                ),
                 "use e.g. 4k, 8k or 512 (--bs)",
             ));
         }
@@ -296,7 +314,11 @@ impl WorkloadSpec {
             ));
         }
         if self.requests == Some(0) {
-            errs.push(spec_error("requests", "0 requests", "use 1 or more (--requests)"));
+            errs.push(spec_error(
+                "requests",
+                "0 requests",
+                "use 1 or more (--requests)",
+            ));
         }
         if self.sync != SyncMethod::None && self.sync_every == 0 {
             errs.push(spec_error(
@@ -376,40 +398,125 @@ mod tests {
     #[test]
     fn each_bad_field_is_named_with_a_fix() {
         let cases: Vec<(WorkloadSpec, &str)> = vec![
-            (WorkloadSpec { threads: 0, ..Default::default() }, "threads"),
-            (WorkloadSpec { block_size: 1000, ..Default::default() }, "block_size"),
-            (WorkloadSpec { block_size: 0, ..Default::default() }, "block_size"),
-            (WorkloadSpec { file_size: 1024, ..Default::default() }, "file_size"),
-            (WorkloadSpec { io_size: Some(1), ..Default::default() }, "io_size"),
-            (WorkloadSpec { duration_s: Some(0.0), ..Default::default() }, "duration_s"),
-            (WorkloadSpec { duration_s: Some(f64::NAN), ..Default::default() }, "duration_s"),
-            (WorkloadSpec { requests: Some(0), ..Default::default() }, "requests"),
-            (WorkloadSpec { sync_every: 0, ..Default::default() }, "sync_every"),
-            (WorkloadSpec { shared_files: Some(0), ..Default::default() }, "shared_files"),
-            (WorkloadSpec { interval_ms: 1, ..Default::default() }, "interval_ms"),
-            (WorkloadSpec { threads: 1_000_000, ..Default::default() }, "threads"),
+            (
+                WorkloadSpec {
+                    threads: 0,
+                    ..Default::default()
+                },
+                "threads",
+            ),
+            (
+                WorkloadSpec {
+                    block_size: 1000,
+                    ..Default::default()
+                },
+                "block_size",
+            ),
+            (
+                WorkloadSpec {
+                    block_size: 0,
+                    ..Default::default()
+                },
+                "block_size",
+            ),
+            (
+                WorkloadSpec {
+                    file_size: 1024,
+                    ..Default::default()
+                },
+                "file_size",
+            ),
+            (
+                WorkloadSpec {
+                    io_size: Some(1),
+                    ..Default::default()
+                },
+                "io_size",
+            ),
+            (
+                WorkloadSpec {
+                    duration_s: Some(0.0),
+                    ..Default::default()
+                },
+                "duration_s",
+            ),
+            (
+                WorkloadSpec {
+                    duration_s: Some(f64::NAN),
+                    ..Default::default()
+                },
+                "duration_s",
+            ),
+            (
+                WorkloadSpec {
+                    requests: Some(0),
+                    ..Default::default()
+                },
+                "requests",
+            ),
+            (
+                WorkloadSpec {
+                    sync_every: 0,
+                    ..Default::default()
+                },
+                "sync_every",
+            ),
+            (
+                WorkloadSpec {
+                    shared_files: Some(0),
+                    ..Default::default()
+                },
+                "shared_files",
+            ),
+            (
+                WorkloadSpec {
+                    interval_ms: 1,
+                    ..Default::default()
+                },
+                "interval_ms",
+            ),
+            (
+                WorkloadSpec {
+                    threads: 1_000_000,
+                    ..Default::default()
+                },
+                "threads",
+            ),
         ];
         for (spec, field) in cases {
             let err = spec.validate().unwrap_err();
             assert_eq!(err.field, field, "{err}");
-            assert!(err.to_string().contains("use") || err.to_string().contains("make"), "{err}");
+            assert!(
+                err.to_string().contains("use") || err.to_string().contains("make"),
+                "{err}"
+            );
         }
     }
 
     #[test]
     fn sync_none_allows_zero_interval() {
-        let spec = WorkloadSpec { sync: SyncMethod::None, sync_every: 0, ..Default::default() };
+        let spec = WorkloadSpec {
+            sync: SyncMethod::None,
+            sync_every: 0,
+            ..Default::default()
+        };
         assert_eq!(spec.validate(), Ok(()));
     }
 
     #[test]
     fn stop_rule_precedence() {
-        let mut spec = WorkloadSpec { io_size: Some(8192), ..Default::default() };
+        let mut spec = WorkloadSpec {
+            io_size: Some(8192),
+            ..Default::default()
+        };
         assert_eq!(spec.stop_rule(), StopRule::BytesPerThread(8192));
         spec.requests = Some(10);
         assert_eq!(spec.stop_rule(), StopRule::TotalRequests(10));
         spec.duration_s = Some(1.5);
-        assert_eq!(spec.stop_rule(), StopRule::Duration(std::time::Duration::from_millis(1500)));
+        assert_eq!(
+            spec.stop_rule(),
+            StopRule::Duration(std::time::Duration::from_millis(1500))
+        );
     }
 
     #[test]
@@ -418,14 +525,19 @@ mod tests {
         assert!(f.sync && f.direct && !f.dsync);
         assert_eq!(OpenFlags::parse("O_DSYNC").unwrap().describe(), "O_DSYNC");
         assert_eq!(OpenFlags::parse("").unwrap(), OpenFlags::default());
-        assert!(OpenFlags::parse("fast").unwrap_err().contains("unknown open flag"));
+        assert!(
+            OpenFlags::parse("fast")
+                .unwrap_err()
+                .contains("unknown open flag")
+        );
     }
 
     #[test]
     fn spec_toml_accepts_size_strings() {
-        let spec: WorkloadSpec =
-            toml::from_str("threads = 8\nblock_size = \"4k\"\nfile_size = \"64M\"\nio_size = \"64M\"")
-                .unwrap();
+        let spec: WorkloadSpec = toml::from_str(
+            "threads = 8\nblock_size = \"4k\"\nfile_size = \"64M\"\nio_size = \"64M\"",
+        )
+        .unwrap();
         assert_eq!(spec.block_size, 4096);
         assert_eq!(spec.io_size, Some(64 << 20));
         let err = toml::from_str::<WorkloadSpec>("thread = 8").unwrap_err();

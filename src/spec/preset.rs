@@ -8,8 +8,10 @@ use serde::{Deserialize, Serialize};
 use super::{SpecError, WorkloadSpec};
 
 /// The presets shipped in `presets/`, compiled into the binary (name, TOML text).
-const BUILTIN: &[(&str, &str)] =
-    &[("btrfs-log-commit", include_str!("../../presets/btrfs-log-commit.toml"))];
+const BUILTIN: &[(&str, &str)] = &[(
+    "btrfs-log-commit",
+    include_str!("../../presets/btrfs-log-commit.toml"),
+)];
 
 /// A figure published in the seed thread, kept beside what the lab measures.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -66,7 +68,9 @@ pub struct Preset {
 #[derive(Debug, thiserror::Error)]
 pub enum PresetError {
     /// No built-in preset has that name and it is not a file path.
-    #[error("unknown preset '{name}'; built-in presets: {available} (or give a path to a .toml file)")]
+    #[error(
+        "unknown preset '{name}'; built-in presets: {available} (or give a path to a .toml file)"
+    )]
     Unknown {
         /// What the user asked for.
         name: String,
@@ -119,10 +123,13 @@ impl Preset {
                 message: e.message().trim().to_string(),
             }
         })?;
-        preset.workload.validate().map_err(|source| PresetError::Invalid {
-            name: preset.name.clone(),
-            source,
-        })?;
+        preset
+            .workload
+            .validate()
+            .map_err(|source| PresetError::Invalid {
+                name: preset.name.clone(),
+                source,
+            })?;
         for field in &preset.scale.fields {
             if !SCALABLE.contains(&field.as_str()) {
                 return Err(PresetError::Scale(format!(
@@ -159,7 +166,10 @@ impl Preset {
                 _ => {}
             }
         }
-        spec.validate().map_err(|source| PresetError::Invalid { name: self.name.clone(), source })?;
+        spec.validate().map_err(|source| PresetError::Invalid {
+            name: self.name.clone(),
+            source,
+        })?;
         Ok(spec)
     }
 }
@@ -169,7 +179,12 @@ const SCALABLE: &[&str] = &["file_size", "io_size", "requests", "duration_s"];
 fn line_column(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..offset.min(text.len())];
     let line = before.matches('\n').count() + 1;
-    let column = before.rsplit('\n').next().map(|l| l.chars().count()).unwrap_or(0) + 1;
+    let column = before
+        .rsplit('\n')
+        .next()
+        .map(|l| l.chars().count())
+        .unwrap_or(0)
+        + 1;
     (line, column)
 }
 
@@ -186,15 +201,21 @@ pub fn builtin_presets() -> Vec<Preset> {
 pub fn load_preset(name_or_path: &str) -> Result<Preset, PresetError> {
     if name_or_path.ends_with(".toml") || name_or_path.contains('/') {
         let path = Path::new(name_or_path);
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| PresetError::Read { path: path.to_path_buf(), source })?;
+        let text = std::fs::read_to_string(path).map_err(|source| PresetError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
         return Preset::from_toml(&text, &path.display().to_string());
     }
     match BUILTIN.iter().find(|(name, _)| *name == name_or_path) {
         Some((name, text)) => Preset::from_toml(text, &format!("builtin:{name}")),
         None => Err(PresetError::Unknown {
             name: name_or_path.to_string(),
-            available: BUILTIN.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", "),
+            available: BUILTIN
+                .iter()
+                .map(|(n, _)| *n)
+                .collect::<Vec<_>>()
+                .join(", "),
         }),
     }
 }
@@ -209,12 +230,20 @@ mod tests {
         let mut on_disk: Vec<String> = std::fs::read_dir(&dir)
             .unwrap()
             .filter_map(|e| e.ok())
-            .filter_map(|e| e.file_name().to_str()?.strip_suffix(".toml").map(String::from))
+            .filter_map(|e| {
+                e.file_name()
+                    .to_str()?
+                    .strip_suffix(".toml")
+                    .map(String::from)
+            })
             .collect();
         on_disk.sort();
         let mut compiled: Vec<String> = BUILTIN.iter().map(|(n, _)| n.to_string()).collect();
         compiled.sort();
-        assert_eq!(on_disk, compiled, "register every presets/*.toml in BUILTIN");
+        assert_eq!(
+            on_disk, compiled,
+            "register every presets/*.toml in BUILTIN"
+        );
         for (name, text) in BUILTIN {
             let preset = Preset::from_toml(text, name).unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(&preset.name, name, "file name and preset name must agree");
@@ -231,10 +260,16 @@ mod tests {
 
     #[test]
     fn malformed_toml_reports_line_and_column() {
-        let text = "name = \"x\"\ntitle = \"t\"\ndescription = \"d\"\n[workload]\nthreads = \"eight\"\n";
+        let text =
+            "name = \"x\"\ntitle = \"t\"\ndescription = \"d\"\n[workload]\nthreads = \"eight\"\n";
         let err = Preset::from_toml(text, "my.toml").unwrap_err();
         match err {
-            PresetError::Parse { origin, line, column, .. } => {
+            PresetError::Parse {
+                origin,
+                line,
+                column,
+                ..
+            } => {
                 assert_eq!(origin, "my.toml");
                 assert_eq!(line, 5);
                 assert_eq!(column, 11);
@@ -254,6 +289,9 @@ mod tests {
         assert!(preset.scaled(0.0).is_err());
         assert!(preset.scaled(-1.0).is_err());
         // Tiny factors still leave one block.
-        assert_eq!(preset.scaled(1e-9).unwrap().file_size, preset.workload.block_size);
+        assert_eq!(
+            preset.scaled(1e-9).unwrap().file_size,
+            preset.workload.block_size
+        );
     }
 }

@@ -32,7 +32,9 @@ pub fn apply_setting(spec: &WorkloadSpec, assignment: &str) -> Result<WorkloadSp
             tbl.insert((*part).to_string(), value.clone());
             break;
         }
-        slot = tbl.entry((*part).to_string()).or_insert_with(|| toml::Value::Table(Default::default()));
+        slot = tbl
+            .entry((*part).to_string())
+            .or_insert_with(|| toml::Value::Table(Default::default()));
     }
     let updated: WorkloadSpec = table.try_into().map_err(|e: toml::de::Error| {
         let msg = e.message().to_string();
@@ -54,7 +56,9 @@ fn parse_scalar(raw: &str) -> toml::Value {
         return toml::Value::String(raw.to_string());
     }
     match format!("v = {raw}").parse::<toml::Table>() {
-        Ok(mut t) => t.remove("v").unwrap_or_else(|| toml::Value::String(raw.into())),
+        Ok(mut t) => t
+            .remove("v")
+            .unwrap_or_else(|| toml::Value::String(raw.into())),
         Err(_) => toml::Value::String(raw.to_string()),
     }
 }
@@ -95,8 +99,18 @@ mod tests {
     #[test]
     fn bad_settings_are_explained() {
         let spec = WorkloadSpec::default();
-        assert!(apply_setting(&spec, "threads").unwrap_err().fix.contains("key=value"));
-        assert!(apply_setting(&spec, "thread=4").unwrap_err().problem.contains("unknown setting"));
+        assert!(
+            apply_setting(&spec, "threads")
+                .unwrap_err()
+                .fix
+                .contains("key=value")
+        );
+        assert!(
+            apply_setting(&spec, "thread=4")
+                .unwrap_err()
+                .problem
+                .contains("unknown setting")
+        );
         let e = apply_setting(&spec, "threads=many").unwrap_err();
         assert!(e.problem.contains("threads=many"), "{e}");
         let e = apply_setting(&spec, "pattern=zigzag").unwrap_err();

@@ -15,7 +15,9 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         .unwrap_or(lower.len());
     let (number, suffix) = lower.split_at(digits_end);
     if number.is_empty() {
-        return Err(format!("'{t}' is not a size; write bytes or e.g. 4k, 64M, 1G"));
+        return Err(format!(
+            "'{t}' is not a size; write bytes or e.g. 4k, 64M, 1G"
+        ));
     }
     let multiplier: u64 = match suffix.trim() {
         "" | "b" => 1,
@@ -44,7 +46,12 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
 
 /// Formats a byte count with the largest exact binary suffix (`65536` → `64k`).
 pub fn format_size(bytes: u64) -> String {
-    const UNITS: [(u64, &str); 4] = [(1 << 40, "T"), (1 << 30, "G"), (1 << 20, "M"), (1 << 10, "k")];
+    const UNITS: [(u64, &str); 4] = [
+        (1 << 40, "T"),
+        (1 << 30, "G"),
+        (1 << 20, "M"),
+        (1 << 10, "k"),
+    ];
     for (unit, suffix) in UNITS {
         if bytes >= unit && bytes.is_multiple_of(unit) {
             return format!("{}{}", bytes / unit, suffix);
@@ -91,7 +98,9 @@ pub mod serde_opt_size {
     }
 
     /// Deserializes an optional size from an integer or a string with a suffix.
-    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<u64>, D::Error> {
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<u64>, D::Error> {
         #[derive(Deserialize)]
         #[serde(untagged)]
         enum Raw {

@@ -24,8 +24,8 @@ impl Lab {
 
     /// `fsynclab --db <db> <args>`.
     pub fn cmd(&self) -> Command {
-        let mut c = Command::cargo_bin("fsynclab").expect("binary");
-        c.arg("--db").arg(&self.db).env_remove("FSYNCLAB_DB");
+        let mut c = bare_cmd();
+        c.arg("--db").arg(&self.db);
         c
     }
 
@@ -35,9 +35,20 @@ impl Lab {
     }
 }
 
+/// `fsynclab` with no `--db` and no FSYNCLAB_DB (XDG_DATA_HOME pointed nowhere useful).
+pub fn bare_cmd() -> Command {
+    let mut c = Command::cargo_bin("fsynclab").expect("binary");
+    c.env_remove("FSYNCLAB_DB");
+    c
+}
+
 pub fn entries(dir: &Path) -> Vec<String> {
     std::fs::read_dir(dir)
-        .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -70,7 +81,14 @@ impl TmpfsMount {
         let path = dir.path().join("mnt");
         std::fs::create_dir(&path).expect("mount point");
         let status = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", options, "fsynclab-test", path.to_str().unwrap()])
+            .args([
+                "-t",
+                "tmpfs",
+                "-o",
+                options,
+                "fsynclab-test",
+                path.to_str().unwrap(),
+            ])
             .status()
             .expect("run mount");
         assert!(status.success(), "mount -t tmpfs -o {options} failed");
