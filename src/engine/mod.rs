@@ -307,6 +307,7 @@ fn run_in_scratch<B: Backend>(
         }
         let last = sampler.sample(start.elapsed());
         if last.dur_ms > 0 || last.writes > 0 || last.syncs > 0 {
+            // The final, partial window (also kept by the sampler).
             let _ = events.send(EngineEvent::Interval(last));
         }
         handles.into_iter().map(|h| h.join()).collect::<Vec<_>>()

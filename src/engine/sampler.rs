@@ -110,7 +110,9 @@ impl<'a> Sampler<'a> {
         std::mem::swap(&mut self.prev, &mut self.now);
         self.prev_flushes = flushes.or(self.prev_flushes);
         self.last_t = elapsed;
-        self.samples.push(sample.clone());
+        if sample.dur_ms > 0 || sample.writes > 0 || sample.syncs > 0 {
+            self.samples.push(sample.clone());
+        }
         sample
     }
 

@@ -5,4 +5,4 @@ mod listing;
 mod text;
 
 pub use listing::{fmt_utc_ms, preset_text, run_header, runs_table};
-pub use text::{fmt_bytes_per_sec, fmt_ns, run_json, summary_text, where_line};
+pub use text::{fmt_bytes_per_sec, fmt_ns, merged_options, run_json, summary_text, where_line};

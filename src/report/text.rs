@@ -182,6 +182,17 @@ pub fn summary_text(r: &RunResult) -> String {
     out
 }
 
+/// Mount and superblock options as one list, each option once (`rw,relatime,ssd,...`).
+pub fn merged_options(mount_options: &str, super_options: &str) -> String {
+    let mut seen: Vec<&str> = Vec::new();
+    for opt in mount_options.split(',').chain(super_options.split(',')) {
+        if !opt.is_empty() && !seen.contains(&opt) {
+            seen.push(opt);
+        }
+    }
+    seen.join(",")
+}
+
 fn lat_json(s: &LatencySummary) -> serde_json::Value {
     let us = |ns: u64| ns as f64 / 1e3;
     json!({
@@ -234,7 +245,7 @@ pub fn run_json(r: &RunResult) -> serde_json::Value {
         },
         "fs_type": mount.map(|m| m.fs_type.clone()),
         "mount_source": mount.map(|m| m.source.clone()),
-        "mount_options": mount.map(|m| format!("{},{}", m.mount_options, m.super_options)),
+        "mount_options": mount.map(|m| merged_options(&m.mount_options, &m.super_options)),
         "kernel": r.system.kernel_release,
         "target": r.system.target,
         "warnings": r.warnings,
@@ -244,6 +255,15 @@ pub fn run_json(r: &RunResult) -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn options_are_merged_once() {
+        assert_eq!(
+            merged_options("rw,relatime", "rw,ssd,space_cache=v2"),
+            "rw,relatime,ssd,space_cache=v2"
+        );
+        assert_eq!(merged_options("", ""), "");
+    }
 
     #[test]
     fn latency_units() {
