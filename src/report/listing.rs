@@ -42,11 +42,12 @@ pub fn runs_table(rows: &[RunRow]) -> String {
     }
     let _ = writeln!(
         out,
-        "{:>5}  {:<16}  {:<11}  {:<18}  {:<14}  {:<7}  {:>9}  {:>11}  {:>10}  {:>7}",
+        "{:>5}  {:<16}  {:<11}  {:<14}  {:<22}  {:<14}  {:<6}  {:>9}  {:>12}  {:>10}  {:>7}",
         "id",
         "created (UTC)",
         "status",
-        "preset/label",
+        "label",
+        "preset",
         "kernel",
         "fs",
         "IOPS",
@@ -55,21 +56,21 @@ pub fn runs_table(rows: &[RunRow]) -> String {
         "fl/sync"
     );
     for r in rows {
-        let name = match (&r.preset, &r.label) {
-            (Some(p), Some(l)) => format!("{p}/{l}"),
-            (Some(p), None) => p.clone(),
-            (None, Some(l)) => l.clone(),
-            (None, None) => r.kind.clone(),
+        let preset = match (&r.preset, r.preset_scale) {
+            (Some(p), Some(s)) if s != 1.0 => format!("{p} ×{s}"),
+            (Some(p), _) => p.clone(),
+            (None, _) => r.kind.clone(),
         };
         let _ = writeln!(
             out,
-            "{:>5}  {:<16}  {:<11}  {:<18}  {:<14}  {:<7}  {:>9}  {:>11}  {:>10}  {:>7}",
+            "{:>5}  {:<16}  {:<11}  {:<14}  {:<22}  {:<14}  {:<6}  {:>9}  {:>12}  {:>10}  {:>7}",
             r.id,
             fmt_utc_ms(r.created_at_ms),
             r.status.as_str(),
-            truncate(&name, 18),
+            truncate(r.label.as_deref().unwrap_or("-"), 14),
+            truncate(&preset, 22),
             truncate(r.kernel_release.as_deref().unwrap_or("-"), 14),
-            truncate(r.fs_type.as_deref().unwrap_or("-"), 7),
+            truncate(r.fs_type.as_deref().unwrap_or("-"), 6),
             opt_f(r.iops, 0),
             r.mib_per_sec
                 .map(fmt_bytes_per_sec)
