@@ -6,7 +6,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use anyhow::anyhow;
-use clap::{Args, ValueEnum};
+use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::{CliError, EXIT_CANCELLED, EXIT_FAILED, open_store};
@@ -49,12 +49,12 @@ pub struct RunArgs {
     /// Bytes each thread writes (default: the file size).
     #[arg(long, value_parser = parse_size_arg)]
     pub io_size: Option<u64>,
-    /// Block order.
-    #[arg(long, value_enum)]
-    pub pattern: Option<PatternArg>,
-    /// Sync call.
-    #[arg(long, value_enum)]
-    pub sync: Option<SyncArg>,
+    /// Block order: seq or rand (every block once per pass).
+    #[arg(long, value_parser = str::parse::<Pattern>)]
+    pub pattern: Option<Pattern>,
+    /// Sync call: fsync, fdatasync, sync_file_range or none.
+    #[arg(long, value_parser = str::parse::<SyncMethod>)]
+    pub sync: Option<SyncMethod>,
     /// Writes between two syncs, per thread.
     #[arg(long)]
     pub sync_every: Option<u32>,
@@ -70,9 +70,9 @@ pub struct RunArgs {
     /// Stop after N writes in total, shared by all threads (sysbench --max-requests).
     #[arg(long)]
     pub requests: Option<u64>,
-    /// File preparation before timing.
-    #[arg(long, value_enum)]
-    pub prepare: Option<PrepareArg>,
+    /// File preparation before timing: sparse, fallocate or fill.
+    #[arg(long, value_parser = str::parse::<Prepare>)]
+    pub prepare: Option<Prepare>,
     /// Sync every file once more when a thread finishes (fio end_fsync).
     #[arg(long)]
     pub final_sync: bool,
@@ -85,40 +85,6 @@ pub struct RunArgs {
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
-}
-
-/// `--pattern`.
-#[derive(Clone, Copy, Debug, ValueEnum)]
-pub enum PatternArg {
-    /// Sequential.
-    Seq,
-    /// Random, every block once per pass.
-    Rand,
-}
-
-/// `--sync`.
-#[derive(Clone, Copy, Debug, ValueEnum)]
-pub enum SyncArg {
-    /// fsync(2).
-    Fsync,
-    /// fdatasync(2).
-    Fdatasync,
-    /// sync_file_range(2) write + wait.
-    #[value(name = "sync_file_range")]
-    SyncFileRange,
-    /// No sync call.
-    None,
-}
-
-/// `--prepare`.
-#[derive(Clone, Copy, Debug, ValueEnum)]
-pub enum PrepareArg {
-    /// Sparse file (ftruncate).
-    Sparse,
-    /// fallocate.
-    Fallocate,
-    /// Written and synced before timing.
-    Fill,
 }
 
 fn parse_size_arg(text: &str) -> Result<u64, String> {
@@ -156,18 +122,10 @@ pub fn build_spec(args: &RunArgs) -> Result<(WorkloadSpec, Option<String>, Optio
         spec.io_size = Some(v);
     }
     if let Some(v) = args.pattern {
-        spec.pattern = match v {
-            PatternArg::Seq => Pattern::Seq,
-            PatternArg::Rand => Pattern::Rand,
-        };
+        spec.pattern = v;
     }
     if let Some(v) = args.sync {
-        spec.sync = match v {
-            SyncArg::Fsync => SyncMethod::Fsync,
-            SyncArg::Fdatasync => SyncMethod::Fdatasync,
-            SyncArg::SyncFileRange => SyncMethod::SyncFileRange,
-            SyncArg::None => SyncMethod::None,
-        };
+        spec.sync = v;
     }
     if let Some(v) = args.sync_every {
         spec.sync_every = v;
@@ -178,18 +136,19 @@ pub fn build_spec(args: &RunArgs) -> Result<(WorkloadSpec, Option<String>, Optio
     if let Some(v) = args.shared_files {
         spec.shared_files = Some(v);
     }
+    // A stop rule given on the command line replaces the preset's.
     if let Some(v) = args.duration {
         spec.duration_s = Some(v);
+        spec.requests = None;
     }
     if let Some(v) = args.requests {
         spec.requests = Some(v);
+        if args.duration.is_none() {
+            spec.duration_s = None;
+        }
     }
     if let Some(v) = args.prepare {
-        spec.prepare = match v {
-            PrepareArg::Sparse => Prepare::Sparse,
-            PrepareArg::Fallocate => Prepare::Fallocate,
-            PrepareArg::Fill => Prepare::Fill,
-        };
+        spec.prepare = v;
     }
     if args.final_sync {
         spec.final_sync = true;
@@ -214,6 +173,7 @@ pub fn execute(db: &Option<PathBuf>, args: RunArgs) -> Result<u8, CliError> {
         preset_scale,
         experiment_id: None,
         keep_files: args.keep,
+        quiet: None,
     };
     let cancel = CancelToken::new();
     let on_interrupt = cancel.clone();
@@ -227,28 +187,43 @@ pub fn execute(db: &Option<PathBuf>, args: RunArgs) -> Result<u8, CliError> {
     drop(tx);
     let _ = progress.join();
 
-    let result = outcome.map_err(|e| {
-        let usage = e.is_usage();
-        let err = anyhow::Error::new(e);
-        if usage {
-            CliError::usage(err)
-        } else {
-            CliError::failed(err)
+    let result = match outcome {
+        Ok(result) => result,
+        Err(lab::LabError::NotStored { result, source }) => {
+            // Show the measurement even though the database refused it.
+            print_result(&result, args.json)?;
+            return Err(CliError::failed(anyhow!(
+                "the run was measured but could not be stored: {source}"
+            )));
         }
-    })?;
-    if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&report::run_json(&result)).map_err(CliError::failed)?
-        );
-    } else {
-        print!("{}", report::summary_text(&result));
-    }
+        Err(e) => {
+            let usage = e.is_usage();
+            let err = anyhow::Error::new(e);
+            return Err(if usage {
+                CliError::usage(err)
+            } else {
+                CliError::failed(err)
+            });
+        }
+    };
+    print_result(&result, args.json)?;
     Ok(match result.status {
         RunStatus::Finished => 0,
         RunStatus::Cancelled => EXIT_CANCELLED,
         _ => EXIT_FAILED,
     })
+}
+
+fn print_result(result: &crate::metrics::RunResult, json: bool) -> Result<(), CliError> {
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report::run_json(result)).map_err(CliError::failed)?
+        );
+    } else {
+        print!("{}", report::summary_text(result));
+    }
+    Ok(())
 }
 
 /// Draws the progress bar on stderr from engine events until the channel closes.

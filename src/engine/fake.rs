@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use super::CancelToken;
 use super::file::{Backend, Clock, SyncFile};
 use crate::spec::{OpenFlags, Prepare, SyncMethod};
 
@@ -22,6 +23,12 @@ pub struct FakeBackend {
     pub fail_after_writes: Option<(u64, i32)>,
     /// Fail every open with this errno (e.g. EINVAL for O_DIRECT unsupported).
     pub open_errno: Option<i32>,
+    /// Fail only the opens of this worker thread (with `open_errno`, default EMFILE).
+    pub open_fail_thread: Option<u32>,
+    /// Panic in the write after this many writes in total (simulates a bug in a worker).
+    pub panic_after_writes: Option<u64>,
+    /// Nanoseconds every clock read adds (catches work counted inside a timed interval).
+    pub tick_per_read_ns: u64,
     clocks: Mutex<HashMap<u32, Arc<AtomicU64>>>,
     total_writes: Arc<AtomicU64>,
     created: Mutex<Vec<PathBuf>>,
@@ -61,22 +68,29 @@ pub struct FakeFile {
     syncs: usize,
     total_writes: Arc<AtomicU64>,
     fail_after_writes: Option<(u64, i32)>,
+    panic_after_writes: Option<u64>,
 }
 
 /// The per-thread fake clock.
 #[derive(Debug, Clone)]
 pub struct FakeClock {
     now: Arc<AtomicU64>,
+    tick_ns: u64,
 }
 
 impl Clock for FakeClock {
     fn now_ns(&self) -> u64 {
-        self.now.load(Ordering::Relaxed)
+        self.now.fetch_add(self.tick_ns, Ordering::Relaxed)
     }
 }
 
 impl SyncFile for FakeFile {
     fn write_at(&mut self, _buf: &[u8], _offset: u64) -> io::Result<()> {
+        if let Some(after) = self.panic_after_writes
+            && self.total_writes.load(Ordering::Relaxed) >= after
+        {
+            panic!("scripted worker panic (test)");
+        }
         if let Some((after, errno)) = self.fail_after_writes
             && self.total_writes.load(Ordering::Relaxed) >= after
         {
@@ -109,7 +123,17 @@ impl Backend for FakeBackend {
     type File = FakeFile;
     type Clock = FakeClock;
 
-    fn create(&self, path: &Path, _size: u64, _prepare: Prepare) -> io::Result<()> {
+    fn create(
+        &self,
+        path: &Path,
+        _size: u64,
+        _prepare: Prepare,
+        _seed: u64,
+        cancel: &CancelToken,
+    ) -> io::Result<()> {
+        if cancel.is_cancelled() {
+            return Err(io::Error::from(io::ErrorKind::Interrupted));
+        }
         self.created
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -118,8 +142,12 @@ impl Backend for FakeBackend {
     }
 
     fn open(&self, _path: &Path, _flags: OpenFlags, thread: u32) -> io::Result<FakeFile> {
-        if let Some(errno) = self.open_errno {
-            return Err(io::Error::from_raw_os_error(errno));
+        match (self.open_fail_thread, self.open_errno) {
+            (Some(t), errno) if t == thread => {
+                return Err(io::Error::from_raw_os_error(errno.unwrap_or(libc::EMFILE)));
+            }
+            (None, Some(errno)) => return Err(io::Error::from_raw_os_error(errno)),
+            _ => {}
         }
         Ok(FakeFile {
             clock: self.clock_cell(thread),
@@ -129,12 +157,14 @@ impl Backend for FakeBackend {
             syncs: 0,
             total_writes: self.total_writes.clone(),
             fail_after_writes: self.fail_after_writes,
+            panic_after_writes: self.panic_after_writes,
         })
     }
 
     fn clock(&self, thread: u32) -> FakeClock {
         FakeClock {
             now: self.clock_cell(thread),
+            tick_ns: self.tick_per_read_ns,
         }
     }
 }

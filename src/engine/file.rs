@@ -8,6 +8,7 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::Path;
 
+use super::CancelToken;
 use crate::spec::{OpenFlags, Prepare, SyncMethod};
 
 /// A file the engine writes and syncs. Implementations do no allocation per call.
@@ -31,8 +32,17 @@ pub trait Backend: Sync {
     /// The clock workers time with.
     type Clock: Clock + Send;
 
-    /// Creates a new file (O_CREAT | O_EXCL | O_NOFOLLOW, mode 0600) and prepares it.
-    fn create(&self, path: &Path, size: u64, prepare: Prepare) -> io::Result<()>;
+    /// Creates a new file (O_CREAT | O_EXCL | O_NOFOLLOW, mode 0600), prepares it and
+    /// fsyncs it, so preparation is not paid for by the first timed sync. `seed` picks the
+    /// fill data; a cancel during a long fill returns `ErrorKind::Interrupted`.
+    fn create(
+        &self,
+        path: &Path,
+        size: u64,
+        prepare: Prepare,
+        seed: u64,
+        cancel: &CancelToken,
+    ) -> io::Result<()>;
     /// Opens an existing test file for worker `thread` with the given flags (O_NOFOLLOW always).
     fn open(&self, path: &Path, flags: OpenFlags, thread: u32) -> io::Result<Self::File>;
     /// The clock of worker `thread`.
@@ -113,7 +123,14 @@ impl Backend for RealBackend {
     type File = RealFile;
     type Clock = RealClock;
 
-    fn create(&self, path: &Path, size: u64, prepare: Prepare) -> io::Result<()> {
+    fn create(
+        &self,
+        path: &Path,
+        size: u64,
+        prepare: Prepare,
+        seed: u64,
+        cancel: &CancelToken,
+    ) -> io::Result<()> {
         let file = OpenOptions::new()
             .write(true)
             .create_new(true)
@@ -132,17 +149,20 @@ impl Backend for RealBackend {
                 }
             }
             Prepare::Fill => {
-                let chunk = fill_pattern(1 << 20, size);
+                let mut chunk = fill_pattern(1 << 20, seed);
                 let mut offset = 0u64;
                 while offset < size {
+                    if cancel.is_cancelled() {
+                        return Err(io::Error::from(io::ErrorKind::Interrupted));
+                    }
                     let n = (size - offset).min(chunk.len() as u64) as usize;
+                    chunk[..8].copy_from_slice(&offset.to_le_bytes());
                     file.write_all_at(&chunk[..n], offset)?;
                     offset += n as u64;
                 }
-                file.sync_all()?;
             }
         }
-        Ok(())
+        file.sync_all()
     }
 
     fn open(&self, path: &Path, flags: OpenFlags, _thread: u32) -> io::Result<RealFile> {
@@ -186,7 +206,7 @@ pub const BUFFER_ALIGN: usize = 4096;
 impl AlignedBuf {
     /// A buffer of `len` bytes (len > 0) aligned to [`BUFFER_ALIGN`], holding `fill_pattern(len, seed)`.
     pub fn new(len: usize, seed: u64) -> Self {
-        let layout = std::alloc::Layout::from_size_align(len.max(1), BUFFER_ALIGN)
+        let layout = std::alloc::Layout::from_size_align(len.max(16), BUFFER_ALIGN)
             .expect("block size is validated to at most 64 MiB");
         // SAFETY: layout has a non-zero size.
         let raw = unsafe { std::alloc::alloc(layout) };
@@ -197,6 +217,15 @@ impl AlignedBuf {
         buf.as_mut_slice()
             .copy_from_slice(&fill_pattern(len.max(1), seed));
         buf
+    }
+
+    /// Writes two words into the first 16 bytes (blocks are at least 512 bytes), so each
+    /// write carries different data.
+    #[inline(always)]
+    pub fn stamp(&mut self, a: u64, b: u64) {
+        let bytes = self.as_mut_slice();
+        bytes[..8].copy_from_slice(&a.to_le_bytes());
+        bytes[8..16].copy_from_slice(&b.to_le_bytes());
     }
 
     /// The bytes.
@@ -234,9 +263,14 @@ mod tests {
     fn real_file_round_trip_in_a_temp_dir() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f");
-        RealBackend.create(&path, 16384, Prepare::Sparse).unwrap();
+        let c = CancelToken::new();
+        RealBackend
+            .create(&path, 16384, Prepare::Sparse, 1, &c)
+            .unwrap();
         assert!(
-            RealBackend.create(&path, 16384, Prepare::Sparse).is_err(),
+            RealBackend
+                .create(&path, 16384, Prepare::Sparse, 1, &c)
+                .is_err(),
             "O_EXCL"
         );
         let mut f = RealBackend.open(&path, OpenFlags::default(), 0).unwrap();
@@ -263,7 +297,11 @@ mod tests {
         std::fs::write(&real, b"x").unwrap();
         let link = dir.path().join("link");
         std::os::unix::fs::symlink(&real, &link).unwrap();
-        assert!(RealBackend.create(&link, 4096, Prepare::Sparse).is_err());
+        assert!(
+            RealBackend
+                .create(&link, 4096, Prepare::Sparse, 1, &CancelToken::new())
+                .is_err()
+        );
         assert!(RealBackend.open(&link, OpenFlags::default(), 0).is_err());
     }
 }

@@ -7,6 +7,7 @@
 
 mod fake;
 mod file;
+mod gate;
 mod offsets;
 mod sampler;
 mod scratch;
@@ -21,16 +22,17 @@ pub use offsets::BlockOrder;
 pub use scratch::{ScratchDir, check_target, describe_io_error, free_bytes};
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
-use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::metrics::{DeviceAccounting, DeviceCounters, LatencyHistogram, RunResult, RunStatus};
 use crate::probe::{BlockStat, SystemInfo};
 use crate::spec::{SpecError, StopRule, WorkloadSpec, format_size};
+use gate::{ArrivalGuard, StartGate};
 use sampler::Sampler;
-use worker::{Live, Shared, WorkerPlan, run_worker};
+use worker::{Live, Padded, Shared, WorkerPlan, run_worker};
 
 /// Why a run could not start (nothing was measured).
 #[derive(Debug, thiserror::Error)]
@@ -41,18 +43,25 @@ pub enum EngineError {
     /// The target cannot be used; the message names the problem and the fix.
     #[error("{0}")]
     Target(String),
-    /// Creating or preparing the test files failed.
+    /// Creating or preparing the test files failed, or threads could not be started.
     #[error("{0}")]
     Prepare(String),
-    /// Cancelled before the timed part started.
-    #[error("cancelled before the run started")]
-    Cancelled,
+    /// A test file could not be opened with the requested flags (O_DIRECT unsupported,
+    /// too many open files...); nothing was timed.
+    #[error("{0}")]
+    Open(String),
+    /// A bug: a worker thread panicked.
+    #[error("{0}")]
+    Internal(String),
 }
 
 impl EngineError {
     /// True when the user's input is at fault (exit code 2), not the run.
     pub fn is_usage(&self) -> bool {
-        matches!(self, EngineError::Spec(_) | EngineError::Target(_))
+        matches!(
+            self,
+            EngineError::Spec(_) | EngineError::Target(_) | EngineError::Open(_)
+        )
     }
 }
 
@@ -79,7 +88,7 @@ pub enum EngineEvent {
     },
     /// One interval sample.
     Interval(crate::metrics::IntervalSample),
-    /// The run ended.
+    /// The run ended and was stored (sent by [`crate::lab::execute`] on every path).
     Finished {
         /// Store id of the run.
         run_id: i64,
@@ -174,10 +183,10 @@ fn run_in_scratch<B: Backend>(
         && needed > free
     {
         warnings.push(format!(
-                "the test files need up to {} but {} is free on the target; the run may stop with 'no space left'",
-                format_size(needed),
-                format_size(free)
-            ));
+            "the test files need up to {} but {} is free on the target; the run may stop with 'no space left'",
+            format_size(needed),
+            format_size(free)
+        ));
     }
     let _ = events.send(EngineEvent::Preparing {
         files: file_count,
@@ -186,9 +195,6 @@ fn run_in_scratch<B: Backend>(
     let shared_mode = spec.shared_files.is_some();
     let mut paths = Vec::with_capacity(file_count as usize);
     for i in 0..file_count {
-        if cancel.is_cancelled() {
-            return Err(EngineError::Cancelled);
-        }
         let name = if shared_mode {
             format!("shared-{i}.dat")
         } else {
@@ -199,10 +205,24 @@ fn run_in_scratch<B: Backend>(
             crate::spec::Prepare::Fallocate => "fallocate",
             _ => "prepare",
         };
-        backend
-            .create(&path, spec.file_size, spec.prepare)
-            .map_err(|e| EngineError::Prepare(describe_io_error(op, &path, None, &e)))?;
-        paths.push(path);
+        match backend.create(
+            &path,
+            spec.file_size,
+            spec.prepare,
+            spec.seed ^ u64::from(i),
+            cancel,
+        ) {
+            Ok(()) => paths.push(path),
+            Err(_) if cancel.is_cancelled() => {
+                return Ok(empty_result(spec, ctx, RunStatus::Cancelled, warnings));
+            }
+            Err(e) => return Err(EngineError::Prepare(describe_io_error(op, &path, None, &e))),
+        }
+    }
+    // Make the new directory entries durable too, so the first timed fsync does not pay
+    // for creating the files.
+    if let Ok(dir) = std::fs::File::open(scratch.path()) {
+        let _ = dir.sync_all();
     }
 
     let total_blocks = spec.blocks_per_file() * u64::from(file_count);
@@ -225,14 +245,14 @@ fn run_in_scratch<B: Backend>(
         .collect();
     let stop_rule = spec.stop_rule();
     let shared = Shared {
-        stop: AtomicBool::new(false),
-        remaining: AtomicI64::new(match stop_rule {
+        stop: Padded(AtomicBool::new(false)),
+        remaining: Padded(AtomicI64::new(match stop_rule {
             StopRule::TotalRequests(n) => i64::try_from(n).unwrap_or(i64::MAX),
             _ => 0,
-        }),
+        })),
     };
     let lives: Vec<Live> = (0..spec.threads).map(|_| Live::default()).collect();
-    let barrier = Barrier::new(spec.threads as usize + 1);
+    let gate = StartGate::new();
     let device = ctx.system.device.as_ref();
     let before: Result<BlockStat, String> = match device {
         Some(d) => crate::probe::read_blockstat(d).map_err(|e| e.to_string()),
@@ -240,7 +260,7 @@ fn run_in_scratch<B: Backend>(
             .system
             .device_note
             .clone()
-            .unwrap_or_else(|| "no block device found under the target".into())),
+            .unwrap_or_else(|| NO_DEVICE.into())),
     };
     let mut sampler = Sampler::new(
         &lives,
@@ -257,21 +277,40 @@ fn run_in_scratch<B: Backend>(
     let (done_tx, done_rx) = mpsc::channel::<()>();
     let mut started_at_ms = 0i64;
     let mut cancelled = false;
-    let outputs = std::thread::scope(|scope| {
-        let handles: Vec<_> = plans
-            .into_iter()
-            .map(|plan| {
-                let done = done_tx.clone();
-                let (shared, lives, barrier) = (&shared, &lives, &barrier);
-                let live = &lives[plan.thread as usize];
-                scope.spawn(move || {
-                    let out = run_worker(backend, spec, plan, shared, live, barrier);
-                    let _ = done.send(());
-                    out
-                })
-            })
-            .collect();
-        barrier.wait();
+    let mut spawn_error = None;
+    let joined = std::thread::scope(|scope| {
+        let mut handles = Vec::with_capacity(plans.len());
+        for plan in plans {
+            let done = done_tx.clone();
+            let (shared, gate) = (&shared, &gate);
+            let live = &lives[plan.thread as usize];
+            let spawned = std::thread::Builder::new()
+                .name(format!("fsynclab-w{}", plan.thread))
+                .spawn_scoped(scope, move || {
+                    let mut guard = ArrivalGuard {
+                        gate,
+                        arrived: false,
+                        done,
+                    };
+                    run_worker(backend, spec, plan, shared, live, gate, &mut guard.arrived)
+                });
+            match spawned {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    spawn_error = Some(e);
+                    break;
+                }
+            }
+        }
+        // Only the workers hold senders now: when they are all gone, recv reports it.
+        drop(done_tx);
+        gate.wait_for(handles.len());
+        if spawn_error.is_some() || shared.stop.0.load(Ordering::Relaxed) || cancel.is_cancelled() {
+            cancelled = cancel.is_cancelled();
+            gate.abort();
+            return handles.into_iter().map(|h| h.join()).collect::<Vec<_>>();
+        }
+        gate.open();
         let start = Instant::now();
         started_at_ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -288,11 +327,10 @@ fn run_in_scratch<B: Backend>(
         });
         let tick = Duration::from_millis(spec.interval_ms);
         let mut next_tick = start + tick;
-        let mut finished = 0usize;
-        while finished < handles.len() {
+        loop {
             let wait = next_tick.saturating_duration_since(Instant::now());
             match done_rx.recv_timeout(wait) {
-                Ok(()) => finished += 1,
+                Ok(()) => {}
                 Err(RecvTimeoutError::Timeout) => {
                     let sample = sampler.sample(start.elapsed());
                     let _ = events.send(EngineEvent::Interval(sample));
@@ -302,7 +340,7 @@ fn run_in_scratch<B: Backend>(
             }
             if !cancelled && cancel.is_cancelled() {
                 cancelled = true;
-                shared.stop.store(true, Ordering::Relaxed);
+                shared.stop.0.store(true, Ordering::Relaxed);
             }
         }
         let last = sampler.sample(start.elapsed());
@@ -314,51 +352,82 @@ fn run_in_scratch<B: Backend>(
     });
     let after = device.map(crate::probe::read_blockstat);
 
-    let mut outs = Vec::with_capacity(outputs.len());
-    for joined in outputs {
-        match joined {
+    if let Some(e) = spawn_error {
+        return Err(EngineError::Prepare(format!(
+            "cannot start {} worker threads ({e}); lower --threads",
+            spec.threads
+        )));
+    }
+    let mut outs = Vec::with_capacity(joined.len());
+    for j in joined {
+        match j {
             Ok(out) => outs.push(out),
             Err(_) => {
-                return Err(EngineError::Prepare(
+                return Err(EngineError::Internal(
                     "a worker thread panicked; this is a bug in fsynclab, please report it".into(),
                 ));
             }
         }
     }
+    if let Some(message) = outs.iter().find_map(|o| o.open_error.clone()) {
+        return Err(EngineError::Open(message));
+    }
+    if cancelled && !outs.iter().any(|o| o.started) {
+        return Ok(empty_result(spec, ctx, RunStatus::Cancelled, warnings));
+    }
+
     let mut write_lat = LatencyHistogram::new();
     let mut sync_lat = LatencyHistogram::new();
     let (mut writes, mut syncs, mut bytes) = (0, 0, 0);
-    let start_ns = outs.iter().map(|o| o.start_ns).min().unwrap_or(0);
-    let end_ns = outs.iter().map(|o| o.end_ns).max().unwrap_or(0);
+    let ran = || outs.iter().filter(|o| o.started);
+    let start_ns = ran().map(|o| o.start_ns).min().unwrap_or(0);
+    let end_ns = ran().map(|o| o.end_ns).max().unwrap_or(start_ns);
     let mut threads = Vec::with_capacity(outs.len());
     let mut error = None;
-    for out in outs {
+    for out in &outs {
         write_lat.merge(&out.write_lat);
         sync_lat.merge(&out.sync_lat);
         writes += out.stats.writes;
         syncs += out.stats.syncs;
         bytes += out.stats.bytes;
         if error.is_none() {
-            error = out.error;
+            error = out.error.clone();
         }
-        let mut stats = out.stats;
-        stats.wall_ns = out.end_ns.saturating_sub(start_ns);
+        let mut stats = out.stats.clone();
+        stats.wall_ns = if out.started {
+            out.end_ns.saturating_sub(start_ns)
+        } else {
+            0
+        };
         threads.push(stats);
     }
     let device_accounting = match (before, after, device) {
-        (Ok(before), Some(Ok(after)), Some(d)) => DeviceAccounting::Measured {
-            counters: DeviceCounters {
-                device: d.name.clone(),
-                before,
-                after,
-            },
-        },
+        (Ok(mut before), Some(Ok(mut after)), Some(d)) => {
+            if !counts_flushes(&d.name) {
+                // Bio-based stacking drivers pass flushes down without counting them: a 0
+                // would look like perfect group commit. Say "not reported" instead.
+                before.flush_ios = None;
+                after.flush_ios = None;
+                warnings.push(format!(
+                    "{} is a device-mapper/md device: its flush counter stays 0 (flushes are counted on \
+                     the disks below it), so flushes per sync are not measured",
+                    d.name
+                ));
+            }
+            DeviceAccounting::Measured {
+                counters: DeviceCounters {
+                    device: d.name.clone(),
+                    before,
+                    after,
+                },
+            }
+        }
         (Err(reason), _, _) => DeviceAccounting::Unavailable { reason },
         (_, Some(Err(e)), _) => DeviceAccounting::Unavailable {
             reason: e.to_string(),
         },
         _ => DeviceAccounting::Unavailable {
-            reason: "no block device found under the target".into(),
+            reason: NO_DEVICE.into(),
         },
     };
     let status = if error.is_some() {
@@ -385,7 +454,49 @@ fn run_in_scratch<B: Backend>(
         threads,
         device: device_accounting,
         warnings,
+        noise: None,
     })
+}
+
+const NO_DEVICE: &str = "no block device found under the target";
+
+/// Whether the device's stat file counts flushes (request-based queues do; device-mapper
+/// and md pass them to the disks below).
+fn counts_flushes(name: &str) -> bool {
+    !(name.starts_with("dm-") || name.starts_with("md"))
+}
+
+/// A result with nothing measured (a run cancelled before its timed part).
+fn empty_result(
+    spec: &WorkloadSpec,
+    ctx: &RunContext,
+    status: RunStatus,
+    warnings: Vec<String>,
+) -> RunResult {
+    RunResult {
+        id: ctx.run_id,
+        status,
+        error: None,
+        spec: spec.clone(),
+        system: ctx.system.clone(),
+        started_at_ms: SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_millis() as i64)
+            .unwrap_or_default(),
+        wall_ns: 0,
+        writes: 0,
+        syncs: 0,
+        bytes: 0,
+        write_lat: LatencyHistogram::new(),
+        sync_lat: LatencyHistogram::new(),
+        intervals: Vec::new(),
+        threads: Vec::new(),
+        device: DeviceAccounting::Unavailable {
+            reason: "cancelled before the run started".into(),
+        },
+        warnings,
+        noise: None,
+    }
 }
 
 #[cfg(test)]

@@ -170,8 +170,11 @@ pub fn describe_io_error(op: &str, file: &Path, offset: Option<u64>, e: &io::Err
         Some(libc::EIO) => format!(
             "I/O error during {op} of {shown}{at}; the device reported a failure, check dmesg"
         ),
-        Some(libc::EINVAL) if op == "open" => format!(
-            "the filesystem refused to open {shown} with these flags (O_DIRECT unsupported?); remove 'direct' from --open-flags"
+        Some(libc::EINVAL) if op == "open with O_DIRECT" => format!(
+            "the filesystem refused to open {shown} with O_DIRECT (EINVAL: direct I/O unsupported); remove 'direct' from --open-flags"
+        ),
+        Some(libc::EMFILE) | Some(libc::ENFILE) => format!(
+            "too many open files opening {shown}; lower --threads or --shared-files, or raise the limit (ulimit -n)"
         ),
         Some(libc::EINVAL) if op == "write" => format!(
             "the kernel refused a write to {shown}{at} (EINVAL): with O_DIRECT the block size must be a multiple of the device's logical block size; use --bs 4k"
@@ -239,7 +242,10 @@ mod tests {
         let enospc = io::Error::from_raw_os_error(libc::ENOSPC);
         assert!(describe_io_error("write", p, Some(4096), &enospc).contains("lower --file-size"));
         let einval = io::Error::from_raw_os_error(libc::EINVAL);
-        assert!(describe_io_error("open", p, None, &einval).contains("remove 'direct'"));
+        assert!(
+            describe_io_error("open with O_DIRECT", p, None, &einval).contains("remove 'direct'")
+        );
+        assert!(!describe_io_error("open", p, None, &einval).contains("direct"));
         let erofs = io::Error::from_raw_os_error(libc::EROFS);
         assert!(describe_dir_error(Path::new("/mnt/x"), &erofs).contains("read-only"));
         let eacces = io::Error::from_raw_os_error(libc::EACCES);

@@ -98,14 +98,28 @@ fn sync_every_n_and_final_sync() {
     };
     let (tx, _rx) = mpsc::channel();
     let r = run_with(&fake, &spec, &ctx(dir.path()), &tx, &CancelToken::new()).unwrap();
-    // 10 writes: syncs after write 4 and 8, plus the final one.
+    // 10 writes: syncs after write 4 and 8, plus the final fsync for the 2 pending writes.
     assert_eq!((r.writes, r.syncs), (10, 3));
+    // fio's end_fsync: buffered writes get one final fsync per file.
     let none = WorkloadSpec {
         sync: SyncMethod::None,
-        final_sync: true,
-        ..spec
+        ..spec.clone()
     };
     let r = run_with(&fake, &none, &ctx(dir.path()), &tx, &CancelToken::new()).unwrap();
+    assert_eq!((r.writes, r.syncs), (10, 1));
+    // Nothing pending (sync after every write): no extra sync.
+    let every = WorkloadSpec {
+        sync_every: 1,
+        ..spec.clone()
+    };
+    let r = run_with(&fake, &every, &ctx(dir.path()), &tx, &CancelToken::new()).unwrap();
+    assert_eq!((r.writes, r.syncs), (10, 10));
+    let plain = WorkloadSpec {
+        sync: SyncMethod::None,
+        final_sync: false,
+        ..spec
+    };
+    let r = run_with(&fake, &plain, &ctx(dir.path()), &tx, &CancelToken::new()).unwrap();
     assert_eq!((r.writes, r.syncs), (10, 0));
 }
 
@@ -183,10 +197,17 @@ fn open_failure_is_explained_and_does_not_hang() {
         ..spec()
     };
     let (tx, _rx) = mpsc::channel();
-    let r = run_with(&fake, &spec, &ctx(dir.path()), &tx, &CancelToken::new()).unwrap();
-    assert_eq!(r.status, RunStatus::Failed);
-    assert!(r.error.unwrap().contains("remove 'direct'"));
-    assert_eq!(r.writes, 0);
+    let spec = WorkloadSpec {
+        open_flags: crate::spec::OpenFlags {
+            direct: true,
+            ..Default::default()
+        },
+        ..spec
+    };
+    let e = run_with(&fake, &spec, &ctx(dir.path()), &tx, &CancelToken::new()).unwrap_err();
+    assert!(e.is_usage(), "bad flags for this filesystem are bad input");
+    assert!(e.to_string().contains("remove 'direct'"), "{e}");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
 
 #[test]
@@ -211,10 +232,11 @@ fn cancel_stops_a_long_run_with_its_data() {
     assert!(r.writes > 0 && r.syncs > 0);
     assert!(!r.intervals.is_empty());
 
+    // Cancelled while preparing: a cancelled run with nothing measured, not an error.
     let cancel = CancelToken::new();
     cancel.cancel();
-    let e = run_with(&fake, &spec, &ctx(dir.path()), &tx, &cancel).unwrap_err();
-    assert!(matches!(e, EngineError::Cancelled));
+    let r = run_with(&fake, &spec, &ctx(dir.path()), &tx, &cancel).unwrap();
+    assert_eq!((r.status, r.writes), (RunStatus::Cancelled, 0));
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
 
@@ -287,4 +309,70 @@ fn real_short_runs_in_a_temp_dir() {
     let kept = dir.path().join("fsynclab-1/thread-0.dat");
     assert_eq!(std::fs::metadata(&kept).unwrap().len(), 16 * 4096);
     assert!(r.warnings.iter().any(|w| w.contains("--keep")));
+}
+
+/// Runs `f` on a thread and fails the test if it does not return within `secs`.
+fn within<T: Send + 'static>(secs: u64, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(Duration::from_secs(secs))
+        .expect("the engine hung")
+}
+
+#[test]
+fn one_worker_failing_to_open_stops_the_run_cleanly() {
+    let r = within(20, || {
+        let dir = tempfile::tempdir().unwrap();
+        let mut fake = FakeBackend::new(vec![1_000], vec![1_000]);
+        fake.open_fail_thread = Some(2);
+        let spec = WorkloadSpec {
+            threads: 4,
+            ..spec()
+        };
+        let (tx, _rx) = mpsc::channel();
+        run_with(&fake, &spec, &ctx(dir.path()), &tx, &CancelToken::new())
+    });
+    let e = r.unwrap_err();
+    assert!(e.is_usage());
+    assert!(e.to_string().contains("too many open files"), "{e}");
+}
+
+#[test]
+fn a_panicking_worker_does_not_hang_the_run() {
+    let r = within(20, || {
+        let dir = tempfile::tempdir().unwrap();
+        let mut fake = FakeBackend::new(vec![1_000], vec![1_000]);
+        fake.panic_after_writes = Some(10);
+        let spec = WorkloadSpec {
+            threads: 3,
+            ..spec()
+        };
+        let (tx, _rx) = mpsc::channel();
+        run_with(&fake, &spec, &ctx(dir.path()), &tx, &CancelToken::new()).map(|r| r.status)
+    });
+    let e = r.unwrap_err();
+    assert!(matches!(e, EngineError::Internal(_)), "{e}");
+}
+
+#[test]
+fn timed_intervals_hold_only_the_call() {
+    // Every clock read advances 1 ns: a latency is exactly the scripted call time plus one
+    // read, so any work moved inside a timed interval changes these numbers.
+    let dir = tempfile::tempdir().unwrap();
+    // Both below 2048 ns, where the HDR histogram is exact to the nanosecond.
+    let mut fake = FakeBackend::new(vec![1_000], vec![1_500]);
+    fake.tick_per_read_ns = 1;
+    let spec = WorkloadSpec {
+        threads: 1,
+        io_size: Some(50 * 4096),
+        ..spec()
+    };
+    let (tx, _rx) = mpsc::channel();
+    let r = run_with(&fake, &spec, &ctx(dir.path()), &tx, &CancelToken::new()).unwrap();
+    let (w, s) = (r.write_lat.summary(), r.sync_lat.summary());
+    assert_eq!((w.min_ns, w.max_ns), (1_001, 1_001));
+    assert_eq!((s.min_ns, s.max_ns), (1_501, 1_501));
+    assert_eq!(r.threads[0].busy_ns, 50 * 2_502);
 }

@@ -1,11 +1,11 @@
-//! One worker thread: open its files, wait for the common start, then write and sync in
-//! a loop that does no allocation, locking or formatting between a call and its timing.
+//! One worker thread: open its files, arrive at the start gate, then write and sync in a
+//! loop that does no allocation, locking or formatting between a call and its timing.
 
 use std::path::PathBuf;
-use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 
 use super::file::{AlignedBuf, Backend, Clock, SyncFile};
+use super::gate::StartGate;
 use super::offsets::{BlockOrder, mix};
 use super::scratch::describe_io_error;
 use crate::metrics::{LatencyHistogram, LiveBuckets, ThreadStats, bump};
@@ -23,12 +23,16 @@ pub(super) struct Live {
     pub sync_buckets: LiveBuckets,
 }
 
+/// A value alone on its cache lines (no false sharing with its neighbours).
+#[repr(align(128))]
+pub(super) struct Padded<T>(pub T);
+
 /// State shared by all workers of a run.
 pub(super) struct Shared {
     /// Set on cancel or when any worker fails: every worker stops after its current call.
-    pub stop: AtomicBool,
-    /// Requests left under [`StopRule::TotalRequests`].
-    pub remaining: AtomicI64,
+    pub stop: Padded<AtomicBool>,
+    /// Requests left under [`StopRule::TotalRequests`] (written by every worker).
+    pub remaining: Padded<AtomicI64>,
 }
 
 /// What one worker writes.
@@ -45,20 +49,26 @@ pub(super) struct WorkerOutput {
     pub stats: ThreadStats,
     pub write_lat: LatencyHistogram,
     pub sync_lat: LatencyHistogram,
+    /// Whether it passed the start gate and ran (start/end are meaningful only then).
+    pub started: bool,
     pub start_ns: u64,
     pub end_ns: u64,
+    /// Opening a file failed (the run never started): a usage-type error.
+    pub open_error: Option<String>,
+    /// An I/O error during the run.
     pub error: Option<String>,
 }
 
-/// Runs one worker to its stop condition. Always waits at `barrier` exactly once, even
-/// when opening its files fails, so the other workers and the coordinator never hang.
+/// Runs one worker to its stop condition. `arrived` is set once it has reached the gate,
+/// so the caller's guard knows whether to count it.
 pub(super) fn run_worker<B: Backend>(
     backend: &B,
     spec: &WorkloadSpec,
     plan: WorkerPlan,
     shared: &Shared,
     live: &Live,
-    barrier: &Barrier,
+    gate: &StartGate,
+    arrived: &mut bool,
 ) -> WorkerOutput {
     let clock = backend.clock(plan.thread);
     let mut out = WorkerOutput {
@@ -68,33 +78,40 @@ pub(super) fn run_worker<B: Backend>(
         },
         write_lat: LatencyHistogram::new(),
         sync_lat: LatencyHistogram::new(),
+        started: false,
         start_ns: 0,
         end_ns: 0,
+        open_error: None,
         error: None,
     };
     let opened: Result<Vec<B::File>, String> = plan
         .files
         .iter()
         .map(|p| {
-            backend
-                .open(p, spec.open_flags, plan.thread)
-                .map_err(|e| describe_io_error("open", p, None, &e))
+            backend.open(p, spec.open_flags, plan.thread).map_err(|e| {
+                let op = if spec.open_flags.direct {
+                    "open with O_DIRECT"
+                } else {
+                    "open"
+                };
+                describe_io_error(op, p, None, &e)
+            })
         })
         .collect();
-    let buf = AlignedBuf::new(
+    let mut buf = AlignedBuf::new(
         spec.block_size as usize,
         mix(spec.seed ^ u64::from(plan.thread)),
     );
-    let mut since_sync = vec![0u64; plan.files.len()];
-    barrier.wait();
-    let mut files = match opened {
-        Ok(files) => files,
-        Err(message) => {
-            shared.stop.store(true, Ordering::Relaxed);
-            out.error = Some(message);
-            return out;
-        }
-    };
+    let mut pending = vec![0u64; plan.files.len()];
+    if let Err(message) = &opened {
+        out.open_error = Some(message.clone());
+        shared.stop.0.store(true, Ordering::Relaxed);
+    }
+    *arrived = true;
+    if !gate.arrive_and_wait() {
+        return out;
+    }
+    let Ok(mut files) = opened else { return out };
 
     let block_size = spec.block_size;
     let blocks_per_file = spec.blocks_per_file().max(1);
@@ -117,9 +134,10 @@ pub(super) fn run_worker<B: Backend>(
         StopRule::BytesPerThread(b) => b,
         _ => u64::MAX,
     };
-    let buf = buf.as_slice();
+    let stamp = (u64::from(plan.thread) << 48) ^ mix(spec.seed);
 
     let start = clock.now_ns();
+    out.started = true;
     let deadline = match stop_rule {
         StopRule::Duration(d) => start.saturating_add(d.as_nanos() as u64),
         _ => u64::MAX,
@@ -127,20 +145,24 @@ pub(super) fn run_worker<B: Backend>(
     let (mut writes, mut syncs, mut bytes, mut busy) = (0u64, 0u64, 0u64, 0u64);
     let mut now = start;
     loop {
-        if shared.stop.load(Ordering::Relaxed)
+        if shared.stop.0.load(Ordering::Relaxed)
             || now >= deadline
             || bytes.saturating_add(block_size) > byte_limit
-            || (counted && shared.remaining.fetch_sub(1, Ordering::Relaxed) <= 0)
+            || (counted && shared.remaining.0.fetch_sub(1, Ordering::Relaxed) <= 0)
         {
             break;
         }
         let block = order.next_block();
         let file_index = (block / blocks_per_file) as usize;
         let offset = (block % blocks_per_file) * block_size;
+        // Every block written differs (offset and sequence stamped in), so deduplicating
+        // storage stores what an application would make it store.
+        buf.stamp(offset ^ stamp, writes);
+        let due = sync_every != 0 && pending[file_index] + 1 == sync_every;
         let file = &mut files[file_index];
 
         let t0 = clock.now_ns();
-        let written = file.write_at(buf, offset);
+        let written = file.write_at(buf.as_slice(), offset);
         let t1 = clock.now_ns();
         if let Err(e) = written {
             out.error = Some(describe_io_error(
@@ -151,6 +173,9 @@ pub(super) fn run_worker<B: Backend>(
             ));
             break;
         }
+        let synced = if due { Some(file.sync(method)) } else { None };
+        let t2 = if due { clock.now_ns() } else { t1 };
+
         let write_ns = t1.saturating_sub(t0);
         out.write_lat.record(write_ns);
         live.write_buckets.record(write_ns);
@@ -159,53 +184,50 @@ pub(super) fn run_worker<B: Backend>(
         busy += write_ns;
         bump(&live.writes, 1);
         bump(&live.bytes, block_size);
-        now = t1;
-
-        if sync_every != 0 {
-            let pending = &mut since_sync[file_index];
-            *pending += 1;
-            if *pending == sync_every {
-                *pending = 0;
-                let synced = file.sync(method);
-                let t2 = clock.now_ns();
-                if let Err(e) = synced {
-                    out.error = Some(describe_io_error(
-                        method.as_str(),
-                        &plan.files[file_index],
-                        None,
-                        &e,
-                    ));
-                    break;
-                }
+        pending[file_index] += 1;
+        now = t2;
+        match synced {
+            None => {}
+            Some(Ok(())) => {
+                pending[file_index] = 0;
                 let sync_ns = t2.saturating_sub(t1);
-                out.sync_lat.record(sync_ns);
-                live.sync_buckets.record(sync_ns);
+                record_sync(&mut out.sync_lat, live, sync_ns);
                 syncs += 1;
                 busy += sync_ns;
-                bump(&live.syncs, 1);
-                now = t2;
+            }
+            Some(Err(e)) => {
+                out.error = Some(describe_io_error(
+                    method.as_str(),
+                    &plan.files[file_index],
+                    None,
+                    &e,
+                ));
+                break;
             }
         }
     }
 
-    if spec.final_sync && out.error.is_none() && method != SyncMethod::None && writes > 0 {
-        for (file, path) in files.iter_mut().zip(&plan.files) {
+    // fio's end_fsync: one fsync per file that has unsynced writes, whatever the per-write
+    // sync method, so buffered and sync_file_range runs end durable too.
+    if spec.final_sync && out.error.is_none() {
+        for ((file, path), dirty) in files.iter_mut().zip(&plan.files).zip(&pending) {
+            if *dirty == 0 {
+                continue;
+            }
             let t1 = clock.now_ns();
-            let synced = file.sync(method);
+            let synced = file.sync(SyncMethod::Fsync);
             let t2 = clock.now_ns();
             if let Err(e) = synced {
-                out.error = Some(describe_io_error(method.as_str(), path, None, &e));
+                out.error = Some(describe_io_error("final fsync", path, None, &e));
                 break;
             }
-            out.sync_lat.record(t2 - t1);
-            live.sync_buckets.record(t2 - t1);
+            record_sync(&mut out.sync_lat, live, t2.saturating_sub(t1));
             syncs += 1;
-            busy += t2 - t1;
-            bump(&live.syncs, 1);
+            busy += t2.saturating_sub(t1);
         }
     }
     if out.error.is_some() {
-        shared.stop.store(true, Ordering::Relaxed);
+        shared.stop.0.store(true, Ordering::Relaxed);
     }
     out.start_ns = start;
     out.end_ns = clock.now_ns();
@@ -215,7 +237,14 @@ pub(super) fn run_worker<B: Backend>(
         syncs,
         bytes,
         busy_ns: busy,
-        wall_ns: out.end_ns - start,
+        wall_ns: out.end_ns.saturating_sub(start),
     };
     out
+}
+
+#[inline(always)]
+fn record_sync(hist: &mut LatencyHistogram, live: &Live, sync_ns: u64) {
+    hist.record(sync_ns);
+    live.sync_buckets.record(sync_ns);
+    bump(&live.syncs, 1);
 }

@@ -4,9 +4,10 @@
 
 use std::path::PathBuf;
 use std::sync::mpsc::Sender;
+use std::time::Duration;
 
 use crate::engine::{self, CancelToken, EngineError, EngineEvent, RunContext};
-use crate::metrics::RunResult;
+use crate::metrics::{NoiseInfo, PressureDelta, RunResult};
 use crate::probe;
 use crate::spec::WorkloadSpec;
 use crate::store::{NewRun, Store, StoreError};
@@ -30,7 +31,21 @@ pub struct RunRequest {
     pub experiment_id: Option<i64>,
     /// Keep the test files afterwards.
     pub keep_files: bool,
+    /// Wait for a quiet machine before starting (`--quiet-wait`).
+    pub quiet: Option<QuietWait>,
 }
+
+/// `--quiet-wait S`: wait up to `max_wait` for background CPU below `threshold`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct QuietWait {
+    /// Busy share of all CPUs (0..=1) below which the machine counts as quiet.
+    pub threshold: f64,
+    /// Longest wait.
+    pub max_wait: Duration,
+}
+
+/// Default quiet threshold: 10% of all CPU time busy.
+pub const DEFAULT_QUIET_THRESHOLD: f64 = 0.10;
 
 /// Why a run could not be done or stored.
 #[derive(Debug, thiserror::Error)]
@@ -41,6 +56,14 @@ pub enum LabError {
     /// The database failed.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The run was measured but could not be stored; the result is here to show.
+    #[error("the run was measured but could not be stored: {source}")]
+    NotStored {
+        /// The measurement.
+        result: Box<RunResult>,
+        /// Why storing failed.
+        source: StoreError,
+    },
 }
 
 impl LabError {
@@ -62,6 +85,7 @@ pub fn execute(
     request.spec.validate().map_err(EngineError::from)?;
     let target = engine::check_target(&request.target)?;
     let system = probe::collect(&target);
+    preflight(&request.spec, &system)?;
     let run_id = store.begin_run(&NewRun {
         spec: request.spec.clone(),
         system: system.clone(),
@@ -78,14 +102,111 @@ pub fn execute(
         keep_files: request.keep_files,
         system,
     };
-    match engine::run(&request.spec, &ctx, events, cancel) {
-        Ok(result) => {
-            store.finish_run(&result)?;
-            Ok(result)
+    let (mut noise, cpu_before, io_before) = observe_before(request.quiet);
+    let outcome = engine::run(&request.spec, &ctx, events, cancel);
+    match outcome {
+        Ok(mut result) => {
+            noise.cpu_pressure = pressure_delta("cpu", cpu_before);
+            noise.io_pressure = pressure_delta("io", io_before);
+            result.noise = Some(noise);
+            let status = result.status;
+            match store.finish_run(&result) {
+                Ok(()) => Ok(result),
+                Err(source) => {
+                    // Keep the row from staying `running`, and hand the result back so
+                    // the caller can still show it: a measurement is never silently lost.
+                    let _ = store.fail_run(
+                        run_id,
+                        &format!("measured, but storing the result failed: {source}"),
+                    );
+                    Err(LabError::NotStored {
+                        result: Box::new(result),
+                        source,
+                    })
+                }
+            }
+            .inspect(|_| {
+                let _ = events.send(EngineEvent::Finished { run_id, status });
+            })
         }
         Err(e) => {
             store.fail_run(run_id, &e.to_string())?;
+            let _ = events.send(EngineEvent::Finished {
+                run_id,
+                status: crate::metrics::RunStatus::Failed,
+            });
             Err(e.into())
         }
     }
+}
+
+/// Checks that need the probe: O_DIRECT alignment against the device's logical block
+/// size, and enough file descriptors for every worker's files (raising the soft limit
+/// to the hard one when that suffices).
+fn preflight(spec: &WorkloadSpec, system: &crate::probe::SystemInfo) -> Result<(), EngineError> {
+    if spec.open_flags.direct
+        && let Some(lbs) = system.device.as_ref().and_then(|d| d.logical_block_size)
+        && !spec.block_size.is_multiple_of(u64::from(lbs))
+    {
+        return Err(EngineError::Target(format!(
+            "block size {} is not a multiple of the device's logical block size ({lbs}); O_DIRECT needs aligned \
+             I/O: use --bs {}",
+            crate::spec::format_size(spec.block_size),
+            crate::spec::format_size(u64::from(lbs).max(4096))
+        )));
+    }
+    let per_thread = u64::from(spec.shared_files.unwrap_or(1));
+    let needed = u64::from(spec.threads) * per_thread + 64;
+    let (soft, hard) = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)
+        .unwrap_or((u64::MAX, u64::MAX));
+    if needed > soft {
+        if needed <= hard
+            && nix::sys::resource::setrlimit(
+                nix::sys::resource::Resource::RLIMIT_NOFILE,
+                needed,
+                hard,
+            )
+            .is_ok()
+        {
+            return Ok(());
+        }
+        return Err(EngineError::Target(format!(
+            "{} threads × {per_thread} file(s) need about {needed} open files but the limit is {soft} (hard {hard}); \
+             lower --threads or --shared-files, or raise the limit (ulimit -n)",
+            spec.threads
+        )));
+    }
+    Ok(())
+}
+
+/// Measures background CPU in the second before the run (after waiting for quiet when
+/// asked) and reads the pressure counters the run's deltas start from.
+fn observe_before(
+    quiet: Option<QuietWait>,
+) -> (NoiseInfo, Option<probe::Pressure>, Option<probe::Pressure>) {
+    let mut noise = NoiseInfo::default();
+    match quiet {
+        Some(q) => {
+            let outcome = probe::wait_for_quiet(q.threshold, q.max_wait);
+            noise.background_cpu_busy = outcome.last_busy;
+            noise.quiet_threshold = Some(q.threshold);
+            noise.quiet_waited_s = Some(outcome.waited.as_secs_f64());
+            noise.quiet_reached = Some(outcome.reached);
+        }
+        None => noise.background_cpu_busy = probe::measure_cpu_busy(Duration::from_secs(1)),
+    }
+    (
+        noise,
+        probe::read_pressure("cpu").ok(),
+        probe::read_pressure("io").ok(),
+    )
+}
+
+fn pressure_delta(resource: &str, before: Option<probe::Pressure>) -> Option<PressureDelta> {
+    let before = before?;
+    let after = probe::read_pressure(resource).ok()?;
+    Some(PressureDelta {
+        avg10_after: after.some_avg10,
+        stall_us: after.some_total_us.saturating_sub(before.some_total_us),
+    })
 }

@@ -99,6 +99,23 @@ impl LatencyHistogram {
         self.inner.count_between(0, latency_ns) as f64 / self.inner.len() as f64
     }
 
+    /// Points of the cumulative distribution, `(latency_ns, fraction at or below)`, at
+    /// `steps` evenly spaced quantiles plus the 99.9th, 99.99th and the maximum; empty when
+    /// the histogram is empty.
+    pub fn cdf_points(&self, steps: usize) -> Vec<(u64, f64)> {
+        if self.inner.is_empty() {
+            return Vec::new();
+        }
+        let steps = steps.max(2);
+        let mut quantiles: Vec<f64> = (0..=steps).map(|i| i as f64 / steps as f64).collect();
+        quantiles.extend([0.999, 0.9999]);
+        quantiles.sort_by(f64::total_cmp);
+        quantiles
+            .into_iter()
+            .map(|q| (self.inner.value_at_quantile(q).max(1), q))
+            .collect()
+    }
+
     /// Summary with the standard percentiles.
     pub fn summary(&self) -> LatencySummary {
         if self.inner.is_empty() {

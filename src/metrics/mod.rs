@@ -210,6 +210,37 @@ pub struct RunResult {
     pub device: DeviceAccounting,
     /// Things the user should know about this run (tmpfs target, low free space...).
     pub warnings: Vec<String>,
+    /// Background load around the run (the noise guard); `None` when not recorded.
+    #[serde(default)]
+    pub noise: Option<NoiseInfo>,
+}
+
+/// Pressure-stall counters of one resource (`/proc/pressure/cpu` or `io`), "some" line.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PressureDelta {
+    /// avg10 (% of the last 10 s some task stalled) read when the run ended.
+    pub avg10_after: f64,
+    /// Microseconds some task stalled during the run (total delta).
+    pub stall_us: u64,
+}
+
+/// How quiet the machine was around a run. On a 2-CPU machine another process's CPU use is
+/// the dominant source of noise (fsync latencies snap to whole timer ticks), so every run
+/// records it and comparisons flag sides whose background load differs.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct NoiseInfo {
+    /// Share (0..=1) of all CPU time that was busy in the second before the run started.
+    pub background_cpu_busy: Option<f64>,
+    /// Threshold of `--quiet-wait` (0..=1), when it was used.
+    pub quiet_threshold: Option<f64>,
+    /// Seconds spent waiting for the machine to become quiet.
+    pub quiet_waited_s: Option<f64>,
+    /// Whether background CPU dropped below the threshold before the wait ran out.
+    pub quiet_reached: Option<bool>,
+    /// CPU pressure over the run.
+    pub cpu_pressure: Option<PressureDelta>,
+    /// I/O pressure over the run.
+    pub io_pressure: Option<PressureDelta>,
 }
 
 /// The headline figures of a run, derived from a [`RunResult`].

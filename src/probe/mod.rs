@@ -6,6 +6,7 @@ mod blockstat;
 #[cfg(test)]
 mod loop_tests;
 mod mountinfo;
+mod noise;
 mod sysfs;
 mod system;
 
@@ -13,6 +14,10 @@ use std::path::PathBuf;
 
 pub use blockstat::{MIN_STAT_FIELDS, parse_named_stat_line};
 pub use mountinfo::{MOUNTINFO_PATH, list_mounts, mount_for_path, parse_mountinfo, unescape_octal};
+pub use noise::{
+    CpuTimes, Pressure, QuietOutcome, measure_cpu_busy, read_cpu_times, read_pressure,
+    wait_for_quiet,
+};
 pub use sysfs::{
     SYSFS_ROOT, device_for_mount, device_for_mount_in, no_device_reason, parse_active_scheduler,
     parse_sysfs_bool, read_attribute,

@@ -47,6 +47,33 @@ pub enum SyncMethod {
     None,
 }
 
+/// Parses a value by its serde (preset/CLI) name, e.g. `"sync_file_range"`.
+fn parse_name<T: serde::de::DeserializeOwned>(text: &str, choices: &str) -> Result<T, String> {
+    T::deserialize(serde::de::value::StrDeserializer::<serde::de::value::Error>::new(text.trim()))
+        .map_err(|_| format!("'{text}' is not one of {choices}"))
+}
+
+impl std::str::FromStr for Pattern {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        parse_name(s, "seq, rand")
+    }
+}
+
+impl std::str::FromStr for SyncMethod {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        parse_name(s, "fsync, fdatasync, sync_file_range, none")
+    }
+}
+
+impl std::str::FromStr for Prepare {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        parse_name(s, "sparse, fallocate, fill")
+    }
+}
+
 impl SyncMethod {
     /// The name used on the command line and in presets.
     pub fn as_str(self) -> &'static str {
@@ -158,8 +185,8 @@ pub struct WorkloadSpec {
     pub final_sync: bool,
     /// File preparation.
     pub prepare: Prepare,
-    /// `None`: one file per thread (fio). `Some(n)`: n files shared by all threads, thread t
-    /// writing file t mod n (sysbench `--file-num`).
+    /// `None`: one file per thread (fio). `Some(n)`: n files shared by all threads; every
+    /// thread writes blocks of all n files, as sysbench `--file-num` does.
     pub shared_files: Option<u32>,
     /// Seed of the random block order.
     pub seed: u64,
@@ -226,7 +253,7 @@ fn spec_error(
 }
 
 /// Upper bounds that catch typos (an extra zero) rather than limit real experiments.
-pub const MAX_THREADS: u32 = 4096;
+pub const MAX_THREADS: u32 = 1024;
 /// Largest block size accepted (64 MiB).
 pub const MAX_BLOCK_SIZE: u64 = 64 << 20;
 /// Largest file size accepted (64 TiB).
@@ -311,6 +338,13 @@ impl WorkloadSpec {
                 "duration_s",
                 format!("{d} s"),
                 "use a duration above 0 s and at most 7 days (--duration)",
+            ));
+        }
+        if self.duration_s.is_some() && self.requests.is_some() {
+            errs.push(spec_error(
+                "requests",
+                "both a duration and a request count are set",
+                "choose one stop rule: --duration or --requests",
             ));
         }
         if self.requests == Some(0) {
@@ -516,6 +550,22 @@ mod tests {
         assert_eq!(
             spec.stop_rule(),
             StopRule::Duration(std::time::Duration::from_millis(1500))
+        );
+    }
+
+    #[test]
+    fn enums_parse_by_their_preset_names() {
+        assert_eq!(
+            "sync_file_range".parse::<SyncMethod>(),
+            Ok(SyncMethod::SyncFileRange)
+        );
+        assert_eq!("seq".parse::<Pattern>(), Ok(Pattern::Seq));
+        assert_eq!("fill".parse::<Prepare>(), Ok(Prepare::Fill));
+        assert!(
+            "fsink"
+                .parse::<SyncMethod>()
+                .unwrap_err()
+                .contains("fdatasync")
         );
     }
 

@@ -192,6 +192,7 @@ struct Detail {
     bytes: Option<u64>,
     device_json: Option<String>,
     warnings_json: Option<String>,
+    noise_json: Option<String>,
 }
 
 impl Store {
@@ -260,8 +261,8 @@ impl Store {
             .optional()?
             .ok_or(StoreError::NotFound { id })?;
         let detail = self.conn.query_row(
-            "SELECT spec_json, system_json, started_at_ms, bytes, device_json, warnings_json \
-             FROM runs WHERE id = ?1",
+            "SELECT spec_json, system_json, started_at_ms, bytes, device_json, warnings_json, \
+             noise_json FROM runs WHERE id = ?1",
             [id],
             |r| {
                 Ok(Detail {
@@ -271,6 +272,7 @@ impl Store {
                     bytes: opt_u64_at(r, 3)?,
                     device_json: r.get(4)?,
                     warnings_json: r.get(5)?,
+                    noise_json: r.get(6)?,
                 })
             },
         )?;
@@ -328,6 +330,11 @@ impl Store {
             threads: self.load_threads(id)?,
             device,
             warnings,
+            noise: detail
+                .noise_json
+                .as_deref()
+                .map(serde_json::from_str)
+                .transpose()?,
         })
     }
 

@@ -193,7 +193,7 @@ impl Store {
              syncs = ?12, bytes = ?13, iops = ?14, mib_per_sec = ?15, write_p50_ns = ?16, \
              write_p99_ns = ?17, sync_p50_ns = ?18, sync_p99_ns = ?19, device_flushes = ?20, \
              flushes_per_sync = ?21, spec_json = ?22, system_json = ?23, device_json = ?24, \
-             warnings_json = ?25 WHERE id = ?1",
+             warnings_json = ?25, noise_json = ?26 WHERE id = ?1",
             params![
                 id,
                 result.status.as_str(),
@@ -220,6 +220,11 @@ impl Store {
                 serde_json::to_string(&result.system)?,
                 serde_json::to_string(&result.device)?,
                 serde_json::to_string(&result.warnings)?,
+                result
+                    .noise
+                    .as_ref()
+                    .map(serde_json::to_string)
+                    .transpose()?,
             ],
         )?;
         if changed == 0 {

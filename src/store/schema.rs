@@ -8,10 +8,16 @@ use rusqlite::{Connection, TransactionBehavior};
 
 /// The migrations, in order; migration `i` (0-based) brings the schema to version `i + 1`.
 /// Append only: never edit a migration that has shipped.
-pub(crate) const MIGRATIONS: &[Migration] = &[Migration {
-    name: "0001_initial",
-    sql: include_str!("migrations/0001_initial.sql"),
-}];
+pub(crate) const MIGRATIONS: &[Migration] = &[
+    Migration {
+        name: "0001_initial",
+        sql: include_str!("migrations/0001_initial.sql"),
+    },
+    Migration {
+        name: "0002_noise",
+        sql: include_str!("migrations/0002_noise.sql"),
+    },
+];
 
 /// One schema step.
 pub(crate) struct Migration {

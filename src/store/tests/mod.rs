@@ -150,6 +150,17 @@ fn result_for(id: i64, new: &NewRun) -> RunResult {
             },
         },
         warnings: vec!["free space below 10%".into()],
+        noise: Some(crate::metrics::NoiseInfo {
+            background_cpu_busy: Some(0.03),
+            quiet_threshold: Some(0.1),
+            quiet_waited_s: Some(1.5),
+            quiet_reached: Some(true),
+            cpu_pressure: Some(crate::metrics::PressureDelta {
+                avg10_after: 0.5,
+                stall_us: 1200,
+            }),
+            io_pressure: None,
+        }),
     }
 }
 

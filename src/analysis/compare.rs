@@ -1,0 +1,476 @@
+//! Baseline vs candidate: per-metric statistics, % change with the right sign, Welch's
+//! t-test, a verdict that says "unchanged" inside the noise, what differs between the
+//! sides, sweeps, and the series the report plots. Everything the report and the GUI show
+//! is computed here; they only draw it.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::metrics::{Direction, Headline, METRICS, MetricDef, merged_value, run_value};
+use super::stats::{Stats, Welch, describe, welch_t_test};
+use crate::metrics::{LatencyHistogram, RunResult, RunStatus};
+use crate::spec::PublishedFigure;
+
+/// Significance level of the verdicts.
+pub const ALPHA: f64 = 0.05;
+
+/// Why a comparison cannot be made.
+#[derive(Debug, thiserror::Error)]
+pub enum AnalysisError {
+    /// A side has no finished run.
+    #[error("{side} has no finished runs{detail}; choose runs that finished (see `fsynclab list`)")]
+    EmptySide {
+        /// Which side, by its name.
+        side: String,
+        /// Which runs were left out and why.
+        detail: String,
+    },
+}
+
+/// The runs of one side, as resolved from a run id, experiment or label.
+#[derive(Clone, Debug)]
+pub struct SideInput {
+    /// How the user named it (`run 12`, `label nossd`, `experiment 3`).
+    pub name: String,
+    /// Every run the name resolved to (any status).
+    pub runs: Vec<RunResult>,
+    /// Runs that resolved but have no stored result (failed before measuring...).
+    pub unmeasured: Vec<(i64, RunStatus)>,
+}
+
+/// The verdict on one metric.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Significantly better (p < 0.05).
+    Better,
+    /// Significantly worse (p < 0.05).
+    Worse,
+    /// Not significant: within the noise.
+    Unchanged,
+    /// A side has a single run: no significance can be claimed.
+    NotTestable,
+    /// A side lacks the metric.
+    Missing,
+}
+
+impl Verdict {
+    /// Words for tables and the GUI.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Verdict::Better => "better",
+            Verdict::Worse => "worse",
+            Verdict::Unchanged => "unchanged (within noise)",
+            Verdict::NotTestable => "n = 1: no significance can be claimed",
+            Verdict::Missing => "not measured on both sides",
+        }
+    }
+}
+
+/// One metric, both sides.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MetricComparison {
+    /// Catalogue key.
+    pub key: String,
+    /// Label.
+    pub label: String,
+    /// Unit.
+    pub unit: String,
+    /// Improvement direction.
+    pub direction: Direction,
+    /// How the headline value is formed.
+    pub headline: Headline,
+    /// Per-run statistics of the baseline.
+    pub baseline: Option<Stats>,
+    /// Per-run statistics of the candidate.
+    pub candidate: Option<Stats>,
+    /// Headline value of the baseline.
+    pub baseline_value: Option<f64>,
+    /// Headline value of the candidate.
+    pub candidate_value: Option<f64>,
+    /// Improvement in %: positive is better whatever the direction (mmtests convention).
+    pub gain_pct: Option<f64>,
+    /// Welch's t-test on the per-run values.
+    pub welch: Option<Welch>,
+    /// The verdict.
+    pub verdict: Verdict,
+}
+
+impl MetricComparison {
+    /// Whether the difference is significant at 95%.
+    pub fn significant(&self) -> bool {
+        matches!(self.verdict, Verdict::Better | Verdict::Worse)
+    }
+}
+
+/// One point of a side's throughput/latency timeline.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TimelinePoint {
+    /// Window end, s since the timed part started.
+    pub t_s: f64,
+    /// Writes per second in the window.
+    pub iops: f64,
+    /// Sync p99 in the window, µs.
+    pub sync_p99_us: Option<f64>,
+}
+
+/// What a side is, with the series the report plots.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SideSummary {
+    /// Name as given.
+    pub name: String,
+    /// Finished runs used.
+    pub run_ids: Vec<i64>,
+    /// Runs left out, with their status.
+    pub left_out: Vec<(i64, RunStatus)>,
+    /// Background CPU busy share (0..=1) before the runs.
+    pub background_cpu_busy: Option<Stats>,
+    /// Workloads of the runs (distinct descriptions).
+    pub workloads: Vec<String>,
+    /// Timeline of the run with the median IOPS.
+    pub timeline: Vec<TimelinePoint>,
+    /// Id of the run the timeline comes from.
+    pub timeline_run: i64,
+    /// (percentile, µs) of the merged write latency.
+    pub write_percentiles: Vec<(f64, f64)>,
+    /// (percentile, µs) of the merged sync latency.
+    pub sync_percentiles: Vec<(f64, f64)>,
+    /// (µs, fraction at or below) of the merged sync latency.
+    pub sync_cdf: Vec<(f64, f64)>,
+}
+
+/// One metadata field on both sides.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MetaRow {
+    /// Field name.
+    pub field: String,
+    /// Baseline value(s).
+    pub baseline: String,
+    /// Candidate value(s).
+    pub candidate: String,
+    /// Whether they differ.
+    pub differs: bool,
+}
+
+/// One value of the swept parameter.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SweepPoint {
+    /// The parameter value.
+    pub value: f64,
+    /// Metrics at this value.
+    pub metrics: Vec<MetricComparison>,
+}
+
+/// A parameter swept across the runs (threads, clients...).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Sweep {
+    /// Workload field swept.
+    pub field: String,
+    /// Points in increasing order.
+    pub points: Vec<SweepPoint>,
+}
+
+/// A figure published in the seed thread beside what each side measured.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PublishedRow {
+    /// The published figure.
+    pub figure: PublishedFigure,
+    /// Baseline's headline value of the same metric.
+    pub baseline: Option<f64>,
+    /// Candidate's headline value of the same metric.
+    pub candidate: Option<f64>,
+}
+
+/// Everything a comparison shows.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// The baseline side.
+    pub baseline: SideSummary,
+    /// The candidate side.
+    pub candidate: SideSummary,
+    /// Metrics over all runs (empty when a sweep was detected: see `sweep`).
+    pub metrics: Vec<MetricComparison>,
+    /// The swept parameter, when the runs sweep one.
+    pub sweep: Option<Sweep>,
+    /// Metadata, differing fields first.
+    pub metadata: Vec<MetaRow>,
+    /// Published figures of the preset the runs came from.
+    pub published: Vec<PublishedRow>,
+    /// Things that make the verdict weaker: different workloads, unequal background load.
+    pub warnings: Vec<String>,
+}
+
+fn usable(side: &SideInput) -> Result<Vec<&RunResult>, AnalysisError> {
+    let runs: Vec<&RunResult> = side.runs.iter().filter(|r| r.status == RunStatus::Finished).collect();
+    if runs.is_empty() {
+        let mut left: Vec<String> = side.runs.iter().map(|r| format!("{} {}", r.id, r.status.as_str())).collect();
+        left.extend(side.unmeasured.iter().map(|(id, s)| format!("{id} {}", s.as_str())));
+        let detail = if left.is_empty() { " (it matched no runs)".into() } else { format!(" (runs: {})", left.join(", ")) };
+        return Err(AnalysisError::EmptySide { side: side.name.clone(), detail });
+    }
+    Ok(runs)
+}
+
+fn merged(runs: &[&RunResult]) -> (LatencyHistogram, LatencyHistogram) {
+    let mut write = LatencyHistogram::new();
+    let mut sync = LatencyHistogram::new();
+    for r in runs {
+        write.merge(&r.write_lat);
+        sync.merge(&r.sync_lat);
+    }
+    (write, sync)
+}
+
+/// Compares `metrics` (catalogue entries) of two run sets.
+fn compare_metrics(base: &[&RunResult], cand: &[&RunResult]) -> Vec<MetricComparison> {
+    let (bw, bs) = merged(base);
+    let (cw, cs) = merged(cand);
+    METRICS.iter().map(|def| compare_one(def, base, cand, (&bw, &bs), (&cw, &cs))).collect()
+}
+
+fn compare_one(
+    def: &MetricDef,
+    base: &[&RunResult],
+    cand: &[&RunResult],
+    base_hist: (&LatencyHistogram, &LatencyHistogram),
+    cand_hist: (&LatencyHistogram, &LatencyHistogram),
+) -> MetricComparison {
+    let values = |runs: &[&RunResult]| -> Vec<f64> { runs.iter().filter_map(|r| run_value(def.key, r)).collect() };
+    let (bv, cv) = (values(base), values(cand));
+    let (bstats, cstats) = (describe(&bv), describe(&cv));
+    let headline = |stats: &Option<Stats>, hist: (&LatencyHistogram, &LatencyHistogram)| match def.headline {
+        Headline::Amean => stats.as_ref().map(|s| s.amean),
+        Headline::Hmean => stats.as_ref().map(|s| s.hmean.unwrap_or(s.amean)),
+        Headline::Merged => merged_value(def.key, hist.0, hist.1),
+    };
+    let baseline_value = headline(&bstats, base_hist);
+    let candidate_value = headline(&cstats, cand_hist);
+    let gain_pct = match (baseline_value, candidate_value) {
+        (Some(b), Some(c)) if b != 0.0 => Some(match def.direction {
+            Direction::HigherIsBetter => (c - b) / b * 100.0,
+            Direction::LowerIsBetter => (b - c) / b * 100.0,
+        }),
+        _ => None,
+    };
+    let welch = welch_t_test(&bv, &cv);
+    let verdict = match (&bstats, &cstats, welch, gain_pct) {
+        (None, _, _, _) | (_, None, _, _) => Verdict::Missing,
+        (_, _, None, _) => Verdict::NotTestable,
+        (_, _, Some(w), Some(g)) if w.p_value < ALPHA && g != 0.0 => {
+            if g > 0.0 { Verdict::Better } else { Verdict::Worse }
+        }
+        _ => Verdict::Unchanged,
+    };
+    MetricComparison {
+        key: def.key.into(),
+        label: def.label.into(),
+        unit: def.unit.into(),
+        direction: def.direction,
+        headline: def.headline,
+        baseline: bstats,
+        candidate: cstats,
+        baseline_value,
+        candidate_value,
+        gain_pct,
+        welch,
+        verdict,
+    }
+}
+
+/// Flattened spec fields of a run (`open_flags.direct`...) as JSON values.
+fn spec_fields(run: &RunResult) -> BTreeMap<String, serde_json::Value> {
+    let mut out = BTreeMap::new();
+    if let Ok(serde_json::Value::Object(map)) = serde_json::to_value(&run.spec) {
+        for (k, v) in map {
+            match v {
+                serde_json::Value::Object(inner) => {
+                    for (ik, iv) in inner {
+                        out.insert(format!("{k}.{ik}"), iv);
+                    }
+                }
+                other => {
+                    out.insert(k, other);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The one numeric spec field that varies within a side, if exactly one does.
+fn detect_sweep(base: &[&RunResult], cand: &[&RunResult]) -> Option<String> {
+    let mut varying: Vec<String> = Vec::new();
+    for side in [base, cand] {
+        let fields: Vec<BTreeMap<String, serde_json::Value>> = side.iter().map(|r| spec_fields(r)).collect();
+        let Some(first) = fields.first() else { continue };
+        for (key, value) in first {
+            if fields.iter().any(|f| f.get(key) != Some(value)) && !varying.contains(key) {
+                varying.push(key.clone());
+            }
+        }
+    }
+    // The seed changes nothing a user sweeps; ignore it.
+    varying.retain(|k| k != "seed");
+    if varying.len() != 1 {
+        return None;
+    }
+    let field = varying.pop()?;
+    let numeric = base.iter().chain(cand).all(|r| spec_fields(r).get(&field).is_some_and(|v| v.is_number()));
+    numeric.then_some(field)
+}
+
+fn field_value(run: &RunResult, field: &str) -> Option<f64> {
+    spec_fields(run).get(field)?.as_f64()
+}
+
+fn side_summary(input: &SideInput, runs: &[&RunResult]) -> SideSummary {
+    let (write, sync) = merged(runs);
+    let pcts = [50.0, 90.0, 99.0, 99.9, 99.99, 100.0];
+    let pct_points = |h: &LatencyHistogram| -> Vec<(f64, f64)> {
+        if h.count() == 0 {
+            return Vec::new();
+        }
+        pcts.iter()
+            .map(|&p| (p, if p >= 100.0 { h.summary().max_ns } else { h.percentile_ns(p) } as f64 / 1e3))
+            .collect()
+    };
+    let mut by_iops: Vec<&&RunResult> = runs.iter().collect();
+    by_iops.sort_by(|a, b| a.summary().iops.total_cmp(&b.summary().iops));
+    let median_run = by_iops[by_iops.len() / 2];
+    let timeline = median_run
+        .intervals
+        .iter()
+        .filter(|s| s.dur_ms > 0)
+        .map(|s| TimelinePoint {
+            t_s: s.t_ms as f64 / 1e3,
+            iops: s.writes as f64 / (s.dur_ms as f64 / 1e3),
+            sync_p99_us: s.sync_p99_ns.map(|n| n as f64 / 1e3),
+        })
+        .collect();
+    let mut workloads: Vec<String> = runs.iter().map(|r| r.spec.describe()).collect();
+    workloads.dedup();
+    workloads.sort();
+    workloads.dedup();
+    let busy: Vec<f64> = runs.iter().filter_map(|r| r.noise.as_ref()?.background_cpu_busy).collect();
+    let mut left_out: Vec<(i64, RunStatus)> =
+        input.runs.iter().filter(|r| r.status != RunStatus::Finished).map(|r| (r.id, r.status)).collect();
+    left_out.extend(input.unmeasured.iter().copied());
+    SideSummary {
+        name: input.name.clone(),
+        run_ids: runs.iter().map(|r| r.id).collect(),
+        left_out,
+        background_cpu_busy: describe(&busy),
+        workloads,
+        timeline,
+        timeline_run: median_run.id,
+        write_percentiles: pct_points(&write),
+        sync_percentiles: pct_points(&sync),
+        sync_cdf: sync.cdf_points(200).into_iter().map(|(ns, q)| (ns as f64 / 1e3, q)).collect(),
+    }
+}
+
+/// Compares two sides. `published` are the figures of the preset the runs replay (if any).
+pub fn compare(
+    baseline: &SideInput,
+    candidate: &SideInput,
+    published: &[PublishedFigure],
+) -> Result<Comparison, AnalysisError> {
+    let base = usable(baseline)?;
+    let cand = usable(candidate)?;
+    let mut warnings = Vec::new();
+    let sweep = detect_sweep(&base, &cand).map(|field| {
+        let mut values: Vec<f64> = base.iter().chain(&cand).filter_map(|r| field_value(r, &field)).collect();
+        values.sort_by(f64::total_cmp);
+        values.dedup();
+        let points = values
+            .into_iter()
+            .map(|value| {
+                let pick = |runs: &[&RunResult]| -> Vec<&RunResult> {
+                    runs.iter().copied().filter(|r| field_value(r, &field) == Some(value)).collect()
+                };
+                let (b, c) = (pick(&base), pick(&cand));
+                let metrics = if b.is_empty() || c.is_empty() {
+                    missing_metrics()
+                } else {
+                    compare_metrics(&b, &c)
+                };
+                SweepPoint { value, metrics }
+            })
+            .collect();
+        Sweep { field, points }
+    });
+    let metrics = if sweep.is_some() { Vec::new() } else { compare_metrics(&base, &cand) };
+    let baseline_summary = side_summary(baseline, &base);
+    let candidate_summary = side_summary(candidate, &cand);
+
+    let metadata = super::meta::metadata_rows(&base, &cand, sweep.as_ref().map(|s| s.field.as_str()));
+    if metadata.iter().any(|m| m.field == "workload" && m.differs) {
+        warnings.push(
+            "the two sides ran DIFFERENT WORKLOADS: differences below mix the workload change with \
+             any system change"
+                .into(),
+        );
+    }
+    if let (Some(b), Some(c)) = (&baseline_summary.background_cpu_busy, &candidate_summary.background_cpu_busy) {
+        let (bb, cb) = (b.amean * 100.0, c.amean * 100.0);
+        if (bb - cb).abs() > 10.0 || bb.max(cb) > 25.0 {
+            warnings.push(format!(
+                "background load differed: CPU was {bb:.0}% busy before the baseline runs and {cb:.0}% before \
+                 the candidate runs; timings of the busier side are suspect (flush counts are not)"
+            ));
+        }
+    }
+    for (side, summary) in [(&baseline_summary, &base), (&candidate_summary, &cand)] {
+        if summary.len() == 1 {
+            warnings.push(format!(
+                "{} has a single run: no significance can be claimed; repeat it (--repeat 3)",
+                side.name
+            ));
+        }
+        if !side.left_out.is_empty() {
+            let ids: Vec<String> = side.left_out.iter().map(|(id, s)| format!("{id} ({})", s.as_str())).collect();
+            warnings.push(format!("{}: left out runs that did not finish: {}", side.name, ids.join(", ")));
+        }
+    }
+    let headline_of = |key: &str, which: fn(&MetricComparison) -> Option<f64>| -> Option<f64> {
+        metrics.iter().find(|m| m.key == key).and_then(which)
+    };
+    let published = published
+        .iter()
+        .map(|figure| PublishedRow {
+            baseline: headline_of(&figure.metric, |m| m.baseline_value),
+            candidate: headline_of(&figure.metric, |m| m.candidate_value),
+            figure: figure.clone(),
+        })
+        .collect();
+    Ok(Comparison {
+        baseline: baseline_summary,
+        candidate: candidate_summary,
+        metrics,
+        sweep,
+        metadata,
+        published,
+        warnings,
+    })
+}
+
+fn missing_metrics() -> Vec<MetricComparison> {
+    METRICS
+        .iter()
+        .map(|def| MetricComparison {
+            key: def.key.into(),
+            label: def.label.into(),
+            unit: def.unit.into(),
+            direction: def.direction,
+            headline: def.headline,
+            baseline: None,
+            candidate: None,
+            baseline_value: None,
+            candidate_value: None,
+            gain_pct: None,
+            welch: None,
+            verdict: Verdict::Missing,
+        })
+        .collect()
+}
