@@ -9,6 +9,7 @@ use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::Path;
 
 use super::CancelToken;
+pub use super::clock::RealClock;
 use crate::spec::{OpenFlags, Prepare, SyncMethod};
 
 /// A file the engine writes and syncs. Implementations do no allocation per call.
@@ -57,23 +58,6 @@ pub struct RealBackend;
 #[derive(Debug)]
 pub struct RealFile {
     file: File,
-}
-
-/// CLOCK_MONOTONIC read through the vDSO (about 20 ns).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct RealClock;
-
-impl Clock for RealClock {
-    #[inline(always)]
-    fn now_ns(&self) -> u64 {
-        let mut ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC always exists on Linux.
-        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-        ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-    }
 }
 
 impl SyncFile for RealFile {
@@ -174,7 +158,7 @@ impl Backend for RealBackend {
     }
 
     fn clock(&self, _thread: u32) -> RealClock {
-        RealClock
+        RealClock::default()
     }
 }
 
@@ -285,7 +269,7 @@ mod tests {
         let data = std::fs::read(&path).unwrap();
         assert_eq!(data.len(), 16384);
         assert!(data[4096..8192].iter().all(|&b| b == 7));
-        let c = RealClock;
+        let c = RealClock::default();
         let a = c.now_ns();
         assert!(c.now_ns() >= a);
     }

@@ -5,6 +5,7 @@
 //! returns a [`RunResult`]. Errors during the timed part end the run with status `failed`
 //! and keep what was measured; errors before it are an [`EngineError`].
 
+mod clock;
 mod fake;
 mod file;
 mod gate;
@@ -13,6 +14,7 @@ mod sampler;
 mod scratch;
 mod worker;
 
+pub use clock::{clock_source, monotonic_ns};
 pub use fake::{FakeBackend, FakeClock, FakeFile};
 pub use file::{
     AlignedBuf, BUFFER_ALIGN, Backend, Clock, RealBackend, RealClock, RealFile, SyncFile,
@@ -264,6 +266,7 @@ fn run_in_scratch<B: Backend>(
     };
     let mut sampler = Sampler::new(
         &lives,
+        spec.block_size,
         device
             .filter(|_| before.is_ok())
             .map(|d| d.stat_path.clone()),

@@ -11,6 +11,7 @@ use crate::probe::BlockStat;
 
 pub(super) struct Sampler<'a> {
     lives: &'a [Live],
+    block_size: u64,
     stat_path: Option<PathBuf>,
     last_t: Duration,
     prev: Totals,
@@ -40,10 +41,11 @@ impl Totals {
 }
 
 impl<'a> Sampler<'a> {
-    pub fn new(lives: &'a [Live], stat_path: Option<PathBuf>) -> Self {
+    pub fn new(lives: &'a [Live], block_size: u64, stat_path: Option<PathBuf>) -> Self {
         let prev_flushes = stat_path.as_deref().and_then(read_flushes);
         Self {
             lives,
+            block_size,
             stat_path,
             last_t: Duration::ZERO,
             prev: Totals::new(),
@@ -63,9 +65,10 @@ impl<'a> Sampler<'a> {
         now.write_buckets.iter_mut().for_each(|c| *c = 0);
         now.sync_buckets.iter_mut().for_each(|c| *c = 0);
         for live in self.lives {
-            now.writes += live.writes.load(Ordering::Relaxed);
+            let writes = live.writes.load(Ordering::Relaxed);
+            now.writes += writes;
             now.syncs += live.syncs.load(Ordering::Relaxed);
-            now.bytes += live.bytes.load(Ordering::Relaxed);
+            now.bytes += writes * self.block_size;
             live.write_buckets.snapshot_into(&mut self.scratch);
             add_into(&mut now.write_buckets, &self.scratch);
             live.sync_buckets.snapshot_into(&mut self.scratch);

@@ -84,7 +84,8 @@ pub fn execute(
 ) -> Result<RunResult, LabError> {
     request.spec.validate().map_err(EngineError::from)?;
     let target = engine::check_target(&request.target)?;
-    let system = probe::collect(&target);
+    let mut system = probe::collect(&target);
+    system.clock_source = Some(engine::clock_source().to_string());
     preflight(&request.spec, &system)?;
     let run_id = store.begin_run(&NewRun {
         spec: request.spec.clone(),

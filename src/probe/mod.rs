@@ -174,4 +174,6 @@ pub struct SystemInfo {
     pub device_note: Option<String>,
     /// Things the user should know (tmpfs: fsync does nothing there).
     pub warnings: Vec<String>,
+    /// How latencies were timed (`tsc` or `clock_gettime(CLOCK_MONOTONIC)`).
+    pub clock_source: Option<String>,
 }

@@ -116,12 +116,13 @@ pub fn summary_text(r: &RunResult) -> String {
     let sys = &r.system;
     let _ = writeln!(
         out,
-        "system    {} · {} × {} · {:.1} GiB · fsynclab {}",
+        "system    {} · {} × {} · {:.1} GiB · fsynclab {} · clock {}",
         sys.kernel_release.as_deref().unwrap_or("?"),
         sys.cpu_count,
         sys.cpu_model.as_deref().unwrap_or("?"),
         sys.memory_bytes as f64 / (1u64 << 30) as f64,
-        sys.tool_version
+        sys.tool_version,
+        sys.clock_source.as_deref().unwrap_or("?")
     );
     let _ = writeln!(out);
     let _ = writeln!(

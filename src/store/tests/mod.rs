@@ -51,6 +51,7 @@ fn system(fs_type: &str, kernel: &str) -> SystemInfo {
         }),
         device_note: None,
         warnings: vec![],
+        clock_source: Some("tsc".into()),
     }
 }
 
