@@ -15,6 +15,7 @@
 //! [`lab::execute`] ties probe, store and engine together for one run. The library does
 //! the work; the CLI (and the GUI) parse input, call it and render.
 
+pub mod analysis;
 pub mod cli;
 pub mod engine;
 pub mod lab;

@@ -202,12 +202,31 @@ pub struct Comparison {
 }
 
 fn usable(side: &SideInput) -> Result<Vec<&RunResult>, AnalysisError> {
-    let runs: Vec<&RunResult> = side.runs.iter().filter(|r| r.status == RunStatus::Finished).collect();
+    let runs: Vec<&RunResult> = side
+        .runs
+        .iter()
+        .filter(|r| r.status == RunStatus::Finished)
+        .collect();
     if runs.is_empty() {
-        let mut left: Vec<String> = side.runs.iter().map(|r| format!("{} {}", r.id, r.status.as_str())).collect();
-        left.extend(side.unmeasured.iter().map(|(id, s)| format!("{id} {}", s.as_str())));
-        let detail = if left.is_empty() { " (it matched no runs)".into() } else { format!(" (runs: {})", left.join(", ")) };
-        return Err(AnalysisError::EmptySide { side: side.name.clone(), detail });
+        let mut left: Vec<String> = side
+            .runs
+            .iter()
+            .map(|r| format!("{} {}", r.id, r.status.as_str()))
+            .collect();
+        left.extend(
+            side.unmeasured
+                .iter()
+                .map(|(id, s)| format!("{id} {}", s.as_str())),
+        );
+        let detail = if left.is_empty() {
+            " (it matched no runs)".into()
+        } else {
+            format!(" (runs: {})", left.join(", "))
+        };
+        return Err(AnalysisError::EmptySide {
+            side: side.name.clone(),
+            detail,
+        });
     }
     Ok(runs)
 }
@@ -226,7 +245,10 @@ fn merged(runs: &[&RunResult]) -> (LatencyHistogram, LatencyHistogram) {
 fn compare_metrics(base: &[&RunResult], cand: &[&RunResult]) -> Vec<MetricComparison> {
     let (bw, bs) = merged(base);
     let (cw, cs) = merged(cand);
-    METRICS.iter().map(|def| compare_one(def, base, cand, (&bw, &bs), (&cw, &cs))).collect()
+    METRICS
+        .iter()
+        .map(|def| compare_one(def, base, cand, (&bw, &bs), (&cw, &cs)))
+        .collect()
 }
 
 fn compare_one(
@@ -236,14 +258,17 @@ fn compare_one(
     base_hist: (&LatencyHistogram, &LatencyHistogram),
     cand_hist: (&LatencyHistogram, &LatencyHistogram),
 ) -> MetricComparison {
-    let values = |runs: &[&RunResult]| -> Vec<f64> { runs.iter().filter_map(|r| run_value(def.key, r)).collect() };
+    let values = |runs: &[&RunResult]| -> Vec<f64> {
+        runs.iter().filter_map(|r| run_value(def.key, r)).collect()
+    };
     let (bv, cv) = (values(base), values(cand));
     let (bstats, cstats) = (describe(&bv), describe(&cv));
-    let headline = |stats: &Option<Stats>, hist: (&LatencyHistogram, &LatencyHistogram)| match def.headline {
-        Headline::Amean => stats.as_ref().map(|s| s.amean),
-        Headline::Hmean => stats.as_ref().map(|s| s.hmean.unwrap_or(s.amean)),
-        Headline::Merged => merged_value(def.key, hist.0, hist.1),
-    };
+    let headline =
+        |stats: &Option<Stats>, hist: (&LatencyHistogram, &LatencyHistogram)| match def.headline {
+            Headline::Amean => stats.as_ref().map(|s| s.amean),
+            Headline::Hmean => stats.as_ref().map(|s| s.hmean.unwrap_or(s.amean)),
+            Headline::Merged => merged_value(def.key, hist.0, hist.1),
+        };
     let baseline_value = headline(&bstats, base_hist);
     let candidate_value = headline(&cstats, cand_hist);
     let gain_pct = match (baseline_value, candidate_value) {
@@ -258,7 +283,11 @@ fn compare_one(
         (None, _, _, _) | (_, None, _, _) => Verdict::Missing,
         (_, _, None, _) => Verdict::NotTestable,
         (_, _, Some(w), Some(g)) if w.p_value < ALPHA && g != 0.0 => {
-            if g > 0.0 { Verdict::Better } else { Verdict::Worse }
+            if g > 0.0 {
+                Verdict::Better
+            } else {
+                Verdict::Worse
+            }
         }
         _ => Verdict::Unchanged,
     };
@@ -302,8 +331,11 @@ fn spec_fields(run: &RunResult) -> BTreeMap<String, serde_json::Value> {
 fn detect_sweep(base: &[&RunResult], cand: &[&RunResult]) -> Option<String> {
     let mut varying: Vec<String> = Vec::new();
     for side in [base, cand] {
-        let fields: Vec<BTreeMap<String, serde_json::Value>> = side.iter().map(|r| spec_fields(r)).collect();
-        let Some(first) = fields.first() else { continue };
+        let fields: Vec<BTreeMap<String, serde_json::Value>> =
+            side.iter().map(|r| spec_fields(r)).collect();
+        let Some(first) = fields.first() else {
+            continue;
+        };
         for (key, value) in first {
             if fields.iter().any(|f| f.get(key) != Some(value)) && !varying.contains(key) {
                 varying.push(key.clone());
@@ -316,7 +348,10 @@ fn detect_sweep(base: &[&RunResult], cand: &[&RunResult]) -> Option<String> {
         return None;
     }
     let field = varying.pop()?;
-    let numeric = base.iter().chain(cand).all(|r| spec_fields(r).get(&field).is_some_and(|v| v.is_number()));
+    let numeric = base
+        .iter()
+        .chain(cand)
+        .all(|r| spec_fields(r).get(&field).is_some_and(|v| v.is_number()));
     numeric.then_some(field)
 }
 
@@ -332,7 +367,17 @@ fn side_summary(input: &SideInput, runs: &[&RunResult]) -> SideSummary {
             return Vec::new();
         }
         pcts.iter()
-            .map(|&p| (p, if p >= 100.0 { h.summary().max_ns } else { h.percentile_ns(p) } as f64 / 1e3))
+            .map(|&p| {
+                (
+                    p,
+                    if p >= 100.0 {
+                        h.summary().max_ns
+                    } else {
+                        h.percentile_ns(p)
+                    } as f64
+                        / 1e3,
+                )
+            })
             .collect()
     };
     let mut by_iops: Vec<&&RunResult> = runs.iter().collect();
@@ -352,9 +397,16 @@ fn side_summary(input: &SideInput, runs: &[&RunResult]) -> SideSummary {
     workloads.dedup();
     workloads.sort();
     workloads.dedup();
-    let busy: Vec<f64> = runs.iter().filter_map(|r| r.noise.as_ref()?.background_cpu_busy).collect();
-    let mut left_out: Vec<(i64, RunStatus)> =
-        input.runs.iter().filter(|r| r.status != RunStatus::Finished).map(|r| (r.id, r.status)).collect();
+    let busy: Vec<f64> = runs
+        .iter()
+        .filter_map(|r| r.noise.as_ref()?.background_cpu_busy)
+        .collect();
+    let mut left_out: Vec<(i64, RunStatus)> = input
+        .runs
+        .iter()
+        .filter(|r| r.status != RunStatus::Finished)
+        .map(|r| (r.id, r.status))
+        .collect();
     left_out.extend(input.unmeasured.iter().copied());
     SideSummary {
         name: input.name.clone(),
@@ -366,7 +418,11 @@ fn side_summary(input: &SideInput, runs: &[&RunResult]) -> SideSummary {
         timeline_run: median_run.id,
         write_percentiles: pct_points(&write),
         sync_percentiles: pct_points(&sync),
-        sync_cdf: sync.cdf_points(200).into_iter().map(|(ns, q)| (ns as f64 / 1e3, q)).collect(),
+        sync_cdf: sync
+            .cdf_points(200)
+            .into_iter()
+            .map(|(ns, q)| (ns as f64 / 1e3, q))
+            .collect(),
     }
 }
 
@@ -380,16 +436,23 @@ pub fn compare(
     let cand = usable(candidate)?;
     let mut warnings = Vec::new();
     let sweep = detect_sweep(&base, &cand).map(|field| {
-        let mut values: Vec<f64> = base.iter().chain(&cand).filter_map(|r| field_value(r, &field)).collect();
+        let mut values: Vec<f64> = base
+            .iter()
+            .chain(&cand)
+            .filter_map(|r| field_value(r, &field))
+            .collect();
         values.sort_by(f64::total_cmp);
         values.dedup();
         let points = values
             .into_iter()
             .map(|value| {
-                let pick = |runs: &[&RunResult]| -> Vec<&RunResult> {
-                    runs.iter().copied().filter(|r| field_value(r, &field) == Some(value)).collect()
-                };
-                let (b, c) = (pick(&base), pick(&cand));
+                fn pick<'r>(runs: &[&'r RunResult], field: &str, value: f64) -> Vec<&'r RunResult> {
+                    runs.iter()
+                        .copied()
+                        .filter(|r| field_value(r, field) == Some(value))
+                        .collect()
+                }
+                let (b, c) = (pick(&base, &field, value), pick(&cand, &field, value));
                 let metrics = if b.is_empty() || c.is_empty() {
                     missing_metrics()
                 } else {
@@ -400,11 +463,16 @@ pub fn compare(
             .collect();
         Sweep { field, points }
     });
-    let metrics = if sweep.is_some() { Vec::new() } else { compare_metrics(&base, &cand) };
+    let metrics = if sweep.is_some() {
+        Vec::new()
+    } else {
+        compare_metrics(&base, &cand)
+    };
     let baseline_summary = side_summary(baseline, &base);
     let candidate_summary = side_summary(candidate, &cand);
 
-    let metadata = super::meta::metadata_rows(&base, &cand, sweep.as_ref().map(|s| s.field.as_str()));
+    let metadata =
+        super::meta::metadata_rows(&base, &cand, sweep.as_ref().map(|s| s.field.as_str()));
     if metadata.iter().any(|m| m.field == "workload" && m.differs) {
         warnings.push(
             "the two sides ran DIFFERENT WORKLOADS: differences below mix the workload change with \
@@ -412,7 +480,10 @@ pub fn compare(
                 .into(),
         );
     }
-    if let (Some(b), Some(c)) = (&baseline_summary.background_cpu_busy, &candidate_summary.background_cpu_busy) {
+    if let (Some(b), Some(c)) = (
+        &baseline_summary.background_cpu_busy,
+        &candidate_summary.background_cpu_busy,
+    ) {
         let (bb, cb) = (b.amean * 100.0, c.amean * 100.0);
         if (bb - cb).abs() > 10.0 || bb.max(cb) > 25.0 {
             warnings.push(format!(
@@ -429,8 +500,16 @@ pub fn compare(
             ));
         }
         if !side.left_out.is_empty() {
-            let ids: Vec<String> = side.left_out.iter().map(|(id, s)| format!("{id} ({})", s.as_str())).collect();
-            warnings.push(format!("{}: left out runs that did not finish: {}", side.name, ids.join(", ")));
+            let ids: Vec<String> = side
+                .left_out
+                .iter()
+                .map(|(id, s)| format!("{id} ({})", s.as_str()))
+                .collect();
+            warnings.push(format!(
+                "{}: left out runs that did not finish: {}",
+                side.name,
+                ids.join(", ")
+            ));
         }
     }
     let headline_of = |key: &str, which: fn(&MetricComparison) -> Option<f64>| -> Option<f64> {

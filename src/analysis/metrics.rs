@@ -53,8 +53,20 @@ pub struct MetricDef {
     pub headline: Headline,
 }
 
-const fn m(key: &'static str, label: &'static str, unit: &'static str, direction: Direction, headline: Headline) -> MetricDef {
-    MetricDef { key, label, unit, direction, headline }
+const fn m(
+    key: &'static str,
+    label: &'static str,
+    unit: &'static str,
+    direction: Direction,
+    headline: Headline,
+) -> MetricDef {
+    MetricDef {
+        key,
+        label,
+        unit,
+        direction,
+        headline,
+    }
 }
 
 use Direction::{HigherIsBetter as Up, LowerIsBetter as Down};
@@ -77,7 +89,13 @@ pub const METRICS: &[MetricDef] = &[
     m("sync_p999_us", "sync p99.9", "µs", Down, Merged),
     m("sync_max_us", "sync max", "µs", Down, Merged),
     m("flushes_per_sync", "flushes/sync", "", Down, Amean),
-    m("device_bytes_per_app_byte", "dev bytes/app byte", "", Down, Amean),
+    m(
+        "device_bytes_per_app_byte",
+        "dev bytes/app byte",
+        "",
+        Down,
+        Amean,
+    ),
 ];
 
 /// The catalogue entry of `key`.
@@ -132,6 +150,10 @@ fn hist_value(hist: &LatencyHistogram, pct: f64) -> Option<f64> {
     if hist.count() == 0 {
         return None;
     }
-    let ns = if pct >= 100.0 { hist.summary().max_ns } else { hist.percentile_ns(pct) };
+    let ns = if pct >= 100.0 {
+        hist.summary().max_ns
+    } else {
+        hist.percentile_ns(pct)
+    };
     Some(ns as f64 / 1e3)
 }

@@ -49,7 +49,11 @@ pub fn describe(values: &[f64]) -> Option<Stats> {
     } else {
         0.0
     };
-    let coeff_var_pct = if amean != 0.0 { stddev / amean.abs() * 100.0 } else { 0.0 };
+    let coeff_var_pct = if amean != 0.0 {
+        stddev / amean.abs() * 100.0
+    } else {
+        0.0
+    };
     let ci95 = if n > 1 {
         let t = t_quantile(0.975, nf - 1.0);
         let half = t * stddev / nf.sqrt();
@@ -57,12 +61,23 @@ pub fn describe(values: &[f64]) -> Option<Stats> {
     } else {
         None
     };
-    Some(Stats { n, min, max, amean, hmean, stddev, coeff_var_pct, ci95 })
+    Some(Stats {
+        n,
+        min,
+        max,
+        amean,
+        hmean,
+        stddev,
+        coeff_var_pct,
+        ci95,
+    })
 }
 
 /// Student's t quantile; falls back to the normal 1.96 if the distribution is unusable.
 fn t_quantile(p: f64, df: f64) -> f64 {
-    StudentsT::new(0.0, 1.0, df).map(|t| t.inverse_cdf(p)).unwrap_or(1.959_963_984_540_054)
+    StudentsT::new(0.0, 1.0, df)
+        .map(|t| t.inverse_cdf(p))
+        .unwrap_or(1.959_963_984_540_054)
 }
 
 /// Result of Welch's unequal-variances t-test.
@@ -89,11 +104,21 @@ pub fn welch_t_test(a: &[f64], b: &[f64]) -> Option<Welch> {
     let diff = sa.amean - sb.amean;
     if se2 == 0.0 {
         let p_value = if diff == 0.0 { 1.0 } else { 0.0 };
-        return Some(Welch { t: if diff == 0.0 { 0.0 } else { diff.signum() * f64::INFINITY }, df: f64::NAN, p_value });
+        return Some(Welch {
+            t: if diff == 0.0 {
+                0.0
+            } else {
+                diff.signum() * f64::INFINITY
+            },
+            df: f64::NAN,
+            p_value,
+        });
     }
     let t = diff / se2.sqrt();
     let df = se2.powi(2) / (va.powi(2) / (sa.n as f64 - 1.0) + vb.powi(2) / (sb.n as f64 - 1.0));
-    let p_value = StudentsT::new(0.0, 1.0, df).map(|d| 2.0 * d.sf(t.abs())).unwrap_or(f64::NAN);
+    let p_value = StudentsT::new(0.0, 1.0, df)
+        .map(|d| 2.0 * d.sf(t.abs()))
+        .unwrap_or(f64::NAN);
     Some(Welch { t, df, p_value })
 }
 
@@ -115,20 +140,36 @@ mod tests {
         let (lo, hi) = s.ci95.unwrap();
         assert!(close(lo, 69.72621433894066, 1e-9), "{lo}");
         assert!(close(hi, 72.92178566105933, 1e-9), "{hi}");
-        assert!(close(s.coeff_var_pct, 1.286810009286529 / 71.324 * 100.0, 1e-12));
+        assert!(close(
+            s.coeff_var_pct,
+            1.286810009286529 / 71.324 * 100.0,
+            1e-12
+        ));
         assert_eq!((s.min, s.max), (69.8, 73.1));
         assert!(close(t_quantile(0.975, 4.0), 2.7764451051977934, 1e-9));
     }
 
     #[test]
     fn welch_matches_scipy() {
-        let w = welch_t_test(&[71.22, 69.8, 73.1, 70.5, 72.0], &[64.94, 66.1, 63.2, 65.5, 64.0]).unwrap();
+        let w = welch_t_test(
+            &[71.22, 69.8, 73.1, 70.5, 72.0],
+            &[64.94, 66.1, 63.2, 65.5, 64.0],
+        )
+        .unwrap();
         assert!(close(w.t, 8.486185699230404, 1e-9));
         assert!(close(w.df, 7.915958322151995, 1e-9));
-        assert!(close(w.p_value, 3.0358968269498082e-05, 1e-6), "{}", w.p_value);
+        assert!(
+            close(w.p_value, 3.0358968269498082e-05, 1e-6),
+            "{}",
+            w.p_value
+        );
         let w = welch_t_test(&[5301.0, 4890.0, 5602.0], &[529.0, 540.0, 515.0, 533.0]).unwrap();
         assert!(close(w.t, 22.93908395920999, 1e-9));
-        assert!(close(w.p_value, 0.001882798452325489, 1e-6), "{}", w.p_value);
+        assert!(
+            close(w.p_value, 0.001882798452325489, 1e-6),
+            "{}",
+            w.p_value
+        );
         let w = welch_t_test(&[10.0, 10.5, 9.8], &[10.1, 10.2, 9.9]).unwrap();
         assert!(close(w.t, 0.14744195615490466, 1e-9));
         assert!(close(w.df, 2.695541401273882, 1e-9));
@@ -139,7 +180,10 @@ mod tests {
     fn single_values_and_degenerate_cases() {
         let s = describe(&[42.0]).unwrap();
         assert_eq!((s.n, s.stddev, s.ci95), (1, 0.0, None));
-        assert!(welch_t_test(&[1.0], &[2.0, 3.0]).is_none(), "n = 1 claims nothing");
+        assert!(
+            welch_t_test(&[1.0], &[2.0, 3.0]).is_none(),
+            "n = 1 claims nothing"
+        );
         assert!(describe(&[]).is_none());
         assert!(describe(&[1.0, f64::NAN]).is_none());
         assert_eq!(describe(&[0.0, 2.0]).unwrap().hmean, None);

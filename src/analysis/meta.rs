@@ -1,0 +1,137 @@
+//! What differs between the two sides of a comparison, and what is the same.
+
+use std::collections::BTreeSet;
+
+use super::compare::MetaRow;
+use crate::metrics::RunResult;
+
+type Field = (&'static str, fn(&RunResult) -> String);
+
+fn opt(v: &Option<String>) -> String {
+    v.clone().unwrap_or_else(|| "-".into())
+}
+
+fn dev<T>(
+    r: &RunResult,
+    f: impl Fn(&crate::probe::DeviceInfo) -> Option<T>,
+    show: impl Fn(T) -> String,
+) -> String {
+    r.system
+        .device
+        .as_ref()
+        .and_then(f)
+        .map(show)
+        .unwrap_or_else(|| "-".into())
+}
+
+const FIELDS: &[Field] = &[
+    ("kernel", |r| opt(&r.system.kernel_release)),
+    ("filesystem", |r| {
+        r.system
+            .mount
+            .as_ref()
+            .map(|m| m.fs_type.clone())
+            .unwrap_or_else(|| "-".into())
+    }),
+    ("mount options", |r| {
+        r.system
+            .mount
+            .as_ref()
+            .map(|m| crate::report::merged_options(&m.mount_options, &m.super_options))
+            .unwrap_or_else(|| "-".into())
+    }),
+    ("mount source", |r| {
+        r.system
+            .mount
+            .as_ref()
+            .map(|m| m.source.clone())
+            .unwrap_or_else(|| "-".into())
+    }),
+    ("device", |r| {
+        r.system
+            .device
+            .as_ref()
+            .map(|d| d.name.clone())
+            .unwrap_or_else(|| opt(&r.system.device_note))
+    }),
+    ("device model", |r| dev(r, |d| d.model.clone(), |m| m)),
+    ("rotational", |r| {
+        dev(r, |d| d.rotational, |b| b.to_string())
+    }),
+    ("scheduler", |r| dev(r, |d| d.scheduler.clone(), |s| s)),
+    ("write cache", |r| dev(r, |d| d.write_cache.clone(), |s| s)),
+    ("FUA", |r| dev(r, |d| d.fua, |b| b.to_string())),
+    ("loop backing file", |r| {
+        dev(r, |d| d.loop_backing_file.clone(), |s| s)
+    }),
+    ("loop direct I/O", |r| {
+        dev(r, |d| d.loop_dio, |b| b.to_string())
+    }),
+    ("host", |r| opt(&r.system.hostname)),
+    ("CPU", |r| {
+        format!("{} × {}", r.system.cpu_count, opt(&r.system.cpu_model))
+    }),
+    ("memory", |r| {
+        format!(
+            "{:.1} GiB",
+            r.system.memory_bytes as f64 / (1u64 << 30) as f64
+        )
+    }),
+    ("fsynclab", |r| r.system.tool_version.clone()),
+    ("clock", |r| opt(&r.system.clock_source)),
+];
+
+fn values(runs: &[&RunResult], f: fn(&RunResult) -> String) -> String {
+    let set: BTreeSet<String> = runs.iter().map(|r| f(r)).collect();
+    set.into_iter().collect::<Vec<_>>().join(" | ")
+}
+
+/// The workload of a run as a comparable string, without the swept field and the seed.
+fn workload_key(run: &RunResult, sweep_field: Option<&str>) -> String {
+    let mut value = serde_json::to_value(&run.spec).unwrap_or_default();
+    if let Some(map) = value.as_object_mut() {
+        map.remove("seed");
+        if let Some(field) = sweep_field {
+            map.remove(field);
+        }
+    }
+    value.to_string()
+}
+
+/// Metadata rows, fields that differ first, then the same ones, in catalogue order.
+pub fn metadata_rows(
+    base: &[&RunResult],
+    cand: &[&RunResult],
+    sweep_field: Option<&str>,
+) -> Vec<MetaRow> {
+    let mut rows: Vec<MetaRow> = FIELDS
+        .iter()
+        .map(|(field, f)| {
+            let (b, c) = (values(base, *f), values(cand, *f));
+            MetaRow {
+                field: (*field).to_string(),
+                differs: b != c,
+                baseline: b,
+                candidate: c,
+            }
+        })
+        .collect();
+    let keys = |runs: &[&RunResult]| -> BTreeSet<String> {
+        runs.iter().map(|r| workload_key(r, sweep_field)).collect()
+    };
+    let describe = |runs: &[&RunResult]| -> String {
+        let set: BTreeSet<String> = runs.iter().map(|r| r.spec.describe()).collect();
+        set.into_iter().collect::<Vec<_>>().join(" | ")
+    };
+    rows.insert(
+        0,
+        MetaRow {
+            field: "workload".into(),
+            baseline: describe(base),
+            candidate: describe(cand),
+            differs: keys(base) != keys(cand),
+        },
+    );
+    rows.sort_by_key(|r| !r.differs);
+    rows
+}

@@ -1,0 +1,284 @@
+//! Comparison tests on runs made by the scripted fake engine, whose figures are exact:
+//! a write of w ns plus a sync of s ns per op gives 1e9 / (w + s) IOPS per thread.
+
+use std::sync::mpsc;
+
+use super::*;
+use crate::engine::{CancelToken, FakeBackend, RunContext, run_with};
+use crate::metrics::{LatencyHistogram, NoiseInfo, RunResult, RunStatus};
+use crate::probe::SystemInfo;
+use crate::spec::WorkloadSpec;
+
+fn fake_run(id: i64, write_ns: Vec<u64>, sync_ns: Vec<u64>, spec: WorkloadSpec) -> RunResult {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = RunContext {
+        run_id: id,
+        target: dir.path().to_path_buf(),
+        keep_files: false,
+        system: SystemInfo::default(),
+    };
+    let (tx, _rx) = mpsc::channel();
+    let mut r = run_with(
+        &FakeBackend::new(write_ns, sync_ns),
+        &spec,
+        &ctx,
+        &tx,
+        &CancelToken::new(),
+    )
+    .unwrap();
+    r.noise = Some(NoiseInfo {
+        background_cpu_busy: Some(0.02),
+        ..Default::default()
+    });
+    r
+}
+
+fn spec() -> WorkloadSpec {
+    WorkloadSpec {
+        threads: 1,
+        file_size: 100 * 4096,
+        ..Default::default()
+    }
+}
+
+/// A run with per-op time `op_ns` split 1 µs write + rest sync.
+fn run_at(id: i64, op_ns: u64) -> RunResult {
+    fake_run(id, vec![1_000], vec![op_ns - 1_000], spec())
+}
+
+fn side(name: &str, runs: Vec<RunResult>) -> SideInput {
+    SideInput {
+        name: name.into(),
+        runs,
+        unmeasured: vec![],
+    }
+}
+
+fn metric<'a>(c: &'a Comparison, key: &str) -> &'a MetricComparison {
+    c.metrics.iter().find(|m| m.key == key).unwrap()
+}
+
+#[test]
+fn faster_candidate_is_better_with_the_right_signs() {
+    // Baseline ~100k IOPS (10 µs/op), candidate ~200k IOPS (5 µs/op).
+    let base = side(
+        "before",
+        vec![run_at(1, 10_000), run_at(2, 10_100), run_at(3, 9_900)],
+    );
+    let cand = side(
+        "after",
+        vec![run_at(4, 5_000), run_at(5, 5_050), run_at(6, 4_950)],
+    );
+    let c = compare(&base, &cand, &[]).unwrap();
+    let iops = metric(&c, "iops");
+    assert_eq!(iops.direction, Direction::HigherIsBetter);
+    assert_eq!(iops.verdict, Verdict::Better);
+    let gain = iops.gain_pct.unwrap();
+    assert!((gain - 100.0).abs() < 1.0, "{gain}");
+    // Hmean of 1e9/10000, 1e9/10100, 1e9/9900 = 3 / sum(op_ns / 1e9).
+    let hmean = 3.0 / ((10_000.0 + 10_100.0 + 9_900.0) / 1e9);
+    assert!((iops.baseline_value.unwrap() - hmean).abs() < 1e-6 * hmean);
+    // Lower-is-better: sync p50 dropped from ~9 µs to ~4 µs: a positive gain, better.
+    let sync = metric(&c, "sync_p50_us");
+    assert_eq!(sync.direction, Direction::LowerIsBetter);
+    assert!(sync.gain_pct.unwrap() > 50.0);
+    assert_eq!(sync.verdict, Verdict::Better);
+    let wall = metric(&c, "wall_s");
+    assert!(
+        wall.gain_pct.unwrap() > 40.0,
+        "less time is a positive gain"
+    );
+    // Swapped sides: the same difference reads as worse, with a negative sign.
+    let c = compare(&cand, &base, &[]).unwrap();
+    assert_eq!(metric(&c, "iops").verdict, Verdict::Worse);
+    assert!(metric(&c, "iops").gain_pct.unwrap() < -40.0);
+    assert_eq!(metric(&c, "sync_p50_us").verdict, Verdict::Worse);
+}
+
+#[test]
+fn overlapping_results_are_unchanged_within_noise() {
+    let base = side(
+        "a",
+        vec![run_at(1, 10_000), run_at(2, 11_000), run_at(3, 9_000)],
+    );
+    let cand = side(
+        "b",
+        vec![run_at(4, 10_500), run_at(5, 9_500), run_at(6, 10_200)],
+    );
+    let c = compare(&base, &cand, &[]).unwrap();
+    let iops = metric(&c, "iops");
+    assert_eq!(iops.verdict, Verdict::Unchanged);
+    assert!(iops.welch.unwrap().p_value > ALPHA);
+}
+
+#[test]
+fn a_single_run_claims_no_significance() {
+    let base = side("a", vec![run_at(1, 10_000)]);
+    let cand = side("b", vec![run_at(2, 5_000), run_at(3, 5_100)]);
+    let c = compare(&base, &cand, &[]).unwrap();
+    assert_eq!(metric(&c, "iops").verdict, Verdict::NotTestable);
+    assert!(
+        metric(&c, "iops").gain_pct.unwrap() > 90.0,
+        "the change is still reported"
+    );
+    assert!(c.warnings.iter().any(|w| w.contains("single run")));
+}
+
+#[test]
+fn latency_percentiles_come_from_merged_histograms() {
+    // Two runs with different sync latency distributions: the side's p90 is the p90 of
+    // all syncs together, not the mean of the two runs' p90s.
+    let a = fake_run(
+        1,
+        vec![1_000],
+        vec![10_000; 9].into_iter().chain([100_000]).collect(),
+        spec(),
+    );
+    let b = fake_run(2, vec![1_000], vec![20_000], spec());
+    let mut direct = LatencyHistogram::new();
+    direct.merge(&a.sync_lat);
+    direct.merge(&b.sync_lat);
+    let expected_p90 = direct.percentile_ns(90.0) as f64 / 1e3;
+    let mean_of_p90s =
+        (a.sync_lat.percentile_ns(90.0) + b.sync_lat.percentile_ns(90.0)) as f64 / 2e3;
+    let c = compare(
+        &side("x", vec![a, b]),
+        &side("y", vec![run_at(3, 5_000)]),
+        &[],
+    )
+    .unwrap();
+    let p90 = metric(&c, "sync_p90_us");
+    assert_eq!(p90.headline, Headline::Merged);
+    assert_eq!(p90.baseline_value.unwrap(), expected_p90);
+    assert_ne!(expected_p90, mean_of_p90s);
+}
+
+#[test]
+fn sweeps_are_detected_and_compared_per_point() {
+    let at = |id: i64, threads: u32, op_ns: u64| {
+        fake_run(
+            id,
+            vec![1_000],
+            vec![op_ns - 1_000],
+            WorkloadSpec { threads, ..spec() },
+        )
+    };
+    let base = side(
+        "before",
+        vec![at(1, 1, 10_000), at(2, 2, 10_000), at(3, 4, 10_000)],
+    );
+    let cand = side(
+        "after",
+        vec![at(4, 1, 10_000), at(5, 2, 8_000), at(6, 4, 5_000)],
+    );
+    let c = compare(&base, &cand, &[]).unwrap();
+    let sweep = c.sweep.as_ref().expect("threads swept");
+    assert_eq!(sweep.field, "threads");
+    let values: Vec<f64> = sweep.points.iter().map(|p| p.value).collect();
+    assert_eq!(values, vec![1.0, 2.0, 4.0]);
+    let gain_at = |i: usize| {
+        sweep.points[i]
+            .metrics
+            .iter()
+            .find(|m| m.key == "iops")
+            .unwrap()
+            .gain_pct
+            .unwrap()
+    };
+    assert!(gain_at(0).abs() < 1e-9);
+    assert!((gain_at(2) - 100.0).abs() < 1.0);
+    assert!(c.metrics.is_empty(), "no mixed-point totals");
+    assert!(
+        !c.warnings.iter().any(|w| w.contains("DIFFERENT WORKLOADS")),
+        "{:?}",
+        c.warnings
+    );
+}
+
+#[test]
+fn different_workloads_and_background_load_are_called_out() {
+    let base = side("a", vec![run_at(1, 10_000), run_at(2, 10_000)]);
+    let mut other = fake_run(
+        3,
+        vec![1_000],
+        vec![4_000],
+        WorkloadSpec {
+            block_size: 8192,
+            ..spec()
+        },
+    );
+    let mut other2 = fake_run(
+        4,
+        vec![1_000],
+        vec![4_000],
+        WorkloadSpec {
+            block_size: 8192,
+            ..spec()
+        },
+    );
+    for r in [&mut other, &mut other2] {
+        r.noise = Some(NoiseInfo {
+            background_cpu_busy: Some(0.6),
+            ..Default::default()
+        });
+    }
+    let c = compare(&base, &side("b", vec![other, other2]), &[]).unwrap();
+    assert!(c.warnings.iter().any(|w| w.contains("DIFFERENT WORKLOADS")));
+    assert!(
+        c.warnings
+            .iter()
+            .any(|w| w.contains("background load differed"))
+    );
+    let workload = c.metadata.iter().find(|m| m.field == "workload").unwrap();
+    assert!(workload.differs);
+    assert_eq!(
+        c.metadata[0].field, "workload",
+        "differing fields come first"
+    );
+}
+
+#[test]
+fn empty_or_failed_sides_are_refused_with_the_reason() {
+    let mut failed = run_at(7, 10_000);
+    failed.status = RunStatus::Failed;
+    let e = compare(
+        &side("label x", vec![failed]),
+        &side("b", vec![run_at(2, 5_000)]),
+        &[],
+    )
+    .unwrap_err();
+    let msg = e.to_string();
+    assert!(msg.contains("label x") && msg.contains("7 failed"), "{msg}");
+    let e = compare(
+        &side("label y", vec![]),
+        &side("b", vec![run_at(2, 5_000)]),
+        &[],
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("matched no runs"));
+}
+
+#[test]
+fn published_figures_sit_beside_the_measured_ones() {
+    let figure = crate::spec::PublishedFigure {
+        side: "before".into(),
+        metric: "mib_per_sec".into(),
+        value: 2.585,
+        unit: "MiB/s".into(),
+        as_published: "2647KiB/s".into(),
+    };
+    let c = compare(
+        &side("a", vec![run_at(1, 10_000)]),
+        &side("b", vec![run_at(2, 5_000)]),
+        &[figure],
+    )
+    .unwrap();
+    let row = &c.published[0];
+    let expected = 1e9 / 10_000.0 * 4096.0 / (1024.0 * 1024.0);
+    assert!(
+        (row.baseline.unwrap() - expected).abs() < 1e-6,
+        "{:?}",
+        row.baseline
+    );
+    assert!(row.candidate.unwrap() > row.baseline.unwrap());
+}
