@@ -1,0 +1,294 @@
+//! The tables of the report page: statistics per metric (or per sweep point) and the
+//! published figures of the seed thread beside the measured values.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::charts::DrawResult;
+use super::style::{
+    ALERT, BASE, CAND_TEXT, GOOD, INK, MUTED, PAD, RULE, STRIPE, Scale, fit, fmt_value, text_width,
+};
+use crate::analysis::{Comparison, MetricComparison, Verdict, metric};
+
+/// One row of the statistics table.
+pub(super) struct StatRow {
+    metric: String,
+    how: &'static str,
+    base: String,
+    cand: String,
+    gain: Option<f64>,
+    significant: bool,
+    verdict: Verdict,
+}
+
+fn stat_row(metric_name: String, m: &MetricComparison) -> StatRow {
+    let value = |v: Option<f64>| {
+        v.map(|v| fmt_value(v, &m.unit))
+            .unwrap_or_else(|| "-".into())
+    };
+    StatRow {
+        metric: metric_name,
+        how: m.headline.as_str(),
+        base: value(m.baseline_value),
+        cand: value(m.candidate_value),
+        gain: m.gain_pct,
+        significant: m.significant(),
+        verdict: m.verdict,
+    }
+}
+
+/// Sweep metrics shown per point (the table would be too long with all of them).
+pub(super) const SWEEP_KEYS: &[&str] = &["iops", "mib_per_sec", "write_p99_us", "sync_p99_us"];
+
+/// The rows of the statistics table: every metric, or the main metrics at each sweep point.
+pub(super) fn stat_rows(c: &Comparison) -> Vec<StatRow> {
+    match &c.sweep {
+        None => c
+            .metrics
+            .iter()
+            .map(|m| stat_row(m.label.clone(), m))
+            .collect(),
+        Some(sw) => {
+            let keys = if sw.points.len() > 5 {
+                &SWEEP_KEYS[..2]
+            } else {
+                SWEEP_KEYS
+            };
+            let keys = if sw.points.len() > 10 {
+                &keys[..1]
+            } else {
+                keys
+            };
+            let mut rows = Vec::new();
+            for p in sw.points.iter().take(24) {
+                for key in keys {
+                    if let Some(m) = p.metrics.iter().find(|m| m.key == *key) {
+                        let name = format!(
+                            "{} @ {} = {}",
+                            m.label,
+                            sw.field,
+                            super::style::trim_num(p.value)
+                        );
+                        rows.push(stat_row(name, m));
+                    }
+                }
+            }
+            rows
+        }
+    }
+}
+
+/// Column right edges (or left edges for text) as fractions of the usable width.
+const STAT_COLS: [f64; 6] = [0.0, 0.24, 0.33, 0.49, 0.65, 0.79];
+
+fn draw_heading<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    s: Scale,
+    head: &str,
+    note: &str,
+) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    let (w, _) = area.dim_in_pixel();
+    let x = s.i(PAD);
+    area.draw(&PathElement::new(
+        vec![(x, 0), (w as i32 - x, 0)],
+        RULE.stroke_width(1),
+    ))?;
+    let hf = s.sans(22.0);
+    area.draw_text(head, &hf.color(&INK), (x, s.i(10.0)))?;
+    let nx = x + text_width(head, &hf) + s.i(16.0);
+    let nf = s.sans(16.0);
+    let note = fit(note, &nf, w as i32 - x - nx);
+    area.draw_text(&note, &nf.color(&MUTED), (nx, s.i(15.0)))?;
+    Ok(())
+}
+
+/// Height of a table with `rows` body rows.
+pub(super) fn table_height(s: Scale, rows: usize) -> i32 {
+    s.i(46.0) + (rows as i32 + 1) * s.i(25.0) + s.i(10.0)
+}
+
+/// One table row: cells at column starts; `right` cells are right-aligned to the next
+/// column start.
+fn draw_row<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    s: Scale,
+    y: i32,
+    cols: &[i32],
+    cells: &[(String, RGBColor, bool)],
+    end: i32,
+) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    let font = s.mono(15.0);
+    let gap = s.i(14.0);
+    for (i, (text, colour, right)) in cells.iter().enumerate() {
+        let x0 = cols[i];
+        let x1 = cols.get(i + 1).copied().unwrap_or(end);
+        let text = fit(text, &font, x1 - x0 - gap);
+        let (x, pos) = if *right {
+            (x1 - gap, Pos::new(HPos::Right, VPos::Center))
+        } else {
+            (x0, Pos::new(HPos::Left, VPos::Center))
+        };
+        area.draw_text(&text, &font.color(colour).pos(pos), (x, y))?;
+    }
+    Ok(())
+}
+
+fn columns(area_w: i32, s: Scale, fractions: &[f64]) -> (Vec<i32>, i32) {
+    let x = s.i(PAD);
+    let usable = area_w - 2 * x;
+    (
+        fractions
+            .iter()
+            .map(|f| x + (f * usable as f64) as i32)
+            .collect(),
+        x + usable,
+    )
+}
+
+fn draw_table<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    s: Scale,
+    fractions: &[f64],
+    header: &[(&str, bool)],
+    rows: &[Vec<(String, RGBColor, bool)>],
+) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    let (w, _) = area.dim_in_pixel();
+    let (cols, end) = columns(w as i32, s, fractions);
+    let row_h = s.i(25.0);
+    let top = s.i(46.0);
+    let head: Vec<(String, RGBColor, bool)> = header
+        .iter()
+        .map(|(t, r)| (t.to_string(), MUTED, *r))
+        .collect();
+    draw_row(area, s, top + row_h / 2, &cols, &head, end)?;
+    let x = s.i(PAD);
+    area.draw(&PathElement::new(
+        vec![(x, top + row_h), (end, top + row_h)],
+        RULE.stroke_width(1),
+    ))?;
+    for (i, row) in rows.iter().enumerate() {
+        let y0 = top + (i as i32 + 1) * row_h;
+        if i % 2 == 1 {
+            area.draw(&Rectangle::new(
+                [(x, y0), (end, y0 + row_h)],
+                STRIPE.filled(),
+            ))?;
+        }
+        draw_row(area, s, y0 + row_h / 2, &cols, row, end)?;
+    }
+    Ok(())
+}
+
+/// Draws the statistics table.
+pub(super) fn draw_stats<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    s: Scale,
+    rows: &[StatRow],
+) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    draw_heading(
+        area,
+        s,
+        "Statistics",
+        "headline per side · gain: positive = better (either direction) · * significant at 95% (Welch's t-test)",
+    )?;
+    let body: Vec<Vec<(String, RGBColor, bool)>> = rows
+        .iter()
+        .map(|r| {
+            let tone = match r.verdict {
+                Verdict::Better => GOOD,
+                Verdict::Worse => ALERT,
+                _ => INK,
+            };
+            let gain = match r.gain {
+                Some(g) => format!("{g:+.1} %{}", if r.significant { " *" } else { "  " }),
+                None => "-  ".into(),
+            };
+            vec![
+                (r.metric.clone(), INK, false),
+                (r.how.to_string(), MUTED, false),
+                (r.base.clone(), BASE, true),
+                (r.cand.clone(), CAND_TEXT, true),
+                (gain, if r.significant { tone } else { INK }, true),
+                (
+                    r.verdict.describe().to_string(),
+                    if r.significant { tone } else { MUTED },
+                    false,
+                ),
+            ]
+        })
+        .collect();
+    let header = [
+        ("metric", false),
+        ("headline", false),
+        ("baseline", true),
+        ("candidate", true),
+        ("gain", true),
+        ("verdict", false),
+    ];
+    draw_table(area, s, &STAT_COLS, &header, &body)
+}
+
+/// Draws the "published (seed thread) vs measured" table.
+pub(super) fn draw_published<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    s: Scale,
+    c: &Comparison,
+) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    draw_heading(
+        area,
+        s,
+        "Published (seed thread) vs measured",
+        "the thread's figure beside each side's headline value of the same metric",
+    )?;
+    let body: Vec<Vec<(String, RGBColor, bool)>> = c
+        .published
+        .iter()
+        .map(|p| {
+            let f = &p.figure;
+            let label = metric(&f.metric).map_or(f.metric.clone(), |d| d.label.to_string());
+            let measured = |v: Option<f64>| {
+                v.map(|v| fmt_value(v, &f.unit))
+                    .unwrap_or_else(|| "-".into())
+            };
+            vec![
+                (f.side.clone(), INK, false),
+                (label, INK, false),
+                (fmt_value(f.value, &f.unit), INK, true),
+                (format!("\"{}\"", f.as_published), MUTED, false),
+                (measured(p.baseline), BASE, true),
+                (measured(p.candidate), CAND_TEXT, true),
+            ]
+        })
+        .collect();
+    let header = [
+        ("side", false),
+        ("metric", false),
+        ("published", true),
+        ("as published", false),
+        ("measured baseline", true),
+        ("measured candidate", true),
+    ];
+    draw_table(
+        area,
+        s,
+        &[0.0, 0.12, 0.28, 0.44, 0.68, 0.84],
+        &header,
+        &body,
+    )
+}
