@@ -2,6 +2,8 @@
 //! computed here.
 
 mod browse;
+mod compare;
+mod progress;
 mod run;
 
 use std::path::PathBuf;
@@ -40,6 +42,10 @@ pub enum Command {
     Show(browse::ShowArgs),
     /// List the built-in presets, or show one.
     Presets(browse::PresetsArgs),
+    /// Compare two sides (run ids, exp:N or labels): statistics table with significance.
+    Compare(compare::CompareArgs),
+    /// Write a comparison report: .png, .svg, .md (with image), .csv or .json.
+    Report(compare::ReportArgs),
 }
 
 /// Exit code for a usage or validation error.
@@ -114,6 +120,8 @@ pub fn execute(cli: Cli) -> ExitCode {
         Some(Command::List(args)) => browse::list(&cli.db, args),
         Some(Command::Show(args)) => browse::show(&cli.db, args),
         Some(Command::Presets(args)) => browse::presets(args),
+        Some(Command::Compare(args)) => compare::compare(&cli.db, args),
+        Some(Command::Report(args)) => compare::report(&cli.db, args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

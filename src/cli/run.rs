@@ -7,11 +7,11 @@ use std::time::Duration;
 
 use anyhow::anyhow;
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
 
+use super::progress::show_progress;
 use super::{CliError, EXIT_CANCELLED, EXIT_FAILED, open_store};
 use crate::engine::{CancelToken, EngineEvent};
-use crate::lab::{self, RunRequest};
+use crate::lab::{self, QuietWait, RunRequest, SweepSpec};
 use crate::metrics::RunStatus;
 use crate::report;
 use crate::spec::{self, OpenFlags, Pattern, Prepare, SyncMethod, WorkloadSpec};
@@ -79,6 +79,19 @@ pub struct RunArgs {
     /// Keep the test files after the run.
     #[arg(long)]
     pub keep: bool,
+    /// Run the same workload N times into one experiment.
+    #[arg(long, default_value_t = 1)]
+    pub repeat: u32,
+    /// Run once per value of a numeric workload field (× --repeat): --sweep threads=1,2,4,8
+    #[arg(long, value_name = "FIELD=V1,V2,...")]
+    pub sweep: Option<String>,
+    /// Before each run, wait up to S seconds for background CPU to drop below
+    /// --quiet-threshold (recorded with the run either way).
+    #[arg(long, value_name = "S")]
+    pub quiet_wait: Option<f64>,
+    /// Busy share of all CPUs, in %, below which the machine counts as quiet.
+    #[arg(long, default_value_t = 10.0, value_name = "PCT")]
+    pub quiet_threshold: f64,
     /// Print one JSON object instead of the readable summary.
     #[arg(long)]
     pub json: bool,
@@ -163,6 +176,35 @@ pub fn build_spec(args: &RunArgs) -> Result<(WorkloadSpec, Option<String>, Optio
 /// `fsynclab run`.
 pub fn execute(db: &Option<PathBuf>, args: RunArgs) -> Result<u8, CliError> {
     let (spec, preset, preset_scale) = build_spec(&args)?;
+    let sweep = args
+        .sweep
+        .as_deref()
+        .map(SweepSpec::parse)
+        .transpose()
+        .map_err(CliError::usage)?;
+    if let Some(s) = &sweep {
+        s.specs(&spec).map_err(CliError::usage)?;
+    }
+    let quiet = match args.quiet_wait {
+        None => None,
+        Some(secs) => {
+            if !(0.0..=3600.0).contains(&secs) {
+                return Err(CliError::usage(anyhow!(
+                    "--quiet-wait {secs}: use 0 to 3600 seconds"
+                )));
+            }
+            let pct = args.quiet_threshold;
+            if !(pct > 0.0 && pct <= 100.0) {
+                return Err(CliError::usage(anyhow!(
+                    "--quiet-threshold {pct}: use a percentage above 0 and at most 100"
+                )));
+            }
+            Some(QuietWait {
+                threshold: pct / 100.0,
+                max_wait: Duration::from_secs_f64(secs),
+            })
+        }
+    };
     let store = open_store(db)?;
     let request = RunRequest {
         spec,
@@ -173,20 +215,63 @@ pub fn execute(db: &Option<PathBuf>, args: RunArgs) -> Result<u8, CliError> {
         preset_scale,
         experiment_id: None,
         keep_files: args.keep,
-        quiet: None,
+        quiet,
     };
     let cancel = CancelToken::new();
     let on_interrupt = cancel.clone();
-    // A second Ctrl-C is not caught twice: the handler only sets the flag.
+    // The handler only sets the flag: the run stops after the calls in flight.
     let _ = ctrlc::set_handler(move || on_interrupt.cancel());
-
     let (tx, rx) = mpsc::channel::<EngineEvent>();
-    let quiet = args.quiet;
-    let progress = std::thread::spawn(move || show_progress(rx, quiet));
+    let no_bar = args.quiet;
+    let progress = std::thread::spawn(move || show_progress(rx, no_bar));
+
+    if args.repeat != 1 || sweep.is_some() {
+        let json = args.json;
+        let outcome = lab::run_series(
+            &store,
+            &request,
+            args.repeat,
+            sweep.as_ref(),
+            &tx,
+            &cancel,
+            |r| {
+                if !json {
+                    println!("{}", report::run_line(r));
+                }
+            },
+        );
+        drop(tx);
+        let _ = progress.join();
+        let outcome = outcome.map_err(lab_error)?;
+        if json {
+            let all: Vec<_> = outcome.results.iter().map(report::run_json).collect();
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&all).map_err(CliError::failed)?
+            );
+        } else {
+            println!(
+                "experiment {}: {} run(s) stored{}; compare with `fsynclab compare exp:{} <other side>`",
+                outcome.experiment_id,
+                outcome.results.len(),
+                outcome
+                    .stopped
+                    .as_deref()
+                    .map(|s| format!(" (stopped early: {s})"))
+                    .unwrap_or_default(),
+                outcome.experiment_id
+            );
+        }
+        return Ok(match outcome.results.last().map(|r| r.status) {
+            _ if cancel.is_cancelled() => EXIT_CANCELLED,
+            Some(RunStatus::Finished) if outcome.stopped.is_none() => 0,
+            _ => EXIT_FAILED,
+        });
+    }
+
     let outcome = lab::execute(&store, &request, &tx, &cancel);
     drop(tx);
     let _ = progress.join();
-
     let result = match outcome {
         Ok(result) => result,
         Err(lab::LabError::NotStored { result, source }) => {
@@ -196,15 +281,7 @@ pub fn execute(db: &Option<PathBuf>, args: RunArgs) -> Result<u8, CliError> {
                 "the run was measured but could not be stored: {source}"
             )));
         }
-        Err(e) => {
-            let usage = e.is_usage();
-            let err = anyhow::Error::new(e);
-            return Err(if usage {
-                CliError::usage(err)
-            } else {
-                CliError::failed(err)
-            });
-        }
+        Err(e) => return Err(lab_error(e)),
     };
     print_result(&result, args.json)?;
     Ok(match result.status {
@@ -212,6 +289,17 @@ pub fn execute(db: &Option<PathBuf>, args: RunArgs) -> Result<u8, CliError> {
         RunStatus::Cancelled => EXIT_CANCELLED,
         _ => EXIT_FAILED,
     })
+}
+
+/// Maps a lab error to the exit code it deserves.
+pub fn lab_error(e: lab::LabError) -> CliError {
+    let usage = e.is_usage();
+    let err = anyhow::Error::new(e);
+    if usage {
+        CliError::usage(err)
+    } else {
+        CliError::failed(err)
+    }
 }
 
 fn print_result(result: &crate::metrics::RunResult, json: bool) -> Result<(), CliError> {
@@ -224,69 +312,4 @@ fn print_result(result: &crate::metrics::RunResult, json: bool) -> Result<(), Cl
         print!("{}", report::summary_text(result));
     }
     Ok(())
-}
-
-/// Draws the progress bar on stderr from engine events until the channel closes.
-fn show_progress(rx: mpsc::Receiver<EngineEvent>, quiet: bool) {
-    let bar = if quiet {
-        ProgressBar::hidden()
-    } else {
-        ProgressBar::new_spinner()
-    };
-    bar.enable_steady_tick(Duration::from_millis(200));
-    let mut writes_total = 0u64;
-    let mut time_based = false;
-    for event in rx {
-        match event {
-            EngineEvent::Preparing {
-                files,
-                bytes_per_file,
-            } => {
-                bar.set_message(format!(
-                    "preparing {files} file(s) of {}",
-                    spec::format_size(bytes_per_file)
-                ));
-            }
-            EngineEvent::Started {
-                expected_writes,
-                duration,
-                ..
-            } => {
-                if let Some(n) = expected_writes {
-                    bar.set_length(n);
-                    bar.set_style(style(
-                        "{bar:30} {pos}/{len} writes {elapsed_precise} ETA {eta} {msg}",
-                    ));
-                } else if let Some(d) = duration {
-                    time_based = true;
-                    bar.set_length(d.as_millis() as u64);
-                    bar.set_style(style("{bar:30} {elapsed_precise} ETA {eta} {msg}"));
-                }
-                bar.set_message("starting");
-            }
-            EngineEvent::Interval(sample) => {
-                writes_total += sample.writes;
-                let secs = sample.dur_ms.max(1) as f64 / 1000.0;
-                let p99 = sample
-                    .sync_p99_ns
-                    .map(|n| report::fmt_ns(n as f64))
-                    .unwrap_or_else(|| "-".into());
-                bar.set_message(format!(
-                    "{:.0} IOPS, sync p99 {p99}",
-                    sample.writes as f64 / secs
-                ));
-                bar.set_position(if time_based {
-                    sample.t_ms
-                } else {
-                    writes_total
-                });
-            }
-            EngineEvent::Finished { .. } => bar.finish_and_clear(),
-        }
-    }
-    bar.finish_and_clear();
-}
-
-fn style(template: &str) -> ProgressStyle {
-    ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar())
 }

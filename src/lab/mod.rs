@@ -2,6 +2,12 @@
 //! `running`, run the engine, and store the result (or the failure) as soon as it exists.
 //! The CLI and the GUI both call [`execute`].
 
+mod series;
+mod sides;
+
+pub use series::{SeriesOutcome, SweepSpec, run_series};
+pub use sides::{SideSpec, compare_sides, load_side};
+
 use std::path::PathBuf;
 use std::sync::mpsc::Sender;
 use std::time::Duration;
@@ -56,6 +62,9 @@ pub enum LabError {
     /// The database failed.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The comparison could not be made.
+    #[error(transparent)]
+    Analysis(#[from] crate::analysis::AnalysisError),
     /// The run was measured but could not be stored; the result is here to show.
     #[error("the run was measured but could not be stored: {source}")]
     NotStored {
@@ -69,7 +78,17 @@ pub enum LabError {
 impl LabError {
     /// True when the user's input is at fault (exit code 2).
     pub fn is_usage(&self) -> bool {
-        matches!(self, LabError::Engine(e) if e.is_usage())
+        match self {
+            LabError::Engine(e) => e.is_usage(),
+            LabError::Analysis(_) => true,
+            LabError::Store(e) => matches!(
+                e,
+                StoreError::NotFound { .. }
+                    | StoreError::ExperimentNotFound { .. }
+                    | StoreError::EmptyTag { .. }
+            ),
+            LabError::NotStored { .. } => false,
+        }
     }
 }
 

@@ -1,10 +1,15 @@
-//! Turning results into text and JSON. Reporting never measures: everything here is a pure
-//! function of stored data, and all display formatting of numbers happens here.
+//! Turning results into text, JSON, CSV, Markdown and images. Reporting never measures:
+//! everything here is a pure function of stored data, and all display formatting of
+//! numbers happens here.
 
+mod compare;
 pub mod image;
 mod listing;
 mod text;
 
+pub use compare::{compare_csv, compare_json, compare_markdown, compare_table};
 pub use image::{ImageFormat, ImageOptions, ReportError, render_comparison};
 pub use listing::{fmt_utc_ms, preset_text, run_header, runs_table};
-pub use text::{fmt_bytes_per_sec, fmt_ns, merged_options, run_json, summary_text, where_line};
+pub use text::{
+    fmt_bytes_per_sec, fmt_ns, merged_options, run_json, run_line, summary_text, where_line,
+};

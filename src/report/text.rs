@@ -194,6 +194,32 @@ pub fn merged_options(mount_options: &str, super_options: &str) -> String {
     seen.join(",")
 }
 
+/// One line per run of a series: id, status, the swept-looking fields, headline figures.
+pub fn run_line(r: &RunResult) -> String {
+    let s = r.summary();
+    let flushes = s
+        .flushes_per_sync
+        .map(|f| format!(" · {f:.2} flushes/sync"))
+        .unwrap_or_default();
+    let busy = r
+        .noise
+        .as_ref()
+        .and_then(|n| n.background_cpu_busy)
+        .map(|b| format!(" · bg CPU {:.0}%", b * 100.0))
+        .unwrap_or_default();
+    format!(
+        "run {} {} · {} threads, bs {} · {:.0} IOPS · {} · sync p50 {} p99 {}{flushes}{busy}",
+        r.id,
+        r.status.as_str(),
+        r.spec.threads,
+        crate::spec::format_size(r.spec.block_size),
+        s.iops,
+        fmt_bytes_per_sec(s.mib_per_sec),
+        fmt_ns(s.sync_lat.p50_ns as f64),
+        fmt_ns(s.sync_lat.p99_ns as f64),
+    )
+}
+
 fn lat_json(s: &LatencySummary) -> serde_json::Value {
     let us = |ns: u64| ns as f64 / 1e3;
     json!({
@@ -250,6 +276,8 @@ pub fn run_json(r: &RunResult) -> serde_json::Value {
         "kernel": r.system.kernel_release,
         "target": r.system.target,
         "warnings": r.warnings,
+        "noise": r.noise,
+        "clock_source": r.system.clock_source,
     })
 }
 

@@ -1,0 +1,180 @@
+//! Repetitions and sweeps: one spec run N times, or once per value of a swept field
+//! (× repeats), all in one experiment. Each run is stored as it finishes, so a failure
+//! later in the series loses nothing.
+
+use std::sync::mpsc::Sender;
+
+use crate::engine::{CancelToken, EngineError, EngineEvent};
+use crate::metrics::{RunResult, RunStatus};
+use crate::spec::{self, SpecError, WorkloadSpec};
+use crate::store::Store;
+
+use super::{LabError, RunRequest, execute};
+
+/// A swept workload field and its values (`threads=1,2,4,8`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SweepSpec {
+    /// Field name, as in presets and `--set`.
+    pub field: String,
+    /// Values as written.
+    pub values: Vec<String>,
+}
+
+impl SweepSpec {
+    /// Parses `field=v1,v2,...`.
+    pub fn parse(text: &str) -> Result<SweepSpec, SpecError> {
+        let err = |problem: String| SpecError {
+            field: "sweep",
+            problem,
+            fix: "write --sweep field=v1,v2,... e.g. --sweep threads=1,2,4,8,16".into(),
+        };
+        let (field, values) = text
+            .split_once('=')
+            .ok_or_else(|| err(format!("'{text}' has no '='")))?;
+        let values: Vec<String> = values
+            .split(',')
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+            .collect();
+        if values.is_empty() {
+            return Err(err(format!("'{text}' lists no values")));
+        }
+        Ok(SweepSpec {
+            field: field.trim().to_string(),
+            values,
+        })
+    }
+
+    /// The spec for every value, validated up front so a typo fails before any run.
+    pub fn specs(&self, base: &WorkloadSpec) -> Result<Vec<WorkloadSpec>, SpecError> {
+        self.values
+            .iter()
+            .map(|v| {
+                let s = spec::apply_setting(base, &format!("{}={v}", self.field))?;
+                let numeric = serde_json::to_value(&s)
+                    .ok()
+                    .and_then(|j| j.get(self.field.as_str()).map(|x| x.is_number()))
+                    .unwrap_or(false);
+                if !numeric {
+                    return Err(SpecError {
+                        field: "sweep",
+                        problem: format!("'{}' is not a numeric workload field", self.field),
+                        fix: "sweep a number such as threads, block_size, file_size, sync_every"
+                            .into(),
+                    });
+                }
+                s.validate()?;
+                Ok(s)
+            })
+            .collect()
+    }
+}
+
+/// What a series did.
+#[derive(Debug)]
+pub struct SeriesOutcome {
+    /// Experiment holding every run.
+    pub experiment_id: i64,
+    /// Results in run order.
+    pub results: Vec<RunResult>,
+    /// Why the series stopped early, if it did.
+    pub stopped: Option<String>,
+}
+
+/// Runs `request` `repeat` times for every sweep value (or just `repeat` times), filing
+/// all runs under a new experiment. `on_result` sees each run right after it is stored.
+pub fn run_series(
+    store: &Store,
+    request: &RunRequest,
+    repeat: u32,
+    sweep: Option<&SweepSpec>,
+    events: &Sender<EngineEvent>,
+    cancel: &CancelToken,
+    mut on_result: impl FnMut(&RunResult),
+) -> Result<SeriesOutcome, LabError> {
+    if repeat == 0 {
+        return Err(LabError::Engine(EngineError::Spec(SpecError {
+            field: "repeat",
+            problem: "0 repetitions".into(),
+            fix: "use --repeat 1 or more".into(),
+        })));
+    }
+    let specs = match sweep {
+        Some(s) => s.specs(&request.spec).map_err(EngineError::from)?,
+        None => vec![request.spec.clone()],
+    };
+    let name = format!(
+        "{}{}{}",
+        request.preset.clone().unwrap_or_else(|| "fileio".into()),
+        sweep
+            .map(|s| format!(" sweep {}={}", s.field, s.values.join(",")))
+            .unwrap_or_default(),
+        if repeat > 1 {
+            format!(" ×{repeat}")
+        } else {
+            String::new()
+        }
+    );
+    let experiment_id = store.create_experiment(&name)?;
+    let mut results = Vec::new();
+    for spec in &specs {
+        for _ in 0..repeat {
+            if cancel.is_cancelled() {
+                return Ok(SeriesOutcome {
+                    experiment_id,
+                    results,
+                    stopped: Some("cancelled".into()),
+                });
+            }
+            let one = RunRequest {
+                spec: spec.clone(),
+                experiment_id: Some(experiment_id),
+                ..request.clone()
+            };
+            let result = execute(store, &one, events, cancel)?;
+            on_result(&result);
+            let status = result.status;
+            results.push(result);
+            if status != RunStatus::Finished {
+                return Ok(SeriesOutcome {
+                    experiment_id,
+                    results,
+                    stopped: Some(format!("a run ended {}", status.as_str())),
+                });
+            }
+        }
+    }
+    Ok(SeriesOutcome {
+        experiment_id,
+        results,
+        stopped: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sweep_parsing_and_validation() {
+        let s = SweepSpec::parse("threads=1,2, 4").unwrap();
+        assert_eq!(s.values, vec!["1", "2", "4"]);
+        let specs = s.specs(&WorkloadSpec::default()).unwrap();
+        assert_eq!(
+            specs.iter().map(|s| s.threads).collect::<Vec<_>>(),
+            vec![1, 2, 4]
+        );
+        assert!(SweepSpec::parse("threads").is_err());
+        assert!(SweepSpec::parse("threads=").is_err());
+        let bad = SweepSpec::parse("threads=1,0")
+            .unwrap()
+            .specs(&WorkloadSpec::default())
+            .unwrap_err();
+        assert_eq!(bad.field, "threads");
+        let text = SweepSpec::parse("pattern=seq,rand")
+            .unwrap()
+            .specs(&WorkloadSpec::default())
+            .unwrap_err();
+        assert!(text.problem.contains("not a numeric"), "{text}");
+    }
+}

@@ -1,0 +1,158 @@
+//! Sides of a comparison as users name them: a run id (`12`), several (`12,13,14`), an
+//! experiment (`exp:3`), or a label (`nossd`, `label:nossd`).
+
+use crate::analysis::{self, Comparison, SideInput};
+use crate::metrics::RunResult;
+use crate::spec;
+use crate::store::{Store, StoreError};
+
+use super::LabError;
+
+/// A side of a comparison.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SideSpec {
+    /// These run ids.
+    Runs(Vec<i64>),
+    /// Every run of an experiment.
+    Experiment(i64),
+    /// Every run with this label.
+    Label(String),
+}
+
+impl SideSpec {
+    /// Parses `12`, `12,13`, `run:12`, `exp:3`, `experiment:3`, `label:x` or any other text
+    /// as a label.
+    pub fn parse(text: &str) -> Result<SideSpec, String> {
+        let t = text.trim();
+        if t.is_empty() {
+            return Err("an empty side; give a run id, exp:N or a label".into());
+        }
+        if let Some(rest) = t
+            .strip_prefix("exp:")
+            .or_else(|| t.strip_prefix("experiment:"))
+        {
+            return rest
+                .trim()
+                .parse()
+                .map(SideSpec::Experiment)
+                .map_err(|_| format!("'{t}': the experiment id must be a number (exp:3)"));
+        }
+        if let Some(rest) = t.strip_prefix("label:") {
+            return Ok(SideSpec::Label(rest.to_string()));
+        }
+        let ids_text = t.strip_prefix("run:").unwrap_or(t);
+        if ids_text
+            .split(',')
+            .all(|p| !p.trim().is_empty() && p.trim().chars().all(|c| c.is_ascii_digit()))
+        {
+            let ids = ids_text
+                .split(',')
+                .filter_map(|p| p.trim().parse().ok())
+                .collect();
+            return Ok(SideSpec::Runs(ids));
+        }
+        if t.starts_with("run:") {
+            return Err(format!("'{t}': run ids are numbers (run:12 or 12,13,14)"));
+        }
+        Ok(SideSpec::Label(t.to_string()))
+    }
+
+    /// How the side is shown in tables and reports.
+    pub fn describe(&self) -> String {
+        match self {
+            SideSpec::Runs(ids) if ids.len() == 1 => format!("run {}", ids[0]),
+            SideSpec::Runs(ids) => format!(
+                "runs {}",
+                ids.iter()
+                    .map(|i| i.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+            SideSpec::Experiment(id) => format!("experiment {id}"),
+            SideSpec::Label(l) => l.clone(),
+        }
+    }
+}
+
+/// Loads the runs of a side.
+pub fn load_side(store: &Store, side: &SideSpec) -> Result<SideInput, LabError> {
+    let ids = match side {
+        SideSpec::Runs(ids) => ids.clone(),
+        SideSpec::Experiment(id) => store.run_ids_in_experiment(*id)?,
+        SideSpec::Label(label) => store.run_ids_with_label(label)?,
+    };
+    let mut input = SideInput {
+        name: side.describe(),
+        runs: Vec::new(),
+        unmeasured: Vec::new(),
+    };
+    for id in ids {
+        let stored = store.load_run(id)?;
+        match stored.result {
+            Some(result) => input.runs.push(result),
+            None => input.unmeasured.push((id, stored.row.status)),
+        }
+    }
+    Ok(input)
+}
+
+/// The preset's published figures when every run of both sides came from the same preset.
+fn common_preset(store: &Store, runs: &[&RunResult]) -> Result<Option<String>, StoreError> {
+    let mut name: Option<String> = None;
+    for r in runs {
+        let row = store.load_run(r.id)?.row;
+        match (&name, row.preset) {
+            (_, None) => return Ok(None),
+            (None, Some(p)) => name = Some(p),
+            (Some(n), Some(p)) if *n != p => return Ok(None),
+            _ => {}
+        }
+    }
+    Ok(name)
+}
+
+/// Loads both sides and compares them, with the published figures of their common preset.
+pub fn compare_sides(
+    store: &Store,
+    baseline: &SideSpec,
+    candidate: &SideSpec,
+) -> Result<Comparison, LabError> {
+    let base = load_side(store, baseline)?;
+    let cand = load_side(store, candidate)?;
+    let all: Vec<&RunResult> = base.runs.iter().chain(&cand.runs).collect();
+    let published = match common_preset(store, &all)? {
+        Some(name) => spec::load_preset(&name)
+            .map(|p| p.published)
+            .unwrap_or_default(),
+        None => Vec::new(),
+    };
+    Ok(analysis::compare(&base, &cand, &published)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn side_syntax() {
+        assert_eq!(SideSpec::parse("12"), Ok(SideSpec::Runs(vec![12])));
+        assert_eq!(
+            SideSpec::parse("12,13, 14"),
+            Ok(SideSpec::Runs(vec![12, 13, 14]))
+        );
+        assert_eq!(SideSpec::parse("run:7"), Ok(SideSpec::Runs(vec![7])));
+        assert_eq!(SideSpec::parse("exp:3"), Ok(SideSpec::Experiment(3)));
+        assert_eq!(
+            SideSpec::parse("label:12"),
+            Ok(SideSpec::Label("12".into()))
+        );
+        assert_eq!(
+            SideSpec::parse("nossd"),
+            Ok(SideSpec::Label("nossd".into()))
+        );
+        assert!(SideSpec::parse("exp:x").unwrap_err().contains("number"));
+        assert!(SideSpec::parse("run:x").is_err());
+        assert!(SideSpec::parse(" ").is_err());
+        assert_eq!(SideSpec::parse("12,13").unwrap().describe(), "runs 12,13");
+    }
+}

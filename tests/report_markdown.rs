@@ -1,0 +1,109 @@
+//! The Markdown report, snapshot-tested (insta) on runs from the scripted fake engine,
+//! whose figures are exact, so the snapshot is stable.
+
+use std::sync::mpsc;
+
+use fsynclab::analysis::{SideInput, compare};
+use fsynclab::engine::{CancelToken, FakeBackend, RunContext, run_with};
+use fsynclab::metrics::{NoiseInfo, RunResult};
+use fsynclab::probe::SystemInfo;
+use fsynclab::report::{compare_csv, compare_markdown, compare_table};
+use fsynclab::spec::{PublishedFigure, WorkloadSpec};
+
+fn run(id: i64, sync_ns: u64, fs: &str) -> RunResult {
+    let dir = tempfile::tempdir().unwrap();
+    let system = SystemInfo {
+        tool_version: "0.1.0".into(),
+        kernel_release: Some("6.18.44".into()),
+        cpu_count: 2,
+        mount: Some(fsynclab::probe::MountInfo {
+            fs_type: fs.into(),
+            source: "/dev/loop0".into(),
+            mount_options: "rw,relatime".into(),
+            super_options: if fs == "btrfs" {
+                "rw,nossd".into()
+            } else {
+                "rw".into()
+            },
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let ctx = RunContext {
+        run_id: id,
+        target: dir.path().to_path_buf(),
+        keep_files: false,
+        system,
+    };
+    let spec = WorkloadSpec {
+        threads: 1,
+        file_size: 64 * 4096,
+        ..Default::default()
+    };
+    let (tx, _rx) = mpsc::channel();
+    let fake = FakeBackend::new(
+        vec![1_000, 1_200],
+        vec![sync_ns, sync_ns + 500, sync_ns - 500],
+    );
+    let mut r = run_with(&fake, &spec, &ctx, &tx, &CancelToken::new()).unwrap();
+    r.noise = Some(NoiseInfo {
+        background_cpu_busy: Some(0.02),
+        ..Default::default()
+    });
+    r
+}
+
+fn comparison() -> fsynclab::analysis::Comparison {
+    let base = SideInput {
+        name: "nossd".into(),
+        runs: vec![
+            run(1, 15_000, "btrfs"),
+            run(2, 16_000, "btrfs"),
+            run(3, 15_500, "btrfs"),
+        ],
+        unmeasured: vec![],
+    };
+    let cand = SideInput {
+        name: "ext4".into(),
+        runs: vec![
+            run(4, 2_000, "ext4"),
+            run(5, 2_100, "ext4"),
+            run(6, 1_900, "ext4"),
+        ],
+        unmeasured: vec![],
+    };
+    let published = vec![PublishedFigure {
+        side: "before".into(),
+        metric: "mib_per_sec".into(),
+        value: 2.585,
+        unit: "MiB/s".into(),
+        as_published: "WRITE: bw=2647KiB/s".into(),
+    }];
+    compare(&base, &cand, &published).unwrap()
+}
+
+#[test]
+fn markdown_report_snapshot() {
+    insta::assert_snapshot!(compare_markdown(
+        &comparison(),
+        "nossd vs ext4",
+        Some("report.png")
+    ));
+}
+
+#[test]
+fn mmtests_table_snapshot() {
+    insta::assert_snapshot!(compare_table(&comparison()));
+}
+
+#[test]
+fn csv_has_a_row_per_metric() {
+    let csv = compare_csv(&comparison());
+    assert_eq!(csv.lines().count(), 1 + fsynclab::analysis::METRICS.len());
+    assert!(
+        csv.lines()
+            .nth(1)
+            .unwrap()
+            .starts_with(",iops,writes/s,Hmean,")
+    );
+}
