@@ -34,7 +34,7 @@ fn rows(c: &Comparison) -> Vec<(Option<f64>, &MetricComparison)> {
 fn verdict_short(m: &MetricComparison) -> String {
     match (m.verdict, m.welch) {
         (Verdict::Better | Verdict::Worse | Verdict::Unchanged, Some(w)) => {
-            format!("{} (p={})", m.verdict.describe(), fmt_p(w.p_value))
+            format!("{} ({})", m.verdict.describe(), fmt_p(w.p_value))
         }
         (v, _) => v.describe().to_string(),
     }
