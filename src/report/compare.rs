@@ -42,9 +42,9 @@ fn verdict_short(m: &MetricComparison) -> String {
 
 fn fmt_p(p: f64) -> String {
     if p < 0.0001 {
-        "<0.0001".into()
+        "p<0.0001".into()
     } else {
-        format!("{p:.4}")
+        format!("p={p:.4}")
     }
 }
 
