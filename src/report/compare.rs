@@ -231,7 +231,10 @@ pub fn compare_markdown(c: &Comparison, title: &str, image_file: Option<&str>) -
         "## Statistics\n\n| | metric | baseline | candidate | gain | verdict |\n|---|---|---:|---:|---:|---|"
     );
     for (point, m) in rows(c) {
-        let v = |x: Option<f64>| x.map(|v| num(v).trim().to_string()).unwrap_or_else(|| "-".into());
+        let v = |x: Option<f64>| {
+            x.map(|v| num(v).trim().to_string())
+                .unwrap_or_else(|| "-".into())
+        };
         let gain = match m.gain_pct {
             Some(g) if m.significant() => format!("*{g:.2}%*"),
             Some(g) => format!("{g:.2}%"),
