@@ -18,6 +18,7 @@
 pub mod analysis;
 pub mod cli;
 pub mod engine;
+pub mod gui;
 pub mod lab;
 pub mod metrics;
 pub mod probe;

@@ -106,16 +106,20 @@ fn open_store(db: &Option<PathBuf>) -> Result<Store, CliError> {
     Ok(store)
 }
 
+/// No subcommand: the lab window on the chosen or default database.
+fn open_window(db: &Option<PathBuf>) -> Result<u8, CliError> {
+    let path = match db {
+        Some(p) => p.clone(),
+        None => Store::default_path()?,
+    };
+    crate::gui::launch(path).map_err(CliError::usage)?;
+    Ok(0)
+}
+
 /// Runs a parsed command line; `Ok(code)` is the exit code of a completed command.
 pub fn execute(cli: Cli) -> ExitCode {
     let result = match cli.command {
-        None => {
-            eprintln!(
-                "fsynclab: the lab window is not built yet; use the headless subcommands \
-                 (fsynclab run --preset btrfs-log-commit --scale 0.05 --target DIR). See fsynclab --help."
-            );
-            Ok(0)
-        }
+        None => open_window(&cli.db),
         Some(Command::Run(args)) => run::execute(&cli.db, args),
         Some(Command::List(args)) => browse::list(&cli.db, args),
         Some(Command::Show(args)) => browse::show(&cli.db, args),

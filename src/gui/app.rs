@@ -1,0 +1,315 @@
+//! The application: persisted [`UiState`], the database worker, the run handle, a cache
+//! of database replies, and the tab panels. Panels get a [`Cx`] with everything they may
+//! touch; they never block (database work goes through [`DbClient`]).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::db::{DbClient, DbReply, DbRequest};
+use super::panels::{ComparePanel, HistoryPanel, RunPanel, SetupPanel};
+use super::runner::{RunLaunch, Runner};
+use super::state::{Tab, UiState};
+use crate::analysis::Comparison;
+use crate::lab::{DEFAULT_QUIET_THRESHOLD, QuietWait, RunRequest, SweepSpec};
+use crate::store::{Experiment, RunFilter, RunRow, StoredRun};
+
+/// Key of the persisted state in eframe storage.
+pub const STATE_KEY: &str = "fsynclab-ui-state";
+
+/// Latest answers from the database, kept for the panels.
+#[derive(Debug, Default)]
+pub struct Cache {
+    /// History rows (newest first).
+    pub runs: Vec<RunRow>,
+    /// A ListRuns request is in flight.
+    pub runs_pending: bool,
+    /// Rows are out of date (a run finished, runs were relabelled or deleted).
+    pub runs_stale: bool,
+    /// The run opened in the details view.
+    pub run_detail: Option<Box<StoredRun>>,
+    /// Experiments.
+    pub experiments: Vec<Experiment>,
+    /// The comparison on the Compare tab.
+    pub comparison: Option<Box<Comparison>>,
+    /// A comparison request is in flight.
+    pub comparison_pending: bool,
+    /// Why the last comparison failed.
+    pub comparison_error: Option<String>,
+}
+
+/// The status line at the bottom of the window.
+#[derive(Debug, Default)]
+pub struct Status {
+    /// Message.
+    pub message: String,
+    /// Shown as an error.
+    pub is_error: bool,
+}
+
+impl Status {
+    /// Shows an informational message.
+    pub fn info(&mut self, message: impl Into<String>) {
+        self.message = message.into();
+        self.is_error = false;
+    }
+    /// Shows an error message.
+    pub fn error(&mut self, message: impl Into<String>) {
+        self.message = message.into();
+        self.is_error = true;
+    }
+}
+
+/// What a panel may use.
+pub struct Cx<'a> {
+    /// Persisted UI state.
+    pub state: &'a mut UiState,
+    /// The database worker.
+    pub db: &'a DbClient,
+    /// Database answers.
+    pub cache: &'a mut Cache,
+    /// The run handle.
+    pub runner: &'a mut Runner,
+    /// The status line.
+    pub status: &'a mut Status,
+}
+
+impl Cx<'_> {
+    /// The workload the form describes, validated; the error names the field and the fix
+    /// (the same messages as the CLI).
+    pub fn launch_from_form(&self) -> Result<RunLaunch, String> {
+        let s = &*self.state;
+        s.spec.validate().map_err(|e| e.to_string())?;
+        let target = s.target.trim();
+        if target.is_empty() {
+            return Err("choose a target directory (type a path or use Browse…)".into());
+        }
+        let sweep = match s.sweep.trim() {
+            "" => None,
+            text => {
+                let sweep = SweepSpec::parse(text).map_err(|e| e.to_string())?;
+                sweep.specs(&s.spec).map_err(|e| e.to_string())?;
+                Some(sweep)
+            }
+        };
+        if s.repeat == 0 {
+            return Err("repeat: 0 repetitions; use 1 or more".into());
+        }
+        let label = s.label.trim();
+        Ok(RunLaunch {
+            request: RunRequest {
+                spec: s.spec.clone(),
+                target: PathBuf::from(target),
+                label: (!label.is_empty()).then(|| label.to_string()),
+                tags: Vec::new(),
+                preset: s.preset.clone(),
+                preset_scale: s.preset.as_ref().map(|_| s.scale),
+                experiment_id: None,
+                keep_files: false,
+                quiet: (s.quiet_wait_s > 0.0).then(|| QuietWait {
+                    threshold: DEFAULT_QUIET_THRESHOLD,
+                    max_wait: Duration::from_secs_f64(s.quiet_wait_s),
+                }),
+            },
+            repeat: s.repeat,
+            sweep,
+        })
+    }
+
+    /// Starts the run the form describes and shows the Run tab; errors go to the status
+    /// line (and are returned for the panel to show inline).
+    pub fn start_run(&mut self) -> Result<(), String> {
+        let launch = self.launch_from_form();
+        let started = launch.and_then(|l| self.runner.start(l));
+        match &started {
+            Ok(()) => {
+                self.status.info("run started");
+                self.state.tab = Tab::Run;
+            }
+            Err(e) => self.status.error(e.clone()),
+        }
+        started
+    }
+
+    /// Asks for the history rows again (with the current filter).
+    pub fn refresh_runs(&mut self) {
+        let text = self.state.history_filter.trim();
+        self.db.request(DbRequest::ListRuns(RunFilter {
+            text: (!text.is_empty()).then(|| text.to_string()),
+            ..Default::default()
+        }));
+        self.cache.runs_pending = true;
+        self.cache.runs_stale = false;
+    }
+}
+
+/// The fsynclab window.
+pub struct LabApp {
+    /// Persisted state.
+    pub state: UiState,
+    /// Database worker.
+    pub db: DbClient,
+    /// Run handle.
+    pub runner: Runner,
+    /// Database answers.
+    pub cache: Cache,
+    /// Status line.
+    pub status: Status,
+    /// Setup tab (target + workload).
+    pub setup: SetupPanel,
+    /// Run tab.
+    pub run: RunPanel,
+    /// History tab.
+    pub history: HistoryPanel,
+    /// Compare tab.
+    pub compare: ComparePanel,
+    started: bool,
+}
+
+impl LabApp {
+    /// An app on the database at `db_path` with `state` (restored or default).
+    pub fn new(db_path: PathBuf, state: UiState) -> Self {
+        let db = DbClient::spawn(db_path.clone());
+        Self {
+            state,
+            runner: Runner::new(db_path),
+            db,
+            cache: Cache {
+                runs_stale: true,
+                ..Default::default()
+            },
+            status: Status::default(),
+            setup: SetupPanel::default(),
+            run: RunPanel::default(),
+            history: HistoryPanel::default(),
+            compare: ComparePanel::default(),
+            started: false,
+        }
+    }
+
+    /// Routes database replies and run events into the cache.
+    fn pump(&mut self) {
+        for reply in self.db.poll() {
+            match reply {
+                DbReply::Runs(rows) => {
+                    self.cache.runs = rows;
+                    self.cache.runs_pending = false;
+                }
+                DbReply::Run(run) => self.cache.run_detail = Some(run),
+                DbReply::Experiments(e) => self.cache.experiments = e,
+                DbReply::Comparison(c) => {
+                    self.cache.comparison = Some(c);
+                    self.cache.comparison_pending = false;
+                    self.cache.comparison_error = None;
+                }
+                DbReply::Changed => self.cache.runs_stale = true,
+                DbReply::Error(e) => {
+                    if self.cache.comparison_pending {
+                        self.cache.comparison_pending = false;
+                        self.cache.comparison_error = Some(e.clone());
+                    }
+                    self.cache.runs_pending = false;
+                    self.status.error(e);
+                }
+            }
+        }
+        if self.runner.poll() && self.runner.stored_since_refresh > 0 {
+            self.runner.stored_since_refresh = 0;
+            self.cache.runs_stale = true;
+        }
+    }
+
+    /// Draws the whole window into `ui` (the root of eframe's `App::ui` and of tests).
+    pub fn ui_root(&mut self, ui: &mut egui::Ui) {
+        let ctx = ui.ctx().clone();
+        if !self.started {
+            self.started = true;
+            self.db.set_context(&ctx);
+            self.db.request(DbRequest::ListExperiments);
+        }
+        ctx.set_theme(if self.state.dark_mode {
+            egui::Theme::Dark
+        } else {
+            egui::Theme::Light
+        });
+        self.pump();
+        if self.runner.is_active() {
+            // Live plots at 4 frames/s: smooth enough to watch, cheap enough not to steal
+            // CPU from the run on a 2-core machine.
+            ctx.request_repaint_after(Duration::from_millis(250));
+        }
+
+        egui::Panel::top("tabs").show(ui, |ui| {
+            ui.horizontal(|ui| {
+                ui.heading("fsynclab");
+                ui.separator();
+                for tab in Tab::ALL {
+                    let mut text = egui::RichText::new(tab.label());
+                    if tab == Tab::Run && self.runner.is_active() {
+                        text = text.strong();
+                    }
+                    ui.selectable_value(&mut self.state.tab, tab, text);
+                }
+                ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                    let theme = if self.state.dark_mode {
+                        "Light theme"
+                    } else {
+                        "Dark theme"
+                    };
+                    if ui.button(theme).clicked() {
+                        self.state.dark_mode = !self.state.dark_mode;
+                    }
+                    ui.label(
+                        egui::RichText::new(self.db.path().display().to_string())
+                            .small()
+                            .weak(),
+                    );
+                });
+            });
+        });
+        egui::Panel::bottom("status").show(ui, |ui| {
+            ui.horizontal(|ui| {
+                let live = &self.runner.live;
+                if live.active {
+                    ui.spinner();
+                    ui.label(format!(
+                        "run {}: {}",
+                        live.run_id.map(|i| i.to_string()).unwrap_or_default(),
+                        live.phase
+                    ));
+                    ui.separator();
+                }
+                let color = if self.status.is_error {
+                    ui.visuals().error_fg_color
+                } else {
+                    ui.visuals().text_color()
+                };
+                ui.colored_label(color, &self.status.message);
+            });
+        });
+        egui::CentralPanel::default().show(ui, |ui| {
+            let mut cx = Cx {
+                state: &mut self.state,
+                db: &self.db,
+                cache: &mut self.cache,
+                runner: &mut self.runner,
+                status: &mut self.status,
+            };
+            match cx.state.tab {
+                Tab::Setup => self.setup.ui(ui, &mut cx),
+                Tab::Run => self.run.ui(ui, &mut cx),
+                Tab::History => self.history.ui(ui, &mut cx),
+                Tab::Compare => self.compare.ui(ui, &mut cx),
+            }
+        });
+    }
+}
+
+impl eframe::App for LabApp {
+    fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+        self.ui_root(ui);
+    }
+
+    fn save(&mut self, storage: &mut dyn eframe::Storage) {
+        eframe::set_value(storage, STATE_KEY, &self.state);
+    }
+}

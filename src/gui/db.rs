@@ -1,0 +1,155 @@
+//! The database worker: one thread owns the [`Store`] and answers requests over a
+//! channel, so the UI thread never blocks on SQLite. Replies wake the UI with
+//! `request_repaint`.
+
+use std::path::PathBuf;
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, OnceLock};
+
+use crate::analysis::Comparison;
+use crate::lab::{self, SideSpec};
+use crate::store::{Experiment, RunFilter, RunRow, Store, StoredRun};
+
+/// What the UI asks of the database.
+#[derive(Clone, Debug)]
+pub enum DbRequest {
+    /// Runs matching a filter, newest first.
+    ListRuns(RunFilter),
+    /// One run in full.
+    LoadRun(i64),
+    /// Experiments, newest first.
+    ListExperiments,
+    /// A comparison of two sides.
+    Compare {
+        /// Baseline.
+        baseline: SideSpec,
+        /// Candidate.
+        candidate: SideSpec,
+    },
+    /// Set or clear a run's label.
+    SetLabel {
+        /// Runs to relabel.
+        ids: Vec<i64>,
+        /// New label (`None` clears it).
+        label: Option<String>,
+    },
+    /// Delete runs.
+    Delete(Vec<i64>),
+}
+
+/// The database's answer.
+#[derive(Debug)]
+pub enum DbReply {
+    /// Rows for [`DbRequest::ListRuns`].
+    Runs(Vec<RunRow>),
+    /// A run for [`DbRequest::LoadRun`].
+    Run(Box<StoredRun>),
+    /// Experiments.
+    Experiments(Vec<Experiment>),
+    /// A comparison.
+    Comparison(Box<Comparison>),
+    /// Runs were relabelled or deleted: listings should be refreshed.
+    Changed,
+    /// A request failed; the message names the problem and the fix.
+    Error(String),
+}
+
+/// The UI's end of the database worker.
+pub struct DbClient {
+    tx: Sender<DbRequest>,
+    rx: Receiver<DbReply>,
+    repaint: Arc<OnceLock<egui::Context>>,
+    path: PathBuf,
+}
+
+impl DbClient {
+    /// Opens the database at `path` on a new worker thread. Opening errors arrive as a
+    /// [`DbReply::Error`] (the window still opens and says what is wrong).
+    pub fn spawn(path: PathBuf) -> Self {
+        let (tx, requests) = mpsc::channel::<DbRequest>();
+        let (replies, rx) = mpsc::channel::<DbReply>();
+        let repaint: Arc<OnceLock<egui::Context>> = Arc::new(OnceLock::new());
+        let wake = repaint.clone();
+        let db_path = path.clone();
+        let _ = std::thread::Builder::new()
+            .name("fsynclab-db".into())
+            .spawn(move || {
+                let send = |reply: DbReply| {
+                    let _ = replies.send(reply);
+                    if let Some(ctx) = wake.get() {
+                        ctx.request_repaint();
+                    }
+                };
+                let store = match Store::open(&db_path) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        send(DbReply::Error(e.to_string()));
+                        return;
+                    }
+                };
+                for request in requests {
+                    send(answer(&store, request));
+                }
+            });
+        Self {
+            tx,
+            rx,
+            repaint,
+            path,
+        }
+    }
+
+    /// Lets replies wake this egui context.
+    pub fn set_context(&self, ctx: &egui::Context) {
+        let _ = self.repaint.set(ctx.clone());
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &PathBuf {
+        &self.path
+    }
+
+    /// Queues a request (never blocks).
+    pub fn request(&self, request: DbRequest) {
+        let _ = self.tx.send(request);
+    }
+
+    /// Replies received since the last call (never blocks).
+    pub fn poll(&self) -> Vec<DbReply> {
+        self.rx.try_iter().collect()
+    }
+}
+
+fn answer(store: &Store, request: DbRequest) -> DbReply {
+    let result = match request {
+        DbRequest::ListRuns(filter) => store
+            .list_runs(&filter)
+            .map(DbReply::Runs)
+            .map_err(|e| e.to_string()),
+        DbRequest::LoadRun(id) => store
+            .load_run(id)
+            .map(|r| DbReply::Run(Box::new(r)))
+            .map_err(|e| e.to_string()),
+        DbRequest::ListExperiments => store
+            .list_experiments()
+            .map(DbReply::Experiments)
+            .map_err(|e| e.to_string()),
+        DbRequest::Compare {
+            baseline,
+            candidate,
+        } => lab::compare_sides(store, &baseline, &candidate)
+            .map(|c| DbReply::Comparison(Box::new(c)))
+            .map_err(|e| e.to_string()),
+        DbRequest::SetLabel { ids, label } => ids
+            .iter()
+            .try_for_each(|id| store.set_label(*id, label.as_deref()))
+            .map(|()| DbReply::Changed)
+            .map_err(|e| e.to_string()),
+        DbRequest::Delete(ids) => ids
+            .iter()
+            .try_for_each(|id| store.delete_run(*id))
+            .map(|()| DbReply::Changed)
+            .map_err(|e| e.to_string()),
+    };
+    result.unwrap_or_else(DbReply::Error)
+}

@@ -1,0 +1,58 @@
+//! The lab window (eframe + egui_plot): target, workload, run and watch, history,
+//! compare and export. A thin front end: every number it shows comes from the library
+//! (`lab`, `analysis`, `report`); database work and runs happen off the UI thread.
+
+mod app;
+mod db;
+pub mod panels;
+pub mod plots;
+mod runner;
+mod state;
+
+pub use app::{Cache, Cx, LabApp, STATE_KEY, Status};
+pub use db::{DbClient, DbReply, DbRequest};
+pub use runner::{LiveRun, RunLaunch, Runner};
+pub use state::{HISTORY_COLUMNS, Tab, UiState};
+
+use std::path::PathBuf;
+
+/// Why the window could not open.
+#[derive(Debug, thiserror::Error)]
+pub enum GuiError {
+    /// No display to open a window on.
+    #[error(
+        "no display found (DISPLAY is not set): the lab window needs a graphical session. \
+         Use the headless subcommands instead: fsynclab run | list | show | compare | report \
+         (see fsynclab --help), or run under Xvfb (xvfb-run fsynclab)"
+    )]
+    NoDisplay,
+    /// eframe failed to start.
+    #[error("cannot open the lab window: {0}. Use the headless subcommands (fsynclab --help)")]
+    Eframe(String),
+}
+
+/// Opens the lab window on the database at `db_path` and blocks until it closes.
+pub fn launch(db_path: PathBuf) -> Result<(), GuiError> {
+    if std::env::var_os("DISPLAY").is_none_or(|d| d.is_empty()) {
+        return Err(GuiError::NoDisplay);
+    }
+    let options = eframe::NativeOptions {
+        viewport: egui::ViewportBuilder::default()
+            .with_title("fsynclab")
+            .with_inner_size([1360.0, 900.0])
+            .with_min_inner_size([900.0, 600.0]),
+        ..Default::default()
+    };
+    eframe::run_native(
+        "fsynclab",
+        options,
+        Box::new(move |cc| {
+            let state = cc
+                .storage
+                .and_then(|s| eframe::get_value::<UiState>(s, STATE_KEY))
+                .unwrap_or_default();
+            Ok(Box::new(LabApp::new(db_path, state)))
+        }),
+    )
+    .map_err(|e| GuiError::Eframe(e.to_string()))
+}

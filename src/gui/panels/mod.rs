@@ -1,0 +1,11 @@
+//! One file per tab.
+
+mod compare;
+mod history;
+mod run;
+mod setup;
+
+pub use compare::ComparePanel;
+pub use history::HistoryPanel;
+pub use run::RunPanel;
+pub use setup::SetupPanel;

@@ -1,0 +1,84 @@
+//! Plot builders shared by the tabs (egui_plot 0.38). Series come from stored or live
+//! [`IntervalSample`]s; nothing here computes a statistic beyond unit conversion.
+
+use egui_plot::{Legend, Line, Plot, PlotPoints};
+
+use crate::metrics::IntervalSample;
+
+/// Height of the small timeline plots.
+pub const TIMELINE_HEIGHT: f32 = 180.0;
+
+fn secs(s: &IntervalSample) -> f64 {
+    s.t_ms as f64 / 1e3
+}
+
+/// Writes per second over time.
+pub fn iops_over_time(ui: &mut egui::Ui, id_salt: &str, samples: &[IntervalSample]) {
+    let points: PlotPoints = samples
+        .iter()
+        .filter(|s| s.dur_ms > 0)
+        .map(|s| [secs(s), s.writes as f64 / (s.dur_ms as f64 / 1e3)])
+        .collect();
+    Plot::new(format!("{id_salt}-iops"))
+        .height(TIMELINE_HEIGHT)
+        .x_axis_label("time (s)")
+        .y_axis_label("IOPS (writes/s)")
+        .include_y(0.0)
+        .legend(Legend::default())
+        .show(ui, |plot| plot.line(Line::new("IOPS", points)));
+}
+
+/// Sync latency p50 and p99 per interval, in ms.
+pub fn sync_latency_over_time(ui: &mut egui::Ui, id_salt: &str, samples: &[IntervalSample]) {
+    let series = |f: fn(&IntervalSample) -> Option<u64>| -> PlotPoints {
+        samples
+            .iter()
+            .filter_map(|s| Some([secs(s), f(s)? as f64 / 1e6]))
+            .collect()
+    };
+    Plot::new(format!("{id_salt}-sync"))
+        .height(TIMELINE_HEIGHT)
+        .x_axis_label("time (s)")
+        .y_axis_label("sync latency (ms)")
+        .include_y(0.0)
+        .legend(Legend::default())
+        .show(ui, |plot| {
+            plot.line(Line::new("sync p50", series(|s| s.sync_p50_ns)));
+            plot.line(Line::new("sync p99", series(|s| s.sync_p99_ns)));
+        });
+}
+
+/// Device flushes: cumulative count, and flushes per sync in each interval.
+pub fn flushes_over_time(ui: &mut egui::Ui, id_salt: &str, samples: &[IntervalSample]) {
+    let mut total = 0.0;
+    let cumulative: PlotPoints = samples
+        .iter()
+        .filter_map(|s| {
+            total += s.device_flushes? as f64;
+            Some([secs(s), total])
+        })
+        .collect();
+    let per_sync: PlotPoints = samples
+        .iter()
+        .filter(|s| s.syncs > 0)
+        .filter_map(|s| Some([secs(s), s.device_flushes? as f64 / s.syncs as f64]))
+        .collect();
+    ui.columns(2, |cols| {
+        Plot::new(format!("{id_salt}-flushes"))
+            .height(TIMELINE_HEIGHT)
+            .x_axis_label("time (s)")
+            .y_axis_label("device flushes (cumulative)")
+            .include_y(0.0)
+            .show(&mut cols[0], |plot| {
+                plot.line(Line::new("flushes", cumulative))
+            });
+        Plot::new(format!("{id_salt}-fps"))
+            .height(TIMELINE_HEIGHT)
+            .x_axis_label("time (s)")
+            .y_axis_label("flushes per sync")
+            .include_y(0.0)
+            .show(&mut cols[1], |plot| {
+                plot.line(Line::new("flushes/sync", per_sync))
+            });
+    });
+}

@@ -1,0 +1,270 @@
+//! The run handle: a run (or a repeat/sweep series) on its own thread with its own
+//! database connection, streaming engine events back to the UI, which drains them each
+//! frame. Cancel goes through the engine's cancel token.
+
+use std::path::PathBuf;
+use std::sync::mpsc::{self, Receiver};
+use std::time::{Duration, Instant};
+
+use crate::engine::{CancelToken, EngineEvent};
+use crate::lab::{self, RunRequest, SweepSpec};
+use crate::metrics::{IntervalSample, RunResult, RunStatus};
+use crate::store::Store;
+
+/// What to launch.
+#[derive(Clone, Debug)]
+pub struct RunLaunch {
+    /// The run (spec, target, label...).
+    pub request: RunRequest,
+    /// Repetitions per configuration.
+    pub repeat: u32,
+    /// Optional sweep.
+    pub sweep: Option<SweepSpec>,
+}
+
+/// How the background thread ended.
+#[derive(Debug)]
+enum Done {
+    /// One run stored (a series sends one per run).
+    Run(Box<RunResult>),
+    /// Everything ended; `Err` names what went wrong.
+    End(Result<Option<i64>, String>),
+}
+
+/// What the Run tab shows about the run in progress (or the last one).
+#[derive(Debug, Default)]
+pub struct LiveRun {
+    /// A launch is in progress.
+    pub active: bool,
+    /// Current phase in words ("preparing 8 files", "running", "finished"...).
+    pub phase: String,
+    /// Store id of the current run.
+    pub run_id: Option<i64>,
+    /// When the timed part of the current run started.
+    pub started: Option<Instant>,
+    /// Writes the current run will do, when known.
+    pub expected_writes: Option<u64>,
+    /// Planned duration of a time-based run.
+    pub duration: Option<Duration>,
+    /// Writes done so far in the current run.
+    pub writes_done: u64,
+    /// Device flushes so far in the current run (when the device is known).
+    pub flushes_done: Option<u64>,
+    /// Syncs so far in the current run.
+    pub syncs_done: u64,
+    /// Interval samples of the current run.
+    pub samples: Vec<IntervalSample>,
+    /// Runs completed in this launch.
+    pub results: Vec<RunResult>,
+    /// Runs this launch will do.
+    pub planned_runs: usize,
+    /// Experiment of a series.
+    pub experiment_id: Option<i64>,
+    /// The error that ended the launch.
+    pub error: Option<String>,
+}
+
+impl LiveRun {
+    /// Fraction done of the current run (0..=1), when it can be known.
+    pub fn progress(&self) -> Option<f32> {
+        if let Some(n) = self.expected_writes.filter(|n| *n > 0) {
+            return Some((self.writes_done as f32 / n as f32).min(1.0));
+        }
+        let (d, t) = (self.duration?, self.started?);
+        Some((t.elapsed().as_secs_f32() / d.as_secs_f32().max(1e-3)).min(1.0))
+    }
+
+    /// Estimated time left in the current run.
+    pub fn eta(&self) -> Option<Duration> {
+        let p = self.progress()? as f64;
+        let elapsed = self.started?.elapsed().as_secs_f64();
+        (p > 0.01).then(|| Duration::from_secs_f64(elapsed * (1.0 - p) / p))
+    }
+}
+
+/// Starts, cancels and drains runs.
+pub struct Runner {
+    db_path: PathBuf,
+    cancel: Option<CancelToken>,
+    events: Option<Receiver<EngineEvent>>,
+    done: Option<Receiver<Done>>,
+    /// The run in progress or the last one.
+    pub live: LiveRun,
+    /// Runs stored since the UI last looked (history should refresh when non-zero).
+    pub stored_since_refresh: usize,
+}
+
+impl Runner {
+    /// A runner that stores into the database at `db_path`.
+    pub fn new(db_path: PathBuf) -> Self {
+        Self {
+            db_path,
+            cancel: None,
+            events: None,
+            done: None,
+            live: LiveRun::default(),
+            stored_since_refresh: 0,
+        }
+    }
+
+    /// Whether a launch is in progress.
+    pub fn is_active(&self) -> bool {
+        self.live.active
+    }
+
+    /// Starts `launch` on a background thread. Refused while another launch runs.
+    pub fn start(&mut self, launch: RunLaunch) -> Result<(), String> {
+        if self.live.active {
+            return Err("a run is already in progress; cancel it first".into());
+        }
+        let sweep_points = launch.sweep.as_ref().map(|s| s.values.len()).unwrap_or(1);
+        let (etx, erx) = mpsc::channel();
+        let (dtx, drx) = mpsc::channel();
+        let cancel = CancelToken::new();
+        let token = cancel.clone();
+        let db_path = self.db_path.clone();
+        std::thread::Builder::new()
+            .name("fsynclab-run".into())
+            .spawn(move || {
+                let store = match Store::open(&db_path) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        let _ = dtx.send(Done::End(Err(e.to_string())));
+                        return;
+                    }
+                };
+                let end = if launch.repeat == 1 && launch.sweep.is_none() {
+                    match lab::execute(&store, &launch.request, &etx, &token) {
+                        Ok(result) => {
+                            let _ = dtx.send(Done::Run(Box::new(result)));
+                            Ok(None)
+                        }
+                        Err(e) => Err(e.to_string()),
+                    }
+                } else {
+                    let sent = dtx.clone();
+                    lab::run_series(
+                        &store,
+                        &launch.request,
+                        launch.repeat,
+                        launch.sweep.as_ref(),
+                        &etx,
+                        &token,
+                        |r| {
+                            let _ = sent.send(Done::Run(Box::new(r.clone())));
+                        },
+                    )
+                    .map(|o| Some(o.experiment_id))
+                    .map_err(|e| e.to_string())
+                };
+                let _ = dtx.send(Done::End(end));
+            })
+            .map_err(|e| format!("cannot start the run thread: {e}"))?;
+        self.cancel = Some(cancel);
+        self.events = Some(erx);
+        self.done = Some(drx);
+        self.live = LiveRun {
+            active: true,
+            phase: "starting".into(),
+            planned_runs: sweep_points * launch.repeat as usize,
+            ..Default::default()
+        };
+        Ok(())
+    }
+
+    /// Asks the run to stop after the calls in flight (it is stored as cancelled).
+    pub fn cancel(&self) {
+        if let Some(c) = &self.cancel {
+            c.cancel();
+        }
+    }
+
+    /// Drains events; returns true when anything changed.
+    pub fn poll(&mut self) -> bool {
+        let mut changed = false;
+        if let Some(rx) = &self.events {
+            for event in rx.try_iter() {
+                changed = true;
+                apply_event(&mut self.live, event);
+            }
+        }
+        if let Some(rx) = &self.done {
+            for done in rx.try_iter() {
+                changed = true;
+                match done {
+                    Done::Run(result) => {
+                        self.stored_since_refresh += 1;
+                        self.live.results.push(*result);
+                    }
+                    Done::End(end) => {
+                        self.live.active = false;
+                        match end {
+                            Ok(exp) => {
+                                self.live.experiment_id = exp;
+                                let last = self.live.results.last().map(|r| r.status);
+                                self.live.phase = match last {
+                                    Some(RunStatus::Finished) => "finished".into(),
+                                    Some(s) => s.as_str().into(),
+                                    None => "ended".into(),
+                                };
+                            }
+                            Err(e) => {
+                                self.live.phase = "failed".into();
+                                self.live.error = Some(e);
+                                // A failed start may still have stored a failed run row.
+                                self.stored_since_refresh += 1;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        if !self.live.active && changed {
+            self.events = None;
+            self.cancel = None;
+        }
+        changed
+    }
+}
+
+fn apply_event(live: &mut LiveRun, event: EngineEvent) {
+    match event {
+        EngineEvent::Preparing {
+            files,
+            bytes_per_file,
+        } => {
+            live.phase = format!(
+                "preparing {files} file(s) of {}",
+                crate::spec::format_size(bytes_per_file)
+            );
+            live.samples.clear();
+            live.writes_done = 0;
+            live.syncs_done = 0;
+            live.flushes_done = None;
+            live.started = None;
+        }
+        EngineEvent::Started {
+            run_id,
+            expected_writes,
+            duration,
+            ..
+        } => {
+            live.phase = "running".into();
+            live.run_id = Some(run_id);
+            live.expected_writes = expected_writes;
+            live.duration = duration;
+            live.started = Some(Instant::now());
+        }
+        EngineEvent::Interval(sample) => {
+            live.writes_done += sample.writes;
+            live.syncs_done += sample.syncs;
+            if let Some(f) = sample.device_flushes {
+                live.flushes_done = Some(live.flushes_done.unwrap_or(0) + f);
+            }
+            live.samples.push(sample);
+        }
+        EngineEvent::Finished { status, .. } => {
+            live.phase = format!("run {}", status.as_str());
+        }
+    }
+}

@@ -1,0 +1,112 @@
+//! The UI state that survives a restart (eframe storage), in one `#[serde(default)]`
+//! struct so new fields never break an old saved state.
+
+use serde::{Deserialize, Serialize};
+
+use crate::spec::WorkloadSpec;
+
+/// The main window's tabs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Tab {
+    /// Target and workload: choose where and what.
+    #[default]
+    Setup,
+    /// Start, watch, cancel; the live plots.
+    Run,
+    /// Every stored run.
+    History,
+    /// Baseline vs candidate.
+    Compare,
+}
+
+impl Tab {
+    /// All tabs in display order.
+    pub const ALL: [Tab; 4] = [Tab::Setup, Tab::Run, Tab::History, Tab::Compare];
+
+    /// The tab's label (also what tests click).
+    pub fn label(self) -> &'static str {
+        match self {
+            Tab::Setup => "Setup",
+            Tab::Run => "Run",
+            Tab::History => "History",
+            Tab::Compare => "Compare",
+        }
+    }
+}
+
+/// Persisted UI state.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct UiState {
+    /// Selected tab.
+    pub tab: Tab,
+    /// Target directory as typed.
+    pub target: String,
+    /// Selected preset name (`None`: ad-hoc workload).
+    pub preset: Option<String>,
+    /// Scale applied to the preset.
+    pub scale: f64,
+    /// The workload form (ad-hoc, or the preset's scaled workload edited further).
+    pub spec: WorkloadSpec,
+    /// Label for new runs.
+    pub label: String,
+    /// Repetitions per configuration.
+    pub repeat: u32,
+    /// Sweep, as `field=v1,v2` (empty: none).
+    pub sweep: String,
+    /// `--quiet-wait` seconds (0: off).
+    pub quiet_wait_s: f64,
+    /// History text filter.
+    pub history_filter: String,
+    /// History columns shown (by name), in order.
+    pub history_columns: Vec<String>,
+    /// Compare baseline as typed (run ids, exp:N or label).
+    pub compare_baseline: String,
+    /// Compare candidate.
+    pub compare_candidate: String,
+    /// Dark theme.
+    pub dark_mode: bool,
+}
+
+/// History columns available, in default order.
+pub const HISTORY_COLUMNS: &[&str] = &[
+    "id", "created", "status", "label", "preset", "kernel", "fs", "device", "IOPS", "MiB/s",
+    "sync p99", "fl/sync",
+];
+
+impl Default for UiState {
+    fn default() -> Self {
+        Self {
+            tab: Tab::Setup,
+            target: std::env::temp_dir().display().to_string(),
+            preset: Some("btrfs-log-commit".into()),
+            scale: 0.05,
+            spec: WorkloadSpec::default(),
+            label: String::new(),
+            repeat: 1,
+            sweep: String::new(),
+            quiet_wait_s: 0.0,
+            history_filter: String::new(),
+            history_columns: HISTORY_COLUMNS.iter().map(|c| c.to_string()).collect(),
+            compare_baseline: String::new(),
+            compare_candidate: String::new(),
+            dark_mode: false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn old_or_partial_state_still_loads() {
+        let state: UiState =
+            serde_json::from_str(r#"{"target": "/mnt/x", "unknown_future_field": 1}"#).unwrap();
+        assert_eq!(state.target, "/mnt/x");
+        assert_eq!(state.repeat, 1);
+        let round: UiState =
+            serde_json::from_str(&serde_json::to_string(&UiState::default()).unwrap()).unwrap();
+        assert_eq!(round, UiState::default());
+    }
+}
