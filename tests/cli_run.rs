@@ -222,3 +222,13 @@ fn ctrl_c_cancels_and_stores_the_partial_run() {
     let rows = json_of(&lab.cmd().args(["list", "--json"]).output().unwrap().stdout);
     assert_eq!(rows[0]["status"], "cancelled");
 }
+
+#[test]
+fn no_display_points_to_the_headless_subcommands() {
+    let lab = Lab::new();
+    lab.cmd()
+        .env_remove("DISPLAY")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no display found").and(predicate::str::contains("fsynclab run")));
+}

@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::autopilot::Autopilot;
 use super::db::{DbClient, DbReply, DbRequest};
 use super::panels::{ComparePanel, HistoryPanel, RunPanel, SetupPanel};
 use super::runner::{RunLaunch, Runner};
@@ -162,6 +163,10 @@ pub struct LabApp {
     pub history: HistoryPanel,
     /// Compare tab.
     pub compare: ComparePanel,
+    /// A script driving the window (screenshots, benchmarks), when one was given.
+    pub autopilot: Option<Autopilot>,
+    /// CPU time of the previous frame, ms (from eframe).
+    pub last_frame_cpu_ms: Option<f32>,
     started: bool,
 }
 
@@ -182,6 +187,8 @@ impl LabApp {
             run: RunPanel::default(),
             history: HistoryPanel::default(),
             compare: ComparePanel::default(),
+            autopilot: None,
+            last_frame_cpu_ms: None,
             started: false,
         }
     }
@@ -232,6 +239,28 @@ impl LabApp {
             egui::Theme::Light
         });
         self.pump();
+        // Ctrl+1..4 switch tabs.
+        let tab_keys = [
+            egui::Key::Num1,
+            egui::Key::Num2,
+            egui::Key::Num3,
+            egui::Key::Num4,
+        ];
+        for (key, tab) in tab_keys.into_iter().zip(Tab::ALL) {
+            if ctx.input_mut(|i| i.consume_key(egui::Modifiers::COMMAND, key)) {
+                self.state.tab = tab;
+            }
+        }
+        if let Some(pilot) = &mut self.autopilot {
+            let mut cx = Cx {
+                state: &mut self.state,
+                db: &self.db,
+                cache: &mut self.cache,
+                runner: &mut self.runner,
+                status: &mut self.status,
+            };
+            pilot.tick(&ctx, &mut cx, self.last_frame_cpu_ms);
+        }
         if self.runner.is_active() {
             // Live plots at 4 frames/s: smooth enough to watch, cheap enough not to steal
             // CPU from the run on a 2-core machine.
@@ -305,7 +334,8 @@ impl LabApp {
 }
 
 impl eframe::App for LabApp {
-    fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+    fn ui(&mut self, ui: &mut egui::Ui, frame: &mut eframe::Frame) {
+        self.last_frame_cpu_ms = frame.info().cpu_usage.map(|s| s * 1000.0);
         self.ui_root(ui);
     }
 

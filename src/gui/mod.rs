@@ -3,6 +3,7 @@
 //! (`lab`, `analysis`, `report`); database work and runs happen off the UI thread.
 
 mod app;
+pub mod autopilot;
 mod db;
 pub mod panels;
 pub mod plots;
@@ -26,6 +27,9 @@ pub enum GuiError {
          (see fsynclab --help), or run under Xvfb (xvfb-run fsynclab)"
     )]
     NoDisplay,
+    /// The autopilot script (FSYNCLAB_GUI_SCRIPT) is malformed.
+    #[error("{0}")]
+    Script(String),
     /// eframe failed to start.
     #[error("cannot open the lab window: {0}. Use the headless subcommands (fsynclab --help)")]
     Eframe(String),
@@ -36,6 +40,10 @@ pub fn launch(db_path: PathBuf) -> Result<(), GuiError> {
     if std::env::var_os("DISPLAY").is_none_or(|d| d.is_empty()) {
         return Err(GuiError::NoDisplay);
     }
+    let script = match std::env::var("FSYNCLAB_GUI_SCRIPT") {
+        Ok(text) => Some(autopilot::parse_script(&text).map_err(GuiError::Script)?),
+        Err(_) => None,
+    };
     let options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
             .with_title("fsynclab")
@@ -51,7 +59,9 @@ pub fn launch(db_path: PathBuf) -> Result<(), GuiError> {
                 .storage
                 .and_then(|s| eframe::get_value::<UiState>(s, STATE_KEY))
                 .unwrap_or_default();
-            Ok(Box::new(LabApp::new(db_path, state)))
+            let mut app = LabApp::new(db_path, state);
+            app.autopilot = script.map(autopilot::Autopilot::new);
+            Ok(Box::new(app))
         }),
     )
     .map_err(|e| GuiError::Eframe(e.to_string()))

@@ -1,0 +1,303 @@
+//! A scripted driver for the real window, used by `scripts/screenshots.sh` and
+//! `scripts/bench-gui.sh`: `FSYNCLAB_GUI_SCRIPT="tab=history;wait=1;shot=a.png;quit"`.
+//!
+//! Steps, separated by `;`:
+//! `tab=setup|run|history|compare`, `target=PATH`, `preset=NAME`, `scale=F`, `label=TEXT`,
+//! `set=KEY=VALUE` (a workload field, as `--set`), `start`, `wait_run`, `wait=SECONDS`,
+//! `compare=A,B` (sides as in `fsynclab compare`), `wait_compare`, `detail=RUN_ID`,
+//! `dark`, `light`, `shot=PATH.png` (a screenshot of the window), `frames=N,PATH`
+//! (append the CPU time of the next N frames, ms, to PATH), `quit`.
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::app::Cx;
+use super::db::DbRequest;
+use super::state::Tab;
+use crate::lab::SideSpec;
+
+/// One step of a script.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Step {
+    /// Select a tab.
+    Tab(Tab),
+    /// Set the target directory.
+    Target(String),
+    /// Choose a preset (scaled by the current scale).
+    Preset(String),
+    /// Set the preset scale.
+    Scale(f64),
+    /// Set the label of new runs.
+    Label(String),
+    /// Set a workload field (`key=value`).
+    Set(String),
+    /// Start the run the form describes.
+    Start,
+    /// Wait until no run is active.
+    WaitRun,
+    /// Wait this long.
+    Wait(Duration),
+    /// Compare two sides.
+    Compare(String, String),
+    /// Wait until the comparison has arrived.
+    WaitCompare,
+    /// Open a run's details.
+    Detail(i64),
+    /// Dark theme.
+    Dark,
+    /// Light theme.
+    Light,
+    /// Save a screenshot of the window.
+    Shot(PathBuf),
+    /// Record the CPU time of the next N frames.
+    Frames(usize, PathBuf),
+    /// Close the window.
+    Quit,
+}
+
+/// Parses a script; the error names the bad step.
+pub fn parse_script(text: &str) -> Result<Vec<Step>, String> {
+    text.split(';')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(parse_step)
+        .collect()
+}
+
+fn parse_step(step: &str) -> Result<Step, String> {
+    let (key, value) = step.split_once('=').unwrap_or((step, ""));
+    let bad = || format!("autopilot: bad step '{step}'");
+    Ok(match key {
+        "tab" => Step::Tab(match value {
+            "setup" => Tab::Setup,
+            "run" => Tab::Run,
+            "history" => Tab::History,
+            "compare" => Tab::Compare,
+            _ => return Err(bad()),
+        }),
+        "target" => Step::Target(value.into()),
+        "preset" => Step::Preset(value.into()),
+        "scale" => Step::Scale(value.parse().map_err(|_| bad())?),
+        "label" => Step::Label(value.into()),
+        "set" => Step::Set(value.into()),
+        "start" => Step::Start,
+        "wait_run" => Step::WaitRun,
+        "wait" => Step::Wait(Duration::from_secs_f64(value.parse().map_err(|_| bad())?)),
+        "compare" => {
+            let (a, b) = value.split_once(',').ok_or_else(bad)?;
+            Step::Compare(a.into(), b.into())
+        }
+        "wait_compare" => Step::WaitCompare,
+        "detail" => Step::Detail(value.parse().map_err(|_| bad())?),
+        "dark" => Step::Dark,
+        "light" => Step::Light,
+        "shot" => Step::Shot(value.into()),
+        "frames" => {
+            let (n, path) = value.split_once(',').ok_or_else(bad)?;
+            Step::Frames(n.parse().map_err(|_| bad())?, path.into())
+        }
+        "quit" => Step::Quit,
+        _ => return Err(bad()),
+    })
+}
+
+/// Runs a script one step at a time, one frame apart.
+pub struct Autopilot {
+    steps: Vec<Step>,
+    next: usize,
+    waiting_since: Option<Instant>,
+    shot_pending: Arc<Mutex<Option<Result<(), String>>>>,
+    frames_left: usize,
+    frames_file: Option<PathBuf>,
+    shot_requested: bool,
+}
+
+impl Autopilot {
+    /// A driver for `steps`.
+    pub fn new(steps: Vec<Step>) -> Self {
+        Self {
+            steps,
+            next: 0,
+            waiting_since: None,
+            shot_pending: Arc::new(Mutex::new(None)),
+            frames_left: 0,
+            frames_file: None,
+            shot_requested: false,
+        }
+    }
+
+    /// Whether every step has run.
+    pub fn finished(&self) -> bool {
+        self.next >= self.steps.len() && !self.shot_requested
+    }
+
+    fn waiting_for_shot(&self) -> bool {
+        self.shot_requested
+    }
+
+    /// Advances the script; `frame_cpu_ms` is the previous frame's CPU time.
+    pub fn tick(&mut self, ctx: &egui::Context, cx: &mut Cx, frame_cpu_ms: Option<f32>) {
+        ctx.request_repaint_after(Duration::from_millis(50));
+        if self.frames_left > 0 {
+            if let (Some(ms), Some(path)) = (frame_cpu_ms, &self.frames_file) {
+                let line = format!("{ms:.3}\n");
+                let _ = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                    .and_then(|mut f| f.write_all(line.as_bytes()));
+            }
+            self.frames_left -= 1;
+            return;
+        }
+        {
+            let mut pending = self.shot_pending.lock().unwrap_or_else(|e| e.into_inner());
+            match pending.take() {
+                Some(result) => {
+                    self.shot_requested = false;
+                    if let Err(e) = result {
+                        cx.status.error(e);
+                    }
+                }
+                None if self.waiting_for_shot() => return,
+                None => {}
+            }
+        }
+        let Some(step) = self.steps.get(self.next).cloned() else {
+            return;
+        };
+        let done = match step {
+            Step::Tab(t) => {
+                cx.state.tab = t;
+                true
+            }
+            Step::Target(t) => {
+                cx.state.target = t;
+                true
+            }
+            Step::Preset(name) => {
+                match crate::spec::load_preset(&name).and_then(|p| p.scaled(cx.state.scale)) {
+                    Ok(spec) => {
+                        cx.state.spec = spec;
+                        cx.state.preset = Some(name);
+                    }
+                    Err(e) => cx.status.error(e.to_string()),
+                }
+                true
+            }
+            Step::Scale(s) => {
+                cx.state.scale = s;
+                true
+            }
+            Step::Label(l) => {
+                cx.state.label = l;
+                true
+            }
+            Step::Set(kv) => {
+                match crate::spec::apply_setting(&cx.state.spec, &kv) {
+                    Ok(spec) => cx.state.spec = spec,
+                    Err(e) => cx.status.error(e.to_string()),
+                }
+                true
+            }
+            Step::Start => {
+                let _ = cx.start_run();
+                true
+            }
+            Step::WaitRun => !cx.runner.is_active(),
+            Step::Wait(d) => {
+                let since = *self.waiting_since.get_or_insert_with(Instant::now);
+                since.elapsed() >= d
+            }
+            Step::Compare(a, b) => {
+                match (SideSpec::parse(&a), SideSpec::parse(&b)) {
+                    (Ok(baseline), Ok(candidate)) => {
+                        cx.state.compare_baseline = a;
+                        cx.state.compare_candidate = b;
+                        cx.cache.comparison_pending = true;
+                        cx.db.request(DbRequest::Compare {
+                            baseline,
+                            candidate,
+                        });
+                    }
+                    (Err(e), _) | (_, Err(e)) => cx.status.error(e),
+                }
+                true
+            }
+            Step::WaitCompare => !cx.cache.comparison_pending,
+            Step::Detail(id) => {
+                cx.db.request(DbRequest::LoadRun(id));
+                true
+            }
+            Step::Dark => {
+                cx.state.dark_mode = true;
+                true
+            }
+            Step::Light => {
+                cx.state.dark_mode = false;
+                true
+            }
+            Step::Shot(path) => {
+                let slot = self.shot_pending.clone();
+                let wake = ctx.clone();
+                ctx.request_screenshot(move |image| {
+                    let result = save_png(&image, &path);
+                    *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
+                    wake.request_repaint();
+                });
+                self.shot_requested = true;
+                true
+            }
+            Step::Frames(n, path) => {
+                self.frames_left = n;
+                self.frames_file = Some(path);
+                true
+            }
+            Step::Quit => {
+                ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+                true
+            }
+        };
+        if done {
+            self.next += 1;
+            self.waiting_since = None;
+        }
+    }
+}
+
+fn save_png(image: &egui::ColorImage, path: &std::path::Path) -> Result<(), String> {
+    let [w, h] = image.size;
+    let bytes: Vec<u8> = image.pixels.iter().flat_map(|c| c.to_array()).collect();
+    image::save_buffer(
+        path,
+        &bytes,
+        w as u32,
+        h as u32,
+        image::ExtendedColorType::Rgba8,
+    )
+    .map_err(|e| format!("cannot save screenshot {}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scripts_parse_and_bad_steps_are_named() {
+        let steps = parse_script(
+            "tab=history; wait=0.5;shot=/tmp/a.png;compare=nossd,ssd;frames=10,/tmp/f;quit",
+        )
+        .unwrap();
+        assert_eq!(steps.len(), 6);
+        assert_eq!(steps[0], Step::Tab(Tab::History));
+        assert_eq!(steps[3], Step::Compare("nossd".into(), "ssd".into()));
+        assert!(
+            parse_script("tab=nowhere")
+                .unwrap_err()
+                .contains("tab=nowhere")
+        );
+        assert!(parse_script("fly").is_err());
+    }
+}
