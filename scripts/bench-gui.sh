@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# GUI overhead, two measurements (docs/PERFORMANCE.md, "The lab window"):
+# 1. The same run started from the lab window (live plots on) and from the CLI, in
+#    alternating pairs on tmpfs (where overhead shows): median ratio of IOPS.
+# 2. Frame CPU time of the History tab with 10 000 runs in the database.
+#   scripts/bench-gui.sh           (PAIRS=3 by default; needs xvfb-run)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PAIRS=${PAIRS:-3}
+command -v xvfb-run >/dev/null || { echo "install xvfb (apt-get install xvfb xauth)" >&2; exit 2; }
+cargo build --release --quiet
+BIN=$PWD/target/release/fsynclab
+WORK=$(mktemp -d /var/tmp/fsynclab-benchgui.XXXXXX)
+trap 'rm -rf "$WORK" /dev/shm/fsynclab-benchgui' EXIT
+DB=$WORK/bench.sqlite
+T=/dev/shm/fsynclab-benchgui
+mkdir -p "$T"
+# The seed-000 job shape at full size: 8 threads x 64 MiB of 4k random writes + fsync.
+ARGS=(--preset btrfs-log-commit --scale 1)
+gui_run() {
+    FSYNCLAB_GUI_SCRIPT="preset=btrfs-log-commit;scale=1;target=$T;tab=run;start;wait_run;wait=0.5;quit" \
+        timeout 300 xvfb-run -a -s "-screen 0 1360x900x24" "$BIN" --db "$DB" >/dev/null 2>&1
+    "$BIN" --db "$DB" list --json --limit 1 | python3 -c 'import json,sys; r=json.load(sys.stdin)[0]; print(r["iops"])'
+}
+cli_run() {
+    "$BIN" --db "$DB" run --quiet --json "${ARGS[@]}" --target "$T" | python3 -c 'import json,sys; print(json.load(sys.stdin)["iops"])'
+}
+echo "# GUI vs CLI, tmpfs, seed-000 shape (8 threads x 64 MiB, fsync every write), $PAIRS alternating pairs"
+ratios=()
+for ((i = 1; i <= PAIRS; i++)); do
+    if ((i % 2)); then g=$(gui_run); c=$(cli_run); else c=$(cli_run); g=$(gui_run); fi
+    r=$(python3 -c "print(round($g / $c, 3))")
+    ratios+=("$r")
+    printf 'pair %d: gui %.0f IOPS, cli %.0f IOPS, gui/cli %s\n' "$i" "$g" "$c" "$r"
+done
+python3 -c "import statistics,sys; print('median gui/cli', statistics.median(map(float, sys.argv[1:])))" "${ratios[@]}"
+
+echo "# History tab frame time with 10 000 runs"
+python3 - "$DB" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+cols = [r[1] for r in db.execute("PRAGMA table_info(runs)") if r[1] != "id"]
+n = db.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+sel = ",".join(cols)
+while n < 10000:
+    db.execute(f"INSERT INTO runs ({sel}) SELECT {sel} FROM runs LIMIT ?", (min(n, 10000 - n),))
+    n = db.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+db.commit()
+print("runs in database:", n)
+PY
+FRAMES=$WORK/frames.txt
+FSYNCLAB_GUI_SCRIPT="tab=history;wait=3;frames=60,$FRAMES;wait=1;quit" \
+    timeout 300 xvfb-run -a -s "-screen 0 1360x900x24" "$BIN" --db "$DB" >/dev/null 2>&1
+python3 - "$FRAMES" <<'PY'
+import statistics, sys
+ms = [float(l) for l in open(sys.argv[1]) if l.strip()]
+ms.sort()
+print(f"frames {len(ms)}: median {statistics.median(ms):.2f} ms, p90 {ms[int(len(ms)*0.9)-1]:.2f} ms, max {ms[-1]:.2f} ms (egui frame CPU time, llvmpipe under Xvfb)")
+PY
