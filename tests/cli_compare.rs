@@ -3,13 +3,8 @@
 mod common;
 
 use assert_cmd::prelude::*;
-use common::Lab;
+use common::{Lab, json_of};
 use predicates::prelude::*;
-
-fn json_of(output: &[u8]) -> serde_json::Value {
-    serde_json::from_slice(output)
-        .unwrap_or_else(|e| panic!("bad JSON ({e}): {}", String::from_utf8_lossy(output)))
-}
 
 /// Runs `fsynclab run --quiet --json` with small files and returns the JSON.
 fn run(lab: &Lab, extra: &[&str]) -> serde_json::Value {

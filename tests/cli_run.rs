@@ -3,13 +3,8 @@
 mod common;
 
 use assert_cmd::prelude::*;
-use common::Lab;
+use common::{Lab, json_of};
 use predicates::prelude::*;
-
-fn json_of(output: &[u8]) -> serde_json::Value {
-    serde_json::from_slice(output)
-        .unwrap_or_else(|e| panic!("bad JSON ({e}): {}", String::from_utf8_lossy(output)))
-}
 
 #[test]
 fn ad_hoc_run_stores_and_reports_everything() {
@@ -226,9 +221,7 @@ fn ctrl_c_cancels_and_stores_the_partial_run() {
 #[test]
 fn no_display_points_to_the_headless_subcommands() {
     let lab = Lab::new();
-    lab.cmd()
-        .env_remove("DISPLAY")
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("no display found").and(predicate::str::contains("fsynclab run")));
+    lab.cmd().env_remove("DISPLAY").assert().code(2).stderr(
+        predicate::str::contains("no display found").and(predicate::str::contains("fsynclab run")),
+    );
 }

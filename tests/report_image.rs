@@ -1,37 +1,15 @@
 //! The report image: PNG and SVG pages of comparisons made from scripted fake-engine runs.
 
 use std::collections::HashSet;
-use std::sync::mpsc;
 
 use fsynclab::analysis::{Comparison, PublishedRow, SideInput, TimelinePoint, compare};
-use fsynclab::engine::{CancelToken, FakeBackend, RunContext, run_with};
-use fsynclab::metrics::{NoiseInfo, RunResult};
+use fsynclab::metrics::RunResult;
 use fsynclab::probe::SystemInfo;
 use fsynclab::report::{ImageFormat, ImageOptions, ReportError, render_comparison};
 use fsynclab::spec::{PublishedFigure, WorkloadSpec};
 
 fn fake_run(id: i64, write_ns: Vec<u64>, sync_ns: Vec<u64>, spec: WorkloadSpec) -> RunResult {
-    let dir = tempfile::tempdir().unwrap();
-    let ctx = RunContext {
-        run_id: id,
-        target: dir.path().to_path_buf(),
-        keep_files: false,
-        system: SystemInfo::default(),
-    };
-    let (tx, _rx) = mpsc::channel();
-    let mut r = run_with(
-        &FakeBackend::new(write_ns, sync_ns),
-        &spec,
-        &ctx,
-        &tx,
-        &CancelToken::new(),
-    )
-    .unwrap();
-    r.noise = Some(NoiseInfo {
-        background_cpu_busy: Some(0.02),
-        ..Default::default()
-    });
-    r
+    fsynclab::engine::fake_run(id, write_ns, sync_ns, &spec, SystemInfo::default()).unwrap()
 }
 
 fn spec() -> WorkloadSpec {

@@ -1,17 +1,14 @@
 //! The Markdown report, snapshot-tested (insta) on runs from the scripted fake engine,
 //! whose figures are exact, so the snapshot is stable.
 
-use std::sync::mpsc;
-
 use fsynclab::analysis::{SideInput, compare};
-use fsynclab::engine::{CancelToken, FakeBackend, RunContext, run_with};
-use fsynclab::metrics::{NoiseInfo, RunResult};
+use fsynclab::engine::fake_run;
+use fsynclab::metrics::RunResult;
 use fsynclab::probe::SystemInfo;
 use fsynclab::report::{compare_csv, compare_markdown, compare_table};
 use fsynclab::spec::{PublishedFigure, WorkloadSpec};
 
 fn run(id: i64, sync_ns: u64, fs: &str) -> RunResult {
-    let dir = tempfile::tempdir().unwrap();
     let system = SystemInfo {
         tool_version: "0.1.0".into(),
         kernel_release: Some("6.18.44".into()),
@@ -29,28 +26,19 @@ fn run(id: i64, sync_ns: u64, fs: &str) -> RunResult {
         }),
         ..Default::default()
     };
-    let ctx = RunContext {
-        run_id: id,
-        target: dir.path().to_path_buf(),
-        keep_files: false,
-        system,
-    };
     let spec = WorkloadSpec {
         threads: 1,
         file_size: 64 * 4096,
         ..Default::default()
     };
-    let (tx, _rx) = mpsc::channel();
-    let fake = FakeBackend::new(
+    fake_run(
+        id,
         vec![1_000, 1_200],
         vec![sync_ns, sync_ns + 500, sync_ns - 500],
-    );
-    let mut r = run_with(&fake, &spec, &ctx, &tx, &CancelToken::new()).unwrap();
-    r.noise = Some(NoiseInfo {
-        background_cpu_busy: Some(0.02),
-        ..Default::default()
-    });
-    r
+        &spec,
+        system,
+    )
+    .unwrap()
 }
 
 fn comparison() -> fsynclab::analysis::Comparison {

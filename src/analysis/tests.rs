@@ -1,36 +1,13 @@
 //! Comparison tests on runs made by the scripted fake engine, whose figures are exact:
 //! a write of w ns plus a sync of s ns per op gives 1e9 / (w + s) IOPS per thread.
 
-use std::sync::mpsc;
-
 use super::*;
-use crate::engine::{CancelToken, FakeBackend, RunContext, run_with};
 use crate::metrics::{LatencyHistogram, NoiseInfo, RunResult, RunStatus};
 use crate::probe::SystemInfo;
 use crate::spec::WorkloadSpec;
 
 fn fake_run(id: i64, write_ns: Vec<u64>, sync_ns: Vec<u64>, spec: WorkloadSpec) -> RunResult {
-    let dir = tempfile::tempdir().unwrap();
-    let ctx = RunContext {
-        run_id: id,
-        target: dir.path().to_path_buf(),
-        keep_files: false,
-        system: SystemInfo::default(),
-    };
-    let (tx, _rx) = mpsc::channel();
-    let mut r = run_with(
-        &FakeBackend::new(write_ns, sync_ns),
-        &spec,
-        &ctx,
-        &tx,
-        &CancelToken::new(),
-    )
-    .unwrap();
-    r.noise = Some(NoiseInfo {
-        background_cpu_busy: Some(0.02),
-        ..Default::default()
-    });
-    r
+    crate::engine::fake_run(id, write_ns, sync_ns, &spec, SystemInfo::default()).unwrap()
 }
 
 fn spec() -> WorkloadSpec {

@@ -168,3 +168,49 @@ impl Backend for FakeBackend {
         }
     }
 }
+
+/// A complete [`RunResult`] from the scripted fake (for tests and examples): a run with
+/// id `id` of `spec` whose writes take `write_ns` and syncs `sync_ns` (cycled), run in a
+/// fresh temporary directory under `system`, with a quiet background recorded.
+pub fn fake_run(
+    id: i64,
+    write_ns: Vec<u64>,
+    sync_ns: Vec<u64>,
+    spec: &crate::spec::WorkloadSpec,
+    system: crate::probe::SystemInfo,
+) -> Result<crate::metrics::RunResult, super::EngineError> {
+    let dir = std::env::temp_dir().join(format!(
+        "fsynclab-fake-{}-{id}-{:x}",
+        std::process::id(),
+        rand_suffix()
+    ));
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| super::EngineError::Target(format!("cannot create {}: {e}", dir.display())))?;
+    let ctx = super::RunContext {
+        run_id: id,
+        target: dir.clone(),
+        keep_files: false,
+        system,
+    };
+    let (tx, _rx) = std::sync::mpsc::channel();
+    let result = super::run_with(
+        &FakeBackend::new(write_ns, sync_ns),
+        spec,
+        &ctx,
+        &tx,
+        &CancelToken::new(),
+    );
+    let _ = std::fs::remove_dir(&dir);
+    let mut r = result?;
+    r.noise = Some(crate::metrics::NoiseInfo {
+        background_cpu_busy: Some(0.02),
+        ..Default::default()
+    });
+    Ok(r)
+}
+
+fn rand_suffix() -> u64 {
+    use std::sync::atomic::AtomicU64;
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    NEXT.fetch_add(1, Ordering::Relaxed) ^ super::offsets::mix(std::process::id() as u64)
+}

@@ -15,7 +15,7 @@ mod scratch;
 mod worker;
 
 pub use clock::{clock_source, monotonic_ns};
-pub use fake::{FakeBackend, FakeClock, FakeFile};
+pub use fake::{FakeBackend, FakeClock, FakeFile, fake_run};
 pub use file::{
     AlignedBuf, BUFFER_ALIGN, Backend, Clock, RealBackend, RealClock, RealFile, SyncFile,
     fill_pattern, open_flag_bits,

@@ -101,3 +101,9 @@ impl Drop for TmpfsMount {
         let _ = Command::new("umount").arg(&self.path).status();
     }
 }
+
+/// Parses command output as JSON, showing the output when it is not.
+pub fn json_of(output: &[u8]) -> serde_json::Value {
+    serde_json::from_slice(output)
+        .unwrap_or_else(|e| panic!("bad JSON ({e}): {}", String::from_utf8_lossy(output)))
+}
