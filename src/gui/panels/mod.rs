@@ -3,6 +3,7 @@
 mod compare;
 mod history;
 mod run;
+mod run_summary;
 mod setup;
 
 pub use compare::ComparePanel;
