@@ -219,9 +219,27 @@ impl LabApp {
                 }
             }
         }
+        let was_active = self.runner.is_active();
         if self.runner.poll() && self.runner.stored_since_refresh > 0 {
             self.runner.stored_since_refresh = 0;
             self.cache.runs_stale = true;
+        }
+        if was_active && !self.runner.is_active() {
+            let live = &self.runner.live;
+            match (&live.error, live.results.last()) {
+                (Some(e), _) => self.status.error(format!("run failed: {e}")),
+                (None, Some(r)) if r.status == crate::metrics::RunStatus::Failed => {
+                    self.status.error(format!(
+                        "run {} failed: {}",
+                        r.id,
+                        r.error.as_deref().unwrap_or("unknown error")
+                    ))
+                }
+                (None, Some(r)) => self
+                    .status
+                    .info(format!("run {} {}", r.id, r.status.as_str())),
+                (None, None) => self.status.info("run ended"),
+            }
         }
     }
 

@@ -20,6 +20,7 @@ pub fn iops_over_time(ui: &mut egui::Ui, id_salt: &str, samples: &[IntervalSampl
         .map(|s| [secs(s), s.writes as f64 / (s.dur_ms as f64 / 1e3)])
         .collect();
     Plot::new(format!("{id_salt}-iops"))
+        .allow_scroll(false)
         .height(TIMELINE_HEIGHT)
         .x_axis_label("time (s)")
         .y_axis_label("IOPS (writes/s)")
@@ -37,6 +38,7 @@ pub fn sync_latency_over_time(ui: &mut egui::Ui, id_salt: &str, samples: &[Inter
             .collect()
     };
     Plot::new(format!("{id_salt}-sync"))
+        .allow_scroll(false)
         .height(TIMELINE_HEIGHT)
         .x_axis_label("time (s)")
         .y_axis_label("sync latency (ms)")
@@ -65,6 +67,7 @@ pub fn flushes_over_time(ui: &mut egui::Ui, id_salt: &str, samples: &[IntervalSa
         .collect();
     ui.columns(2, |cols| {
         Plot::new(format!("{id_salt}-flushes"))
+            .allow_scroll(false)
             .height(TIMELINE_HEIGHT)
             .x_axis_label("time (s)")
             .y_axis_label("device flushes (cumulative)")
@@ -73,6 +76,7 @@ pub fn flushes_over_time(ui: &mut egui::Ui, id_salt: &str, samples: &[IntervalSa
                 plot.line(Line::new("flushes", cumulative))
             });
         Plot::new(format!("{id_salt}-fps"))
+            .allow_scroll(false)
             .height(TIMELINE_HEIGHT)
             .x_axis_label("time (s)")
             .y_axis_label("flushes per sync")

@@ -62,6 +62,8 @@ pub struct LiveRun {
     pub experiment_id: Option<i64>,
     /// The error that ended the launch.
     pub error: Option<String>,
+    /// What was launched, in words (workload, target, label), fixed at start.
+    pub description: String,
 }
 
 impl LiveRun {
@@ -118,6 +120,18 @@ impl Runner {
             return Err("a run is already in progress; cancel it first".into());
         }
         let sweep_points = launch.sweep.as_ref().map(|s| s.values.len()).unwrap_or(1);
+        let description = format!(
+            "{} on {}{}",
+            launch.request.spec.describe(),
+            launch.request.target.display(),
+            launch
+                .request
+                .label
+                .as_deref()
+                .map(|l| format!(", label {l}"))
+                .unwrap_or_default()
+        );
+
         let (etx, erx) = mpsc::channel();
         let (dtx, drx) = mpsc::channel();
         let cancel = CancelToken::new();
@@ -165,6 +179,7 @@ impl Runner {
         self.done = Some(drx);
         self.live = LiveRun {
             active: true,
+            description,
             phase: "starting".into(),
             planned_runs: sweep_points * launch.repeat as usize,
             ..Default::default()

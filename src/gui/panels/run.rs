@@ -117,9 +117,6 @@ impl RunPanel {
                 }
             });
         let active = cx.runner.is_active();
-        if self.seen_active && !active {
-            ended_status(cx);
-        }
         self.seen_active = active;
     }
 
@@ -196,26 +193,6 @@ impl RunPanel {
 }
 
 /// Says on the status line how the launch ended (the app only said "run started").
-fn ended_status(cx: &mut Cx) {
-    let live = &cx.runner.live;
-    if let Some(e) = &live.error {
-        let message = format!("run failed: {e}");
-        cx.status.error(message);
-        return;
-    }
-    let message = match live.results.as_slice() {
-        [] => "run ended".to_string(),
-        [one] => format!("run {} {}", one.id, one.status.as_str()),
-        many => format!(
-            "{} runs ended; last: run {} {}",
-            many.len(),
-            many[many.len() - 1].id,
-            many[many.len() - 1].status.as_str()
-        ),
-    };
-    cx.status.info(message);
-}
-
 /// Shown before anything ran in this window.
 fn intro(ui: &mut egui::Ui) {
     ui.add_space(8.0);
