@@ -12,11 +12,15 @@ fn secs(s: &IntervalSample) -> f64 {
     s.t_ms as f64 / 1e3
 }
 
+/// Windows shorter than this (the run's last, partial window) give rates that are mostly
+/// noise; they are left out of rate plots.
+const MIN_RATE_WINDOW_MS: u64 = 20;
+
 /// Writes per second over time.
 pub fn iops_over_time(ui: &mut egui::Ui, id_salt: &str, samples: &[IntervalSample]) {
     let points: PlotPoints = samples
         .iter()
-        .filter(|s| s.dur_ms > 0)
+        .filter(|s| s.dur_ms >= MIN_RATE_WINDOW_MS)
         .map(|s| [secs(s), s.writes as f64 / (s.dur_ms as f64 / 1e3)])
         .collect();
     Plot::new(format!("{id_salt}-iops"))
@@ -62,7 +66,7 @@ pub fn flushes_over_time(ui: &mut egui::Ui, id_salt: &str, samples: &[IntervalSa
         .collect();
     let per_sync: PlotPoints = samples
         .iter()
-        .filter(|s| s.syncs > 0)
+        .filter(|s| s.syncs > 0 && s.dur_ms >= MIN_RATE_WINDOW_MS)
         .filter_map(|s| Some([secs(s), s.device_flushes? as f64 / s.syncs as f64]))
         .collect();
     ui.columns(2, |cols| {
@@ -81,6 +85,7 @@ pub fn flushes_over_time(ui: &mut egui::Ui, id_salt: &str, samples: &[IntervalSa
             .x_axis_label("time (s)")
             .y_axis_label("flushes per sync")
             .include_y(0.0)
+            .include_y(1.0)
             .show(&mut cols[1], |plot| {
                 plot.line(Line::new("flushes/sync", per_sync))
             });
