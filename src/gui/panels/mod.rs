@@ -4,6 +4,8 @@ mod compare;
 mod history;
 mod run;
 mod setup;
+mod setup_fields;
+mod setup_workload;
 
 pub use compare::ComparePanel;
 pub use history::HistoryPanel;
