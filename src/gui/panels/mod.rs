@@ -5,6 +5,8 @@ mod history;
 mod run;
 mod run_summary;
 mod setup;
+mod setup_fields;
+mod setup_workload;
 
 pub use compare::ComparePanel;
 pub use history::HistoryPanel;

@@ -1,14 +1,470 @@
-//! The Setup tab (being built).
+//! The Setup tab: where to run (target directory, the mount and device under it) and what
+//! to run (preset or ad-hoc workload, run options), then "Start run".
+//!
+//! Nothing here blocks the UI thread: the mount table and devices are read by a scan thread,
+//! the folder dialog runs on its own thread, and the mount under the typed path is looked
+//! up in the cached table without touching the filesystem.
 
-use crate::gui::Cx;
+use std::path::{Component, Path, PathBuf};
+use std::sync::mpsc::{self, Receiver, TryRecvError};
+
+use egui::{Button, Grid, Label, RichText, TextEdit, Ui};
+
+use super::setup_fields::error_lines;
+use super::setup_workload::WorkloadForm;
+use crate::gui::{Cx, UiState};
+use crate::probe::{self, DeviceInfo, MountInfo};
+
+/// Kernel pseudo filesystems hidden from the mount list unless "Show all mounts" is on.
+const PSEUDO_FS: &[&str] = &[
+    "proc",
+    "sysfs",
+    "devtmpfs",
+    "devpts",
+    "cgroup",
+    "cgroup2",
+    "debugfs",
+    "tracefs",
+    "securityfs",
+    "pstore",
+    "bpf",
+    "configfs",
+    "mqueue",
+    "fusectl",
+    "binfmt_misc",
+    "autofs",
+    "efivarfs",
+    "rpc_pipefs",
+    "nsfs",
+    "selinuxfs",
+    "hugetlbfs",
+];
+
+/// What the dialog thread says when it returns no folder.
+const NO_FOLDER: &str = "cancelled or no file dialog available — type a path";
+
+/// The mount table and the device behind each mount (or why there is none).
+type ScanResult = Result<(Vec<MountInfo>, Vec<Result<DeviceInfo, String>>), String>;
 
 /// The Setup tab's own state.
 #[derive(Debug, Default)]
-pub struct SetupPanel {}
+pub struct SetupPanel {
+    mounts: Vec<MountInfo>,
+    /// `devices[i]` is the device of `mounts[i]`.
+    devices: Vec<Result<DeviceInfo, String>>,
+    mounts_error: Option<String>,
+    scanned: bool,
+    scan: Option<Receiver<ScanResult>>,
+    show_all_mounts: bool,
+    browse: Option<Receiver<Option<PathBuf>>>,
+    browse_note: Option<String>,
+    form: WorkloadForm,
+    /// Why the last start was refused, and the state it was refused for (shown until the
+    /// form changes).
+    start_error: Option<(String, Box<UiState>)>,
+}
 
 impl SetupPanel {
     /// Draws the tab.
-    pub fn ui(&mut self, ui: &mut egui::Ui, _cx: &mut Cx) {
-        ui.heading("Setup");
+    pub fn ui(&mut self, ui: &mut Ui, cx: &mut Cx) {
+        // Read before any widget runs: a text field that loses focus on this Enter must
+        // not also start a run.
+        let enter =
+            !ui.ctx().egui_wants_keyboard_input() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+        if !self.scanned {
+            self.scanned = true;
+            self.start_scan(ui.ctx());
+        }
+        self.poll(cx);
+
+        self.start_strip(ui, cx, enter);
+        ui.separator();
+        egui::ScrollArea::vertical()
+            .auto_shrink([false, false])
+            .show(ui, |ui| {
+                ui.columns(2, |columns| {
+                    columns[0].push_id("target-column", |ui| self.target_ui(ui, cx));
+                    columns[1].push_id("workload-column", |ui| self.form.ui(ui, cx.state));
+                });
+            });
     }
+
+    /// Takes the scan and dialog results that arrived.
+    fn poll(&mut self, cx: &mut Cx) {
+        if let Some(rx) = &self.scan {
+            match rx.try_recv() {
+                Ok(Ok((mounts, devices))) => {
+                    self.mounts = mounts;
+                    self.devices = devices;
+                    self.mounts_error = None;
+                    self.scan = None;
+                }
+                Ok(Err(e)) => {
+                    self.mounts_error = Some(e);
+                    self.scan = None;
+                }
+                Err(TryRecvError::Empty) => {}
+                Err(TryRecvError::Disconnected) => {
+                    self.mounts_error = Some("the mount scan stopped without an answer".into());
+                    self.scan = None;
+                }
+            }
+        }
+        if let Some(rx) = &self.browse {
+            match rx.try_recv() {
+                Ok(Some(path)) => {
+                    cx.state.target = path.display().to_string();
+                    self.browse_note = None;
+                    self.browse = None;
+                }
+                Ok(None) | Err(TryRecvError::Disconnected) => {
+                    self.browse_note = Some(NO_FOLDER.into());
+                    self.browse = None;
+                }
+                Err(TryRecvError::Empty) => {}
+            }
+        }
+    }
+
+    /// Reads the mount table and every mount's device on a background thread.
+    fn start_scan(&mut self, ctx: &egui::Context) {
+        let (tx, rx) = mpsc::channel();
+        let ctx = ctx.clone();
+        let spawned = std::thread::Builder::new()
+            .name("fsynclab-mounts".into())
+            .spawn(move || {
+                let result = probe::list_mounts()
+                    .map(|mounts| {
+                        let devices = mounts.iter().map(probe::device_for_mount).collect();
+                        (mounts, devices)
+                    })
+                    .map_err(|e| e.to_string());
+                let _ = tx.send(result);
+                ctx.request_repaint();
+            });
+        match spawned {
+            Ok(_) => self.scan = Some(rx),
+            Err(e) => self.mounts_error = Some(format!("cannot start the mount scan: {e}")),
+        }
+    }
+
+    /// Opens the folder dialog on its own thread (it blocks until the user answers).
+    fn start_browse(&mut self, ctx: &egui::Context, current: &str) {
+        let (tx, rx) = mpsc::channel();
+        let ctx = ctx.clone();
+        let start_dir = PathBuf::from(current.trim());
+        let spawned = std::thread::Builder::new()
+            .name("fsynclab-browse".into())
+            .spawn(move || {
+                let mut dialog = rfd::FileDialog::new().set_title("Choose the target directory");
+                if start_dir.is_absolute() {
+                    dialog = dialog.set_directory(&start_dir);
+                }
+                let _ = tx.send(dialog.pick_folder());
+                ctx.request_repaint();
+            });
+        match spawned {
+            Ok(_) => {
+                self.browse = Some(rx);
+                self.browse_note = None;
+            }
+            Err(e) => self.browse_note = Some(format!("cannot open the file dialog: {e}")),
+        }
+    }
+
+    /// The always-visible strip: "Start run", what will run where, and why a start failed.
+    fn start_strip(&mut self, ui: &mut Ui, cx: &mut Cx, enter: bool) {
+        let active = cx.runner.is_active();
+        ui.horizontal(|ui| {
+            let button = Button::new(RichText::new("Start run").strong().size(18.0))
+                .min_size(egui::vec2(150.0, 40.0));
+            let clicked = ui
+                .add_enabled(!active, button)
+                .on_hover_text("validate the form and start the run (Enter)")
+                .on_disabled_hover_text("a run is in progress: watch or cancel it on the Run tab")
+                .clicked();
+            let by_key = enter && !active && cx.launch_from_form().is_ok();
+            if clicked || by_key {
+                match cx.start_run() {
+                    Ok(()) => self.start_error = None,
+                    Err(e) => self.start_error = Some((e, Box::new(cx.state.clone()))),
+                }
+            }
+            ui.vertical(|ui| {
+                ui.label(RichText::new(cx.state.spec.describe()).monospace());
+                let from = match &cx.state.preset {
+                    Some(name) => format!("preset {name} × {}", cx.state.scale),
+                    None => "ad-hoc workload".into(),
+                };
+                ui.weak(format!("in {} · {from}", cx.state.target.trim()));
+                if active {
+                    ui.label("a run is in progress (see the Run tab)");
+                }
+                if let Some((e, seen)) = &self.start_error
+                    && **seen == *cx.state
+                {
+                    error_lines(ui, &[format!("cannot start: {e}")]);
+                }
+            });
+        });
+    }
+
+    /// The target column: path, what it is on, warnings, the mount list.
+    fn target_ui(&mut self, ui: &mut Ui, cx: &mut Cx) {
+        ui.heading("Target");
+        ui.horizontal(|ui| {
+            let label = ui.label("Target directory");
+            let width = (ui.available_width() - 90.0).max(120.0);
+            ui.add(
+                TextEdit::singleline(&mut cx.state.target)
+                    .desired_width(width)
+                    .hint_text("/mnt/test"),
+            )
+            .labelled_by(label.id)
+            .on_hover_text("the run creates its scratch directory here");
+            let waiting = self.browse.is_some();
+            if ui
+                .add_enabled(!waiting, Button::new("Browse…"))
+                .on_hover_text("choose the directory in a file dialog")
+                .on_disabled_hover_text("the file dialog is open")
+                .clicked()
+            {
+                let current = cx.state.target.clone();
+                self.start_browse(ui.ctx(), &current);
+            }
+        });
+        if self.browse.is_some() {
+            ui.weak("waiting for the file dialog…");
+        } else if let Some(note) = &self.browse_note {
+            ui.colored_label(ui.visuals().warn_fg_color, note);
+        }
+        self.target_mount_ui(ui, cx.state.target.trim());
+
+        ui.add_space(12.0);
+        ui.heading("Mounts");
+        ui.horizontal(|ui| {
+            let scanning = self.scan.is_some();
+            if ui
+                .add_enabled(!scanning, Button::new("Refresh mounts"))
+                .on_hover_text("read the mount table and devices again")
+                .clicked()
+            {
+                self.start_scan(ui.ctx());
+            }
+            ui.checkbox(&mut self.show_all_mounts, "Show all mounts")
+                .on_hover_text("include kernel pseudo filesystems (proc, sysfs, cgroup...)");
+            if scanning {
+                ui.spinner();
+                ui.weak("reading mounts…");
+            }
+        });
+        if let Some(e) = &self.mounts_error {
+            error_lines(ui, std::slice::from_ref(e));
+        }
+        self.mount_list_ui(ui, cx);
+    }
+
+    /// What the typed target is on, from the cached mount table (no filesystem access:
+    /// the path is normalised as text, symlinks are not followed).
+    fn target_mount_ui(&self, ui: &mut Ui, target: &str) {
+        if target.is_empty() {
+            ui.weak("Type a directory (or use Browse…) to see its filesystem and device.");
+            return;
+        }
+        let Some(path) = lexical_absolute(target) else {
+            ui.weak(
+                "Relative path: the run resolves it against the working directory; \
+                 type an absolute path to see its mount.",
+            );
+            return;
+        };
+        if self.mounts.is_empty() {
+            if self.scan.is_some() {
+                ui.weak("looking up mounts…");
+            }
+            return;
+        }
+        let Some(mount) = probe::mount_for_path(&self.mounts, &path) else {
+            ui.weak(format!("no mount found for {}", path.display()));
+            return;
+        };
+        let device = self
+            .mounts
+            .iter()
+            .position(|m| std::ptr::eq(m, mount))
+            .and_then(|i| self.devices.get(i));
+        ui.label(format!(
+            "Target is on {} mounted at {} (source {}, options {})",
+            mount.fs_type, mount.mount_point, mount.source, mount.mount_options
+        ));
+        match device {
+            Some(Ok(d)) => ui.label(format!("Device: {}", device_summary(d))),
+            Some(Err(reason)) => ui.weak(format!("Device: none — {reason}")),
+            None => ui.weak("Device: unknown"),
+        };
+        if probe::is_memory_fs(&mount.fs_type) {
+            let text = format!(
+                "fsync does nothing on {}: sync latency here is pure syscall cost",
+                mount.fs_type
+            );
+            ui.add(
+                Label::new(
+                    RichText::new(text)
+                        .strong()
+                        .size(16.0)
+                        .color(ui.visuals().error_fg_color),
+                )
+                .wrap(),
+            );
+        }
+        if mount.has_option("ro") {
+            let text = format!(
+                "{} is mounted read-only (ro): the run cannot create its files; choose a \
+                 writable directory",
+                mount.mount_point
+            );
+            ui.add(
+                Label::new(
+                    RichText::new(text)
+                        .strong()
+                        .color(ui.visuals().error_fg_color),
+                )
+                .wrap(),
+            );
+        }
+        let device = device.and_then(|d| d.as_ref().ok());
+        for warning in probe::warnings_for(mount, device) {
+            ui.add(Label::new(RichText::new(warning).color(ui.visuals().warn_fg_color)).wrap());
+        }
+    }
+
+    /// The mount table; clicking a mount point makes it the target.
+    fn mount_list_ui(&self, ui: &mut Ui, cx: &mut Cx) {
+        let visible: Vec<usize> = (0..self.mounts.len())
+            .filter(|&i| {
+                self.show_all_mounts || !PSEUDO_FS.contains(&self.mounts[i].fs_type.as_str())
+            })
+            .collect();
+        let hidden = self.mounts.len() - visible.len();
+        if hidden > 0 {
+            ui.weak(format!("{hidden} pseudo filesystem mount(s) hidden"));
+        }
+        Grid::new("mounts")
+            .striped(true)
+            .num_columns(6)
+            .spacing([10.0, 4.0])
+            .show(ui, |ui| {
+                for (h, hover) in [
+                    ("Mount point", "click to use it as the target"),
+                    ("FS", "filesystem type"),
+                    ("Source", "mount source"),
+                    ("Device", "block device in sysfs"),
+                    ("Rot.", "queue/rotational: a spinning disk"),
+                    ("Cache", "queue/write_cache: write back or write through"),
+                ] {
+                    ui.label(RichText::new(h).strong()).on_hover_text(hover);
+                }
+                ui.end_row();
+                for i in visible {
+                    let mount = &self.mounts[i];
+                    let selected = cx.state.target.trim() == mount.mount_point;
+                    if ui
+                        .selectable_label(selected, &mount.mount_point)
+                        .on_hover_text(format!(
+                            "use {} as the target\noptions: {}\nsuperblock: {}",
+                            mount.mount_point, mount.mount_options, mount.super_options
+                        ))
+                        .clicked()
+                    {
+                        cx.state.target = mount.mount_point.clone();
+                    }
+                    let fs = RichText::new(&mount.fs_type);
+                    if probe::is_memory_fs(&mount.fs_type) {
+                        ui.label(fs.color(ui.visuals().warn_fg_color))
+                            .on_hover_text("memory filesystem: fsync persists nothing");
+                    } else {
+                        ui.label(fs);
+                    }
+                    ui.label(&mount.source);
+                    match self.devices.get(i) {
+                        Some(Ok(d)) => {
+                            ui.label(device_name(d)).on_hover_text(device_summary(d));
+                            ui.label(yes_no(d.rotational));
+                            ui.label(d.write_cache.as_deref().unwrap_or("?"));
+                        }
+                        Some(Err(reason)) => {
+                            ui.weak("—").on_hover_text(reason);
+                            ui.weak("—");
+                            ui.weak("—");
+                        }
+                        None => {
+                            ui.weak("?");
+                            ui.weak("?");
+                            ui.weak("?");
+                        }
+                    }
+                    ui.end_row();
+                }
+            });
+    }
+}
+
+/// `path` made absolute as text: `.` and `..` are resolved without touching the
+/// filesystem; `None` for a relative path.
+fn lexical_absolute(text: &str) -> Option<PathBuf> {
+    let path = Path::new(text);
+    if !path.is_absolute() {
+        return None;
+    }
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    Some(out)
+}
+
+fn yes_no(value: Option<bool>) -> &'static str {
+    match value {
+        Some(true) => "yes",
+        Some(false) => "no",
+        None => "?",
+    }
+}
+
+fn device_name(d: &DeviceInfo) -> String {
+    match &d.partition {
+        Some(p) => format!("{p} ({})", d.name),
+        None => d.name.clone(),
+    }
+}
+
+/// One line about a device: name, model, rotational, write cache, scheduler.
+fn device_summary(d: &DeviceInfo) -> String {
+    let mut parts = vec![device_name(d)];
+    let model: Vec<&str> = [d.vendor.as_deref(), d.model.as_deref()]
+        .into_iter()
+        .flatten()
+        .map(str::trim)
+        .collect();
+    if !model.is_empty() {
+        parts.push(model.join(" "));
+    }
+    parts.push(format!("rotational {}", yes_no(d.rotational)));
+    parts.push(format!(
+        "write cache {}",
+        d.write_cache.as_deref().unwrap_or("?")
+    ));
+    if let Some(s) = &d.scheduler {
+        parts.push(format!("scheduler {s}"));
+    }
+    if let Some(b) = &d.loop_backing_file {
+        parts.push(format!("loop over {b}"));
+    }
+    parts.join(", ")
 }

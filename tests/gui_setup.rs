@@ -1,0 +1,219 @@
+//! The Setup tab driven headless with egui_kittest: choose a preset, type a target, see the
+//! mount it is on and the tmpfs warning, get the CLI's validation message inline, start a
+//! tiny real run.
+
+use std::time::{Duration, Instant};
+
+use egui::accesskit::Role;
+use egui::{Key, Modifiers};
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+use fsynclab::gui::{LabApp, Tab, UiState};
+use fsynclab::metrics::RunStatus;
+use fsynclab::spec::{WorkloadSpec, builtin_presets};
+
+fn harness(dir: &tempfile::TempDir, state: UiState) -> Harness<'static, LabApp> {
+    let app = LabApp::new(dir.path().join("gui.sqlite"), state);
+    Harness::builder()
+        .with_size(egui::vec2(1360.0, 900.0))
+        .build_ui_state(|ui, app: &mut LabApp| app.ui_root(ui), app)
+}
+
+/// An ad-hoc workload with an empty target.
+fn ad_hoc_state() -> UiState {
+    UiState {
+        preset: None,
+        spec: WorkloadSpec::default(),
+        target: String::new(),
+        ..UiState::default()
+    }
+}
+
+/// Steps (with short sleeps, for background threads) until `done`, at most 20 s.
+fn step_until(
+    h: &mut Harness<'static, LabApp>,
+    what: &str,
+    done: impl Fn(&Harness<'static, LabApp>) -> bool,
+) {
+    let start = Instant::now();
+    while !done(h) {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "timed out waiting for {what}"
+        );
+        h.run_steps(3);
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Replaces the text of the field labelled `label` as a user would: click, select all, type.
+fn retype(h: &mut Harness<'static, LabApp>, label: &str, text: &str) {
+    h.get_by_label(label).scroll_to_me();
+    h.run(); // let the scroll animation settle before clicking
+    h.get_by_label(label).click();
+    h.run();
+    h.key_press_modifiers(Modifiers::COMMAND, Key::A);
+    h.get_by_label(label).type_text(text);
+    h.run();
+}
+
+fn has_label_containing(h: &Harness<'static, LabApp>, text: &str) -> bool {
+    h.query_all_by_label_contains(text).next().is_some()
+}
+
+#[test]
+fn choosing_a_preset_fills_the_form_with_its_scaled_workload() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = harness(&dir, ad_hoc_state());
+    h.run_steps(3);
+    let preset = builtin_presets()
+        .into_iter()
+        .next()
+        .expect("a built-in preset");
+    h.get_by_role_and_label(Role::ComboBox, "Preset").click();
+    h.run_steps(2);
+    h.get_by_label(&preset.name).click();
+    h.run_steps(3);
+    let state = &h.state().state;
+    assert_eq!(state.preset.as_deref(), Some(preset.name.as_str()));
+    assert_eq!(state.spec, preset.scaled(state.scale).unwrap());
+    assert!(has_label_containing(&h, &preset.title));
+    assert!(!has_label_containing(&h, "(edited)"));
+
+    // Editing a field keeps the preset name and marks the form as edited.
+    retype(&mut h, "File size", "1M");
+    assert_eq!(h.state().state.spec.file_size, 1 << 20);
+    assert_eq!(
+        h.state().state.preset.as_deref(),
+        Some(preset.name.as_str())
+    );
+    assert!(has_label_containing(&h, "(edited)"));
+}
+
+#[test]
+fn typed_target_shows_the_mount_it_is_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = tempfile::tempdir().unwrap();
+    let path = target.path().display().to_string();
+    let mut h = harness(&dir, ad_hoc_state());
+    h.run_steps(2);
+    retype(&mut h, "Target directory", &path);
+    assert_eq!(h.state().state.target, path);
+    step_until(&mut h, "the mount line", |h| {
+        has_label_containing(h, "Target is on ")
+    });
+    let line = h.get_by_label_contains("Target is on ");
+    let text = line.value().unwrap_or_default();
+    assert!(text.contains(" mounted at /"), "{text}");
+}
+
+#[test]
+fn bad_block_size_shows_the_cli_message_and_start_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = tempfile::tempdir().unwrap();
+    let mut state = ad_hoc_state();
+    state.target = target.path().display().to_string();
+    let mut h = harness(&dir, state);
+    h.run_steps(2);
+    retype(&mut h, "Block size", "1000");
+    assert_eq!(h.state().state.spec.block_size, 1000);
+    let inline = h
+        .query_all_by_label_contains("not a multiple of 512")
+        .count();
+    assert_eq!(inline, 1, "the message next to the field");
+
+    h.get_by_label("Start run").click();
+    h.run_steps(3);
+    assert_eq!(h.state().state.tab, Tab::Setup);
+    assert!(!h.state().runner.is_active());
+    assert!(h.state().status.is_error);
+    assert!(h.state().status.message.contains("not a multiple of 512"));
+    // Next to the field, next to the button, and in the status line.
+    assert!(
+        h.query_all_by_label_contains("not a multiple of 512")
+            .count()
+            >= 2
+    );
+    assert!(has_label_containing(
+        &h,
+        "cannot start: block_size: 1000 bytes"
+    ));
+}
+
+#[test]
+fn tiny_ad_hoc_run_starts_switches_to_run_and_finishes() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = tempfile::tempdir().unwrap();
+    let mut h = harness(&dir, ad_hoc_state());
+    h.run_steps(2);
+    retype(
+        &mut h,
+        "Target directory",
+        &target.path().display().to_string(),
+    );
+    retype(&mut h, "Threads", "1");
+    retype(&mut h, "File size", "64k");
+    assert_eq!(h.state().state.spec.threads, 1);
+    assert_eq!(h.state().state.spec.file_size, 64 << 10);
+    assert!(h.state().state.spec.problems().is_empty());
+
+    h.get_by_label("Start run").click();
+    h.run_steps(2);
+    assert_eq!(h.state().state.tab, Tab::Run);
+    step_until(&mut h, "the run to end", |h| !h.state().runner.is_active());
+    let live = &h.state().runner.live;
+    assert_eq!(live.error, None);
+    assert_eq!(live.results[0].status, RunStatus::Finished);
+}
+
+/// Whether `/dev/shm` is a tmpfs mount on this machine.
+fn dev_shm_is_tmpfs() -> bool {
+    let Ok(mounts) = fsynclab::probe::list_mounts() else {
+        return false;
+    };
+    fsynclab::probe::mount_for_path(&mounts, std::path::Path::new("/dev/shm"))
+        .is_some_and(|m| m.fs_type == "tmpfs")
+}
+
+#[test]
+fn tmpfs_target_shows_the_loud_warning() {
+    if !dev_shm_is_tmpfs() {
+        eprintln!("skipped: /dev/shm is not tmpfs here");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = harness(&dir, ad_hoc_state());
+    h.run_steps(2);
+    retype(&mut h, "Target directory", "/dev/shm");
+    step_until(&mut h, "the tmpfs warning", |h| {
+        has_label_containing(
+            h,
+            "fsync does nothing on tmpfs: sync latency here is pure syscall cost",
+        )
+    });
+}
+
+#[test]
+fn enter_starts_the_run_only_when_no_field_has_focus() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = tempfile::tempdir().unwrap();
+    let mut state = ad_hoc_state();
+    state.target = target.path().display().to_string();
+    state.spec.file_size = 64 << 10;
+    let mut h = harness(&dir, state);
+    h.run_steps(2);
+    // Enter inside a text field commits the field; it does not start a run.
+    h.get_by_label("Label").click();
+    h.run_steps(2);
+    h.get_by_label("Label").type_text("enter-test");
+    h.key_press(Key::Enter);
+    h.run_steps(2);
+    assert_eq!(h.state().state.tab, Tab::Setup);
+    assert_eq!(h.state().state.label, "enter-test");
+    // With no focus, Enter starts it.
+    h.key_press(Key::Enter);
+    h.run_steps(2);
+    assert_eq!(h.state().state.tab, Tab::Run);
+    step_until(&mut h, "the run to end", |h| !h.state().runner.is_active());
+    assert_eq!(h.state().runner.live.results[0].status, RunStatus::Finished);
+}
