@@ -68,6 +68,9 @@ pub struct UiState {
     pub dark_mode: bool,
 }
 
+/// The preset a fresh window starts with.
+pub const DEFAULT_PRESET: &str = "btrfs-log-commit";
+
 /// History columns available, in default order.
 pub const HISTORY_COLUMNS: &[&str] = &[
     "id", "created", "status", "label", "preset", "kernel", "fs", "device", "IOPS", "MiB/s",
@@ -79,9 +82,12 @@ impl Default for UiState {
         Self {
             tab: Tab::Setup,
             target: std::env::temp_dir().display().to_string(),
-            preset: Some("btrfs-log-commit".into()),
+            preset: Some(DEFAULT_PRESET.into()),
             scale: 0.05,
-            spec: WorkloadSpec::default(),
+            // The default preset's quick workload, so a fresh window is consistent.
+            spec: crate::spec::load_preset(DEFAULT_PRESET)
+                .and_then(|p| p.scaled(0.05))
+                .unwrap_or_default(),
             label: String::new(),
             repeat: 1,
             sweep: String::new(),

@@ -57,20 +57,13 @@ impl Default for WorkloadForm {
 }
 
 impl WorkloadForm {
-    /// Loads the built-in presets once; a fresh state that names a preset but still holds
-    /// the default workload gets the preset's scaled workload.
-    fn load(&mut self, state: &mut UiState) {
+    /// Loads the built-in presets once.
+    fn load(&mut self, _state: &mut UiState) {
         if self.loaded {
             return;
         }
         self.loaded = true;
         self.presets = builtin_presets();
-        if state.spec == crate::spec::WorkloadSpec::default()
-            && let Some(name) = state.preset.clone()
-            && let Some(index) = self.presets.iter().position(|p| p.name == name)
-        {
-            self.apply_preset(state, index);
-        }
     }
 
     fn apply_preset(&mut self, state: &mut UiState, index: usize) {
