@@ -1,6 +1,8 @@
 //! One file per tab.
 
 mod compare;
+mod compare_export;
+mod compare_plots;
 mod history;
 mod run;
 mod run_summary;

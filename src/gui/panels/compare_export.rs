@@ -1,0 +1,310 @@
+//! The Compare tab's "Export report…" dialog: a path (typed, or chosen with "Browse…"),
+//! and "Write", which renders and writes the report on a worker thread. The files are the
+//! ones `fsynclab report --out PATH` writes for the same comparison, by extension.
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, Receiver, TryRecvError};
+
+use crate::analysis::Comparison;
+use crate::gui::Status;
+use crate::report;
+
+/// Extensions the export understands.
+const FORMATS: [&str; 5] = ["png", "svg", "md", "csv", "json"];
+
+/// Said when the save dialog returns nothing (cancelled, or no dialog backend at all).
+const NO_DIALOG: &str = "cancelled or no file dialog available — type a path";
+
+/// The dialog's state (runtime only).
+#[derive(Debug)]
+pub(super) struct ExportDialog {
+    /// The dialog is shown.
+    pub open: bool,
+    /// Output path as typed.
+    path: String,
+    /// Last outcome: text and whether it is an error.
+    message: Option<(String, bool)>,
+    /// A write in progress: the files written, or why not.
+    writing: Option<Receiver<Result<Vec<PathBuf>, String>>>,
+    /// A save dialog in progress.
+    browsing: Option<Receiver<Option<PathBuf>>>,
+}
+
+impl Default for ExportDialog {
+    fn default() -> Self {
+        let dir = directories::UserDirs::new()
+            .map(|d| d.home_dir().to_path_buf())
+            .unwrap_or_else(std::env::temp_dir);
+        Self {
+            open: false,
+            path: dir.join("fsynclab-report.png").display().to_string(),
+            message: None,
+            writing: None,
+            browsing: None,
+        }
+    }
+}
+
+/// `~/x` → the home directory's `x`.
+fn expand_home(text: &str) -> PathBuf {
+    match (
+        text.strip_prefix("~/"),
+        directories::UserDirs::new().map(|d| d.home_dir().to_path_buf()),
+    ) {
+        (Some(rest), Some(home)) => home.join(rest),
+        _ => PathBuf::from(text),
+    }
+}
+
+/// The lower-case extension of `path`, if it is one the export writes.
+fn format_of(path: &Path) -> Result<String, String> {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .unwrap_or_default();
+    if FORMATS.contains(&ext.as_str()) {
+        Ok(ext)
+    } else {
+        Err(format!(
+            "cannot tell the format of {}; end the file name in .png, .svg, .md, .csv or .json",
+            path.display()
+        ))
+    }
+}
+
+/// The files `fsynclab report --out out` writes for `c`: (path, bytes), the PNG before the
+/// Markdown that embeds it.
+fn report_files(c: &Comparison, out: &Path) -> Result<Vec<(PathBuf, Vec<u8>)>, String> {
+    let ext = format_of(out)?;
+    let title = format!("{} vs {}", c.baseline.name, c.candidate.name);
+    let image = |format: report::ImageFormat| -> Result<Vec<u8>, String> {
+        let opts = report::ImageOptions {
+            title: Some(title.clone()),
+            ..Default::default()
+        };
+        report::render_comparison(c, format, &opts).map_err(|e| e.to_string())
+    };
+    Ok(match ext.as_str() {
+        "csv" => vec![(out.to_path_buf(), report::compare_csv(c).into_bytes())],
+        "json" => vec![(
+            out.to_path_buf(),
+            report::compare_json(c)
+                .map_err(|e| format!("cannot encode the comparison as JSON: {e}"))?
+                .into_bytes(),
+        )],
+        "png" => vec![(out.to_path_buf(), image(report::ImageFormat::Png)?)],
+        "svg" => vec![(out.to_path_buf(), image(report::ImageFormat::Svg)?)],
+        _ => {
+            let png = out.with_extension("png");
+            let name = png
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or("report.png")
+                .to_string();
+            let bytes = image(report::ImageFormat::Png)?;
+            vec![
+                (png, bytes),
+                (
+                    out.to_path_buf(),
+                    report::compare_markdown(c, &title, Some(&name)).into_bytes(),
+                ),
+            ]
+        }
+    })
+}
+
+/// Renders and writes the report (worker thread).
+fn write_report(c: &Comparison, out: &Path) -> Result<Vec<PathBuf>, String> {
+    let files = report_files(c, out)?;
+    files
+        .into_iter()
+        .map(|(path, bytes)| {
+            std::fs::write(&path, bytes).map_err(|e| {
+                format!(
+                    "cannot write {}: {e}; check the directory exists and is writable",
+                    path.display()
+                )
+            })?;
+            Ok(path)
+        })
+        .collect()
+}
+
+impl ExportDialog {
+    /// Collects finished writes and save dialogs; call every frame.
+    pub fn poll(&mut self, status: &mut Status) {
+        if let Some(rx) = &self.writing {
+            let done = match rx.try_recv() {
+                Ok(result) => Some(result),
+                Err(TryRecvError::Empty) => None,
+                Err(TryRecvError::Disconnected) => {
+                    Some(Err("the export thread stopped without an answer".into()))
+                }
+            };
+            if let Some(result) = done {
+                self.writing = None;
+                match result {
+                    Ok(paths) => {
+                        let list: Vec<String> =
+                            paths.iter().map(|p| p.display().to_string()).collect();
+                        let text = format!("wrote {}", list.join(" and "));
+                        status.info(text.clone());
+                        self.message = Some((text, false));
+                    }
+                    Err(e) => {
+                        status.error(e.clone());
+                        self.message = Some((e, true));
+                    }
+                }
+            }
+        }
+        if let Some(rx) = &self.browsing {
+            let done = match rx.try_recv() {
+                Ok(chosen) => Some(chosen),
+                Err(TryRecvError::Empty) => None,
+                Err(TryRecvError::Disconnected) => Some(None),
+            };
+            if let Some(chosen) = done {
+                self.browsing = None;
+                match chosen {
+                    Some(path) => {
+                        self.path = path.display().to_string();
+                        self.message = None;
+                    }
+                    None => self.message = Some((NO_DIALOG.into(), false)),
+                }
+            }
+        }
+    }
+
+    /// Opens the dialog.
+    pub fn show(&mut self) {
+        self.open = true;
+        self.message = None;
+    }
+
+    fn start_write(&mut self, ctx: &egui::Context, c: &Comparison) {
+        let out = expand_home(self.path.trim());
+        if self.path.trim().is_empty() {
+            self.message = Some(("type a path to write the report to".into(), true));
+            return;
+        }
+        if let Err(e) = format_of(&out) {
+            self.message = Some((e, true));
+            return;
+        }
+        let (tx, rx) = mpsc::channel();
+        let (c, ctx) = (c.clone(), ctx.clone());
+        let spawned = std::thread::Builder::new()
+            .name("fsynclab-export".into())
+            .spawn(move || {
+                let _ = tx.send(write_report(&c, &out));
+                ctx.request_repaint();
+            });
+        match spawned {
+            Ok(_) => {
+                self.writing = Some(rx);
+                self.message = None;
+            }
+            Err(e) => self.message = Some((format!("cannot start the export thread: {e}"), true)),
+        }
+    }
+
+    fn start_browse(&mut self, ctx: &egui::Context) {
+        let (tx, rx) = mpsc::channel();
+        let ctx = ctx.clone();
+        let current = expand_home(self.path.trim());
+        let spawned = std::thread::Builder::new()
+            .name("fsynclab-save-dialog".into())
+            .spawn(move || {
+                let mut dialog = rfd::FileDialog::new()
+                    .set_title("Export report")
+                    .add_filter("report", &FORMATS[..]);
+                if let Some(dir) = current.parent().filter(|d| d.is_dir()) {
+                    dialog = dialog.set_directory(dir);
+                }
+                if let Some(name) = current.file_name().and_then(|n| n.to_str()) {
+                    dialog = dialog.set_file_name(name);
+                }
+                let _ = tx.send(dialog.save_file());
+                ctx.request_repaint();
+            });
+        match spawned {
+            Ok(_) => self.browsing = Some(rx),
+            Err(_) => self.message = Some((NO_DIALOG.into(), true)),
+        }
+    }
+
+    /// Draws the dialog when open. `c` is the comparison to export.
+    pub fn ui(&mut self, ctx: &egui::Context, c: Option<&Comparison>) {
+        if !self.open {
+            return;
+        }
+        let modal = egui::Modal::new(egui::Id::unique("compare-export")).show(ctx, |ui| {
+            ui.set_width(560.0);
+            ui.heading("Export report");
+            ui.label(
+                "The format follows the extension: .png or .svg (the report image), .md \
+                 (Markdown, with the PNG written beside it), .csv (statistics) or .json (everything).",
+            );
+            ui.add_space(6.0);
+            ui.horizontal(|ui| {
+                let label = ui.label("Export path");
+                let edit = egui::TextEdit::singleline(&mut self.path).desired_width(360.0);
+                ui.add(edit).labelled_by(label.id);
+                let browsing = self.browsing.is_some();
+                if ui
+                    .add_enabled(!browsing, egui::Button::new("Browse…"))
+                    .clicked()
+                {
+                    self.start_browse(ui.ctx());
+                }
+            });
+            ui.add_space(6.0);
+            ui.horizontal(|ui| {
+                let writing = self.writing.is_some();
+                let write = ui.add_enabled(!writing && c.is_some(), egui::Button::new("Write"));
+                if write.clicked()
+                    && let Some(c) = c
+                {
+                    self.start_write(ui.ctx(), c);
+                }
+                if writing {
+                    ui.spinner();
+                    ui.label("rendering and writing…");
+                }
+                if ui.button("Close").clicked() {
+                    self.open = false;
+                }
+            });
+            if let Some((text, is_error)) = &self.message {
+                let color = if *is_error {
+                    ui.visuals().error_fg_color
+                } else {
+                    ui.visuals().text_color()
+                };
+                ui.colored_label(color, text);
+            }
+        });
+        if modal.should_close() {
+            self.open = false;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_by_extension() {
+        assert_eq!(format_of(Path::new("/x/r.PNG")).as_deref(), Ok("png"));
+        assert!(
+            format_of(Path::new("/x/r.txt"))
+                .unwrap_err()
+                .contains(".md")
+        );
+        assert!(format_of(Path::new("/x/r")).is_err());
+    }
+}
