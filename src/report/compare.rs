@@ -119,8 +119,9 @@ pub fn compare_table(c: &Comparison) -> String {
     out
 }
 
-/// A value with two decimals, or four significant digits below 1 (0.0123 s, not 0.00).
-fn num(v: f64) -> String {
+/// A value with two decimals, or four significant digits below 1 (0.0123 s, not 0.00),
+/// right-aligned in 10 characters.
+pub fn num(v: f64) -> String {
     if v != 0.0 && v.abs() < 1.0 {
         let decimals = (3 - v.abs().log10().floor() as i32).clamp(2, 9) as usize;
         format!("{v:>10.decimals$}")

@@ -7,7 +7,7 @@ pub mod image;
 mod listing;
 mod text;
 
-pub use compare::{compare_csv, compare_json, compare_markdown, compare_table};
+pub use compare::{compare_csv, compare_json, compare_markdown, compare_table, num as fmt_num};
 pub use image::{ImageFormat, ImageOptions, ReportError, render_comparison};
 pub use listing::{fmt_utc_ms, preset_text, run_header, runs_table};
 pub use text::{

@@ -142,15 +142,9 @@ fn fmt_value(v: f64, unit: &str) -> String {
         "µs" => fmt_ns(v * 1e3),
         "s" => fmt_ns(v * 1e9),
         "MiB/s" => fmt_bytes_per_sec(v),
-        _ => {
-            let num = if v != 0.0 && v.abs() < 1.0 {
-                let decimals = (3 - v.abs().log10().floor() as i32).clamp(2, 9) as usize;
-                format!("{v:.decimals$}")
-            } else {
-                format!("{v:.2}")
-            };
-            format!("{num} {unit}").trim_end().to_string()
-        }
+        _ => format!("{} {unit}", crate::report::fmt_num(v).trim())
+            .trim_end()
+            .to_string(),
     }
 }
 
