@@ -19,7 +19,7 @@ pub struct ComparePanel {
     export: ExportDialog,
     /// The tab has asked for labels and experiments since it was created.
     asked: bool,
-    /// "Compare" was pressed: empty sides are errors from now on.
+    /// "Compare sides" was pressed: empty sides are errors from now on.
     tried: bool,
     /// The comparison asked for and not yet reported in the status line.
     awaiting: Option<String>,
@@ -440,7 +440,7 @@ impl ComparePanel {
                 ui.horizontal(|ui| {
                     let pending = cx.cache.comparison_pending;
                     go |= ui
-                        .add_enabled(!pending, egui::Button::new("Compare"))
+                        .add_enabled(!pending, egui::Button::new("Compare sides"))
                         .clicked();
                     if ui.button("Swap sides").clicked() {
                         std::mem::swap(
