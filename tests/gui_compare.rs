@@ -7,9 +7,8 @@ use std::path::Path;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use egui::accesskit::Role;
 use egui_kittest::Harness;
-use egui_kittest::kittest::{NodeT, Queryable};
+use egui_kittest::kittest::Queryable;
 use fsynclab::engine::CancelToken;
 use fsynclab::gui::{LabApp, Tab, UiState};
 use fsynclab::lab::{self, RunRequest};
