@@ -2,6 +2,8 @@
 
 mod compare;
 mod history;
+mod history_columns;
+mod history_details;
 mod run;
 mod setup;
 
