@@ -4,6 +4,8 @@ mod compare;
 mod compare_export;
 mod compare_plots;
 mod history;
+mod history_columns;
+mod history_details;
 mod run;
 mod run_summary;
 mod setup;
