@@ -22,6 +22,8 @@ pub const STATE_KEY: &str = "fsynclab-ui-state";
 pub struct Cache {
     /// History rows (newest first).
     pub runs: Vec<RunRow>,
+    /// Incremented each time `runs` is replaced (views rebuild their indices then).
+    pub runs_generation: u64,
     /// A ListRuns request is in flight.
     pub runs_pending: bool,
     /// Rows are out of date (a run finished, runs were relabelled or deleted).
@@ -199,6 +201,7 @@ impl LabApp {
             match reply {
                 DbReply::Runs(rows) => {
                     self.cache.runs = rows;
+                    self.cache.runs_generation += 1;
                     self.cache.runs_pending = false;
                 }
                 DbReply::Run(run) => self.cache.run_detail = Some(run),

@@ -27,7 +27,7 @@ pub struct HistoryPanel {
     view: Vec<usize>,
     /// Identity (address, length) of the rows `view` was built from: a reply replaces the
     /// vector, so a change of either means new rows.
-    built_from: Option<(usize, usize)>,
+    built_from: Option<u64>,
     /// The sort or a filter changed since `view` was built.
     dirty: bool,
     sort: Col,
@@ -93,7 +93,7 @@ impl HistoryPanel {
     /// Rebuilds the filtered, sorted index when the rows, the sort or the filters changed.
     fn sync_view(&mut self, cx: &Cx) {
         let runs = &cx.cache.runs;
-        let identity = (runs.as_ptr() as usize, runs.len());
+        let identity = cx.cache.runs_generation;
         let new_rows = self.built_from != Some(identity);
         if !new_rows && !self.dirty {
             return;
