@@ -42,7 +42,7 @@ fi
 run --threads 1 --file-size 1M --sweep threads=1,2,4 --label sweep --target "$WORK/dir"
 FIRST=$("$BIN" --db "$DB" list --json --limit 1000 | python3 -c 'import json,sys; print(min(r["id"] for r in json.load(sys.stdin)))')
 
-SCRIPT="preset=btrfs-log-commit;scale=0.01;target=$TARGET;label=demo;tab=setup;wait=1.5;shot=$OUT/setup.png"
+SCRIPT="scale=0.01;preset=btrfs-log-commit;target=$TARGET;label=demo;tab=setup;wait=1.5;shot=$OUT/setup.png"
 SCRIPT+=";set=duration_s=6;start;wait=3;shot=$OUT/run-live.png;wait_run;wait=1;shot=$OUT/run-finished.png"
 SCRIPT+=";tab=history;detail=$FIRST;wait=2;shot=$OUT/history.png"
 SCRIPT+=";tab=compare;compare=$BASE,$CAND;wait_compare;wait=1.5;shot=$OUT/compare.png"

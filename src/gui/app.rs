@@ -30,6 +30,8 @@ pub struct Cache {
     pub runs_stale: bool,
     /// The run opened in the details view.
     pub run_detail: Option<Box<StoredRun>>,
+    /// A run another tab (or the autopilot) asks the History tab to open in its details.
+    pub show_details: Option<i64>,
     /// Experiments.
     pub experiments: Vec<Experiment>,
     /// The comparison on the Compare tab.

@@ -189,6 +189,12 @@ impl Autopilot {
             }
             Step::Scale(s) => {
                 cx.state.scale = s;
+                // As the Scale field does: the preset's workload at the new scale.
+                if let Some(name) = cx.state.preset.clone()
+                    && let Ok(spec) = crate::spec::load_preset(&name).and_then(|p| p.scaled(s))
+                {
+                    cx.state.spec = spec;
+                }
                 true
             }
             Step::Label(l) => {
@@ -228,7 +234,7 @@ impl Autopilot {
             }
             Step::WaitCompare => !cx.cache.comparison_pending,
             Step::Detail(id) => {
-                cx.db.request(DbRequest::LoadRun(id));
+                cx.cache.show_details = Some(id);
                 true
             }
             Step::Dark => {

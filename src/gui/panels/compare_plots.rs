@@ -152,11 +152,17 @@ fn plot_title(ui: &mut egui::Ui, title: &str) {
 }
 
 fn base_plot<'a>(id: &str, x_label: &str, y_label: &str) -> Plot<'a> {
+    bare_plot(id, x_label, y_label)
+        .legend(Legend::default().color_conflict_handling(ColorConflictHandling::PickFirst))
+}
+
+/// A plot without legend (bar charts name their bars on the x axis, and a legend would
+/// cover the value labels).
+fn bare_plot<'a>(id: &str, x_label: &str, y_label: &str) -> Plot<'a> {
     Plot::new(format!("compare-{id}"))
         .height(PLOT_HEIGHT)
         .x_axis_label(x_label.to_string())
         .y_axis_label(y_label.to_string())
-        .legend(Legend::default().color_conflict_handling(ColorConflictHandling::PickFirst))
         // The page scrolls: the wheel must not zoom or pan the plots under it.
         .allow_scroll(false)
         .allow_zoom(false)
@@ -258,7 +264,7 @@ fn throughput_bars(
     ];
     let text_color = ui.visuals().text_color();
     let axis_names = names.map(str::to_string);
-    base_plot(&format!("bars-{key}"), "", &format!("{what} ({unit})"))
+    bare_plot(&format!("bars-{key}"), "", &format!("{what} ({unit})"))
         .include_y(0.0)
         .include_x(-0.6)
         .include_x(1.6)

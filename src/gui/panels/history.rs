@@ -73,6 +73,9 @@ impl HistoryPanel {
         }
         self.sync_view(cx);
 
+        if let Some(id) = cx.cache.show_details.take() {
+            self.details.open(id, cx);
+        }
         if self.details.is_open() {
             egui::Panel::right("history-details")
                 .resizable(true)

@@ -23,7 +23,7 @@ pub(super) fn results(ui: &mut egui::Ui, cx: &mut Cx) {
         ui.heading(title);
         if ui
             .button(SHOW_IN_HISTORY_LABEL)
-            .on_hover_text("Open the History tab, where every stored run is listed")
+            .on_hover_text("Open the History tab, with this run's details")
             .clicked()
         {
             show_history = true;
@@ -43,6 +43,8 @@ pub(super) fn results(ui: &mut egui::Ui, cx: &mut Cx) {
             .show(ui, |ui| one_result(ui, result));
     }
     if show_history {
+        // Open the newest run's details there too.
+        cx.cache.show_details = cx.runner.live.results.last().map(|r| r.id);
         cx.state.tab = Tab::History;
     }
 }
