@@ -15,17 +15,20 @@ trap 'rm -rf "$WORK" /dev/shm/fsynclab-benchgui' EXIT
 DB=$WORK/bench.sqlite
 T=/dev/shm/fsynclab-benchgui
 mkdir -p "$T"
-# The seed-000 job shape at full size: 8 threads x 64 MiB of 4k random writes + fsync.
-ARGS=(--preset btrfs-log-commit --scale 1)
+# The seed-000 job shape (8 threads x 64 MiB files, 4k random writes + fsync), run for a fixed
+# 5 s on both sides so steady-state overhead is measured, not start-up.
+DURATION=${DURATION:-5}
+ARGS=(--preset btrfs-log-commit --scale 1 --duration "$DURATION")
 gui_run() {
-    FSYNCLAB_GUI_SCRIPT="preset=btrfs-log-commit;scale=1;target=$T;tab=run;start;wait_run;wait=0.5;quit" \
+        # The window first settles (shaders, font atlas) for 3 s, as a user's would.
+    FSYNCLAB_GUI_SCRIPT="scale=1;preset=btrfs-log-commit;set=duration_s=$DURATION;target=$T;tab=run;wait=3;start;wait_run;wait=0.5;quit" \
         timeout 300 xvfb-run -a -s "-screen 0 1360x900x24" "$BIN" --db "$DB" >/dev/null 2>&1
     "$BIN" --db "$DB" list --json --limit 1 | python3 -c 'import json,sys; r=json.load(sys.stdin)[0]; print(r["iops"])'
 }
 cli_run() {
     "$BIN" --db "$DB" run --quiet --json "${ARGS[@]}" --target "$T" | python3 -c 'import json,sys; print(json.load(sys.stdin)["iops"])'
 }
-echo "# GUI vs CLI, tmpfs, seed-000 shape (8 threads x 64 MiB, fsync every write), $PAIRS alternating pairs"
+echo "# GUI vs CLI, tmpfs, seed-000 shape (8 threads, 4k random writes, fsync every write, ${DURATION} s), $PAIRS alternating pairs"
 ratios=()
 for ((i = 1; i <= PAIRS; i++)); do
     if ((i % 2)); then g=$(gui_run); c=$(cli_run); else c=$(cli_run); g=$(gui_run); fi

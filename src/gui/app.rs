@@ -285,9 +285,15 @@ impl LabApp {
             pilot.tick(&ctx, &mut cx, self.last_frame_cpu_ms);
         }
         if self.runner.is_active() {
-            // Live plots at 4 frames/s: smooth enough to watch, cheap enough not to steal
-            // CPU from the run on a 2-core machine.
-            ctx.request_repaint_after(Duration::from_millis(250));
+            // Live plots at 2 frames/s (the status line elsewhere at 1/s): live enough to
+            // watch, and cheap where the display is software-rendered and every frame's CPU
+            // comes out of the run (measured in docs/PERFORMANCE.md).
+            let every = if self.state.tab == Tab::Run {
+                500
+            } else {
+                1000
+            };
+            ctx.request_repaint_after(Duration::from_millis(every));
         }
 
         egui::Panel::top("tabs").show(ui, |ui| {
@@ -322,7 +328,8 @@ impl LabApp {
             ui.horizontal(|ui| {
                 let live = &self.runner.live;
                 if live.active {
-                    ui.spinner();
+                    // Static text, not a spinner: an animation repaints every frame, and on a
+                    // software-rendered display that CPU comes straight out of the run.
                     ui.label(format!(
                         "run {}: {}",
                         live.run_id.map(|i| i.to_string()).unwrap_or_default(),

@@ -139,7 +139,11 @@ impl Autopilot {
 
     /// Advances the script; `frame_cpu_ms` is the previous frame's CPU time.
     pub fn tick(&mut self, ctx: &egui::Context, cx: &mut Cx, frame_cpu_ms: Option<f32>) {
-        ctx.request_repaint_after(Duration::from_millis(50));
+        // Waiting for a run costs no extra frames (the app repaints during runs anyway):
+        // the autopilot must not load the machine it measures.
+        let idle_wait =
+            matches!(self.steps.get(self.next), Some(Step::WaitRun)) && cx.runner.is_active();
+        ctx.request_repaint_after(Duration::from_millis(if idle_wait { 1000 } else { 50 }));
         if self.frames_left > 0 {
             if let (Some(ms), Some(path)) = (frame_cpu_ms, &self.frames_file) {
                 let line = format!("{ms:.3}\n");
