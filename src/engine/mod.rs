@@ -264,6 +264,8 @@ fn run_in_scratch<B: Backend>(
             .clone()
             .unwrap_or_else(|| NO_DEVICE.into())),
     };
+    let backing_device = ctx.system.backing_device.as_ref();
+    let backing_before = backing_device.and_then(|d| crate::probe::read_blockstat(d).ok());
     let mut sampler = Sampler::new(
         &lives,
         spec.block_size,
@@ -354,6 +356,12 @@ fn run_in_scratch<B: Backend>(
         handles.into_iter().map(|h| h.join()).collect::<Vec<_>>()
     });
     let after = device.map(crate::probe::read_blockstat);
+    let backing = match (backing_device, backing_before) {
+        (Some(d), Some(before)) => crate::probe::read_blockstat(d)
+            .ok()
+            .map(|after| DeviceCounters { device: d.name.clone(), before, after }),
+        _ => None,
+    };
 
     if let Some(e) = spawn_error {
         return Err(EngineError::Prepare(format!(
@@ -418,11 +426,8 @@ fn run_in_scratch<B: Backend>(
                 ));
             }
             DeviceAccounting::Measured {
-                counters: DeviceCounters {
-                    device: d.name.clone(),
-                    before,
-                    after,
-                },
+                counters: DeviceCounters { device: d.name.clone(), before, after },
+                backing,
             }
         }
         (Err(reason), _, _) => DeviceAccounting::Unavailable { reason },

@@ -157,6 +157,10 @@ pub enum DeviceAccounting {
     Measured {
         /// The counters.
         counters: DeviceCounters,
+        /// For a loop device: the counters of the disk holding its backing file (that
+        /// disk's other traffic included), so flushes are seen through the stack.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        backing: Option<DeviceCounters>,
     },
     /// No block device stands behind the target (tmpfs, overlay, network fs...).
     Unavailable {
@@ -169,7 +173,15 @@ impl DeviceAccounting {
     /// The counters, when measured.
     pub fn counters(&self) -> Option<&DeviceCounters> {
         match self {
-            DeviceAccounting::Measured { counters } => Some(counters),
+            DeviceAccounting::Measured { counters, .. } => Some(counters),
+            DeviceAccounting::Unavailable { .. } => None,
+        }
+    }
+
+    /// The backing disk's counters, when a loop device was measured through the stack.
+    pub fn backing(&self) -> Option<&DeviceCounters> {
+        match self {
+            DeviceAccounting::Measured { backing, .. } => backing.as_ref(),
             DeviceAccounting::Unavailable { .. } => None,
         }
     }

@@ -19,7 +19,7 @@ pub use noise::{
     wait_for_quiet,
 };
 pub use sysfs::{
-    SYSFS_ROOT, device_for_mount, device_for_mount_in, no_device_reason, parse_active_scheduler,
+    SYSFS_ROOT, device_for_mount, device_for_mount_in, device_holding_file, no_device_reason, parse_active_scheduler,
     parse_sysfs_bool, read_attribute,
 };
 pub use system::{
@@ -170,6 +170,8 @@ pub struct SystemInfo {
     pub mount: Option<MountInfo>,
     /// The block device under the mount, when there is one.
     pub device: Option<DeviceInfo>,
+    /// For a loop device: the disk holding its backing file (its counters are read too).
+    pub backing_device: Option<DeviceInfo>,
     /// Why `device` is `None` (tmpfs, overlay, network filesystem, unreadable sysfs...).
     pub device_note: Option<String>,
     /// Things the user should know (tmpfs: fsync does nothing there).

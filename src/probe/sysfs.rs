@@ -86,6 +86,22 @@ pub fn no_device_reason(mount: &MountInfo) -> String {
     }
 }
 
+/// The block device holding `file` (e.g. a loop device's backing image): the whole disk
+/// under its partition, with the disk's attributes. `Err` says why there is none.
+pub fn device_holding_file(file: &Path) -> Result<DeviceInfo, String> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(file).map_err(|e| format!("cannot stat {} ({e})", file.display()))?;
+    let dev = meta.dev();
+    let (major, minor) = (libc::major(dev), libc::minor(dev));
+    if major == 0 {
+        return Err(format!(
+            "{} is on a filesystem without a block device (tmpfs or similar)",
+            file.display()
+        ));
+    }
+    device_for_numbers_in(Path::new(SYSFS_ROOT), major, minor)
+}
+
 /// Resolves `MAJ:MIN` through `<sysfs_root>/dev/block` and reads the disk's attributes.
 fn device_for_numbers_in(sysfs_root: &Path, major: u32, minor: u32) -> Result<DeviceInfo, String> {
     let link = sysfs_root.join(format!("dev/block/{major}:{minor}"));

@@ -132,6 +132,13 @@ pub fn collect(target: &Path) -> SystemInfo {
         Ok(device) => info.device = Some(device),
         Err(reason) => info.device_note = Some(reason),
     }
+    // A loop device's I/O ends on the disk holding its backing file: count that one too.
+    if let Some(backing) = info.device.as_ref().and_then(|d| d.loop_backing_file.clone()) {
+        match super::sysfs::device_holding_file(Path::new(backing.trim_end_matches(" (deleted)"))) {
+            Ok(disk) => info.backing_device = Some(disk),
+            Err(reason) => info.warnings.push(format!("backing disk of the loop device not counted: {reason}")),
+        }
+    }
     info.warnings
         .extend(warnings_for(&mount, info.device.as_ref()));
     info.mount = Some(mount);

@@ -139,6 +139,12 @@ pub fn preset_text(p: &Preset) -> String {
             );
         }
     }
+    if !p.matrix.is_empty() {
+        let _ = writeln!(out, "\nsuggested matrices (fsynclab matrix --preset {} --suggested N):", p.name);
+        for (i, m) in p.matrix.iter().enumerate() {
+            let _ = writeln!(out, "  {}. {} — {}", i + 1, m.title, m.why);
+        }
+    }
     if let Some(o) = &p.original {
         let _ = writeln!(out, "\noriginal benchmark:\n{}", o.trim_end());
     }

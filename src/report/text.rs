@@ -172,6 +172,16 @@ pub fn summary_text(r: &RunResult) -> String {
             let _ = writeln!(out, "device    not measured: {reason}");
         }
     }
+    if let Some(b) = r.device.backing() {
+        let flushes = b.flushes().map(|f| format!("{f} flushes · ")).unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "backing   {}: {flushes}{} write I/Os · {} written (the whole disk under the loop device, other traffic included)",
+            b.device,
+            b.write_ios(),
+            crate::spec::format_size(b.bytes_written())
+        );
+    }
     let _ = writeln!(
         out,
         "fairness  writes/thread {:.1} ± {:.1} · busy/thread {:.3} ± {:.3} s",
@@ -258,6 +268,9 @@ pub fn run_json(r: &RunResult) -> serde_json::Value {
         "device_write_ios": r.device.counters().map(|c| c.write_ios()),
         "device_bytes_written": r.device.counters().map(|c| c.bytes_written()),
         "flushes_per_sync": s.flushes_per_sync,
+        "backing_device": r.device.backing().map(|b| b.device.clone()),
+        "backing_flushes": r.device.backing().and_then(|b| b.flushes()),
+        "backing_write_ios": r.device.backing().map(|b| b.write_ios()),
         "device_bytes_per_app_byte": s.device_bytes_per_app_byte,
         "device_note": match &r.device {
             crate::metrics::DeviceAccounting::Unavailable { reason } => Some(reason.clone()),

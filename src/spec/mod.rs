@@ -5,7 +5,9 @@ mod preset;
 mod set;
 mod size;
 
-pub use preset::{Preset, PresetError, PublishedFigure, ScaleRule, builtin_presets, load_preset};
+pub use preset::{
+    MatrixSuggestion, Preset, PresetError, PublishedFigure, ScaleRule, builtin_presets, load_preset,
+};
 pub use set::apply_setting;
 pub use size::{format_size, parse_size};
 

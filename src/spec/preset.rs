@@ -29,6 +29,29 @@ pub struct PublishedFigure {
     pub as_published: String,
 }
 
+/// A suggested matrix: the scratch-filesystem configurations worth comparing with this
+/// preset (`fsynclab matrix --preset NAME --suggested N`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MatrixSuggestion {
+    /// What is compared, in a few words.
+    pub title: String,
+    /// Why it is worth comparing.
+    pub why: String,
+    /// Filesystems (`ext4`, `xfs`, `btrfs`).
+    #[serde(default)]
+    pub fs: Vec<String>,
+    /// mkfs option sets, one configuration each (empty: the default).
+    #[serde(default)]
+    pub mkfs_opts: Vec<String>,
+    /// Mount option sets, one configuration each (empty: the default).
+    #[serde(default)]
+    pub mount_opts: Vec<String>,
+    /// Backings (`disk`, `ram`).
+    #[serde(default)]
+    pub backing: Vec<String>,
+}
+
 /// How `--scale F` shrinks a preset: the listed fields are multiplied by F.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -62,6 +85,9 @@ pub struct Preset {
     /// Published figures.
     #[serde(default)]
     pub published: Vec<PublishedFigure>,
+    /// Suggested scratch-filesystem matrices.
+    #[serde(default)]
+    pub matrix: Vec<MatrixSuggestion>,
 }
 
 /// Why a preset could not be loaded or scaled.
@@ -130,6 +156,16 @@ impl Preset {
                 name: preset.name.clone(),
                 source,
             })?;
+        for m in &preset.matrix {
+            let bad_fs = m.fs.iter().find(|f| !["ext4", "xfs", "btrfs"].contains(&f.as_str()));
+            let bad_backing = m.backing.iter().find(|b| !["disk", "ram"].contains(&b.as_str()));
+            if let Some(bad) = bad_fs.or(bad_backing) {
+                return Err(PresetError::Scale(format!(
+                    "preset '{}': matrix '{}' names '{bad}'; use fs ext4, xfs or btrfs and backing disk or ram",
+                    preset.name, m.title
+                )));
+            }
+        }
         for field in &preset.scale.fields {
             if !SCALABLE.contains(&field.as_str()) {
                 return Err(PresetError::Scale(format!(

@@ -183,7 +183,7 @@ impl Store {
         let summary = result.summary();
         let place = Placement::of(&result.system);
         let device = match &result.device {
-            DeviceAccounting::Measured { counters } => Some(counters.device.as_str()),
+            DeviceAccounting::Measured { counters, .. } => Some(counters.device.as_str()),
             DeviceAccounting::Unavailable { .. } => place.device,
         };
         let tx = self.conn.unchecked_transaction()?;

@@ -52,6 +52,7 @@ fn system(fs_type: &str, kernel: &str) -> SystemInfo {
         device_note: None,
         warnings: vec![],
         clock_source: Some("tsc".into()),
+        backing_device: None,
     }
 }
 
@@ -146,9 +147,14 @@ fn result_for(id: i64, new: &NewRun) -> RunResult {
         device: DeviceAccounting::Measured {
             counters: DeviceCounters {
                 device: "nvme0n1".into(),
+                before: before.clone(),
+                after: after.clone(),
+            },
+            backing: Some(DeviceCounters {
+                device: "vda".into(),
                 before,
                 after,
-            },
+            }),
         },
         warnings: vec!["free space below 10%".into()],
         noise: Some(crate::metrics::NoiseInfo {
