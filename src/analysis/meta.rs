@@ -61,8 +61,41 @@ const FIELDS: &[Field] = &[
     ("scheduler", |r| dev(r, |d| d.scheduler.clone(), |s| s)),
     ("write cache", |r| dev(r, |d| d.write_cache.clone(), |s| s)),
     ("FUA", |r| dev(r, |d| d.fua, |b| b.to_string())),
-    ("loop backing file", |r| {
-        dev(r, |d| d.loop_backing_file.clone(), |s| s)
+    // The disk under a loop device (not the image path, which differs per scratch
+    // filesystem even when the recipes are the same).
+    ("loop backing disk", |r| {
+        r.system
+            .backing_device
+            .as_ref()
+            .map(|d| d.name.clone())
+            .unwrap_or_else(|| "-".into())
+    }),
+    ("scratch mkfs options", |r| {
+        r.system
+            .scratch
+            .as_ref()
+            .map(|s| {
+                if s.mkfs_opts.trim().is_empty() {
+                    "(defaults)".into()
+                } else {
+                    s.mkfs_opts.clone()
+                }
+            })
+            .unwrap_or_else(|| "-".into())
+    }),
+    ("scratch backing", |r| {
+        r.system
+            .scratch
+            .as_ref()
+            .map(|s| s.backing.describe())
+            .unwrap_or_else(|| "-".into())
+    }),
+    ("scratch image size", |r| {
+        r.system
+            .scratch
+            .as_ref()
+            .map(|s| crate::spec::format_size(s.size_bytes))
+            .unwrap_or_else(|| "-".into())
     }),
     ("loop direct I/O", |r| {
         dev(r, |d| d.loop_dio, |b| b.to_string())

@@ -5,6 +5,7 @@ mod browse;
 mod compare;
 mod progress;
 mod run;
+mod scratch;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -46,6 +47,10 @@ pub enum Command {
     Compare(compare::CompareArgs),
     /// Write a comparison report: .png, .svg, .md (with image), .csv or .json.
     Report(compare::ReportArgs),
+    /// Scratch filesystems on loop images (root): create, list, destroy.
+    Scratch(scratch::ScratchArgs),
+    /// Run a preset on a fresh scratch filesystem per configuration and compare (root).
+    Matrix(scratch::MatrixArgs),
 }
 
 /// Exit code for a usage or validation error.
@@ -126,6 +131,8 @@ pub fn execute(cli: Cli) -> ExitCode {
         Some(Command::Presets(args)) => browse::presets(args),
         Some(Command::Compare(args)) => compare::compare(&cli.db, args),
         Some(Command::Report(args)) => compare::report(&cli.db, args),
+        Some(Command::Scratch(args)) => scratch::scratch(&cli.db, args),
+        Some(Command::Matrix(args)) => scratch::matrix(&cli.db, args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -357,9 +357,15 @@ fn run_in_scratch<B: Backend>(
     });
     let after = device.map(crate::probe::read_blockstat);
     let backing = match (backing_device, backing_before) {
-        (Some(d), Some(before)) => crate::probe::read_blockstat(d)
-            .ok()
-            .map(|after| DeviceCounters { device: d.name.clone(), before, after }),
+        (Some(d), Some(before)) => {
+            crate::probe::read_blockstat(d)
+                .ok()
+                .map(|after| DeviceCounters {
+                    device: d.name.clone(),
+                    before,
+                    after,
+                })
+        }
         _ => None,
     };
 
@@ -426,7 +432,11 @@ fn run_in_scratch<B: Backend>(
                 ));
             }
             DeviceAccounting::Measured {
-                counters: DeviceCounters { device: d.name.clone(), before, after },
+                counters: DeviceCounters {
+                    device: d.name.clone(),
+                    before,
+                    after,
+                },
                 backing,
             }
         }

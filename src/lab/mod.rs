@@ -2,9 +2,11 @@
 //! `running`, run the engine, and store the result (or the failure) as soon as it exists.
 //! The CLI and the GUI both call [`execute`].
 
+mod matrix;
 mod series;
 mod sides;
 
+pub use matrix::{MatrixConfig, MatrixOutcome, MatrixSpec, run_matrix};
 pub use series::{SeriesOutcome, SweepSpec, run_series};
 pub use sides::{SideSpec, compare_sides, load_side};
 
@@ -62,6 +64,9 @@ pub enum LabError {
     /// The database failed.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// A scratch filesystem could not be made or removed.
+    #[error(transparent)]
+    Scratch(#[from] crate::scratch::ScratchError),
     /// The comparison could not be made.
     #[error(transparent)]
     Analysis(#[from] crate::analysis::AnalysisError),
@@ -81,6 +86,7 @@ impl LabError {
         match self {
             LabError::Engine(e) => e.is_usage(),
             LabError::Analysis(_) => true,
+            LabError::Scratch(e) => e.is_usage(),
             LabError::Store(e) => matches!(
                 e,
                 StoreError::NotFound { .. }
@@ -105,6 +111,12 @@ pub fn execute(
     let target = engine::check_target(&request.target)?;
     let mut system = probe::collect(&target);
     system.clock_source = Some(engine::clock_source().to_string());
+    // A run on a scratch filesystem records its full recipe (fs, mkfs and mount options,
+    // backing, image size, loop direct I/O), so comparisons show exactly what differed.
+    system.scratch = crate::scratch::ScratchManager::default_state_dir()
+        .ok()
+        .map(crate::scratch::ScratchManager::new)
+        .and_then(|m| m.recipe_for_path(&target));
     preflight(&request.spec, &system)?;
     let run_id = store.begin_run(&NewRun {
         spec: request.spec.clone(),

@@ -19,8 +19,8 @@ pub use noise::{
     wait_for_quiet,
 };
 pub use sysfs::{
-    SYSFS_ROOT, device_for_mount, device_for_mount_in, device_holding_file, no_device_reason, parse_active_scheduler,
-    parse_sysfs_bool, read_attribute,
+    SYSFS_ROOT, device_for_mount, device_for_mount_in, device_holding_file, no_device_reason,
+    parse_active_scheduler, parse_sysfs_bool, read_attribute,
 };
 pub use system::{
     collect, is_memory_fs, parse_cpu_model, parse_mem_total_bytes, read_blockstat, warnings_for,
@@ -178,4 +178,6 @@ pub struct SystemInfo {
     pub warnings: Vec<String>,
     /// How latencies were timed (`tsc` or `clock_gettime(CLOCK_MONOTONIC)`).
     pub clock_source: Option<String>,
+    /// The recipe of the scratch filesystem the target is on, when it is one.
+    pub scratch: Option<crate::scratch::ScratchRecipe>,
 }

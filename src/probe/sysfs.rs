@@ -90,7 +90,8 @@ pub fn no_device_reason(mount: &MountInfo) -> String {
 /// under its partition, with the disk's attributes. `Err` says why there is none.
 pub fn device_holding_file(file: &Path) -> Result<DeviceInfo, String> {
     use std::os::unix::fs::MetadataExt;
-    let meta = std::fs::metadata(file).map_err(|e| format!("cannot stat {} ({e})", file.display()))?;
+    let meta =
+        std::fs::metadata(file).map_err(|e| format!("cannot stat {} ({e})", file.display()))?;
     let dev = meta.dev();
     let (major, minor) = (libc::major(dev), libc::minor(dev));
     if major == 0 {

@@ -133,10 +133,16 @@ pub fn collect(target: &Path) -> SystemInfo {
         Err(reason) => info.device_note = Some(reason),
     }
     // A loop device's I/O ends on the disk holding its backing file: count that one too.
-    if let Some(backing) = info.device.as_ref().and_then(|d| d.loop_backing_file.clone()) {
+    if let Some(backing) = info
+        .device
+        .as_ref()
+        .and_then(|d| d.loop_backing_file.clone())
+    {
         match super::sysfs::device_holding_file(Path::new(backing.trim_end_matches(" (deleted)"))) {
             Ok(disk) => info.backing_device = Some(disk),
-            Err(reason) => info.warnings.push(format!("backing disk of the loop device not counted: {reason}")),
+            Err(reason) => info.warnings.push(format!(
+                "backing disk of the loop device not counted: {reason}"
+            )),
         }
     }
     info.warnings

@@ -140,7 +140,11 @@ pub fn preset_text(p: &Preset) -> String {
         }
     }
     if !p.matrix.is_empty() {
-        let _ = writeln!(out, "\nsuggested matrices (fsynclab matrix --preset {} --suggested N):", p.name);
+        let _ = writeln!(
+            out,
+            "\nsuggested matrices (fsynclab matrix --preset {} --suggested N):",
+            p.name
+        );
         for (i, m) in p.matrix.iter().enumerate() {
             let _ = writeln!(out, "  {}. {} — {}", i + 1, m.title, m.why);
         }

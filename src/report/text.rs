@@ -173,7 +173,10 @@ pub fn summary_text(r: &RunResult) -> String {
         }
     }
     if let Some(b) = r.device.backing() {
-        let flushes = b.flushes().map(|f| format!("{f} flushes · ")).unwrap_or_default();
+        let flushes = b
+            .flushes()
+            .map(|f| format!("{f} flushes · "))
+            .unwrap_or_default();
         let _ = writeln!(
             out,
             "backing   {}: {flushes}{} write I/Os · {} written (the whole disk under the loop device, other traffic included)",

@@ -157,8 +157,13 @@ impl Preset {
                 source,
             })?;
         for m in &preset.matrix {
-            let bad_fs = m.fs.iter().find(|f| !["ext4", "xfs", "btrfs"].contains(&f.as_str()));
-            let bad_backing = m.backing.iter().find(|b| !["disk", "ram"].contains(&b.as_str()));
+            let bad_fs =
+                m.fs.iter()
+                    .find(|f| !["ext4", "xfs", "btrfs"].contains(&f.as_str()));
+            let bad_backing = m
+                .backing
+                .iter()
+                .find(|b| !["disk", "ram"].contains(&b.as_str()));
             if let Some(bad) = bad_fs.or(bad_backing) {
                 return Err(PresetError::Scale(format!(
                     "preset '{}': matrix '{}' names '{bad}'; use fs ext4, xfs or btrfs and backing disk or ram",

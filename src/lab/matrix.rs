@@ -1,0 +1,248 @@
+//! Matrices: run one workload on a fresh scratch filesystem per configuration (filesystem
+//! × mkfs options × mount options × backing), label each run by its configuration, file
+//! them all in one experiment, and destroy each filesystem after its runs.
+
+use std::sync::mpsc::Sender;
+
+use crate::engine::{CancelToken, EngineError, EngineEvent};
+use crate::metrics::{RunResult, RunStatus};
+use crate::scratch::{Backing, CreateRequest, FsKind, ScratchManager};
+use crate::spec::{MatrixSuggestion, SpecError};
+use crate::store::Store;
+
+use super::{LabError, RunRequest, execute};
+
+/// The dimensions of a matrix; every combination is one configuration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MatrixSpec {
+    /// Filesystems.
+    pub fs: Vec<FsKind>,
+    /// mkfs option sets (`""` = defaults).
+    pub mkfs_opts: Vec<String>,
+    /// Mount option sets (`""` = defaults).
+    pub mount_opts: Vec<String>,
+    /// Backings.
+    pub backing: Vec<Backing>,
+    /// Image size of each scratch filesystem.
+    pub size_bytes: u64,
+    /// Attach loop devices with direct I/O to their images.
+    pub loop_direct_io: bool,
+}
+
+/// One point of a matrix.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MatrixConfig {
+    /// Filesystem.
+    pub fs: FsKind,
+    /// mkfs options.
+    pub mkfs_opts: String,
+    /// Mount options.
+    pub mount_opts: String,
+    /// Backing.
+    pub backing: Backing,
+}
+
+impl MatrixConfig {
+    /// The run label: `btrfs -o ssd`, `ext4 mkfs "-J size=64" (ram)`...
+    pub fn label(&self) -> String {
+        let mut label = self.fs.as_str().to_string();
+        if !self.mkfs_opts.trim().is_empty() {
+            label.push_str(&format!(" mkfs \"{}\"", self.mkfs_opts.trim()));
+        }
+        if !self.mount_opts.trim().is_empty() {
+            label.push_str(&format!(" -o {}", self.mount_opts.trim()));
+        }
+        if self.backing != Backing::Disk {
+            label.push_str(&format!(" ({})", self.backing.describe()));
+        }
+        label
+    }
+}
+
+impl MatrixSpec {
+    /// A matrix from a preset's suggestion (size and loop mode given by the caller).
+    pub fn from_suggestion(s: &MatrixSuggestion, size_bytes: u64) -> Result<MatrixSpec, String> {
+        let fs =
+            s.fs.iter()
+                .map(|f| f.parse::<FsKind>())
+                .collect::<Result<Vec<_>, _>>()?;
+        let backing = s
+            .backing
+            .iter()
+            .map(|b| b.parse::<Backing>())
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(MatrixSpec {
+            fs,
+            mkfs_opts: s.mkfs_opts.clone(),
+            mount_opts: s.mount_opts.clone(),
+            backing,
+            size_bytes,
+            loop_direct_io: false,
+        })
+    }
+
+    /// Every configuration, in order (filesystem, then mkfs, mount options, backing).
+    pub fn configs(&self) -> Vec<MatrixConfig> {
+        let or_default = |v: &Vec<String>| {
+            if v.is_empty() {
+                vec![String::new()]
+            } else {
+                v.clone()
+            }
+        };
+        let backings = if self.backing.is_empty() {
+            vec![Backing::Disk]
+        } else {
+            self.backing.clone()
+        };
+        let mut out = Vec::new();
+        for fs in &self.fs {
+            for mkfs in or_default(&self.mkfs_opts) {
+                for mount in or_default(&self.mount_opts) {
+                    for backing in &backings {
+                        out.push(MatrixConfig {
+                            fs: *fs,
+                            mkfs_opts: mkfs.clone(),
+                            mount_opts: mount.clone(),
+                            backing: backing.clone(),
+                        });
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+/// What a matrix did: the experiment and, per configuration, its label and run ids.
+#[derive(Debug)]
+pub struct MatrixOutcome {
+    /// Experiment holding every run.
+    pub experiment_id: i64,
+    /// (label, run ids) per configuration, in order.
+    pub configs: Vec<(String, Vec<i64>)>,
+    /// Why the matrix stopped early, if it did.
+    pub stopped: Option<String>,
+}
+
+/// Runs `request` (its target is replaced) `repeat` times on a fresh scratch filesystem
+/// per configuration. Each filesystem is destroyed after its runs, also on failure.
+#[allow(clippy::too_many_arguments)]
+pub fn run_matrix(
+    store: &Store,
+    scratch: &ScratchManager,
+    request: &RunRequest,
+    matrix: &MatrixSpec,
+    repeat: u32,
+    events: &Sender<EngineEvent>,
+    cancel: &CancelToken,
+    mut on_result: impl FnMut(&str, &RunResult),
+) -> Result<MatrixOutcome, LabError> {
+    let configs = matrix.configs();
+    if configs.len() < 2 || repeat == 0 {
+        return Err(LabError::Engine(EngineError::Spec(SpecError {
+            field: "matrix",
+            problem: format!("{} configuration(s), {repeat} repetition(s)", configs.len()),
+            fix: "give at least two values across --fs/--mkfs-opts/--mount-opts/--backing, and --repeat 1 or more"
+                .into(),
+        })));
+    }
+    request.spec.validate().map_err(EngineError::from)?;
+    let name = format!(
+        "matrix {}: {}",
+        request.preset.clone().unwrap_or_else(|| "fileio".into()),
+        configs
+            .iter()
+            .map(MatrixConfig::label)
+            .collect::<Vec<_>>()
+            .join(" | ")
+    );
+    let experiment_id = store.create_experiment(&name)?;
+    let mut outcome = MatrixOutcome {
+        experiment_id,
+        configs: Vec::new(),
+        stopped: None,
+    };
+    for config in &configs {
+        if cancel.is_cancelled() {
+            outcome.stopped = Some("cancelled".into());
+            break;
+        }
+        let label = config.label();
+        let recipe = scratch.create(&CreateRequest {
+            name: None,
+            fs: config.fs,
+            size_bytes: matrix.size_bytes,
+            mkfs_opts: config.mkfs_opts.clone(),
+            mount_opts: config.mount_opts.clone(),
+            backing: config.backing.clone(),
+            loop_direct_io: matrix.loop_direct_io,
+            destroy_data_on: None,
+        })?;
+        let mut ids = Vec::new();
+        let mut failure = None;
+        for _ in 0..repeat {
+            let one = RunRequest {
+                target: recipe.mount_point.clone(),
+                label: Some(label.clone()),
+                experiment_id: Some(experiment_id),
+                ..request.clone()
+            };
+            match execute(store, &one, events, cancel) {
+                Ok(result) => {
+                    on_result(&label, &result);
+                    ids.push(result.id);
+                    if result.status != RunStatus::Finished {
+                        failure =
+                            Some(format!("a run on {label} ended {}", result.status.as_str()));
+                        break;
+                    }
+                }
+                Err(e) => {
+                    failure = Some(e.to_string());
+                    break;
+                }
+            }
+        }
+        // Destroy even after a failure: a matrix never leaves filesystems behind.
+        let destroyed = scratch.destroy(&recipe.name);
+        outcome.configs.push((label, ids));
+        if let Some(f) = failure {
+            outcome.stopped = Some(f);
+            break;
+        }
+        destroyed?;
+    }
+    Ok(outcome)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn configurations_are_the_product_with_readable_labels() {
+        let m = MatrixSpec {
+            fs: vec![FsKind::Btrfs, FsKind::Ext4],
+            mkfs_opts: vec![],
+            mount_opts: vec!["nossd".into(), "ssd".into()],
+            backing: vec![Backing::Disk, Backing::Ram],
+            size_bytes: 512 << 20,
+            loop_direct_io: false,
+        };
+        let configs = m.configs();
+        assert_eq!(configs.len(), 8);
+        assert_eq!(configs[0].label(), "btrfs -o nossd");
+        assert_eq!(configs[1].label(), "btrfs -o nossd (ram)");
+        let s = MatrixSuggestion {
+            title: "t".into(),
+            why: "w".into(),
+            fs: vec!["ext4".into()],
+            mkfs_opts: vec![],
+            mount_opts: vec![],
+            backing: vec!["disk".into(), "ram".into()],
+        };
+        let m = MatrixSpec::from_suggestion(&s, 1 << 30).unwrap();
+        assert_eq!(m.configs().len(), 2);
+    }
+}
