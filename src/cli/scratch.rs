@@ -135,14 +135,15 @@ fn scratch_error(e: crate::scratch::ScratchError) -> CliError {
 /// `fsynclab scratch`.
 pub fn scratch(db: &Option<PathBuf>, args: ScratchArgs) -> Result<u8, CliError> {
     let mut manager = manager()?;
+    // Protect the database's device from --device (and "/", always).
+    if let Some(db_path) = db
+        .clone()
+        .or_else(|| crate::store::Store::default_path().ok())
+    {
+        manager = manager.protect_paths(vec![db_path]);
+    }
     match args.action {
         ScratchAction::Create(a) => {
-            if let Some(db_path) = db
-                .clone()
-                .or_else(|| crate::store::Store::default_path().ok())
-            {
-                manager.protect_paths(vec![db_path]);
-            }
             let stale = manager.cleanup_stale().unwrap_or_default();
             for s in stale {
                 eprintln!("cleaned up: {s}");
@@ -274,7 +275,7 @@ pub fn matrix(db: &Option<PathBuf>, args: MatrixArgs) -> Result<u8, CliError> {
     let store = open_store(db)?;
     let mut manager = manager()?;
     if let Some(p) = store.path() {
-        manager.protect_paths(vec![p.to_path_buf()]);
+        manager = manager.protect_paths(vec![p.to_path_buf()]);
     }
     for s in manager.cleanup_stale().map_err(scratch_error)? {
         eprintln!("cleaned up: {s}");

@@ -52,8 +52,10 @@ impl MatrixConfig {
         if !self.mount_opts.trim().is_empty() {
             label.push_str(&format!(" -o {}", self.mount_opts.trim()));
         }
-        if self.backing != Backing::Disk {
-            label.push_str(&format!(" ({})", self.backing.describe()));
+        match &self.backing {
+            Backing::Disk => {}
+            Backing::Ram => label.push_str(" (ram)"),
+            Backing::Device { path } => label.push_str(&format!(" ({})", path.display())),
         }
         label
     }
@@ -65,12 +67,16 @@ impl MatrixSpec {
         let fs =
             s.fs.iter()
                 .map(|f| f.parse::<FsKind>())
-                .collect::<Result<Vec<_>, _>>()?;
+                .collect::<Result<Vec<_>, _>>();
         let backing = s
             .backing
             .iter()
             .map(|b| b.parse::<Backing>())
-            .collect::<Result<Vec<_>, _>>()?;
+            .collect::<Result<Vec<_>, _>>();
+        let (fs, backing) = (
+            fs.map_err(|e| e.to_string())?,
+            backing.map_err(|e| e.to_string())?,
+        );
         Ok(MatrixSpec {
             fs,
             mkfs_opts: s.mkfs_opts.clone(),

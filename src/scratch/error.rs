@@ -218,6 +218,23 @@ pub enum ScratchError {
 }
 
 impl ScratchError {
+    /// True when the request or the environment the user controls is at fault (exit
+    /// code 2: not root, a missing tool, a bad name or option, a refused device, no
+    /// space), false when an operation failed on the way (exit code 1).
+    pub fn is_usage(&self) -> bool {
+        !matches!(
+            self,
+            ScratchError::MountFailed { .. }
+                | ScratchError::Command { .. }
+                | ScratchError::Io { .. }
+                | ScratchError::UnmountFailed { .. }
+                | ScratchError::BadRecipe { .. }
+                | ScratchError::BadStateDir { .. }
+                | ScratchError::NoDataDir
+                | ScratchError::Probe(_)
+        )
+    }
+
     pub(crate) fn io(action: &str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         ScratchError::Io {
             action: action.to_string(),

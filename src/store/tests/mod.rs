@@ -53,6 +53,7 @@ fn system(fs_type: &str, kernel: &str) -> SystemInfo {
         warnings: vec![],
         clock_source: Some("tsc".into()),
         backing_device: None,
+        scratch: None,
     }
 }
 
