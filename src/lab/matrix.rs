@@ -64,12 +64,12 @@ impl MatrixSpec {
     pub fn from_suggestion(s: &MatrixSuggestion, size_bytes: u64) -> Result<MatrixSpec, String> {
         let fs =
             s.fs.iter()
-                .map(|f| f.parse::<FsKind>())
+                .map(|f| f.parse::<FsKind>().map_err(|e| e.to_string()))
                 .collect::<Result<Vec<_>, _>>()?;
         let backing = s
             .backing
             .iter()
-            .map(|b| b.parse::<Backing>())
+            .map(|b| b.parse::<Backing>().map_err(|e| e.to_string()))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(MatrixSpec {
             fs,
