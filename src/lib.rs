@@ -23,5 +23,6 @@ pub mod lab;
 pub mod metrics;
 pub mod probe;
 pub mod report;
+pub mod scratch;
 pub mod spec;
 pub mod store;

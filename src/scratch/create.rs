@@ -1,0 +1,307 @@
+//! [`ScratchManager::create`]: checks everything first, then image, loop device, mkfs, mount
+//! and `recipe.json`, undoing every step made when a later one fails.
+
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use super::device::{check_device, existing_ancestor};
+use super::manager::{DISK_IMAGE, MOUNT_DIR, RECIPE_FILE, canonical_or_same, euid};
+use super::system::{
+    self, MOUNT_PACKAGE, detach, read_kernel_log, read_loop_dio, require_tool, run, unmount,
+};
+use super::{
+    Backing, CreateRequest, MIN_SIZE_BYTES, ScratchError, ScratchManager, ScratchRecipe,
+    require_root, split_options, validate_name,
+};
+
+/// Undoes a half-made filesystem when dropped while armed.
+struct Rollback {
+    armed: bool,
+    recipe_dir: Option<PathBuf>,
+    image: Option<PathBuf>,
+    loop_device: Option<String>,
+    mounted: Option<PathBuf>,
+    umount: PathBuf,
+    losetup: PathBuf,
+}
+
+impl Drop for Rollback {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        // Best effort: every step is tried even when an earlier one fails.
+        if let Some(mount_point) = self.mounted.take() {
+            let _ = unmount(&self.umount, &mount_point.to_string_lossy());
+        }
+        if let Some(device) = self.loop_device.take() {
+            let _ = detach(&self.losetup, &device);
+        }
+        if let Some(image) = self.image.take() {
+            let _ = std::fs::remove_file(image);
+        }
+        if let Some(dir) = self.recipe_dir.take() {
+            // Only empty directories and our own files: never recurse into a mount.
+            let _ = std::fs::remove_file(dir.join(RECIPE_FILE));
+            let _ = std::fs::remove_file(dir.join(format!("{RECIPE_FILE}.tmp")));
+            let _ = std::fs::remove_dir(dir.join(MOUNT_DIR));
+            let _ = std::fs::remove_dir(&dir);
+        }
+    }
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| {
+            i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX)
+        })
+}
+
+/// Free bytes in `dir` (or its nearest existing ancestor), as root may use them.
+fn available_bytes(dir: &Path) -> Result<u64, ScratchError> {
+    let existing = existing_ancestor(dir).unwrap_or_else(|| PathBuf::from("/"));
+    let stat = nix::sys::statvfs::statvfs(&existing)
+        .map_err(|errno| ScratchError::io("measure free space in", &existing, errno.into()))?;
+    Ok(stat.blocks_available().saturating_mul(stat.fragment_size()))
+}
+
+impl ScratchManager {
+    /// Makes a scratch filesystem: checks root, tools, name, size and free space (or the
+    /// device's safety) before creating anything; then image, loop device, mkfs, mount and
+    /// finally `recipe.json`. Any failure after the first step removes everything made.
+    pub fn create(&self, req: &CreateRequest) -> Result<ScratchRecipe, ScratchError> {
+        require_root(euid())?;
+        let mkfs = require_tool(req.fs.mkfs_tool(), req.fs.package())?;
+        let mount = require_tool("mount", MOUNT_PACKAGE)?;
+        let umount = require_tool("umount", MOUNT_PACKAGE)?;
+        let losetup = require_tool("losetup", MOUNT_PACKAGE)?;
+        let mkfs_args = split_options("mkfs", &req.mkfs_opts)?;
+        self.check_roots()?;
+        if let Some(name) = &req.name {
+            validate_name(name)?;
+            if self.name_taken(name) {
+                return Err(ScratchError::Exists { name: name.clone() });
+            }
+        }
+        let size_bytes = match &req.backing {
+            Backing::Device { path } => {
+                check_device(path, req.destroy_data_on.as_deref(), &self.protect)?
+            }
+            Backing::Disk | Backing::Ram => {
+                if req.size_bytes < MIN_SIZE_BYTES {
+                    return Err(ScratchError::TooSmall {
+                        size_bytes: req.size_bytes,
+                    });
+                }
+                let image_dir = match req.backing {
+                    Backing::Ram => &self.ram_dir,
+                    _ => &self.state_dir,
+                };
+                let available = available_bytes(image_dir)?;
+                if req.size_bytes > available {
+                    return Err(ScratchError::NoSpace {
+                        needed: req.size_bytes,
+                        available,
+                        dir: image_dir.clone(),
+                        alternative: if req.backing == Backing::Ram {
+                            "disk"
+                        } else {
+                            "ram"
+                        }
+                        .to_string(),
+                    });
+                }
+                req.size_bytes
+            }
+        };
+
+        // Checks passed: from here on everything made is undone on failure.
+        let mut rollback = Rollback {
+            armed: true,
+            recipe_dir: None,
+            image: None,
+            loop_device: None,
+            mounted: None,
+            umount,
+            losetup: losetup.clone(),
+        };
+        std::fs::create_dir_all(&self.state_dir)
+            .map_err(|e| ScratchError::io("create", &self.state_dir, e))?;
+        let name = self.claim_name(req, &mut rollback)?;
+        let recipe_dir = std::fs::canonicalize(self.recipe_dir(&name))
+            .map_err(|e| ScratchError::io("resolve", self.recipe_dir(&name), e))?;
+        let mount_point = recipe_dir.join(MOUNT_DIR);
+        std::fs::create_dir(&mount_point)
+            .map_err(|e| ScratchError::io("create", &mount_point, e))?;
+
+        let (image, loop_device, loop_direct_io, device) = match &req.backing {
+            Backing::Device { path } => (None, None, None, path.to_string_lossy().into_owned()),
+            Backing::Disk | Backing::Ram => {
+                let image = if req.backing == Backing::Ram {
+                    std::fs::create_dir_all(&self.ram_dir)
+                        .map_err(|e| ScratchError::io("create", &self.ram_dir, e))?;
+                    canonical_or_same(&self.ram_dir).join(format!("{name}.img"))
+                } else {
+                    recipe_dir.join(DISK_IMAGE)
+                };
+                let file = OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(&image)
+                    .map_err(|e| ScratchError::io("create", &image, e))?;
+                rollback.image = Some(image.clone());
+                // Sparse: blocks are allocated as the filesystem writes them.
+                file.set_len(size_bytes)
+                    .map_err(|e| ScratchError::io("size", &image, e))?;
+                drop(file);
+                let mut args = vec!["--find".to_string(), "--show".to_string()];
+                if req.loop_direct_io {
+                    args.push("--direct-io=on".to_string());
+                }
+                args.push(image.to_string_lossy().into_owned());
+                let loop_node = run(&losetup, &args)?.trim().to_string();
+                rollback.loop_device = Some(loop_node.clone());
+                let dio = read_loop_dio(&loop_node);
+                (Some(image), Some(loop_node.clone()), dio, loop_node)
+            }
+        };
+
+        let mut args: Vec<String> = req
+            .fs
+            .mkfs_base_args()
+            .iter()
+            .map(|arg| arg.to_string())
+            .collect();
+        args.extend(mkfs_args);
+        args.push(device.clone());
+        run(&mkfs, &args)?;
+
+        self.mount(req, &mount, &device, &mount_point)?;
+        rollback.mounted = Some(mount_point.clone());
+
+        let recipe = ScratchRecipe {
+            name,
+            fs: req.fs,
+            mkfs_opts: req.mkfs_opts.clone(),
+            mount_opts: req.mount_opts.clone(),
+            backing: req.backing.clone(),
+            size_bytes,
+            image,
+            loop_device,
+            loop_direct_io,
+            device,
+            mount_point,
+            created_at_ms: now_ms(),
+        };
+        write_recipe(&recipe_dir, &recipe)?;
+        rollback.armed = false;
+        Ok(recipe)
+    }
+
+    /// Creates `<state_dir>/<name>` atomically: the requested name, or the first free
+    /// `<fs>-<n>`.
+    fn claim_name(
+        &self,
+        req: &CreateRequest,
+        rollback: &mut Rollback,
+    ) -> Result<String, ScratchError> {
+        let candidates: Box<dyn Iterator<Item = String>> = match &req.name {
+            Some(name) => Box::new(std::iter::once(name.clone())),
+            None => Box::new((1..=10_000).map(|n| format!("{}-{n}", req.fs.as_str()))),
+        };
+        for name in candidates {
+            if req.name.is_none() && self.name_taken(&name) {
+                continue;
+            }
+            let dir = self.recipe_dir(&name);
+            match std::fs::create_dir(&dir) {
+                Ok(()) => {
+                    rollback.recipe_dir = Some(dir);
+                    return Ok(name);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    if req.name.is_some() {
+                        return Err(ScratchError::Exists { name });
+                    }
+                }
+                Err(e) => return Err(ScratchError::io("create", &dir, e)),
+            }
+        }
+        Err(ScratchError::Exists {
+            name: format!("{}-*", req.fs.as_str()),
+        })
+    }
+
+    /// `mount -t FS [-o OPTS] DEVICE MOUNT_POINT`; on failure, the kernel's new lines about
+    /// the device or filesystem go into [`ScratchError::MountFailed`].
+    fn mount(
+        &self,
+        req: &CreateRequest,
+        mount: &Path,
+        device: &str,
+        mount_point: &Path,
+    ) -> Result<(), ScratchError> {
+        let marker = read_kernel_log().and_then(|log| log.lines().last().map(str::to_string));
+        let mut args = vec!["-t".to_string(), req.fs.as_str().to_string()];
+        let options = req.mount_opts.trim();
+        if !options.is_empty() {
+            args.push("-o".to_string());
+            args.push(options.to_string());
+        }
+        args.push(device.to_string());
+        args.push(mount_point.to_string_lossy().into_owned());
+        run(mount, &args).map(|_| ()).map_err(|failure| {
+            let device_name = device.rsplit('/').next().unwrap_or(device);
+            let mut needles = vec![device_name, req.fs.as_str()];
+            needles.extend(options.split(',').map(|o| o.split('=').next().unwrap_or(o)));
+            let kernel_message = read_kernel_log()
+                .and_then(|log| system::kernel_lines_after(marker.as_deref(), &log, &needles));
+            ScratchError::MountFailed {
+                options: req.mount_opts.clone(),
+                stderr: one_line(&failure.stderr).trim_end_matches('.').to_string(),
+                kernel_message,
+            }
+        })
+    }
+}
+
+/// Joins a multi-line tool message into one line for an error message.
+fn one_line(text: &str) -> String {
+    text.lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Writes `recipe.json` through a temporary file and a rename, so a reader never sees half.
+fn write_recipe(recipe_dir: &Path, recipe: &ScratchRecipe) -> Result<(), ScratchError> {
+    let path = recipe_dir.join(RECIPE_FILE);
+    let temp = recipe_dir.join(format!("{RECIPE_FILE}.tmp"));
+    let json = serde_json::to_vec_pretty(recipe).map_err(|e| ScratchError::BadRecipe {
+        path: path.clone(),
+        detail: e.to_string(),
+    })?;
+    let mut file =
+        std::fs::File::create(&temp).map_err(|e| ScratchError::io("create", &temp, e))?;
+    file.write_all(&json)
+        .and_then(|()| file.sync_all())
+        .map_err(|e| ScratchError::io("write", &temp, e))?;
+    std::fs::rename(&temp, &path).map_err(|e| ScratchError::io("rename", &temp, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_messages_are_joined() {
+        assert_eq!(
+            one_line("mount: bad option.\n  dmesg(1) may have more.\n"),
+            "mount: bad option. dmesg(1) may have more."
+        );
+    }
+}

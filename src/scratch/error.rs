@@ -1,0 +1,309 @@
+//! [`ScratchError`]: every way scratch filesystem management fails, each message naming the
+//! problem and the fix.
+
+use std::path::PathBuf;
+
+use crate::probe::ProbeError;
+
+/// Errors of scratch filesystem management; each message names the problem and the fix.
+#[derive(Debug, thiserror::Error)]
+pub enum ScratchError {
+    /// Not running as root.
+    #[error(
+        "creating and destroying scratch filesystems needs root (losetup, mkfs, mount); run as root — plain directory targets need none: fsynclab run --target DIR"
+    )]
+    NotRoot,
+    /// A needed program is not installed.
+    #[error("{tool} not found: install {package} (apt-get install {package})")]
+    MissingTool {
+        /// The program, e.g. `mkfs.xfs`.
+        tool: String,
+        /// The package shipping it, e.g. `xfsprogs`.
+        package: String,
+    },
+    /// The image does not fit in the free space of its directory.
+    #[error(
+        "a {} image does not fit in {} ({} free); lower --size or use --backing {}",
+        human_size(*.needed),
+        .dir.display(),
+        human_size(*.available),
+        .alternative
+    )]
+    NoSpace {
+        /// Bytes asked for.
+        needed: u64,
+        /// Bytes free in `dir` (statvfs f_bavail × f_frsize).
+        available: u64,
+        /// Where the image would go.
+        dir: PathBuf,
+        /// The other backing to suggest: `disk` for a RAM image, `ram` for a disk image.
+        alternative: String,
+    },
+    /// The image size is below [`MIN_SIZE_BYTES`].
+    #[error(
+        "a {} image is too small: mkfs.xfs needs at least 300M and btrfs about 256M; use --size 300M or more",
+        human_size(*.size_bytes)
+    )]
+    TooSmall {
+        /// Bytes asked for.
+        size_bytes: u64,
+    },
+    /// `mount` failed; the half-made filesystem was removed.
+    #[error(
+        "mount -o '{options}' failed: {stderr}{}; the half-made filesystem was removed",
+        kernel_suffix(.kernel_message)
+    )]
+    MountFailed {
+        /// The mount options given.
+        options: String,
+        /// mount's stderr.
+        stderr: String,
+        /// The kernel's last relevant log lines, when `dmesg` was readable.
+        kernel_message: Option<String>,
+    },
+    /// A scratch filesystem with that name exists.
+    #[error(
+        "a scratch filesystem named {name} already exists; choose another --name or run fsynclab scratch destroy {name}"
+    )]
+    Exists {
+        /// The name.
+        name: String,
+    },
+    /// No scratch filesystem with that name.
+    #[error("no scratch filesystem named {name}; see fsynclab scratch list")]
+    NotFound {
+        /// The name.
+        name: String,
+    },
+    /// The name is not `[a-z0-9_-]{1,40}`.
+    #[error("bad scratch filesystem name {name:?}: {reason}; use 1 to 40 of a-z 0-9 _ -")]
+    BadName {
+        /// The name given.
+        name: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The options string has an unterminated quote or a dangling backslash.
+    #[error("cannot split {what} options {given:?}: {reason}")]
+    BadOptions {
+        /// `mkfs` or `mount`.
+        what: String,
+        /// The options given.
+        given: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// Unknown filesystem type name.
+    #[error("unknown filesystem type {given:?}; choose ext4, xfs or btrfs")]
+    UnknownFs {
+        /// What was given.
+        given: String,
+    },
+    /// Unknown backing name.
+    #[error("unknown backing {given:?}; choose disk or ram (or give a device with --device)")]
+    UnknownBacking {
+        /// What was given.
+        given: String,
+    },
+    /// `--destroy-data-on` was not given for a device.
+    #[error(
+        "{device} would be wiped but --destroy-data-on was not given; --destroy-data-on must repeat the exact device name {device} to confirm that all data on it will be destroyed"
+    )]
+    ConfirmMissing {
+        /// The device.
+        device: PathBuf,
+    },
+    /// `--destroy-data-on` names something else than the device.
+    #[error(
+        "--destroy-data-on {given} does not match the device {device}; --destroy-data-on must repeat the exact device name {device} to confirm that all data on it will be destroyed"
+    )]
+    ConfirmMismatch {
+        /// The device.
+        device: PathBuf,
+        /// What was given.
+        given: PathBuf,
+    },
+    /// The device path is not a block device.
+    #[error("{device} is not a block device ({detail}); give a device node such as /dev/sdb")]
+    NotBlockDevice {
+        /// The path given.
+        device: PathBuf,
+        /// What it is instead.
+        detail: String,
+    },
+    /// The device (or one of its partitions) is mounted.
+    #[error(
+        "{device} is mounted: {mount_source} on {mount_point}; refusing to destroy a mounted filesystem — unmount it first if its data is really to be destroyed"
+    )]
+    DeviceMounted {
+        /// The device.
+        device: PathBuf,
+        /// The mount's source (the device or a partition).
+        mount_source: String,
+        /// Where it is mounted.
+        mount_point: String,
+    },
+    /// An exclusive open failed: something (a mount, RAID, LVM, another program) uses it.
+    #[error(
+        "{device} is in use (exclusive open failed: {detail}); stop whatever uses it (LVM, RAID, swap, another mount namespace) first"
+    )]
+    DeviceInUse {
+        /// The device.
+        device: PathBuf,
+        /// The open error.
+        detail: String,
+    },
+    /// The device holds a protected path (`/`, the database...).
+    #[error(
+        "{device} holds {protected}, which fsynclab must not destroy; choose a device that holds neither the system nor the fsynclab database"
+    )]
+    DeviceHoldsProtected {
+        /// The device.
+        device: PathBuf,
+        /// The protected path on it.
+        protected: PathBuf,
+    },
+    /// A mount could not be removed.
+    #[error(
+        "cannot unmount {mount_point}: {stderr}; stop whatever still uses it (see fuser -vm {mount_point}) and retry"
+    )]
+    UnmountFailed {
+        /// The mount point.
+        mount_point: String,
+        /// umount's stderr.
+        stderr: String,
+    },
+    /// A command failed.
+    #[error("`{command}` failed ({status}): {stderr}")]
+    Command {
+        /// The command line.
+        command: String,
+        /// Exit status description.
+        status: String,
+        /// Its stderr (trimmed).
+        stderr: String,
+    },
+    /// A file operation failed.
+    #[error("cannot {action} {}: {source}", .path.display())]
+    Io {
+        /// What was being done (`create`, `read`, `remove`...).
+        action: String,
+        /// The file or directory.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// A recipe file could not be parsed.
+    #[error("bad recipe {}: {detail}; remove it with fsynclab scratch destroy", .path.display())]
+    BadRecipe {
+        /// The recipe file.
+        path: PathBuf,
+        /// The parse error.
+        detail: String,
+    },
+    /// The state directory is not safe to treat as fsynclab's own.
+    #[error("{} cannot hold scratch filesystems: {reason}", .path.display())]
+    BadStateDir {
+        /// The directory.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// No home/data directory to put the state in.
+    #[error("cannot find a data directory for fsynclab; set XDG_DATA_HOME or HOME")]
+    NoDataDir,
+    /// Reading the mount table or sysfs failed.
+    #[error(transparent)]
+    Probe(#[from] ProbeError),
+}
+
+impl ScratchError {
+    pub(crate) fn io(action: &str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        ScratchError::Io {
+            action: action.to_string(),
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+fn kernel_suffix(kernel_message: &Option<String>) -> String {
+    match kernel_message {
+        Some(message) if !message.trim().is_empty() => format!("; kernel said: {message}"),
+        _ => String::new(),
+    }
+}
+
+/// Formats a byte count for messages, rounded down to one decimal: `2G`, `23.4G`, `512M`.
+pub fn human_size(bytes: u64) -> String {
+    const UNITS: [(u64, &str); 4] = [
+        (1 << 40, "T"),
+        (1 << 30, "G"),
+        (1 << 20, "M"),
+        (1 << 10, "k"),
+    ];
+    for (unit, suffix) in UNITS {
+        if bytes >= unit {
+            let tenths = bytes.saturating_mul(10) / unit;
+            return if tenths.is_multiple_of(10) {
+                format!("{}{suffix}", tenths / 10)
+            } else {
+                format!("{}.{}{suffix}", tenths / 10, tenths % 10)
+            };
+        }
+    }
+    format!("{bytes}B")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages() {
+        assert_eq!(human_size(2 << 30), "2G");
+        assert_eq!(human_size(512 << 20), "512M");
+        assert_eq!(human_size((3 << 30) / 2), "1.5G");
+        assert_eq!(human_size(100), "100B");
+        let err = ScratchError::NoSpace {
+            needed: 2 << 30,
+            available: 512 << 20,
+            dir: "/dev/shm/fsynclab-scratch".into(),
+            alternative: "disk".into(),
+        };
+        assert_eq!(
+            err.to_string(),
+            "a 2G image does not fit in /dev/shm/fsynclab-scratch (512M free); lower --size or use --backing disk"
+        );
+        let err = ScratchError::MissingTool {
+            tool: "mkfs.xfs".into(),
+            package: "xfsprogs".into(),
+        };
+        assert_eq!(
+            err.to_string(),
+            "mkfs.xfs not found: install xfsprogs (apt-get install xfsprogs)"
+        );
+        let err = ScratchError::MountFailed {
+            options: "bogus".into(),
+            stderr: "mount: wrong fs type".into(),
+            kernel_message: Some("EXT4-fs (loop0): Unrecognized mount option".into()),
+        };
+        assert_eq!(
+            err.to_string(),
+            "mount -o 'bogus' failed: mount: wrong fs type; kernel said: EXT4-fs (loop0): Unrecognized mount option; the half-made filesystem was removed"
+        );
+        let err = ScratchError::MountFailed {
+            options: "bogus".into(),
+            stderr: "x".into(),
+            kernel_message: None,
+        };
+        assert_eq!(
+            err.to_string(),
+            "mount -o 'bogus' failed: x; the half-made filesystem was removed"
+        );
+        assert_eq!(
+            ScratchError::NotFound { name: "x".into() }.to_string(),
+            "no scratch filesystem named x; see fsynclab scratch list"
+        );
+    }
+}

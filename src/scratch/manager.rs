@@ -1,0 +1,409 @@
+//! [`ScratchManager`]: create, list, find, destroy and clean up scratch filesystems.
+
+use std::path::{Component, Path, PathBuf};
+
+use super::device::existing_ancestor;
+use super::system::{
+    LoopDevice, MOUNT_PACKAGE, Scope, detach, find_stale, list_loop_devices, require_tool,
+    select_owned, unmount,
+};
+use super::{ScratchError, ScratchRecipe, ScratchStatus, require_root, validate_name};
+use crate::probe::{MOUNTINFO_PATH, ProbeError, parse_mountinfo};
+
+/// Where RAM images go unless [`ScratchManager::with_roots`] says otherwise.
+pub const DEFAULT_RAM_DIR: &str = "/dev/shm/fsynclab-scratch";
+
+pub(super) const RECIPE_FILE: &str = "recipe.json";
+pub(super) const MOUNT_DIR: &str = "mnt";
+pub(super) const DISK_IMAGE: &str = "image.img";
+
+/// Makes and removes scratch filesystems under a state directory (recipes, mount points,
+/// disk images) and a RAM directory (RAM images). Both directories must be fsynclab's own:
+/// loops backed by files under them and mounts under the state directory count as ours.
+#[derive(Clone, Debug)]
+pub struct ScratchManager {
+    pub(super) state_dir: PathBuf,
+    pub(super) ram_dir: PathBuf,
+    pub(super) protect: Vec<PathBuf>,
+}
+
+pub(super) fn euid() -> u32 {
+    nix::unistd::geteuid().as_raw()
+}
+
+fn read_mountinfo() -> Result<String, ScratchError> {
+    std::fs::read_to_string(MOUNTINFO_PATH).map_err(|source| {
+        ScratchError::Probe(ProbeError::Read {
+            path: MOUNTINFO_PATH.into(),
+            source,
+        })
+    })
+}
+
+/// Canonical form of `dir` when it exists, else `dir` itself.
+pub(super) fn canonical_or_same(dir: &Path) -> PathBuf {
+    std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf())
+}
+
+impl ScratchManager {
+    /// A manager keeping state in `state_dir` (usually [`ScratchManager::default_state_dir`])
+    /// and RAM images in [`DEFAULT_RAM_DIR`].
+    pub fn new(state_dir: PathBuf) -> Self {
+        ScratchManager::with_roots(state_dir, PathBuf::from(DEFAULT_RAM_DIR))
+    }
+
+    /// A manager with its own state and RAM directories (tests use temporary ones).
+    pub fn with_roots(state_dir: PathBuf, ram_dir: PathBuf) -> Self {
+        ScratchManager {
+            state_dir,
+            ram_dir,
+            protect: Vec::new(),
+        }
+    }
+
+    /// Adds paths no [`Backing::Device`] may hold (e.g. the database file); `/` is always
+    /// protected.
+    pub fn protect_paths(mut self, paths: impl IntoIterator<Item = PathBuf>) -> Self {
+        self.protect.extend(paths);
+        self
+    }
+
+    /// `$XDG_DATA_HOME/fsynclab/scratch` (next to the database, see `store::Store::default_path`).
+    pub fn default_state_dir() -> Result<PathBuf, ScratchError> {
+        let dirs =
+            directories::ProjectDirs::from("", "", "fsynclab").ok_or(ScratchError::NoDataDir)?;
+        Ok(dirs.data_dir().join("scratch"))
+    }
+
+    /// The state directory.
+    pub fn state_dir(&self) -> &Path {
+        &self.state_dir
+    }
+
+    /// The RAM image directory.
+    pub fn ram_dir(&self) -> &Path {
+        &self.ram_dir
+    }
+
+    /// The protected paths added with [`ScratchManager::protect_paths`].
+    pub fn protected_paths(&self) -> &[PathBuf] {
+        &self.protect
+    }
+
+    /// Refuses directories so shallow that "everything under them" would include foreign
+    /// mounts or loops (`/`, `/tmp`).
+    pub(super) fn check_roots(&self) -> Result<(), ScratchError> {
+        for dir in [&self.state_dir, &self.ram_dir] {
+            let depth = dir
+                .components()
+                .filter(|c| matches!(c, Component::Normal(_)))
+                .count();
+            if !dir.is_absolute() || depth < 2 {
+                return Err(ScratchError::BadStateDir {
+                    path: dir.clone(),
+                    reason: "it must be an absolute path at least two levels deep, used by fsynclab only".into(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn recipe_dir(&self, name: &str) -> PathBuf {
+        self.state_dir.join(name)
+    }
+
+    pub(super) fn ram_image(&self, name: &str) -> PathBuf {
+        self.ram_dir.join(format!("{name}.img"))
+    }
+
+    pub(super) fn name_taken(&self, name: &str) -> bool {
+        self.recipe_dir(name).exists() || self.ram_image(name).exists()
+    }
+
+    /// Every scratch filesystem with a readable recipe, by name, with whether it is mounted
+    /// and its loop attached. Directories without a readable recipe (half-made) are left out;
+    /// [`ScratchManager::destroy_all`] removes them. Needs no root.
+    pub fn list(&self) -> Result<Vec<ScratchStatus>, ScratchError> {
+        let recipes = self.recipes();
+        if recipes.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mounts = parse_mountinfo(&read_mountinfo()?)?;
+        let loops = list_loop_devices();
+        Ok(recipes
+            .into_iter()
+            .map(|recipe| {
+                let mounted = mounts
+                    .iter()
+                    .any(|mount| Path::new(&mount.mount_point) == recipe.mount_point);
+                let loop_attached = loop_attached(&recipe, &loops);
+                ScratchStatus {
+                    recipe,
+                    mounted,
+                    loop_attached,
+                }
+            })
+            .collect())
+    }
+
+    /// Names of the directories under the state dir that look like scratch filesystems.
+    fn dir_names(&self) -> Vec<String> {
+        let Ok(entries) = std::fs::read_dir(&self.state_dir) else {
+            return Vec::new();
+        };
+        let mut names: Vec<String> = entries
+            .filter_map(Result::ok)
+            .filter(|entry| entry.file_type().is_ok_and(|t| t.is_dir()))
+            .map(|entry| entry.file_name().to_string_lossy().into_owned())
+            .filter(|name| validate_name(name).is_ok())
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// Every readable recipe, by name.
+    fn recipes(&self) -> Vec<ScratchRecipe> {
+        self.dir_names()
+            .iter()
+            .filter_map(|name| read_recipe(&self.recipe_dir(name)).ok())
+            .collect()
+    }
+
+    /// The recipe named `name`.
+    pub fn get(&self, name: &str) -> Result<ScratchRecipe, ScratchError> {
+        validate_name(name)?;
+        let dir = self.recipe_dir(name);
+        if !dir.join(RECIPE_FILE).exists() {
+            return Err(ScratchError::NotFound {
+                name: name.to_string(),
+            });
+        }
+        read_recipe(&dir)
+    }
+
+    /// The recipe whose mount point contains `path` (resolved through symlinks; the path
+    /// itself need not exist yet). Needs no root.
+    pub fn recipe_for_path(&self, path: &Path) -> Option<ScratchRecipe> {
+        let absolute = if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            std::env::current_dir().ok()?.join(path)
+        };
+        let existing = existing_ancestor(&absolute)?;
+        let rest = absolute
+            .ancestors()
+            .find(|a| a.exists())
+            .and_then(|a| absolute.strip_prefix(a).ok())
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        let canonical = existing.join(rest);
+        self.recipes()
+            .into_iter()
+            .filter(|recipe| canonical.starts_with(&recipe.mount_point))
+            .max_by_key(|recipe| recipe.mount_point.components().count())
+    }
+
+    /// Removes `name`: unmounts whatever is mounted under its directory or from its loop,
+    /// detaches its loop, deletes its image, mount point and recipe. Works on half-made
+    /// ones (no recipe) too.
+    pub fn destroy(&self, name: &str) -> Result<(), ScratchError> {
+        require_root(euid())?;
+        validate_name(name)?;
+        self.check_roots()?;
+        let recipe_dir = self.recipe_dir(name);
+        let ram_image = self.ram_image(name);
+        if !recipe_dir.exists() && !ram_image.exists() {
+            return Err(ScratchError::NotFound {
+                name: name.to_string(),
+            });
+        }
+        let umount = require_tool("umount", MOUNT_PACKAGE)?;
+        let losetup = require_tool("losetup", MOUNT_PACKAGE)?;
+        let recipe = read_recipe(&recipe_dir).ok();
+        let recipe_dir = canonical_or_same(&recipe_dir);
+        let ram_image = canonical_or_same(&self.ram_dir).join(format!("{name}.img"));
+        let disk_image = recipe_dir.join(DISK_IMAGE);
+        let mut images = vec![disk_image.as_path(), ram_image.as_path()];
+        if let Some(image) = recipe.as_ref().and_then(|r| r.image.as_deref()) {
+            images.push(image);
+        }
+        let mounts = parse_mountinfo(&read_mountinfo()?)?;
+        let loops = list_loop_devices();
+        let plan = select_owned(
+            &mounts,
+            &loops,
+            &Scope {
+                mount_roots: vec![recipe_dir.as_path()],
+                image_roots: images,
+                keep_mount_points: Vec::new(),
+                keep_images: Vec::new(),
+            },
+        );
+        for mount_point in &plan.unmount {
+            unmount(&umount, mount_point)?;
+        }
+        for lo in &plan.detach {
+            detach(&losetup, &lo.node())?;
+        }
+        for image in [&disk_image, &ram_image] {
+            match std::fs::remove_file(image) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(ScratchError::io("remove", image, e)),
+            }
+        }
+        self.remove_recipe_dir(&recipe_dir)
+    }
+
+    /// Deletes a recipe directory after making sure nothing is mounted under it, so the
+    /// recursive removal can never reach into a mounted filesystem.
+    fn remove_recipe_dir(&self, recipe_dir: &Path) -> Result<(), ScratchError> {
+        if !recipe_dir.exists() {
+            return Ok(());
+        }
+        let mounts = parse_mountinfo(&read_mountinfo()?)?;
+        if let Some(mount) = mounts
+            .iter()
+            .find(|m| Path::new(&m.mount_point).starts_with(recipe_dir))
+        {
+            return Err(ScratchError::UnmountFailed {
+                mount_point: mount.mount_point.clone(),
+                stderr: "still mounted after umount".to_string(),
+            });
+        }
+        std::fs::remove_dir_all(recipe_dir).map_err(|e| ScratchError::io("remove", recipe_dir, e))
+    }
+
+    /// Destroys every scratch filesystem (with or without a recipe), then
+    /// [`ScratchManager::cleanup_stale`]. Returns what was done; on failures it still tries
+    /// the rest and then returns the first error.
+    pub fn destroy_all(&self) -> Result<Vec<String>, ScratchError> {
+        require_root(euid())?;
+        self.check_roots()?;
+        let mut names = self.dir_names();
+        if let Ok(entries) = std::fs::read_dir(&self.ram_dir) {
+            for entry in entries.filter_map(Result::ok) {
+                let file_name = entry.file_name().to_string_lossy().into_owned();
+                if let Some(name) = file_name.strip_suffix(".img")
+                    && validate_name(name).is_ok()
+                    && !names.iter().any(|n| n == name)
+                {
+                    names.push(name.to_string());
+                }
+            }
+        }
+        let mut done = Vec::new();
+        let mut first_error = None;
+        for name in names {
+            match self.destroy(&name) {
+                Ok(()) => done.push(format!("destroyed {name}")),
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        match self.cleanup_stale() {
+            Ok(cleaned) => done.extend(cleaned),
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+        match first_error {
+            Some(e) => Err(e),
+            None => Ok(done),
+        }
+    }
+
+    /// Unmounts mounts under the state dir and detaches loops backed by files under the state
+    /// or RAM dir (after unmounting what is mounted from them) that belong to no recipe.
+    /// Touches nothing else: foreign mounts and loops are left alone. Returns what was done;
+    /// on failures it still tries the rest and then returns the first error.
+    ///
+    /// A `create` running concurrently has no recipe yet and would be torn down.
+    pub fn cleanup_stale(&self) -> Result<Vec<String>, ScratchError> {
+        require_root(euid())?;
+        self.check_roots()?;
+        let umount = require_tool("umount", MOUNT_PACKAGE)?;
+        let losetup = require_tool("losetup", MOUNT_PACKAGE)?;
+        let state_dir = canonical_or_same(&self.state_dir);
+        let ram_dir = canonical_or_same(&self.ram_dir);
+        let live = self.recipes();
+        let loops: Vec<LoopDevice> = list_loop_devices();
+        let plan = find_stale(&read_mountinfo()?, &loops, &state_dir, &ram_dir, &live)?;
+        let mut done = Vec::new();
+        let mut first_error = None;
+        for mount_point in &plan.unmount {
+            match unmount(&umount, mount_point) {
+                Ok(()) => done.push(format!("unmounted {mount_point}")),
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        for lo in &plan.detach {
+            match detach(&losetup, &lo.node()) {
+                Ok(()) => done.push(format!(
+                    "detached {} ({})",
+                    lo.node(),
+                    lo.backing_file.display()
+                )),
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        match first_error {
+            Some(e) => Err(e),
+            None => Ok(done),
+        }
+    }
+}
+
+fn loop_attached(recipe: &ScratchRecipe, loops: &[LoopDevice]) -> bool {
+    let (Some(node), Some(image)) = (&recipe.loop_device, &recipe.image) else {
+        return false;
+    };
+    loops
+        .iter()
+        .any(|lo| lo.node() == *node && lo.backing_file == *image)
+}
+
+fn read_recipe(recipe_dir: &Path) -> Result<ScratchRecipe, ScratchError> {
+    let path = recipe_dir.join(RECIPE_FILE);
+    let text = std::fs::read_to_string(&path).map_err(|e| ScratchError::io("read", &path, e))?;
+    serde_json::from_str(&text).map_err(|e| ScratchError::BadRecipe {
+        path,
+        detail: e.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_state_dir_is_next_to_the_database() {
+        if let Ok(dir) = ScratchManager::default_state_dir() {
+            assert!(dir.ends_with("fsynclab/scratch"), "{}", dir.display());
+        }
+    }
+
+    #[test]
+    fn shallow_roots_are_refused() {
+        for (state, ram) in [
+            ("/", "/dev/shm/x"),
+            ("/tmp", "/dev/shm/x"),
+            ("/a/b", "/"),
+            ("a/b", "/c/d"),
+        ] {
+            let manager = ScratchManager::with_roots(state.into(), ram.into());
+            assert!(
+                matches!(manager.check_roots(), Err(ScratchError::BadStateDir { .. })),
+                "{state} {ram}"
+            );
+        }
+        let manager = ScratchManager::new("/home/u/.local/share/fsynclab/scratch".into());
+        assert!(manager.check_roots().is_ok());
+        assert_eq!(manager.ram_dir(), Path::new(DEFAULT_RAM_DIR));
+    }
+}

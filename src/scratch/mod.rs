@@ -1,0 +1,256 @@
+//! Scratch filesystems: fresh ext4/xfs/btrfs filesystems made with exact mkfs and mount
+//! options on a loop image (on disk or in RAM) or, when asked explicitly, on a real device.
+//!
+//! Layout: `<state_dir>/<name>/recipe.json`, `<state_dir>/<name>/mnt/` (mount point), disk
+//! images at `<state_dir>/<name>/image.img`, RAM images at `<ram_dir>/<name>.img`. The
+//! recipe is written last, so a directory without one is a half-made (or half-destroyed)
+//! filesystem. Loop devices are recognised as ours only by their backing file
+//! (`/sys/block/loopN/loop/backing_file`) lying under `state_dir` or `ram_dir`; mounts only by
+//! their mount point lying under `state_dir` (or their source being such a loop).
+//!
+//! Everything that changes the system shells out to `losetup`, `mkfs.*`, `mount` and
+//! `umount` with argument vectors (never a shell). The decisions (name checks, option
+//! splitting, which loops and mounts are ours, whether a device is mounted) are pure
+//! functions tested on fixture text.
+
+mod checks;
+mod create;
+mod device;
+mod error;
+mod manager;
+mod system;
+
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+pub use checks::{require_root, split_options, validate_name};
+pub use device::{DeviceNumber, mounted_entry};
+pub use error::{ScratchError, human_size};
+pub use manager::{DEFAULT_RAM_DIR, ScratchManager};
+pub use system::{LoopDevice, StalePlan, find_stale, kernel_lines_after, list_loop_devices};
+
+/// The smallest image fsynclab makes: mkfs.xfs refuses filesystems under 300 MiB and btrfs
+/// needs about 256 MiB.
+pub const MIN_SIZE_BYTES: u64 = 300 << 20;
+
+/// Longest accepted scratch filesystem name.
+pub const MAX_NAME_LEN: usize = 40;
+
+/// A filesystem type fsynclab can make.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FsKind {
+    /// ext4 (`mkfs.ext4`, e2fsprogs).
+    Ext4,
+    /// XFS (`mkfs.xfs`, xfsprogs).
+    Xfs,
+    /// Btrfs (`mkfs.btrfs`, btrfs-progs).
+    Btrfs,
+}
+
+impl FsKind {
+    /// Every kind, in display order.
+    pub const ALL: [FsKind; 3] = [FsKind::Ext4, FsKind::Xfs, FsKind::Btrfs];
+
+    /// The name used by `mount -t` and on the command line: `ext4`, `xfs`, `btrfs`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FsKind::Ext4 => "ext4",
+            FsKind::Xfs => "xfs",
+            FsKind::Btrfs => "btrfs",
+        }
+    }
+
+    /// The mkfs program: `mkfs.ext4`, `mkfs.xfs`, `mkfs.btrfs`.
+    pub fn mkfs_tool(self) -> &'static str {
+        match self {
+            FsKind::Ext4 => "mkfs.ext4",
+            FsKind::Xfs => "mkfs.xfs",
+            FsKind::Btrfs => "mkfs.btrfs",
+        }
+    }
+
+    /// The distribution package that ships [`FsKind::mkfs_tool`].
+    pub fn package(self) -> &'static str {
+        match self {
+            FsKind::Ext4 => "e2fsprogs",
+            FsKind::Xfs => "xfsprogs",
+            FsKind::Btrfs => "btrfs-progs",
+        }
+    }
+
+    /// The flags fsynclab always passes to mkfs: overwrite what is there (the image is fresh
+    /// or the user confirmed the device), quietly.
+    pub fn mkfs_base_args(self) -> &'static [&'static str] {
+        match self {
+            FsKind::Ext4 => &["-F", "-q"],
+            FsKind::Xfs | FsKind::Btrfs => &["-f", "-q"],
+        }
+    }
+}
+
+impl fmt::Display for FsKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for FsKind {
+    type Err = ScratchError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        FsKind::ALL
+            .into_iter()
+            .find(|kind| kind.as_str().eq_ignore_ascii_case(text.trim()))
+            .ok_or_else(|| ScratchError::UnknownFs {
+                given: text.to_string(),
+            })
+    }
+}
+
+/// Where the filesystem lives.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", tag = "kind")]
+pub enum Backing {
+    /// A sparse image file in the state directory, attached as a loop device.
+    Disk,
+    /// A sparse image file in the RAM directory (tmpfs), attached as a loop device.
+    Ram,
+    /// A real block device; everything on it is destroyed.
+    Device {
+        /// The device node, e.g. `/dev/sdb`.
+        path: PathBuf,
+    },
+}
+
+impl Backing {
+    /// A short human description: `disk image`, `RAM image (tmpfs)`, `device /dev/sdb`.
+    pub fn describe(&self) -> String {
+        match self {
+            Backing::Disk => "disk image".to_string(),
+            Backing::Ram => "RAM image (tmpfs)".to_string(),
+            Backing::Device { path } => format!("device {}", path.display()),
+        }
+    }
+}
+
+impl FromStr for Backing {
+    type Err = ScratchError;
+
+    /// Parses `disk` or `ram`; a device is given with its own option (`Backing::Device`).
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "disk" => Ok(Backing::Disk),
+            "ram" => Ok(Backing::Ram),
+            _ => Err(ScratchError::UnknownBacking {
+                given: text.to_string(),
+            }),
+        }
+    }
+}
+
+/// What to make.
+#[derive(Clone, Debug)]
+pub struct CreateRequest {
+    /// Name; `None` picks `<fs>-<n>` (first free n from 1). Names match `[a-z0-9_-]{1,40}`.
+    pub name: Option<String>,
+    /// Filesystem type.
+    pub fs: FsKind,
+    /// Image size (ignored for [`Backing::Device`]); at least [`MIN_SIZE_BYTES`].
+    pub size_bytes: u64,
+    /// Extra mkfs options, split on whitespace with shell-like quoting (no shell runs).
+    pub mkfs_opts: String,
+    /// Passed to `mount -o` as given; empty means no `-o`.
+    pub mount_opts: String,
+    /// Where the filesystem lives.
+    pub backing: Backing,
+    /// Attach the loop device with `losetup --direct-io=on`.
+    pub loop_direct_io: bool,
+    /// For [`Backing::Device`]: must repeat the device path exactly.
+    pub destroy_data_on: Option<PathBuf>,
+}
+
+impl CreateRequest {
+    /// A request for an unnamed `fs` disk image of `size_bytes` with default options.
+    pub fn new(fs: FsKind, size_bytes: u64) -> Self {
+        CreateRequest {
+            name: None,
+            fs,
+            size_bytes,
+            mkfs_opts: String::new(),
+            mount_opts: String::new(),
+            backing: Backing::Disk,
+            loop_direct_io: false,
+            destroy_data_on: None,
+        }
+    }
+}
+
+/// Everything that defines a scratch filesystem; recorded with every run made on it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ScratchRecipe {
+    /// The scratch filesystem's name.
+    pub name: String,
+    /// Filesystem type.
+    pub fs: FsKind,
+    /// Extra mkfs options as the user gave them.
+    pub mkfs_opts: String,
+    /// Mount options as the user gave them.
+    pub mount_opts: String,
+    /// Where it lives.
+    pub backing: Backing,
+    /// Image size, or the device size for [`Backing::Device`].
+    pub size_bytes: u64,
+    /// The image file (`None` for a device).
+    pub image: Option<PathBuf>,
+    /// The loop device, e.g. `/dev/loop3` (`None` for a device).
+    pub loop_device: Option<String>,
+    /// Direct I/O of the loop device as read back from `/sys/block/loopN/loop/dio`.
+    pub loop_direct_io: Option<bool>,
+    /// The block device mkfs'd (loop or real).
+    pub device: String,
+    /// Where it is mounted.
+    pub mount_point: PathBuf,
+    /// Creation time, milliseconds since the Unix epoch.
+    pub created_at_ms: i64,
+}
+
+/// A recipe and whether its pieces are still live.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ScratchStatus {
+    /// The recipe as written at creation.
+    pub recipe: ScratchRecipe,
+    /// Its mount point appears in `/proc/self/mountinfo`.
+    pub mounted: bool,
+    /// Its loop device is attached to its image (always false for a device).
+    pub loop_attached: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_and_backings() {
+        assert_eq!("ext4".parse::<FsKind>().unwrap(), FsKind::Ext4);
+        assert_eq!("XFS".parse::<FsKind>().unwrap(), FsKind::Xfs);
+        assert_eq!(FsKind::Btrfs.mkfs_tool(), "mkfs.btrfs");
+        assert_eq!(FsKind::Xfs.package(), "xfsprogs");
+        assert!("zfs".parse::<FsKind>().is_err());
+        assert_eq!("ram".parse::<Backing>().unwrap(), Backing::Ram);
+        assert!("tape".parse::<Backing>().is_err());
+        let device = Backing::Device {
+            path: "/dev/sdb".into(),
+        };
+        let json = serde_json::to_string(&device).unwrap();
+        assert_eq!(json, r#"{"kind":"device","path":"/dev/sdb"}"#);
+        assert_eq!(
+            serde_json::to_string(&Backing::Ram).unwrap(),
+            r#"{"kind":"ram"}"#
+        );
+        assert_eq!(serde_json::to_string(&FsKind::Xfs).unwrap(), r#""xfs""#);
+    }
+}
