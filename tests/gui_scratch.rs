@@ -17,7 +17,9 @@ use fsynclab::store::{RunFilter, Store};
 
 /// True when the test may run; prints why not otherwise (fails under CI=true).
 fn root_or_skip(test: &str) -> bool {
-    let root = std::fs::metadata("/proc/self").map(|m| m.uid() == 0).unwrap_or(false);
+    let root = std::fs::metadata("/proc/self")
+        .map(|m| m.uid() == 0)
+        .unwrap_or(false);
     if !root {
         assert!(
             std::env::var("CI").as_deref() != Ok("true"),
@@ -84,16 +86,21 @@ fn step_until(
     }
 }
 
-fn click(h: &mut Harness<'static, LabApp>, label: &str) {
+/// Scrolls to the widget and lets the scroll animation end (a click lands on the rect's
+/// centre, so the rect must be where it is drawn).
+fn show(h: &mut Harness<'static, LabApp>, label: &str) {
     h.get_by_label(label).scroll_to_me();
-    h.run_steps(3);
+    h.run_steps(20);
+}
+
+fn click(h: &mut Harness<'static, LabApp>, label: &str) {
+    show(h, label);
     h.get_by_label(label).click();
     h.run_steps(3);
 }
 
 fn retype(h: &mut Harness<'static, LabApp>, label: &str, text: &str) {
-    h.get_by_label(label).scroll_to_me();
-    h.run_steps(3);
+    show(h, label);
     h.get_by_label(label).click();
     h.run_steps(2);
     h.key_press_modifiers(Modifiers::COMMAND, Key::A);
@@ -123,9 +130,12 @@ fn create_use_and_destroy_a_scratch_filesystem() {
 
     retype(&mut h, "Scratch size", "300M");
     click(&mut h, "Create scratch filesystem");
-    step_until(&mut h, "the new filesystem in the list", Duration::from_secs(60), |h| {
-        h.query_by_label("Use as target").is_some()
-    });
+    step_until(
+        &mut h,
+        "the new filesystem in the list",
+        Duration::from_secs(60),
+        |h| h.query_by_label("Use as target").is_some(),
+    );
     let list = dirs.manager().list().expect("list");
     assert_eq!(list.len(), 1);
     let recipe = &list[0].recipe;
@@ -133,8 +143,15 @@ fn create_use_and_destroy_a_scratch_filesystem() {
     assert_eq!(recipe.size_bytes, 300 << 20);
     assert_eq!(recipe.fs.as_str(), "ext4");
     let mount = recipe.mount_point.display().to_string();
-    assert_eq!(h.state().state.target, mount, "a new filesystem becomes the target");
-    assert!(h.query_by_label(&recipe.device).is_some(), "the list shows the device");
+    assert_eq!(
+        h.state().state.target,
+        mount,
+        "a new filesystem becomes the target"
+    );
+    assert!(
+        h.query_by_label(&recipe.device).is_some(),
+        "the list shows the device"
+    );
 
     h.state_mut().state.target = "/tmp".into();
     click(&mut h, "Use as target");
@@ -142,19 +159,34 @@ fn create_use_and_destroy_a_scratch_filesystem() {
 
     // Esc cancels the confirmation.
     click(&mut h, "Destroy");
-    assert!(h.query_by_label("Yes, destroy").is_some(), "a confirmation dialog");
+    assert!(
+        h.query_by_label("Yes, destroy").is_some(),
+        "a confirmation dialog"
+    );
     h.key_press(Key::Escape);
     h.run_steps(3);
-    assert!(h.query_by_label("Yes, destroy").is_none(), "Esc closes the dialog");
+    assert!(
+        h.query_by_label("Yes, destroy").is_none(),
+        "Esc closes the dialog"
+    );
     assert_eq!(mounts_under(&dirs.state()).len(), 1, "Esc destroys nothing");
 
     click(&mut h, "Destroy");
     click(&mut h, "Yes, destroy");
-    step_until(&mut h, "the filesystem to go", Duration::from_secs(60), |h| {
-        h.query_by_label("Use as target").is_none()
-            && h.query_by_label_contains("destroying").is_none()
-    });
-    assert!(mounts_under(&dirs.state()).is_empty(), "{:?}", mounts_under(&dirs.state()));
+    step_until(
+        &mut h,
+        "the filesystem to go",
+        Duration::from_secs(60),
+        |h| {
+            h.query_by_label("Use as target").is_none()
+                && h.query_by_label_contains("destroying").is_none()
+        },
+    );
+    assert!(
+        mounts_under(&dirs.state()).is_empty(),
+        "{:?}",
+        mounts_under(&dirs.state())
+    );
     assert!(dirs.manager().list().expect("list").is_empty());
 }
 
@@ -170,7 +202,8 @@ fn a_bad_mount_option_is_shown_and_leaves_nothing() {
     retype(&mut h, "Mount options", "no_such_option_xyz");
     click(&mut h, "Create scratch filesystem");
     step_until(&mut h, "the mount error", Duration::from_secs(60), |h| {
-        h.query_by_label_contains("mount -o 'no_such_option_xyz' failed").is_some()
+        h.query_by_label_contains("mount -o 'no_such_option_xyz' failed")
+            .is_some()
     });
     h.run_steps(5);
     assert!(h.query_by_label("Use as target").is_none());
@@ -201,21 +234,26 @@ fn start_matrix_runs_each_configuration_on_its_own_filesystem() {
     h.run_steps(3);
 
     click(&mut h, "Matrix (scratch filesystems)");
-    let btrfs = h.get_by_role_and_label(Role::CheckBox, "btrfs");
-    btrfs.scroll_to_me();
-    h.run_steps(2);
+    h.run_steps(20);
+    h.get_by_role_and_label(Role::CheckBox, "btrfs")
+        .scroll_to_me();
+    h.run_steps(20);
     h.get_by_role_and_label(Role::CheckBox, "btrfs").click();
     h.run_steps(2);
     retype(&mut h, "Mount option sets", "nossd\nssd");
     retype(&mut h, "Matrix image size", "512M");
-    for n in h.query_all_by_label_contains("onfigur") { eprintln!("DBG {:?}", n.label()); }
-    for n in h.query_all_by_label_contains("btrfs") { eprintln!("DBG {:?} {:?}", n.label(), n.accesskit_node().value()); }
-    for n in h.query_all_by_label_contains("Mount option sets") { eprintln!("DBG {:?} {:?}", n.role(), n.value()); }
-    assert!(h.query_by_label("btrfs -o nossd").is_some(), "the configurations are listed");
+    assert!(
+        h.query_by_label("btrfs -o nossd").is_some(),
+        "the configurations are listed"
+    );
     assert!(h.query_by_label("btrfs -o ssd").is_some());
 
     click(&mut h, "Start matrix");
-    assert_eq!(h.state().state.tab, Tab::Run, "Start matrix shows the Run tab");
+    assert_eq!(
+        h.state().state.tab,
+        Tab::Run,
+        "Start matrix shows the Run tab"
+    );
     step_until(&mut h, "the matrix to end", Duration::from_secs(90), |h| {
         !h.state().runner.is_active()
     });
@@ -234,6 +272,10 @@ fn start_matrix_runs_each_configuration_on_its_own_filesystem() {
         .collect();
     labels.sort();
     assert_eq!(labels, vec!["btrfs -o nossd", "btrfs -o ssd"]);
-    assert!(mounts_under(&dirs.state()).is_empty(), "{:?}", mounts_under(&dirs.state()));
+    assert!(
+        mounts_under(&dirs.state()).is_empty(),
+        "{:?}",
+        mounts_under(&dirs.state())
+    );
     assert!(dirs.manager().list().expect("list").is_empty());
 }

@@ -141,7 +141,7 @@ pub fn scratch(db: &Option<PathBuf>, args: ScratchArgs) -> Result<u8, CliError> 
                 .clone()
                 .or_else(|| crate::store::Store::default_path().ok())
             {
-                manager.protect_paths(vec![db_path]);
+                manager = manager.protect_paths(vec![db_path]);
             }
             let stale = manager.cleanup_stale().unwrap_or_default();
             for s in stale {
@@ -274,7 +274,7 @@ pub fn matrix(db: &Option<PathBuf>, args: MatrixArgs) -> Result<u8, CliError> {
     let store = open_store(db)?;
     let mut manager = manager()?;
     if let Some(p) = store.path() {
-        manager.protect_paths(vec![p.to_path_buf()]);
+        manager = manager.protect_paths(vec![p.to_path_buf()]);
     }
     for s in manager.cleanup_stale().map_err(scratch_error)? {
         eprintln!("cleaned up: {s}");

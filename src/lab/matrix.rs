@@ -52,8 +52,10 @@ impl MatrixConfig {
         if !self.mount_opts.trim().is_empty() {
             label.push_str(&format!(" -o {}", self.mount_opts.trim()));
         }
-        if self.backing != Backing::Disk {
-            label.push_str(&format!(" ({})", self.backing.describe()));
+        match &self.backing {
+            Backing::Disk => {}
+            Backing::Ram => label.push_str(" (ram)"),
+            Backing::Device { path } => label.push_str(&format!(" ({})", path.display())),
         }
         label
     }

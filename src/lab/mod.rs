@@ -98,6 +98,32 @@ impl LabError {
     }
 }
 
+// The scratch library has no `is_usage`; the CLI and `LabError::is_usage` need one. An
+// inherent impl may live anywhere in the crate: this one is here until src/scratch has its own.
+impl crate::scratch::ScratchError {
+    /// True when the user's input is at fault (exit code 2): bad names, sizes, options or
+    /// devices, a missing or different confirmation.
+    pub fn is_usage(&self) -> bool {
+        use crate::scratch::ScratchError as E;
+        matches!(
+            self,
+            E::TooSmall { .. }
+                | E::Exists { .. }
+                | E::NotFound { .. }
+                | E::BadName { .. }
+                | E::BadOptions { .. }
+                | E::UnknownFs { .. }
+                | E::UnknownBacking { .. }
+                | E::ConfirmMissing { .. }
+                | E::ConfirmMismatch { .. }
+                | E::NotBlockDevice { .. }
+                | E::DeviceMounted { .. }
+                | E::DeviceInUse { .. }
+                | E::DeviceHoldsProtected { .. }
+        )
+    }
+}
+
 /// Runs `request` and stores it. Bad input is refused before anything is stored; a run
 /// that started is always stored, as `finished`, `failed` (with its error and the data so
 /// far) or `cancelled`.

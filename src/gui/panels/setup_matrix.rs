@@ -168,7 +168,10 @@ impl MatrixForm {
             return;
         };
         if preset.matrix.is_empty() {
-            ui.weak(format!("Preset {} suggests no matrix: fill the lists below.", preset.name));
+            ui.weak(format!(
+                "Preset {} suggests no matrix: fill the lists below.",
+                preset.name
+            ));
             return;
         }
         let current = self
@@ -291,14 +294,26 @@ fn option_sets(text: &str) -> Vec<String> {
     text.lines()
         .map(str::trim)
         .filter(|l| !l.is_empty())
-        .map(|l| if l == DEFAULTS { String::new() } else { l.to_string() })
+        .map(|l| {
+            if l == DEFAULTS {
+                String::new()
+            } else {
+                l.to_string()
+            }
+        })
         .collect()
 }
 
 /// The inverse of [`option_sets`].
 fn lines(sets: &[String]) -> String {
     sets.iter()
-        .map(|s| if s.trim().is_empty() { DEFAULTS } else { s.as_str() })
+        .map(|s| {
+            if s.trim().is_empty() {
+                DEFAULTS
+            } else {
+                s.as_str()
+            }
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }

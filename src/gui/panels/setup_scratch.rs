@@ -11,7 +11,9 @@ use egui::{Button, Grid, RichText, TextEdit, Ui};
 
 use super::setup_fields::error_lines;
 use crate::gui::Cx;
-use crate::scratch::{Backing, CreateRequest, FsKind, ScratchManager, ScratchRecipe, ScratchStatus};
+use crate::scratch::{
+    Backing, CreateRequest, FsKind, ScratchManager, ScratchRecipe, ScratchStatus,
+};
 use crate::spec::{format_size, parse_size};
 
 /// The filesystems the form offers.
@@ -188,7 +190,8 @@ impl ScratchPanel {
                             "{} ready on {}, mounted at {mount}; it is now the target",
                             recipe.name, recipe.device
                         ));
-                        cx.status.info(format!("scratch filesystem {} created", recipe.name));
+                        cx.status
+                            .info(format!("scratch filesystem {} created", recipe.name));
                         cx.state.target = mount;
                         self.create_error = None;
                     }
@@ -208,7 +211,8 @@ impl ScratchPanel {
             if let Some(answer) = answer {
                 match answer {
                     Ok(()) => {
-                        cx.status.info(format!("scratch filesystem {name} destroyed"));
+                        cx.status
+                            .info(format!("scratch filesystem {name} destroyed"));
                         self.destroy_error = None;
                     }
                     Err(e) => self.destroy_error = Some(e),
@@ -228,58 +232,55 @@ impl ScratchPanel {
         }
         let busy = self.destroying.is_some();
         let mut confirm = None;
-        egui::ScrollArea::horizontal()
-            .id_salt("scratch-list")
-            .show(ui, |ui| {
-                Grid::new("scratch-grid")
-                    .striped(true)
-                    .num_columns(9)
-                    .spacing([10.0, 4.0])
-                    .show(ui, |ui| {
-                        for h in [
-                            "Name", "Actions", "FS", "Size", "Backing", "Mounted", "Device", "Mount opts",
-                            "mkfs opts",
-                        ] {
-                            ui.label(RichText::new(h).strong());
-                        }
-                        ui.end_row();
-                        for s in &self.list {
-                            let r = &s.recipe;
-                            ui.label(&r.name)
-                                .on_hover_text(r.mount_point.display().to_string());
-                            ui.horizontal(|ui| {
-                                let mount = r.mount_point.display().to_string();
-                                if ui
-                                    .add_enabled(s.mounted, Button::new("Use as target"))
-                                    .on_hover_text(format!("run in {mount}"))
-                                    .on_disabled_hover_text("not mounted: destroy and recreate it")
-                                    .clicked()
-                                {
-                                    cx.state.target = mount;
-                                }
-                                if ui
-                                    .add_enabled(!busy, Button::new("Destroy"))
-                                    .on_hover_text("unmount it and delete its image")
-                                    .clicked()
-                                {
-                                    confirm = Some(r.name.clone());
-                                }
-                            });
-                            ui.label(r.fs.as_str());
-                            ui.label(format_size(r.size_bytes));
-                            ui.label(r.backing.describe());
-                            if s.mounted {
-                                ui.label("yes");
-                            } else {
-                                ui.colored_label(ui.visuals().warn_fg_color, "no");
+        ui.push_id("scratch-list", |ui| {
+            Grid::new("scratch-grid")
+                .striped(true)
+                .num_columns(8)
+                .spacing([10.0, 4.0])
+                .show(ui, |ui| {
+                    for h in [
+                        "Name", "Actions", "FS", "Size", "Backing", "Mounted", "Device", "Options",
+                    ] {
+                        ui.label(RichText::new(h).strong());
+                    }
+                    ui.end_row();
+                    for s in &self.list {
+                        let r = &s.recipe;
+                        ui.label(&r.name)
+                            .on_hover_text(r.mount_point.display().to_string());
+                        ui.horizontal(|ui| {
+                            let mount = r.mount_point.display().to_string();
+                            if ui
+                                .add_enabled(s.mounted, Button::new("Use as target"))
+                                .on_hover_text(format!("run in {mount}"))
+                                .on_disabled_hover_text("not mounted: destroy and recreate it")
+                                .clicked()
+                            {
+                                cx.state.target = mount;
                             }
-                            ui.label(&r.device);
-                            ui.label(or_dash(&r.mount_opts));
-                            ui.label(or_dash(&r.mkfs_opts));
-                            ui.end_row();
+                            if ui
+                                .add_enabled(!busy, Button::new("Destroy"))
+                                .on_hover_text("unmount it and delete its image")
+                                .clicked()
+                            {
+                                confirm = Some(r.name.clone());
+                            }
+                        });
+                        ui.label(r.fs.as_str());
+                        ui.label(format_size(r.size_bytes));
+                        ui.label(r.backing.describe());
+                        if s.mounted {
+                            ui.label("yes");
+                        } else {
+                            ui.colored_label(ui.visuals().warn_fg_color, "no");
                         }
-                    });
-            });
+                        ui.label(&r.device);
+                        ui.label(options(&r.mount_opts, &r.mkfs_opts))
+                            .on_hover_text("mount -o options; mkfs options");
+                        ui.end_row();
+                    }
+                });
+        });
         if confirm.is_some() {
             self.confirm = confirm;
         }
@@ -311,7 +312,9 @@ impl ScratchPanel {
                 let label = ui.label("mkfs options");
                 ui.add(TextEdit::singleline(&mut self.mkfs_opts).hint_text("-O ^has_journal"))
                     .labelled_by(label.id)
-                    .on_hover_text("extra mkfs arguments, split like a shell would (no shell runs)");
+                    .on_hover_text(
+                        "extra mkfs arguments, split like a shell would (no shell runs)",
+                    );
                 ui.end_row();
                 let label = ui.label("Mount options");
                 ui.add(TextEdit::singleline(&mut self.mount_opts).hint_text("nossd"))
@@ -370,7 +373,11 @@ impl ScratchPanel {
             size_bytes,
             mkfs_opts: self.mkfs_opts.trim().to_string(),
             mount_opts: self.mount_opts.trim().to_string(),
-            backing: if self.ram { Backing::Ram } else { Backing::Disk },
+            backing: if self.ram {
+                Backing::Ram
+            } else {
+                Backing::Disk
+            },
             loop_direct_io: self.loop_dio,
             destroy_data_on: None,
         };
@@ -398,21 +405,22 @@ impl ScratchPanel {
             return;
         };
         let mut decision: Option<bool> = None;
-        let modal = egui::Modal::new(egui::Id::unique("scratch-destroy-confirm")).show(ui.ctx(), |ui| {
-            ui.heading(format!("Destroy {name}?"));
-            ui.label(
-                "It is unmounted, its loop device detached and its image deleted, with every \
+        let modal =
+            egui::Modal::new(egui::Id::unique("scratch-destroy-confirm")).show(ui.ctx(), |ui| {
+                ui.heading(format!("Destroy {name}?"));
+                ui.label(
+                    "It is unmounted, its loop device detached and its image deleted, with every \
                  file on it. Runs already stored keep their results.",
-            );
-            ui.horizontal(|ui| {
-                if ui.button(RichText::new("Yes, destroy").strong()).clicked() {
-                    decision = Some(true);
-                }
-                if ui.button("Cancel").clicked() {
-                    decision = Some(false);
-                }
+                );
+                ui.horizontal(|ui| {
+                    if ui.button(RichText::new("Yes, destroy").strong()).clicked() {
+                        decision = Some(true);
+                    }
+                    if ui.button("Cancel").clicked() {
+                        decision = Some(false);
+                    }
+                });
             });
-        });
         if decision.is_none() && modal.should_close() {
             decision = Some(false);
         }
@@ -453,6 +461,18 @@ impl ScratchPanel {
     }
 }
 
-fn or_dash(text: &str) -> &str {
-    if text.trim().is_empty() { "—" } else { text }
+/// `-o nossd; mkfs -O ^has_journal`, or `defaults`.
+fn options(mount: &str, mkfs: &str) -> String {
+    let mut parts = Vec::new();
+    if !mount.trim().is_empty() {
+        parts.push(format!("-o {}", mount.trim()));
+    }
+    if !mkfs.trim().is_empty() {
+        parts.push(format!("mkfs {}", mkfs.trim()));
+    }
+    if parts.is_empty() {
+        "defaults".into()
+    } else {
+        parts.join("; ")
+    }
 }
