@@ -117,6 +117,7 @@ impl Cx<'_> {
             },
             repeat: s.repeat,
             sweep,
+            matrix: None,
         })
     }
 

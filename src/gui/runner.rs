@@ -7,8 +7,9 @@ use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant};
 
 use crate::engine::{CancelToken, EngineEvent};
-use crate::lab::{self, RunRequest, SweepSpec};
+use crate::lab::{self, MatrixSpec, RunRequest, SweepSpec};
 use crate::metrics::{IntervalSample, RunResult, RunStatus};
+use crate::scratch::ScratchManager;
 use crate::store::Store;
 
 /// What to launch.
@@ -20,6 +21,18 @@ pub struct RunLaunch {
     pub repeat: u32,
     /// Optional sweep.
     pub sweep: Option<SweepSpec>,
+    /// A matrix of scratch filesystems: the request runs `repeat` times on a fresh one per
+    /// configuration (its target is replaced); `None` for a plain run or series.
+    pub matrix: Option<MatrixLaunch>,
+}
+
+/// A matrix to run and the scratch manager that makes its filesystems.
+#[derive(Clone, Debug)]
+pub struct MatrixLaunch {
+    /// The configurations.
+    pub spec: MatrixSpec,
+    /// Makes and destroys the scratch filesystems (its state and RAM directories).
+    pub scratch: ScratchManager,
 }
 
 /// How the background thread ended.
@@ -119,11 +132,27 @@ impl Runner {
         if self.live.active {
             return Err("a run is already in progress; cancel it first".into());
         }
-        let sweep_points = launch.sweep.as_ref().map(|s| s.values.len()).unwrap_or(1);
+        let sweep_points = match (&launch.matrix, &launch.sweep) {
+            (Some(m), _) => m.spec.configs().len(),
+            (None, Some(s)) => s.values.len(),
+            (None, None) => 1,
+        };
+        let place = match &launch.matrix {
+            Some(m) => format!(
+                "a fresh scratch filesystem per configuration ({})",
+                m.spec
+                    .configs()
+                    .iter()
+                    .map(lab::MatrixConfig::label)
+                    .collect::<Vec<_>>()
+                    .join(" | ")
+            ),
+            None => launch.request.target.display().to_string(),
+        };
         let description = format!(
             "{} on {}{}",
             launch.request.spec.describe(),
-            launch.request.target.display(),
+            place,
             launch
                 .request
                 .label
@@ -147,7 +176,30 @@ impl Runner {
                         return;
                     }
                 };
-                let end = if launch.repeat == 1 && launch.sweep.is_none() {
+                let end = if let Some(m) = &launch.matrix {
+                    let sent = dtx.clone();
+                    lab::run_matrix(
+                        &store,
+                        &m.scratch,
+                        &launch.request,
+                        &m.spec,
+                        launch.repeat,
+                        &etx,
+                        &token,
+                        |_, r| {
+                            let _ = sent.send(Done::Run(Box::new(r.clone())));
+                        },
+                    )
+                    .map_err(|e| e.to_string())
+                    .and_then(|o| match o.stopped {
+                        Some(why) if !token.is_cancelled() => Err(format!(
+                            "the matrix stopped after {} configuration(s): {why} (experiment {})",
+                            o.configs.len(),
+                            o.experiment_id
+                        )),
+                        _ => Ok(Some(o.experiment_id)),
+                    })
+                } else if launch.repeat == 1 && launch.sweep.is_none() {
                     match lab::execute(&store, &launch.request, &etx, &token) {
                         Ok(result) => {
                             let _ = dtx.send(Done::Run(Box::new(result)));

@@ -10,6 +10,8 @@ mod run;
 mod run_summary;
 mod setup;
 mod setup_fields;
+mod setup_matrix;
+mod setup_scratch;
 mod setup_workload;
 
 pub use compare::ComparePanel;

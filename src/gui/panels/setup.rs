@@ -11,9 +11,12 @@ use std::sync::mpsc::{self, Receiver, TryRecvError};
 use egui::{Button, Grid, Label, RichText, TextEdit, Ui};
 
 use super::setup_fields::error_lines;
+use super::setup_matrix::MatrixForm;
+use super::setup_scratch::ScratchPanel;
 use super::setup_workload::WorkloadForm;
 use crate::gui::{Cx, UiState};
 use crate::probe::{self, DeviceInfo, MountInfo};
+use crate::scratch::ScratchManager;
 
 /// Kernel pseudo filesystems hidden from the mount list unless "Show all mounts" is on.
 const PSEUDO_FS: &[&str] = &[
@@ -59,12 +62,20 @@ pub struct SetupPanel {
     browse: Option<Receiver<Option<PathBuf>>>,
     browse_note: Option<String>,
     form: WorkloadForm,
+    scratch: ScratchPanel,
+    matrix: MatrixForm,
     /// Why the last start was refused, and the state it was refused for (shown until the
     /// form changes).
     start_error: Option<(String, Box<UiState>)>,
 }
 
 impl SetupPanel {
+    /// Makes and lists scratch filesystems with `manager` instead of the one on the default
+    /// state directory (tests use temporary directories).
+    pub fn set_scratch_manager(&mut self, manager: ScratchManager) {
+        self.scratch.set_manager(manager);
+    }
+
     /// Draws the tab.
     pub fn ui(&mut self, ui: &mut Ui, cx: &mut Cx) {
         // Read before any widget runs: a text field that loses focus on this Enter must
@@ -84,7 +95,12 @@ impl SetupPanel {
             .show(ui, |ui| {
                 ui.columns(2, |columns| {
                     columns[0].push_id("target-column", |ui| self.target_ui(ui, cx));
-                    columns[1].push_id("workload-column", |ui| self.form.ui(ui, cx.state));
+                    columns[1].push_id("workload-column", |ui| {
+                        self.form.ui(ui, cx.state);
+                        ui.add_space(12.0);
+                        let manager = self.scratch.manager();
+                        self.matrix.ui(ui, cx, manager);
+                    });
                 });
             });
     }
@@ -239,6 +255,9 @@ impl SetupPanel {
             ui.colored_label(ui.visuals().warn_fg_color, note);
         }
         self.target_mount_ui(ui, cx.state.target.trim());
+
+        ui.add_space(12.0);
+        self.scratch.ui(ui, cx);
 
         ui.add_space(12.0);
         ui.heading("Mounts");
