@@ -329,7 +329,11 @@ pub fn matrix(db: &Option<PathBuf>, args: MatrixArgs) -> Result<u8, CliError> {
                 &SideSpec::Runs(base_ids.clone()),
                 &SideSpec::Runs(ids.clone()),
             ) {
-                Ok(c) => print!("{}", report::compare_table(&c)),
+                Ok(mut c) => {
+                    c.baseline.name = base_label.clone();
+                    c.candidate.name = label.clone();
+                    print!("{}", report::compare_table(&c));
+                }
                 Err(e) => eprintln!("cannot compare: {e}"),
             }
         }

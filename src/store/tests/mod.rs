@@ -52,7 +52,6 @@ fn system(fs_type: &str, kernel: &str) -> SystemInfo {
         device_note: None,
         warnings: vec![],
         clock_source: Some("tsc".into()),
-        scratch: None,
         backing_device: None,
         scratch: None,
     }
