@@ -253,23 +253,7 @@ fn kernel_suffix(kernel_message: &Option<String>) -> String {
 
 /// Formats a byte count for messages, rounded down to one decimal: `2G`, `23.4G`, `512M`.
 pub fn human_size(bytes: u64) -> String {
-    const UNITS: [(u64, &str); 4] = [
-        (1 << 40, "T"),
-        (1 << 30, "G"),
-        (1 << 20, "M"),
-        (1 << 10, "k"),
-    ];
-    for (unit, suffix) in UNITS {
-        if bytes >= unit {
-            let tenths = bytes.saturating_mul(10) / unit;
-            return if tenths.is_multiple_of(10) {
-                format!("{}{suffix}", tenths / 10)
-            } else {
-                format!("{}.{}{suffix}", tenths / 10, tenths % 10)
-            };
-        }
-    }
-    format!("{bytes}B")
+    crate::spec::format_size_approx(bytes)
 }
 
 #[cfg(test)]

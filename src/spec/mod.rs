@@ -9,7 +9,7 @@ pub use preset::{
     MatrixSuggestion, Preset, PresetError, PublishedFigure, ScaleRule, builtin_presets, load_preset,
 };
 pub use set::apply_setting;
-pub use size::{format_size, parse_size};
+pub use size::{format_size, format_size_approx, parse_size};
 
 use serde::{Deserialize, Serialize};
 

@@ -44,20 +44,38 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     Ok(bytes as u64)
 }
 
+/// Binary units, largest first.
+const UNITS: [(u64, &str); 4] = [
+    (1 << 40, "T"),
+    (1 << 30, "G"),
+    (1 << 20, "M"),
+    (1 << 10, "k"),
+];
+
 /// Formats a byte count with the largest exact binary suffix (`65536` → `64k`).
 pub fn format_size(bytes: u64) -> String {
-    const UNITS: [(u64, &str); 4] = [
-        (1 << 40, "T"),
-        (1 << 30, "G"),
-        (1 << 20, "M"),
-        (1 << 10, "k"),
-    ];
     for (unit, suffix) in UNITS {
         if bytes >= unit && bytes.is_multiple_of(unit) {
             return format!("{}{}", bytes / unit, suffix);
         }
     }
     bytes.to_string()
+}
+
+/// Formats a byte count for messages with the largest binary unit it reaches, rounded down
+/// to one decimal (`2G`, `23.4G`, `512M`, `100B`).
+pub fn format_size_approx(bytes: u64) -> String {
+    for (unit, suffix) in UNITS {
+        if bytes >= unit {
+            let tenths = bytes.saturating_mul(10) / unit;
+            return if tenths.is_multiple_of(10) {
+                format!("{}{suffix}", tenths / 10)
+            } else {
+                format!("{}.{}{suffix}", tenths / 10, tenths % 10)
+            };
+        }
+    }
+    format!("{bytes}B")
 }
 
 /// serde helper: sizes deserialize from an integer or a string such as "64M" and
