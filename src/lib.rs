@@ -1,19 +1,24 @@
 //! fsynclab: a lab for running and comparing fsync experiments.
 //!
 //! ```text
-//! presets/*.toml ─► spec::Preset ─► WorkloadSpec ─┐
-//! probe::collect(target) ─► SystemInfo ───────────┤
-//!                                                 ▼
-//!               engine::run(spec, events, cancel) ──EngineEvent──► cli progress | gui live view
+//! presets/*.toml ─► spec::Preset ─► WorkloadSpec ─┐        scratch::ScratchManager (loop images,
+//! probe::collect(target) ─► SystemInfo ───────────┤         mkfs + mount options, recipes)
+//!                                                 ▼                     │
+//!     lab::execute ─► engine::run(spec, events, cancel) ──EngineEvent──► cli progress | gui live view
+//!     lab::run_series (repeat/sweep), lab::run_matrix (one scratch fs per configuration)
 //!                         │
 //!                         ▼
 //!                     RunResult ─► store::finish_run ─► SQLite ─► store::load_run / list_runs
 //!                                                                        │
-//!                                                         report::{summary_text, run_json}
+//!                                       lab::compare_sides ─► analysis::compare ─► Comparison
+//!                                                                        │
+//!                report::{summary_text, run_json, compare_table, markdown, csv, image} | gui::panels
 //! ```
 //!
-//! [`lab::execute`] ties probe, store and engine together for one run. The library does
-//! the work; the CLI (and the GUI) parse input, call it and render.
+//! The library does the work; the CLI ([`cli`]) and the lab window ([`gui`]) parse input,
+//! call it and render. Measuring never formats, reporting never measures.
+
+#![warn(missing_docs)]
 
 pub mod analysis;
 pub mod cli;
