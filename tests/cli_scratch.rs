@@ -16,6 +16,26 @@ fn cmd(lab: &Lab) -> Command {
     c
 }
 
+/// Destroys this test's scratch filesystems however the test ends (a failed assertion
+/// must not leave mounts or loop devices behind in CI).
+struct Cleanup<'a>(&'a Lab);
+
+impl Drop for Cleanup<'_> {
+    fn drop(&mut self) {
+        let _ = cmd(self.0).args(["scratch", "destroy", "--all"]).output();
+    }
+}
+
+/// Mount options of a run as tokens (`ssd` must not match inside `nossd`).
+fn option_tokens(run: &serde_json::Value) -> Vec<String> {
+    run["mount_options"]
+        .as_str()
+        .unwrap_or_default()
+        .split(',')
+        .map(String::from)
+        .collect()
+}
+
 /// Nothing of this test's scratch state is mounted or attached.
 fn assert_nothing_left(lab: &Lab) {
     let ours = lab.dir.path().join("xdg").display().to_string();
@@ -35,6 +55,7 @@ fn create_run_record_and_destroy() {
         return;
     }
     let lab = Lab::new();
+    let _cleanup = Cleanup(&lab);
     for (fs, opts) in [("ext4", "data=journal"), ("xfs", ""), ("btrfs", "nossd")] {
         let out = cmd(&lab)
             .args([
@@ -183,6 +204,28 @@ fn matrix_runs_each_configuration_on_a_fresh_filesystem() {
         .map(|r| r["experiment_id"].as_i64().unwrap())
         .collect();
     assert_eq!(experiments.len(), 1, "one experiment");
+    // Each run recorded its configuration and counted flushes on its loop device.
+    for row in rows.as_array().unwrap() {
+        let run = json_of(
+            &cmd(&lab)
+                .args(["show", &row["id"].to_string(), "--json"])
+                .output()
+                .unwrap()
+                .stdout,
+        );
+        let wanted = if row["label"] == "btrfs -o ssd" {
+            "ssd"
+        } else {
+            "nossd"
+        };
+        assert!(
+            option_tokens(&run).contains(&wanted.to_string()),
+            "{}",
+            run["mount_options"]
+        );
+        assert_eq!(run["system"]["scratch"]["mount_opts"], wanted);
+        assert!(run["device_flushes"].as_u64().unwrap() > 0);
+    }
     assert_nothing_left(&lab);
     // A preset's suggested matrix by number; a bad number is explained.
     cmd(&lab)
@@ -204,6 +247,7 @@ fn refusals_and_errors_are_explained() {
         return;
     }
     let lab = Lab::new();
+    let _cleanup = Cleanup(&lab);
     // A bogus mount option: the kernel refuses, nothing is left behind.
     cmd(&lab)
         .args([

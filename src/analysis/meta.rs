@@ -40,19 +40,19 @@ const FIELDS: &[Field] = &[
             .map(|m| crate::report::merged_options(&m.mount_options, &m.super_options))
             .unwrap_or_else(|| "-".into())
     }),
+    // Scratch filesystems get whichever loop device is free: its number is not part of
+    // the recipe, so it is not shown as a difference.
     ("mount source", |r| {
-        r.system
-            .mount
-            .as_ref()
-            .map(|m| m.source.clone())
-            .unwrap_or_else(|| "-".into())
+        match (&r.system.scratch, &r.system.mount) {
+            (Some(_), _) => "scratch loop device".into(),
+            (None, Some(m)) => m.source.clone(),
+            (None, None) => "-".into(),
+        }
     }),
-    ("device", |r| {
-        r.system
-            .device
-            .as_ref()
-            .map(|d| d.name.clone())
-            .unwrap_or_else(|| opt(&r.system.device_note))
+    ("device", |r| match (&r.system.scratch, &r.system.device) {
+        (Some(_), Some(_)) => "scratch loop device".into(),
+        (_, Some(d)) => d.name.clone(),
+        (_, None) => opt(&r.system.device_note),
     }),
     ("device model", |r| dev(r, |d| d.model.clone(), |m| m)),
     ("rotational", |r| {

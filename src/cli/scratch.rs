@@ -68,7 +68,7 @@ pub struct CreateArgs {
     #[arg(long)]
     pub loop_dio: bool,
     /// Use this real block device instead of an image (ALL ITS DATA IS DESTROYED).
-    #[arg(long, requires = "destroy_data_on")]
+    #[arg(long)]
     pub device: Option<PathBuf>,
     /// Repeat the exact device name to confirm its data will be destroyed.
     #[arg(long)]
@@ -144,9 +144,9 @@ pub fn scratch(db: &Option<PathBuf>, args: ScratchArgs) -> Result<u8, CliError> 
     }
     match args.action {
         ScratchAction::Create(a) => {
-            let stale = manager.cleanup_stale().unwrap_or_default();
-            for s in stale {
-                eprintln!("cleaned up: {s}");
+            match manager.cleanup_stale() {
+                Ok(done) => done.iter().for_each(|s| eprintln!("cleaned up: {s}")),
+                Err(e) => eprintln!("warning: stale scratch state could not be cleaned up: {e}"),
             }
             let backing = match &a.device {
                 Some(path) => Backing::Device { path: path.clone() },
@@ -320,6 +320,9 @@ pub fn matrix(db: &Option<PathBuf>, args: MatrixArgs) -> Result<u8, CliError> {
     if let Some(reason) = &outcome.stopped {
         eprintln!("matrix stopped early: {reason}");
     }
+    for p in &outcome.problems {
+        eprintln!("warning: {p}");
+    }
     // Every configuration against the first.
     if let Some(((base_label, base_ids), rest)) = outcome.configs.split_first() {
         for (label, ids) in rest.iter().filter(|(_, ids)| !ids.is_empty()) {
@@ -338,7 +341,9 @@ pub fn matrix(db: &Option<PathBuf>, args: MatrixArgs) -> Result<u8, CliError> {
             }
         }
     }
-    Ok(if outcome.stopped.is_some() {
+    Ok(if outcome.cancelled {
+        super::EXIT_CANCELLED
+    } else if outcome.stopped.is_some() || !outcome.problems.is_empty() {
         super::EXIT_FAILED
     } else {
         0

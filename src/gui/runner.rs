@@ -191,8 +191,9 @@ impl Runner {
                         },
                     )
                     .map_err(|e| e.to_string())
-                    .and_then(|o| match o.stopped {
-                        Some(why) if !token.is_cancelled() => Err(format!(
+                    .and_then(|o| match (o.stopped, o.problems.first()) {
+                        (_, Some(problem)) => Err(problem.clone()),
+                        (Some(why), None) if !token.is_cancelled() => Err(format!(
                             "the matrix stopped after {} configuration(s): {why} (experiment {})",
                             o.configs.len(),
                             o.experiment_id

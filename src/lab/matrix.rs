@@ -129,6 +129,11 @@ pub struct MatrixOutcome {
     pub configs: Vec<(String, Vec<i64>)>,
     /// Why the matrix stopped early, if it did.
     pub stopped: Option<String>,
+    /// Whether it stopped because it was cancelled.
+    pub cancelled: bool,
+    /// Things that went wrong without stopping it (a filesystem that could not be
+    /// destroyed: remove it with `fsynclab scratch destroy NAME`).
+    pub problems: Vec<String>,
 }
 
 /// Runs `request` (its target is replaced) `repeat` times on a fresh scratch filesystem
@@ -163,19 +168,23 @@ pub fn run_matrix(
             .collect::<Vec<_>>()
             .join(" | ")
     );
-    let experiment_id = store.create_experiment(&name)?;
+    // The experiment is created once the first filesystem exists, so a matrix refused
+    // outright (not root, a bad option) leaves no empty experiment behind.
     let mut outcome = MatrixOutcome {
-        experiment_id,
+        experiment_id: 0,
         configs: Vec::new(),
         stopped: None,
+        cancelled: false,
+        problems: Vec::new(),
     };
     for config in &configs {
         if cancel.is_cancelled() {
             outcome.stopped = Some("cancelled".into());
+            outcome.cancelled = true;
             break;
         }
         let label = config.label();
-        let recipe = scratch.create(&CreateRequest {
+        let created = scratch.create(&CreateRequest {
             name: None,
             fs: config.fs,
             size_bytes: matrix.size_bytes,
@@ -184,14 +193,36 @@ pub fn run_matrix(
             backing: config.backing.clone(),
             loop_direct_io: matrix.loop_direct_io,
             destroy_data_on: None,
-        })?;
+        });
+        let recipe = match created {
+            Ok(r) => r,
+            Err(e) if outcome.configs.is_empty() => return Err(e.into()),
+            Err(e) => {
+                // Later configurations failing keeps what the earlier ones measured.
+                outcome.stopped = Some(format!("cannot make the filesystem for {label}: {e}"));
+                break;
+            }
+        };
+        if outcome.experiment_id == 0 {
+            match store.create_experiment(&name) {
+                Ok(id) => outcome.experiment_id = id,
+                Err(e) => {
+                    if let Err(d) = scratch.destroy(&recipe.name) {
+                        outcome
+                            .problems
+                            .push(format!("{} was not destroyed: {d}", recipe.name));
+                    }
+                    return Err(e.into());
+                }
+            }
+        }
         let mut ids = Vec::new();
         let mut failure = None;
         for _ in 0..repeat {
             let one = RunRequest {
                 target: recipe.mount_point.clone(),
                 label: Some(label.clone()),
-                experiment_id: Some(experiment_id),
+                experiment_id: Some(outcome.experiment_id),
                 ..request.clone()
             };
             match execute(store, &one, events, cancel) {
@@ -199,6 +230,7 @@ pub fn run_matrix(
                     on_result(&label, &result);
                     ids.push(result.id);
                     if result.status != RunStatus::Finished {
+                        outcome.cancelled = result.status == RunStatus::Cancelled;
                         failure =
                             Some(format!("a run on {label} ended {}", result.status.as_str()));
                         break;
@@ -210,14 +242,19 @@ pub fn run_matrix(
                 }
             }
         }
-        // Destroy even after a failure: a matrix never leaves filesystems behind.
-        let destroyed = scratch.destroy(&recipe.name);
+        // Destroy even after a failure: a matrix never leaves filesystems behind, and a
+        // filesystem that will not go is reported, not dropped.
+        if let Err(e) = scratch.destroy(&recipe.name) {
+            outcome.problems.push(format!(
+                "{} ({label}) could not be destroyed: {e}; remove it with `fsynclab scratch destroy {}`",
+                recipe.name, recipe.name
+            ));
+        }
         outcome.configs.push((label, ids));
         if let Some(f) = failure {
             outcome.stopped = Some(f);
             break;
         }
-        destroyed?;
     }
     Ok(outcome)
 }

@@ -116,7 +116,15 @@ pub fn execute(
     system.scratch = crate::scratch::ScratchManager::default_state_dir()
         .ok()
         .map(crate::scratch::ScratchManager::new)
-        .and_then(|m| m.recipe_for_path(&target));
+        .and_then(|m| m.recipe_for_path(&target))
+        // Only while that filesystem is really mounted there (not a leftover directory
+        // after a reboot, where the target would be on the disk below).
+        .filter(|recipe| {
+            system.mount.as_ref().is_some_and(|m| {
+                std::path::Path::new(&m.mount_point) == recipe.mount_point.as_path()
+                    && m.source == recipe.device
+            })
+        });
     preflight(&request.spec, &system)?;
     let run_id = store.begin_run(&NewRun {
         spec: request.spec.clone(),
