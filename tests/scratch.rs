@@ -4,7 +4,7 @@
 //! /dev/shm) and removes what it made, also when it panics.
 
 use std::fs::OpenOptions;
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -138,6 +138,7 @@ fn assert_nothing_left(lab: &Lab) {
     let entries: Vec<_> = std::fs::read_dir(&state)
         .expect("state dir")
         .filter_map(Result::ok)
+        .filter(|e| e.file_name() != ".lock")
         .map(|e| e.path())
         .collect();
     assert!(
@@ -328,6 +329,8 @@ fn no_space_creates_nothing() {
         "mount",
         &["-o", "remount,size=64M", ram_dir.to_str().expect("utf-8")],
     );
+    // A fresh tmpfs is 1777; the RAM dir must be private.
+    std::fs::set_permissions(&ram_dir, std::fs::Permissions::from_mode(0o700)).expect("chmod");
     let req = CreateRequest {
         backing: Backing::Ram,
         ..request(FsKind::Ext4, 300, "too-big")
@@ -354,6 +357,8 @@ fn cleanup_stale_takes_only_ours() {
     if !root_or_skip("cleanup_stale_takes_only_ours") {
         return;
     }
+    // Declared before the lab: dropped after it has unmounted and detached the foreign loop.
+    let foreign_dir = tempfile::tempdir().expect("foreign dir");
     let mut lab = Lab::new("stale");
     let live = lab
         .manager
@@ -384,7 +389,6 @@ fn cleanup_stale_takes_only_ours() {
     );
 
     // A foreign loop, mounted, outside our directories.
-    let foreign_dir = tempfile::tempdir().expect("foreign dir");
     let foreign_loop = lab.foreign_loop(foreign_dir.path(), 32);
     let foreign_mnt = foreign_dir.path().join("mnt");
     lab.mount_by_hand(&foreign_loop, "ext4", &foreign_mnt);
@@ -445,8 +449,9 @@ fn device_refusals_write_nothing() {
     if !root_or_skip("device_refusals_write_nothing") {
         return;
     }
-    let mut lab = Lab::new("device");
+    // Declared before the lab: dropped after it has unmounted and detached the device.
     let dir = tempfile::tempdir().expect("device dir");
+    let mut lab = Lab::new("device");
     let node = lab.foreign_loop(dir.path(), 32);
     let image = dir.path().join("foreign.img");
     let before = file_digest(&image);
@@ -576,4 +581,132 @@ fn device_refusals_write_nothing() {
     lab.manager.destroy(&recipe.name).expect("destroy");
     assert!(list_loop_devices().iter().any(|lo| lo.node() == node));
     assert_nothing_left(&lab);
+}
+
+/// A recipe naming `image` (and `loop_device`) written by hand under the state dir.
+fn write_edited_recipe(lab: &Lab, name: &str, image: &Path, loop_device: &str) {
+    let dir = lab.state_dir().join(name);
+    std::fs::create_dir_all(dir.join("mnt")).expect("recipe dir");
+    let recipe = fsynclab::scratch::ScratchRecipe {
+        name: name.to_string(),
+        fs: FsKind::Ext4,
+        mkfs_opts: String::new(),
+        mount_opts: String::new(),
+        backing: Backing::Disk,
+        size_bytes: 32 << 20,
+        image: Some(image.to_path_buf()),
+        loop_device: Some(loop_device.to_string()),
+        loop_direct_io: None,
+        device: loop_device.to_string(),
+        mount_point: dir.join("mnt"),
+        created_at_ms: 0,
+    };
+    std::fs::write(
+        dir.join("recipe.json"),
+        serde_json::to_vec_pretty(&recipe).expect("json"),
+    )
+    .expect("recipe.json");
+}
+
+#[test]
+fn edited_recipe_image_cannot_reach_a_foreign_loop() {
+    if !root_or_skip("edited_recipe_image_cannot_reach_a_foreign_loop") {
+        return;
+    }
+    let foreign_dir = tempfile::tempdir().expect("foreign dir");
+    let mut lab = Lab::new("edited");
+    let foreign_loop = lab.foreign_loop(foreign_dir.path(), 32);
+    let foreign_image =
+        std::fs::canonicalize(foreign_dir.path().join("foreign.img")).expect("image");
+    let foreign_mnt = foreign_dir.path().join("mnt");
+    lab.mount_by_hand(&foreign_loop, "ext4", &foreign_mnt);
+    let attached = || {
+        list_loop_devices()
+            .iter()
+            .any(|lo| lo.node() == foreign_loop && lo.backing_file == foreign_image)
+    };
+
+    write_edited_recipe(&lab, "edited", &foreign_image, &foreign_loop);
+    lab.manager.destroy("edited").expect("destroy");
+    assert!(attached(), "destroy detached a foreign loop");
+    assert!(mount_at(&std::fs::canonicalize(&foreign_mnt).expect("mnt")).is_some());
+
+    write_edited_recipe(&lab, "root", Path::new("/"), &foreign_loop);
+    let done = lab.manager.destroy_all().expect("destroy_all");
+    assert!(done.contains(&"destroyed root".to_string()), "{done:?}");
+    assert!(
+        done.iter()
+            .any(|d| d.starts_with("ignored root's recipe image /")),
+        "{done:?}"
+    );
+    assert!(attached(), "destroy_all detached a foreign loop");
+    assert!(mount_at(&std::fs::canonicalize(&foreign_mnt).expect("mnt")).is_some());
+    assert_nothing_left(&lab);
+}
+
+#[test]
+fn symlinked_entries_are_refused() {
+    if !root_or_skip("symlinked_entries_are_refused") {
+        return;
+    }
+    let target = tempfile::tempdir().expect("target");
+    let precious = target.path().join("precious.txt");
+    std::fs::write(&precious, b"keep me").expect("precious");
+    let lab = Lab::new("symlink");
+    // The first refusal also creates the RAM dir (mode 0700).
+    assert!(matches!(
+        lab.manager.destroy("nothing"),
+        Err(ScratchError::NotFound { .. })
+    ));
+    let dir_link = lab.state_dir().join("evil");
+    std::os::unix::fs::symlink(target.path(), &dir_link).expect("symlink");
+    let image_link = lab.ram_dir.join("evil2.img");
+    std::os::unix::fs::symlink(&precious, &image_link).expect("symlink");
+
+    for name in ["evil", "evil2"] {
+        let err = lab.manager.destroy(name).expect_err("symlink refused");
+        assert!(matches!(err, ScratchError::Unsafe { .. }), "{err:?}");
+    }
+    let err = lab.manager.destroy_all().expect_err("destroy_all refuses");
+    assert!(matches!(err, ScratchError::Unsafe { .. }), "{err:?}");
+    assert!(err.to_string().contains("symlink"), "{err}");
+    assert_eq!(std::fs::read(&precious).expect("precious"), b"keep me");
+    assert!(target.path().is_dir());
+    assert!(dir_link.is_symlink() && image_link.is_symlink());
+
+    std::fs::remove_file(&dir_link).expect("unlink");
+    std::fs::remove_file(&image_link).expect("unlink");
+    assert_nothing_left(&lab);
+}
+
+#[test]
+fn unsafe_roots_are_refused() {
+    if !root_or_skip("unsafe_roots_are_refused") {
+        return;
+    }
+    let base = tempfile::tempdir().expect("base");
+    let real = base.path().join("real");
+    std::fs::create_dir(&real).expect("real");
+    let link = base.path().join("link");
+    std::os::unix::fs::symlink(&real, &link).expect("symlink");
+    let ram = base.path().join("ram");
+    let manager = ScratchManager::with_roots(link.clone(), ram.clone());
+    let err = manager.destroy_all().expect_err("symlinked state dir");
+    assert!(matches!(err, ScratchError::BadStateDir { .. }), "{err:?}");
+
+    let manager = ScratchManager::with_roots(real.clone(), ram.clone());
+    manager.destroy_all().expect("safe roots");
+    let mode = std::fs::metadata(&ram)
+        .expect("ram dir made")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o700);
+    std::fs::set_permissions(&ram, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let err = manager.destroy_all().expect_err("readable RAM dir");
+    assert!(matches!(err, ScratchError::BadStateDir { .. }), "{err:?}");
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    let err = manager
+        .cleanup_stale()
+        .expect_err("world-writable state dir");
+    assert!(matches!(err, ScratchError::BadStateDir { .. }), "{err:?}");
 }

@@ -3,51 +3,91 @@
 
 use std::fs::OpenOptions;
 use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::device::{check_device, existing_ancestor};
-use super::manager::{DISK_IMAGE, MOUNT_DIR, RECIPE_FILE, canonical_or_same, euid};
+use super::manager::{DISK_IMAGE, MOUNT_DIR, RECIPE_FILE, euid};
 use super::system::{
-    self, MOUNT_PACKAGE, detach, read_kernel_log, read_loop_dio, require_tool, run, unmount,
+    self, MOUNT_PACKAGE, detach, loop_backing_path, read_kernel_log, read_loop_dio, require_tool,
+    run, unmount,
 };
 use super::{
     Backing, CreateRequest, MIN_SIZE_BYTES, ScratchError, ScratchManager, ScratchRecipe,
     require_root, split_options, validate_name,
 };
+use crate::probe::list_mounts;
 
-/// Undoes a half-made filesystem when dropped while armed.
+/// Undoes a half-made filesystem when dropped while armed (or when [`Rollback::undo`] is
+/// called, which reports what it could not undo).
 struct Rollback {
     armed: bool,
     recipe_dir: Option<PathBuf>,
     image: Option<PathBuf>,
-    loop_device: Option<String>,
+    /// The loop device and the backing file it was attached to.
+    loop_device: Option<(String, PathBuf)>,
     mounted: Option<PathBuf>,
     umount: PathBuf,
     losetup: PathBuf,
 }
 
-impl Drop for Rollback {
-    fn drop(&mut self) {
-        if !self.armed {
-            return;
-        }
-        // Best effort: every step is tried even when an earlier one fails.
+fn still_mounted(mount_point: &Path) -> bool {
+    list_mounts().map_or(true, |mounts| {
+        mounts
+            .iter()
+            .any(|m| Path::new(&m.mount_point) == mount_point)
+    })
+}
+
+impl Rollback {
+    /// Undoes every step made (each tried even when an earlier one fails), disarms, and
+    /// returns what could not be undone.
+    fn undo(&mut self) -> Vec<String> {
+        self.armed = false;
+        let mut left = Vec::new();
         if let Some(mount_point) = self.mounted.take() {
-            let _ = unmount(&self.umount, &mount_point.to_string_lossy());
+            // `mounted` is set before mount runs: a failed umount of a point that is not
+            // mounted is fine.
+            if let Err(e) = unmount(&self.umount, &mount_point.to_string_lossy())
+                && still_mounted(&mount_point)
+            {
+                left.push(format!("{} is still mounted ({e})", mount_point.display()));
+            }
         }
-        if let Some(device) = self.loop_device.take() {
-            let _ = detach(&self.losetup, &device);
+        if let Some((device, backing)) = self.loop_device.take()
+            && let Err(e) = detach(&self.losetup, &device, &backing)
+        {
+            left.push(format!("{device} is still attached ({e})"));
         }
+        let mut remove = |path: &Path, result: std::io::Result<()>| {
+            if let Err(e) = result
+                && e.kind() != std::io::ErrorKind::NotFound
+            {
+                left.push(format!("{} is left ({e})", path.display()));
+            }
+        };
         if let Some(image) = self.image.take() {
-            let _ = std::fs::remove_file(image);
+            remove(&image, std::fs::remove_file(&image));
         }
         if let Some(dir) = self.recipe_dir.take() {
             // Only empty directories and our own files: never recurse into a mount.
-            let _ = std::fs::remove_file(dir.join(RECIPE_FILE));
-            let _ = std::fs::remove_file(dir.join(format!("{RECIPE_FILE}.tmp")));
-            let _ = std::fs::remove_dir(dir.join(MOUNT_DIR));
-            let _ = std::fs::remove_dir(&dir);
+            for file in [RECIPE_FILE.to_string(), format!("{RECIPE_FILE}.tmp")] {
+                let path = dir.join(file);
+                remove(&path, std::fs::remove_file(&path));
+            }
+            let mount_dir = dir.join(MOUNT_DIR);
+            remove(&mount_dir, std::fs::remove_dir(&mount_dir));
+            remove(&dir, std::fs::remove_dir(&dir));
+        }
+        left
+    }
+}
+
+impl Drop for Rollback {
+    fn drop(&mut self) {
+        if self.armed {
+            let _ = self.undo();
         }
     }
 }
@@ -79,7 +119,9 @@ impl ScratchManager {
         let umount = require_tool("umount", MOUNT_PACKAGE)?;
         let losetup = require_tool("losetup", MOUNT_PACKAGE)?;
         let mkfs_args = split_options("mkfs", &req.mkfs_opts)?;
-        self.check_roots()?;
+        // Held until the recipe is written or everything made is undone (declared before
+        // the rollback, so dropped after it).
+        let (roots, _lock) = self.lock()?;
         if let Some(name) = &req.name {
             validate_name(name)?;
             if self.name_taken(name) {
@@ -97,8 +139,8 @@ impl ScratchManager {
                     });
                 }
                 let image_dir = match req.backing {
-                    Backing::Ram => &self.ram_dir,
-                    _ => &self.state_dir,
+                    Backing::Ram => &roots.ram,
+                    _ => &roots.state,
                 };
                 let available = available_bytes(image_dir)?;
                 if req.size_bytes > available {
@@ -128,11 +170,8 @@ impl ScratchManager {
             umount,
             losetup: losetup.clone(),
         };
-        std::fs::create_dir_all(&self.state_dir)
-            .map_err(|e| ScratchError::io("create", &self.state_dir, e))?;
-        let name = self.claim_name(req, &mut rollback)?;
-        let recipe_dir = std::fs::canonicalize(self.recipe_dir(&name))
-            .map_err(|e| ScratchError::io("resolve", self.recipe_dir(&name), e))?;
+        let name = self.claim_name(req, &roots.state, &mut rollback)?;
+        let recipe_dir = roots.state.join(&name);
         let mount_point = recipe_dir.join(MOUNT_DIR);
         std::fs::create_dir(&mount_point)
             .map_err(|e| ScratchError::io("create", &mount_point, e))?;
@@ -141,15 +180,16 @@ impl ScratchManager {
             Backing::Device { path } => (None, None, None, path.to_string_lossy().into_owned()),
             Backing::Disk | Backing::Ram => {
                 let image = if req.backing == Backing::Ram {
-                    std::fs::create_dir_all(&self.ram_dir)
-                        .map_err(|e| ScratchError::io("create", &self.ram_dir, e))?;
-                    canonical_or_same(&self.ram_dir).join(format!("{name}.img"))
+                    roots.ram.join(format!("{name}.img"))
                 } else {
                     recipe_dir.join(DISK_IMAGE)
                 };
+                // O_CREAT|O_EXCL|O_NOFOLLOW: never an existing file or a planted symlink.
                 let file = OpenOptions::new()
                     .write(true)
                     .create_new(true)
+                    .mode(0o600)
+                    .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
                     .open(&image)
                     .map_err(|e| ScratchError::io("create", &image, e))?;
                 rollback.image = Some(image.clone());
@@ -163,7 +203,22 @@ impl ScratchManager {
                 }
                 args.push(image.to_string_lossy().into_owned());
                 let loop_node = run(&losetup, &args)?.trim().to_string();
-                rollback.loop_device = Some(loop_node.clone());
+                // Before mkfs: the loop must be backed by our image, not by whatever a
+                // swapped path pointed at.
+                let backing = loop_backing_path(&loop_node);
+                rollback.loop_device = Some((
+                    loop_node.clone(),
+                    backing.clone().unwrap_or_else(|| image.clone()),
+                ));
+                if backing.as_deref() != Some(image.as_path()) {
+                    return Err(ScratchError::Unsafe {
+                        path: image,
+                        reason: format!(
+                            "losetup attached {loop_node} to {} instead; not formatting it",
+                            backing.map_or("nothing".into(), |b| b.display().to_string())
+                        ),
+                    });
+                }
                 let dio = read_loop_dio(&loop_node);
                 (Some(image), Some(loop_node.clone()), dio, loop_node)
             }
@@ -179,8 +234,20 @@ impl ScratchManager {
         args.push(device.clone());
         run(&mkfs, &args)?;
 
-        self.mount(req, &mount, &device, &mount_point)?;
+        // Set first: a mount(8) that mounted but exited non-zero is undone too.
         rollback.mounted = Some(mount_point.clone());
+        if let Err(mut err) = self.mount(req, &mount, &device, &mount_point) {
+            let left = rollback.undo();
+            if let ScratchError::MountFailed { left_over, .. } = &mut err
+                && !left.is_empty()
+            {
+                *left_over = Some(format!(
+                    "{}; run fsynclab scratch destroy {name}",
+                    left.join(", ")
+                ));
+            }
+            return Err(err);
+        }
 
         let recipe = ScratchRecipe {
             name,
@@ -206,6 +273,7 @@ impl ScratchManager {
     fn claim_name(
         &self,
         req: &CreateRequest,
+        state: &Path,
         rollback: &mut Rollback,
     ) -> Result<String, ScratchError> {
         let candidates: Box<dyn Iterator<Item = String>> = match &req.name {
@@ -216,7 +284,7 @@ impl ScratchManager {
             if req.name.is_none() && self.name_taken(&name) {
                 continue;
             }
-            let dir = self.recipe_dir(&name);
+            let dir = state.join(&name);
             match std::fs::create_dir(&dir) {
                 Ok(()) => {
                     rollback.recipe_dir = Some(dir);
@@ -263,6 +331,7 @@ impl ScratchManager {
                 options: req.mount_opts.clone(),
                 stderr: one_line(&failure.stderr).trim_end_matches('.').to_string(),
                 kernel_message,
+                left_over: None,
             }
         })
     }

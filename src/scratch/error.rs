@@ -48,10 +48,11 @@ pub enum ScratchError {
         /// Bytes asked for.
         size_bytes: u64,
     },
-    /// `mount` failed; the half-made filesystem was removed.
+    /// `mount` failed; the half-made filesystem was removed (or `left_over` says what was not).
     #[error(
-        "mount -o '{options}' failed: {stderr}{}; the half-made filesystem was removed",
-        kernel_suffix(.kernel_message)
+        "mount -o '{options}' failed: {stderr}{}; {}",
+        kernel_suffix(.kernel_message),
+        cleanup_text(.left_over)
     )]
     MountFailed {
         /// The mount options given.
@@ -60,6 +61,16 @@ pub enum ScratchError {
         stderr: String,
         /// The kernel's last relevant log lines, when `dmesg` was readable.
         kernel_message: Option<String>,
+        /// What the rollback could not undo and how to finish it, `None` when all was undone.
+        left_over: Option<String>,
+    },
+    /// fsynclab refused to touch something it did not make (a symlink, a foreign loop).
+    #[error("refusing to touch {}: {reason}", .path.display())]
+    Unsafe {
+        /// The path or device refused.
+        path: PathBuf,
+        /// Why, and what to do.
+        reason: String,
     },
     /// A scratch filesystem with that name exists.
     #[error(
@@ -230,6 +241,7 @@ impl ScratchError {
                 | ScratchError::UnmountFailed { .. }
                 | ScratchError::BadRecipe { .. }
                 | ScratchError::BadStateDir { .. }
+                | ScratchError::Unsafe { .. }
                 | ScratchError::NoDataDir
                 | ScratchError::Probe(_)
         )
@@ -248,6 +260,13 @@ fn kernel_suffix(kernel_message: &Option<String>) -> String {
     match kernel_message {
         Some(message) if !message.trim().is_empty() => format!("; kernel said: {message}"),
         _ => String::new(),
+    }
+}
+
+fn cleanup_text(left_over: &Option<String>) -> String {
+    match left_over {
+        Some(left) => format!("the half-made filesystem was NOT fully removed: {left}"),
+        None => "the half-made filesystem was removed".to_string(),
     }
 }
 
@@ -288,6 +307,7 @@ mod tests {
             options: "bogus".into(),
             stderr: "mount: wrong fs type".into(),
             kernel_message: Some("EXT4-fs (loop0): Unrecognized mount option".into()),
+            left_over: None,
         };
         assert_eq!(
             err.to_string(),
@@ -297,10 +317,21 @@ mod tests {
             options: "bogus".into(),
             stderr: "x".into(),
             kernel_message: None,
+            left_over: None,
         };
         assert_eq!(
             err.to_string(),
             "mount -o 'bogus' failed: x; the half-made filesystem was removed"
+        );
+        let err = ScratchError::MountFailed {
+            options: "bogus".into(),
+            stderr: "x".into(),
+            kernel_message: None,
+            left_over: Some("/dev/loop3 still attached; run fsynclab scratch destroy s".into()),
+        };
+        assert_eq!(
+            err.to_string(),
+            "mount -o 'bogus' failed: x; the half-made filesystem was NOT fully removed: /dev/loop3 still attached; run fsynclab scratch destroy s"
         );
         assert_eq!(
             ScratchError::NotFound { name: "x".into() }.to_string(),

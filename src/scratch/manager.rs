@@ -1,17 +1,17 @@
 //! [`ScratchManager`]: create, list, find, destroy and clean up scratch filesystems.
 
-use std::path::{Component, Path, PathBuf};
+use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
 
 use super::device::existing_ancestor;
-use super::system::{
-    LoopDevice, MOUNT_PACKAGE, Scope, detach, find_stale, list_loop_devices, require_tool,
-    select_owned, unmount,
+use super::owned::{Scope, find_stale, select_owned};
+use super::roots::{
+    Roots, StateLock, check_shape, default_ram_dir, lock_state_dir, prepare_root, require_real,
 };
+use super::system::{LoopDevice, MOUNT_PACKAGE, detach, list_loop_devices, require_tool, unmount};
 use super::{ScratchError, ScratchRecipe, ScratchStatus, require_root, validate_name};
 use crate::probe::{MOUNTINFO_PATH, ProbeError, parse_mountinfo};
-
-/// Where RAM images go unless [`ScratchManager::with_roots`] says otherwise.
-pub const DEFAULT_RAM_DIR: &str = "/dev/shm/fsynclab-scratch";
 
 pub(super) const RECIPE_FILE: &str = "recipe.json";
 pub(super) const MOUNT_DIR: &str = "mnt";
@@ -40,16 +40,13 @@ fn read_mountinfo() -> Result<String, ScratchError> {
     })
 }
 
-/// Canonical form of `dir` when it exists, else `dir` itself.
-pub(super) fn canonical_or_same(dir: &Path) -> PathBuf {
-    std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf())
-}
-
 impl ScratchManager {
     /// A manager keeping state in `state_dir` (usually [`ScratchManager::default_state_dir`])
-    /// and RAM images in [`DEFAULT_RAM_DIR`].
+    /// and RAM images in its own RAM directory, [`super::RAM_DIR_PREFIX`] plus 16 hex digits
+    /// of a stable hash of the canonical state directory.
     pub fn new(state_dir: PathBuf) -> Self {
-        ScratchManager::with_roots(state_dir, PathBuf::from(DEFAULT_RAM_DIR))
+        let ram_dir = default_ram_dir(&state_dir);
+        ScratchManager::with_roots(state_dir, ram_dir)
     }
 
     /// A manager with its own state and RAM directories (tests use temporary ones).
@@ -91,21 +88,29 @@ impl ScratchManager {
     }
 
     /// Refuses directories so shallow that "everything under them" would include foreign
-    /// mounts or loops (`/`, `/tmp`).
-    pub(super) fn check_roots(&self) -> Result<(), ScratchError> {
-        for dir in [&self.state_dir, &self.ram_dir] {
-            let depth = dir
-                .components()
-                .filter(|c| matches!(c, Component::Normal(_)))
-                .count();
-            if !dir.is_absolute() || depth < 2 {
-                return Err(ScratchError::BadStateDir {
-                    path: dir.clone(),
-                    reason: "it must be an absolute path at least two levels deep, used by fsynclab only".into(),
-                });
-            }
-        }
-        Ok(())
+    /// mounts or loops (`/`, `/tmp`). Pure.
+    pub(super) fn check_root_shapes(&self) -> Result<(), ScratchError> {
+        check_shape(&self.state_dir)?;
+        check_shape(&self.ram_dir)
+    }
+
+    /// [`ScratchManager::check_root_shapes`], then creates missing roots (mode 0700) and
+    /// refuses roots that are symlinks, not owned by the effective uid, group/other-writable
+    /// or (the RAM directory) group/other-accessible. Returns the canonical roots.
+    pub(super) fn check_roots(&self) -> Result<Roots, ScratchError> {
+        self.check_root_shapes()?;
+        Ok(Roots {
+            state: prepare_root(&self.state_dir, false)?,
+            ram: prepare_root(&self.ram_dir, true)?,
+        })
+    }
+
+    /// Checked roots and the exclusive lock on the state directory (see
+    /// [`super::roots::lock_state_dir`]): every operation that changes anything holds it.
+    pub(super) fn lock(&self) -> Result<(Roots, StateLock), ScratchError> {
+        let roots = self.check_roots()?;
+        let lock = lock_state_dir(&roots.state)?;
+        Ok((roots, lock))
     }
 
     pub(super) fn recipe_dir(&self, name: &str) -> PathBuf {
@@ -117,7 +122,8 @@ impl ScratchManager {
     }
 
     pub(super) fn name_taken(&self, name: &str) -> bool {
-        self.recipe_dir(name).exists() || self.ram_image(name).exists()
+        std::fs::symlink_metadata(self.recipe_dir(name)).is_ok()
+            || std::fs::symlink_metadata(self.ram_image(name)).is_ok()
     }
 
     /// Every scratch filesystem with a readable recipe, by name, with whether it is mounted
@@ -205,27 +211,44 @@ impl ScratchManager {
 
     /// Removes `name`: unmounts whatever is mounted under its directory or from its loop,
     /// detaches its loop, deletes its image, mount point and recipe. Works on half-made
-    /// ones (no recipe) too.
+    /// ones (no recipe) too. Refuses (touching nothing) an entry that is a symlink or not a
+    /// real directory / regular file. Holds the state directory lock.
     pub fn destroy(&self, name: &str) -> Result<(), ScratchError> {
         require_root(euid())?;
         validate_name(name)?;
-        self.check_roots()?;
-        let recipe_dir = self.recipe_dir(name);
-        let ram_image = self.ram_image(name);
-        if !recipe_dir.exists() && !ram_image.exists() {
+        let (roots, _lock) = self.lock()?;
+        self.destroy_locked(&roots, name).map(|_| ())
+    }
+
+    /// [`ScratchManager::destroy`] with the lock held; returns notes (a recipe image ignored).
+    fn destroy_locked(&self, roots: &Roots, name: &str) -> Result<Vec<String>, ScratchError> {
+        let recipe_dir = roots.state.join(name);
+        let ram_image = roots.ram.join(format!("{name}.img"));
+        let disk_image = recipe_dir.join(DISK_IMAGE);
+        let has_dir = require_real(&recipe_dir, true)?;
+        let has_ram_image = require_real(&ram_image, false)?;
+        if !has_dir && !has_ram_image {
             return Err(ScratchError::NotFound {
                 name: name.to_string(),
             });
         }
+        if has_dir {
+            require_real(&disk_image, false)?;
+            require_real(&recipe_dir.join(RECIPE_FILE), false)?;
+            require_real(&recipe_dir.join(MOUNT_DIR), true)?;
+        }
         let umount = require_tool("umount", MOUNT_PACKAGE)?;
         let losetup = require_tool("losetup", MOUNT_PACKAGE)?;
-        let recipe = read_recipe(&recipe_dir).ok();
-        let recipe_dir = canonical_or_same(&recipe_dir);
-        let ram_image = canonical_or_same(&self.ram_dir).join(format!("{name}.img"));
-        let disk_image = recipe_dir.join(DISK_IMAGE);
-        let mut images = vec![disk_image.as_path(), ram_image.as_path()];
-        if let Some(image) = recipe.as_ref().and_then(|r| r.image.as_deref()) {
-            images.push(image);
+        let mut notes = Vec::new();
+        // Only this name's own images count; a recipe pointing elsewhere was edited.
+        if let Some(image) = read_recipe(&recipe_dir).ok().and_then(|r| r.image)
+            && image != disk_image
+            && image != ram_image
+        {
+            notes.push(format!(
+                "ignored {name}'s recipe image {}: not {name}'s image in the state or RAM directory",
+                image.display()
+            ));
         }
         let mounts = parse_mountinfo(&read_mountinfo()?)?;
         let loops = list_loop_devices();
@@ -233,8 +256,9 @@ impl ScratchManager {
             &mounts,
             &loops,
             &Scope {
+                owned_roots: vec![roots.state.as_path(), roots.ram.as_path()],
                 mount_roots: vec![recipe_dir.as_path()],
-                image_roots: images,
+                image_roots: vec![disk_image.as_path(), ram_image.as_path()],
                 keep_mount_points: Vec::new(),
                 keep_images: Vec::new(),
             },
@@ -243,7 +267,7 @@ impl ScratchManager {
             unmount(&umount, mount_point)?;
         }
         for lo in &plan.detach {
-            detach(&losetup, &lo.node())?;
+            detach(&losetup, &lo.node(), &lo.backing_file)?;
         }
         for image in [&disk_image, &ram_image] {
             match std::fs::remove_file(image) {
@@ -252,13 +276,16 @@ impl ScratchManager {
                 Err(e) => return Err(ScratchError::io("remove", image, e)),
             }
         }
-        self.remove_recipe_dir(&recipe_dir)
+        if has_dir {
+            self.remove_recipe_dir(&recipe_dir)?;
+        }
+        Ok(notes)
     }
 
     /// Deletes a recipe directory after making sure nothing is mounted under it, so the
     /// recursive removal can never reach into a mounted filesystem.
     fn remove_recipe_dir(&self, recipe_dir: &Path) -> Result<(), ScratchError> {
-        if !recipe_dir.exists() {
+        if !require_real(recipe_dir, true)? {
             return Ok(());
         }
         let mounts = parse_mountinfo(&read_mountinfo()?)?;
@@ -275,34 +302,50 @@ impl ScratchManager {
     }
 
     /// Destroys every scratch filesystem (with or without a recipe), then
-    /// [`ScratchManager::cleanup_stale`]. Returns what was done; on failures it still tries
-    /// the rest and then returns the first error.
+    /// [`ScratchManager::cleanup_stale`], all under one hold of the state directory lock.
+    /// Returns what was done; on failures (a refused symlink, say) it still tries the rest
+    /// and then returns the first error.
     pub fn destroy_all(&self) -> Result<Vec<String>, ScratchError> {
         require_root(euid())?;
-        self.check_roots()?;
-        let mut names = self.dir_names();
-        if let Ok(entries) = std::fs::read_dir(&self.ram_dir) {
-            for entry in entries.filter_map(Result::ok) {
-                let file_name = entry.file_name().to_string_lossy().into_owned();
-                if let Some(name) = file_name.strip_suffix(".img")
-                    && validate_name(name).is_ok()
-                    && !names.iter().any(|n| n == name)
-                {
-                    names.push(name.to_string());
-                }
+        let (roots, _lock) = self.lock()?;
+        // Every entry with a valid name, whatever its type: destroy refuses the strange ones.
+        let entry_names = |dir: &Path| -> Vec<String> {
+            std::fs::read_dir(dir)
+                .map(|entries| {
+                    entries
+                        .filter_map(Result::ok)
+                        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let mut names: Vec<String> = entry_names(&roots.state)
+            .into_iter()
+            .filter(|name| validate_name(name).is_ok())
+            .collect();
+        for file_name in entry_names(&roots.ram) {
+            if let Some(name) = file_name.strip_suffix(".img")
+                && validate_name(name).is_ok()
+            {
+                names.push(name.to_string());
             }
         }
+        names.sort();
+        names.dedup();
         let mut done = Vec::new();
         let mut first_error = None;
         for name in names {
-            match self.destroy(&name) {
-                Ok(()) => done.push(format!("destroyed {name}")),
+            match self.destroy_locked(&roots, &name) {
+                Ok(notes) => {
+                    done.push(format!("destroyed {name}"));
+                    done.extend(notes);
+                }
                 Err(e) => {
                     first_error.get_or_insert(e);
                 }
             }
         }
-        match self.cleanup_stale() {
+        match self.cleanup_stale_locked(&roots) {
             Ok(cleaned) => done.extend(cleaned),
             Err(e) => {
                 first_error.get_or_insert(e);
@@ -319,17 +362,20 @@ impl ScratchManager {
     /// Touches nothing else: foreign mounts and loops are left alone. Returns what was done;
     /// on failures it still tries the rest and then returns the first error.
     ///
-    /// A `create` running concurrently has no recipe yet and would be torn down.
+    /// Holds the state directory lock, so a `create` running concurrently (which holds it
+    /// until its recipe is written) is waited for, never torn down.
     pub fn cleanup_stale(&self) -> Result<Vec<String>, ScratchError> {
         require_root(euid())?;
-        self.check_roots()?;
+        let (roots, _lock) = self.lock()?;
+        self.cleanup_stale_locked(&roots)
+    }
+
+    fn cleanup_stale_locked(&self, roots: &Roots) -> Result<Vec<String>, ScratchError> {
         let umount = require_tool("umount", MOUNT_PACKAGE)?;
         let losetup = require_tool("losetup", MOUNT_PACKAGE)?;
-        let state_dir = canonical_or_same(&self.state_dir);
-        let ram_dir = canonical_or_same(&self.ram_dir);
         let live = self.recipes();
         let loops: Vec<LoopDevice> = list_loop_devices();
-        let plan = find_stale(&read_mountinfo()?, &loops, &state_dir, &ram_dir, &live)?;
+        let plan = find_stale(&read_mountinfo()?, &loops, &roots.state, &roots.ram, &live)?;
         let mut done = Vec::new();
         let mut first_error = None;
         for mount_point in &plan.unmount {
@@ -341,7 +387,7 @@ impl ScratchManager {
             }
         }
         for lo in &plan.detach {
-            match detach(&losetup, &lo.node()) {
+            match detach(&losetup, &lo.node(), &lo.backing_file) {
                 Ok(()) => done.push(format!(
                     "detached {} ({})",
                     lo.node(),
@@ -368,9 +414,16 @@ fn loop_attached(recipe: &ScratchRecipe, loops: &[LoopDevice]) -> bool {
         .any(|lo| lo.node() == *node && lo.backing_file == *image)
 }
 
+/// Reads `recipe.json`, never through a symlink.
 fn read_recipe(recipe_dir: &Path) -> Result<ScratchRecipe, ScratchError> {
     let path = recipe_dir.join(RECIPE_FILE);
-    let text = std::fs::read_to_string(&path).map_err(|e| ScratchError::io("read", &path, e))?;
+    let mut text = String::new();
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&path)
+        .and_then(|mut file| file.read_to_string(&mut text))
+        .map_err(|e| ScratchError::io("read", &path, e))?;
     serde_json::from_str(&text).map_err(|e| ScratchError::BadRecipe {
         path,
         detail: e.to_string(),
@@ -398,12 +451,15 @@ mod tests {
         ] {
             let manager = ScratchManager::with_roots(state.into(), ram.into());
             assert!(
-                matches!(manager.check_roots(), Err(ScratchError::BadStateDir { .. })),
+                matches!(
+                    manager.check_root_shapes(),
+                    Err(ScratchError::BadStateDir { .. })
+                ),
                 "{state} {ram}"
             );
         }
         let manager = ScratchManager::new("/home/u/.local/share/fsynclab/scratch".into());
-        assert!(manager.check_roots().is_ok());
-        assert_eq!(manager.ram_dir(), Path::new(DEFAULT_RAM_DIR));
+        assert!(manager.check_root_shapes().is_ok());
+        assert!(manager.ram_dir().starts_with("/dev/shm"));
     }
 }

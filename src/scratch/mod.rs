@@ -5,8 +5,11 @@
 //! images at `<state_dir>/<name>/image.img`, RAM images at `<ram_dir>/<name>.img`. The
 //! recipe is written last, so a directory without one is a half-made (or half-destroyed)
 //! filesystem. Loop devices are recognised as ours only by their backing file
-//! (`/sys/block/loopN/loop/backing_file`) lying under `state_dir` or `ram_dir`; mounts only by
-//! their mount point lying under `state_dir` (or their source being such a loop).
+//! (`/sys/block/loopN/loop/backing_file`) lying strictly under the canonical `state_dir` or
+//! `ram_dir`; mounts only by their mount point lying under `state_dir` (or their source being
+//! such a loop). Entries under both are never followed through symlinks, both roots must be
+//! owned by the effective uid and not writable by others, and every operation that changes
+//! anything holds an exclusive `flock` on `<state_dir>/.lock`.
 //!
 //! Everything that changes the system shells out to `losetup`, `mkfs.*`, `mount` and
 //! `umount` with argument vectors (never a shell). The decisions (name checks, option
@@ -18,6 +21,8 @@ mod create;
 mod device;
 mod error;
 mod manager;
+mod owned;
+mod roots;
 mod system;
 
 use std::fmt;
@@ -29,8 +34,10 @@ use serde::{Deserialize, Serialize};
 pub use checks::{require_root, split_options, validate_name};
 pub use device::{DeviceNumber, mounted_entry};
 pub use error::{ScratchError, human_size};
-pub use manager::{DEFAULT_RAM_DIR, ScratchManager};
-pub use system::{LoopDevice, StalePlan, find_stale, kernel_lines_after, list_loop_devices};
+pub use manager::ScratchManager;
+pub use owned::{StalePlan, find_stale};
+pub use roots::{RAM_DIR_PREFIX, default_ram_dir};
+pub use system::{LoopDevice, kernel_lines_after, list_loop_devices};
 
 /// The smallest image fsynclab makes: mkfs.xfs refuses filesystems under 300 MiB and btrfs
 /// needs about 256 MiB.
