@@ -38,13 +38,18 @@ struct Dirs {
 
 impl Dirs {
     fn new() -> Dirs {
-        Dirs {
+        use std::os::unix::fs::PermissionsExt;
+        let dirs = Dirs {
             tmp: tempfile::tempdir().expect("tempdir"),
             ram: tempfile::Builder::new()
                 .prefix("fsynclab-gui-test-")
                 .tempdir_in("/dev/shm")
                 .expect("a directory in /dev/shm"),
-        }
+        };
+        // Scratch roots must be private (fsynclab refuses others-accessible ones).
+        std::fs::set_permissions(dirs.ram.path(), std::fs::Permissions::from_mode(0o700))
+            .expect("chmod ram dir");
+        dirs
     }
     fn state(&self) -> PathBuf {
         self.tmp.path().join("scratch")
