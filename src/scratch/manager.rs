@@ -351,6 +351,14 @@ impl ScratchManager {
                 first_error.get_or_insert(e);
             }
         }
+        // The private RAM directory goes too once nothing is left in it (remove_dir only
+        // removes an empty directory), so /dev/shm keeps no litter.
+        if first_error.is_none() && std::fs::remove_dir(&roots.ram).is_ok() {
+            done.push(format!(
+                "removed the empty RAM directory {}",
+                roots.ram.display()
+            ));
+        }
         match first_error {
             Some(e) => Err(e),
             None => Ok(done),
