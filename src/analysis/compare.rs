@@ -115,6 +115,17 @@ pub struct TimelinePoint {
     pub sync_p99_us: Option<f64>,
 }
 
+/// The percentiles a side's latency series hold, in chart order, with their names
+/// (100 = the maximum).
+pub const PERCENTILE_POINTS: [(f64, &str); 6] = [
+    (50.0, "p50"),
+    (90.0, "p90"),
+    (99.0, "p99"),
+    (99.9, "p99.9"),
+    (99.99, "p99.99"),
+    (100.0, "max"),
+];
+
 /// What a side is, with the series the report plots.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SideSummary {
@@ -138,6 +149,26 @@ pub struct SideSummary {
     pub sync_percentiles: Vec<(f64, f64)>,
     /// (µs, fraction at or below) of the merged sync latency.
     pub sync_cdf: Vec<(f64, f64)>,
+}
+
+impl SideSummary {
+    /// The write (or sync) latency series as (position in [`PERCENTILE_POINTS`], µs), for
+    /// charts with one category per percentile.
+    pub fn percentile_series(&self, sync: bool) -> Vec<(f64, f64)> {
+        let src = if sync {
+            &self.sync_percentiles
+        } else {
+            &self.write_percentiles
+        };
+        src.iter()
+            .filter_map(|&(p, us)| {
+                let i = PERCENTILE_POINTS
+                    .iter()
+                    .position(|(q, _)| (q - p).abs() < 1e-9)?;
+                Some((i as f64, us))
+            })
+            .collect()
+    }
 }
 
 /// One metadata field on both sides.
@@ -361,7 +392,7 @@ fn field_value(run: &RunResult, field: &str) -> Option<f64> {
 
 fn side_summary(input: &SideInput, runs: &[&RunResult]) -> SideSummary {
     let (write, sync) = merged(runs);
-    let pcts = [50.0, 90.0, 99.0, 99.9, 99.99, 100.0];
+    let pcts = PERCENTILE_POINTS.map(|(p, _)| p);
     let pct_points = |h: &LatencyHistogram| -> Vec<(f64, f64)> {
         if h.count() == 0 {
             return Vec::new();

@@ -10,8 +10,8 @@ mod metrics;
 mod stats;
 
 pub use compare::{
-    ALPHA, AnalysisError, Comparison, MetaRow, MetricComparison, PublishedRow, SideInput,
-    SideSummary, Sweep, SweepPoint, TimelinePoint, Verdict, compare,
+    ALPHA, AnalysisError, Comparison, MetaRow, MetricComparison, PERCENTILE_POINTS, PublishedRow,
+    SideInput, SideSummary, Sweep, SweepPoint, TimelinePoint, Verdict, compare,
 };
 pub use metrics::{Direction, Headline, METRICS, MetricDef, merged_value, metric, run_value};
 pub use stats::{Stats, Welch, describe, welch_t_test};

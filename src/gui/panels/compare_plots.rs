@@ -20,7 +20,10 @@ use crate::report::fmt_ns;
 const PLOT_HEIGHT: f32 = 230.0;
 
 /// Names of the percentile categories of [`SideSummary::write_percentiles`].
-const PCT_NAMES: [&str; 6] = ["p50", "p90", "p99", "p99.9", "p99.99", "max"];
+const PCT_NAMES: [&str; 6] = {
+    let p = crate::analysis::PERCENTILE_POINTS;
+    [p[0].1, p[1].1, p[2].1, p[3].1, p[4].1, p[5].1]
+};
 
 /// How one side is drawn.
 #[derive(Clone, Copy, Debug)]
@@ -341,23 +344,7 @@ fn throughput_bars(
 }
 
 fn percentiles(side: &SideSummary, sync: bool) -> Vec<(f64, f64)> {
-    let src = if sync {
-        &side.sync_percentiles
-    } else {
-        &side.write_percentiles
-    };
-    src.iter()
-        .filter_map(|&(p, us)| {
-            let i = if p >= 100.0 {
-                5
-            } else {
-                [50.0, 90.0, 99.0, 99.9, 99.99]
-                    .iter()
-                    .position(|q| (q - p).abs() < 1e-9)?
-            };
-            Some((i as f64, us))
-        })
-        .collect()
+    side.percentile_series(sync)
 }
 
 fn sweep_series(sw: &Sweep, key: &str) -> [Vec<(f64, f64)>; 2] {
