@@ -163,6 +163,7 @@ fn matrix_runs_each_configuration_on_a_fresh_filesystem() {
         return;
     }
     let lab = Lab::new();
+    let _cleanup = Cleanup(&lab);
     cmd(&lab)
         .args([
             "matrix",
