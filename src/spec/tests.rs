@@ -1,0 +1,172 @@
+//! Validation, stop rules, enum names and TOML of workload specs.
+
+use super::*;
+
+#[test]
+fn default_is_valid() {
+    assert_eq!(WorkloadSpec::default().validate(), Ok(()));
+}
+
+#[test]
+fn each_bad_field_is_named_with_a_fix() {
+    let cases: Vec<(WorkloadSpec, &str)> = vec![
+        (
+            WorkloadSpec {
+                threads: 0,
+                ..Default::default()
+            },
+            "threads",
+        ),
+        (
+            WorkloadSpec {
+                block_size: 1000,
+                ..Default::default()
+            },
+            "block_size",
+        ),
+        (
+            WorkloadSpec {
+                block_size: 0,
+                ..Default::default()
+            },
+            "block_size",
+        ),
+        (
+            WorkloadSpec {
+                file_size: 1024,
+                ..Default::default()
+            },
+            "file_size",
+        ),
+        (
+            WorkloadSpec {
+                io_size: Some(1),
+                ..Default::default()
+            },
+            "io_size",
+        ),
+        (
+            WorkloadSpec {
+                duration_s: Some(0.0),
+                ..Default::default()
+            },
+            "duration_s",
+        ),
+        (
+            WorkloadSpec {
+                duration_s: Some(f64::NAN),
+                ..Default::default()
+            },
+            "duration_s",
+        ),
+        (
+            WorkloadSpec {
+                requests: Some(0),
+                ..Default::default()
+            },
+            "requests",
+        ),
+        (
+            WorkloadSpec {
+                sync_every: 0,
+                ..Default::default()
+            },
+            "sync_every",
+        ),
+        (
+            WorkloadSpec {
+                shared_files: Some(0),
+                ..Default::default()
+            },
+            "shared_files",
+        ),
+        (
+            WorkloadSpec {
+                interval_ms: 1,
+                ..Default::default()
+            },
+            "interval_ms",
+        ),
+        (
+            WorkloadSpec {
+                threads: 1_000_000,
+                ..Default::default()
+            },
+            "threads",
+        ),
+    ];
+    for (spec, field) in cases {
+        let err = spec.validate().unwrap_err();
+        assert_eq!(err.field, field, "{err}");
+        assert!(
+            err.to_string().contains("use") || err.to_string().contains("make"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn sync_none_allows_zero_interval() {
+    let spec = WorkloadSpec {
+        sync: SyncMethod::None,
+        sync_every: 0,
+        ..Default::default()
+    };
+    assert_eq!(spec.validate(), Ok(()));
+}
+
+#[test]
+fn stop_rule_precedence() {
+    let mut spec = WorkloadSpec {
+        io_size: Some(8192),
+        ..Default::default()
+    };
+    assert_eq!(spec.stop_rule(), StopRule::BytesPerThread(8192));
+    spec.requests = Some(10);
+    assert_eq!(spec.stop_rule(), StopRule::TotalRequests(10));
+    spec.duration_s = Some(1.5);
+    assert_eq!(
+        spec.stop_rule(),
+        StopRule::Duration(std::time::Duration::from_millis(1500))
+    );
+}
+
+#[test]
+fn enums_parse_by_their_preset_names() {
+    assert_eq!(
+        "sync_file_range".parse::<SyncMethod>(),
+        Ok(SyncMethod::SyncFileRange)
+    );
+    assert_eq!("seq".parse::<Pattern>(), Ok(Pattern::Seq));
+    assert_eq!("fill".parse::<Prepare>(), Ok(Prepare::Fill));
+    assert!(
+        "fsink"
+            .parse::<SyncMethod>()
+            .unwrap_err()
+            .contains("fdatasync")
+    );
+}
+
+#[test]
+fn open_flags_parse() {
+    let f = OpenFlags::parse("sync,direct").unwrap();
+    assert!(f.sync && f.direct && !f.dsync);
+    assert_eq!(OpenFlags::parse("O_DSYNC").unwrap().describe(), "O_DSYNC");
+    assert_eq!(OpenFlags::parse("").unwrap(), OpenFlags::default());
+    assert!(
+        OpenFlags::parse("fast")
+            .unwrap_err()
+            .contains("unknown open flag")
+    );
+}
+
+#[test]
+fn spec_toml_accepts_size_strings() {
+    let spec: WorkloadSpec =
+        toml::from_str("threads = 8\nblock_size = \"4k\"\nfile_size = \"64M\"\nio_size = \"64M\"")
+            .unwrap();
+    assert_eq!(spec.block_size, 4096);
+    assert_eq!(spec.io_size, Some(64 << 20));
+    let err = toml::from_str::<WorkloadSpec>("thread = 8").unwrap_err();
+    assert!(err.to_string().contains("unknown field"), "{err}");
+}
