@@ -1,10 +1,14 @@
 //! The lab window's flows end to end, driven headless with egui_kittest (no display, no
 //! GPU): widgets are found by their labels and clicked or typed into, as a user would.
 
-use std::time::{Duration, Instant};
+mod gui_common;
 
+use std::time::Duration;
+
+use gui_common::{retype, step_until};
+
+use egui::Modifiers;
 use egui::accesskit::Role;
-use egui::{Key, Modifiers};
 use egui_kittest::Harness;
 use egui_kittest::Node;
 use egui_kittest::kittest::Queryable;
@@ -16,34 +20,6 @@ fn harness(db: &std::path::Path, state: UiState) -> Harness<'static, LabApp> {
     Harness::builder()
         .with_size(egui::vec2(1360.0, 900.0))
         .build_ui_state(|ui, app: &mut LabApp| app.ui_root(ui), app)
-}
-
-/// Steps the UI (with small real sleeps, for the background threads) until `done`.
-fn step_until(
-    h: &mut Harness<'static, LabApp>,
-    what: &str,
-    done: impl Fn(&Harness<'static, LabApp>) -> bool,
-) {
-    let start = Instant::now();
-    while !done(h) {
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "timed out waiting for {what}"
-        );
-        h.run_steps(3);
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// Replaces the text of the field labelled `label`: click, select all, type.
-fn retype(h: &mut Harness<'static, LabApp>, label: &str, text: &str) {
-    h.get_by_label(label).scroll_to_me();
-    h.run_steps(4);
-    h.get_by_label(label).click();
-    h.run_steps(2);
-    h.key_press_modifiers(Modifiers::COMMAND, Key::A);
-    h.get_by_label(label).type_text(text);
-    h.run_steps(2);
 }
 
 fn click_tab(h: &mut Harness<'static, LabApp>, tab: Tab) {
@@ -63,7 +39,7 @@ fn start_and_wait(h: &mut Harness<'static, LabApp>, runs_before: usize) {
     h.get_by_label("Start run").click();
     h.run_steps(3);
     assert_eq!(h.state().state.tab, Tab::Run, "Start run shows the Run tab");
-    step_until(h, "the run to finish", |h| {
+    step_until(h, "the run to finish", Duration::from_secs(60), |h| {
         !h.state().runner.is_active()
             && h.state().runner.live.results.len() + runs_before > runs_before
     });
@@ -119,7 +95,9 @@ fn preset_run_history_compare_export() {
 
     // History: both runs appear; select them and compare.
     click_tab(&mut h, Tab::History);
-    step_until(&mut h, "two rows", |h| h.state().cache.runs.len() == 2);
+    step_until(&mut h, "two rows", Duration::from_secs(60), |h| {
+        h.state().cache.runs.len() == 2
+    });
     h.run_steps(3);
     cell(&h, "first").click();
     h.run_steps(2);
@@ -128,7 +106,7 @@ fn preset_run_history_compare_export() {
     h.get_by_label("Compare selected").click();
     h.run_steps(3);
     assert_eq!(h.state().state.tab, Tab::Compare);
-    step_until(&mut h, "the comparison", |h| {
+    step_until(&mut h, "the comparison", Duration::from_secs(60), |h| {
         h.state().cache.comparison.is_some()
     });
     h.run_steps(3);
@@ -143,7 +121,7 @@ fn preset_run_history_compare_export() {
     h.run_steps(3);
     retype(&mut h, "Export path", png.to_str().unwrap());
     h.get_by_label("Write").click();
-    step_until(&mut h, "the exported PNG", |_| {
+    step_until(&mut h, "the exported PNG", Duration::from_secs(60), |_| {
         std::fs::metadata(&png).is_ok_and(|m| m.len() > 10_000)
     });
     std::thread::sleep(Duration::from_millis(200));

@@ -2,10 +2,14 @@
 //! mount it is on and the tmpfs warning, get the CLI's validation message inline, start a
 //! tiny real run.
 
-use std::time::{Duration, Instant};
+mod gui_common;
 
+use std::time::Duration;
+
+use gui_common::{retype, step_until};
+
+use egui::Key;
 use egui::accesskit::Role;
-use egui::{Key, Modifiers};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use fsynclab::gui::{LabApp, Tab, UiState};
@@ -27,34 +31,6 @@ fn ad_hoc_state() -> UiState {
         target: String::new(),
         ..UiState::default()
     }
-}
-
-/// Steps (with short sleeps, for background threads) until `done`, at most 20 s.
-fn step_until(
-    h: &mut Harness<'static, LabApp>,
-    what: &str,
-    done: impl Fn(&Harness<'static, LabApp>) -> bool,
-) {
-    let start = Instant::now();
-    while !done(h) {
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "timed out waiting for {what}"
-        );
-        h.run_steps(3);
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// Replaces the text of the field labelled `label` as a user would: click, select all, type.
-fn retype(h: &mut Harness<'static, LabApp>, label: &str, text: &str) {
-    h.get_by_label(label).scroll_to_me();
-    h.run(); // let the scroll animation settle before clicking
-    h.get_by_label(label).click();
-    h.run();
-    h.key_press_modifiers(Modifiers::COMMAND, Key::A);
-    h.get_by_label(label).type_text(text);
-    h.run();
 }
 
 fn has_label_containing(h: &Harness<'static, LabApp>, text: &str) -> bool {
@@ -99,7 +75,7 @@ fn typed_target_shows_the_mount_it_is_on() {
     h.run_steps(2);
     retype(&mut h, "Target directory", &path);
     assert_eq!(h.state().state.target, path);
-    step_until(&mut h, "the mount line", |h| {
+    step_until(&mut h, "the mount line", Duration::from_secs(20), |h| {
         has_label_containing(h, "Target is on ")
     });
     let line = h.get_by_label_contains("Target is on ");
@@ -160,7 +136,9 @@ fn tiny_ad_hoc_run_starts_switches_to_run_and_finishes() {
     h.get_by_label("Start run").click();
     h.run_steps(2);
     assert_eq!(h.state().state.tab, Tab::Run);
-    step_until(&mut h, "the run to end", |h| !h.state().runner.is_active());
+    step_until(&mut h, "the run to end", Duration::from_secs(20), |h| {
+        !h.state().runner.is_active()
+    });
     let live = &h.state().runner.live;
     assert_eq!(live.error, None);
     assert_eq!(live.results[0].status, RunStatus::Finished);
@@ -185,7 +163,7 @@ fn tmpfs_target_shows_the_loud_warning() {
     let mut h = harness(&dir, ad_hoc_state());
     h.run_steps(2);
     retype(&mut h, "Target directory", "/dev/shm");
-    step_until(&mut h, "the tmpfs warning", |h| {
+    step_until(&mut h, "the tmpfs warning", Duration::from_secs(20), |h| {
         has_label_containing(
             h,
             "fsync does nothing on tmpfs: sync latency here is pure syscall cost",
@@ -214,6 +192,8 @@ fn enter_starts_the_run_only_when_no_field_has_focus() {
     h.key_press(Key::Enter);
     h.run_steps(2);
     assert_eq!(h.state().state.tab, Tab::Run);
-    step_until(&mut h, "the run to end", |h| !h.state().runner.is_active());
+    step_until(&mut h, "the run to end", Duration::from_secs(20), |h| {
+        !h.state().runner.is_active()
+    });
     assert_eq!(h.state().runner.live.results[0].status, RunStatus::Finished);
 }
