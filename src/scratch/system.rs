@@ -3,6 +3,7 @@
 
 use std::ffi::OsStr;
 use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -79,8 +80,11 @@ fn command_line<S: AsRef<OsStr>>(program: &Path, args: &[S]) -> String {
 /// is a [`CommandFailure`] carrying the stderr.
 pub(crate) fn run<S: AsRef<OsStr>>(program: &Path, args: &[S]) -> Result<String, CommandFailure> {
     let command = command_line(program, args);
+    // Its own process group: a Ctrl-C at the terminal reaches fsynclab (which cancels
+    // between steps) but never kills a half-done mkfs, mount or umount.
     let output = Command::new(program)
         .args(args)
+        .process_group(0)
         .output()
         .map_err(|error| CommandFailure {
             command: command.clone(),
