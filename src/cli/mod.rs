@@ -3,6 +3,7 @@
 
 mod browse;
 mod compare;
+mod kind_args;
 mod progress;
 mod run;
 mod scratch;

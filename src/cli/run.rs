@@ -37,13 +37,15 @@ pub struct RunArgs {
     /// Set any workload field: --set key=value (repeatable; applied last).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub settings: Vec<String>,
-    /// Worker threads.
+    /// Worker threads (writers, clients).
     #[arg(long)]
     pub threads: Option<u32>,
+    #[command(flatten)]
+    pub kind: super::kind_args::KindArgs,
     /// Block size per write (multiple of 512): 4k, 8k, 512...
     #[arg(long = "bs", value_parser = parse_size_arg)]
     pub block_size: Option<u64>,
-    /// Size of each test file: 64M, 1G...
+    /// Size of each test file: 64M, 1G... (smallfiles: bytes per small file, 0 for empty)
     #[arg(long, value_parser = parse_size_arg)]
     pub file_size: Option<u64>,
     /// Bytes each thread writes (default: the file size).
@@ -128,9 +130,7 @@ pub fn build_spec(args: &RunArgs) -> Result<(WorkloadSpec, Option<String>, Optio
     if let Some(v) = args.block_size {
         spec.block_size = v;
     }
-    if let Some(v) = args.file_size {
-        spec.file_size = v;
-    }
+    args.kind.apply(&mut spec, args.file_size);
     if let Some(v) = args.io_size {
         spec.io_size = Some(v);
     }

@@ -8,7 +8,9 @@
 mod clock;
 mod fake;
 mod file;
+mod fileio;
 mod gate;
+mod kinds;
 mod offsets;
 mod sampler;
 mod scratch;
@@ -34,7 +36,7 @@ use crate::probe::{BlockStat, SystemInfo};
 use crate::spec::{SpecError, StopRule, WorkloadSpec, format_size};
 use gate::{ArrivalGuard, StartGate};
 use sampler::Sampler;
-use worker::{Live, Padded, Shared, WorkerPlan, run_worker};
+use worker::{Live, Padded, Shared};
 
 /// Why a run could not start (nothing was measured).
 #[derive(Debug, thiserror::Error)]
@@ -179,8 +181,7 @@ fn run_in_scratch<B: Backend>(
     cancel: &CancelToken,
 ) -> Result<RunResult, EngineError> {
     let mut warnings = ctx.system.warnings.clone();
-    let file_count = spec.file_count();
-    let needed = u64::from(file_count).saturating_mul(spec.file_size);
+    let needed = kinds::space_needed(spec);
     if let Some(free) = free_bytes(scratch.path())
         && needed > free
     {
@@ -190,61 +191,13 @@ fn run_in_scratch<B: Backend>(
             format_size(free)
         ));
     }
-    let _ = events.send(EngineEvent::Preparing {
-        files: file_count,
-        bytes_per_file: spec.file_size,
-    });
-    let shared_mode = spec.shared_files.is_some();
-    let mut paths = Vec::with_capacity(file_count as usize);
-    for i in 0..file_count {
-        let name = if shared_mode {
-            format!("shared-{i}.dat")
-        } else {
-            format!("thread-{i}.dat")
-        };
-        let path = scratch.file(&name);
-        let op = match spec.prepare {
-            crate::spec::Prepare::Fallocate => "fallocate",
-            _ => "prepare",
-        };
-        match backend.create(
-            &path,
-            spec.file_size,
-            spec.prepare,
-            spec.seed ^ u64::from(i),
-            cancel,
-        ) {
-            Ok(()) => paths.push(path),
-            Err(_) if cancel.is_cancelled() => {
-                return Ok(empty_result(spec, ctx, RunStatus::Cancelled, warnings));
-            }
-            Err(e) => return Err(EngineError::Prepare(describe_io_error(op, &path, None, &e))),
+    let prepared = match kinds::prepare(backend, spec, scratch, events, cancel) {
+        Ok(p) => p,
+        Err(kinds::PrepareStop::Cancelled) => {
+            return Ok(empty_result(spec, ctx, RunStatus::Cancelled, warnings));
         }
-    }
-    // Make the new directory entries durable too, so the first timed fsync does not pay
-    // for creating the files.
-    if let Ok(dir) = std::fs::File::open(scratch.path()) {
-        let _ = dir.sync_all();
-    }
-
-    let total_blocks = spec.blocks_per_file() * u64::from(file_count);
-    let plans: Vec<WorkerPlan> = (0..spec.threads)
-        .map(|t| {
-            if shared_mode {
-                WorkerPlan {
-                    thread: t,
-                    files: paths.clone(),
-                    start_block: total_blocks * u64::from(t) / u64::from(spec.threads),
-                }
-            } else {
-                WorkerPlan {
-                    thread: t,
-                    files: vec![paths[t as usize].clone()],
-                    start_block: 0,
-                }
-            }
-        })
-        .collect();
+        Err(kinds::PrepareStop::Error(e)) => return Err(e),
+    };
     let stop_rule = spec.stop_rule();
     let shared = Shared {
         stop: Padded(AtomicBool::new(false)),
@@ -268,36 +221,38 @@ fn run_in_scratch<B: Backend>(
     let backing_before = backing_device.and_then(|d| crate::probe::read_blockstat(d).ok());
     let mut sampler = Sampler::new(
         &lives,
-        spec.block_size,
+        kinds::bytes_per_write(spec),
         device
             .filter(|_| before.is_ok())
             .map(|d| d.stat_path.clone()),
     );
-    let expected_writes = match stop_rule {
-        StopRule::BytesPerThread(b) => Some(b / spec.block_size * u64::from(spec.threads)),
-        StopRule::TotalRequests(n) => Some(n),
-        StopRule::Duration(_) => None,
-    };
+    let expected_writes = kinds::expected_writes(spec);
 
     let (done_tx, done_rx) = mpsc::channel::<()>();
     let mut started_at_ms = 0i64;
     let mut cancelled = false;
     let mut spawn_error = None;
     let joined = std::thread::scope(|scope| {
-        let mut handles = Vec::with_capacity(plans.len());
-        for plan in plans {
+        let mut handles = Vec::with_capacity(spec.threads as usize);
+        for thread in 0..spec.threads {
             let done = done_tx.clone();
-            let (shared, gate) = (&shared, &gate);
-            let live = &lives[plan.thread as usize];
+            let (shared, gate, prepared) = (&shared, &gate, &prepared);
+            let live = &lives[thread as usize];
             let spawned = std::thread::Builder::new()
-                .name(format!("fsynclab-w{}", plan.thread))
+                .name(format!("fsynclab-w{thread}"))
                 .spawn_scoped(scope, move || {
                     let mut guard = ArrivalGuard {
                         gate,
                         arrived: false,
                         done,
                     };
-                    run_worker(backend, spec, plan, shared, live, gate, &mut guard.arrived)
+                    let worker = kinds::Worker {
+                        thread,
+                        shared,
+                        live,
+                        gate,
+                    };
+                    prepared.work(backend, spec, worker, &mut guard.arrived)
                 });
             match spawned {
                 Ok(h) => handles.push(h),
@@ -401,6 +356,9 @@ fn run_in_scratch<B: Backend>(
     let end_ns = ran().map(|o| o.end_ns).max().unwrap_or(start_ns);
     let mut threads = Vec::with_capacity(outs.len());
     let mut error = None;
+    let ops = crate::metrics::merge_ops(outs.iter().map(|o| o.ops.as_slice()));
+    let phases = kinds::merge_phases(&outs);
+    let group = prepared.group_stats();
     for out in &outs {
         write_lat.merge(&out.write_lat);
         sync_lat.merge(&out.sync_lat);
@@ -473,6 +431,9 @@ fn run_in_scratch<B: Backend>(
         device: device_accounting,
         warnings,
         noise: None,
+        ops,
+        phases,
+        group,
     })
 }
 
@@ -514,6 +475,9 @@ fn empty_result(
         },
         warnings,
         noise: None,
+        ops: Vec::new(),
+        phases: Vec::new(),
+        group: None,
     }
 }
 

@@ -68,7 +68,11 @@ impl<'a> Sampler<'a> {
             let writes = live.writes.load(Ordering::Relaxed);
             now.writes += writes;
             now.syncs += live.syncs.load(Ordering::Relaxed);
-            now.bytes += writes * self.block_size;
+            now.bytes += if self.block_size == 0 {
+                live.bytes.load(Ordering::Relaxed)
+            } else {
+                writes * self.block_size
+            };
             live.write_buckets.snapshot_into(&mut self.scratch);
             add_into(&mut now.write_buckets, &self.scratch);
             live.sync_buckets.snapshot_into(&mut self.scratch);

@@ -68,6 +68,7 @@ pub fn free_bytes(path: &Path) -> Option<u64> {
 pub struct ScratchDir {
     path: PathBuf,
     files: Vec<PathBuf>,
+    dirs: Vec<PathBuf>,
 }
 
 impl ScratchDir {
@@ -85,6 +86,7 @@ impl ScratchDir {
                     return Ok(ScratchDir {
                         path,
                         files: Vec::new(),
+                        dirs: Vec::new(),
                     });
                 }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
@@ -109,10 +111,26 @@ impl ScratchDir {
         p
     }
 
+    /// Creates a subdirectory (mode 0700) for a worker's files; it is removed with
+    /// everything in it (symlinks inside are removed, never followed).
+    pub fn subdir(&mut self, name: &str) -> io::Result<PathBuf> {
+        let p = self.path.join(name);
+        std::fs::DirBuilder::new().mode(0o700).create(&p)?;
+        self.dirs.push(p.clone());
+        Ok(p)
+    }
+
     /// Removes the files it created and the directory. Returns a warning when something
     /// could not be removed (a run never fails because of cleanup).
     pub fn remove(self) -> Option<String> {
         let mut problems = Vec::new();
+        for d in &self.dirs {
+            if let Err(e) = std::fs::remove_dir_all(d)
+                && e.kind() != io::ErrorKind::NotFound
+            {
+                problems.push(format!("{}: {e}", d.display()));
+            }
+        }
         for f in &self.files {
             if let Err(e) = std::fs::remove_file(f)
                 && e.kind() != io::ErrorKind::NotFound

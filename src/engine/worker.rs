@@ -8,7 +8,7 @@ use super::file::{AlignedBuf, Backend, Clock, SyncFile};
 use super::gate::StartGate;
 use super::offsets::{BlockOrder, mix};
 use super::scratch::describe_io_error;
-use crate::metrics::{LatencyHistogram, LiveBuckets, ThreadStats, bump};
+use crate::metrics::{LatencyHistogram, LiveBuckets, OpStats, ThreadStats, bump};
 use crate::spec::{StopRule, SyncMethod, WorkloadSpec};
 
 /// Counters a worker publishes for the interval sampler: one writer, relaxed atomics,
@@ -17,6 +17,8 @@ use crate::spec::{StopRule, SyncMethod, WorkloadSpec};
 #[derive(Default)]
 pub(super) struct Live {
     pub writes: AtomicU64,
+    /// Bytes, for kinds whose writes vary in size (see `kinds::bytes_per_write`).
+    pub bytes: AtomicU64,
     pub syncs: AtomicU64,
     pub write_buckets: LiveBuckets,
     pub sync_buckets: LiveBuckets,
@@ -35,6 +37,7 @@ pub(super) struct Shared {
 }
 
 /// What one worker writes.
+#[derive(Clone)]
 pub(super) struct WorkerPlan {
     pub thread: u32,
     /// Files in block-index order: block b lives in file b / blocks_per_file.
@@ -56,6 +59,39 @@ pub(super) struct WorkerOutput {
     pub open_error: Option<String>,
     /// An I/O error during the run.
     pub error: Option<String>,
+    /// Per-operation latency (kinds beyond fileio).
+    pub ops: Vec<OpStats>,
+    /// Timed phases (smallfiles).
+    pub phases: Vec<PhaseSpan>,
+}
+
+/// One worker's part of a timed phase.
+pub(super) struct PhaseSpan {
+    pub phase: &'static str,
+    pub items: u64,
+    pub start_ns: u64,
+    pub end_ns: u64,
+}
+
+impl WorkerOutput {
+    /// An output with nothing measured yet, for worker `thread`.
+    pub fn new(thread: u32) -> Self {
+        Self {
+            stats: ThreadStats {
+                thread,
+                ..Default::default()
+            },
+            write_lat: LatencyHistogram::new(),
+            sync_lat: LatencyHistogram::new(),
+            started: false,
+            start_ns: 0,
+            end_ns: 0,
+            open_error: None,
+            error: None,
+            ops: Vec::new(),
+            phases: Vec::new(),
+        }
+    }
 }
 
 /// Runs one worker to its stop condition. `arrived` is set once it has reached the gate,
@@ -70,19 +106,7 @@ pub(super) fn run_worker<B: Backend>(
     arrived: &mut bool,
 ) -> WorkerOutput {
     let clock = backend.clock(plan.thread);
-    let mut out = WorkerOutput {
-        stats: ThreadStats {
-            thread: plan.thread,
-            ..Default::default()
-        },
-        write_lat: LatencyHistogram::new(),
-        sync_lat: LatencyHistogram::new(),
-        started: false,
-        start_ns: 0,
-        end_ns: 0,
-        open_error: None,
-        error: None,
-    };
+    let mut out = WorkerOutput::new(plan.thread);
     let opened: Result<Vec<B::File>, String> = plan
         .files
         .iter()
@@ -242,7 +266,7 @@ pub(super) fn run_worker<B: Backend>(
 }
 
 #[inline(always)]
-fn record_sync(hist: &mut LatencyHistogram, live: &Live, sync_ns: u64) {
+pub(super) fn record_sync(hist: &mut LatencyHistogram, live: &Live, sync_ns: u64) {
     hist.record(sync_ns);
     live.sync_buckets.record(sync_ns);
     bump(&live.syncs, 1);

@@ -4,11 +4,13 @@
 //! Everything here is plain data (`Serialize`); nothing here measures or formats.
 
 mod histogram;
+mod ops;
 
 pub use histogram::{
     LIVE_BUCKETS, LatencyHistogram, LatencySummary, LiveBuckets, bucket_percentile_ns, bump,
     live_bucket_bounds, live_bucket_index,
 };
+pub use ops::{GroupCommitStats, OpStats, PhaseStats, merge_ops};
 
 use serde::{Deserialize, Serialize};
 
@@ -225,6 +227,15 @@ pub struct RunResult {
     /// Background load around the run (the noise guard); `None` when not recorded.
     #[serde(default)]
     pub noise: Option<NoiseInfo>,
+    /// Per-operation latency of the kinds beyond `fileio` (empty for `fileio`).
+    #[serde(default)]
+    pub ops: Vec<OpStats>,
+    /// Timed phases (smallfiles); empty when the run has one phase.
+    #[serde(default)]
+    pub phases: Vec<PhaseStats>,
+    /// Group-commit accounting (grouplog).
+    #[serde(default)]
+    pub group: Option<GroupCommitStats>,
 }
 
 /// Pressure-stall counters of one resource (`/proc/pressure/cpu` or `io`), "some" line.

@@ -190,6 +190,7 @@ pub fn summary_text(r: &RunResult) -> String {
         "fairness  writes/thread {:.1} ± {:.1} · busy/thread {:.3} ± {:.3} s",
         s.thread_writes_mean, s.thread_writes_stddev, s.thread_busy_mean_s, s.thread_busy_stddev_s
     );
+    out.push_str(&super::kinds::kind_section(r));
     for w in &r.warnings {
         let _ = writeln!(out, "warning   {w}");
     }
@@ -294,6 +295,8 @@ pub fn run_json(r: &RunResult) -> serde_json::Value {
         "warnings": r.warnings,
         "noise": r.noise,
         "clock_source": r.system.clock_source,
+        "kind": r.spec.kind.as_str(),
+        "kind_detail": super::kinds::kind_json(r),
     })
 }
 

@@ -1,9 +1,14 @@
 //! What to run: the [`WorkloadSpec`] of a run, its validation, and the presets that
 //! replay the seed threads' benchmarks.
 
+mod kinds;
 mod preset;
 mod set;
 mod size;
+
+pub use kinds::{
+    FileSync, FileioMode, FileserverSpec, GrouplogSpec, MAX_DELAY_US, SmallfilesSpec, Strategy,
+};
 
 pub use preset::{
     MatrixSuggestion, Preset, PresetError, PublishedFigure, ScaleRule, builtin_presets, load_preset,
@@ -20,6 +25,31 @@ pub enum WorkloadKind {
     /// N threads pwrite a file (or shared files) and sync every N writes: fio / sysbench fileio.
     #[default]
     Fileio,
+    /// Each thread creates small files in its own directory and syncs them: fs_mark.
+    Smallfiles,
+    /// N clients replay a file-server operation mix in their own trees: dbench-like.
+    Fileserver,
+    /// N writers append records to one shared log with a group-commit strategy.
+    Grouplog,
+}
+
+impl WorkloadKind {
+    /// The name used on the command line, in presets and in the store.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WorkloadKind::Fileio => "fileio",
+            WorkloadKind::Smallfiles => "smallfiles",
+            WorkloadKind::Fileserver => "fileserver",
+            WorkloadKind::Grouplog => "grouplog",
+        }
+    }
+}
+
+impl std::str::FromStr for WorkloadKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        parse_name(s, "fileio, smallfiles, fileserver, grouplog")
+    }
 }
 
 /// Order in which a thread visits the blocks of its file.
@@ -194,6 +224,14 @@ pub struct WorkloadSpec {
     pub seed: u64,
     /// Interval sample length in ms.
     pub interval_ms: u64,
+    /// `fileio` only: fio-style or sysbench-style request and sync counting.
+    pub mode: FileioMode,
+    /// `smallfiles` parameters.
+    pub smallfiles: SmallfilesSpec,
+    /// `fileserver` parameters (`threads` is the number of clients).
+    pub fileserver: FileserverSpec,
+    /// `grouplog` parameters (`threads` is the number of writers, `sync` the flush call).
+    pub grouplog: GrouplogSpec,
 }
 
 impl Default for WorkloadSpec {
@@ -215,6 +253,10 @@ impl Default for WorkloadSpec {
             shared_files: None,
             seed: 0x5eed_f5c1,
             interval_ms: 100,
+            mode: FileioMode::Fio,
+            smallfiles: SmallfilesSpec::default(),
+            fileserver: FileserverSpec::default(),
+            grouplog: GrouplogSpec::default(),
         }
     }
 }
@@ -280,9 +322,18 @@ impl WorkloadSpec {
         }
     }
 
-    /// Number of distinct test files.
+    /// Number of distinct test files of a `fileio` run (sysbench mode shares one file
+    /// unless `shared_files` says otherwise).
     pub fn file_count(&self) -> u32 {
-        self.shared_files.unwrap_or(self.threads)
+        match self.mode {
+            FileioMode::Sysbench => self.shared_files.unwrap_or(1),
+            FileioMode::Fio => self.shared_files.unwrap_or(self.threads),
+        }
+    }
+
+    /// Whether threads write shared files (always in sysbench mode).
+    pub fn shares_files(&self) -> bool {
+        self.shared_files.is_some() || self.mode == FileioMode::Sysbench
     }
 
     /// Blocks per file (whole blocks only; a tail shorter than a block is never written).
@@ -379,6 +430,7 @@ impl WorkloadSpec {
                 "use 10 to 60000 ms (--set interval_ms=100)",
             ));
         }
+        kinds::kind_problems(self, &mut errs);
         errs
     }
 
@@ -392,14 +444,72 @@ impl WorkloadSpec {
 
     /// One line a storage engineer reads at a glance.
     pub fn describe(&self) -> String {
+        match self.kind {
+            WorkloadKind::Fileio => self.describe_fileio(),
+            WorkloadKind::Smallfiles => self.describe_smallfiles(),
+            WorkloadKind::Fileserver => format!(
+                "fileserver {} clients, {} files each, {}",
+                self.threads,
+                self.fileserver.files_per_client,
+                self.describe_stop()
+            ),
+            WorkloadKind::Grouplog => format!(
+                "grouplog {} writers, {} records, {} log, {}, strategy {}, {}",
+                self.threads,
+                format_size(self.grouplog.record_size),
+                format_size(self.grouplog.log_size),
+                self.sync.as_str(),
+                self.grouplog.strategy,
+                self.describe_stop()
+            ),
+        }
+    }
+
+    fn describe_stop(&self) -> String {
+        match self.stop_rule() {
+            StopRule::BytesPerThread(b) => format!("{} per thread", format_size(b)),
+            StopRule::Duration(d) => format!("{:.1} s", d.as_secs_f64()),
+            StopRule::TotalRequests(n) => format!("{n} requests"),
+        }
+    }
+
+    fn describe_smallfiles(&self) -> String {
+        let s = &self.smallfiles;
+        let mut extras = Vec::new();
+        if s.xattr {
+            extras.push("64-byte xattr");
+        }
+        if s.chown {
+            extras.push("chown phase");
+        }
+        if s.unlink {
+            extras.push("unlink phase");
+        }
+        let limit = match self.duration_s {
+            Some(d) => format!("up to {} files/thread or {d:.1} s", s.files_per_thread),
+            None => format!("{} files/thread", s.files_per_thread),
+        };
+        format!(
+            "smallfiles {} threads, {}, {} each, sync {}{}{}",
+            self.threads,
+            limit,
+            format_size(s.file_size),
+            s.sync.as_str(),
+            if extras.is_empty() { "" } else { ", " },
+            extras.join(", ")
+        )
+    }
+
+    fn describe_fileio(&self) -> String {
         let stop = match self.stop_rule() {
             StopRule::BytesPerThread(b) => format!("{} per thread", format_size(b)),
             StopRule::Duration(d) => format!("{:.1} s", d.as_secs_f64()),
             StopRule::TotalRequests(n) => format!("{n} requests"),
         };
-        let files = match self.shared_files {
-            Some(n) => format!("{n} shared file(s)"),
-            None => "1 file/thread".into(),
+        let files = if self.shares_files() {
+            format!("{} shared file(s)", self.file_count())
+        } else {
+            "1 file/thread".into()
         };
         let sync = if self.sync == SyncMethod::None {
             "no sync".into()
@@ -407,7 +517,12 @@ impl WorkloadSpec {
             format!("{} every {}", self.sync.as_str(), self.sync_every)
         };
         format!(
-            "fileio {} threads, {} {:?} writes, {}, {} × {}, {}, flags {}",
+            "fileio{} {} threads, {} {:?} writes, {}, {} × {}, {}, flags {}",
+            if self.mode == FileioMode::Sysbench {
+                " (sysbench)"
+            } else {
+                ""
+            },
             self.threads,
             format_size(self.block_size),
             self.pattern,

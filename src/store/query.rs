@@ -193,6 +193,7 @@ struct Detail {
     device_json: Option<String>,
     warnings_json: Option<String>,
     noise_json: Option<String>,
+    detail_json: Option<String>,
 }
 
 impl Store {
@@ -262,7 +263,7 @@ impl Store {
             .ok_or(StoreError::NotFound { id })?;
         let detail = self.conn.query_row(
             "SELECT spec_json, system_json, started_at_ms, bytes, device_json, warnings_json, \
-             noise_json FROM runs WHERE id = ?1",
+             noise_json, detail_json FROM runs WHERE id = ?1",
             [id],
             |r| {
                 Ok(Detail {
@@ -273,6 +274,7 @@ impl Store {
                     device_json: r.get(4)?,
                     warnings_json: r.get(5)?,
                     noise_json: r.get(6)?,
+                    detail_json: r.get(7)?,
                 })
             },
         )?;
@@ -313,6 +315,10 @@ impl Store {
             Some(json) => serde_json::from_str(json)?,
             None => Vec::new(),
         };
+        let kind_detail: super::runs::KindDetail = match &detail.detail_json {
+            Some(json) => serde_json::from_str(json)?,
+            None => Default::default(),
+        };
         Ok(RunResult {
             id,
             status: row.status,
@@ -335,6 +341,9 @@ impl Store {
                 .as_deref()
                 .map(serde_json::from_str)
                 .transpose()?,
+            ops: kind_detail.ops,
+            phases: kind_detail.phases,
+            group: kind_detail.group,
         })
     }
 

@@ -42,6 +42,31 @@ pub struct Experiment {
     pub created_at_ms: i64,
 }
 
+/// The figures of a run beyond fileio's, stored together as `detail_json`.
+#[derive(serde::Serialize, serde::Deserialize, Default)]
+pub(super) struct KindDetail {
+    #[serde(default)]
+    pub ops: Vec<crate::metrics::OpStats>,
+    #[serde(default)]
+    pub phases: Vec<crate::metrics::PhaseStats>,
+    #[serde(default)]
+    pub group: Option<crate::metrics::GroupCommitStats>,
+}
+
+impl KindDetail {
+    /// The detail of `result`, or `None` when it has none (every fileio run).
+    fn of(result: &RunResult) -> Option<Self> {
+        if result.ops.is_empty() && result.phases.is_empty() && result.group.is_none() {
+            return None;
+        }
+        Some(Self {
+            ops: result.ops.clone(),
+            phases: result.phases.clone(),
+            group: result.group.clone(),
+        })
+    }
+}
+
 /// The stored name of a workload kind (`fileio`), as serde spells it.
 fn kind_name(kind: WorkloadKind) -> Result<String, StoreError> {
     Ok(match serde_json::to_value(kind)? {
@@ -193,7 +218,7 @@ impl Store {
              syncs = ?12, bytes = ?13, iops = ?14, mib_per_sec = ?15, write_p50_ns = ?16, \
              write_p99_ns = ?17, sync_p50_ns = ?18, sync_p99_ns = ?19, device_flushes = ?20, \
              flushes_per_sync = ?21, spec_json = ?22, system_json = ?23, device_json = ?24, \
-             warnings_json = ?25, noise_json = ?26 WHERE id = ?1",
+             warnings_json = ?25, noise_json = ?26, detail_json = ?27 WHERE id = ?1",
             params![
                 id,
                 result.status.as_str(),
@@ -224,6 +249,9 @@ impl Store {
                     .noise
                     .as_ref()
                     .map(serde_json::to_string)
+                    .transpose()?,
+                KindDetail::of(result)
+                    .map(|d| serde_json::to_string(&d))
                     .transpose()?,
             ],
         )?;

@@ -17,6 +17,10 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "0002_noise",
         sql: include_str!("migrations/0002_noise.sql"),
     },
+    Migration {
+        name: "0003_kinds",
+        sql: include_str!("migrations/0003_kinds.sql"),
+    },
 ];
 
 /// One schema step.

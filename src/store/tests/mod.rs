@@ -169,6 +169,25 @@ fn result_for(id: i64, new: &NewRun) -> RunResult {
             }),
             io_pressure: None,
         }),
+        ops: vec![{
+            let mut op = crate::metrics::OpStats::new("commit");
+            op.record(1_500_000, 4096);
+            op.record(2_500_000, 4096);
+            op
+        }],
+        phases: vec![crate::metrics::PhaseStats {
+            phase: "create".into(),
+            items: 64,
+            wall_ns: 12_345_678,
+        }],
+        group: Some(crate::metrics::GroupCommitStats {
+            strategy: "delay:500".into(),
+            commits: 2,
+            flushes: 1,
+            batch_sizes: vec![0, 0, 1],
+            learned_flush_ns: Some(1_200_000),
+            gather_wait_ns: 500_000,
+        }),
     }
 }
 

@@ -1,0 +1,148 @@
+//! Dispatch by workload kind: what is prepared before the start gate, which loop each
+//! worker runs, and how kind-specific figures are merged after the run.
+
+use std::sync::mpsc::Sender;
+
+use super::file::Backend;
+use super::gate::StartGate;
+use super::scratch::ScratchDir;
+use super::worker::{Live, Shared, WorkerOutput, WorkerPlan, run_worker};
+use super::{CancelToken, EngineError, EngineEvent, fileio};
+use crate::metrics::{GroupCommitStats, PhaseStats};
+use crate::spec::{StopRule, WorkloadKind, WorkloadSpec};
+
+/// Why preparation stopped.
+pub(super) enum PrepareStop {
+    /// The user cancelled while files were being prepared.
+    Cancelled,
+    /// Preparation failed.
+    Error(EngineError),
+}
+
+/// What a worker needs besides the backend and the spec.
+pub(super) struct Worker<'a> {
+    pub thread: u32,
+    pub shared: &'a Shared,
+    pub live: &'a Live,
+    pub gate: &'a StartGate,
+}
+
+/// Everything prepared before timing, per kind.
+pub(super) enum Prepared {
+    Fileio(Vec<WorkerPlan>),
+}
+
+/// Prepares `spec`'s files in `scratch`.
+pub(super) fn prepare<B: Backend>(
+    backend: &B,
+    spec: &WorkloadSpec,
+    scratch: &mut ScratchDir,
+    events: &Sender<EngineEvent>,
+    cancel: &CancelToken,
+) -> Result<Prepared, PrepareStop> {
+    match spec.kind {
+        WorkloadKind::Fileio => {
+            fileio::prepare(backend, spec, scratch, events, cancel).map(Prepared::Fileio)
+        }
+        other => Err(PrepareStop::Error(EngineError::Prepare(format!(
+            "the {} workload is not built yet",
+            other.as_str()
+        )))),
+    }
+}
+
+impl Prepared {
+    /// Runs worker `w.thread` to its stop condition.
+    pub fn work<B: Backend>(
+        &self,
+        backend: &B,
+        spec: &WorkloadSpec,
+        w: Worker<'_>,
+        arrived: &mut bool,
+    ) -> WorkerOutput {
+        match self {
+            Prepared::Fileio(plans) => {
+                let plan = plans[w.thread as usize].clone();
+                run_worker(backend, spec, plan, w.shared, w.live, w.gate, arrived)
+            }
+        }
+    }
+
+    /// Group-commit accounting, for the kinds that have it.
+    pub fn group_stats(&self) -> Option<GroupCommitStats> {
+        match self {
+            Prepared::Fileio(_) => None,
+        }
+    }
+}
+
+/// Bytes on the target the run may need (for the low-space warning).
+pub(super) fn space_needed(spec: &WorkloadSpec) -> u64 {
+    match spec.kind {
+        WorkloadKind::Fileio => u64::from(spec.file_count()).saturating_mul(spec.file_size),
+        WorkloadKind::Smallfiles => u64::from(spec.threads)
+            .saturating_mul(spec.smallfiles.files_per_thread)
+            .saturating_mul(spec.smallfiles.file_size.max(4096)),
+        WorkloadKind::Fileserver => u64::from(spec.threads)
+            .saturating_mul(u64::from(spec.fileserver.files_per_client))
+            .saturating_mul(1 << 20),
+        WorkloadKind::Grouplog => spec.grouplog.log_size,
+    }
+}
+
+/// Application bytes of one counted write, for the interval sampler; 0 where writes vary
+/// in size (the worker then counts bytes itself in `Live::bytes`).
+pub(super) fn bytes_per_write(spec: &WorkloadSpec) -> u64 {
+    match spec.kind {
+        WorkloadKind::Fileio => spec.block_size,
+        WorkloadKind::Smallfiles => spec.smallfiles.file_size,
+        WorkloadKind::Fileserver => 0,
+        WorkloadKind::Grouplog => spec.grouplog.record_size,
+    }
+}
+
+/// Writes the run will do, when known in advance (for progress bars).
+pub(super) fn expected_writes(spec: &WorkloadSpec) -> Option<u64> {
+    match (spec.kind, spec.stop_rule()) {
+        (_, StopRule::Duration(_)) => None,
+        (WorkloadKind::Fileio, StopRule::BytesPerThread(b)) => {
+            Some(b / spec.block_size * u64::from(spec.threads))
+        }
+        (WorkloadKind::Fileio | WorkloadKind::Grouplog, StopRule::TotalRequests(n)) => Some(n),
+        (WorkloadKind::Smallfiles, _) if spec.smallfiles.file_size > 0 => {
+            Some(spec.smallfiles.files_per_thread * u64::from(spec.threads))
+        }
+        _ => None,
+    }
+}
+
+/// Merges the workers' phase spans by name: items add up, the wall time runs from the
+/// earliest start to the latest end.
+pub(super) fn merge_phases(outs: &[WorkerOutput]) -> Vec<PhaseStats> {
+    let mut merged: Vec<(PhaseStats, u64, u64)> = Vec::new();
+    for span in outs.iter().filter(|o| o.started).flat_map(|o| &o.phases) {
+        match merged.iter_mut().find(|(p, _, _)| p.phase == span.phase) {
+            Some((p, start, end)) => {
+                p.items += span.items;
+                *start = (*start).min(span.start_ns);
+                *end = (*end).max(span.end_ns);
+            }
+            None => merged.push((
+                PhaseStats {
+                    phase: span.phase.to_string(),
+                    items: span.items,
+                    wall_ns: 0,
+                },
+                span.start_ns,
+                span.end_ns,
+            )),
+        }
+    }
+    merged
+        .into_iter()
+        .map(|(mut p, start, end)| {
+            p.wall_ns = end.saturating_sub(start);
+            p
+        })
+        .collect()
+}

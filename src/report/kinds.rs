@@ -1,0 +1,199 @@
+//! The parts of a run summary that belong to one workload kind: the per-operation table
+//! (smallfiles, fileserver, grouplog), timed phases (smallfiles), group-commit accounting
+//! (grouplog).
+
+use std::fmt::Write as _;
+
+use serde_json::json;
+
+use super::text::fmt_ns;
+use crate::metrics::{GroupCommitStats, OpStats, PhaseStats, RunResult};
+
+/// The kind-specific lines of the run summary (empty for plain fileio runs).
+pub fn kind_section(r: &RunResult) -> String {
+    let mut out = String::new();
+    if !r.phases.is_empty() {
+        out.push_str(&phases_text(&r.phases));
+    }
+    if !r.ops.is_empty() {
+        out.push_str(&ops_table(&r.ops, r.wall_secs()));
+    }
+    if let Some(g) = &r.group {
+        out.push_str(&group_text(g, r));
+    }
+    out
+}
+
+/// `phase  files  time  files/s` lines.
+pub fn phases_text(phases: &[PhaseStats]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "phases    {:<8} {:>10} {:>10} {:>12}",
+        "", "items", "time", "per second"
+    );
+    for p in phases {
+        let _ = writeln!(
+            out,
+            "          {:<8} {:>10} {:>10} {:>12.1}",
+            p.phase,
+            p.items,
+            fmt_ns(p.wall_ns as f64),
+            p.items_per_sec()
+        );
+    }
+    out
+}
+
+/// The dbench-style operation table with percentiles: count, mean, p50, p99, max.
+pub fn ops_table(ops: &[OpStats], wall_secs: f64) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "operation {:<10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
+        "", "count", "per sec", "mean", "p50", "p99", "max"
+    );
+    let mut max_lat = 0u64;
+    for op in ops {
+        let s = op.lat.summary();
+        max_lat = max_lat.max(s.max_ns);
+        let rate = if wall_secs > 0.0 {
+            op.count as f64 / wall_secs
+        } else {
+            0.0
+        };
+        let _ = writeln!(
+            out,
+            "          {:<10} {:>10} {:>10.1} {:>10} {:>10} {:>10} {:>10}",
+            op.op,
+            op.count,
+            rate,
+            fmt_ns(s.mean_ns),
+            fmt_ns(s.p50_ns as f64),
+            fmt_ns(s.p99_ns as f64),
+            fmt_ns(s.max_ns as f64)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "          max latency of any operation {}",
+        fmt_ns(max_lat as f64)
+    );
+    out
+}
+
+/// Commits, flushes, batch sizes, and the device's view of the same flushes.
+pub fn group_text(g: &GroupCommitStats, r: &RunResult) -> String {
+    let mut out = String::new();
+    let secs = r.wall_secs();
+    let commits_per_sec = if secs > 0.0 {
+        g.commits as f64 / secs
+    } else {
+        0.0
+    };
+    let _ = writeln!(
+        out,
+        "group     strategy {} · {} commits ({commits_per_sec:.1}/s) · {} flushes · {} flushes per commit (engine) · {} records per flush",
+        g.strategy,
+        g.commits,
+        g.flushes,
+        g.flushes_per_commit()
+            .map(|f| format!("{f:.3}"))
+            .unwrap_or_else(|| "-".into()),
+        g.mean_batch()
+            .map(|b| format!("{b:.2}"))
+            .unwrap_or_else(|| "-".into()),
+    );
+    if let Some(flushes) = r.device.counters().and_then(|c| c.flushes())
+        && g.commits > 0
+    {
+        let _ = writeln!(
+            out,
+            "          device: {flushes} cache flushes = {:.3} per commit",
+            flushes as f64 / g.commits as f64
+        );
+    }
+    if let Some(ns) = g.learned_flush_ns {
+        let _ = writeln!(out, "          learned flush time {}", fmt_ns(ns as f64));
+    }
+    if g.gather_wait_ns > 0 {
+        let _ = writeln!(
+            out,
+            "          leaders waited {} in total to gather followers",
+            fmt_ns(g.gather_wait_ns as f64)
+        );
+    }
+    let batches: Vec<String> = g
+        .batch_sizes
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| **n > 0)
+        .map(|(size, n)| {
+            if size == GroupCommitStats::MAX_TRACKED_BATCH {
+                format!("≥{size}×{n}")
+            } else {
+                format!("{size}×{n}")
+            }
+        })
+        .collect();
+    if !batches.is_empty() {
+        let _ = writeln!(
+            out,
+            "          batch sizes (records × flushes): {}",
+            batches.join(" ")
+        );
+    }
+    out
+}
+
+/// The kind-specific part of the `--json` object (latencies in µs).
+pub fn kind_json(r: &RunResult) -> serde_json::Value {
+    let us = |ns: u64| ns as f64 / 1e3;
+    let ops: Vec<serde_json::Value> = r
+        .ops
+        .iter()
+        .map(|o| {
+            let s = o.lat.summary();
+            json!({
+                "op": o.op,
+                "count": o.count,
+                "bytes": o.bytes,
+                "mean_us": s.mean_ns / 1e3,
+                "p50_us": us(s.p50_ns),
+                "p99_us": us(s.p99_ns),
+                "max_us": us(s.max_ns),
+            })
+        })
+        .collect();
+    let phases: Vec<serde_json::Value> = r
+        .phases
+        .iter()
+        .map(|p| {
+            json!({
+                "phase": p.phase,
+                "items": p.items,
+                "wall_s": p.wall_ns as f64 / 1e9,
+                "per_sec": p.items_per_sec(),
+            })
+        })
+        .collect();
+    let group = r.group.as_ref().map(|g| {
+        json!({
+            "strategy": g.strategy,
+            "commits": g.commits,
+            "flushes": g.flushes,
+            "flushes_per_commit": g.flushes_per_commit(),
+            "records_per_flush": g.mean_batch(),
+            "device_flushes_per_commit": r
+                .device
+                .counters()
+                .and_then(|c| c.flushes())
+                .filter(|_| g.commits > 0)
+                .map(|f| f as f64 / g.commits as f64),
+            "batch_sizes": g.batch_sizes,
+            "learned_flush_us": g.learned_flush_ns.map(us),
+            "gather_wait_s": g.gather_wait_ns as f64 / 1e9,
+        })
+    });
+    json!({ "ops": ops, "phases": phases, "group": group })
+}
