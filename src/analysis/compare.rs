@@ -7,7 +7,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::metrics::{Direction, Headline, METRICS, MetricDef, merged_value, run_value};
+use super::metrics::{
+    Direction, Headline, METRICS, MetricDef, is_kind_metric, merged_value, run_value,
+};
 use super::stats::{Stats, Welch, describe, welch_t_test};
 use crate::metrics::{LatencyHistogram, RunResult, RunStatus};
 use crate::spec::PublishedFigure;
@@ -279,6 +281,7 @@ fn compare_metrics(base: &[&RunResult], cand: &[&RunResult]) -> Vec<MetricCompar
     METRICS
         .iter()
         .map(|def| compare_one(def, base, cand, (&bw, &bs), (&cw, &cs)))
+        .filter(|m| !is_kind_metric(&m.key) || m.baseline.is_some() || m.candidate.is_some())
         .collect()
 }
 
@@ -568,6 +571,7 @@ pub fn compare(
 fn missing_metrics() -> Vec<MetricComparison> {
     METRICS
         .iter()
+        .filter(|def| !is_kind_metric(def.key))
         .map(|def| MetricComparison {
             key: def.key.into(),
             label: def.label.into(),

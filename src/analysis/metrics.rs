@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::metrics::{LatencyHistogram, RunResult};
+use crate::spec::{FileioMode, WorkloadKind};
 
 /// Which direction of change is an improvement.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -96,7 +97,42 @@ pub const METRICS: &[MetricDef] = &[
         Down,
         Amean,
     ),
+    // Kind-specific metrics: compared only when a side has them (see `is_kind_metric`).
+    m("events_per_sec", "events/s", "events/s", Up, Hmean),
+    m("event_mean_us", "event mean", "µs", Down, Amean),
+    m("event_p95_us", "event p95", "µs", Down, Amean),
+    m("event_max_us", "event max", "µs", Down, Amean),
+    m("files_per_sec", "files/s (create)", "files/s", Up, Hmean),
+    m("create_s", "create time", "s", Down, Amean),
+    m("chown_s", "chown time", "s", Down, Amean),
+    m("unlink_s", "unlink time", "s", Down, Amean),
+    m("ops_per_sec", "operations/s", "ops/s", Up, Hmean),
+    m("io_mb_per_sec", "read+write MB/s", "MB/s", Up, Hmean),
+    m("op_max_ms", "max op latency", "ms", Down, Amean),
+    m("commits_per_sec", "commits/s", "commits/s", Up, Hmean),
+    m("flushes_per_commit", "flushes/commit", "", Down, Amean),
+    m(
+        "device_flushes_per_commit",
+        "dev flushes/commit",
+        "",
+        Down,
+        Amean,
+    ),
+    m("commit_p50_us", "commit p50", "µs", Down, Amean),
+    m("commit_p99_us", "commit p99", "µs", Down, Amean),
 ];
+
+/// Index in [`METRICS`] of the first kind-specific metric.
+const FIRST_KIND_METRIC: usize = 16;
+
+/// Whether `key` belongs to one workload kind (comparisons leave it out when neither
+/// side has a value, so a fileio comparison does not list grouplog rows).
+pub fn is_kind_metric(key: &str) -> bool {
+    METRICS
+        .iter()
+        .position(|d| d.key == key)
+        .is_some_and(|i| i >= FIRST_KIND_METRIC)
+}
 
 /// The catalogue entry of `key`.
 pub fn metric(key: &str) -> Option<&'static MetricDef> {
@@ -136,6 +172,54 @@ pub fn run_value(key: &str, run: &RunResult) -> Option<f64> {
         "wall_s" => Some(run.wall_secs()),
         "flushes_per_sync" => s.flushes_per_sync,
         "device_bytes_per_app_byte" => s.device_bytes_per_app_byte,
+        _ => kind_value(key, run),
+    }
+}
+
+/// Values of the kind-specific metrics.
+fn kind_value(key: &str, run: &RunResult) -> Option<f64> {
+    let secs = run.wall_secs();
+    let per_sec = |n: f64| (secs > 0.0).then(|| n / secs);
+    let sysbench = run.spec.kind == WorkloadKind::Fileio && run.spec.mode == FileioMode::Sysbench;
+    let phase = |name: &str| run.phases.iter().find(|p| p.phase == name);
+    let op = |name: &str| run.ops.iter().find(|o| o.op == name);
+    let events = || {
+        let mut h = run.write_lat.clone();
+        h.merge(&run.sync_lat);
+        h
+    };
+    match key {
+        "events_per_sec" if sysbench => per_sec((run.writes + run.syncs) as f64),
+        "event_mean_us" if sysbench => Some(events().summary().mean_ns / 1e3),
+        "event_p95_us" if sysbench => hist_value(&events(), 95.0),
+        "event_max_us" if sysbench => hist_value(&events(), 100.0),
+        "files_per_sec" => phase("create").map(|p| p.items_per_sec()),
+        "create_s" | "chown_s" | "unlink_s" => {
+            phase(key.trim_end_matches("_s")).map(|p| p.wall_ns as f64 / 1e9)
+        }
+        "ops_per_sec" if run.spec.kind == WorkloadKind::Fileserver => {
+            per_sec(run.ops.iter().map(|o| o.count).sum::<u64>() as f64)
+        }
+        "io_mb_per_sec" if run.spec.kind == WorkloadKind::Fileserver => {
+            per_sec(run.ops.iter().map(|o| o.bytes).sum::<u64>() as f64 / 1e6)
+        }
+        "op_max_ms" if !run.ops.is_empty() => Some(
+            run.ops
+                .iter()
+                .map(|o| o.lat.summary().max_ns)
+                .max()
+                .unwrap_or(0) as f64
+                / 1e6,
+        ),
+        "commits_per_sec" => run.group.as_ref().and_then(|g| per_sec(g.commits as f64)),
+        "flushes_per_commit" => run.group.as_ref().and_then(|g| g.flushes_per_commit()),
+        "device_flushes_per_commit" => {
+            let commits = run.group.as_ref()?.commits;
+            let flushes = run.device.counters()?.flushes()?;
+            (commits > 0).then(|| flushes as f64 / commits as f64)
+        }
+        "commit_p50_us" => hist_value(&op("commit")?.lat, 50.0),
+        "commit_p99_us" => hist_value(&op("commit")?.lat, 99.0),
         _ => None,
     }
 }
@@ -156,4 +240,18 @@ fn hist_value(hist: &LatencyHistogram, pct: f64) -> Option<f64> {
         hist.percentile_ns(pct)
     };
     Some(ns as f64 / 1e3)
+}
+
+#[cfg(test)]
+mod kind_metric_tests {
+    use super::*;
+
+    #[test]
+    fn kind_metrics_start_where_the_marker_says() {
+        assert_eq!(METRICS[FIRST_KIND_METRIC].key, "events_per_sec");
+        assert!(!is_kind_metric("iops"));
+        assert!(!is_kind_metric("device_bytes_per_app_byte"));
+        assert!(is_kind_metric("commits_per_sec"));
+        assert!(!is_kind_metric("no_such_metric"));
+    }
 }

@@ -13,7 +13,9 @@ pub use compare::{
     ALPHA, AnalysisError, Comparison, MetaRow, MetricComparison, PERCENTILE_POINTS, PublishedRow,
     SideInput, SideSummary, Sweep, SweepPoint, TimelinePoint, Verdict, compare,
 };
-pub use metrics::{Direction, Headline, METRICS, MetricDef, merged_value, metric, run_value};
+pub use metrics::{
+    Direction, Headline, METRICS, MetricDef, is_kind_metric, merged_value, metric, run_value,
+};
 pub use stats::{Stats, Welch, describe, welch_t_test};
 
 #[cfg(test)]

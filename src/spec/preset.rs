@@ -204,6 +204,10 @@ impl Preset {
                     spec.requests = spec.requests.map(|r| ((r as f64 * factor) as u64).max(1))
                 }
                 "duration_s" => spec.duration_s = spec.duration_s.map(|d| d * factor),
+                "smallfiles.files_per_thread" => {
+                    let n = &mut spec.smallfiles.files_per_thread;
+                    *n = ((*n as f64 * factor) as u64).max(1);
+                }
                 _ => {}
             }
         }
@@ -215,7 +219,13 @@ impl Preset {
     }
 }
 
-const SCALABLE: &[&str] = &["file_size", "io_size", "requests", "duration_s"];
+const SCALABLE: &[&str] = &[
+    "file_size",
+    "io_size",
+    "requests",
+    "duration_s",
+    "smallfiles.files_per_thread",
+];
 
 fn line_column(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..offset.min(text.len())];
