@@ -81,6 +81,10 @@ pub struct RunArgs {
     /// Keep the test files after the run.
     #[arg(long)]
     pub keep: bool,
+    /// Run the preset's suggested series: every variant (e.g. each group-commit strategy),
+    /// each over the preset's sweep, one experiment per variant.
+    #[arg(long, requires = "preset")]
+    pub series: bool,
     /// Run the same workload N times into one experiment.
     #[arg(long, default_value_t = 1)]
     pub repeat: u32,
@@ -225,6 +229,32 @@ pub fn execute(db: &Option<PathBuf>, args: RunArgs) -> Result<u8, CliError> {
     let no_bar = args.quiet;
     let progress = std::thread::spawn(move || show_progress(rx, no_bar));
 
+    if args.series {
+        let plan = preset_plan(&args)?;
+        if sweep.is_some() {
+            return Err(CliError::usage(anyhow!(
+                "--series runs the preset's own sweep; drop --sweep (or run without --series)"
+            )));
+        }
+        let json = args.json;
+        let outcome = lab::run_plan(
+            &store,
+            &request,
+            &plan,
+            args.repeat,
+            &tx,
+            &cancel,
+            |label, r| {
+                if !json {
+                    println!("{label:<12} {}", report::run_line(r));
+                }
+            },
+        );
+        drop(tx);
+        let _ = progress.join();
+        let variants = outcome.map_err(lab_error)?;
+        return finish_plan(&variants, plan.variants.len(), json, cancel.is_cancelled());
+    }
     if args.repeat != 1 || sweep.is_some() {
         let json = args.json;
         let outcome = lab::run_series(
@@ -288,6 +318,82 @@ pub fn execute(db: &Option<PathBuf>, args: RunArgs) -> Result<u8, CliError> {
         RunStatus::Finished => 0,
         RunStatus::Cancelled => EXIT_CANCELLED,
         _ => EXIT_FAILED,
+    })
+}
+
+/// The series plan of `--preset`, or a usage error naming the presets that have one.
+fn preset_plan(args: &RunArgs) -> Result<spec::SeriesPlan, CliError> {
+    let name = args.preset.as_deref().unwrap_or_default();
+    let preset = spec::load_preset(name).map_err(CliError::usage)?;
+    preset.series.ok_or_else(|| {
+        let with: Vec<String> = spec::builtin_presets()
+            .into_iter()
+            .filter(|p| p.series.is_some())
+            .map(|p| p.name)
+            .collect();
+        CliError::usage(anyhow!(
+            "preset '{name}' suggests no series; presets with one: {} (or use --sweep)",
+            with.join(", ")
+        ))
+    })
+}
+
+/// Prints where every variant's runs went and how to compare them.
+fn finish_plan(
+    variants: &[lab::VariantOutcome],
+    planned: usize,
+    json: bool,
+    cancelled: bool,
+) -> Result<u8, CliError> {
+    if json {
+        let all: Vec<_> = variants
+            .iter()
+            .map(|v| {
+                serde_json::json!({
+                    "label": v.label,
+                    "experiment": v.series.experiment_id,
+                    "stopped": v.series.stopped,
+                    "runs": v.series.results.iter().map(report::run_json).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&all).map_err(CliError::failed)?
+        );
+    } else {
+        for v in variants {
+            println!(
+                "{:<12} experiment {}: {} run(s){}",
+                v.label,
+                v.series.experiment_id,
+                v.series.results.len(),
+                v.series
+                    .stopped
+                    .as_deref()
+                    .map(|s| format!(" (stopped early: {s})"))
+                    .unwrap_or_default()
+            );
+        }
+        if let [first, rest @ ..] = variants {
+            for other in rest {
+                println!(
+                    "compare: fsynclab compare exp:{} exp:{}   # {} vs {}",
+                    first.series.experiment_id,
+                    other.series.experiment_id,
+                    first.label,
+                    other.label
+                );
+            }
+        }
+    }
+    let complete = variants.len() == planned && variants.iter().all(|v| v.series.stopped.is_none());
+    Ok(if cancelled {
+        EXIT_CANCELLED
+    } else if complete {
+        0
+    } else {
+        EXIT_FAILED
     })
 }
 

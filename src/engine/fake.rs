@@ -29,6 +29,10 @@ pub struct FakeBackend {
     pub panic_after_writes: Option<u64>,
     /// Nanoseconds every clock read adds (catches work counted inside a timed interval).
     pub tick_per_read_ns: u64,
+    /// Real time instead of per-thread fake clocks: clocks read CLOCK_MONOTONIC and a
+    /// sync sleeps its scripted latency, so threads really overlap (group-commit tests:
+    /// followers arrive while a leader's "flush" takes its time).
+    pub real_time: bool,
     clocks: Mutex<HashMap<u32, Arc<AtomicU64>>>,
     total_writes: Arc<AtomicU64>,
     created: Mutex<Vec<PathBuf>>,
@@ -69,17 +73,22 @@ pub struct FakeFile {
     total_writes: Arc<AtomicU64>,
     fail_after_writes: Option<(u64, i32)>,
     panic_after_writes: Option<u64>,
+    real_time: bool,
 }
 
-/// The per-thread fake clock.
+/// The per-thread fake clock (or the real monotonic clock in real-time mode).
 #[derive(Debug, Clone)]
 pub struct FakeClock {
     now: Arc<AtomicU64>,
     tick_ns: u64,
+    real_time: bool,
 }
 
 impl Clock for FakeClock {
     fn now_ns(&self) -> u64 {
+        if self.real_time {
+            return super::clock::monotonic_ns();
+        }
         self.now.fetch_add(self.tick_ns, Ordering::Relaxed)
     }
 }
@@ -114,7 +123,11 @@ impl SyncFile for FakeFile {
             .copied()
             .unwrap_or(1);
         self.syncs += 1;
-        self.clock.fetch_add(lat, Ordering::Relaxed);
+        if self.real_time {
+            std::thread::sleep(std::time::Duration::from_nanos(lat));
+        } else {
+            self.clock.fetch_add(lat, Ordering::Relaxed);
+        }
         Ok(())
     }
 }
@@ -158,6 +171,7 @@ impl Backend for FakeBackend {
             total_writes: self.total_writes.clone(),
             fail_after_writes: self.fail_after_writes,
             panic_after_writes: self.panic_after_writes,
+            real_time: self.real_time,
         })
     }
 
@@ -165,6 +179,7 @@ impl Backend for FakeBackend {
         FakeClock {
             now: self.clock_cell(thread),
             tick_ns: self.tick_per_read_ns,
+            real_time: self.real_time,
         }
     }
 }

@@ -5,11 +5,13 @@ use std::sync::mpsc::Sender;
 
 use super::file::Backend;
 use super::gate::StartGate;
+use super::grouplog::{self, GroupLog};
 use super::scratch::ScratchDir;
 use super::worker::{Live, Shared, WorkerOutput, WorkerPlan, run_worker};
 use super::{CancelToken, EngineError, EngineEvent, fileio};
 use crate::metrics::{GroupCommitStats, PhaseStats};
-use crate::spec::{StopRule, WorkloadKind, WorkloadSpec};
+use crate::probe::SystemInfo;
+use crate::spec::{Prepare, StopRule, WorkloadKind, WorkloadSpec};
 
 /// Why preparation stopped.
 pub(super) enum PrepareStop {
@@ -27,9 +29,12 @@ pub(super) struct Worker<'a> {
     pub gate: &'a StartGate,
 }
 
-/// Everything prepared before timing, per kind.
+/// Everything prepared before timing, per kind (one value per run: variant sizes do not
+/// matter).
+#[allow(clippy::large_enum_variant)]
 pub(super) enum Prepared {
     Fileio(Vec<WorkerPlan>),
+    Grouplog(GroupLog),
 }
 
 /// Prepares `spec`'s files in `scratch`.
@@ -44,6 +49,7 @@ pub(super) fn prepare<B: Backend>(
         WorkloadKind::Fileio => {
             fileio::prepare(backend, spec, scratch, events, cancel).map(Prepared::Fileio)
         }
+        WorkloadKind::Grouplog => prepare_grouplog(backend, spec, scratch, events, cancel),
         other => Err(PrepareStop::Error(EngineError::Prepare(format!(
             "the {} workload is not built yet",
             other.as_str()
@@ -65,14 +71,68 @@ impl Prepared {
                 let plan = plans[w.thread as usize].clone();
                 run_worker(backend, spec, plan, w.shared, w.live, w.gate, arrived)
             }
+            Prepared::Grouplog(log) => grouplog::run_writer(backend, spec, log, w, arrived),
         }
     }
 
     /// Group-commit accounting, for the kinds that have it.
-    pub fn group_stats(&self) -> Option<GroupCommitStats> {
+    pub fn group_stats(&self, spec: &WorkloadSpec) -> Option<GroupCommitStats> {
         match self {
             Prepared::Fileio(_) => None,
+            Prepared::Grouplog(log) => Some(log.stats(spec.grouplog.strategy)),
         }
+    }
+}
+
+/// Creates the shared log: empty (the first pass appends and grows it) unless `prepare`
+/// asks for a preallocated (`fallocate`) or written (`fill`) log of `log_size`.
+fn prepare_grouplog<B: Backend>(
+    backend: &B,
+    spec: &WorkloadSpec,
+    scratch: &mut ScratchDir,
+    events: &Sender<EngineEvent>,
+    cancel: &CancelToken,
+) -> Result<Prepared, PrepareStop> {
+    let size = match spec.prepare {
+        Prepare::Sparse => 0,
+        Prepare::Fallocate | Prepare::Fill => spec.grouplog.log_size,
+    };
+    let _ = events.send(EngineEvent::Preparing {
+        files: 1,
+        bytes_per_file: size,
+    });
+    let path = scratch.file("shared.log");
+    match backend.create(&path, size, spec.prepare, spec.seed, cancel) {
+        Ok(()) => {}
+        Err(_) if cancel.is_cancelled() => return Err(PrepareStop::Cancelled),
+        Err(e) => {
+            return Err(PrepareStop::Error(EngineError::Prepare(
+                super::scratch::describe_io_error("create", &path, None, &e),
+            )));
+        }
+    }
+    fileio::sync_dir(scratch.path());
+    Ok(Prepared::Grouplog(GroupLog::new(
+        path,
+        spec.grouplog.strategy,
+    )))
+}
+
+/// Warnings a kind adds about where it runs.
+pub(super) fn kind_warnings(spec: &WorkloadSpec, system: &SystemInfo) -> Vec<String> {
+    let memory_fs = system
+        .mount
+        .as_ref()
+        .is_some_and(|m| matches!(m.fs_type.as_str(), "tmpfs" | "ramfs"));
+    if spec.kind == WorkloadKind::Grouplog && memory_fs {
+        vec![
+            "grouplog on a memory filesystem: fdatasync does nothing there, so commits/s and batch \
+             sizes measure only the coordination overhead, not storage; run it on a disk-backed \
+             filesystem (fsynclab scratch create) for meaningful figures"
+                .into(),
+        ]
+    } else {
+        Vec::new()
     }
 }
 

@@ -10,6 +10,7 @@ mod fake;
 mod file;
 mod fileio;
 mod gate;
+mod grouplog;
 mod kinds;
 mod offsets;
 mod sampler;
@@ -181,6 +182,7 @@ fn run_in_scratch<B: Backend>(
     cancel: &CancelToken,
 ) -> Result<RunResult, EngineError> {
     let mut warnings = ctx.system.warnings.clone();
+    warnings.extend(kinds::kind_warnings(spec, &ctx.system));
     let needed = kinds::space_needed(spec);
     if let Some(free) = free_bytes(scratch.path())
         && needed > free
@@ -358,7 +360,7 @@ fn run_in_scratch<B: Backend>(
     let mut error = None;
     let ops = crate::metrics::merge_ops(outs.iter().map(|o| o.ops.as_slice()));
     let phases = kinds::merge_phases(&outs);
-    let group = prepared.group_stats();
+    let group = prepared.group_stats(spec);
     for out in &outs {
         write_lat.merge(&out.write_lat);
         sync_lat.merge(&out.sync_lat);
@@ -483,3 +485,6 @@ fn empty_result(
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod tests_grouplog;

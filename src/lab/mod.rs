@@ -3,10 +3,12 @@
 //! The CLI and the GUI both call [`execute`].
 
 mod matrix;
+mod plan;
 mod series;
 mod sides;
 
 pub use matrix::{MatrixConfig, MatrixOutcome, MatrixSpec, run_matrix};
+pub use plan::{VariantOutcome, run_plan};
 pub use series::{SeriesOutcome, SweepSpec, run_series};
 pub use sides::{SideSpec, compare_sides, load_side};
 

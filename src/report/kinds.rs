@@ -8,6 +8,7 @@ use serde_json::json;
 
 use super::text::fmt_ns;
 use crate::metrics::{GroupCommitStats, OpStats, PhaseStats, RunResult};
+use crate::spec::WorkloadKind;
 
 /// The kind-specific lines of the run summary (empty for plain fileio runs).
 pub fn kind_section(r: &RunResult) -> String {
@@ -22,6 +23,55 @@ pub fn kind_section(r: &RunResult) -> String {
         out.push_str(&group_text(g, r));
     }
     out
+}
+
+/// The headline of a run of a kind beyond fileio, for one-line-per-run listings
+/// (`None` for fileio runs, which keep the IOPS line).
+pub fn kind_line(r: &RunResult) -> Option<String> {
+    let v = |key: &str| crate::analysis::run_value(key, r);
+    let f = |key: &str, digits: usize| {
+        v(key)
+            .map(|x| format!("{x:.digits$}"))
+            .unwrap_or_else(|| "-".into())
+    };
+    let spec = &r.spec;
+    match spec.kind {
+        WorkloadKind::Fileio => None,
+        WorkloadKind::Grouplog => Some(format!(
+            "{} writers, {} · {} commits/s · {} flushes/commit (device {}) · commit p50 {} p99 {}",
+            spec.threads,
+            spec.grouplog.strategy,
+            f("commits_per_sec", 0),
+            f("flushes_per_commit", 3),
+            f("device_flushes_per_commit", 3),
+            v("commit_p50_us")
+                .map(|u| fmt_ns(u * 1e3))
+                .unwrap_or_else(|| "-".into()),
+            v("commit_p99_us")
+                .map(|u| fmt_ns(u * 1e3))
+                .unwrap_or_else(|| "-".into()),
+        )),
+        WorkloadKind::Smallfiles => {
+            let phases: Vec<String> = r
+                .phases
+                .iter()
+                .map(|p| format!("{} {:.0}/s", p.phase, p.items_per_sec()))
+                .collect();
+            Some(format!(
+                "{} threads, sync {} · {}",
+                spec.threads,
+                spec.smallfiles.sync.as_str(),
+                phases.join(" · ")
+            ))
+        }
+        WorkloadKind::Fileserver => Some(format!(
+            "{} clients · {} MB/s · {} ops/s · max latency {} ms",
+            spec.threads,
+            f("io_mb_per_sec", 2),
+            f("ops_per_sec", 0),
+            f("op_max_ms", 3),
+        )),
+    }
 }
 
 /// `phase  files  time  files/s` lines.

@@ -221,6 +221,9 @@ pub fn run_line(r: &RunResult) -> String {
         .and_then(|n| n.background_cpu_busy)
         .map(|b| format!(" · bg CPU {:.0}%", b * 100.0))
         .unwrap_or_default();
+    if let Some(line) = super::kinds::kind_line(r) {
+        return format!("run {} {} · {line}{busy}", r.id, r.status.as_str());
+    }
     format!(
         "run {} {} · {} threads, bs {} · {:.0} IOPS · {} · sync p50 {} p99 {}{flushes}{busy}",
         r.id,

@@ -328,6 +328,20 @@ pub(super) fn kind_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
                     "use at most 64T (--log-size)",
                 ));
             }
+            if spec.duration_s.is_none() && spec.requests.is_none() {
+                errs.push(spec_error(
+                    "duration_s",
+                    "a grouplog run without a stop rule",
+                    "give --duration S or --requests N (records in total)",
+                ));
+            }
+            if spec.open_flags.direct && !g.record_size.is_multiple_of(512) {
+                errs.push(spec_error(
+                    "grouplog.record_size",
+                    format!("{} bytes with O_DIRECT", g.record_size),
+                    "O_DIRECT needs a record size that is a multiple of 512 (--record-size 4k)",
+                ));
+            }
             if spec.sync == SyncMethod::None || spec.sync == SyncMethod::SyncFileRange {
                 errs.push(spec_error(
                     "sync",

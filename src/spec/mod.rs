@@ -2,6 +2,7 @@
 //! replay the seed threads' benchmarks.
 
 mod kinds;
+mod plan;
 mod preset;
 mod set;
 mod size;
@@ -10,6 +11,7 @@ pub use kinds::{
     FileSync, FileioMode, FileserverSpec, GrouplogSpec, MAX_DELAY_US, SmallfilesSpec, Strategy,
 };
 
+pub use plan::{SeriesPlan, Variant};
 pub use preset::{
     MatrixSuggestion, Preset, PresetError, PublishedFigure, ScaleRule, builtin_presets, load_preset,
 };

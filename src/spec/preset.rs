@@ -8,10 +8,16 @@ use serde::{Deserialize, Serialize};
 use super::{SpecError, WorkloadSpec};
 
 /// The presets shipped in `presets/`, compiled into the binary (name, TOML text).
-const BUILTIN: &[(&str, &str)] = &[(
-    "btrfs-log-commit",
-    include_str!("../../presets/btrfs-log-commit.toml"),
-)];
+const BUILTIN: &[(&str, &str)] = &[
+    (
+        "btrfs-log-commit",
+        include_str!("../../presets/btrfs-log-commit.toml"),
+    ),
+    (
+        "ext4-fsync-coordination",
+        include_str!("../../presets/ext4-fsync-coordination.toml"),
+    ),
+];
 
 /// A figure published in the seed thread, kept beside what the lab measures.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -88,6 +94,9 @@ pub struct Preset {
     /// Suggested scratch-filesystem matrices.
     #[serde(default)]
     pub matrix: Vec<MatrixSuggestion>,
+    /// The series the seed thread compared (`run --preset NAME --series`).
+    #[serde(default)]
+    pub series: Option<super::SeriesPlan>,
 }
 
 /// Why a preset could not be loaded or scaled.
@@ -170,6 +179,13 @@ impl Preset {
                     preset.name, m.title
                 )));
             }
+        }
+        if let Some(plan) = &preset.series {
+            plan.variant_specs(&preset.workload)
+                .map_err(|source| PresetError::Invalid {
+                    name: preset.name.clone(),
+                    source,
+                })?;
         }
         for field in &preset.scale.fields {
             if !SCALABLE.contains(&field.as_str()) {

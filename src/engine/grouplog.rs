@@ -1,0 +1,345 @@
+//! `grouplog`: N writers append fixed-size records to one shared log file, and each
+//! record must be durable before its writer continues — the application-level group
+//! commit that databases do, with the coordination strategies the seed threads put in
+//! the kernel ("ext4: coordinate fsync requests", "jbd: transaction batching for
+//! multi-threaded synchronous writers").
+//!
+//! Flush generations: a writer whose record is written registers for the next flush
+//! that *starts* after its write completed (`need = started + 1`); it is durable once
+//! `done >= need`. Whoever finds no flush in progress leads: it (optionally) waits to
+//! gather followers, starts the flush — every record registered until then is in its
+//! batch — and wakes everyone when it returns. Coordination takes a mutex, as the kernel
+//! does; it is the workload being measured, not engine overhead.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::Duration;
+
+use super::file::{AlignedBuf, Backend, Clock, SyncFile};
+use super::kinds::Worker;
+use super::offsets::mix;
+use super::scratch::describe_io_error;
+use super::worker::{Padded, WorkerOutput, record_sync};
+use crate::metrics::{GroupCommitStats, OpStats, bump};
+use crate::spec::{StopRule, Strategy, WorkloadSpec};
+
+/// The shared log and its coordinator.
+pub(super) struct GroupLog {
+    pub path: std::path::PathBuf,
+    next_seq: Padded<AtomicU64>,
+    state: Mutex<State>,
+    flushed: Condvar,
+}
+
+#[derive(Default)]
+struct State {
+    /// Flushes started / completed (generations).
+    started: u64,
+    done: u64,
+    /// A flush is in progress, or a leader is gathering followers for the next one.
+    busy: bool,
+    /// Writers registered for the next flush (its batch so far).
+    waiting_next: u64,
+    /// When the first record of the next batch registered (jbd's transaction start).
+    batch_start_ns: u64,
+    /// Learned average flush time (adaptive, jbd), ns; 0 until the first flush.
+    avg_flush_ns: u64,
+    /// A flush failed: everyone stops.
+    failed: bool,
+    stats: GroupCommitStats,
+}
+
+impl GroupLog {
+    pub fn new(path: std::path::PathBuf, strategy: Strategy) -> Self {
+        Self {
+            path,
+            next_seq: Padded(AtomicU64::new(0)),
+            state: Mutex::new(State {
+                stats: GroupCommitStats {
+                    strategy: strategy.name(),
+                    ..Default::default()
+                },
+                ..Default::default()
+            }),
+            flushed: Condvar::new(),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // Poisoning only means a writer panicked holding the lock; the counters remain
+        // meaningful and the panic itself is reported by the engine.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The accounting after the run.
+    pub fn stats(&self, strategy: Strategy) -> GroupCommitStats {
+        let s = self.lock();
+        let mut stats = s.stats.clone();
+        stats.learned_flush_ns = match strategy {
+            Strategy::Adaptive { .. } | Strategy::Jbd => Some(s.avg_flush_ns),
+            _ => None,
+        };
+        stats
+    }
+}
+
+/// How long a leader waits before flushing, given the learned flush time.
+fn gather_delay_ns(strategy: Strategy, avg_flush_ns: u64, batch_start_ns: u64, now: u64) -> u64 {
+    match strategy {
+        Strategy::Solo | Strategy::Leader => 0,
+        Strategy::Delay { us } => us * 1000,
+        Strategy::Adaptive { cap_us } => match cap_us {
+            Some(cap) => avg_flush_ns.min(cap * 1000),
+            None => avg_flush_ns,
+        },
+        // jbd: wait while now < transaction start + average commit time.
+        Strategy::Jbd => (batch_start_ns + avg_flush_ns).saturating_sub(now),
+    }
+}
+
+/// The moving average each strategy learns flush time with: ext4's `(new + 15·old) / 16`,
+/// jbd's `(new + old) / 2`; the first flush sets it.
+pub(super) fn update_average(strategy: Strategy, old_ns: u64, new_ns: u64) -> u64 {
+    if old_ns == 0 {
+        return new_ns;
+    }
+    match strategy {
+        Strategy::Jbd => (new_ns + old_ns) / 2,
+        _ => (new_ns + 15 * old_ns) / 16,
+    }
+}
+
+/// Runs one writer of the shared log.
+pub(super) fn run_writer<B: Backend>(
+    backend: &B,
+    spec: &WorkloadSpec,
+    log: &GroupLog,
+    w: Worker<'_>,
+    arrived: &mut bool,
+) -> WorkerOutput {
+    let mut out = WorkerOutput::new(w.thread);
+    let clock = backend.clock(w.thread);
+    let opened = backend
+        .open(&log.path, spec.open_flags, w.thread)
+        .map_err(|e| describe_io_error("open", &log.path, None, &e));
+    let record_size = spec.grouplog.record_size;
+    let mut buf = AlignedBuf::new(record_size as usize, mix(spec.seed ^ u64::from(w.thread)));
+    let mut commit = OpStats::new("commit");
+    let mut wait = OpStats::new("wait");
+    if let Err(message) = &opened {
+        out.open_error = Some(message.clone());
+        w.shared.stop.0.store(true, Ordering::Relaxed);
+    }
+    *arrived = true;
+    if !w.gate.arrive_and_wait() {
+        return out;
+    }
+    let Ok(mut file) = opened else { return out };
+
+    let strategy = spec.grouplog.strategy;
+    let records_in_log = (spec.grouplog.log_size / record_size).max(1);
+    let stop_rule = spec.stop_rule();
+    let counted = matches!(stop_rule, StopRule::TotalRequests(_));
+    let start = clock.now_ns();
+    out.started = true;
+    let deadline = match stop_rule {
+        StopRule::Duration(d) => start.saturating_add(d.as_nanos() as u64),
+        _ => u64::MAX,
+    };
+    let (mut writes, mut syncs, mut busy) = (0u64, 0u64, 0u64);
+    let mut now = start;
+    loop {
+        if w.shared.stop.0.load(Ordering::Relaxed)
+            || now >= deadline
+            || (counted && w.shared.remaining.0.fetch_sub(1, Ordering::Relaxed) <= 0)
+        {
+            break;
+        }
+        let seq = log.next_seq.0.fetch_add(1, Ordering::Relaxed);
+        let offset = (seq % records_in_log) * record_size;
+        buf.stamp(offset, seq);
+
+        let t0 = clock.now_ns();
+        let written = file.write_at(buf.as_slice(), offset);
+        let t1 = clock.now_ns();
+        if let Err(e) = written {
+            out.error = Some(describe_io_error("write", &log.path, Some(offset), &e));
+            break;
+        }
+        let write_ns = t1.saturating_sub(t0);
+        out.write_lat.record(write_ns);
+        w.live.write_buckets.record(write_ns);
+        bump(&w.live.writes, 1);
+        writes += 1;
+        busy += write_ns;
+
+        let durable = if strategy == Strategy::Solo {
+            let synced = file.sync(spec.sync);
+            let t2 = clock.now_ns();
+            synced.map(|()| {
+                let ns = t2.saturating_sub(t1);
+                record_sync(&mut out.sync_lat, w.live, ns);
+                syncs += 1;
+                let mut s = log.lock();
+                s.stats.flushes += 1;
+                s.stats.commits += 1;
+                s.stats.record_batch(1);
+                t2
+            })
+        } else {
+            commit_grouped(
+                log, strategy, &mut file, spec, &clock, &w, &mut out, &mut syncs,
+            )
+        };
+        match durable {
+            Ok(t_durable) => {
+                commit.record(t_durable.saturating_sub(t0), record_size);
+                wait.record(t_durable.saturating_sub(t1), 0);
+                busy += t_durable.saturating_sub(t1);
+                now = t_durable;
+            }
+            Err(e) => {
+                out.error = Some(describe_io_error(spec.sync.as_str(), &log.path, None, &e));
+                break;
+            }
+        }
+    }
+    if out.error.is_some() {
+        w.shared.stop.0.store(true, Ordering::Relaxed);
+        let mut s = log.lock();
+        s.failed = true;
+        log.flushed.notify_all();
+    }
+    out.ops = vec![commit, wait];
+    out.start_ns = start;
+    out.end_ns = clock.now_ns();
+    out.stats.writes = writes;
+    out.stats.syncs = syncs;
+    out.stats.bytes = writes * record_size;
+    out.stats.busy_ns = busy;
+    out.stats.wall_ns = out.end_ns.saturating_sub(start);
+    out
+}
+
+/// Makes this writer's record durable through a shared flush; returns the time it
+/// became durable. Leads a flush when none is in progress.
+#[allow(clippy::too_many_arguments)]
+fn commit_grouped<F: SyncFile, C: Clock>(
+    log: &GroupLog,
+    strategy: Strategy,
+    file: &mut F,
+    spec: &WorkloadSpec,
+    clock: &C,
+    w: &Worker<'_>,
+    out: &mut WorkerOutput,
+    syncs: &mut u64,
+) -> std::io::Result<u64> {
+    // A cancelled run still finishes the commit in hand: its record gets its flush.
+    let mut s = log.lock();
+    let need = s.started + 1;
+    if s.waiting_next == 0 {
+        s.batch_start_ns = clock.now_ns();
+    }
+    s.waiting_next += 1;
+    loop {
+        if s.done >= need {
+            s.stats.commits += 1;
+            drop(s);
+            return Ok(clock.now_ns());
+        }
+        if s.failed {
+            return Err(std::io::Error::other(
+                "another writer's flush of the shared log failed before this record was durable",
+            ));
+        }
+        if !s.busy {
+            // Lead the next flush: gather, then flush everything registered by then.
+            s.busy = true;
+            let now = clock.now_ns();
+            let delay = gather_delay_ns(strategy, s.avg_flush_ns, s.batch_start_ns, now);
+            if delay > 0 {
+                drop(s);
+                sleep_until(clock, now + delay);
+                s = log.lock();
+                s.stats.gather_wait_ns += clock.now_ns().saturating_sub(now);
+            }
+            s.started += 1;
+            let generation = s.started;
+            let batch = s.waiting_next;
+            s.waiting_next = 0;
+            drop(s);
+            let t0 = clock.now_ns();
+            let synced = file.sync(spec.sync);
+            let t1 = clock.now_ns();
+            let flush_ns = t1.saturating_sub(t0);
+            s = log.lock();
+            s.busy = false;
+            match synced {
+                Ok(()) => {
+                    record_sync(&mut out.sync_lat, w.live, flush_ns);
+                    *syncs += 1;
+                    s.done = generation;
+                    s.stats.flushes += 1;
+                    s.stats.record_batch(batch);
+                    s.avg_flush_ns = update_average(strategy, s.avg_flush_ns, flush_ns);
+                    log.flushed.notify_all();
+                }
+                Err(e) => {
+                    s.failed = true;
+                    log.flushed.notify_all();
+                    return Err(e);
+                }
+            }
+            continue;
+        }
+        // Follow: a flush (or a leader's gathering) is under way.
+        s = log
+            .flushed
+            .wait_timeout(s, Duration::from_millis(50))
+            .map(|(g, _)| g)
+            .unwrap_or_else(|e| e.into_inner().0);
+    }
+}
+
+/// Sleeps until `deadline_ns` on `clock` (in slices, so a long delay still ends on time).
+fn sleep_until<C: Clock>(clock: &C, deadline_ns: u64) {
+    loop {
+        let now = clock.now_ns();
+        if now >= deadline_ns {
+            return;
+        }
+        std::thread::sleep(Duration::from_nanos((deadline_ns - now).min(10_000_000)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn averages_follow_the_patches() {
+        let adaptive = Strategy::Adaptive { cap_us: None };
+        assert_eq!(update_average(adaptive, 0, 1600), 1600);
+        assert_eq!(
+            update_average(adaptive, 1600, 3200),
+            (3200 + 15 * 1600) / 16
+        );
+        assert_eq!(update_average(Strategy::Jbd, 1000, 3000), 2000);
+    }
+
+    #[test]
+    fn delays_per_strategy() {
+        assert_eq!(gather_delay_ns(Strategy::Leader, 5_000, 0, 0), 0);
+        assert_eq!(
+            gather_delay_ns(Strategy::Delay { us: 500 }, 5_000, 0, 0),
+            500_000
+        );
+        let capped = Strategy::Adaptive { cap_us: Some(2) };
+        assert_eq!(gather_delay_ns(capped, 5_000, 0, 0), 2_000);
+        let free = Strategy::Adaptive { cap_us: None };
+        assert_eq!(gather_delay_ns(free, 5_000, 0, 0), 5_000);
+        // jbd: from the batch's start, not from the leader's arrival.
+        assert_eq!(gather_delay_ns(Strategy::Jbd, 5_000, 1_000, 4_000), 2_000);
+        assert_eq!(gather_delay_ns(Strategy::Jbd, 5_000, 1_000, 9_000), 0);
+    }
+}

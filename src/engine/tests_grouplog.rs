@@ -1,0 +1,152 @@
+//! Group-commit tests: the scripted fake in real-time mode makes every flush take a fixed
+//! time, so followers really arrive while a leader flushes.
+
+use std::sync::mpsc;
+
+use super::*;
+use crate::metrics::GroupCommitStats;
+use crate::spec::{Strategy, SyncMethod, WorkloadKind};
+
+const FLUSH_NS: u64 = 2_000_000;
+
+fn grouplog(strategy: Strategy, writers: u32, records: u64) -> WorkloadSpec {
+    let mut spec = WorkloadSpec {
+        kind: WorkloadKind::Grouplog,
+        threads: writers,
+        sync: SyncMethod::Fdatasync,
+        requests: Some(records),
+        ..Default::default()
+    };
+    spec.grouplog.strategy = strategy;
+    spec.grouplog.record_size = 512;
+    spec.grouplog.log_size = 64 << 10;
+    spec
+}
+
+fn run_fake(spec: &WorkloadSpec) -> RunResult {
+    let dir = tempfile::tempdir().unwrap();
+    let mut fake = FakeBackend::new(vec![0], vec![FLUSH_NS]);
+    fake.real_time = true;
+    let ctx = RunContext {
+        run_id: 7,
+        target: dir.path().to_path_buf(),
+        keep_files: false,
+        system: SystemInfo::default(),
+    };
+    let (tx, _rx) = mpsc::channel();
+    let r = run_with(&fake, spec, &ctx, &tx, &CancelToken::new()).unwrap();
+    assert_eq!(r.status, RunStatus::Finished, "{:?}", r.error);
+    r
+}
+
+/// Every commit belongs to exactly one flush's batch.
+fn check_accounting(r: &RunResult, g: &GroupCommitStats, records: u64) {
+    assert_eq!(g.commits, records);
+    assert_eq!(r.writes, records);
+    assert_eq!(r.syncs, g.flushes, "engine sync calls are the flushes");
+    let batched: u64 = g
+        .batch_sizes
+        .iter()
+        .enumerate()
+        .map(|(size, n)| size as u64 * n)
+        .sum();
+    assert_eq!(batched, records, "batch sizes {:?}", g.batch_sizes);
+    assert_eq!(g.batch_sizes.iter().sum::<u64>(), g.flushes);
+    let commit = r.ops.iter().find(|o| o.op == "commit").unwrap();
+    assert_eq!(commit.count, records);
+    assert!(
+        commit.lat.summary().min_ns >= FLUSH_NS,
+        "a commit includes its flush"
+    );
+}
+
+#[test]
+fn solo_is_one_flush_per_commit() {
+    let r = run_fake(&grouplog(Strategy::Solo, 8, 80));
+    let g = r.group.clone().unwrap();
+    check_accounting(&r, &g, 80);
+    assert_eq!(g.flushes, 80);
+    assert_eq!(g.batch_sizes, vec![0, 80]);
+    assert_eq!(g.flushes_per_commit(), Some(1.0));
+}
+
+#[test]
+fn leader_with_8_writers_flushes_less_than_it_commits() {
+    let r = run_fake(&grouplog(Strategy::Leader, 8, 240));
+    let g = r.group.clone().unwrap();
+    check_accounting(&r, &g, 240);
+    // While one flush runs (2 ms) the other 7 writers append and wait: batches of ~7.
+    assert!(
+        g.flushes * 3 < g.commits,
+        "{} flushes for {} commits",
+        g.flushes,
+        g.commits
+    );
+    assert_eq!(g.learned_flush_ns, None);
+    assert_eq!(g.gather_wait_ns, 0, "leader never delays");
+}
+
+#[test]
+fn adaptive_converges_to_the_flush_time() {
+    let r = run_fake(&grouplog(Strategy::Adaptive { cap_us: None }, 4, 160));
+    let g = r.group.clone().unwrap();
+    check_accounting(&r, &g, 160);
+    let learned = g.learned_flush_ns.unwrap();
+    // A sleep of 2 ms takes 2 ms plus scheduling delay (well under 1 ms even on a busy
+    // 2-CPU machine); the moving average settles inside that band.
+    assert!(
+        (FLUSH_NS..FLUSH_NS + 1_000_000).contains(&learned),
+        "learned {learned} ns"
+    );
+    assert!(g.gather_wait_ns > 0, "adaptive delays once it has learned");
+    assert!(g.flushes < g.commits);
+}
+
+#[test]
+fn adaptive_cap_bounds_the_delay() {
+    let r = run_fake(&grouplog(Strategy::Adaptive { cap_us: Some(100) }, 4, 60));
+    let g = r.group.clone().unwrap();
+    check_accounting(&r, &g, 60);
+    // At most 100 µs per flush (plus sleep overshoot) instead of ~2 ms.
+    let per_flush = g.gather_wait_ns / g.flushes.max(1);
+    assert!(per_flush < 1_000_000, "{per_flush} ns per flush");
+}
+
+#[test]
+fn fixed_delay_and_jbd_batch_too() {
+    let r = run_fake(&grouplog(Strategy::Delay { us: 500 }, 8, 120));
+    let g = r.group.clone().unwrap();
+    check_accounting(&r, &g, 120);
+    assert!(g.gather_wait_ns >= 500_000, "{}", g.gather_wait_ns);
+    assert!(g.flushes * 3 < g.commits);
+
+    let r = run_fake(&grouplog(Strategy::Jbd, 8, 120));
+    let g = r.group.clone().unwrap();
+    check_accounting(&r, &g, 120);
+    assert!(g.flushes * 3 < g.commits);
+    let learned = g.learned_flush_ns.unwrap();
+    assert!(
+        (FLUSH_NS..FLUSH_NS + 1_000_000).contains(&learned),
+        "{learned}"
+    );
+}
+
+#[test]
+fn real_log_on_disk_is_written_and_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = grouplog(Strategy::Leader, 4, 200);
+    let ctx = RunContext {
+        run_id: 9,
+        target: dir.path().to_path_buf(),
+        keep_files: false,
+        system: SystemInfo::default(),
+    };
+    let (tx, _rx) = mpsc::channel();
+    let r = run(&spec, &ctx, &tx, &CancelToken::new()).unwrap();
+    assert_eq!(r.status, RunStatus::Finished, "{:?}", r.error);
+    let g = r.group.clone().unwrap();
+    assert_eq!(g.commits, 200);
+    assert_eq!(r.bytes, 200 * 512);
+    assert!(g.flushes >= 1 && g.flushes <= 200);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
