@@ -95,6 +95,13 @@ impl RunDetails {
                     (Some(result), Some(summary)) => {
                         figures(ui, summary, result.wall_secs(), result.bytes);
                         fairness(ui, result);
+                        let kind_figures = crate::report::kind_section(result);
+                        if !kind_figures.is_empty() {
+                            let title = format!("{} figures", result.spec.kind.as_str());
+                            section(ui, &title, |ui| {
+                                ui.label(egui::RichText::new(kind_figures).monospace());
+                            });
+                        }
                         section(ui, "Plots", |ui| {
                             let salt = format!("history-{id}");
                             plots::iops_over_time(ui, &salt, &result.intervals);

@@ -10,6 +10,7 @@ mod run;
 mod run_summary;
 mod setup;
 mod setup_fields;
+mod setup_kinds;
 mod setup_matrix;
 mod setup_scratch;
 mod setup_workload;

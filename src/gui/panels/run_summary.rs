@@ -5,7 +5,7 @@ use egui::{Color32, RichText};
 
 use crate::gui::{Cx, Tab};
 use crate::metrics::{LatencySummary, RunResult, RunStatus};
-use crate::report::{fmt_bytes_per_sec, fmt_ns, summary_text};
+use crate::report::{fmt_bytes_per_sec, fmt_ns, kind_section, summary_text};
 
 /// Label of the button that opens the History tab.
 pub const SHOW_IN_HISTORY_LABEL: &str = "Show in History";
@@ -142,6 +142,13 @@ fn one_result(ui: &mut egui::Ui, r: &RunResult) {
             latency_row(ui, "write", &s.write_lat);
             latency_row(ui, "sync", &s.sync_lat);
         });
+
+    let kind_figures = kind_section(r);
+    if !kind_figures.is_empty() {
+        ui.add_space(6.0);
+        ui.label(RichText::new(format!("{} figures", r.spec.kind.as_str())).strong());
+        ui.label(RichText::new(kind_figures).monospace());
+    }
 
     if !r.warnings.is_empty() {
         ui.add_space(6.0);

@@ -5,8 +5,11 @@
 use egui::{DragValue, Grid, Label, RichText, TextEdit, Ui};
 
 use super::setup_fields::{SizeField, error_lines, grid, parse_seed, row, run_options_ui};
+use super::setup_kinds::KindForm;
 use crate::gui::UiState;
-use crate::spec::{Pattern, Prepare, Preset, SyncMethod, builtin_presets, format_size};
+use crate::spec::{
+    Pattern, Prepare, Preset, SyncMethod, WorkloadKind, builtin_presets, format_size,
+};
 
 /// What the preset ComboBox shows for a workload that comes from no preset.
 const CUSTOM: &str = "Custom (ad-hoc)";
@@ -35,6 +38,7 @@ pub(super) struct WorkloadForm {
     last_duration_s: f64,
     last_requests: u64,
     last_shared_files: u32,
+    kind: KindForm,
 }
 
 impl Default for WorkloadForm {
@@ -52,6 +56,7 @@ impl Default for WorkloadForm {
             last_duration_s: 10.0,
             last_requests: 10_000,
             last_shared_files: 4,
+            kind: KindForm::default(),
         }
     }
 }
@@ -86,6 +91,7 @@ impl WorkloadForm {
         self.block_size.follow(Some(state.spec.block_size));
         self.file_size.follow(Some(state.spec.file_size));
         self.io_size.follow(state.spec.io_size);
+        self.kind.follow(state);
         if self.seed_synced != Some(state.spec.seed) {
             self.seed_text = format!("{:#x}", state.spec.seed);
             self.seed_synced = Some(state.spec.seed);
@@ -95,9 +101,16 @@ impl WorkloadForm {
         ui.heading("Workload");
         self.preset_ui(ui, state);
         ui.add_space(8.0);
-        self.shape_ui(ui, state);
-        ui.add_space(8.0);
-        self.durability_ui(ui, state);
+        self.kind.ui(ui, state);
+        let kind = state.spec.kind;
+        if kind == WorkloadKind::Fileio {
+            ui.add_space(8.0);
+            self.shape_ui(ui, state);
+        }
+        if matches!(kind, WorkloadKind::Fileio | WorkloadKind::Grouplog) {
+            ui.add_space(8.0);
+            self.durability_ui(ui, state);
+        }
         ui.add_space(8.0);
         self.stop_ui(ui, state);
         ui.add_space(8.0);
@@ -242,10 +255,6 @@ impl WorkloadForm {
     fn shape_ui(&mut self, ui: &mut Ui, state: &mut UiState) {
         ui.label(RichText::new("Files and writers").strong());
         grid("shape").show(ui, |ui| {
-            row(ui, state, "Kind", "the workload kind", &["kind"], |ui, _, _| {
-                ui.label("fileio: threads pwrite files and sync");
-                None
-            });
             row(ui, state, "Threads", "worker threads (--threads)", &["threads"], |ui, s, id| {
                 ui.add(DragValue::new(&mut s.spec.threads).range(0..=100_000))
                     .labelled_by(id);
@@ -347,7 +356,8 @@ impl WorkloadForm {
                 "writes between two syncs, per thread (fio fsync=N)",
                 &["sync_every"],
                 |ui, s, id| {
-                    let enabled = s.spec.sync != SyncMethod::None;
+                    let enabled =
+                        s.spec.sync != SyncMethod::None && s.spec.kind == WorkloadKind::Fileio;
                     ui.add_enabled(
                         enabled,
                         DragValue::new(&mut s.spec.sync_every)
