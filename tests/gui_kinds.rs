@@ -104,3 +104,39 @@ fn a_grouplog_run_from_the_window_shows_its_group_commit_figures() {
     assert!(has(&h, "strategy leader · 200 commits"));
     assert_eq!(std::fs::read_dir(target.path()).unwrap().count(), 0);
 }
+
+#[test]
+fn a_preset_series_runs_every_variant_from_the_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = tempfile::tempdir().unwrap();
+    let preset = fsynclab::spec::load_preset("ext4-fsync-coordination").unwrap();
+    let scale = 0.002;
+    let state = UiState {
+        preset: Some(preset.name.clone()),
+        spec: preset.scaled(scale).unwrap(),
+        scale,
+        target: target.path().display().to_string(),
+        ..UiState::default()
+    };
+    let mut h = harness(&dir, state);
+    h.run_steps(3);
+    h.get_by_label("Run series").click();
+    h.run_steps(2);
+    assert!(h.state().runner.is_active(), "the series started");
+    step_until(&mut h, "the series to end", Duration::from_secs(180), |h| {
+        !h.state().runner.is_active()
+    });
+    let store = fsynclab::store::Store::open(&dir.path().join("gui.sqlite")).unwrap();
+    let runs = store.list_runs(&Default::default()).unwrap();
+    // 4 strategies × 5 writer counts, each labelled with its variant.
+    assert_eq!(runs.len(), 20, "{runs:?}");
+    for label in ["solo", "leader", "adaptive", "delay500"] {
+        assert_eq!(
+            runs.iter()
+                .filter(|r| r.label.as_deref() == Some(label))
+                .count(),
+            5
+        );
+    }
+    assert_eq!(std::fs::read_dir(target.path()).unwrap().count(), 0);
+}

@@ -118,7 +118,41 @@ impl Cx<'_> {
             repeat: s.repeat,
             sweep,
             matrix: None,
+            plan: None,
         })
+    }
+
+    /// The launch of the chosen preset's series (every variant over its sweep), or why
+    /// there is none.
+    pub fn launch_series(&self) -> Result<RunLaunch, String> {
+        let mut launch = self.launch_from_form()?;
+        let name = self
+            .state
+            .preset
+            .clone()
+            .ok_or("choose a preset that suggests a series")?;
+        let preset = crate::spec::load_preset(&name).map_err(|e| e.to_string())?;
+        let plan = preset
+            .series
+            .ok_or_else(|| format!("preset '{name}' suggests no series"))?;
+        plan.variant_specs(&launch.request.spec)
+            .map_err(|e| e.to_string())?;
+        launch.sweep = None;
+        launch.plan = Some(plan);
+        Ok(launch)
+    }
+
+    /// Starts the chosen preset's series and shows the Run tab.
+    pub fn start_series(&mut self) -> Result<(), String> {
+        let started = self.launch_series().and_then(|l| self.runner.start(l));
+        match &started {
+            Ok(()) => {
+                self.status.info("series started");
+                self.state.tab = Tab::Run;
+            }
+            Err(e) => self.status.error(e.clone()),
+        }
+        started
     }
 
     /// Starts the run the form describes and shows the Run tab; errors go to the status

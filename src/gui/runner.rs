@@ -10,6 +10,7 @@ use crate::engine::{CancelToken, EngineEvent};
 use crate::lab::{self, MatrixSpec, RunRequest, SweepSpec};
 use crate::metrics::{IntervalSample, RunResult, RunStatus};
 use crate::scratch::ScratchManager;
+use crate::spec::SeriesPlan;
 use crate::store::Store;
 
 /// What to launch.
@@ -24,6 +25,9 @@ pub struct RunLaunch {
     /// A matrix of scratch filesystems: the request runs `repeat` times on a fresh one per
     /// configuration (its target is replaced); `None` for a plain run or series.
     pub matrix: Option<MatrixLaunch>,
+    /// A preset's series: every variant over the plan's sweep (the launch's own sweep is
+    /// unused then), one experiment per variant.
+    pub plan: Option<SeriesPlan>,
 }
 
 /// A matrix to run and the scratch manager that makes its filesystems.
@@ -132,10 +136,18 @@ impl Runner {
         if self.live.active {
             return Err("a run is already in progress; cancel it first".into());
         }
-        let sweep_points = match (&launch.matrix, &launch.sweep) {
-            (Some(m), _) => m.spec.configs().len(),
-            (None, Some(s)) => s.values.len(),
-            (None, None) => 1,
+        let sweep_points = match (&launch.plan, &launch.matrix, &launch.sweep) {
+            (Some(p), _, _) => {
+                let points = p
+                    .sweep
+                    .as_deref()
+                    .and_then(|s| SweepSpec::parse(s).ok())
+                    .map_or(1, |s| s.values.len());
+                p.variants.len() * points
+            }
+            (None, Some(m), _) => m.spec.configs().len(),
+            (None, None, Some(s)) => s.values.len(),
+            (None, None, None) => 1,
         };
         let place = match &launch.matrix {
             Some(m) => format!(
@@ -176,7 +188,22 @@ impl Runner {
                         return;
                     }
                 };
-                let end = if let Some(m) = &launch.matrix {
+                let end = if let Some(plan) = &launch.plan {
+                    let sent = dtx.clone();
+                    lab::run_plan(
+                        &store,
+                        &launch.request,
+                        plan,
+                        launch.repeat,
+                        &etx,
+                        &token,
+                        |_, r| {
+                            let _ = sent.send(Done::Run(Box::new(r.clone())));
+                        },
+                    )
+                    .map_err(|e| e.to_string())
+                    .map(|variants| variants.last().map(|v| v.series.experiment_id))
+                } else if let Some(m) = &launch.matrix {
                     let sent = dtx.clone();
                     lab::run_matrix(
                         &store,

@@ -188,6 +188,18 @@ impl SetupPanel {
         }
     }
 
+    /// The series the chosen built-in preset suggests, if any (presets parsed once).
+    fn series_of(&self, cx: &Cx) -> Option<crate::spec::SeriesPlan> {
+        static PRESETS: std::sync::OnceLock<Vec<crate::spec::Preset>> = std::sync::OnceLock::new();
+        let name = cx.state.preset.as_deref()?;
+        PRESETS
+            .get_or_init(crate::spec::builtin_presets)
+            .iter()
+            .find(|p| p.name == name)?
+            .series
+            .clone()
+    }
+
     /// The always-visible strip: "Start run", what will run where, and why a start failed.
     fn start_strip(&mut self, ui: &mut Ui, cx: &mut Cx, enter: bool) {
         let active = cx.runner.is_active();
@@ -204,6 +216,32 @@ impl SetupPanel {
                 match cx.start_run() {
                     Ok(()) => self.start_error = None,
                     Err(e) => self.start_error = Some((e, Box::new(cx.state.clone()))),
+                }
+            }
+            if let Some(plan) = self.series_of(cx) {
+                let hover = format!(
+                    "run every variant ({}){}, one experiment each",
+                    plan.variants
+                        .iter()
+                        .map(|v| v.label.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    plan.sweep
+                        .as_deref()
+                        .map(|s| format!(" over {s}"))
+                        .unwrap_or_default()
+                );
+                let series = Button::new(RichText::new("Run series").size(16.0))
+                    .min_size(egui::vec2(110.0, 40.0));
+                if ui
+                    .add_enabled(!active, series)
+                    .on_hover_text(hover)
+                    .clicked()
+                {
+                    match cx.start_series() {
+                        Ok(()) => self.start_error = None,
+                        Err(e) => self.start_error = Some((e, Box::new(cx.state.clone()))),
+                    }
                 }
             }
             ui.vertical(|ui| {
