@@ -4,7 +4,7 @@
 mod common;
 
 use assert_cmd::prelude::*;
-use common::{Lab, json_of};
+use common::{Lab, TmpfsMount, json_of, require_root};
 use predicates::prelude::*;
 
 /// Every commit is in exactly one flush's batch; engine flushes are the sync calls.
@@ -211,5 +211,44 @@ fn bad_grouplog_input_is_refused_with_the_fix() {
         &lab,
         &["--preset", "btrfs-log-commit", "--series"],
         "suggests no series; presets with one: ",
+    );
+}
+
+#[test]
+fn tmpfs_runs_say_their_figures_mean_nothing() {
+    if !require_root(
+        "tmpfs_runs_say_their_figures_mean_nothing",
+        "mounts a tmpfs",
+    ) {
+        return;
+    }
+    let lab = Lab::new();
+    let tmpfs = TmpfsMount::new("size=64m");
+    let out = lab
+        .cmd()
+        .args([
+            "run",
+            "--quiet",
+            "--json",
+            "--kind",
+            "grouplog",
+            "--threads",
+            "2",
+        ])
+        .args(["--sync", "fdatasync", "--requests", "50", "--target"])
+        .arg(&tmpfs.path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run = json_of(&out.stdout);
+    check_run(&run);
+    let warnings = run["warnings"].to_string();
+    assert!(
+        warnings.contains("grouplog on a memory filesystem"),
+        "{warnings}"
     );
 }
