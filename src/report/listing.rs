@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use super::text::{fmt_bytes_per_sec, fmt_ns};
-use crate::spec::{Preset, format_size};
+use crate::spec::Preset;
 use crate::store::RunRow;
 
 fn opt_f(v: Option<f64>, digits: usize) -> String {
@@ -139,6 +139,26 @@ pub fn preset_text(p: &Preset) -> String {
             );
         }
     }
+    if let Some(plan) = &p.series {
+        let _ = writeln!(
+            out,
+            "\nseries (fsynclab run --preset {} --series){}:",
+            p.name,
+            plan.sweep
+                .as_deref()
+                .map(|s| format!(", each over {s}"))
+                .unwrap_or_default()
+        );
+        for v in &plan.variants {
+            let _ = writeln!(out, "  {:<12} {}", v.label, v.set.join(" "));
+        }
+    }
+    if p.published.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nno published figures travel with this preset (see above)"
+        );
+    }
     if !p.matrix.is_empty() {
         let _ = writeln!(
             out,
@@ -152,12 +172,7 @@ pub fn preset_text(p: &Preset) -> String {
     if let Some(o) = &p.original {
         let _ = writeln!(out, "\noriginal benchmark:\n{}", o.trim_end());
     }
-    let _ = writeln!(
-        out,
-        "\nfile sizes scale with --scale: {} (block size {})",
-        p.scale.fields.join(", "),
-        format_size(p.workload.block_size)
-    );
+    let _ = writeln!(out, "\n--scale multiplies: {}", p.scale.fields.join(", "));
     out
 }
 
