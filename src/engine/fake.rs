@@ -21,6 +21,8 @@ pub struct FakeBackend {
     pub sync_ns: Vec<u64>,
     /// Fail every write after this many successful writes in total, with this errno.
     pub fail_after_writes: Option<(u64, i32)>,
+    /// Fail every sync after this many successful syncs in total, with this errno.
+    pub fail_after_syncs: Option<(u64, i32)>,
     /// Fail every open with this errno (e.g. EINVAL for O_DIRECT unsupported).
     pub open_errno: Option<i32>,
     /// Fail only the opens of this worker thread (with `open_errno`, default EMFILE).
@@ -35,6 +37,7 @@ pub struct FakeBackend {
     pub real_time: bool,
     clocks: Mutex<HashMap<u32, Arc<AtomicU64>>>,
     total_writes: Arc<AtomicU64>,
+    total_syncs: Arc<AtomicU64>,
     created: Mutex<Vec<PathBuf>>,
 }
 
@@ -74,6 +77,8 @@ pub struct FakeFile {
     fail_after_writes: Option<(u64, i32)>,
     panic_after_writes: Option<u64>,
     real_time: bool,
+    total_syncs: Arc<AtomicU64>,
+    fail_after_syncs: Option<(u64, i32)>,
 }
 
 /// The per-thread fake clock (or the real monotonic clock in real-time mode).
@@ -117,6 +122,11 @@ impl SyncFile for FakeFile {
     }
 
     fn sync(&mut self, _method: SyncMethod) -> io::Result<()> {
+        if let Some((after, errno)) = self.fail_after_syncs
+            && self.total_syncs.fetch_add(1, Ordering::Relaxed) >= after
+        {
+            return Err(io::Error::from_raw_os_error(errno));
+        }
         let lat = self
             .sync_ns
             .get(self.syncs % self.sync_ns.len().max(1))
@@ -172,6 +182,8 @@ impl Backend for FakeBackend {
             fail_after_writes: self.fail_after_writes,
             panic_after_writes: self.panic_after_writes,
             real_time: self.real_time,
+            total_syncs: self.total_syncs.clone(),
+            fail_after_syncs: self.fail_after_syncs,
         })
     }
 

@@ -176,7 +176,7 @@ pub(super) fn run_writer<B: Backend>(
         let durable = if strategy == Strategy::Solo {
             let synced = file.sync(spec.sync);
             let t2 = clock.now_ns();
-            synced.map(|()| {
+            synced.map_err(Some).map(|()| {
                 let ns = t2.saturating_sub(t1);
                 record_sync(&mut out.sync_lat, w.live, ns);
                 syncs += 1;
@@ -198,10 +198,12 @@ pub(super) fn run_writer<B: Backend>(
                 busy += t_durable.saturating_sub(t1);
                 now = t_durable;
             }
-            Err(e) => {
+            Err(Some(e)) => {
                 out.error = Some(describe_io_error(spec.sync.as_str(), &log.path, None, &e));
                 break;
             }
+            // Another writer's flush failed: it reports the error; this writer just stops.
+            Err(None) => break,
         }
     }
     if out.error.is_some() {
@@ -222,7 +224,8 @@ pub(super) fn run_writer<B: Backend>(
 }
 
 /// Makes this writer's record durable through a shared flush; returns the time it
-/// became durable. Leads a flush when none is in progress.
+/// became durable. Leads a flush when none is in progress. `Err(Some(e))`: this writer's
+/// flush failed; `Err(None)`: another writer's did, and the run is stopping.
 #[allow(clippy::too_many_arguments)]
 fn commit_grouped<F: SyncFile, C: Clock>(
     log: &GroupLog,
@@ -233,7 +236,7 @@ fn commit_grouped<F: SyncFile, C: Clock>(
     w: &Worker<'_>,
     out: &mut WorkerOutput,
     syncs: &mut u64,
-) -> std::io::Result<u64> {
+) -> Result<u64, Option<std::io::Error>> {
     // A cancelled run still finishes the commit in hand: its record gets its flush.
     let mut s = log.lock();
     let need = s.started + 1;
@@ -248,9 +251,7 @@ fn commit_grouped<F: SyncFile, C: Clock>(
             return Ok(clock.now_ns());
         }
         if s.failed {
-            return Err(std::io::Error::other(
-                "another writer's flush of the shared log failed before this record was durable",
-            ));
+            return Err(None);
         }
         if !s.busy {
             // Lead the next flush: gather, then flush everything registered by then.
@@ -287,7 +288,7 @@ fn commit_grouped<F: SyncFile, C: Clock>(
                 Err(e) => {
                     s.failed = true;
                     log.flushed.notify_all();
-                    return Err(e);
+                    return Err(Some(e));
                 }
             }
             continue;

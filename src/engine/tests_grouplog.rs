@@ -150,3 +150,28 @@ fn real_log_on_disk_is_written_and_removed() {
     assert!(g.flushes >= 1 && g.flushes <= 200);
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
+
+#[test]
+fn a_failed_flush_fails_the_run_without_hanging_its_followers() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut fake = FakeBackend::new(vec![0], vec![FLUSH_NS]);
+    fake.real_time = true;
+    fake.fail_after_syncs = Some((5, libc::EIO));
+    let ctx = RunContext {
+        run_id: 8,
+        target: dir.path().to_path_buf(),
+        keep_files: false,
+        system: SystemInfo::default(),
+    };
+    let (tx, _rx) = mpsc::channel();
+    let spec = grouplog(Strategy::Leader, 6, 10_000);
+    let r = run_with(&fake, &spec, &ctx, &tx, &CancelToken::new()).unwrap();
+    assert_eq!(r.status, RunStatus::Failed);
+    let error = r.error.clone().unwrap();
+    assert!(error.contains("fdatasync"), "{error}");
+    assert!(!error.contains("another writer"), "{error}");
+    let g = r.group.unwrap();
+    assert_eq!(g.flushes, 5, "the five flushes before the failure count");
+    assert!(g.commits >= 5 && g.commits < 10_000);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
