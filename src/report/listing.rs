@@ -154,10 +154,11 @@ pub fn preset_text(p: &Preset) -> String {
         }
     }
     if p.published.is_empty() {
-        let _ = writeln!(
-            out,
-            "\nno published figures travel with this preset (see above)"
-        );
+        let why = p
+            .published_note
+            .as_deref()
+            .unwrap_or("no benchmark figures were published for it");
+        let _ = writeln!(out, "\nno published figures: {}", why.trim());
     }
     if !p.matrix.is_empty() {
         let _ = writeln!(

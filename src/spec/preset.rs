@@ -91,6 +91,9 @@ pub struct Preset {
     /// Published figures.
     #[serde(default)]
     pub published: Vec<PublishedFigure>,
+    /// Why a seed preset carries no published figures (the thread had none inline).
+    #[serde(default)]
+    pub published_note: Option<String>,
     /// Suggested scratch-filesystem matrices.
     #[serde(default)]
     pub matrix: Vec<MatrixSuggestion>,
@@ -314,7 +317,12 @@ mod tests {
         for (name, text) in BUILTIN {
             let preset = Preset::from_toml(text, name).unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(&preset.name, name, "file name and preset name must agree");
-            assert!(!preset.published.is_empty() || preset.seed.is_none());
+            assert!(
+                !preset.published.is_empty()
+                    || preset.seed.is_none()
+                    || preset.published_note.is_some(),
+                "{name}: a seed preset needs its published figures, or a published_note saying why there are none"
+            );
             preset.scaled(preset.scale.quick).unwrap();
         }
     }
