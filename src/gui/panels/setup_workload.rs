@@ -222,6 +222,26 @@ impl WorkloadForm {
                         });
                 });
         }
+        if let (true, Some(note)) = (preset.published.is_empty(), &preset.published_note) {
+            ui.add(
+                Label::new(RichText::new(format!("No published figures: {}", note.trim())).weak())
+                    .wrap(),
+            );
+        }
+        if let Some(plan) = &preset.series {
+            let labels: Vec<&str> = plan.variants.iter().map(|v| v.label.as_str()).collect();
+            ui.add(
+                Label::new(format!(
+                    "Series: {}{} — Run series runs them all",
+                    labels.join(", "),
+                    plan.sweep
+                        .as_deref()
+                        .map(|s| format!(", each over {s}"))
+                        .unwrap_or_default()
+                ))
+                .wrap(),
+            );
+        }
         let quick = preset.scale.quick;
         let mut rescale = false;
         ui.horizontal(|ui| {
