@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::metrics::{LatencyHistogram, RunResult};
-use crate::spec::{FileioMode, WorkloadKind};
+use crate::metrics::{LatencyHistogram, RunResult, SysbenchSummary, event_latency, is_sysbench};
+use crate::spec::WorkloadKind;
 
 /// Which direction of change is an improvement.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -102,6 +102,13 @@ pub const METRICS: &[MetricDef] = &[
     m("event_mean_us", "event mean", "µs", Down, Amean),
     m("event_p95_us", "event p95", "µs", Down, Amean),
     m("event_max_us", "event max", "µs", Down, Amean),
+    m(
+        "thread_events_stddev",
+        "events/thread stddev",
+        "events",
+        Down,
+        Amean,
+    ),
     m("files_per_sec", "files/s (create)", "files/s", Up, Hmean),
     m("create_s", "create time", "s", Down, Amean),
     m("chown_s", "chown time", "s", Down, Amean),
@@ -180,19 +187,18 @@ pub fn run_value(key: &str, run: &RunResult) -> Option<f64> {
 fn kind_value(key: &str, run: &RunResult) -> Option<f64> {
     let secs = run.wall_secs();
     let per_sec = |n: f64| (secs > 0.0).then(|| n / secs);
-    let sysbench = run.spec.kind == WorkloadKind::Fileio && run.spec.mode == FileioMode::Sysbench;
+    let sysbench = || SysbenchSummary::of(run);
     let phase = |name: &str| run.phases.iter().find(|p| p.phase == name);
     let op = |name: &str| run.ops.iter().find(|o| o.op == name);
-    let events = || {
-        let mut h = run.write_lat.clone();
-        h.merge(&run.sync_lat);
-        h
-    };
     match key {
-        "events_per_sec" if sysbench => per_sec((run.writes + run.syncs) as f64),
-        "event_mean_us" if sysbench => Some(events().summary().mean_ns / 1e3),
-        "event_p95_us" if sysbench => hist_value(&events(), 95.0),
-        "event_max_us" if sysbench => hist_value(&events(), 100.0),
+        // Events are writes plus periodic syncs, not the end syncs (sysbench's count).
+        "events_per_sec" => per_sec(sysbench()?.events as f64),
+        "event_mean_us" => sysbench()
+            .filter(|s| s.events > 0)
+            .map(|s| s.latency_avg_ms * 1e3),
+        "event_p95_us" => hist_value(&sysbench_events(run)?, 95.0),
+        "event_max_us" => hist_value(&sysbench_events(run)?, 100.0),
+        "thread_events_stddev" => sysbench().map(|s| s.thread_events_stddev),
         "files_per_sec" => phase("create").map(|p| p.items_per_sec()),
         "create_s" | "chown_s" | "unlink_s" => {
             phase(key.trim_end_matches("_s")).map(|p| p.wall_ns as f64 / 1e9)
@@ -222,6 +228,11 @@ fn kind_value(key: &str, run: &RunResult) -> Option<f64> {
         "commit_p99_us" => hist_value(&op("commit")?.lat, 99.0),
         _ => None,
     }
+}
+
+/// The event latency histogram of a sysbench-mode run.
+fn sysbench_events(run: &RunResult) -> Option<LatencyHistogram> {
+    is_sysbench(run).then(|| event_latency(&run.ops).1)
 }
 
 /// Value of a latency metric from a (merged) histogram, µs.

@@ -7,11 +7,12 @@ use super::file::Backend;
 use super::gate::StartGate;
 use super::grouplog::{self, GroupLog};
 use super::scratch::ScratchDir;
+use super::sysbench::run_sysbench_worker;
 use super::worker::{Live, Shared, WorkerOutput, WorkerPlan, run_worker};
 use super::{CancelToken, EngineError, EngineEvent, fileio};
 use crate::metrics::{GroupCommitStats, PhaseStats};
 use crate::probe::SystemInfo;
-use crate::spec::{Prepare, StopRule, WorkloadKind, WorkloadSpec};
+use crate::spec::{FileioMode, Prepare, StopRule, WorkloadKind, WorkloadSpec};
 
 /// Why preparation stopped.
 pub(super) enum PrepareStop {
@@ -69,7 +70,11 @@ impl Prepared {
         match self {
             Prepared::Fileio(plans) => {
                 let plan = plans[w.thread as usize].clone();
-                run_worker(backend, spec, plan, w.shared, w.live, w.gate, arrived)
+                if spec.mode == FileioMode::Sysbench {
+                    run_sysbench_worker(backend, spec, plan, w.shared, w.live, w.gate, arrived)
+                } else {
+                    run_worker(backend, spec, plan, w.shared, w.live, w.gate, arrived)
+                }
             }
             Prepared::Grouplog(log) => grouplog::run_writer(backend, spec, log, w, arrived),
         }

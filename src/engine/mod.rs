@@ -15,6 +15,7 @@ mod kinds;
 mod offsets;
 mod sampler;
 mod scratch;
+mod sysbench;
 mod worker;
 
 pub use clock::{clock_source, monotonic_ns};
@@ -28,7 +29,7 @@ pub use scratch::{ScratchDir, check_target, describe_io_error, free_bytes};
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -207,6 +208,7 @@ fn run_in_scratch<B: Backend>(
             StopRule::TotalRequests(n) => i64::try_from(n).unwrap_or(i64::MAX),
             _ => 0,
         })),
+        ticket: Padded(AtomicU64::new(0)),
     };
     let lives: Vec<Live> = (0..spec.threads).map(|_| Live::default()).collect();
     let gate = StartGate::new();
@@ -365,7 +367,7 @@ fn run_in_scratch<B: Backend>(
         write_lat.merge(&out.write_lat);
         sync_lat.merge(&out.sync_lat);
         writes += out.stats.writes;
-        syncs += out.stats.syncs;
+        syncs += out.stats.syncs + out.extra_syncs;
         bytes += out.stats.bytes;
         if error.is_none() {
             error = out.error.clone();

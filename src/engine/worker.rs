@@ -34,6 +34,8 @@ pub(super) struct Shared {
     pub stop: Padded<AtomicBool>,
     /// Requests left under [`StopRule::TotalRequests`] (written by every worker).
     pub remaining: Padded<AtomicI64>,
+    /// Next event of the shared sysbench-mode sequence (see `sysbench::event_of`).
+    pub ticket: Padded<AtomicU64>,
 }
 
 /// What one worker writes.
@@ -63,6 +65,9 @@ pub(super) struct WorkerOutput {
     pub ops: Vec<OpStats>,
     /// Timed phases (smallfiles).
     pub phases: Vec<PhaseSpan>,
+    /// Syncs counted in the run's total but not in `stats` (sysbench mode's end fsyncs,
+    /// which are not events).
+    pub extra_syncs: u64,
 }
 
 /// One worker's part of a timed phase.
@@ -90,6 +95,7 @@ impl WorkerOutput {
             error: None,
             ops: Vec::new(),
             phases: Vec::new(),
+            extra_syncs: 0,
         }
     }
 }

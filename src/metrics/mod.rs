@@ -5,12 +5,14 @@
 
 mod histogram;
 mod ops;
+mod sysbench;
 
 pub use histogram::{
     LIVE_BUCKETS, LatencyHistogram, LatencySummary, LiveBuckets, bucket_percentile_ns, bump,
     live_bucket_bounds, live_bucket_index,
 };
 pub use ops::{GroupCommitStats, OpStats, PhaseStats, merge_ops};
+pub use sysbench::{END_SYNC_PREFIX, SysbenchSummary, event_latency, is_sysbench};
 
 use serde::{Deserialize, Serialize};
 
