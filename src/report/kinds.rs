@@ -1,18 +1,21 @@
 //! The parts of a run summary that belong to one workload kind: the per-operation table
 //! (smallfiles, fileserver, grouplog), timed phases (smallfiles), group-commit accounting
-//! (grouplog).
+//! (grouplog), and the sysbench-shaped summary of fileio sysbench-mode runs.
 
 use std::fmt::Write as _;
 
 use serde_json::json;
 
 use super::text::fmt_ns;
-use crate::metrics::{GroupCommitStats, OpStats, PhaseStats, RunResult};
+use crate::metrics::{GroupCommitStats, OpStats, PhaseStats, RunResult, SysbenchSummary};
 use crate::spec::WorkloadKind;
 
 /// The kind-specific lines of the run summary (empty for plain fileio runs).
 pub fn kind_section(r: &RunResult) -> String {
     let mut out = String::new();
+    if let Some(s) = SysbenchSummary::of(r) {
+        out.push_str(&super::sysbench::sysbench_text(&s));
+    }
     if !r.phases.is_empty() {
         out.push_str(&phases_text(&r.phases));
     }
@@ -245,5 +248,6 @@ pub fn kind_json(r: &RunResult) -> serde_json::Value {
             "gather_wait_s": g.gather_wait_ns as f64 / 1e9,
         })
     });
-    json!({ "ops": ops, "phases": phases, "group": group })
+    let sysbench = SysbenchSummary::of(r).map(|s| super::sysbench::sysbench_json(&s));
+    json!({ "ops": ops, "phases": phases, "group": group, "sysbench": sysbench })
 }

@@ -15,10 +15,12 @@ pub enum FileioMode {
     /// `requests` counts writes.
     #[default]
     Fio,
-    /// sysbench fileio: all threads draw from one shared event sequence — `sync_every`
-    /// writes, then one fsync of every shared file — so syncs are counted per file across
-    /// threads, an fsync is an event like a write, `requests` counts events, and each
-    /// thread fsyncs every file once more when it finishes (sysbench `--file-fsync-end`).
+    /// sysbench fileio rndwr: all threads draw from one shared event sequence — `sync_every`
+    /// writes at uniformly random blocks, then one fsync of every shared file — so syncs
+    /// are counted per file across threads, an fsync is an event like a write, `requests`
+    /// counts events, and with `final_sync` each thread fsyncs every file once more when it
+    /// finishes (sysbench `--file-fsync-end`, not an event). Needs `requests` or
+    /// `duration_s`.
     Sysbench,
 }
 
@@ -252,6 +254,24 @@ pub(super) fn kind_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
                     "sysbench mode with sync_file_range",
                     "sysbench syncs with fsync or fdatasync; choose one of those (--sync)",
                 ));
+            }
+            if spec.mode == FileioMode::Sysbench {
+                if spec.requests.is_none() && spec.duration_s.is_none() {
+                    errs.push(spec_error(
+                        "requests",
+                        "sysbench mode without a request count or a duration",
+                        "sysbench mode stops after --requests N events (writes + fsyncs) or \
+                         --duration S; give one of them",
+                    ));
+                }
+                if spec.pattern == super::Pattern::Seq {
+                    errs.push(spec_error(
+                        "pattern",
+                        "sysbench mode with sequential writes",
+                        "sysbench mode replays rndwr (uniform random blocks): use --pattern rand, \
+                         or --mode fio for sequential writes",
+                    ));
+                }
             }
         }
         WorkloadKind::Smallfiles => {

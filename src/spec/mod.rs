@@ -205,7 +205,8 @@ pub struct WorkloadSpec {
     pub io_size: Option<u64>,
     /// Stop after this many seconds instead (time based; files are rewritten in passes).
     pub duration_s: Option<f64>,
-    /// Stop after this many writes in total, shared by all threads (sysbench `--max-requests`).
+    /// Stop after this many writes in total, shared by all threads; in sysbench mode, this
+    /// many events (writes + periodic fsyncs), as sysbench `--max-requests`/`--events`.
     pub requests: Option<u64>,
     /// Block order.
     pub pattern: Pattern,

@@ -17,6 +17,14 @@ const BUILTIN: &[(&str, &str)] = &[
         "ext4-fsync-coordination",
         include_str!("../../presets/ext4-fsync-coordination.toml"),
     ),
+    (
+        "btrfs-fsync-unplug",
+        include_str!("../../presets/btrfs-fsync-unplug.toml"),
+    ),
+    (
+        "fsync-methods",
+        include_str!("../../presets/fsync-methods.toml"),
+    ),
 ];
 
 /// A figure published in the seed thread, kept beside what the lab measures.
@@ -323,8 +331,29 @@ mod tests {
                     || preset.published_note.is_some(),
                 "{name}: a seed preset needs its published figures, or a published_note saying why there are none"
             );
+            for f in &preset.published {
+                assert!(
+                    crate::analysis::metric(&f.metric).is_some(),
+                    "{name}: published metric '{}' is not in the catalogue",
+                    f.metric
+                );
+            }
             preset.scaled(preset.scale.quick).unwrap();
         }
+    }
+
+    #[test]
+    fn sysbench_and_methods_presets_scale_and_load() {
+        let unplug = load_preset("btrfs-fsync-unplug").unwrap();
+        assert_eq!(unplug.workload.mode, crate::spec::FileioMode::Sysbench);
+        // sysbench 0.4's 10000 write events + 2000 fsyncs, counted as sysbench 1.0 does.
+        assert_eq!(unplug.workload.requests, Some(12_000));
+        let quick = unplug.scaled(unplug.scale.quick).unwrap();
+        assert_eq!(quick.requests, Some(600));
+        assert_eq!(quick.file_size, (128 << 20) / 20 / 4096 * 4096);
+        let methods = load_preset("fsync-methods").unwrap();
+        assert!(methods.published.is_empty() && methods.seed.is_none());
+        assert_eq!(methods.scaled(0.4).unwrap().duration_s, Some(2.0));
     }
 
     #[test]

@@ -170,3 +170,43 @@ fn spec_toml_accepts_size_strings() {
     let err = toml::from_str::<WorkloadSpec>("thread = 8").unwrap_err();
     assert!(err.to_string().contains("unknown field"), "{err}");
 }
+
+#[test]
+fn sysbench_mode_needs_a_stop_rule_random_blocks_and_a_real_sync() {
+    let base = WorkloadSpec {
+        mode: FileioMode::Sysbench,
+        requests: Some(100),
+        ..Default::default()
+    };
+    assert_eq!(base.validate(), Ok(()));
+    assert_eq!(base.file_count(), 1);
+    assert!(base.shares_files());
+    let no_stop = WorkloadSpec {
+        requests: None,
+        ..base.clone()
+    };
+    let e = no_stop.validate().unwrap_err();
+    assert_eq!(e.field, "requests");
+    assert!(e.fix.contains("--duration"), "{e}");
+    let timed = WorkloadSpec {
+        requests: None,
+        duration_s: Some(1.0),
+        ..base.clone()
+    };
+    assert_eq!(timed.validate(), Ok(()));
+    let seq = WorkloadSpec {
+        pattern: Pattern::Seq,
+        ..base.clone()
+    };
+    assert_eq!(seq.validate().unwrap_err().field, "pattern");
+    let sfr = WorkloadSpec {
+        sync: SyncMethod::SyncFileRange,
+        ..base
+    };
+    assert!(
+        sfr.validate()
+            .unwrap_err()
+            .to_string()
+            .contains("sync_file_range")
+    );
+}
