@@ -1,0 +1,207 @@
+#!/usr/bin/env bash
+# cross-check-sysbench.sh - fsynclab's fileio sysbench mode against real `sysbench fileio`.
+#
+#   sudo scripts/cross-check-sysbench.sh        (ROUNDS=3 by default)
+#
+# Both tools run the seed-001 shape (4 threads, 1 × 128 MiB pre-filled file, 4k rndwr,
+# fsync every 5 requests, end fsync on) in two cases:
+#   ext4  : a fresh ext4 on a loop device whose image lives on the real disk, EVENTS events;
+#           the loop device's cache flushes (/sys/block/loopN/stat field 16) are counted
+#   tmpfs : a fresh tmpfs (fsync is free there), EVENTS_TMPFS events: the tools' own cost
+# Each case: one warm-up run of each tool, then ROUNDS rounds; the tool that goes first
+# alternates every round. Both tools write a fresh file before every run, untimed
+# (fsynclab prepare = fill; sysbench cleanup + prepare, unless SB_FRESH=0). Per run: events,
+# total time, events/s, writes, fsyncs (sysbench prints rates only: derived below), flushes,
+# event p95. Prints every run, the medians and their ratio. Timings are informational: the
+# script never fails on them, but it fails when the tools' event or fsync counts disagree.
+#
+# Environment: ROUNDS (3), EVENTS (10000), EVENTS_TMPFS (200000), SB_FRESH (1),
+#   IMG_DIR (/var/tmp), IMG_SIZE (1G), FSYNCLAB (binary; default target/release/fsynclab,
+#   built if missing), KEEP_RAW (dir to copy the raw outputs to).
+set -euo pipefail
+
+ROUNDS=${ROUNDS:-3}
+EVENTS=${EVENTS:-10000}
+EVENTS_TMPFS=${EVENTS_TMPFS:-200000}
+SB_FRESH=${SB_FRESH:-1}
+IMG_DIR=${IMG_DIR:-/var/tmp}
+IMG_SIZE=${IMG_SIZE:-1G}
+KEEP_RAW=${KEEP_RAW:-}
+THREADS=4
+FILE_SIZE=128M
+FREQ=5
+
+die() { echo "cross-check-sysbench: $*" >&2; exit 1; }
+
+[[ $(id -u) -eq 0 ]] || die "needs root (loop and tmpfs mounts): sudo $0"
+for t in sysbench python3 mkfs.ext4 losetup mount umount; do
+    command -v "$t" >/dev/null || die "missing tool: $t"
+done
+
+SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$SCRIPT_DIR/.." && pwd)
+FSYNCLAB=${FSYNCLAB:-$REPO/target/release/fsynclab}
+if [[ ! -x $FSYNCLAB ]]; then
+    echo "# building release binary ..."
+    (cd "$REPO" && cargo build --release --quiet)
+fi
+[[ -x $FSYNCLAB ]] || die "no fsynclab binary at $FSYNCLAB"
+
+WORK=$(mktemp -d /tmp/fsynclab-xsb.XXXXXX)
+MNT=$WORK/ext4
+TMNT=$WORK/tmpfs
+IMG=""
+LOOP=""
+cleanup() {
+    local rc=$?
+    set +e
+    cd /
+    mountpoint -q "$MNT" 2>/dev/null && umount "$MNT"
+    mountpoint -q "$TMNT" 2>/dev/null && umount "$TMNT"
+    [[ -n $LOOP ]] && losetup -d "$LOOP"
+    [[ -n $IMG ]] && rm -f "$IMG"
+    if [[ -n $KEEP_RAW ]]; then
+        mkdir -p "$KEEP_RAW" && cp -r "$WORK/raw" "$WORK/results.tsv" "$KEEP_RAW"/ 2>/dev/null
+    fi
+    rm -rf "$WORK"
+    exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+mkdir -p "$WORK/raw" "$MNT" "$TMNT"
+RESULTS=$WORK/results.tsv
+DB=$WORK/xsb.sqlite
+: >"$RESULTS"
+
+IMG=$(mktemp "$IMG_DIR/fsynclab-xsb.XXXXXX.img")
+[[ $(stat -f -c %T "$IMG") != tmpfs ]] || die "$IMG_DIR is tmpfs; set IMG_DIR to a real disk"
+truncate -s "$IMG_SIZE" "$IMG"
+mkfs.ext4 -q -F "$IMG"
+LOOP=$(losetup -f --show "$IMG")
+mount "$LOOP" "$MNT"
+mount -t tmpfs -o size=1g,mode=0700 fsynclab-xsb "$TMNT"
+mkdir -p "$MNT/sb" "$MNT/fl" "$TMNT/sb" "$TMNT/fl"
+
+DEV="" # device whose flushes are counted (empty: none)
+flushes() { if [[ -n $DEV ]]; then awk '{print $16}' "/sys/block/$DEV/stat"; else echo NA; fi; }
+delta() { if [[ $1 == NA ]]; then echo NA; else echo $(($2 - $1)); fi; }
+
+sb_args() { # events
+    echo --threads=$THREADS --events="$1" --time=0 --file-num=1 \
+        --file-total-size=$FILE_SIZE --file-block-size=4096 --file-test-mode=rndwr \
+        --file-fsync-freq=$FREQ --file-fsync-end=on --file-fsync-mode=fsync
+}
+
+# sysbench prints rates, not counts: writes/s and fsyncs/s share one time base, and
+# events = writes + periodic fsyncs = writes + fsyncs - end fsyncs (THREADS × 1 file),
+# so writes = (events + end) / (1 + fsyncs/writes).
+SB_PARSE='
+import re, sys
+text = open(sys.argv[1]).read()
+def num(label):
+    return float(re.search(re.escape(label) + r"\s*([0-9.]+)", text).group(1))
+events = int(num("total number of events:"))
+total = num("total time:")
+w, f = num("writes/s:"), num("fsyncs/s:")
+end = int(sys.argv[5])
+writes = round((events + end) / (1 + f / w))
+fsyncs = round(writes * f / w)
+p95 = num("95th percentile:")
+row = [sys.argv[2], sys.argv[3], "sysbench", events, "%.4f" % total, "%.1f" % (events / total),
+       writes, fsyncs, sys.argv[4], p95]
+print("\t".join(str(x) for x in row))
+'
+
+FL_PARSE='
+import json, sys
+j = json.load(open(sys.argv[1]))
+s = j["kind_detail"]["sysbench"]
+fl = j.get("device_flushes") if sys.argv[4] else None
+total = s["total_time_s"]
+row = [sys.argv[2], sys.argv[3], "fsynclab", s["events"], "%.4f" % total,
+       "%.1f" % (s["events"] / total), s["event_writes"], j["syncs"],
+       "NA" if fl is None else fl, "%.2f" % s["latency_ms"]["p95"]]
+print("\t".join(str(x) for x in row))
+'
+
+run_sysbench() { # case dir events round
+    local out="$WORK/raw/$1.r$4.sysbench.out" f0 f1 args
+    args=$(sb_args "$3")
+    if [[ $SB_FRESH == 1 || ! -e $2/sb/test_file.0 ]]; then
+        # shellcheck disable=SC2086
+        (cd "$2/sb" && sysbench fileio $args cleanup >/dev/null && sysbench fileio $args prepare >/dev/null)
+    fi
+    sync -f "$2"
+    f0=$(flushes)
+    # shellcheck disable=SC2086
+    (cd "$2/sb" && sysbench fileio $args run >"$out")
+    f1=$(flushes)
+    python3 -c "$SB_PARSE" "$out" "$1" "$4" "$(delta "$f0" "$f1")" $THREADS >>"$RESULTS"
+}
+
+run_fsynclab() { # case dir events round
+    local out="$WORK/raw/$1.r$4.fsynclab.json"
+    sync -f "$2"
+    # fsynclab fills its own file before timing (prepare = fill, like sysbench prepare);
+    # its device counters (device_flushes) cover the timed part only.
+    "$FSYNCLAB" --db "$DB" run --quiet --json --mode sysbench --threads $THREADS --bs 4k \
+        --file-size $FILE_SIZE --requests "$3" --sync fsync --sync-every $FREQ \
+        --final-sync --prepare fill --target "$2/fl" >"$out"
+    python3 -c "$FL_PARSE" "$out" "$1" "$4" "$DEV" >>"$RESULTS"
+}
+
+run_case() { # case dir events
+    echo "# case $1: $3 events in $2"
+    run_fsynclab "$1" "$2" "$3" 0 # warm-up, not counted in the medians
+    run_sysbench "$1" "$2" "$3" 0
+    for ((r = 1; r <= ROUNDS; r++)); do
+        if ((r % 2)); then
+            run_fsynclab "$1" "$2" "$3" "$r"
+            run_sysbench "$1" "$2" "$3" "$r"
+        else
+            run_sysbench "$1" "$2" "$3" "$r"
+            run_fsynclab "$1" "$2" "$3" "$r"
+        fi
+    done
+}
+
+echo "# fsynclab sysbench mode vs sysbench fileio   $(date -u +%FT%TZ)"
+echo "# kernel $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); $(sysbench --version); fsynclab $("$FSYNCLAB" --version | awk '{print $2}')"
+echo "# $THREADS threads, 1 × $FILE_SIZE, 4k rndwr, fsync every $FREQ, end fsync on, ROUNDS=$ROUNDS, SB_FRESH=$SB_FRESH"
+echo "# ext4 on $LOOP (image $IMG on $(df --output=source "$IMG_DIR" | tail -1))"
+DEV=$(basename "$LOOP")
+run_case ext4 "$MNT" "$EVENTS"
+DEV=""
+run_case tmpfs "$TMNT" "$EVENTS_TMPFS"
+
+python3 - "$RESULTS" "$THREADS" "$FREQ" <<'EOF'
+import statistics, sys
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
+threads, freq = int(sys.argv[2]), int(sys.argv[3])
+failed = False
+for case in dict.fromkeys(r[0] for r in rows):
+    rs = [r for r in rows if r[0] == case]
+    events = int(rs[0][3])
+    print(f"\n## {case}")
+    print(f"{'round':>5} {'tool':<9} {'events':>7} {'time s':>8} {'events/s':>9} {'writes':>7} {'fsyncs':>7} {'flushes':>7} {'p95 ms':>7}")
+    for r in rs:
+        print(f"{r[1]:>5} {r[2]:<9} {r[3]:>7} {r[4]:>8} {r[5]:>9} {r[6]:>7} {r[7]:>7} {r[8]:>7} {r[9]:>7}")
+    measured = [r for r in rs if r[1] != "0"]
+    med = {t: statistics.median(float(r[5]) for r in measured if r[2] == t) for t in ("fsynclab", "sysbench")}
+    ratio = med["fsynclab"] / med["sysbench"]
+    print(f"median events/s: fsynclab {med['fsynclab']:.1f}, sysbench {med['sysbench']:.1f}, ratio {ratio:.3f}"
+          f" ({'inside' if 0.85 <= ratio <= 1.15 else 'OUTSIDE'} the 0.85-1.15 target)")
+    fl = {t: [float(r[8]) for r in measured if r[2] == t and r[8] != "NA"] for t in ("fsynclab", "sysbench")}
+    if fl["fsynclab"] and fl["sysbench"]:
+        print(f"median device flushes: fsynclab {statistics.median(fl['fsynclab']):.0f}, sysbench {statistics.median(fl['sysbench']):.0f}")
+    periodic = events // (freq + 1)
+    want = (events, events - periodic, periodic + threads)
+    bad = [r for r in rs if (int(r[3]), int(r[6]), int(r[7])) != want]
+    print(f"expected per run: {want[0]} events = {want[1]} writes + {periodic} fsyncs; + {threads} end fsyncs = {want[2]} fsyncs")
+    if bad:
+        failed = True
+        print("COUNT MISMATCH in: " + ", ".join(f"round {r[1]} {r[2]}" for r in bad))
+    else:
+        print("counts match in every run of both tools")
+sys.exit(1 if failed else 0)
+EOF
