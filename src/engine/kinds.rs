@@ -173,6 +173,17 @@ pub(super) fn expected_writes(spec: &WorkloadSpec) -> Option<u64> {
         (WorkloadKind::Fileio, StopRule::BytesPerThread(b)) => {
             Some(b / spec.block_size * u64::from(spec.threads))
         }
+        (WorkloadKind::Fileio, StopRule::TotalRequests(n)) if spec.mode == FileioMode::Sysbench => {
+            let sync_every = match spec.sync {
+                crate::spec::SyncMethod::None => 0,
+                _ => u64::from(spec.sync_every),
+            };
+            Some(super::sysbench::writes_in(
+                n,
+                sync_every,
+                u64::from(spec.file_count()),
+            ))
+        }
         (WorkloadKind::Fileio | WorkloadKind::Grouplog, StopRule::TotalRequests(n)) => Some(n),
         (WorkloadKind::Smallfiles, _) if spec.smallfiles.file_size > 0 => {
             Some(spec.smallfiles.files_per_thread * u64::from(spec.threads))

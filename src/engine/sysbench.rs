@@ -44,6 +44,15 @@ pub(super) fn event_of(ticket: u64, sync_every: u64, files: u64) -> Event {
     }
 }
 
+/// Writes among the first `events` events of the sequence (for the progress bar).
+pub(super) fn writes_in(events: u64, sync_every: u64, files: u64) -> u64 {
+    if sync_every == 0 {
+        return events;
+    }
+    let round = sync_every + files;
+    events / round * sync_every + (events % round).min(sync_every)
+}
+
 /// The seed of the offsets of a run seeded `seed` (one hash, done before timing).
 pub(super) fn offset_seed(seed: u64) -> u64 {
     mix(seed ^ 0x5b5b_5b5b_5b5b_5b5b)

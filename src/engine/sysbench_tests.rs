@@ -56,6 +56,21 @@ fn the_event_sequence_is_sysbench_s() {
 }
 
 #[test]
+fn writes_in_counts_the_writes_of_the_sequence() {
+    assert_eq!(writes_in(2000, 5, 1), 1667);
+    assert_eq!(writes_in(2000, 5, 2), 285 * 5 + 5);
+    assert_eq!(writes_in(12_000, 5, 1), 10_000);
+    assert_eq!(writes_in(4, 5, 1), 4);
+    assert_eq!(writes_in(300, 0, 1), 300);
+    for n in 0..50 {
+        let by_sequence = (0..n)
+            .filter(|&k| event_of(k, 3, 2) == Event::Write)
+            .count() as u64;
+        assert_eq!(writes_in(n, 3, 2), by_sequence, "{n}");
+    }
+}
+
+#[test]
 fn two_thousand_events_are_1667_writes_and_333_fsyncs() {
     // The reference run (sysbench 1.0.20, 4 threads, 1 file, fsync every 5, 2000 events).
     let r = run_fake(&sysbench_spec(4, None, 2000), 1_000, 50_000);
