@@ -209,7 +209,7 @@ fn kind_value(key: &str, run: &RunResult) -> Option<f64> {
         "io_mb_per_sec" if run.spec.kind == WorkloadKind::Fileserver => {
             per_sec(run.ops.iter().map(|o| o.bytes).sum::<u64>() as f64 / 1e6)
         }
-        "op_max_ms" if !run.ops.is_empty() => Some(
+        "op_max_ms" if !run.ops.is_empty() && !is_sysbench(run) => Some(
             run.ops
                 .iter()
                 .map(|o| o.lat.summary().max_ns)
@@ -264,5 +264,55 @@ mod kind_metric_tests {
         assert!(!is_kind_metric("device_bytes_per_app_byte"));
         assert!(is_kind_metric("commits_per_sec"));
         assert!(!is_kind_metric("no_such_metric"));
+    }
+}
+
+#[cfg(test)]
+mod sysbench_metric_tests {
+    use super::*;
+    use crate::spec::{FileioMode, WorkloadSpec};
+
+    #[test]
+    fn event_metrics_leave_the_end_fsyncs_out() {
+        let spec = WorkloadSpec {
+            threads: 2,
+            file_size: 64 * 4096,
+            requests: Some(600),
+            sync_every: 5,
+            final_sync: true,
+            mode: FileioMode::Sysbench,
+            ..Default::default()
+        };
+        // Writes 1 µs, fsyncs 100 µs: the 2 end fsyncs would double the max if counted.
+        let run = crate::engine::fake_run(1, vec![1_000], vec![100_000], &spec, Default::default())
+            .unwrap();
+        assert_eq!((run.writes, run.syncs), (500, 102));
+        let events_per_sec = run_value("events_per_sec", &run).unwrap();
+        assert!((events_per_sec - 600.0 / run.wall_secs()).abs() < 1e-6);
+        let mean = run_value("event_mean_us", &run).unwrap();
+        assert!(
+            (mean - (500.0 * 1.0 + 100.0 * 100.0) / 600.0).abs() < 1e-6,
+            "{mean}"
+        );
+        let max = run_value("event_max_us", &run).unwrap();
+        assert!((100.0..100.1).contains(&max), "{max}");
+        // 100 of 600 events are fsyncs: the 95th percentile is an fsync.
+        assert!((100.0..100.1).contains(&run_value("event_p95_us", &run).unwrap()));
+        assert!(run_value("thread_events_stddev", &run).is_some());
+        assert!(run_value("op_max_ms", &run).is_none());
+        // A fio-mode run has none of them.
+        let fio = crate::engine::fake_run(
+            2,
+            vec![1_000],
+            vec![100_000],
+            &WorkloadSpec {
+                mode: FileioMode::Fio,
+                ..spec
+            },
+            Default::default(),
+        )
+        .unwrap();
+        assert!(run_value("events_per_sec", &fio).is_none());
+        assert!(run_value("thread_events_stddev", &fio).is_none());
     }
 }
