@@ -3,17 +3,22 @@
 #
 #   sudo scripts/cross-check-sysbench.sh        (ROUNDS=3 by default)
 #
-# Both tools run the seed-001 shape (4 threads, 1 × 128 MiB pre-filled file, 4k rndwr,
-# fsync every 5 requests, end fsync on) in two cases:
+# Three tools run the seed-001 shape (4 threads, 1 × 128 MiB pre-filled file, 4k rndwr,
+# fsync every 5 requests, end fsync on): fsynclab (--mode sysbench), sysbench 1.0, and
+# scripts/sysbench-loop.c — the same event sequence from one atomic ticket with nothing
+# else around it (the lock-free reference: sysbench draws its events under a global mutex,
+# fsynclab and the loop do not). Two cases:
 #   ext4  : a fresh ext4 on a loop device whose image lives on the real disk, EVENTS events;
 #           the loop device's cache flushes (/sys/block/loopN/stat field 16) are counted
 #   tmpfs : a fresh tmpfs (fsync is free there), EVENTS_TMPFS events: the tools' own cost
-# Each case: one warm-up run of each tool, then ROUNDS rounds; the tool that goes first
-# alternates every round. Both tools write a fresh file before every run, untimed
-# (fsynclab prepare = fill; sysbench cleanup + prepare, unless SB_FRESH=0). Per run: events,
+# Each case: one warm-up run of each tool, then ROUNDS rounds; the order of the tools
+# rotates every round. Every tool writes a fresh file before every run, untimed (fsynclab
+# prepare = fill; sysbench cleanup + prepare, unless SB_FRESH=0; the loop fills its own file;
+# its flush count includes that fill's fsync, about 2 flushes). Per run: events,
 # total time, events/s, writes, fsyncs (sysbench prints rates only: derived below), flushes,
 # event p95. Prints every run, the medians and their ratio. Timings are informational: the
-# script never fails on them, but it fails when the tools' event or fsync counts disagree.
+# script never fails on them, but it fails when any run's event, write or fsync counts differ
+# from the sequence's.
 #
 # Environment: ROUNDS (3), EVENTS (10000), EVENTS_TMPFS (200000), SB_FRESH (1),
 #   IMG_DIR (/var/tmp), IMG_SIZE (1G), FSYNCLAB (binary; default target/release/fsynclab,
@@ -34,7 +39,7 @@ FREQ=5
 die() { echo "cross-check-sysbench: $*" >&2; exit 1; }
 
 [[ $(id -u) -eq 0 ]] || die "needs root (loop and tmpfs mounts): sudo $0"
-for t in sysbench python3 mkfs.ext4 losetup mount umount; do
+for t in sysbench python3 cc mkfs.ext4 losetup mount umount; do
     command -v "$t" >/dev/null || die "missing tool: $t"
 done
 
@@ -72,6 +77,8 @@ mkdir -p "$WORK/raw" "$MNT" "$TMNT"
 RESULTS=$WORK/results.tsv
 DB=$WORK/xsb.sqlite
 : >"$RESULTS"
+LOOPBIN=$WORK/sysbench-loop
+cc -O2 -pthread -o "$LOOPBIN" "$SCRIPT_DIR/sysbench-loop.c"
 
 IMG=$(mktemp "$IMG_DIR/fsynclab-xsb.XXXXXX.img")
 [[ $(stat -f -c %T "$IMG") != tmpfs ]] || die "$IMG_DIR is tmpfs; set IMG_DIR to a real disk"
@@ -80,7 +87,7 @@ mkfs.ext4 -q -F "$IMG"
 LOOP=$(losetup -f --show "$IMG")
 mount "$LOOP" "$MNT"
 mount -t tmpfs -o size=1g,mode=0700 fsynclab-xsb "$TMNT"
-mkdir -p "$MNT/sb" "$MNT/fl" "$TMNT/sb" "$TMNT/fl"
+mkdir -p "$MNT/sb" "$MNT/fl" "$MNT/c" "$TMNT/sb" "$TMNT/fl" "$TMNT/c"
 
 DEV="" # device whose flushes are counted (empty: none)
 flushes() { if [[ -n $DEV ]]; then awk '{print $16}' "/sys/block/$DEV/stat"; else echo NA; fi; }
@@ -150,18 +157,31 @@ run_fsynclab() { # case dir events round
     python3 -c "$FL_PARSE" "$out" "$1" "$4" "$DEV" >>"$RESULTS"
 }
 
+run_loop() { # case dir events round
+    local out="$WORK/raw/$1.r$4.loop.txt" f0 f1
+    sync -f "$2"
+    f0=$(flushes)
+    "$LOOPBIN" -f "$2/c/test_file" -n "$3" -t $THREADS -e $FREQ -s "${FILE_SIZE%M}" >"$out"
+    f1=$(flushes)
+    python3 -c "$LOOP_PARSE" "$out" "$1" "$4" "$(delta "$f0" "$f1")" >>"$RESULTS"
+}
+
+LOOP_PARSE='
+import re, sys
+kv = dict(re.findall(r"(\w+)=([0-9.]+)", open(sys.argv[1]).read()))
+row = [sys.argv[2], sys.argv[3], "loop", kv["events"], "%.4f" % float(kv["wall_s"]),
+       kv["events_per_s"], kv["writes"], kv["fsyncs"], sys.argv[4], "NA"]
+print("\t".join(str(x) for x in row))
+'
+
 run_case() { # case dir events
+    local tools=(fsynclab sysbench loop) r k
     echo "# case $1: $3 events in $2"
-    run_fsynclab "$1" "$2" "$3" 0 # warm-up, not counted in the medians
-    run_sysbench "$1" "$2" "$3" 0
+    for t in "${tools[@]}"; do "run_$t" "$1" "$2" "$3" 0; done # warm-up, not in the medians
     for ((r = 1; r <= ROUNDS; r++)); do
-        if ((r % 2)); then
-            run_fsynclab "$1" "$2" "$3" "$r"
-            run_sysbench "$1" "$2" "$3" "$r"
-        else
-            run_sysbench "$1" "$2" "$3" "$r"
-            run_fsynclab "$1" "$2" "$3" "$r"
-        fi
+        for ((k = 0; k < 3; k++)); do
+            "run_${tools[$(((r - 1 + k) % 3))]}" "$1" "$2" "$3" "$r"
+        done
     done
 }
 
@@ -187,13 +207,15 @@ for case in dict.fromkeys(r[0] for r in rows):
     for r in rs:
         print(f"{r[1]:>5} {r[2]:<9} {r[3]:>7} {r[4]:>8} {r[5]:>9} {r[6]:>7} {r[7]:>7} {r[8]:>7} {r[9]:>7}")
     measured = [r for r in rs if r[1] != "0"]
-    med = {t: statistics.median(float(r[5]) for r in measured if r[2] == t) for t in ("fsynclab", "sysbench")}
+    tools = ("fsynclab", "sysbench", "loop")
+    med = {t: statistics.median(float(r[5]) for r in measured if r[2] == t) for t in tools}
     ratio = med["fsynclab"] / med["sysbench"]
-    print(f"median events/s: fsynclab {med['fsynclab']:.1f}, sysbench {med['sysbench']:.1f}, ratio {ratio:.3f}"
-          f" ({'inside' if 0.85 <= ratio <= 1.15 else 'OUTSIDE'} the 0.85-1.15 target)")
-    fl = {t: [float(r[8]) for r in measured if r[2] == t and r[8] != "NA"] for t in ("fsynclab", "sysbench")}
-    if fl["fsynclab"] and fl["sysbench"]:
-        print(f"median device flushes: fsynclab {statistics.median(fl['fsynclab']):.0f}, sysbench {statistics.median(fl['sysbench']):.0f}")
+    print("median events/s: " + ", ".join(f"{t} {med[t]:.1f}" for t in tools))
+    print(f"ratio fsynclab/sysbench {ratio:.3f} ({'inside' if 0.85 <= ratio <= 1.15 else 'OUTSIDE'} the 0.85-1.15 target);"
+          f" fsynclab/loop {med['fsynclab'] / med['loop']:.3f}; loop/sysbench {med['loop'] / med['sysbench']:.3f}")
+    fl = {t: [float(r[8]) for r in measured if r[2] == t and r[8] != "NA"] for t in tools}
+    if all(fl.values()):
+        print("median device flushes: " + ", ".join(f"{t} {statistics.median(fl[t]):.0f}" for t in tools))
     periodic = events // (freq + 1)
     want = (events, events - periodic, periodic + threads)
     bad = [r for r in rs if (int(r[3]), int(r[6]), int(r[7])) != want]
@@ -202,6 +224,6 @@ for case in dict.fromkeys(r[0] for r in rows):
         failed = True
         print("COUNT MISMATCH in: " + ", ".join(f"round {r[1]} {r[2]}" for r in bad))
     else:
-        print("counts match in every run of both tools")
+        print("counts match in every run of every tool")
 sys.exit(1 if failed else 0)
 EOF
