@@ -7,13 +7,15 @@
  * file; every thread fsyncs the file once more when it finishes (sysbench
  * --file-fsync-end). The file is created, filled and fsynced before the threads start and
  * removed at the end. No timing per event, no histogram, no statistics: the wall time of
- * the event loop only. sysbench draws the same sequence under a global mutex instead.
+ * the event loop only. sysbench draws the same sequence under a global mutex instead;
+ * -m does the same (one global pthread mutex held to draw each event and again to count
+ * each completed write, as sysbench's fileio.c does), to show what that pacing changes.
  *
  * Output: one line
  *   events=10000 writes=8334 fsyncs=1670 wall_s=1.2345 events_per_s=8100.4
  *
  * Build: cc -O2 -pthread -o sysbench-loop sysbench-loop.c
- * Usage: sysbench-loop -f FILE [-n EVENTS] [-t THREADS] [-e FREQ] [-s SIZE_MIB] [-b BS]
+ * Usage: sysbench-loop -f FILE [-n EVENTS] [-t THREADS] [-e FREQ] [-s SIZE_MIB] [-b BS] [-m]
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -31,6 +33,9 @@ static long events = 10000, freq = 5, nthreads = 4, bs = 4096;
 static long long file_size = 128LL << 20;
 static atomic_long ticket, writes, fsyncs;
 static pthread_barrier_t start;
+static int use_mutex;
+static pthread_mutex_t big_lock = PTHREAD_MUTEX_INITIALIZER;
+static long locked_writes;
 
 static uint64_t mix(uint64_t z)
 {
@@ -55,7 +60,15 @@ static void *worker(void *arg)
         buf[i] = (char)mix((uint64_t)(intptr_t)arg * 7919 + i);
     pthread_barrier_wait(&start);
     for (;;) {
-        long k = atomic_fetch_add(&ticket, 1);
+        long k;
+        if (use_mutex) {
+            pthread_mutex_lock(&big_lock);
+            k = atomic_load_explicit(&ticket, memory_order_relaxed);
+            atomic_store_explicit(&ticket, k + 1, memory_order_relaxed);
+            pthread_mutex_unlock(&big_lock);
+        } else {
+            k = atomic_fetch_add(&ticket, 1);
+        }
         if (k >= events)
             break;
         if (k % (freq + 1) < freq) {
@@ -63,6 +76,11 @@ static void *worker(void *arg)
             if (pwrite(fd, buf, bs, (long long)(mix(k) % blocks) * bs) != bs)
                 die("pwrite");
             w++;
+            if (use_mutex) {
+                pthread_mutex_lock(&big_lock);
+                locked_writes++;
+                pthread_mutex_unlock(&big_lock);
+            }
         } else {
             if (fsync(fd))
                 die("fsync");
@@ -81,7 +99,7 @@ int main(int argc, char **argv)
 {
     const char *path = NULL;
     int opt;
-    while ((opt = getopt(argc, argv, "f:n:t:e:s:b:")) != -1) {
+    while ((opt = getopt(argc, argv, "f:n:t:e:s:b:m")) != -1) {
         switch (opt) {
         case 'f': path = optarg; break;
         case 'n': events = atol(optarg); break;
@@ -89,8 +107,9 @@ int main(int argc, char **argv)
         case 'e': freq = atol(optarg); break;
         case 's': file_size = atoll(optarg) << 20; break;
         case 'b': bs = atol(optarg); break;
+        case 'm': use_mutex = 1; break;
         default:
-            fprintf(stderr, "usage: %s -f FILE [-n EVENTS] [-t THREADS] [-e FREQ] [-s MIB] [-b BS]\n",
+            fprintf(stderr, "usage: %s -f FILE [-n EVENTS] [-t THREADS] [-e FREQ] [-s MIB] [-b BS] [-m]\n",
                     argv[0]);
             return 2;
         }

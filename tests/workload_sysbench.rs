@@ -118,39 +118,51 @@ fn two_shared_files_are_fsynced_in_turn() {
 }
 
 #[test]
-fn fsync_methods_one_run_per_method() {
+fn fsync_methods_series_runs_every_method_at_every_thread_count() {
     let lab = Lab::new();
-    let base = ["--preset", "fsync-methods", "--scale", "0.04"];
-    for (label, extra, durable_writes) in [
-        ("fdatasync", &[][..], false),
-        ("fsync", &["--sync", "fsync"][..], false),
-        (
-            "o_dsync",
-            &["--sync", "none", "--open-flags", "dsync"][..],
-            true,
-        ),
-        (
-            "o_sync",
-            &["--sync", "none", "--open-flags", "sync"][..],
-            true,
-        ),
-        ("sync_file_range", &["--sync", "sync_file_range"][..], false),
-    ] {
-        let mut args = base.to_vec();
-        args.extend(["--label", label]);
-        args.extend(extra);
-        let v = run_json(&lab, &args);
-        assert_eq!(v["status"], "finished", "{label}");
-        let writes = v["writes"].as_u64().unwrap();
-        assert!(writes > 0, "{label}");
-        if durable_writes {
-            // The write is durable when it returns: no sync call at all.
-            assert_eq!(v["syncs"], 0, "{label}");
-        } else {
-            // One sync after every 8 KiB write.
-            assert_eq!(v["syncs"].as_u64().unwrap(), writes, "{label}");
+    // 5 s × 0.04 = 0.2 s per run; 1 MiB files keep the untimed fills short.
+    let v = run_json(
+        &lab,
+        &[
+            "--preset",
+            "fsync-methods",
+            "--scale",
+            "0.04",
+            "--file-size",
+            "1M",
+            "--series",
+        ],
+    );
+    let variants = v.as_array().unwrap();
+    let labels: Vec<&str> = variants
+        .iter()
+        .map(|x| x["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        labels,
+        ["fdatasync", "fsync", "o_dsync", "o_sync", "sync_file_range"]
+    );
+    for variant in variants {
+        let label = variant["label"].as_str().unwrap();
+        let runs = variant["runs"].as_array().unwrap();
+        let threads: Vec<u64> = runs
+            .iter()
+            .map(|r| r["threads"].as_array().unwrap().len() as u64)
+            .collect();
+        assert_eq!(threads, [1, 2, 4], "{label}");
+        for r in runs {
+            assert_eq!(r["status"], "finished", "{label}");
+            let writes = r["writes"].as_u64().unwrap();
+            assert!(writes > 0, "{label}");
+            assert_eq!(r["bytes"].as_u64().unwrap(), writes * 8192, "{label}");
+            if label.starts_with("o_") {
+                // The write is durable when it returns: no sync call at all.
+                assert_eq!(r["syncs"], 0, "{label}");
+            } else {
+                // One sync call after every 8 KiB write.
+                assert_eq!(r["syncs"].as_u64().unwrap(), writes, "{label}");
+            }
         }
-        assert_eq!(v["bytes"].as_u64().unwrap(), writes * 8192, "{label}");
     }
     assert!(lab.target_entries().is_empty());
 }
