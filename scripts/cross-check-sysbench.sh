@@ -20,7 +20,9 @@
 # script never fails on them, but it fails when any run's event, write or fsync counts differ
 # from the sequence's.
 #
-# Environment: ROUNDS (3), EVENTS (10000), EVENTS_TMPFS (200000), SB_FRESH (1),
+# LOOP_MUTEX=1 adds a fourth tool, loop-m: the loop with sysbench's global mutex (-m).
+#
+# Environment: ROUNDS (3), EVENTS (10000), EVENTS_TMPFS (200000), SB_FRESH (1), LOOP_MUTEX (0),
 #   IMG_DIR (/var/tmp), IMG_SIZE (1G), FSYNCLAB (binary; default target/release/fsynclab,
 #   built if missing), KEEP_RAW (dir to copy the raw outputs to).
 set -euo pipefail
@@ -29,6 +31,7 @@ ROUNDS=${ROUNDS:-3}
 EVENTS=${EVENTS:-10000}
 EVENTS_TMPFS=${EVENTS_TMPFS:-200000}
 SB_FRESH=${SB_FRESH:-1}
+LOOP_MUTEX=${LOOP_MUTEX:-0}
 IMG_DIR=${IMG_DIR:-/var/tmp}
 IMG_SIZE=${IMG_SIZE:-1G}
 KEEP_RAW=${KEEP_RAW:-}
@@ -157,30 +160,35 @@ run_fsynclab() { # case dir events round
     python3 -c "$FL_PARSE" "$out" "$1" "$4" "$DEV" >>"$RESULTS"
 }
 
-run_loop() { # case dir events round
-    local out="$WORK/raw/$1.r$4.loop.txt" f0 f1
+run_loop() { # case dir events round [extra flag] [tool name]
+    local name=${6:-loop} out="$WORK/raw/$1.r$4.${6:-loop}.txt" f0 f1
     sync -f "$2"
     f0=$(flushes)
-    "$LOOPBIN" -f "$2/c/test_file" -n "$3" -t $THREADS -e $FREQ -s "${FILE_SIZE%M}" >"$out"
+    # shellcheck disable=SC2086
+    "$LOOPBIN" -f "$2/c/test_file" -n "$3" -t $THREADS -e $FREQ -s "${FILE_SIZE%M}" ${5:-} >"$out"
     f1=$(flushes)
-    python3 -c "$LOOP_PARSE" "$out" "$1" "$4" "$(delta "$f0" "$f1")" >>"$RESULTS"
+    python3 -c "$LOOP_PARSE" "$out" "$1" "$4" "$(delta "$f0" "$f1")" "$name" >>"$RESULTS"
 }
+
+run_loop_m() { run_loop "$1" "$2" "$3" "$4" -m loop-m; }
 
 LOOP_PARSE='
 import re, sys
 kv = dict(re.findall(r"(\w+)=([0-9.]+)", open(sys.argv[1]).read()))
-row = [sys.argv[2], sys.argv[3], "loop", kv["events"], "%.4f" % float(kv["wall_s"]),
+row = [sys.argv[2], sys.argv[3], sys.argv[5], kv["events"], "%.4f" % float(kv["wall_s"]),
        kv["events_per_s"], kv["writes"], kv["fsyncs"], sys.argv[4], "NA"]
 print("\t".join(str(x) for x in row))
 '
 
 run_case() { # case dir events
     local tools=(fsynclab sysbench loop) r k
+    [[ $LOOP_MUTEX == 1 ]] && tools+=(loop_m)
+    local n=${#tools[@]}
     echo "# case $1: $3 events in $2"
     for t in "${tools[@]}"; do "run_$t" "$1" "$2" "$3" 0; done # warm-up, not in the medians
     for ((r = 1; r <= ROUNDS; r++)); do
-        for ((k = 0; k < 3; k++)); do
-            "run_${tools[$(((r - 1 + k) % 3))]}" "$1" "$2" "$3" "$r"
+        for ((k = 0; k < n; k++)); do
+            "run_${tools[$(((r - 1 + k) % n))]}" "$1" "$2" "$3" "$r"
         done
     done
 }
@@ -207,7 +215,7 @@ for case in dict.fromkeys(r[0] for r in rows):
     for r in rs:
         print(f"{r[1]:>5} {r[2]:<9} {r[3]:>7} {r[4]:>8} {r[5]:>9} {r[6]:>7} {r[7]:>7} {r[8]:>7} {r[9]:>7}")
     measured = [r for r in rs if r[1] != "0"]
-    tools = ("fsynclab", "sysbench", "loop")
+    tools = tuple(dict.fromkeys(r[2] for r in measured))
     med = {t: statistics.median(float(r[5]) for r in measured if r[2] == t) for t in tools}
     ratio = med["fsynclab"] / med["sysbench"]
     print("median events/s: " + ", ".join(f"{t} {med[t]:.1f}" for t in tools))
