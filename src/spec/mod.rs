@@ -516,6 +516,14 @@ impl WorkloadSpec {
         };
         let sync = if self.sync == SyncMethod::None {
             "no sync".into()
+        } else if self.mode == FileioMode::Sysbench {
+            // sysbench counts the interval in requests of all threads together.
+            format!(
+                "{} every {} requests{}",
+                self.sync.as_str(),
+                self.sync_every,
+                if self.final_sync { " + at the end" } else { "" }
+            )
         } else {
             format!("{} every {}", self.sync.as_str(), self.sync_every)
         };

@@ -210,3 +210,25 @@ fn sysbench_mode_needs_a_stop_rule_random_blocks_and_a_real_sync() {
             .contains("sync_file_range")
     );
 }
+
+#[test]
+fn sysbench_mode_describes_its_sync_interval_in_requests() {
+    let spec = WorkloadSpec {
+        mode: FileioMode::Sysbench,
+        threads: 4,
+        requests: Some(12_000),
+        sync_every: 5,
+        final_sync: true,
+        ..Default::default()
+    };
+    let line = spec.describe();
+    assert!(line.starts_with("fileio (sysbench) 4 threads"), "{line}");
+    assert!(
+        line.contains("fsync every 5 requests + at the end"),
+        "{line}"
+    );
+    assert!(
+        line.contains("1 shared file(s)") && line.contains("12000 requests"),
+        "{line}"
+    );
+}
