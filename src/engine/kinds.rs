@@ -9,7 +9,7 @@ use super::grouplog::{self, GroupLog};
 use super::scratch::ScratchDir;
 use super::sysbench::run_sysbench_worker;
 use super::worker::{Live, Shared, WorkerOutput, WorkerPlan, run_worker};
-use super::{CancelToken, EngineError, EngineEvent, fileio};
+use super::{CancelToken, EngineError, EngineEvent, fileio, fileserver};
 use crate::metrics::{GroupCommitStats, PhaseStats};
 use crate::probe::SystemInfo;
 use crate::spec::{FileioMode, Prepare, StopRule, WorkloadKind, WorkloadSpec};
@@ -36,6 +36,7 @@ pub(super) struct Worker<'a> {
 pub(super) enum Prepared {
     Fileio(Vec<WorkerPlan>),
     Grouplog(GroupLog),
+    Fileserver(Vec<fileserver::ClientPlan>),
 }
 
 /// Prepares `spec`'s files in `scratch`.
@@ -51,6 +52,9 @@ pub(super) fn prepare<B: Backend>(
             fileio::prepare(backend, spec, scratch, events, cancel).map(Prepared::Fileio)
         }
         WorkloadKind::Grouplog => prepare_grouplog(backend, spec, scratch, events, cancel),
+        WorkloadKind::Fileserver => {
+            fileserver::prepare(spec, scratch, events, cancel).map(Prepared::Fileserver)
+        }
         other => Err(PrepareStop::Error(EngineError::Prepare(format!(
             "the {} workload is not built yet",
             other.as_str()
@@ -77,13 +81,22 @@ impl Prepared {
                 }
             }
             Prepared::Grouplog(log) => grouplog::run_writer(backend, spec, log, w, arrived),
+            Prepared::Fileserver(plans) => fileserver::run_client(
+                spec,
+                w.thread,
+                &plans[w.thread as usize],
+                w.shared,
+                w.live,
+                w.gate,
+                arrived,
+            ),
         }
     }
 
     /// Group-commit accounting, for the kinds that have it.
     pub fn group_stats(&self, spec: &WorkloadSpec) -> Option<GroupCommitStats> {
         match self {
-            Prepared::Fileio(_) => None,
+            Prepared::Fileio(_) | Prepared::Fileserver(_) => None,
             Prepared::Grouplog(log) => Some(log.stats(spec.grouplog.strategy)),
         }
     }
@@ -148,9 +161,11 @@ pub(super) fn space_needed(spec: &WorkloadSpec) -> u64 {
         WorkloadKind::Smallfiles => u64::from(spec.threads)
             .saturating_mul(spec.smallfiles.files_per_thread)
             .saturating_mul(spec.smallfiles.file_size.max(4096)),
+        // Initial files average 180 KiB; creates and writes can grow a client's set to
+        // twice its files, each up to 1 MiB: 512 KiB a file is a generous typical bound.
         WorkloadKind::Fileserver => u64::from(spec.threads)
             .saturating_mul(u64::from(spec.fileserver.files_per_client))
-            .saturating_mul(1 << 20),
+            .saturating_mul(512 << 10),
         WorkloadKind::Grouplog => spec.grouplog.log_size,
     }
 }

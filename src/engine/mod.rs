@@ -9,6 +9,8 @@ mod clock;
 mod fake;
 mod file;
 mod fileio;
+mod fileserver;
+mod fileserver_mix;
 mod gate;
 mod grouplog;
 mod kinds;

@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use serde_json::json;
 
 use super::text::fmt_ns;
+use crate::analysis::run_value;
 use crate::metrics::{GroupCommitStats, OpStats, PhaseStats, RunResult, SysbenchSummary};
 use crate::spec::WorkloadKind;
 
@@ -21,6 +22,13 @@ pub fn kind_section(r: &RunResult) -> String {
     }
     if !r.ops.is_empty() {
         out.push_str(&ops_table(&r.ops, r.wall_secs()));
+    }
+    if let Some(t) = fileserver_throughput(r) {
+        let _ = writeln!(
+            out,
+            "          Throughput {:.3} MB/sec  {} clients  max_latency={:.3} ms  ({:.1} ops/s)",
+            t.mb_per_sec, t.clients, t.max_latency_ms, t.ops_per_sec
+        );
     }
     if let Some(g) = &r.group {
         out.push_str(&group_text(g, r));
@@ -75,6 +83,32 @@ pub fn kind_line(r: &RunResult) -> Option<String> {
             f("op_max_ms", 3),
         )),
     }
+}
+
+/// The dbench-style closing figures of a fileserver run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FileserverThroughput {
+    /// Bytes read and written per second / 10^6 (dbench's "MB/sec" is decimal).
+    pub mb_per_sec: f64,
+    /// Clients.
+    pub clients: u32,
+    /// Slowest single operation, ms.
+    pub max_latency_ms: f64,
+    /// Operations of every kind per second.
+    pub ops_per_sec: f64,
+}
+
+/// dbench's `Throughput X MB/sec N clients max_latency=Y ms` for a fileserver run.
+pub fn fileserver_throughput(r: &RunResult) -> Option<FileserverThroughput> {
+    if r.spec.kind != WorkloadKind::Fileserver || r.ops.is_empty() {
+        return None;
+    }
+    Some(FileserverThroughput {
+        mb_per_sec: run_value("io_mb_per_sec", r)?,
+        clients: r.spec.threads,
+        max_latency_ms: run_value("op_max_ms", r)?,
+        ops_per_sec: run_value("ops_per_sec", r)?,
+    })
 }
 
 /// `phase  files  time  files/s` lines.
@@ -249,5 +283,19 @@ pub fn kind_json(r: &RunResult) -> serde_json::Value {
         })
     });
     let sysbench = SysbenchSummary::of(r).map(|s| super::sysbench::sysbench_json(&s));
-    json!({ "ops": ops, "phases": phases, "group": group, "sysbench": sysbench })
+    let fileserver = fileserver_throughput(r).map(|t| {
+        json!({
+            "clients": t.clients,
+            "mb_per_sec": t.mb_per_sec,
+            "ops_per_sec": t.ops_per_sec,
+            "max_latency_ms": t.max_latency_ms,
+        })
+    });
+    json!({
+        "ops": ops,
+        "phases": phases,
+        "group": group,
+        "sysbench": sysbench,
+        "fileserver": fileserver,
+    })
 }

@@ -348,10 +348,16 @@ impl WorkloadSpec {
     pub fn problems(&self) -> Vec<SpecError> {
         let mut errs = Vec::new();
         if self.threads == 0 || self.threads > MAX_THREADS {
+            // A fileserver's threads are its clients (dbench's client count).
+            let (what, option) = if self.kind == WorkloadKind::Fileserver {
+                ("clients", "--clients")
+            } else {
+                ("threads", "--threads")
+            };
             errs.push(spec_error(
                 "threads",
-                format!("{} threads", self.threads),
-                format!("use 1 to {MAX_THREADS} (--threads)"),
+                format!("{} {what}", self.threads),
+                format!("use 1 to {MAX_THREADS} ({option})"),
             ));
         }
         if self.block_size < 512

@@ -1,0 +1,410 @@
+//! The `fileserver` workload (seed 003, "xfs: drop async cache flushes from CIL commits",
+//! which measured with dbench): N clients, each in its own directory tree, replay a
+//! file-server operation mix (see [`super::fileserver_mix`]) for a set duration. Every
+//! call is timed into its own per-operation histogram; writes and flushes also feed the
+//! live counters and the run's write and sync histograms.
+//!
+//! The calls are made directly (openat, pwrite, pread, renameat, unlinkat, fstatat, fstat,
+//! fstatvfs, futimens, readdir, fsync, close) relative to the client's directory
+//! descriptor, with names written into fixed buffers before the clock is read: nothing is
+//! allocated, locked or formatted between a call and its timing. They always use the real
+//! clock, whatever the backend, since the backend's files are not involved.
+
+use std::ffi::CStr;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::Sender;
+
+use super::file::{AlignedBuf, Clock, RealClock, fill_pattern};
+use super::fileserver_mix::{
+    DIRS, MAX_IO_BYTES, MAX_OPEN, Mix, NAME_LEN, OPS, Op, Step, dir_name, write_name,
+};
+use super::gate::StartGate;
+use super::kinds::PrepareStop;
+use super::offsets::mix;
+use super::scratch::{ScratchDir, describe_io_error};
+use super::worker::{Live, Shared, WorkerOutput, record_sync};
+use super::{CancelToken, EngineError, EngineEvent};
+use crate::metrics::{OpStats, ThreadStats, bump};
+use crate::spec::{StopRule, WorkloadSpec};
+
+/// One client's directory and operation generator, made before timing.
+#[derive(Clone)]
+pub(super) struct ClientPlan {
+    /// `fsynclab-<id>/client-N`.
+    pub dir: PathBuf,
+    /// The generator, its working set already on disk.
+    pub mix: Mix,
+}
+
+/// Creates every client's tree (`client-N/d00..d07`) and initial working set, then syncs
+/// the filesystem once so the first timed flush does not pay for the preparation.
+pub(super) fn prepare(
+    spec: &WorkloadSpec,
+    scratch: &mut ScratchDir,
+    events: &Sender<EngineEvent>,
+    cancel: &CancelToken,
+) -> Result<Vec<ClientPlan>, PrepareStop> {
+    let per_client = spec.fileserver.files_per_client;
+    let plans: Vec<Mix> = (0..spec.threads)
+        .map(|c| Mix::new(spec.seed, c, per_client))
+        .collect();
+    let total_bytes: u64 = plans.iter().flat_map(|m| m.files()).map(|f| f.size).sum();
+    let files = spec.threads.saturating_mul(per_client);
+    let _ = events.send(EngineEvent::Preparing {
+        files,
+        bytes_per_file: total_bytes / u64::from(files.max(1)),
+    });
+    let fill = fill_pattern(1 << 20, spec.seed);
+    let fail = |op: &str, path: &Path, e: &io::Error| {
+        PrepareStop::Error(EngineError::Prepare(describe_io_error(op, path, None, e)))
+    };
+    let mut out = Vec::with_capacity(plans.len());
+    for (client, mix) in plans.into_iter().enumerate() {
+        if cancel.is_cancelled() {
+            return Err(PrepareStop::Cancelled);
+        }
+        let name = format!("client-{client}");
+        let dir = scratch
+            .subdir(&name)
+            .map_err(|e| fail("mkdir", &scratch.path().join(&name), &e))?;
+        for d in 0..DIRS {
+            let sub = dir.join(dir_text(d));
+            std::fs::create_dir(&sub).map_err(|e| fail("mkdir", &sub, &e))?;
+        }
+        for f in mix.files() {
+            let path = dir.join(name_text(f.dir, f.id));
+            write_new_file(&path, &fill, f.size).map_err(|e| fail("prepare", &path, &e))?;
+        }
+        out.push(ClientPlan { dir, mix });
+    }
+    if let Ok(d) = std::fs::File::open(scratch.path()) {
+        // SAFETY: plain syscall on a descriptor we own; failure only costs the first sync.
+        unsafe { libc::syncfs(d.as_raw_fd()) };
+    }
+    Ok(out)
+}
+
+fn write_new_file(path: &Path, fill: &[u8], size: u64) -> io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)?;
+    let mut left = size;
+    while left > 0 {
+        let n = left.min(fill.len() as u64) as usize;
+        file.write_all(&fill[..n])?;
+        left -= n as u64;
+    }
+    Ok(())
+}
+
+fn dir_text(dir: u16) -> String {
+    let b = dir_name(dir);
+    String::from_utf8_lossy(&b[..3]).into_owned()
+}
+
+fn name_text(dir: u16, id: u64) -> String {
+    let mut b = [0u8; NAME_LEN];
+    write_name(&mut b, dir, id, false);
+    String::from_utf8_lossy(&b[..NAME_LEN - 1]).into_owned()
+}
+
+/// The client's directory and its open files.
+struct Tree {
+    dir: OwnedFd,
+    fds: [RawFd; MAX_OPEN],
+}
+
+impl Drop for Tree {
+    fn drop(&mut self) {
+        for fd in self.fds.iter_mut().filter(|fd| **fd >= 0) {
+            // SAFETY: an fd this tree opened and has not closed.
+            unsafe { libc::close(*fd) };
+            *fd = -1;
+        }
+    }
+}
+
+fn check(rc: libc::c_int) -> io::Result<libc::c_int> {
+    if rc < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(rc)
+    }
+}
+
+fn cstr(buf: &[u8]) -> &CStr {
+    CStr::from_bytes_until_nul(buf).expect("names are NUL-terminated")
+}
+
+impl Tree {
+    fn open(dir: &Path) -> io::Result<Tree> {
+        let path = std::ffi::CString::new(dir.as_os_str().as_bytes())
+            .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+        let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+        // SAFETY: a valid C string; the returned fd is owned below.
+        let fd = check(unsafe { libc::open(path.as_ptr(), flags) })?;
+        Ok(Tree {
+            // SAFETY: `fd` was just opened and is owned by nobody else.
+            dir: unsafe { OwnedFd::from_raw_fd(fd) },
+            fds: [-1; MAX_OPEN],
+        })
+    }
+
+    /// Performs `step`; returns the bytes read or written. `a` and `b` hold the names it
+    /// uses (written before the clock was read).
+    #[inline]
+    fn exec(
+        &mut self,
+        step: &Step,
+        a: &[u8; NAME_LEN],
+        b: &[u8; NAME_LEN],
+        wbuf: &AlignedBuf,
+        rbuf: &mut [u8],
+    ) -> io::Result<u64> {
+        let dirfd = self.dir.as_raw_fd();
+        let file_flags = libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_RDWR;
+        // SAFETY (every call below): plain syscalls on descriptors this tree owns, with
+        // NUL-terminated names and buffers valid for the lengths passed.
+        match *step {
+            Step::Create { slot, .. } => {
+                let flags = file_flags | libc::O_CREAT | libc::O_EXCL;
+                let fd = check(unsafe { libc::openat(dirfd, cstr(a).as_ptr(), flags, 0o600) })?;
+                self.fds[slot as usize] = fd;
+                Ok(0)
+            }
+            Step::Open { slot, .. } => {
+                let fd = check(unsafe { libc::openat(dirfd, cstr(a).as_ptr(), file_flags) })?;
+                self.fds[slot as usize] = fd;
+                Ok(0)
+            }
+            Step::Close { slot } => {
+                let fd = std::mem::replace(&mut self.fds[slot as usize], -1);
+                check(unsafe { libc::close(fd) }).map(|_| 0)
+            }
+            Step::Write { slot, offset, len } => {
+                let buf = &wbuf.as_slice()[..len as usize];
+                let fd = self.fds[slot as usize];
+                let n = unsafe { libc::pwrite(fd, buf.as_ptr().cast(), buf.len(), offset as i64) };
+                if n < 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                if n as usize != buf.len() {
+                    return Err(io::Error::new(io::ErrorKind::WriteZero, "short write"));
+                }
+                Ok(n as u64)
+            }
+            Step::Read { slot, offset, len } => {
+                let buf = &mut rbuf[..len as usize];
+                let fd = self.fds[slot as usize];
+                let n =
+                    unsafe { libc::pread(fd, buf.as_mut_ptr().cast(), buf.len(), offset as i64) };
+                if n < 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                Ok(n as u64)
+            }
+            Step::Rename { .. } => {
+                check(unsafe { libc::renameat(dirfd, cstr(a).as_ptr(), dirfd, cstr(b).as_ptr()) })
+                    .map(|_| 0)
+            }
+            Step::Unlink { .. } => {
+                check(unsafe { libc::unlinkat(dirfd, cstr(a).as_ptr(), 0) }).map(|_| 0)
+            }
+            Step::Stat { missing, .. } => {
+                let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+                let rc = unsafe {
+                    libc::fstatat(
+                        dirfd,
+                        cstr(a).as_ptr(),
+                        st.as_mut_ptr(),
+                        libc::AT_SYMLINK_NOFOLLOW,
+                    )
+                };
+                match check(rc) {
+                    Err(e) if missing && e.raw_os_error() == Some(libc::ENOENT) => Ok(0),
+                    other => other.map(|_| 0),
+                }
+            }
+            Step::Fstat { slot } => {
+                let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+                check(unsafe { libc::fstat(self.fds[slot as usize], st.as_mut_ptr()) }).map(|_| 0)
+            }
+            Step::Statfs => {
+                let mut st = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+                check(unsafe { libc::fstatvfs(dirfd, st.as_mut_ptr()) }).map(|_| 0)
+            }
+            Step::Setattr { slot } => {
+                check(unsafe { libc::futimens(self.fds[slot as usize], std::ptr::null()) })
+                    .map(|_| 0)
+            }
+            Step::Readdir { .. } => {
+                let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC;
+                let fd = check(unsafe { libc::openat(dirfd, cstr(a).as_ptr(), flags) })?;
+                let dir = unsafe { libc::fdopendir(fd) };
+                if dir.is_null() {
+                    let e = io::Error::last_os_error();
+                    unsafe { libc::close(fd) };
+                    return Err(e);
+                }
+                let result = loop {
+                    nix::errno::Errno::clear();
+                    if unsafe { libc::readdir(dir) }.is_null() {
+                        break match nix::errno::Errno::last_raw() {
+                            0 => Ok(0),
+                            errno => Err(io::Error::from_raw_os_error(errno)),
+                        };
+                    }
+                };
+                unsafe { libc::closedir(dir) };
+                result
+            }
+            Step::Flush { slot } => {
+                check(unsafe { libc::fsync(self.fds[slot as usize]) }).map(|_| 0)
+            }
+        }
+    }
+}
+
+/// Writes the names `step` uses into `a` (and `b` for a rename's new name).
+#[inline]
+fn names_of(step: &Step, a: &mut [u8; NAME_LEN], b: &mut [u8; NAME_LEN]) {
+    match *step {
+        Step::Create { dir, id, .. } | Step::Open { dir, id, .. } | Step::Unlink { dir, id } => {
+            write_name(a, dir, id, false)
+        }
+        Step::Stat { dir, id, missing } => write_name(a, dir, id, missing),
+        Step::Rename { dir, from, to } => {
+            write_name(a, dir, from, false);
+            write_name(b, dir, to, false);
+        }
+        Step::Readdir { dir } => a[..4].copy_from_slice(&dir_name(dir)),
+        _ => {}
+    }
+}
+
+/// Which path an error message names.
+fn error_path(plan_dir: &Path, step: &Step, a: &[u8; NAME_LEN]) -> PathBuf {
+    match step {
+        Step::Create { .. }
+        | Step::Open { .. }
+        | Step::Rename { .. }
+        | Step::Unlink { .. }
+        | Step::Stat { .. }
+        | Step::Readdir { .. } => {
+            let name = CStr::from_bytes_until_nul(a)
+                .map(|c| c.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            plan_dir.join(name)
+        }
+        _ => plan_dir.to_path_buf(),
+    }
+}
+
+/// Runs client `thread` until the duration ends, the run is cancelled or a call fails.
+pub(super) fn run_client(
+    spec: &WorkloadSpec,
+    thread: u32,
+    plan: &ClientPlan,
+    shared: &Shared,
+    live: &Live,
+    gate: &StartGate,
+    arrived: &mut bool,
+) -> WorkerOutput {
+    let clock = RealClock::default();
+    let mut out = WorkerOutput::new(thread);
+    let mut generator = plan.mix.clone();
+    let mut ops: Vec<OpStats> = OPS.iter().map(|op| OpStats::new(op.name())).collect();
+    let mut wbuf = AlignedBuf::new(MAX_IO_BYTES, mix(spec.seed ^ u64::from(thread)));
+    let mut rbuf = vec![0u8; MAX_IO_BYTES];
+    let (mut a, mut b) = ([0u8; NAME_LEN], [0u8; NAME_LEN]);
+    let tree = Tree::open(&plan.dir);
+    if let Err(e) = &tree {
+        out.open_error = Some(describe_io_error("open", &plan.dir, None, e));
+        shared.stop.0.store(true, Ordering::Relaxed);
+    }
+    *arrived = true;
+    if !gate.arrive_and_wait() {
+        return out;
+    }
+    let Ok(mut tree) = tree else { return out };
+
+    let stamp = (u64::from(thread) << 48) ^ mix(spec.seed);
+    let start = clock.now_ns();
+    out.started = true;
+    let deadline = match spec.stop_rule() {
+        StopRule::Duration(d) => start.saturating_add(d.as_nanos() as u64),
+        _ => u64::MAX,
+    };
+    let (mut writes, mut syncs, mut bytes, mut busy) = (0u64, 0u64, 0u64, 0u64);
+    let mut now = start;
+    while !shared.stop.0.load(Ordering::Relaxed) && now < deadline {
+        let step = generator.next_step();
+        names_of(&step, &mut a, &mut b);
+        if let Step::Write { offset, len, .. } = step
+            && len >= 16
+        {
+            // Every write carries different data (dedup/compression see real bytes).
+            wbuf.stamp(offset ^ stamp, writes);
+        }
+        let t0 = clock.now_ns();
+        let result = tree.exec(&step, &a, &b, &wbuf, &mut rbuf);
+        let t1 = clock.now_ns();
+        now = t1;
+        let op = step.op();
+        let moved = match result {
+            Ok(n) => n,
+            Err(e) => {
+                let offset = match step {
+                    Step::Write { offset, .. } | Step::Read { offset, .. } => Some(offset),
+                    _ => None,
+                };
+                let path = error_path(&plan.dir, &step, &a);
+                out.error = Some(describe_io_error(op.name(), &path, offset, &e));
+                break;
+            }
+        };
+        let ns = t1.saturating_sub(t0);
+        busy += ns;
+        ops[op as usize].record(ns, moved);
+        match op {
+            Op::Write => {
+                out.write_lat.record(ns);
+                live.write_buckets.record(ns);
+                bump(&live.writes, 1);
+                bump(&live.bytes, moved);
+                writes += 1;
+                bytes += moved;
+            }
+            Op::Flush => {
+                record_sync(&mut out.sync_lat, live, ns);
+                syncs += 1;
+            }
+            _ => {}
+        }
+    }
+    if out.error.is_some() {
+        shared.stop.0.store(true, Ordering::Relaxed);
+    }
+    out.start_ns = start;
+    out.end_ns = clock.now_ns();
+    drop(tree);
+    out.ops = ops;
+    out.stats = ThreadStats {
+        thread,
+        writes,
+        syncs,
+        bytes,
+        busy_ns: busy,
+        wall_ns: out.end_ns.saturating_sub(start),
+    };
+    out
+}
