@@ -25,6 +25,10 @@ const BUILTIN: &[(&str, &str)] = &[
         "fsync-methods",
         include_str!("../../presets/fsync-methods.toml"),
     ),
+    (
+        "xfs-cil-dbench",
+        include_str!("../../presets/xfs-cil-dbench.toml"),
+    ),
 ];
 
 /// A figure published in the seed thread, kept beside what the lab measures.
