@@ -408,3 +408,74 @@ pub(super) fn run_client(
     };
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{CancelToken, RunContext, run};
+    use crate::metrics::RunStatus;
+    use crate::probe::SystemInfo;
+    use crate::spec::{WorkloadKind, WorkloadSpec};
+
+    fn spec(clients: u32, secs: f64) -> WorkloadSpec {
+        let mut s = WorkloadSpec {
+            kind: WorkloadKind::Fileserver,
+            threads: clients,
+            duration_s: Some(secs),
+            ..Default::default()
+        };
+        s.fileserver.files_per_client = 8;
+        s
+    }
+
+    fn ctx(dir: &std::path::Path) -> RunContext {
+        RunContext {
+            run_id: 3,
+            target: dir.to_path_buf(),
+            keep_files: false,
+            system: SystemInfo::default(),
+        }
+    }
+
+    #[test]
+    fn a_short_run_times_every_call_and_removes_its_tree() {
+        let dir = tempfile::tempdir().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let r = run(&spec(2, 0.3), &ctx(dir.path()), &tx, &CancelToken::new()).unwrap();
+        assert_eq!(r.status, RunStatus::Finished, "{:?}", r.error);
+        let total: u64 = r.ops.iter().map(|o| o.count).sum();
+        let timed: u64 = r.ops.iter().map(|o| o.lat.count()).sum();
+        assert!(total > 100, "{total} operations");
+        assert_eq!(total, timed);
+        let flush = r.ops.iter().find(|o| o.op == "flush").unwrap();
+        assert_eq!((flush.count, r.sync_lat.count()), (r.syncs, r.syncs));
+        let write = r.ops.iter().find(|o| o.op == "write").unwrap();
+        assert_eq!((write.count, write.bytes), (r.writes, r.bytes));
+        // Per-thread busy time is the sum of the timed calls, within the wall time.
+        for t in &r.threads {
+            assert!(t.busy_ns <= t.wall_ns + 1_000_000, "{t:?}");
+        }
+        assert!(
+            rx.try_iter()
+                .any(|e| matches!(e, super::EngineEvent::Preparing { files: 16, .. }))
+        );
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn cancel_stops_a_long_run_and_cleans_up() {
+        let dir = tempfile::tempdir().unwrap();
+        let (tx, _rx) = std::sync::mpsc::channel();
+        let cancel = CancelToken::new();
+        let c = cancel.clone();
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            c.cancel();
+        });
+        let started = std::time::Instant::now();
+        let r = run(&spec(2, 60.0), &ctx(dir.path()), &tx, &cancel).unwrap();
+        t.join().unwrap();
+        assert_eq!(r.status, RunStatus::Cancelled);
+        assert!(started.elapsed().as_secs() < 20);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+}

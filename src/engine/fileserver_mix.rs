@@ -45,9 +45,11 @@
 //! use a closed one; create makes a new name; the working set stays between half and twice
 //! `files_per_client`. A drawn operation that is not possible in the current state is
 //! drawn again, which moves the realised proportions by a few per cent at most (tested).
-//! Each open file has a position: reads and writes advance it (a read past the end starts
-//! again at 0, a write that would pass [`MAX_FILE_BYTES`] goes back to 0); open and create
-//! set it to 0. Flush syncs the file written last if it is still open, else any open file.
+//! Each open file has a position: reads and writes advance it (a read that would pass the
+//! end starts again at 0, a write that would pass [`MAX_FILE_BYTES`] goes back to 0); open
+//! and create set it to 0. A read uses an open file that holds the whole request, so reads
+//! are never short, as in dbench's trace. Flush syncs the file written last if it is still
+//! open, else any open file.
 
 use super::offsets::mix;
 
@@ -406,15 +408,15 @@ impl Mix {
                 })
             }
             Op::Read => {
-                let slot = self.open_slot()?;
-                let want = self.rng.pick(READ_SIZES);
+                // dbench's reads are never short: read from an open file that holds the
+                // whole request (a 60 KiB read needs a file of at least 60 KiB).
+                let len = self.rng.pick(READ_SIZES);
+                let slot = self.open_slot_holding(len)?;
                 let h = self.handles[slot as usize].as_mut()?;
-                let size = self.files[h.file].size;
-                if h.pos >= size {
+                if h.pos + len > self.files[h.file].size {
                     h.pos = 0;
                 }
                 let offset = h.pos;
-                let len = want.min(size - offset);
                 h.pos += len;
                 Some(Step::Read {
                     slot,
@@ -510,6 +512,25 @@ impl Mix {
         }
         let k = self.rng.below(self.open as u64) as usize;
         self.open_slots().nth(k)
+    }
+
+    /// A random open slot whose file holds at least `len` bytes.
+    fn open_slot_holding(&mut self, len: u64) -> Option<u8> {
+        let files = &self.files;
+        let fits = |h: &Option<HandleState>| h.is_some_and(|h| files[h.file].size >= len);
+        let n = self.handles.iter().filter(|h| fits(h)).count();
+        if n == 0 {
+            return None;
+        }
+        let k = self.rng.below(n as u64) as usize;
+        let i = self
+            .handles
+            .iter()
+            .enumerate()
+            .filter(|(_, h)| fits(h))
+            .nth(k)?
+            .0;
+        Some(i as u8)
     }
 
     /// A random closed file (a few tries: most files are closed).

@@ -112,11 +112,8 @@ impl Model {
             }
             Step::Read { slot, offset, len } => {
                 let name = self.slots[&slot];
-                assert!(len as usize <= MAX_IO_BYTES);
-                assert!(
-                    offset + u64::from(len) <= self.sizes[&name],
-                    "read past the end"
-                );
+                assert!(len >= 512 && len as usize <= MAX_IO_BYTES, "read of {len}");
+                assert!(offset + u64::from(len) <= self.sizes[&name], "short read");
             }
             Step::Rename { dir, from, to } => {
                 assert!(self.names.remove(&(dir, from)), "rename of missing name");
