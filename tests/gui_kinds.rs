@@ -1,6 +1,7 @@
 //! The Setup tab's workload-kind section: choosing a kind shows its parameters, typed values
 //! reach the spec, the library's validation message shows beside the field, and a grouplog
-//! run started from the window stores its group-commit figures.
+//! run started from the window stores its group-commit figures (a fileserver run its dbench-style
+//! figures).
 
 mod gui_common;
 
@@ -138,5 +139,36 @@ fn a_preset_series_runs_every_variant_from_the_window() {
             5
         );
     }
+    assert_eq!(std::fs::read_dir(target.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn a_fileserver_run_from_the_window_shows_its_dbench_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = tempfile::tempdir().unwrap();
+    let mut spec = WorkloadSpec {
+        kind: WorkloadKind::Fileserver,
+        threads: 2,
+        duration_s: Some(0.5),
+        ..WorkloadSpec::default()
+    };
+    spec.fileserver.files_per_client = 8;
+    let state = UiState {
+        preset: None,
+        spec,
+        target: target.path().display().to_string(),
+        ..UiState::default()
+    };
+    let mut h = harness(&dir, state);
+    h.run_steps(3);
+    h.get_by_label("Start run").click();
+    step_until(
+        &mut h,
+        "the fileserver figures",
+        Duration::from_secs(60),
+        |h| has(h, "fileserver figures"),
+    );
+    assert!(has(&h, "MB/sec  2 clients  max_latency="));
+    assert!(has(&h, "readdir") && has(&h, "flush"));
     assert_eq!(std::fs::read_dir(target.path()).unwrap().count(), 0);
 }
