@@ -265,6 +265,32 @@ mod kind_metric_tests {
         assert!(is_kind_metric("commits_per_sec"));
         assert!(!is_kind_metric("no_such_metric"));
     }
+
+    #[test]
+    fn fileserver_throughput_is_dbench_mb_of_reads_and_writes() {
+        let spec = crate::spec::WorkloadSpec {
+            io_size: Some(4 * 4096),
+            file_size: 4 * 4096,
+            ..Default::default()
+        };
+        let mut r = crate::engine::fake_run(1, vec![1_000], vec![1_000], &spec, Default::default())
+            .unwrap();
+        let mut read = crate::metrics::OpStats::new("read");
+        read.record(2_000_000, 3_000_000);
+        let mut write = crate::metrics::OpStats::new("write");
+        write.record(5_000_000, 1_000_000);
+        write.record(1_000, 0);
+        r.ops = vec![read, write];
+        r.wall_ns = 2_000_000_000;
+        // A fileio run with an ops table has no fileserver throughput.
+        assert_eq!(run_value("io_mb_per_sec", &r), None);
+        r.spec.kind = WorkloadKind::Fileserver;
+        // (3e6 + 1e6) bytes / 10^6 / 2 s, as dbench's 1.0e-6 * total_bytes / t.
+        assert_eq!(run_value("io_mb_per_sec", &r), Some(2.0));
+        assert_eq!(run_value("ops_per_sec", &r), Some(1.5));
+        let max_ms = run_value("op_max_ms", &r).unwrap();
+        assert!((max_ms - 5.0).abs() < 0.01, "{max_ms}");
+    }
 }
 
 #[cfg(test)]
