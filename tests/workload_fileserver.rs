@@ -135,3 +135,33 @@ fn bad_files_per_client_names_the_field() {
         .code(2)
         .stderr(predicate::str::contains("fileserver.files_per_client"));
 }
+
+#[test]
+fn too_few_descriptors_for_the_clients_is_refused_before_anything_runs() {
+    use std::os::unix::process::CommandExt;
+    let lab = Lab::new();
+    let mut cmd = lab.cmd();
+    cmd.args(["run", "--quiet", "--kind", "fileserver", "--duration", "1"])
+        .args(["--clients", "16"])
+        .arg("--target")
+        .arg(&lab.target);
+    // SAFETY: setrlimit is async-signal-safe; the child only lowers its own limit.
+    unsafe {
+        cmd.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: 100,
+                rlim_max: 100,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) == 0 {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error())
+            }
+        });
+    }
+    cmd.assert().code(2).stderr(
+        predicate::str::contains("16 clients × 18 file(s)")
+            .and(predicate::str::contains("lower --clients")),
+    );
+    assert!(lab.target_entries().is_empty());
+}

@@ -31,6 +31,12 @@ use super::{CancelToken, EngineError, EngineEvent};
 use crate::metrics::{OpStats, ThreadStats, bump};
 use crate::spec::{StopRule, WorkloadSpec};
 
+/// Descriptors one client may hold at once: its directory, its open files (at most 16, or
+/// twice its files) and one directory being listed.
+pub fn open_files_per_client(files_per_client: u32) -> u64 {
+    2 + MAX_OPEN.min(2 * files_per_client.max(1) as usize) as u64
+}
+
 /// One client's directory and operation generator, made before timing.
 #[derive(Clone)]
 pub(super) struct ClientPlan {
@@ -434,6 +440,13 @@ mod tests {
             keep_files: false,
             system: SystemInfo::default(),
         }
+    }
+
+    #[test]
+    fn descriptors_per_client() {
+        assert_eq!(super::open_files_per_client(64), 18);
+        assert_eq!(super::open_files_per_client(1), 4);
+        assert_eq!(super::open_files_per_client(0), 4);
     }
 
     #[test]

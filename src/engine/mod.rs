@@ -26,6 +26,7 @@ pub use file::{
     AlignedBuf, BUFFER_ALIGN, Backend, Clock, RealBackend, RealClock, RealFile, SyncFile,
     fill_pattern, open_flag_bits,
 };
+pub use fileserver::open_files_per_client;
 pub use offsets::BlockOrder;
 pub use scratch::{ScratchDir, check_target, describe_io_error, free_bytes};
 

@@ -197,7 +197,18 @@ fn preflight(spec: &WorkloadSpec, system: &crate::probe::SystemInfo) -> Result<(
             crate::spec::format_size(u64::from(lbs).max(4096))
         )));
     }
-    let per_thread = u64::from(spec.shared_files.unwrap_or(1));
+    let (per_thread, workers, lower) = match spec.kind {
+        crate::spec::WorkloadKind::Fileserver => (
+            crate::engine::open_files_per_client(spec.fileserver.files_per_client),
+            "clients",
+            "--clients",
+        ),
+        _ => (
+            u64::from(spec.shared_files.unwrap_or(1)),
+            "threads",
+            "--threads or --shared-files",
+        ),
+    };
     let needed = u64::from(spec.threads) * per_thread + 64;
     let (soft, hard) = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)
         .unwrap_or((u64::MAX, u64::MAX));
@@ -213,8 +224,8 @@ fn preflight(spec: &WorkloadSpec, system: &crate::probe::SystemInfo) -> Result<(
             return Ok(());
         }
         return Err(EngineError::Target(format!(
-            "{} threads × {per_thread} file(s) need about {needed} open files but the limit is {soft} (hard {hard}); \
-             lower --threads or --shared-files, or raise the limit (ulimit -n)",
+            "{} {workers} × {per_thread} file(s) need about {needed} open files but the limit is {soft} (hard {hard}); \
+             lower {lower}, or raise the limit (ulimit -n)",
             spec.threads
         )));
     }
