@@ -74,12 +74,12 @@ pub fn list(db: &Option<PathBuf>, args: ListArgs) -> Result<u8, CliError> {
     };
     let rows = store.list_runs(&filter)?;
     if args.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&rows).map_err(CliError::failed)?
         );
     } else {
-        print!("{}", report::runs_table(&rows));
+        out!("{}", report::runs_table(&rows));
     }
     Ok(0)
 }
@@ -97,24 +97,24 @@ pub fn show(db: &Option<PathBuf>, args: ShowArgs) -> Result<u8, CliError> {
             value["experiment_id"] = serde_json::json!(stored.row.experiment_id);
             value["intervals"] = serde_json::json!(result.intervals);
             value["system"] = serde_json::json!(result.system);
-            println!(
+            outln!(
                 "{}",
                 serde_json::to_string_pretty(&value).map_err(CliError::failed)?
             );
         }
         (Some(result), false) => {
-            print!("{}", report::run_header(&stored.row));
-            print!("{}", report::summary_text(result));
+            out!("{}", report::run_header(&stored.row));
+            out!("{}", report::summary_text(result));
         }
-        (None, true) => println!(
+        (None, true) => outln!(
             "{}",
             serde_json::to_string_pretty(&stored.row).map_err(CliError::failed)?
         ),
         (None, false) => {
-            print!("{}", report::run_header(&stored.row));
-            println!("workload  {}", stored.spec.describe());
-            println!("target    {}", report::where_line(&stored.system));
-            println!(
+            out!("{}", report::run_header(&stored.row));
+            outln!("workload  {}", stored.spec.describe());
+            outln!("target    {}", report::where_line(&stored.system));
+            outln!(
                 "(no measurements stored: the run {})",
                 stored.row.status.as_str()
             );
@@ -129,26 +129,26 @@ pub fn presets(args: PresetsArgs) -> Result<u8, CliError> {
         Some(name) => {
             let preset = spec::load_preset(&name).map_err(CliError::usage)?;
             if args.json {
-                println!(
+                outln!(
                     "{}",
                     serde_json::to_string_pretty(&preset).map_err(CliError::failed)?
                 );
             } else {
-                print!("{}", report::preset_text(&preset));
+                out!("{}", report::preset_text(&preset));
             }
         }
         None => {
             let all = spec::builtin_presets();
             if args.json {
-                println!(
+                outln!(
                     "{}",
                     serde_json::to_string_pretty(&all).map_err(CliError::failed)?
                 );
             } else {
                 for p in &all {
-                    println!("{:<24} {}", p.name, p.title);
+                    outln!("{:<24} {}", p.name, p.title);
                 }
-                println!(
+                outln!(
                     "\n`fsynclab presets NAME` shows one in full; run it with `fsynclab run --preset NAME --scale {}`.",
                     all.first().map(|p| p.scale.quick).unwrap_or(0.05)
                 );

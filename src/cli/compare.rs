@@ -55,14 +55,14 @@ pub fn compare(db: &Option<PathBuf>, args: CompareArgs) -> Result<u8, CliError> 
     let store = open_store(db)?;
     let comparison = lab::compare_sides(&store, &b, &c).map_err(lab_error)?;
     if args.json {
-        println!(
+        outln!(
             "{}",
             report::compare_json(&comparison).map_err(CliError::failed)?
         );
     } else if args.csv {
-        print!("{}", report::compare_csv(&comparison));
+        out!("{}", report::compare_csv(&comparison));
     } else if args.markdown {
-        print!(
+        out!(
             "{}",
             report::compare_markdown(
                 &comparison,
@@ -71,7 +71,7 @@ pub fn compare(db: &Option<PathBuf>, args: CompareArgs) -> Result<u8, CliError> 
             )
         );
     } else {
-        print!("{}", report::compare_table(&comparison));
+        out!("{}", report::compare_table(&comparison));
     }
     Ok(0)
 }

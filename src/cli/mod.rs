@@ -1,6 +1,23 @@
 //! The headless front end: parse arguments, call the library, render. No statistic is
 //! computed here.
 
+/// `println!` that ignores a closed stdout (`fsynclab list | head`): the command still
+/// completes, stores its run and cleans up; only the rest of the output is lost.
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
+/// `print!` that ignores a closed stdout (see `outln!`).
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
 mod browse;
 mod compare;
 mod kind_args;

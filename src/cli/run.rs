@@ -246,7 +246,7 @@ pub fn execute(db: &Option<PathBuf>, args: RunArgs) -> Result<u8, CliError> {
             &cancel,
             |label, r| {
                 if !json {
-                    println!("{label:<12} {}", report::run_line(r));
+                    outln!("{label:<12} {}", report::run_line(r));
                 }
             },
         );
@@ -266,7 +266,7 @@ pub fn execute(db: &Option<PathBuf>, args: RunArgs) -> Result<u8, CliError> {
             &cancel,
             |r| {
                 if !json {
-                    println!("{}", report::run_line(r));
+                    outln!("{}", report::run_line(r));
                 }
             },
         );
@@ -275,12 +275,12 @@ pub fn execute(db: &Option<PathBuf>, args: RunArgs) -> Result<u8, CliError> {
         let outcome = outcome.map_err(lab_error)?;
         if json {
             let all: Vec<_> = outcome.results.iter().map(report::run_json).collect();
-            println!(
+            outln!(
                 "{}",
                 serde_json::to_string_pretty(&all).map_err(CliError::failed)?
             );
         } else {
-            println!(
+            outln!(
                 "experiment {}: {} run(s) stored{}; compare with `fsynclab compare exp:{} <other side>`",
                 outcome.experiment_id,
                 outcome.results.len(),
@@ -357,13 +357,13 @@ fn finish_plan(
                 })
             })
             .collect();
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&all).map_err(CliError::failed)?
         );
     } else {
         for v in variants {
-            println!(
+            outln!(
                 "{:<12} experiment {}: {} run(s){}",
                 v.label,
                 v.series.experiment_id,
@@ -377,7 +377,7 @@ fn finish_plan(
         }
         if let [first, rest @ ..] = variants {
             for other in rest {
-                println!(
+                outln!(
                     "compare: fsynclab compare exp:{} exp:{}   # {} vs {}",
                     first.series.experiment_id,
                     other.series.experiment_id,
@@ -410,12 +410,12 @@ pub fn lab_error(e: lab::LabError) -> CliError {
 
 fn print_result(result: &crate::metrics::RunResult, json: bool) -> Result<(), CliError> {
     if json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&report::run_json(result)).map_err(CliError::failed)?
         );
     } else {
-        print!("{}", report::summary_text(result));
+        out!("{}", report::summary_text(result));
     }
     Ok(())
 }

@@ -165,12 +165,12 @@ pub fn scratch(db: &Option<PathBuf>, args: ScratchArgs) -> Result<u8, CliError> 
                 })
                 .map_err(scratch_error)?;
             if a.json {
-                println!(
+                outln!(
                     "{}",
                     serde_json::to_string_pretty(&recipe).map_err(CliError::failed)?
                 );
             } else {
-                println!(
+                outln!(
                     "{} ready: {} on {} mounted at {}\nrun on it: fsynclab run --target {} ...",
                     recipe.name,
                     recipe.fs.as_str(),
@@ -183,18 +183,18 @@ pub fn scratch(db: &Option<PathBuf>, args: ScratchArgs) -> Result<u8, CliError> 
         ScratchAction::List { json } => {
             let list = manager.list().map_err(scratch_error)?;
             if json {
-                println!(
+                outln!(
                     "{}",
                     serde_json::to_string_pretty(&list).map_err(CliError::failed)?
                 );
             } else if list.is_empty() {
-                println!(
+                outln!(
                     "no scratch filesystems; make one with `fsynclab scratch create --fs ext4 --size 2G`"
                 );
             } else {
                 for s in list {
                     let r = &s.recipe;
-                    println!(
+                    outln!(
                         "{:<14} {:<6} {:>6} {:<5} {:<12} mount -o {:<24} mkfs {:<16} {}{}",
                         r.name,
                         r.fs.as_str(),
@@ -220,11 +220,11 @@ pub fn scratch(db: &Option<PathBuf>, args: ScratchArgs) -> Result<u8, CliError> 
         ScratchAction::Destroy { name, all } => match (name, all) {
             (Some(n), false) => {
                 manager.destroy(&n).map_err(scratch_error)?;
-                println!("destroyed {n}");
+                outln!("destroyed {n}");
             }
             (None, true) => {
                 for line in manager.destroy_all().map_err(scratch_error)? {
-                    println!("{line}");
+                    outln!("{line}");
                 }
             }
             _ => {
@@ -306,13 +306,13 @@ pub fn matrix(db: &Option<PathBuf>, args: MatrixArgs) -> Result<u8, CliError> {
         &tx,
         &cancel,
         |label, r| {
-            println!("[{label}] {}", report::run_line(r));
+            outln!("[{label}] {}", report::run_line(r));
         },
     );
     drop(tx);
     let _ = progress.join();
     let outcome = outcome.map_err(lab_error)?;
-    println!(
+    outln!(
         "\nexperiment {}: {} configuration(s)",
         outcome.experiment_id,
         outcome.configs.len()
@@ -326,7 +326,7 @@ pub fn matrix(db: &Option<PathBuf>, args: MatrixArgs) -> Result<u8, CliError> {
     // Every configuration against the first.
     if let Some(((base_label, base_ids), rest)) = outcome.configs.split_first() {
         for (label, ids) in rest.iter().filter(|(_, ids)| !ids.is_empty()) {
-            println!("\n=== {base_label}  vs  {label}");
+            outln!("\n=== {base_label}  vs  {label}");
             match lab::compare_sides(
                 &store,
                 &SideSpec::Runs(base_ids.clone()),
@@ -335,7 +335,7 @@ pub fn matrix(db: &Option<PathBuf>, args: MatrixArgs) -> Result<u8, CliError> {
                 Ok(mut c) => {
                     c.baseline.name = base_label.clone();
                     c.candidate.name = label.clone();
-                    print!("{}", report::compare_table(&c));
+                    out!("{}", report::compare_table(&c));
                 }
                 Err(e) => eprintln!("cannot compare: {e}"),
             }
