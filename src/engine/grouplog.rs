@@ -329,6 +329,18 @@ mod tests {
     }
 
     #[test]
+    fn averages_converge_to_a_steady_flush_time() {
+        for strategy in [Strategy::Adaptive { cap_us: None }, Strategy::Jbd] {
+            // From a wrong start (5× too slow), a steady 2 ms flush pulls the average in.
+            let mut avg = 10_000_000;
+            for _ in 0..128 {
+                avg = update_average(strategy, avg, 2_000_000);
+            }
+            assert!((2_000_000..2_100_000).contains(&avg), "{strategy}: {avg}");
+        }
+    }
+
+    #[test]
     fn delays_per_strategy() {
         assert_eq!(gather_delay_ns(Strategy::Leader, 5_000, 0, 0), 0);
         assert_eq!(

@@ -91,13 +91,9 @@ fn adaptive_converges_to_the_flush_time() {
     let r = run_fake(&grouplog(Strategy::Adaptive { cap_us: None }, 4, 160));
     let g = r.group.clone().unwrap();
     check_accounting(&r, &g, 160);
-    let learned = g.learned_flush_ns.unwrap();
-    // A sleep of 2 ms takes 2 ms plus scheduling delay (well under 1 ms even on a busy
-    // 2-CPU machine); the moving average settles inside that band.
-    assert!(
-        (FLUSH_NS..FLUSH_NS + 1_000_000).contains(&learned),
-        "learned {learned} ns"
-    );
+    // A sleep of 2 ms takes 2 ms plus scheduling delay: the average lands between the
+    // scripted time and the slowest flush actually measured.
+    assert_learned_a_measured_flush_time(&r, g.learned_flush_ns.unwrap());
     assert!(g.gather_wait_ns > 0, "adaptive delays once it has learned");
     assert!(g.flushes < g.commits);
 }
@@ -124,10 +120,16 @@ fn fixed_delay_and_jbd_batch_too() {
     let g = r.group.clone().unwrap();
     check_accounting(&r, &g, 120);
     assert!(g.flushes * 3 < g.commits);
-    let learned = g.learned_flush_ns.unwrap();
+    assert_learned_a_measured_flush_time(&r, g.learned_flush_ns.unwrap());
+}
+
+fn assert_learned_a_measured_flush_time(r: &RunResult, learned: u64) {
+    let flushes = r.sync_lat.summary();
     assert!(
-        (FLUSH_NS..FLUSH_NS + 1_000_000).contains(&learned),
-        "{learned}"
+        learned >= FLUSH_NS && learned <= flushes.max_ns,
+        "learned {learned} ns, flushes took {} to {} ns",
+        flushes.min_ns,
+        flushes.max_ns
     );
 }
 
