@@ -520,10 +520,15 @@ impl SmallfilesPlan {
 
         if let Some((op, e)) = failed {
             let path = dir.join(name.as_str());
-            out.error = Some(if op == "fsetxattr" && e.raw_os_error() == Some(libc::EOPNOTSUPP) {
-                no_xattr_message(dir)
-            } else {
-                describe_io_error(op, &path, None, &e)
+            out.error = Some(match e.raw_os_error() {
+                Some(libc::EOPNOTSUPP) if op == "fsetxattr" => no_xattr_message(dir),
+                Some(libc::ENOSPC) => format!(
+                    "no space or no free inodes left during {op} of {} after {files} files in this \
+                     thread; free space on the target, use a filesystem with more inodes (df -i), \
+                     or lower --files / --threads",
+                    path.display()
+                ),
+                _ => describe_io_error(op, &path, None, &e),
             });
         }
         out.ops = ops
