@@ -12,12 +12,12 @@
 //! walk the files each thread created. Names live in a fixed buffer rewritten in place, so
 //! the timed loops do not allocate.
 
+mod parts;
+
 use std::ffi::CStr;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Condvar, Mutex};
-use std::time::Duration;
+use std::sync::atomic::Ordering;
 
 use super::file::{Backend, Clock, fill_pattern};
 use super::kinds::{PrepareStop, Worker};
@@ -27,6 +27,7 @@ use super::worker::{PhaseSpan, WorkerOutput, record_sync};
 use super::{EngineError, EngineEvent};
 use crate::metrics::{OpStats, ThreadStats, bump};
 use crate::spec::{FileSync, WorkloadSpec};
+use parts::{FileName, PhaseBarrier, StopOnPanic, check, create_flags, write_all};
 
 /// Name of the extended attribute set on each file (`user.` namespace: settable by
 /// anyone who may write the file).
@@ -140,146 +141,6 @@ pub(super) fn no_xattr_message(dir: &Path) -> String {
         mount.unwrap_or_else(|| "filesystem type unknown".into()),
         XATTR_NAME.to_string_lossy()
     )
-}
-
-/// Makes workers wait for each other between phases, so each phase is timed on its own.
-/// It never hangs a run: once `stop` is set (cancel, an error, a panicking worker), every
-/// waiter returns false and skips the phases left.
-pub(super) struct PhaseBarrier {
-    parties: usize,
-    /// (arrived in this generation, generation).
-    state: Mutex<(usize, u64)>,
-    changed: Condvar,
-}
-
-impl PhaseBarrier {
-    pub(super) fn new(parties: usize) -> Self {
-        Self {
-            parties,
-            state: Mutex::new((0, 0)),
-            changed: Condvar::new(),
-        }
-    }
-
-    /// Arrives and waits for the others; false when the run is stopping.
-    pub(super) fn wait(&self, stop: &AtomicBool) -> bool {
-        let mut g = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        let generation = g.1;
-        g.0 += 1;
-        if g.0 >= self.parties {
-            g.0 = 0;
-            g.1 += 1;
-            self.changed.notify_all();
-            return !stop.load(Ordering::Relaxed);
-        }
-        loop {
-            if g.1 != generation {
-                return !stop.load(Ordering::Relaxed);
-            }
-            if stop.load(Ordering::Relaxed) {
-                return false;
-            }
-            // Stop is an atomic set without this lock: poll it now and then.
-            g = self
-                .changed
-                .wait_timeout(g, Duration::from_millis(20))
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
-        }
-    }
-}
-
-/// Sets `stop` if the worker unwinds, so the others do not wait for it at a barrier.
-struct StopOnPanic<'a>(&'a AtomicBool);
-
-impl Drop for StopOnPanic<'_> {
-    fn drop(&mut self) {
-        if std::thread::panicking() {
-            self.0.store(true, Ordering::Relaxed);
-        }
-    }
-}
-
-/// Digits in a file name: enough for the largest `files_per_thread` (10^8).
-const NAME_DIGITS: usize = 10;
-
-/// `f0000000042\0`: a file name rewritten in place for each index.
-pub(super) struct FileName {
-    bytes: [u8; NAME_DIGITS + 2],
-}
-
-impl FileName {
-    pub(super) fn new() -> Self {
-        let mut bytes = [b'0'; NAME_DIGITS + 2];
-        bytes[0] = b'f';
-        bytes[NAME_DIGITS + 1] = 0;
-        Self { bytes }
-    }
-
-    /// Points the name at file `index` (zero-padded decimal, no allocation).
-    #[inline(always)]
-    pub(super) fn set(&mut self, mut index: u64) {
-        for slot in self.bytes[1..=NAME_DIGITS].iter_mut().rev() {
-            *slot = b'0' + (index % 10) as u8;
-            index /= 10;
-        }
-    }
-
-    #[inline(always)]
-    pub(super) fn as_cstr(&self) -> &CStr {
-        // The buffer always ends in its own NUL and holds no other.
-        CStr::from_bytes_with_nul(&self.bytes).unwrap_or(c"")
-    }
-
-    /// The name as text (error messages only).
-    pub(super) fn as_str(&self) -> &str {
-        std::str::from_utf8(&self.bytes[..=NAME_DIGITS]).unwrap_or("?")
-    }
-}
-
-/// open(2) flags of a new small file.
-pub(super) fn create_flags(sync: FileSync) -> i32 {
-    let base = libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-    if sync == FileSync::OSync {
-        base | libc::O_SYNC
-    } else {
-        base
-    }
-}
-
-fn check(rc: libc::c_int) -> io::Result<libc::c_int> {
-    if rc < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(rc)
-    }
-}
-
-/// pwrite of all of `buf` at offset 0 (loops over short writes).
-fn write_all(fd: libc::c_int, buf: &[u8]) -> io::Result<()> {
-    let mut done = 0usize;
-    while done < buf.len() {
-        // SAFETY: the pointer and length describe the live tail of `buf`.
-        let n = unsafe {
-            libc::pwrite(
-                fd,
-                buf[done..].as_ptr().cast(),
-                buf.len() - done,
-                done as libc::off_t,
-            )
-        };
-        match n {
-            n if n > 0 => done += n as usize,
-            0 => return Err(io::Error::from(io::ErrorKind::WriteZero)),
-            _ => {
-                let e = io::Error::last_os_error();
-                if e.kind() != io::ErrorKind::Interrupted {
-                    return Err(e);
-                }
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Index of each operation in a worker's table.
@@ -559,73 +420,4 @@ fn open_dir(dir: &Path) -> io::Result<std::fs::File> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn names_are_rewritten_in_place_zero_padded() {
-        let mut n = FileName::new();
-        n.set(42);
-        assert_eq!(n.as_str(), "f0000000042");
-        assert_eq!(n.as_cstr().to_bytes(), b"f0000000042");
-        n.set(100_000_000);
-        assert_eq!(n.as_str(), "f0100000000");
-        n.set(0);
-        assert_eq!(n.as_str(), "f0000000000");
-    }
-
-    #[test]
-    fn o_sync_only_for_o_sync() {
-        assert_ne!(create_flags(FileSync::OSync) & libc::O_SYNC, 0);
-        for s in [
-            FileSync::Fsync,
-            FileSync::Fdatasync,
-            FileSync::None,
-            FileSync::Syncfs,
-        ] {
-            assert_eq!(create_flags(s) & libc::O_SYNC, 0, "{s:?}");
-            assert_ne!(create_flags(s) & libc::O_EXCL, 0);
-        }
-    }
-
-    #[test]
-    fn op_table_lists_what_the_spec_does() {
-        let mut spec = WorkloadSpec::default();
-        spec.smallfiles.file_size = 0;
-        spec.smallfiles.sync = FileSync::None;
-        assert_eq!(
-            ops_used(&spec),
-            [true, false, false, false, true, false, false]
-        );
-        spec.smallfiles.sync = FileSync::Syncfs;
-        spec.smallfiles.xattr = true;
-        spec.smallfiles.unlink = true;
-        assert_eq!(ops_used(&spec), [true, false, true, true, true, false, true]);
-    }
-
-    #[test]
-    fn barrier_releases_everyone_and_never_hangs_on_stop() {
-        let stop = AtomicBool::new(false);
-        let b = PhaseBarrier::new(3);
-        std::thread::scope(|s| {
-            let hs: Vec<_> = (0..3).map(|_| s.spawn(|| b.wait(&stop))).collect();
-            assert!(hs.into_iter().all(|h| h.join().unwrap()));
-        });
-        // Two of three arrive; stop releases them (the third never comes).
-        std::thread::scope(|s| {
-            let hs: Vec<_> = (0..2).map(|_| s.spawn(|| b.wait(&stop))).collect();
-            std::thread::sleep(Duration::from_millis(30));
-            stop.store(true, Ordering::Relaxed);
-            assert!(hs.into_iter().all(|h| !h.join().unwrap()));
-        });
-    }
-
-    #[test]
-    fn write_all_writes_everything() {
-        use std::os::fd::AsRawFd;
-        let dir = tempfile::tempdir().unwrap();
-        let f = std::fs::File::create(dir.path().join("x")).unwrap();
-        write_all(f.as_raw_fd(), &[9u8; 10_000]).unwrap();
-        assert_eq!(std::fs::read(dir.path().join("x")).unwrap(), vec![9u8; 10_000]);
-    }
-}
+mod tests;
