@@ -2,10 +2,12 @@
 # bench-vs-fsmark.sh - compare fsynclab's smallfiles workload with fs_mark (Debian package
 # `fsmark`, fs_mark 3.3) on the same freshly made ext4 loop filesystem.
 #
-#   sudo scripts/bench-vs-fsmark.sh        (ROUNDS=3 by default)
+#   sudo scripts/bench-vs-fsmark.sh        (ROUNDS=6 by default; keep it even)
 #
-# Cases (each: ROUNDS rounds; in every round both tools run, the one that goes first
-# alternates, and each run gets an empty directory; files are removed untimed afterwards):
+# Cases (each: one untimed warm-up run of each tool, then ROUNDS rounds; in every round both
+# tools run, the one that goes first alternates - the second run of a round was measured
+# faster, whichever tool it was, so an even ROUNDS balances that - and each run gets an empty
+# directory; files are removed untimed afterwards):
 #   sync    : 4 threads x 2000 files x 4 KiB, fsync before close
 #             fs_mark -S 1 -s 4096 -n 2000 -L 1 -d d0 .. -d d3   (one thread per -d, as
 #             fsynclab's one directory per thread) vs
@@ -19,11 +21,11 @@
 # of the fs_mark command; fs_mark's own "Files/sec" (a sum of per-process rates, see
 # run_fsmark) is printed beside it. Prints each round, the medians and fsynclab/fs_mark.
 #
-# Environment: ROUNDS (3), IMG (/var/tmp/fsynclab-fsmark.img), IMG_SIZE (4G),
+# Environment: ROUNDS (6), IMG (/var/tmp/fsynclab-fsmark.img), IMG_SIZE (4G),
 #   FSYNCLAB (default target/release/fsynclab, built if missing).
 set -euo pipefail
 
-ROUNDS=${ROUNDS:-3}
+ROUNDS=${ROUNDS:-6}
 IMG=${IMG:-/var/tmp/fsynclab-fsmark.img}
 IMG_SIZE=${IMG_SIZE:-4G}
 
@@ -87,7 +89,8 @@ median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] 
 for case in "sync 4 2000 4096 1" "nosync 32 3000 0 0"; do
     set -- $case
     name=$1; shift
-    fm=(); fl=(); own=()
+    fm=(); fl=(); own=(); ratios=()
+    run_fsmark "$@" >/dev/null; run_fsynclab "$@" >/dev/null   # warm-up, not counted
     for ((r = 1; r <= ROUNDS; r++)); do
         if ((r % 2)); then
             a=$(run_fsmark "$@"); b=$(run_fsynclab "$@")
@@ -96,10 +99,11 @@ for case in "sync 4 2000 4096 1" "nosync 32 3000 0 0"; do
         fi
         read -r a_wall a_own <<<"$a"
         fm+=("$a_wall"); own+=("$a_own"); fl+=("$b")
+        ratios+=("$(awk -v a="$a_wall" -v b="$b" 'BEGIN { printf "%.3f", b / a }')")
         echo "$name round $r: fs_mark $a_wall files/s over its wall time (its own Files/sec $a_own), fsynclab $b files/s, ratio $(awk -v a="$a_wall" -v b="$b" 'BEGIN { printf "%.3f", b / a }')"
     done
     mfm=$(printf '%s\n' "${fm[@]}" | median)
     mown=$(printf '%s\n' "${own[@]}" | median)
     mfl=$(printf '%s\n' "${fl[@]}" | median)
-    echo "$name median: fs_mark $mfm files/s (own Files/sec $mown), fsynclab $mfl files/s, fsynclab/fs_mark $(awk -v a="$mfm" -v b="$mfl" 'BEGIN { printf "%.3f", b / a }')"
+    echo "$name median: fs_mark $mfm files/s (own Files/sec $mown), fsynclab $mfl files/s, fsynclab/fs_mark $(awk -v a="$mfm" -v b="$mfl" 'BEGIN { printf "%.3f", b / a }') (median of the per-round ratios $(printf '%s\n' "${ratios[@]}" | median))"
 done
