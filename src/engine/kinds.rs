@@ -160,9 +160,11 @@ pub(super) fn kind_warnings(spec: &WorkloadSpec, system: &SystemInfo) -> Vec<Str
 pub(super) fn space_needed(spec: &WorkloadSpec) -> u64 {
     match spec.kind {
         WorkloadKind::Fileio => u64::from(spec.file_count()).saturating_mul(spec.file_size),
+        // Data rounded up to 4 KiB blocks, plus about 512 bytes of inode and directory
+        // entry per file (an empty file still costs those).
         WorkloadKind::Smallfiles => u64::from(spec.threads)
             .saturating_mul(spec.smallfiles.files_per_thread)
-            .saturating_mul(spec.smallfiles.file_size.max(4096)),
+            .saturating_mul(spec.smallfiles.file_size.div_ceil(4096) * 4096 + 512),
         // Initial files average 180 KiB; creates and writes can grow a client's set to
         // twice its files, each up to 1 MiB: 512 KiB a file is a generous typical bound.
         WorkloadKind::Fileserver => u64::from(spec.threads)
