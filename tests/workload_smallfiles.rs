@@ -344,3 +344,39 @@ fn running_out_of_inodes_fails_the_run_and_keeps_what_was_measured() {
     );
     assert!(common::entries(&fs.path).is_empty(), "scratch removed");
 }
+
+#[test]
+fn jbd_sync_writers_series_runs_every_thread_count() {
+    let lab = Lab::new();
+    // 2000 × 0.002 = 4 files per thread, at 1, 2, 4, 8 and 16 threads.
+    let out = lab
+        .cmd()
+        .args([
+            "run",
+            "--quiet",
+            "--preset",
+            "jbd-sync-writers",
+            "--scale",
+            "0.002",
+            "--series",
+        ])
+        .arg("--target")
+        .arg(&lab.target)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for threads in [1, 2, 4, 8, 16] {
+        assert!(
+            text.contains(&format!(
+                "finished · {threads} threads, sync fsync · create "
+            )),
+            "{threads} threads missing: {text}"
+        );
+    }
+    assert!(lab.target_entries().is_empty());
+}

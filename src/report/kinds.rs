@@ -68,8 +68,13 @@ pub fn kind_line(r: &RunResult) -> Option<String> {
                 .iter()
                 .map(|p| format!("{} {:.0}/s", p.phase, p.items_per_sec()))
                 .collect();
+            let flushes = r
+                .summary()
+                .flushes_per_sync
+                .map(|f| format!(" · {f:.2} flushes/sync"))
+                .unwrap_or_default();
             Some(format!(
-                "{} threads, sync {} · {}",
+                "{} threads, sync {} · {}{flushes}",
                 spec.threads,
                 spec.smallfiles.sync.as_str(),
                 phases.join(" · ")
