@@ -166,24 +166,50 @@ fn cancel_stops_the_create_phase() {
 
 #[test]
 fn cancel_stops_a_later_phase_and_skips_the_rest() {
-    // Enough files that chown + unlink outlast the cancel; the create phase ends first
-    // because the cancel comes after it (a few thousand empty files take milliseconds).
-    let mut s = spec(2, 200_000);
+    // Cancel as soon as the interval samples show every file created: the run is then in
+    // its chown or unlink phase (200 000 files take far longer than one 100 ms interval).
+    let mut s = spec(2, 100_000);
     s.smallfiles.file_size = 0;
     s.smallfiles.chown = true;
     s.smallfiles.unlink = true;
-    let r = cancelled_run(&s, Duration::from_millis(1500));
-    let names: Vec<&str> = r.phases.iter().map(|p| p.phase.as_str()).collect();
-    assert_eq!(names[0], "create");
+    let dir = tempfile::tempdir().unwrap();
+    let cancel = crate::engine::CancelToken::new();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let r = std::thread::scope(|scope| {
+        let c = cancel.clone();
+        scope.spawn(move || {
+            let mut created = 0;
+            for event in rx {
+                if let crate::engine::EngineEvent::Interval(sample) = event {
+                    created += sample.writes;
+                    if created == 200_000 {
+                        c.cancel();
+                    }
+                }
+            }
+        });
+        let r = crate::engine::run(&s, &ctx(dir.path()), &tx, &cancel).unwrap();
+        drop(tx); // ends the watcher's loop
+        r
+    });
+    assert_eq!(r.status, crate::metrics::RunStatus::Cancelled);
+    assert_eq!(r.phases[0].phase, "create");
+    assert_eq!(r.phases[0].items, 200_000, "the create phase completed");
     let last = r.phases.last().unwrap();
-    let created = r.phases[0].items;
-    assert!(
-        last.items <= created,
-        "a later phase never walks more files than were made: {names:?}"
+    assert_ne!(
+        last.phase, "create",
+        "a later phase had started: {:?}",
+        r.phases
     );
     assert!(
-        r.phases.iter().any(|p| p.items < 400_000),
-        "some phase was cut short: {:?}",
+        last.items < 200_000 || (last.phase == "chown" && r.phases.len() == 2),
+        "cancel cut the later phases short: {:?}",
         r.phases
+    );
+    assert!(r.phases.iter().all(|p| p.items <= 200_000));
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "scratch removed"
     );
 }
