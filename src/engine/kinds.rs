@@ -7,9 +7,10 @@ use super::file::Backend;
 use super::gate::StartGate;
 use super::grouplog::{self, GroupLog};
 use super::scratch::ScratchDir;
+use super::smallfiles::SmallfilesPlan;
 use super::sysbench::run_sysbench_worker;
 use super::worker::{Live, Shared, WorkerOutput, WorkerPlan, run_worker};
-use super::{CancelToken, EngineError, EngineEvent, fileio, fileserver};
+use super::{CancelToken, EngineError, EngineEvent, fileio, fileserver, smallfiles};
 use crate::metrics::{GroupCommitStats, PhaseStats};
 use crate::probe::SystemInfo;
 use crate::spec::{FileioMode, Prepare, StopRule, WorkloadKind, WorkloadSpec};
@@ -37,6 +38,7 @@ pub(super) enum Prepared {
     Fileio(Vec<WorkerPlan>),
     Grouplog(GroupLog),
     Fileserver(Vec<fileserver::ClientPlan>),
+    Smallfiles(SmallfilesPlan),
 }
 
 /// Prepares `spec`'s files in `scratch`.
@@ -55,10 +57,9 @@ pub(super) fn prepare<B: Backend>(
         WorkloadKind::Fileserver => {
             fileserver::prepare(spec, scratch, events, cancel).map(Prepared::Fileserver)
         }
-        other => Err(PrepareStop::Error(EngineError::Prepare(format!(
-            "the {} workload is not built yet",
-            other.as_str()
-        )))),
+        WorkloadKind::Smallfiles => {
+            smallfiles::prepare(spec, scratch, events).map(Prepared::Smallfiles)
+        }
     }
 }
 
@@ -90,13 +91,14 @@ impl Prepared {
                 w.gate,
                 arrived,
             ),
+            Prepared::Smallfiles(plan) => plan.work(backend, spec, w, arrived),
         }
     }
 
     /// Group-commit accounting, for the kinds that have it.
     pub fn group_stats(&self, spec: &WorkloadSpec) -> Option<GroupCommitStats> {
         match self {
-            Prepared::Fileio(_) | Prepared::Fileserver(_) => None,
+            Prepared::Fileio(_) | Prepared::Fileserver(_) | Prepared::Smallfiles(_) => None,
             Prepared::Grouplog(log) => Some(log.stats(spec.grouplog.strategy)),
         }
     }
@@ -158,9 +160,11 @@ pub(super) fn kind_warnings(spec: &WorkloadSpec, system: &SystemInfo) -> Vec<Str
 pub(super) fn space_needed(spec: &WorkloadSpec) -> u64 {
     match spec.kind {
         WorkloadKind::Fileio => u64::from(spec.file_count()).saturating_mul(spec.file_size),
+        // Data rounded up to 4 KiB blocks, plus about 512 bytes of inode and directory
+        // entry per file (an empty file still costs those).
         WorkloadKind::Smallfiles => u64::from(spec.threads)
             .saturating_mul(spec.smallfiles.files_per_thread)
-            .saturating_mul(spec.smallfiles.file_size.max(4096)),
+            .saturating_mul(spec.smallfiles.file_size.div_ceil(4096) * 4096 + 512),
         // Initial files average 180 KiB; creates and writes can grow a client's set to
         // twice its files, each up to 1 MiB: 512 KiB a file is a generous typical bound.
         WorkloadKind::Fileserver => u64::from(spec.threads)
@@ -200,9 +204,12 @@ pub(super) fn expected_writes(spec: &WorkloadSpec) -> Option<u64> {
             ))
         }
         (WorkloadKind::Fileio | WorkloadKind::Grouplog, StopRule::TotalRequests(n)) => Some(n),
-        (WorkloadKind::Smallfiles, _) if spec.smallfiles.file_size > 0 => {
-            Some(spec.smallfiles.files_per_thread * u64::from(spec.threads))
-        }
+        // A smallfiles "write" is one file created (whatever its size, even 0).
+        (WorkloadKind::Smallfiles, _) => Some(
+            spec.smallfiles
+                .files_per_thread
+                .saturating_mul(u64::from(spec.threads)),
+        ),
         _ => None,
     }
 }

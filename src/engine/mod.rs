@@ -17,6 +17,7 @@ mod kinds;
 mod offsets;
 mod sampler;
 mod scratch;
+mod smallfiles;
 mod sysbench;
 mod worker;
 

@@ -21,7 +21,7 @@ pub fn kind_section(r: &RunResult) -> String {
         out.push_str(&phases_text(&r.phases));
     }
     if !r.ops.is_empty() {
-        out.push_str(&ops_table(&r.ops, r.wall_secs()));
+        out.push_str(&ops_table_timed(&r.ops, |op| op_wall_secs(r, op)));
     }
     if let Some(t) = fileserver_throughput(r) {
         let _ = writeln!(
@@ -68,8 +68,13 @@ pub fn kind_line(r: &RunResult) -> Option<String> {
                 .iter()
                 .map(|p| format!("{} {:.0}/s", p.phase, p.items_per_sec()))
                 .collect();
+            let flushes = r
+                .summary()
+                .flushes_per_sync
+                .map(|f| format!(" · {f:.2} flushes/sync"))
+                .unwrap_or_default();
             Some(format!(
-                "{} threads, sync {} · {}",
+                "{} threads, sync {} · {}{flushes}",
                 spec.threads,
                 spec.smallfiles.sync.as_str(),
                 phases.join(" · ")
@@ -132,8 +137,25 @@ pub fn phases_text(phases: &[PhaseStats]) -> String {
     out
 }
 
+/// Seconds an operation's rate is computed over: the phase of the same name (smallfiles'
+/// `chown`, `unlink`), else the first phase (the per-file calls of the `create` phase), else
+/// the whole run.
+fn op_wall_secs(r: &RunResult, op: &str) -> f64 {
+    r.phases
+        .iter()
+        .find(|p| p.phase == op)
+        .or(r.phases.first())
+        .map(|p| p.wall_ns as f64 / 1e9)
+        .unwrap_or_else(|| r.wall_secs())
+}
+
 /// The dbench-style operation table with percentiles: count, mean, p50, p99, max.
 pub fn ops_table(ops: &[OpStats], wall_secs: f64) -> String {
+    ops_table_timed(ops, |_| wall_secs)
+}
+
+/// [`ops_table`] with each operation's rate over its own time span.
+fn ops_table_timed(ops: &[OpStats], wall_secs_of: impl Fn(&str) -> f64) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -144,6 +166,7 @@ pub fn ops_table(ops: &[OpStats], wall_secs: f64) -> String {
     for op in ops {
         let s = op.lat.summary();
         max_lat = max_lat.max(s.max_ns);
+        let wall_secs = wall_secs_of(&op.op);
         let rate = if wall_secs > 0.0 {
             op.count as f64 / wall_secs
         } else {

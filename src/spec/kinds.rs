@@ -290,6 +290,13 @@ pub(super) fn kind_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
                     "small files are written with one call: use 0 to 64M (--file-size)",
                 ));
             }
+            if spec.open_flags != super::OpenFlags::default() {
+                errs.push(spec_error(
+                    "open_flags",
+                    format!("open flags {} on a smallfiles run", spec.open_flags.describe()),
+                    "smallfiles opens each new file itself: use --file-sync o_sync for O_SYNC and drop --open-flags",
+                ));
+            }
             if spec.requests.is_some() {
                 errs.push(spec_error(
                     "requests",

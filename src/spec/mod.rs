@@ -499,10 +499,14 @@ impl WorkloadSpec {
             None => format!("{} files/thread", s.files_per_thread),
         };
         format!(
-            "smallfiles {} threads, {}, {} each, sync {}{}{}",
+            "smallfiles {} threads, {}, {}, sync {}{}{}",
             self.threads,
             limit,
-            format_size(s.file_size),
+            if s.file_size == 0 {
+                "empty files".to_string()
+            } else {
+                format!("{} each", format_size(s.file_size))
+            },
             s.sync.as_str(),
             if extras.is_empty() { "" } else { ", " },
             extras.join(", ")

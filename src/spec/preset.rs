@@ -29,6 +29,14 @@ const BUILTIN: &[(&str, &str)] = &[
         "xfs-cil-dbench",
         include_str!("../../presets/xfs-cil-dbench.toml"),
     ),
+    (
+        "xfs-cil-fsmark",
+        include_str!("../../presets/xfs-cil-fsmark.toml"),
+    ),
+    (
+        "jbd-sync-writers",
+        include_str!("../../presets/jbd-sync-writers.toml"),
+    ),
 ];
 
 /// A figure published in the seed thread, kept beside what the lab measures.
