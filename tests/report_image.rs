@@ -91,6 +91,7 @@ fn comparison() -> Comparison {
             value: 2400.0,
             unit: "writes/s".into(),
             as_published: "2.4k IOPS".into(),
+            threads: None,
         },
         baseline: c.metrics[0].baseline_value,
         candidate: c.metrics[0].candidate_value,

@@ -66,6 +66,7 @@ fn comparison() -> fsynclab::analysis::Comparison {
         value: 2.585,
         unit: "MiB/s".into(),
         as_published: "WRITE: bw=2647KiB/s".into(),
+        threads: None,
     }];
     compare(&base, &cand, &published).unwrap()
 }

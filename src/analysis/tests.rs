@@ -243,6 +243,7 @@ fn published_figures_sit_beside_the_measured_ones() {
         value: 2.585,
         unit: "MiB/s".into(),
         as_published: "2647KiB/s".into(),
+        threads: None,
     };
     let c = compare(
         &side("a", vec![run_at(1, 10_000)]),
@@ -258,4 +259,50 @@ fn published_figures_sit_beside_the_measured_ones() {
         row.baseline
     );
     assert!(row.candidate.unwrap() > row.baseline.unwrap());
+}
+
+#[test]
+fn published_figures_at_a_thread_count_meet_only_runs_at_that_count() {
+    let at = |threads: u32, value: f64| crate::spec::PublishedFigure {
+        side: "before".into(),
+        metric: "iops".into(),
+        value,
+        unit: "writes/s".into(),
+        as_published: format!("{threads} threads"),
+        threads: Some(threads),
+    };
+    let figures = [at(1, 10.0), at(2, 20.0), at(4, 40.0)];
+    let one = |id, threads, op_ns: u64| {
+        let spec = WorkloadSpec { threads, ..spec() };
+        fake_run(id, vec![1_000], vec![op_ns - 1_000], spec)
+    };
+    // Single-point sides at 2 threads: only the 2-thread figure is shown.
+    let c = compare(
+        &side("a", vec![one(1, 2, 10_000)]),
+        &side("b", vec![one(2, 2, 5_000)]),
+        &figures,
+    )
+    .unwrap();
+    assert_eq!(c.published.len(), 1);
+    assert_eq!(c.published[0].figure.threads, Some(2));
+    assert!(c.published[0].baseline.is_some());
+
+    // Thread sweeps 1 and 4: each figure beside its own point; the 2-thread one has none.
+    let c = compare(
+        &side("a", vec![one(3, 1, 10_000), one(4, 4, 10_000)]),
+        &side("b", vec![one(5, 1, 5_000), one(6, 4, 5_000)]),
+        &figures,
+    )
+    .unwrap();
+    assert!(c.sweep.is_some());
+    let shown: Vec<u32> = c
+        .published
+        .iter()
+        .filter_map(|p| p.figure.threads)
+        .collect();
+    assert_eq!(shown, [1, 4]);
+    let (p1, p4) = (&c.published[0], &c.published[1]);
+    // Per-thread rate is the same; 4 threads make 4× the IOPS of 1.
+    let ratio = p4.baseline.unwrap() / p1.baseline.unwrap();
+    assert!((ratio - 4.0).abs() < 0.01, "{ratio}");
 }

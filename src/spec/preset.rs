@@ -53,6 +53,10 @@ pub struct PublishedFigure {
     pub unit: String,
     /// The figure exactly as the thread printed it.
     pub as_published: String,
+    /// The thread or client count it was measured at, when the thread published a table
+    /// over counts: a comparison shows it only beside runs (or sweep points) at that count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<u32>,
 }
 
 /// A suggested matrix: the scratch-filesystem configurations worth comparing with this
