@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{Lab, json_of};
+use common::Lab;
 use fsynclab::spec::builtin_presets;
 use serde_json::Value;
 
@@ -170,20 +170,8 @@ fn every_preset_runs_tiny_with_the_counts_its_kind_promises() {
     for preset in builtin_presets() {
         let lab = Lab::new();
         let scale = tiny_scale(&preset.name, preset.scale.quick);
-        let out = lab
-            .cmd()
-            .args(["run", "--quiet", "--json", "--preset", &preset.name])
-            .args(["--scale", &scale.to_string(), "--target"])
-            .arg(&lab.target)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}: {}",
-            preset.name,
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let run = json_of(&out.stdout);
+        let scale_text = scale.to_string();
+        let run = lab.run_json(&["--preset", &preset.name, "--scale", &scale_text]);
         assert_eq!(run["status"], "finished", "{}: {run}", preset.name);
         let w = &run["workload"];
         match w["kind"].as_str().unwrap() {

@@ -4,7 +4,7 @@
 mod common;
 
 use assert_cmd::prelude::*;
-use common::{Lab, TmpfsMount, json_of, require_root};
+use common::{Lab, TmpfsMount, require_root};
 use predicates::prelude::*;
 
 /// Every commit is in exactly one flush's batch; engine flushes are the sync calls.
@@ -40,19 +40,13 @@ fn check_run(run: &serde_json::Value) {
 #[test]
 fn preset_series_runs_every_strategy_over_the_writer_sweep() {
     let lab = Lab::new();
-    let out = lab
-        .cmd()
-        .args(["run", "--quiet", "--json", "--series", "--scale", "0.01"])
-        .args(["--preset", "ext4-fsync-coordination", "--target"])
-        .arg(&lab.target)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let variants = json_of(&out.stdout);
+    let variants = lab.run_json(&[
+        "--series",
+        "--scale",
+        "0.01",
+        "--preset",
+        "ext4-fsync-coordination",
+    ]);
     let variants = variants.as_array().unwrap();
     let labels: Vec<&str> = variants
         .iter()
@@ -93,35 +87,22 @@ fn preset_series_runs_every_strategy_over_the_writer_sweep() {
 #[test]
 fn requests_stop_rule_counts_commits_across_writers() {
     let lab = Lab::new();
-    let out = lab
-        .cmd()
-        .args([
-            "run",
-            "--quiet",
-            "--json",
-            "--kind",
-            "grouplog",
-            "--threads",
-            "3",
-        ])
-        .args([
-            "--strategy",
-            "leader",
-            "--sync",
-            "fdatasync",
-            "--requests",
-            "90",
-        ])
-        .args(["--record-size", "100", "--log-size", "1000", "--target"])
-        .arg(&lab.target)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let run = json_of(&out.stdout);
+    let run = lab.run_json(&[
+        "--kind",
+        "grouplog",
+        "--threads",
+        "3",
+        "--strategy",
+        "leader",
+        "--sync",
+        "fdatasync",
+        "--requests",
+        "90",
+        "--record-size",
+        "100",
+        "--log-size",
+        "1000",
+    ]);
     check_run(&run);
     assert_eq!(run["kind_detail"]["group"]["commits"], 90);
     // The 1000-byte log holds 10 records: 90 records wrap it 9 times, 100 bytes each.
@@ -222,29 +203,19 @@ fn tmpfs_runs_say_their_figures_mean_nothing() {
     ) {
         return;
     }
-    let lab = Lab::new();
     let tmpfs = TmpfsMount::new("size=64m");
-    let out = lab
-        .cmd()
-        .args([
-            "run",
-            "--quiet",
-            "--json",
-            "--kind",
-            "grouplog",
-            "--threads",
-            "2",
-        ])
-        .args(["--sync", "fdatasync", "--requests", "50", "--target"])
-        .arg(&tmpfs.path)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let run = json_of(&out.stdout);
+    let mut lab = Lab::new();
+    lab.target = tmpfs.path.clone();
+    let run = lab.run_json(&[
+        "--kind",
+        "grouplog",
+        "--threads",
+        "2",
+        "--sync",
+        "fdatasync",
+        "--requests",
+        "50",
+    ]);
     check_run(&run);
     let warnings = run["warnings"].to_string();
     assert!(

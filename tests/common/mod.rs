@@ -29,6 +29,25 @@ impl Lab {
         c
     }
 
+    /// `fsynclab --db <db> run --quiet --json <args> --target <target>`: the printed JSON,
+    /// after checking the command succeeded (its stderr shown when it did not).
+    pub fn run_json(&self, args: &[&str]) -> serde_json::Value {
+        let out = self
+            .cmd()
+            .args(["run", "--quiet", "--json"])
+            .args(args)
+            .arg("--target")
+            .arg(&self.target)
+            .output()
+            .expect("run fsynclab");
+        assert!(
+            out.status.success(),
+            "fsynclab run {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        json_of(&out.stdout)
+    }
+
     /// Entries in the target directory (must be empty after every run).
     pub fn target_entries(&self) -> Vec<String> {
         entries(&self.target)

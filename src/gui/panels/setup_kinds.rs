@@ -82,29 +82,23 @@ impl KindForm {
     }
 
     fn smallfiles_rows(&mut self, ui: &mut Ui, state: &mut UiState) {
-        row(
+        count_row(
             ui,
             state,
             "Threads",
             "worker threads, each in its own directory (--threads)",
-            &["threads"],
-            |ui, s, id| {
-                ui.add(DragValue::new(&mut s.spec.threads).range(0..=100_000))
-                    .labelled_by(id);
-                None
-            },
+            "threads",
+            0..=100_000,
+            |s| &mut s.spec.threads,
         );
-        row(
+        count_row(
             ui,
             state,
             "Files per thread",
             "files each thread creates (--files)",
-            &["smallfiles.files_per_thread"],
-            |ui, s, id| {
-                ui.add(DragValue::new(&mut s.spec.smallfiles.files_per_thread).range(0..=u64::MAX))
-                    .labelled_by(id);
-                None
-            },
+            "smallfiles.files_per_thread",
+            0..=u64::MAX,
+            |s| &mut s.spec.smallfiles.files_per_thread,
         );
         let size = &mut self.small_file_size;
         row(
@@ -163,17 +157,14 @@ impl KindForm {
     }
 
     fn grouplog_rows(&mut self, ui: &mut Ui, state: &mut UiState) {
-        row(
+        count_row(
             ui,
             state,
             "Writers",
             "threads appending to the one shared log (--threads)",
-            &["threads"],
-            |ui, s, id| {
-                ui.add(DragValue::new(&mut s.spec.threads).range(0..=100_000))
-                    .labelled_by(id);
-                None
-            },
+            "threads",
+            0..=100_000,
+            |s| &mut s.spec.threads,
         );
         let (text, synced, error) = (
             &mut self.strategy_text,
@@ -268,28 +259,39 @@ fn fileio_rows(ui: &mut Ui, state: &mut UiState) {
 }
 
 fn fileserver_rows(ui: &mut Ui, state: &mut UiState) {
-    row(
+    count_row(
         ui,
         state,
         "Clients",
         "clients, each in its own directory tree (--clients)",
-        &["threads"],
-        |ui, s, id| {
-            ui.add(DragValue::new(&mut s.spec.threads).range(0..=100_000))
-                .labelled_by(id);
-            None
-        },
+        "threads",
+        0..=100_000,
+        |s| &mut s.spec.threads,
     );
-    row(
+    count_row(
         ui,
         state,
         "Files per client",
         "working set of each client",
-        &["fileserver.files_per_client"],
-        |ui, s, id| {
-            ui.add(DragValue::new(&mut s.spec.fileserver.files_per_client).range(0..=u32::MAX))
-                .labelled_by(id);
-            None
-        },
+        "fileserver.files_per_client",
+        0..=u32::MAX,
+        |s| &mut s.spec.fileserver.files_per_client,
     );
+}
+
+/// A form row holding one count (threads, files...) edited by dragging or typing.
+fn count_row<N: egui::emath::Numeric>(
+    ui: &mut Ui,
+    state: &mut UiState,
+    label: &str,
+    hover: &str,
+    field: &str,
+    range: std::ops::RangeInclusive<N>,
+    value: fn(&mut UiState) -> &mut N,
+) {
+    row(ui, state, label, hover, &[field], |ui, s, id| {
+        ui.add(DragValue::new(value(s)).range(range))
+            .labelled_by(id);
+        None
+    });
 }
