@@ -460,39 +460,6 @@ fn side_summary(input: &SideInput, runs: &[&RunResult]) -> SideSummary {
     }
 }
 
-/// Published figures beside the measured headline of the same metric. A figure measured at
-/// a given thread count is matched with the sweep point of that count, or with sides whose
-/// runs all ran at it, and left out otherwise (a 1-thread figure beside a 4-thread run would
-/// mislead).
-fn published_rows(
-    published: &[PublishedFigure],
-    metrics: &[MetricComparison],
-    sweep: Option<&Sweep>,
-    base: &[&RunResult],
-    cand: &[&RunResult],
-) -> Vec<PublishedRow> {
-    let all_at = |runs: &[&RunResult], n: u32| runs.iter().all(|r| r.spec.threads == n);
-    published
-        .iter()
-        .filter_map(|figure| {
-            let at: &[MetricComparison] = match (figure.threads, sweep) {
-                (None, _) => metrics,
-                (Some(n), Some(s)) if s.field == "threads" => {
-                    &s.points.iter().find(|p| p.value == f64::from(n))?.metrics
-                }
-                (Some(n), None) if all_at(base, n) && all_at(cand, n) => metrics,
-                _ => return None,
-            };
-            let metric = at.iter().find(|m| m.key == figure.metric);
-            Some(PublishedRow {
-                baseline: metric.and_then(|m| m.baseline_value),
-                candidate: metric.and_then(|m| m.candidate_value),
-                figure: figure.clone(),
-            })
-        })
-        .collect()
-}
-
 /// Compares two sides. `published` are the figures of the preset the runs replay (if any).
 pub fn compare(
     baseline: &SideInput,
@@ -579,7 +546,8 @@ pub fn compare(
             ));
         }
     }
-    let published = published_rows(published, &metrics, sweep.as_ref(), &base, &cand);
+    let published =
+        super::published::published_rows(published, &metrics, sweep.as_ref(), &base, &cand);
     Ok(Comparison {
         baseline: baseline_summary,
         candidate: candidate_summary,

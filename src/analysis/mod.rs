@@ -7,6 +7,7 @@
 mod compare;
 mod meta;
 mod metrics;
+mod published;
 mod stats;
 
 pub use compare::{
