@@ -178,19 +178,25 @@ impl KindForm {
             "solo, leader, delay:<µs>, adaptive, adaptive:<cap µs>, jbd (--strategy)",
             &["grouplog.strategy"],
             |ui, s, id| {
-                ui.horizontal(|ui| {
-                    for name in ["solo", "leader", "delay:500", "adaptive", "jbd"] {
-                        if ui.selectable_label(*text == name, name).clicked() {
-                            *text = name.to_string();
-                            if let Ok(st) = Strategy::parse(name) {
-                                s.spec.grouplog.strategy = st;
-                                *synced = Some(st);
-                                *error = None;
+                ui.vertical(|ui| {
+                    ui.horizontal(|ui| {
+                        for name in ["solo", "leader", "delay:500", "adaptive", "jbd"] {
+                            if ui.selectable_label(*text == name, name).clicked() {
+                                *text = name.to_string();
+                                if let Ok(st) = Strategy::parse(name) {
+                                    s.spec.grouplog.strategy = st;
+                                    *synced = Some(st);
+                                    *error = None;
+                                }
                             }
                         }
-                    }
+                    });
                     let response = ui
-                        .add(TextEdit::singleline(text).desired_width(90.0))
+                        .add(
+                            TextEdit::singleline(text)
+                                .desired_width(110.0)
+                                .hint_text("or type delay:250"),
+                        )
                         .labelled_by(id);
                     if response.changed() {
                         match Strategy::parse(text) {

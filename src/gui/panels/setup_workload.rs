@@ -224,8 +224,14 @@ impl WorkloadForm {
         }
         if let (true, Some(note)) = (preset.published.is_empty(), &preset.published_note) {
             ui.add(
-                Label::new(RichText::new(format!("No published figures: {}", note.trim())).weak())
-                    .wrap(),
+                Label::new(
+                    RichText::new(format!(
+                        "No published figures: {}",
+                        note.split_whitespace().collect::<Vec<_>>().join(" ")
+                    ))
+                    .weak(),
+                )
+                .wrap(),
             );
         }
         if let Some(plan) = &preset.series {
@@ -436,10 +442,22 @@ impl WorkloadForm {
                 &[],
                 |ui, s, _| {
                     let mut choice = current;
+                    // Each kind offers the stop rules it accepts (the library refuses others).
+                    let kind = s.spec.kind;
                     ui.horizontal(|ui| {
-                        ui.radio_value(&mut choice, StopChoice::Bytes, "by bytes");
+                        match kind {
+                            WorkloadKind::Fileio => {
+                                ui.radio_value(&mut choice, StopChoice::Bytes, "by bytes");
+                            }
+                            WorkloadKind::Smallfiles => {
+                                ui.radio_value(&mut choice, StopChoice::Bytes, "by file count");
+                            }
+                            _ => {}
+                        }
                         ui.radio_value(&mut choice, StopChoice::Duration, "by time");
-                        ui.radio_value(&mut choice, StopChoice::Requests, "by requests");
+                        if matches!(kind, WorkloadKind::Fileio | WorkloadKind::Grouplog) {
+                            ui.radio_value(&mut choice, StopChoice::Requests, "by requests");
+                        }
                     });
                     if choice != current {
                         if let Some(d) = s.spec.duration_s {
@@ -454,22 +472,24 @@ impl WorkloadForm {
                     None
                 },
             );
-            let io = &mut self.io_size;
-            row(
-                ui,
-                state,
-                "Bytes per thread",
-                "each thread writes this much (--io-size); empty: the file size",
-                &["io_size"],
-                |ui, s, id| {
-                    let hint = format!("= file size ({})", format_size(s.spec.file_size));
-                    let enabled = s.spec.duration_s.is_none() && s.spec.requests.is_none();
-                    if let Some(v) = io.edit(ui, id, enabled, true, &hint) {
-                        s.spec.io_size = v;
-                    }
-                    io.error.clone()
-                },
-            );
+            if state.spec.kind == WorkloadKind::Fileio {
+                let io = &mut self.io_size;
+                row(
+                    ui,
+                    state,
+                    "Bytes per thread",
+                    "each thread writes this much (--io-size); empty: the file size",
+                    &["io_size"],
+                    |ui, s, id| {
+                        let hint = format!("= file size ({})", format_size(s.spec.file_size));
+                        let enabled = s.spec.duration_s.is_none() && s.spec.requests.is_none();
+                        if let Some(v) = io.edit(ui, id, enabled, true, &hint) {
+                            s.spec.io_size = v;
+                        }
+                        io.error.clone()
+                    },
+                );
+            }
             let last_d = &mut self.last_duration_s;
             row(
                 ui,
