@@ -152,9 +152,35 @@ pub fn metadata_rows(
     let keys = |runs: &[&RunResult]| -> BTreeSet<String> {
         runs.iter().map(|r| workload_key(r, sweep_field)).collect()
     };
+    // One description per distinct workload; a sweep's points are one workload whose
+    // swept values are listed once, not one description per point.
     let describe = |runs: &[&RunResult]| -> String {
-        let set: BTreeSet<String> = runs.iter().map(|r| r.spec.describe()).collect();
-        set.into_iter().collect::<Vec<_>>().join(" | ")
+        let mut groups: std::collections::BTreeMap<String, (String, BTreeSet<String>)> =
+            Default::default();
+        for r in runs {
+            let swept = sweep_field.and_then(|f| {
+                serde_json::to_value(&r.spec)
+                    .ok()?
+                    .get(f)
+                    .map(|v| v.to_string())
+            });
+            let entry = groups
+                .entry(workload_key(r, sweep_field))
+                .or_insert_with(|| (r.spec.describe(), BTreeSet::new()));
+            entry.1.extend(swept);
+        }
+        groups
+            .into_values()
+            .map(|(text, swept)| match (sweep_field, swept.len()) {
+                (Some(field), n) if n > 1 => {
+                    let mut values: Vec<String> = swept.into_iter().collect();
+                    values.sort_by_key(|v| v.parse::<f64>().map_or(i64::MAX, |x| x as i64));
+                    format!("{text} [swept: {field} = {}]", values.join(", "))
+                }
+                _ => text,
+            })
+            .collect::<Vec<_>>()
+            .join(" | ")
     };
     rows.insert(
         0,

@@ -170,6 +170,14 @@ fn sweeps_are_detected_and_compared_per_point() {
         "{:?}",
         c.warnings
     );
+    // The sweep is one workload, described once with its swept values.
+    let workload = c.metadata.iter().find(|m| m.field == "workload").unwrap();
+    assert!(
+        workload.baseline.ends_with("[swept: threads = 1, 2, 4]")
+            && !workload.baseline.contains('|'),
+        "{}",
+        workload.baseline
+    );
 }
 
 #[test]
