@@ -88,6 +88,15 @@ impl SyncFile for RealFile {
     }
 }
 
+/// The result of a raw libc call returning an int: `Err(errno)` when it is negative.
+pub(super) fn check(rc: libc::c_int) -> io::Result<libc::c_int> {
+    if rc < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(rc)
+    }
+}
+
 /// open(2) flags for the given [`OpenFlags`], plus O_NOFOLLOW.
 pub fn open_flag_bits(flags: OpenFlags) -> i32 {
     let mut bits = libc::O_NOFOLLOW;

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::Sender;
 
-use super::file::{AlignedBuf, Clock, RealClock, fill_pattern};
+use super::file::{AlignedBuf, Clock, RealClock, check, fill_pattern};
 use super::fileserver_mix::{
     DIRS, MAX_IO_BYTES, MAX_OPEN, Mix, NAME_LEN, OPS, Op, Step, dir_name, write_name,
 };
@@ -136,14 +136,6 @@ impl Drop for Tree {
             unsafe { libc::close(*fd) };
             *fd = -1;
         }
-    }
-}
-
-fn check(rc: libc::c_int) -> io::Result<libc::c_int> {
-    if rc < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(rc)
     }
 }
 

@@ -176,14 +176,11 @@ pub(super) fn run_writer<B: Backend>(
         let durable = if strategy == Strategy::Solo {
             let synced = file.sync(spec.sync);
             let t2 = clock.now_ns();
+            // Counted per thread and added to the shared stats once at the end: solo
+            // writers share nothing, so no lock between their commits either.
             synced.map_err(Some).map(|()| {
-                let ns = t2.saturating_sub(t1);
-                record_sync(&mut out.sync_lat, w.live, ns);
+                record_sync(&mut out.sync_lat, w.live, t2.saturating_sub(t1));
                 syncs += 1;
-                let mut s = log.lock();
-                s.stats.flushes += 1;
-                s.stats.commits += 1;
-                s.stats.record_batch(1);
                 t2
             })
         } else {
@@ -205,6 +202,12 @@ pub(super) fn run_writer<B: Backend>(
             // Another writer's flush failed: it reports the error; this writer just stops.
             Err(None) => break,
         }
+    }
+    if strategy == Strategy::Solo && syncs > 0 {
+        let mut s = log.lock();
+        s.stats.flushes += syncs;
+        s.stats.commits += syncs;
+        s.stats.record_batches(1, syncs);
     }
     if out.error.is_some() {
         w.shared.stop.0.store(true, Ordering::Relaxed);

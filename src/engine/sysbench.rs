@@ -16,7 +16,7 @@ use super::file::{AlignedBuf, Backend, Clock, SyncFile};
 use super::gate::StartGate;
 use super::offsets::mix;
 use super::scratch::describe_io_error;
-use super::worker::{Live, Shared, WorkerOutput, WorkerPlan, record_sync};
+use super::worker::{Live, Shared, WorkerOutput, WorkerPlan, open_plan_files, record_sync};
 use crate::metrics::{END_SYNC_PREFIX, OpStats, ThreadStats, bump};
 use crate::spec::{StopRule, SyncMethod, WorkloadSpec};
 
@@ -79,15 +79,7 @@ pub(super) fn run_sysbench_worker<B: Backend>(
 ) -> WorkerOutput {
     let clock = backend.clock(plan.thread);
     let mut out = WorkerOutput::new(plan.thread);
-    let opened: Result<Vec<B::File>, String> = plan
-        .files
-        .iter()
-        .map(|p| {
-            backend
-                .open(p, spec.open_flags, plan.thread)
-                .map_err(|e| describe_io_error("open", p, None, &e))
-        })
-        .collect();
+    let opened = open_plan_files(backend, spec, &plan);
     let mut buf = AlignedBuf::new(
         spec.block_size as usize,
         mix(spec.seed ^ u64::from(plan.thread)),
@@ -98,8 +90,6 @@ pub(super) fn run_sysbench_worker<B: Backend>(
         SyncMethod::Fdatasync => SyncMethod::Fdatasync,
         _ => SyncMethod::Fsync,
     };
-    let mut write_op = OpStats::new("write");
-    let mut sync_op = OpStats::new(method.as_str());
     let mut end_op = OpStats::new(&format!("{END_SYNC_PREFIX}{}", end_method.as_str()));
     if let Err(message) = &opened {
         out.open_error = Some(message.clone());
@@ -166,7 +156,6 @@ pub(super) fn run_sysbench_worker<B: Backend>(
                 let write_ns = t1.saturating_sub(t0);
                 out.write_lat.record(write_ns);
                 live.write_buckets.record(write_ns);
-                write_op.record(write_ns, block_size);
                 writes += 1;
                 busy += write_ns;
                 bump(&live.writes, 1);
@@ -188,13 +177,27 @@ pub(super) fn run_sysbench_worker<B: Backend>(
                 }
                 let sync_ns = t1.saturating_sub(t0);
                 record_sync(&mut out.sync_lat, live, sync_ns);
-                sync_op.record(sync_ns, 0);
                 syncs += 1;
                 busy += sync_ns;
                 now = t1;
             }
         }
     }
+
+    // The event operations are the event histograms (recorded once, in the loop); taken
+    // before the end syncs join `sync_lat`.
+    let write_op = OpStats {
+        op: "write".into(),
+        count: writes,
+        bytes: writes * block_size,
+        lat: out.write_lat.clone(),
+    };
+    let sync_op = OpStats {
+        op: method.as_str().into(),
+        count: syncs,
+        bytes: 0,
+        lat: out.sync_lat.clone(),
+    };
 
     // sysbench --file-fsync-end: every thread syncs every file once when it finishes,
     // outside the events (not in the event count, latency or execution time).

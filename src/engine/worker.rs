@@ -100,6 +100,28 @@ impl WorkerOutput {
     }
 }
 
+/// Opens the files of `plan` with the spec's flags (before the start gate); the error
+/// names the file, the flags and the fix.
+pub(super) fn open_plan_files<B: Backend>(
+    backend: &B,
+    spec: &WorkloadSpec,
+    plan: &WorkerPlan,
+) -> Result<Vec<B::File>, String> {
+    let op = if spec.open_flags.direct {
+        "open with O_DIRECT"
+    } else {
+        "open"
+    };
+    plan.files
+        .iter()
+        .map(|p| {
+            backend
+                .open(p, spec.open_flags, plan.thread)
+                .map_err(|e| describe_io_error(op, p, None, &e))
+        })
+        .collect()
+}
+
 /// Runs one worker to its stop condition. `arrived` is set once it has reached the gate,
 /// so the caller's guard knows whether to count it.
 pub(super) fn run_worker<B: Backend>(
@@ -113,20 +135,7 @@ pub(super) fn run_worker<B: Backend>(
 ) -> WorkerOutput {
     let clock = backend.clock(plan.thread);
     let mut out = WorkerOutput::new(plan.thread);
-    let opened: Result<Vec<B::File>, String> = plan
-        .files
-        .iter()
-        .map(|p| {
-            backend.open(p, spec.open_flags, plan.thread).map_err(|e| {
-                let op = if spec.open_flags.direct {
-                    "open with O_DIRECT"
-                } else {
-                    "open"
-                };
-                describe_io_error(op, p, None, &e)
-            })
-        })
-        .collect();
+    let opened = open_plan_files(backend, spec, &plan);
     let mut buf = AlignedBuf::new(
         spec.block_size as usize,
         mix(spec.seed ^ u64::from(plan.thread)),

@@ -344,7 +344,7 @@ impl RunResult {
 }
 
 /// Mean and population standard deviation (sysbench reports the population form).
-fn mean_stddev(values: &[f64]) -> (f64, f64) {
+pub(crate) fn mean_stddev(values: &[f64]) -> (f64, f64) {
     if values.is_empty() {
         return (0.0, 0.0);
     }

@@ -113,11 +113,16 @@ impl GroupCommitStats {
 
     /// Records one flush that made `records` records durable.
     pub fn record_batch(&mut self, records: u64) {
+        self.record_batches(records, 1);
+    }
+
+    /// Records `flushes` flushes that each made `records` records durable.
+    pub fn record_batches(&mut self, records: u64, flushes: u64) {
         let slot = (records as usize).min(Self::MAX_TRACKED_BATCH);
         if self.batch_sizes.len() <= slot {
             self.batch_sizes.resize(slot + 1, 0);
         }
-        self.batch_sizes[slot] += 1;
+        self.batch_sizes[slot] += flushes;
     }
 }
 

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::{LatencyHistogram, OpStats, RunResult};
+use super::{LatencyHistogram, OpStats, RunResult, ThreadStats, mean_stddev};
 use crate::spec::{FileioMode, WorkloadKind};
 
 /// Operations whose name starts with this are the end-of-run syncs of sysbench
@@ -67,17 +67,6 @@ pub fn event_latency(ops: &[OpStats]) -> (u64, LatencyHistogram) {
     (count, hist)
 }
 
-/// Mean and population standard deviation.
-fn mean_stddev(values: impl Iterator<Item = f64> + Clone) -> (f64, f64) {
-    let n = values.clone().count();
-    if n == 0 {
-        return (0.0, 0.0);
-    }
-    let mean = values.clone().sum::<f64>() / n as f64;
-    let var = values.map(|v| (v - mean) * (v - mean)).sum::<f64>() / n as f64;
-    (mean, var.sqrt())
-}
-
 impl SysbenchSummary {
     /// The summary of `r`, or `None` when it is not a sysbench-mode run.
     pub fn of(r: &RunResult) -> Option<SysbenchSummary> {
@@ -107,9 +96,9 @@ impl SysbenchSummary {
         };
         let p95 = hist.percentile_ns(95.0) as f64;
         let (thread_events_avg, thread_events_stddev) =
-            mean_stddev(r.threads.iter().map(|t| (t.writes + t.syncs) as f64));
+            mean_stddev(&per_thread(r, |t| (t.writes + t.syncs) as f64));
         let (thread_time_avg_s, thread_time_stddev_s) =
-            mean_stddev(r.threads.iter().map(|t| t.busy_ns as f64 / 1e9));
+            mean_stddev(&per_thread(r, |t| t.busy_ns as f64 / 1e9));
         Some(SysbenchSummary {
             writes_per_sec: per_sec(event_writes as f64),
             fsyncs_per_sec: per_sec(r.syncs as f64),
@@ -132,6 +121,11 @@ impl SysbenchSummary {
     }
 }
 
+/// One figure per worker thread.
+fn per_thread(r: &RunResult, f: impl Fn(&ThreadStats) -> f64) -> Vec<f64> {
+    r.threads.iter().map(f).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -140,10 +134,10 @@ mod tests {
     fn stddev_is_the_population_one_as_sysbench_prints() {
         // sysbench 1.0 cpu, 2 threads, 16621 events: "events (avg/stddev): 8310.5000/22.50"
         // — the two counts 8288 and 8333 (population stddev; the sample one is 31.8).
-        let (mean, sd) = mean_stddev([8288.0, 8333.0].into_iter());
+        let (mean, sd) = mean_stddev(&[8288.0, 8333.0]);
         assert_eq!(mean, 8310.5);
         assert!((sd - 22.5).abs() < 1e-9, "{sd}");
-        assert_eq!(mean_stddev(std::iter::empty()), (0.0, 0.0));
+        assert_eq!(mean_stddev(&[]), (0.0, 0.0));
     }
 
     #[test]

@@ -19,7 +19,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
-use super::file::{Backend, Clock, fill_pattern};
+use super::file::{Backend, Clock, check, fill_pattern};
 use super::kinds::{PrepareStop, Worker};
 use super::offsets::mix;
 use super::scratch::{ScratchDir, describe_io_error};
@@ -27,7 +27,7 @@ use super::worker::{PhaseSpan, WorkerOutput, record_sync};
 use super::{EngineError, EngineEvent};
 use crate::metrics::{OpStats, ThreadStats, bump};
 use crate::spec::{FileSync, WorkloadSpec};
-use parts::{FileName, PhaseBarrier, StopOnPanic, check, create_flags, write_all};
+use parts::{FileName, PhaseBarrier, StopOnPanic, create_flags, write_all};
 
 /// Name of the extended attribute set on each file (`user.` namespace: settable by
 /// anyone who may write the file).

@@ -114,14 +114,6 @@ pub(super) fn create_flags(sync: FileSync) -> i32 {
     }
 }
 
-pub(super) fn check(rc: libc::c_int) -> io::Result<libc::c_int> {
-    if rc < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(rc)
-    }
-}
-
 /// pwrite of all of `buf` at offset 0 (loops over short writes).
 pub(super) fn write_all(fd: libc::c_int, buf: &[u8]) -> io::Result<()> {
     let mut done = 0usize;
