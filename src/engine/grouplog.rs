@@ -19,7 +19,7 @@ use super::file::{AlignedBuf, Backend, Clock, SyncFile};
 use super::kinds::Worker;
 use super::offsets::mix;
 use super::scratch::describe_io_error;
-use super::worker::{Padded, WorkerOutput, record_sync};
+use super::worker::{Padded, WorkerOutput, WorkerPlan, open_plan_files, record_sync};
 use crate::metrics::{GroupCommitStats, OpStats, bump};
 use crate::spec::{StopRule, Strategy, WorkloadSpec};
 
@@ -119,9 +119,12 @@ pub(super) fn run_writer<B: Backend>(
 ) -> WorkerOutput {
     let mut out = WorkerOutput::new(w.thread);
     let clock = backend.clock(w.thread);
-    let opened = backend
-        .open(&log.path, spec.open_flags, w.thread)
-        .map_err(|e| describe_io_error("open", &log.path, None, &e));
+    let plan = WorkerPlan {
+        thread: w.thread,
+        files: vec![log.path.clone()],
+        start_block: 0,
+    };
+    let opened = open_plan_files(backend, spec, &plan).map(|mut files| files.remove(0));
     let record_size = spec.grouplog.record_size;
     let mut buf = AlignedBuf::new(record_size as usize, mix(spec.seed ^ u64::from(w.thread)));
     let mut commit = OpStats::new("commit");

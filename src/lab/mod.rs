@@ -186,14 +186,24 @@ pub fn execute(
 /// size, and enough file descriptors for every worker's files (raising the soft limit
 /// to the hard one when that suffices).
 fn preflight(spec: &WorkloadSpec, system: &crate::probe::SystemInfo) -> Result<(), EngineError> {
+    // The size of one direct write: a block (fileio) or a record (grouplog).
+    let (unit, option) = match spec.kind {
+        crate::spec::WorkloadKind::Grouplog => (spec.grouplog.record_size, "--record-size"),
+        _ => (spec.block_size, "--bs"),
+    };
     if spec.open_flags.direct
         && let Some(lbs) = system.device.as_ref().and_then(|d| d.logical_block_size)
-        && !spec.block_size.is_multiple_of(u64::from(lbs))
+        && !unit.is_multiple_of(u64::from(lbs))
     {
         return Err(EngineError::Target(format!(
-            "block size {} is not a multiple of the device's logical block size ({lbs}); O_DIRECT needs aligned \
-             I/O: use --bs {}",
-            crate::spec::format_size(spec.block_size),
+            "{} {} is not a multiple of the device's logical block size ({lbs}); O_DIRECT needs aligned \
+             I/O: use {option} {}",
+            if option == "--bs" {
+                "block size"
+            } else {
+                "record size"
+            },
+            crate::spec::format_size(unit),
             crate::spec::format_size(u64::from(lbs).max(4096))
         )));
     }
@@ -262,4 +272,43 @@ fn pressure_delta(resource: &str, before: Option<probe::Pressure>) -> Option<Pre
         avg10_after: after.some_avg10,
         stall_us: after.some_total_us.saturating_sub(before.some_total_us),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probe::{DeviceInfo, SystemInfo};
+    use crate::spec::WorkloadKind;
+
+    #[test]
+    fn direct_io_alignment_is_checked_on_what_each_kind_writes() {
+        let system = SystemInfo {
+            device: Some(DeviceInfo {
+                logical_block_size: Some(4096),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let mut spec = WorkloadSpec {
+            block_size: 4096,
+            ..Default::default()
+        };
+        spec.open_flags.direct = true;
+        assert!(preflight(&spec, &system).is_ok());
+        spec.block_size = 512;
+        let e = preflight(&spec, &system).unwrap_err().to_string();
+        assert!(e.contains("block size 512") && e.contains("--bs 4k"), "{e}");
+
+        // grouplog writes records: its record size is what must be aligned.
+        spec.kind = WorkloadKind::Grouplog;
+        spec.block_size = 4096;
+        spec.grouplog.record_size = 512;
+        let e = preflight(&spec, &system).unwrap_err().to_string();
+        assert!(
+            e.contains("record size 512") && e.contains("--record-size 4k"),
+            "{e}"
+        );
+        spec.grouplog.record_size = 8192;
+        assert!(preflight(&spec, &system).is_ok());
+    }
 }
