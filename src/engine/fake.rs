@@ -29,6 +29,9 @@ pub struct FakeBackend {
     pub open_fail_thread: Option<u32>,
     /// Panic in the write after this many writes in total (simulates a bug in a worker).
     pub panic_after_writes: Option<u64>,
+    /// Where each worker's fake clock starts (index: thread; default 1000 ns): a later
+    /// start is a worker that passed the start gate late.
+    pub start_ns: Vec<u64>,
     /// Nanoseconds every clock read adds (catches work counted inside a timed interval).
     pub tick_per_read_ns: u64,
     /// Real time instead of per-thread fake clocks: clocks read CLOCK_MONOTONIC and a
@@ -60,7 +63,10 @@ impl FakeBackend {
         let mut clocks = self.clocks.lock().unwrap_or_else(|e| e.into_inner());
         clocks
             .entry(thread)
-            .or_insert_with(|| Arc::new(AtomicU64::new(1_000)))
+            .or_insert_with(|| {
+                let start = self.start_ns.get(thread as usize).copied().unwrap_or(1_000);
+                Arc::new(AtomicU64::new(start))
+            })
             .clone()
     }
 }

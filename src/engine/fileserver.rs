@@ -370,7 +370,7 @@ pub(super) fn run_client(
     let stamp = (u64::from(thread) << 48) ^ mix(spec.seed);
     let start = clock.now_ns();
     out.started = true;
-    let deadline = shared.deadline_ns(spec.stop_rule(), start);
+    let deadline = shared.deadline();
     let (mut writes, mut syncs, mut bytes, mut busy) = (0u64, 0u64, 0u64, 0u64);
     let mut now = start;
     while !shared.stop.0.load(Ordering::Relaxed) && now < deadline {

@@ -154,7 +154,7 @@ pub(super) fn run_writer<B: Backend>(
     let counted = matches!(stop_rule, StopRule::TotalRequests(_));
     let start = clock.now_ns();
     out.started = true;
-    let deadline = w.shared.deadline_ns(stop_rule, start);
+    let deadline = w.shared.deadline();
     let (mut writes, mut syncs, mut busy) = (0u64, 0u64, 0u64);
     let mut now = start;
     loop {

@@ -95,6 +95,12 @@ impl Prepared {
         }
     }
 
+    /// Whether the workers time with the backend's clock (every kind but fileserver,
+    /// whose direct calls always use the real clock).
+    pub fn uses_backend_clock(&self) -> bool {
+        !matches!(self, Prepared::Fileserver(_))
+    }
+
     /// Group-commit accounting, for the kinds that have it.
     pub fn group_stats(&self, spec: &WorkloadSpec) -> Option<GroupCommitStats> {
         match self {

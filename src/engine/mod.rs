@@ -289,6 +289,13 @@ fn run_in_scratch<B: Backend>(
             gate.abort();
             return handles.into_iter().map(|h| h.join()).collect::<Vec<_>>();
         }
+        // One deadline for the whole run, from the gate opening, on the workers' clock.
+        let gate_ns = if prepared.uses_backend_clock() {
+            backend.clock(spec.threads).now_ns()
+        } else {
+            monotonic_ns()
+        };
+        shared.set_deadline(stop_rule, gate_ns);
         gate.open();
         let start = Instant::now();
         started_at_ms = SystemTime::now()

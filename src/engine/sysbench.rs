@@ -120,7 +120,7 @@ pub(super) fn run_sysbench_worker<B: Backend>(
 
     let start = clock.now_ns();
     out.started = true;
-    let deadline = shared.deadline_ns(stop_rule, start);
+    let deadline = shared.deadline();
     let (mut writes, mut syncs, mut busy) = (0u64, 0u64, 0u64);
     let mut now = start;
     loop {

@@ -164,6 +164,50 @@ fn duration_rule_uses_the_worker_clock() {
 }
 
 #[test]
+fn duration_is_one_deadline_from_the_gate_for_every_worker() {
+    // Worker 3 passes the gate 0.9 ms late (its clock starts later): it runs only the
+    // 0.1 ms left of the run's 1 ms, not 1 ms of its own.
+    let dir = tempfile::tempdir().unwrap();
+    let mut fake = FakeBackend::new(vec![10_000], vec![]);
+    fake.start_ns = vec![1_000, 1_000, 1_000, 901_000];
+    let spec = WorkloadSpec {
+        threads: 4,
+        duration_s: Some(0.001),
+        sync: SyncMethod::None,
+        pattern: Pattern::Seq,
+        ..spec()
+    };
+    let (tx, _rx) = mpsc::channel();
+    let r = run_with(&fake, &spec, &ctx(dir.path()), &tx, &CancelToken::new()).unwrap();
+    let writes: Vec<u64> = r.threads.iter().map(|t| t.writes).collect();
+    assert_eq!(writes, vec![100, 100, 100, 10]);
+    assert_eq!(r.wall_ns, 1_000_000, "the run lasts its duration");
+}
+
+#[test]
+fn many_threads_end_near_the_duration_on_a_real_target() {
+    // 64 writers on a small machine: before the shared deadline each thread ran the full
+    // second from whenever it was first scheduled (2.6 s at 64 threads on 2 cores).
+    let dir = tempfile::tempdir().unwrap();
+    let spec = WorkloadSpec {
+        threads: 64,
+        block_size: 4096,
+        file_size: 64 << 10,
+        duration_s: Some(1.0),
+        sync: SyncMethod::Fdatasync,
+        ..Default::default()
+    };
+    let (tx, _rx) = mpsc::channel();
+    let r = run(&spec, &ctx(dir.path()), &tx, &CancelToken::new()).unwrap();
+    assert_eq!(r.status, RunStatus::Finished, "{:?}", r.error);
+    let wall_s = r.wall_ns as f64 / 1e9;
+    assert!(
+        (0.9..2.5).contains(&wall_s),
+        "a 1 s run of 64 threads took {wall_s:.2} s from first start to last end"
+    );
+}
+
+#[test]
 fn an_error_mid_run_keeps_what_was_measured() {
     let dir = tempfile::tempdir().unwrap();
     let mut fake = FakeBackend::new(vec![1_000], vec![5_000]);

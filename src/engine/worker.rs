@@ -38,8 +38,8 @@ pub(super) struct Shared {
     pub remaining: Padded<AtomicI64>,
     /// Next event of the shared sysbench-mode sequence (see `sysbench::event_of`).
     pub ticket: Padded<AtomicU64>,
-    /// The run's one deadline under [`StopRule::Duration`], on the workers' clock; 0
-    /// until the first worker through the start gate sets it (see [`Shared::deadline_ns`]).
+    /// The run's one deadline under [`StopRule::Duration`], on the workers' clock, set
+    /// before the start gate opens (see [`Shared::set_deadline`]); `u64::MAX` otherwise.
     pub deadline: Padded<AtomicU64>,
 }
 
@@ -53,30 +53,24 @@ impl Shared {
                 _ => 0,
             })),
             ticket: Padded(AtomicU64::new(0)),
-            deadline: Padded(AtomicU64::new(0)),
+            deadline: Padded(AtomicU64::new(u64::MAX)),
         }
     }
 
-    /// The deadline of a worker that starts at `start` (its clock, read as it passed the
-    /// start gate): under a duration, one deadline for the whole run, set by the first
-    /// worker through the gate and read by every other, so workers scheduled late (many
-    /// threads on few cores) run shorter instead of each running the full duration.
-    /// Called once per worker, before its loop. `u64::MAX` for the other stop rules.
-    pub fn deadline_ns(&self, rule: StopRule, start: u64) -> u64 {
-        let StopRule::Duration(d) = rule else {
-            return u64::MAX;
-        };
-        let mine = start
-            .saturating_add(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
-            .max(1);
-        match self
-            .deadline
-            .0
-            .compare_exchange(0, mine, Ordering::AcqRel, Ordering::Acquire)
-        {
-            Ok(_) => mine,
-            Err(first) => first,
+    /// Sets the run's one deadline under a duration: `gate_ns` (the workers' clock, read
+    /// by the coordinator as it opens the start gate) plus the duration. Every worker
+    /// reads it after the gate, so workers scheduled late (many threads on few cores) run
+    /// shorter instead of each running the full duration from its own start.
+    pub fn set_deadline(&self, rule: StopRule, gate_ns: u64) {
+        if let StopRule::Duration(d) = rule {
+            let deadline = gate_ns.saturating_add(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+            self.deadline.0.store(deadline, Ordering::Release);
         }
+    }
+
+    /// The run's deadline (`u64::MAX` without a duration); read once per worker.
+    pub fn deadline(&self) -> u64 {
+        self.deadline.0.load(Ordering::Acquire)
     }
 }
 
@@ -231,7 +225,7 @@ pub(super) fn run_worker<B: Backend>(
 
     let start = clock.now_ns();
     out.started = true;
-    let deadline = shared.deadline_ns(stop_rule, start);
+    let deadline = shared.deadline();
     let (mut writes, mut syncs, mut bytes, mut busy) = (0u64, 0u64, 0u64, 0u64);
     let mut now = start;
     loop {

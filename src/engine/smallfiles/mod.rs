@@ -219,7 +219,7 @@ impl SmallfilesPlan {
         let stamp = (u64::from(thread) << 48) ^ mix(spec.seed);
         let start = clock.now_ns();
         out.started = true;
-        let deadline = w.shared.deadline_ns(spec.stop_rule(), start);
+        let deadline = w.shared.deadline();
         let (mut files, mut syncs, mut busy) = (0u64, 0u64, 0u64);
         let mut failed: Option<(&'static str, io::Error)> = None;
 
