@@ -332,3 +332,37 @@ fn inode_exhaustion_says_inodes_and_names_the_field() {
         "cleaned up"
     );
 }
+
+/// A filesystem mounted inside a run directory is never emptied by cleanup (`fsynclab
+/// clean`'s `remove_run_dir`): the walk does not cross mounts.
+#[test]
+fn remove_run_dir_does_not_cross_into_a_mount() {
+    if !require_root(
+        "remove_run_dir_does_not_cross_into_a_mount",
+        "mounts a tmpfs",
+    ) {
+        return;
+    }
+    let lab = Lab::new();
+    let run = lab.target.join("fsynclab-77");
+    let mnt = run.join("sub");
+    std::fs::create_dir_all(&mnt).unwrap();
+    std::fs::write(run.join("ours.dat"), b"x").unwrap();
+    let status = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=1m", "fsynclab-test"])
+        .arg(&mnt)
+        .status()
+        .unwrap();
+    assert!(status.success(), "mount tmpfs");
+    std::fs::write(mnt.join("on-the-mount"), b"keep me").unwrap();
+    let result = fsynclab::engine::remove_run_dir(&lab.target, "fsynclab-77");
+    let kept = std::fs::read(mnt.join("on-the-mount"));
+    let _ = Command::new("umount").arg(&mnt).status();
+    let e = result.unwrap_err().to_string();
+    assert!(e.contains("mounted"), "{e}");
+    assert_eq!(kept.unwrap(), b"keep me");
+    assert!(!run.join("ours.dat").exists(), "the rest was removed");
+    // Unmounted, it goes.
+    fsynclab::engine::remove_run_dir(&lab.target, "fsynclab-77").unwrap();
+    assert!(lab.target_entries().is_empty());
+}

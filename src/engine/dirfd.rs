@@ -50,6 +50,16 @@ impl DirHandle {
         })
     }
 
+    /// Opens an already resolved (canonical) directory path with `O_NOFOLLOW` as well: a
+    /// symlink put in place of its last component since it was resolved is refused.
+    pub fn open_resolved(canonical: &Path) -> io::Result<DirHandle> {
+        let fd = nix::fcntl::open(canonical, DIR_FLAGS, Mode::empty())?;
+        Ok(DirHandle {
+            fd,
+            path: canonical.to_path_buf(),
+        })
+    }
+
     /// The descriptor.
     pub fn fd(&self) -> BorrowedFd<'_> {
         self.fd.as_fd()

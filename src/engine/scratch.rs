@@ -14,7 +14,8 @@ use crate::spec::WorkloadKind;
 /// Checks that `target` exists, is a directory, is not on a pseudo filesystem (proc,
 /// sysfs, devtmpfs...), is writable and not on a read-only mount, and (unless
 /// `allow_shared`) is not writable by other users without the sticky bit. Returns the
-/// canonical path. The run re-checks all of it through the descriptor it opens.
+/// canonical path. The run then opens that path once (`O_DIRECTORY|O_NOFOLLOW`) and
+/// re-checks the filesystem type and the mode through the descriptor.
 pub fn check_target(target: &Path, allow_shared: bool) -> Result<PathBuf, EngineError> {
     let shown = target.display().to_string();
     let meta = match std::fs::metadata(target) {

@@ -144,7 +144,7 @@ pub fn open_target(
     canonical: &Path,
     allow_shared: bool,
 ) -> Result<(DirHandle, Option<String>), EngineError> {
-    let dir = DirHandle::open(canonical).map_err(|e| {
+    let dir = DirHandle::open_resolved(canonical).map_err(|e| {
         EngineError::Target(format!(
             "cannot open target {} as a directory: {e}",
             shown.display()
