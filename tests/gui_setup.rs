@@ -197,3 +197,59 @@ fn enter_starts_the_run_only_when_no_field_has_focus() {
     });
     assert_eq!(h.state().runner.live.results[0].status, RunStatus::Finished);
 }
+
+/// A target other users may write (mode 0777, not sticky): refused with the fix unless
+/// the "Shared target" box is ticked, then run with a loud warning.
+#[test]
+fn shared_target_needs_the_checkbox_and_then_warns() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let target = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(target.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let mut state = ad_hoc_state();
+    state.target = target.path().display().to_string();
+    state.spec.threads = 1;
+    state.spec.file_size = 64 << 10;
+
+    let mut h = harness(&dir, state.clone());
+    h.run_steps(2);
+    h.get_by_label("Start run").click();
+    step_until(&mut h, "the refusal", Duration::from_secs(20), |h| {
+        !h.state().runner.is_active()
+            && (h.state().runner.live.error.is_some() || h.state().status.is_error)
+    });
+    let shown = format!(
+        "{:?} {}",
+        h.state().runner.live.error,
+        h.state().status.message
+    );
+    assert!(shown.contains("--allow-shared-target"), "{shown}");
+    assert!(h.state().runner.live.results.is_empty(), "nothing ran");
+
+    let mut h = harness(&dir, state);
+    h.run_steps(2);
+    assert!(!h.state().state.allow_shared_target, "off by default");
+    h.get_by_role_and_label(Role::CheckBox, "Shared target")
+        .scroll_to_me();
+    h.run_steps(5);
+    h.get_by_role_and_label(Role::CheckBox, "Shared target")
+        .click();
+    h.run_steps(2);
+    assert!(h.state().state.allow_shared_target);
+    h.get_by_label("Start run").click();
+    h.run_steps(2);
+    step_until(&mut h, "the run to end", Duration::from_secs(20), |h| {
+        !h.state().runner.is_active()
+    });
+    let live = &h.state().runner.live;
+    assert_eq!(live.error, None);
+    assert_eq!(live.results[0].status, RunStatus::Finished);
+    assert!(
+        live.results[0]
+            .warnings
+            .iter()
+            .any(|w| w.contains("WARNING") && w.contains("not sticky")),
+        "{:?}",
+        live.results[0].warnings
+    );
+}

@@ -95,6 +95,12 @@ impl Prepared {
         }
     }
 
+    /// Whether the workers time with the backend's clock (every kind but fileserver,
+    /// whose direct calls always use the real clock).
+    pub fn uses_backend_clock(&self) -> bool {
+        !matches!(self, Prepared::Fileserver(_))
+    }
+
     /// Group-commit accounting, for the kinds that have it.
     pub fn group_stats(&self, spec: &WorkloadSpec) -> Option<GroupCommitStats> {
         match self {
@@ -121,19 +127,26 @@ fn prepare_grouplog<B: Backend>(
         files: 1,
         bytes_per_file: size,
     });
-    let path = scratch.file("shared.log");
-    match backend.create(&path, size, spec.prepare, spec.seed, cancel) {
+    let name = scratch.file("shared.log");
+    let dir = scratch.dir().clone();
+    match backend.create(&dir, &name, size, spec.prepare, spec.seed, cancel) {
         Ok(()) => {}
         Err(_) if cancel.is_cancelled() => return Err(PrepareStop::Cancelled),
         Err(e) => {
+            let site = super::scratch::IoSite {
+                kind: spec.kind,
+                dir: &dir,
+                name: &name,
+            };
             return Err(PrepareStop::Error(EngineError::Prepare(
-                super::scratch::describe_io_error("create", &path, None, &e),
+                super::scratch::describe_io_error(site, "create", None, &e),
             )));
         }
     }
-    fileio::sync_dir(scratch.path());
+    dir.sync();
     Ok(Prepared::Grouplog(GroupLog::new(
-        path,
+        dir,
+        name,
         spec.grouplog.strategy,
     )))
 }

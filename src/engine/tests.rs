@@ -12,6 +12,8 @@ fn ctx(dir: &std::path::Path) -> RunContext {
         run_id: 1,
         target: dir.to_path_buf(),
         keep_files: false,
+        dir_name: None,
+        allow_shared_target: false,
         system: SystemInfo::default(),
     }
 }
@@ -159,6 +161,27 @@ fn duration_rule_uses_the_worker_clock() {
     let (tx, _rx) = mpsc::channel();
     let r = run_with(&fake, &spec, &ctx(dir.path()), &tx, &CancelToken::new()).unwrap();
     assert_eq!(r.writes, 100, "1 ms of 10 µs writes");
+}
+
+#[test]
+fn duration_is_one_deadline_from_the_gate_for_every_worker() {
+    // Worker 3 passes the gate 0.9 ms late (its clock starts later): it runs only the
+    // 0.1 ms left of the run's 1 ms, not 1 ms of its own.
+    let dir = tempfile::tempdir().unwrap();
+    let mut fake = FakeBackend::new(vec![10_000], vec![]);
+    fake.start_ns = vec![1_000, 1_000, 1_000, 901_000];
+    let spec = WorkloadSpec {
+        threads: 4,
+        duration_s: Some(0.001),
+        sync: SyncMethod::None,
+        pattern: Pattern::Seq,
+        ..spec()
+    };
+    let (tx, _rx) = mpsc::channel();
+    let r = run_with(&fake, &spec, &ctx(dir.path()), &tx, &CancelToken::new()).unwrap();
+    let writes: Vec<u64> = r.threads.iter().map(|t| t.writes).collect();
+    assert_eq!(writes, vec![100, 100, 100, 10]);
+    assert_eq!(r.wall_ns, 1_000_000, "the run lasts its duration");
 }
 
 #[test]

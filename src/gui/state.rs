@@ -56,6 +56,10 @@ pub struct UiState {
     pub sweep: String,
     /// `--quiet-wait` seconds (0: off).
     pub quiet_wait_s: f64,
+    /// `--allow-shared-target`: run in a target other users may write (not sticky).
+    /// Not persisted: a safety override is given again in each session.
+    #[serde(skip)]
+    pub allow_shared_target: bool,
     /// History text filter.
     pub history_filter: String,
     /// History columns shown (by name), in order.
@@ -92,6 +96,7 @@ impl Default for UiState {
             repeat: 1,
             sweep: String::new(),
             quiet_wait_s: 0.0,
+            allow_shared_target: false,
             history_filter: String::new(),
             history_columns: HISTORY_COLUMNS.iter().map(|c| c.to_string()).collect(),
             compare_baseline: String::new(),

@@ -189,5 +189,20 @@ pub(super) fn run_options_ui(ui: &mut Ui, state: &mut UiState) {
                 None
             },
         );
+        row(
+            ui,
+            state,
+            "Shared target",
+            "run even when the target is writable by other users and not sticky (mode 777): \
+             another user could swap the run directory for a symlink; fsynclab reaches every \
+             file through directory descriptors and warns (--allow-shared-target). Prefer a \
+             private directory.",
+            &[],
+            |ui, s, id| {
+                ui.checkbox(&mut s.allow_shared_target, "allow (not recommended)")
+                    .labelled_by(id);
+                None
+            },
+        );
     });
 }
