@@ -152,6 +152,6 @@ pub fn report(db: &Option<PathBuf>, args: ReportArgs) -> Result<u8, CliError> {
             )?;
         }
     }
-    eprintln!("wrote {}", args.out.display());
+    errln!("wrote {}", args.out.display());
     Ok(0)
 }

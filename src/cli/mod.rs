@@ -2,19 +2,32 @@
 //! computed here.
 
 /// `println!` that ignores a closed stdout (`fsynclab list | head`): the command still
-/// completes, stores its run and cleans up; only the rest of the output is lost.
+/// completes, stores its run and cleans up; only the rest of the output is lost. Control
+/// and bidi characters (from a stored label, say) are escaped: nothing raw reaches the
+/// terminal.
 macro_rules! outln {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+        let text = format!($($arg)*);
+        let _ = writeln!(std::io::stdout().lock(), "{}", $crate::spec::escape_control(&text));
     }};
 }
 
-/// `print!` that ignores a closed stdout (see `outln!`).
+/// `print!` that ignores a closed stdout and escapes control characters (see `outln!`).
 macro_rules! out {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = write!(std::io::stdout().lock(), $($arg)*);
+        let text = format!($($arg)*);
+        let _ = write!(std::io::stdout().lock(), "{}", $crate::spec::escape_control(&text));
+    }};
+}
+
+/// `eprintln!` that escapes control characters (see `outln!`): error chains quote
+/// labels, paths and stored errors.
+macro_rules! errln {
+    ($($arg:tt)*) => {{
+        let text = format!($($arg)*);
+        eprintln!("{}", $crate::spec::escape_control(&text));
     }};
 }
 
@@ -124,7 +137,7 @@ fn open_store(db: &Option<PathBuf>) -> Result<Store, CliError> {
     };
     let store = Store::open(&path)?;
     for id in store.interrupted_on_open() {
-        eprintln!("note: run {id} was left running by a process that died; marked interrupted");
+        errln!("note: run {id} was left running by a process that died; marked interrupted");
     }
     Ok(store)
 }
@@ -155,7 +168,7 @@ pub fn execute(cli: Cli) -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("error: {:#}", e.error);
+            errln!("error: {:#}", e.error);
             ExitCode::from(e.code)
         }
     }

@@ -96,10 +96,9 @@ impl Cx<'_> {
                 Some(sweep)
             }
         };
-        if s.repeat == 0 {
-            return Err("repeat: 0 repetitions; use 1 or more".into());
-        }
+        crate::lab::check_repeat("Repetitions", s.repeat)?;
         let label = s.label.trim();
+        crate::spec::check_text("Label", label).map_err(|e| e.to_string())?;
         Ok(RunLaunch {
             request: RunRequest {
                 spec: s.spec.clone(),

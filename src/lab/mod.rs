@@ -9,7 +9,9 @@ mod sides;
 
 pub use matrix::{MatrixConfig, MatrixOutcome, MatrixSpec, run_matrix};
 pub use plan::{VariantOutcome, run_plan};
-pub use series::{SeriesOutcome, SweepSpec, run_series};
+pub use series::{
+    MAX_REPEAT, MAX_SWEEP_VALUES, SeriesOutcome, SweepSpec, check_repeat, run_series,
+};
 pub use sides::{SideSpec, compare_sides, load_side};
 
 use std::path::PathBuf;
@@ -45,6 +47,20 @@ pub struct RunRequest {
     pub quiet: Option<QuietWait>,
 }
 
+impl RunRequest {
+    /// Checks the label and tags (see [`crate::spec::check_text`]): nothing with a
+    /// control character or a bidi override is stored.
+    pub fn check_text(&self) -> Result<(), crate::spec::TextError> {
+        if let Some(label) = &self.label {
+            crate::spec::check_text("label", label)?;
+        }
+        for tag in &self.tags {
+            crate::spec::check_text("tag", tag)?;
+        }
+        Ok(())
+    }
+}
+
 /// `--quiet-wait S`: wait up to `max_wait` for background CPU below `threshold`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct QuietWait {
@@ -72,6 +88,9 @@ pub enum LabError {
     /// The comparison could not be made.
     #[error(transparent)]
     Analysis(#[from] crate::analysis::AnalysisError),
+    /// A label or tag holds a control character or is too long.
+    #[error(transparent)]
+    Text(#[from] crate::spec::TextError),
     /// The run was measured but could not be stored; the result is here to show.
     #[error("the run was measured but could not be stored: {source}")]
     NotStored {
@@ -87,7 +106,7 @@ impl LabError {
     pub fn is_usage(&self) -> bool {
         match self {
             LabError::Engine(e) => e.is_usage(),
-            LabError::Analysis(_) => true,
+            LabError::Analysis(_) | LabError::Text(_) => true,
             LabError::Scratch(e) => e.is_usage(),
             LabError::Store(e) => matches!(
                 e,
@@ -110,6 +129,7 @@ pub fn execute(
     cancel: &CancelToken,
 ) -> Result<RunResult, LabError> {
     request.spec.validate().map_err(EngineError::from)?;
+    request.check_text()?;
     let target = engine::check_target(&request.target)?;
     let mut system = probe::collect(&target);
     system.clock_source = Some(engine::clock_source().to_string());
