@@ -168,8 +168,47 @@ pub fn execute(cli: Cli) -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            errln!("error: {:#}", e.error);
+            errln!("error: {}", chain_text(&e.error));
             ExitCode::from(e.code)
         }
+    }
+}
+
+/// The error and its causes, each said once: a cause whose text (or final clause, after an
+/// error code prefix such as "Error code 26: ") the message already contains adds nothing.
+pub fn chain_text(error: &anyhow::Error) -> String {
+    let mut text = error.to_string();
+    for cause in error.chain().skip(1) {
+        let cause = cause.to_string();
+        let last_clause = cause.rsplit(": ").next().unwrap_or(&cause);
+        if !text.contains(&cause) && !text.contains(last_clause) {
+            text.push_str(": ");
+            text.push_str(&cause);
+        }
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cause_already_in_the_message_is_not_repeated() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file or directory");
+        let e =
+            anyhow::Error::new(io).context("cannot read x: No such file or directory; check it");
+        assert_eq!(
+            chain_text(&e),
+            "cannot read x: No such file or directory; check it"
+        );
+        let e = anyhow::anyhow!("low level").context("high level");
+        assert_eq!(chain_text(&e), "high level: low level");
+        let e = anyhow::anyhow!("Error code 26: file is not a database")
+            .context("cannot open d: file is not a database; choose another");
+        assert_eq!(
+            chain_text(&e),
+            "cannot open d: file is not a database; choose another"
+        );
     }
 }

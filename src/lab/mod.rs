@@ -202,6 +202,20 @@ pub fn execute(
     }
 }
 
+/// Every check [`execute`] makes before it stores anything, for each of `specs` on the
+/// request's target: a series runs this before it creates its experiment, so input that
+/// would be refused leaves nothing behind.
+pub fn check_request(request: &RunRequest, specs: &[WorkloadSpec]) -> Result<(), LabError> {
+    request.check_text()?;
+    let target = engine::check_target(&request.target)?;
+    let system = probe::collect(&target);
+    for spec in specs {
+        spec.validate().map_err(EngineError::from)?;
+        preflight(spec, &system)?;
+    }
+    Ok(())
+}
+
 /// Checks that need the probe: O_DIRECT alignment against the device's logical block
 /// size, and enough file descriptors for every worker's files (raising the soft limit
 /// to the hard one when that suffices).

@@ -74,7 +74,13 @@ impl SweepSpec {
         self.values
             .iter()
             .map(|v| {
-                let s = spec::apply_setting(base, &format!("{}={v}", self.field))?;
+                // Named as the sweep, the option the user wrote.
+                let s = spec::apply_setting(base, &format!("{}={v}", self.field)).map_err(|e| {
+                    SpecError {
+                        field: "sweep",
+                        ..e
+                    }
+                })?;
                 let numeric = serde_json::to_value(&s)
                     .ok()
                     .and_then(|j| j.get(self.field.as_str()).map(|x| x.is_number()))
@@ -123,13 +129,13 @@ pub fn run_series(
             fix: format!("use --repeat 1 to {MAX_REPEAT}"),
         })));
     }
-    request.check_text()?;
-    // A target that cannot be used fails here, before the experiment is created.
-    crate::engine::check_target(&request.target)?;
     let specs = match sweep {
         Some(s) => s.specs(&request.spec).map_err(EngineError::from)?,
         None => vec![request.spec.clone()],
     };
+    // Refused input (a bad target, too few file descriptors...) fails here, before the
+    // experiment is created.
+    super::check_request(request, &specs)?;
     let name = format!(
         "{}{}{}",
         request.preset.clone().unwrap_or_else(|| "fileio".into()),

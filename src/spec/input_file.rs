@@ -34,7 +34,7 @@ pub enum InputFileError {
     #[error("it is not UTF-8 text")]
     NotText,
     /// Opening or reading failed.
-    #[error("{0}")]
+    #[error(transparent)]
     Io(#[from] std::io::Error),
 }
 

@@ -47,7 +47,7 @@ pub fn check_text(field: &str, value: &str) -> Result<(), TextError> {
         return Err(TextError {
             field: field.to_string(),
             problem: format!(
-                "{:?} contains the control or bidi character U+{:04X}",
+                "'{}' contains the control or bidi character U+{:04X}",
                 escape_control(value),
                 u32::from(c)
             ),
