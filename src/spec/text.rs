@@ -48,7 +48,14 @@ pub fn check_text(field: &str, value: &str) -> Result<(), TextError> {
             field: field.to_string(),
             problem: format!(
                 "'{}' contains the control or bidi character U+{:04X}",
-                escape_control(value),
+                value
+                    .chars()
+                    .map(|c| if is_unsafe_char(c) {
+                        format!("\\u{:04x}", u32::from(c))
+                    } else {
+                        c.to_string()
+                    })
+                    .collect::<String>(),
                 u32::from(c)
             ),
             fix: "use printable text only (letters, digits, punctuation, spaces)".into(),
