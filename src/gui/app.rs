@@ -205,6 +205,8 @@ pub struct LabApp {
     pub autopilot: Option<Autopilot>,
     /// CPU time of the previous frame, ms (from eframe).
     pub last_frame_cpu_ms: Option<f32>,
+    /// Closing during a run: asked, stopping the run, or closing.
+    pub close: super::CloseState,
     started: bool,
 }
 
@@ -227,6 +229,7 @@ impl LabApp {
             compare: ComparePanel::default(),
             autopilot: None,
             last_frame_cpu_ms: None,
+            close: super::CloseState::Open,
             started: false,
         }
     }
@@ -274,6 +277,17 @@ impl LabApp {
                         r.error.as_deref().unwrap_or("unknown error")
                     ))
                 }
+                (None, Some(r))
+                    if r.status == crate::metrics::RunStatus::Cancelled
+                        && live.planned_runs > live.results.len() =>
+                {
+                    self.status.info(format!(
+                        "run {} cancelled; the series stopped after {} of {} runs (the rest were not run)",
+                        r.id,
+                        live.results.len(),
+                        live.planned_runs
+                    ))
+                }
                 (None, Some(r)) => self
                     .status
                     .info(format!("run {} {}", r.id, r.status.as_str())),
@@ -296,6 +310,7 @@ impl LabApp {
             egui::Theme::Light
         });
         self.pump();
+        self.handle_close(&ctx);
         // Ctrl+1..4 switch tabs.
         let tab_keys = [
             egui::Key::Num1,
