@@ -88,6 +88,15 @@ pub enum LabError {
     /// The comparison could not be made.
     #[error(transparent)]
     Analysis(#[from] crate::analysis::AnalysisError),
+    /// The run started and failed: it is stored as `failed` with its error and the data
+    /// up to the failure (exit code 1, whatever the cause).
+    #[error("run {run_id} failed: {source}")]
+    RunFailed {
+        /// The stored run.
+        run_id: i64,
+        /// Why it failed.
+        source: EngineError,
+    },
     /// A label or tag holds a control character or is too long.
     #[error(transparent)]
     Text(#[from] crate::spec::TextError),
@@ -114,7 +123,7 @@ impl LabError {
                     | StoreError::ExperimentNotFound { .. }
                     | StoreError::EmptyTag { .. }
             ),
-            LabError::NotStored { .. } => false,
+            LabError::NotStored { .. } | LabError::RunFailed { .. } => false,
         }
     }
 }
@@ -197,7 +206,7 @@ pub fn execute(
                 run_id,
                 status: crate::metrics::RunStatus::Failed,
             });
-            Err(e.into())
+            Err(LabError::RunFailed { run_id, source: e })
         }
     }
 }
@@ -313,6 +322,20 @@ mod tests {
     use super::*;
     use crate::probe::{DeviceInfo, SystemInfo};
     use crate::spec::WorkloadKind;
+
+    #[test]
+    fn a_stored_failed_run_is_never_a_usage_error() {
+        // The same engine error is the user's input before the run is stored (exit 2) and
+        // a failed run once it is (exit 1).
+        let before = LabError::Engine(EngineError::Target("no xattrs".into()));
+        assert!(before.is_usage());
+        let after = LabError::RunFailed {
+            run_id: 7,
+            source: EngineError::Target("no xattrs".into()),
+        };
+        assert!(!after.is_usage());
+        assert_eq!(after.to_string(), "run 7 failed: no xattrs");
+    }
 
     #[test]
     fn direct_io_alignment_is_checked_on_what_each_kind_writes() {
