@@ -59,6 +59,11 @@ fn control_characters_in_labels_and_tags_are_refused() {
     ] {
         refused(&lab, &run_args(&lab, &extra), message);
     }
+    refused(
+        &lab,
+        &run_args(&lab, &["--repeat", "2", "--tag", " "]),
+        "--tag: the tag ' ' is empty",
+    );
     // Refused in a series too, before its experiment exists.
     refused(
         &lab,

@@ -187,7 +187,7 @@ fn check_args(
         spec::check_text("--label", label).map_err(CliError::usage)?;
     }
     for tag in &args.tags {
-        spec::check_text("--tag", tag).map_err(CliError::usage)?;
+        spec::check_tag("--tag", tag).map_err(CliError::usage)?;
     }
     lab::check_repeat("--repeat", args.repeat).map_err(|e| CliError::usage(anyhow!(e)))?;
     let sweep = args

@@ -55,7 +55,7 @@ impl RunRequest {
             crate::spec::check_text("label", label)?;
         }
         for tag in &self.tags {
-            crate::spec::check_text("tag", tag)?;
+            crate::spec::check_tag("tag", tag)?;
         }
         Ok(())
     }

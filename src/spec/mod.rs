@@ -20,7 +20,7 @@ pub use preset::{
 };
 pub use set::apply_setting;
 pub use size::{format_size, format_size_approx, parse_size};
-pub use text::{MAX_TEXT_BYTES, TextError, check_text, escape_control, is_unsafe_char};
+pub use text::{MAX_TEXT_BYTES, TextError, check_tag, check_text, escape_control, is_unsafe_char};
 
 use serde::{Deserialize, Serialize};
 

@@ -71,6 +71,18 @@ pub fn check_text(field: &str, value: &str) -> Result<(), TextError> {
     Ok(())
 }
 
+/// Checks a tag given in `field`: as [`check_text`], and not empty (or only white space).
+pub fn check_tag(field: &str, value: &str) -> Result<(), TextError> {
+    if value.trim().is_empty() {
+        return Err(TextError {
+            field: field.to_string(),
+            problem: format!("the tag '{value}' is empty"),
+            fix: "use a word such as `baseline` or `nobarrier`".into(),
+        });
+    }
+    check_text(field, value)
+}
+
 /// `text` with every unsafe character (see [`is_unsafe_char`]) except newline and tab
 /// written as `\uXXXX`, for printing to a terminal. The form is also a valid JSON escape,
 /// so JSON output passed through it still parses to the same strings.
@@ -119,6 +131,14 @@ mod tests {
             // The message itself carries nothing raw.
             assert!(!text.chars().any(is_unsafe_char), "{text:?}");
         }
+    }
+
+    #[test]
+    fn empty_tags_are_refused() {
+        let e = check_tag("--tag", "  ").unwrap_err().to_string();
+        assert!(e.starts_with("--tag: the tag '  ' is empty"), "{e}");
+        assert!(check_tag("--tag", "ssd").is_ok());
+        assert!(check_tag("--tag", "a\u{1b}").is_err());
     }
 
     #[test]
