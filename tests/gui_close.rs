@@ -108,6 +108,24 @@ fn closing_during_a_run_asks_and_keep_running_keeps_it() {
     assert!(h.query_by_label("A run is in progress").is_none());
     assert!(h.state().runner.is_active(), "Keep running stopped the run");
 
+    // Esc answers the dialog the same way (it does not reach the Run tab, where Esc
+    // cancels the run).
+    press_close(&mut h);
+    h.run_steps(2);
+    assert_eq!(h.state().close, CloseState::Asking);
+    h.key_press(egui::Key::Escape);
+    h.run_steps(3);
+    assert_eq!(h.state().close, CloseState::Open);
+    // A cancelled run ends within a few hundred ms; this one must go on.
+    for _ in 0..10 {
+        std::thread::sleep(Duration::from_millis(100));
+        h.run_steps(1);
+    }
+    assert!(
+        h.state().runner.is_active(),
+        "Esc on the dialog cancelled the run"
+    );
+
     // Done with it: cancel the normal way so the test ends quickly.
     h.state().runner.cancel();
     step_until(&mut h, "the run to end", Duration::from_secs(10), |h| {

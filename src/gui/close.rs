@@ -37,6 +37,13 @@ impl LabApp {
                 self.close = CloseState::Asking;
             }
         }
+        // Esc answers the dialog ("keep running") and must not reach the Run tab, where it
+        // would cancel the run.
+        let escape = matches!(self.close, CloseState::Asking | CloseState::Stopping)
+            && ctx.input_mut(|i| i.consume_key(egui::Modifiers::NONE, egui::Key::Escape));
+        if escape && self.close == CloseState::Asking {
+            self.close = CloseState::Open;
+        }
         match self.close {
             CloseState::Open | CloseState::Closing => {}
             CloseState::Asking if !self.runner.is_active() => self.close = CloseState::Open,
