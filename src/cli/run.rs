@@ -216,26 +216,7 @@ fn check_args(
 pub fn execute(db: &Option<PathBuf>, args: RunArgs) -> Result<u8, CliError> {
     let (spec, preset, preset_scale) = build_spec(&args)?;
     let (sweep, plan) = check_args(&args, &spec)?;
-    let quiet = match args.quiet_wait {
-        None => None,
-        Some(secs) => {
-            if !(0.0..=3600.0).contains(&secs) {
-                return Err(CliError::usage(anyhow!(
-                    "--quiet-wait {secs}: use 0 to 3600 seconds"
-                )));
-            }
-            let pct = args.quiet_threshold;
-            if !(pct > 0.0 && pct <= 100.0) {
-                return Err(CliError::usage(anyhow!(
-                    "--quiet-threshold {pct}: use a percentage above 0 and at most 100"
-                )));
-            }
-            Some(QuietWait {
-                threshold: pct / 100.0,
-                max_wait: Duration::from_secs_f64(secs),
-            })
-        }
-    };
+    let quiet = quiet_wait(&args)?;
     let store = open_store(db)?;
     let request = RunRequest {
         spec,
@@ -339,6 +320,30 @@ pub fn execute(db: &Option<PathBuf>, args: RunArgs) -> Result<u8, CliError> {
         RunStatus::Finished => 0,
         RunStatus::Cancelled => EXIT_CANCELLED,
         _ => EXIT_FAILED,
+    })
+}
+
+/// `--quiet-wait` and `--quiet-threshold`, checked.
+fn quiet_wait(args: &RunArgs) -> Result<Option<QuietWait>, CliError> {
+    Ok(match args.quiet_wait {
+        None => None,
+        Some(secs) => {
+            if !(0.0..=3600.0).contains(&secs) {
+                return Err(CliError::usage(anyhow!(
+                    "--quiet-wait {secs}: use 0 to 3600 seconds"
+                )));
+            }
+            let pct = args.quiet_threshold;
+            if !(pct > 0.0 && pct <= 100.0) {
+                return Err(CliError::usage(anyhow!(
+                    "--quiet-threshold {pct}: use a percentage above 0 and at most 100"
+                )));
+            }
+            Some(QuietWait {
+                threshold: pct / 100.0,
+                max_wait: Duration::from_secs_f64(secs),
+            })
+        }
     })
 }
 
