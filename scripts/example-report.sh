@@ -32,6 +32,6 @@ for opt in nossd ssd; do
     umount "$MNT"
 done
 "$BIN" --db "$DB" compare btrfs-nossd btrfs-ssd
-"$BIN" --db "$DB" report btrfs-nossd btrfs-ssd --out docs/images/example-report.md \
+"$BIN" --db "$DB" report btrfs-nossd btrfs-ssd --force --out docs/images/example-report.md \
     --title "seed 000 (btrfs log commit) on one kernel: nossd vs ssd mount, --scale $SCALE, ${REPEAT} runs each"
 echo "wrote docs/images/example-report.md and docs/images/example-report.png"

@@ -125,9 +125,13 @@ fn report_writes_png_svg_markdown_csv_json() {
     let (a, b) = (a["id"].to_string(), b["id"].to_string());
     for ext in ["png", "svg", "md", "csv", "json"] {
         let out = lab.dir.path().join(format!("report.{ext}"));
+        // The .md report writes report.png beside it, which the .png case made: replacing
+        // an existing file needs --force.
+        let force: &[&str] = if ext == "md" { &["--force"] } else { &[] };
         lab.cmd()
             .args(["report", &a, &b, "--out"])
             .arg(&out)
+            .args(force)
             .assert()
             .success();
         let bytes = std::fs::read(&out).unwrap();

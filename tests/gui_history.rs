@@ -258,6 +258,29 @@ fn relabels_deletes_and_compares_a_selection() {
     assert!(in_db.contains(&alpha) && in_db.contains(&beta));
     assert!(h.query_by_label("gamma").is_some());
 
+    // A bidi override in the new label is refused, and nothing is relabelled.
+    h.get_by_label("New label").click();
+    h.run_steps(2);
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
+    h.get_by_label("New label").type_text("abc\u{202e}fed");
+    h.run_steps(2);
+    h.get_by_label("Relabel").click();
+    h.run_steps(3);
+    let message = h.state().status.message.clone();
+    assert!(
+        message.starts_with("New label: ") && message.contains("U+202E"),
+        "{message}"
+    );
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert_eq!(
+        db_rows(&lab.db)
+            .iter()
+            .filter(|r| r.label.as_deref() == Some("renamed"))
+            .count(),
+        2,
+        "the refused label reached the database"
+    );
+
     // Delete: Cancel and Esc keep the run, Delete removes it.
     cell(&h, "gamma").click();
     h.run_steps(2);

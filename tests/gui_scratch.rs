@@ -284,3 +284,93 @@ fn start_matrix_runs_each_configuration_on_its_own_filesystem() {
     );
     assert!(dirs.manager().list().expect("list").is_empty());
 }
+
+#[test]
+fn closing_during_a_matrix_destroys_its_scratch_filesystem_first() {
+    if !root_or_skip("closing_during_a_matrix_destroys_its_scratch_filesystem_first") {
+        return;
+    }
+    use egui::{ViewportCommand, ViewportEvent, ViewportId};
+    let dirs = Dirs::new();
+    let mut state = UiState {
+        preset: None,
+        ..Default::default()
+    };
+    state.spec.threads = 1;
+    state.spec.file_size = 1 << 20;
+    state.spec.io_size = None;
+    state.spec.duration_s = Some(30.0);
+    state.spec.requests = None;
+    state.spec.sync = fsynclab::spec::SyncMethod::None;
+    state.sweep.clear();
+    state.repeat = 1;
+    let mut h = harness(&dirs, state);
+    h.run_steps(3);
+    click(&mut h, "Matrix (scratch filesystems)");
+    h.run_steps(20);
+    h.get_by_role_and_label(Role::CheckBox, "btrfs")
+        .scroll_to_me();
+    h.run_steps(20);
+    h.get_by_role_and_label(Role::CheckBox, "btrfs").click();
+    h.run_steps(2);
+    retype(&mut h, "Mount option sets", "nossd\nssd");
+    retype(&mut h, "Matrix image size", "512M");
+    click(&mut h, "Start matrix");
+    step_until(
+        &mut h,
+        "the first timed run",
+        Duration::from_secs(60),
+        |h| {
+            h.state()
+                .runner
+                .live
+                .started
+                .is_some_and(|t| t.elapsed() > Duration::from_millis(500))
+        },
+    );
+    assert_eq!(
+        mounts_under(&dirs.state()).len(),
+        1,
+        "the first filesystem is mounted"
+    );
+
+    // The window manager's close button.
+    h.input_mut()
+        .viewports
+        .entry(ViewportId::ROOT)
+        .or_default()
+        .events
+        .push(ViewportEvent::Close);
+    h.run_steps(2);
+    assert!(
+        h.query_all_by_label_contains("scratch filesystem is unmounted and destroyed")
+            .next()
+            .is_some(),
+        "the dialog does not say the matrix is cleaned up"
+    );
+    click(&mut h, "Cancel the run and close");
+    let mut closed = false;
+    let start = Instant::now();
+    while !closed {
+        assert!(start.elapsed() < Duration::from_secs(60), "never closed");
+        h.run_steps(1);
+        closed = h
+            .output()
+            .viewport_output
+            .get(&ViewportId::ROOT)
+            .is_some_and(|v| v.commands.contains(&ViewportCommand::Close));
+        std::thread::sleep(Duration::from_millis(30));
+    }
+    // By the time the window closes, the filesystem is gone and the run is stored.
+    assert!(
+        mounts_under(&dirs.state()).is_empty(),
+        "{:?}",
+        mounts_under(&dirs.state())
+    );
+    assert!(dirs.manager().list().expect("list").is_empty());
+    let store = Store::open(&dirs.db()).expect("store");
+    let rows = store.list_runs(&RunFilter::default()).expect("runs");
+    assert_eq!(rows.len(), 1, "the second configuration never started");
+    assert_eq!(rows[0].status, RunStatus::Cancelled);
+    assert!(store.load_run(rows[0].id).expect("run").result.is_some());
+}

@@ -290,7 +290,19 @@ fn xattrs_on_a_filesystem_without_user_xattrs_are_refused_by_name() {
         dir.path(),
         &["--kind", "smallfiles", "--files", "3", "--xattr"],
     );
-    assert_eq!(code, 2, "{err}");
+    // The refusal comes from the first setxattr, after the run was recorded: it is stored
+    // as a failed run, which exits 1 (2 is kept for "nothing was stored").
+    assert_eq!(code, 1, "{err}");
+    let failed = lab
+        .cmd()
+        .args(["list", "--status", "failed", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        common::json_of(&failed.stdout).as_array().map(Vec::len),
+        Some(1),
+        "the failed run is stored"
+    );
     assert!(
         err.contains("ramfs") && err.contains("user extended attributes"),
         "{err}"

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, anyhow};
+use anyhow::anyhow;
 use clap::Args;
 
 use super::{CliError, open_store, run::lab_error};
@@ -41,6 +41,9 @@ pub struct ReportArgs {
     /// Report title (default: "<baseline> vs <candidate>").
     #[arg(long)]
     pub title: Option<String>,
+    /// Replace an existing file (a symlink there is replaced, never written through).
+    #[arg(long)]
+    pub force: bool,
 }
 
 fn sides(baseline: &str, candidate: &str) -> Result<(SideSpec, SideSpec), CliError> {
@@ -79,79 +82,24 @@ pub fn compare(db: &Option<PathBuf>, args: CompareArgs) -> Result<u8, CliError> 
 /// `fsynclab report`.
 pub fn report(db: &Option<PathBuf>, args: ReportArgs) -> Result<u8, CliError> {
     let (b, c) = sides(&args.baseline, &args.candidate)?;
-    let ext = args
-        .out
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase)
-        .unwrap_or_default();
-    if !["png", "svg", "md", "csv", "json"].contains(&ext.as_str()) {
-        return Err(CliError::usage(anyhow!(
-            "cannot tell the format of {}; end the file name in .png, .svg, .md, .csv or .json",
-            args.out.display()
-        )));
-    }
+    let output_error = |e: report::OutputError| {
+        if e.is_usage() {
+            CliError::usage(e)
+        } else {
+            CliError::failed(e)
+        }
+    };
+    report::report_format(&args.out).map_err(output_error)?;
     let store = open_store(db)?;
     let comparison = lab::compare_sides(&store, &b, &c).map_err(lab_error)?;
     let title = args
         .title
         .clone()
         .unwrap_or_else(|| format!("{} vs {}", b.describe(), c.describe()));
-    let write = |path: &PathBuf, bytes: &[u8]| -> Result<(), CliError> {
-        std::fs::write(path, bytes)
-            .with_context(|| {
-                format!(
-                    "cannot write {}; check the directory exists and is writable",
-                    path.display()
-                )
-            })
-            .map_err(CliError::failed)
-    };
-    match ext.as_str() {
-        "csv" => write(&args.out, report::compare_csv(&comparison).as_bytes())?,
-        "json" => write(
-            &args.out,
-            report::compare_json(&comparison)
-                .map_err(CliError::failed)?
-                .as_bytes(),
-        )?,
-        "png" | "svg" => {
-            let format = if ext == "png" {
-                report::image::ImageFormat::Png
-            } else {
-                report::image::ImageFormat::Svg
-            };
-            let opts = report::image::ImageOptions {
-                title: Some(title),
-                ..Default::default()
-            };
-            let bytes = report::image::render_comparison(&comparison, format, &opts)
-                .map_err(CliError::failed)?;
-            write(&args.out, &bytes)?;
-        }
-        _ => {
-            let image = args.out.with_extension("png");
-            let opts = report::image::ImageOptions {
-                title: Some(title.clone()),
-                ..Default::default()
-            };
-            let bytes = report::image::render_comparison(
-                &comparison,
-                report::image::ImageFormat::Png,
-                &opts,
-            )
-            .map_err(CliError::failed)?;
-            write(&image, &bytes)?;
-            let name = image
-                .file_name()
-                .and_then(|n| n.to_str())
-                .unwrap_or("report.png");
-            write(
-                &args.out,
-                report::compare_markdown(&comparison, &title, Some(name)).as_bytes(),
-            )?;
-        }
+    let files = report::report_files(&comparison, &args.out, &title).map_err(output_error)?;
+    report::write_report_files(&files, args.force).map_err(output_error)?;
+    for (path, _) in &files {
+        errln!("wrote {}", path.display());
     }
-    eprintln!("wrote {}", args.out.display());
     Ok(0)
 }

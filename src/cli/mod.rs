@@ -2,19 +2,32 @@
 //! computed here.
 
 /// `println!` that ignores a closed stdout (`fsynclab list | head`): the command still
-/// completes, stores its run and cleans up; only the rest of the output is lost.
+/// completes, stores its run and cleans up; only the rest of the output is lost. Control
+/// and bidi characters (from a stored label, say) are escaped: nothing raw reaches the
+/// terminal.
 macro_rules! outln {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+        let text = format!($($arg)*);
+        let _ = writeln!(std::io::stdout().lock(), "{}", $crate::spec::escape_control(&text));
     }};
 }
 
-/// `print!` that ignores a closed stdout (see `outln!`).
+/// `print!` that ignores a closed stdout and escapes control characters (see `outln!`).
 macro_rules! out {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = write!(std::io::stdout().lock(), $($arg)*);
+        let text = format!($($arg)*);
+        let _ = write!(std::io::stdout().lock(), "{}", $crate::spec::escape_control(&text));
+    }};
+}
+
+/// `eprintln!` that escapes control characters (see `outln!`): error chains quote
+/// labels, paths and stored errors.
+macro_rules! errln {
+    ($($arg:tt)*) => {{
+        let text = format!($($arg)*);
+        eprintln!("{}", $crate::spec::escape_control(&text));
     }};
 }
 
@@ -124,7 +137,7 @@ fn open_store(db: &Option<PathBuf>) -> Result<Store, CliError> {
     };
     let store = Store::open(&path)?;
     for id in store.interrupted_on_open() {
-        eprintln!("note: run {id} was left running by a process that died; marked interrupted");
+        errln!("note: run {id} was left running by a process that died; marked interrupted");
     }
     Ok(store)
 }
@@ -155,8 +168,47 @@ pub fn execute(cli: Cli) -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("error: {:#}", e.error);
+            errln!("error: {}", chain_text(&e.error));
             ExitCode::from(e.code)
         }
+    }
+}
+
+/// The error and its causes, each said once: a cause whose text (or final clause, after an
+/// error code prefix such as "Error code 26: ") the message already contains adds nothing.
+pub fn chain_text(error: &anyhow::Error) -> String {
+    let mut text = error.to_string();
+    for cause in error.chain().skip(1) {
+        let cause = cause.to_string();
+        let last_clause = cause.rsplit(": ").next().unwrap_or(&cause);
+        if !text.contains(&cause) && !text.contains(last_clause) {
+            text.push_str(": ");
+            text.push_str(&cause);
+        }
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cause_already_in_the_message_is_not_repeated() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file or directory");
+        let e =
+            anyhow::Error::new(io).context("cannot read x: No such file or directory; check it");
+        assert_eq!(
+            chain_text(&e),
+            "cannot read x: No such file or directory; check it"
+        );
+        let e = anyhow::anyhow!("low level").context("high level");
+        assert_eq!(chain_text(&e), "high level: low level");
+        let e = anyhow::anyhow!("Error code 26: file is not a database")
+            .context("cannot open d: file is not a database; choose another");
+        assert_eq!(
+            chain_text(&e),
+            "cannot open d: file is not a database; choose another"
+        );
     }
 }

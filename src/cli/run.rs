@@ -183,9 +183,19 @@ pub fn build_spec(args: &RunArgs) -> Result<(WorkloadSpec, Option<String>, Optio
     Ok((spec, preset, scale))
 }
 
-/// `fsynclab run`.
-pub fn execute(db: &Option<PathBuf>, args: RunArgs) -> Result<u8, CliError> {
-    let (spec, preset, preset_scale) = build_spec(&args)?;
+/// Every check that needs no database or target: each failure exits 2 before anything
+/// is opened or stored.
+fn check_args(
+    args: &RunArgs,
+    spec: &WorkloadSpec,
+) -> Result<(Option<SweepSpec>, Option<spec::SeriesPlan>), CliError> {
+    if let Some(label) = &args.label {
+        spec::check_text("--label", label).map_err(CliError::usage)?;
+    }
+    for tag in &args.tags {
+        spec::check_tag("--tag", tag).map_err(CliError::usage)?;
+    }
+    lab::check_repeat("--repeat", args.repeat).map_err(|e| CliError::usage(anyhow!(e)))?;
     let sweep = args
         .sweep
         .as_deref()
@@ -193,28 +203,26 @@ pub fn execute(db: &Option<PathBuf>, args: RunArgs) -> Result<u8, CliError> {
         .transpose()
         .map_err(CliError::usage)?;
     if let Some(s) = &sweep {
-        s.specs(&spec).map_err(CliError::usage)?;
+        s.specs(spec).map_err(CliError::usage)?;
     }
-    let quiet = match args.quiet_wait {
-        None => None,
-        Some(secs) => {
-            if !(0.0..=3600.0).contains(&secs) {
-                return Err(CliError::usage(anyhow!(
-                    "--quiet-wait {secs}: use 0 to 3600 seconds"
-                )));
-            }
-            let pct = args.quiet_threshold;
-            if !(pct > 0.0 && pct <= 100.0) {
-                return Err(CliError::usage(anyhow!(
-                    "--quiet-threshold {pct}: use a percentage above 0 and at most 100"
-                )));
-            }
-            Some(QuietWait {
-                threshold: pct / 100.0,
-                max_wait: Duration::from_secs_f64(secs),
-            })
-        }
-    };
+    if !args.series {
+        return Ok((sweep, None));
+    }
+    if sweep.is_some() {
+        return Err(CliError::usage(anyhow!(
+            "--series runs the preset's own sweep; drop --sweep (or run without --series)"
+        )));
+    }
+    let plan = preset_plan(args)?;
+    plan.variant_specs(spec).map_err(CliError::usage)?;
+    Ok((sweep, Some(plan)))
+}
+
+/// `fsynclab run`.
+pub fn execute(db: &Option<PathBuf>, args: RunArgs) -> Result<u8, CliError> {
+    let (spec, preset, preset_scale) = build_spec(&args)?;
+    let (sweep, plan) = check_args(&args, &spec)?;
+    let quiet = quiet_wait(&args)?;
     let store = open_store(db)?;
     let request = RunRequest {
         spec,
@@ -236,13 +244,7 @@ pub fn execute(db: &Option<PathBuf>, args: RunArgs) -> Result<u8, CliError> {
     let no_bar = args.quiet;
     let progress = std::thread::spawn(move || show_progress(rx, no_bar));
 
-    if args.series {
-        let plan = preset_plan(&args)?;
-        if sweep.is_some() {
-            return Err(CliError::usage(anyhow!(
-                "--series runs the preset's own sweep; drop --sweep (or run without --series)"
-            )));
-        }
+    if let Some(plan) = plan {
         let json = args.json;
         let outcome = lab::run_plan(
             &store,
@@ -325,6 +327,30 @@ pub fn execute(db: &Option<PathBuf>, args: RunArgs) -> Result<u8, CliError> {
         RunStatus::Finished => 0,
         RunStatus::Cancelled => EXIT_CANCELLED,
         _ => EXIT_FAILED,
+    })
+}
+
+/// `--quiet-wait` and `--quiet-threshold`, checked.
+fn quiet_wait(args: &RunArgs) -> Result<Option<QuietWait>, CliError> {
+    Ok(match args.quiet_wait {
+        None => None,
+        Some(secs) => {
+            if !(0.0..=3600.0).contains(&secs) {
+                return Err(CliError::usage(anyhow!(
+                    "--quiet-wait {secs}: use 0 to 3600 seconds"
+                )));
+            }
+            let pct = args.quiet_threshold;
+            if !(pct > 0.0 && pct <= 100.0) {
+                return Err(CliError::usage(anyhow!(
+                    "--quiet-threshold {pct}: use a percentage above 0 and at most 100"
+                )));
+            }
+            Some(QuietWait {
+                threshold: pct / 100.0,
+                max_wait: Duration::from_secs_f64(secs),
+            })
+        }
     })
 }
 

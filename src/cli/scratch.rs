@@ -145,8 +145,8 @@ pub fn scratch(db: &Option<PathBuf>, args: ScratchArgs) -> Result<u8, CliError> 
     match args.action {
         ScratchAction::Create(a) => {
             match manager.cleanup_stale() {
-                Ok(done) => done.iter().for_each(|s| eprintln!("cleaned up: {s}")),
-                Err(e) => eprintln!("warning: stale scratch state could not be cleaned up: {e}"),
+                Ok(done) => done.iter().for_each(|s| errln!("cleaned up: {s}")),
+                Err(e) => errln!("warning: stale scratch state could not be cleaned up: {e}"),
             }
             let backing = match &a.device {
                 Some(path) => Backing::Device { path: path.clone() },
@@ -272,13 +272,22 @@ pub fn matrix(db: &Option<PathBuf>, args: MatrixArgs) -> Result<u8, CliError> {
             "name at least one filesystem: --fs ext4|xfs|btrfs (repeatable)"
         )));
     }
+    lab::check_repeat("--repeat", args.repeat).map_err(|e| CliError::usage(anyhow!(e)))?;
+    let configs = matrix.config_count();
+    if !(2..=lab::MAX_SWEEP_VALUES).contains(&configs) {
+        return Err(CliError::usage(anyhow!(
+            "the matrix has {configs} configuration(s); give 2 to {} across --fs, --mkfs-opts, \
+             --mount-opts and --backing",
+            lab::MAX_SWEEP_VALUES
+        )));
+    }
     let store = open_store(db)?;
     let mut manager = manager()?;
     if let Some(p) = store.path() {
         manager = manager.protect_paths(vec![p.to_path_buf()]);
     }
     for s in manager.cleanup_stale().map_err(scratch_error)? {
-        eprintln!("cleaned up: {s}");
+        errln!("cleaned up: {s}");
     }
     let request = RunRequest {
         spec: workload,
@@ -319,10 +328,10 @@ pub fn matrix(db: &Option<PathBuf>, args: MatrixArgs) -> Result<u8, CliError> {
         outcome.configs.len()
     );
     if let Some(reason) = &outcome.stopped {
-        eprintln!("matrix stopped early: {reason}");
+        errln!("matrix stopped early: {reason}");
     }
     for p in &outcome.problems {
-        eprintln!("warning: {p}");
+        errln!("warning: {p}");
     }
     // Every configuration against the first.
     if let Some(((base_label, base_ids), rest)) = outcome.configs.split_first() {
@@ -338,7 +347,7 @@ pub fn matrix(db: &Option<PathBuf>, args: MatrixArgs) -> Result<u8, CliError> {
                     c.candidate.name = label.clone();
                     out!("{}", report::compare_table(&c));
                 }
-                Err(e) => eprintln!("cannot compare: {e}"),
+                Err(e) => errln!("cannot compare: {e}"),
             }
         }
     }

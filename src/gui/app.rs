@@ -96,10 +96,9 @@ impl Cx<'_> {
                 Some(sweep)
             }
         };
-        if s.repeat == 0 {
-            return Err("repeat: 0 repetitions; use 1 or more".into());
-        }
+        crate::lab::check_repeat("Repetitions", s.repeat)?;
         let label = s.label.trim();
+        crate::spec::check_text("Label", label).map_err(|e| e.to_string())?;
         Ok(RunLaunch {
             request: RunRequest {
                 spec: s.spec.clone(),
@@ -207,6 +206,8 @@ pub struct LabApp {
     pub autopilot: Option<Autopilot>,
     /// CPU time of the previous frame, ms (from eframe).
     pub last_frame_cpu_ms: Option<f32>,
+    /// Closing during a run: asked, stopping the run, or closing.
+    pub close: super::CloseState,
     started: bool,
 }
 
@@ -229,6 +230,7 @@ impl LabApp {
             compare: ComparePanel::default(),
             autopilot: None,
             last_frame_cpu_ms: None,
+            close: super::CloseState::Open,
             started: false,
         }
     }
@@ -276,6 +278,17 @@ impl LabApp {
                         r.error.as_deref().unwrap_or("unknown error")
                     ))
                 }
+                (None, Some(r))
+                    if r.status == crate::metrics::RunStatus::Cancelled
+                        && live.planned_runs > live.results.len() =>
+                {
+                    self.status.info(format!(
+                        "run {} cancelled; the series stopped after {} of {} runs (the rest were not run)",
+                        r.id,
+                        live.results.len(),
+                        live.planned_runs
+                    ))
+                }
                 (None, Some(r)) => self
                     .status
                     .info(format!("run {} {}", r.id, r.status.as_str())),
@@ -298,6 +311,7 @@ impl LabApp {
             egui::Theme::Light
         });
         self.pump();
+        self.handle_close(&ctx);
         // Ctrl+1..4 switch tabs.
         let tab_keys = [
             egui::Key::Num1,

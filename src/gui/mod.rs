@@ -4,6 +4,7 @@
 
 mod app;
 pub mod autopilot;
+mod close;
 mod db;
 pub mod panels;
 pub mod plots;
@@ -11,6 +12,7 @@ mod runner;
 mod state;
 
 pub use app::{Cache, Cx, LabApp, STATE_KEY, Status};
+pub use close::CloseState;
 pub use db::{DbClient, DbReply, DbRequest};
 pub use runner::{LiveRun, RunLaunch, Runner};
 pub use state::{HISTORY_COLUMNS, Tab, UiState};

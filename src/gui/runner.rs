@@ -81,6 +81,8 @@ pub struct LiveRun {
     pub error: Option<String>,
     /// What was launched, in words (workload, target, label), fixed at start.
     pub description: String,
+    /// The launch is a matrix (it makes and destroys scratch filesystems).
+    pub matrix: bool,
 }
 
 impl LiveRun {
@@ -161,6 +163,7 @@ impl Runner {
             ),
             None => launch.request.target.display().to_string(),
         };
+        let is_matrix = launch.matrix.is_some();
         let description = format!(
             "{} on {}{}",
             launch.request.spec.describe(),
@@ -262,6 +265,7 @@ impl Runner {
             description,
             phase: "starting".into(),
             planned_runs: sweep_points * launch.repeat as usize,
+            matrix: is_matrix,
             ..Default::default()
         };
         Ok(())

@@ -87,6 +87,19 @@ impl MatrixSpec {
         })
     }
 
+    /// How many configurations [`MatrixSpec::configs`] makes, computed without making
+    /// them (saturating: a product too large to count is `usize::MAX`).
+    pub fn config_count(&self) -> usize {
+        [
+            self.fs.len(),
+            self.mkfs_opts.len(),
+            self.mount_opts.len(),
+            self.backing.len(),
+        ]
+        .iter()
+        .fold(1usize, |n, len| n.saturating_mul((*len).max(1)))
+    }
+
     /// Every configuration, in order (filesystem, then mkfs, mount options, backing).
     pub fn configs(&self) -> Vec<MatrixConfig> {
         let or_default = |v: &Vec<String>| {
@@ -149,16 +162,22 @@ pub fn run_matrix(
     cancel: &CancelToken,
     mut on_result: impl FnMut(&str, &RunResult),
 ) -> Result<MatrixOutcome, LabError> {
-    let configs = matrix.configs();
-    if configs.len() < 2 || repeat == 0 {
+    let count = matrix.config_count();
+    if !(2..=super::MAX_SWEEP_VALUES).contains(&count) || !(1..=super::MAX_REPEAT).contains(&repeat)
+    {
         return Err(LabError::Engine(EngineError::Spec(SpecError {
             field: "matrix",
-            problem: format!("{} configuration(s), {repeat} repetition(s)", configs.len()),
-            fix: "give at least two values across --fs/--mkfs-opts/--mount-opts/--backing, and --repeat 1 or more"
-                .into(),
+            problem: format!("{count} configuration(s), {repeat} repetition(s)"),
+            fix: format!(
+                "give 2 to {} configurations across --fs/--mkfs-opts/--mount-opts/--backing, and --repeat 1 to {}",
+                super::MAX_SWEEP_VALUES,
+                super::MAX_REPEAT
+            ),
         })));
     }
+    let configs = matrix.configs();
     request.spec.validate().map_err(EngineError::from)?;
+    request.check_text()?;
     let name = format!(
         "matrix {}: {}",
         request.preset.clone().unwrap_or_else(|| "fileio".into()),

@@ -9,7 +9,9 @@ mod sides;
 
 pub use matrix::{MatrixConfig, MatrixOutcome, MatrixSpec, run_matrix};
 pub use plan::{VariantOutcome, run_plan};
-pub use series::{SeriesOutcome, SweepSpec, run_series};
+pub use series::{
+    MAX_REPEAT, MAX_SWEEP_VALUES, SeriesOutcome, SweepSpec, check_repeat, run_series,
+};
 pub use sides::{SideSpec, compare_sides, load_side};
 
 use std::path::PathBuf;
@@ -48,6 +50,20 @@ pub struct RunRequest {
     pub quiet: Option<QuietWait>,
 }
 
+impl RunRequest {
+    /// Checks the label and tags (see [`crate::spec::check_text`]): nothing with a
+    /// control character or a bidi override is stored.
+    pub fn check_text(&self) -> Result<(), crate::spec::TextError> {
+        if let Some(label) = &self.label {
+            crate::spec::check_text("label", label)?;
+        }
+        for tag in &self.tags {
+            crate::spec::check_tag("tag", tag)?;
+        }
+        Ok(())
+    }
+}
+
 /// `--quiet-wait S`: wait up to `max_wait` for background CPU below `threshold`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct QuietWait {
@@ -75,6 +91,18 @@ pub enum LabError {
     /// The comparison could not be made.
     #[error(transparent)]
     Analysis(#[from] crate::analysis::AnalysisError),
+    /// The run started and failed: it is stored as `failed` with its error and the data
+    /// up to the failure (exit code 1, whatever the cause).
+    #[error("run {run_id} failed: {source}")]
+    RunFailed {
+        /// The stored run.
+        run_id: i64,
+        /// Why it failed.
+        source: EngineError,
+    },
+    /// A label or tag holds a control character or is too long.
+    #[error(transparent)]
+    Text(#[from] crate::spec::TextError),
     /// The run was measured but could not be stored; the result is here to show.
     #[error("the run was measured but could not be stored: {source}")]
     NotStored {
@@ -90,7 +118,7 @@ impl LabError {
     pub fn is_usage(&self) -> bool {
         match self {
             LabError::Engine(e) => e.is_usage(),
-            LabError::Analysis(_) => true,
+            LabError::Analysis(_) | LabError::Text(_) => true,
             LabError::Scratch(e) => e.is_usage(),
             LabError::Store(e) => matches!(
                 e,
@@ -98,7 +126,7 @@ impl LabError {
                     | StoreError::ExperimentNotFound { .. }
                     | StoreError::EmptyTag { .. }
             ),
-            LabError::NotStored { .. } => false,
+            LabError::NotStored { .. } | LabError::RunFailed { .. } => false,
         }
     }
 }
@@ -113,6 +141,7 @@ pub fn execute(
     cancel: &CancelToken,
 ) -> Result<RunResult, LabError> {
     request.spec.validate().map_err(EngineError::from)?;
+    request.check_text()?;
     let target = engine::check_target(&request.target, request.allow_shared_target)?;
     let mut system = probe::collect(&target);
     system.clock_source = Some(engine::clock_source().to_string());
@@ -182,9 +211,23 @@ pub fn execute(
                 run_id,
                 status: crate::metrics::RunStatus::Failed,
             });
-            Err(e.into())
+            Err(LabError::RunFailed { run_id, source: e })
         }
     }
+}
+
+/// Every check [`execute`] makes before it stores anything, for each of `specs` on the
+/// request's target: a series runs this before it creates its experiment, so input that
+/// would be refused leaves nothing behind.
+pub fn check_request(request: &RunRequest, specs: &[WorkloadSpec]) -> Result<(), LabError> {
+    request.check_text()?;
+    let target = engine::check_target(&request.target, request.allow_shared_target)?;
+    let system = probe::collect(&target);
+    for spec in specs {
+        spec.validate().map_err(EngineError::from)?;
+        preflight(spec, &system)?;
+    }
+    Ok(())
 }
 
 /// Checks that need the probe: O_DIRECT alignment against the device's logical block
@@ -284,6 +327,20 @@ mod tests {
     use super::*;
     use crate::probe::{DeviceInfo, SystemInfo};
     use crate::spec::WorkloadKind;
+
+    #[test]
+    fn a_stored_failed_run_is_never_a_usage_error() {
+        // The same engine error is the user's input before the run is stored (exit 2) and
+        // a failed run once it is (exit 1).
+        let before = LabError::Engine(EngineError::Target("no xattrs".into()));
+        assert!(before.is_usage());
+        let after = LabError::RunFailed {
+            run_id: 7,
+            source: EngineError::Target("no xattrs".into()),
+        };
+        assert!(!after.is_usage());
+        assert_eq!(after.to_string(), "run 7 failed: no xattrs");
+    }
 
     #[test]
     fn direct_io_alignment_is_checked_on_what_each_kind_writes() {

@@ -41,6 +41,7 @@ pub fn run_plan(
         .map(SweepSpec::parse)
         .transpose()
         .map_err(EngineError::from)?;
+    request.check_text()?;
     let mut outcomes = Vec::with_capacity(variants.len());
     for (label, spec) in variants {
         if cancel.is_cancelled() {

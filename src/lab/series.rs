@@ -11,6 +11,23 @@ use crate::store::Store;
 
 use super::{LabError, RunRequest, execute};
 
+/// Most runs per configuration (`--repeat`): a typo guard, not a limit on real work.
+pub const MAX_REPEAT: u32 = 1000;
+/// Most values in one sweep list.
+pub const MAX_SWEEP_VALUES: usize = 64;
+
+/// Checks a repetition count given in `field` (`--repeat`, `Repetitions`): 1 to
+/// [`MAX_REPEAT`].
+pub fn check_repeat(field: &str, repeat: u32) -> Result<(), String> {
+    if (1..=MAX_REPEAT).contains(&repeat) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{field}: {repeat} repetitions; use 1 to {MAX_REPEAT} (more runs: start another series)"
+        ))
+    }
+}
+
 /// A swept workload field and its values (`threads=1,2,4,8`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct SweepSpec {
@@ -39,6 +56,13 @@ impl SweepSpec {
         if values.is_empty() {
             return Err(err(format!("'{text}' lists no values")));
         }
+        if values.len() > MAX_SWEEP_VALUES {
+            return Err(SpecError {
+                field: "sweep",
+                problem: format!("{} values", values.len()),
+                fix: format!("list at most {MAX_SWEEP_VALUES} values per sweep"),
+            });
+        }
         Ok(SweepSpec {
             field: field.trim().to_string(),
             values,
@@ -50,7 +74,13 @@ impl SweepSpec {
         self.values
             .iter()
             .map(|v| {
-                let s = spec::apply_setting(base, &format!("{}={v}", self.field))?;
+                // Named as the sweep, the option the user wrote.
+                let s = spec::apply_setting(base, &format!("{}={v}", self.field)).map_err(|e| {
+                    SpecError {
+                        field: "sweep",
+                        ..e
+                    }
+                })?;
                 let numeric = serde_json::to_value(&s)
                     .ok()
                     .and_then(|j| j.get(self.field.as_str()).map(|x| x.is_number()))
@@ -92,17 +122,20 @@ pub fn run_series(
     cancel: &CancelToken,
     mut on_result: impl FnMut(&RunResult),
 ) -> Result<SeriesOutcome, LabError> {
-    if repeat == 0 {
+    if !(1..=MAX_REPEAT).contains(&repeat) {
         return Err(LabError::Engine(EngineError::Spec(SpecError {
             field: "repeat",
-            problem: "0 repetitions".into(),
-            fix: "use --repeat 1 or more".into(),
+            problem: format!("{repeat} repetitions"),
+            fix: format!("use --repeat 1 to {MAX_REPEAT}"),
         })));
     }
     let specs = match sweep {
         Some(s) => s.specs(&request.spec).map_err(EngineError::from)?,
         None => vec![request.spec.clone()],
     };
+    // Refused input (a bad target, too few file descriptors...) fails here, before the
+    // experiment is created.
+    super::check_request(request, &specs)?;
     let name = format!(
         "{}{}{}",
         request.preset.clone().unwrap_or_else(|| "fileio".into()),
@@ -166,6 +199,16 @@ mod tests {
         );
         assert!(SweepSpec::parse("threads").is_err());
         assert!(SweepSpec::parse("threads=").is_err());
+        let long = format!("threads={}", vec!["1"; MAX_SWEEP_VALUES + 1].join(","));
+        let e = SweepSpec::parse(&long).unwrap_err().to_string();
+        assert!(e.contains("at most 64 values"), "{e}");
+        assert!(check_repeat("--repeat", 0).is_err());
+        assert!(check_repeat("--repeat", MAX_REPEAT).is_ok());
+        let e = check_repeat("--repeat", MAX_REPEAT + 1).unwrap_err();
+        assert!(
+            e.starts_with("--repeat: 1001") && e.contains("1 to 1000"),
+            "{e}"
+        );
         let bad = SweepSpec::parse("threads=1,0")
             .unwrap()
             .specs(&WorkloadSpec::default())

@@ -1,7 +1,5 @@
 //! [`ScratchManager`]: create, list, find, destroy and clean up scratch filesystems.
 
-use std::io::Read;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use super::device::existing_ancestor;
@@ -425,13 +423,14 @@ fn loop_attached(recipe: &ScratchRecipe, loops: &[LoopDevice]) -> bool {
 /// Reads `recipe.json`, never through a symlink.
 fn read_recipe(recipe_dir: &Path) -> Result<ScratchRecipe, ScratchError> {
     let path = recipe_dir.join(RECIPE_FILE);
-    let mut text = String::new();
-    std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(&path)
-        .and_then(|mut file| file.read_to_string(&mut text))
-        .map_err(|e| ScratchError::io("read", &path, e))?;
+    let text = crate::spec::read_small_file(&path, crate::spec::MAX_INPUT_FILE_BYTES, true)
+        .map_err(|e| match e {
+            crate::spec::InputFileError::Io(e) => ScratchError::io("read", &path, e),
+            other => ScratchError::BadRecipe {
+                path: path.clone(),
+                detail: other.to_string(),
+            },
+        })?;
     serde_json::from_str(&text).map_err(|e| ScratchError::BadRecipe {
         path,
         detail: e.to_string(),

@@ -1,22 +1,26 @@
 //! What to run: the [`WorkloadSpec`] of a run, its validation, and the presets that
 //! replay the seed threads' benchmarks.
 
+mod input_file;
 mod kinds;
 mod plan;
 mod preset;
 mod set;
 mod size;
+mod text;
 
 pub use kinds::{
     FileSync, FileioMode, FileserverSpec, GrouplogSpec, MAX_DELAY_US, SmallfilesSpec, Strategy,
 };
 
+pub use input_file::{InputFileError, MAX_INPUT_FILE_BYTES, read_small_file};
 pub use plan::{SeriesPlan, Variant};
 pub use preset::{
     MatrixSuggestion, Preset, PresetError, PublishedFigure, ScaleRule, builtin_presets, load_preset,
 };
 pub use set::apply_setting;
 pub use size::{format_size, format_size_approx, parse_size};
+pub use text::{MAX_TEXT_BYTES, TextError, check_tag, check_text, escape_control, is_unsafe_char};
 
 use serde::{Deserialize, Serialize};
 
@@ -307,6 +311,8 @@ pub const MAX_BLOCK_SIZE: u64 = 64 << 20;
 pub const MAX_FILE_SIZE: u64 = 64 << 40;
 /// Longest duration accepted (7 days).
 pub const MAX_DURATION_S: f64 = 7.0 * 86400.0;
+/// Most requests in one run (10^12: weeks of writes at a million a second).
+pub const MAX_REQUESTS: u64 = 1_000_000_000_000;
 
 impl WorkloadSpec {
     /// Bytes each thread writes under the byte-count stop rule.
@@ -385,12 +391,15 @@ impl WorkloadSpec {
             ));
         }
         if let Some(io) = self.io_size
-            && io < self.block_size
+            && (io < self.block_size || io > MAX_FILE_SIZE)
         {
             errs.push(spec_error(
                 "io_size",
-                format!("{} is less than one block", format_size(io)),
-                "use at least one block per thread (--io-size)",
+                format!(
+                    "{} is less than one block or more than 64T",
+                    format_size(io)
+                ),
+                "use at least one block and at most 64T per thread (--io-size)",
             ));
         }
         if let Some(d) = self.duration_s
@@ -409,11 +418,13 @@ impl WorkloadSpec {
                 "choose one stop rule: --duration or --requests",
             ));
         }
-        if self.requests == Some(0) {
+        if let Some(n) = self.requests
+            && (n == 0 || n > MAX_REQUESTS)
+        {
             errs.push(spec_error(
                 "requests",
-                "0 requests",
-                "use 1 or more (--requests)",
+                format!("{n} requests"),
+                format!("use 1 to {MAX_REQUESTS} (--requests)"),
             ));
         }
         if self.sync != SyncMethod::None && self.sync_every == 0 {

@@ -139,13 +139,16 @@ pub enum PresetError {
         /// Comma-separated built-in names.
         available: String,
     },
-    /// The preset file could not be read.
-    #[error("cannot read preset file {path}: {source}; check the path")]
+    /// The preset file could not be read (or is not a small regular file).
+    #[error(
+        "cannot read preset file {path}: {source}; give the path of a preset .toml file \
+         (a regular file of at most 1 MiB)"
+    )]
     Read {
         /// The file.
         path: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
+        /// Why.
+        source: super::InputFileError,
     },
     /// The TOML is malformed or has wrong fields.
     #[error("{origin}:{line}:{column}: {message}")]
@@ -295,10 +298,13 @@ pub fn builtin_presets() -> Vec<Preset> {
 pub fn load_preset(name_or_path: &str) -> Result<Preset, PresetError> {
     if name_or_path.ends_with(".toml") || name_or_path.contains('/') {
         let path = Path::new(name_or_path);
-        let text = std::fs::read_to_string(path).map_err(|source| PresetError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let text =
+            super::read_small_file(path, super::MAX_INPUT_FILE_BYTES, false).map_err(|source| {
+                PresetError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                }
+            })?;
         return Preset::from_toml(&text, &path.display().to_string());
     }
     match BUILTIN.iter().find(|(name, _)| *name == name_or_path) {

@@ -94,6 +94,27 @@ fn each_bad_field_is_named_with_a_fix() {
             },
             "threads",
         ),
+        (
+            WorkloadSpec {
+                requests: Some(u64::MAX),
+                ..Default::default()
+            },
+            "requests",
+        ),
+        (
+            WorkloadSpec {
+                io_size: Some(u64::MAX),
+                ..Default::default()
+            },
+            "io_size",
+        ),
+        (
+            WorkloadSpec {
+                duration_s: Some(f64::INFINITY),
+                ..Default::default()
+            },
+            "duration_s",
+        ),
     ];
     for (spec, field) in cases {
         let err = spec.validate().unwrap_err();

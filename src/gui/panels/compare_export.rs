@@ -10,7 +10,7 @@ use crate::gui::Status;
 use crate::report;
 
 /// Extensions the export understands.
-const FORMATS: [&str; 5] = ["png", "svg", "md", "csv", "json"];
+const FORMATS: [&str; 5] = report::REPORT_FORMATS;
 
 /// Said when the save dialog returns nothing (cancelled, or no dialog backend at all).
 const NO_DIALOG: &str = "cancelled or no file dialog available — type a path";
@@ -28,6 +28,8 @@ pub(super) struct ExportDialog {
     writing: Option<Receiver<Result<Vec<PathBuf>, String>>>,
     /// A save dialog in progress.
     browsing: Option<Receiver<Option<PathBuf>>>,
+    /// Replace files that already exist (`report --force`).
+    replace: bool,
 }
 
 impl Default for ExportDialog {
@@ -41,6 +43,7 @@ impl Default for ExportDialog {
             message: None,
             writing: None,
             browsing: None,
+            replace: false,
         }
     }
 }
@@ -56,79 +59,20 @@ fn expand_home(text: &str) -> PathBuf {
     }
 }
 
-/// The lower-case extension of `path`, if it is one the export writes.
 fn format_of(path: &Path) -> Result<String, String> {
-    let ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase)
-        .unwrap_or_default();
-    if FORMATS.contains(&ext.as_str()) {
-        Ok(ext)
-    } else {
-        Err(format!(
-            "cannot tell the format of {}; end the file name in .png, .svg, .md, .csv or .json",
-            path.display()
-        ))
-    }
+    report::report_format(path).map_err(|e| e.to_string())
 }
 
-/// The files `fsynclab report --out out` writes for `c`: (path, bytes), the PNG before the
-/// Markdown that embeds it.
-fn report_files(c: &Comparison, out: &Path) -> Result<Vec<(PathBuf, Vec<u8>)>, String> {
-    let ext = format_of(out)?;
+/// Renders and writes the report (worker thread), as `fsynclab report --out` does:
+/// through a temporary file, never through a link, replacing a file only when asked.
+fn write_report(c: &Comparison, out: &Path, replace: bool) -> Result<Vec<PathBuf>, String> {
     let title = format!("{} vs {}", c.baseline.name, c.candidate.name);
-    let image = |format: report::ImageFormat| -> Result<Vec<u8>, String> {
-        let opts = report::ImageOptions {
-            title: Some(title.clone()),
-            ..Default::default()
-        };
-        report::render_comparison(c, format, &opts).map_err(|e| e.to_string())
-    };
-    Ok(match ext.as_str() {
-        "csv" => vec![(out.to_path_buf(), report::compare_csv(c).into_bytes())],
-        "json" => vec![(
-            out.to_path_buf(),
-            report::compare_json(c)
-                .map_err(|e| format!("cannot encode the comparison as JSON: {e}"))?
-                .into_bytes(),
-        )],
-        "png" => vec![(out.to_path_buf(), image(report::ImageFormat::Png)?)],
-        "svg" => vec![(out.to_path_buf(), image(report::ImageFormat::Svg)?)],
-        _ => {
-            let png = out.with_extension("png");
-            let name = png
-                .file_name()
-                .and_then(|n| n.to_str())
-                .unwrap_or("report.png")
-                .to_string();
-            let bytes = image(report::ImageFormat::Png)?;
-            vec![
-                (png, bytes),
-                (
-                    out.to_path_buf(),
-                    report::compare_markdown(c, &title, Some(&name)).into_bytes(),
-                ),
-            ]
-        }
-    })
-}
-
-/// Renders and writes the report (worker thread).
-fn write_report(c: &Comparison, out: &Path) -> Result<Vec<PathBuf>, String> {
-    let files = report_files(c, out)?;
-    files
-        .into_iter()
-        .map(|(path, bytes)| {
-            std::fs::write(&path, bytes).map_err(|e| {
-                format!(
-                    "cannot write {}: {e}; check the directory exists and is writable",
-                    path.display()
-                )
-            })?;
-            Ok(path)
-        })
-        .collect()
+    let files = report::report_files(c, out, &title).map_err(|e| e.to_string())?;
+    report::write_report_files(&files, replace).map_err(|e| {
+        e.to_string()
+            .replace("with --force", "with \"Replace existing files\"")
+    })?;
+    Ok(files.into_iter().map(|(path, _)| path).collect())
 }
 
 impl ExportDialog {
@@ -195,11 +139,11 @@ impl ExportDialog {
             return;
         }
         let (tx, rx) = mpsc::channel();
-        let (c, ctx) = (c.clone(), ctx.clone());
+        let (c, ctx, replace) = (c.clone(), ctx.clone(), self.replace);
         let spawned = std::thread::Builder::new()
             .name("fsynclab-export".into())
             .spawn(move || {
-                let _ = tx.send(write_report(&c, &out));
+                let _ = tx.send(write_report(&c, &out, replace));
                 ctx.request_repaint();
             });
         match spawned {
@@ -261,6 +205,8 @@ impl ExportDialog {
                     self.start_browse(ui.ctx());
                 }
             });
+            ui.checkbox(&mut self.replace, "Replace existing files")
+                .on_hover_text("a file (or link) at the path is replaced, never written through");
             ui.add_space(6.0);
             ui.horizontal(|ui| {
                 let writing = self.writing.is_some();

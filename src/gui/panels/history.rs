@@ -177,6 +177,10 @@ impl HistoryPanel {
                 .on_hover_text("Set this label on the selected runs");
             if any && (relabel.clicked() || enter) {
                 let label = self.new_label.trim();
+                if let Err(e) = crate::spec::check_text("New label", label) {
+                    cx.status.error(e.to_string());
+                    return;
+                }
                 cx.db.request(DbRequest::SetLabel {
                     ids: self.selected.iter().copied().collect(),
                     label: (!label.is_empty()).then(|| label.to_string()),

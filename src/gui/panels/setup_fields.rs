@@ -135,7 +135,9 @@ pub(super) fn run_options_ui(ui: &mut Ui, state: &mut UiState) {
                         .hint_text("e.g. nossd"),
                 )
                 .labelled_by(id);
-                None
+                crate::spec::check_text("Label", s.label.trim())
+                    .err()
+                    .map(|e| e.to_string())
             },
         );
         row(
@@ -145,9 +147,9 @@ pub(super) fn run_options_ui(ui: &mut Ui, state: &mut UiState) {
             "runs per configuration (--repeat)",
             &[],
             |ui, s, id| {
-                ui.add(DragValue::new(&mut s.repeat).range(0..=10_000))
+                ui.add(DragValue::new(&mut s.repeat).range(0..=crate::lab::MAX_REPEAT))
                     .labelled_by(id);
-                (s.repeat == 0).then(|| "repeat: 0 repetitions; use 1 or more".to_string())
+                crate::lab::check_repeat("Repetitions", s.repeat).err()
             },
         );
         row(
