@@ -3,6 +3,7 @@
 //! The CLI and the GUI both call [`execute`].
 
 mod matrix;
+mod persist;
 mod plan;
 mod series;
 mod sides;
@@ -12,7 +13,7 @@ pub use plan::{VariantOutcome, run_plan};
 pub use series::{SeriesOutcome, SweepSpec, run_series};
 pub use sides::{SideSpec, compare_sides, load_side};
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::Sender;
 use std::time::Duration;
 
@@ -138,6 +139,14 @@ pub fn execute(
         preset: request.preset.clone(),
         preset_scale: request.preset_scale,
     })?;
+    // Recorded before the engine creates it, so a kill leaves a directory `clean` knows.
+    let dir_name = match store.plan_run_dir(run_id, &target, request.keep_files) {
+        Ok(name) => name,
+        Err(e) => {
+            let _ = store.fail_run(run_id, &e.to_string());
+            return Err(e.into());
+        }
+    };
     let ctx = RunContext {
         run_id,
         target,
@@ -145,7 +154,10 @@ pub fn execute(
         system,
     };
     let (mut noise, cpu_before, io_before) = observe_before(request.quiet);
-    let outcome = engine::run(&request.spec, &ctx, events, cancel);
+    let outcome = persist::streamed(store, run_id, events, |tx| {
+        engine::run(&request.spec, &ctx, tx, cancel)
+    });
+    note_dir_removed(store, run_id, &ctx.target, &dir_name, request.keep_files);
     match outcome {
         Ok(mut result) => {
             noise.cpu_pressure = pressure_delta("cpu", cpu_before);
@@ -179,6 +191,19 @@ pub fn execute(
             });
             Err(e.into())
         }
+    }
+}
+
+/// Records that the run's directory is gone once the engine removed it (never for
+/// `--keep`); a directory left behind stays recorded for `fsynclab clean`.
+fn note_dir_removed(store: &Store, run_id: i64, target: &Path, name: &str, keep: bool) {
+    if !keep
+        && matches!(
+            std::fs::symlink_metadata(target.join(name)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound
+        )
+    {
+        let _ = store.mark_dir_removed(run_id);
     }
 }
 

@@ -21,7 +21,7 @@ mod schema;
 #[cfg(test)]
 mod tests;
 
-pub use open::OpenMode;
+pub use open::{OpenMode, STREAM_BUSY_TIMEOUT};
 pub use progress::{CleanOutcome, RunDir, RunProgress, WRITE_PATIENCE};
 pub use query::{RunFilter, RunRow, StoredRun};
 pub use runs::{Experiment, NewRun};

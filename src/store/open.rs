@@ -31,6 +31,9 @@ pub enum OpenMode {
     ReadOnly,
 }
 
+/// Busy timeout of a [`Store::reopen`]ed connection.
+pub const STREAM_BUSY_TIMEOUT: Duration = Duration::from_millis(250);
+
 /// How long a reader's best-effort sweep waits for the write lock before giving up.
 const READER_SWEEP_TIMEOUT: Duration = Duration::from_millis(200);
 
@@ -192,12 +195,14 @@ impl Store {
     }
 
     /// A second connection on this store's file for another thread (the run's persister),
-    /// without the checks [`Store::open`] already made. `None` for an in-memory store.
+    /// without the checks [`Store::open`] already made. Its busy timeout is short
+    /// ([`STREAM_BUSY_TIMEOUT`]): a streaming writer retries on its next save rather than
+    /// hold up the events it forwards. `None` for an in-memory store.
     pub fn reopen(&self) -> Option<Result<Store, StoreError>> {
         let path = self.path.clone()?;
         let opened = Connection::open(&path)
             .and_then(|conn| {
-                conn.busy_timeout(BUSY_TIMEOUT)?;
+                conn.busy_timeout(STREAM_BUSY_TIMEOUT)?;
                 conn.pragma_update(None, "foreign_keys", true)?;
                 Ok(conn)
             })

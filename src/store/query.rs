@@ -77,6 +77,13 @@ pub struct StoredRun {
     /// What it measured: `None` while running, and for runs that failed (via
     /// [`Store::fail_run`]) or were interrupted before storing a result.
     pub result: Option<RunResult>,
+    /// How far the run got, as streamed while it ran (`None` when nothing was streamed).
+    pub progress: Option<super::RunProgress>,
+    /// Interval samples streamed before the run ended without a result (interrupted by a
+    /// kill, or still running); empty when `result` holds them.
+    pub partial_intervals: Vec<IntervalSample>,
+    /// The run's private directory, while it is not known to be removed.
+    pub run_dir: Option<super::RunDir>,
 }
 
 /// Which runs [`Store::list_runs`] returns; every field is optional and they combine with AND.
@@ -284,11 +291,18 @@ impl Store {
             None => None,
             Some(wall_ns) => Some(self.load_result(&row, wall_ns, &detail, &spec, &system)?),
         };
+        let partial_intervals = match result {
+            None => self.load_intervals(id)?,
+            Some(_) => Vec::new(),
+        };
         Ok(StoredRun {
             row,
             spec,
             system,
             result,
+            progress: self.run_progress(id)?,
+            partial_intervals,
+            run_dir: self.run_dir(id)?,
         })
     }
 
@@ -371,7 +385,8 @@ impl Store {
         Ok(LatencyHistogram::from_bytes(&data)?)
     }
 
-    fn load_intervals(&self, id: i64) -> Result<Vec<IntervalSample>, StoreError> {
+    /// A run's stored interval samples, in order (streamed while it ran, or final).
+    pub fn load_intervals(&self, id: i64) -> Result<Vec<IntervalSample>, StoreError> {
         let mut stmt = self.conn.prepare(
             "SELECT t_ms, dur_ms, writes, syncs, bytes, write_p50_ns, write_p99_ns, sync_p50_ns, \
              sync_p99_ns, device_flushes FROM intervals WHERE run_id = ?1 ORDER BY idx",
