@@ -24,13 +24,14 @@ mod kind_args;
 mod progress;
 mod run;
 mod scratch;
+mod signals;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::store::{Store, StoreError};
+use crate::store::{OpenMode, Store, StoreError};
 
 /// Command-line interface of fsynclab.
 #[derive(Debug, Parser)]
@@ -75,7 +76,8 @@ pub enum Command {
 pub const EXIT_USAGE: u8 = 2;
 /// Exit code for a run that failed.
 pub const EXIT_FAILED: u8 = 1;
-/// Exit code for a run cancelled with Ctrl-C.
+/// Exit code for a run cancelled with Ctrl-C (SIGINT); SIGTERM gives 143 and SIGHUP 129
+/// (128 + the signal).
 pub const EXIT_CANCELLED: u8 = 130;
 
 /// An error with the exit code it should produce.
@@ -116,16 +118,21 @@ impl From<StoreError> for CliError {
     }
 }
 
-/// Opens the database named by `--db`, or the default one.
-fn open_store(db: &Option<PathBuf>) -> Result<Store, CliError> {
+/// Opens the database named by `--db`, or the default one: read-only for the commands
+/// that only read (no write lock, a read-only file works), read-write for runs. Notes
+/// runs found interrupted, and says so when a write waits for another process's lock.
+fn open_store(db: &Option<PathBuf>, mode: OpenMode) -> Result<Store, CliError> {
     let path = match db {
         Some(p) => p.clone(),
         None => Store::default_path()?,
     };
-    let store = Store::open(&path)?;
+    let mut store = Store::open_with(&path, mode)?;
     for id in store.interrupted_on_open() {
         eprintln!("note: run {id} was left running by a process that died; marked interrupted");
     }
+    store.set_lock_wait_notice(|| {
+        eprintln!("waiting for the database lock held by another process...");
+    });
     Ok(store)
 }
 

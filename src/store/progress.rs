@@ -20,6 +20,8 @@ pub const WRITE_PATIENCE: Duration = Duration::from_secs(120);
 /// How far a run got, as streamed while it ran (sums of the stored intervals).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct RunProgress {
+    /// Wall-clock start of the timed part, ms since the Unix epoch, when known.
+    pub started_at_ms: Option<i64>,
     /// Wall-clock time of the last save, ms since the Unix epoch.
     pub at_ms: i64,
     /// End of the last stored interval, ms into the timed part.
@@ -33,6 +35,15 @@ pub struct RunProgress {
 }
 
 impl RunProgress {
+    /// Seconds from the start of the timed part to the last save (the end of the last
+    /// stored interval when the start is unknown).
+    pub fn elapsed_s(&self) -> f64 {
+        match self.started_at_ms {
+            Some(start) if self.at_ms >= start => (self.at_ms - start) as f64 / 1000.0,
+            _ => self.t_ms as f64 / 1000.0,
+        }
+    }
+
     /// Adds one interval sample to the totals.
     pub fn add(&mut self, sample: &IntervalSample) {
         self.t_ms = self.t_ms.max(sample.t_ms);
@@ -55,6 +66,8 @@ pub struct RunDir {
     pub target_dev: u64,
     /// See `target_dev`.
     pub target_ino: u64,
+    /// The files were kept on purpose (`--keep`): never cleaned.
+    pub keep_files: bool,
 }
 
 impl RunDir {
@@ -160,26 +173,33 @@ impl Store {
 
     /// The progress streamed for a run, `None` when nothing was streamed.
     pub fn run_progress(&self, run_id: i64) -> Result<Option<RunProgress>, StoreError> {
-        let row: Option<(
+        type Columns = (
             Option<i64>,
             Option<i64>,
             Option<i64>,
             Option<i64>,
             Option<i64>,
-        )> = self
+        );
+        let row: Option<(Columns, Option<i64>)> = self
             .conn
             .query_row(
                 "SELECT progress_at_ms, progress_t_ms, progress_writes, progress_syncs, \
-                 progress_bytes FROM runs WHERE id = ?1",
+                 progress_bytes, started_at_ms FROM runs WHERE id = ?1",
                 [run_id],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+                |r| {
+                    Ok((
+                        (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?),
+                        r.get(5)?,
+                    ))
+                },
             )
             .optional()?;
-        let Some((Some(at_ms), t_ms, writes, syncs, bytes)) = row else {
+        let Some(((Some(at_ms), t_ms, writes, syncs, bytes), started_at_ms)) = row else {
             return Ok(None);
         };
         let count = |v: Option<i64>| v.and_then(|v| u64::try_from(v).ok()).unwrap_or(0);
         Ok(Some(RunProgress {
+            started_at_ms,
             at_ms,
             t_ms: count(t_ms),
             writes: count(writes),
@@ -264,7 +284,7 @@ impl Store {
     ) -> Result<Vec<(RunDir, Option<i64>, Option<i64>)>, StoreError> {
         let sql = format!(
             "SELECT id, target, run_dir_name, target_dev, target_ino, owner_pid, \
-             owner_start_ticks FROM runs WHERE run_dir_name IS NOT NULL \
+             owner_start_ticks, keep_files FROM runs WHERE run_dir_name IS NOT NULL \
              AND dir_removed_at_ms IS NULL AND target_dev IS NOT NULL \
              AND target_ino IS NOT NULL {clause} ORDER BY id"
         );
@@ -279,6 +299,7 @@ impl Store {
                     name: r.get(2)?,
                     target_dev: dev as u64,
                     target_ino: ino as u64,
+                    keep_files: r.get(7)?,
                 },
                 r.get(5)?,
                 r.get(6)?,

@@ -63,6 +63,10 @@ pub struct RunRow {
     pub sync_p99_ns: Option<u64>,
     /// Device flushes per sync call.
     pub flushes_per_sync: Option<f64>,
+    /// For a run without a result: the end of its last streamed interval, ms.
+    pub progress_t_ms: Option<u64>,
+    /// For a run without a result: the writes it streamed.
+    pub progress_writes: Option<u64>,
 }
 
 /// A run loaded whole.
@@ -115,7 +119,7 @@ const ROW_SELECT: &str = "SELECT r.id, r.experiment_id, r.label, \
      r.status, r.error, r.kind, r.preset, r.preset_scale, r.target, r.fs_type, \
      r.mount_options, r.device, r.kernel_release, r.created_at_ms, r.wall_ns, r.writes, \
      r.syncs, r.iops, r.mib_per_sec, r.write_p99_ns, r.sync_p50_ns, r.sync_p99_ns, \
-     r.flushes_per_sync FROM runs r";
+     r.flushes_per_sync, r.progress_t_ms, r.progress_writes FROM runs r";
 
 fn conversion_error(
     column: usize,
@@ -161,6 +165,8 @@ fn row_from(row: &Row<'_>) -> rusqlite::Result<RunRow> {
         sync_p50_ns: opt_u64_at(row, 21)?,
         sync_p99_ns: opt_u64_at(row, 22)?,
         flushes_per_sync: row.get(23)?,
+        progress_t_ms: opt_u64_at(row, 24)?,
+        progress_writes: opt_u64_at(row, 25)?,
     })
 }
 
