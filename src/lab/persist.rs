@@ -60,7 +60,15 @@ fn persist(
         match rx.recv_timeout(wait) {
             Ok(event) => {
                 match &event {
-                    EngineEvent::Interval(sample) => batch.push(sample),
+                    EngineEvent::Interval(sample) => {
+                        batch.push(sample);
+                        // A sample that completes a second of the run is saved at once,
+                        // so a kill loses less than the last second.
+                        if batch.completes_a_second() {
+                            batch.save(writer, run_id);
+                            last_save = Instant::now();
+                        }
+                    }
                     EngineEvent::Started { .. } => {
                         let _ = writer.set_started(run_id, crate::store::now_ms());
                     }
@@ -93,6 +101,13 @@ struct Batch {
 impl Batch {
     fn push(&mut self, sample: &IntervalSample) {
         self.pending.push(sample.clone());
+    }
+
+    /// Whether the newest pending sample reaches a whole second later than the last save.
+    fn completes_a_second(&self) -> bool {
+        self.pending
+            .last()
+            .is_some_and(|s| s.t_ms / 1000 > self.progress.t_ms / 1000)
     }
 
     /// Appends the pending samples in one transaction. On failure (another process holds
