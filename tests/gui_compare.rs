@@ -35,6 +35,7 @@ fn seed_runs(db: &Path, target: &Path) {
                 preset_scale: None,
                 experiment_id: None,
                 keep_files: false,
+                allow_shared_target: false,
                 quiet: None,
             };
             lab::execute(&store, &request, &events, &CancelToken::new()).expect("tiny run");

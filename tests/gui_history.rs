@@ -47,6 +47,7 @@ fn lab_with_runs(labels: &[&str]) -> Lab {
             preset_scale: None,
             experiment_id: None,
             keep_files: false,
+            allow_shared_target: false,
             quiet: None,
         };
         execute(&store, &request, &events, &CancelToken::new()).expect("tiny run");

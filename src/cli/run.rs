@@ -82,6 +82,12 @@ pub struct RunArgs {
     /// Keep the test files after the run.
     #[arg(long)]
     pub keep: bool,
+    /// Run even when the target directory is writable by other users and not sticky
+    /// (mode 777, 775): another user could rename the run directory away and plant a
+    /// symlink. fsynclab reaches every file through directory descriptors and warns
+    /// loudly; prefer a private directory (sticky ones like /tmp need no flag).
+    #[arg(long)]
+    pub allow_shared_target: bool,
     /// Run the preset's suggested series: every variant (e.g. each group-commit strategy),
     /// each over the preset's sweep, one experiment per variant.
     #[arg(long, requires = "preset")]
@@ -220,6 +226,7 @@ pub fn execute(db: &Option<PathBuf>, args: RunArgs) -> Result<u8, CliError> {
         preset_scale,
         experiment_id: None,
         keep_files: args.keep,
+        allow_shared_target: args.allow_shared_target,
         quiet,
     };
     let cancel = CancelToken::new();

@@ -289,6 +289,7 @@ pub fn matrix(db: &Option<PathBuf>, args: MatrixArgs) -> Result<u8, CliError> {
         preset_scale: Some(args.scale),
         experiment_id: None,
         keep_files: false,
+        allow_shared_target: false,
         quiet: None,
     };
     let cancel = CancelToken::new();

@@ -4,11 +4,11 @@
 
 use std::collections::HashMap;
 use std::io;
-use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::CancelToken;
+use super::dirfd::DirHandle;
 use super::file::{Backend, Clock, SyncFile};
 use crate::spec::{OpenFlags, Prepare, SyncMethod};
 
@@ -38,7 +38,7 @@ pub struct FakeBackend {
     clocks: Mutex<HashMap<u32, Arc<AtomicU64>>>,
     total_writes: Arc<AtomicU64>,
     total_syncs: Arc<AtomicU64>,
-    created: Mutex<Vec<PathBuf>>,
+    created: Mutex<Vec<String>>,
 }
 
 impl FakeBackend {
@@ -51,8 +51,8 @@ impl FakeBackend {
         }
     }
 
-    /// Paths created so far.
-    pub fn created(&self) -> Vec<PathBuf> {
+    /// Names of the files created so far (in the run directory).
+    pub fn created(&self) -> Vec<String> {
         self.created.lock().map(|c| c.clone()).unwrap_or_default()
     }
 
@@ -148,7 +148,8 @@ impl Backend for FakeBackend {
 
     fn create(
         &self,
-        path: &Path,
+        _dir: &DirHandle,
+        name: &str,
         _size: u64,
         _prepare: Prepare,
         _seed: u64,
@@ -160,11 +161,17 @@ impl Backend for FakeBackend {
         self.created
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .push(path.to_path_buf());
+            .push(name.to_string());
         Ok(())
     }
 
-    fn open(&self, _path: &Path, _flags: OpenFlags, thread: u32) -> io::Result<FakeFile> {
+    fn open(
+        &self,
+        _dir: &DirHandle,
+        _name: &str,
+        _flags: OpenFlags,
+        thread: u32,
+    ) -> io::Result<FakeFile> {
         match (self.open_fail_thread, self.open_errno) {
             (Some(t), errno) if t == thread => {
                 return Err(io::Error::from_raw_os_error(errno.unwrap_or(libc::EMFILE)));
@@ -217,6 +224,8 @@ pub fn fake_run(
         run_id: id,
         target: dir.clone(),
         keep_files: false,
+        dir_name: None,
+        allow_shared_target: false,
         system,
     };
     let (tx, _rx) = std::sync::mpsc::channel();

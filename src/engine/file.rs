@@ -2,14 +2,16 @@
 //! implementation (pwrite, fsync, fdatasync, sync_file_range, O_SYNC/O_DSYNC/O_DIRECT) and
 //! a scripted fake for deterministic tests (see [`super::fake`]).
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
-use std::path::Path;
+use std::os::unix::fs::FileExt;
+
+use nix::fcntl::OFlag;
 
 use super::CancelToken;
 pub use super::clock::RealClock;
+use super::dirfd::DirHandle;
 use crate::spec::{OpenFlags, Prepare, SyncMethod};
 
 /// A file the engine writes and syncs. Implementations do no allocation per call.
@@ -33,19 +35,28 @@ pub trait Backend: Sync {
     /// The clock workers time with.
     type Clock: Clock + Send;
 
-    /// Creates a new file (O_CREAT | O_EXCL | O_NOFOLLOW, mode 0600), prepares it and
-    /// fsyncs it, so preparation is not paid for by the first timed sync. `seed` picks the
-    /// fill data; a cancel during a long fill returns `ErrorKind::Interrupted`.
+    /// Creates a new file `name` in `dir` (openat O_CREAT | O_EXCL | O_NOFOLLOW, mode
+    /// 0600), prepares it and fsyncs it, so preparation is not paid for by the first timed
+    /// sync. `seed` picks the fill data; a cancel during a long fill returns
+    /// `ErrorKind::Interrupted`.
     fn create(
         &self,
-        path: &Path,
+        dir: &DirHandle,
+        name: &str,
         size: u64,
         prepare: Prepare,
         seed: u64,
         cancel: &CancelToken,
     ) -> io::Result<()>;
-    /// Opens an existing test file for worker `thread` with the given flags (O_NOFOLLOW always).
-    fn open(&self, path: &Path, flags: OpenFlags, thread: u32) -> io::Result<Self::File>;
+    /// Opens the existing test file `name` in `dir` for worker `thread` with the given
+    /// flags (openat, O_NOFOLLOW always).
+    fn open(
+        &self,
+        dir: &DirHandle,
+        name: &str,
+        flags: OpenFlags,
+        thread: u32,
+    ) -> io::Result<Self::File>;
     /// The clock of worker `thread`.
     fn clock(&self, thread: u32) -> Self::Clock;
 }
@@ -118,18 +129,14 @@ impl Backend for RealBackend {
 
     fn create(
         &self,
-        path: &Path,
+        dir: &DirHandle,
+        name: &str,
         size: u64,
         prepare: Prepare,
         seed: u64,
         cancel: &CancelToken,
     ) -> io::Result<()> {
-        let file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(path)?;
+        let file = dir.create_file(name, OFlag::empty())?;
         match prepare {
             Prepare::Sparse => file.set_len(size)?,
             Prepare::Fallocate => {
@@ -158,11 +165,15 @@ impl Backend for RealBackend {
         file.sync_all()
     }
 
-    fn open(&self, path: &Path, flags: OpenFlags, _thread: u32) -> io::Result<RealFile> {
-        let file = OpenOptions::new()
-            .write(true)
-            .custom_flags(open_flag_bits(flags))
-            .open(path)?;
+    fn open(
+        &self,
+        dir: &DirHandle,
+        name: &str,
+        flags: OpenFlags,
+        _thread: u32,
+    ) -> io::Result<RealFile> {
+        let bits = OFlag::O_WRONLY | OFlag::from_bits_retain(open_flag_bits(flags));
+        let file = dir.open_file(name, bits)?;
         Ok(RealFile { file })
     }
 
@@ -255,18 +266,21 @@ mod tests {
     #[test]
     fn real_file_round_trip_in_a_temp_dir() {
         let dir = tempfile::tempdir().unwrap();
+        let handle = DirHandle::open(dir.path()).unwrap();
         let path = dir.path().join("f");
         let c = CancelToken::new();
         RealBackend
-            .create(&path, 16384, Prepare::Sparse, 1, &c)
+            .create(&handle, "f", 16384, Prepare::Sparse, 1, &c)
             .unwrap();
         assert!(
             RealBackend
-                .create(&path, 16384, Prepare::Sparse, 1, &c)
+                .create(&handle, "f", 16384, Prepare::Sparse, 1, &c)
                 .is_err(),
             "O_EXCL"
         );
-        let mut f = RealBackend.open(&path, OpenFlags::default(), 0).unwrap();
+        let mut f = RealBackend
+            .open(&handle, "f", OpenFlags::default(), 0)
+            .unwrap();
         f.write_at(&[7u8; 4096], 4096).unwrap();
         for m in [
             SyncMethod::Fsync,
@@ -286,15 +300,37 @@ mod tests {
     #[test]
     fn refuses_to_follow_symlinks() {
         let dir = tempfile::tempdir().unwrap();
+        let handle = DirHandle::open(dir.path()).unwrap();
         let real = dir.path().join("real");
         std::fs::write(&real, b"x").unwrap();
         let link = dir.path().join("link");
         std::os::unix::fs::symlink(&real, &link).unwrap();
         assert!(
             RealBackend
-                .create(&link, 4096, Prepare::Sparse, 1, &CancelToken::new())
+                .create(
+                    &handle,
+                    "link",
+                    4096,
+                    Prepare::Sparse,
+                    1,
+                    &CancelToken::new()
+                )
                 .is_err()
         );
-        assert!(RealBackend.open(&link, OpenFlags::default(), 0).is_err());
+        assert!(
+            RealBackend
+                .open(&handle, "link", OpenFlags::default(), 0)
+                .is_err()
+        );
+        // A dangling link is not created through either.
+        std::os::unix::fs::symlink(dir.path().join("absent"), dir.path().join("dangling")).unwrap();
+        let c = CancelToken::new();
+        assert!(
+            RealBackend
+                .create(&handle, "dangling", 4096, Prepare::Sparse, 1, &c)
+                .is_err()
+        );
+        assert!(!dir.path().join("absent").exists());
+        assert_eq!(std::fs::read(&real).unwrap(), b"x");
     }
 }

@@ -3,7 +3,7 @@
 
 use super::file::Backend;
 use super::kinds::PrepareStop;
-use super::scratch::{ScratchDir, describe_io_error};
+use super::scratch::{IoSite, ScratchDir, describe_io_error};
 use super::worker::WorkerPlan;
 use super::{CancelToken, EngineError, EngineEvent};
 use crate::spec::{Prepare, WorkloadSpec};
@@ -23,37 +23,44 @@ pub(super) fn prepare<B: Backend>(
         bytes_per_file: spec.file_size,
     });
     let shared_mode = spec.shares_files();
-    let mut paths = Vec::with_capacity(file_count as usize);
+    let dir = scratch.dir().clone();
+    let mut names = Vec::with_capacity(file_count as usize);
     for i in 0..file_count {
         let name = if shared_mode {
             format!("shared-{i}.dat")
         } else {
             format!("thread-{i}.dat")
         };
-        let path = scratch.file(&name);
+        let name = scratch.file(&name);
         let op = match spec.prepare {
             Prepare::Fallocate => "fallocate",
             _ => "prepare",
         };
         match backend.create(
-            &path,
+            &dir,
+            &name,
             spec.file_size,
             spec.prepare,
             spec.seed ^ u64::from(i),
             cancel,
         ) {
-            Ok(()) => paths.push(path),
+            Ok(()) => names.push(name),
             Err(_) if cancel.is_cancelled() => return Err(PrepareStop::Cancelled),
             Err(e) => {
+                let site = IoSite {
+                    kind: spec.kind,
+                    dir: &dir,
+                    name: &name,
+                };
                 return Err(PrepareStop::Error(EngineError::Prepare(describe_io_error(
-                    op, &path, None, &e,
+                    site, op, None, &e,
                 ))));
             }
         }
     }
     // Make the new directory entries durable too, so the first timed fsync does not pay
     // for creating the files.
-    sync_dir(scratch.path());
+    dir.sync();
 
     let total_blocks = spec.blocks_per_file() * u64::from(file_count);
     Ok((0..spec.threads)
@@ -61,24 +68,18 @@ pub(super) fn prepare<B: Backend>(
             if shared_mode {
                 WorkerPlan {
                     thread: t,
-                    files: paths.clone(),
+                    dir: dir.clone(),
+                    files: names.clone(),
                     start_block: total_blocks * u64::from(t) / u64::from(spec.threads),
                 }
             } else {
                 WorkerPlan {
                     thread: t,
-                    files: vec![paths[t as usize].clone()],
+                    dir: dir.clone(),
+                    files: vec![names[t as usize].clone()],
                     start_block: 0,
                 }
             }
         })
         .collect())
-}
-
-/// fsyncs a directory so entries created in it are durable (best effort: a failure only
-/// means the first timed sync may pay for them).
-pub(super) fn sync_dir(dir: &std::path::Path) {
-    if let Ok(d) = std::fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
 }

@@ -12,12 +12,12 @@
 
 use std::ffi::CStr;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::Sender;
 
+use super::dirfd::DirHandle;
 use super::file::{AlignedBuf, Clock, RealClock, check, fill_pattern};
 use super::fileserver_mix::{
     DIRS, MAX_IO_BYTES, MAX_OPEN, Mix, NAME_LEN, OPS, Op, Step, dir_name, write_name,
@@ -25,11 +25,11 @@ use super::fileserver_mix::{
 use super::gate::StartGate;
 use super::kinds::PrepareStop;
 use super::offsets::mix;
-use super::scratch::{ScratchDir, describe_io_error};
+use super::scratch::{IoSite, ScratchDir, describe_io_error};
 use super::worker::{Live, Shared, WorkerOutput, record_sync};
 use super::{CancelToken, EngineError, EngineEvent};
 use crate::metrics::{OpStats, ThreadStats, bump};
-use crate::spec::{StopRule, WorkloadSpec};
+use crate::spec::WorkloadSpec;
 
 /// Descriptors one client may hold at once: its directory, its open files (at most 16, or
 /// twice its files) and one directory being listed.
@@ -40,14 +40,16 @@ pub fn open_files_per_client(files_per_client: u32) -> u64 {
 /// One client's directory and operation generator, made before timing.
 #[derive(Clone)]
 pub(super) struct ClientPlan {
-    /// `fsynclab-<id>/client-N`.
-    pub dir: PathBuf,
+    /// `fsynclab-<id>/client-N`, opened `O_DIRECTORY|O_NOFOLLOW` below the run directory.
+    pub dir: Arc<DirHandle>,
     /// The generator, its working set already on disk.
     pub mix: Mix,
 }
 
 /// Creates every client's tree (`client-N/d00..d07`) and initial working set, then syncs
-/// the filesystem once so the first timed flush does not pay for the preparation.
+/// the filesystem once so the first timed flush does not pay for the preparation. Every
+/// directory is made with mkdirat and opened by descriptor; every file with openat
+/// (O_CREAT|O_EXCL|O_NOFOLLOW) in its subdirectory's descriptor.
 pub(super) fn prepare(
     spec: &WorkloadSpec,
     scratch: &mut ScratchDir,
@@ -65,8 +67,13 @@ pub(super) fn prepare(
         bytes_per_file: total_bytes / u64::from(files.max(1)),
     });
     let fill = fill_pattern(1 << 20, spec.seed);
-    let fail = |op: &str, path: &Path, e: &io::Error| {
-        PrepareStop::Error(EngineError::Prepare(describe_io_error(op, path, None, e)))
+    let fail = |op: &str, dir: &DirHandle, name: &str, e: &io::Error| {
+        let site = IoSite {
+            kind: spec.kind,
+            dir,
+            name,
+        };
+        PrepareStop::Error(EngineError::Prepare(describe_io_error(site, op, None, e)))
     };
     let mut out = Vec::with_capacity(plans.len());
     for (client, mix) in plans.into_iter().enumerate() {
@@ -76,33 +83,35 @@ pub(super) fn prepare(
         let name = format!("client-{client}");
         let dir = scratch
             .subdir(&name)
-            .map_err(|e| fail("mkdir", &scratch.path().join(&name), &e))?;
+            .map_err(|e| fail("mkdir", scratch.dir(), &name, &e))?;
+        let mut subdirs = Vec::with_capacity(DIRS as usize);
         for d in 0..DIRS {
-            let sub = dir.join(dir_text(d));
-            std::fs::create_dir(&sub).map_err(|e| fail("mkdir", &sub, &e))?;
+            let sub = dir_text(d);
+            dir.mkdir(&sub).map_err(|e| fail("mkdir", &dir, &sub, &e))?;
+            subdirs.push(
+                dir.open_subdir(&sub)
+                    .map_err(|e| fail("open", &dir, &sub, &e))?,
+            );
         }
         for f in mix.files() {
-            let path = dir.join(name_text(f.dir, f.id));
-            write_new_file(&path, &fill, f.size).map_err(|e| fail("prepare", &path, &e))?;
+            let full = name_text(f.dir, f.id);
+            let sub = &subdirs[f.dir as usize];
+            write_new_file(sub, leaf(&full), &fill, f.size)
+                .map_err(|e| fail("prepare", &dir, &full, &e))?;
         }
-        out.push(ClientPlan { dir, mix });
+        out.push(ClientPlan {
+            dir: Arc::new(dir),
+            mix,
+        });
     }
-    if let Ok(d) = std::fs::File::open(scratch.path()) {
-        // SAFETY: plain syscall on a descriptor we own; failure only costs the first sync.
-        unsafe { libc::syncfs(d.as_raw_fd()) };
-    }
+    // SAFETY: plain syscall on a descriptor we hold; failure only costs the first sync.
+    unsafe { libc::syncfs(scratch.dir().fd().as_raw_fd()) };
     Ok(out)
 }
 
-fn write_new_file(path: &Path, fill: &[u8], size: u64) -> io::Result<()> {
+fn write_new_file(dir: &DirHandle, name: &str, fill: &[u8], size: u64) -> io::Result<()> {
     use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path)?;
+    let mut file = dir.create_file(name, nix::fcntl::OFlag::empty())?;
     let mut left = size;
     while left > 0 {
         let n = left.min(fill.len() as u64) as usize;
@@ -123,13 +132,23 @@ fn name_text(dir: u16, id: u64) -> String {
     String::from_utf8_lossy(&b[..NAME_LEN - 1]).into_owned()
 }
 
-/// The client's directory and its open files.
-struct Tree {
-    dir: OwnedFd,
+/// The file name of `dNN/fXXX` inside its subdirectory (the part after `dNN/`).
+fn leaf(full: &str) -> &str {
+    &full[DIR_PREFIX..]
+}
+
+/// Bytes of the `dNN/` prefix of every name [`write_name`] writes.
+const DIR_PREFIX: usize = 4;
+
+/// The client's directory, its subdirectories and its open files.
+struct Tree<'a> {
+    dir: &'a DirHandle,
+    /// `d00..d07`, opened `O_DIRECTORY|O_NOFOLLOW`: names are resolved in them.
+    subdirs: Vec<DirHandle>,
     fds: [RawFd; MAX_OPEN],
 }
 
-impl Drop for Tree {
+impl Drop for Tree<'_> {
     fn drop(&mut self) {
         for fd in self.fds.iter_mut().filter(|fd| **fd >= 0) {
             // SAFETY: an fd this tree opened and has not closed.
@@ -143,18 +162,22 @@ fn cstr(buf: &[u8]) -> &CStr {
     CStr::from_bytes_until_nul(buf).expect("names are NUL-terminated")
 }
 
-impl Tree {
-    fn open(dir: &Path) -> io::Result<Tree> {
-        let path = std::ffi::CString::new(dir.as_os_str().as_bytes())
-            .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
-        let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-        // SAFETY: a valid C string; the returned fd is owned below.
-        let fd = check(unsafe { libc::open(path.as_ptr(), flags) })?;
+impl<'a> Tree<'a> {
+    fn open(dir: &'a DirHandle) -> io::Result<Tree<'a>> {
+        let subdirs = (0..DIRS)
+            .map(|d| dir.open_subdir(&dir_text(d)))
+            .collect::<io::Result<Vec<_>>>()?;
         Ok(Tree {
-            // SAFETY: `fd` was just opened and is owned by nobody else.
-            dir: unsafe { OwnedFd::from_raw_fd(fd) },
+            dir,
+            subdirs,
             fds: [-1; MAX_OPEN],
         })
+    }
+
+    /// The descriptor of subdirectory `dir`.
+    #[inline]
+    fn sub(&self, dir: u16) -> RawFd {
+        self.subdirs[dir as usize].fd().as_raw_fd()
     }
 
     /// Performs `step`; returns the bytes read or written. `a` and `b` hold the names it
@@ -168,19 +191,24 @@ impl Tree {
         wbuf: &AlignedBuf,
         rbuf: &mut [u8],
     ) -> io::Result<u64> {
-        let dirfd = self.dir.as_raw_fd();
+        let dirfd = self.dir.fd().as_raw_fd();
         let file_flags = libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_RDWR;
+        // Names are `dNN/...`: each is resolved in its subdirectory's descriptor, so
+        // no path component is ever looked up by name at run time.
+        let (a_leaf, b_leaf) = (&a[DIR_PREFIX..], &b[DIR_PREFIX..]);
         // SAFETY (every call below): plain syscalls on descriptors this tree owns, with
         // NUL-terminated names and buffers valid for the lengths passed.
         match *step {
-            Step::Create { slot, .. } => {
+            Step::Create { slot, dir, .. } => {
                 let flags = file_flags | libc::O_CREAT | libc::O_EXCL;
-                let fd = check(unsafe { libc::openat(dirfd, cstr(a).as_ptr(), flags, 0o600) })?;
+                let at = self.sub(dir);
+                let fd = check(unsafe { libc::openat(at, cstr(a_leaf).as_ptr(), flags, 0o600) })?;
                 self.fds[slot as usize] = fd;
                 Ok(0)
             }
-            Step::Open { slot, .. } => {
-                let fd = check(unsafe { libc::openat(dirfd, cstr(a).as_ptr(), file_flags) })?;
+            Step::Open { slot, dir, .. } => {
+                let at = self.sub(dir);
+                let fd = check(unsafe { libc::openat(at, cstr(a_leaf).as_ptr(), file_flags) })?;
                 self.fds[slot as usize] = fd;
                 Ok(0)
             }
@@ -210,19 +238,20 @@ impl Tree {
                 }
                 Ok(n as u64)
             }
-            Step::Rename { .. } => {
-                check(unsafe { libc::renameat(dirfd, cstr(a).as_ptr(), dirfd, cstr(b).as_ptr()) })
-                    .map(|_| 0)
+            Step::Rename { dir, .. } => {
+                let at = self.sub(dir);
+                let (from, to) = (cstr(a_leaf).as_ptr(), cstr(b_leaf).as_ptr());
+                check(unsafe { libc::renameat(at, from, at, to) }).map(|_| 0)
             }
-            Step::Unlink { .. } => {
-                check(unsafe { libc::unlinkat(dirfd, cstr(a).as_ptr(), 0) }).map(|_| 0)
+            Step::Unlink { dir, .. } => {
+                check(unsafe { libc::unlinkat(self.sub(dir), cstr(a_leaf).as_ptr(), 0) }).map(|_| 0)
             }
-            Step::Stat { missing, .. } => {
+            Step::Stat { missing, dir, .. } => {
                 let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
                 let rc = unsafe {
                     libc::fstatat(
-                        dirfd,
-                        cstr(a).as_ptr(),
+                        self.sub(dir),
+                        cstr(a_leaf).as_ptr(),
                         st.as_mut_ptr(),
                         libc::AT_SYMLINK_NOFOLLOW,
                     )
@@ -245,7 +274,7 @@ impl Tree {
                     .map(|_| 0)
             }
             Step::Readdir { .. } => {
-                let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC;
+                let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
                 let fd = check(unsafe { libc::openat(dirfd, cstr(a).as_ptr(), flags) })?;
                 let dir = unsafe { libc::fdopendir(fd) };
                 if dir.is_null() {
@@ -289,21 +318,19 @@ fn names_of(step: &Step, a: &mut [u8; NAME_LEN], b: &mut [u8; NAME_LEN]) {
     }
 }
 
-/// Which path an error message names.
-fn error_path(plan_dir: &Path, step: &Step, a: &[u8; NAME_LEN]) -> PathBuf {
+/// Which name (in the client's directory) an error message names: the step's file, or
+/// `.` for the calls on an open file.
+fn error_name(step: &Step, a: &[u8; NAME_LEN]) -> String {
     match step {
         Step::Create { .. }
         | Step::Open { .. }
         | Step::Rename { .. }
         | Step::Unlink { .. }
         | Step::Stat { .. }
-        | Step::Readdir { .. } => {
-            let name = CStr::from_bytes_until_nul(a)
-                .map(|c| c.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            plan_dir.join(name)
-        }
-        _ => plan_dir.to_path_buf(),
+        | Step::Readdir { .. } => CStr::from_bytes_until_nul(a)
+            .map(|c| c.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        _ => ".".into(),
     }
 }
 
@@ -326,7 +353,12 @@ pub(super) fn run_client(
     let (mut a, mut b) = ([0u8; NAME_LEN], [0u8; NAME_LEN]);
     let tree = Tree::open(&plan.dir);
     if let Err(e) = &tree {
-        out.open_error = Some(describe_io_error("open", &plan.dir, None, e));
+        let site = IoSite {
+            kind: spec.kind,
+            dir: &plan.dir,
+            name: ".",
+        };
+        out.open_error = Some(describe_io_error(site, "open", None, e));
         shared.stop.0.store(true, Ordering::Relaxed);
     }
     *arrived = true;
@@ -338,10 +370,7 @@ pub(super) fn run_client(
     let stamp = (u64::from(thread) << 48) ^ mix(spec.seed);
     let start = clock.now_ns();
     out.started = true;
-    let deadline = match spec.stop_rule() {
-        StopRule::Duration(d) => start.saturating_add(d.as_nanos() as u64),
-        _ => u64::MAX,
-    };
+    let deadline = shared.deadline_ns(spec.stop_rule(), start);
     let (mut writes, mut syncs, mut bytes, mut busy) = (0u64, 0u64, 0u64, 0u64);
     let mut now = start;
     while !shared.stop.0.load(Ordering::Relaxed) && now < deadline {
@@ -365,8 +394,13 @@ pub(super) fn run_client(
                     Step::Write { offset, .. } | Step::Read { offset, .. } => Some(offset),
                     _ => None,
                 };
-                let path = error_path(&plan.dir, &step, &a);
-                out.error = Some(describe_io_error(op.name(), &path, offset, &e));
+                let name = error_name(&step, &a);
+                let site = IoSite {
+                    kind: spec.kind,
+                    dir: &plan.dir,
+                    name: &name,
+                };
+                out.error = Some(describe_io_error(site, op.name(), offset, &e));
                 break;
             }
         };
@@ -430,6 +464,8 @@ mod tests {
             run_id: 3,
             target: dir.to_path_buf(),
             keep_files: false,
+            dir_name: None,
+            allow_shared_target: false,
             system: SystemInfo::default(),
         }
     }

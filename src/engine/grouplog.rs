@@ -25,7 +25,10 @@ use crate::spec::{StopRule, Strategy, WorkloadSpec};
 
 /// The shared log and its coordinator.
 pub(super) struct GroupLog {
-    pub path: std::path::PathBuf,
+    /// The run directory holding the log.
+    pub dir: std::sync::Arc<super::dirfd::DirHandle>,
+    /// The log's name in it.
+    pub name: String,
     next_seq: Padded<AtomicU64>,
     state: Mutex<State>,
     flushed: Condvar,
@@ -50,9 +53,14 @@ struct State {
 }
 
 impl GroupLog {
-    pub fn new(path: std::path::PathBuf, strategy: Strategy) -> Self {
+    pub fn new(
+        dir: std::sync::Arc<super::dirfd::DirHandle>,
+        name: String,
+        strategy: Strategy,
+    ) -> Self {
         Self {
-            path,
+            dir,
+            name,
             next_seq: Padded(AtomicU64::new(0)),
             state: Mutex::new(State {
                 stats: GroupCommitStats {
@@ -121,7 +129,8 @@ pub(super) fn run_writer<B: Backend>(
     let clock = backend.clock(w.thread);
     let plan = WorkerPlan {
         thread: w.thread,
-        files: vec![log.path.clone()],
+        dir: log.dir.clone(),
+        files: vec![log.name.clone()],
         start_block: 0,
     };
     let opened = open_plan_files(backend, spec, &plan).map(|mut files| files.remove(0));
@@ -145,10 +154,7 @@ pub(super) fn run_writer<B: Backend>(
     let counted = matches!(stop_rule, StopRule::TotalRequests(_));
     let start = clock.now_ns();
     out.started = true;
-    let deadline = match stop_rule {
-        StopRule::Duration(d) => start.saturating_add(d.as_nanos() as u64),
-        _ => u64::MAX,
-    };
+    let deadline = w.shared.deadline_ns(stop_rule, start);
     let (mut writes, mut syncs, mut busy) = (0u64, 0u64, 0u64);
     let mut now = start;
     loop {
@@ -166,7 +172,12 @@ pub(super) fn run_writer<B: Backend>(
         let written = file.write_at(buf.as_slice(), offset);
         let t1 = clock.now_ns();
         if let Err(e) = written {
-            out.error = Some(describe_io_error("write", &log.path, Some(offset), &e));
+            out.error = Some(describe_io_error(
+                plan.site(spec, &log.name),
+                "write",
+                Some(offset),
+                &e,
+            ));
             break;
         }
         let write_ns = t1.saturating_sub(t0);
@@ -199,7 +210,12 @@ pub(super) fn run_writer<B: Backend>(
                 now = t_durable;
             }
             Err(Some(e)) => {
-                out.error = Some(describe_io_error(spec.sync.as_str(), &log.path, None, &e));
+                out.error = Some(describe_io_error(
+                    plan.site(spec, &log.name),
+                    spec.sync.as_str(),
+                    None,
+                    &e,
+                ));
                 break;
             }
             // Another writer's flush failed: it reports the error; this writer just stops.

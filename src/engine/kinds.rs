@@ -121,19 +121,26 @@ fn prepare_grouplog<B: Backend>(
         files: 1,
         bytes_per_file: size,
     });
-    let path = scratch.file("shared.log");
-    match backend.create(&path, size, spec.prepare, spec.seed, cancel) {
+    let name = scratch.file("shared.log");
+    let dir = scratch.dir().clone();
+    match backend.create(&dir, &name, size, spec.prepare, spec.seed, cancel) {
         Ok(()) => {}
         Err(_) if cancel.is_cancelled() => return Err(PrepareStop::Cancelled),
         Err(e) => {
+            let site = super::scratch::IoSite {
+                kind: spec.kind,
+                dir: &dir,
+                name: &name,
+            };
             return Err(PrepareStop::Error(EngineError::Prepare(
-                super::scratch::describe_io_error("create", &path, None, &e),
+                super::scratch::describe_io_error(site, "create", None, &e),
             )));
         }
     }
-    fileio::sync_dir(scratch.path());
+    dir.sync();
     Ok(Prepared::Grouplog(GroupLog::new(
-        path,
+        dir,
+        name,
         spec.grouplog.strategy,
     )))
 }

@@ -6,6 +6,7 @@
 //! and keep what was measured; errors before it are an [`EngineError`].
 
 mod clock;
+mod dirfd;
 mod fake;
 mod file;
 mod fileio;
@@ -19,9 +20,11 @@ mod sampler;
 mod scratch;
 mod smallfiles;
 mod sysbench;
+mod target;
 mod worker;
 
 pub use clock::{clock_source, monotonic_ns};
+pub use dirfd::{DirHandle, is_run_dir_name, remove_run_dir};
 pub use fake::{FakeBackend, FakeClock, FakeFile, fake_run};
 pub use file::{
     AlignedBuf, BUFFER_ALIGN, Backend, Clock, RealBackend, RealClock, RealFile, SyncFile,
@@ -30,10 +33,11 @@ pub use file::{
 pub use fileserver::open_files_per_client;
 pub use offsets::BlockOrder;
 pub use scratch::{ScratchDir, check_target, describe_io_error, free_bytes};
+pub use target::{PSEUDO_FILESYSTEMS, pseudo_fs};
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -42,7 +46,7 @@ use crate::probe::{BlockStat, SystemInfo};
 use crate::spec::{SpecError, StopRule, WorkloadSpec, format_size};
 use gate::{ArrivalGuard, StartGate};
 use sampler::Sampler;
-use worker::{Live, Padded, Shared};
+use worker::{Live, Shared};
 
 /// Why a run could not start (nothing was measured).
 #[derive(Debug, thiserror::Error)]
@@ -63,6 +67,10 @@ pub enum EngineError {
     /// A bug: a worker thread panicked.
     #[error("{0}")]
     Internal(String),
+    /// A run directory could not be removed (or was refused for removal: not fsynclab's,
+    /// a symlink, replaced); the message names it and why.
+    #[error("{0}")]
+    Cleanup(String),
 }
 
 impl EngineError {
@@ -133,6 +141,13 @@ pub struct RunContext {
     pub run_id: i64,
     /// The directory the scratch directory is created in.
     pub target: PathBuf,
+    /// Name of the run directory to create in `target` (`fsynclab-<digits>[-<digits>]`),
+    /// recorded by the caller before the run; an existing one is an error. `None`: the
+    /// engine picks `fsynclab-<run_id>`, or `-2`, `-3`... if that exists.
+    pub dir_name: Option<String>,
+    /// Run even when the target is writable by other users and not sticky
+    /// (`--allow-shared-target`): the run warns loudly.
+    pub allow_shared_target: bool,
     /// Keep the test files after the run (`--keep`).
     pub keep_files: bool,
     /// What the probe found; its device is the one whose counters are read.
@@ -158,8 +173,10 @@ pub fn run_with<B: Backend>(
     cancel: &CancelToken,
 ) -> Result<RunResult, EngineError> {
     spec.validate()?;
-    let target = check_target(&ctx.target)?;
-    let mut scratch = ScratchDir::create(&target, ctx.run_id)?;
+    let canonical = check_target(&ctx.target, ctx.allow_shared_target)?;
+    let (target, shared_warning) =
+        target::open_target(&ctx.target, &canonical, ctx.allow_shared_target)?;
+    let mut scratch = ScratchDir::create(target, ctx.run_id, ctx.dir_name.as_deref())?;
     let outcome = run_in_scratch(backend, spec, ctx, &mut scratch, events, cancel);
     let cleanup = if ctx.keep_files {
         Some(format!(
@@ -170,6 +187,7 @@ pub fn run_with<B: Backend>(
         scratch.remove()
     };
     let mut result = outcome?;
+    result.warnings.extend(shared_warning);
     result.warnings.extend(cleanup);
     let _ = events.send(EngineEvent::Finished {
         run_id: ctx.run_id,
@@ -189,7 +207,7 @@ fn run_in_scratch<B: Backend>(
     let mut warnings = ctx.system.warnings.clone();
     warnings.extend(kinds::kind_warnings(spec, &ctx.system));
     let needed = kinds::space_needed(spec);
-    if let Some(free) = free_bytes(scratch.path())
+    if let Some(free) = free_bytes(scratch.dir())
         && needed > free
     {
         warnings.push(format!(
@@ -206,14 +224,7 @@ fn run_in_scratch<B: Backend>(
         Err(kinds::PrepareStop::Error(e)) => return Err(e),
     };
     let stop_rule = spec.stop_rule();
-    let shared = Shared {
-        stop: Padded(AtomicBool::new(false)),
-        remaining: Padded(AtomicI64::new(match stop_rule {
-            StopRule::TotalRequests(n) => i64::try_from(n).unwrap_or(i64::MAX),
-            _ => 0,
-        })),
-        ticket: Padded(AtomicU64::new(0)),
-    };
+    let shared = Shared::new(stop_rule);
     let lives: Vec<Live> = (0..spec.threads).map(|_| Live::default()).collect();
     let gate = StartGate::new();
     let device = ctx.system.device.as_ref();

@@ -120,10 +120,7 @@ pub(super) fn run_sysbench_worker<B: Backend>(
 
     let start = clock.now_ns();
     out.started = true;
-    let deadline = match stop_rule {
-        StopRule::Duration(d) => start.saturating_add(d.as_nanos() as u64),
-        _ => u64::MAX,
-    };
+    let deadline = shared.deadline_ns(stop_rule, start);
     let (mut writes, mut syncs, mut busy) = (0u64, 0u64, 0u64);
     let mut now = start;
     loop {
@@ -146,8 +143,8 @@ pub(super) fn run_sysbench_worker<B: Backend>(
                 let t1 = clock.now_ns();
                 if let Err(e) = written {
                     out.error = Some(describe_io_error(
+                        plan.site(spec, &plan.files[file_index]),
                         "write",
-                        &plan.files[file_index],
                         Some(offset),
                         &e,
                     ));
@@ -168,8 +165,8 @@ pub(super) fn run_sysbench_worker<B: Backend>(
                 let t1 = clock.now_ns();
                 if let Err(e) = synced {
                     out.error = Some(describe_io_error(
+                        plan.site(spec, &plan.files[file_index]),
                         method.as_str(),
-                        &plan.files[file_index],
                         None,
                         &e,
                     ));
@@ -202,12 +199,17 @@ pub(super) fn run_sysbench_worker<B: Backend>(
     // sysbench --file-fsync-end: every thread syncs every file once when it finishes,
     // outside the events (not in the event count, latency or execution time).
     if spec.final_sync && out.error.is_none() {
-        for (file, path) in files.iter_mut().zip(&plan.files) {
+        for (file, name) in files.iter_mut().zip(&plan.files) {
             let t0 = clock.now_ns();
             let synced = file.sync(end_method);
             let t1 = clock.now_ns();
             if let Err(e) = synced {
-                out.error = Some(describe_io_error("end fsync", path, None, &e));
+                out.error = Some(describe_io_error(
+                    plan.site(spec, name),
+                    "end fsync",
+                    None,
+                    &e,
+                ));
                 break;
             }
             let sync_ns = t1.saturating_sub(t0);

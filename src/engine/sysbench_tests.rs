@@ -27,6 +27,8 @@ fn run_fake(spec: &WorkloadSpec, write_ns: u64, sync_ns: u64) -> RunResult {
         run_id: 1,
         target: dir.path().to_path_buf(),
         keep_files: false,
+        dir_name: None,
+        allow_shared_target: false,
         system: SystemInfo::default(),
     };
     let (tx, _rx) = std::sync::mpsc::channel();

@@ -12,6 +12,8 @@ fn ctx(dir: &std::path::Path) -> RunContext {
         run_id: 1,
         target: dir.to_path_buf(),
         keep_files: false,
+        dir_name: None,
+        allow_shared_target: false,
         system: SystemInfo::default(),
     }
 }

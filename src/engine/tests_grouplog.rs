@@ -31,6 +31,8 @@ fn run_fake(spec: &WorkloadSpec) -> RunResult {
         run_id: 7,
         target: dir.path().to_path_buf(),
         keep_files: false,
+        dir_name: None,
+        allow_shared_target: false,
         system: SystemInfo::default(),
     };
     let (tx, _rx) = mpsc::channel();
@@ -141,6 +143,8 @@ fn real_log_on_disk_is_written_and_removed() {
         run_id: 9,
         target: dir.path().to_path_buf(),
         keep_files: false,
+        dir_name: None,
+        allow_shared_target: false,
         system: SystemInfo::default(),
     };
     let (tx, _rx) = mpsc::channel();
@@ -163,6 +167,8 @@ fn a_failed_flush_fails_the_run_without_hanging_its_followers() {
         run_id: 8,
         target: dir.path().to_path_buf(),
         keep_files: false,
+        dir_name: None,
+        allow_shared_target: false,
         system: SystemInfo::default(),
     };
     let (tx, _rx) = mpsc::channel();

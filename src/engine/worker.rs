@@ -1,13 +1,15 @@
 //! One worker thread: open its files, arrive at the start gate, then write and sync in a
 //! loop that does no allocation, locking or formatting between a call and its timing.
 
-use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+
+use super::dirfd::DirHandle;
 
 use super::file::{AlignedBuf, Backend, Clock, SyncFile};
 use super::gate::StartGate;
 use super::offsets::{BlockOrder, mix};
-use super::scratch::describe_io_error;
+use super::scratch::{IoSite, describe_io_error};
 use crate::metrics::{LatencyHistogram, LiveBuckets, OpStats, ThreadStats, bump};
 use crate::spec::{StopRule, SyncMethod, WorkloadSpec};
 
@@ -36,14 +38,56 @@ pub(super) struct Shared {
     pub remaining: Padded<AtomicI64>,
     /// Next event of the shared sysbench-mode sequence (see `sysbench::event_of`).
     pub ticket: Padded<AtomicU64>,
+    /// The run's one deadline under [`StopRule::Duration`], on the workers' clock; 0
+    /// until the first worker through the start gate sets it (see [`Shared::deadline_ns`]).
+    pub deadline: Padded<AtomicU64>,
+}
+
+impl Shared {
+    /// State for a run under `rule`.
+    pub fn new(rule: StopRule) -> Self {
+        Shared {
+            stop: Padded(AtomicBool::new(false)),
+            remaining: Padded(AtomicI64::new(match rule {
+                StopRule::TotalRequests(n) => i64::try_from(n).unwrap_or(i64::MAX),
+                _ => 0,
+            })),
+            ticket: Padded(AtomicU64::new(0)),
+            deadline: Padded(AtomicU64::new(0)),
+        }
+    }
+
+    /// The deadline of a worker that starts at `start` (its clock, read as it passed the
+    /// start gate): under a duration, one deadline for the whole run, set by the first
+    /// worker through the gate and read by every other, so workers scheduled late (many
+    /// threads on few cores) run shorter instead of each running the full duration.
+    /// Called once per worker, before its loop. `u64::MAX` for the other stop rules.
+    pub fn deadline_ns(&self, rule: StopRule, start: u64) -> u64 {
+        let StopRule::Duration(d) = rule else {
+            return u64::MAX;
+        };
+        let mine = start
+            .saturating_add(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+            .max(1);
+        match self
+            .deadline
+            .0
+            .compare_exchange(0, mine, Ordering::AcqRel, Ordering::Acquire)
+        {
+            Ok(_) => mine,
+            Err(first) => first,
+        }
+    }
 }
 
 /// What one worker writes.
 #[derive(Clone)]
 pub(super) struct WorkerPlan {
     pub thread: u32,
-    /// Files in block-index order: block b lives in file b / blocks_per_file.
-    pub files: Vec<PathBuf>,
+    /// The run directory the files are in.
+    pub dir: Arc<DirHandle>,
+    /// File names in block-index order: block b lives in file b / blocks_per_file.
+    pub files: Vec<String>,
     /// First block of a sequential pass.
     pub start_block: u64,
 }
@@ -114,12 +158,23 @@ pub(super) fn open_plan_files<B: Backend>(
     };
     plan.files
         .iter()
-        .map(|p| {
+        .map(|name| {
             backend
-                .open(p, spec.open_flags, plan.thread)
-                .map_err(|e| describe_io_error(op, p, None, &e))
+                .open(&plan.dir, name, spec.open_flags, plan.thread)
+                .map_err(|e| describe_io_error(plan.site(spec, name), op, None, &e))
         })
         .collect()
+}
+
+impl WorkerPlan {
+    /// Where an error on file `name` of this plan happened (for its message).
+    pub fn site<'a>(&'a self, spec: &WorkloadSpec, name: &'a str) -> IoSite<'a> {
+        IoSite {
+            kind: spec.kind,
+            dir: &self.dir,
+            name,
+        }
+    }
 }
 
 /// Runs one worker to its stop condition. `arrived` is set once it has reached the gate,
@@ -176,10 +231,7 @@ pub(super) fn run_worker<B: Backend>(
 
     let start = clock.now_ns();
     out.started = true;
-    let deadline = match stop_rule {
-        StopRule::Duration(d) => start.saturating_add(d.as_nanos() as u64),
-        _ => u64::MAX,
-    };
+    let deadline = shared.deadline_ns(stop_rule, start);
     let (mut writes, mut syncs, mut bytes, mut busy) = (0u64, 0u64, 0u64, 0u64);
     let mut now = start;
     loop {
@@ -204,8 +256,8 @@ pub(super) fn run_worker<B: Backend>(
         let t1 = clock.now_ns();
         if let Err(e) = written {
             out.error = Some(describe_io_error(
+                plan.site(spec, &plan.files[file_index]),
                 "write",
-                &plan.files[file_index],
                 Some(offset),
                 &e,
             ));
@@ -235,8 +287,8 @@ pub(super) fn run_worker<B: Backend>(
             }
             Some(Err(e)) => {
                 out.error = Some(describe_io_error(
+                    plan.site(spec, &plan.files[file_index]),
                     method.as_str(),
-                    &plan.files[file_index],
                     None,
                     &e,
                 ));
@@ -248,7 +300,7 @@ pub(super) fn run_worker<B: Backend>(
     // fio's end_fsync: one fsync per file that has unsynced writes, whatever the per-write
     // sync method, so buffered and sync_file_range runs end durable too.
     if spec.final_sync && out.error.is_none() {
-        for ((file, path), dirty) in files.iter_mut().zip(&plan.files).zip(&pending) {
+        for ((file, name), dirty) in files.iter_mut().zip(&plan.files).zip(&pending) {
             if *dirty == 0 {
                 continue;
             }
@@ -256,7 +308,12 @@ pub(super) fn run_worker<B: Backend>(
             let synced = file.sync(SyncMethod::Fsync);
             let t2 = clock.now_ns();
             if let Err(e) = synced {
-                out.error = Some(describe_io_error("final fsync", path, None, &e));
+                out.error = Some(describe_io_error(
+                    plan.site(spec, name),
+                    "final fsync",
+                    None,
+                    &e,
+                ));
                 break;
             }
             record_sync(&mut out.sync_lat, live, t2.saturating_sub(t1));

@@ -110,6 +110,7 @@ impl Cx<'_> {
                 preset_scale: s.preset.as_ref().map(|_| s.scale),
                 experiment_id: None,
                 keep_files: false,
+                allow_shared_target: false,
                 quiet: (s.quiet_wait_s > 0.0).then(|| QuietWait {
                     threshold: DEFAULT_QUIET_THRESHOLD,
                     max_wait: Duration::from_secs_f64(s.quiet_wait_s),

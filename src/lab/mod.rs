@@ -42,6 +42,9 @@ pub struct RunRequest {
     pub experiment_id: Option<i64>,
     /// Keep the test files afterwards.
     pub keep_files: bool,
+    /// Run even when the target is writable by other users and not sticky
+    /// (`--allow-shared-target`): the run warns loudly.
+    pub allow_shared_target: bool,
     /// Wait for a quiet machine before starting (`--quiet-wait`).
     pub quiet: Option<QuietWait>,
 }
@@ -111,7 +114,7 @@ pub fn execute(
     cancel: &CancelToken,
 ) -> Result<RunResult, LabError> {
     request.spec.validate().map_err(EngineError::from)?;
-    let target = engine::check_target(&request.target)?;
+    let target = engine::check_target(&request.target, request.allow_shared_target)?;
     let mut system = probe::collect(&target);
     system.clock_source = Some(engine::clock_source().to_string());
     // A run on a scratch filesystem records its full recipe (fs, mkfs and mount options,
@@ -150,6 +153,8 @@ pub fn execute(
     let ctx = RunContext {
         run_id,
         target,
+        dir_name: None,
+        allow_shared_target: request.allow_shared_target,
         keep_files: request.keep_files,
         system,
     };

@@ -16,13 +16,15 @@ mod parts;
 
 use std::ffi::CStr;
 use std::io;
-use std::path::{Path, PathBuf};
+use std::os::fd::AsRawFd;
+use std::path::Path;
 use std::sync::atomic::Ordering;
 
+use super::dirfd::DirHandle;
 use super::file::{Backend, Clock, check, fill_pattern};
 use super::kinds::{PrepareStop, Worker};
 use super::offsets::mix;
-use super::scratch::{ScratchDir, describe_io_error};
+use super::scratch::{IoSite, ScratchDir, describe_io_error, inodes_exhausted, io_error_text};
 use super::worker::{PhaseSpan, WorkerOutput, record_sync};
 use super::{EngineError, EngineEvent};
 use crate::metrics::{OpStats, ThreadStats, bump};
@@ -39,7 +41,8 @@ const NOBODY: u32 = 65534;
 
 /// What a smallfiles run prepared: one directory per worker and the phase barrier.
 pub(super) struct SmallfilesPlan {
-    dirs: Vec<PathBuf>,
+    /// Each worker's directory, opened `O_DIRECTORY|O_NOFOLLOW` below the run directory.
+    dirs: Vec<DirHandle>,
     barrier: PhaseBarrier,
     /// Owner the chown phase gives every file.
     owner: (u32, u32),
@@ -60,19 +63,21 @@ pub(super) fn prepare(
     for t in 0..spec.threads {
         let name = format!("thread-{t}");
         let dir = scratch.subdir(&name).map_err(|e| {
+            let site = IoSite {
+                kind: spec.kind,
+                dir: scratch.dir(),
+                name: &name,
+            };
             PrepareStop::Error(EngineError::Prepare(describe_io_error(
-                "mkdir",
-                &scratch.path().join(&name),
-                None,
-                &e,
+                site, "mkdir", None, &e,
             )))
         })?;
         dirs.push(dir);
     }
     if spec.smallfiles.xattr {
-        check_xattr_support(scratch).map_err(PrepareStop::Error)?;
+        check_xattr_support(spec, scratch).map_err(PrepareStop::Error)?;
     }
-    super::fileio::sync_dir(scratch.path());
+    scratch.dir().sync();
     let owner = if nix::unistd::geteuid().is_root() {
         (NOBODY, NOBODY)
     } else {
@@ -88,19 +93,19 @@ pub(super) fn prepare(
     })
 }
 
-fn check_xattr_support(scratch: &mut ScratchDir) -> Result<(), EngineError> {
-    let path = scratch.file("xattr-probe");
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(&path)
-        .map_err(|e| EngineError::Prepare(describe_io_error("create", &path, None, &e)))?;
+fn check_xattr_support(spec: &WorkloadSpec, scratch: &mut ScratchDir) -> Result<(), EngineError> {
+    let name = scratch.file("xattr-probe");
+    let dir = scratch.dir();
+    let site = IoSite {
+        kind: spec.kind,
+        dir,
+        name: &name,
+    };
+    let file = dir
+        .create_file(&name, nix::fcntl::OFlag::empty())
+        .map_err(|e| EngineError::Prepare(describe_io_error(site, "create", None, &e)))?;
     let value = [0u8; XATTR_LEN];
     let rc = {
-        use std::os::fd::AsRawFd;
         // SAFETY: valid fd, NUL-terminated name, value pointer and length of a live array.
         unsafe {
             libc::fsetxattr(
@@ -118,11 +123,11 @@ fn check_xattr_support(scratch: &mut ScratchDir) -> Result<(), EngineError> {
         let e = io::Error::last_os_error();
         Err(match e.raw_os_error() {
             Some(libc::EOPNOTSUPP) => EngineError::Target(no_xattr_message(scratch.path())),
-            _ => EngineError::Prepare(describe_io_error("fsetxattr", &path, None, &e)),
+            _ => EngineError::Prepare(describe_io_error(site, "fsetxattr", None, &e)),
         })
     };
     drop(file);
-    let _ = std::fs::remove_file(&path);
+    let _ = dir.unlink(&name);
     result
 }
 
@@ -190,11 +195,7 @@ impl SmallfilesPlan {
         let mut out = WorkerOutput::new(thread);
         let _guard = StopOnPanic(&w.shared.stop.0);
         let dir = &self.dirs[thread as usize];
-        let dir_fd = open_dir(dir);
-        if let Err(e) = &dir_fd {
-            out.open_error = Some(describe_io_error("open directory", dir, None, e));
-            w.shared.stop.0.store(true, Ordering::Relaxed);
-        }
+        let fd = dir.fd().as_raw_fd();
         let s = &spec.smallfiles;
         let size = s.file_size as usize;
         let mut buf = fill_pattern(size.max(16), mix(spec.seed ^ u64::from(thread)));
@@ -211,8 +212,6 @@ impl SmallfilesPlan {
         if !w.gate.arrive_and_wait() {
             return out;
         }
-        let Ok(dir_fd) = dir_fd else { return out };
-        let fd = std::os::fd::AsRawFd::as_raw_fd(&dir_fd);
 
         let stop = &w.shared.stop.0;
         let live = w.live;
@@ -220,10 +219,7 @@ impl SmallfilesPlan {
         let stamp = (u64::from(thread) << 48) ^ mix(spec.seed);
         let start = clock.now_ns();
         out.started = true;
-        let deadline = spec
-            .duration_s
-            .map(|d| start.saturating_add((d * 1e9) as u64))
-            .unwrap_or(u64::MAX);
+        let deadline = w.shared.deadline_ns(spec.stop_rule(), start);
         let (mut files, mut syncs, mut busy) = (0u64, 0u64, 0u64);
         let mut failed: Option<(&'static str, io::Error)> = None;
 
@@ -380,16 +376,23 @@ impl SmallfilesPlan {
         }
 
         if let Some((op, e)) = failed {
-            let path = dir.join(name.as_str());
+            let path = dir.shown(name.as_str());
             out.error = Some(match e.raw_os_error() {
-                Some(libc::EOPNOTSUPP) if op == "fsetxattr" => no_xattr_message(dir),
+                Some(libc::EOPNOTSUPP) if op == "fsetxattr" => no_xattr_message(dir.path()),
                 Some(libc::ENOSPC) => format!(
-                    "no space or no free inodes left during {op} of {} after {files} files in this \
-                     thread; free space on the target, use a filesystem with more inodes (df -i), \
-                     or lower --files / --threads",
-                    path.display()
+                    "{} (after {files} files in this thread)",
+                    io_error_text(spec.kind, op, &path, None, &e, inodes_exhausted(dir))
                 ),
-                _ => describe_io_error(op, &path, None, &e),
+                _ => describe_io_error(
+                    IoSite {
+                        kind: spec.kind,
+                        dir,
+                        name: name.as_str(),
+                    },
+                    op,
+                    None,
+                    &e,
+                ),
             });
         }
         out.ops = ops
@@ -409,14 +412,6 @@ impl SmallfilesPlan {
         };
         out
     }
-}
-
-fn open_dir(dir: &Path) -> io::Result<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(dir)
 }
 
 #[cfg(test)]

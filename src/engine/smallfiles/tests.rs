@@ -83,6 +83,8 @@ fn ctx(dir: &Path) -> crate::engine::RunContext {
         run_id: 1,
         target: dir.to_path_buf(),
         keep_files: false,
+        dir_name: None,
+        allow_shared_target: false,
         system: crate::probe::SystemInfo::default(),
     }
 }

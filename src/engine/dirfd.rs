@@ -1,0 +1,454 @@
+//! File operations by directory descriptor, so no path another user can change is ever
+//! resolved twice: a run opens its target once, creates its run directory with `mkdirat`,
+//! opens it `O_DIRECTORY|O_NOFOLLOW`, and does everything else relative to that descriptor
+//! (`openat` with `O_NOFOLLOW`, `mkdirat`, `unlinkat`, `fstatat` with
+//! `AT_SYMLINK_NOFOLLOW`). Cleanup walks descriptors too: a symlink found inside is
+//! unlinked, never followed, and the walk never leaves the tree below the descriptor it
+//! starts from (nor crosses into another mounted filesystem).
+
+use std::ffi::CStr;
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::path::{Path, PathBuf};
+
+use nix::fcntl::{OFlag, openat};
+use nix::sys::stat::{FileStat, Mode, SFlag, fstat, fstatat, mkdirat};
+use nix::unistd::{UnlinkatFlags, unlinkat};
+
+use super::EngineError;
+
+/// Flags every directory of a run is opened with.
+const DIR_FLAGS: OFlag = OFlag::O_RDONLY
+    .union(OFlag::O_DIRECTORY)
+    .union(OFlag::O_NOFOLLOW)
+    .union(OFlag::O_CLOEXEC);
+
+/// Deepest tree cleanup walks (the engine makes at most three levels).
+const MAX_DEPTH: usize = 16;
+
+/// A directory held by descriptor, with the path it was reached by (for messages only:
+/// the path is never resolved again).
+#[derive(Debug)]
+pub struct DirHandle {
+    fd: OwnedFd,
+    path: PathBuf,
+}
+
+impl DirHandle {
+    /// Opens `path` as a directory (`O_DIRECTORY|O_CLOEXEC`, following a symlink only in
+    /// `path` itself, as the user named it).
+    pub fn open(path: &Path) -> io::Result<DirHandle> {
+        let fd = nix::fcntl::open(
+            path,
+            OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+            Mode::empty(),
+        )?;
+        Ok(DirHandle {
+            fd,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// The descriptor.
+    pub fn fd(&self) -> BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+
+    /// The path the directory was reached by (messages only).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The path of entry `name`, for messages.
+    pub fn shown(&self, name: &str) -> PathBuf {
+        self.path.join(name)
+    }
+
+    /// Opens subdirectory `name` (`O_DIRECTORY|O_NOFOLLOW`: a symlink is refused).
+    pub fn open_subdir(&self, name: &str) -> io::Result<DirHandle> {
+        let fd = openat(self.fd(), name, DIR_FLAGS, Mode::empty())?;
+        Ok(DirHandle {
+            fd,
+            path: self.shown(name),
+        })
+    }
+
+    /// Creates subdirectory `name` with mode 0700 (fails if the name exists).
+    pub fn mkdir(&self, name: &str) -> io::Result<()> {
+        Ok(mkdirat(self.fd(), name, Mode::from_bits_truncate(0o700))?)
+    }
+
+    /// Creates and opens a new file `name` for writing: `O_CREAT|O_EXCL|O_NOFOLLOW`, mode
+    /// 0600, plus `extra` flags.
+    pub fn create_file(&self, name: &str, extra: OFlag) -> io::Result<File> {
+        let flags = OFlag::O_WRONLY
+            | OFlag::O_CREAT
+            | OFlag::O_EXCL
+            | OFlag::O_NOFOLLOW
+            | OFlag::O_CLOEXEC
+            | extra;
+        let fd = openat(self.fd(), name, flags, Mode::from_bits_truncate(0o600))?;
+        Ok(File::from(fd))
+    }
+
+    /// Opens the existing file `name` with `flags` (`O_NOFOLLOW|O_CLOEXEC` added).
+    pub fn open_file(&self, name: &str, flags: OFlag) -> io::Result<File> {
+        let flags = flags | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+        let fd = openat(self.fd(), name, flags, Mode::empty())?;
+        Ok(File::from(fd))
+    }
+
+    /// Removes the file (or symlink) `name`.
+    pub fn unlink(&self, name: &str) -> io::Result<()> {
+        Ok(unlinkat(self.fd(), name, UnlinkatFlags::NoRemoveDir)?)
+    }
+
+    /// fsyncs the directory so entries created in it are durable (best effort: a failure
+    /// only means the first timed sync may pay for them).
+    pub fn sync(&self) {
+        let _ = nix::unistd::fsync(self.fd());
+    }
+
+    /// The directory's own status.
+    pub fn stat(&self) -> io::Result<FileStat> {
+        Ok(fstat(self.fd())?)
+    }
+}
+
+/// Whether `name` is one fsynclab gives a run directory: `fsynclab-<digits>` or
+/// `fsynclab-<digits>-<digits>`.
+pub fn is_run_dir_name(name: &str) -> bool {
+    let Some(rest) = name.strip_prefix("fsynclab-") else {
+        return false;
+    };
+    let digits = |s: &str| !s.is_empty() && s.len() <= 20 && s.bytes().all(|b| b.is_ascii_digit());
+    match rest.split_once('-') {
+        None => digits(rest),
+        Some((id, attempt)) => digits(id) && digits(attempt),
+    }
+}
+
+/// Removes a stale run directory `<target>/<name>` left by a killed run (`fsynclab
+/// clean`). Refuses a name that is not a run directory's (`fsynclab-N` or `fsynclab-N-M`),
+/// a symlink or non-directory by that name, and a directory not owned by the effective
+/// user; removes the tree by descriptor (symlinks inside are unlinked, never followed),
+/// and removes the name only while it still is the directory that was emptied. A name
+/// that does not exist is not an error (nothing to remove).
+pub fn remove_run_dir(target: &Path, name: &str) -> Result<(), EngineError> {
+    if !is_run_dir_name(name) {
+        return Err(EngineError::Target(format!(
+            "'{name}' is not the name of an fsynclab run directory (fsynclab-<run id> or \
+             fsynclab-<run id>-<n>); nothing was removed"
+        )));
+    }
+    let shown = target.join(name);
+    let cleanup = |what: String| EngineError::Cleanup(format!("{}: {what}", shown.display()));
+    let target_dir = DirHandle::open(target).map_err(|e| {
+        EngineError::Cleanup(format!("cannot open target {}: {e}", target.display()))
+    })?;
+    let dir = match target_dir.open_subdir(name) {
+        Ok(d) => d,
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(()),
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ELOOP) | Some(libc::ENOTDIR)) => {
+            return Err(cleanup(
+                "not a directory (a symlink or file put in its place?); not removed".into(),
+            ));
+        }
+        Err(e) => return Err(cleanup(format!("cannot open it: {e}; not removed"))),
+    };
+    let st = dir
+        .stat()
+        .map_err(|e| cleanup(format!("cannot stat it: {e}")))?;
+    let euid = nix::unistd::geteuid().as_raw();
+    if st.st_uid != euid {
+        return Err(cleanup(format!(
+            "owned by uid {}, not by this user (uid {euid}): fsynclab did not create it; not removed",
+            st.st_uid
+        )));
+    }
+    let mut problems = Vec::new();
+    remove_contents(&dir, &mut problems);
+    if !problems.is_empty() {
+        return Err(cleanup(format!(
+            "could not remove everything inside ({})",
+            problems.join("; ")
+        )));
+    }
+    remove_name_if_same(&target_dir, name, &st).map_err(cleanup)
+}
+
+/// Removes the (empty) directory `name` from `parent` only while that name still is the
+/// directory `ours` was taken from; otherwise says what is there instead.
+pub(super) fn remove_name_if_same(
+    parent: &DirHandle,
+    name: &str,
+    ours: &FileStat,
+) -> Result<(), String> {
+    match fstatat(parent.fd(), name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW) {
+        Ok(now) if now.st_dev == ours.st_dev && now.st_ino == ours.st_ino => {}
+        Ok(_) => {
+            return Err(
+                "WARNING: this name no longer is the directory fsynclab created (it was renamed \
+                 away and something else put in its place, by another user of a shared \
+                 directory?); nothing by that name was removed: check what is there"
+                    .into(),
+            );
+        }
+        Err(nix::errno::Errno::ENOENT) => {
+            return Err(
+                "WARNING: the directory fsynclab created was renamed away during the run (by \
+                 another user of a shared directory?); its contents were removed, the empty \
+                 directory is wherever it was moved"
+                    .into(),
+            );
+        }
+        Err(e) => return Err(format!("cannot check it before removal: {e}")),
+    }
+    unlinkat(parent.fd(), name, UnlinkatFlags::RemoveDir).map_err(|e| match e {
+        nix::errno::Errno::ENOTEMPTY => {
+            "files fsynclab did not create remain in it; it was left in place: remove it by hand"
+                .to_string()
+        }
+        e => format!("cannot remove it: {e}"),
+    })
+}
+
+/// Removes everything inside `dir`, by descriptor; problems are appended to `problems`.
+pub fn remove_contents(dir: &DirHandle, problems: &mut Vec<String>) {
+    match dir.stat() {
+        Ok(st) => remove_contents_at(dir, st.st_dev, 0, problems),
+        Err(e) => problems.push(format!("{}: {e}", dir.path().display())),
+    }
+}
+
+fn remove_contents_at(dir: &DirHandle, dev: u64, depth: usize, problems: &mut Vec<String>) {
+    if depth > MAX_DEPTH {
+        problems.push(format!(
+            "{}: nested deeper than {MAX_DEPTH} levels; not removed",
+            dir.path().display()
+        ));
+        return;
+    }
+    // A fresh open file description of the same directory, so listing it shares no
+    // offset with the caller's descriptor.
+    let listing = openat(dir.fd(), ".", DIR_FLAGS, Mode::empty()).and_then(nix::dir::Dir::from_fd);
+    let mut listing = match listing {
+        Ok(l) => l,
+        Err(e) => {
+            problems.push(format!("{}: cannot list: {e}", dir.path().display()));
+            return;
+        }
+    };
+    // Entries are removed while listing; a second pass catches any the listing skipped.
+    for _pass in 0..2 {
+        let mut seen = 0usize;
+        let mut failed = Vec::new();
+        for entry in listing.iter() {
+            let entry = match entry {
+                Ok(e) => e,
+                Err(e) => {
+                    failed.push(format!("{}: cannot list: {e}", dir.path().display()));
+                    break;
+                }
+            };
+            let name = entry.file_name();
+            if name == c"." || name == c".." {
+                continue;
+            }
+            seen += 1;
+            let is_dir = match entry.file_type() {
+                Some(t) => t == nix::dir::Type::Directory,
+                None => is_directory(dir.fd(), name),
+            };
+            if let Err(e) = remove_entry(dir, name, is_dir, dev, depth, problems) {
+                failed.push(e);
+            }
+        }
+        if seen == 0 || !failed.is_empty() {
+            problems.extend(failed);
+            return;
+        }
+    }
+}
+
+fn is_directory(dir: BorrowedFd<'_>, name: &CStr) -> bool {
+    fstatat(dir, name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW).is_ok_and(|st| {
+        SFlag::from_bits_truncate(st.st_mode & SFlag::S_IFMT.bits()) == SFlag::S_IFDIR
+    })
+}
+
+fn remove_entry(
+    dir: &DirHandle,
+    name: &CStr,
+    is_dir: bool,
+    dev: u64,
+    depth: usize,
+    problems: &mut Vec<String>,
+) -> Result<(), String> {
+    let shown = || dir.path().join(name.to_string_lossy().as_ref());
+    if is_dir {
+        match openat(dir.fd(), name, DIR_FLAGS, Mode::empty()) {
+            Ok(fd) => {
+                let sub = DirHandle { fd, path: shown() };
+                match sub.stat() {
+                    Ok(st) if st.st_dev == dev => {}
+                    Ok(_) => {
+                        return Err(format!(
+                            "{}: another filesystem is mounted there; not removed",
+                            shown().display()
+                        ));
+                    }
+                    Err(e) => return Err(format!("{}: {e}", shown().display())),
+                }
+                remove_contents_at(&sub, dev, depth + 1, problems);
+                return match unlinkat(dir.fd(), name, UnlinkatFlags::RemoveDir) {
+                    Ok(()) | Err(nix::errno::Errno::ENOENT) => Ok(()),
+                    Err(e) => Err(format!("{}: {e}", shown().display())),
+                };
+            }
+            // Replaced by a non-directory since it was listed: unlink that instead.
+            Err(nix::errno::Errno::ENOTDIR) | Err(nix::errno::Errno::ELOOP) => {}
+            Err(nix::errno::Errno::ENOENT) => return Ok(()),
+            Err(e) => return Err(format!("{}: {e}", shown().display())),
+        }
+    }
+    match unlinkat(dir.fd(), name, UnlinkatFlags::NoRemoveDir) {
+        Ok(()) | Err(nix::errno::Errno::ENOENT) => Ok(()),
+        Err(e) => Err(format!("{}: {e}", shown().display())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    /// A victim tree outside the run directory, and its listing with contents.
+    fn victim(root: &Path) -> (PathBuf, Vec<(PathBuf, Vec<u8>)>) {
+        let v = root.join("victim");
+        std::fs::create_dir_all(v.join("sub")).unwrap();
+        std::fs::write(v.join("a"), b"precious").unwrap();
+        std::fs::write(v.join("sub/b"), b"also precious").unwrap();
+        (v.clone(), snapshot(&v))
+    }
+
+    fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+        let mut out = Vec::new();
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                out.push((p.clone(), Vec::new()));
+                out.extend(snapshot(&p));
+            } else {
+                out.push((p.clone(), std::fs::read(&p).unwrap()));
+            }
+        }
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn run_dir_names() {
+        for ok in ["fsynclab-1", "fsynclab-42-2", "fsynclab-007"] {
+            assert!(is_run_dir_name(ok), "{ok}");
+        }
+        for bad in [
+            "fsynclab-",
+            "fsynclab-1-",
+            "fsynclab--1",
+            "fsynclab-1-2-3",
+            "fsynclab-x",
+            "fsynclab-1/..",
+            "../fsynclab-1",
+            "fsynclab-1 ",
+            "home",
+            "",
+        ] {
+            assert!(!is_run_dir_name(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn walker_removes_nested_trees_and_unlinks_symlinks_without_following() {
+        let root = tempfile::tempdir().unwrap();
+        let (victim_dir, before) = victim(root.path());
+        let run = root.path().join("fsynclab-5");
+        std::fs::create_dir_all(run.join("client-0/d00/deeper")).unwrap();
+        std::fs::write(run.join("client-0/d00/f1"), b"x").unwrap();
+        std::fs::write(run.join("client-0/d00/deeper/f2"), b"y").unwrap();
+        symlink(&victim_dir, run.join("client-0/link-to-victim")).unwrap();
+        symlink(&victim_dir, run.join("client-0/d00/deeper/link2")).unwrap();
+        symlink(victim_dir.join("a"), run.join("file-link")).unwrap();
+        remove_run_dir(root.path(), "fsynclab-5").unwrap();
+        assert!(!run.exists());
+        assert_eq!(snapshot(&victim_dir), before, "victim untouched");
+    }
+
+    #[test]
+    fn a_symlink_in_place_of_the_run_dir_is_refused() {
+        let root = tempfile::tempdir().unwrap();
+        let (victim_dir, before) = victim(root.path());
+        symlink(&victim_dir, root.path().join("fsynclab-9")).unwrap();
+        let e = remove_run_dir(root.path(), "fsynclab-9")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("not a directory"), "{e}");
+        assert_eq!(snapshot(&victim_dir), before);
+        assert!(root.path().join("fsynclab-9").is_symlink());
+        // Missing: nothing to do. Foreign names: refused before anything is opened.
+        remove_run_dir(root.path(), "fsynclab-10").unwrap();
+        let e = remove_run_dir(root.path(), "victim").unwrap_err();
+        assert!(e.is_usage(), "{e}");
+        assert_eq!(snapshot(&victim_dir), before);
+    }
+
+    #[test]
+    fn a_directory_swapped_in_after_opening_is_not_removed_by_name() {
+        let root = tempfile::tempdir().unwrap();
+        let target = DirHandle::open(root.path()).unwrap();
+        target.mkdir("fsynclab-3").unwrap();
+        let ours = target.open_subdir("fsynclab-3").unwrap();
+        let st = ours.stat().unwrap();
+        std::fs::write(ours.path().join("t0.dat"), b"x").unwrap();
+        // Someone renames ours away and puts their own directory in its place.
+        std::fs::rename(root.path().join("fsynclab-3"), root.path().join("moved")).unwrap();
+        std::fs::create_dir(root.path().join("fsynclab-3")).unwrap();
+        let mut problems = Vec::new();
+        remove_contents(&ours, &mut problems);
+        assert!(problems.is_empty(), "{problems:?}");
+        assert!(!root.path().join("moved/t0.dat").exists(), "ours emptied");
+        let warning = remove_name_if_same(&target, "fsynclab-3", &st).unwrap_err();
+        assert!(
+            warning.contains("WARNING") && warning.contains("no longer"),
+            "{warning}"
+        );
+        assert!(root.path().join("fsynclab-3").is_dir(), "theirs kept");
+        // Renamed away with nothing in its place: said so too.
+        std::fs::remove_dir(root.path().join("fsynclab-3")).unwrap();
+        let warning = remove_name_if_same(&target, "fsynclab-3", &st).unwrap_err();
+        assert!(warning.contains("renamed away"), "{warning}");
+    }
+
+    #[test]
+    fn a_directory_owned_by_someone_else_is_refused() {
+        if !nix::unistd::geteuid().is_root() {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "needs root (chown) and CI=true forbids skipping"
+            );
+            eprintln!("skipping a_directory_owned_by_someone_else_is_refused: needs root");
+            return;
+        }
+        let root = tempfile::tempdir().unwrap();
+        let theirs = root.path().join("fsynclab-4");
+        std::fs::create_dir(&theirs).unwrap();
+        std::fs::write(theirs.join("keep"), b"x").unwrap();
+        std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).unwrap();
+        let e = remove_run_dir(root.path(), "fsynclab-4")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("owned by uid 65534"), "{e}");
+        assert!(theirs.join("keep").exists());
+    }
+}
