@@ -85,12 +85,14 @@ fn kill_9_keeps_every_second_but_the_last_and_show_says_how_far() {
     signal(&child, Signal::SIGKILL);
     child.wait().unwrap();
 
+    // The killed run left its directory; the next command removes it, with a note.
+    assert_eq!(run_dirs(&lab), vec!["fsynclab-1".to_string()]);
     let out = lab.cmd().args(["show", "1", "--json"]).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("marked interrupted"), "{stderr}");
+    assert!(stderr.contains("removed 1 directory"), "{stderr}");
+    assert!(run_dirs(&lab).is_empty());
     let v = json_of(&out.stdout);
     assert_eq!(v["status"], "interrupted", "{v}");
     let intervals = v["intervals"].as_array().expect("intervals");
@@ -111,9 +113,7 @@ fn kill_9_keeps_every_second_but_the_last_and_show_says_how_far() {
     assert!(text.contains("interrupted after"), "{text}");
     assert!(text.contains(&format!("{writes} writes")), "{text}");
     assert!(text.contains("measurements up to"), "{text}");
-    // The killed run's directory is named while it exists.
-    assert_eq!(run_dirs(&lab), vec!["fsynclab-1".to_string()]);
-    assert!(text.contains("fsynclab-1 is still there"), "{text}");
+    assert!(!text.contains("directory"), "{text}");
     let out = lab.cmd().args(["list"]).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("interrupted") && text.contains('~'), "{text}");
@@ -409,4 +409,71 @@ fn a_run_in_another_pid_namespace_is_not_marked_interrupted_while_alive() {
     std::thread::sleep(Duration::from_millis(300));
     let first = lab.cmd().args(["show", "1", "--json"]).output().unwrap();
     assert_eq!(json_of(&first.stdout)["status"], "interrupted");
+}
+
+#[test]
+fn clean_removes_a_killed_runs_directory_and_nothing_else() {
+    let lab = Lab::new();
+    let victim = lab.dir.path().join("victim");
+    std::fs::create_dir(&victim).unwrap();
+    std::fs::write(victim.join("precious"), b"keep me").unwrap();
+    let foreign = lab.target.join("fsynclab-999");
+    std::fs::create_dir(&foreign).unwrap();
+    std::fs::write(foreign.join("data"), b"not fsynclab's").unwrap();
+    // Three runs at once: 1 and 2 are killed, 3 stays alive.
+    let mut runs = Vec::new();
+    for id in 1..=3 {
+        let mut child = spawn_run(&lab, "60");
+        wait_started(&lab, id, &mut child);
+        runs.push(child);
+    }
+    for child in &mut runs[..2] {
+        signal(child, Signal::SIGKILL);
+        child.wait().unwrap();
+    }
+    // Run 2's directory is swapped for a link to the victim, as another user could.
+    let two = lab.target.join("fsynclab-2");
+    std::fs::rename(&two, lab.dir.path().join("moved-away")).unwrap();
+    std::os::unix::fs::symlink(&victim, &two).unwrap();
+
+    let out = lab.cmd().arg("clean").output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stdout.contains("removed") && stdout.contains("fsynclab-1"),
+        "{stdout}"
+    );
+    assert_eq!(stdout.matches("removed").count(), 1, "{stdout}");
+    assert!(
+        stderr.contains("fsynclab-2"),
+        "the link is reported, not followed: {stderr}"
+    );
+    let mut left = run_dirs(&lab);
+    left.sort();
+    assert_eq!(left, ["fsynclab-2", "fsynclab-3", "fsynclab-999"]);
+    assert!(
+        std::fs::symlink_metadata(&two)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(std::fs::read(victim.join("precious")).unwrap(), b"keep me");
+    assert_eq!(
+        std::fs::read(foreign.join("data")).unwrap(),
+        b"not fsynclab's"
+    );
+    // `show` names the live run's directory while it exists.
+    let out = lab.cmd().args(["show", "3"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("fsynclab-3 (in use by the run)"), "{text}");
+    // The live run is untouched and ends normally, removing its own directory.
+    signal(&runs[2], Signal::SIGTERM);
+    let out = runs.pop().unwrap().wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(143));
+    let mut left = run_dirs(&lab);
+    left.sort();
+    assert_eq!(left, ["fsynclab-2", "fsynclab-999"]);
+    // Nothing is removed twice: a second clean removes nothing.
+    let out = lab.cmd().arg("clean").output().unwrap();
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("removed"));
 }

@@ -70,6 +70,9 @@ pub enum Command {
     Scratch(scratch::ScratchArgs),
     /// Run a preset on a fresh scratch filesystem per configuration and compare (root).
     Matrix(scratch::MatrixArgs),
+    /// Remove the fsynclab-<id> directories of runs whose process is gone (killed runs);
+    /// only directories the database records, never anything else.
+    Clean,
 }
 
 /// Exit code for a usage or validation error.
@@ -133,7 +136,43 @@ fn open_store(db: &Option<PathBuf>, mode: OpenMode) -> Result<Store, CliError> {
     store.set_lock_wait_notice(|| {
         eprintln!("waiting for the database lock held by another process...");
     });
+    // Directories left by killed runs go at every start, with one line saying so.
+    if let Ok(cleaned) = crate::lab::clean_run_dirs(&store)
+        && !cleaned.removed.is_empty()
+    {
+        eprintln!(
+            "note: removed {} directory(ies) left by runs that ended without cleaning up (see `fsynclab clean`)",
+            cleaned.removed.len()
+        );
+    }
     Ok(store)
+}
+
+/// `fsynclab clean`: removes the directories of runs whose process is gone, and says which.
+fn clean(db: &Option<PathBuf>) -> Result<u8, CliError> {
+    let path = match db {
+        Some(p) => p.clone(),
+        None => Store::default_path()?,
+    };
+    let store = Store::open(&path)?;
+    for id in store.interrupted_on_open() {
+        eprintln!("note: run {id} was left running by a process that died; marked interrupted");
+    }
+    let outcome = crate::lab::clean_run_dirs(&store)?;
+    for path in &outcome.removed {
+        outln!("removed {}", path.display());
+    }
+    for (path, why) in &outcome.skipped {
+        eprintln!("left {}: {why}", path.display());
+    }
+    if outcome.removed.is_empty() && outcome.skipped.is_empty() {
+        outln!("nothing to clean: no run directory was left behind");
+    }
+    Ok(if outcome.skipped.is_empty() {
+        0
+    } else {
+        EXIT_FAILED
+    })
 }
 
 /// No subcommand: the lab window on the chosen or default database.
@@ -158,6 +197,7 @@ pub fn execute(cli: Cli) -> ExitCode {
         Some(Command::Report(args)) => compare::report(&cli.db, args),
         Some(Command::Scratch(args)) => scratch::scratch(&cli.db, args),
         Some(Command::Matrix(args)) => scratch::matrix(&cli.db, args),
+        Some(Command::Clean) => clean(&cli.db),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -89,6 +89,15 @@ impl DbClient {
                         return;
                     }
                 };
+                // Directories left by killed runs go at every start of the window.
+                if let Ok(cleaned) = lab::clean_run_dirs(&store)
+                    && !cleaned.removed.is_empty()
+                {
+                    eprintln!(
+                        "note: removed {} directory(ies) left by runs that ended without cleaning up",
+                        cleaned.removed.len()
+                    );
+                }
                 let mut writer: Option<Store> = None;
                 for request in requests {
                     let reply = match request {

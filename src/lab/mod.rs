@@ -2,12 +2,14 @@
 //! `running`, run the engine, and store the result (or the failure) as soon as it exists.
 //! The CLI and the GUI both call [`execute`].
 
+mod clean;
 mod matrix;
 mod persist;
 mod plan;
 mod series;
 mod sides;
 
+pub use clean::clean_run_dirs;
 pub use matrix::{MatrixConfig, MatrixOutcome, MatrixSpec, run_matrix};
 pub use plan::{VariantOutcome, run_plan};
 pub use series::{SeriesOutcome, SweepSpec, run_series};
@@ -153,7 +155,7 @@ pub fn execute(
     let ctx = RunContext {
         run_id,
         target,
-        dir_name: None,
+        dir_name: Some(dir_name.clone()),
         allow_shared_target: request.allow_shared_target,
         keep_files: request.keep_files,
         system,
