@@ -87,7 +87,7 @@ pub fn refuse_pseudo_fs(shown: &Path, canonical: &Path) -> Result<(), EngineErro
     });
     let magic = nix::sys::statfs::statfs(canonical)
         .ok()
-        .map(|s| s.filesystem_type().0 as i64);
+        .map(|s| s.filesystem_type().0);
     match pseudo_fs(mount_type.as_deref(), magic) {
         Some(fs) => Err(EngineError::Target(pseudo_fs_message(shown, fs))),
         None => Ok(()),
@@ -149,7 +149,7 @@ pub fn open_target(
     })?;
     let magic = nix::sys::statfs::fstatfs(dir.fd())
         .ok()
-        .map(|s| s.filesystem_type().0 as i64);
+        .map(|s| s.filesystem_type().0);
     if let Some(fs) = pseudo_fs(None, magic) {
         return Err(EngineError::Target(pseudo_fs_message(shown, fs)));
     }

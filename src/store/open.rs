@@ -292,7 +292,7 @@ impl Store {
 
     /// `running` rows whose owner is gone, found with plain reads and non-blocking lock
     /// probes. Each comes with the lock it now holds (released after marking).
-    fn dead_running(&self) -> Result<Vec<(i64, Option<Flock<File>>)>, StoreError> {
+    fn dead_running(&self) -> Result<Vec<DeadRun>, StoreError> {
         let running: Vec<(i64, Option<i64>, Option<i64>)> = self
             .conn
             .prepare("SELECT id, owner_pid, owner_start_ticks FROM runs WHERE status = 'running'")?
@@ -351,11 +351,7 @@ impl Store {
         })
     }
 
-    fn mark_dead(
-        &self,
-        conn: &Connection,
-        dead: &[(i64, Option<Flock<File>>)],
-    ) -> Result<Vec<i64>, StoreError> {
+    fn mark_dead(&self, conn: &Connection, dead: &[DeadRun]) -> Result<Vec<i64>, StoreError> {
         let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
         let mut marked = Vec::new();
         for (id, _) in dead {
@@ -475,6 +471,9 @@ impl Store {
         }
     }
 }
+
+/// A `running` run whose owner is gone, with its lock (held by the sweep) when it had one.
+type DeadRun = (i64, Option<Flock<File>>);
 
 /// What probing a run's lock file found.
 enum LockProbe {

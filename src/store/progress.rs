@@ -93,6 +93,9 @@ pub struct CleanOutcome {
     pub skipped: Vec<(PathBuf, String)>,
 }
 
+/// A recorded directory with its run's owner pid and start ticks.
+type RecordedDir = (RunDir, Option<i64>, Option<i64>);
+
 impl Store {
     /// Runs `write` until it does not meet another process's lock, for up to
     /// [`WRITE_PATIENCE`]; the lock-wait notice is called once when waiting starts.
@@ -281,7 +284,7 @@ impl Store {
         &self,
         clause: &str,
         args: P,
-    ) -> Result<Vec<(RunDir, Option<i64>, Option<i64>)>, StoreError> {
+    ) -> Result<Vec<RecordedDir>, StoreError> {
         let sql = format!(
             "SELECT id, target, run_dir_name, target_dev, target_ino, owner_pid, \
              owner_start_ticks, keep_files FROM runs WHERE run_dir_name IS NOT NULL \
