@@ -286,8 +286,13 @@ fn process_start_ticks(pid: u32) -> Option<i64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name (field 2) may contain spaces and parentheses: skip past the last ')'.
     let after_name = stat.rsplit_once(')')?.1;
-    // Fields from 3 (state) on; starttime is field 22.
-    after_name.split_whitespace().nth(22 - 3)?.parse().ok()
+    let mut fields = after_name.split_whitespace();
+    // Fields from 3 (state) on; a zombie (killed, not yet reaped) no longer runs.
+    if matches!(fields.next(), Some("Z" | "X")) {
+        return None;
+    }
+    // starttime is field 22.
+    fields.nth(22 - 4)?.parse().ok()
 }
 
 /// Whether the process that began a run still runs (same pid and same start time, so a

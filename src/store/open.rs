@@ -461,13 +461,20 @@ impl Store {
         }
     }
 
-    /// Whether run `id`'s owner is gone (its lock can be taken, or without a lock file its
-    /// pid and start time no longer match), for `clean`.
-    pub(super) fn owner_gone(&self, id: i64, pid: Option<i64>, ticks: Option<i64>) -> bool {
+    /// Whether run `id`'s owner is gone, for `clean`: nobody holds its lock, and either it
+    /// was found `interrupted` (its process died), or its lock file is still there (it
+    /// ended without finishing), or its pid and start time no longer match a live process.
+    pub(super) fn owner_gone(
+        &self,
+        id: i64,
+        interrupted: bool,
+        pid: Option<i64>,
+        ticks: Option<i64>,
+    ) -> bool {
         match self.probe_run_lock(id) {
             LockProbe::Held => false,
             LockProbe::Free(_) => true,
-            LockProbe::Missing => !super::owner_alive(pid, ticks),
+            LockProbe::Missing => interrupted || !super::owner_alive(pid, ticks),
         }
     }
 }

@@ -93,8 +93,15 @@ pub struct CleanOutcome {
     pub skipped: Vec<(PathBuf, String)>,
 }
 
-/// A recorded directory with its run's owner pid and start ticks.
-type RecordedDir = (RunDir, Option<i64>, Option<i64>);
+/// A recorded directory with what tells whether its run's owner is gone.
+type RecordedDir = (RunDir, Owner);
+
+/// The owner columns of a run.
+struct Owner {
+    interrupted: bool,
+    pid: Option<i64>,
+    start_ticks: Option<i64>,
+}
 
 impl Store {
     /// Runs `write` until it does not meet another process's lock, for up to
@@ -265,7 +272,7 @@ impl Store {
             .run_dirs("AND id = ?1", [run_id])?
             .into_iter()
             .next()
-            .map(|(dir, ..)| dir))
+            .map(|(dir, _)| dir))
     }
 
     /// Directories `fsynclab clean` may remove: recorded, not known removed, not kept with
@@ -275,7 +282,9 @@ impl Store {
         Ok(self
             .run_dirs("AND keep_files = 0", [])?
             .into_iter()
-            .filter(|(dir, pid, ticks)| self.owner_gone(dir.run_id, *pid, *ticks))
+            .filter(|(dir, owner)| {
+                self.owner_gone(dir.run_id, owner.interrupted, owner.pid, owner.start_ticks)
+            })
             .map(|(dir, ..)| dir)
             .collect())
     }
@@ -287,7 +296,7 @@ impl Store {
     ) -> Result<Vec<RecordedDir>, StoreError> {
         let sql = format!(
             "SELECT id, target, run_dir_name, target_dev, target_ino, owner_pid, \
-             owner_start_ticks, keep_files FROM runs WHERE run_dir_name IS NOT NULL \
+             owner_start_ticks, keep_files, status = 'interrupted' FROM runs WHERE run_dir_name IS NOT NULL \
              AND dir_removed_at_ms IS NULL AND target_dev IS NOT NULL \
              AND target_ino IS NOT NULL {clause} ORDER BY id"
         );
@@ -304,8 +313,11 @@ impl Store {
                     target_ino: ino as u64,
                     keep_files: r.get(7)?,
                 },
-                r.get(5)?,
-                r.get(6)?,
+                Owner {
+                    interrupted: r.get(8)?,
+                    pid: r.get(5)?,
+                    start_ticks: r.get(6)?,
+                },
             ))
         })?;
         Ok(rows.collect::<Result<_, _>>()?)

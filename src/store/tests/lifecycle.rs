@@ -357,3 +357,27 @@ fn a_tampered_histogram_is_reported_as_corrupt() {
     let err = store.load_run(id).unwrap_err();
     assert!(matches!(err, StoreError::Histogram(_)), "{err:?}");
 }
+
+#[test]
+fn a_killed_but_unreaped_process_counts_as_gone() {
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let pid = child.id();
+    let state = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| s.rsplit_once(')').map(|(_, rest)| rest.trim().to_string()))
+            .and_then(|rest| rest.split_whitespace().next().map(str::to_string))
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while state().as_deref() != Some("Z") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "child never became a zombie"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(!owner_alive(Some(i64::from(pid)), None));
+    child.wait().unwrap();
+    let (me, my_ticks) = current_owner();
+    assert!(owner_alive(Some(me), my_ticks));
+}
