@@ -200,7 +200,8 @@ impl Store {
     /// hold up the events it forwards. `None` for an in-memory store.
     pub fn reopen(&self) -> Option<Result<Store, StoreError>> {
         let path = self.path.clone()?;
-        let opened = Connection::open(&path)
+        // Never creates: the file exists (this store has it open).
+        let opened = Connection::open_with_flags(&path, OpenFlags::SQLITE_OPEN_READ_WRITE)
             .and_then(|conn| {
                 conn.busy_timeout(STREAM_BUSY_TIMEOUT)?;
                 conn.pragma_update(None, "foreign_keys", true)?;
