@@ -57,6 +57,12 @@ const PSEUDO_MAGIC: &[(i64, &str)] = &[
     (0x6e73_6673, "nsfs"),
 ];
 
+/// statfs `f_type` as i64 (its C type is `long` or `int` depending on the target).
+#[allow(clippy::useless_conversion)]
+fn magic_of(s: &nix::sys::statfs::Statfs) -> i64 {
+    i64::from(s.filesystem_type().0)
+}
+
 /// The pseudo filesystem named by a mountinfo type or a statfs magic, if either is one.
 pub fn pseudo_fs(mount_type: Option<&str>, magic: Option<i64>) -> Option<&'static str> {
     let by_name = mount_type.and_then(|t| PSEUDO_FILESYSTEMS.iter().copied().find(|p| *p == t));
@@ -87,7 +93,7 @@ pub fn refuse_pseudo_fs(shown: &Path, canonical: &Path) -> Result<(), EngineErro
     });
     let magic = nix::sys::statfs::statfs(canonical)
         .ok()
-        .map(|s| s.filesystem_type().0);
+        .map(|s| magic_of(&s));
     match pseudo_fs(mount_type.as_deref(), magic) {
         Some(fs) => Err(EngineError::Target(pseudo_fs_message(shown, fs))),
         None => Ok(()),
@@ -149,7 +155,7 @@ pub fn open_target(
     })?;
     let magic = nix::sys::statfs::fstatfs(dir.fd())
         .ok()
-        .map(|s| s.filesystem_type().0);
+        .map(|s| magic_of(&s));
     if let Some(fs) = pseudo_fs(None, magic) {
         return Err(EngineError::Target(pseudo_fs_message(shown, fs)));
     }
