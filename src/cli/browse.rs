@@ -8,7 +8,7 @@ use super::{CliError, open_store};
 use crate::metrics::RunStatus;
 use crate::report;
 use crate::spec;
-use crate::store::RunFilter;
+use crate::store::{OpenMode, RunFilter};
 
 /// Arguments of `fsynclab list`.
 #[derive(Debug, Args)]
@@ -63,7 +63,7 @@ pub fn list(db: &Option<PathBuf>, args: ListArgs) -> Result<u8, CliError> {
         })?),
         None => None,
     };
-    let store = open_store(db)?;
+    let store = open_store(db, OpenMode::ReadOnly)?;
     let filter = RunFilter {
         text: args.filter,
         status,
@@ -86,8 +86,12 @@ pub fn list(db: &Option<PathBuf>, args: ListArgs) -> Result<u8, CliError> {
 
 /// `fsynclab show`.
 pub fn show(db: &Option<PathBuf>, args: ShowArgs) -> Result<u8, CliError> {
-    let store = open_store(db)?;
+    let store = open_store(db, OpenMode::ReadOnly)?;
     let stored = store.load_run(args.id)?;
+    let dir_line = stored
+        .run_dir
+        .as_ref()
+        .and_then(|d| report::run_dir_line(d, stored.row.status == RunStatus::Running));
     match (&stored.result, args.json) {
         (Some(result), true) => {
             let mut value = report::run_json(result);
@@ -97,6 +101,7 @@ pub fn show(db: &Option<PathBuf>, args: ShowArgs) -> Result<u8, CliError> {
             value["experiment_id"] = serde_json::json!(stored.row.experiment_id);
             value["intervals"] = serde_json::json!(result.intervals);
             value["system"] = serde_json::json!(result.system);
+            value["run_dir"] = serde_json::json!(dir_line.as_ref().and(stored.run_dir.as_ref()));
             outln!(
                 "{}",
                 serde_json::to_string_pretty(&value).map_err(CliError::failed)?
@@ -106,19 +111,46 @@ pub fn show(db: &Option<PathBuf>, args: ShowArgs) -> Result<u8, CliError> {
             out!("{}", report::run_header(&stored.row));
             out!("{}", report::summary_text(result));
         }
-        (None, true) => outln!(
-            "{}",
-            serde_json::to_string_pretty(&stored.row).map_err(CliError::failed)?
-        ),
+        (None, true) => {
+            let mut value = serde_json::to_value(&stored.row).map_err(CliError::failed)?;
+            value["progress"] = serde_json::json!(stored.progress);
+            value["intervals"] = serde_json::json!(stored.partial_intervals);
+            value["run_dir"] = serde_json::json!(dir_line.as_ref().and(stored.run_dir.as_ref()));
+            outln!(
+                "{}",
+                serde_json::to_string_pretty(&value).map_err(CliError::failed)?
+            );
+        }
         (None, false) => {
             out!("{}", report::run_header(&stored.row));
             outln!("workload  {}", stored.spec.describe());
             outln!("target    {}", report::where_line(&stored.system));
-            outln!(
-                "(no measurements stored: the run {})",
-                stored.row.status.as_str()
-            );
+            match &stored.progress {
+                Some(progress) => {
+                    outln!(
+                        "{}",
+                        report::progress_line(stored.row.status.as_str(), progress)
+                    );
+                    outln!(
+                        "({} interval samples stored; no latency histograms: they are kept only \
+                         when a run ends)",
+                        stored.partial_intervals.len()
+                    );
+                }
+                None => outln!(
+                    "(no measurements stored: the run {})",
+                    stored.row.status.as_str()
+                ),
+            }
+            if let Some(error) = &stored.row.error {
+                outln!("error     {error}");
+            }
         }
+    }
+    if !args.json
+        && let Some(line) = dir_line
+    {
+        outln!("{line}");
     }
     Ok(0)
 }

@@ -9,6 +9,7 @@ use clap::Args;
 use super::{CliError, open_store, run::lab_error};
 use crate::lab::{self, SideSpec};
 use crate::report;
+use crate::store::OpenMode;
 
 /// Arguments of `fsynclab compare`.
 #[derive(Debug, Args)]
@@ -55,7 +56,7 @@ fn sides(baseline: &str, candidate: &str) -> Result<(SideSpec, SideSpec), CliErr
 /// `fsynclab compare`.
 pub fn compare(db: &Option<PathBuf>, args: CompareArgs) -> Result<u8, CliError> {
     let (b, c) = sides(&args.baseline, &args.candidate)?;
-    let store = open_store(db)?;
+    let store = open_store(db, OpenMode::ReadOnly)?;
     let comparison = lab::compare_sides(&store, &b, &c).map_err(lab_error)?;
     if args.json {
         outln!(
@@ -90,7 +91,7 @@ pub fn report(db: &Option<PathBuf>, args: ReportArgs) -> Result<u8, CliError> {
         }
     };
     report::report_format(&args.out).map_err(output_error)?;
-    let store = open_store(db)?;
+    let store = open_store(db, OpenMode::ReadOnly)?;
     let comparison = lab::compare_sides(&store, &b, &c).map_err(lab_error)?;
     let title = args
         .title

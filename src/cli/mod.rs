@@ -37,13 +37,14 @@ mod kind_args;
 mod progress;
 mod run;
 mod scratch;
+mod signals;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::store::{Store, StoreError};
+use crate::store::{OpenMode, Store, StoreError};
 
 /// Command-line interface of fsynclab.
 #[derive(Debug, Parser)]
@@ -82,13 +83,17 @@ pub enum Command {
     Scratch(scratch::ScratchArgs),
     /// Run a preset on a fresh scratch filesystem per configuration and compare (root).
     Matrix(scratch::MatrixArgs),
+    /// Remove the fsynclab-<id> directories of runs whose process is gone (killed runs);
+    /// only directories the database records, never anything else.
+    Clean,
 }
 
 /// Exit code for a usage or validation error.
 pub const EXIT_USAGE: u8 = 2;
 /// Exit code for a run that failed.
 pub const EXIT_FAILED: u8 = 1;
-/// Exit code for a run cancelled with Ctrl-C.
+/// Exit code for a run cancelled with Ctrl-C (SIGINT); SIGTERM gives 143 and SIGHUP 129
+/// (128 + the signal).
 pub const EXIT_CANCELLED: u8 = 130;
 
 /// An error with the exit code it should produce.
@@ -129,8 +134,35 @@ impl From<StoreError> for CliError {
     }
 }
 
-/// Opens the database named by `--db`, or the default one.
-fn open_store(db: &Option<PathBuf>) -> Result<Store, CliError> {
+/// Opens the database named by `--db`, or the default one: read-only for the commands
+/// that only read (no write lock, a read-only file works), read-write for runs. Notes
+/// runs found interrupted, and says so when a write waits for another process's lock.
+fn open_store(db: &Option<PathBuf>, mode: OpenMode) -> Result<Store, CliError> {
+    let path = match db {
+        Some(p) => p.clone(),
+        None => Store::default_path()?,
+    };
+    let mut store = Store::open_with(&path, mode)?;
+    for id in store.interrupted_on_open() {
+        eprintln!("note: run {id} was left running by a process that died; marked interrupted");
+    }
+    store.set_lock_wait_notice(|| {
+        eprintln!("waiting for the database lock held by another process...");
+    });
+    // Directories left by killed runs go at every start, with one line saying so.
+    if let Ok(cleaned) = crate::lab::clean_run_dirs(&store)
+        && !cleaned.removed.is_empty()
+    {
+        eprintln!(
+            "note: removed {} directory(ies) left by runs that ended without cleaning up (see `fsynclab clean`)",
+            cleaned.removed.len()
+        );
+    }
+    Ok(store)
+}
+
+/// `fsynclab clean`: removes the directories of runs whose process is gone, and says which.
+fn clean(db: &Option<PathBuf>) -> Result<u8, CliError> {
     let path = match db {
         Some(p) => p.clone(),
         None => Store::default_path()?,
@@ -139,7 +171,21 @@ fn open_store(db: &Option<PathBuf>) -> Result<Store, CliError> {
     for id in store.interrupted_on_open() {
         errln!("note: run {id} was left running by a process that died; marked interrupted");
     }
-    Ok(store)
+    let outcome = crate::lab::clean_run_dirs(&store)?;
+    for path in &outcome.removed {
+        outln!("removed {}", path.display());
+    }
+    for (path, why) in &outcome.skipped {
+        eprintln!("left {}: {why}", path.display());
+    }
+    if outcome.removed.is_empty() && outcome.skipped.is_empty() {
+        outln!("nothing to clean: no run directory was left behind");
+    }
+    Ok(if outcome.skipped.is_empty() {
+        0
+    } else {
+        EXIT_FAILED
+    })
 }
 
 /// No subcommand: the lab window on the chosen or default database.
@@ -164,6 +210,7 @@ pub fn execute(cli: Cli) -> ExitCode {
         Some(Command::Report(args)) => compare::report(&cli.db, args),
         Some(Command::Scratch(args)) => scratch::scratch(&cli.db, args),
         Some(Command::Matrix(args)) => scratch::matrix(&cli.db, args),
+        Some(Command::Clean) => clean(&cli.db),
     };
     match result {
         Ok(code) => ExitCode::from(code),

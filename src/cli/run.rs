@@ -9,7 +9,8 @@ use anyhow::anyhow;
 use clap::Args;
 
 use super::progress::show_progress;
-use super::{CliError, EXIT_CANCELLED, EXIT_FAILED, open_store};
+use super::signals::cancelled_exit_code;
+use super::{CliError, EXIT_FAILED, open_store};
 use crate::engine::{CancelToken, EngineEvent};
 use crate::lab::{self, QuietWait, RunRequest, SweepSpec};
 use crate::metrics::RunStatus;
@@ -223,7 +224,7 @@ pub fn execute(db: &Option<PathBuf>, args: RunArgs) -> Result<u8, CliError> {
     let (spec, preset, preset_scale) = build_spec(&args)?;
     let (sweep, plan) = check_args(&args, &spec)?;
     let quiet = quiet_wait(&args)?;
-    let store = open_store(db)?;
+    let store = open_store(db, crate::store::OpenMode::ReadWrite)?;
     let request = RunRequest {
         spec,
         target: args.target.clone(),
@@ -237,9 +238,8 @@ pub fn execute(db: &Option<PathBuf>, args: RunArgs) -> Result<u8, CliError> {
         quiet,
     };
     let cancel = CancelToken::new();
-    let on_interrupt = cancel.clone();
-    // The handler only sets the flag: the run stops after the calls in flight.
-    let _ = ctrlc::set_handler(move || on_interrupt.cancel());
+    // The handlers only set a flag: the run stops after the calls in flight.
+    super::signals::install(cancel.clone());
     let (tx, rx) = mpsc::channel::<EngineEvent>();
     let no_bar = args.quiet;
     let progress = std::thread::spawn(move || show_progress(rx, no_bar));
@@ -302,7 +302,7 @@ pub fn execute(db: &Option<PathBuf>, args: RunArgs) -> Result<u8, CliError> {
             );
         }
         return Ok(match outcome.results.last().map(|r| r.status) {
-            _ if cancel.is_cancelled() => EXIT_CANCELLED,
+            _ if cancel.is_cancelled() => cancelled_exit_code(),
             Some(RunStatus::Finished) if outcome.stopped.is_none() => 0,
             _ => EXIT_FAILED,
         });
@@ -325,7 +325,7 @@ pub fn execute(db: &Option<PathBuf>, args: RunArgs) -> Result<u8, CliError> {
     print_result(&result, args.json)?;
     Ok(match result.status {
         RunStatus::Finished => 0,
-        RunStatus::Cancelled => EXIT_CANCELLED,
+        RunStatus::Cancelled => cancelled_exit_code(),
         _ => EXIT_FAILED,
     })
 }
@@ -422,7 +422,7 @@ fn finish_plan(
     }
     let complete = variants.len() == planned && variants.iter().all(|v| v.series.stopped.is_none());
     Ok(if cancelled {
-        EXIT_CANCELLED
+        cancelled_exit_code()
     } else if complete {
         0
     } else {

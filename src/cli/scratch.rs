@@ -281,7 +281,7 @@ pub fn matrix(db: &Option<PathBuf>, args: MatrixArgs) -> Result<u8, CliError> {
             lab::MAX_SWEEP_VALUES
         )));
     }
-    let store = open_store(db)?;
+    let store = open_store(db, crate::store::OpenMode::ReadWrite)?;
     let mut manager = manager()?;
     if let Some(p) = store.path() {
         manager = manager.protect_paths(vec![p.to_path_buf()]);
@@ -302,8 +302,7 @@ pub fn matrix(db: &Option<PathBuf>, args: MatrixArgs) -> Result<u8, CliError> {
         quiet: None,
     };
     let cancel = CancelToken::new();
-    let on_interrupt = cancel.clone();
-    let _ = ctrlc::set_handler(move || on_interrupt.cancel());
+    super::signals::install(cancel.clone());
     let (tx, rx) = mpsc::channel();
     let quiet = args.quiet;
     let progress = std::thread::spawn(move || show_progress(rx, quiet));
@@ -352,7 +351,7 @@ pub fn matrix(db: &Option<PathBuf>, args: MatrixArgs) -> Result<u8, CliError> {
         }
     }
     Ok(if outcome.cancelled {
-        super::EXIT_CANCELLED
+        super::signals::cancelled_exit_code()
     } else if outcome.stopped.is_some() || !outcome.problems.is_empty() {
         super::EXIT_FAILED
     } else {

@@ -80,15 +80,36 @@ impl DbClient {
                         ctx.request_repaint();
                     }
                 };
-                let store = match Store::open(&db_path) {
+                // The history reads without a write lock (a read-only file works too);
+                // edits open a writable connection when first asked for.
+                let store = match Store::open_read_only(&db_path) {
                     Ok(s) => s,
                     Err(e) => {
                         send(DbReply::Error(e.to_string()));
                         return;
                     }
                 };
+                // Directories left by killed runs go at every start of the window.
+                if let Ok(cleaned) = lab::clean_run_dirs(&store)
+                    && !cleaned.removed.is_empty()
+                {
+                    eprintln!(
+                        "note: removed {} directory(ies) left by runs that ended without cleaning up",
+                        cleaned.removed.len()
+                    );
+                }
+                let mut writer: Option<Store> = None;
                 for request in requests {
-                    send(answer(&store, request));
+                    let reply = match request {
+                        DbRequest::SetLabel { .. } | DbRequest::Delete(_) => {
+                            match writable(&mut writer, &db_path) {
+                                Ok(w) => answer(w, request),
+                                Err(e) => DbReply::Error(e.to_string()),
+                            }
+                        }
+                        _ => answer(&store, request),
+                    };
+                    send(reply);
                 }
             });
         Self {
@@ -118,6 +139,18 @@ impl DbClient {
     pub fn poll(&self) -> Vec<DbReply> {
         self.rx.try_iter().collect()
     }
+}
+
+/// The worker's writable connection, opened on first use.
+fn writable<'a>(
+    writer: &'a mut Option<Store>,
+    path: &std::path::Path,
+) -> Result<&'a Store, crate::store::StoreError> {
+    let store = match writer.take() {
+        Some(store) => store,
+        None => Store::open(path)?,
+    };
+    Ok(writer.insert(store))
 }
 
 fn answer(store: &Store, request: DbRequest) -> DbReply {

@@ -46,6 +46,8 @@ enum Done {
     Run(Box<RunResult>),
     /// Everything ended; `Err` names what went wrong.
     End(Result<Option<i64>, String>),
+    /// A note for the phase line (waiting for another process's database lock).
+    Note(String),
 }
 
 /// What the Run tab shows about the run in progress (or the last one).
@@ -184,13 +186,19 @@ impl Runner {
         std::thread::Builder::new()
             .name("fsynclab-run".into())
             .spawn(move || {
-                let store = match Store::open(&db_path) {
+                let mut store = match Store::open(&db_path) {
                     Ok(s) => s,
                     Err(e) => {
                         let _ = dtx.send(Done::End(Err(e.to_string())));
                         return;
                     }
                 };
+                let note = dtx.clone();
+                store.set_lock_wait_notice(move || {
+                    let _ = note.send(Done::Note(
+                        "waiting for the database lock held by another process...".into(),
+                    ));
+                });
                 let end = if let Some(plan) = &launch.plan {
                     let sent = dtx.clone();
                     lab::run_plan(
@@ -291,6 +299,7 @@ impl Runner {
             for done in rx.try_iter() {
                 changed = true;
                 match done {
+                    Done::Note(note) => self.live.phase = note,
                     Done::Run(result) => {
                         self.stored_since_refresh += 1;
                         self.live.results.push(*result);

@@ -2,11 +2,14 @@
 //! `running`, run the engine, and store the result (or the failure) as soon as it exists.
 //! The CLI and the GUI both call [`execute`].
 
+mod clean;
 mod matrix;
+mod persist;
 mod plan;
 mod series;
 mod sides;
 
+pub use clean::clean_run_dirs;
 pub use matrix::{MatrixConfig, MatrixOutcome, MatrixSpec, run_matrix};
 pub use plan::{VariantOutcome, run_plan};
 pub use series::{
@@ -14,7 +17,7 @@ pub use series::{
 };
 pub use sides::{SideSpec, compare_sides, load_side};
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::Sender;
 use std::time::Duration;
 
@@ -170,16 +173,27 @@ pub fn execute(
         preset: request.preset.clone(),
         preset_scale: request.preset_scale,
     })?;
+    // Recorded before the engine creates it, so a kill leaves a directory `clean` knows.
+    let dir_name = match store.plan_run_dir(run_id, &target, request.keep_files) {
+        Ok(name) => name,
+        Err(e) => {
+            let _ = store.fail_run(run_id, &e.to_string());
+            return Err(e.into());
+        }
+    };
     let ctx = RunContext {
         run_id,
         target,
-        dir_name: None,
+        dir_name: Some(dir_name.clone()),
         allow_shared_target: request.allow_shared_target,
         keep_files: request.keep_files,
         system,
     };
     let (mut noise, cpu_before, io_before) = observe_before(request.quiet);
-    let outcome = engine::run(&request.spec, &ctx, events, cancel);
+    let outcome = persist::streamed(store, run_id, events, |tx| {
+        engine::run(&request.spec, &ctx, tx, cancel)
+    });
+    note_dir_removed(store, run_id, &ctx.target, &dir_name, request.keep_files);
     match outcome {
         Ok(mut result) => {
             noise.cpu_pressure = pressure_delta("cpu", cpu_before);
@@ -228,6 +242,19 @@ pub fn check_request(request: &RunRequest, specs: &[WorkloadSpec]) -> Result<(),
         preflight(spec, &system)?;
     }
     Ok(())
+}
+
+/// Records that the run's directory is gone once the engine removed it (never for
+/// `--keep`); a directory left behind stays recorded for `fsynclab clean`.
+fn note_dir_removed(store: &Store, run_id: i64, target: &Path, name: &str, keep: bool) {
+    if !keep
+        && matches!(
+            std::fs::symlink_metadata(target.join(name)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound
+        )
+    {
+        let _ = store.mark_dir_removed(run_id);
+    }
 }
 
 /// Checks that need the probe: O_DIRECT alignment against the device's logical block

@@ -71,7 +71,7 @@ pub fn runs_table(rows: &[RunRow]) -> String {
             truncate(&preset, 22),
             truncate(r.kernel_release.as_deref().unwrap_or("-"), 14),
             truncate(r.fs_type.as_deref().unwrap_or("-"), 6),
-            opt_f(r.iops, 0),
+            iops_cell(r),
             r.mib_per_sec
                 .map(fmt_bytes_per_sec)
                 .unwrap_or_else(|| "-".into()),
@@ -82,6 +82,17 @@ pub fn runs_table(rows: &[RunRow]) -> String {
         );
     }
     out
+}
+
+/// IOPS of a run; for one that stored no result (killed), `~N` from what it streamed.
+fn iops_cell(r: &RunRow) -> String {
+    match (r.iops, r.progress_t_ms, r.progress_writes) {
+        (Some(iops), ..) => format!("{iops:.0}"),
+        (None, Some(t_ms), Some(writes)) if t_ms > 0 => {
+            format!("~{:.0}", writes as f64 * 1000.0 / t_ms as f64)
+        }
+        _ => "-".into(),
+    }
 }
 
 fn truncate(s: &str, n: usize) -> String {
@@ -115,6 +126,34 @@ pub fn run_header(row: &RunRow) -> String {
     }
     out.push('\n');
     out
+}
+
+/// How far a run that stored no result got, from what it streamed:
+/// `interrupted after 12.3 s: 4567 writes, 4567 syncs; measurements up to 12.0 s kept`.
+pub fn progress_line(status: &str, progress: &crate::store::RunProgress) -> String {
+    format!(
+        "{status} after {:.1} s: {} writes, {} syncs; measurements up to {:.1} s kept",
+        progress.elapsed_s().max(progress.t_ms as f64 / 1000.0),
+        progress.writes,
+        progress.syncs,
+        progress.t_ms as f64 / 1000.0
+    )
+}
+
+/// The line naming a run's directory while it still exists (or `None`).
+pub fn run_dir_line(dir: &crate::store::RunDir, running: bool) -> Option<String> {
+    let path = dir.path();
+    std::fs::symlink_metadata(&path).ok()?;
+    Some(if dir.keep_files {
+        format!("directory {} (files kept with --keep)", path.display())
+    } else if running {
+        format!("directory {} (in use by the run)", path.display())
+    } else {
+        format!(
+            "directory {} is still there; `fsynclab clean` removes it",
+            path.display()
+        )
+    })
 }
 
 /// `fsynclab presets NAME`.

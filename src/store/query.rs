@@ -63,6 +63,10 @@ pub struct RunRow {
     pub sync_p99_ns: Option<u64>,
     /// Device flushes per sync call.
     pub flushes_per_sync: Option<f64>,
+    /// For a run without a result: the end of its last streamed interval, ms.
+    pub progress_t_ms: Option<u64>,
+    /// For a run without a result: the writes it streamed.
+    pub progress_writes: Option<u64>,
 }
 
 /// A run loaded whole.
@@ -77,6 +81,13 @@ pub struct StoredRun {
     /// What it measured: `None` while running, and for runs that failed (via
     /// [`Store::fail_run`]) or were interrupted before storing a result.
     pub result: Option<RunResult>,
+    /// How far the run got, as streamed while it ran (`None` when nothing was streamed).
+    pub progress: Option<super::RunProgress>,
+    /// Interval samples streamed before the run ended without a result (interrupted by a
+    /// kill, or still running); empty when `result` holds them.
+    pub partial_intervals: Vec<IntervalSample>,
+    /// The run's private directory, while it is not known to be removed.
+    pub run_dir: Option<super::RunDir>,
 }
 
 /// Which runs [`Store::list_runs`] returns; every field is optional and they combine with AND.
@@ -108,7 +119,7 @@ const ROW_SELECT: &str = "SELECT r.id, r.experiment_id, r.label, \
      r.status, r.error, r.kind, r.preset, r.preset_scale, r.target, r.fs_type, \
      r.mount_options, r.device, r.kernel_release, r.created_at_ms, r.wall_ns, r.writes, \
      r.syncs, r.iops, r.mib_per_sec, r.write_p99_ns, r.sync_p50_ns, r.sync_p99_ns, \
-     r.flushes_per_sync FROM runs r";
+     r.flushes_per_sync, r.progress_t_ms, r.progress_writes FROM runs r";
 
 fn conversion_error(
     column: usize,
@@ -154,6 +165,8 @@ fn row_from(row: &Row<'_>) -> rusqlite::Result<RunRow> {
         sync_p50_ns: opt_u64_at(row, 21)?,
         sync_p99_ns: opt_u64_at(row, 22)?,
         flushes_per_sync: row.get(23)?,
+        progress_t_ms: opt_u64_at(row, 24)?,
+        progress_writes: opt_u64_at(row, 25)?,
     })
 }
 
@@ -284,11 +297,18 @@ impl Store {
             None => None,
             Some(wall_ns) => Some(self.load_result(&row, wall_ns, &detail, &spec, &system)?),
         };
+        let partial_intervals = match result {
+            None => self.load_intervals(id)?,
+            Some(_) => Vec::new(),
+        };
         Ok(StoredRun {
             row,
             spec,
             system,
             result,
+            progress: self.run_progress(id)?,
+            partial_intervals,
+            run_dir: self.run_dir(id)?,
         })
     }
 
@@ -371,7 +391,8 @@ impl Store {
         Ok(LatencyHistogram::from_bytes(&data)?)
     }
 
-    fn load_intervals(&self, id: i64) -> Result<Vec<IntervalSample>, StoreError> {
+    /// A run's stored interval samples, in order (streamed while it ran, or final).
+    pub fn load_intervals(&self, id: i64) -> Result<Vec<IntervalSample>, StoreError> {
         let mut stmt = self.conn.prepare(
             "SELECT t_ms, dur_ms, writes, syncs, bytes, write_p50_ns, write_p99_ns, sync_p50_ns, \
              sync_p99_ns, device_flushes FROM intervals WHERE run_id = ?1 ORDER BY idx",

@@ -2,11 +2,11 @@
 
 use std::path::PathBuf;
 
-use rusqlite::{OptionalExtension, Transaction, params};
+use rusqlite::{OptionalExtension, Transaction, TransactionBehavior, params};
 use serde::{Deserialize, Serialize};
 
 use super::{HISTOGRAM_ENCODING, Store, StoreError, current_owner, now_ms, to_int, to_opt_int};
-use crate::metrics::{DeviceAccounting, RunResult};
+use crate::metrics::{DeviceAccounting, IntervalSample, RunResult};
 use crate::probe::SystemInfo;
 use crate::spec::{WorkloadKind, WorkloadSpec};
 
@@ -163,9 +163,13 @@ impl Store {
             .iter()
             .map(|t| clean_tag(t))
             .collect::<Result<Vec<_>, _>>()?;
+        self.retry_locked(|| self.insert_run(new, &tags))
+    }
+
+    fn insert_run(&self, new: &NewRun, tags: &[&str]) -> Result<i64, StoreError> {
         let place = Placement::of(&new.system);
         let (owner_pid, owner_start_ticks) = current_owner();
-        let tx = self.conn.unchecked_transaction()?;
+        let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)?;
         tx.execute(
             "INSERT INTO runs (experiment_id, label, status, kind, preset, preset_scale, target, \
              fs_type, mount_options, device, kernel_release, owner_pid, owner_start_ticks, \
@@ -196,14 +200,28 @@ impl Store {
                 (id, tag),
             )?;
         }
-        tx.commit()?;
+        // Locked before the row is visible to anyone: no sweep can see it unlocked.
+        self.take_run_lock(id)?;
+        if let Err(e) = tx.commit() {
+            self.release_run_lock(id);
+            return Err(e.into());
+        }
         Ok(id)
     }
 
     /// Stores the outcome of run `result.id` in one transaction: status and error, the
     /// summary columns, spec/system/device/warnings JSON, interval and thread rows and both
     /// histograms. Calling it again for the same run replaces what was stored.
+    ///
+    /// Waits (up to [`super::WRITE_PATIENCE`]) while another process holds the write lock,
+    /// then releases the run's lock file.
     pub fn finish_run(&self, result: &RunResult) -> Result<(), StoreError> {
+        self.retry_locked(|| self.store_result(result))?;
+        self.release_run_lock(result.id);
+        Ok(())
+    }
+
+    fn store_result(&self, result: &RunResult) -> Result<(), StoreError> {
         let id = result.id;
         let summary = result.summary();
         let place = Placement::of(&result.system);
@@ -211,7 +229,7 @@ impl Store {
             DeviceAccounting::Measured { counters, .. } => Some(counters.device.as_str()),
             DeviceAccounting::Unavailable { .. } => place.device,
         };
-        let tx = self.conn.unchecked_transaction()?;
+        let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)?;
         let changed = tx.execute(
             "UPDATE runs SET status = ?2, error = ?3, kind = ?4, fs_type = ?5, mount_options = ?6, \
              device = ?7, kernel_release = ?8, started_at_ms = ?9, wall_ns = ?10, writes = ?11, \
@@ -267,10 +285,13 @@ impl Store {
     /// `failed` with `error`. A run that measured something goes through
     /// [`Store::finish_run`] with status `Failed` instead, so its data is kept.
     pub fn fail_run(&self, id: i64, error: &str) -> Result<(), StoreError> {
-        let changed = self.conn.execute(
-            "UPDATE runs SET status = 'failed', error = ?2 WHERE id = ?1",
-            (id, error),
-        )?;
+        let changed = self.retry_locked(|| {
+            Ok(self.conn.execute(
+                "UPDATE runs SET status = 'failed', error = ?2 WHERE id = ?1",
+                (id, error),
+            )?)
+        })?;
+        self.release_run_lock(id);
         if changed == 0 {
             return Err(StoreError::NotFound { id });
         }
@@ -320,7 +341,33 @@ impl Store {
     }
 }
 
-/// Replaces a run's interval, thread and histogram rows.
+/// The 12 parameters of an `intervals` row, in column order.
+pub(super) fn interval_params(
+    run_id: i64,
+    idx: u64,
+    sample: &IntervalSample,
+) -> Result<[rusqlite::types::Value; 12], StoreError> {
+    use rusqlite::types::Value;
+    let opt =
+        |what, v| Ok::<_, StoreError>(to_opt_int(what, v)?.map_or(Value::Null, Value::Integer));
+    Ok([
+        Value::Integer(run_id),
+        Value::Integer(to_int("interval index", idx)?),
+        Value::Integer(to_int("interval t_ms", sample.t_ms)?),
+        Value::Integer(to_int("interval dur_ms", sample.dur_ms)?),
+        Value::Integer(to_int("interval writes", sample.writes)?),
+        Value::Integer(to_int("interval syncs", sample.syncs)?),
+        Value::Integer(to_int("interval bytes", sample.bytes)?),
+        opt("interval write p50", sample.write_p50_ns)?,
+        opt("interval write p99", sample.write_p99_ns)?,
+        opt("interval sync p50", sample.sync_p50_ns)?,
+        opt("interval sync p99", sample.sync_p99_ns)?,
+        opt("interval device flushes", sample.device_flushes)?,
+    ])
+}
+
+/// Replaces a run's interval, thread and histogram rows (intervals streamed while the run
+/// went are replaced by the final list, never duplicated).
 fn write_children(tx: &Transaction<'_>, result: &RunResult) -> Result<(), StoreError> {
     let id = result.id;
     for table in ["intervals", "thread_stats", "histograms"] {
@@ -332,20 +379,11 @@ fn write_children(tx: &Transaction<'_>, result: &RunResult) -> Result<(), StoreE
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
     )?;
     for (idx, sample) in result.intervals.iter().enumerate() {
-        insert.execute(params![
+        insert.execute(interval_params(
             id,
-            to_int("interval index", u64::try_from(idx).unwrap_or(u64::MAX))?,
-            to_int("interval t_ms", sample.t_ms)?,
-            to_int("interval dur_ms", sample.dur_ms)?,
-            to_int("interval writes", sample.writes)?,
-            to_int("interval syncs", sample.syncs)?,
-            to_int("interval bytes", sample.bytes)?,
-            to_opt_int("interval write p50", sample.write_p50_ns)?,
-            to_opt_int("interval write p99", sample.write_p99_ns)?,
-            to_opt_int("interval sync p50", sample.sync_p50_ns)?,
-            to_opt_int("interval sync p99", sample.sync_p99_ns)?,
-            to_opt_int("interval device flushes", sample.device_flushes)?,
-        ])?;
+            u64::try_from(idx).unwrap_or(u64::MAX),
+            sample,
+        )?)?;
     }
     let mut insert = tx.prepare(
         "INSERT INTO thread_stats (run_id, thread, writes, syncs, bytes, busy_ns, wall_ns) \

@@ -21,6 +21,10 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "0003_kinds",
         sql: include_str!("migrations/0003_kinds.sql"),
     },
+    Migration {
+        name: "0004_persist",
+        sql: include_str!("migrations/0004_persist.sql"),
+    },
 ];
 
 /// One schema step.
@@ -77,6 +81,11 @@ pub(crate) fn migrate(conn: &mut Connection) -> Result<Outcome, MigrationFailed>
     let found = user_version(conn)?;
     if found > supported_version() {
         return Ok(Outcome::Newer { found });
+    }
+    // A plain read first: an up-to-date file takes no write lock (a reader never waits
+    // behind another process's run).
+    if found == supported_version() {
+        return Ok(Outcome::Current);
     }
     for (index, migration) in MIGRATIONS.iter().enumerate() {
         let version = i64::try_from(index + 1).unwrap_or(i64::MAX);

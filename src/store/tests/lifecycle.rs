@@ -83,30 +83,59 @@ fn running_run_of_a_dead_process_becomes_interrupted_on_reopen() {
     assert!(store.interrupted_on_open().is_empty());
     let dead = store.begin_run(&new_run(None, "ext4", "6.8")).unwrap();
     let alive = store.begin_run(&new_run(None, "ext4", "6.8")).unwrap();
-    // Pretend `dead` was begun by a process that has since exited (its start time differs).
-    store
-        .conn
-        .execute(
-            "UPDATE runs SET owner_start_ticks = -1 WHERE id = ?1",
-            [dead],
-        )
-        .unwrap();
+    let lock_file = |id: i64| {
+        let mut name = path.as_os_str().to_owned();
+        name.push(format!(".locks/run-{id}.lock"));
+        PathBuf::from(name)
+    };
+    assert!(lock_file(dead).exists() && lock_file(alive).exists());
+    // `dead` loses its lock as if its process had been killed (the kernel drops a flock
+    // with the process); the file stays behind, as after a kill.
+    drop(store.run_locks.borrow_mut().remove(&dead));
     let reopened = Store::open(&path).unwrap();
     assert_eq!(reopened.interrupted_on_open(), &[dead]);
     let row = reopened.load_run(dead).unwrap().row;
     assert_eq!(row.status, RunStatus::Interrupted);
     assert_eq!(row.error.as_deref(), Some(INTERRUPTED_MESSAGE));
-    // This process still owns `alive`: another Store opening the file must not touch it.
-    assert_eq!(
-        reopened.load_run(alive).unwrap().row.status,
-        RunStatus::Running
-    );
-    // A row without an owner (no pid recorded) is treated as dead too.
+    assert!(!lock_file(dead).exists(), "the sweep removes the lock file");
+    // `alive` holds its lock: another Store opening the file must not touch it, even with
+    // a pid that says otherwise (another PID namespace records a pid we cannot see).
     store
         .conn
         .execute("UPDATE runs SET owner_pid = NULL WHERE id = ?1", [alive])
         .unwrap();
-    assert_eq!(Store::open(&path).unwrap().interrupted_on_open(), &[alive]);
+    let again = Store::open_read_only(&path).unwrap();
+    assert!(again.interrupted_on_open().is_empty());
+    assert_eq!(
+        again.load_run(alive).unwrap().row.status,
+        RunStatus::Running
+    );
+    // Finishing releases and removes the lock file.
+    store.fail_run(alive, "stopped").unwrap();
+    assert!(!lock_file(alive).exists());
+}
+
+#[test]
+fn a_run_without_a_lock_file_falls_back_to_its_pid() {
+    // Rows from before lock files: pid and start time decide.
+    let (_dir, path) = temp_db();
+    let store = Store::open(&path).unwrap();
+    let old = store.begin_run(&new_run(None, "ext4", "6.8")).unwrap();
+    let alive = store.begin_run(&new_run(None, "ext4", "6.8")).unwrap();
+    for id in [old, alive] {
+        store.run_locks.borrow_mut().remove(&id);
+        let mut name = path.as_os_str().to_owned();
+        name.push(format!(".locks/run-{id}.lock"));
+        std::fs::remove_file(PathBuf::from(name)).unwrap();
+    }
+    store
+        .conn
+        .execute(
+            "UPDATE runs SET owner_start_ticks = -1 WHERE id = ?1",
+            [old],
+        )
+        .unwrap();
+    assert_eq!(Store::open(&path).unwrap().interrupted_on_open(), &[old]);
 }
 
 #[test]
@@ -173,13 +202,111 @@ fn migrations_apply_once_and_wal_is_on() {
 }
 
 #[test]
-fn a_file_that_is_not_a_database_names_the_path() {
+fn a_file_that_is_not_a_database_is_refused_untouched() {
     let (_dir, path) = temp_db();
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(&path, vec![b'x'; 4096]).unwrap();
-    let err = Store::open(&path).unwrap_err();
-    assert!(matches!(err, StoreError::Open { .. }), "{err:?}");
-    assert!(err.to_string().contains("--db"), "{err}");
+    let bytes: Vec<u8> = (0..8192u32).map(|i| (i * 7 % 251) as u8).collect();
+    std::fs::write(&path, &bytes).unwrap();
+    for mode in [OpenMode::ReadWrite, OpenMode::ReadOnly] {
+        let err = Store::open_with(&path, mode).unwrap_err();
+        assert!(matches!(err, StoreError::Damaged { .. }), "{err:?}");
+        let text = err.to_string();
+        assert!(text.contains("damaged") && text.contains("--db"), "{text}");
+        assert_eq!(std::fs::read(&path).unwrap(), bytes);
+        assert!(!wal_file(&path).exists());
+    }
+}
+
+#[test]
+fn a_database_with_overwritten_pages_is_refused_untouched() {
+    let (_dir, path) = temp_db();
+    let store = Store::open(&path).unwrap();
+    let new = new_run(Some("x"), "ext4", "6.8");
+    for _ in 0..40 {
+        let id = store.begin_run(&new).unwrap();
+        store.finish_run(&result_for(id, &new)).unwrap();
+    }
+    drop(store);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let pages = bytes.len() / 4096;
+    assert!(pages >= 8, "{pages} pages");
+    // Garbage over two pages in the middle (neither the header nor the schema page).
+    let middle = pages / 2 * 4096;
+    for (i, b) in bytes[middle..middle + 8192].iter_mut().enumerate() {
+        *b = (i * 13 % 256) as u8;
+    }
+    std::fs::write(&path, &bytes).unwrap();
+    for mode in [OpenMode::ReadWrite, OpenMode::ReadOnly] {
+        let err = Store::open_with(&path, mode).unwrap_err();
+        assert!(matches!(err, StoreError::Damaged { .. }), "{err:?}");
+        assert!(err.to_string().contains("is damaged"), "{err}");
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            bytes,
+            "the file was written to"
+        );
+    }
+}
+
+#[test]
+fn readers_open_behind_a_writer_and_writers_wait_for_it() {
+    let (_dir, path) = temp_db();
+    let mut store = Store::open(&path).unwrap();
+    let new = new_run(None, "ext4", "6.8");
+    let id = store.begin_run(&new).unwrap();
+    let holder = rusqlite::Connection::open(&path).unwrap();
+    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+    // A reader opens at once (no write lock is needed for an up-to-date file).
+    let started = std::time::Instant::now();
+    let reader = Store::open_read_only(&path).unwrap();
+    assert_eq!(reader.list_runs(&RunFilter::default()).unwrap().len(), 1);
+    assert!(started.elapsed() < std::time::Duration::from_secs(2));
+    // A writer waits past the 5 s busy timeout, says so once, and gets through.
+    let told = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = told.clone();
+    store.set_lock_wait_notice(move || {
+        counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    });
+    let release = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_secs(7));
+        holder.execute_batch("COMMIT").unwrap();
+    });
+    store.finish_run(&result_for(id, &new)).unwrap();
+    release.join().unwrap();
+    assert!(started.elapsed() >= std::time::Duration::from_secs(6));
+    assert_eq!(told.load(std::sync::atomic::Ordering::SeqCst), 1);
+    assert_eq!(reader.load_run(id).unwrap().row.status, RunStatus::Finished);
+}
+
+#[test]
+fn streamed_intervals_survive_and_finish_replaces_them() {
+    let (_dir, path) = temp_db();
+    let store = Store::open(&path).unwrap();
+    let new = new_run(None, "ext4", "6.8");
+    let id = store.begin_run(&new).unwrap();
+    let result = result_for(id, &new);
+    let mut progress = RunProgress::default();
+    for s in &result.intervals[..2] {
+        progress.add(s);
+    }
+    progress.at_ms = 1;
+    store
+        .append_intervals(id, 0, &result.intervals[..2], &progress)
+        .unwrap();
+    // Appending the same batch again (a retry) does not duplicate.
+    store
+        .append_intervals(id, 0, &result.intervals[..2], &progress)
+        .unwrap();
+    let other = Store::open_read_only(&path).unwrap();
+    assert_eq!(count(&other, "SELECT count(*) FROM intervals"), 2);
+    let got = other.run_progress(id).unwrap().unwrap();
+    assert_eq!(
+        got.writes,
+        result.intervals[0].writes + result.intervals[1].writes
+    );
+    assert_eq!(got.t_ms, result.intervals[1].t_ms);
+    store.finish_run(&result).unwrap();
+    assert_eq!(count(&other, "SELECT count(*) FROM intervals"), 3);
 }
 
 #[test]
@@ -229,4 +356,28 @@ fn a_tampered_histogram_is_reported_as_corrupt() {
         .unwrap();
     let err = store.load_run(id).unwrap_err();
     assert!(matches!(err, StoreError::Histogram(_)), "{err:?}");
+}
+
+#[test]
+fn a_killed_but_unreaped_process_counts_as_gone() {
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let pid = child.id();
+    let state = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| s.rsplit_once(')').map(|(_, rest)| rest.trim().to_string()))
+            .and_then(|rest| rest.split_whitespace().next().map(str::to_string))
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while state().as_deref() != Some("Z") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "child never became a zombie"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(!owner_alive(Some(i64::from(pid)), None));
+    child.wait().unwrap();
+    let (me, my_ticks) = current_owner();
+    assert!(owner_alive(Some(me), my_ticks));
 }

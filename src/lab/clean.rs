@@ -1,0 +1,46 @@
+//! `fsynclab clean`: removes the directories of runs whose owner process is gone, and
+//! nothing else. Every candidate comes from the database (recorded before the run made
+//! it), its target must still be the same directory (device and inode), and the removal
+//! itself ([`engine::remove_run_dir`]) refuses anything but an `fsynclab-<id>[-<n>]`
+//! directory owned by this user and never follows a link.
+
+use std::io;
+
+use crate::engine;
+use crate::store::{CleanOutcome, Store, StoreError};
+
+/// Removes the leftover directories of runs that ended (or whose process died) without
+/// removing them; a directory already gone is only recorded as such.
+pub fn clean_run_dirs(store: &Store) -> Result<CleanOutcome, StoreError> {
+    let mut outcome = CleanOutcome::default();
+    for dir in store.leftover_run_dirs()? {
+        let path = dir.path();
+        match std::fs::symlink_metadata(&path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                // Best effort: a read-only store records it on a later clean.
+                let _ = store.mark_dir_removed(dir.run_id);
+                continue;
+            }
+            _ => {}
+        }
+        if !dir.target_unchanged() {
+            outcome.skipped.push((
+                path,
+                format!(
+                    "{} is no longer the directory run {} used (replaced or moved); not removed",
+                    dir.target.display(),
+                    dir.run_id
+                ),
+            ));
+            continue;
+        }
+        match engine::remove_run_dir(&dir.target, &dir.name) {
+            Ok(()) => {
+                let _ = store.mark_dir_removed(dir.run_id);
+                outcome.removed.push(path);
+            }
+            Err(e) => outcome.skipped.push((path, e.to_string())),
+        }
+    }
+    Ok(outcome)
+}

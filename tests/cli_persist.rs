@@ -1,0 +1,479 @@
+//! No run lost: streaming to the database, signals, the database under contention and
+//! damage, runs in another PID namespace. Real `fsynclab` processes, real kills.
+
+mod common;
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{Lab, TmpfsMount, json_of, require_root};
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+
+/// A run of `seconds` that syncs every write, as a child process.
+fn spawn_run(lab: &Lab, seconds: &str) -> Child {
+    spawn(lab.cmd(), lab, seconds)
+}
+
+fn spawn(mut cmd: Command, lab: &Lab, seconds: &str) -> Child {
+    cmd.args(["run", "--quiet", "--json", "--threads", "1", "--bs", "4k"])
+        .args([
+            "--file-size",
+            "1M",
+            "--sync",
+            "fdatasync",
+            "--duration",
+            seconds,
+        ])
+        .arg("--target")
+        .arg(&lab.target)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start fsynclab run")
+}
+
+/// A plain read connection on the lab's database (as another program would open it).
+fn reader(lab: &Lab) -> rusqlite::Connection {
+    let c =
+        rusqlite::Connection::open_with_flags(&lab.db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .expect("open db");
+    c.busy_timeout(Duration::from_secs(5)).unwrap();
+    c
+}
+
+/// Waits until run `id`'s timed part has started (the persister records it).
+fn wait_started(lab: &Lab, id: i64, child: &mut Child) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline {
+        if let Some(status) = child.try_wait().unwrap() {
+            let out = child.stderr.take().map(std::io::read_to_string);
+            panic!("the run ended early ({status}): {out:?}");
+        }
+        if lab.db.exists() {
+            let started: Option<i64> = reader(lab)
+                .query_row("SELECT started_at_ms FROM runs WHERE id = ?1", [id], |r| {
+                    r.get(0)
+                })
+                .unwrap_or(None);
+            if started.is_some() {
+                return;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("run {id} did not start within 30 s");
+}
+
+fn signal(child: &Child, sig: Signal) {
+    kill(Pid::from_raw(child.id() as i32), sig).expect("send signal");
+}
+
+fn run_dirs(lab: &Lab) -> Vec<String> {
+    lab.target_entries()
+        .into_iter()
+        .filter(|e| e.starts_with("fsynclab-"))
+        .collect()
+}
+
+#[test]
+fn kill_9_keeps_every_second_but_the_last_and_show_says_how_far() {
+    let lab = Lab::new();
+    let mut child = spawn_run(&lab, "5");
+    wait_started(&lab, 1, &mut child);
+    std::thread::sleep(Duration::from_millis(2500));
+    signal(&child, Signal::SIGKILL);
+    child.wait().unwrap();
+
+    // The killed run left its directory; the next command removes it, with a note.
+    assert_eq!(run_dirs(&lab), vec!["fsynclab-1".to_string()]);
+    let out = lab.cmd().args(["show", "1", "--json"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("marked interrupted"), "{stderr}");
+    assert!(stderr.contains("removed 1 directory"), "{stderr}");
+    assert!(run_dirs(&lab).is_empty());
+    let v = json_of(&out.stdout);
+    assert_eq!(v["status"], "interrupted", "{v}");
+    let intervals = v["intervals"].as_array().expect("intervals");
+    let last_t_ms = intervals.last().expect("some intervals")["t_ms"]
+        .as_u64()
+        .unwrap();
+    assert!(last_t_ms >= 2000, "only {last_t_ms} ms of 2500 kept");
+    assert!(intervals.len() >= 20, "{} samples", intervals.len());
+    let writes: u64 = intervals
+        .iter()
+        .map(|s| s["writes"].as_u64().unwrap())
+        .sum();
+    assert!(writes > 0);
+    assert_eq!(v["progress"]["writes"].as_u64(), Some(writes));
+
+    let out = lab.cmd().args(["show", "1"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("interrupted after"), "{text}");
+    assert!(text.contains(&format!("{writes} writes")), "{text}");
+    assert!(text.contains("measurements up to"), "{text}");
+    assert!(!text.contains("directory"), "{text}");
+    let out = lab.cmd().args(["list"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("interrupted") && text.contains('~'), "{text}");
+}
+
+fn stopped_by(sig: Signal, code: i32) {
+    let lab = Lab::new();
+    let mut child = spawn_run(&lab, "30");
+    wait_started(&lab, 1, &mut child);
+    std::thread::sleep(Duration::from_millis(700));
+    signal(&child, sig);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{sig}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json_of(&out.stdout);
+    assert_eq!(v["status"], "cancelled");
+    assert!(v["writes"].as_u64().unwrap() > 0);
+    let shown = lab.cmd().args(["show", "1", "--json"]).output().unwrap();
+    let shown = json_of(&shown.stdout);
+    assert_eq!(shown["status"], "cancelled");
+    assert!(!shown["intervals"].as_array().unwrap().is_empty());
+    assert!(run_dirs(&lab).is_empty(), "{:?}", lab.target_entries());
+}
+
+#[test]
+fn sigterm_stores_the_run_cancelled_and_exits_143() {
+    stopped_by(Signal::SIGTERM, 143);
+}
+
+#[test]
+fn sighup_stores_the_run_cancelled_and_exits_129() {
+    stopped_by(Signal::SIGHUP, 129);
+}
+
+#[test]
+fn sigint_still_exits_130() {
+    stopped_by(Signal::SIGINT, 130);
+}
+
+/// Holds the write lock on the lab's database from another connection until dropped
+/// (or for `hold` on a thread).
+fn hold_write_lock(lab: &Lab) -> rusqlite::Connection {
+    let c = rusqlite::Connection::open(&lab.db).expect("open db");
+    c.execute_batch("BEGIN IMMEDIATE")
+        .expect("take the write lock");
+    c
+}
+
+/// Creates the database (schema and all) with one `list`.
+fn create_db(lab: &Lab) {
+    let out = lab.cmd().arg("list").output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn a_second_sigterm_exits_at_once() {
+    let lab = Lab::new();
+    create_db(&lab);
+    // The run waits for the lock (begin_run) and the first signal cannot end that wait.
+    let holder = hold_write_lock(&lab);
+    let mut child = spawn_run(&lab, "1");
+    std::thread::sleep(Duration::from_millis(1500));
+    signal(&child, Signal::SIGTERM);
+    std::thread::sleep(Duration::from_millis(1000));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the first signal waits for the run"
+    );
+    let sent = Instant::now();
+    signal(&child, Signal::SIGTERM);
+    let status = child.wait().unwrap();
+    assert!(
+        sent.elapsed() < Duration::from_millis(500),
+        "{:?}",
+        sent.elapsed()
+    );
+    assert_eq!(status.code(), Some(143));
+    drop(holder);
+}
+
+#[test]
+fn list_does_not_wait_for_another_writer() {
+    let lab = Lab::new();
+    lab.run_json(&["--file-size", "64k"]);
+    let holder = hold_write_lock(&lab);
+    let started = Instant::now();
+    let out = lab.cmd().args(["list", "--json"]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(json_of(&out.stdout).as_array().unwrap().len(), 1);
+    for cmd in [&["show", "1"][..], &["compare", "1", "1"][..]] {
+        let out = lab.cmd().args(cmd).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{cmd:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    drop(holder);
+}
+
+#[test]
+fn a_run_waits_out_a_lock_held_past_the_busy_timeout() {
+    let lab = Lab::new();
+    create_db(&lab);
+    let holder = hold_write_lock(&lab);
+    let release = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(7));
+        holder.execute_batch("COMMIT").unwrap();
+    });
+    let out = lab
+        .cmd()
+        .args(["run", "--quiet", "--json", "--file-size", "64k", "--target"])
+        .arg(&lab.target)
+        .output()
+        .unwrap();
+    release.join().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(
+        stderr
+            .matches("waiting for the database lock held by another process...")
+            .count(),
+        1,
+        "{stderr}"
+    );
+    assert_eq!(json_of(&out.stdout)["status"], "finished");
+}
+
+#[test]
+fn a_read_only_database_lists() {
+    let lab = Lab::new();
+    lab.run_json(&["--file-size", "64k"]);
+    let mode = |p: &std::path::Path, m: u32| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+    };
+    mode(&lab.db, 0o444);
+    let out = lab.cmd().args(["list", "--json"]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(json_of(&out.stdout).as_array().unwrap().len(), 1);
+    mode(&lab.db, 0o644);
+    // Root ignores file modes: a read-only mount shows the same for everyone.
+    if require_root("a_read_only_database_lists", "a read-only tmpfs") {
+        let mount = TmpfsMount::new("size=16m");
+        let db = mount.path.join("ro.sqlite");
+        std::fs::copy(&lab.db, &db).unwrap();
+        let status = Command::new("mount")
+            .args(["-o", "remount,ro"])
+            .arg(&mount.path)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let before = std::fs::read(&db).unwrap();
+        for args in [&["list", "--json"][..], &["show", "1"][..]] {
+            let out = common::bare_cmd()
+                .arg("--db")
+                .arg(&db)
+                .args(args)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        assert_eq!(std::fs::read(&db).unwrap(), before);
+    }
+}
+
+#[test]
+fn a_damaged_database_is_refused_and_left_untouched() {
+    let lab = Lab::new();
+    for _ in 0..3 {
+        lab.run_json(&["--file-size", "256k", "--bs", "4k"]);
+    }
+    // Grow the file so that it has pages in the middle to damage.
+    let c = rusqlite::Connection::open(&lab.db).unwrap();
+    c.execute_batch(
+        "PRAGMA wal_checkpoint(TRUNCATE); CREATE TABLE IF NOT EXISTS pad (x); \
+         WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000) \
+         INSERT INTO intervals (run_id, idx, t_ms, dur_ms, writes, syncs, bytes) \
+         SELECT 1, 100000 + i, i, 1, 1, 1, 4096 FROM n; PRAGMA wal_checkpoint(TRUNCATE);",
+    )
+    .unwrap();
+    drop(c);
+    let mut bytes = std::fs::read(&lab.db).unwrap();
+    let middle = bytes.len() / 2 / 4096 * 4096;
+    for (i, b) in bytes[middle..middle + 3 * 4096].iter_mut().enumerate() {
+        *b = (i * 31 % 253) as u8;
+    }
+    std::fs::write(&lab.db, &bytes).unwrap();
+    for args in [
+        &["list"][..],
+        &["show", "1"][..],
+        &["run", "--file-size", "64k", "--target"][..],
+    ] {
+        let mut cmd = lab.cmd();
+        cmd.args(args);
+        if args[0] == "run" {
+            cmd.arg(&lab.target);
+        }
+        let out = cmd.output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} accepted a damaged file");
+        assert!(stderr.contains("is damaged"), "{args:?}: {stderr}");
+        assert_eq!(
+            std::fs::read(&lab.db).unwrap(),
+            bytes,
+            "{args:?} wrote to it"
+        );
+    }
+    // A file that is not a database at all.
+    let junk: Vec<u8> = (0..20_000u32).map(|i| (i % 97) as u8).collect();
+    std::fs::write(&lab.db, &junk).unwrap();
+    let out = lab.cmd().arg("list").output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is damaged"));
+    assert_eq!(std::fs::read(&lab.db).unwrap(), junk);
+}
+
+#[test]
+fn a_run_in_another_pid_namespace_is_not_marked_interrupted_while_alive() {
+    if !require_root("pid namespace test", "unshare --pid") {
+        return;
+    }
+    let lab = Lab::new();
+    create_db(&lab);
+    let mut cmd = Command::new("unshare");
+    cmd.args(["--pid", "--fork", "--kill-child"])
+        .arg(assert_cmd::cargo::cargo_bin("fsynclab"))
+        .arg("--db")
+        .arg(&lab.db)
+        .env_remove("FSYNCLAB_DB");
+    let mut child = spawn(cmd, &lab, "60");
+    wait_started(&lab, 1, &mut child);
+    let status = || {
+        let out = lab.cmd().args(["list", "--json"]).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        json_of(&out.stdout)[0]["status"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    // Its pid (1 in its namespace) means another process out here: the lock decides.
+    let pid: i64 = reader(&lab)
+        .query_row("SELECT owner_pid FROM runs WHERE id = 1", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(pid, 1, "the run records its pid as seen in its namespace");
+    assert_eq!(status(), "running");
+    let out = lab
+        .cmd()
+        .args(["run", "--quiet", "--file-size", "64k", "--target"])
+        .arg(&lab.target)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(status(), "finished", "the newest run");
+    let first = lab.cmd().args(["show", "1", "--json"]).output().unwrap();
+    assert_eq!(json_of(&first.stdout)["status"], "running");
+    // Killed (unshare takes its child with it): the next open marks it interrupted.
+    signal(&child, Signal::SIGKILL);
+    child.wait().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let first = lab.cmd().args(["show", "1", "--json"]).output().unwrap();
+    assert_eq!(json_of(&first.stdout)["status"], "interrupted");
+}
+
+#[test]
+fn clean_removes_a_killed_runs_directory_and_nothing_else() {
+    let lab = Lab::new();
+    let victim = lab.dir.path().join("victim");
+    std::fs::create_dir(&victim).unwrap();
+    std::fs::write(victim.join("precious"), b"keep me").unwrap();
+    let foreign = lab.target.join("fsynclab-999");
+    std::fs::create_dir(&foreign).unwrap();
+    std::fs::write(foreign.join("data"), b"not fsynclab's").unwrap();
+    // Three runs at once: 1 and 2 are killed, 3 stays alive.
+    let mut runs = Vec::new();
+    for id in 1..=3 {
+        let mut child = spawn_run(&lab, "60");
+        wait_started(&lab, id, &mut child);
+        runs.push(child);
+    }
+    for child in &mut runs[..2] {
+        signal(child, Signal::SIGKILL);
+        child.wait().unwrap();
+    }
+    // Run 2's directory is swapped for a link to the victim, as another user could.
+    let two = lab.target.join("fsynclab-2");
+    std::fs::rename(&two, lab.dir.path().join("moved-away")).unwrap();
+    std::os::unix::fs::symlink(&victim, &two).unwrap();
+
+    let out = lab.cmd().arg("clean").output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stdout.contains("removed") && stdout.contains("fsynclab-1"),
+        "{stdout}"
+    );
+    assert_eq!(stdout.matches("removed").count(), 1, "{stdout}");
+    assert!(
+        stderr.contains("fsynclab-2"),
+        "the link is reported, not followed: {stderr}"
+    );
+    let mut left = run_dirs(&lab);
+    left.sort();
+    assert_eq!(left, ["fsynclab-2", "fsynclab-3", "fsynclab-999"]);
+    assert!(
+        std::fs::symlink_metadata(&two)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(std::fs::read(victim.join("precious")).unwrap(), b"keep me");
+    assert_eq!(
+        std::fs::read(foreign.join("data")).unwrap(),
+        b"not fsynclab's"
+    );
+    // `show` names the live run's directory while it exists.
+    let out = lab.cmd().args(["show", "3"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("fsynclab-3 (in use by the run)"), "{text}");
+    // The live run is untouched and ends normally, removing its own directory.
+    signal(&runs[2], Signal::SIGTERM);
+    let out = runs.pop().unwrap().wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(143));
+    let mut left = run_dirs(&lab);
+    left.sort();
+    assert_eq!(left, ["fsynclab-2", "fsynclab-999"]);
+    // Nothing is removed twice: a second clean removes nothing.
+    let out = lab.cmd().arg("clean").output().unwrap();
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("removed"));
+}
