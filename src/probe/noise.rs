@@ -127,12 +127,13 @@ pub struct QuietOutcome {
 }
 
 /// Measures one-second windows until background CPU is below `threshold` (0..=1) or
-/// `max_wait` has passed (always measures at least one window).
+/// `max_wait` has passed (always measures at least one window). A threshold of 1 (100 %)
+/// accepts any load, a fully busy machine included.
 pub fn wait_for_quiet(threshold: f64, max_wait: Duration) -> QuietOutcome {
     let start = Instant::now();
     loop {
         let busy = measure_cpu_busy(Duration::from_secs(1));
-        let reached = busy.is_some_and(|b| b < threshold);
+        let reached = busy.is_some_and(|b| b < threshold || threshold >= 1.0);
         if reached || busy.is_none() || start.elapsed() >= max_wait {
             return QuietOutcome {
                 last_busy: busy,
