@@ -15,7 +15,7 @@ use super::system::{
 };
 use super::{
     Backing, CreateRequest, MIN_SIZE_BYTES, ScratchError, ScratchManager, ScratchRecipe,
-    require_root, split_options, validate_name,
+    check_mkfs_options, check_mount_options, require_root, validate_name,
 };
 use crate::probe::list_mounts;
 
@@ -113,12 +113,14 @@ impl ScratchManager {
     /// device's safety) before creating anything; then image, loop device, mkfs, mount and
     /// finally `recipe.json`. Any failure after the first step removes everything made.
     pub fn create(&self, req: &CreateRequest) -> Result<ScratchRecipe, ScratchError> {
+        // The options first: a refused one is the user's to fix whoever runs fsynclab.
+        let mkfs_args = check_mkfs_options(req.fs, &req.mkfs_opts)?;
+        let mount_opts = check_mount_options(req.fs, &req.mount_opts)?;
         require_root(euid())?;
         let mkfs = require_tool(req.fs.mkfs_tool(), req.fs.package())?;
         let mount = require_tool("mount", MOUNT_PACKAGE)?;
         let umount = require_tool("umount", MOUNT_PACKAGE)?;
         let losetup = require_tool("losetup", MOUNT_PACKAGE)?;
-        let mkfs_args = split_options("mkfs", &req.mkfs_opts)?;
         // Held until the recipe is written or everything made is undone (declared before
         // the rollback, so dropped after it).
         let (roots, _lock) = self.lock()?;
@@ -236,7 +238,7 @@ impl ScratchManager {
 
         // Set first: a mount(8) that mounted but exited non-zero is undone too.
         rollback.mounted = Some(mount_point.clone());
-        if let Err(mut err) = self.mount(req, &mount, &device, &mount_point) {
+        if let Err(mut err) = self.mount(req, &mount_opts, &mount, &device, &mount_point) {
             let left = rollback.undo();
             if let ScratchError::MountFailed { left_over, .. } = &mut err
                 && !left.is_empty()
@@ -303,18 +305,19 @@ impl ScratchManager {
         })
     }
 
-    /// `mount -t FS [-o OPTS] DEVICE MOUNT_POINT`; on failure, the kernel's new lines about
-    /// the device or filesystem go into [`ScratchError::MountFailed`].
+    /// `mount -t FS [-o OPTS] DEVICE MOUNT_POINT` with the checked `options`; on failure,
+    /// the kernel's new lines about the device or filesystem go into
+    /// [`ScratchError::MountFailed`].
     fn mount(
         &self,
         req: &CreateRequest,
+        options: &str,
         mount: &Path,
         device: &str,
         mount_point: &Path,
     ) -> Result<(), ScratchError> {
         let marker = read_kernel_log().and_then(|log| log.lines().last().map(str::to_string));
         let mut args = vec!["-t".to_string(), req.fs.as_str().to_string()];
-        let options = req.mount_opts.trim();
         if !options.is_empty() {
             args.push("-o".to_string());
             args.push(options.to_string());
