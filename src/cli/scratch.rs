@@ -11,7 +11,9 @@ use super::{CliError, open_store, progress::show_progress, run::lab_error};
 use crate::engine::CancelToken;
 use crate::lab::{self, MatrixSpec, RunRequest, SideSpec};
 use crate::report;
-use crate::scratch::{Backing, CreateRequest, FsKind, ScratchManager};
+use crate::scratch::{
+    Backing, CreateRequest, FsKind, ScratchManager, check_mkfs_options, check_mount_options,
+};
 use crate::spec;
 
 /// `fsynclab scratch ...`.
@@ -144,6 +146,9 @@ pub fn scratch(db: &Option<PathBuf>, args: ScratchArgs) -> Result<u8, CliError> 
     }
     match args.action {
         ScratchAction::Create(a) => {
+            // A refused option exits 2 before anything (even stale cleanup) is touched.
+            check_mkfs_options(a.fs, &a.mkfs_opts).map_err(scratch_error)?;
+            check_mount_options(a.fs, &a.mount_opts).map_err(scratch_error)?;
             match manager.cleanup_stale() {
                 Ok(done) => done.iter().for_each(|s| eprintln!("cleaned up: {s}")),
                 Err(e) => eprintln!("warning: stale scratch state could not be cleaned up: {e}"),
@@ -272,6 +277,7 @@ pub fn matrix(db: &Option<PathBuf>, args: MatrixArgs) -> Result<u8, CliError> {
             "name at least one filesystem: --fs ext4|xfs|btrfs (repeatable)"
         )));
     }
+    matrix.check_options().map_err(scratch_error)?;
     let store = open_store(db)?;
     let mut manager = manager()?;
     if let Some(p) = store.path() {

@@ -6,7 +6,10 @@ use std::sync::mpsc::Sender;
 
 use crate::engine::{CancelToken, EngineError, EngineEvent};
 use crate::metrics::{RunResult, RunStatus};
-use crate::scratch::{Backing, CreateRequest, FsKind, ScratchManager};
+use crate::scratch::{
+    Backing, CreateRequest, FsKind, ScratchError, ScratchManager, check_mkfs_options,
+    check_mount_options,
+};
 use crate::spec::{MatrixSuggestion, SpecError};
 use crate::store::Store;
 
@@ -87,6 +90,20 @@ impl MatrixSpec {
         })
     }
 
+    /// Checks every mkfs and mount option set against the allow-list of every filesystem
+    /// of the matrix, so a refused option stops the matrix before anything is made.
+    pub fn check_options(&self) -> Result<(), ScratchError> {
+        for fs in &self.fs {
+            for text in &self.mkfs_opts {
+                check_mkfs_options(*fs, text)?;
+            }
+            for text in &self.mount_opts {
+                check_mount_options(*fs, text)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Every configuration, in order (filesystem, then mkfs, mount options, backing).
     pub fn configs(&self) -> Vec<MatrixConfig> {
         let or_default = |v: &Vec<String>| {
@@ -159,6 +176,7 @@ pub fn run_matrix(
         })));
     }
     request.spec.validate().map_err(EngineError::from)?;
+    matrix.check_options()?;
     let name = format!(
         "matrix {}: {}",
         request.preset.clone().unwrap_or_else(|| "fileio".into()),

@@ -12,7 +12,7 @@ mod text;
 pub use compare::{compare_csv, compare_json, compare_markdown, compare_table, num as fmt_num};
 pub use image::{ImageFormat, ImageOptions, ReportError, render_comparison};
 pub use kinds::{group_text, kind_json, kind_line, kind_section, ops_table, phases_text};
-pub use listing::{fmt_utc_ms, preset_text, run_header, runs_table};
+pub use listing::{fmt_utc_ms, matrix_options_line, preset_text, run_header, runs_table};
 pub use sysbench::{sysbench_json, sysbench_text};
 pub use text::{
     fmt_bytes_per_sec, fmt_ns, merged_options, run_json, run_line, summary_text, where_line,
