@@ -129,7 +129,7 @@ fn bogus_mount_option_leaves_nothing() {
     }
     let lab = Lab::new("bogus");
     let req = CreateRequest {
-        mount_opts: "no_such_option_xyz".into(),
+        mount_opts: "inode_readahead_blks=3".into(),
         backing: Backing::Ram,
         ..request(FsKind::Ext4, 300, "bogus")
     };
@@ -140,7 +140,7 @@ fn bogus_mount_option_leaves_nothing() {
     let ScratchError::MountFailed { options, .. } = &err else {
         panic!("expected MountFailed, got {err:?}");
     };
-    assert_eq!(options, "no_such_option_xyz");
+    assert_eq!(options, "inode_readahead_blks=3");
     let dmesg_readable = Command::new("dmesg")
         .output()
         .is_ok_and(|o| o.status.success());
@@ -149,13 +149,13 @@ fn bogus_mount_option_leaves_nothing() {
     {
         let kernel = kernel_message.as_deref().unwrap_or_default();
         assert!(
-            kernel.contains("no_such_option_xyz"),
+            kernel.contains("inode_readahead_blks"),
             "kernel said: {kernel:?}"
         );
     }
     let message = err.to_string();
     assert!(
-        message.starts_with("mount -o 'no_such_option_xyz' failed: "),
+        message.starts_with("mount -o 'inode_readahead_blks=3' failed: "),
         "{message}"
     );
     assert!(
