@@ -214,9 +214,15 @@ fn cleanup_stale_takes_only_ours() {
         .create(&request(FsKind::Ext4, 300, "live"))
         .expect("live scratch fs");
 
-    // An orphan: image under the state dir, attached and mounted, but no recipe.
+    // An orphan: what a kill during create leaves (fsynclab's marker, image under the state
+    // dir, attached and mounted) but no recipe.
     let orphan_dir = lab.state_dir().join("orphan");
     std::fs::create_dir_all(orphan_dir.join("mnt")).expect("orphan dir");
+    std::fs::write(
+        orphan_dir.join(".fsynclab-scratch"),
+        b"fsynclab scratch filesystem orphan\n",
+    )
+    .expect("marker");
     let orphan_image = orphan_dir.join("image.img");
     std::fs::File::create(&orphan_image)
         .and_then(|f| f.set_len(32 << 20))

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::device::{check_device, existing_ancestor};
-use super::manager::{DISK_IMAGE, MOUNT_DIR, RECIPE_FILE, euid};
+use super::manager::{DISK_IMAGE, MARKER_FILE, MOUNT_DIR, RECIPE_FILE, euid};
 use super::system::{
     self, MOUNT_PACKAGE, detach, loop_backing_path, read_kernel_log, read_loop_dio, require_tool,
     run, unmount,
@@ -72,7 +72,11 @@ impl Rollback {
         }
         if let Some(dir) = self.recipe_dir.take() {
             // Only empty directories and our own files: never recurse into a mount.
-            for file in [RECIPE_FILE.to_string(), format!("{RECIPE_FILE}.tmp")] {
+            for file in [
+                RECIPE_FILE.to_string(),
+                format!("{RECIPE_FILE}.tmp"),
+                MARKER_FILE.to_string(),
+            ] {
                 let path = dir.join(file);
                 remove(&path, std::fs::remove_file(&path));
             }
@@ -289,7 +293,8 @@ impl ScratchManager {
             let dir = state.join(&name);
             match std::fs::create_dir(&dir) {
                 Ok(()) => {
-                    rollback.recipe_dir = Some(dir);
+                    rollback.recipe_dir = Some(dir.clone());
+                    write_marker(&dir, &name)?;
                     return Ok(name);
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
@@ -347,6 +352,22 @@ fn one_line(text: &str) -> String {
         .filter(|line| !line.is_empty())
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// Marks a fresh scratch directory as fsynclab's before anything else is made in it, so
+/// cleanup and `destroy --all` recognise it even when a kill leaves it half-made.
+fn write_marker(recipe_dir: &Path, name: &str) -> Result<(), ScratchError> {
+    let path = recipe_dir.join(MARKER_FILE);
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(&path)
+        .map_err(|e| ScratchError::io("create", &path, e))?;
+    writeln!(file, "fsynclab scratch filesystem {name}")
+        .and_then(|()| file.sync_all())
+        .map_err(|e| ScratchError::io("write", &path, e))
 }
 
 /// Writes `recipe.json` through a temporary file and a rename, so a reader never sees half.

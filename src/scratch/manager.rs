@@ -5,7 +5,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use super::device::existing_ancestor;
-use super::owned::{Scope, find_stale, select_owned};
+use super::owned::{Scope, find_stale, image_owner_name, select_owned};
 use super::roots::{
     Roots, StateLock, check_shape, default_ram_dir, lock_state_dir, prepare_root, require_real,
 };
@@ -16,6 +16,21 @@ use crate::probe::{MOUNTINFO_PATH, ProbeError, parse_mountinfo};
 pub(super) const RECIPE_FILE: &str = "recipe.json";
 pub(super) const MOUNT_DIR: &str = "mnt";
 pub(super) const DISK_IMAGE: &str = "image.img";
+/// Written first into every scratch directory fsynclab makes (before the image, loop,
+/// mount or recipe): a directory without it or a recipe naming it is not fsynclab's.
+pub(super) const MARKER_FILE: &str = ".fsynclab-scratch";
+
+/// The entries under the state directory: whose they are.
+#[derive(Debug, Default)]
+struct Entries {
+    /// Names fsynclab made (marker or recipe), or whose directory is gone while a loop or
+    /// RAM image of that name's exact shape is left.
+    owned: Vec<String>,
+    /// Valid names of real directories or files that fsynclab did not mark: left alone.
+    foreign: Vec<String>,
+    /// Valid names that are symlinks or special files: refused, never followed.
+    strange: Vec<String>,
+}
 
 /// Makes and removes scratch filesystems under a state directory (recipes, mount points,
 /// disk images) and a RAM directory (RAM images). Both directories must be fsynclab's own:
@@ -167,12 +182,62 @@ impl ScratchManager {
         names
     }
 
-    /// Every readable recipe, by name.
+    /// Every readable recipe that names its own directory (its name, and its mount point
+    /// `<state_dir>/<name>/mnt`), by name: an edited recipe naming a foreign mount point is
+    /// not a live scratch filesystem.
     fn recipes(&self) -> Vec<ScratchRecipe> {
+        let state = std::fs::canonicalize(&self.state_dir).unwrap_or(self.state_dir.clone());
         self.dir_names()
             .iter()
             .filter_map(|name| read_recipe(&self.recipe_dir(name)).ok())
+            .filter(|recipe| recipe_is_own(recipe, &state))
             .collect()
+    }
+
+    /// Whose the entries under the state directory are (see [`Entries`]); `loops` adds the
+    /// names of left-over loops whose directory is gone.
+    fn entries(&self, roots: &Roots, loops: &[LoopDevice]) -> Entries {
+        let mut entries = Entries::default();
+        let names = |dir: &Path| -> Vec<String> {
+            std::fs::read_dir(dir)
+                .map(|list| {
+                    list.filter_map(Result::ok)
+                        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        for name in names(&roots.state) {
+            if validate_name(&name).is_err() {
+                continue;
+            }
+            let dir = roots.state.join(&name);
+            match std::fs::symlink_metadata(&dir).map(|m| m.file_type()) {
+                Ok(t) if t.is_dir() && is_marked(&dir, &name, &roots.state) => {
+                    entries.owned.push(name)
+                }
+                Ok(t) if t.is_dir() || t.is_file() => entries.foreign.push(name),
+                Ok(_) => entries.strange.push(name),
+                Err(_) => {}
+            }
+        }
+        // A RAM image or a loop of our exact shape whose directory is gone: nothing of a
+        // user's is there to protect.
+        let ram_names = names(&roots.ram)
+            .into_iter()
+            .filter_map(|file| Some(file.strip_suffix(".img")?.to_string()));
+        let loop_names = loops
+            .iter()
+            .filter_map(|lo| image_owner_name(&lo.backing_file, &roots.state, &roots.ram));
+        for name in ram_names.chain(loop_names) {
+            let gone = std::fs::symlink_metadata(roots.state.join(&name)).is_err();
+            if validate_name(&name).is_ok() && gone && !entries.owned.contains(&name) {
+                entries.owned.push(name);
+            }
+        }
+        entries.owned.sort();
+        entries.owned.dedup();
+        entries
     }
 
     /// The recipe named `name`.
@@ -236,6 +301,10 @@ impl ScratchManager {
             require_real(&disk_image, false)?;
             require_real(&recipe_dir.join(RECIPE_FILE), false)?;
             require_real(&recipe_dir.join(MOUNT_DIR), true)?;
+            require_real(&recipe_dir.join(MARKER_FILE), false)?;
+            if !is_marked(&recipe_dir, name, &roots.state) {
+                return Err(not_ours(&recipe_dir));
+            }
         }
         let umount = require_tool("umount", MOUNT_PACKAGE)?;
         let losetup = require_tool("losetup", MOUNT_PACKAGE)?;
@@ -252,12 +321,13 @@ impl ScratchManager {
         }
         let mounts = parse_mountinfo(&read_mountinfo()?)?;
         let loops = list_loop_devices();
+        let mount_dir = recipe_dir.join(MOUNT_DIR);
         let plan = select_owned(
             &mounts,
             &loops,
             &Scope {
                 owned_roots: vec![roots.state.as_path(), roots.ram.as_path()],
-                mount_roots: vec![recipe_dir.as_path()],
+                mount_roots: vec![mount_dir.as_path()],
                 image_roots: vec![disk_image.as_path(), ram_image.as_path()],
                 keep_mount_points: Vec::new(),
                 keep_images: Vec::new(),
@@ -282,8 +352,10 @@ impl ScratchManager {
         Ok(notes)
     }
 
-    /// Deletes a recipe directory after making sure nothing is mounted under it, so the
-    /// recursive removal can never reach into a mounted filesystem.
+    /// Deletes a recipe directory after making sure nothing is mounted under it: only the
+    /// files fsynclab makes there (recipe, marker, disk image) and the empty mount point are
+    /// removed, never recursively, so a file fsynclab did not make stops the removal (and is
+    /// named) instead of being deleted.
     fn remove_recipe_dir(&self, recipe_dir: &Path) -> Result<(), ScratchError> {
         if !require_real(recipe_dir, true)? {
             return Ok(());
@@ -298,7 +370,35 @@ impl ScratchManager {
                 stderr: "still mounted after umount".to_string(),
             });
         }
-        std::fs::remove_dir_all(recipe_dir).map_err(|e| ScratchError::io("remove", recipe_dir, e))
+        let tmp = format!("{RECIPE_FILE}.tmp");
+        for file in [DISK_IMAGE, RECIPE_FILE, tmp.as_str()] {
+            remove_if_present(&recipe_dir.join(file), |p| std::fs::remove_file(p))?;
+        }
+        let mount_dir = recipe_dir.join(MOUNT_DIR);
+        let kept = |dir: &Path| {
+            std::fs::read_dir(dir)
+                .map(|list| {
+                    list.filter_map(Result::ok)
+                        .map(|e| e.path().display().to_string())
+                        .collect::<Vec<_>>()
+                })
+                .unwrap_or_default()
+        };
+        let left = kept(&mount_dir);
+        if !left.is_empty() {
+            return Err(kept_files(recipe_dir, &left));
+        }
+        remove_if_present(&mount_dir, |p| std::fs::remove_dir(p))?;
+        // The marker goes last: until then an interrupted destroy is still recognisably ours.
+        let left: Vec<String> = kept(recipe_dir)
+            .into_iter()
+            .filter(|p| !p.ends_with(MARKER_FILE))
+            .collect();
+        if !left.is_empty() {
+            return Err(kept_files(recipe_dir, &left));
+        }
+        remove_if_present(&recipe_dir.join(MARKER_FILE), |p| std::fs::remove_file(p))?;
+        std::fs::remove_dir(recipe_dir).map_err(|e| ScratchError::io("remove", recipe_dir, e))
     }
 
     /// Destroys every scratch filesystem (with or without a recipe), then
@@ -308,31 +408,25 @@ impl ScratchManager {
     pub fn destroy_all(&self) -> Result<Vec<String>, ScratchError> {
         require_root(euid())?;
         let (roots, _lock) = self.lock()?;
-        // Every entry with a valid name, whatever its type: destroy refuses the strange ones.
-        let entry_names = |dir: &Path| -> Vec<String> {
-            std::fs::read_dir(dir)
-                .map(|entries| {
-                    entries
-                        .filter_map(Result::ok)
-                        .map(|entry| entry.file_name().to_string_lossy().into_owned())
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
-        let mut names: Vec<String> = entry_names(&roots.state)
-            .into_iter()
-            .filter(|name| validate_name(name).is_ok())
+        let entries = self.entries(&roots, &list_loop_devices());
+        // Symlinks and special files go through destroy, which refuses them by name.
+        let mut names: Vec<String> = entries
+            .owned
+            .iter()
+            .chain(&entries.strange)
+            .cloned()
             .collect();
-        for file_name in entry_names(&roots.ram) {
-            if let Some(name) = file_name.strip_suffix(".img")
-                && validate_name(name).is_ok()
-            {
-                names.push(name.to_string());
-            }
-        }
         names.sort();
-        names.dedup();
-        let mut done = Vec::new();
+        let mut done: Vec<String> = entries
+            .foreign
+            .iter()
+            .map(|name| {
+                format!(
+                    "left alone {}: fsynclab did not make it (no {MARKER_FILE} marker or recipe naming it)",
+                    roots.state.join(name).display()
+                )
+            })
+            .collect();
         let mut first_error = None;
         for name in names {
             match self.destroy_locked(&roots, &name) {
@@ -383,7 +477,15 @@ impl ScratchManager {
         let losetup = require_tool("losetup", MOUNT_PACKAGE)?;
         let live = self.recipes();
         let loops: Vec<LoopDevice> = list_loop_devices();
-        let plan = find_stale(&read_mountinfo()?, &loops, &roots.state, &roots.ram, &live)?;
+        let owned = self.entries(roots, &loops).owned;
+        let plan = find_stale(
+            &read_mountinfo()?,
+            &loops,
+            &roots.state,
+            &roots.ram,
+            &live,
+            &owned,
+        )?;
         let mut done = Vec::new();
         let mut first_error = None;
         for mount_point in &plan.unmount {
@@ -420,6 +522,51 @@ fn loop_attached(recipe: &ScratchRecipe, loops: &[LoopDevice]) -> bool {
     loops
         .iter()
         .any(|lo| lo.node() == *node && lo.backing_file == *image)
+}
+
+/// A recipe describes its own directory: its name and mount point are `<state>/<name>/mnt`.
+fn recipe_is_own(recipe: &ScratchRecipe, state: &Path) -> bool {
+    recipe.mount_point == state.join(&recipe.name).join(MOUNT_DIR)
+}
+
+/// Whether `<state>/<name>` (`dir`) is fsynclab's: it holds the marker (a regular file) or a
+/// recipe naming it.
+fn is_marked(dir: &Path, name: &str, state: &Path) -> bool {
+    let marker = std::fs::symlink_metadata(dir.join(MARKER_FILE)).is_ok_and(|m| m.is_file());
+    marker || read_recipe(dir).is_ok_and(|r| r.name == name && recipe_is_own(&r, state))
+}
+
+fn not_ours(dir: &Path) -> ScratchError {
+    ScratchError::Unsafe {
+        path: dir.to_path_buf(),
+        reason: format!(
+            "fsynclab did not make it (no {MARKER_FILE} marker or recipe naming it), so it \
+             leaves it alone; remove it by hand if it is not needed"
+        ),
+    }
+}
+
+fn kept_files(dir: &Path, left: &[String]) -> ScratchError {
+    ScratchError::Unsafe {
+        path: dir.to_path_buf(),
+        reason: format!(
+            "it holds files fsynclab did not make ({}); they were kept: move them away and \
+             run the destroy again",
+            left.join(", ")
+        ),
+    }
+}
+
+/// Removes `path` with `remove`; a missing one is fine.
+fn remove_if_present(
+    path: &Path,
+    remove: impl Fn(&Path) -> std::io::Result<()>,
+) -> Result<(), ScratchError> {
+    match remove(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(ScratchError::io("remove", path, e)),
+    }
 }
 
 /// Reads `recipe.json`, never through a symlink.
