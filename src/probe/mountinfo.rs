@@ -58,7 +58,9 @@ impl MountInfo {
         let (before, after) = line
             .split_once(" - ")
             .ok_or_else(|| parse_error(line, "no \" - \" separator before the filesystem type"))?;
-        let fields: Vec<&str> = before.split_whitespace().collect();
+        // The kernel separates fields with single spaces and escapes only space, tab, newline
+        // and backslash: any other whitespace (`\r`, U+0085...) belongs to a path.
+        let fields: Vec<&str> = before.split(' ').filter(|f| !f.is_empty()).collect();
         if fields.len() < 6 {
             return Err(parse_error(
                 line,
@@ -277,5 +279,14 @@ mod tests {
     fn list_mounts_reads_this_machine() {
         let mounts = list_mounts().expect("/proc/self/mountinfo is readable");
         assert!(mount_for_path(&mounts, Path::new("/")).is_some());
+    }
+
+    #[test]
+    fn other_whitespace_belongs_to_the_path() {
+        // Found by tests/fuzz_parsers.rs: the kernel does not escape `\r` or U+0085.
+        let line = "1 2 7:0 / /srv/a\rb\u{85}c rw,relatime - ext4 /dev/loop0 rw";
+        let mount = MountInfo::from_line(line).unwrap();
+        assert_eq!(mount.mount_point, "/srv/a\rb\u{85}c");
+        assert_eq!(mount.mount_options, "rw,relatime");
     }
 }
