@@ -24,6 +24,7 @@ mod create;
 mod device;
 mod error;
 mod manager;
+mod marks;
 mod options;
 mod options_table;
 mod owned;

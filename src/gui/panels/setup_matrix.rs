@@ -265,6 +265,22 @@ impl MatrixForm {
     }
 }
 
+/// A preset's suggested matrices with exactly what each passes to mkfs and mount, shown
+/// with the preset's details before anything runs.
+pub(super) fn suggested_matrices_ui(ui: &mut Ui, preset: &Preset) {
+    if preset.matrix.is_empty() {
+        return;
+    }
+    egui::CollapsingHeader::new(format!("Suggested matrices ({})", preset.matrix.len()))
+        .id_salt("preset-matrices")
+        .show(ui, |ui| {
+            for (i, m) in preset.matrix.iter().enumerate() {
+                ui.label(format!("{}. {}", i + 1, m.title));
+                ui.add(Label::new(RichText::new(matrix_options_line(m)).monospace()).wrap());
+            }
+        });
+}
+
 /// Builds the launch from the form's workload and starts it, then shows the Run tab.
 fn start(cx: &mut Cx, spec: MatrixSpec, scratch: ScratchManager) -> Result<(), String> {
     if !cx.state.sweep.trim().is_empty() {

@@ -222,22 +222,7 @@ impl WorkloadForm {
                         });
                 });
         }
-        if !preset.matrix.is_empty() {
-            // Exactly what a suggested matrix would pass to mkfs and mount, before anything runs.
-            egui::CollapsingHeader::new(format!("Suggested matrices ({})", preset.matrix.len()))
-                .id_salt("preset-matrices")
-                .show(ui, |ui| {
-                    for (i, m) in preset.matrix.iter().enumerate() {
-                        ui.label(format!("{}. {}", i + 1, m.title));
-                        ui.add(
-                            Label::new(
-                                RichText::new(crate::report::matrix_options_line(m)).monospace(),
-                            )
-                            .wrap(),
-                        );
-                    }
-                });
-        }
+        super::setup_matrix::suggested_matrices_ui(ui, preset);
         if let (true, Some(note)) = (preset.published.is_empty(), &preset.published_note) {
             ui.add(
                 Label::new(
