@@ -186,7 +186,7 @@ pub enum PresetError {
         /// The filesystem it was checked for.
         fs: String,
         /// What the allow-list said.
-        source: crate::scratch::ScratchError,
+        source: Box<crate::scratch::ScratchError>,
     },
 }
 
@@ -324,7 +324,7 @@ fn check_matrix_options(
             field,
             item,
             fs: fs.as_str().to_string(),
-            source,
+            source: Box::new(source),
         };
         for (item, text) in m.mkfs_opts.iter().enumerate() {
             check_mkfs_options(fs, text).map_err(|e| failure("mkfs_opts", item, e))?;
