@@ -249,7 +249,7 @@ fn refusals_and_errors_are_explained() {
     }
     let lab = Lab::new();
     let _cleanup = Cleanup(&lab);
-    // A bogus mount option: the kernel refuses, nothing is left behind.
+    // An option off the allow-list: refused before anything is made (exit 2).
     cmd(&lab)
         .args([
             "scratch",
@@ -262,9 +262,27 @@ fn refusals_and_errors_are_explained() {
             "no_such_option_xyz",
         ])
         .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "mount option `no_such_option_xyz` is not allowed for ext4",
+        ));
+    // An allow-listed option the kernel refuses: mount's error, nothing is left behind.
+    cmd(&lab)
+        .args([
+            "scratch",
+            "create",
+            "--fs",
+            "ext4",
+            "--size",
+            "300M",
+            "--mount-opts",
+            "inode_readahead_blks=3",
+        ])
+        .assert()
         .failure()
         .stderr(
-            predicate::str::contains("no_such_option_xyz").and(predicate::str::contains("removed")),
+            predicate::str::contains("mount -o 'inode_readahead_blks=3' failed")
+                .and(predicate::str::contains("removed")),
         );
     assert_nothing_left(&lab);
     // Real devices: confirmation must repeat the device; the root device and mounted devices are refused.

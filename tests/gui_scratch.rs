@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use egui::accesskit::Role;
 use egui::{Key, Modifiers};
 use egui_kittest::Harness;
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT, Queryable};
 use fsynclab::gui::{LabApp, Tab, UiState};
 use fsynclab::metrics::RunStatus;
 use fsynclab::scratch::ScratchManager;
@@ -204,10 +204,31 @@ fn a_bad_mount_option_is_shown_and_leaves_nothing() {
     let mut h = harness(&dirs, UiState::default());
     h.run_steps(3);
     retype(&mut h, "Scratch size", "300M");
+    // Off the allow-list: the library's refusal is shown inline and nothing can start.
     retype(&mut h, "Mount options", "no_such_option_xyz");
+    h.run_steps(2);
+    assert!(
+        h.query_by_label_contains("mount option `no_such_option_xyz` is not allowed for ext4")
+            .is_some()
+    );
+    assert!(
+        h.get_by_label("Create scratch filesystem")
+            .accesskit_node()
+            .is_disabled()
+    );
+    retype(&mut h, "mkfs options", "-L b /dev/loop0");
+    h.run_steps(2);
+    assert!(
+        h.query_by_label_contains("mkfs option `/dev/loop0` is not allowed")
+            .is_some()
+    );
+    retype(&mut h, "mkfs options", "-q");
+    // On the allow-list, refused by the kernel: mount's and the kernel's message are shown.
+    retype(&mut h, "Mount options", "inode_readahead_blks=3");
+    h.run_steps(2);
     click(&mut h, "Create scratch filesystem");
     step_until(&mut h, "the mount error", Duration::from_secs(60), |h| {
-        h.query_by_label_contains("mount -o 'no_such_option_xyz' failed")
+        h.query_by_label_contains("mount -o 'inode_readahead_blks=3' failed")
             .is_some()
     });
     h.run_steps(5);

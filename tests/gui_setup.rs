@@ -253,3 +253,27 @@ fn shared_target_needs_the_checkbox_and_then_warns() {
         live.results[0].warnings
     );
 }
+
+#[test]
+fn a_presets_suggested_matrices_show_their_exact_options() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = harness(&dir, ad_hoc_state());
+    h.run_steps(3);
+    h.get_by_role_and_label(Role::ComboBox, "Preset").click();
+    h.run_steps(2);
+    h.get_by_label("btrfs-log-commit").click();
+    h.run_steps(3);
+    let header = h.get_by_label_contains("Suggested matrices (");
+    header.scroll_to_me();
+    h.run_steps(2);
+    h.get_by_label_contains("Suggested matrices (").click();
+    h.run_steps(3);
+    assert!(has_label_containing(
+        &h,
+        "fs btrfs · mkfs (defaults) · mount -o \"nossd\" | \"ssd\" · backing disk"
+    ));
+    assert!(has_label_containing(
+        &h,
+        "fs xfs · mkfs (defaults) · mount -o \"logbsize=32k\" | \"logbsize=256k\""
+    ));
+}

@@ -129,7 +129,7 @@ fn bogus_mount_option_leaves_nothing() {
     }
     let lab = Lab::new("bogus");
     let req = CreateRequest {
-        mount_opts: "no_such_option_xyz".into(),
+        mount_opts: "inode_readahead_blks=3".into(),
         backing: Backing::Ram,
         ..request(FsKind::Ext4, 300, "bogus")
     };
@@ -140,7 +140,7 @@ fn bogus_mount_option_leaves_nothing() {
     let ScratchError::MountFailed { options, .. } = &err else {
         panic!("expected MountFailed, got {err:?}");
     };
-    assert_eq!(options, "no_such_option_xyz");
+    assert_eq!(options, "inode_readahead_blks=3");
     let dmesg_readable = Command::new("dmesg")
         .output()
         .is_ok_and(|o| o.status.success());
@@ -149,13 +149,13 @@ fn bogus_mount_option_leaves_nothing() {
     {
         let kernel = kernel_message.as_deref().unwrap_or_default();
         assert!(
-            kernel.contains("no_such_option_xyz"),
+            kernel.contains("inode_readahead_blks"),
             "kernel said: {kernel:?}"
         );
     }
     let message = err.to_string();
     assert!(
-        message.starts_with("mount -o 'no_such_option_xyz' failed: "),
+        message.starts_with("mount -o 'inode_readahead_blks=3' failed: "),
         "{message}"
     );
     assert!(
@@ -214,9 +214,15 @@ fn cleanup_stale_takes_only_ours() {
         .create(&request(FsKind::Ext4, 300, "live"))
         .expect("live scratch fs");
 
-    // An orphan: image under the state dir, attached and mounted, but no recipe.
+    // An orphan: what a kill during create leaves (fsynclab's marker, image under the state
+    // dir, attached and mounted) but no recipe.
     let orphan_dir = lab.state_dir().join("orphan");
     std::fs::create_dir_all(orphan_dir.join("mnt")).expect("orphan dir");
+    std::fs::write(
+        orphan_dir.join(".fsynclab-scratch"),
+        b"fsynclab scratch filesystem orphan\n",
+    )
+    .expect("marker");
     let orphan_image = orphan_dir.join("image.img");
     std::fs::File::create(&orphan_image)
         .and_then(|f| f.set_len(32 << 20))

@@ -10,8 +10,9 @@ fn device_request(device: &str, confirm: Option<&str>) -> CreateRequest {
             path: device.into(),
         },
         destroy_data_on: confirm.map(PathBuf::from),
-        // If a refusal ever failed, mkfs would stop at this option before opening anything.
-        mkfs_opts: "--fsynclab-refusal-test-must-not-run".into(),
+        // Passes the allow-list, but if a refusal ever failed mke2fs would stop at this
+        // invalid block size before opening anything.
+        mkfs_opts: "-b 1000".into(),
         ..request(FsKind::Ext4, 300, "dev")
     }
 }
@@ -290,4 +291,124 @@ fn unsafe_roots_are_refused() {
         .cleanup_stale()
         .expect_err("world-writable state dir");
     assert!(matches!(err, ScratchError::BadStateDir { .. }), "{err:?}");
+}
+
+/// `destroy --all` (and the stale cleanup before every create) removes only what fsynclab
+/// made: a user's directory, file or mount that sits in the state directory, and an edited
+/// recipe naming a foreign mount point, are left alone and named; a file a user put into a
+/// scratch directory stops its removal instead of being deleted.
+#[test]
+fn destroy_all_leaves_what_fsynclab_did_not_make() {
+    if !root_or_skip("destroy_all_leaves_what_fsynclab_did_not_make") {
+        return;
+    }
+    let mut lab = Lab::new("foreign-entries");
+    let state = lab.state_dir();
+    let ours = lab
+        .manager
+        .create(&CreateRequest {
+            backing: Backing::Ram,
+            ..request(FsKind::Ext4, 300, "ours")
+        })
+        .expect("scratch fs");
+    assert!(state.join("ours/.fsynclab-scratch").is_file(), "no marker");
+    // A user's directory with a file, a user's tmpfs mount, a user's file.
+    std::fs::create_dir(state.join("userdir")).expect("userdir");
+    std::fs::write(state.join("userdir/precious.txt"), b"keep me").expect("precious");
+    lab.mount_by_hand("tmpfs", "tmpfs", &state.join("usermnt/mnt"));
+    std::fs::write(state.join("usermnt/mnt/data.txt"), b"mounted data").expect("data");
+    std::fs::write(state.join("notes"), b"my notes").expect("notes");
+    // A recipe naming a foreign mount point (the user's tmpfs): not a recipe of its own dir.
+    let edited = state.join("edited");
+    std::fs::create_dir_all(edited.join("mnt")).expect("edited");
+    let mut recipe = ours.clone();
+    recipe.name = "edited".into();
+    recipe.mount_point = state.join("usermnt/mnt");
+    std::fs::write(
+        edited.join("recipe.json"),
+        serde_json::to_vec(&recipe).expect("json"),
+    )
+    .expect("recipe");
+    // What a kill during create leaves: the marker only.
+    std::fs::create_dir(state.join("half")).expect("half");
+    std::fs::write(state.join("half/.fsynclab-scratch"), b"x").expect("marker");
+
+    // The cleanup before every create must not unmount the user's mount either.
+    lab.manager.cleanup_stale().expect("cleanup_stale");
+    let user_mount = state.join("usermnt/mnt");
+    assert!(
+        mount_at(&user_mount).is_some(),
+        "cleanup unmounted a user mount"
+    );
+
+    let err = lab.manager.destroy("userdir").expect_err("not ours");
+    assert!(
+        err.to_string().contains("fsynclab did not make it"),
+        "{err}"
+    );
+    let done = lab.manager.destroy_all().expect("destroy_all");
+    for name in ["userdir", "usermnt", "notes", "edited"] {
+        let note = format!("left alone {}", state.join(name).display());
+        assert!(
+            done.iter().any(|d| d.starts_with(&note)),
+            "{name}: {done:?}"
+        );
+    }
+    assert!(done.contains(&"destroyed ours".to_string()), "{done:?}");
+    assert!(done.contains(&"destroyed half".to_string()), "{done:?}");
+    assert!(!state.join("ours").exists() && !state.join("half").exists());
+    assert_eq!(
+        std::fs::read(state.join("userdir/precious.txt")).expect("precious"),
+        b"keep me"
+    );
+    assert_eq!(
+        std::fs::read(state.join("notes")).expect("notes"),
+        b"my notes"
+    );
+    assert!(
+        mount_at(&user_mount).is_some(),
+        "destroy_all unmounted a user mount"
+    );
+    assert_eq!(
+        std::fs::read(user_mount.join("data.txt")).expect("data"),
+        b"mounted data"
+    );
+    assert!(edited.join("recipe.json").is_file());
+    assert!(
+        lab.manager.list().expect("list").is_empty(),
+        "the edited recipe is not live"
+    );
+
+    // A user's file inside a scratch directory is kept, and named.
+    lab.manager
+        .create(&CreateRequest {
+            backing: Backing::Ram,
+            ..request(FsKind::Ext4, 300, "ours2")
+        })
+        .expect("scratch fs");
+    std::fs::write(state.join("ours2/mine.txt"), b"mine").expect("mine");
+    let err = lab.manager.destroy("ours2").expect_err("kept file");
+    assert!(err.to_string().contains("mine.txt"), "{err}");
+    assert_eq!(
+        std::fs::read(state.join("ours2/mine.txt")).expect("mine"),
+        b"mine"
+    );
+    assert!(
+        mount_at(&state.join("ours2/mnt")).is_none(),
+        "unmounted all the same"
+    );
+    std::fs::remove_file(state.join("ours2/mine.txt")).expect("rm");
+    lab.manager.destroy("ours2").expect("destroy");
+
+    for user in ["userdir", "edited"] {
+        std::fs::remove_dir_all(state.join(user)).expect("rm");
+    }
+    std::fs::remove_file(state.join("notes")).expect("rm");
+    Command::new("umount")
+        .arg(&user_mount)
+        .status()
+        .expect("umount");
+    lab.own_mounts.clear();
+    std::fs::remove_dir_all(state.join("usermnt")).expect("rm");
+    assert_nothing_left(&lab);
 }

@@ -11,7 +11,9 @@ use super::{CliError, open_store, progress::show_progress, run::lab_error};
 use crate::engine::CancelToken;
 use crate::lab::{self, MatrixSpec, RunRequest, SideSpec};
 use crate::report;
-use crate::scratch::{Backing, CreateRequest, FsKind, ScratchManager};
+use crate::scratch::{
+    Backing, CreateRequest, FsKind, ScratchManager, check_mkfs_options, check_mount_options,
+};
 use crate::spec;
 
 /// `fsynclab scratch ...`.
@@ -144,6 +146,9 @@ pub fn scratch(db: &Option<PathBuf>, args: ScratchArgs) -> Result<u8, CliError> 
     }
     match args.action {
         ScratchAction::Create(a) => {
+            // A refused option exits 2 before anything (even stale cleanup) is touched.
+            check_mkfs_options(a.fs, &a.mkfs_opts).map_err(scratch_error)?;
+            check_mount_options(a.fs, &a.mount_opts).map_err(scratch_error)?;
             match manager.cleanup_stale() {
                 Ok(done) => done.iter().for_each(|s| errln!("cleaned up: {s}")),
                 Err(e) => errln!("warning: stale scratch state could not be cleaned up: {e}"),
@@ -281,6 +286,7 @@ pub fn matrix(db: &Option<PathBuf>, args: MatrixArgs) -> Result<u8, CliError> {
             lab::MAX_SWEEP_VALUES
         )));
     }
+    matrix.check_options().map_err(scratch_error)?;
     let store = open_store(db, crate::store::OpenMode::ReadWrite)?;
     let mut manager = manager()?;
     if let Some(p) = store.path() {

@@ -6,7 +6,10 @@ use std::sync::mpsc::Sender;
 
 use crate::engine::{CancelToken, EngineError, EngineEvent};
 use crate::metrics::{RunResult, RunStatus};
-use crate::scratch::{Backing, CreateRequest, FsKind, ScratchManager};
+use crate::scratch::{
+    Backing, CreateRequest, FsKind, ScratchError, ScratchManager, check_mkfs_options,
+    check_mount_options,
+};
 use crate::spec::{MatrixSuggestion, SpecError};
 use crate::store::Store;
 
@@ -100,6 +103,20 @@ impl MatrixSpec {
         .fold(1usize, |n, len| n.saturating_mul((*len).max(1)))
     }
 
+    /// Checks every mkfs and mount option set against the allow-list of every filesystem
+    /// of the matrix, so a refused option stops the matrix before anything is made.
+    pub fn check_options(&self) -> Result<(), ScratchError> {
+        for fs in &self.fs {
+            for text in &self.mkfs_opts {
+                check_mkfs_options(*fs, text)?;
+            }
+            for text in &self.mount_opts {
+                check_mount_options(*fs, text)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Every configuration, in order (filesystem, then mkfs, mount options, backing).
     pub fn configs(&self) -> Vec<MatrixConfig> {
         let or_default = |v: &Vec<String>| {
@@ -178,6 +195,7 @@ pub fn run_matrix(
     let configs = matrix.configs();
     request.spec.validate().map_err(EngineError::from)?;
     request.check_text()?;
+    matrix.check_options()?;
     let name = format!(
         "matrix {}: {}",
         request.preset.clone().unwrap_or_else(|| "fileio".into()),

@@ -41,6 +41,11 @@ pub fn unescape_octal(field: &str) -> String {
     String::from_utf8_lossy(&decoded).into_owned()
 }
 
+/// The space-separated fields of `text` (empty ones, from repeated spaces, skipped).
+fn split_fields(text: &str) -> Vec<&str> {
+    text.split(' ').filter(|f| !f.is_empty()).collect()
+}
+
 fn parse_number(line: &str, name: &str, text: &str) -> Result<u32, ProbeError> {
     text.parse()
         .map_err(|_| parse_error(line, format!("{name} {text:?} is not a number")))
@@ -54,11 +59,18 @@ impl MountInfo {
     /// escapes in the root, mount point and source are decoded.
     pub fn from_line(line: &str) -> Result<MountInfo, ProbeError> {
         let line = line.trim_end_matches(['\n', '\r']);
-        // Spaces inside fields are escaped as \040, so the first " - " is the separator.
-        let (before, after) = line
-            .split_once(" - ")
+        // Spaces inside fields are escaped as \040, so the separator is the first " - " after
+        // the six fixed fields (a field that is just "-" before it is not the separator). The
+        // kernel separates fields with single spaces and escapes only space, tab, newline and
+        // backslash: any other whitespace (`\r`, U+0085...) belongs to a path.
+        let separator = line
+            .match_indices(" - ")
+            .map(|(at, _)| at)
+            .find(|at| split_fields(&line[..*at]).len() >= 6)
+            .or_else(|| line.find(" - "))
             .ok_or_else(|| parse_error(line, "no \" - \" separator before the filesystem type"))?;
-        let fields: Vec<&str> = before.split_whitespace().collect();
+        let (before, after) = (&line[..separator], &line[separator + 3..]);
+        let fields = split_fields(before);
         if fields.len() < 6 {
             return Err(parse_error(
                 line,
@@ -277,5 +289,26 @@ mod tests {
     fn list_mounts_reads_this_machine() {
         let mounts = list_mounts().expect("/proc/self/mountinfo is readable");
         assert!(mount_for_path(&mounts, Path::new("/")).is_some());
+    }
+
+    #[test]
+    fn other_whitespace_belongs_to_the_path() {
+        // Found by tests/fuzz_parsers.rs: the kernel does not escape `\r` or U+0085.
+        let line = "1 2 7:0 / /srv/a\rb\u{85}c rw,relatime - ext4 /dev/loop0 rw";
+        let mount = MountInfo::from_line(line).unwrap();
+        assert_eq!(mount.mount_point, "/srv/a\rb\u{85}c");
+        assert_eq!(mount.mount_options, "rw,relatime");
+    }
+
+    #[test]
+    fn a_dash_field_before_the_separator_is_not_the_separator() {
+        // Found by scripts/fuzz.sh: a mount point "-" was taken for the separator.
+        let line = "1 2 7:0 / - rw,relatime shared:1 - ext4 /dev/loop0 rw";
+        let mount = MountInfo::from_line(line).unwrap();
+        assert_eq!(mount.mount_point, "-");
+        assert_eq!(
+            (mount.fs_type.as_str(), mount.source.as_str()),
+            ("ext4", "/dev/loop0")
+        );
     }
 }

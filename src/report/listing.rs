@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use super::text::{fmt_bytes_per_sec, fmt_ns};
-use crate::spec::Preset;
+use crate::spec::{MatrixSuggestion, Preset};
 use crate::store::RunRow;
 
 fn opt_f(v: Option<f64>, digits: usize) -> String {
@@ -207,6 +207,7 @@ pub fn preset_text(p: &Preset) -> String {
         );
         for (i, m) in p.matrix.iter().enumerate() {
             let _ = writeln!(out, "  {}. {} — {}", i + 1, m.title, m.why);
+            let _ = writeln!(out, "     {}", matrix_options_line(m));
         }
     }
     if let Some(o) = &p.original {
@@ -214,6 +215,38 @@ pub fn preset_text(p: &Preset) -> String {
     }
     let _ = writeln!(out, "\n--scale multiplies: {}", p.scale.fields.join(", "));
     out
+}
+
+/// A suggested matrix's exact dimensions, each option set quoted as it will be checked and
+/// passed: `fs ext4, xfs · mkfs "(defaults)" · mount -o "barrier=1" | "barrier=0" · backing disk`.
+pub fn matrix_options_line(m: &MatrixSuggestion) -> String {
+    let sets = |v: &[String]| {
+        if v.is_empty() {
+            "(defaults)".to_string()
+        } else {
+            v.iter()
+                .map(|s| {
+                    if s.trim().is_empty() {
+                        "(defaults)".to_string()
+                    } else {
+                        format!("{s:?}")
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(" | ")
+        }
+    };
+    let backing = if m.backing.is_empty() {
+        "disk".to_string()
+    } else {
+        m.backing.join(", ")
+    };
+    format!(
+        "fs {} · mkfs {} · mount -o {} · backing {backing}",
+        m.fs.join(", "),
+        sets(&m.mkfs_opts),
+        sets(&m.mount_opts)
+    )
 }
 
 #[cfg(test)]
@@ -226,5 +259,27 @@ mod tests {
         // 2026-11-29 22:19:56 UTC
         assert_eq!(fmt_utc_ms(1_795_990_796_000), "2026-11-29 22:19");
         assert_eq!(fmt_utc_ms(951_782_400_000), "2000-02-29 00:00");
+    }
+
+    #[test]
+    fn preset_text_shows_each_matrix_with_its_exact_options() {
+        let preset = crate::spec::load_preset("btrfs-log-commit").unwrap();
+        let text = preset_text(&preset);
+        assert!(
+            text.contains(
+                "fs btrfs · mkfs (defaults) · mount -o \"nossd\" | \"ssd\" · backing disk"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("mount -o \"logbsize=32k\" | \"logbsize=256k\""),
+            "{text}"
+        );
+        let fsmark = crate::spec::load_preset("xfs-cil-fsmark").unwrap();
+        assert!(
+            preset_text(&fsmark).contains("mount -o \"logbsize=32k\" | (defaults)"),
+            "{}",
+            preset_text(&fsmark)
+        );
     }
 }

@@ -9,13 +9,14 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::device::{check_device, existing_ancestor};
 use super::manager::{DISK_IMAGE, MOUNT_DIR, RECIPE_FILE, euid};
+use super::marks::MARKER_FILE;
 use super::system::{
     self, MOUNT_PACKAGE, detach, loop_backing_path, read_kernel_log, read_loop_dio, require_tool,
     run, unmount,
 };
 use super::{
     Backing, CreateRequest, MIN_SIZE_BYTES, ScratchError, ScratchManager, ScratchRecipe,
-    require_root, split_options, validate_name,
+    check_mkfs_options, check_mount_options, require_root, validate_name,
 };
 use crate::probe::list_mounts;
 
@@ -72,7 +73,11 @@ impl Rollback {
         }
         if let Some(dir) = self.recipe_dir.take() {
             // Only empty directories and our own files: never recurse into a mount.
-            for file in [RECIPE_FILE.to_string(), format!("{RECIPE_FILE}.tmp")] {
+            for file in [
+                RECIPE_FILE.to_string(),
+                format!("{RECIPE_FILE}.tmp"),
+                MARKER_FILE.to_string(),
+            ] {
                 let path = dir.join(file);
                 remove(&path, std::fs::remove_file(&path));
             }
@@ -113,12 +118,14 @@ impl ScratchManager {
     /// device's safety) before creating anything; then image, loop device, mkfs, mount and
     /// finally `recipe.json`. Any failure after the first step removes everything made.
     pub fn create(&self, req: &CreateRequest) -> Result<ScratchRecipe, ScratchError> {
+        // The options first: a refused one is the user's to fix whoever runs fsynclab.
+        let mkfs_args = check_mkfs_options(req.fs, &req.mkfs_opts)?;
+        let mount_opts = check_mount_options(req.fs, &req.mount_opts)?;
         require_root(euid())?;
         let mkfs = require_tool(req.fs.mkfs_tool(), req.fs.package())?;
         let mount = require_tool("mount", MOUNT_PACKAGE)?;
         let umount = require_tool("umount", MOUNT_PACKAGE)?;
         let losetup = require_tool("losetup", MOUNT_PACKAGE)?;
-        let mkfs_args = split_options("mkfs", &req.mkfs_opts)?;
         // Held until the recipe is written or everything made is undone (declared before
         // the rollback, so dropped after it).
         let (roots, _lock) = self.lock()?;
@@ -236,7 +243,7 @@ impl ScratchManager {
 
         // Set first: a mount(8) that mounted but exited non-zero is undone too.
         rollback.mounted = Some(mount_point.clone());
-        if let Err(mut err) = self.mount(req, &mount, &device, &mount_point) {
+        if let Err(mut err) = self.mount(req, &mount_opts, &mount, &device, &mount_point) {
             let left = rollback.undo();
             if let ScratchError::MountFailed { left_over, .. } = &mut err
                 && !left.is_empty()
@@ -287,7 +294,8 @@ impl ScratchManager {
             let dir = state.join(&name);
             match std::fs::create_dir(&dir) {
                 Ok(()) => {
-                    rollback.recipe_dir = Some(dir);
+                    rollback.recipe_dir = Some(dir.clone());
+                    write_marker(&dir, &name)?;
                     return Ok(name);
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
@@ -303,18 +311,19 @@ impl ScratchManager {
         })
     }
 
-    /// `mount -t FS [-o OPTS] DEVICE MOUNT_POINT`; on failure, the kernel's new lines about
-    /// the device or filesystem go into [`ScratchError::MountFailed`].
+    /// `mount -t FS [-o OPTS] DEVICE MOUNT_POINT` with the checked `options`; on failure,
+    /// the kernel's new lines about the device or filesystem go into
+    /// [`ScratchError::MountFailed`].
     fn mount(
         &self,
         req: &CreateRequest,
+        options: &str,
         mount: &Path,
         device: &str,
         mount_point: &Path,
     ) -> Result<(), ScratchError> {
         let marker = read_kernel_log().and_then(|log| log.lines().last().map(str::to_string));
         let mut args = vec!["-t".to_string(), req.fs.as_str().to_string()];
-        let options = req.mount_opts.trim();
         if !options.is_empty() {
             args.push("-o".to_string());
             args.push(options.to_string());
@@ -344,6 +353,22 @@ fn one_line(text: &str) -> String {
         .filter(|line| !line.is_empty())
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// Marks a fresh scratch directory as fsynclab's before anything else is made in it, so
+/// cleanup and `destroy --all` recognise it even when a kill leaves it half-made.
+fn write_marker(recipe_dir: &Path, name: &str) -> Result<(), ScratchError> {
+    let path = recipe_dir.join(MARKER_FILE);
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(&path)
+        .map_err(|e| ScratchError::io("create", &path, e))?;
+    writeln!(file, "fsynclab scratch filesystem {name}")
+        .and_then(|()| file.sync_all())
+        .map_err(|e| ScratchError::io("write", &path, e))
 }
 
 /// Writes `recipe.json` through a temporary file and a rename, so a reader never sees half.

@@ -104,6 +104,18 @@ pub enum ScratchError {
         /// What is wrong.
         reason: String,
     },
+    /// An mkfs or mount option is not on the allow-list (see `scratch::check_mkfs_options`).
+    #[error("{what} option `{token}` is not allowed for {fs}: {reason}")]
+    OptionRefused {
+        /// `mkfs` or `mount`.
+        what: String,
+        /// The filesystem the options were for.
+        fs: String,
+        /// The refused word, with its value (`-l logdev=/dev/loop3`, `device=/dev/sdb`).
+        token: String,
+        /// Why, and what to do instead.
+        reason: String,
+    },
     /// Unknown filesystem type name.
     #[error("unknown filesystem type {given:?}; choose ext4, xfs or btrfs")]
     UnknownFs {

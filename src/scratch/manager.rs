@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use super::device::existing_ancestor;
+use super::marks::{MARKER_FILE, entries, is_marked, not_ours, recipe_is_own, remove_recipe_dir};
 use super::owned::{Scope, find_stale, select_owned};
 use super::roots::{
     Roots, StateLock, check_shape, default_ram_dir, lock_state_dir, prepare_root, require_real,
@@ -14,7 +15,6 @@ use crate::probe::{MOUNTINFO_PATH, ProbeError, parse_mountinfo};
 pub(super) const RECIPE_FILE: &str = "recipe.json";
 pub(super) const MOUNT_DIR: &str = "mnt";
 pub(super) const DISK_IMAGE: &str = "image.img";
-
 /// Makes and removes scratch filesystems under a state directory (recipes, mount points,
 /// disk images) and a RAM directory (RAM images). Both directories must be fsynclab's own:
 /// loops backed by files under them and mounts under the state directory count as ours.
@@ -29,7 +29,7 @@ pub(super) fn euid() -> u32 {
     nix::unistd::geteuid().as_raw()
 }
 
-fn read_mountinfo() -> Result<String, ScratchError> {
+pub(super) fn read_mountinfo() -> Result<String, ScratchError> {
     std::fs::read_to_string(MOUNTINFO_PATH).map_err(|source| {
         ScratchError::Probe(ProbeError::Read {
             path: MOUNTINFO_PATH.into(),
@@ -165,11 +165,15 @@ impl ScratchManager {
         names
     }
 
-    /// Every readable recipe, by name.
+    /// Every readable recipe that names its own directory (its name, and its mount point
+    /// `<state_dir>/<name>/mnt`), by name: an edited recipe naming a foreign mount point is
+    /// not a live scratch filesystem.
     fn recipes(&self) -> Vec<ScratchRecipe> {
+        let state = std::fs::canonicalize(&self.state_dir).unwrap_or(self.state_dir.clone());
         self.dir_names()
             .iter()
             .filter_map(|name| read_recipe(&self.recipe_dir(name)).ok())
+            .filter(|recipe| recipe_is_own(recipe, &state))
             .collect()
     }
 
@@ -234,6 +238,10 @@ impl ScratchManager {
             require_real(&disk_image, false)?;
             require_real(&recipe_dir.join(RECIPE_FILE), false)?;
             require_real(&recipe_dir.join(MOUNT_DIR), true)?;
+            require_real(&recipe_dir.join(MARKER_FILE), false)?;
+            if !is_marked(&recipe_dir, name, &roots.state) {
+                return Err(not_ours(&recipe_dir));
+            }
         }
         let umount = require_tool("umount", MOUNT_PACKAGE)?;
         let losetup = require_tool("losetup", MOUNT_PACKAGE)?;
@@ -250,12 +258,13 @@ impl ScratchManager {
         }
         let mounts = parse_mountinfo(&read_mountinfo()?)?;
         let loops = list_loop_devices();
+        let mount_dir = recipe_dir.join(MOUNT_DIR);
         let plan = select_owned(
             &mounts,
             &loops,
             &Scope {
                 owned_roots: vec![roots.state.as_path(), roots.ram.as_path()],
-                mount_roots: vec![recipe_dir.as_path()],
+                mount_roots: vec![mount_dir.as_path()],
                 image_roots: vec![disk_image.as_path(), ram_image.as_path()],
                 keep_mount_points: Vec::new(),
                 keep_images: Vec::new(),
@@ -275,28 +284,9 @@ impl ScratchManager {
             }
         }
         if has_dir {
-            self.remove_recipe_dir(&recipe_dir)?;
+            remove_recipe_dir(&recipe_dir)?;
         }
         Ok(notes)
-    }
-
-    /// Deletes a recipe directory after making sure nothing is mounted under it, so the
-    /// recursive removal can never reach into a mounted filesystem.
-    fn remove_recipe_dir(&self, recipe_dir: &Path) -> Result<(), ScratchError> {
-        if !require_real(recipe_dir, true)? {
-            return Ok(());
-        }
-        let mounts = parse_mountinfo(&read_mountinfo()?)?;
-        if let Some(mount) = mounts
-            .iter()
-            .find(|m| Path::new(&m.mount_point).starts_with(recipe_dir))
-        {
-            return Err(ScratchError::UnmountFailed {
-                mount_point: mount.mount_point.clone(),
-                stderr: "still mounted after umount".to_string(),
-            });
-        }
-        std::fs::remove_dir_all(recipe_dir).map_err(|e| ScratchError::io("remove", recipe_dir, e))
     }
 
     /// Destroys every scratch filesystem (with or without a recipe), then
@@ -306,31 +296,25 @@ impl ScratchManager {
     pub fn destroy_all(&self) -> Result<Vec<String>, ScratchError> {
         require_root(euid())?;
         let (roots, _lock) = self.lock()?;
-        // Every entry with a valid name, whatever its type: destroy refuses the strange ones.
-        let entry_names = |dir: &Path| -> Vec<String> {
-            std::fs::read_dir(dir)
-                .map(|entries| {
-                    entries
-                        .filter_map(Result::ok)
-                        .map(|entry| entry.file_name().to_string_lossy().into_owned())
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
-        let mut names: Vec<String> = entry_names(&roots.state)
-            .into_iter()
-            .filter(|name| validate_name(name).is_ok())
+        let entries = entries(&roots, &list_loop_devices());
+        // Symlinks and special files go through destroy, which refuses them by name.
+        let mut names: Vec<String> = entries
+            .owned
+            .iter()
+            .chain(&entries.strange)
+            .cloned()
             .collect();
-        for file_name in entry_names(&roots.ram) {
-            if let Some(name) = file_name.strip_suffix(".img")
-                && validate_name(name).is_ok()
-            {
-                names.push(name.to_string());
-            }
-        }
         names.sort();
-        names.dedup();
-        let mut done = Vec::new();
+        let mut done: Vec<String> = entries
+            .foreign
+            .iter()
+            .map(|name| {
+                format!(
+                    "left alone {}: fsynclab did not make it (no {MARKER_FILE} marker or recipe naming it)",
+                    roots.state.join(name).display()
+                )
+            })
+            .collect();
         let mut first_error = None;
         for name in names {
             match self.destroy_locked(&roots, &name) {
@@ -381,7 +365,15 @@ impl ScratchManager {
         let losetup = require_tool("losetup", MOUNT_PACKAGE)?;
         let live = self.recipes();
         let loops: Vec<LoopDevice> = list_loop_devices();
-        let plan = find_stale(&read_mountinfo()?, &loops, &roots.state, &roots.ram, &live)?;
+        let owned = entries(roots, &loops).owned;
+        let plan = find_stale(
+            &read_mountinfo()?,
+            &loops,
+            &roots.state,
+            &roots.ram,
+            &live,
+            &owned,
+        )?;
         let mut done = Vec::new();
         let mut first_error = None;
         for mount_point in &plan.unmount {
@@ -421,7 +413,7 @@ fn loop_attached(recipe: &ScratchRecipe, loops: &[LoopDevice]) -> bool {
 }
 
 /// Reads `recipe.json`, never through a symlink.
-fn read_recipe(recipe_dir: &Path) -> Result<ScratchRecipe, ScratchError> {
+pub(super) fn read_recipe(recipe_dir: &Path) -> Result<ScratchRecipe, ScratchError> {
     let path = recipe_dir.join(RECIPE_FILE);
     let text = crate::spec::read_small_file(&path, crate::spec::MAX_INPUT_FILE_BYTES, true)
         .map_err(|e| match e {

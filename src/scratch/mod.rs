@@ -12,8 +12,11 @@
 //! anything holds an exclusive `flock` on `<state_dir>/.lock`.
 //!
 //! Everything that changes the system shells out to `losetup`, `mkfs.*`, `mount` and
-//! `umount` with argument vectors (never a shell). The decisions (name checks, option
-//! splitting, which loops and mounts are ours, whether a device is mounted) are pure
+//! `umount` with argument vectors (never a shell). mkfs and mount options are never passed
+//! through: each word is parsed and checked against a per-filesystem allow-list
+//! ([`check_mkfs_options`], [`check_mount_options`]) that refuses anything naming a path or
+//! another device. The decisions (name checks, option checks, which loops and mounts are
+//! ours, whether a device is mounted) are pure
 //! functions tested on fixture text.
 
 mod checks;
@@ -21,6 +24,9 @@ mod create;
 mod device;
 mod error;
 mod manager;
+mod marks;
+mod options;
+mod options_table;
 mod owned;
 mod roots;
 mod system;
@@ -35,6 +41,7 @@ pub use checks::{require_root, split_options, validate_name};
 pub use device::{DeviceNumber, mounted_entry};
 pub use error::{ScratchError, human_size};
 pub use manager::ScratchManager;
+pub use options::{check_mkfs_options, check_mount_options};
 pub use owned::{StalePlan, find_stale};
 pub use roots::{RAM_DIR_PREFIX, default_ram_dir};
 pub use system::{LoopDevice, kernel_lines_after, list_loop_devices};
@@ -168,9 +175,11 @@ pub struct CreateRequest {
     pub fs: FsKind,
     /// Image size (ignored for [`Backing::Device`]); at least [`MIN_SIZE_BYTES`].
     pub size_bytes: u64,
-    /// Extra mkfs options, split on whitespace with shell-like quoting (no shell runs).
+    /// Extra mkfs options, split on whitespace with shell-like quoting (no shell runs) and
+    /// checked against the allow-list ([`check_mkfs_options`]).
     pub mkfs_opts: String,
-    /// Passed to `mount -o` as given; empty means no `-o`.
+    /// Passed to `mount -o` once checked against the allow-list ([`check_mount_options`]);
+    /// empty means no `-o`.
     pub mount_opts: String,
     /// Where the filesystem lives.
     pub backing: Backing,

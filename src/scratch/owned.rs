@@ -1,9 +1,16 @@
 //! The pure decision of which loops and mounts are fsynclab's own: [`select_owned`] and
-//! [`find_stale`].
+//! [`find_stale`]. Only what fsynclab's state records *and* marks as its own counts: a
+//! scratch name is owned when its directory carries fsynclab's marker or a recipe naming it
+//! (decided by the manager), and only the exact paths fsynclab makes for an owned name
+//! (`<state>/<name>/image.img`, `<ram>/<name>.img`, mounts at or under `<state>/<name>/mnt`)
+//! are ever selected. A user's file, loop or mount that happens to sit in the state
+//! directory is left alone.
 
 use std::path::Path;
 
 use super::ScratchRecipe;
+use super::checks::validate_name;
+use super::manager::{DISK_IMAGE, MOUNT_DIR};
 use super::system::LoopDevice;
 use crate::probe::{MountInfo, ProbeError, parse_mountinfo};
 
@@ -29,7 +36,7 @@ pub(crate) struct Scope<'a> {
     /// The canonical state and RAM directories: no loop whose backing file is not strictly
     /// under one of them is ever ours, whatever `image_roots` says.
     pub owned_roots: Vec<&'a Path>,
-    /// Mounts whose mount point lies strictly under one of these are ours.
+    /// Mounts whose mount point is (or lies under) one of these are ours.
     pub mount_roots: Vec<&'a Path>,
     /// Loops whose backing file is (or lies under) one of these are ours.
     pub image_roots: Vec<&'a Path>,
@@ -43,8 +50,30 @@ fn strictly_under(path: &Path, root: &Path) -> bool {
     path != root && path.starts_with(root)
 }
 
-/// The mounts and loops `scope` calls ours. A mount is ours when its mount point is strictly
-/// under a mount root or its source is one of our loops; a loop when its backing file is
+/// The scratch name whose image `backing` is, when it has exactly the shape fsynclab makes:
+/// `<state_dir>/<name>/image.img` or `<ram_dir>/<name>.img` with a valid name. Pure.
+pub fn image_owner_name(backing: &Path, state_dir: &Path, ram_dir: &Path) -> Option<String> {
+    let name = if let Ok(rest) = backing.strip_prefix(state_dir) {
+        let mut parts = rest.iter();
+        let (name, file) = (parts.next()?, parts.next()?);
+        if file != DISK_IMAGE || parts.next().is_some() {
+            return None;
+        }
+        name.to_str()?
+    } else {
+        let rest = backing.strip_prefix(ram_dir).ok()?;
+        let mut parts = rest.iter();
+        let file = parts.next()?;
+        if parts.next().is_some() {
+            return None;
+        }
+        file.to_str()?.strip_suffix(".img")?
+    };
+    validate_name(name).ok().map(|()| name.to_string())
+}
+
+/// The mounts and loops `scope` calls ours. A mount is ours when its mount point is (or is
+/// under) a mount root or its source is one of our loops; a loop when its backing file is
 /// under an image root and strictly under an owned root. Live mount points and images are
 /// kept. Pure.
 pub(crate) fn select_owned(mounts: &[MountInfo], loops: &[LoopDevice], scope: &Scope) -> StalePlan {
@@ -82,10 +111,7 @@ pub(crate) fn select_owned(mounts: &[MountInfo], loops: &[LoopDevice], scope: &S
         .filter(|mount| {
             let point = Path::new(&mount.mount_point);
             !scope.keep_mount_points.contains(&point)
-                && (scope
-                    .mount_roots
-                    .iter()
-                    .any(|root| strictly_under(point, root))
+                && (scope.mount_roots.iter().any(|root| point.starts_with(root))
                     || from_our_loop(mount))
         })
         .map(|mount| mount.mount_point.clone())
@@ -93,30 +119,39 @@ pub(crate) fn select_owned(mounts: &[MountInfo], loops: &[LoopDevice], scope: &S
     StalePlan { unmount, detach }
 }
 
-/// The stale pieces of fsynclab scratch filesystems: mounts strictly under `state_dir` and
-/// loops backed by a file under `state_dir` or `ram_dir` (plus whatever is mounted from those
-/// loops), minus the mounts and images of the `live` recipes. Foreign mounts and loops are
-/// never selected. All paths must be canonical.
+/// The stale pieces of fsynclab's scratch filesystems named `owned` (the names whose
+/// directory carries fsynclab's marker or recipe, or whose directory is gone): mounts at or
+/// under `<state_dir>/<name>/mnt`, loops backed by `<state_dir>/<name>/image.img` or
+/// `<ram_dir>/<name>.img` (plus whatever is mounted from those loops), minus the mounts and
+/// images of the `live` recipes. Anything else — foreign mounts and loops, and a user's
+/// mount or image that merely sits in the state directory — is never selected. All paths
+/// must be canonical.
 pub fn find_stale(
     mountinfo_text: &str,
     loops: &[LoopDevice],
     state_dir: &Path,
     ram_dir: &Path,
     live: &[ScratchRecipe],
+    owned: &[String],
 ) -> Result<StalePlan, ProbeError> {
     let mounts = parse_mountinfo(mountinfo_text)?;
+    let mount_points: Vec<_> = owned
+        .iter()
+        .map(|name| state_dir.join(name).join(MOUNT_DIR))
+        .collect();
     let scope = Scope {
         owned_roots: vec![state_dir, ram_dir],
-        mount_roots: vec![state_dir],
+        mount_roots: mount_points.iter().map(|p| p.as_path()).collect(),
         image_roots: vec![state_dir, ram_dir],
         keep_mount_points: live.iter().map(|r| r.mount_point.as_path()).collect(),
         keep_images: live.iter().filter_map(|r| r.image.as_deref()).collect(),
     };
-    // A loop is ours only through a file strictly under our directories.
+    // A loop is ours only through the exact image path of an owned name.
     let loops: Vec<LoopDevice> = loops
         .iter()
         .filter(|lo| {
-            strictly_under(&lo.backing_file, state_dir) || strictly_under(&lo.backing_file, ram_dir)
+            image_owner_name(&lo.backing_file, state_dir, ram_dir)
+                .is_some_and(|name| owned.contains(&name))
         })
         .cloned()
         .collect();
@@ -148,6 +183,10 @@ mod tests {
             "45 22 7:5 / /home/u/.local/share/fsynclab/scratch-other/mnt rw - ext4 /dev/loop5 rw",
             // Stacked mount on top of the stale one.
             "46 42 0:50 / /home/u/.local/share/fsynclab/scratch/old/mnt/sub rw - tmpfs tmpfs rw",
+            // A user's mounts that sit in the state dir, in no owned name's mnt.
+            "47 40 0:51 / /home/u/.local/share/fsynclab/scratch/usermnt rw - tmpfs tmpfs rw",
+            "48 40 0:52 / /home/u/.local/share/fsynclab/scratch/user/mnt rw - tmpfs tmpfs rw",
+            "49 40 0:53 / /home/u/.local/share/fsynclab/scratch/old/data rw - tmpfs tmpfs rw",
         ]
         .join("\n")
     }
@@ -187,13 +226,20 @@ mod tests {
             loop_dev(5, &format!("{STATE}-other/image.img")),
             loop_dev(6, RAM),
             loop_dev(7, "/dev/shm/other-tool.img"),
+            // A user's images in the state dir: not an owned name, or not our shape.
+            loop_dev(8, &format!("{STATE}/user/image.img")),
+            loop_dev(9, &format!("{STATE}/old/other.img")),
+            loop_dev(10, &format!("{STATE}/notes.img")),
+            loop_dev(11, &format!("{RAM}/sub/x.img")),
         ];
+        let owned = ["live", "old", "gone"].map(String::from);
         let plan = find_stale(
             &mountinfo(),
             &loops,
             Path::new(STATE),
             Path::new(RAM),
             &[live_recipe()],
+            &owned,
         )
         .unwrap();
         assert_eq!(
@@ -211,9 +257,29 @@ mod tests {
     #[test]
     fn without_live_recipes_the_live_one_is_stale_too() {
         let loops = vec![loop_dev(1, &format!("{STATE}/live/image.img"))];
-        let plan = find_stale(&mountinfo(), &loops, Path::new(STATE), Path::new(RAM), &[]).unwrap();
+        let owned = ["live".to_string()];
+        let plan = find_stale(
+            &mountinfo(),
+            &loops,
+            Path::new(STATE),
+            Path::new(RAM),
+            &[],
+            &owned,
+        )
+        .unwrap();
         assert!(plan.unmount.contains(&format!("{STATE}/live/mnt")));
         assert_eq!(plan.detach.len(), 1);
+        // Not owned (no marker, no recipe): nothing of it is touched.
+        let plan = find_stale(
+            &mountinfo(),
+            &loops,
+            Path::new(STATE),
+            Path::new(RAM),
+            &[],
+            &[],
+        )
+        .unwrap();
+        assert!(plan.is_empty(), "{plan:?}");
     }
 
     #[test]
@@ -245,7 +311,31 @@ mod tests {
         let text =
             "22 1 253:0 / / rw - ext4 /dev/vda rw\n44 22 7:4 / /mnt/f rw - ext4 /dev/loop4 rw\n";
         let loops = vec![loop_dev(4, "/srv/a.img")];
-        let plan = find_stale(text, &loops, Path::new(STATE), Path::new(RAM), &[]).unwrap();
+        let owned = ["x".to_string()];
+        let plan = find_stale(text, &loops, Path::new(STATE), Path::new(RAM), &[], &owned).unwrap();
         assert!(plan.is_empty());
+    }
+
+    #[test]
+    fn image_owner_names_have_the_exact_shape() {
+        let (state, ram) = (Path::new(STATE), Path::new(RAM));
+        let owner = |p: &str| image_owner_name(Path::new(p), state, ram);
+        assert_eq!(
+            owner(&format!("{STATE}/ext4-1/image.img")).as_deref(),
+            Some("ext4-1")
+        );
+        assert_eq!(owner(&format!("{RAM}/xfs-2.img")).as_deref(), Some("xfs-2"));
+        for not_ours in [
+            format!("{STATE}/ext4-1/other.img"),
+            format!("{STATE}/ext4-1/mnt/image.img"),
+            format!("{STATE}/image.img"),
+            format!("{STATE}/Bad Name/image.img"),
+            format!("{RAM}/a/b.img"),
+            format!("{RAM}/x.iso"),
+            format!("{RAM}/.img"),
+            "/srv/ext4-1/image.img".to_string(),
+        ] {
+            assert_eq!(owner(&not_ours), None, "{not_ours}");
+        }
     }
 }

@@ -323,7 +323,11 @@ impl WorkloadSpec {
     /// The stop rule in force: duration first, then a request count, then bytes.
     pub fn stop_rule(&self) -> StopRule {
         if let Some(secs) = self.duration_s {
-            StopRule::Duration(std::time::Duration::from_secs_f64(secs))
+            // Total even before validate() (which refuses these): a description of a form
+            // being typed must not panic on `inf` or `-1`.
+            let duration = std::time::Duration::try_from_secs_f64(secs.max(0.0))
+                .unwrap_or(std::time::Duration::MAX);
+            StopRule::Duration(duration)
         } else if let Some(requests) = self.requests {
             StopRule::TotalRequests(requests)
         } else {

@@ -173,6 +173,24 @@ pub enum PresetError {
     /// The scale factor or rule is unusable.
     #[error("{0}")]
     Scale(String),
+    /// A suggested matrix names an mkfs or mount option the allow-list refuses.
+    #[error(
+        "{origin}: [[matrix]] {index} {field}[{item}] (for {fs}): {source}; fix or remove it in the preset file"
+    )]
+    MatrixOption {
+        /// File path or `builtin:NAME`.
+        origin: String,
+        /// 1-based position of the `[[matrix]]` table.
+        index: usize,
+        /// `mkfs_opts` or `mount_opts`.
+        field: &'static str,
+        /// 0-based position in that list.
+        item: usize,
+        /// The filesystem it was checked for.
+        fs: String,
+        /// What the allow-list said.
+        source: Box<crate::scratch::ScratchError>,
+    },
 }
 
 impl Preset {
@@ -195,7 +213,7 @@ impl Preset {
                 name: preset.name.clone(),
                 source,
             })?;
-        for m in &preset.matrix {
+        for (index, m) in preset.matrix.iter().enumerate() {
             let bad_fs =
                 m.fs.iter()
                     .find(|f| !["ext4", "xfs", "btrfs"].contains(&f.as_str()));
@@ -209,6 +227,7 @@ impl Preset {
                     preset.name, m.title
                 )));
             }
+            check_matrix_options(m, index + 1, origin)?;
         }
         if let Some(plan) = &preset.series {
             plan.variant_specs(&preset.workload)
@@ -291,6 +310,33 @@ pub fn builtin_presets() -> Vec<Preset> {
         .iter()
         .filter_map(|(name, text)| Preset::from_toml(text, &format!("builtin:{name}")).ok())
         .collect()
+}
+
+/// Checks every option set of a suggested matrix against the allow-list of each of its
+/// filesystems (the 1-based `index` and `origin` name it in the error).
+fn check_matrix_options(
+    m: &MatrixSuggestion,
+    index: usize,
+    origin: &str,
+) -> Result<(), PresetError> {
+    use crate::scratch::{FsKind, check_mkfs_options, check_mount_options};
+    for fs in m.fs.iter().filter_map(|f| f.parse::<FsKind>().ok()) {
+        let failure = |field, item, source| PresetError::MatrixOption {
+            origin: origin.to_string(),
+            index,
+            field,
+            item,
+            fs: fs.as_str().to_string(),
+            source: Box::new(source),
+        };
+        for (item, text) in m.mkfs_opts.iter().enumerate() {
+            check_mkfs_options(fs, text).map_err(|e| failure("mkfs_opts", item, e))?;
+        }
+        for (item, text) in m.mount_opts.iter().enumerate() {
+            check_mount_options(fs, text).map_err(|e| failure("mount_opts", item, e))?;
+        }
+    }
+    Ok(())
 }
 
 /// Loads a preset by built-in name, or from a path (anything ending in `.toml` or
@@ -418,6 +464,39 @@ mod tests {
         assert_eq!(
             preset.scaled(1e-9).unwrap().file_size,
             preset.workload.block_size
+        );
+    }
+
+    #[test]
+    fn a_matrix_option_outside_the_allow_list_stops_the_load() {
+        let (_, base) = BUILTIN
+            .iter()
+            .find(|(name, _)| *name == "fsync-methods")
+            .unwrap();
+        let evil = format!(
+            "{base}\n[[matrix]]\ntitle = \"t\"\nwhy = \"w\"\nfs = [\"ext4\", \"btrfs\"]\n\
+             mkfs_opts = [\"-q\", \"-L b /dev/loop7\"]\n"
+        );
+        let err = Preset::from_toml(&evil, "evil.toml").unwrap_err();
+        assert!(matches!(err, PresetError::MatrixOption { .. }), "{err:?}");
+        let text = err.to_string();
+        let index = Preset::from_toml(base, "x").unwrap().matrix.len() + 1;
+        assert!(
+            text.starts_with(&format!(
+                "evil.toml: [[matrix]] {index} mkfs_opts[1] (for ext4): mkfs option `/dev/loop7`"
+            )),
+            "{text}"
+        );
+        let evil = format!(
+            "{base}\n[[matrix]]\ntitle = \"t\"\nwhy = \"w\"\nfs = [\"btrfs\"]\n\
+             mount_opts = [\"ssd,device=/dev/loop7\"]\n"
+        );
+        let text = Preset::from_toml(&evil, "evil.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            text.contains("mount_opts[0] (for btrfs): mount option `device=/dev/loop7`"),
+            "{text}"
         );
     }
 }

@@ -31,17 +31,36 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
             ));
         }
     };
-    let value: f64 = number
-        .parse()
-        .map_err(|_| format!("'{t}' is not a size; write bytes or e.g. 4k, 64M, 1G"))?;
-    let bytes = value * multiplier as f64;
-    if !bytes.is_finite() || bytes < 0.0 || bytes > u64::MAX as f64 {
-        return Err(format!("size '{t}' is out of range"));
+    // Exact integer arithmetic (an f64 would silently round sizes above 2^53).
+    let not_a_size = || format!("'{t}' is not a size; write bytes or e.g. 4k, 64M, 1G");
+    let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
+    if fraction.contains('.') || (whole.is_empty() && fraction.is_empty()) {
+        return Err(not_a_size());
     }
-    if bytes.fract() != 0.0 {
-        return Err(format!("size '{t}' is not a whole number of bytes"));
+    let out_of_range = || format!("size '{t}' is out of range");
+    let whole: u64 = if whole.is_empty() {
+        0
+    } else {
+        whole.parse().map_err(|_| out_of_range())?
+    };
+    let mut bytes = whole.checked_mul(multiplier).ok_or_else(out_of_range)?;
+    let fraction = fraction.trim_end_matches('0');
+    if !fraction.is_empty() {
+        if fraction.len() > 12 {
+            return Err(format!(
+                "size '{t}' has more than 12 decimals; write it in a smaller unit"
+            ));
+        }
+        let numerator =
+            u128::from(fraction.parse::<u64>().map_err(|_| not_a_size())?) * u128::from(multiplier);
+        let denominator = 10u128.pow(fraction.len() as u32);
+        if numerator % denominator != 0 {
+            return Err(format!("size '{t}' is not a whole number of bytes"));
+        }
+        let extra = u64::try_from(numerator / denominator).map_err(|_| out_of_range())?;
+        bytes = bytes.checked_add(extra).ok_or_else(out_of_range)?;
     }
-    Ok(bytes as u64)
+    Ok(bytes)
 }
 
 /// Binary units, largest first.
@@ -156,6 +175,33 @@ mod tests {
         assert!(parse_size("abc").unwrap_err().contains("not a size"));
         assert!(parse_size("0.3").unwrap_err().contains("whole number"));
         assert!(parse_size("-4k").is_err());
+        assert!(parse_size("1.2.3k").unwrap_err().contains("not a size"));
+        assert!(parse_size(".").unwrap_err().contains("not a size"));
+        assert!(parse_size("17E").is_err());
+        assert!(
+            parse_size("16777216T")
+                .unwrap_err()
+                .contains("out of range")
+        );
+        assert!(
+            parse_size("18446744073709551616")
+                .unwrap_err()
+                .contains("out of range")
+        );
+    }
+
+    #[test]
+    fn large_sizes_are_exact() {
+        // Found by tests/fuzz_parsers.rs: an f64 rounded sizes above 2^53.
+        assert_eq!(parse_size("9007199254740993"), Ok(9_007_199_254_740_993));
+        assert_eq!(parse_size("18446744073709551615"), Ok(u64::MAX));
+        assert_eq!(
+            parse_size("16777215.5T"),
+            Ok((16_777_215 << 40) + (1 << 39))
+        );
+        assert_eq!(parse_size(".5k"), Ok(512));
+        assert_eq!(parse_size("1.50k"), Ok(1536));
+        assert_eq!(parse_size("2."), Ok(2));
     }
 
     #[test]

@@ -150,6 +150,17 @@ fn stop_rule_precedence() {
         spec.stop_rule(),
         StopRule::Duration(std::time::Duration::from_millis(1500))
     );
+    // Found by tests/fuzz_parsers.rs: describe() of an unvalidated spec panicked.
+    for (secs, wanted) in [
+        (f64::INFINITY, std::time::Duration::MAX),
+        (1e300, std::time::Duration::MAX),
+        (-1.0, std::time::Duration::ZERO),
+        (f64::NAN, std::time::Duration::ZERO),
+    ] {
+        spec.duration_s = Some(secs);
+        assert_eq!(spec.stop_rule(), StopRule::Duration(wanted), "{secs}");
+        let _ = spec.describe();
+    }
 }
 
 #[test]

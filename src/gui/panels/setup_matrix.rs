@@ -11,6 +11,7 @@ use super::setup_scratch::FS_KINDS;
 use crate::gui::runner::MatrixLaunch;
 use crate::gui::{Cx, Tab};
 use crate::lab::{MatrixConfig, MatrixSpec};
+use crate::report::matrix_options_line;
 use crate::scratch::{Backing, MIN_SIZE_BYTES, ScratchManager};
 use crate::spec::{MatrixSuggestion, Preset, builtin_presets, format_size, parse_size};
 
@@ -192,7 +193,7 @@ impl MatrixForm {
                 for (i, s) in preset.matrix.iter().enumerate() {
                     if ui
                         .selectable_label(current == Some(i), &s.title)
-                        .on_hover_text(&s.why)
+                        .on_hover_text(format!("{}\n{}", s.why, matrix_options_line(s)))
                         .clicked()
                     {
                         picked = Some(i);
@@ -201,6 +202,7 @@ impl MatrixForm {
             });
         if let Some(s) = current.and_then(|i| preset.matrix.get(i)) {
             ui.add(Label::new(RichText::new(&s.why).weak()).wrap());
+            ui.add(Label::new(RichText::new(matrix_options_line(s)).monospace()).wrap());
         }
         if let Some(i) = picked {
             let suggestion = preset.matrix[i].clone();
@@ -249,15 +251,34 @@ impl MatrixForm {
                 format_size(MIN_SIZE_BYTES)
             ));
         }
-        Ok(MatrixSpec {
+        let spec = MatrixSpec {
             fs,
             mkfs_opts: option_sets(&self.mkfs_text),
             mount_opts: option_sets(&self.mount_text),
             backing,
             size_bytes,
             loop_direct_io: self.loop_dio,
-        })
+        };
+        // The library's allow-list, shown inline: the Start button stays off until it passes.
+        spec.check_options().map_err(|e| e.to_string())?;
+        Ok(spec)
     }
+}
+
+/// A preset's suggested matrices with exactly what each passes to mkfs and mount, shown
+/// with the preset's details before anything runs.
+pub(super) fn suggested_matrices_ui(ui: &mut Ui, preset: &Preset) {
+    if preset.matrix.is_empty() {
+        return;
+    }
+    egui::CollapsingHeader::new(format!("Suggested matrices ({})", preset.matrix.len()))
+        .id_salt("preset-matrices")
+        .show(ui, |ui| {
+            for (i, m) in preset.matrix.iter().enumerate() {
+                ui.label(format!("{}. {}", i + 1, m.title));
+                ui.add(Label::new(RichText::new(matrix_options_line(m)).monospace()).wrap());
+            }
+        });
 }
 
 /// Builds the launch from the form's workload and starts it, then shows the Run tab.

@@ -13,6 +13,7 @@ use super::setup_fields::error_lines;
 use crate::gui::Cx;
 use crate::scratch::{
     Backing, CreateRequest, FsKind, ScratchManager, ScratchRecipe, ScratchStatus,
+    check_mkfs_options, check_mount_options,
 };
 use crate::spec::{format_size, parse_size};
 
@@ -336,9 +337,20 @@ impl ScratchPanel {
         if let Err(e) = &size {
             error_lines(ui, &[format!("size: {e}")]);
         }
+        // The library's allow-list, shown inline: nothing is made until the options pass.
+        let refused: Vec<String> = [
+            check_mkfs_options(self.fs, &self.mkfs_opts).err(),
+            check_mount_options(self.fs, &self.mount_opts).err(),
+        ]
+        .into_iter()
+        .flatten()
+        .map(|e| e.to_string())
+        .collect();
+        error_lines(ui, &refused);
         ui.horizontal(|ui| {
             let busy = self.creating.is_some();
-            let enabled = !busy && size.is_ok() && self.manager_error.is_none();
+            let enabled =
+                !busy && size.is_ok() && refused.is_empty() && self.manager_error.is_none();
             if ui
                 .add_enabled(enabled, Button::new("Create scratch filesystem"))
                 .on_hover_text("make, mount and use it as the target (runs in the background)")

@@ -222,6 +222,7 @@ impl WorkloadForm {
                         });
                 });
         }
+        super::setup_matrix::suggested_matrices_ui(ui, preset);
         if let (true, Some(note)) = (preset.published.is_empty(), &preset.published_note) {
             ui.add(
                 Label::new(
