@@ -151,7 +151,7 @@ impl ScratchDir {
             if !is_dir || st.st_uid != nix::unistd::geteuid().as_raw() {
                 // Replaced between mkdirat and openat: not ours, touch nothing.
                 return Err(io::Error::other(format!(
-                    "{} was replaced by something fsynclab did not create right after it was made                      (another user of a shared directory?); nothing was written",
+                    "{} was replaced by something fsynclab did not create right after it was made (another user of a shared directory?); nothing was written",
                     dir.path().display()
                 )));
             }
@@ -324,7 +324,7 @@ pub fn io_error_text(
     let shown = file.display();
     match e.raw_os_error() {
         Some(libc::ENOSPC) if inodes_exhausted => format!(
-            "no free inodes left during {op} of {shown}{at} (blocks are still free: the              filesystem ran out of inodes, see df -i); lower {} or use a filesystem with more              inodes (mkfs.ext4 -N / -i, tmpfs nr_inodes=, xfs or btrfs allocate them as needed)",
+            "no free inodes left during {op} of {shown}{at} (blocks are still free: the filesystem ran out of inodes, see df -i); lower {} or use a filesystem with more inodes (mkfs.ext4 -N / -i, tmpfs nr_inodes=, xfs or btrfs allocate them as needed)",
             inode_fields(kind)
         ),
         Some(libc::ENOSPC) => format!(
@@ -362,7 +362,7 @@ pub fn io_error_text(
             "the filesystem does not support fallocate for {shown}; use --set prepare=sparse or prepare=fill"
         ),
         Some(libc::ELOOP) => format!(
-            "{op} of {shown} refused: it is a symlink (fsynclab never follows links inside its run directory);              something replaced fsynclab's file, check who else writes the target"
+            "{op} of {shown} refused: it is a symlink (fsynclab never follows links inside its run directory); something replaced fsynclab's file, check who else writes the target"
         ),
         _ => format!("{op} of {shown}{at} failed: {e}"),
     }
