@@ -5,9 +5,8 @@
 //! open marks it `interrupted`, and `fsynclab clean` removes its directory).
 
 use std::sync::atomic::{AtomicI32, Ordering};
-use std::time::Duration;
 
-use nix::sys::signal::{SaFlags, SigAction, SigHandler, SigSet, Signal, sigaction};
+use nix::sys::signal::{SigSet, Signal};
 
 use crate::engine::CancelToken;
 
@@ -17,37 +16,40 @@ static RECEIVED: AtomicI32 = AtomicI32::new(0);
 /// The signals handled.
 const HANDLED: [Signal; 3] = [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP];
 
-/// Async-signal-safe: one atomic exchange, and `_exit` on the second signal.
-extern "C" fn on_signal(signal: libc::c_int) {
-    if RECEIVED
-        .compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst)
-        .is_err()
-    {
-        // SAFETY: _exit is async-signal-safe; nothing else runs in the handler.
-        unsafe { libc::_exit(128 + signal) };
-    }
-}
-
-/// Installs the handlers; the first signal cancels `cancel` (a watcher thread turns the
-/// atomic the handler set into the token's flag).
+/// Blocks the signals in this thread (and so in every thread it starts afterwards: call it
+/// before the run's threads exist) and starts one thread that waits for them with
+/// `sigwait`: the first cancels `cancel`, a second exits at once with 128 + the signal. No
+/// handler runs inside a measuring thread, and nothing polls while the run measures.
 pub fn install(cancel: CancelToken) {
-    let action = SigAction::new(
-        SigHandler::Handler(on_signal),
-        SaFlags::SA_RESTART,
-        SigSet::empty(),
-    );
+    let mut set = SigSet::empty();
     for signal in HANDLED {
-        // SAFETY: the handler only touches an atomic and calls _exit (async-signal-safe).
-        let _ = unsafe { sigaction(signal, &action) };
+        set.add(signal);
     }
-    let _ = std::thread::Builder::new()
+    if set.thread_block().is_err() {
+        return; // the default actions stay: a signal still ends the process
+    }
+    let spawned = std::thread::Builder::new()
         .name("fsynclab-signals".into())
         .spawn(move || {
-            while RECEIVED.load(Ordering::SeqCst) == 0 {
-                std::thread::sleep(Duration::from_millis(20));
+            loop {
+                let Ok(signal) = set.wait() else { continue };
+                let number = signal as i32;
+                if RECEIVED
+                    .compare_exchange(0, number, Ordering::SeqCst, Ordering::SeqCst)
+                    .is_err()
+                {
+                    // The second signal: leave now; the next command finds the run
+                    // interrupted with its streamed samples and removes its directory.
+                    // SAFETY: _exit ends the process without running anything else.
+                    unsafe { libc::_exit(128 + number) };
+                }
+                cancel.cancel();
             }
-            cancel.cancel();
         });
+    if spawned.is_err() {
+        // No thread to receive them: unblock, so the signals keep their default action.
+        let _ = set.thread_unblock();
+    }
 }
 
 /// The exit code of a cancelled command: 128 + the signal that stopped it, or 130 (Ctrl-C's)
