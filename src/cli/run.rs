@@ -102,7 +102,7 @@ pub struct RunArgs {
     /// --quiet-threshold (recorded with the run either way).
     #[arg(long, value_name = "S")]
     pub quiet_wait: Option<f64>,
-    /// Busy share of all CPUs, in %, below which the machine counts as quiet.
+    /// Busy share of all CPUs, in %, below which the machine counts as quiet (100: any load).
     #[arg(long, default_value_t = 10.0, value_name = "PCT")]
     pub quiet_threshold: f64,
     /// Print one JSON object instead of the readable summary.
