@@ -477,3 +477,32 @@ fn clean_removes_a_killed_runs_directory_and_nothing_else() {
     let out = lab.cmd().arg("clean").output().unwrap();
     assert!(!String::from_utf8_lossy(&out.stdout).contains("removed"));
 }
+
+#[test]
+fn clean_does_not_empty_a_directory_renamed_into_a_killed_runs_place() {
+    // Whoever can rename entries of the target (its owner, or anyone when it is shared)
+    // moves the killed run's directory away and renames another directory of this user
+    // (here: a kept run's, or any of the user's own) to its name. Same owner, real
+    // directory, no link: only the run directory's identity tells them apart.
+    let lab = Lab::new();
+    let mut child = spawn_run(&lab, "60");
+    wait_started(&lab, 1, &mut child);
+    signal(&child, Signal::SIGKILL);
+    child.wait().unwrap();
+    let one = lab.target.join("fsynclab-1");
+    let victim = lab.target.join("results");
+    std::fs::create_dir(&victim).unwrap();
+    std::fs::write(victim.join("precious"), b"keep me").unwrap();
+    std::fs::rename(&one, lab.target.join("moved-away")).unwrap();
+    std::fs::rename(&victim, &one).unwrap();
+
+    let out = lab.cmd().arg("clean").output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stdout.contains("removed"), "{stdout}");
+    assert!(
+        stderr.contains("fsynclab-1") && stderr.contains("not the directory"),
+        "the swap is reported: {stderr}"
+    );
+    assert_eq!(std::fs::read(one.join("precious")).unwrap(), b"keep me");
+}
