@@ -456,6 +456,14 @@ impl Store {
             // Unreadable or a link: cannot tell, so do not call the run dead.
             Err(_) => return LockProbe::Held,
         };
+        // Only a run's own process (this user, or root under sudo) makes its lock file: one
+        // owned by anyone else was planted (by whoever can rename entries beside the
+        // database, swapping `<db>.locks` for their own) to make a live run look dead.
+        let euid = nix::unistd::geteuid().as_raw();
+        match handle.metadata() {
+            Ok(meta) if meta.uid() == euid || meta.uid() == 0 => {}
+            _ => return LockProbe::Held,
+        }
         match Flock::lock(handle, FlockArg::LockExclusiveNonblock) {
             Ok(locked) => LockProbe::Free(locked),
             Err(_) => LockProbe::Held,
