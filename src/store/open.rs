@@ -92,6 +92,36 @@ fn connect_read_only(path: &Path) -> Result<Connection, StoreError> {
     }
 }
 
+/// Refuses a database path where something other than a regular file exists (followed
+/// through symlinks): SQLite sees a block device's size as 0, takes it for a new database
+/// and writes its header and schema over the device's first blocks.
+fn refuse_non_file(path: &Path) -> Result<(), StoreError> {
+    use std::os::unix::fs::FileTypeExt;
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Ok(());
+    };
+    let kind = meta.file_type();
+    let what = if kind.is_file() {
+        return Ok(());
+    } else if kind.is_block_device() {
+        "a block device"
+    } else if kind.is_char_device() {
+        "a character device"
+    } else if kind.is_dir() {
+        "a directory"
+    } else if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    };
+    Err(StoreError::NotAFile {
+        path: path.to_path_buf(),
+        kind: what,
+    })
+}
+
 /// Reads the version and runs `PRAGMA quick_check` on a read-only connection: a damaged
 /// file or one that is not a database is refused here, before any connection could write.
 fn check_existing(conn: &Connection, path: &Path) -> Result<i64, StoreError> {
@@ -162,6 +192,7 @@ impl Store {
 
     /// Opens the database at `path` in `mode`.
     pub fn open_with(path: &Path, mode: OpenMode) -> Result<Store, StoreError> {
+        refuse_non_file(path)?;
         let exists = std::fs::metadata(path).is_ok_and(|m| m.len() > 0);
         if exists {
             let check = connect_read_only(path)?;

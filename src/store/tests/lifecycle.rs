@@ -151,6 +151,25 @@ fn a_lock_file_planted_by_another_user_does_not_make_a_live_run_dead() {
 }
 
 #[test]
+fn a_path_that_is_not_a_regular_file_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo.sqlite");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    for (path, kind) in [
+        (Path::new("/dev/null"), "a character device"),
+        (dir.path(), "a directory"),
+        (fifo.as_path(), "a FIFO"),
+    ] {
+        for mode in [OpenMode::ReadWrite, OpenMode::ReadOnly] {
+            match Store::open_with(path, mode) {
+                Err(StoreError::NotAFile { kind: found, .. }) => assert_eq!(found, kind),
+                other => panic!("{}: {:?}", path.display(), other.map(|_| ())),
+            }
+        }
+    }
+}
+
+#[test]
 fn a_run_without_a_lock_file_falls_back_to_its_pid() {
     // Rows from before lock files: pid and start time decide.
     let (_dir, path) = temp_db();
