@@ -310,7 +310,7 @@ fn process_start_ticks(pid: u32) -> Option<i64> {
 
 /// Whether the process that began a run still runs (same pid and same start time, so a
 /// recycled pid does not count).
-pub(super) fn owner_alive(pid: Option<i64>, start_ticks: Option<i64>) -> bool {
+pub(crate) fn owner_alive(pid: Option<i64>, start_ticks: Option<i64>) -> bool {
     let Some(pid) = pid.and_then(|p| u32::try_from(p).ok()) else {
         return false;
     };
