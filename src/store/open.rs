@@ -97,6 +97,19 @@ fn connect_read_only(path: &Path) -> Result<Connection, StoreError> {
 /// and writes its header and schema over the device's first blocks.
 fn refuse_non_file(path: &Path) -> Result<(), StoreError> {
     use std::os::unix::fs::FileTypeExt;
+    // A link another user made (in their directory, under `sudo -E`) would have root
+    // create or write a database wherever it points (`/etc/sudoers.d/x`...).
+    if let Ok(link) = std::fs::symlink_metadata(path)
+        && link.file_type().is_symlink()
+    {
+        let euid = nix::unistd::geteuid().as_raw();
+        if link.uid() != euid && link.uid() != 0 {
+            return Err(StoreError::NotAFile {
+                path: path.to_path_buf(),
+                kind: "a symbolic link made by another user",
+            });
+        }
+    }
     let Ok(meta) = std::fs::metadata(path) else {
         return Ok(());
     };

@@ -170,6 +170,35 @@ fn a_path_that_is_not_a_regular_file_is_refused() {
 }
 
 #[test]
+fn a_database_link_made_by_another_user_is_refused() {
+    if !nix::unistd::geteuid().is_root() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "needs root (lchown) and CI=true forbids skipping"
+        );
+        eprintln!("skipping a_database_link_made_by_another_user...: needs root to lchown");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("root-only").join("created.db");
+    std::fs::create_dir(target.parent().unwrap()).unwrap();
+    let link = dir.path().join("fsynclab.sqlite");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    std::os::unix::fs::lchown(&link, Some(65534), Some(65534)).unwrap();
+    for mode in [OpenMode::ReadWrite, OpenMode::ReadOnly] {
+        match Store::open_with(&link, mode) {
+            Err(StoreError::NotAFile { kind, .. }) => assert!(kind.contains("another user")),
+            other => panic!("{:?}", other.map(|_| ())),
+        }
+    }
+    assert!(!target.exists(), "nothing created where the link points");
+    // The same link made by this user is followed as before.
+    std::os::unix::fs::lchown(&link, Some(0), Some(0)).unwrap();
+    Store::open(&link).unwrap();
+    assert!(target.exists());
+}
+
+#[test]
 fn a_run_without_a_lock_file_falls_back_to_its_pid() {
     // Rows from before lock files: pid and start time decide.
     let (_dir, path) = temp_db();
