@@ -477,3 +477,95 @@ fn clean_removes_a_killed_runs_directory_and_nothing_else() {
     let out = lab.cmd().arg("clean").output().unwrap();
     assert!(!String::from_utf8_lossy(&out.stdout).contains("removed"));
 }
+
+#[test]
+fn clean_does_not_empty_a_directory_renamed_into_a_killed_runs_place() {
+    // Whoever can rename entries of the target (its owner, or anyone when it is shared)
+    // moves the killed run's directory away and renames another directory of this user
+    // (here: a kept run's, or any of the user's own) to its name. Same owner, real
+    // directory, no link: only the run directory's identity tells them apart.
+    let lab = Lab::new();
+    let mut child = spawn_run(&lab, "60");
+    wait_started(&lab, 1, &mut child);
+    signal(&child, Signal::SIGKILL);
+    child.wait().unwrap();
+    let one = lab.target.join("fsynclab-1");
+    let victim = lab.target.join("results");
+    std::fs::create_dir(&victim).unwrap();
+    std::fs::write(victim.join("precious"), b"keep me").unwrap();
+    std::fs::rename(&one, lab.target.join("moved-away")).unwrap();
+    std::fs::rename(&victim, &one).unwrap();
+
+    let out = lab.cmd().arg("clean").output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stdout.contains("removed"), "{stdout}");
+    assert!(
+        stderr.contains("fsynclab-1") && stderr.contains("not the directory"),
+        "the swap is reported: {stderr}"
+    );
+    assert_eq!(std::fs::read(one.join("precious")).unwrap(), b"keep me");
+}
+
+/// `--db` naming a block device (a typo, or FSYNCLAB_DB set wrong) as root: SQLite sees a
+/// device's size as 0, takes it for a new database and wrote its header and schema over the
+/// device's first blocks (an ext4 superblock at 1 KiB was gone after `list`).
+#[test]
+fn a_block_device_given_as_the_database_is_refused_untouched() {
+    if !require_root(
+        "a_block_device_given_as_the_database_is_refused_untouched",
+        "attaches a loop device",
+    ) {
+        return;
+    }
+    let lab = Lab::new();
+    let image = lab.dir.path().join("victim.img");
+    std::fs::File::create(&image)
+        .unwrap()
+        .set_len(16 << 20)
+        .unwrap();
+    let status = Command::new("mkfs.ext4")
+        .arg("-q")
+        .arg(&image)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = Command::new("losetup")
+        .args(["--find", "--show"])
+        .arg(&image)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let device = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let head = |path: &std::path::Path| {
+        let bytes = std::fs::read(path).unwrap();
+        bytes[..1 << 16].to_vec()
+    };
+    let before = head(&image);
+    let mut outcomes = Vec::new();
+    for args in [
+        vec!["list"],
+        vec!["show", "1"],
+        vec!["clean"],
+        vec!["run", "--quiet", "--duration", "0.2", "--file-size", "64k"],
+    ] {
+        let mut cmd = common::bare_cmd();
+        cmd.arg("--db").arg(&device).args(&args);
+        if args[0] == "run" {
+            cmd.arg("--target").arg(&lab.target);
+        }
+        outcomes.push((args[0], cmd.output().unwrap()));
+    }
+    let _ = Command::new("sync").status();
+    let after = head(&image);
+    let _ = Command::new("losetup").args(["-d", &device]).status();
+    assert!(before == after, "the device's first 64 KiB changed");
+    for (what, out) in outcomes {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{what}: {stderr}");
+        assert!(
+            stderr.contains("is a block device, not a regular file"),
+            "{what}: {stderr}"
+        );
+    }
+}

@@ -346,3 +346,68 @@ fn refusals_and_errors_are_explained() {
         .failure()
         .stderr(predicate::str::contains("needs root").and(predicate::str::contains("--target")));
 }
+
+/// A matrix killed with `kill -9` leaves its mounted filesystem (and image) behind; the
+/// next matrix destroys it (its name records the dead process) and leaves a user's own
+/// scratch filesystem alone.
+#[test]
+fn a_killed_matrixs_filesystem_goes_at_the_next_matrix() {
+    if !require_root(
+        "a_killed_matrixs_filesystem_goes_at_the_next_matrix",
+        "creates loop-image filesystems",
+    ) {
+        return;
+    }
+    let lab = Lab::new();
+    let _cleanup = Cleanup(&lab);
+    cmd(&lab)
+        .args([
+            "scratch", "create", "--fs", "ext4", "--size", "300M", "--name", "mine",
+        ])
+        .assert()
+        .success();
+    let matrix = |duration: &str| {
+        let mut c = cmd(&lab);
+        c.args([
+            "matrix",
+            "--quiet",
+            "--preset",
+            "fsync-methods",
+            "--scale",
+            "0.05",
+        ])
+        .args(["--fs", "ext4", "--fs", "xfs", "--size", "300M"])
+        .args(["--set", &format!("duration_s={duration}")]);
+        c
+    };
+    let mut killed = matrix("60")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let ours = lab.dir.path().join("xdg").display().to_string();
+    let matrix_mounts = || {
+        std::fs::read_to_string("/proc/self/mountinfo")
+            .unwrap()
+            .lines()
+            .filter(|l| l.contains(&ours) && !l.contains("/mine/"))
+            .count()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while matrix_mounts() == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the matrix never mounted"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    assert_eq!(matrix_mounts(), 1, "the kill leaves its filesystem mounted");
+    matrix("0.3").assert().success();
+    assert_eq!(matrix_mounts(), 0, "the next matrix destroyed it");
+    let list = cmd(&lab).args(["scratch", "list"]).output().unwrap();
+    let list = String::from_utf8_lossy(&list.stdout);
+    assert!(list.contains("mine") && !list.contains("matrix-"), "{list}");
+}

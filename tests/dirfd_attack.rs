@@ -355,7 +355,17 @@ fn remove_run_dir_does_not_cross_into_a_mount() {
         .unwrap();
     assert!(status.success(), "mount tmpfs");
     std::fs::write(mnt.join("on-the-mount"), b"keep me").unwrap();
-    let result = fsynclab::engine::remove_run_dir(&lab.target, "fsynclab-77");
+    // The identities `clean` would have recorded.
+    let ids = |p: &std::path::Path| {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::symlink_metadata(p).unwrap();
+        Some((m.dev(), m.ino()))
+    };
+    let expected = fsynclab::engine::RunDirIds {
+        target: ids(&lab.target),
+        run_dir: ids(&run),
+    };
+    let result = fsynclab::engine::remove_run_dir(&lab.target, "fsynclab-77", &expected);
     let kept = std::fs::read(mnt.join("on-the-mount"));
     let _ = Command::new("umount").arg(&mnt).status();
     let e = result.unwrap_err().to_string();
@@ -363,6 +373,6 @@ fn remove_run_dir_does_not_cross_into_a_mount() {
     assert_eq!(kept.unwrap(), b"keep me");
     assert!(!run.join("ours.dat").exists(), "the rest was removed");
     // Unmounted, it goes.
-    fsynclab::engine::remove_run_dir(&lab.target, "fsynclab-77").unwrap();
+    fsynclab::engine::remove_run_dir(&lab.target, "fsynclab-77", &expected).unwrap();
     assert!(lab.target_entries().is_empty());
 }

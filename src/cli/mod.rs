@@ -122,7 +122,7 @@ impl CliError {
 
 impl From<StoreError> for CliError {
     fn from(e: StoreError) -> Self {
-        let code = if matches!(e, StoreError::NotFound { .. }) {
+        let code = if matches!(e, StoreError::NotFound { .. } | StoreError::NotAFile { .. }) {
             EXIT_USAGE
         } else {
             EXIT_FAILED

@@ -73,6 +73,7 @@ pub fn show_progress(rx: mpsc::Receiver<EngineEvent>, quiet: bool) {
                     writes_total
                 });
             }
+            EngineEvent::RunDirCreated { .. } => {}
             EngineEvent::Finished { .. } => bar.finish_and_clear(),
         }
     }

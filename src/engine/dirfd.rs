@@ -145,7 +145,13 @@ pub fn is_run_dir_name(name: &str) -> bool {
 /// user; removes the tree by descriptor (symlinks inside are unlinked, never followed),
 /// and removes the name only while it still is the directory that was emptied. A name
 /// that does not exist is not an error (nothing to remove).
-pub fn remove_run_dir(target: &Path, name: &str) -> Result<(), EngineError> {
+///
+/// `expected` is what the database recorded: the target's device and inode when the run
+/// began (checked on the opened descriptor, so a target swapped after any path check is
+/// refused) and the run directory's own, once the run made it. Without the latter (a run
+/// killed before it was recorded) only a directory with no group or other permission bits
+/// (fsynclab makes it 0700) is removed.
+pub fn remove_run_dir(target: &Path, name: &str, expected: &RunDirIds) -> Result<(), EngineError> {
     if !is_run_dir_name(name) {
         return Err(EngineError::Target(format!(
             "'{name}' is not the name of an fsynclab run directory (fsynclab-<run id> or \
@@ -170,6 +176,7 @@ pub fn remove_run_dir(target: &Path, name: &str) -> Result<(), EngineError> {
     let st = dir
         .stat()
         .map_err(|e| cleanup(format!("cannot stat it: {e}")))?;
+    check_identity(&target_dir, &st, expected).map_err(cleanup)?;
     let euid = nix::unistd::geteuid().as_raw();
     if st.st_uid != euid {
         return Err(cleanup(format!(
@@ -186,6 +193,51 @@ pub fn remove_run_dir(target: &Path, name: &str) -> Result<(), EngineError> {
         )));
     }
     remove_name_if_same(&target_dir, name, &st).map_err(cleanup)
+}
+
+/// Device and inode pairs a recorded run directory must still match to be removed (see
+/// [`remove_run_dir`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RunDirIds {
+    /// The target directory's, when the run began.
+    pub target: Option<(u64, u64)>,
+    /// The run directory's, as the run made it.
+    pub run_dir: Option<(u64, u64)>,
+}
+
+/// Whether the opened target and run directory are the ones recorded.
+fn check_identity(
+    target: &DirHandle,
+    run_dir: &FileStat,
+    expected: &RunDirIds,
+) -> Result<(), String> {
+    if let Some(ids) = expected.target {
+        let st = target
+            .stat()
+            .map_err(|e| format!("cannot stat the target: {e}"))?;
+        if (st.st_dev, st.st_ino) != ids {
+            return Err(format!(
+                "the target {} is no longer the directory the run used (replaced or moved); \
+                 not removed",
+                target.path().display()
+            ));
+        }
+    }
+    match expected.run_dir {
+        Some(ids) if (run_dir.st_dev, run_dir.st_ino) != ids => Err(
+            "this is not the directory the run made (another directory was renamed to its \
+             name, by whoever can rename entries of the target?); not removed: check what it is"
+                .into(),
+        ),
+        Some(_) => Ok(()),
+        None if run_dir.st_mode & 0o077 != 0 => Err(format!(
+            "its identity was not recorded (the run was killed as it made it) and its mode \
+             {:04o} is not the 0700 fsynclab gives it, so it may not be the run's; not \
+             removed: check what it is",
+            run_dir.st_mode & 0o7777
+        )),
+        None => Ok(()),
+    }
 }
 
 /// Removes the (empty) directory `name` from `parent` only while that name still is the
@@ -334,6 +386,81 @@ mod tests {
     use super::*;
     use std::os::unix::fs::symlink;
 
+    /// The identity `clean` would have recorded for run directory `dir`.
+    fn ids_of(dir: &Path) -> RunDirIds {
+        use std::os::unix::fs::MetadataExt;
+        let ids = |p: &Path| {
+            let m = std::fs::symlink_metadata(p).unwrap();
+            (m.dev(), m.ino())
+        };
+        RunDirIds {
+            target: Some(ids(dir.parent().unwrap())),
+            run_dir: Some(ids(dir)),
+        }
+    }
+
+    #[test]
+    fn a_directory_renamed_into_the_run_dirs_name_is_not_emptied() {
+        let root = tempfile::tempdir().unwrap();
+        let run = root.path().join("fsynclab-6");
+        std::fs::create_dir(&run).unwrap();
+        let recorded = ids_of(&run);
+        // Someone moves the run's directory away and renames another one to its name.
+        std::fs::rename(&run, root.path().join("moved")).unwrap();
+        let (victim_dir, before) = victim(root.path());
+        std::fs::rename(&victim_dir, &run).unwrap();
+        let e = remove_run_dir(root.path(), "fsynclab-6", &recorded)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("not the directory the run made"), "{e}");
+        std::fs::rename(&run, &victim_dir).unwrap();
+        assert_eq!(snapshot(&victim_dir), before, "victim untouched");
+        // Not recorded (killed as it was made): a directory others may read is left.
+        std::fs::rename(&victim_dir, &run).unwrap();
+        std::fs::set_permissions(&run, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let unrecorded = RunDirIds {
+            run_dir: None,
+            ..recorded
+        };
+        let e = remove_run_dir(root.path(), "fsynclab-6", &unrecorded)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("not recorded") && e.contains("0755"), "{e}");
+        std::fs::rename(&run, &victim_dir).unwrap();
+        assert_eq!(snapshot(&victim_dir), before, "victim untouched");
+        // A 0700 one, as fsynclab makes it, is removed.
+        std::fs::create_dir(&run).unwrap();
+        std::fs::set_permissions(&run, std::os::unix::fs::PermissionsExt::from_mode(0o700))
+            .unwrap();
+        std::fs::write(run.join("thread-0.dat"), b"x").unwrap();
+        remove_run_dir(root.path(), "fsynclab-6", &unrecorded).unwrap();
+        assert!(!run.exists());
+    }
+
+    #[test]
+    fn a_target_replaced_since_the_run_is_refused_on_the_descriptor() {
+        let root = tempfile::tempdir().unwrap();
+        let target = root.path().join("t");
+        std::fs::create_dir_all(target.join("fsynclab-2")).unwrap();
+        let recorded = ids_of(&target.join("fsynclab-2"));
+        std::fs::rename(&target, root.path().join("t-old")).unwrap();
+        std::fs::create_dir_all(target.join("fsynclab-2")).unwrap();
+        std::fs::write(target.join("fsynclab-2/keep"), b"x").unwrap();
+        let e = remove_run_dir(
+            &target,
+            "fsynclab-2",
+            &RunDirIds {
+                run_dir: None,
+                ..recorded
+            },
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("no longer the directory"), "{e}");
+        assert!(target.join("fsynclab-2/keep").exists());
+    }
+
     /// A victim tree outside the run directory, and its listing with contents.
     fn victim(root: &Path) -> (PathBuf, Vec<(PathBuf, Vec<u8>)>) {
         let v = root.join("victim");
@@ -390,7 +517,7 @@ mod tests {
         symlink(&victim_dir, run.join("client-0/link-to-victim")).unwrap();
         symlink(&victim_dir, run.join("client-0/d00/deeper/link2")).unwrap();
         symlink(victim_dir.join("a"), run.join("file-link")).unwrap();
-        remove_run_dir(root.path(), "fsynclab-5").unwrap();
+        remove_run_dir(root.path(), "fsynclab-5", &ids_of(&run)).unwrap();
         assert!(!run.exists());
         assert_eq!(snapshot(&victim_dir), before, "victim untouched");
     }
@@ -400,15 +527,15 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let (victim_dir, before) = victim(root.path());
         symlink(&victim_dir, root.path().join("fsynclab-9")).unwrap();
-        let e = remove_run_dir(root.path(), "fsynclab-9")
+        let e = remove_run_dir(root.path(), "fsynclab-9", &RunDirIds::default())
             .unwrap_err()
             .to_string();
         assert!(e.contains("not a directory"), "{e}");
         assert_eq!(snapshot(&victim_dir), before);
         assert!(root.path().join("fsynclab-9").is_symlink());
         // Missing: nothing to do. Foreign names: refused before anything is opened.
-        remove_run_dir(root.path(), "fsynclab-10").unwrap();
-        let e = remove_run_dir(root.path(), "victim").unwrap_err();
+        remove_run_dir(root.path(), "fsynclab-10", &RunDirIds::default()).unwrap();
+        let e = remove_run_dir(root.path(), "victim", &RunDirIds::default()).unwrap_err();
         assert!(e.is_usage(), "{e}");
         assert_eq!(snapshot(&victim_dir), before);
     }
@@ -455,7 +582,7 @@ mod tests {
         std::fs::create_dir(&theirs).unwrap();
         std::fs::write(theirs.join("keep"), b"x").unwrap();
         std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).unwrap();
-        let e = remove_run_dir(root.path(), "fsynclab-4")
+        let e = remove_run_dir(root.path(), "fsynclab-4", &ids_of(&theirs))
             .unwrap_err()
             .to_string();
         assert!(e.contains("owned by uid 65534"), "{e}");

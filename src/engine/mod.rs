@@ -24,7 +24,7 @@ mod target;
 mod worker;
 
 pub use clock::{clock_source, monotonic_ns};
-pub use dirfd::{DirHandle, is_run_dir_name, remove_run_dir};
+pub use dirfd::{DirHandle, RunDirIds, is_run_dir_name, remove_run_dir};
 pub use fake::{FakeBackend, FakeClock, FakeFile, fake_run};
 pub use file::{
     AlignedBuf, BUFFER_ALIGN, Backend, Clock, RealBackend, RealClock, RealFile, SyncFile,
@@ -92,6 +92,14 @@ pub enum EngineEvent {
         files: u32,
         /// Size of each.
         bytes_per_file: u64,
+    },
+    /// The run's private directory was made (sent before anything is written in it): its
+    /// device and inode, from the descriptor the run holds, for `fsynclab clean`.
+    RunDirCreated {
+        /// Device of the run directory.
+        dev: u64,
+        /// Inode of the run directory.
+        ino: u64,
     },
     /// The timed part started.
     Started {
@@ -177,6 +185,8 @@ pub fn run_with<B: Backend>(
     let (target, shared_warning) =
         target::open_target(&ctx.target, &canonical, ctx.allow_shared_target)?;
     let mut scratch = ScratchDir::create(target, ctx.run_id, ctx.dir_name.as_deref())?;
+    let (dev, ino) = scratch.dev_ino();
+    let _ = events.send(EngineEvent::RunDirCreated { dev, ino });
     let outcome = run_in_scratch(backend, spec, ctx, &mut scratch, events, cancel);
     let cleanup = if ctx.keep_files {
         Some(format!(

@@ -180,6 +180,11 @@ impl ScratchDir {
         &self.dir
     }
 
+    /// Device and inode of the directory as it was made (from its descriptor).
+    pub fn dev_ino(&self) -> (u64, u64) {
+        (self.created.st_dev, self.created.st_ino)
+    }
+
     /// Its name in the target (`fsynclab-N`).
     pub fn name(&self) -> &str {
         &self.name

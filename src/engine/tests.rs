@@ -62,8 +62,13 @@ fn known_latencies_give_known_counts_and_percentiles() {
     assert!(matches!(r.device, DeviceAccounting::Unavailable { .. }));
     assert!(summary.flushes_per_sync.is_none());
     let events: Vec<EngineEvent> = rx.try_iter().collect();
+    // The run directory's identity comes first, before anything is written in it.
     assert!(matches!(
         events.first(),
+        Some(EngineEvent::RunDirCreated { .. })
+    ));
+    assert!(matches!(
+        events.get(1),
         Some(EngineEvent::Preparing { files: 2, .. })
     ));
     assert!(events.iter().any(|e| matches!(

@@ -10,6 +10,7 @@ pub mod panels;
 pub mod plots;
 mod runner;
 mod state;
+pub mod storage;
 
 pub use app::{Cache, Cx, LabApp, STATE_KEY, Status};
 pub use close::CloseState;
@@ -46,11 +47,24 @@ pub fn launch(db_path: PathBuf) -> Result<(), GuiError> {
         Ok(text) => Some(autopilot::parse_script(&text).map_err(GuiError::Script)?),
         Err(_) => None,
     };
+    // As root, the state file only where no other user can redirect it (see storage.rs);
+    // otherwise /dev/null: nothing is saved or loaded.
+    let persistence_path = match storage::state_file(
+        nix::unistd::geteuid().as_raw(),
+        storage::eframe_data_dir().as_deref(),
+    ) {
+        Ok(path) => path,
+        Err(why) => {
+            eprintln!("note: the window's layout and form will not be saved: {why}");
+            Some(PathBuf::from("/dev/null"))
+        }
+    };
     let options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
             .with_title("fsynclab")
             .with_inner_size([1360.0, 900.0])
             .with_min_inner_size([900.0, 600.0]),
+        persistence_path,
         ..Default::default()
     };
     eframe::run_native(

@@ -371,6 +371,7 @@ fn apply_event(live: &mut LiveRun, event: EngineEvent) {
             }
             live.samples.push(sample);
         }
+        EngineEvent::RunDirCreated { .. } => {}
         EngineEvent::Finished { status, .. } => {
             live.phase = format!("run {}", status.as_str());
         }

@@ -2,7 +2,8 @@
 //! nothing else. Every candidate comes from the database (recorded before the run made
 //! it), its target must still be the same directory (device and inode), and the removal
 //! itself ([`engine::remove_run_dir`]) refuses anything but an `fsynclab-<id>[-<n>]`
-//! directory owned by this user and never follows a link.
+//! directory owned by this user that still is the directory the run made (its device and
+//! inode, recorded as the run made it), and never follows a link.
 
 use std::io;
 
@@ -34,7 +35,11 @@ pub fn clean_run_dirs(store: &Store) -> Result<CleanOutcome, StoreError> {
             ));
             continue;
         }
-        match engine::remove_run_dir(&dir.target, &dir.name) {
+        let expected = engine::RunDirIds {
+            target: Some((dir.target_dev, dir.target_ino)),
+            run_dir: dir.dir_dev_ino,
+        };
+        match engine::remove_run_dir(&dir.target, &dir.name, &expected) {
             Ok(()) => {
                 let _ = store.mark_dir_removed(dir.run_id);
                 outcome.removed.push(path);

@@ -214,7 +214,10 @@ pub fn run_matrix(
         cancelled: false,
         problems: Vec::new(),
     };
-    for config in &configs {
+    if nix::unistd::geteuid().is_root() {
+        outcome.problems.extend(destroy_orphans(scratch));
+    }
+    for (index, config) in configs.iter().enumerate() {
         if cancel.is_cancelled() {
             outcome.stopped = Some("cancelled".into());
             outcome.cancelled = true;
@@ -222,7 +225,7 @@ pub fn run_matrix(
         }
         let label = config.label();
         let created = scratch.create(&CreateRequest {
-            name: None,
+            name: Some(matrix_scratch_name(index + 1)),
             fs: config.fs,
             size_bytes: matrix.size_bytes,
             mkfs_opts: config.mkfs_opts.clone(),
@@ -296,6 +299,51 @@ pub fn run_matrix(
     Ok(outcome)
 }
 
+/// Prefix of the scratch filesystems a matrix makes, `matrix-<pid>-<start ticks>-<n>`: a
+/// later matrix tells those of a matrix process that is gone (killed mid-matrix) from the
+/// user's own and destroys them, so a `kill -9` leaves no mounted image (or RAM image in
+/// /dev/shm) behind for long.
+const MATRIX_PREFIX: &str = "matrix-";
+
+/// The name of this process's `n`-th matrix filesystem.
+fn matrix_scratch_name(n: usize) -> String {
+    let (pid, ticks) = crate::store::current_owner();
+    format!("{MATRIX_PREFIX}{pid}-{}-{n}", ticks.unwrap_or(0))
+}
+
+/// The owner (pid, start ticks; 0 when unknown) a matrix filesystem's name records, `None`
+/// for any other name.
+fn matrix_owner(name: &str) -> Option<(i64, i64)> {
+    let mut parts = name.strip_prefix(MATRIX_PREFIX)?.split('-');
+    let pid = parts.next()?.parse().ok()?;
+    let ticks = parts.next()?.parse().ok()?;
+    let _n: u32 = parts.next()?.parse().ok()?;
+    parts.next().is_none().then_some((pid, ticks))
+}
+
+/// Destroys the filesystems left by matrix processes that are gone; returns a problem per
+/// filesystem that would not go (those destroyed are not reported).
+fn destroy_orphans(scratch: &ScratchManager) -> Vec<String> {
+    let Ok(list) = scratch.list() else {
+        return Vec::new();
+    };
+    list.into_iter()
+        .filter_map(|status| {
+            let name = status.recipe.name;
+            let (pid, ticks) = matrix_owner(&name)?;
+            if crate::store::owner_alive(Some(pid), (ticks != 0).then_some(ticks)) {
+                return None;
+            }
+            scratch.destroy(&name).err().map(|e| {
+                format!(
+                    "{name}, left by a matrix that was killed, could not be destroyed: {e}; \
+                     remove it with `fsynclab scratch destroy {name}`"
+                )
+            })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -324,5 +372,23 @@ mod tests {
         };
         let m = MatrixSpec::from_suggestion(&s, 1 << 30).unwrap();
         assert_eq!(m.configs().len(), 2);
+    }
+
+    #[test]
+    fn matrix_scratch_names_record_their_owner_and_nothing_else_matches() {
+        let name = matrix_scratch_name(3);
+        let (pid, _) = matrix_owner(&name).unwrap();
+        assert_eq!(pid, i64::from(std::process::id()));
+        assert!(crate::scratch::validate_name(&name).is_ok(), "{name}");
+        for other in [
+            "ext4-1",
+            "matrix-1-2",
+            "matrix-1-2-3-4",
+            "matrix-a-2-3",
+            "mine",
+        ] {
+            assert_eq!(matrix_owner(other), None, "{other}");
+        }
+        assert_eq!(matrix_owner("matrix-12-34-5"), Some((12, 34)));
     }
 }

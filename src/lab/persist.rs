@@ -69,6 +69,10 @@ fn persist(
                             last_save = Instant::now();
                         }
                     }
+                    EngineEvent::RunDirCreated { dev, ino } => {
+                        // Best effort: without it, clean falls back to the mode check.
+                        let _ = writer.set_run_dir_identity(run_id, *dev, *ino);
+                    }
                     EngineEvent::Started { .. } => {
                         let _ = writer.set_started(run_id, crate::store::now_ms());
                     }

@@ -236,6 +236,14 @@ impl Preset {
                     source,
                 })?;
         }
+        let quick = preset.scale.quick;
+        if !(quick > 0.0 && quick <= 100.0) {
+            return Err(PresetError::Scale(format!(
+                "preset '{}': scale.quick {quick} is out of range; use a factor above 0 and at \
+                 most 100 (e.g. quick = 0.05)",
+                preset.name
+            )));
+        }
         for field in &preset.scale.fields {
             if !SCALABLE.contains(&field.as_str()) {
                 return Err(PresetError::Scale(format!(
@@ -465,6 +473,20 @@ mod tests {
             preset.scaled(1e-9).unwrap().file_size,
             preset.workload.block_size
         );
+    }
+
+    #[test]
+    fn a_quick_scale_out_of_range_stops_the_load() {
+        let (_, base) = BUILTIN
+            .iter()
+            .find(|(name, _)| *name == "fsync-methods")
+            .unwrap();
+        for bad in ["nan", "inf", "0.0", "-1.0", "1e300"] {
+            let text = base.replace("quick = 0.4", &format!("quick = {bad}"));
+            assert_ne!(&text, base);
+            let err = Preset::from_toml(&text, "q.toml").unwrap_err().to_string();
+            assert!(err.contains("scale.quick"), "{bad}: {err}");
+        }
     }
 
     #[test]

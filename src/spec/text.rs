@@ -25,18 +25,23 @@ pub struct TextError {
 
 /// Whether `c` must never reach a terminal raw: C0 controls, DEL, C1 controls (CSI, OSC
 /// and ESC-like in 8-bit form), the bidi marks, embeddings, overrides and isolates, and
-/// the Unicode line and paragraph separators.
+/// the Unicode line and paragraph separators, and the invisible format characters (soft
+/// hyphen, zero-width space and joiners, word joiner, byte order mark) that would make two
+/// labels that print alike differ (`before` and `be\u{200B}fore`).
 pub fn is_unsafe_char(c: char) -> bool {
     c.is_control()
         || matches!(
             c,
-            '\u{061C}'
-                | '\u{200E}'
-                | '\u{200F}'
+            '\u{00AD}'
+                | '\u{061C}'
+                | '\u{180E}'
+                | '\u{200B}'..='\u{200F}'
                 | '\u{202A}'..='\u{202E}'
+                | '\u{2060}'..='\u{2064}'
                 | '\u{2066}'..='\u{2069}'
                 | '\u{2028}'
                 | '\u{2029}'
+                | '\u{FEFF}'
         )
 }
 
@@ -47,7 +52,7 @@ pub fn check_text(field: &str, value: &str) -> Result<(), TextError> {
         return Err(TextError {
             field: field.to_string(),
             problem: format!(
-                "'{}' contains the control or bidi character U+{:04X}",
+                "'{}' contains the control, bidi or invisible character U+{:04X}",
                 value
                     .chars()
                     .map(|c| if is_unsafe_char(c) {
@@ -122,6 +127,10 @@ mod tests {
             "line\nbreak",
             "abc\u{202e}fed",
             "\u{2066}iso",
+            "be\u{200b}fore",
+            "\u{feff}after",
+            "a\u{ad}b",
+            "x\u{2060}y",
         ] {
             let e = check_text("--tag", bad).unwrap_err();
             assert_eq!(e.field, "--tag");

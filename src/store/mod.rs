@@ -78,6 +78,19 @@ pub enum StoreError {
         /// Why.
         source: std::io::Error,
     },
+    /// Something other than a regular file is at the database path (a block device, a
+    /// directory, a FIFO...): SQLite would take a device for an empty database and write
+    /// its header over the device's first blocks.
+    #[error(
+        "database path {path} is {kind}, not a regular file; nothing was written to it: \
+         give a database file path with --db (or FSYNCLAB_DB)"
+    )]
+    NotAFile {
+        /// The path given.
+        path: PathBuf,
+        /// What is there (`a block device`...).
+        kind: &'static str,
+    },
     /// The file could not be opened as an SQLite database.
     #[error(
         "cannot open database {path}: {source}; check the path and permissions or choose another with --db"
@@ -297,7 +310,7 @@ fn process_start_ticks(pid: u32) -> Option<i64> {
 
 /// Whether the process that began a run still runs (same pid and same start time, so a
 /// recycled pid does not count).
-pub(super) fn owner_alive(pid: Option<i64>, start_ticks: Option<i64>) -> bool {
+pub(crate) fn owner_alive(pid: Option<i64>, start_ticks: Option<i64>) -> bool {
     let Some(pid) = pid.and_then(|p| u32::try_from(p).ok()) else {
         return false;
     };

@@ -92,6 +92,49 @@ fn connect_read_only(path: &Path) -> Result<Connection, StoreError> {
     }
 }
 
+/// Refuses a database path where something other than a regular file exists (followed
+/// through symlinks): SQLite sees a block device's size as 0, takes it for a new database
+/// and writes its header and schema over the device's first blocks.
+fn refuse_non_file(path: &Path) -> Result<(), StoreError> {
+    use std::os::unix::fs::FileTypeExt;
+    // A link another user made (in their directory, under `sudo -E`) would have root
+    // create or write a database wherever it points (`/etc/sudoers.d/x`...).
+    if let Ok(link) = std::fs::symlink_metadata(path)
+        && link.file_type().is_symlink()
+    {
+        let euid = nix::unistd::geteuid().as_raw();
+        if link.uid() != euid && link.uid() != 0 {
+            return Err(StoreError::NotAFile {
+                path: path.to_path_buf(),
+                kind: "a symbolic link made by another user",
+            });
+        }
+    }
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Ok(());
+    };
+    let kind = meta.file_type();
+    let what = if kind.is_file() {
+        return Ok(());
+    } else if kind.is_block_device() {
+        "a block device"
+    } else if kind.is_char_device() {
+        "a character device"
+    } else if kind.is_dir() {
+        "a directory"
+    } else if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    };
+    Err(StoreError::NotAFile {
+        path: path.to_path_buf(),
+        kind: what,
+    })
+}
+
 /// Reads the version and runs `PRAGMA quick_check` on a read-only connection: a damaged
 /// file or one that is not a database is refused here, before any connection could write.
 fn check_existing(conn: &Connection, path: &Path) -> Result<i64, StoreError> {
@@ -162,6 +205,7 @@ impl Store {
 
     /// Opens the database at `path` in `mode`.
     pub fn open_with(path: &Path, mode: OpenMode) -> Result<Store, StoreError> {
+        refuse_non_file(path)?;
         let exists = std::fs::metadata(path).is_ok_and(|m| m.len() > 0);
         if exists {
             let check = connect_read_only(path)?;
@@ -456,6 +500,14 @@ impl Store {
             // Unreadable or a link: cannot tell, so do not call the run dead.
             Err(_) => return LockProbe::Held,
         };
+        // Only a run's own process (this user, or root under sudo) makes its lock file: one
+        // owned by anyone else was planted (by whoever can rename entries beside the
+        // database, swapping `<db>.locks` for their own) to make a live run look dead.
+        let euid = nix::unistd::geteuid().as_raw();
+        match handle.metadata() {
+            Ok(meta) if meta.uid() == euid || meta.uid() == 0 => {}
+            _ => return LockProbe::Held,
+        }
         match Flock::lock(handle, FlockArg::LockExclusiveNonblock) {
             Ok(locked) => LockProbe::Free(locked),
             Err(_) => LockProbe::Held,

@@ -68,6 +68,9 @@ pub struct RunDir {
     pub target_ino: u64,
     /// The files were kept on purpose (`--keep`): never cleaned.
     pub keep_files: bool,
+    /// Device and inode of the run directory itself, once the engine made it (`None`
+    /// for a run killed before that was recorded).
+    pub dir_dev_ino: Option<(u64, u64)>,
 }
 
 impl RunDir {
@@ -179,6 +182,23 @@ impl Store {
             (run_id, started_at_ms),
         )?;
         Ok(())
+    }
+
+    /// Records the device and inode of run `run_id`'s directory as the engine made it
+    /// (from the descriptor it holds, [`crate::engine::EngineEvent::RunDirCreated`]), so
+    /// `fsynclab clean` never mistakes another directory renamed to its name for it.
+    pub fn set_run_dir_identity(&self, run_id: i64, dev: u64, ino: u64) -> Result<(), StoreError> {
+        self.retry_locked(|| {
+            self.conn.execute(
+                "UPDATE runs SET run_dir_dev = ?2, run_dir_ino = ?3 WHERE id = ?1",
+                params![
+                    run_id,
+                    to_opt_int("run directory device", Some(dev))?,
+                    to_opt_int("run directory inode", Some(ino))?,
+                ],
+            )?;
+            Ok(())
+        })
     }
 
     /// The progress streamed for a run, `None` when nothing was streamed.
@@ -296,7 +316,8 @@ impl Store {
     ) -> Result<Vec<RecordedDir>, StoreError> {
         let sql = format!(
             "SELECT id, target, run_dir_name, target_dev, target_ino, owner_pid, \
-             owner_start_ticks, keep_files, status = 'interrupted' FROM runs WHERE run_dir_name IS NOT NULL \
+             owner_start_ticks, keep_files, status = 'interrupted', run_dir_dev, run_dir_ino \
+             FROM runs WHERE run_dir_name IS NOT NULL \
              AND dir_removed_at_ms IS NULL AND target_dev IS NOT NULL \
              AND target_ino IS NOT NULL {clause} ORDER BY id"
         );
@@ -304,6 +325,8 @@ impl Store {
         let rows = stmt.query_map(args, |r| {
             let dev: i64 = r.get(3)?;
             let ino: i64 = r.get(4)?;
+            let dir_dev: Option<i64> = r.get(9)?;
+            let dir_ino: Option<i64> = r.get(10)?;
             Ok((
                 RunDir {
                     run_id: r.get(0)?,
@@ -312,6 +335,7 @@ impl Store {
                     target_dev: dev as u64,
                     target_ino: ino as u64,
                     keep_files: r.get(7)?,
+                    dir_dev_ino: dir_dev.zip(dir_ino).map(|(d, i)| (d as u64, i as u64)),
                 },
                 Owner {
                     interrupted: r.get(8)?,

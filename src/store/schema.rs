@@ -25,6 +25,10 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "0004_persist",
         sql: include_str!("migrations/0004_persist.sql"),
     },
+    Migration {
+        name: "0005_run_dir_ino",
+        sql: include_str!("migrations/0005_run_dir_ino.sql"),
+    },
 ];
 
 /// One schema step.

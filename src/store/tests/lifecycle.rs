@@ -116,6 +116,89 @@ fn running_run_of_a_dead_process_becomes_interrupted_on_reopen() {
 }
 
 #[test]
+fn a_lock_file_planted_by_another_user_does_not_make_a_live_run_dead() {
+    if !nix::unistd::geteuid().is_root() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "needs root (chown) and CI=true forbids skipping"
+        );
+        eprintln!("skipping a_lock_file_planted_by_another_user...: needs root to chown");
+        return;
+    }
+    let (_dir, path) = temp_db();
+    let store = Store::open(&path).unwrap();
+    let alive = store.begin_run(&new_run(None, "ext4", "6.8")).unwrap();
+    let locks = |suffix: &str| {
+        let mut name = path.as_os_str().to_owned();
+        name.push(format!(".locks{suffix}"));
+        PathBuf::from(name)
+    };
+    // Whoever can rename entries beside the database swaps the lock directory for their
+    // own, holding an unlocked file by the live run's name.
+    std::fs::rename(locks(""), locks("-away")).unwrap();
+    std::fs::create_dir(locks("")).unwrap();
+    let planted = locks("").join(format!("run-{alive}.lock"));
+    std::fs::write(&planted, b"").unwrap();
+    for p in [locks(""), planted] {
+        std::os::unix::fs::chown(&p, Some(65534), Some(65534)).unwrap();
+    }
+    let other = Store::open(&path).unwrap();
+    assert!(other.interrupted_on_open().is_empty());
+    assert_eq!(
+        other.load_run(alive).unwrap().row.status,
+        RunStatus::Running
+    );
+}
+
+#[test]
+fn a_path_that_is_not_a_regular_file_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo.sqlite");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    for (path, kind) in [
+        (Path::new("/dev/null"), "a character device"),
+        (dir.path(), "a directory"),
+        (fifo.as_path(), "a FIFO"),
+    ] {
+        for mode in [OpenMode::ReadWrite, OpenMode::ReadOnly] {
+            match Store::open_with(path, mode) {
+                Err(StoreError::NotAFile { kind: found, .. }) => assert_eq!(found, kind),
+                other => panic!("{}: {:?}", path.display(), other.map(|_| ())),
+            }
+        }
+    }
+}
+
+#[test]
+fn a_database_link_made_by_another_user_is_refused() {
+    if !nix::unistd::geteuid().is_root() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "needs root (lchown) and CI=true forbids skipping"
+        );
+        eprintln!("skipping a_database_link_made_by_another_user...: needs root to lchown");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("root-only").join("created.db");
+    std::fs::create_dir(target.parent().unwrap()).unwrap();
+    let link = dir.path().join("fsynclab.sqlite");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    std::os::unix::fs::lchown(&link, Some(65534), Some(65534)).unwrap();
+    for mode in [OpenMode::ReadWrite, OpenMode::ReadOnly] {
+        match Store::open_with(&link, mode) {
+            Err(StoreError::NotAFile { kind, .. }) => assert!(kind.contains("another user")),
+            other => panic!("{:?}", other.map(|_| ())),
+        }
+    }
+    assert!(!target.exists(), "nothing created where the link points");
+    // The same link made by this user is followed as before.
+    std::os::unix::fs::lchown(&link, Some(0), Some(0)).unwrap();
+    Store::open(&link).unwrap();
+    assert!(target.exists());
+}
+
+#[test]
 fn a_run_without_a_lock_file_falls_back_to_its_pid() {
     // Rows from before lock files: pid and start time decide.
     let (_dir, path) = temp_db();
