@@ -569,3 +569,36 @@ fn a_block_device_given_as_the_database_is_refused_untouched() {
         );
     }
 }
+
+/// Root cleaning with a database another user owns: that user's rows could name any
+/// `fsynclab-<id>` directory root made, so nothing is removed and `clean` says why.
+#[test]
+fn clean_trusts_no_database_owned_by_another_user() {
+    if !require_root("clean_trusts_no_database...", "chown of the database file") {
+        return;
+    }
+    let lab = Lab::new();
+    let out = lab
+        .cmd()
+        .args(["run", "--quiet", "--keep", "--file-size", "64k", "--target"])
+        .arg(&lab.target)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::os::unix::fs::chown(&lab.db, Some(65534), Some(65534)).unwrap();
+    let out = lab.cmd().arg("clean").output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("owned by uid 65534"), "{stderr}");
+    assert!(
+        lab.target_entries()
+            .iter()
+            .any(|e| e.starts_with("fsynclab-")),
+        "the kept run's directory is still there: {:?}",
+        lab.target_entries()
+    );
+}

@@ -6,6 +6,8 @@
 //! inode, recorded as the run made it), and never follows a link.
 
 use std::io;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
 
 use crate::engine;
 use crate::store::{CleanOutcome, Store, StoreError};
@@ -14,6 +16,12 @@ use crate::store::{CleanOutcome, Store, StoreError};
 /// removing them; a directory already gone is only recorded as such.
 pub fn clean_run_dirs(store: &Store) -> Result<CleanOutcome, StoreError> {
     let mut outcome = CleanOutcome::default();
+    if let Some(reason) = foreign_database(store) {
+        outcome
+            .skipped
+            .push((store.path().unwrap_or(Path::new("")).to_path_buf(), reason));
+        return Ok(outcome);
+    }
     for dir in store.leftover_run_dirs()? {
         let path = dir.path();
         match std::fs::symlink_metadata(&path) {
@@ -48,4 +56,19 @@ pub fn clean_run_dirs(store: &Store) -> Result<CleanOutcome, StoreError> {
         }
     }
     Ok(outcome)
+}
+
+/// Why the database's records must not choose directories to remove: a file owned by
+/// another user (root cleaning with a user's database) could name any `fsynclab-<id>`
+/// directory root made, kept runs' included.
+fn foreign_database(store: &Store) -> Option<String> {
+    let meta = std::fs::metadata(store.path()?).ok()?;
+    let euid = nix::unistd::geteuid().as_raw();
+    (meta.uid() != euid).then(|| {
+        format!(
+            "the database is owned by uid {}, not by this user (uid {euid}): its records are not \
+             trusted to name directories to remove; run `fsynclab clean` as its owner",
+            meta.uid()
+        )
+    })
 }

@@ -50,7 +50,9 @@ const EXT4_MKFS: &[MkfsFlag] = &[
     flag(&["-b"], Value::Size),
     flag(&["-C"], Value::Size),
     flag(&["-D"], Value::Flag),
-    flag(&["-e"], Value::OneOf(&["continue", "remount-ro", "panic"])),
+    // `panic` is left out: a shared preset must not be able to turn an I/O error on a
+    // scratch image into a kernel panic of the whole machine.
+    flag(&["-e"], Value::OneOf(&["continue", "remount-ro"])),
     flag(&["-E"], Value::Sub(EXT4_EXTENDED)),
     flag(&["-g"], Value::Count),
     flag(&["-G"], Value::Count),
@@ -287,7 +289,7 @@ const EXT4_MOUNT: &[(&str, Value)] = &[
     ("resuid", Value::Count),
     ("resgid", Value::Count),
     ("sb", Value::Count),
-    ("errors", Value::OneOf(&["continue", "remount-ro", "panic"])),
+    ("errors", Value::OneOf(&["continue", "remount-ro"])), // not panic: see `-e`
     ("data_err", Value::OneOf(&["ignore", "abort"])),
     ("norecovery", Value::Flag),
     ("noload", Value::Flag),
@@ -365,7 +367,7 @@ const BTRFS_MOUNT: &[(&str, Value)] = &[
     ("nodiscard", Value::Flag),
     ("enospc_debug", Value::Flag),
     ("noenospc_debug", Value::Flag),
-    ("fatal_errors", Value::OneOf(&["bug", "panic"])),
+    ("fatal_errors", Value::OneOf(&["bug"])), // not panic: see ext4 `-e`
     ("flushoncommit", Value::Flag),
     ("noflushoncommit", Value::Flag),
     ("max_inline", Value::Size),

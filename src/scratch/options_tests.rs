@@ -328,3 +328,13 @@ fn every_option_the_project_documents_is_accepted() {
     assert!(check_mount_options(Btrfs, "nossd").is_ok());
     assert!(check_mount_options(Ext4, "data=journal,commit=5").is_ok());
 }
+
+#[test]
+fn no_option_can_turn_a_filesystem_error_into_a_kernel_panic() {
+    refused_mkfs(Ext4, "-e panic");
+    refused_mount(Ext4, "errors=panic");
+    refused_mount(Btrfs, "fatal_errors=panic");
+    assert!(check_mkfs_options(Ext4, "-e remount-ro").is_ok());
+    assert!(check_mount_options(Ext4, "errors=remount-ro").is_ok());
+    assert!(check_mount_options(Btrfs, "fatal_errors=bug").is_ok());
+}

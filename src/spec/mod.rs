@@ -309,6 +309,9 @@ pub const MAX_THREADS: u32 = 1024;
 pub const MAX_BLOCK_SIZE: u64 = 64 << 20;
 /// Largest file size accepted (64 TiB).
 pub const MAX_FILE_SIZE: u64 = 64 << 40;
+/// Shortest duration accepted (10 ms: a shorter run times next to nothing; 5e-324 once
+/// stored a "finished" run of 0 writes).
+pub const MIN_DURATION_S: f64 = 0.01;
 /// Longest duration accepted (7 days).
 pub const MAX_DURATION_S: f64 = 7.0 * 86400.0;
 /// Most requests in one run (10^12: weeks of writes at a million a second).
@@ -407,12 +410,18 @@ impl WorkloadSpec {
             ));
         }
         if let Some(d) = self.duration_s
-            && !(d > 0.0 && d <= MAX_DURATION_S)
+            && !(MIN_DURATION_S..=MAX_DURATION_S).contains(&d)
         {
+            // {:.3e}: a typo such as 1e308 or 5e-324 must not print a 300-digit number.
+            let shown = if d.is_finite() && (d == 0.0 || (1e-3..1e7).contains(&d.abs())) {
+                format!("{d} s")
+            } else {
+                format!("{d:.3e} s")
+            };
             errs.push(spec_error(
                 "duration_s",
-                format!("{d} s"),
-                "use a duration above 0 s and at most 7 days (--duration)",
+                shown,
+                "use a duration of at least 0.01 s and at most 7 days (--duration)",
             ));
         }
         if self.duration_s.is_some() && self.requests.is_some() {
