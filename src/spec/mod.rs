@@ -309,9 +309,9 @@ pub const MAX_THREADS: u32 = 1024;
 pub const MAX_BLOCK_SIZE: u64 = 64 << 20;
 /// Largest file size accepted (64 TiB).
 pub const MAX_FILE_SIZE: u64 = 64 << 40;
-/// Shortest duration accepted (10 ms: a shorter run times next to nothing; 5e-324 once
+/// Shortest duration accepted (1 ms: a shorter run times next to nothing; 5e-324 once
 /// stored a "finished" run of 0 writes).
-pub const MIN_DURATION_S: f64 = 0.01;
+pub const MIN_DURATION_S: f64 = 0.001;
 /// Longest duration accepted (7 days).
 pub const MAX_DURATION_S: f64 = 7.0 * 86400.0;
 /// Most requests in one run (10^12: weeks of writes at a million a second).
@@ -421,7 +421,7 @@ impl WorkloadSpec {
             errs.push(spec_error(
                 "duration_s",
                 shown,
-                "use a duration of at least 0.01 s and at most 7 days (--duration)",
+                "use a duration of at least 0.001 s and at most 7 days (--duration)",
             ));
         }
         if self.duration_s.is_some() && self.requests.is_some() {
