@@ -202,6 +202,32 @@ fn a_second_sigterm_exits_at_once() {
     drop(holder);
 }
 
+/// `timeout -s INT` sends its signal to the child and again to the child's process group:
+/// the same signal from the same sender at once is one request, and the run is stored.
+#[test]
+fn the_same_signal_twice_from_one_sender_is_one_request() {
+    let lab = Lab::new();
+    let mut child = spawn_run(&lab, "30");
+    wait_started(&lab, 1, &mut child);
+    std::thread::sleep(Duration::from_millis(500));
+    signal(&child, Signal::SIGINT);
+    // Long enough for the signal thread to take the first one, so the second is delivered
+    // apart rather than merged with it while pending.
+    std::thread::sleep(Duration::from_millis(30));
+    signal(&child, Signal::SIGINT);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json_of(&out.stdout);
+    assert_eq!(v["status"], "cancelled");
+    assert!(v["writes"].as_u64().unwrap() > 0);
+    assert!(run_dirs(&lab).is_empty(), "{:?}", lab.target_entries());
+}
+
 #[test]
 fn list_does_not_wait_for_another_writer() {
     let lab = Lab::new();
