@@ -328,6 +328,31 @@ fn a_read_only_database_lists() {
             );
         }
         assert_eq!(std::fs::read(&db).unwrap(), before);
+        // A user who may read the file but not write it or its directory (no -shm can be
+        // made beside it): the same.
+        let dir = tempfile::tempdir().unwrap();
+        mode(dir.path(), 0o755);
+        let db = dir.path().join("theirs.sqlite");
+        std::fs::copy(&lab.db, &db).unwrap();
+        mode(&db, 0o444);
+        let out = {
+            use std::os::unix::process::CommandExt;
+            common::bare_cmd()
+                .arg("--db")
+                .arg(&db)
+                .args(["list", "--json"])
+                .uid(65534)
+                .gid(65534)
+                .output()
+                .unwrap()
+        };
+        assert!(
+            out.status.success(),
+            "as uid 65534: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(json_of(&out.stdout).as_array().unwrap().len(), 1);
+        assert_eq!(std::fs::read(&db).unwrap(), before);
     }
 }
 
