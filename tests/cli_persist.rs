@@ -202,6 +202,83 @@ fn a_second_sigterm_exits_at_once() {
     drop(holder);
 }
 
+/// `timeout -s INT` sends its signal to the child and again to the child's process group:
+/// the same signal from the same sender at once is one request, and the run is stored.
+#[test]
+fn the_same_signal_twice_from_one_sender_is_one_request() {
+    let lab = Lab::new();
+    let mut child = spawn_run(&lab, "30");
+    wait_started(&lab, 1, &mut child);
+    std::thread::sleep(Duration::from_millis(500));
+    signal(&child, Signal::SIGINT);
+    // Long enough for the signal thread to take the first one, so the second is delivered
+    // apart rather than merged with it while pending.
+    std::thread::sleep(Duration::from_millis(30));
+    signal(&child, Signal::SIGINT);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json_of(&out.stdout);
+    assert_eq!(v["status"], "cancelled");
+    assert!(v["writes"].as_u64().unwrap() > 0);
+    assert!(run_dirs(&lab).is_empty(), "{:?}", lab.target_entries());
+}
+
+/// A run stopped before its timed part (here while it waits for a quiet machine) stored
+/// zeros, not a measurement: `show` and `list` say so instead of printing 0 IOPS, 0 ns.
+#[test]
+fn a_run_cancelled_before_its_timed_part_shows_nothing_measured() {
+    let lab = Lab::new();
+    let mut child = lab
+        .cmd()
+        .args(["run", "--quiet", "--duration", "1", "--file-size", "1M"])
+        .args(["--quiet-wait", "60", "--quiet-threshold", "0.001"])
+        .arg("--target")
+        .arg(&lab.target)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let recorded = lab.db.exists()
+            && reader(&lab)
+                .query_row("SELECT count(*) FROM runs", [], |r| r.get::<_, i64>(0))
+                .unwrap_or(0)
+                == 1;
+        if recorded {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the run was not recorded");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let sent = Instant::now();
+    signal(&child, Signal::SIGTERM);
+    assert_eq!(child.wait().unwrap().code(), Some(143));
+    // The wait for a quiet machine (up to 60 s here) stops at the signal too.
+    assert!(
+        sent.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        sent.elapsed()
+    );
+    let shown = lab.cmd().args(["show", "1"]).output().unwrap();
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    assert!(
+        shown.contains("nothing measured: the run was cancelled before its timed part started")
+            && !shown.contains("IOPS"),
+        "{shown}"
+    );
+    let listed = lab.cmd().arg("list").output().unwrap();
+    let listed = String::from_utf8_lossy(&listed.stdout);
+    let row = listed.lines().nth(1).unwrap();
+    assert!(row.contains("cancelled") && !row.contains("0 ns"), "{row}");
+    assert!(row.trim_end().ends_with("-           -        -"), "{row}");
+}
+
 #[test]
 fn list_does_not_wait_for_another_writer() {
     let lab = Lab::new();
@@ -301,6 +378,31 @@ fn a_read_only_database_lists() {
                 String::from_utf8_lossy(&out.stderr)
             );
         }
+        assert_eq!(std::fs::read(&db).unwrap(), before);
+        // A user who may read the file but not write it or its directory (no -shm can be
+        // made beside it): the same.
+        let dir = tempfile::tempdir().unwrap();
+        mode(dir.path(), 0o755);
+        let db = dir.path().join("theirs.sqlite");
+        std::fs::copy(&lab.db, &db).unwrap();
+        mode(&db, 0o444);
+        let out = {
+            use std::os::unix::process::CommandExt;
+            common::bare_cmd()
+                .arg("--db")
+                .arg(&db)
+                .args(["list", "--json"])
+                .uid(65534)
+                .gid(65534)
+                .output()
+                .unwrap()
+        };
+        assert!(
+            out.status.success(),
+            "as uid 65534: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(json_of(&out.stdout).as_array().unwrap().len(), 1);
         assert_eq!(std::fs::read(&db).unwrap(), before);
     }
 }

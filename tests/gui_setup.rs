@@ -248,7 +248,7 @@ fn shared_target_needs_the_checkbox_and_then_warns() {
         live.results[0]
             .warnings
             .iter()
-            .any(|w| w.contains("WARNING") && w.contains("not sticky")),
+            .any(|w| w.contains("not sticky") && !w.contains("--allow-shared-target")),
         "{:?}",
         live.results[0].warnings
     );

@@ -153,9 +153,10 @@ fn open_store(db: &Option<PathBuf>, mode: OpenMode) -> Result<Store, CliError> {
     if let Ok(cleaned) = crate::lab::clean_run_dirs(&store)
         && !cleaned.removed.is_empty()
     {
+        let n = cleaned.removed.len();
         eprintln!(
-            "note: removed {} directory(ies) left by runs that ended without cleaning up (see `fsynclab clean`)",
-            cleaned.removed.len()
+            "note: removed {n} {} left by runs that ended without cleaning up (see `fsynclab clean`)",
+            if n == 1 { "directory" } else { "directories" }
         );
     }
     Ok(store)

@@ -112,7 +112,8 @@ pub fn shared_target_message(shown: &Path, mode: u32) -> String {
         "target {} (mode {:04o}) is writable by other users and not sticky: while fsynclab runs \
          as {}, another user could rename its run directory away and put a symlink in its \
          place; use a private directory (chmod go-w {}, or a directory only you can write; a \
-         sticky directory like /tmp is fine), or pass --allow-shared-target to proceed anyway",
+         sticky directory like /tmp is fine), or allow a shared target (--allow-shared-target, \
+         the window's Shared target box) to proceed anyway",
         shown.display(),
         mode & 0o7777,
         if nix::unistd::geteuid().is_root() {
@@ -127,10 +128,9 @@ pub fn shared_target_message(shown: &Path, mode: u32) -> String {
 /// The warning a run on a shared target carries (`--allow-shared-target`).
 pub fn shared_target_warning(shown: &Path, mode: u32) -> String {
     format!(
-        "WARNING: target {} (mode {:04o}) is writable by other users and not sticky \
-         (--allow-shared-target): every file of the run was reached through directory \
-         descriptors, but another user could rename the run directory away; prefer a private \
-         directory",
+        "target {} (mode {:04o}) is writable by other users and not sticky, and the run was \
+         allowed to use it: every file of the run was reached through directory descriptors, \
+         but another user could rename the run directory away; prefer a private directory",
         shown.display(),
         mode & 0o7777
     )
@@ -231,7 +231,13 @@ mod tests {
             "{text}"
         );
         let (_, warning) = open_target(dir.path(), dir.path(), true).unwrap();
-        assert!(warning.unwrap().contains("WARNING"));
+        let warning = warning.unwrap();
+        assert!(
+            warning.contains("not sticky")
+                && !warning.contains("WARNING")
+                && !warning.contains("--"),
+            "labelled where shown, and no CLI flag in what the window shows too: {warning}"
+        );
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o1777)).unwrap();
         let (_, warning) = open_target(dir.path(), dir.path(), false).unwrap();
         assert_eq!(warning, None, "sticky /tmp-like directories are fine");

@@ -93,9 +93,10 @@ impl DbClient {
                 if let Ok(cleaned) = lab::clean_run_dirs(&store)
                     && !cleaned.removed.is_empty()
                 {
+                    let n = cleaned.removed.len();
                     eprintln!(
-                        "note: removed {} directory(ies) left by runs that ended without cleaning up",
-                        cleaned.removed.len()
+                        "note: removed {n} {} left by runs that ended without cleaning up",
+                        if n == 1 { "directory" } else { "directories" }
                     );
                 }
                 let mut writer: Option<Store> = None;

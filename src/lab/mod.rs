@@ -189,7 +189,7 @@ pub fn execute(
         keep_files: request.keep_files,
         system,
     };
-    let (mut noise, cpu_before, io_before) = observe_before(request.quiet);
+    let (mut noise, cpu_before, io_before) = observe_before(request.quiet, cancel);
     let outcome = persist::streamed(store, run_id, events, |tx| {
         engine::run(&request.spec, &ctx, tx, cancel)
     });
@@ -318,14 +318,15 @@ fn preflight(spec: &WorkloadSpec, system: &crate::probe::SystemInfo) -> Result<(
 }
 
 /// Measures background CPU in the second before the run (after waiting for quiet when
-/// asked) and reads the pressure counters the run's deltas start from.
+/// asked, until `cancel`) and reads the pressure counters the run's deltas start from.
 fn observe_before(
     quiet: Option<QuietWait>,
+    cancel: &CancelToken,
 ) -> (NoiseInfo, Option<probe::Pressure>, Option<probe::Pressure>) {
     let mut noise = NoiseInfo::default();
     match quiet {
         Some(q) => {
-            let outcome = probe::wait_for_quiet(q.threshold, q.max_wait);
+            let outcome = probe::wait_for_quiet(q.threshold, q.max_wait, || cancel.is_cancelled());
             noise.background_cpu_busy = outcome.last_busy;
             noise.quiet_threshold = Some(q.threshold);
             noise.quiet_waited_s = Some(outcome.waited.as_secs_f64());

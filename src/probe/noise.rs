@@ -126,15 +126,16 @@ pub struct QuietOutcome {
     pub reached: bool,
 }
 
-/// Measures one-second windows until background CPU is below `threshold` (0..=1) or
-/// `max_wait` has passed (always measures at least one window). A threshold of 1 (100 %)
-/// accepts any load, a fully busy machine included.
-pub fn wait_for_quiet(threshold: f64, max_wait: Duration) -> QuietOutcome {
+/// Measures one-second windows until background CPU is below `threshold` (0..=1),
+/// `max_wait` has passed or `stop()` says to give up (checked after each window, so a
+/// cancelled run stops waiting within a second); always measures at least one window. A
+/// threshold of 1 (100 %) accepts any load, a fully busy machine included.
+pub fn wait_for_quiet(threshold: f64, max_wait: Duration, stop: impl Fn() -> bool) -> QuietOutcome {
     let start = Instant::now();
     loop {
         let busy = measure_cpu_busy(Duration::from_secs(1));
         let reached = busy.is_some_and(|b| b < threshold || threshold >= 1.0);
-        if reached || busy.is_none() || start.elapsed() >= max_wait {
+        if reached || busy.is_none() || start.elapsed() >= max_wait || stop() {
             return QuietOutcome {
                 last_busy: busy,
                 waited: start.elapsed(),

@@ -56,6 +56,8 @@ pub fn runs_table(rows: &[RunRow]) -> String {
         "fl/sync"
     );
     for r in rows {
+        // A run stopped before its timed part stored zeros, not a measurement.
+        let measured = r.wall_ns != Some(0);
         let preset = match (&r.preset, r.preset_scale) {
             (Some(p), Some(s)) if s != 1.0 => format!("{p} ×{s}"),
             (Some(p), _) => p.clone(),
@@ -71,11 +73,13 @@ pub fn runs_table(rows: &[RunRow]) -> String {
             truncate(&preset, 22),
             truncate(r.kernel_release.as_deref().unwrap_or("-"), 14),
             truncate(r.fs_type.as_deref().unwrap_or("-"), 6),
-            iops_cell(r),
+            if measured { iops_cell(r) } else { "-".into() },
             r.mib_per_sec
+                .filter(|_| measured)
                 .map(fmt_bytes_per_sec)
                 .unwrap_or_else(|| "-".into()),
             r.sync_p99_ns
+                .filter(|_| measured)
                 .map(|n| fmt_ns(n as f64))
                 .unwrap_or_else(|| "-".into()),
             opt_f(r.flushes_per_sync, 2),

@@ -34,12 +34,14 @@ pub enum OutputError {
     },
     /// The file exists and replacing it was not asked for.
     #[error(
-        "{path} already exists{link}; choose another file, or replace it with --force \
+        "{path}{part} already exists{link}; choose another file, or replace it with --force \
          (a link is replaced, never written through)"
     )]
     Exists {
         /// The file.
         path: PathBuf,
+        /// `" (the image the .md report embeds)"` when it is not the file asked for.
+        part: &'static str,
         /// `" (a symbolic link)"` when it is one.
         link: &'static str,
     },
@@ -186,10 +188,12 @@ fn check_destination(path: &Path, force: bool) -> Result<(), OutputError> {
             match kind {
                 SFlag::S_IFREG | SFlag::S_IFLNK if force => Ok(()),
                 SFlag::S_IFREG => Err(OutputError::Exists {
+                    part: "",
                     path: path.to_path_buf(),
                     link: "",
                 }),
                 SFlag::S_IFLNK => Err(OutputError::Exists {
+                    part: "",
                     path: path.to_path_buf(),
                     link: " (a symbolic link)",
                 }),
@@ -240,6 +244,7 @@ fn write_one(path: &Path, bytes: &[u8], force: bool) -> Result<(), OutputError> 
         match moved {
             Ok(()) => Ok(()),
             Err(Errno::EEXIST) => Err(OutputError::Exists {
+                part: "",
                 path: path.to_path_buf(),
                 link: "",
             }),
@@ -254,6 +259,7 @@ fn write_one(path: &Path, bytes: &[u8], force: bool) -> Result<(), OutputError> 
             )
             .map_err(|e| match e {
                 Errno::EEXIST => OutputError::Exists {
+                    part: "",
                     path: path.to_path_buf(),
                     link: "",
                 },
@@ -271,8 +277,16 @@ fn write_one(path: &Path, bytes: &[u8], force: bool) -> Result<(), OutputError> 
 /// refusal leaves none of them written; `force` replaces existing files (and links,
 /// without following them).
 pub fn write_report_files(files: &[(PathBuf, Vec<u8>)], force: bool) -> Result<(), OutputError> {
+    let asked = files.last().map(|(path, _)| path);
     for (path, _) in files {
-        check_destination(path, force)?;
+        check_destination(path, force).map_err(|e| match e {
+            OutputError::Exists { path, link, .. } if Some(&path) != asked => OutputError::Exists {
+                part: " (the image the .md report embeds)",
+                path,
+                link,
+            },
+            e => e,
+        })?;
     }
     for (path, bytes) in files {
         write_one(path, bytes, force)?;
@@ -295,6 +309,27 @@ mod tests {
         assert_eq!(std::fs::read(dir.path().join("r.csv")).unwrap(), b"a,b\n");
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(names.len(), 1, "{names:?}");
+    }
+
+    #[test]
+    fn an_existing_image_beside_an_md_report_is_named_as_such() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("r.png"), b"mine").unwrap();
+        let both = vec![
+            (dir.path().join("r.png"), b"png".to_vec()),
+            (dir.path().join("r.md"), b"md".to_vec()),
+        ];
+        let text = write_report_files(&both, false).unwrap_err().to_string();
+        assert!(
+            text.contains("r.png (the image the .md report embeds) already exists"),
+            "{text}"
+        );
+        assert!(!dir.path().join("r.md").exists());
+        // The file asked for itself is named plainly.
+        let text = write_report_files(&files(dir.path(), "r.png", "x"), false)
+            .unwrap_err()
+            .to_string();
+        assert!(!text.contains("embeds"), "{text}");
     }
 
     #[test]

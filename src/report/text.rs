@@ -125,6 +125,18 @@ pub fn summary_text(r: &RunResult) -> String {
         sys.clock_source.as_deref().unwrap_or("?")
     );
     let _ = writeln!(out);
+    if r.wall_ns == 0 && r.writes == 0 && r.syncs == 0 {
+        // Stopped before its timed part: a table of zeros would read as a measurement.
+        let _ = writeln!(
+            out,
+            "nothing measured: the run was {} before its timed part started",
+            r.status.as_str()
+        );
+        for w in &r.warnings {
+            let _ = writeln!(out, "warning   {w}");
+        }
+        return out;
+    }
     let _ = writeln!(
         out,
         "throughput {:.0} IOPS · {} · {:.0} syncs/s · {} writes, {} syncs in {:.3} s",

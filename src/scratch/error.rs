@@ -41,7 +41,8 @@ pub enum ScratchError {
     },
     /// The image size is below [`MIN_SIZE_BYTES`].
     #[error(
-        "a {} image is too small: mkfs.xfs needs at least 300M and btrfs about 256M; use --size 300M or more",
+        "a {} image is too small: scratch images are at least 300M for every filesystem (the \
+         least mkfs.xfs accepts; btrfs needs about 256M); use --size 300M or more",
         human_size(*.size_bytes)
     )]
     TooSmall {

@@ -72,8 +72,8 @@ fn read_only_uri(path: &Path, immutable: bool) -> String {
     uri
 }
 
-/// Opens `path` read-only. A WAL file in a directory nobody may write (no `-shm` can be
-/// made) is opened `immutable`: no one can be writing it there.
+/// Opens `path` read-only. A WAL file beside which this user can make no `-shm` (a
+/// read-only filesystem, or a directory only others may write) is opened `immutable`.
 fn connect_read_only(path: &Path) -> Result<Connection, StoreError> {
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI;
     let open_err = |source| StoreError::Open {
@@ -83,7 +83,14 @@ fn connect_read_only(path: &Path) -> Result<Connection, StoreError> {
     let conn = Connection::open_with_flags(read_only_uri(path, false), flags).map_err(open_err)?;
     conn.busy_timeout(BUSY_TIMEOUT).map_err(open_err)?;
     match schema::user_version(&conn) {
-        Err(e) if e.sqlite_error_code() == Some(ErrorCode::CannotOpen) => {
+        // No -shm can be made beside the file: CANTOPEN on a read-only filesystem,
+        // READONLY (CANTINIT) in a directory this user may not write.
+        Err(e)
+            if matches!(
+                e.sqlite_error_code(),
+                Some(ErrorCode::CannotOpen | ErrorCode::ReadOnly)
+            ) =>
+        {
             let conn =
                 Connection::open_with_flags(read_only_uri(path, true), flags).map_err(open_err)?;
             Ok(conn)
