@@ -4,7 +4,7 @@
 #
 #   sudo scripts/faults.sh [SECTION...]     (default: all sections)
 #
-# Sections: kill9 term hup enospc inodes eio shutdown readonly lazy lock corrupt options swap
+# Sections: kill9 term hup timeout enospc inodes eio shutdown readonly lazy lock corrupt options swap
 # Environment: KILLS (50, kill -9 rounds), TERMS (10), FSYNCLAB (binary; default
 #   target/release/fsynclab, built if missing), KEEP (1 keeps the work directory).
 # Prints one line per trial and a summary per section; exits 1 if any section saw a result
@@ -156,18 +156,36 @@ signal_rounds() {
     pid=$!
     sleep 3
     local t0
-    t0=$(now_ms)
     kill "-$sig" "$pid"
     sleep 0.6
+    t0=$(now_ms)
     kill "-$sig" "$pid" 2>/dev/null || true
     wait "$pid" || true
-    echo "  $sig twice: gone $(($(now_ms) - t0)) ms after the first signal"
+    echo "  $sig twice: gone $(($(now_ms) - t0)) ms after the second signal"
     fl clean >/dev/null
     echo "  summary: $ok of $rounds rounds exited $code with a cancelled run, its data and no directory"
 }
 
 section_term() { echo "== term: SIGTERM"; signal_rounds TERM 143 "$TERMS"; }
 section_hup() { echo "== hup: SIGHUP"; signal_rounds HUP 129 5; }
+
+section_timeout() {
+    echo "== timeout: \`timeout -s SIG 3\` around a 6 s run (timeout signals the child, then its group)"
+    local mnt=$WORK/timeout sig rc id ok=0 n=0
+    ext4_loop "$mnt" 512M
+    for sig in INT TERM HUP INT TERM HUP; do
+        n=$((n + 1))
+        rc=0
+        timeout --preserve-status -s "$sig" 3 "$FSYNCLAB" --db "$DB" run --quiet --threads 2 \
+            --file-size 16M --duration 6 --target "$mnt" --label "timeout-$n" >/dev/null 2>&1 || rc=$?
+        id=$(q "SELECT max(id) FROM runs WHERE label = 'timeout-$n'")
+        local status
+        status=$(q "SELECT status || ' ' || coalesce(writes, 0) FROM runs WHERE id = $id")
+        echo "  timeout -s $sig: exit $rc, run $id $status, dirs left $(leftover_dirs "$mnt")"
+        [[ $status == cancelled* ]] && ok=$((ok + 1)) || bad "timeout -s $sig lost the run ($status)"
+    done
+    echo "  summary: $ok of $n runs stopped by timeout were stored cancelled with their data"
+}
 
 section_enospc() {
     echo "== enospc: a 24 MiB tmpfs, files of 16 MiB x 4 threads"
@@ -387,7 +405,7 @@ $(q "SELECT count(*) FROM runs WHERE label = 'swap' AND warnings_json LIKE '%ren
 }
 
 SECTIONS=("$@")
-((${#SECTIONS[@]})) || SECTIONS=(kill9 term hup enospc inodes eio shutdown readonly lazy lock corrupt options swap)
+((${#SECTIONS[@]})) || SECTIONS=(kill9 term hup timeout enospc inodes eio shutdown readonly lazy lock corrupt options swap)
 echo "fsynclab fault campaign: $("$FSYNCLAB" --version) on $(uname -r), $(date -u +%FT%TZ)"
 for s in "${SECTIONS[@]}"; do
     "section_$s"

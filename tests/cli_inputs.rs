@@ -374,7 +374,9 @@ fn report_out_never_follows_a_link_nor_replaces_a_file_unasked() {
         .arg(&md)
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("r.png already exists"));
+        .stderr(predicate::str::contains(
+            "r.png (the image the .md report embeds) already exists",
+        ));
     assert_eq!(std::fs::read_to_string(&png).unwrap(), "mine");
     assert!(!md.exists(), "nothing is written when one file is refused");
     // A planted link at the PNG's name is not followed either.
