@@ -126,3 +126,22 @@ pub fn json_of(output: &[u8]) -> serde_json::Value {
     serde_json::from_slice(output)
         .unwrap_or_else(|e| panic!("bad JSON ({e}): {}", String::from_utf8_lossy(output)))
 }
+
+/// Holds the write lock on the lab's database from another connection until dropped
+/// (or for `hold` on a thread).
+pub fn hold_write_lock(lab: &Lab) -> rusqlite::Connection {
+    let c = rusqlite::Connection::open(&lab.db).expect("open db");
+    c.execute_batch("BEGIN IMMEDIATE")
+        .expect("take the write lock");
+    c
+}
+
+/// Creates the database (schema and all) with one `list`.
+pub fn create_db(lab: &Lab) {
+    let out = lab.cmd().arg("list").output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
