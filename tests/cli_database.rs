@@ -221,3 +221,86 @@ fn a_block_device_given_as_the_database_is_refused_untouched() {
         );
     }
 }
+
+/// An ext4 loop filesystem, unmounted and detached on drop.
+struct LoopExt4 {
+    dir: tempfile::TempDir,
+    device: String,
+}
+
+impl LoopExt4 {
+    fn new() -> LoopExt4 {
+        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+        let image = dir.path().join("fs.img");
+        std::fs::File::create(&image)
+            .unwrap()
+            .set_len(256 << 20)
+            .unwrap();
+        let ok = |c: &mut Command| assert!(c.status().unwrap().success(), "{c:?}");
+        ok(Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&image));
+        let out = Command::new("losetup")
+            .args(["--find", "--show"])
+            .arg(&image)
+            .output()
+            .unwrap();
+        let device = String::from_utf8(out.stdout).unwrap().trim().to_string();
+        std::fs::create_dir(dir.path().join("mnt")).unwrap();
+        ok(Command::new("mount")
+            .arg(&device)
+            .arg(dir.path().join("mnt")));
+        LoopExt4 { dir, device }
+    }
+    fn mnt(&self) -> std::path::PathBuf {
+        self.dir.path().join("mnt")
+    }
+}
+
+impl Drop for LoopExt4 {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.mnt()).status();
+        let _ = Command::new("losetup").args(["-d", &self.device]).status();
+    }
+}
+
+/// The database's once-a-second streaming commits happen while the run measures: they must
+/// not add cache flushes to the device under test when the database lives on it (with
+/// SQLite's default synchronous=FULL a 3 s `--sync none` run counted about 7).
+#[test]
+fn streaming_adds_no_flush_to_the_measured_device() {
+    if !require_root("streaming_adds_no_flush...", "a loop-mounted ext4") {
+        return;
+    }
+    let fs = LoopExt4::new();
+    let target = fs.mnt().join("t");
+    std::fs::create_dir(&target).unwrap();
+    let out = common::bare_cmd()
+        .arg("--db")
+        .arg(fs.mnt().join("db.sqlite"))
+        .args([
+            "run",
+            "--quiet",
+            "--json",
+            "--threads",
+            "1",
+            "--file-size",
+            "1M",
+        ])
+        .args(["--sync", "none", "--duration", "3", "--target"])
+        .arg(&target)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run = json_of(&out.stdout);
+    let flushes = run["device_flushes"]
+        .as_u64()
+        .expect("a loop device counts flushes");
+    // One at most: ext4's own periodic journal commit may land in the window.
+    assert!(
+        flushes <= 1,
+        "{flushes} device flushes in a run that never syncs"
+    );
+}
