@@ -65,6 +65,14 @@ fn wait_started(lab: &Lab, id: i64, child: &mut Child) {
     panic!("run {id} did not start within 30 s");
 }
 
+/// Run 1 as a child (see [`spawn_run`]), returned `after_ms` into its timed part.
+fn run_into_its_timed_part(lab: &Lab, seconds: &str, after_ms: u64) -> Child {
+    let mut child = spawn_run(lab, seconds);
+    wait_started(lab, 1, &mut child);
+    std::thread::sleep(Duration::from_millis(after_ms));
+    child
+}
+
 fn signal(child: &Child, sig: Signal) {
     kill(Pid::from_raw(child.id() as i32), sig).expect("send signal");
 }
@@ -79,9 +87,7 @@ fn run_dirs(lab: &Lab) -> Vec<String> {
 #[test]
 fn kill_9_keeps_every_second_but_the_last_and_show_says_how_far() {
     let lab = Lab::new();
-    let mut child = spawn_run(&lab, "5");
-    wait_started(&lab, 1, &mut child);
-    std::thread::sleep(Duration::from_millis(2500));
+    let mut child = run_into_its_timed_part(&lab, "5", 2500);
     signal(&child, Signal::SIGKILL);
     child.wait().unwrap();
 
@@ -121,9 +127,7 @@ fn kill_9_keeps_every_second_but_the_last_and_show_says_how_far() {
 
 fn stopped_by(sig: Signal, code: i32) {
     let lab = Lab::new();
-    let mut child = spawn_run(&lab, "30");
-    wait_started(&lab, 1, &mut child);
-    std::thread::sleep(Duration::from_millis(700));
+    let child = run_into_its_timed_part(&lab, "30", 700);
     signal(&child, sig);
     let out = child.wait_with_output().unwrap();
     assert_eq!(
@@ -188,9 +192,7 @@ fn a_second_sigterm_exits_at_once() {
 #[test]
 fn the_same_signal_twice_from_one_sender_is_one_request() {
     let lab = Lab::new();
-    let mut child = spawn_run(&lab, "30");
-    wait_started(&lab, 1, &mut child);
-    std::thread::sleep(Duration::from_millis(500));
+    let child = run_into_its_timed_part(&lab, "30", 500);
     signal(&child, Signal::SIGINT);
     // Long enough for the signal thread to take the first one, so the second is delivered
     // apart rather than merged with it while pending.
