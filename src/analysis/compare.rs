@@ -5,12 +5,14 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-
 use super::metrics::{
     Direction, Headline, METRICS, MetricDef, is_kind_metric, merged_value, run_value,
 };
-use super::stats::{Stats, Welch, describe, welch_t_test};
+use super::rows::{
+    Comparison, MetricComparison, PERCENTILE_POINTS, SideSummary, Sweep, SweepPoint, TimelinePoint,
+    Verdict,
+};
+use super::stats::{Stats, describe, welch_t_test};
 use crate::metrics::{LatencyHistogram, RunResult, RunStatus};
 use crate::spec::PublishedFigure;
 
@@ -39,199 +41,6 @@ pub struct SideInput {
     pub runs: Vec<RunResult>,
     /// Runs that resolved but have no stored result (failed before measuring...).
     pub unmeasured: Vec<(i64, RunStatus)>,
-}
-
-/// The verdict on one metric.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Verdict {
-    /// Significantly better (p < 0.05).
-    Better,
-    /// Significantly worse (p < 0.05).
-    Worse,
-    /// Not significant: within the noise.
-    Unchanged,
-    /// A side has a single run: no significance can be claimed.
-    NotTestable,
-    /// A side lacks the metric.
-    Missing,
-}
-
-impl Verdict {
-    /// Words for tables and the GUI.
-    pub fn describe(self) -> &'static str {
-        match self {
-            Verdict::Better => "better",
-            Verdict::Worse => "worse",
-            Verdict::Unchanged => "unchanged (within noise)",
-            Verdict::NotTestable => "n = 1: no significance can be claimed",
-            Verdict::Missing => "not measured on both sides",
-        }
-    }
-}
-
-/// One metric, both sides.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct MetricComparison {
-    /// Catalogue key.
-    pub key: String,
-    /// Label.
-    pub label: String,
-    /// Unit.
-    pub unit: String,
-    /// Improvement direction.
-    pub direction: Direction,
-    /// How the headline value is formed.
-    pub headline: Headline,
-    /// Per-run statistics of the baseline.
-    pub baseline: Option<Stats>,
-    /// Per-run statistics of the candidate.
-    pub candidate: Option<Stats>,
-    /// Headline value of the baseline.
-    pub baseline_value: Option<f64>,
-    /// Headline value of the candidate.
-    pub candidate_value: Option<f64>,
-    /// Improvement in %: positive is better whatever the direction (mmtests convention).
-    pub gain_pct: Option<f64>,
-    /// Welch's t-test on the per-run values.
-    pub welch: Option<Welch>,
-    /// The verdict.
-    pub verdict: Verdict,
-}
-
-impl MetricComparison {
-    /// Whether the difference is significant at 95%.
-    pub fn significant(&self) -> bool {
-        matches!(self.verdict, Verdict::Better | Verdict::Worse)
-    }
-}
-
-/// One point of a side's throughput/latency timeline.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TimelinePoint {
-    /// Window end, s since the timed part started.
-    pub t_s: f64,
-    /// Writes per second in the window.
-    pub iops: f64,
-    /// Sync p99 in the window, µs.
-    pub sync_p99_us: Option<f64>,
-}
-
-/// The percentiles a side's latency series hold, in chart order, with their names
-/// (100 = the maximum).
-pub const PERCENTILE_POINTS: [(f64, &str); 6] = [
-    (50.0, "p50"),
-    (90.0, "p90"),
-    (99.0, "p99"),
-    (99.9, "p99.9"),
-    (99.99, "p99.99"),
-    (100.0, "max"),
-];
-
-/// What a side is, with the series the report plots.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct SideSummary {
-    /// Name as given.
-    pub name: String,
-    /// Finished runs used.
-    pub run_ids: Vec<i64>,
-    /// Runs left out, with their status.
-    pub left_out: Vec<(i64, RunStatus)>,
-    /// Background CPU busy share (0..=1) before the runs.
-    pub background_cpu_busy: Option<Stats>,
-    /// Workloads of the runs (distinct descriptions).
-    pub workloads: Vec<String>,
-    /// Timeline of the run with the median IOPS.
-    pub timeline: Vec<TimelinePoint>,
-    /// Id of the run the timeline comes from.
-    pub timeline_run: i64,
-    /// (percentile, µs) of the merged write latency.
-    pub write_percentiles: Vec<(f64, f64)>,
-    /// (percentile, µs) of the merged sync latency.
-    pub sync_percentiles: Vec<(f64, f64)>,
-    /// (µs, fraction at or below) of the merged sync latency.
-    pub sync_cdf: Vec<(f64, f64)>,
-}
-
-impl SideSummary {
-    /// The write (or sync) latency series as (position in [`PERCENTILE_POINTS`], µs), for
-    /// charts with one category per percentile.
-    pub fn percentile_series(&self, sync: bool) -> Vec<(f64, f64)> {
-        let src = if sync {
-            &self.sync_percentiles
-        } else {
-            &self.write_percentiles
-        };
-        src.iter()
-            .filter_map(|&(p, us)| {
-                let i = PERCENTILE_POINTS
-                    .iter()
-                    .position(|(q, _)| (q - p).abs() < 1e-9)?;
-                Some((i as f64, us))
-            })
-            .collect()
-    }
-}
-
-/// One metadata field on both sides.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct MetaRow {
-    /// Field name.
-    pub field: String,
-    /// Baseline value(s).
-    pub baseline: String,
-    /// Candidate value(s).
-    pub candidate: String,
-    /// Whether they differ.
-    pub differs: bool,
-}
-
-/// One value of the swept parameter.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct SweepPoint {
-    /// The parameter value.
-    pub value: f64,
-    /// Metrics at this value.
-    pub metrics: Vec<MetricComparison>,
-}
-
-/// A parameter swept across the runs (threads, clients...).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Sweep {
-    /// Workload field swept.
-    pub field: String,
-    /// Points in increasing order.
-    pub points: Vec<SweepPoint>,
-}
-
-/// A figure published in the seed thread beside what each side measured.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PublishedRow {
-    /// The published figure.
-    pub figure: PublishedFigure,
-    /// Baseline's headline value of the same metric.
-    pub baseline: Option<f64>,
-    /// Candidate's headline value of the same metric.
-    pub candidate: Option<f64>,
-}
-
-/// Everything a comparison shows.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Comparison {
-    /// The baseline side.
-    pub baseline: SideSummary,
-    /// The candidate side.
-    pub candidate: SideSummary,
-    /// Metrics over all runs (empty when a sweep was detected: see `sweep`).
-    pub metrics: Vec<MetricComparison>,
-    /// The swept parameter, when the runs sweep one.
-    pub sweep: Option<Sweep>,
-    /// Metadata, differing fields first.
-    pub metadata: Vec<MetaRow>,
-    /// Published figures of the preset the runs came from.
-    pub published: Vec<PublishedRow>,
-    /// Things that make the verdict weaker: different workloads, unequal background load.
-    pub warnings: Vec<String>,
 }
 
 fn usable(side: &SideInput) -> Result<Vec<&RunResult>, AnalysisError> {

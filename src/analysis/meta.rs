@@ -2,7 +2,7 @@
 
 use std::collections::BTreeSet;
 
-use super::compare::MetaRow;
+use super::rows::MetaRow;
 use crate::metrics::RunResult;
 
 type Field = (&'static str, fn(&RunResult) -> String);

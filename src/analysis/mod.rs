@@ -8,14 +8,16 @@ mod compare;
 mod meta;
 mod metrics;
 mod published;
+mod rows;
 mod stats;
 
-pub use compare::{
-    ALPHA, AnalysisError, Comparison, MetaRow, MetricComparison, PERCENTILE_POINTS, PublishedRow,
-    SideInput, SideSummary, Sweep, SweepPoint, TimelinePoint, Verdict, compare,
-};
+pub use compare::{ALPHA, AnalysisError, SideInput, compare};
 pub use metrics::{
     Direction, Headline, METRICS, MetricDef, is_kind_metric, merged_value, metric, run_value,
+};
+pub use rows::{
+    Comparison, MetaRow, MetricComparison, PERCENTILE_POINTS, PublishedRow, SideSummary, Sweep,
+    SweepPoint, TimelinePoint, Verdict,
 };
 pub use stats::{Stats, Welch, describe, welch_t_test};
 

@@ -1,6 +1,6 @@
 //! Published figures of a preset beside what the compared sides measured.
 
-use super::compare::{MetricComparison, PublishedRow, Sweep};
+use super::rows::{MetricComparison, PublishedRow, Sweep};
 use crate::metrics::RunResult;
 use crate::spec::PublishedFigure;
 
