@@ -4,8 +4,8 @@
 //! presets/*.toml ─► spec::Preset ─► WorkloadSpec ─┐        scratch::ScratchManager (loop images,
 //! probe::collect(target) ─► SystemInfo ───────────┤         mkfs + mount options, recipes)
 //!                                                 ▼                     │
-//!     lab::execute ─► engine::run(spec, events, cancel) ──EngineEvent──► cli progress | gui live view
-//!     lab::run_series (repeat/sweep), lab::run_matrix (one scratch fs per configuration)
+//!  lab::Launch::validate ─► lab::launch ─► engine::run(spec, events, cancel) ──EngineEvent──► cli progress | gui live view
+//!     (Single | Repeat (repeat/sweep) | Series (a preset's variants) | Matrix (one scratch fs per configuration))
 //!                         │
 //!                         ▼
 //!                     RunResult ─► store::finish_run ─► SQLite ─► store::load_run / list_runs
@@ -31,3 +31,5 @@ pub mod report;
 pub mod scratch;
 pub mod spec;
 pub mod store;
+#[cfg(test)]
+pub(crate) mod test_hooks;

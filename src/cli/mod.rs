@@ -34,6 +34,7 @@ macro_rules! errln {
 mod browse;
 mod compare;
 mod kind_args;
+mod launch;
 mod progress;
 mod run;
 mod scratch;

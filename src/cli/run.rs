@@ -2,19 +2,14 @@
 //! print the summary (or JSON).
 
 use std::path::PathBuf;
-use std::sync::mpsc;
 use std::time::Duration;
 
 use anyhow::anyhow;
 use clap::Args;
 
-use super::progress::show_progress;
-use super::signals::cancelled_exit_code;
-use super::{CliError, EXIT_FAILED, open_store};
-use crate::engine::{CancelToken, EngineEvent};
-use crate::lab::{self, QuietWait, RunRequest, SweepSpec};
-use crate::metrics::RunStatus;
-use crate::report;
+use super::{CliError, open_store};
+use crate::engine::EngineError;
+use crate::lab::{self, Launch, QuietWait, RunRequest, SweepSpec, ValidLaunch};
 use crate::spec::{self, OpenFlags, Pattern, Prepare, SyncMethod, WorkloadSpec};
 
 /// Arguments of `fsynclab run`.
@@ -117,7 +112,8 @@ fn parse_size_arg(text: &str) -> Result<u64, String> {
     spec::parse_size(text)
 }
 
-/// The spec: preset (scaled) or defaults, then the explicit options, then `--set`.
+/// The spec: preset (scaled) or defaults, then the explicit options, then `--set` (not yet
+/// validated: [`launch_of`] validates it with the rest of the launch).
 pub fn build_spec(args: &RunArgs) -> Result<(WorkloadSpec, Option<String>, Option<f64>), CliError> {
     let (mut spec, preset, scale) = match &args.preset {
         Some(name) => {
@@ -180,16 +176,14 @@ pub fn build_spec(args: &RunArgs) -> Result<(WorkloadSpec, Option<String>, Optio
     for setting in &args.settings {
         spec = spec::apply_setting(&spec, setting).map_err(CliError::usage)?;
     }
-    spec.validate().map_err(CliError::usage)?;
+    // Validated once, with the rest of the launch, by `Launch::validate`.
     Ok((spec, preset, scale))
 }
 
-/// Every check that needs no database or target: each failure exits 2 before anything
-/// is opened or stored.
-fn check_args(
-    args: &RunArgs,
-    spec: &WorkloadSpec,
-) -> Result<(Option<SweepSpec>, Option<spec::SeriesPlan>), CliError> {
+/// The launch the arguments describe, validated: every check that needs no database or
+/// target, so each failure exits 2 before anything is opened or stored.
+fn launch_of(args: &RunArgs) -> Result<ValidLaunch, CliError> {
+    let (spec, preset, preset_scale) = build_spec(args)?;
     if let Some(label) = &args.label {
         spec::check_text("--label", label).map_err(CliError::usage)?;
     }
@@ -197,34 +191,13 @@ fn check_args(
         spec::check_tag("--tag", tag).map_err(CliError::usage)?;
     }
     lab::check_repeat("--repeat", args.repeat).map_err(|e| CliError::usage(anyhow!(e)))?;
-    let sweep = args
-        .sweep
-        .as_deref()
-        .map(SweepSpec::parse)
-        .transpose()
-        .map_err(CliError::usage)?;
-    if let Some(s) = &sweep {
-        s.specs(spec).map_err(CliError::usage)?;
-    }
-    if !args.series {
-        return Ok((sweep, None));
-    }
-    if sweep.is_some() {
+    let sweep = args.sweep.as_deref().map(SweepSpec::parse).transpose();
+    let sweep = sweep.map_err(CliError::usage)?;
+    if args.series && sweep.is_some() {
         return Err(CliError::usage(anyhow!(
             "--series runs the preset's own sweep; drop --sweep (or run without --series)"
         )));
     }
-    let plan = preset_plan(args)?;
-    plan.variant_specs(spec).map_err(CliError::usage)?;
-    Ok((sweep, Some(plan)))
-}
-
-/// `fsynclab run`.
-pub fn execute(db: &Option<PathBuf>, args: RunArgs) -> Result<u8, CliError> {
-    let (spec, preset, preset_scale) = build_spec(&args)?;
-    let (sweep, plan) = check_args(&args, &spec)?;
-    let quiet = quiet_wait(&args)?;
-    let store = open_store(db, crate::store::OpenMode::ReadWrite)?;
     let request = RunRequest {
         spec,
         target: args.target.clone(),
@@ -235,99 +208,37 @@ pub fn execute(db: &Option<PathBuf>, args: RunArgs) -> Result<u8, CliError> {
         experiment_id: None,
         keep_files: args.keep,
         allow_shared_target: args.allow_shared_target,
-        quiet,
+        quiet: quiet_wait(args)?,
     };
-    let cancel = CancelToken::new();
-    // The handlers only set a flag: the run stops after the calls in flight.
-    super::signals::install(cancel.clone());
-    let (tx, rx) = mpsc::channel::<EngineEvent>();
-    let no_bar = args.quiet;
-    let progress = std::thread::spawn(move || show_progress(rx, no_bar));
-
-    if let Some(plan) = plan {
-        let json = args.json;
-        let outcome = lab::run_plan(
-            &store,
-            &request,
-            &plan,
-            args.repeat,
-            &tx,
-            &cancel,
-            |label, r| {
-                if !json {
-                    outln!("{label:<12} {}", report::run_line(r));
-                }
-            },
-        );
-        drop(tx);
-        let _ = progress.join();
-        let variants = outcome.map_err(lab_error)?;
-        return finish_plan(&variants, plan.variants.len(), json, cancel.is_cancelled());
-    }
-    if args.repeat != 1 || sweep.is_some() {
-        let json = args.json;
-        let outcome = lab::run_series(
-            &store,
-            &request,
-            args.repeat,
-            sweep.as_ref(),
-            &tx,
-            &cancel,
-            |r| {
-                if !json {
-                    outln!("{}", report::run_line(r));
-                }
-            },
-        );
-        drop(tx);
-        let _ = progress.join();
-        let outcome = outcome.map_err(lab_error)?;
-        if json {
-            let all: Vec<_> = outcome.results.iter().map(report::run_json).collect();
-            outln!(
-                "{}",
-                serde_json::to_string_pretty(&all).map_err(CliError::failed)?
-            );
-        } else {
-            outln!(
-                "experiment {}: {} run(s) stored{}; compare with `fsynclab compare exp:{} <other side>`",
-                outcome.experiment_id,
-                outcome.results.len(),
-                outcome
-                    .stopped
-                    .as_deref()
-                    .map(|s| format!(" (stopped early: {s})"))
-                    .unwrap_or_default(),
-                outcome.experiment_id
-            );
+    let repeat = args.repeat;
+    let launch = if args.series {
+        let plan = preset_plan(args)?;
+        Launch::Series {
+            request,
+            plan,
+            repeat,
         }
-        return Ok(match outcome.results.last().map(|r| r.status) {
-            _ if cancel.is_cancelled() => cancelled_exit_code(),
-            Some(RunStatus::Finished) if outcome.stopped.is_none() => 0,
-            _ => EXIT_FAILED,
-        });
-    }
-
-    let outcome = lab::execute(&store, &request, &tx, &cancel);
-    drop(tx);
-    let _ = progress.join();
-    let result = match outcome {
-        Ok(result) => result,
-        Err(lab::LabError::NotStored { result, source }) => {
-            // Show the measurement even though the database refused it.
-            print_result(&result, args.json)?;
-            return Err(CliError::failed(anyhow!(
-                "the run was measured but could not be stored: {source}"
-            )));
+    } else if repeat != 1 || sweep.is_some() {
+        Launch::Repeat {
+            request,
+            repeat,
+            sweep,
         }
-        Err(e) => return Err(lab_error(e)),
+    } else {
+        Launch::Single(request)
     };
-    print_result(&result, args.json)?;
-    Ok(match result.status {
-        RunStatus::Finished => 0,
-        RunStatus::Cancelled => cancelled_exit_code(),
-        _ => EXIT_FAILED,
+    launch.validate().map_err(|e| match e {
+        // A spec (or sweep point) the user wrote: its own words, as every option error.
+        lab::LabError::Engine(EngineError::Spec(e)) => CliError::usage(e),
+        e => lab_error(e),
     })
+}
+
+/// `fsynclab run`.
+pub fn execute(db: &Option<PathBuf>, args: RunArgs) -> Result<u8, CliError> {
+    let launch = launch_of(&args)?;
+    let store = open_store(db, crate::store::OpenMode::ReadWrite)?;
+    super::launch::run(&store, &launch, args.quiet, args.json)
 }
 
 /// `--quiet-wait` and `--quiet-threshold`, checked.
@@ -371,65 +282,6 @@ fn preset_plan(args: &RunArgs) -> Result<spec::SeriesPlan, CliError> {
     })
 }
 
-/// Prints where every variant's runs went and how to compare them.
-fn finish_plan(
-    variants: &[lab::VariantOutcome],
-    planned: usize,
-    json: bool,
-    cancelled: bool,
-) -> Result<u8, CliError> {
-    if json {
-        let all: Vec<_> = variants
-            .iter()
-            .map(|v| {
-                serde_json::json!({
-                    "label": v.label,
-                    "experiment": v.series.experiment_id,
-                    "stopped": v.series.stopped,
-                    "runs": v.series.results.iter().map(report::run_json).collect::<Vec<_>>(),
-                })
-            })
-            .collect();
-        outln!(
-            "{}",
-            serde_json::to_string_pretty(&all).map_err(CliError::failed)?
-        );
-    } else {
-        for v in variants {
-            outln!(
-                "{:<12} experiment {}: {} run(s){}",
-                v.label,
-                v.series.experiment_id,
-                v.series.results.len(),
-                v.series
-                    .stopped
-                    .as_deref()
-                    .map(|s| format!(" (stopped early: {s})"))
-                    .unwrap_or_default()
-            );
-        }
-        if let [first, rest @ ..] = variants {
-            for other in rest {
-                outln!(
-                    "compare: fsynclab compare exp:{} exp:{}   # {} vs {}",
-                    first.series.experiment_id,
-                    other.series.experiment_id,
-                    first.label,
-                    other.label
-                );
-            }
-        }
-    }
-    let complete = variants.len() == planned && variants.iter().all(|v| v.series.stopped.is_none());
-    Ok(if cancelled {
-        cancelled_exit_code()
-    } else if complete {
-        0
-    } else {
-        EXIT_FAILED
-    })
-}
-
 /// Maps a lab error to the exit code it deserves.
 pub fn lab_error(e: lab::LabError) -> CliError {
     let usage = e.is_usage();
@@ -439,16 +291,4 @@ pub fn lab_error(e: lab::LabError) -> CliError {
     } else {
         CliError::failed(err)
     }
-}
-
-fn print_result(result: &crate::metrics::RunResult, json: bool) -> Result<(), CliError> {
-    if json {
-        outln!(
-            "{}",
-            serde_json::to_string_pretty(&report::run_json(result)).map_err(CliError::failed)?
-        );
-    } else {
-        out!("{}", report::summary_text(result));
-    }
-    Ok(())
 }

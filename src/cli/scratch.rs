@@ -2,15 +2,12 @@
 //! (a preset on a fresh scratch filesystem per configuration, then the comparison).
 
 use std::path::PathBuf;
-use std::sync::mpsc;
 
 use anyhow::anyhow;
 use clap::{Args, Subcommand};
 
-use super::{CliError, open_store, progress::show_progress, run::lab_error};
-use crate::engine::CancelToken;
-use crate::lab::{self, MatrixSpec, RunRequest, SideSpec};
-use crate::report;
+use super::{CliError, open_store, run::lab_error};
+use crate::lab::{self, Launch, MatrixSpec, RunRequest};
 use crate::scratch::{
     Backing, CreateRequest, FsKind, ScratchManager, check_mkfs_options, check_mount_options,
 };
@@ -307,60 +304,16 @@ pub fn matrix(db: &Option<PathBuf>, args: MatrixArgs) -> Result<u8, CliError> {
         allow_shared_target: false,
         quiet: None,
     };
-    let cancel = CancelToken::new();
-    super::signals::install(cancel.clone());
-    let (tx, rx) = mpsc::channel();
-    let quiet = args.quiet;
-    let progress = std::thread::spawn(move || show_progress(rx, quiet));
-    let outcome = lab::run_matrix(
+    let launch = Launch::Matrix {
+        request,
+        matrix,
+        scratch: manager,
+        repeat: args.repeat,
+    };
+    super::launch::run(
         &store,
-        &manager,
-        &request,
-        &matrix,
-        args.repeat,
-        &tx,
-        &cancel,
-        |label, r| {
-            outln!("[{label}] {}", report::run_line(r));
-        },
-    );
-    drop(tx);
-    let _ = progress.join();
-    let outcome = outcome.map_err(lab_error)?;
-    outln!(
-        "\nexperiment {}: {} configuration(s)",
-        outcome.experiment_id,
-        outcome.configs.len()
-    );
-    if let Some(reason) = &outcome.stopped {
-        errln!("matrix stopped early: {reason}");
-    }
-    for p in &outcome.problems {
-        errln!("warning: {p}");
-    }
-    // Every configuration against the first.
-    if let Some(((base_label, base_ids), rest)) = outcome.configs.split_first() {
-        for (label, ids) in rest.iter().filter(|(_, ids)| !ids.is_empty()) {
-            outln!("\n=== {base_label}  vs  {label}");
-            match lab::compare_sides(
-                &store,
-                &SideSpec::Runs(base_ids.clone()),
-                &SideSpec::Runs(ids.clone()),
-            ) {
-                Ok(mut c) => {
-                    c.baseline.name = base_label.clone();
-                    c.candidate.name = label.clone();
-                    out!("{}", report::compare_table(&c));
-                }
-                Err(e) => errln!("cannot compare: {e}"),
-            }
-        }
-    }
-    Ok(if outcome.cancelled {
-        super::signals::cancelled_exit_code()
-    } else if outcome.stopped.is_some() || !outcome.problems.is_empty() {
-        super::EXIT_FAILED
-    } else {
-        0
-    })
+        &launch.validate().map_err(lab_error)?,
+        args.quiet,
+        false,
+    )
 }

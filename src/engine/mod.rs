@@ -114,7 +114,8 @@ pub enum EngineEvent {
     },
     /// One interval sample.
     Interval(crate::metrics::IntervalSample),
-    /// The run ended and was stored (sent by [`crate::lab::execute`] on every path).
+    /// The run ended and was stored (or marked failed): sent by [`crate::lab`] alone, once
+    /// per run it recorded, on every path; never by the engine.
     Finished {
         /// Store id of the run.
         run_id: i64,
@@ -182,8 +183,34 @@ pub fn run_with<B: Backend>(
 ) -> Result<RunResult, EngineError> {
     spec.validate()?;
     let canonical = check_target(&ctx.target, ctx.allow_shared_target)?;
+    run_in_target(backend, spec, ctx, &canonical, events, cancel)
+}
+
+/// Runs `spec` on real files in `ctx.target` when the caller has validated the spec and
+/// checked the target with [`check_target`] (`ctx.target` is its canonical path):
+/// `crate::lab` does both once per run, before the run is stored. The target is still
+/// opened once without following links and re-checked through its descriptor.
+pub(crate) fn run_checked(
+    spec: &WorkloadSpec,
+    ctx: &RunContext,
+    events: &Sender<EngineEvent>,
+    cancel: &CancelToken,
+) -> Result<RunResult, EngineError> {
+    run_in_target(&RealBackend, spec, ctx, &ctx.target, events, cancel)
+}
+
+/// The run in the checked target `canonical`. No `Finished` here: `crate::lab` sends it
+/// once the result is stored.
+fn run_in_target<B: Backend>(
+    backend: &B,
+    spec: &WorkloadSpec,
+    ctx: &RunContext,
+    canonical: &std::path::Path,
+    events: &Sender<EngineEvent>,
+    cancel: &CancelToken,
+) -> Result<RunResult, EngineError> {
     let (target, shared_warning) =
-        target::open_target(&ctx.target, &canonical, ctx.allow_shared_target)?;
+        target::open_target(&ctx.target, canonical, ctx.allow_shared_target)?;
     let mut scratch = ScratchDir::create(target, ctx.run_id, ctx.dir_name.as_deref())?;
     let (dev, ino) = scratch.dev_ino();
     let _ = events.send(EngineEvent::RunDirCreated { dev, ino });
@@ -199,10 +226,6 @@ pub fn run_with<B: Backend>(
     let mut result = outcome?;
     result.warnings.extend(shared_warning);
     result.warnings.extend(cleanup);
-    let _ = events.send(EngineEvent::Finished {
-        run_id: ctx.run_id,
-        status: result.status,
-    });
     Ok(result)
 }
 

@@ -17,6 +17,8 @@ use crate::spec::WorkloadKind;
 /// canonical path. The run then opens that path once (`O_DIRECTORY|O_NOFOLLOW`) and
 /// re-checks the filesystem type and the mode through the descriptor.
 pub fn check_target(target: &Path, allow_shared: bool) -> Result<PathBuf, EngineError> {
+    #[cfg(test)]
+    crate::test_hooks::bump(&crate::test_hooks::TARGET_CHECKS);
     let shown = target.display().to_string();
     let meta = match std::fs::metadata(target) {
         Ok(m) => m,

@@ -8,10 +8,15 @@ use std::time::Duration;
 use super::autopilot::Autopilot;
 use super::db::{DbClient, DbReply, DbRequest};
 use super::panels::{ComparePanel, HistoryPanel, RunPanel, SetupPanel};
-use super::runner::{RunLaunch, Runner};
+use super::runner::Runner;
 use super::state::{Tab, UiState};
 use crate::analysis::Comparison;
-use crate::lab::{DEFAULT_QUIET_THRESHOLD, QuietWait, RunRequest, SweepSpec};
+use crate::engine::EngineError;
+use crate::lab::{
+    DEFAULT_QUIET_THRESHOLD, LabError, Launch, MatrixSpec, QuietWait, RunRequest, SweepSpec,
+    ValidLaunch,
+};
+use crate::scratch::ScratchManager;
 use crate::store::{Experiment, RunFilter, RunRow, StoredRun};
 
 /// Key of the persisted state in eframe storage.
@@ -79,53 +84,35 @@ pub struct Cx<'a> {
 }
 
 impl Cx<'_> {
-    /// The workload the form describes, validated; the error names the field and the fix
-    /// (the same messages as the CLI).
-    pub fn launch_from_form(&self) -> Result<RunLaunch, String> {
-        let s = &*self.state;
-        s.spec.validate().map_err(|e| e.to_string())?;
-        let target = s.target.trim();
-        if target.is_empty() {
-            return Err("choose a target directory (type a path or use Browse…)".into());
-        }
-        let sweep = match s.sweep.trim() {
-            "" => None,
-            text => {
-                let sweep = SweepSpec::parse(text).map_err(|e| e.to_string())?;
-                sweep.specs(&s.spec).map_err(|e| e.to_string())?;
-                Some(sweep)
-            }
-        };
-        crate::lab::check_repeat("Repetitions", s.repeat)?;
-        let label = s.label.trim();
-        crate::spec::check_text("Label", label).map_err(|e| e.to_string())?;
-        Ok(RunLaunch {
-            request: RunRequest {
-                spec: s.spec.clone(),
-                target: PathBuf::from(target),
-                label: (!label.is_empty()).then(|| label.to_string()),
-                tags: Vec::new(),
-                preset: s.preset.clone(),
-                preset_scale: s.preset.as_ref().map(|_| s.scale),
-                experiment_id: None,
-                keep_files: false,
-                allow_shared_target: s.allow_shared_target,
-                quiet: (s.quiet_wait_s > 0.0).then(|| QuietWait {
-                    threshold: DEFAULT_QUIET_THRESHOLD,
-                    max_wait: Duration::from_secs_f64(s.quiet_wait_s),
-                }),
+    /// The run request the form describes (see [`form_request`]).
+    fn form_request(&self) -> Result<RunRequest, String> {
+        form_request(self.state)
+    }
+    /// The workload the form describes (a run, or a repeat/sweep series), validated; the
+    /// error names the field and the fix (the same messages as the CLI).
+    pub fn launch_from_form(&self) -> Result<ValidLaunch, String> {
+        let request = self.form_request()?;
+        let repeat = self.state.repeat;
+        let launch = match self.state.sweep.trim() {
+            "" if repeat == 1 => Launch::Single(request),
+            "" => Launch::Repeat {
+                request,
+                repeat,
+                sweep: None,
             },
-            repeat: s.repeat,
-            sweep,
-            matrix: None,
-            plan: None,
-        })
+            text => Launch::Repeat {
+                request,
+                repeat,
+                sweep: Some(SweepSpec::parse(text).map_err(|e| e.to_string())?),
+            },
+        };
+        validated(launch)
     }
 
     /// The launch of the chosen preset's series (every variant over its sweep), or why
     /// there is none.
-    pub fn launch_series(&self) -> Result<RunLaunch, String> {
-        let mut launch = self.launch_from_form()?;
+    pub fn launch_series(&self) -> Result<ValidLaunch, String> {
+        let request = self.form_request()?;
         let name = self
             .state
             .preset
@@ -135,11 +122,32 @@ impl Cx<'_> {
         let plan = preset
             .series
             .ok_or_else(|| format!("preset '{name}' suggests no series"))?;
-        plan.variant_specs(&launch.request.spec)
-            .map_err(|e| e.to_string())?;
-        launch.sweep = None;
-        launch.plan = Some(plan);
-        Ok(launch)
+        validated(Launch::Series {
+            request,
+            plan,
+            repeat: self.state.repeat,
+        })
+    }
+
+    /// The launch of `matrix` with the form's workload: the form's target is replaced by
+    /// each configuration's filesystem.
+    pub fn launch_matrix(
+        &self,
+        matrix: MatrixSpec,
+        scratch: ScratchManager,
+    ) -> Result<ValidLaunch, String> {
+        // The matrix replaces the target; an empty one must not stop the form's checks.
+        let mut state = self.state.clone();
+        if state.target.trim().is_empty() {
+            state.target = scratch.state_dir().display().to_string();
+        }
+        let request = form_request(&state)?;
+        validated(Launch::Matrix {
+            request,
+            matrix,
+            scratch,
+            repeat: self.state.repeat,
+        })
     }
 
     /// Starts the chosen preset's series and shows the Run tab.
@@ -422,4 +430,40 @@ impl eframe::App for LabApp {
     fn save(&mut self, storage: &mut dyn eframe::Storage) {
         eframe::set_value(storage, STATE_KEY, &self.state);
     }
+}
+
+/// The run request the form `s` describes, after the checks worded for the form (a target
+/// given, Repetitions, Label); the spec is validated with the launch.
+fn form_request(s: &UiState) -> Result<RunRequest, String> {
+    let target = s.target.trim();
+    if target.is_empty() {
+        return Err("choose a target directory (type a path or use Browse…)".into());
+    }
+    crate::lab::check_repeat("Repetitions", s.repeat)?;
+    let label = s.label.trim();
+    crate::spec::check_text("Label", label).map_err(|e| e.to_string())?;
+    Ok(RunRequest {
+        spec: s.spec.clone(),
+        target: PathBuf::from(target),
+        label: (!label.is_empty()).then(|| label.to_string()),
+        tags: Vec::new(),
+        preset: s.preset.clone(),
+        preset_scale: s.preset.as_ref().map(|_| s.scale),
+        experiment_id: None,
+        keep_files: false,
+        allow_shared_target: s.allow_shared_target,
+        quiet: (s.quiet_wait_s > 0.0).then(|| QuietWait {
+            threshold: DEFAULT_QUIET_THRESHOLD,
+            max_wait: Duration::from_secs_f64(s.quiet_wait_s),
+        }),
+    })
+}
+
+/// `launch` validated, its errors in the form's words: a spec error as the spec words it
+/// (the same messages as the CLI), anything else as the lab does.
+fn validated(launch: Launch) -> Result<ValidLaunch, String> {
+    launch.validate().map_err(|e| match e {
+        LabError::Engine(EngineError::Spec(e)) => e.to_string(),
+        e => e.to_string(),
+    })
 }

@@ -15,7 +15,7 @@ pub mod storage;
 pub use app::{Cache, Cx, LabApp, STATE_KEY, Status};
 pub use close::CloseState;
 pub use db::{DbClient, DbReply, DbRequest};
-pub use runner::{LiveRun, RunLaunch, Runner};
+pub use runner::{LiveRun, Runner};
 pub use state::{HISTORY_COLUMNS, Tab, UiState};
 
 use std::path::PathBuf;

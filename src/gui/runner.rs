@@ -2,42 +2,14 @@
 //! database connection, streaming engine events back to the UI, which drains them each
 //! frame. Cancel goes through the engine's cancel token.
 
-use std::path::PathBuf;
-use std::sync::mpsc::{self, Receiver};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, Receiver, Sender};
 use std::time::{Duration, Instant};
 
 use crate::engine::{CancelToken, EngineEvent};
-use crate::lab::{self, MatrixSpec, RunRequest, SweepSpec};
+use crate::lab::{self, Launch, LaunchOutcome, ValidLaunch};
 use crate::metrics::{IntervalSample, RunResult, RunStatus};
-use crate::scratch::ScratchManager;
-use crate::spec::SeriesPlan;
 use crate::store::Store;
-
-/// What to launch.
-#[derive(Clone, Debug)]
-pub struct RunLaunch {
-    /// The run (spec, target, label...).
-    pub request: RunRequest,
-    /// Repetitions per configuration.
-    pub repeat: u32,
-    /// Optional sweep.
-    pub sweep: Option<SweepSpec>,
-    /// A matrix of scratch filesystems: the request runs `repeat` times on a fresh one per
-    /// configuration (its target is replaced); `None` for a plain run or series.
-    pub matrix: Option<MatrixLaunch>,
-    /// A preset's series: every variant over the plan's sweep (the launch's own sweep is
-    /// unused then), one experiment per variant.
-    pub plan: Option<SeriesPlan>,
-}
-
-/// A matrix to run and the scratch manager that makes its filesystems.
-#[derive(Clone, Debug)]
-pub struct MatrixLaunch {
-    /// The configurations.
-    pub spec: MatrixSpec,
-    /// Makes and destroys the scratch filesystems (its state and RAM directories).
-    pub scratch: ScratchManager,
-}
 
 /// How the background thread ended.
 #[derive(Debug)]
@@ -136,48 +108,12 @@ impl Runner {
     }
 
     /// Starts `launch` on a background thread. Refused while another launch runs.
-    pub fn start(&mut self, launch: RunLaunch) -> Result<(), String> {
+    pub fn start(&mut self, launch: ValidLaunch) -> Result<(), String> {
         if self.live.active {
             return Err("a run is already in progress; cancel it first".into());
         }
-        let sweep_points = match (&launch.plan, &launch.matrix, &launch.sweep) {
-            (Some(p), _, _) => {
-                let points = p
-                    .sweep
-                    .as_deref()
-                    .and_then(|s| SweepSpec::parse(s).ok())
-                    .map_or(1, |s| s.values.len());
-                p.variants.len() * points
-            }
-            (None, Some(m), _) => m.spec.configs().len(),
-            (None, None, Some(s)) => s.values.len(),
-            (None, None, None) => 1,
-        };
-        let place = match &launch.matrix {
-            Some(m) => format!(
-                "a fresh scratch filesystem per configuration ({})",
-                m.spec
-                    .configs()
-                    .iter()
-                    .map(lab::MatrixConfig::label)
-                    .collect::<Vec<_>>()
-                    .join(" | ")
-            ),
-            None => launch.request.target.display().to_string(),
-        };
-        let is_matrix = launch.matrix.is_some();
-        let description = format!(
-            "{} on {}{}",
-            launch.request.spec.describe(),
-            place,
-            launch
-                .request
-                .label
-                .as_deref()
-                .map(|l| format!(", label {l}"))
-                .unwrap_or_default()
-        );
-
+        let planned_runs = launch.planned_runs();
+        let (description, is_matrix) = describe(launch.launch());
         let (etx, erx) = mpsc::channel();
         let (dtx, drx) = mpsc::channel();
         let cancel = CancelToken::new();
@@ -186,82 +122,7 @@ impl Runner {
         std::thread::Builder::new()
             .name("fsynclab-run".into())
             .spawn(move || {
-                let mut store = match Store::open(&db_path) {
-                    Ok(s) => s,
-                    Err(e) => {
-                        let _ = dtx.send(Done::End(Err(e.to_string())));
-                        return;
-                    }
-                };
-                let note = dtx.clone();
-                store.set_lock_wait_notice(move || {
-                    let _ = note.send(Done::Note(
-                        "waiting for the database lock held by another process...".into(),
-                    ));
-                });
-                let end = if let Some(plan) = &launch.plan {
-                    let sent = dtx.clone();
-                    lab::run_plan(
-                        &store,
-                        &launch.request,
-                        plan,
-                        launch.repeat,
-                        &etx,
-                        &token,
-                        |_, r| {
-                            let _ = sent.send(Done::Run(Box::new(r.clone())));
-                        },
-                    )
-                    .map_err(|e| e.to_string())
-                    .map(|variants| variants.last().map(|v| v.series.experiment_id))
-                } else if let Some(m) = &launch.matrix {
-                    let sent = dtx.clone();
-                    lab::run_matrix(
-                        &store,
-                        &m.scratch,
-                        &launch.request,
-                        &m.spec,
-                        launch.repeat,
-                        &etx,
-                        &token,
-                        |_, r| {
-                            let _ = sent.send(Done::Run(Box::new(r.clone())));
-                        },
-                    )
-                    .map_err(|e| e.to_string())
-                    .and_then(|o| match (o.stopped, o.problems.first()) {
-                        (_, Some(problem)) => Err(problem.clone()),
-                        (Some(why), None) if !token.is_cancelled() => Err(format!(
-                            "the matrix stopped after {} configuration(s): {why} (experiment {})",
-                            o.configs.len(),
-                            o.experiment_id
-                        )),
-                        _ => Ok(Some(o.experiment_id)),
-                    })
-                } else if launch.repeat == 1 && launch.sweep.is_none() {
-                    match lab::execute(&store, &launch.request, &etx, &token) {
-                        Ok(result) => {
-                            let _ = dtx.send(Done::Run(Box::new(result)));
-                            Ok(None)
-                        }
-                        Err(e) => Err(e.to_string()),
-                    }
-                } else {
-                    let sent = dtx.clone();
-                    lab::run_series(
-                        &store,
-                        &launch.request,
-                        launch.repeat,
-                        launch.sweep.as_ref(),
-                        &etx,
-                        &token,
-                        |r| {
-                            let _ = sent.send(Done::Run(Box::new(r.clone())));
-                        },
-                    )
-                    .map(|o| Some(o.experiment_id))
-                    .map_err(|e| e.to_string())
-                };
+                let end = run_launch(&db_path, &launch, &etx, &dtx, &token);
                 let _ = dtx.send(Done::End(end));
             })
             .map_err(|e| format!("cannot start the run thread: {e}"))?;
@@ -272,7 +133,7 @@ impl Runner {
             active: true,
             description,
             phase: "starting".into(),
-            planned_runs: sweep_points * launch.repeat as usize,
+            planned_runs,
             matrix: is_matrix,
             ..Default::default()
         };
@@ -332,6 +193,66 @@ impl Runner {
             self.cancel = None;
         }
         changed
+    }
+}
+
+/// What was launched, in words (workload, where, label), and whether it is a matrix.
+fn describe(launch: &Launch) -> (String, bool) {
+    let request = launch.request();
+    let place = match launch {
+        Launch::Matrix { matrix, .. } => format!(
+            "a fresh scratch filesystem per configuration ({})",
+            matrix
+                .configs()
+                .iter()
+                .map(lab::MatrixConfig::label)
+                .collect::<Vec<_>>()
+                .join(" | ")
+        ),
+        _ => request.target.display().to_string(),
+    };
+    let label = request.label.as_deref();
+    let description = format!(
+        "{} on {}{}",
+        request.spec.describe(),
+        place,
+        label.map(|l| format!(", label {l}")).unwrap_or_default()
+    );
+    (description, matches!(launch, Launch::Matrix { .. }))
+}
+
+/// The run thread: its own database connection, the launch, and what the Run tab shows
+/// at the end (the experiment, or what went wrong).
+fn run_launch(
+    db_path: &Path,
+    launch: &ValidLaunch,
+    events: &Sender<EngineEvent>,
+    done: &Sender<Done>,
+    cancel: &CancelToken,
+) -> Result<Option<i64>, String> {
+    let mut store = Store::open(db_path).map_err(|e| e.to_string())?;
+    let note = done.clone();
+    store.set_lock_wait_notice(move || {
+        let _ = note.send(Done::Note(
+            "waiting for the database lock held by another process...".into(),
+        ));
+    });
+    let outcome = lab::launch(&store, launch, events, cancel, |_, r| {
+        let _ = done.send(Done::Run(Box::new(r.clone())));
+    });
+    match outcome.map_err(|e| e.to_string())? {
+        LaunchOutcome::Single(_) => Ok(None),
+        LaunchOutcome::Repeat(series) => Ok(Some(series.experiment_id)),
+        LaunchOutcome::Series(variants) => Ok(variants.last().map(|v| v.series.experiment_id)),
+        LaunchOutcome::Matrix(o) => match (o.stopped, o.problems.first()) {
+            (_, Some(problem)) => Err(problem.clone()),
+            (Some(why), None) if !cancel.is_cancelled() => Err(format!(
+                "the matrix stopped after {} configuration(s): {why} (experiment {})",
+                o.configs.len(),
+                o.experiment_id
+            )),
+            _ => Ok(Some(o.experiment_id)),
+        },
     }
 }
 

@@ -10,10 +10,10 @@ use crate::scratch::{
     Backing, CreateRequest, FsKind, ScratchError, ScratchManager, check_mkfs_options,
     check_mount_options,
 };
-use crate::spec::{MatrixSuggestion, SpecError};
+use crate::spec::MatrixSuggestion;
 use crate::store::Store;
 
-use super::{LabError, RunRequest, execute};
+use super::{LabError, RunRequest, run_one};
 
 /// The dimensions of a matrix; every combination is one configuration.
 #[derive(Clone, Debug, PartialEq)]
@@ -167,9 +167,11 @@ pub struct MatrixOutcome {
 }
 
 /// Runs `request` (its target is replaced) `repeat` times on a fresh scratch filesystem
-/// per configuration. Each filesystem is destroyed after its runs, also on failure.
+/// per configuration; the matrix, spec and request were checked by
+/// [`super::Launch::validate`]. Each filesystem is destroyed after its runs, also on
+/// failure.
 #[allow(clippy::too_many_arguments)]
-pub fn run_matrix(
+pub(super) fn run_matrix(
     store: &Store,
     scratch: &ScratchManager,
     request: &RunRequest,
@@ -179,23 +181,7 @@ pub fn run_matrix(
     cancel: &CancelToken,
     mut on_result: impl FnMut(&str, &RunResult),
 ) -> Result<MatrixOutcome, LabError> {
-    let count = matrix.config_count();
-    if !(2..=super::MAX_SWEEP_VALUES).contains(&count) || !(1..=super::MAX_REPEAT).contains(&repeat)
-    {
-        return Err(LabError::Engine(EngineError::Spec(SpecError {
-            field: "matrix",
-            problem: format!("{count} configuration(s), {repeat} repetition(s)"),
-            fix: format!(
-                "give 2 to {} configurations across --fs/--mkfs-opts/--mount-opts/--backing, and --repeat 1 to {}",
-                super::MAX_SWEEP_VALUES,
-                super::MAX_REPEAT
-            ),
-        })));
-    }
     let configs = matrix.configs();
-    request.spec.validate().map_err(EngineError::from)?;
-    request.check_text()?;
-    matrix.check_options()?;
     let name = format!(
         "matrix {}: {}",
         request.preset.clone().unwrap_or_else(|| "fileio".into()),
@@ -258,6 +244,8 @@ pub fn run_matrix(
         }
         let mut ids = Vec::new();
         let mut failure = None;
+        // The filesystem's mount point, checked once for all its runs.
+        let target = crate::engine::check_target(&recipe.mount_point, request.allow_shared_target);
         for _ in 0..repeat {
             let one = RunRequest {
                 target: recipe.mount_point.clone(),
@@ -265,7 +253,11 @@ pub fn run_matrix(
                 experiment_id: Some(outcome.experiment_id),
                 ..request.clone()
             };
-            match execute(store, &one, events, cancel) {
+            let ran = match &target {
+                Ok(target) => run_one(store, &one, target, events, cancel),
+                Err(e) => Err(LabError::Engine(EngineError::Target(e.to_string()))),
+            };
+            match ran {
                 Ok(result) => {
                     on_result(&label, &result);
                     ids.push(result.id);

@@ -1,8 +1,10 @@
-//! One run, start to end: validate, check the target, probe the system, record the run as
-//! `running`, run the engine, and store the result (or the failure) as soon as it exists.
-//! The CLI and the GUI both call [`execute`].
+//! Launching runs: a [`Launch`] (one run, a repeat/sweep series, a preset's series, a
+//! matrix) is validated once and run by [`launch`]; each run, start to end, probes the
+//! system, records the run as `running`, runs the engine, and stores the result (or the
+//! failure) as soon as it exists. The CLI and the GUI both call [`launch`].
 
 mod clean;
+mod launch;
 mod matrix;
 mod persist;
 mod plan;
@@ -10,11 +12,10 @@ mod series;
 mod sides;
 
 pub use clean::clean_run_dirs;
-pub use matrix::{MatrixConfig, MatrixOutcome, MatrixSpec, run_matrix};
-pub use plan::{VariantOutcome, run_plan};
-pub use series::{
-    MAX_REPEAT, MAX_SWEEP_VALUES, SeriesOutcome, SweepSpec, check_repeat, run_series,
-};
+pub use launch::{Launch, LaunchOutcome, ValidLaunch, launch};
+pub use matrix::{MatrixConfig, MatrixOutcome, MatrixSpec};
+pub use plan::VariantOutcome;
+pub use series::{MAX_REPEAT, MAX_SWEEP_VALUES, SeriesOutcome, SweepSpec, check_repeat};
 pub use sides::{SideSpec, compare_sides, load_side};
 
 use std::path::{Path, PathBuf};
@@ -22,7 +23,7 @@ use std::sync::mpsc::Sender;
 use std::time::Duration;
 
 use crate::engine::{self, CancelToken, EngineError, EngineEvent, RunContext};
-use crate::metrics::{NoiseInfo, PressureDelta, RunResult};
+use crate::metrics::{NoiseInfo, PressureDelta, RunResult, RunStatus};
 use crate::probe;
 use crate::spec::WorkloadSpec;
 use crate::store::{NewRun, Store, StoreError};
@@ -134,47 +135,85 @@ impl LabError {
     }
 }
 
-/// Runs `request` and stores it. Bad input is refused before anything is stored; a run
-/// that started is always stored, as `finished`, `failed` (with its error and the data so
-/// far) or `cancelled`.
+/// Runs `request` and stores it: [`launch`] of a [`Launch::Single`]. Bad input is
+/// refused before anything is stored; a run that started is always stored, as
+/// `finished`, `failed` (with its error and the data so far) or `cancelled`.
 pub fn execute(
     store: &Store,
     request: &RunRequest,
     events: &Sender<EngineEvent>,
     cancel: &CancelToken,
 ) -> Result<RunResult, LabError> {
-    request.spec.validate().map_err(EngineError::from)?;
-    request.check_text()?;
+    let valid = Launch::Single(request.clone()).validate()?;
     let target = engine::check_target(&request.target, request.allow_shared_target)?;
-    let mut system = probe::collect(&target);
-    system.clock_source = Some(engine::clock_source().to_string());
-    // A run on a scratch filesystem records its full recipe (fs, mkfs and mount options,
-    // backing, image size, loop direct I/O), so comparisons show exactly what differed.
-    system.scratch = crate::scratch::ScratchManager::default_state_dir()
-        .ok()
-        .map(crate::scratch::ScratchManager::new)
-        .and_then(|m| m.recipe_for_path(&target))
-        // Only while that filesystem is really mounted there (not a leftover directory
-        // after a reboot, where the target would be on the disk below).
-        .filter(|recipe| {
-            system.mount.as_ref().is_some_and(|m| {
-                std::path::Path::new(&m.mount_point) == recipe.mount_point.as_path()
-                    && m.source == recipe.device
-            })
+    run_one(store, valid.launch().request(), &target, events, cancel)
+}
+
+/// Runs `request` (its spec validated) on `target` (checked and canonical, see
+/// [`engine::check_target`]) and stores it.
+fn run_one(
+    store: &Store,
+    request: &RunRequest,
+    target: &Path,
+    events: &Sender<EngineEvent>,
+    cancel: &CancelToken,
+) -> Result<RunResult, LabError> {
+    run_one_with(store, request, target, events, cancel, engine::run_checked)
+}
+
+/// Sends [`EngineEvent::Finished`] when dropped: once a run is stored as `running`, every
+/// way out of [`run_one_with`] (stored, failed, cancelled, not stored, an early `?`) tells
+/// the front end it ended.
+struct FinishNotice<'a> {
+    events: &'a Sender<EngineEvent>,
+    run_id: i64,
+    status: RunStatus,
+}
+
+impl Drop for FinishNotice<'_> {
+    fn drop(&mut self) {
+        let _ = self.events.send(EngineEvent::Finished {
+            run_id: self.run_id,
+            status: self.status,
         });
+    }
+}
+
+/// [`run_one`] with the engine given (tests give one that fails on cue).
+fn run_one_with(
+    store: &Store,
+    request: &RunRequest,
+    target: &Path,
+    events: &Sender<EngineEvent>,
+    cancel: &CancelToken,
+    engine_run: impl FnOnce(
+        &WorkloadSpec,
+        &RunContext,
+        &Sender<EngineEvent>,
+        &CancelToken,
+    ) -> Result<RunResult, EngineError>,
+) -> Result<RunResult, LabError> {
+    let system = probe_system(target);
     preflight(&request.spec, &system)?;
     let run_id = store.begin_run(&NewRun {
         spec: request.spec.clone(),
         system: system.clone(),
-        target: target.clone(),
+        target: target.to_path_buf(),
         label: request.label.clone(),
         tags: request.tags.clone(),
         experiment_id: request.experiment_id,
         preset: request.preset.clone(),
         preset_scale: request.preset_scale,
     })?;
+    // From here on the run exists: it ends with exactly one `Finished`, failed unless
+    // its result is stored.
+    let mut notice = FinishNotice {
+        events,
+        run_id,
+        status: RunStatus::Failed,
+    };
     // Recorded before the engine creates it, so a kill leaves a directory `clean` knows.
-    let dir_name = match store.plan_run_dir(run_id, &target, request.keep_files) {
+    let dir_name = match store.plan_run_dir(run_id, target, request.keep_files) {
         Ok(name) => name,
         Err(e) => {
             let _ = store.fail_run(run_id, &e.to_string());
@@ -183,7 +222,7 @@ pub fn execute(
     };
     let ctx = RunContext {
         run_id,
-        target,
+        target: target.to_path_buf(),
         dir_name: Some(dir_name.clone()),
         allow_shared_target: request.allow_shared_target,
         keep_files: request.keep_files,
@@ -191,57 +230,59 @@ pub fn execute(
     };
     let (mut noise, cpu_before, io_before) = observe_before(request.quiet, cancel);
     let outcome = persist::streamed(store, run_id, events, |tx| {
-        engine::run(&request.spec, &ctx, tx, cancel)
+        engine_run(&request.spec, &ctx, tx, cancel)
     });
     note_dir_removed(store, run_id, &ctx.target, &dir_name, request.keep_files);
-    match outcome {
-        Ok(mut result) => {
-            noise.cpu_pressure = pressure_delta("cpu", cpu_before);
-            noise.io_pressure = pressure_delta("io", io_before);
-            result.noise = Some(noise);
-            let status = result.status;
-            match store.finish_run(&result) {
-                Ok(()) => Ok(result),
-                Err(source) => {
-                    // Keep the row from staying `running`, and hand the result back so
-                    // the caller can still show it: a measurement is never silently lost.
-                    let _ = store.fail_run(
-                        run_id,
-                        &format!("measured, but storing the result failed: {source}"),
-                    );
-                    Err(LabError::NotStored {
-                        result: Box::new(result),
-                        source,
-                    })
-                }
-            }
-            .inspect(|_| {
-                let _ = events.send(EngineEvent::Finished { run_id, status });
-            })
-        }
+    let mut result = match outcome {
+        Ok(result) => result,
         Err(e) => {
             store.fail_run(run_id, &e.to_string())?;
-            let _ = events.send(EngineEvent::Finished {
+            return Err(LabError::RunFailed { run_id, source: e });
+        }
+    };
+    noise.cpu_pressure = pressure_delta("cpu", cpu_before);
+    noise.io_pressure = pressure_delta("io", io_before);
+    result.noise = Some(noise);
+    match store.finish_run(&result) {
+        Ok(()) => {
+            notice.status = result.status;
+            Ok(result)
+        }
+        Err(source) => {
+            // Keep the row from staying `running`, and hand the result back so the
+            // caller can still show it: a measurement is never silently lost.
+            let _ = store.fail_run(
                 run_id,
-                status: crate::metrics::RunStatus::Failed,
-            });
-            Err(LabError::RunFailed { run_id, source: e })
+                &format!("measured, but storing the result failed: {source}"),
+            );
+            Err(LabError::NotStored {
+                result: Box::new(result),
+                source,
+            })
         }
     }
 }
 
-/// Every check [`execute`] makes before it stores anything, for each of `specs` on the
-/// request's target: a series runs this before it creates its experiment, so input that
-/// would be refused leaves nothing behind.
-pub fn check_request(request: &RunRequest, specs: &[WorkloadSpec]) -> Result<(), LabError> {
-    request.check_text()?;
-    let target = engine::check_target(&request.target, request.allow_shared_target)?;
-    let system = probe::collect(&target);
-    for spec in specs {
-        spec.validate().map_err(EngineError::from)?;
-        preflight(spec, &system)?;
-    }
-    Ok(())
+/// What the probe finds for `target`, with the clock source and, on a scratch
+/// filesystem, its full recipe.
+fn probe_system(target: &Path) -> probe::SystemInfo {
+    let mut system = probe::collect(target);
+    system.clock_source = Some(engine::clock_source().to_string());
+    // A run on a scratch filesystem records its full recipe (fs, mkfs and mount options,
+    // backing, image size, loop direct I/O), so comparisons show exactly what differed.
+    system.scratch = crate::scratch::ScratchManager::default_state_dir()
+        .ok()
+        .map(crate::scratch::ScratchManager::new)
+        .and_then(|m| m.recipe_for_path(target))
+        // Only while that filesystem is really mounted there (not a leftover directory
+        // after a reboot, where the target would be on the disk below).
+        .filter(|recipe| {
+            system.mount.as_ref().is_some_and(|m| {
+                std::path::Path::new(&m.mount_point) == recipe.mount_point.as_path()
+                    && m.source == recipe.device
+            })
+        });
+    system
 }
 
 /// Records that the run's directory is gone once the engine removed it (never for
@@ -349,6 +390,9 @@ fn pressure_delta(resource: &str, before: Option<probe::Pressure>) -> Option<Pre
         stall_us: after.some_total_us.saturating_sub(before.some_total_us),
     })
 }
+
+#[cfg(test)]
+mod launch_tests;
 
 #[cfg(test)]
 mod tests {

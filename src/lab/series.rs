@@ -4,12 +4,13 @@
 
 use std::sync::mpsc::Sender;
 
-use crate::engine::{CancelToken, EngineError, EngineEvent};
+use crate::engine::{CancelToken, EngineEvent};
 use crate::metrics::{RunResult, RunStatus};
 use crate::spec::{self, SpecError, WorkloadSpec};
 use crate::store::Store;
 
-use super::{LabError, RunRequest, execute};
+use super::launch::Checked;
+use super::{LabError, RunRequest, run_one};
 
 /// Most runs per configuration (`--repeat`): a typo guard, not a limit on real work.
 pub const MAX_REPEAT: u32 = 1000;
@@ -71,6 +72,16 @@ impl SweepSpec {
 
     /// The spec for every value, validated up front so a typo fails before any run.
     pub fn specs(&self, base: &WorkloadSpec) -> Result<Vec<WorkloadSpec>, SpecError> {
+        let specs = self.points(base)?;
+        for s in &specs {
+            s.validate()?;
+        }
+        Ok(specs)
+    }
+
+    /// The spec for every value, not validated (for callers that validate them already,
+    /// as a preset's series plan does).
+    pub fn points(&self, base: &WorkloadSpec) -> Result<Vec<WorkloadSpec>, SpecError> {
         self.values
             .iter()
             .map(|v| {
@@ -93,7 +104,6 @@ impl SweepSpec {
                             .into(),
                     });
                 }
-                s.validate()?;
                 Ok(s)
             })
             .collect()
@@ -111,35 +121,28 @@ pub struct SeriesOutcome {
     pub stopped: Option<String>,
 }
 
-/// Runs `request` `repeat` times for every sweep value (or just `repeat` times), filing
-/// all runs under a new experiment. `on_result` sees each run right after it is stored.
-pub fn run_series(
+/// Runs `run.request` `run.repeat` times for every spec of `specs` (validated by
+/// [`super::Launch::validate`]) on the checked target, filing all runs under a new
+/// experiment. `on_result` sees each run right after it is stored.
+pub(super) fn run_series(
     store: &Store,
-    request: &RunRequest,
-    repeat: u32,
-    sweep: Option<&SweepSpec>,
+    run: &Checked,
+    specs: &[WorkloadSpec],
     events: &Sender<EngineEvent>,
     cancel: &CancelToken,
     mut on_result: impl FnMut(&RunResult),
 ) -> Result<SeriesOutcome, LabError> {
-    if !(1..=MAX_REPEAT).contains(&repeat) {
-        return Err(LabError::Engine(EngineError::Spec(SpecError {
-            field: "repeat",
-            problem: format!("{repeat} repetitions"),
-            fix: format!("use --repeat 1 to {MAX_REPEAT}"),
-        })));
+    let (request, repeat) = (run.request, run.repeat);
+    // Refused input (too few file descriptors, O_DIRECT misaligned...) fails here, before
+    // the experiment is created.
+    let system = crate::probe::collect(&run.target);
+    for spec in specs {
+        super::preflight(spec, &system)?;
     }
-    let specs = match sweep {
-        Some(s) => s.specs(&request.spec).map_err(EngineError::from)?,
-        None => vec![request.spec.clone()],
-    };
-    // Refused input (a bad target, too few file descriptors...) fails here, before the
-    // experiment is created.
-    super::check_request(request, &specs)?;
     let name = format!(
         "{}{}{}",
         request.preset.clone().unwrap_or_else(|| "fileio".into()),
-        sweep
+        run.sweep
             .map(|s| format!(" sweep {}={}", s.field, s.values.join(",")))
             .unwrap_or_default(),
         if repeat > 1 {
@@ -150,7 +153,7 @@ pub fn run_series(
     );
     let experiment_id = store.create_experiment(&name)?;
     let mut results = Vec::new();
-    for spec in &specs {
+    for spec in specs {
         for _ in 0..repeat {
             if cancel.is_cancelled() {
                 return Ok(SeriesOutcome {
@@ -164,7 +167,7 @@ pub fn run_series(
                 experiment_id: Some(experiment_id),
                 ..request.clone()
             };
-            let result = execute(store, &one, events, cancel)?;
+            let result = run_one(store, &one, &run.target, events, cancel)?;
             on_result(&result);
             let status = result.status;
             results.push(result);

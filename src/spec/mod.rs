@@ -469,6 +469,8 @@ impl WorkloadSpec {
 
     /// Ok when valid, else the first problem.
     pub fn validate(&self) -> Result<(), SpecError> {
+        #[cfg(test)]
+        crate::test_hooks::bump(&crate::test_hooks::VALIDATIONS);
         match self.problems().into_iter().next() {
             Some(e) => Err(e),
             None => Ok(()),

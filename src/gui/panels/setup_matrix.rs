@@ -8,7 +8,6 @@ use egui::{Button, Label, RichText, TextEdit, Ui};
 
 use super::setup_fields::error_lines;
 use super::setup_scratch::FS_KINDS;
-use crate::gui::runner::MatrixLaunch;
 use crate::gui::{Cx, Tab};
 use crate::lab::{MatrixConfig, MatrixSpec};
 use crate::report::matrix_options_line;
@@ -290,20 +289,7 @@ fn start(cx: &mut Cx, spec: MatrixSpec, scratch: ScratchManager) -> Result<(), S
                 .into(),
         );
     }
-    // The matrix replaces the target; an empty one must not stop the form's validation.
-    let mut state = cx.state.clone();
-    if state.target.trim().is_empty() {
-        state.target = scratch.state_dir().display().to_string();
-    }
-    let form = Cx {
-        state: &mut state,
-        db: cx.db,
-        cache: &mut *cx.cache,
-        runner: &mut *cx.runner,
-        status: &mut *cx.status,
-    };
-    let mut launch = form.launch_from_form()?;
-    launch.matrix = Some(MatrixLaunch { spec, scratch });
+    let launch = cx.launch_matrix(spec, scratch)?;
     cx.runner.start(launch)?;
     cx.status.info("matrix started");
     cx.state.tab = Tab::Run;

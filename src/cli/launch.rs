@@ -1,0 +1,207 @@
+//! The CLI's side of [`lab::launch`]: Ctrl-C handling, the progress bar, a line per run
+//! as it is stored, and the summary and exit code of each launch shape. `fsynclab run`
+//! and `fsynclab matrix` both launch through here.
+
+use std::sync::mpsc;
+
+use anyhow::anyhow;
+
+use super::progress::show_progress;
+use super::signals::cancelled_exit_code;
+use super::{CliError, EXIT_FAILED};
+use crate::engine::{CancelToken, EngineEvent};
+use crate::lab::{self, Launch, LaunchOutcome, SideSpec, ValidLaunch};
+use crate::metrics::{RunResult, RunStatus};
+use crate::report;
+use crate::store::Store;
+
+/// Runs `launch` into `store` and prints it (`json`: one JSON document instead of text;
+/// `no_bar`: no progress bar). Returns the exit code.
+pub(super) fn run(
+    store: &Store,
+    launch: &ValidLaunch,
+    no_bar: bool,
+    json: bool,
+) -> Result<u8, CliError> {
+    let cancel = CancelToken::new();
+    // The handlers only set a flag: the run stops after the calls in flight.
+    super::signals::install(cancel.clone());
+    let (tx, rx) = mpsc::channel::<EngineEvent>();
+    let progress = std::thread::spawn(move || show_progress(rx, no_bar));
+    let shape = launch.launch();
+    let outcome = lab::launch(store, launch, &tx, &cancel, |label, r| match shape {
+        _ if json => {}
+        Launch::Single(_) => {}
+        Launch::Repeat { .. } => outln!("{}", report::run_line(r)),
+        Launch::Series { .. } => outln!("{label:<12} {}", report::run_line(r)),
+        Launch::Matrix { .. } => outln!("[{label}] {}", report::run_line(r)),
+    });
+    drop(tx);
+    let _ = progress.join();
+    let cancelled = cancel.is_cancelled();
+    match outcome {
+        Ok(LaunchOutcome::Single(result)) => single(&result, json),
+        Ok(LaunchOutcome::Repeat(series)) => repeat(&series, json, cancelled),
+        Ok(LaunchOutcome::Series(variants)) => {
+            let planned = match shape {
+                Launch::Series { plan, .. } => plan.variants.len(),
+                _ => variants.len(),
+            };
+            series(&variants, planned, json, cancelled)
+        }
+        Ok(LaunchOutcome::Matrix(matrix)) => Ok(self::matrix(store, &matrix)),
+        Err(lab::LabError::NotStored { result, source }) => {
+            // Show the measurement even though the database refused it.
+            print_result(&result, json)?;
+            Err(CliError::failed(anyhow!(
+                "the run was measured but could not be stored: {source}"
+            )))
+        }
+        Err(e) => Err(super::run::lab_error(e)),
+    }
+}
+
+fn single(result: &RunResult, json: bool) -> Result<u8, CliError> {
+    print_result(result, json)?;
+    Ok(match result.status {
+        RunStatus::Finished => 0,
+        RunStatus::Cancelled => cancelled_exit_code(),
+        _ => EXIT_FAILED,
+    })
+}
+
+fn repeat(outcome: &lab::SeriesOutcome, json: bool, cancelled: bool) -> Result<u8, CliError> {
+    if json {
+        let all: Vec<_> = outcome.results.iter().map(report::run_json).collect();
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&all).map_err(CliError::failed)?
+        );
+    } else {
+        outln!(
+            "experiment {}: {} run(s) stored{}; compare with `fsynclab compare exp:{} <other side>`",
+            outcome.experiment_id,
+            outcome.results.len(),
+            stopped_note(outcome.stopped.as_deref()),
+            outcome.experiment_id
+        );
+    }
+    Ok(match outcome.results.last().map(|r| r.status) {
+        _ if cancelled => cancelled_exit_code(),
+        Some(RunStatus::Finished) if outcome.stopped.is_none() => 0,
+        _ => EXIT_FAILED,
+    })
+}
+
+fn stopped_note(stopped: Option<&str>) -> String {
+    stopped
+        .map(|s| format!(" (stopped early: {s})"))
+        .unwrap_or_default()
+}
+
+/// Prints where every variant's runs went and how to compare them.
+fn series(
+    variants: &[lab::VariantOutcome],
+    planned: usize,
+    json: bool,
+    cancelled: bool,
+) -> Result<u8, CliError> {
+    if json {
+        let all: Vec<_> = variants
+            .iter()
+            .map(|v| {
+                serde_json::json!({
+                    "label": v.label,
+                    "experiment": v.series.experiment_id,
+                    "stopped": v.series.stopped,
+                    "runs": v.series.results.iter().map(report::run_json).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&all).map_err(CliError::failed)?
+        );
+    } else {
+        for v in variants {
+            outln!(
+                "{:<12} experiment {}: {} run(s){}",
+                v.label,
+                v.series.experiment_id,
+                v.series.results.len(),
+                stopped_note(v.series.stopped.as_deref())
+            );
+        }
+        if let [first, rest @ ..] = variants {
+            for other in rest {
+                outln!(
+                    "compare: fsynclab compare exp:{} exp:{}   # {} vs {}",
+                    first.series.experiment_id,
+                    other.series.experiment_id,
+                    first.label,
+                    other.label
+                );
+            }
+        }
+    }
+    let complete = variants.len() == planned && variants.iter().all(|v| v.series.stopped.is_none());
+    Ok(if cancelled {
+        cancelled_exit_code()
+    } else if complete {
+        0
+    } else {
+        EXIT_FAILED
+    })
+}
+
+/// Prints the matrix's experiment, why it stopped, and every configuration against the
+/// first.
+fn matrix(store: &Store, outcome: &lab::MatrixOutcome) -> u8 {
+    outln!(
+        "\nexperiment {}: {} configuration(s)",
+        outcome.experiment_id,
+        outcome.configs.len()
+    );
+    if let Some(reason) = &outcome.stopped {
+        errln!("matrix stopped early: {reason}");
+    }
+    for p in &outcome.problems {
+        errln!("warning: {p}");
+    }
+    if let Some(((base_label, base_ids), rest)) = outcome.configs.split_first() {
+        for (label, ids) in rest.iter().filter(|(_, ids)| !ids.is_empty()) {
+            outln!("\n=== {base_label}  vs  {label}");
+            match lab::compare_sides(
+                store,
+                &SideSpec::Runs(base_ids.clone()),
+                &SideSpec::Runs(ids.clone()),
+            ) {
+                Ok(mut c) => {
+                    c.baseline.name = base_label.clone();
+                    c.candidate.name = label.clone();
+                    out!("{}", report::compare_table(&c));
+                }
+                Err(e) => errln!("cannot compare: {e}"),
+            }
+        }
+    }
+    if outcome.cancelled {
+        cancelled_exit_code()
+    } else if outcome.stopped.is_some() || !outcome.problems.is_empty() {
+        EXIT_FAILED
+    } else {
+        0
+    }
+}
+
+fn print_result(result: &RunResult, json: bool) -> Result<(), CliError> {
+    if json {
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&report::run_json(result)).map_err(CliError::failed)?
+        );
+    } else {
+        out!("{}", report::summary_text(result));
+    }
+    Ok(())
+}

@@ -1,0 +1,319 @@
+//! One way to launch: a [`Launch`] says what to run (one run, a repeat/sweep series, a
+//! preset's series of variants, or a matrix of scratch filesystems), [`Launch::validate`]
+//! checks every input once, and [`launch`] runs it. The CLI and the window only build a
+//! `Launch` from their own input and render what comes back.
+//!
+//! Each spec is validated once, in [`Launch::validate`], and each target is checked and
+//! canonicalised once, in [`launch`] (once per configuration for a matrix); the engine
+//! then opens that canonical path once and re-checks it through the descriptor.
+
+use std::path::PathBuf;
+use std::sync::mpsc::Sender;
+
+use crate::engine::{self, CancelToken, EngineError, EngineEvent};
+use crate::metrics::RunResult;
+use crate::scratch::ScratchManager;
+use crate::spec::{SeriesPlan, SpecError, WorkloadSpec};
+use crate::store::Store;
+
+use super::matrix::{MatrixOutcome, MatrixSpec, run_matrix};
+use super::plan::VariantOutcome;
+use super::series::{SeriesOutcome, SweepSpec, run_series};
+use super::{LabError, MAX_REPEAT, MAX_SWEEP_VALUES, RunRequest, run_one};
+
+/// What to launch. Every variant carries the run request (spec, target, label...); the
+/// repeat count is runs per configuration.
+#[derive(Clone, Debug)]
+pub enum Launch {
+    /// One run.
+    Single(RunRequest),
+    /// The request `repeat` times, once per value of `sweep` when there is one, all in
+    /// one experiment.
+    Repeat {
+        /// The run.
+        request: RunRequest,
+        /// Runs per configuration (1 to [`MAX_REPEAT`]).
+        repeat: u32,
+        /// The swept field and its values.
+        sweep: Option<SweepSpec>,
+    },
+    /// A preset's series: every variant over the plan's sweep, `repeat` times per point,
+    /// one experiment per variant labelled with the variant's name.
+    Series {
+        /// The run (its spec is the preset's, scaled).
+        request: RunRequest,
+        /// The preset's plan.
+        plan: SeriesPlan,
+        /// Runs per sweep point.
+        repeat: u32,
+    },
+    /// The request `repeat` times on a fresh scratch filesystem per configuration (the
+    /// request's target is replaced by each filesystem's mount point).
+    Matrix {
+        /// The run.
+        request: RunRequest,
+        /// The configurations.
+        matrix: MatrixSpec,
+        /// Makes and destroys the scratch filesystems.
+        scratch: ScratchManager,
+        /// Runs per configuration.
+        repeat: u32,
+    },
+}
+
+/// A [`Launch`] whose inputs [`Launch::validate`] checked, with the specs it will run;
+/// only a `ValidLaunch` can be passed to [`launch`], so nothing is validated twice.
+#[derive(Clone, Debug)]
+pub struct ValidLaunch {
+    launch: Launch,
+    /// (variant label, specs to run): one group, unlabelled, except for a series.
+    pub(super) groups: Vec<(Option<String>, Vec<WorkloadSpec>)>,
+    /// The sweep of a repeat/sweep launch or of a series' plan.
+    sweep: Option<SweepSpec>,
+}
+
+/// What a launch did, by its shape.
+#[derive(Debug)]
+pub enum LaunchOutcome {
+    /// The run, stored.
+    Single(Box<RunResult>),
+    /// The runs of a repeat/sweep series.
+    Repeat(SeriesOutcome),
+    /// What each variant of a series did, in order (stops after one that stopped).
+    Series(Vec<VariantOutcome>),
+    /// What the matrix did.
+    Matrix(MatrixOutcome),
+}
+
+impl Launch {
+    /// The run request every shape carries.
+    pub fn request(&self) -> &RunRequest {
+        match self {
+            Launch::Single(request)
+            | Launch::Repeat { request, .. }
+            | Launch::Series { request, .. }
+            | Launch::Matrix { request, .. } => request,
+        }
+    }
+
+    /// Runs per configuration (1 for a single run).
+    pub fn repeat(&self) -> u32 {
+        match self {
+            Launch::Single(_) => 1,
+            Launch::Repeat { repeat, .. }
+            | Launch::Series { repeat, .. }
+            | Launch::Matrix { repeat, .. } => *repeat,
+        }
+    }
+
+    /// Checks every input that needs no database and no target: each spec (and each
+    /// sweep point) once, the label and tags, the repeat count, a matrix's size and
+    /// option sets. Nothing is stored before this passes.
+    pub fn validate(self) -> Result<ValidLaunch, LabError> {
+        let spec_error = |e: SpecError| LabError::Engine(EngineError::Spec(e));
+        let (groups, sweep) = match &self {
+            Launch::Single(request) => {
+                request.spec.validate().map_err(spec_error)?;
+                (vec![(None, vec![request.spec.clone()])], None)
+            }
+            Launch::Repeat {
+                request,
+                repeat,
+                sweep,
+            } => {
+                check_repeat(*repeat)?;
+                let specs = match sweep {
+                    Some(s) => s.specs(&request.spec).map_err(spec_error)?,
+                    None => {
+                        request.spec.validate().map_err(spec_error)?;
+                        vec![request.spec.clone()]
+                    }
+                };
+                (vec![(None, specs)], sweep.clone())
+            }
+            Launch::Series {
+                request,
+                plan,
+                repeat,
+            } => {
+                check_repeat(*repeat)?;
+                series_groups(request, plan)?
+            }
+            Launch::Matrix {
+                request,
+                matrix,
+                repeat,
+                ..
+            } => {
+                check_matrix(matrix, *repeat)?;
+                request.spec.validate().map_err(spec_error)?;
+                (vec![(None, vec![request.spec.clone()])], None)
+            }
+        };
+        self.request().check_text()?;
+        if let Launch::Matrix { matrix, .. } = &self {
+            matrix.check_options()?;
+        }
+        Ok(ValidLaunch {
+            launch: self,
+            groups,
+            sweep,
+        })
+    }
+}
+
+impl ValidLaunch {
+    /// The launch as given.
+    pub fn launch(&self) -> &Launch {
+        &self.launch
+    }
+
+    /// How many runs the launch does when nothing stops it early.
+    pub fn planned_runs(&self) -> usize {
+        let repeat = self.launch.repeat() as usize;
+        match &self.launch {
+            Launch::Matrix { matrix, .. } => matrix.config_count().saturating_mul(repeat),
+            _ => self
+                .groups
+                .iter()
+                .map(|(_, specs)| specs.len() * repeat)
+                .sum(),
+        }
+    }
+}
+
+fn check_repeat(repeat: u32) -> Result<(), LabError> {
+    if (1..=MAX_REPEAT).contains(&repeat) {
+        return Ok(());
+    }
+    Err(LabError::Engine(EngineError::Spec(SpecError {
+        field: "repeat",
+        problem: format!("{repeat} repetitions"),
+        fix: format!("use --repeat 1 to {MAX_REPEAT}"),
+    })))
+}
+
+fn check_matrix(matrix: &MatrixSpec, repeat: u32) -> Result<(), LabError> {
+    let count = matrix.config_count();
+    if (2..=MAX_SWEEP_VALUES).contains(&count) && (1..=MAX_REPEAT).contains(&repeat) {
+        return Ok(());
+    }
+    Err(LabError::Engine(EngineError::Spec(SpecError {
+        field: "matrix",
+        problem: format!("{count} configuration(s), {repeat} repetition(s)"),
+        fix: format!(
+            "give 2 to {MAX_SWEEP_VALUES} configurations across --fs/--mkfs-opts/--mount-opts/--backing, and --repeat 1 to {MAX_REPEAT}"
+        ),
+    })))
+}
+
+type Groups = (Vec<(Option<String>, Vec<WorkloadSpec>)>, Option<SweepSpec>);
+
+/// Every variant of `plan` (labelled `prefix/variant` under the request's label), with its
+/// sweep points. `variant_specs` validates each variant and each point.
+fn series_groups(request: &RunRequest, plan: &SeriesPlan) -> Result<Groups, LabError> {
+    let spec_error = |e: SpecError| LabError::Engine(EngineError::Spec(e));
+    let variants = plan.variant_specs(&request.spec).map_err(spec_error)?;
+    let sweep = plan
+        .sweep
+        .as_deref()
+        .map(SweepSpec::parse)
+        .transpose()
+        .map_err(spec_error)?;
+    let groups = variants
+        .into_iter()
+        .map(|(label, spec)| {
+            let specs = match &sweep {
+                Some(s) => s.points(&spec).map_err(spec_error)?,
+                None => vec![spec],
+            };
+            Ok((Some(label), specs))
+        })
+        .collect::<Result<_, LabError>>()?;
+    Ok((groups, sweep))
+}
+
+/// Runs `launch` and stores every run as soon as it ends; `on_result` sees each stored
+/// run with its group's label (a series' variant, a matrix's configuration; empty
+/// otherwise). Only this module sends [`EngineEvent::Finished`], once per stored run.
+pub fn launch(
+    store: &Store,
+    launch: &ValidLaunch,
+    events: &Sender<EngineEvent>,
+    cancel: &CancelToken,
+    mut on_result: impl FnMut(&str, &RunResult),
+) -> Result<LaunchOutcome, LabError> {
+    let request = launch.launch.request();
+    match &launch.launch {
+        Launch::Matrix {
+            matrix,
+            scratch,
+            repeat,
+            ..
+        } => run_matrix(
+            store, scratch, request, matrix, *repeat, events, cancel, on_result,
+        )
+        .map(LaunchOutcome::Matrix),
+        Launch::Single(_) => {
+            let target = engine::check_target(&request.target, request.allow_shared_target)?;
+            let result = run_one(store, request, &target, events, cancel)?;
+            on_result("", &result);
+            Ok(LaunchOutcome::Single(Box::new(result)))
+        }
+        Launch::Repeat { repeat, .. } => {
+            let target = engine::check_target(&request.target, request.allow_shared_target)?;
+            let specs = launch.groups.first().map_or(&[][..], |(_, s)| s);
+            let run = Checked {
+                request,
+                target,
+                repeat: *repeat,
+                sweep: launch.sweep.as_ref(),
+            };
+            run_series(store, &run, specs, events, cancel, |r| on_result("", r))
+                .map(LaunchOutcome::Repeat)
+        }
+        Launch::Series { repeat, .. } => {
+            let target = engine::check_target(&request.target, request.allow_shared_target)?;
+            let mut outcomes = Vec::with_capacity(launch.groups.len());
+            for (label, specs) in &launch.groups {
+                if cancel.is_cancelled() {
+                    break;
+                }
+                let label = label.clone().unwrap_or_default();
+                let one = RunRequest {
+                    label: Some(match &request.label {
+                        Some(prefix) => format!("{prefix}/{label}"),
+                        None => label.clone(),
+                    }),
+                    ..request.clone()
+                };
+                let run = Checked {
+                    request: &one,
+                    target: target.clone(),
+                    repeat: *repeat,
+                    sweep: launch.sweep.as_ref(),
+                };
+                let series =
+                    run_series(store, &run, specs, events, cancel, |r| on_result(&label, r))?;
+                let stopped = series.stopped.is_some();
+                outcomes.push(VariantOutcome { label, series });
+                if stopped {
+                    break;
+                }
+            }
+            Ok(LaunchOutcome::Series(outcomes))
+        }
+    }
+}
+
+/// A series' request on its checked target (the canonical path).
+pub(super) struct Checked<'a> {
+    /// The run request (label, tags, spec of the first run...).
+    pub request: &'a RunRequest,
+    /// The target, checked and canonical.
+    pub target: PathBuf,
+    /// Runs per spec.
+    pub repeat: u32,
+    /// The sweep, for the experiment's name.
+    pub sweep: Option<&'a SweepSpec>,
+}
