@@ -311,6 +311,7 @@ impl LabApp {
         if !self.started {
             self.started = true;
             self.db.set_context(&ctx);
+            self.runner.set_context(&ctx);
             self.db.request(DbRequest::ListExperiments);
         }
         ctx.set_theme(if self.state.dark_mode {

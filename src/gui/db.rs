@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, OnceLock};
 
+use super::task::spawn_named;
 use crate::analysis::Comparison;
 use crate::lab::{self, SideSpec};
 use crate::store::{Experiment, RunFilter, RunRow, Store, StoredRun};
@@ -63,56 +64,63 @@ pub struct DbClient {
 }
 
 impl DbClient {
-    /// Opens the database at `path` on a new worker thread. Opening errors arrive as a
-    /// [`DbReply::Error`] (the window still opens and says what is wrong).
+    /// Opens the database at `path` on a new worker thread. Opening errors, and a worker
+    /// thread that cannot be started, arrive as a [`DbReply::Error`] (the window still
+    /// opens and says what is wrong).
     pub fn spawn(path: PathBuf) -> Self {
         let (tx, requests) = mpsc::channel::<DbRequest>();
         let (replies, rx) = mpsc::channel::<DbReply>();
         let repaint: Arc<OnceLock<egui::Context>> = Arc::new(OnceLock::new());
         let wake = repaint.clone();
         let db_path = path.clone();
-        let _ = std::thread::Builder::new()
-            .name("fsynclab-db".into())
-            .spawn(move || {
-                let send = |reply: DbReply| {
-                    let _ = replies.send(reply);
-                    if let Some(ctx) = wake.get() {
-                        ctx.request_repaint();
-                    }
-                };
-                // The history reads without a write lock (a read-only file works too);
-                // edits open a writable connection when first asked for.
-                let store = match Store::open_read_only(&db_path) {
-                    Ok(s) => s,
-                    Err(e) => {
-                        send(DbReply::Error(e.to_string()));
-                        return;
-                    }
-                };
-                // Directories left by killed runs go at every start of the window.
-                if let Ok(cleaned) = lab::clean_run_dirs(&store)
-                    && !cleaned.removed.is_empty()
-                {
-                    let n = cleaned.removed.len();
-                    eprintln!(
-                        "note: removed {n} {} left by runs that ended without cleaning up",
-                        if n == 1 { "directory" } else { "directories" }
-                    );
+        let refused = replies.clone();
+        let spawned = spawn_named("fsynclab-db", move || {
+            let send = |reply: DbReply| {
+                let _ = replies.send(reply);
+                if let Some(ctx) = wake.get() {
+                    ctx.request_repaint();
                 }
-                let mut writer: Option<Store> = None;
-                for request in requests {
-                    let reply = match request {
-                        DbRequest::SetLabel { .. } | DbRequest::Delete(_) => {
-                            match writable(&mut writer, &db_path) {
-                                Ok(w) => answer(w, request),
-                                Err(e) => DbReply::Error(e.to_string()),
-                            }
+            };
+            // The history reads without a write lock (a read-only file works too);
+            // edits open a writable connection when first asked for.
+            let store = match Store::open_read_only(&db_path) {
+                Ok(s) => s,
+                Err(e) => {
+                    send(DbReply::Error(e.to_string()));
+                    return;
+                }
+            };
+            // Directories left by killed runs go at every start of the window.
+            if let Ok(cleaned) = lab::clean_run_dirs(&store)
+                && !cleaned.removed.is_empty()
+            {
+                let n = cleaned.removed.len();
+                eprintln!(
+                    "note: removed {n} {} left by runs that ended without cleaning up",
+                    if n == 1 { "directory" } else { "directories" }
+                );
+            }
+            let mut writer: Option<Store> = None;
+            for request in requests {
+                let reply = match request {
+                    DbRequest::SetLabel { .. } | DbRequest::Delete(_) => {
+                        match writable(&mut writer, &db_path) {
+                            Ok(w) => answer(w, request),
+                            Err(e) => DbReply::Error(e.to_string()),
                         }
-                        _ => answer(&store, request),
-                    };
-                    send(reply);
-                }
-            });
+                    }
+                    _ => answer(&store, request),
+                };
+                send(reply);
+            }
+        });
+        if let Err(e) = spawned {
+            // The window opens and says why it has no history (as for a bad file).
+            let _ = refused.send(DbReply::Error(format!(
+                "cannot start the database thread: {e}; close other programs or raise the \
+                 thread limit (ulimit -u), then reopen the window"
+            )));
+        }
         Self {
             tx,
             rx,
@@ -186,4 +194,26 @@ fn answer(store: &Store, request: DbRequest) -> DbReply {
             .map_err(|e| e.to_string()),
     };
     result.unwrap_or_else(DbReply::Error)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_database_thread_that_cannot_start_is_reported_not_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        super::super::task::refuse_spawns(true);
+        let db = DbClient::spawn(dir.path().join("runs.sqlite"));
+        super::super::task::refuse_spawns(false);
+        db.request(DbRequest::ListExperiments);
+        let replies = db.poll();
+        assert!(
+            matches!(
+                replies.as_slice(),
+                [DbReply::Error(e)] if e.contains("cannot start the database thread")
+            ),
+            "{replies:?}"
+        );
+    }
 }

@@ -11,12 +11,14 @@ pub mod plots;
 mod runner;
 mod state;
 pub mod storage;
+pub mod task;
 
 pub use app::{Cache, Cx, LabApp, STATE_KEY, Status};
 pub use close::CloseState;
 pub use db::{DbClient, DbReply, DbRequest};
 pub use runner::{LiveRun, Runner};
 pub use state::{HISTORY_COLUMNS, Tab, UiState};
+pub use task::{Task, TaskLost};
 
 use std::path::PathBuf;
 

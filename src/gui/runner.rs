@@ -6,21 +6,23 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::time::{Duration, Instant};
 
+use super::task::Task;
 use crate::engine::{CancelToken, EngineEvent};
 use crate::lab::{self, Launch, LaunchOutcome, ValidLaunch};
 use crate::metrics::{IntervalSample, RunResult, RunStatus};
 use crate::store::Store;
 
-/// How the background thread ended.
+/// What the run thread reports while it goes.
 #[derive(Debug)]
 enum Done {
     /// One run stored (a series sends one per run).
     Run(Box<RunResult>),
-    /// Everything ended; `Err` names what went wrong.
-    End(Result<Option<i64>, String>),
     /// A note for the phase line (waiting for another process's database lock).
     Note(String),
 }
+
+/// How a launch ended: its experiment (if any), or what went wrong.
+type End = Result<Option<i64>, String>;
 
 /// What the Run tab shows about the run in progress (or the last one).
 #[derive(Debug, Default)]
@@ -83,6 +85,8 @@ pub struct Runner {
     cancel: Option<CancelToken>,
     events: Option<Receiver<EngineEvent>>,
     done: Option<Receiver<Done>>,
+    end: Option<Task<End>>,
+    repaint: Option<egui::Context>,
     /// The run in progress or the last one.
     pub live: LiveRun,
     /// Runs stored since the UI last looked (history should refresh when non-zero).
@@ -97,9 +101,16 @@ impl Runner {
             cancel: None,
             events: None,
             done: None,
+            end: None,
+            repaint: None,
             live: LiveRun::default(),
             stored_since_refresh: 0,
         }
+    }
+
+    /// Lets the end of a launch wake this egui context.
+    pub fn set_context(&mut self, ctx: &egui::Context) {
+        self.repaint = Some(ctx.clone());
     }
 
     /// Whether a launch is in progress.
@@ -119,13 +130,11 @@ impl Runner {
         let cancel = CancelToken::new();
         let token = cancel.clone();
         let db_path = self.db_path.clone();
-        std::thread::Builder::new()
-            .name("fsynclab-run".into())
-            .spawn(move || {
-                let end = run_launch(&db_path, &launch, &etx, &dtx, &token);
-                let _ = dtx.send(Done::End(end));
-            })
-            .map_err(|e| format!("cannot start the run thread: {e}"))?;
+        let end = Task::spawn("fsynclab-run", self.repaint.as_ref(), move || {
+            run_launch(&db_path, &launch, &etx, &dtx, &token)
+        })
+        .map_err(|e| format!("cannot start the run thread: {e}"))?;
+        self.end = Some(end);
         self.cancel = Some(cancel);
         self.events = Some(erx);
         self.done = Some(drx);
@@ -156,6 +165,9 @@ impl Runner {
                 apply_event(&mut self.live, event);
             }
         }
+        // The end first: every run the thread reported was sent before it, so the drain
+        // below sees them all before the end is applied.
+        let end = Task::take_done(&mut self.end);
         if let Some(rx) = &self.done {
             for done in rx.try_iter() {
                 changed = true;
@@ -165,28 +177,13 @@ impl Runner {
                         self.stored_since_refresh += 1;
                         self.live.results.push(*result);
                     }
-                    Done::End(end) => {
-                        self.live.active = false;
-                        match end {
-                            Ok(exp) => {
-                                self.live.experiment_id = exp;
-                                let last = self.live.results.last().map(|r| r.status);
-                                self.live.phase = match last {
-                                    Some(RunStatus::Finished) => "finished".into(),
-                                    Some(s) => s.as_str().into(),
-                                    None => "ended".into(),
-                                };
-                            }
-                            Err(e) => {
-                                self.live.phase = "failed".into();
-                                self.live.error = Some(e);
-                                // A failed start may still have stored a failed run row.
-                                self.stored_since_refresh += 1;
-                            }
-                        }
-                    }
                 }
             }
+        }
+        if let Some(end) = end {
+            changed = true;
+            let end = end.unwrap_or_else(|lost| Err(format!("the run thread failed: {lost}")));
+            self.finish(end);
         }
         if !self.live.active && changed {
             self.events = None;
@@ -253,6 +250,30 @@ fn run_launch(
             )),
             _ => Ok(Some(o.experiment_id)),
         },
+    }
+}
+
+impl Runner {
+    /// The launch ended: what the Run tab shows afterwards.
+    fn finish(&mut self, end: End) {
+        self.live.active = false;
+        match end {
+            Ok(exp) => {
+                self.live.experiment_id = exp;
+                let last = self.live.results.last().map(|r| r.status);
+                self.live.phase = match last {
+                    Some(RunStatus::Finished) => "finished".into(),
+                    Some(s) => s.as_str().into(),
+                    None => "ended".into(),
+                };
+            }
+            Err(e) => {
+                self.live.phase = "failed".into();
+                self.live.error = Some(e);
+                // A failed start may still have stored a failed run row.
+                self.stored_since_refresh += 1;
+            }
+        }
     }
 }
 

@@ -3,10 +3,10 @@
 //! ones `fsynclab report --out PATH` writes for the same comparison, by extension.
 
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{self, Receiver, TryRecvError};
 
 use crate::analysis::Comparison;
 use crate::gui::Status;
+use crate::gui::task::Task;
 use crate::report;
 
 /// Extensions the export understands.
@@ -25,9 +25,9 @@ pub(super) struct ExportDialog {
     /// Last outcome: text and whether it is an error.
     message: Option<(String, bool)>,
     /// A write in progress: the files written, or why not.
-    writing: Option<Receiver<Result<Vec<PathBuf>, String>>>,
+    writing: Option<Task<Result<Vec<PathBuf>, String>>>,
     /// A save dialog in progress.
-    browsing: Option<Receiver<Option<PathBuf>>>,
+    browsing: Option<Task<Option<PathBuf>>>,
     /// Replace files that already exist (`report --force`).
     replace: bool,
 }
@@ -78,47 +78,29 @@ fn write_report(c: &Comparison, out: &Path, replace: bool) -> Result<Vec<PathBuf
 impl ExportDialog {
     /// Collects finished writes and save dialogs; call every frame.
     pub fn poll(&mut self, status: &mut Status) {
-        if let Some(rx) = &self.writing {
-            let done = match rx.try_recv() {
-                Ok(result) => Some(result),
-                Err(TryRecvError::Empty) => None,
-                Err(TryRecvError::Disconnected) => {
-                    Some(Err("the export thread stopped without an answer".into()))
+        if let Some(done) = Task::take_done(&mut self.writing) {
+            let lost = || Err("the export thread stopped without an answer".into());
+            match done.unwrap_or_else(|_| lost()) {
+                Ok(paths) => {
+                    let list: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+                    let text = format!("wrote {}", list.join(" and "));
+                    status.info(text.clone());
+                    self.message = Some((text, false));
                 }
-            };
-            if let Some(result) = done {
-                self.writing = None;
-                match result {
-                    Ok(paths) => {
-                        let list: Vec<String> =
-                            paths.iter().map(|p| p.display().to_string()).collect();
-                        let text = format!("wrote {}", list.join(" and "));
-                        status.info(text.clone());
-                        self.message = Some((text, false));
-                    }
-                    Err(e) => {
-                        status.error(e.clone());
-                        self.message = Some((e, true));
-                    }
+                Err(e) => {
+                    status.error(e.clone());
+                    self.message = Some((e, true));
                 }
             }
         }
-        if let Some(rx) = &self.browsing {
-            let done = match rx.try_recv() {
-                Ok(chosen) => Some(chosen),
-                Err(TryRecvError::Empty) => None,
-                Err(TryRecvError::Disconnected) => Some(None),
-            };
-            if let Some(chosen) = done {
-                self.browsing = None;
-                match chosen {
-                    Some(path) => {
-                        self.path = path.display().to_string();
-                        self.message = None;
-                    }
-                    None => self.message = Some((NO_DIALOG.into(), false)),
-                }
+        // A dialog thread that died counts as no dialog.
+        match Task::take_done(&mut self.browsing).map(|done| done.unwrap_or(None)) {
+            Some(Some(path)) => {
+                self.path = path.display().to_string();
+                self.message = None;
             }
+            Some(None) => self.message = Some((NO_DIALOG.into(), false)),
+            None => {}
         }
     }
 
@@ -138,17 +120,13 @@ impl ExportDialog {
             self.message = Some((e, true));
             return;
         }
-        let (tx, rx) = mpsc::channel();
-        let (c, ctx, replace) = (c.clone(), ctx.clone(), self.replace);
-        let spawned = std::thread::Builder::new()
-            .name("fsynclab-export".into())
-            .spawn(move || {
-                let _ = tx.send(write_report(&c, &out, replace));
-                ctx.request_repaint();
-            });
+        let (c, replace) = (c.clone(), self.replace);
+        let spawned = Task::spawn("fsynclab-export", Some(ctx), move || {
+            write_report(&c, &out, replace)
+        });
         match spawned {
-            Ok(_) => {
-                self.writing = Some(rx);
+            Ok(task) => {
+                self.writing = Some(task);
                 self.message = None;
             }
             Err(e) => self.message = Some((format!("cannot start the export thread: {e}"), true)),
@@ -156,26 +134,21 @@ impl ExportDialog {
     }
 
     fn start_browse(&mut self, ctx: &egui::Context) {
-        let (tx, rx) = mpsc::channel();
-        let ctx = ctx.clone();
         let current = expand_home(self.path.trim());
-        let spawned = std::thread::Builder::new()
-            .name("fsynclab-save-dialog".into())
-            .spawn(move || {
-                let mut dialog = rfd::FileDialog::new()
-                    .set_title("Export report")
-                    .add_filter("report", &FORMATS[..]);
-                if let Some(dir) = current.parent().filter(|d| d.is_dir()) {
-                    dialog = dialog.set_directory(dir);
-                }
-                if let Some(name) = current.file_name().and_then(|n| n.to_str()) {
-                    dialog = dialog.set_file_name(name);
-                }
-                let _ = tx.send(dialog.save_file());
-                ctx.request_repaint();
-            });
+        let spawned = Task::spawn("fsynclab-save-dialog", Some(ctx), move || {
+            let mut dialog = rfd::FileDialog::new()
+                .set_title("Export report")
+                .add_filter("report", &FORMATS[..]);
+            if let Some(dir) = current.parent().filter(|d| d.is_dir()) {
+                dialog = dialog.set_directory(dir);
+            }
+            if let Some(name) = current.file_name().and_then(|n| n.to_str()) {
+                dialog = dialog.set_file_name(name);
+            }
+            dialog.save_file()
+        });
         match spawned {
-            Ok(_) => self.browsing = Some(rx),
+            Ok(task) => self.browsing = Some(task),
             Err(_) => self.message = Some((NO_DIALOG.into(), true)),
         }
     }

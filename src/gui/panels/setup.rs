@@ -6,7 +6,6 @@
 //! up in the cached table without touching the filesystem.
 
 use std::path::{Component, Path, PathBuf};
-use std::sync::mpsc::{self, Receiver, TryRecvError};
 
 use egui::{Button, Grid, Label, RichText, TextEdit, Ui};
 
@@ -14,6 +13,7 @@ use super::setup_fields::error_lines;
 use super::setup_matrix::MatrixForm;
 use super::setup_scratch::ScratchPanel;
 use super::setup_workload::WorkloadForm;
+use crate::gui::task::Task;
 use crate::gui::{Cx, UiState};
 use crate::probe::{self, DeviceInfo, MountInfo};
 use crate::scratch::ScratchManager;
@@ -57,9 +57,9 @@ pub struct SetupPanel {
     devices: Vec<Result<DeviceInfo, String>>,
     mounts_error: Option<String>,
     scanned: bool,
-    scan: Option<Receiver<ScanResult>>,
+    scan: Option<Task<ScanResult>>,
     show_all_mounts: bool,
-    browse: Option<Receiver<Option<PathBuf>>>,
+    browse: Option<Task<Option<PathBuf>>>,
     browse_note: Option<String>,
     form: WorkloadForm,
     scratch: ScratchPanel,
@@ -107,81 +107,57 @@ impl SetupPanel {
 
     /// Takes the scan and dialog results that arrived.
     fn poll(&mut self, cx: &mut Cx) {
-        if let Some(rx) = &self.scan {
-            match rx.try_recv() {
-                Ok(Ok((mounts, devices))) => {
-                    self.mounts = mounts;
-                    self.devices = devices;
-                    self.mounts_error = None;
-                    self.scan = None;
-                }
-                Ok(Err(e)) => {
-                    self.mounts_error = Some(e);
-                    self.scan = None;
-                }
-                Err(TryRecvError::Empty) => {}
-                Err(TryRecvError::Disconnected) => {
-                    self.mounts_error = Some("the mount scan stopped without an answer".into());
-                    self.scan = None;
-                }
+        match Task::take_done(&mut self.scan) {
+            Some(Ok(Ok((mounts, devices)))) => {
+                self.mounts = mounts;
+                self.devices = devices;
+                self.mounts_error = None;
             }
+            Some(Ok(Err(e))) => self.mounts_error = Some(e),
+            Some(Err(_lost)) => {
+                self.mounts_error = Some("the mount scan stopped without an answer".into());
+            }
+            None => {}
         }
-        if let Some(rx) = &self.browse {
-            match rx.try_recv() {
-                Ok(Some(path)) => {
-                    cx.state.target = path.display().to_string();
-                    self.browse_note = None;
-                    self.browse = None;
-                }
-                Ok(None) | Err(TryRecvError::Disconnected) => {
-                    self.browse_note = Some(NO_FOLDER.into());
-                    self.browse = None;
-                }
-                Err(TryRecvError::Empty) => {}
+        match Task::take_done(&mut self.browse) {
+            Some(Ok(Some(path))) => {
+                cx.state.target = path.display().to_string();
+                self.browse_note = None;
             }
+            Some(Ok(None) | Err(_)) => self.browse_note = Some(NO_FOLDER.into()),
+            None => {}
         }
     }
 
     /// Reads the mount table and every mount's device on a background thread.
     fn start_scan(&mut self, ctx: &egui::Context) {
-        let (tx, rx) = mpsc::channel();
-        let ctx = ctx.clone();
-        let spawned = std::thread::Builder::new()
-            .name("fsynclab-mounts".into())
-            .spawn(move || {
-                let result = probe::list_mounts()
-                    .map(|mounts| {
-                        let devices = mounts.iter().map(probe::device_for_mount).collect();
-                        (mounts, devices)
-                    })
-                    .map_err(|e| e.to_string());
-                let _ = tx.send(result);
-                ctx.request_repaint();
-            });
+        let spawned = Task::spawn("fsynclab-mounts", Some(ctx), || {
+            probe::list_mounts()
+                .map(|mounts| {
+                    let devices = mounts.iter().map(probe::device_for_mount).collect();
+                    (mounts, devices)
+                })
+                .map_err(|e| e.to_string())
+        });
         match spawned {
-            Ok(_) => self.scan = Some(rx),
+            Ok(task) => self.scan = Some(task),
             Err(e) => self.mounts_error = Some(format!("cannot start the mount scan: {e}")),
         }
     }
 
     /// Opens the folder dialog on its own thread (it blocks until the user answers).
     fn start_browse(&mut self, ctx: &egui::Context, current: &str) {
-        let (tx, rx) = mpsc::channel();
-        let ctx = ctx.clone();
         let start_dir = PathBuf::from(current.trim());
-        let spawned = std::thread::Builder::new()
-            .name("fsynclab-browse".into())
-            .spawn(move || {
-                let mut dialog = rfd::FileDialog::new().set_title("Choose the target directory");
-                if start_dir.is_absolute() {
-                    dialog = dialog.set_directory(&start_dir);
-                }
-                let _ = tx.send(dialog.pick_folder());
-                ctx.request_repaint();
-            });
+        let spawned = Task::spawn("fsynclab-browse", Some(ctx), move || {
+            let mut dialog = rfd::FileDialog::new().set_title("Choose the target directory");
+            if start_dir.is_absolute() {
+                dialog = dialog.set_directory(&start_dir);
+            }
+            dialog.pick_folder()
+        });
         match spawned {
-            Ok(_) => {
-                self.browse = Some(rx);
+            Ok(task) => {
+                self.browse = Some(task);
                 self.browse_note = None;
             }
             Err(e) => self.browse_note = Some(format!("cannot open the file dialog: {e}")),

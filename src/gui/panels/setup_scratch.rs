@@ -5,12 +5,11 @@
 //! Listing, creating and destroying run on background threads (they shell out to losetup,
 //! mkfs and mount); the UI only polls their channels.
 
-use std::sync::mpsc::{self, Receiver, TryRecvError};
-
 use egui::{Button, Grid, RichText, TextEdit, Ui};
 
 use super::setup_fields::error_lines;
 use crate::gui::Cx;
+use crate::gui::task::Task;
 use crate::scratch::{
     Backing, CreateRequest, FsKind, ScratchManager, ScratchRecipe, ScratchStatus,
     check_mkfs_options, check_mount_options,
@@ -29,19 +28,19 @@ pub(super) struct ScratchPanel {
     list: Vec<ScratchStatus>,
     list_error: Option<String>,
     loaded: bool,
-    loading: Option<Receiver<Result<Vec<ScratchStatus>, String>>>,
+    loading: Option<Task<Result<Vec<ScratchStatus>, String>>>,
     fs: FsKind,
     size_text: String,
     mkfs_opts: String,
     mount_opts: String,
     ram: bool,
     loop_dio: bool,
-    creating: Option<Receiver<Result<ScratchRecipe, String>>>,
+    creating: Option<Task<Result<ScratchRecipe, String>>>,
     create_error: Option<String>,
     note: Option<String>,
     /// The name the destroy dialog asks about.
     confirm: Option<String>,
-    destroying: Option<(String, Receiver<Result<(), String>>)>,
+    destroying: Option<(String, Task<Result<(), String>>)>,
     destroy_error: Option<String>,
 }
 
@@ -139,76 +138,53 @@ impl ScratchPanel {
             Ok(m) => m,
             Err(_) => return,
         };
-        let (tx, rx) = mpsc::channel();
-        let ctx = ctx.clone();
-        let spawned = std::thread::Builder::new()
-            .name("fsynclab-scratch-list".into())
-            .spawn(move || {
-                let _ = tx.send(manager.list().map_err(|e| e.to_string()));
-                ctx.request_repaint();
-            });
+        let spawned = Task::spawn("fsynclab-scratch-list", Some(ctx), move || {
+            manager.list().map_err(|e| e.to_string())
+        });
         match spawned {
-            Ok(_) => self.loading = Some(rx),
+            Ok(task) => self.loading = Some(task),
             Err(e) => self.list_error = Some(format!("cannot start the scratch listing: {e}")),
         }
     }
 
     /// Takes the answers of the listing, create and destroy threads.
     fn poll(&mut self, ctx: &egui::Context, cx: &mut Cx) {
-        if let Some(rx) = &self.loading {
-            match rx.try_recv() {
-                Ok(answer) => {
-                    match answer {
-                        Ok(list) => {
-                            self.list = list;
-                            self.list_error = None;
-                        }
-                        Err(e) => self.list_error = Some(e),
-                    }
-                    self.loading = None;
-                }
-                Err(TryRecvError::Empty) => {}
-                Err(TryRecvError::Disconnected) => {
-                    self.list_error = Some("the scratch listing stopped without an answer".into());
-                    self.loading = None;
-                }
+        match Task::take_done(&mut self.loading) {
+            Some(Ok(Ok(list))) => {
+                self.list = list;
+                self.list_error = None;
             }
-        }
-        if let Some(rx) = &self.creating {
-            let answer = match rx.try_recv() {
-                Ok(answer) => Some(answer),
-                Err(TryRecvError::Empty) => None,
-                Err(TryRecvError::Disconnected) => {
-                    Some(Err("the create thread stopped without an answer".into()))
-                }
-            };
-            if let Some(answer) = answer {
-                self.creating = None;
-                match answer {
-                    Ok(recipe) => {
-                        let mount = recipe.mount_point.display().to_string();
-                        self.note = Some(format!(
-                            "{} ready on {}, mounted at {mount}; it is now the target",
-                            recipe.name, recipe.device
-                        ));
-                        cx.status
-                            .info(format!("scratch filesystem {} created", recipe.name));
-                        cx.state.target = mount;
-                        self.create_error = None;
-                    }
-                    Err(e) => self.create_error = Some(e),
-                }
-                self.start_list(ctx);
+            Some(Ok(Err(e))) => self.list_error = Some(e),
+            Some(Err(_lost)) => {
+                self.list_error = Some("the scratch listing stopped without an answer".into());
             }
+            None => {}
         }
-        if let Some((name, rx)) = &self.destroying {
-            let answer = match rx.try_recv() {
-                Ok(answer) => Some(answer),
-                Err(TryRecvError::Empty) => None,
-                Err(TryRecvError::Disconnected) => {
-                    Some(Err("the destroy thread stopped without an answer".into()))
+        if let Some(answer) = Task::take_done(&mut self.creating) {
+            let answer = answer
+                .unwrap_or_else(|_lost| Err("the create thread stopped without an answer".into()));
+            match answer {
+                Ok(recipe) => {
+                    let mount = recipe.mount_point.display().to_string();
+                    self.note = Some(format!(
+                        "{} ready on {}, mounted at {mount}; it is now the target",
+                        recipe.name, recipe.device
+                    ));
+                    cx.status
+                        .info(format!("scratch filesystem {} created", recipe.name));
+                    cx.state.target = mount;
+                    self.create_error = None;
                 }
-            };
+                Err(e) => self.create_error = Some(e),
+            }
+            self.start_list(ctx);
+        }
+        if let Some((name, task)) = &self.destroying {
+            let answer = task.poll().map(|done| {
+                done.unwrap_or_else(|_lost| {
+                    Err("the destroy thread stopped without an answer".into())
+                })
+            });
             if let Some(answer) = answer {
                 match answer {
                     Ok(()) => {
@@ -393,17 +369,12 @@ impl ScratchPanel {
             loop_direct_io: self.loop_dio,
             destroy_data_on: None,
         };
-        let (tx, rx) = mpsc::channel();
-        let ctx = ctx.clone();
-        let spawned = std::thread::Builder::new()
-            .name("fsynclab-scratch-create".into())
-            .spawn(move || {
-                let _ = tx.send(manager.create(&request).map_err(|e| e.to_string()));
-                ctx.request_repaint();
-            });
+        let spawned = Task::spawn("fsynclab-scratch-create", Some(ctx), move || {
+            manager.create(&request).map_err(|e| e.to_string())
+        });
         match spawned {
-            Ok(_) => {
-                self.creating = Some(rx);
+            Ok(task) => {
+                self.creating = Some(task);
                 self.create_error = None;
                 self.note = None;
             }
@@ -454,18 +425,13 @@ impl ScratchPanel {
                 return;
             }
         };
-        let (tx, rx) = mpsc::channel();
-        let ctx = ctx.clone();
         let which = name.clone();
-        let spawned = std::thread::Builder::new()
-            .name("fsynclab-scratch-destroy".into())
-            .spawn(move || {
-                let _ = tx.send(manager.destroy(&which).map_err(|e| e.to_string()));
-                ctx.request_repaint();
-            });
+        let spawned = Task::spawn("fsynclab-scratch-destroy", Some(ctx), move || {
+            manager.destroy(&which).map_err(|e| e.to_string())
+        });
         match spawned {
-            Ok(_) => {
-                self.destroying = Some((name, rx));
+            Ok(task) => {
+                self.destroying = Some((name, task));
                 self.destroy_error = None;
             }
             Err(e) => self.destroy_error = Some(format!("cannot start the destroy thread: {e}")),
