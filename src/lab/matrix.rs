@@ -4,7 +4,7 @@
 
 use std::sync::mpsc::Sender;
 
-use crate::engine::{CancelToken, EngineError, EngineEvent};
+use crate::engine::{CancelToken, EngineEvent};
 use crate::metrics::{RunResult, RunStatus};
 use crate::scratch::{
     Backing, CreateRequest, FsKind, ScratchError, ScratchManager, check_mkfs_options,
@@ -242,38 +242,17 @@ pub(super) fn run_matrix(
                 }
             }
         }
-        let mut ids = Vec::new();
-        let mut failure = None;
-        // The filesystem's mount point, checked once for all its runs.
-        let target = crate::engine::check_target(&recipe.mount_point, request.allow_shared_target);
-        for _ in 0..repeat {
-            let one = RunRequest {
-                target: recipe.mount_point.clone(),
-                label: Some(label.clone()),
-                experiment_id: Some(outcome.experiment_id),
-                ..request.clone()
-            };
-            let ran = match &target {
-                Ok(target) => run_one(store, &one, target, events, cancel),
-                Err(e) => Err(LabError::Engine(EngineError::Target(e.to_string()))),
-            };
-            match ran {
-                Ok(result) => {
-                    on_result(&label, &result);
-                    ids.push(result.id);
-                    if result.status != RunStatus::Finished {
-                        outcome.cancelled = result.status == RunStatus::Cancelled;
-                        failure =
-                            Some(format!("a run on {label} ended {}", result.status.as_str()));
-                        break;
-                    }
-                }
-                Err(e) => {
-                    failure = Some(e.to_string());
-                    break;
-                }
-            }
-        }
+        let one = RunRequest {
+            target: recipe.mount_point.clone(),
+            label: Some(label.clone()),
+            experiment_id: Some(outcome.experiment_id),
+            ..request.clone()
+        };
+        let ran = run_config(store, &one, repeat, events, cancel, |r| {
+            on_result(&label, r)
+        });
+        outcome.cancelled |= ran.cancelled;
+        let (ids, failure) = (ran.ids, ran.failure);
         // Destroy even after a failure: a matrix never leaves filesystems behind, and a
         // filesystem that will not go is reported, not dropped.
         if let Err(e) = scratch.destroy(&recipe.name) {
@@ -289,6 +268,60 @@ pub(super) fn run_matrix(
         }
     }
     Ok(outcome)
+}
+
+/// What the runs on one configuration's filesystem did.
+struct ConfigRuns {
+    /// Stored runs, in order.
+    ids: Vec<i64>,
+    /// Why the configuration (and so the matrix) stopped early.
+    failure: Option<String>,
+    /// It stopped because a run was cancelled.
+    cancelled: bool,
+}
+
+/// Runs `request` `repeat` times on its target (a fresh filesystem's mount point, checked
+/// once for all its runs); stops at the first run that does not finish.
+fn run_config(
+    store: &Store,
+    request: &RunRequest,
+    repeat: u32,
+    events: &Sender<EngineEvent>,
+    cancel: &CancelToken,
+    mut on_result: impl FnMut(&RunResult),
+) -> ConfigRuns {
+    let mut done = ConfigRuns {
+        ids: Vec::new(),
+        failure: None,
+        cancelled: false,
+    };
+    let label = request.label.clone().unwrap_or_default();
+    let target = match crate::engine::check_target(&request.target, request.allow_shared_target) {
+        Ok(target) => target,
+        Err(e) => {
+            done.failure = Some(e.to_string());
+            return done;
+        }
+    };
+    for _ in 0..repeat {
+        match run_one(store, request, &target, events, cancel) {
+            Ok(result) => {
+                on_result(&result);
+                done.ids.push(result.id);
+                if result.status != RunStatus::Finished {
+                    done.cancelled = result.status == RunStatus::Cancelled;
+                    done.failure =
+                        Some(format!("a run on {label} ended {}", result.status.as_str()));
+                    break;
+                }
+            }
+            Err(e) => {
+                done.failure = Some(e.to_string());
+                break;
+            }
+        }
+    }
+    done
 }
 
 /// Prefix of the scratch filesystems a matrix makes, `matrix-<pid>-<start ticks>-<n>`: a
