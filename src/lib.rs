@@ -15,14 +15,16 @@
 //!                report::{summary_text, run_json, compare_table, markdown, csv, image} | gui::panels
 //! ```
 //!
-//! The library does the work; the CLI ([`cli`]) and the lab window ([`gui`]) parse input,
-//! call it and render. Measuring never formats, reporting never measures.
+//! The library does the work; the CLI ([`cli`]) and the lab window (`gui`, behind the `gui`
+//! cargo feature, on by default) parse input, call it and render. Measuring never formats,
+//! reporting never measures. Without the `gui` feature the library links no GUI crate.
 
 #![warn(missing_docs)]
 
 pub mod analysis;
 pub mod cli;
 pub mod engine;
+#[cfg(feature = "gui")]
 pub mod gui;
 pub mod lab;
 pub mod metrics;

@@ -1,8 +1,21 @@
-//! fsynclab: no subcommand opens the lab window; subcommands run headless.
+//! fsynclab: no subcommand opens the lab window (when built with the `gui` feature, the
+//! default); subcommands run headless.
 
 use clap::Parser;
 
 fn main() -> std::process::ExitCode {
     let cli = fsynclab::cli::Cli::parse();
-    fsynclab::cli::execute(cli)
+    fsynclab::cli::execute(cli, window())
+}
+
+/// The lab window, opened by the binary: the library never starts one itself.
+#[cfg(feature = "gui")]
+fn window() -> Option<fsynclab::cli::Window> {
+    Some(|db| fsynclab::gui::launch(db).map_err(anyhow::Error::from))
+}
+
+/// A headless build has no window; `execute` says so and names the subcommands.
+#[cfg(not(feature = "gui"))]
+fn window() -> Option<fsynclab::cli::Window> {
+    None
 }

@@ -218,10 +218,42 @@ fn ctrl_c_cancels_and_stores_the_partial_run() {
     assert_eq!(rows[0]["status"], "cancelled");
 }
 
+#[cfg(feature = "gui")]
 #[test]
 fn no_display_points_to_the_headless_subcommands() {
     let lab = Lab::new();
     lab.cmd().env_remove("DISPLAY").assert().code(2).stderr(
         predicate::str::contains("no display found").and(predicate::str::contains("fsynclab run")),
     );
+}
+
+/// A headless build (no `gui` feature) has no window: without a subcommand it says so,
+/// names every subcommand and how to get the window, and exits 2 (display or not).
+#[cfg(not(feature = "gui"))]
+#[test]
+fn a_headless_build_without_a_subcommand_names_the_subcommands() {
+    let lab = Lab::new();
+    for display in [None, Some(":0")] {
+        let mut cmd = lab.cmd();
+        match display {
+            Some(d) => cmd.env("DISPLAY", d),
+            None => cmd.env_remove("DISPLAY"),
+        };
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("headless build"), "{stderr}");
+        assert!(stderr.contains("no lab window"), "{stderr}");
+        for sub in [
+            "run", "list", "show", "presets", "compare", "report", "scratch", "matrix", "clean",
+        ] {
+            assert!(
+                stderr.contains(&format!(" {sub},")) || stderr.contains(&format!(" {sub} ")),
+                "{sub}: {stderr}"
+            );
+        }
+        assert!(stderr.contains("cargo build --release"), "{stderr}");
+        assert!(out.stdout.is_empty());
+    }
+    assert!(!lab.db.exists(), "no database is made without a subcommand");
 }

@@ -56,6 +56,14 @@ use crate::store::{OpenMode, Store, StoreError};
     long_about = "A lab for running and comparing fsync experiments.\n\nWithout a subcommand it opens \
                   the lab window; the subcommands run the same library headless."
 )]
+#[cfg_attr(
+    not(feature = "gui"),
+    command(
+        long_about = "A lab for running and comparing fsync experiments.\n\nThis is a \
+                          headless build (no `gui` feature): it has no lab window; the \
+                          subcommands run everything."
+    )
+)]
 pub struct Cli {
     /// SQLite database of runs [default: $XDG_DATA_HOME/fsynclab/fsynclab.sqlite]
     #[arg(long, global = true, env = "FSYNCLAB_DB", value_name = "PATH")]
@@ -190,20 +198,44 @@ fn clean(db: &Option<PathBuf>) -> Result<u8, CliError> {
     })
 }
 
-/// No subcommand: the lab window on the chosen or default database.
-fn open_window(db: &Option<PathBuf>) -> Result<u8, CliError> {
+/// Opens the lab window on a database and blocks until it closes. The binary passes one
+/// (`gui::launch`) when it is built with the `gui` feature; the library never opens a window.
+pub type Window = fn(PathBuf) -> anyhow::Result<()>;
+
+/// No subcommand: the lab window on the chosen or default database, or, in a build
+/// without one, a usage error naming the subcommands.
+fn open_window(db: &Option<PathBuf>, window: Option<Window>) -> Result<u8, CliError> {
+    let Some(window) = window else {
+        return Err(CliError::usage(anyhow::anyhow!(no_window_message())));
+    };
     let path = match db {
         Some(p) => p.clone(),
         None => Store::default_path()?,
     };
-    crate::gui::launch(path).map_err(CliError::usage)?;
+    window(path).map_err(CliError::usage)?;
     Ok(0)
 }
 
-/// Runs a parsed command line; `Ok(code)` is the exit code of a completed command.
-pub fn execute(cli: Cli) -> ExitCode {
+/// What a headless build (no `gui` feature) says when started without a subcommand.
+pub fn no_window_message() -> String {
+    use clap::CommandFactory as _;
+    let names: Vec<String> = Cli::command()
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .collect();
+    format!(
+        "this fsynclab is a headless build (without the `gui` feature): it has no lab window. \
+         Use a subcommand: {} (see fsynclab --help); for the window, build with the default \
+         features (cargo build --release)",
+        names.join(", ")
+    )
+}
+
+/// Runs a parsed command line; the process exit code. Without a subcommand it opens
+/// `window` (see [`Window`]), or says there is none.
+pub fn execute(cli: Cli, window: Option<Window>) -> ExitCode {
     let result = match cli.command {
-        None => open_window(&cli.db),
+        None => open_window(&cli.db, window),
         Some(Command::Run(args)) => run::execute(&cli.db, args),
         Some(Command::List(args)) => browse::list(&cli.db, args),
         Some(Command::Show(args)) => browse::show(&cli.db, args),
