@@ -1,6 +1,7 @@
 //! Latency histograms: full-precision HDR histograms owned by one worker, and the
 //! lock-free bucket counters the interval sampler reads while a run is going.
 
+use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use hdrhistogram::Histogram;
@@ -10,6 +11,7 @@ use hdrhistogram::serialization::{
 use serde::{Deserialize, Serialize};
 
 use super::MetricsError;
+use super::paged::{PagedCounts, empty_dense};
 
 /// Largest latency a histogram can hold: one hour, in nanoseconds. Larger values saturate.
 pub const MAX_LATENCY_NS: u64 = 3_600_000_000_000;
@@ -18,11 +20,25 @@ pub const SIGNIFICANT_DIGITS: u8 = 3;
 
 /// A latency histogram in nanoseconds (hdrhistogram, 1 ns .. 1 h, 3 significant digits).
 ///
+/// A new histogram keeps its counts in small pages allocated as values arrive (a worker's
+/// histograms hold only the latencies it saw: 512 fileserver clients stay under 256 MiB);
+/// merging or decoding gives the dense HDR histogram. Both hold exactly the same counts, so
+/// every figure is the same as recording into the dense histogram directly.
+///
 /// Serialized (serde) as base64 of the HdrHistogram V2 + deflate encoding, so any
 /// percentile can be computed again from a stored run.
 #[derive(Clone, Debug)]
 pub struct LatencyHistogram {
-    inner: Histogram<u64>,
+    counts: Counts,
+}
+
+/// Where a histogram's counts are.
+#[derive(Clone, Debug)]
+enum Counts {
+    /// Recording in a worker: pages allocated on first use.
+    Paged(PagedCounts),
+    /// Merged or decoded: the dense HDR histogram.
+    Dense(Box<Histogram<u64>>),
 }
 
 /// The percentiles reported for one latency distribution, in nanoseconds.
@@ -54,56 +70,94 @@ impl Default for LatencyHistogram {
 
 impl PartialEq for LatencyHistogram {
     fn eq(&self, other: &Self) -> bool {
-        self.inner == other.inner
+        *self.dense() == *other.dense()
     }
 }
 
 impl LatencyHistogram {
-    /// An empty histogram covering 1 ns to one hour.
+    /// An empty histogram covering 1 ns to one hour (no count allocated yet).
     pub fn new() -> Self {
-        let inner = Histogram::new_with_bounds(1, MAX_LATENCY_NS, SIGNIFICANT_DIGITS)
-            .expect("constant histogram bounds are valid");
-        Self { inner }
+        Self {
+            counts: Counts::Paged(PagedCounts::default()),
+        }
     }
 
     /// Records one latency; values beyond one hour are clamped, zero counts as 1 ns.
     #[inline(always)]
     pub fn record(&mut self, latency_ns: u64) {
-        self.inner.saturating_record(latency_ns.max(1));
+        match &mut self.counts {
+            Counts::Paged(paged) => paged.record(latency_ns),
+            Counts::Dense(dense) => dense.saturating_record(latency_ns.max(1)),
+        }
+    }
+
+    /// The dense histogram: borrowed when it is one, built from the pages otherwise.
+    fn dense(&self) -> Cow<'_, Histogram<u64>> {
+        match &self.counts {
+            Counts::Paged(paged) => Cow::Owned(paged.to_dense()),
+            Counts::Dense(dense) => Cow::Borrowed(dense),
+        }
+    }
+
+    /// Turns the counts into the dense histogram (merges add into it).
+    fn dense_mut(&mut self) -> &mut Histogram<u64> {
+        if let Counts::Paged(paged) = &self.counts {
+            self.counts = Counts::Dense(Box::new(paged.to_dense()));
+        }
+        match &mut self.counts {
+            Counts::Dense(dense) => dense,
+            Counts::Paged(_) => unreachable!("made dense above"),
+        }
+    }
+
+    /// Heap bytes this histogram holds (pages and page table, or the dense counts).
+    pub fn heap_bytes(&self) -> usize {
+        match &self.counts {
+            Counts::Paged(paged) => paged.heap_bytes(),
+            Counts::Dense(dense) => dense.distinct_values() * std::mem::size_of::<u64>(),
+        }
     }
 
     /// Adds every count of `other` into this histogram (exact merge, no averaging).
     pub fn merge(&mut self, other: &LatencyHistogram) {
-        // Both histograms share the same bounds, so `add` cannot fail on range.
-        let _ = self.inner.add(&other.inner);
+        let dense = self.dense_mut();
+        match &other.counts {
+            Counts::Paged(paged) => paged.add_into(dense),
+            // Both histograms share the same bounds, so `add` cannot fail on range.
+            Counts::Dense(other) => {
+                let _ = dense.add(&**other);
+            }
+        }
     }
 
     /// Number of recorded values.
     pub fn count(&self) -> u64 {
-        self.inner.len()
+        match &self.counts {
+            Counts::Paged(paged) => paged.total(),
+            Counts::Dense(dense) => dense.len(),
+        }
     }
 
     /// Value at a percentile in 0..=100, in ns; 0 when empty.
     pub fn percentile_ns(&self, percentile: f64) -> u64 {
-        if self.inner.is_empty() {
-            return 0;
-        }
-        self.inner.value_at_percentile(percentile)
+        percentile_of(&self.dense(), percentile)
     }
 
     /// Fraction (0..=1) of recorded values at or below `latency_ns`.
     pub fn cdf_at(&self, latency_ns: u64) -> f64 {
-        if self.inner.is_empty() {
+        let inner = self.dense();
+        if inner.is_empty() {
             return 0.0;
         }
-        self.inner.count_between(0, latency_ns) as f64 / self.inner.len() as f64
+        inner.count_between(0, latency_ns) as f64 / inner.len() as f64
     }
 
     /// Points of the cumulative distribution, `(latency_ns, fraction at or below)`, at
     /// `steps` evenly spaced quantiles plus the 99.9th, 99.99th and the maximum; empty when
     /// the histogram is empty.
     pub fn cdf_points(&self, steps: usize) -> Vec<(u64, f64)> {
-        if self.inner.is_empty() {
+        let inner = self.dense();
+        if inner.is_empty() {
             return Vec::new();
         }
         let steps = steps.max(2);
@@ -112,24 +166,25 @@ impl LatencyHistogram {
         quantiles.sort_by(f64::total_cmp);
         quantiles
             .into_iter()
-            .map(|q| (self.inner.value_at_quantile(q).max(1), q))
+            .map(|q| (inner.value_at_quantile(q).max(1), q))
             .collect()
     }
 
     /// Summary with the standard percentiles.
     pub fn summary(&self) -> LatencySummary {
-        if self.inner.is_empty() {
+        let inner = self.dense();
+        if inner.is_empty() {
             return LatencySummary::default();
         }
         LatencySummary {
-            count: self.inner.len(),
-            min_ns: self.inner.min(),
-            mean_ns: self.inner.mean(),
-            p50_ns: self.percentile_ns(50.0),
-            p90_ns: self.percentile_ns(90.0),
-            p99_ns: self.percentile_ns(99.0),
-            p999_ns: self.percentile_ns(99.9),
-            max_ns: self.inner.max(),
+            count: inner.len(),
+            min_ns: inner.min(),
+            mean_ns: inner.mean(),
+            p50_ns: percentile_of(&inner, 50.0),
+            p90_ns: percentile_of(&inner, 90.0),
+            p99_ns: percentile_of(&inner, 99.0),
+            p999_ns: percentile_of(&inner, 99.9),
+            max_ns: inner.max(),
         }
     }
 
@@ -137,7 +192,7 @@ impl LatencyHistogram {
     pub fn to_bytes(&self) -> Result<Vec<u8>, MetricsError> {
         let mut out = Vec::new();
         V2DeflateSerializer::new()
-            .serialize(&self.inner, &mut out)
+            .serialize(&self.dense(), &mut out)
             .map_err(|e| MetricsError::Histogram(format!("cannot encode histogram: {e:?}")))?;
         Ok(out)
     }
@@ -147,12 +202,22 @@ impl LatencyHistogram {
         let decoded: Histogram<u64> = HdrDeserializer::new()
             .deserialize(&mut std::io::Cursor::new(bytes))
             .map_err(|e| MetricsError::Histogram(format!("cannot decode histogram: {e:?}")))?;
-        let mut hist = Self::new();
-        hist.inner
+        let mut inner = empty_dense();
+        inner
             .add(&decoded)
             .map_err(|e| MetricsError::Histogram(format!("histogram out of range: {e:?}")))?;
-        Ok(hist)
+        Ok(Self {
+            counts: Counts::Dense(Box::new(inner)),
+        })
     }
+}
+
+/// Value at a percentile of a dense histogram, in ns; 0 when empty.
+fn percentile_of(inner: &Histogram<u64>, percentile: f64) -> u64 {
+    if inner.is_empty() {
+        return 0;
+    }
+    inner.value_at_percentile(percentile)
 }
 
 impl Serialize for LatencyHistogram {

@@ -5,6 +5,7 @@
 
 mod histogram;
 mod ops;
+mod paged;
 mod sysbench;
 
 pub use histogram::{
