@@ -69,8 +69,7 @@ impl Drop for LoopMount {
 }
 
 fn probe_loop_mount(fs_type: &str) {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    if unsafe { libc::geteuid() } != 0 {
+    if !nix::unistd::geteuid().is_root() {
         skip_or_fail("not root (mounting a loop device needs CAP_SYS_ADMIN)");
         return;
     }

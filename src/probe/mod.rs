@@ -14,17 +14,12 @@ use std::path::PathBuf;
 
 pub use blockstat::{MIN_STAT_FIELDS, parse_named_stat_line};
 pub use mountinfo::{MOUNTINFO_PATH, list_mounts, mount_for_path, parse_mountinfo, unescape_octal};
-pub use noise::{
-    CpuTimes, Pressure, QuietOutcome, measure_cpu_busy, read_cpu_times, read_pressure,
-    wait_for_quiet,
-};
+pub use noise::{Pressure, QuietOutcome, measure_cpu_busy, read_pressure, wait_for_quiet};
 pub use sysfs::{
     SYSFS_ROOT, device_for_mount, device_for_mount_in, device_holding_file, no_device_reason,
     parse_active_scheduler, parse_sysfs_bool, read_attribute,
 };
-pub use system::{
-    collect, is_memory_fs, parse_cpu_model, parse_mem_total_bytes, read_blockstat, warnings_for,
-};
+pub use system::{Machine, collect, is_memory_fs, machine, read_blockstat, warnings_for};
 
 use serde::{Deserialize, Serialize};
 
@@ -158,6 +153,9 @@ pub struct SystemInfo {
     pub kernel_release: Option<String>,
     /// `uname -v`.
     pub kernel_version: Option<String>,
+    /// Operating system name and version from os-release (`Linux (Debian GNU/Linux 13)`);
+    /// `None` in runs stored before it was recorded.
+    pub os: Option<String>,
     /// CPU model name.
     pub cpu_model: Option<String>,
     /// Logical CPUs.

@@ -1,57 +1,11 @@
-//! Background load: CPU busy share from `/proc/stat` and pressure-stall information from
-//! `/proc/pressure/{cpu,io}`. Parsers are pure; readers are thin.
+//! Background load: CPU busy share (sysinfo, which reads `/proc/stat`) and pressure-stall
+//! information from `/proc/pressure/{cpu,io}` (which sysinfo does not read: a pure parser
+//! and a thin reader).
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::ProbeError;
-
-/// Aggregate CPU jiffies from the first `cpu ` line of `/proc/stat`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct CpuTimes {
-    /// user + nice + system + irq + softirq + steal.
-    pub busy: u64,
-    /// busy + idle + iowait.
-    pub total: u64,
-}
-
-impl CpuTimes {
-    /// Parses the aggregate `cpu` line of `/proc/stat` text.
-    pub fn parse(stat: &str) -> Result<CpuTimes, ProbeError> {
-        let err = |detail: &str| ProbeError::Parse {
-            what: "/proc/stat".into(),
-            detail: detail.into(),
-        };
-        let line = stat
-            .lines()
-            .find(|l| l.starts_with("cpu "))
-            .ok_or_else(|| err("no aggregate 'cpu' line"))?;
-        let fields: Vec<u64> = line
-            .split_whitespace()
-            .skip(1)
-            .map(|f| f.parse::<u64>())
-            .collect::<Result<_, _>>()
-            .map_err(|_| err("non-numeric cpu field"))?;
-        if fields.len() < 4 {
-            return Err(err("fewer than 4 cpu fields"));
-        }
-        let get = |i: usize| fields.get(i).copied().unwrap_or(0);
-        // user nice system idle iowait irq softirq steal (guest is already in user).
-        let busy = get(0) + get(1) + get(2) + get(5) + get(6) + get(7);
-        let total = busy + get(3) + get(4);
-        Ok(CpuTimes { busy, total })
-    }
-
-    /// Share of CPU time busy between two readings (0..=1); `None` if no time passed.
-    pub fn busy_share(before: &CpuTimes, after: &CpuTimes) -> Option<f64> {
-        let total = after.total.checked_sub(before.total)?;
-        if total == 0 {
-            return None;
-        }
-        let busy = after.busy.saturating_sub(before.busy);
-        Some((busy as f64 / total as f64).clamp(0.0, 1.0))
-    }
-}
 
 /// The "some" line of a `/proc/pressure/*` file.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -89,16 +43,6 @@ impl Pressure {
     }
 }
 
-/// Reads `/proc/stat`.
-pub fn read_cpu_times() -> Result<CpuTimes, ProbeError> {
-    let path = Path::new("/proc/stat");
-    let text = std::fs::read_to_string(path).map_err(|source| ProbeError::Read {
-        path: path.into(),
-        source,
-    })?;
-    CpuTimes::parse(&text)
-}
-
 /// Reads `/proc/pressure/<resource>` (`cpu`, `io`, `memory`); fails where PSI is off.
 pub fn read_pressure(resource: &str) -> Result<Pressure, ProbeError> {
     let path = Path::new("/proc/pressure").join(resource);
@@ -107,12 +51,18 @@ pub fn read_pressure(resource: &str) -> Result<Pressure, ProbeError> {
     Pressure::parse(&text)
 }
 
-/// Busy share of all CPUs over the next `window` (this thread sleeps meanwhile).
+/// Busy share of all CPUs over the next `window` (this thread sleeps meanwhile): user,
+/// nice, system, irq, softirq and steal time over all time but guest (counted in user), as
+/// sysinfo computes it from `/proc/stat`; `None` when the CPU times cannot be read.
 pub fn measure_cpu_busy(window: Duration) -> Option<f64> {
-    let before = read_cpu_times().ok()?;
+    let mut system = sysinfo::System::new().ok()?;
+    system.refresh_cpu_usage();
+    if system.cpus().is_empty() {
+        return None;
+    }
     std::thread::sleep(window);
-    let after = read_cpu_times().ok()?;
-    CpuTimes::busy_share(&before, &after)
+    system.refresh_cpu_usage();
+    Some((f64::from(system.global_cpu_usage()) / 100.0).clamp(0.0, 1.0))
 }
 
 /// Outcome of waiting for a quiet machine.
@@ -150,22 +100,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn parses_proc_stat_and_computes_busy_share() {
-        let a = CpuTimes::parse("cpu  100 0 50 800 50 0 0 0 0 0\ncpu0 50 0 25 400 25 0 0 0 0 0\n")
-            .unwrap();
-        assert_eq!(
-            a,
-            CpuTimes {
-                busy: 150,
-                total: 1000
-            }
-        );
-        let b = CpuTimes::parse("cpu  200 10 90 1500 60 5 5 0 0 0\n").unwrap();
-        // busy 310 - 150 = 160 of total 1870 - 1000 = 870
-        assert!((CpuTimes::busy_share(&a, &b).unwrap() - 160.0 / 870.0).abs() < 1e-12);
-        assert_eq!(CpuTimes::busy_share(&a, &a), None);
-        assert!(CpuTimes::parse("intr 1 2 3").is_err());
-        assert!(CpuTimes::parse("cpu  a b c d").is_err());
+    fn a_spinning_thread_shows_as_busy() {
+        // One thread spinning on one of the machine's CPUs: at least 1/cpus busy (minus a
+        // little for the spinner's start), whatever else runs; a reading in percent or of an
+        // empty window would fail.
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let spinner = {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    std::hint::spin_loop();
+                }
+            })
+        };
+        let busy = measure_cpu_busy(Duration::from_millis(500)).expect("/proc/stat readable");
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        spinner.join().unwrap();
+        assert!(busy <= 1.0, "{busy}");
+        assert!(busy >= 0.8 / cpus, "{busy} with {cpus} CPUs");
     }
 
     #[test]

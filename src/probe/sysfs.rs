@@ -93,7 +93,11 @@ pub fn device_holding_file(file: &Path) -> Result<DeviceInfo, String> {
     let meta =
         std::fs::metadata(file).map_err(|e| format!("cannot stat {} ({e})", file.display()))?;
     let dev = meta.dev();
-    let (major, minor) = (libc::major(dev), libc::minor(dev));
+    // Linux device numbers are 32-bit major and minor fields inside the 64-bit dev_t.
+    let (major, minor) = (
+        nix::sys::stat::major(dev) as u32,
+        nix::sys::stat::minor(dev) as u32,
+    );
     if major == 0 {
         return Err(format!(
             "{} is on a filesystem without a block device (tmpfs or similar)",

@@ -13,33 +13,43 @@ pub fn is_memory_fs(fs_type: &str) -> bool {
     matches!(fs_type, "tmpfs" | "ramfs" | "hugetlbfs")
 }
 
-/// The first `model name` of a `/proc/cpuinfo` text (x86); falls back to the first
-/// `Processor`/`cpu model`/`cpu` entry that other architectures print.
-pub fn parse_cpu_model(cpuinfo: &str) -> Option<String> {
-    let entries = || {
-        cpuinfo.lines().filter_map(|line| {
-            let (key, value) = line.split_once(':')?;
-            let value = value.trim();
-            (!value.is_empty()).then_some((key.trim(), value))
-        })
-    };
-    ["model name", "Processor", "cpu model", "cpu"]
-        .iter()
-        .find_map(|wanted| entries().find(|(key, _)| key == wanted))
-        .map(|(_, value)| value.to_string())
+/// The machine facts sysinfo reads (CPU model and count, memory, operating system).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Machine {
+    /// CPU model name (`model name` of /proc/cpuinfo on x86), when known.
+    pub cpu_model: Option<String>,
+    /// Logical CPUs online.
+    pub cpu_count: u32,
+    /// Total memory (`MemTotal`), bytes.
+    pub memory_bytes: u64,
+    /// Operating system name and version from os-release (`Linux (Debian GNU/Linux 13)`).
+    pub os: Option<String>,
 }
 
-/// `MemTotal` of a `/proc/meminfo` text, in bytes (the file prints kB = KiB).
-pub fn parse_mem_total_bytes(meminfo: &str) -> Option<u64> {
-    meminfo.lines().find_map(|line| {
-        let rest = line.strip_prefix("MemTotal:")?;
-        let mut parts = rest.split_whitespace();
-        let kibibytes: u64 = parts.next()?.parse().ok()?;
-        match parts.next() {
-            Some("kB") | None => kibibytes.checked_mul(1024),
-            Some(_) => None,
-        }
-    })
+/// Reads the CPU model and count, total memory and operating system through sysinfo; what
+/// cannot be read stays `None` (or 0).
+pub fn machine() -> Machine {
+    use sysinfo::{CpuRefreshKind, MemoryRefreshKind, System};
+    let mut machine = Machine {
+        os: System::long_os_version()
+            .ok()
+            .filter(|os| !os.trim().is_empty()),
+        ..Machine::default()
+    };
+    let Ok(mut system) = System::new() else {
+        return machine;
+    };
+    system.refresh_cpu_list(CpuRefreshKind::nothing());
+    system.refresh_memory_specifics(MemoryRefreshKind::nothing().with_ram());
+    machine.cpu_model = system
+        .cpus()
+        .iter()
+        .map(|cpu| cpu.brand().trim())
+        .find(|brand| !brand.is_empty())
+        .map(str::to_string);
+    machine.cpu_count = u32::try_from(system.cpus().len()).unwrap_or(u32::MAX);
+    machine.memory_bytes = system.total_memory();
+    machine
 }
 
 /// Reads the I/O counters of `device` (its `stat_path`).
@@ -81,10 +91,6 @@ pub fn warnings_for(mount: &MountInfo, device: Option<&DeviceInfo>) -> Vec<Strin
     warnings
 }
 
-fn read_text(path: &str) -> Option<String> {
-    std::fs::read_to_string(path).ok()
-}
-
 /// Probes the machine and the mount and device under `target`. Never fails: unknown values
 /// stay `None`, and a missing mount or device is explained in `device_note`.
 pub fn collect(target: &Path) -> SystemInfo {
@@ -93,16 +99,13 @@ pub fn collect(target: &Path) -> SystemInfo {
         hostname: nix::unistd::gethostname()
             .ok()
             .map(|name| name.to_string_lossy().into_owned()),
-        cpu_model: read_text("/proc/cpuinfo").and_then(|text| parse_cpu_model(&text)),
-        cpu_count: std::thread::available_parallelism()
-            .ok()
-            .and_then(|count| u32::try_from(count.get()).ok())
-            .unwrap_or(0),
-        memory_bytes: read_text("/proc/meminfo")
-            .and_then(|text| parse_mem_total_bytes(&text))
-            .unwrap_or(0),
         ..SystemInfo::default()
     };
+    let machine = machine();
+    info.cpu_model = machine.cpu_model;
+    info.cpu_count = machine.cpu_count;
+    info.memory_bytes = machine.memory_bytes;
+    info.os = machine.os;
     if let Ok(uname) = nix::sys::utsname::uname() {
         info.kernel_release = Some(uname.release().to_string_lossy().into_owned());
         info.kernel_version = Some(uname.version().to_string_lossy().into_owned());
@@ -159,38 +162,37 @@ fn absolute_or_given(target: &Path) -> PathBuf {
 mod tests {
     use super::*;
 
-    const CPUINFO_X86: &str = "processor\t: 0\nvendor_id\t: GenuineIntel\n\
-        model name\t: Intel(R) Xeon(R) CPU @ 2.20GHz\nflags\t\t: fpu vme\n\n\
-        processor\t: 1\nmodel name\t: Other CPU\n";
-    const CPUINFO_ARM: &str = "Processor\t: ARMv7 Processor rev 4 (v7l)\nprocessor\t: 0\n\
-        BogoMIPS\t: 38.40\n\nHardware\t: BCM2835\n";
-    const MEMINFO: &str = "MemTotal:       24684096 kB\nMemFree:         1000 kB\n\
-        MemAvailable:   20000000 kB\n";
-
-    #[test]
-    fn cpu_model_is_the_first_model_name() {
-        assert_eq!(
-            parse_cpu_model(CPUINFO_X86).as_deref(),
-            Some("Intel(R) Xeon(R) CPU @ 2.20GHz")
-        );
-        assert_eq!(
-            parse_cpu_model(CPUINFO_ARM).as_deref(),
-            Some("ARMv7 Processor rev 4 (v7l)")
-        );
-        assert_eq!(parse_cpu_model(""), None);
-        assert_eq!(parse_cpu_model("model name\t:\n:::\n\u{0}"), None);
+    /// `key: value` of a /proc text whose key is `key`.
+    fn proc_value<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+        text.lines().find_map(|line| {
+            let (k, v) = line.split_once(':')?;
+            (k.trim() == key).then_some(v.trim())
+        })
     }
 
     #[test]
-    fn mem_total_is_in_bytes() {
-        assert_eq!(parse_mem_total_bytes(MEMINFO), Some(24684096 * 1024));
-        assert_eq!(parse_mem_total_bytes("MemFree: 1 kB"), None);
-        assert_eq!(parse_mem_total_bytes("MemTotal: lots kB"), None);
-        assert_eq!(parse_mem_total_bytes("MemTotal: 5 MB"), None);
-        assert_eq!(
-            parse_mem_total_bytes("MemTotal: 18446744073709551615 kB"),
-            None
-        );
+    fn machine_facts_match_the_kernel_texts() {
+        let m = machine();
+        // The same facts the hand-written parsers read before sysinfo did: the first
+        // `model name` of /proc/cpuinfo (x86), `MemTotal` of /proc/meminfo in bytes, the
+        // number of `processor` entries.
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap();
+        if let Some(model) = proc_value(&cpuinfo, "model name") {
+            assert_eq!(m.cpu_model.as_deref(), Some(model));
+        }
+        let processors = cpuinfo
+            .lines()
+            .filter(|l| l.split(':').next().map(str::trim) == Some("processor"))
+            .count();
+        assert_eq!(m.cpu_count as usize, processors);
+        let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap();
+        let kib: u64 = proc_value(&meminfo, "MemTotal")
+            .and_then(|v| v.strip_suffix(" kB"))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap();
+        assert_eq!(m.memory_bytes, kib * 1024);
+        let os = m.os.expect("os-release names the system");
+        assert!(os.starts_with("Linux"), "{os}");
     }
 
     #[test]
@@ -251,6 +253,7 @@ mod tests {
         );
         assert!(info.cpu_count >= 1);
         assert!(info.memory_bytes > 0);
+        assert_eq!(info.os, machine().os);
         assert!(info.target.is_absolute());
         let mount = info.mount.as_ref().expect("/tmp is on some mount");
         assert!(info.target.starts_with(&mount.mount_point));

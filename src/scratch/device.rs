@@ -13,7 +13,10 @@ use crate::probe::{MountInfo, list_mounts, mount_for_path};
 pub type DeviceNumber = (u32, u32);
 
 fn split_dev(dev: u64) -> DeviceNumber {
-    (libc::major(dev), libc::minor(dev))
+    (
+        nix::sys::stat::major(dev) as u32,
+        nix::sys::stat::minor(dev) as u32,
+    )
 }
 
 /// The device number of `path` when it is (or links to) a block device node.

@@ -4,7 +4,6 @@
 use std::fs::{DirBuilder, File, FileType, OpenOptions};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
-use std::os::unix::io::AsRawFd;
 use std::path::{Component, Path, PathBuf};
 
 use super::ScratchError;
@@ -160,13 +159,14 @@ pub(super) fn require_real(path: &Path, dir: bool) -> Result<bool, ScratchError>
 /// tear down each other's half-made filesystems. Blocks until the lock is free. Not
 /// re-entrant: a second lock in the same process waits for the first.
 pub(super) struct StateLock {
-    _file: File,
+    _lock: nix::fcntl::Flock<File>,
 }
 
 /// Takes the [`StateLock`] of the canonical `state_dir`.
 pub(super) fn lock_state_dir(state_dir: &Path) -> Result<StateLock, ScratchError> {
+    use nix::fcntl::{Flock, FlockArg};
     let path = state_dir.join(LOCK_FILE);
-    let file = OpenOptions::new()
+    let mut file = OpenOptions::new()
         .read(true)
         .write(true)
         .create(true)
@@ -175,13 +175,12 @@ pub(super) fn lock_state_dir(state_dir: &Path) -> Result<StateLock, ScratchError
         .open(&path)
         .map_err(|e| ScratchError::io("open", &path, e))?;
     loop {
-        // SAFETY: flock on a file descriptor this function owns.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } == 0 {
-            return Ok(StateLock { _file: file });
-        }
-        let error = std::io::Error::last_os_error();
-        if error.kind() != std::io::ErrorKind::Interrupted {
-            return Err(ScratchError::io("lock", &path, error));
+        match Flock::lock(file, FlockArg::LockExclusive) {
+            Ok(lock) => return Ok(StateLock { _lock: lock }),
+            Err((again, nix::errno::Errno::EINTR)) => file = again,
+            Err((_, errno)) => {
+                return Err(ScratchError::io("lock", &path, std::io::Error::from(errno)));
+            }
         }
     }
 }

@@ -20,6 +20,7 @@ fn system(fs_type: &str, kernel: &str) -> SystemInfo {
         hostname: Some("lab1".into()),
         kernel_release: Some(kernel.into()),
         kernel_version: Some("#1 SMP PREEMPT_DYNAMIC".into()),
+        os: Some("Linux (Debian GNU/Linux 12)".into()),
         cpu_model: Some("AMD EPYC 7763".into()),
         cpu_count: 16,
         memory_bytes: 64 << 30,
