@@ -1,9 +1,9 @@
 //! The counts of a latency histogram while a worker records them: the same buckets as the
-//! dense HDR histogram (1 ns .. 1 h, 3 significant digits), stored in small pages allocated
-//! on first use. A worker's histograms touch only the pages around the latencies it saw, so
-//! a fileserver client holds tens of KiB instead of 15 × 270 KiB (docs/PERFORMANCE.md,
-//! "fileserver memory"). Converting to the dense histogram gives exactly the histogram that
-//! recording every value into it directly would have given.
+//! dense HDR histogram (1 ns .. 1 h, 3 significant digits), but only the buckets that were
+//! hit: a sorted list, then 512-byte pages allocated on first use. A fileserver client
+//! holds tens of KiB instead of 15 × 270 KiB (docs/PERFORMANCE.md, "fileserver memory").
+//! Converting to the dense histogram gives exactly the histogram that recording every value
+//! into it directly would have given.
 
 use hdrhistogram::Histogram;
 
@@ -18,8 +18,7 @@ const LEADING_ZERO_BASE: u32 = 64 - (HALF_MAGNITUDE + 1);
 const SUB_BUCKET_MASK: u64 = (1 << (HALF_MAGNITUDE + 1)) - 1;
 /// Counts in the dense histogram of 1 ns .. 1 h: 33 buckets of 1024 counts (the first 2048).
 pub(crate) const DENSE_COUNTS: usize = 33 << HALF_MAGNITUDE;
-/// Counts per page: 64 (512 bytes). Measured against 32, 128 and 1024 in
-/// docs/PERFORMANCE.md: small pages keep a client's sparse tail cheap.
+/// Counts per page: 64 (512 bytes).
 pub(crate) const PAGE_COUNTS: usize = 64;
 
 /// Index of the count of `value` in the dense histogram, as hdrhistogram computes it; values
@@ -60,28 +59,77 @@ pub(crate) fn empty_dense() -> Histogram<u64> {
         .expect("constant histogram bounds are valid")
 }
 
-/// Latency counts in pages of [`PAGE_COUNTS`], allocated when a value first lands in one.
-#[derive(Clone, Debug, Default)]
+/// Latency counts held the cheap way for how many distinct buckets a worker has seen: a
+/// sorted list of (bucket, count) at first (10 bytes a bucket: a client with a few thousand
+/// calls spread over many octaves), pages of [`PAGE_COUNTS`] once the list passes
+/// [`SPARSE_MAX`] buckets (a long run: its buckets cluster, and a page is cheaper per bucket).
+#[derive(Clone, Debug)]
 pub(crate) struct PagedCounts {
-    /// Page `i` holds dense counts `i * PAGE_COUNTS ..`; the table grows to the highest page
-    /// used.
-    pages: Vec<Option<Box<[u64; PAGE_COUNTS]>>>,
+    store: Store,
     /// Values recorded.
     total: u64,
+}
+
+/// Distinct buckets a [`PagedCounts`] keeps as a sorted list before it moves to pages.
+pub(crate) const SPARSE_MAX: usize = 4096;
+
+#[derive(Clone, Debug)]
+enum Store {
+    /// Bucket indexes (all below 65536) in increasing order, and their counts.
+    Sparse { index: Vec<u16>, count: Vec<u64> },
+    /// Page `i` holds the counts of buckets `i * PAGE_COUNTS ..`; the table grows to the
+    /// highest page used.
+    Pages(Vec<Option<Box<[u64; PAGE_COUNTS]>>>),
+}
+
+impl Default for PagedCounts {
+    fn default() -> Self {
+        Self {
+            store: Store::Sparse {
+                index: Vec::new(),
+                count: Vec::new(),
+            },
+            total: 0,
+        }
+    }
+}
+
+/// Adds `n` to the count of bucket `index` in a page table.
+#[inline(always)]
+fn add_to_page(pages: &mut Vec<Option<Box<[u64; PAGE_COUNTS]>>>, index: usize, n: u64) {
+    let page = index / PAGE_COUNTS;
+    if page >= pages.len() {
+        pages.resize(page + 1, None);
+    }
+    let counts = pages[page].get_or_insert_with(|| Box::new([0; PAGE_COUNTS]));
+    counts[index % PAGE_COUNTS] += n;
 }
 
 impl PagedCounts {
     /// Records one latency in ns (at least 1; larger than the histogram: clamped).
     #[inline(always)]
     pub fn record(&mut self, latency_ns: u64) {
-        let index = index_of(latency_ns.max(1));
-        let page = index / PAGE_COUNTS;
-        if page >= self.pages.len() {
-            self.pages.resize(page + 1, None);
-        }
-        let counts = self.pages[page].get_or_insert_with(|| Box::new([0; PAGE_COUNTS]));
-        counts[index % PAGE_COUNTS] += 1;
+        const _: () = assert!(DENSE_COUNTS <= u16::MAX as usize + 1);
+        let bucket = index_of(latency_ns.max(1));
         self.total += 1;
+        match &mut self.store {
+            Store::Sparse { index, count } => match index.binary_search(&(bucket as u16)) {
+                Ok(at) => count[at] += 1,
+                Err(at) if index.len() < SPARSE_MAX => {
+                    index.insert(at, bucket as u16);
+                    count.insert(at, 1);
+                }
+                Err(_) => {
+                    let mut pages = Vec::new();
+                    for (&i, &n) in index.iter().zip(count.iter()) {
+                        add_to_page(&mut pages, usize::from(i), n);
+                    }
+                    add_to_page(&mut pages, bucket, 1);
+                    self.store = Store::Pages(pages);
+                }
+            },
+            Store::Pages(pages) => add_to_page(pages, bucket, 1),
+        }
     }
 
     /// Values recorded.
@@ -91,11 +139,20 @@ impl PagedCounts {
 
     /// Adds every count into `dense` (a histogram of 1 ns .. 1 h, 3 digits).
     pub fn add_into(&self, dense: &mut Histogram<u64>) {
-        for (page, counts) in self.pages.iter().enumerate() {
-            let Some(counts) = counts else { continue };
-            for (offset, &count) in counts.iter().enumerate() {
-                if count > 0 {
-                    dense.saturating_record_n(value_of(page * PAGE_COUNTS + offset), count);
+        match &self.store {
+            Store::Sparse { index, count } => {
+                for (&i, &n) in index.iter().zip(count.iter()) {
+                    dense.saturating_record_n(value_of(usize::from(i)), n);
+                }
+            }
+            Store::Pages(pages) => {
+                for (page, counts) in pages.iter().enumerate() {
+                    let Some(counts) = counts else { continue };
+                    for (offset, &n) in counts.iter().enumerate() {
+                        if n > 0 {
+                            dense.saturating_record_n(value_of(page * PAGE_COUNTS + offset), n);
+                        }
+                    }
                 }
             }
         }
@@ -108,11 +165,19 @@ impl PagedCounts {
         dense
     }
 
-    /// Heap bytes held: the page table and the pages.
+    /// Heap bytes held: the list, or the page table and the pages.
     pub fn heap_bytes(&self) -> usize {
-        let pages = self.pages.iter().filter(|p| p.is_some()).count();
-        self.pages.capacity() * std::mem::size_of::<Option<Box<[u64; PAGE_COUNTS]>>>()
-            + pages * PAGE_COUNTS * std::mem::size_of::<u64>()
+        use std::mem::size_of;
+        match &self.store {
+            Store::Sparse { index, count } => {
+                index.capacity() * size_of::<u16>() + count.capacity() * size_of::<u64>()
+            }
+            Store::Pages(pages) => {
+                let used = pages.iter().filter(|p| p.is_some()).count();
+                pages.capacity() * size_of::<Option<Box<[u64; PAGE_COUNTS]>>>()
+                    + used * PAGE_COUNTS * size_of::<u64>()
+            }
+        }
     }
 }
 
@@ -165,6 +230,33 @@ mod tests {
         assert_eq!(paged.total(), values.len() as u64);
     }
 
+    #[test]
+    fn values_in_pages_give_the_same_histogram_as_recording_directly() {
+        // More distinct buckets than the sorted list keeps: the counts move to pages.
+        let mut state = 7u64;
+        let values: Vec<u64> = (0..40_000)
+            .map(|_| {
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                (state >> 20) % 50_000_000
+            })
+            .collect();
+        let mut paged = PagedCounts::default();
+        for &v in &values {
+            paged.record(v);
+        }
+        assert!(matches!(paged.store, Store::Pages(_)));
+        let dense = paged.to_dense();
+        let want = direct(&values);
+        assert_eq!(dense, want);
+        assert_eq!(dense.mean(), want.mean());
+        assert_eq!(
+            dense.value_at_percentile(99.0),
+            want.value_at_percentile(99.0)
+        );
+    }
+
     proptest! {
         #[test]
         fn any_values_give_the_same_histogram_as_recording_directly(
@@ -190,5 +282,104 @@ mod tests {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod memory_tests {
+    use super::*;
+    use crate::metrics::LatencyHistogram;
+
+    /// splitmix64: a deterministic stream of pseudo-random numbers.
+    fn next(state: &mut u64) -> u64 {
+        *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = *state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// A latency around `median_ns`: log-normal-ish body (σ ≈ 0.6), and 3 % of calls in a
+    /// tail spread evenly in log between 1 ms and 2 s (a loaded 2-CPU machine, 512 clients).
+    fn latency(state: &mut u64, median_ns: f64) -> u64 {
+        let uniform = |s: &mut u64| (next(s) >> 11) as f64 / (1u64 << 53) as f64;
+        if uniform(state) < 0.03 {
+            return (1e6 * 2000f64.powf(uniform(state))) as u64;
+        }
+        let z: f64 = (0..12).map(|_| uniform(state)).sum::<f64>() - 6.0;
+        (median_ns * (0.6 * z).exp()) as u64
+    }
+
+    /// The 15 histograms of one fileserver client (13 operations, write and sync) after
+    /// `ops` calls, medians as measured with 512 clients (docs/PERFORMANCE.md).
+    fn client_histograms(ops: usize, seed: u64) -> Vec<LatencyHistogram> {
+        let medians_ns = [
+            10_400.0,
+            1_800.0,
+            900.0,
+            6_400.0,
+            1_500.0,
+            10_000.0,
+            24_500.0,
+            2_100.0,
+            520.0,
+            650.0,
+            1_900.0,
+            7_800.0,
+            136_000_000.0,
+            6_400.0,
+            136_000_000.0,
+        ];
+        let mut state = seed;
+        let mut histograms: Vec<LatencyHistogram> =
+            medians_ns.iter().map(|_| LatencyHistogram::new()).collect();
+        for call in 0..ops {
+            let which = call % medians_ns.len();
+            histograms[which].record(latency(&mut state, medians_ns[which]));
+        }
+        histograms
+    }
+
+    #[test]
+    fn a_fileserver_client_holds_far_less_than_the_dense_histograms() {
+        let dense_client = 15 * DENSE_COUNTS * std::mem::size_of::<u64>();
+        for (ops, budget) in [(1_200, 32 << 10), (10_000, 192 << 10), (100_000, 1 << 20)] {
+            let bytes: usize = client_histograms(ops, ops as u64)
+                .iter()
+                .map(LatencyHistogram::heap_bytes)
+                .sum();
+            eprintln!("{ops} calls: {bytes} bytes ({dense_client} dense)");
+            assert!(bytes <= budget, "{ops} calls: {bytes} bytes > {budget}");
+        }
+    }
+
+    #[test]
+    fn a_histogram_never_holds_more_than_its_distinct_buckets_allow() {
+        use std::mem::size_of;
+        let entry = size_of::<u16>() + size_of::<u64>();
+        let table_bytes = (DENSE_COUNTS / PAGE_COUNTS) * size_of::<usize>();
+        let page_bytes = PAGE_COUNTS * size_of::<u64>();
+        let dense = DENSE_COUNTS * size_of::<u64>();
+        assert_eq!(LatencyHistogram::new().heap_bytes(), 0);
+        // The worst case: every value in a bucket of its own, spread over every page.
+        let mut paged = PagedCounts::default();
+        let spread = DENSE_COUNTS / SPARSE_MAX; // one bucket in `spread`: all pages touched
+        for n in 0..DENSE_COUNTS / spread {
+            paged.record(value_of(n * spread));
+            let distinct = n + 1;
+            let bytes = paged.heap_bytes();
+            if distinct <= SPARSE_MAX {
+                // The list: 10 bytes a bucket, at most doubled by the vectors' growth (from
+                // a first allocation of 4).
+                assert!(bytes <= entry * (2 * distinct + 4), "{distinct}: {bytes}");
+            } else {
+                // Pages: never more than the dense counts, plus the page table (at most
+                // doubled by its growth).
+                assert!(bytes <= 2 * table_bytes + dense, "{distinct}: {bytes}");
+                assert!(bytes <= 2 * table_bytes + distinct * page_bytes);
+            }
+        }
+        assert_eq!(paged.total(), (DENSE_COUNTS / spread) as u64);
+        assert_eq!(paged.to_dense().len(), paged.total());
     }
 }
