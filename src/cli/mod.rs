@@ -225,9 +225,9 @@ pub fn no_window_message() -> String {
         .collect();
     format!(
         "this fsynclab is a headless build (without the `gui` feature): it has no lab window. \
-         Use a subcommand: {} (see fsynclab --help); for the window, build with the default \
-         features (cargo build --release)",
-        names.join(", ")
+         Use a subcommand: fsynclab {} (see fsynclab --help); for the window, build with the \
+         default features (cargo build --release)",
+        names.join(" | ")
     )
 }
 
