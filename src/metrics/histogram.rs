@@ -11,7 +11,7 @@ use hdrhistogram::serialization::{
 use serde::{Deserialize, Serialize};
 
 use super::MetricsError;
-use super::paged::{PagedCounts, empty_dense};
+use super::sparse::{SparseCounts, empty_dense};
 
 /// Largest latency a histogram can hold: one hour, in nanoseconds. Larger values saturate.
 pub const MAX_LATENCY_NS: u64 = 3_600_000_000_000;
@@ -20,10 +20,11 @@ pub const SIGNIFICANT_DIGITS: u8 = 3;
 
 /// A latency histogram in nanoseconds (hdrhistogram, 1 ns .. 1 h, 3 significant digits).
 ///
-/// A new histogram keeps its counts in small pages allocated as values arrive (a worker's
+/// A new histogram keeps only the buckets it has counts in, as a sorted list (a worker's
 /// histograms hold only the latencies it saw: 512 fileserver clients stay under 256 MiB);
-/// merging or decoding gives the dense HDR histogram. Both hold exactly the same counts, so
-/// every figure is the same as recording into the dense histogram directly.
+/// past a few thousand distinct buckets, merging or decoding it is the dense HDR histogram.
+/// Both hold exactly the same counts, so every figure is the same as recording into the
+/// dense histogram directly.
 ///
 /// Serialized (serde) as base64 of the HdrHistogram V2 + deflate encoding, so any
 /// percentile can be computed again from a stored run.
@@ -35,9 +36,9 @@ pub struct LatencyHistogram {
 /// Where a histogram's counts are.
 #[derive(Clone, Debug)]
 enum Counts {
-    /// Recording in a worker: pages allocated on first use.
-    Paged(PagedCounts),
-    /// Merged or decoded: the dense HDR histogram.
+    /// Recording in a worker: the buckets hit, up to `SPARSE_MAX`.
+    Sparse(SparseCounts),
+    /// Many distinct latencies, merged or decoded: the dense HDR histogram.
     Dense(Box<Histogram<u64>>),
 }
 
@@ -78,42 +79,45 @@ impl LatencyHistogram {
     /// An empty histogram covering 1 ns to one hour (no count allocated yet).
     pub fn new() -> Self {
         Self {
-            counts: Counts::Paged(PagedCounts::default()),
+            counts: Counts::Sparse(SparseCounts::default()),
         }
     }
 
     /// Records one latency; values beyond one hour are clamped, zero counts as 1 ns.
     #[inline(always)]
     pub fn record(&mut self, latency_ns: u64) {
-        match &mut self.counts {
-            Counts::Paged(paged) => paged.record(latency_ns),
-            Counts::Dense(dense) => dense.saturating_record(latency_ns.max(1)),
+        let sparse = match &mut self.counts {
+            Counts::Dense(dense) => return dense.saturating_record(latency_ns.max(1)),
+            Counts::Sparse(sparse) => sparse,
+        };
+        if !sparse.record(latency_ns) {
+            self.dense_mut().saturating_record(latency_ns.max(1));
         }
     }
 
-    /// The dense histogram: borrowed when it is one, built from the pages otherwise.
+    /// The dense histogram: borrowed when it is one, built from the list otherwise.
     fn dense(&self) -> Cow<'_, Histogram<u64>> {
         match &self.counts {
-            Counts::Paged(paged) => Cow::Owned(paged.to_dense()),
+            Counts::Sparse(sparse) => Cow::Owned(sparse.to_dense()),
             Counts::Dense(dense) => Cow::Borrowed(dense),
         }
     }
 
     /// Turns the counts into the dense histogram (merges add into it).
     fn dense_mut(&mut self) -> &mut Histogram<u64> {
-        if let Counts::Paged(paged) = &self.counts {
-            self.counts = Counts::Dense(Box::new(paged.to_dense()));
+        if let Counts::Sparse(sparse) = &self.counts {
+            self.counts = Counts::Dense(Box::new(sparse.to_dense()));
         }
         match &mut self.counts {
             Counts::Dense(dense) => dense,
-            Counts::Paged(_) => unreachable!("made dense above"),
+            Counts::Sparse(_) => unreachable!("made dense above"),
         }
     }
 
-    /// Heap bytes this histogram holds (pages and page table, or the dense counts).
+    /// Heap bytes this histogram holds (the list, or the dense counts).
     pub fn heap_bytes(&self) -> usize {
         match &self.counts {
-            Counts::Paged(paged) => paged.heap_bytes(),
+            Counts::Sparse(sparse) => sparse.heap_bytes(),
             Counts::Dense(dense) => dense.distinct_values() * std::mem::size_of::<u64>(),
         }
     }
@@ -122,7 +126,7 @@ impl LatencyHistogram {
     pub fn merge(&mut self, other: &LatencyHistogram) {
         let dense = self.dense_mut();
         match &other.counts {
-            Counts::Paged(paged) => paged.add_into(dense),
+            Counts::Sparse(sparse) => sparse.add_into(dense),
             // Both histograms share the same bounds, so `add` cannot fail on range.
             Counts::Dense(other) => {
                 let _ = dense.add(&**other);
@@ -133,7 +137,7 @@ impl LatencyHistogram {
     /// Number of recorded values.
     pub fn count(&self) -> u64 {
         match &self.counts {
-            Counts::Paged(paged) => paged.total(),
+            Counts::Sparse(sparse) => sparse.total(),
             Counts::Dense(dense) => dense.len(),
         }
     }
@@ -368,6 +372,29 @@ mod tests {
         a.merge(&b);
         assert_eq!(a, all);
         assert_eq!(a.summary(), all.summary());
+    }
+
+    #[test]
+    fn many_distinct_latencies_turn_dense_with_every_count() {
+        let mut state = 7u64;
+        let values: Vec<u64> = (0..40_000)
+            .map(|_| {
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                (state >> 20) % 50_000_000
+            })
+            .collect();
+        let mut h = LatencyHistogram::new();
+        let mut direct = empty_dense();
+        for &v in &values {
+            h.record(v);
+            direct.saturating_record(v.max(1));
+        }
+        assert!(matches!(h.counts, Counts::Dense(_)));
+        assert!(*h.dense() == direct);
+        assert_eq!(h.count(), 40_000);
+        assert_eq!(h.percentile_ns(99.0), direct.value_at_percentile(99.0));
     }
 
     #[test]

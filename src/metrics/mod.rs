@@ -5,7 +5,7 @@
 
 mod histogram;
 mod ops;
-mod paged;
+mod sparse;
 mod sysbench;
 
 pub use histogram::{

@@ -1,9 +1,9 @@
-//! The counts of a latency histogram while a worker records them: the same buckets as the
-//! dense HDR histogram (1 ns .. 1 h, 3 significant digits), but only the buckets that were
-//! hit: a sorted list, then 512-byte pages allocated on first use. A fileserver client
-//! holds tens of KiB instead of 15 × 270 KiB (docs/PERFORMANCE.md, "fileserver memory").
-//! Converting to the dense histogram gives exactly the histogram that recording every value
-//! into it directly would have given.
+//! The counts of a latency histogram while a worker records its first few thousand distinct
+//! latencies: the same buckets as the dense HDR histogram (1 ns .. 1 h, 3 significant
+//! digits), but only the buckets that were hit, as a sorted list (10 bytes a bucket). A
+//! fileserver client's 15 histograms hold tens of KiB instead of 15 × 270 KiB
+//! (docs/PERFORMANCE.md, "fileserver memory"). Converting to the dense histogram gives
+//! exactly the histogram that recording every value into it directly would have given.
 
 use hdrhistogram::Histogram;
 
@@ -18,8 +18,6 @@ const LEADING_ZERO_BASE: u32 = 64 - (HALF_MAGNITUDE + 1);
 const SUB_BUCKET_MASK: u64 = (1 << (HALF_MAGNITUDE + 1)) - 1;
 /// Counts in the dense histogram of 1 ns .. 1 h: 33 buckets of 1024 counts (the first 2048).
 pub(crate) const DENSE_COUNTS: usize = 33 << HALF_MAGNITUDE;
-/// Counts per page: 64 (512 bytes).
-pub(crate) const PAGE_COUNTS: usize = 64;
 
 /// Index of the count of `value` in the dense histogram, as hdrhistogram computes it; values
 /// past the last count are clamped to the histogram's highest value, as
@@ -59,77 +57,47 @@ pub(crate) fn empty_dense() -> Histogram<u64> {
         .expect("constant histogram bounds are valid")
 }
 
-/// Latency counts held the cheap way for how many distinct buckets a worker has seen: a
-/// sorted list of (bucket, count) at first (10 bytes a bucket: a client with a few thousand
-/// calls spread over many octaves), pages of [`PAGE_COUNTS`] once the list passes
-/// [`SPARSE_MAX`] buckets (a long run: its buckets cluster, and a page is cheaper per bucket).
-#[derive(Clone, Debug)]
-pub(crate) struct PagedCounts {
-    store: Store,
+/// The counts of the buckets hit so far, in bucket order; at most [`SPARSE_MAX`] buckets
+/// and [`SPARSE_VALUES`] values (then the histogram turns dense).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct SparseCounts {
+    /// Bucket indexes (all below 65536), increasing.
+    index: Vec<u16>,
+    /// The count of each bucket in `index`.
+    count: Vec<u64>,
     /// Values recorded.
     total: u64,
 }
 
-/// Distinct buckets a [`PagedCounts`] keeps as a sorted list before it moves to pages.
+/// Distinct buckets a [`SparseCounts`] keeps (40 KiB) before its histogram turns dense
+/// (270 KiB).
 pub(crate) const SPARSE_MAX: usize = 4096;
+/// Values a [`SparseCounts`] records before its histogram turns dense anyway: a search in
+/// the list costs ~10 ns more than the dense array's 3 ns (measured in docs/PERFORMANCE.md),
+/// which a worker recording this many values fast (fileio on tmpfs) should not keep paying.
+pub(crate) const SPARSE_VALUES: u64 = 1 << 16;
 
-#[derive(Clone, Debug)]
-enum Store {
-    /// Bucket indexes (all below 65536) in increasing order, and their counts.
-    Sparse { index: Vec<u16>, count: Vec<u64> },
-    /// Page `i` holds the counts of buckets `i * PAGE_COUNTS ..`; the table grows to the
-    /// highest page used.
-    Pages(Vec<Option<Box<[u64; PAGE_COUNTS]>>>),
-}
-
-impl Default for PagedCounts {
-    fn default() -> Self {
-        Self {
-            store: Store::Sparse {
-                index: Vec::new(),
-                count: Vec::new(),
-            },
-            total: 0,
-        }
-    }
-}
-
-/// Adds `n` to the count of bucket `index` in a page table.
-#[inline(always)]
-fn add_to_page(pages: &mut Vec<Option<Box<[u64; PAGE_COUNTS]>>>, index: usize, n: u64) {
-    let page = index / PAGE_COUNTS;
-    if page >= pages.len() {
-        pages.resize(page + 1, None);
-    }
-    let counts = pages[page].get_or_insert_with(|| Box::new([0; PAGE_COUNTS]));
-    counts[index % PAGE_COUNTS] += n;
-}
-
-impl PagedCounts {
-    /// Records one latency in ns (at least 1; larger than the histogram: clamped).
+impl SparseCounts {
+    /// Records one latency in ns (at least 1; larger than the histogram: clamped), unless it
+    /// needs a bucket beyond the [`SPARSE_MAX`] held or [`SPARSE_VALUES`] are recorded: then
+    /// `false`, nothing recorded.
     #[inline(always)]
-    pub fn record(&mut self, latency_ns: u64) {
+    pub fn record(&mut self, latency_ns: u64) -> bool {
         const _: () = assert!(DENSE_COUNTS <= u16::MAX as usize + 1);
-        let bucket = index_of(latency_ns.max(1));
-        self.total += 1;
-        match &mut self.store {
-            Store::Sparse { index, count } => match index.binary_search(&(bucket as u16)) {
-                Ok(at) => count[at] += 1,
-                Err(at) if index.len() < SPARSE_MAX => {
-                    index.insert(at, bucket as u16);
-                    count.insert(at, 1);
-                }
-                Err(_) => {
-                    let mut pages = Vec::new();
-                    for (&i, &n) in index.iter().zip(count.iter()) {
-                        add_to_page(&mut pages, usize::from(i), n);
-                    }
-                    add_to_page(&mut pages, bucket, 1);
-                    self.store = Store::Pages(pages);
-                }
-            },
-            Store::Pages(pages) => add_to_page(pages, bucket, 1),
+        if self.total >= SPARSE_VALUES {
+            return false;
         }
+        let bucket = index_of(latency_ns.max(1)) as u16;
+        match self.index.binary_search(&bucket) {
+            Ok(at) => self.count[at] += 1,
+            Err(at) if self.index.len() < SPARSE_MAX => {
+                self.index.insert(at, bucket);
+                self.count.insert(at, 1);
+            }
+            Err(_) => return false,
+        }
+        self.total += 1;
+        true
     }
 
     /// Values recorded.
@@ -139,22 +107,8 @@ impl PagedCounts {
 
     /// Adds every count into `dense` (a histogram of 1 ns .. 1 h, 3 digits).
     pub fn add_into(&self, dense: &mut Histogram<u64>) {
-        match &self.store {
-            Store::Sparse { index, count } => {
-                for (&i, &n) in index.iter().zip(count.iter()) {
-                    dense.saturating_record_n(value_of(usize::from(i)), n);
-                }
-            }
-            Store::Pages(pages) => {
-                for (page, counts) in pages.iter().enumerate() {
-                    let Some(counts) = counts else { continue };
-                    for (offset, &n) in counts.iter().enumerate() {
-                        if n > 0 {
-                            dense.saturating_record_n(value_of(page * PAGE_COUNTS + offset), n);
-                        }
-                    }
-                }
-            }
+        for (&i, &n) in self.index.iter().zip(self.count.iter()) {
+            dense.saturating_record_n(value_of(usize::from(i)), n);
         }
     }
 
@@ -165,19 +119,10 @@ impl PagedCounts {
         dense
     }
 
-    /// Heap bytes held: the list, or the page table and the pages.
+    /// Heap bytes held by the list.
     pub fn heap_bytes(&self) -> usize {
-        use std::mem::size_of;
-        match &self.store {
-            Store::Sparse { index, count } => {
-                index.capacity() * size_of::<u16>() + count.capacity() * size_of::<u64>()
-            }
-            Store::Pages(pages) => {
-                let used = pages.iter().filter(|p| p.is_some()).count();
-                pages.capacity() * size_of::<Option<Box<[u64; PAGE_COUNTS]>>>()
-                    + used * PAGE_COUNTS * size_of::<u64>()
-            }
-        }
+        self.index.capacity() * std::mem::size_of::<u16>()
+            + self.count.capacity() * std::mem::size_of::<u64>()
     }
 }
 
@@ -190,7 +135,6 @@ mod tests {
     fn layout_matches_hdrhistogram() {
         let dense = empty_dense();
         assert_eq!(dense.distinct_values(), DENSE_COUNTS);
-        assert_eq!(DENSE_COUNTS % PAGE_COUNTS, 0);
         for value in [1, 2, 2047, 2048, 2049, 4095, 4096, 1 << 30, MAX_LATENCY_NS] {
             let index = index_of(value);
             assert_eq!(dense.lowest_equivalent(value), value_of(index), "{value}");
@@ -218,43 +162,16 @@ mod tests {
             MAX_LATENCY_NS * 2,
             u64::MAX,
         ];
-        let mut paged = PagedCounts::default();
+        let mut sparse = SparseCounts::default();
         for v in values {
-            paged.record(v);
+            assert!(sparse.record(v));
         }
-        let dense = paged.to_dense();
+        let dense = sparse.to_dense();
         let want = direct(&values);
         assert_eq!(dense, want);
         assert_eq!(dense.max(), want.max());
         assert_eq!(dense.min(), want.min());
-        assert_eq!(paged.total(), values.len() as u64);
-    }
-
-    #[test]
-    fn values_in_pages_give_the_same_histogram_as_recording_directly() {
-        // More distinct buckets than the sorted list keeps: the counts move to pages.
-        let mut state = 7u64;
-        let values: Vec<u64> = (0..40_000)
-            .map(|_| {
-                state = state
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                (state >> 20) % 50_000_000
-            })
-            .collect();
-        let mut paged = PagedCounts::default();
-        for &v in &values {
-            paged.record(v);
-        }
-        assert!(matches!(paged.store, Store::Pages(_)));
-        let dense = paged.to_dense();
-        let want = direct(&values);
-        assert_eq!(dense, want);
-        assert_eq!(dense.mean(), want.mean());
-        assert_eq!(
-            dense.value_at_percentile(99.0),
-            want.value_at_percentile(99.0)
-        );
+        assert_eq!(sparse.total(), values.len() as u64);
     }
 
     proptest! {
@@ -265,11 +182,11 @@ mod tests {
                 0..300,
             )
         ) {
-            let mut paged = PagedCounts::default();
+            let mut sparse = SparseCounts::default();
             for &v in &values {
-                paged.record(v);
+                assert!(sparse.record(v));
             }
-            let dense = paged.to_dense();
+            let dense = sparse.to_dense();
             let want = direct(&values);
             prop_assert_eq!(&dense, &want);
             prop_assert_eq!(dense.len(), want.len());
@@ -354,32 +271,37 @@ mod memory_tests {
     }
 
     #[test]
-    fn a_histogram_never_holds_more_than_its_distinct_buckets_allow() {
+    fn a_histogram_holds_10_bytes_a_bucket_then_the_dense_array() {
         use std::mem::size_of;
         let entry = size_of::<u16>() + size_of::<u64>();
-        let table_bytes = (DENSE_COUNTS / PAGE_COUNTS) * size_of::<usize>();
-        let page_bytes = PAGE_COUNTS * size_of::<u64>();
-        let dense = DENSE_COUNTS * size_of::<u64>();
         assert_eq!(LatencyHistogram::new().heap_bytes(), 0);
-        // The worst case: every value in a bucket of its own, spread over every page.
-        let mut paged = PagedCounts::default();
-        let spread = DENSE_COUNTS / SPARSE_MAX; // one bucket in `spread`: all pages touched
-        for n in 0..DENSE_COUNTS / spread {
-            paged.record(value_of(n * spread));
-            let distinct = n + 1;
-            let bytes = paged.heap_bytes();
-            if distinct <= SPARSE_MAX {
-                // The list: 10 bytes a bucket, at most doubled by the vectors' growth (from
-                // a first allocation of 4).
-                assert!(bytes <= entry * (2 * distinct + 4), "{distinct}: {bytes}");
-            } else {
-                // Pages: never more than the dense counts, plus the page table (at most
-                // doubled by its growth).
-                assert!(bytes <= 2 * table_bytes + dense, "{distinct}: {bytes}");
-                assert!(bytes <= 2 * table_bytes + distinct * page_bytes);
-            }
+        // The worst case for the list: every value in a bucket of its own.
+        let mut sparse = SparseCounts::default();
+        for distinct in 1..=SPARSE_MAX {
+            assert!(sparse.record(value_of(distinct * 8)));
+            assert!(
+                sparse.record(value_of(distinct * 8)),
+                "a bucket already held"
+            );
+            // 10 bytes a bucket, at most doubled by the vectors' growth (from 4).
+            let bytes = sparse.heap_bytes();
+            assert!(bytes <= entry * (2 * distinct + 4), "{distinct}: {bytes}");
         }
-        assert_eq!(paged.total(), (DENSE_COUNTS / spread) as u64);
-        assert_eq!(paged.to_dense().len(), paged.total());
+        assert!(!sparse.record(1), "one bucket more than it keeps");
+        assert_eq!(sparse.total(), 2 * SPARSE_MAX as u64);
+        // A bucket it holds, until SPARSE_VALUES values.
+        while sparse.total() < SPARSE_VALUES {
+            assert!(sparse.record(8));
+        }
+        assert!(!sparse.record(8), "one value more than it keeps");
+        assert_eq!(sparse.total(), SPARSE_VALUES);
+        // The histogram then turns dense, with every count.
+        let mut histogram = LatencyHistogram::new();
+        for distinct in 1..=SPARSE_MAX + 1 {
+            histogram.record(value_of(distinct * 8));
+        }
+        assert_eq!(histogram.heap_bytes(), DENSE_COUNTS * size_of::<u64>());
+        assert_eq!(histogram.count(), SPARSE_MAX as u64 + 1);
+        assert_eq!(histogram.summary().min_ns, 8);
     }
 }
