@@ -16,7 +16,7 @@ use nix::fcntl::{OFlag, openat};
 use nix::sys::stat::{FileStat, Mode, SFlag, fstat, fstatat, mkdirat};
 use nix::unistd::{UnlinkatFlags, unlinkat};
 
-use super::EngineError;
+use super::api::EngineError;
 
 /// Flags every directory of a run is opened with.
 const DIR_FLAGS: OFlag = OFlag::O_RDONLY

@@ -3,14 +3,79 @@
 //! without touching a disk or depending on timing.
 
 use std::collections::HashMap;
+use std::ffi::CStr;
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use super::CancelToken;
+use super::api::CancelToken;
 use super::dirfd::DirHandle;
-use super::file::{Backend, Clock, SyncFile};
+use super::file::{Backend, Clock, DirOps, OpenAt, PREPARE_THREAD, SyncFile};
 use crate::spec::{OpenFlags, Prepare, SyncMethod};
+
+/// A call of the fake other than write and sync, for scripted latencies and failures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FakeOp {
+    /// openat (with or without `O_CREAT`).
+    OpenAt,
+    /// close.
+    Close,
+    /// pread.
+    Read,
+    /// fstat.
+    Stat,
+    /// futimens.
+    Touch,
+    /// fsetxattr.
+    Xattr,
+    /// renameat.
+    Rename,
+    /// unlinkat.
+    Unlink,
+    /// fstatat.
+    StatAt,
+    /// fstatvfs.
+    Statfs,
+    /// opendir + readdir + closedir.
+    ListDir,
+    /// fchownat.
+    Chown,
+    /// syncfs.
+    Syncfs,
+}
+
+/// How many [`FakeOp`]s there are.
+pub const FAKE_OPS: usize = 13;
+
+/// Scripted latencies and failures of the [`FakeOp`]s, shared by a backend's files and
+/// directory operations.
+#[derive(Debug, Default)]
+struct OpScript {
+    /// Latency of each op, ns (index: `op as usize`).
+    ns: [u64; FAKE_OPS],
+    /// Fail op `.0` after this many successful ones in total (workers only), with errno `.2`.
+    fail: Option<(FakeOp, u64, i32)>,
+    /// Calls of each op so far (workers only).
+    calls: [AtomicU64; FAKE_OPS],
+}
+
+impl OpScript {
+    /// Runs `op` on `clock` (or fails it as scripted); preparation calls are neither
+    /// counted nor failed.
+    fn call(&self, op: FakeOp, clock: &AtomicU64, thread: u32) -> io::Result<()> {
+        if thread != PREPARE_THREAD {
+            let before = self.calls[op as usize].fetch_add(1, Ordering::Relaxed);
+            if let Some((failing, after, errno)) = self.fail
+                && failing == op
+                && before >= after
+            {
+                return Err(io::Error::from_raw_os_error(errno));
+            }
+        }
+        clock.fetch_add(self.ns[op as usize], Ordering::Relaxed);
+        Ok(())
+    }
+}
 
 /// Scripted latencies and failures.
 #[derive(Debug, Default)]
@@ -38,6 +103,7 @@ pub struct FakeBackend {
     /// sync sleeps its scripted latency, so threads really overlap (group-commit tests:
     /// followers arrive while a leader's "flush" takes its time).
     pub real_time: bool,
+    ops: Arc<OpScript>,
     clocks: Mutex<HashMap<u32, Arc<AtomicU64>>>,
     total_writes: Arc<AtomicU64>,
     total_syncs: Arc<AtomicU64>,
@@ -52,6 +118,28 @@ impl FakeBackend {
             sync_ns,
             ..Default::default()
         }
+    }
+
+    /// Scripts the latency of `op` (default 0 ns).
+    pub fn with_op_ns(mut self, op: FakeOp, ns: u64) -> Self {
+        self.script().ns[op as usize] = ns;
+        self
+    }
+
+    /// Makes every `op` of the workers after the first `after` (over all workers) fail
+    /// with `errno`.
+    pub fn with_op_failure(mut self, op: FakeOp, after: u64, errno: i32) -> Self {
+        self.script().fail = Some((op, after, errno));
+        self
+    }
+
+    fn script(&mut self) -> &mut OpScript {
+        Arc::get_mut(&mut self.ops).expect("a fake is scripted before it is used")
+    }
+
+    /// How many times the workers called `op` (failed calls included).
+    pub fn op_calls(&self, op: FakeOp) -> u64 {
+        self.ops.calls[op as usize].load(Ordering::Relaxed)
     }
 
     /// Names of the files created so far (in the run directory).
@@ -85,6 +173,8 @@ pub struct FakeFile {
     real_time: bool,
     total_syncs: Arc<AtomicU64>,
     fail_after_syncs: Option<(u64, i32)>,
+    ops: Arc<OpScript>,
+    thread: u32,
 }
 
 /// The per-thread fake clock (or the real monotonic clock in real-time mode).
@@ -146,11 +236,146 @@ impl SyncFile for FakeFile {
         }
         Ok(())
     }
+
+    fn read_at(&mut self, buf: &mut [u8], _offset: u64) -> io::Result<usize> {
+        self.ops.call(FakeOp::Read, &self.clock, self.thread)?;
+        Ok(buf.len())
+    }
+
+    fn stat(&mut self) -> io::Result<()> {
+        self.ops.call(FakeOp::Stat, &self.clock, self.thread)
+    }
+
+    fn touch(&mut self) -> io::Result<()> {
+        self.ops.call(FakeOp::Touch, &self.clock, self.thread)
+    }
+
+    fn set_xattr(&mut self, _name: &CStr, _value: &[u8]) -> io::Result<()> {
+        self.ops.call(FakeOp::Xattr, &self.clock, self.thread)
+    }
+
+    fn close(self) -> io::Result<()> {
+        self.ops.call(FakeOp::Close, &self.clock, self.thread)
+    }
+}
+
+/// The fake's directory operations for one worker: each takes its scripted latency on
+/// the worker's clock, or fails as scripted. No file is created, renamed or removed.
+#[derive(Debug)]
+pub struct FakeDirOps {
+    backend_files: FakeFileTemplate,
+    clock: Arc<AtomicU64>,
+    ops: Arc<OpScript>,
+    thread: u32,
+}
+
+/// What a [`FakeDirOps`] needs to hand out files like [`FakeBackend::open`] does.
+#[derive(Debug, Clone)]
+struct FakeFileTemplate {
+    write_ns: Vec<u64>,
+    sync_ns: Vec<u64>,
+    total_writes: Arc<AtomicU64>,
+    total_syncs: Arc<AtomicU64>,
+    fail_after_writes: Option<(u64, i32)>,
+    fail_after_syncs: Option<(u64, i32)>,
+    panic_after_writes: Option<u64>,
+    real_time: bool,
+}
+
+impl FakeFileTemplate {
+    fn file(&self, clock: Arc<AtomicU64>, ops: Arc<OpScript>, thread: u32) -> FakeFile {
+        // Preparation's writes neither count towards nor trip the scripted failures.
+        let preparing = thread == PREPARE_THREAD;
+        FakeFile {
+            clock,
+            write_ns: self.write_ns.clone(),
+            sync_ns: self.sync_ns.clone(),
+            writes: 0,
+            syncs: 0,
+            total_writes: if preparing {
+                Arc::default()
+            } else {
+                self.total_writes.clone()
+            },
+            fail_after_writes: self.fail_after_writes.filter(|_| !preparing),
+            panic_after_writes: self.panic_after_writes.filter(|_| !preparing),
+            real_time: self.real_time,
+            total_syncs: if preparing {
+                Arc::default()
+            } else {
+                self.total_syncs.clone()
+            },
+            fail_after_syncs: self.fail_after_syncs.filter(|_| !preparing),
+            ops,
+            thread,
+        }
+    }
+}
+
+impl DirOps for FakeDirOps {
+    type File = FakeFile;
+
+    fn open_at(&mut self, _dir: &DirHandle, _name: &CStr, _how: OpenAt) -> io::Result<FakeFile> {
+        self.call(FakeOp::OpenAt)?;
+        Ok(self
+            .backend_files
+            .file(self.clock.clone(), self.ops.clone(), self.thread))
+    }
+
+    fn rename_at(&mut self, _dir: &DirHandle, _from: &CStr, _to: &CStr) -> io::Result<()> {
+        self.call(FakeOp::Rename)
+    }
+
+    fn unlink_at(&mut self, _dir: &DirHandle, _name: &CStr) -> io::Result<()> {
+        self.call(FakeOp::Unlink)
+    }
+
+    fn stat_at(&mut self, _dir: &DirHandle, _name: &CStr) -> io::Result<()> {
+        self.call(FakeOp::StatAt)
+    }
+
+    fn statfs(&mut self, _dir: &DirHandle) -> io::Result<()> {
+        self.call(FakeOp::Statfs)
+    }
+
+    fn list_dir(&mut self, _dir: &DirHandle, _name: &CStr) -> io::Result<()> {
+        self.call(FakeOp::ListDir)
+    }
+
+    fn chown_at(&mut self, _dir: &DirHandle, _name: &CStr, _uid: u32, _gid: u32) -> io::Result<()> {
+        self.call(FakeOp::Chown)
+    }
+
+    fn syncfs(&mut self, _dir: &DirHandle) -> io::Result<()> {
+        self.call(FakeOp::Syncfs)
+    }
+}
+
+impl FakeDirOps {
+    fn call(&self, op: FakeOp) -> io::Result<()> {
+        self.ops.call(op, &self.clock, self.thread)
+    }
+}
+
+impl FakeBackend {
+    fn file_template(&self) -> FakeFileTemplate {
+        FakeFileTemplate {
+            write_ns: self.write_ns.clone(),
+            sync_ns: self.sync_ns.clone(),
+            total_writes: self.total_writes.clone(),
+            total_syncs: self.total_syncs.clone(),
+            fail_after_writes: self.fail_after_writes,
+            fail_after_syncs: self.fail_after_syncs,
+            panic_after_writes: self.panic_after_writes,
+            real_time: self.real_time,
+        }
+    }
 }
 
 impl Backend for FakeBackend {
     type File = FakeFile;
     type Clock = FakeClock;
+    type Dir = FakeDirOps;
 
     fn create(
         &self,
@@ -185,19 +410,9 @@ impl Backend for FakeBackend {
             (None, Some(errno)) => return Err(io::Error::from_raw_os_error(errno)),
             _ => {}
         }
-        Ok(FakeFile {
-            clock: self.clock_cell(thread),
-            write_ns: self.write_ns.clone(),
-            sync_ns: self.sync_ns.clone(),
-            writes: 0,
-            syncs: 0,
-            total_writes: self.total_writes.clone(),
-            fail_after_writes: self.fail_after_writes,
-            panic_after_writes: self.panic_after_writes,
-            real_time: self.real_time,
-            total_syncs: self.total_syncs.clone(),
-            fail_after_syncs: self.fail_after_syncs,
-        })
+        Ok(self
+            .file_template()
+            .file(self.clock_cell(thread), self.ops.clone(), thread))
     }
 
     fn clock(&self, thread: u32) -> FakeClock {
@@ -207,52 +422,13 @@ impl Backend for FakeBackend {
             real_time: self.real_time,
         }
     }
-}
 
-/// A complete [`RunResult`] from the scripted fake (for tests and examples): a run with
-/// id `id` of `spec` whose writes take `write_ns` and syncs `sync_ns` (cycled), run in a
-/// fresh temporary directory under `system`, with a quiet background recorded.
-pub fn fake_run(
-    id: i64,
-    write_ns: Vec<u64>,
-    sync_ns: Vec<u64>,
-    spec: &crate::spec::WorkloadSpec,
-    system: crate::probe::SystemInfo,
-) -> Result<crate::metrics::RunResult, super::EngineError> {
-    let dir = std::env::temp_dir().join(format!(
-        "fsynclab-fake-{}-{id}-{:x}",
-        std::process::id(),
-        rand_suffix()
-    ));
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| super::EngineError::Target(format!("cannot create {}: {e}", dir.display())))?;
-    let ctx = super::RunContext {
-        run_id: id,
-        target: dir.clone(),
-        keep_files: false,
-        dir_name: None,
-        allow_shared_target: false,
-        system,
-    };
-    let (tx, _rx) = std::sync::mpsc::channel();
-    let result = super::run_with(
-        &FakeBackend::new(write_ns, sync_ns),
-        spec,
-        &ctx,
-        &tx,
-        &CancelToken::new(),
-    );
-    let _ = std::fs::remove_dir(&dir);
-    let mut r = result?;
-    r.noise = Some(crate::metrics::NoiseInfo {
-        background_cpu_busy: Some(0.02),
-        ..Default::default()
-    });
-    Ok(r)
-}
-
-fn rand_suffix() -> u64 {
-    use std::sync::atomic::AtomicU64;
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    NEXT.fetch_add(1, Ordering::Relaxed) ^ super::offsets::mix(std::process::id() as u64)
+    fn dir_ops(&self, thread: u32) -> FakeDirOps {
+        FakeDirOps {
+            backend_files: self.file_template(),
+            clock: self.clock_cell(thread),
+            ops: self.ops.clone(),
+            thread,
+        }
+    }
 }

@@ -1,18 +1,28 @@
-//! The only code that touches test files: the [`Backend`] trait with the real
-//! implementation (pwrite, fsync, fdatasync, sync_file_range, O_SYNC/O_DSYNC/O_DIRECT) and
-//! a scripted fake for deterministic tests (see [`super::fake`]).
+//! The [`Backend`] trait, through which every workload kind makes every call on a test
+//! file (create, open, pwrite, pread, fsync, fdatasync, sync_file_range, fstat, futimens,
+//! fsetxattr, close) and every name operation in a run directory (openat, renameat,
+//! unlinkat, fstatat, fstatvfs, readdir, fchownat, syncfs), with the real implementation
+//! here and a scripted fake for deterministic tests (`super::fake`). Directories of a
+//! run are made and opened by descriptor in `super::dirfd` (mkdirat, `O_DIRECTORY|
+//! O_NOFOLLOW`); names are always resolved relative to such a descriptor, with
+//! `O_NOFOLLOW` / `AT_SYMLINK_NOFOLLOW`.
 
+use std::ffi::CStr;
 use std::fs::File;
 use std::io;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd};
 use std::os::unix::fs::FileExt;
 
 use nix::fcntl::OFlag;
 
-use super::CancelToken;
+use super::api::CancelToken;
 pub use super::clock::RealClock;
 use super::dirfd::DirHandle;
 use crate::spec::{OpenFlags, Prepare, SyncMethod};
+
+/// The worker index the backend is given for calls made while preparing a run (before
+/// any worker exists): the fake keeps a clock of its own for it.
+pub const PREPARE_THREAD: u32 = u32::MAX;
 
 /// A file the engine writes and syncs. Implementations do no allocation per call.
 pub trait SyncFile {
@@ -20,6 +30,73 @@ pub trait SyncFile {
     fn write_at(&mut self, buf: &[u8], offset: u64) -> io::Result<()>;
     /// Makes written data durable with `method` (never called with `SyncMethod::None`).
     fn sync(&mut self, method: SyncMethod) -> io::Result<()>;
+    /// Reads up to `buf.len()` bytes at `offset` (pread); returns the bytes read.
+    fn read_at(&mut self, buf: &mut [u8], offset: u64) -> io::Result<usize>;
+    /// Reads the file's status (fstat) and discards it.
+    fn stat(&mut self) -> io::Result<()>;
+    /// Sets the file's access and modification times to now (futimens).
+    fn touch(&mut self) -> io::Result<()>;
+    /// Sets extended attribute `name` to `value` (fsetxattr).
+    fn set_xattr(&mut self, name: &CStr, value: &[u8]) -> io::Result<()>;
+    /// Closes the file, reporting the error close(2) returns.
+    fn close(self) -> io::Result<()>
+    where
+        Self: Sized;
+}
+
+/// How [`DirOps::open_at`] opens a name. `O_NOFOLLOW | O_CLOEXEC` are always added; a
+/// created file gets `O_CREAT | O_EXCL` and mode 0600.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OpenAt {
+    /// Write only (`O_WRONLY`); else read and write (`O_RDWR`).
+    pub write_only: bool,
+    /// Create a new file (`O_CREAT | O_EXCL`): an existing name is an error.
+    pub create: bool,
+    /// Open with `O_SYNC`.
+    pub o_sync: bool,
+}
+
+impl OpenAt {
+    /// open(2) flags.
+    pub fn bits(self) -> libc::c_int {
+        let mut bits = libc::O_NOFOLLOW | libc::O_CLOEXEC;
+        bits |= if self.write_only {
+            libc::O_WRONLY
+        } else {
+            libc::O_RDWR
+        };
+        if self.create {
+            bits |= libc::O_CREAT | libc::O_EXCL;
+        }
+        if self.o_sync {
+            bits |= libc::O_SYNC;
+        }
+        bits
+    }
+}
+
+/// Name operations in a directory held by descriptor, for one worker. Every name is a
+/// single component resolved relative to `dir`, never following a symlink.
+pub trait DirOps {
+    /// The files [`DirOps::open_at`] opens.
+    type File: SyncFile + Send;
+    /// Opens (or creates) `name` in `dir` (openat).
+    fn open_at(&mut self, dir: &DirHandle, name: &CStr, how: OpenAt) -> io::Result<Self::File>;
+    /// Renames `from` to `to`, both in `dir` (renameat).
+    fn rename_at(&mut self, dir: &DirHandle, from: &CStr, to: &CStr) -> io::Result<()>;
+    /// Removes the file `name` from `dir` (unlinkat).
+    fn unlink_at(&mut self, dir: &DirHandle, name: &CStr) -> io::Result<()>;
+    /// Reads the status of `name` in `dir` (fstatat, `AT_SYMLINK_NOFOLLOW`).
+    fn stat_at(&mut self, dir: &DirHandle, name: &CStr) -> io::Result<()>;
+    /// Reads the status of the filesystem holding `dir` (fstatvfs).
+    fn statfs(&mut self, dir: &DirHandle) -> io::Result<()>;
+    /// Lists subdirectory `name` of `dir` to its end (openat `O_DIRECTORY|O_NOFOLLOW`,
+    /// readdir, closedir).
+    fn list_dir(&mut self, dir: &DirHandle, name: &CStr) -> io::Result<()>;
+    /// Gives `name` in `dir` to `uid`:`gid` (fchownat, `AT_SYMLINK_NOFOLLOW`).
+    fn chown_at(&mut self, dir: &DirHandle, name: &CStr, uid: u32, gid: u32) -> io::Result<()>;
+    /// Writes back the whole filesystem holding `dir` (syncfs).
+    fn syncfs(&mut self, dir: &DirHandle) -> io::Result<()>;
 }
 
 /// A monotonic clock in nanoseconds.
@@ -34,6 +111,8 @@ pub trait Backend: Sync {
     type File: SyncFile + Send;
     /// The clock workers time with.
     type Clock: Clock + Send;
+    /// The name operations workers make in their directories.
+    type Dir: DirOps<File = Self::File> + Send;
 
     /// Creates a new file `name` in `dir` (openat O_CREAT | O_EXCL | O_NOFOLLOW, mode
     /// 0600), prepares it and fsyncs it, so preparation is not paid for by the first timed
@@ -59,6 +138,8 @@ pub trait Backend: Sync {
     ) -> io::Result<Self::File>;
     /// The clock of worker `thread`.
     fn clock(&self, thread: u32) -> Self::Clock;
+    /// The directory operations of worker `thread` ([`PREPARE_THREAD`] while preparing).
+    fn dir_ops(&self, thread: u32) -> Self::Dir;
 }
 
 /// Real files and CLOCK_MONOTONIC.
@@ -97,6 +178,130 @@ impl SyncFile for RealFile {
             SyncMethod::None => Ok(()),
         }
     }
+
+    #[inline]
+    fn read_at(&mut self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+        FileExt::read_at(&self.file, buf, offset)
+    }
+
+    #[inline]
+    fn stat(&mut self) -> io::Result<()> {
+        let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+        // SAFETY: plain syscall on an fd we own, into a buffer of the right type.
+        check(unsafe { libc::fstat(self.file.as_raw_fd(), st.as_mut_ptr()) }).map(|_| ())
+    }
+
+    #[inline]
+    fn touch(&mut self) -> io::Result<()> {
+        // SAFETY: plain syscall on an fd we own; a null `times` means "now".
+        check(unsafe { libc::futimens(self.file.as_raw_fd(), std::ptr::null()) }).map(|_| ())
+    }
+
+    #[inline]
+    fn set_xattr(&mut self, name: &CStr, value: &[u8]) -> io::Result<()> {
+        // SAFETY: valid fd, NUL-terminated name, value pointer and length of a live slice.
+        check(unsafe {
+            libc::fsetxattr(
+                self.file.as_raw_fd(),
+                name.as_ptr(),
+                value.as_ptr().cast(),
+                value.len(),
+                0,
+            )
+        })
+        .map(|_| ())
+    }
+
+    #[inline]
+    fn close(self) -> io::Result<()> {
+        let fd = self.file.into_raw_fd();
+        // SAFETY: the fd was just released by its owner and is closed exactly once.
+        check(unsafe { libc::close(fd) }).map(|_| ())
+    }
+}
+
+/// The real directory operations (raw libc calls: no allocation between a call and its
+/// timing).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RealDirOps;
+
+impl DirOps for RealDirOps {
+    type File = RealFile;
+
+    #[inline]
+    fn open_at(&mut self, dir: &DirHandle, name: &CStr, how: OpenAt) -> io::Result<RealFile> {
+        let at = dir.fd().as_raw_fd();
+        // SAFETY: a directory fd the caller holds and a NUL-terminated name.
+        let fd = check(unsafe { libc::openat(at, name.as_ptr(), how.bits(), 0o600) })?;
+        // SAFETY: `fd` was just opened and is owned by nothing else.
+        let file = unsafe { File::from_raw_fd(fd) };
+        Ok(RealFile { file })
+    }
+
+    #[inline]
+    fn rename_at(&mut self, dir: &DirHandle, from: &CStr, to: &CStr) -> io::Result<()> {
+        let at = dir.fd().as_raw_fd();
+        // SAFETY: a directory fd the caller holds and NUL-terminated names.
+        check(unsafe { libc::renameat(at, from.as_ptr(), at, to.as_ptr()) }).map(|_| ())
+    }
+
+    #[inline]
+    fn unlink_at(&mut self, dir: &DirHandle, name: &CStr) -> io::Result<()> {
+        // SAFETY: a directory fd the caller holds and a NUL-terminated name.
+        check(unsafe { libc::unlinkat(dir.fd().as_raw_fd(), name.as_ptr(), 0) }).map(|_| ())
+    }
+
+    #[inline]
+    fn stat_at(&mut self, dir: &DirHandle, name: &CStr) -> io::Result<()> {
+        let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+        let (at, flags) = (dir.fd().as_raw_fd(), libc::AT_SYMLINK_NOFOLLOW);
+        // SAFETY: a directory fd, a NUL-terminated name and a buffer of the right type.
+        check(unsafe { libc::fstatat(at, name.as_ptr(), st.as_mut_ptr(), flags) }).map(|_| ())
+    }
+
+    #[inline]
+    fn statfs(&mut self, dir: &DirHandle) -> io::Result<()> {
+        let mut st = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+        // SAFETY: a directory fd the caller holds and a buffer of the right type.
+        check(unsafe { libc::fstatvfs(dir.fd().as_raw_fd(), st.as_mut_ptr()) }).map(|_| ())
+    }
+
+    fn list_dir(&mut self, dir: &DirHandle, name: &CStr) -> io::Result<()> {
+        let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+        // SAFETY (all calls): a directory fd the caller holds, a NUL-terminated name, and
+        // a DIR stream used only until the closedir that also closes `fd`.
+        let fd = check(unsafe { libc::openat(dir.fd().as_raw_fd(), name.as_ptr(), flags) })?;
+        let stream = unsafe { libc::fdopendir(fd) };
+        if stream.is_null() {
+            let e = io::Error::last_os_error();
+            unsafe { libc::close(fd) };
+            return Err(e);
+        }
+        let result = loop {
+            nix::errno::Errno::clear();
+            if unsafe { libc::readdir(stream) }.is_null() {
+                break match nix::errno::Errno::last_raw() {
+                    0 => Ok(()),
+                    errno => Err(io::Error::from_raw_os_error(errno)),
+                };
+            }
+        };
+        unsafe { libc::closedir(stream) };
+        result
+    }
+
+    #[inline]
+    fn chown_at(&mut self, dir: &DirHandle, name: &CStr, uid: u32, gid: u32) -> io::Result<()> {
+        let (at, flags) = (dir.fd().as_raw_fd(), libc::AT_SYMLINK_NOFOLLOW);
+        // SAFETY: a directory fd the caller holds and a NUL-terminated name.
+        check(unsafe { libc::fchownat(at, name.as_ptr(), uid, gid, flags) }).map(|_| ())
+    }
+
+    #[inline]
+    fn syncfs(&mut self, dir: &DirHandle) -> io::Result<()> {
+        // SAFETY: plain syscall on a directory fd the caller holds.
+        check(unsafe { libc::syncfs(dir.fd().as_raw_fd()) }).map(|_| ())
+    }
 }
 
 /// The result of a raw libc call returning an int: `Err(errno)` when it is negative.
@@ -126,6 +331,7 @@ pub fn open_flag_bits(flags: OpenFlags) -> i32 {
 impl Backend for RealBackend {
     type File = RealFile;
     type Clock = RealClock;
+    type Dir = RealDirOps;
 
     fn create(
         &self,
@@ -179,6 +385,10 @@ impl Backend for RealBackend {
 
     fn clock(&self, _thread: u32) -> RealClock {
         RealClock::default()
+    }
+
+    fn dir_ops(&self, _thread: u32) -> RealDirOps {
+        RealDirOps
     }
 }
 

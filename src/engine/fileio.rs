@@ -1,16 +1,73 @@
-//! Preparation of a `fileio` run: the test files, created and prepared before timing, and
-//! which files each worker writes.
+//! The `fileio` kind: the test files, created and prepared before timing, which files
+//! each worker writes, and its worker (the plain loop in `super::worker`, or sysbench
+//! mode in `super::sysbench`).
 
+use super::api::{CancelToken, EngineError, EngineEvent};
 use super::file::Backend;
-use super::kinds::PrepareStop;
+use super::harness::{PrepareStop, Worker, WorkerOutput};
+use super::kind::Kind;
 use super::scratch::{IoSite, ScratchDir, describe_io_error};
-use super::worker::WorkerPlan;
-use super::{CancelToken, EngineError, EngineEvent};
-use crate::spec::{Prepare, WorkloadSpec};
+use super::sysbench::{run_sysbench_worker, writes_in};
+use super::worker::{WorkerPlan, run_fileio};
+use crate::spec::{FileioMode, Prepare, StopRule, SyncMethod, WorkloadSpec};
 use std::sync::mpsc::Sender;
 
+/// The `fileio` kind (plain and sysbench mode).
+pub(crate) struct Fileio;
+
+impl Kind for Fileio {
+    type Plan = Vec<WorkerPlan>;
+
+    fn prepare<B: Backend>(
+        backend: &B,
+        spec: &WorkloadSpec,
+        scratch: &mut ScratchDir,
+        events: &Sender<EngineEvent>,
+        cancel: &CancelToken,
+    ) -> Result<Vec<WorkerPlan>, PrepareStop> {
+        prepare(backend, spec, scratch, events, cancel)
+    }
+
+    fn work<B: Backend>(
+        plans: &Vec<WorkerPlan>,
+        backend: &B,
+        spec: &WorkloadSpec,
+        w: Worker<'_>,
+    ) -> WorkerOutput {
+        let plan = &plans[w.thread as usize];
+        if spec.mode == FileioMode::Sysbench {
+            run_sysbench_worker(backend, spec, plan, w)
+        } else {
+            run_fileio(backend, spec, plan, w)
+        }
+    }
+
+    fn space_needed(spec: &WorkloadSpec) -> u64 {
+        u64::from(spec.file_count()).saturating_mul(spec.file_size)
+    }
+
+    fn bytes_per_write(spec: &WorkloadSpec) -> u64 {
+        spec.block_size
+    }
+
+    fn expected_writes(spec: &WorkloadSpec) -> Option<u64> {
+        match spec.stop_rule() {
+            StopRule::Duration(_) => None,
+            StopRule::BytesPerThread(b) => Some(b / spec.block_size * u64::from(spec.threads)),
+            StopRule::TotalRequests(n) if spec.mode == FileioMode::Sysbench => {
+                let sync_every = match spec.sync {
+                    SyncMethod::None => 0,
+                    _ => u64::from(spec.sync_every),
+                };
+                Some(writes_in(n, sync_every, u64::from(spec.file_count())))
+            }
+            StopRule::TotalRequests(n) => Some(n),
+        }
+    }
+}
+
 /// Creates the files of a `fileio` run and plans every worker.
-pub(super) fn prepare<B: Backend>(
+fn prepare<B: Backend>(
     backend: &B,
     spec: &WorkloadSpec,
     scratch: &mut ScratchDir,

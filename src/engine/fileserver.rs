@@ -4,32 +4,30 @@
 //! call is timed into its own per-operation histogram; writes and flushes also feed the
 //! live counters and the run's write and sync histograms.
 //!
-//! The calls are made directly (openat, pwrite, pread, renameat, unlinkat, fstatat, fstat,
-//! fstatvfs, futimens, readdir, fsync, close) relative to the client's directory
-//! descriptor, with names written into fixed buffers before the clock is read: nothing is
-//! allocated, locked or formatted between a call and its timing. They always use the real
-//! clock, whatever the backend, since the backend's files are not involved.
+//! Every call goes through the [`Backend`] (openat, pwrite, pread, renameat, unlinkat,
+//! fstatat, fstat, fstatvfs, futimens, readdir, fsync, close), relative to the descriptor
+//! of the client's subdirectory, with names written into fixed buffers before the clock
+//! is read: nothing is allocated, locked or formatted between a call and its timing.
 
 use std::ffi::CStr;
 use std::io;
-use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::sync::mpsc::Sender;
 
+use super::api::{CancelToken, EngineError, EngineEvent};
 use super::dirfd::DirHandle;
-use super::file::{AlignedBuf, Clock, RealClock, check, fill_pattern};
+use super::file::{
+    AlignedBuf, Backend, Clock, DirOps, OpenAt, PREPARE_THREAD, SyncFile, fill_pattern,
+};
 use super::fileserver_mix::{
     DIRS, MAX_IO_BYTES, MAX_OPEN, Mix, NAME_LEN, OPS, Op, Step, dir_name, write_name,
 };
-use super::gate::StartGate;
-use super::kinds::PrepareStop;
+use super::harness::{Counts, PrepareStop, Timed, Worker, WorkerOutput, record_sync, run_worker};
+use super::kind::Kind;
 use super::offsets::mix;
 use super::scratch::{IoSite, ScratchDir, describe_io_error};
-use super::worker::{Live, Shared, WorkerOutput, record_sync};
-use super::{CancelToken, EngineError, EngineEvent};
-use crate::metrics::{OpStats, ThreadStats, bump};
-use crate::spec::WorkloadSpec;
+use crate::metrics::{OpStats, bump};
+use crate::spec::{SyncMethod, WorkloadSpec};
 
 /// Descriptors one client may hold at once: its directory, its open files (at most 16, or
 /// twice its files) and one directory being listed.
@@ -37,9 +35,52 @@ pub fn open_files_per_client(files_per_client: u32) -> u64 {
     2 + MAX_OPEN.min(2 * files_per_client.max(1) as usize) as u64
 }
 
+/// The `fileserver` kind.
+pub(crate) struct Fileserver;
+
+impl Kind for Fileserver {
+    type Plan = Vec<ClientPlan>;
+
+    fn prepare<B: Backend>(
+        backend: &B,
+        spec: &WorkloadSpec,
+        scratch: &mut ScratchDir,
+        events: &Sender<EngineEvent>,
+        cancel: &CancelToken,
+    ) -> Result<Vec<ClientPlan>, PrepareStop> {
+        prepare(backend, spec, scratch, events, cancel)
+    }
+
+    fn work<B: Backend>(
+        plans: &Vec<ClientPlan>,
+        backend: &B,
+        spec: &WorkloadSpec,
+        w: Worker<'_>,
+    ) -> WorkerOutput {
+        let plan = &plans[w.thread as usize];
+        run_client(backend, spec, plan, w)
+    }
+
+    // Initial files average 180 KiB; creates and writes can grow a client's set to
+    // twice its files, each up to 1 MiB: 512 KiB a file is a generous typical bound.
+    fn space_needed(spec: &WorkloadSpec) -> u64 {
+        u64::from(spec.threads)
+            .saturating_mul(u64::from(spec.fileserver.files_per_client))
+            .saturating_mul(512 << 10)
+    }
+
+    fn bytes_per_write(_spec: &WorkloadSpec) -> u64 {
+        0
+    }
+
+    fn expected_writes(_spec: &WorkloadSpec) -> Option<u64> {
+        None
+    }
+}
+
 /// One client's directory and operation generator, made before timing.
 #[derive(Clone)]
-pub(super) struct ClientPlan {
+pub(crate) struct ClientPlan {
     /// `fsynclab-<id>/client-N`, opened `O_DIRECTORY|O_NOFOLLOW` below the run directory.
     pub dir: Arc<DirHandle>,
     /// The generator, its working set already on disk.
@@ -48,9 +89,10 @@ pub(super) struct ClientPlan {
 
 /// Creates every client's tree (`client-N/d00..d07`) and initial working set, then syncs
 /// the filesystem once so the first timed flush does not pay for the preparation. Every
-/// directory is made with mkdirat and opened by descriptor; every file with openat
-/// (O_CREAT|O_EXCL|O_NOFOLLOW) in its subdirectory's descriptor.
-pub(super) fn prepare(
+/// directory is made with mkdirat and opened by descriptor; every file is created through
+/// the backend (openat O_CREAT|O_EXCL|O_NOFOLLOW) in its subdirectory's descriptor.
+fn prepare<B: Backend>(
+    backend: &B,
     spec: &WorkloadSpec,
     scratch: &mut ScratchDir,
     events: &Sender<EngineEvent>,
@@ -75,6 +117,7 @@ pub(super) fn prepare(
         };
         PrepareStop::Error(EngineError::Prepare(describe_io_error(site, op, None, e)))
     };
+    let mut ops = backend.dir_ops(PREPARE_THREAD);
     let mut out = Vec::with_capacity(plans.len());
     for (client, mix) in plans.into_iter().enumerate() {
         if cancel.is_cancelled() {
@@ -93,32 +136,46 @@ pub(super) fn prepare(
                     .map_err(|e| fail("open", &dir, &sub, &e))?,
             );
         }
+        let mut a = [0u8; NAME_LEN];
         for f in mix.files() {
-            let full = name_text(f.dir, f.id);
+            write_name(&mut a, f.dir, f.id, false);
             let sub = &subdirs[f.dir as usize];
-            write_new_file(sub, leaf(&full), &fill, f.size)
-                .map_err(|e| fail("prepare", &dir, &full, &e))?;
+            write_new_file(&mut ops, sub, cstr(&a[DIR_PREFIX..]), &fill, f.size)
+                .map_err(|e| fail("prepare", &dir, &name_text(&a), &e))?;
         }
         out.push(ClientPlan {
             dir: Arc::new(dir),
             mix,
         });
     }
-    // SAFETY: plain syscall on a descriptor we hold; failure only costs the first sync.
-    unsafe { libc::syncfs(scratch.dir().fd().as_raw_fd()) };
+    // Failure only costs the first timed sync.
+    let _ = ops.syncfs(scratch.dir());
     Ok(out)
 }
 
-fn write_new_file(dir: &DirHandle, name: &str, fill: &[u8], size: u64) -> io::Result<()> {
-    use std::io::Write;
-    let mut file = dir.create_file(name, nix::fcntl::OFlag::empty())?;
-    let mut left = size;
-    while left > 0 {
-        let n = left.min(fill.len() as u64) as usize;
-        file.write_all(&fill[..n])?;
-        left -= n as u64;
+fn write_new_file<D: DirOps>(
+    ops: &mut D,
+    dir: &DirHandle,
+    name: &CStr,
+    fill: &[u8],
+    size: u64,
+) -> io::Result<()> {
+    let how = OpenAt {
+        write_only: true,
+        create: true,
+        o_sync: false,
+    };
+    let mut file = ops.open_at(dir, name, how)?;
+    let mut offset = 0;
+    while offset < size {
+        let n = (size - offset).min(fill.len() as u64) as usize;
+        if let Err(e) = file.write_at(&fill[..n], offset) {
+            let _ = file.close();
+            return Err(e);
+        }
+        offset += n as u64;
     }
-    Ok(())
+    file.close()
 }
 
 fn dir_text(dir: u16) -> String {
@@ -126,58 +183,50 @@ fn dir_text(dir: u16) -> String {
     String::from_utf8_lossy(&b[..3]).into_owned()
 }
 
-fn name_text(dir: u16, id: u64) -> String {
-    let mut b = [0u8; NAME_LEN];
-    write_name(&mut b, dir, id, false);
-    String::from_utf8_lossy(&b[..NAME_LEN - 1]).into_owned()
-}
-
-/// The file name of `dNN/fXXX` inside its subdirectory (the part after `dNN/`).
-fn leaf(full: &str) -> &str {
-    &full[DIR_PREFIX..]
+/// A NUL-terminated name buffer as text (messages only).
+fn name_text(buf: &[u8]) -> String {
+    cstr(buf).to_string_lossy().into_owned()
 }
 
 /// Bytes of the `dNN/` prefix of every name [`write_name`] writes.
 const DIR_PREFIX: usize = 4;
 
 /// The client's directory, its subdirectories and its open files.
-struct Tree<'a> {
+struct Tree<'a, B: Backend> {
     dir: &'a DirHandle,
     /// `d00..d07`, opened `O_DIRECTORY|O_NOFOLLOW`: names are resolved in them.
     subdirs: Vec<DirHandle>,
-    fds: [RawFd; MAX_OPEN],
-}
-
-impl Drop for Tree<'_> {
-    fn drop(&mut self) {
-        for fd in self.fds.iter_mut().filter(|fd| **fd >= 0) {
-            // SAFETY: an fd this tree opened and has not closed.
-            unsafe { libc::close(*fd) };
-            *fd = -1;
-        }
-    }
+    files: [Option<B::File>; MAX_OPEN],
+    ops: B::Dir,
 }
 
 fn cstr(buf: &[u8]) -> &CStr {
     CStr::from_bytes_until_nul(buf).expect("names are NUL-terminated")
 }
 
-impl<'a> Tree<'a> {
-    fn open(dir: &'a DirHandle) -> io::Result<Tree<'a>> {
+/// The error of a call on a slot that holds no open file (never happens: the generator
+/// only uses open slots).
+fn bad_slot() -> io::Error {
+    io::Error::from_raw_os_error(libc::EBADF)
+}
+
+impl<'a, B: Backend> Tree<'a, B> {
+    fn open(backend: &B, thread: u32, dir: &'a DirHandle) -> io::Result<Self> {
         let subdirs = (0..DIRS)
             .map(|d| dir.open_subdir(&dir_text(d)))
             .collect::<io::Result<Vec<_>>>()?;
         Ok(Tree {
             dir,
             subdirs,
-            fds: [-1; MAX_OPEN],
+            files: std::array::from_fn(|_| None),
+            ops: backend.dir_ops(thread),
         })
     }
 
-    /// The descriptor of subdirectory `dir`.
+    /// The open file in `slot`.
     #[inline]
-    fn sub(&self, dir: u16) -> RawFd {
-        self.subdirs[dir as usize].fd().as_raw_fd()
+    fn file(&mut self, slot: u8) -> io::Result<&mut B::File> {
+        self.files[slot as usize].as_mut().ok_or_else(bad_slot)
     }
 
     /// Performs `step`; returns the bytes read or written. `a` and `b` hold the names it
@@ -191,112 +240,65 @@ impl<'a> Tree<'a> {
         wbuf: &AlignedBuf,
         rbuf: &mut [u8],
     ) -> io::Result<u64> {
-        let dirfd = self.dir.fd().as_raw_fd();
-        let file_flags = libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_RDWR;
         // Names are `dNN/...`: each is resolved in its subdirectory's descriptor, so
         // no path component is ever looked up by name at run time.
         let (a_leaf, b_leaf) = (&a[DIR_PREFIX..], &b[DIR_PREFIX..]);
-        // SAFETY (every call below): plain syscalls on descriptors this tree owns, with
-        // NUL-terminated names and buffers valid for the lengths passed.
+        let rw = OpenAt {
+            write_only: false,
+            create: false,
+            o_sync: false,
+        };
         match *step {
             Step::Create { slot, dir, .. } => {
-                let flags = file_flags | libc::O_CREAT | libc::O_EXCL;
-                let at = self.sub(dir);
-                let fd = check(unsafe { libc::openat(at, cstr(a_leaf).as_ptr(), flags, 0o600) })?;
-                self.fds[slot as usize] = fd;
+                let how = OpenAt { create: true, ..rw };
+                let file = self
+                    .ops
+                    .open_at(&self.subdirs[dir as usize], cstr(a_leaf), how)?;
+                self.files[slot as usize] = Some(file);
                 Ok(0)
             }
             Step::Open { slot, dir, .. } => {
-                let at = self.sub(dir);
-                let fd = check(unsafe { libc::openat(at, cstr(a_leaf).as_ptr(), file_flags) })?;
-                self.fds[slot as usize] = fd;
+                let file = self
+                    .ops
+                    .open_at(&self.subdirs[dir as usize], cstr(a_leaf), rw)?;
+                self.files[slot as usize] = Some(file);
                 Ok(0)
             }
             Step::Close { slot } => {
-                let fd = std::mem::replace(&mut self.fds[slot as usize], -1);
-                check(unsafe { libc::close(fd) }).map(|_| 0)
+                let file = self.files[slot as usize].take().ok_or_else(bad_slot)?;
+                file.close().map(|()| 0)
             }
             Step::Write { slot, offset, len } => {
                 let buf = &wbuf.as_slice()[..len as usize];
-                let fd = self.fds[slot as usize];
-                let n = unsafe { libc::pwrite(fd, buf.as_ptr().cast(), buf.len(), offset as i64) };
-                if n < 0 {
-                    return Err(io::Error::last_os_error());
-                }
-                if n as usize != buf.len() {
-                    return Err(io::Error::new(io::ErrorKind::WriteZero, "short write"));
-                }
-                Ok(n as u64)
+                self.file(slot)?
+                    .write_at(buf, offset)
+                    .map(|()| u64::from(len))
             }
             Step::Read { slot, offset, len } => {
                 let buf = &mut rbuf[..len as usize];
-                let fd = self.fds[slot as usize];
-                let n =
-                    unsafe { libc::pread(fd, buf.as_mut_ptr().cast(), buf.len(), offset as i64) };
-                if n < 0 {
-                    return Err(io::Error::last_os_error());
-                }
-                Ok(n as u64)
+                self.file(slot)?.read_at(buf, offset).map(|n| n as u64)
             }
             Step::Rename { dir, .. } => {
-                let at = self.sub(dir);
-                let (from, to) = (cstr(a_leaf).as_ptr(), cstr(b_leaf).as_ptr());
-                check(unsafe { libc::renameat(at, from, at, to) }).map(|_| 0)
+                let at = &self.subdirs[dir as usize];
+                self.ops
+                    .rename_at(at, cstr(a_leaf), cstr(b_leaf))
+                    .map(|()| 0)
             }
             Step::Unlink { dir, .. } => {
-                check(unsafe { libc::unlinkat(self.sub(dir), cstr(a_leaf).as_ptr(), 0) }).map(|_| 0)
+                let at = &self.subdirs[dir as usize];
+                self.ops.unlink_at(at, cstr(a_leaf)).map(|()| 0)
             }
             Step::Stat { missing, dir, .. } => {
-                let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
-                let rc = unsafe {
-                    libc::fstatat(
-                        self.sub(dir),
-                        cstr(a_leaf).as_ptr(),
-                        st.as_mut_ptr(),
-                        libc::AT_SYMLINK_NOFOLLOW,
-                    )
-                };
-                match check(rc) {
+                match self.ops.stat_at(&self.subdirs[dir as usize], cstr(a_leaf)) {
                     Err(e) if missing && e.raw_os_error() == Some(libc::ENOENT) => Ok(0),
-                    other => other.map(|_| 0),
+                    other => other.map(|()| 0),
                 }
             }
-            Step::Fstat { slot } => {
-                let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
-                check(unsafe { libc::fstat(self.fds[slot as usize], st.as_mut_ptr()) }).map(|_| 0)
-            }
-            Step::Statfs => {
-                let mut st = std::mem::MaybeUninit::<libc::statvfs>::uninit();
-                check(unsafe { libc::fstatvfs(dirfd, st.as_mut_ptr()) }).map(|_| 0)
-            }
-            Step::Setattr { slot } => {
-                check(unsafe { libc::futimens(self.fds[slot as usize], std::ptr::null()) })
-                    .map(|_| 0)
-            }
-            Step::Readdir { .. } => {
-                let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-                let fd = check(unsafe { libc::openat(dirfd, cstr(a).as_ptr(), flags) })?;
-                let dir = unsafe { libc::fdopendir(fd) };
-                if dir.is_null() {
-                    let e = io::Error::last_os_error();
-                    unsafe { libc::close(fd) };
-                    return Err(e);
-                }
-                let result = loop {
-                    nix::errno::Errno::clear();
-                    if unsafe { libc::readdir(dir) }.is_null() {
-                        break match nix::errno::Errno::last_raw() {
-                            0 => Ok(0),
-                            errno => Err(io::Error::from_raw_os_error(errno)),
-                        };
-                    }
-                };
-                unsafe { libc::closedir(dir) };
-                result
-            }
-            Step::Flush { slot } => {
-                check(unsafe { libc::fsync(self.fds[slot as usize]) }).map(|_| 0)
-            }
+            Step::Fstat { slot } => self.file(slot)?.stat().map(|()| 0),
+            Step::Statfs => self.ops.statfs(self.dir).map(|()| 0),
+            Step::Setattr { slot } => self.file(slot)?.touch().map(|()| 0),
+            Step::Readdir { .. } => self.ops.list_dir(self.dir, cstr(a)).map(|()| 0),
+            Step::Flush { slot } => self.file(slot)?.sync(SyncMethod::Fsync).map(|()| 0),
         }
     }
 }
@@ -334,56 +336,77 @@ fn error_name(step: &Step, a: &[u8; NAME_LEN]) -> String {
     }
 }
 
-/// Runs client `thread` until the duration ends, the run is cancelled or a call fails.
-pub(super) fn run_client(
-    spec: &WorkloadSpec,
-    thread: u32,
-    plan: &ClientPlan,
-    shared: &Shared,
-    live: &Live,
-    gate: &StartGate,
-    arrived: &mut bool,
-) -> WorkerOutput {
-    let clock = RealClock::default();
-    let mut out = WorkerOutput::new(thread);
-    let mut generator = plan.mix.clone();
-    let mut ops: Vec<OpStats> = OPS.iter().map(|op| OpStats::new(op.name())).collect();
-    let mut wbuf = AlignedBuf::new(MAX_IO_BYTES, mix(spec.seed ^ u64::from(thread)));
-    let mut rbuf = vec![0u8; MAX_IO_BYTES];
-    let (mut a, mut b) = ([0u8; NAME_LEN], [0u8; NAME_LEN]);
-    let tree = Tree::open(&plan.dir);
-    if let Err(e) = &tree {
-        let site = IoSite {
-            kind: spec.kind,
-            dir: &plan.dir,
-            name: ".",
-        };
-        out.open_error = Some(describe_io_error(site, "open", None, e));
-        shared.stop.0.store(true, Ordering::Relaxed);
-    }
-    *arrived = true;
-    if !gate.arrive_and_wait() {
-        return out;
-    }
-    let Ok(mut tree) = tree else { return out };
+/// What a client holds from before the gate.
+struct Client<'a, B: Backend> {
+    tree: Tree<'a, B>,
+    generator: Mix,
+    ops: Vec<OpStats>,
+    wbuf: AlignedBuf,
+    rbuf: Vec<u8>,
+}
 
+/// Runs client `w.thread` until the duration ends, the run is cancelled or a call fails.
+fn run_client<B: Backend>(
+    backend: &B,
+    spec: &WorkloadSpec,
+    plan: &ClientPlan,
+    w: Worker<'_>,
+) -> WorkerOutput {
+    let thread = w.thread;
+    let open = || {
+        let tree = Tree::open(backend, thread, &plan.dir).map_err(|e| {
+            let site = IoSite {
+                kind: spec.kind,
+                dir: &plan.dir,
+                name: ".",
+            };
+            describe_io_error(site, "open", None, &e)
+        });
+        let generator = plan.mix.clone();
+        let ops = OPS.iter().map(|op| OpStats::new(op.name())).collect();
+        let wbuf = AlignedBuf::new(MAX_IO_BYTES, mix(spec.seed ^ u64::from(thread)));
+        let rbuf = vec![0u8; MAX_IO_BYTES];
+        tree.map(|tree| Client {
+            tree,
+            generator,
+            ops,
+            wbuf,
+            rbuf,
+        })
+    };
+    run_worker(backend, w, open, |client, t| {
+        let counts = step_loop(spec, plan, thread, client, t);
+        t.out.ops = std::mem::take(&mut client.ops);
+        counts
+    })
+}
+
+/// Replays the client's operation mix, timing every call.
+fn step_loop<B: Backend>(
+    spec: &WorkloadSpec,
+    plan: &ClientPlan,
+    thread: u32,
+    client: &mut Client<'_, B>,
+    t: &mut Timed<'_, B::Clock>,
+) -> Counts {
+    let (mut a, mut b) = ([0u8; NAME_LEN], [0u8; NAME_LEN]);
     let stamp = (u64::from(thread) << 48) ^ mix(spec.seed);
-    let start = clock.now_ns();
-    out.started = true;
-    let deadline = shared.deadline();
-    let (mut writes, mut syncs, mut bytes, mut busy) = (0u64, 0u64, 0u64, 0u64);
-    let mut now = start;
-    while !shared.stop.0.load(Ordering::Relaxed) && now < deadline {
-        let step = generator.next_step();
+    let (clock, live) = (&t.clock, t.live);
+    let mut c = Counts::default();
+    let (mut now, deadline) = (t.start_ns, t.deadline_ns);
+    while !t.stopped() && now < deadline {
+        let step = client.generator.next_step();
         names_of(&step, &mut a, &mut b);
         if let Step::Write { offset, len, .. } = step
             && len >= 16
         {
             // Every write carries different data (dedup/compression see real bytes).
-            wbuf.stamp(offset ^ stamp, writes);
+            client.wbuf.stamp(offset ^ stamp, c.writes);
         }
         let t0 = clock.now_ns();
-        let result = tree.exec(&step, &a, &b, &wbuf, &mut rbuf);
+        let result = client
+            .tree
+            .exec(&step, &a, &b, &client.wbuf, &mut client.rbuf);
         let t1 = clock.now_ns();
         now = t1;
         let op = step.op();
@@ -400,45 +423,30 @@ pub(super) fn run_client(
                     dir: &plan.dir,
                     name: &name,
                 };
-                out.error = Some(describe_io_error(site, op.name(), offset, &e));
+                t.out.error = Some(describe_io_error(site, op.name(), offset, &e));
                 break;
             }
         };
         let ns = t1.saturating_sub(t0);
-        busy += ns;
-        ops[op as usize].record(ns, moved);
+        c.busy_ns += ns;
+        client.ops[op as usize].record(ns, moved);
         match op {
             Op::Write => {
-                out.write_lat.record(ns);
+                t.out.write_lat.record(ns);
                 live.write_buckets.record(ns);
                 bump(&live.writes, 1);
                 bump(&live.bytes, moved);
-                writes += 1;
-                bytes += moved;
+                c.writes += 1;
+                c.bytes += moved;
             }
             Op::Flush => {
-                record_sync(&mut out.sync_lat, live, ns);
-                syncs += 1;
+                record_sync(&mut t.out.sync_lat, live, ns);
+                c.syncs += 1;
             }
             _ => {}
         }
     }
-    if out.error.is_some() {
-        shared.stop.0.store(true, Ordering::Relaxed);
-    }
-    out.start_ns = start;
-    out.end_ns = clock.now_ns();
-    drop(tree);
-    out.ops = ops;
-    out.stats = ThreadStats {
-        thread,
-        writes,
-        syncs,
-        bytes,
-        busy_ns: busy,
-        wall_ns: out.end_ns.saturating_sub(start),
-    };
-    out
+    c
 }
 
 #[cfg(test)]

@@ -15,16 +15,122 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
+use std::sync::mpsc::Sender;
+
+use super::api::{CancelToken, EngineError, EngineEvent};
 use super::file::{AlignedBuf, Backend, Clock, SyncFile};
-use super::kinds::Worker;
+use super::harness::{
+    Counts, Padded, PrepareStop, Timed, Worker, WorkerOutput, record_sync, run_worker,
+};
+use super::kind::Kind;
 use super::offsets::mix;
-use super::scratch::describe_io_error;
-use super::worker::{Padded, WorkerOutput, WorkerPlan, open_plan_files, record_sync};
+use super::scratch::{IoSite, ScratchDir, describe_io_error};
+use super::worker::{WorkerPlan, open_plan_files};
 use crate::metrics::{GroupCommitStats, OpStats, bump};
-use crate::spec::{StopRule, Strategy, WorkloadSpec};
+use crate::probe::SystemInfo;
+use crate::spec::{Prepare, StopRule, Strategy, WorkloadSpec};
+
+/// The `grouplog` kind.
+pub(crate) struct Grouplog;
+
+impl Kind for Grouplog {
+    type Plan = GroupLog;
+
+    fn prepare<B: Backend>(
+        backend: &B,
+        spec: &WorkloadSpec,
+        scratch: &mut ScratchDir,
+        events: &Sender<EngineEvent>,
+        cancel: &CancelToken,
+    ) -> Result<GroupLog, PrepareStop> {
+        prepare(backend, spec, scratch, events, cancel)
+    }
+
+    fn work<B: Backend>(
+        log: &GroupLog,
+        backend: &B,
+        spec: &WorkloadSpec,
+        w: Worker<'_>,
+    ) -> WorkerOutput {
+        run_writer(backend, spec, log, w)
+    }
+
+    fn space_needed(spec: &WorkloadSpec) -> u64 {
+        spec.grouplog.log_size
+    }
+
+    fn bytes_per_write(spec: &WorkloadSpec) -> u64 {
+        spec.grouplog.record_size
+    }
+
+    fn expected_writes(spec: &WorkloadSpec) -> Option<u64> {
+        match spec.stop_rule() {
+            StopRule::TotalRequests(n) => Some(n),
+            _ => None,
+        }
+    }
+
+    fn warnings(_spec: &WorkloadSpec, system: &SystemInfo) -> Vec<String> {
+        let memory_fs = system
+            .mount
+            .as_ref()
+            .is_some_and(|m| matches!(m.fs_type.as_str(), "tmpfs" | "ramfs"));
+        if memory_fs {
+            vec![
+                "grouplog on a memory filesystem: fdatasync does nothing there, so commits/s and \
+                 batch sizes measure only the coordination overhead, not storage; run it on a \
+                 disk-backed filesystem (fsynclab scratch create) for meaningful figures"
+                    .into(),
+            ]
+        } else {
+            Vec::new()
+        }
+    }
+
+    fn group_stats(log: &GroupLog, spec: &WorkloadSpec) -> Option<GroupCommitStats> {
+        Some(log.stats(spec.grouplog.strategy))
+    }
+}
+
+/// Creates the shared log: empty (the first pass appends and grows it) unless `prepare`
+/// asks for a preallocated (`fallocate`) or written (`fill`) log of `log_size`.
+fn prepare<B: Backend>(
+    backend: &B,
+    spec: &WorkloadSpec,
+    scratch: &mut ScratchDir,
+    events: &Sender<EngineEvent>,
+    cancel: &CancelToken,
+) -> Result<GroupLog, PrepareStop> {
+    let size = match spec.prepare {
+        Prepare::Sparse => 0,
+        Prepare::Fallocate | Prepare::Fill => spec.grouplog.log_size,
+    };
+    let _ = events.send(EngineEvent::Preparing {
+        files: 1,
+        bytes_per_file: size,
+    });
+    let name = scratch.file("shared.log");
+    let dir = scratch.dir().clone();
+    match backend.create(&dir, &name, size, spec.prepare, spec.seed, cancel) {
+        Ok(()) => {}
+        Err(_) if cancel.is_cancelled() => return Err(PrepareStop::Cancelled),
+        Err(e) => {
+            let site = IoSite {
+                kind: spec.kind,
+                dir: &dir,
+                name: &name,
+            };
+            return Err(PrepareStop::Error(EngineError::Prepare(describe_io_error(
+                site, "create", None, &e,
+            ))));
+        }
+    }
+    dir.sync();
+    Ok(GroupLog::new(dir, name, spec.grouplog.strategy))
+}
 
 /// The shared log and its coordinator.
-pub(super) struct GroupLog {
+pub(crate) struct GroupLog {
     /// The run directory holding the log.
     pub dir: std::sync::Arc<super::dirfd::DirHandle>,
     /// The log's name in it.
@@ -107,7 +213,7 @@ fn gather_delay_ns(strategy: Strategy, avg_flush_ns: u64, batch_start_ns: u64, n
 
 /// The moving average each strategy learns flush time with: ext4's `(new + 15·old) / 16`,
 /// jbd's `(new + old) / 2`; the first flush sets it.
-pub(super) fn update_average(strategy: Strategy, old_ns: u64, new_ns: u64) -> u64 {
+pub(crate) fn update_average(strategy: Strategy, old_ns: u64, new_ns: u64) -> u64 {
     if old_ns == 0 {
         return new_ns;
     }
@@ -118,49 +224,68 @@ pub(super) fn update_average(strategy: Strategy, old_ns: u64, new_ns: u64) -> u6
 }
 
 /// Runs one writer of the shared log.
-pub(super) fn run_writer<B: Backend>(
+fn run_writer<B: Backend>(
     backend: &B,
     spec: &WorkloadSpec,
     log: &GroupLog,
     w: Worker<'_>,
-    arrived: &mut bool,
 ) -> WorkerOutput {
-    let mut out = WorkerOutput::new(w.thread);
-    let clock = backend.clock(w.thread);
     let plan = WorkerPlan {
         thread: w.thread,
         dir: log.dir.clone(),
         files: vec![log.name.clone()],
         start_block: 0,
     };
-    let opened = open_plan_files(backend, spec, &plan).map(|mut files| files.remove(0));
-    let record_size = spec.grouplog.record_size;
-    let mut buf = AlignedBuf::new(record_size as usize, mix(spec.seed ^ u64::from(w.thread)));
-    let mut commit = OpStats::new("commit");
-    let mut wait = OpStats::new("wait");
-    if let Err(message) = &opened {
-        out.open_error = Some(message.clone());
-        w.shared.stop.0.store(true, Ordering::Relaxed);
-    }
-    *arrived = true;
-    if !w.gate.arrive_and_wait() {
-        return out;
-    }
-    let Ok(mut file) = opened else { return out };
+    let open = || {
+        let opened = open_plan_files(backend, spec, &plan).map(|mut files| files.remove(0));
+        let record_size = spec.grouplog.record_size as usize;
+        let buf = AlignedBuf::new(record_size, mix(spec.seed ^ u64::from(plan.thread)));
+        let ops = [OpStats::new("commit"), OpStats::new("wait")];
+        opened.map(|file| (file, buf, ops))
+    };
+    run_worker(backend, w, open, |(file, buf, [commit, wait]), t| {
+        let counts = append_loop(spec, log, &plan, file, buf, [commit, wait], t);
+        let strategy = spec.grouplog.strategy;
+        if strategy == Strategy::Solo && counts.syncs > 0 {
+            let mut s = log.lock();
+            s.stats.flushes += counts.syncs;
+            s.stats.commits += counts.syncs;
+            s.stats.record_batches(1, counts.syncs);
+        }
+        if t.out.error.is_some() {
+            t.shared.stop.0.store(true, Ordering::Relaxed);
+            let mut s = log.lock();
+            s.failed = true;
+            log.flushed.notify_all();
+        }
+        t.out.ops = vec![
+            std::mem::replace(commit, OpStats::new("commit")),
+            std::mem::replace(wait, OpStats::new("wait")),
+        ];
+        counts
+    })
+}
 
+/// Appends records, each made durable before the next, until the stop rule ends it.
+fn append_loop<F: SyncFile, C: Clock>(
+    spec: &WorkloadSpec,
+    log: &GroupLog,
+    plan: &WorkerPlan,
+    file: &mut F,
+    buf: &mut AlignedBuf,
+    [commit, wait]: [&mut OpStats; 2],
+    t: &mut Timed<'_, C>,
+) -> Counts {
     let strategy = spec.grouplog.strategy;
+    let record_size = spec.grouplog.record_size;
     let records_in_log = (spec.grouplog.log_size / record_size).max(1);
-    let stop_rule = spec.stop_rule();
-    let counted = matches!(stop_rule, StopRule::TotalRequests(_));
-    let start = clock.now_ns();
-    out.started = true;
-    let deadline = w.shared.deadline();
-    let (mut writes, mut syncs, mut busy) = (0u64, 0u64, 0u64);
-    let mut now = start;
+    let counted = matches!(spec.stop_rule(), StopRule::TotalRequests(_));
+    let mut c = Counts::default();
+    let (mut now, deadline) = (t.start_ns, t.deadline_ns);
     loop {
-        if w.shared.stop.0.load(Ordering::Relaxed)
+        if t.shared.stop.0.load(Ordering::Relaxed)
             || now >= deadline
-            || (counted && w.shared.remaining.0.fetch_sub(1, Ordering::Relaxed) <= 0)
+            || (counted && t.shared.remaining.0.fetch_sub(1, Ordering::Relaxed) <= 0)
         {
             break;
         }
@@ -168,97 +293,66 @@ pub(super) fn run_writer<B: Backend>(
         let offset = (seq % records_in_log) * record_size;
         buf.stamp(offset, seq);
 
-        let t0 = clock.now_ns();
+        let t0 = t.clock.now_ns();
         let written = file.write_at(buf.as_slice(), offset);
-        let t1 = clock.now_ns();
+        let t1 = t.clock.now_ns();
         if let Err(e) = written {
-            out.error = Some(describe_io_error(
-                plan.site(spec, &log.name),
-                "write",
-                Some(offset),
-                &e,
-            ));
+            let site = plan.site(spec, &log.name);
+            t.out.error = Some(describe_io_error(site, "write", Some(offset), &e));
             break;
         }
         let write_ns = t1.saturating_sub(t0);
-        out.write_lat.record(write_ns);
-        w.live.write_buckets.record(write_ns);
-        bump(&w.live.writes, 1);
-        writes += 1;
-        busy += write_ns;
+        t.out.write_lat.record(write_ns);
+        t.live.write_buckets.record(write_ns);
+        bump(&t.live.writes, 1);
+        c.writes += 1;
+        c.busy_ns += write_ns;
 
         let durable = if strategy == Strategy::Solo {
             let synced = file.sync(spec.sync);
-            let t2 = clock.now_ns();
+            let t2 = t.clock.now_ns();
             // Counted per thread and added to the shared stats once at the end: solo
             // writers share nothing, so no lock between their commits either.
             synced.map_err(Some).map(|()| {
-                record_sync(&mut out.sync_lat, w.live, t2.saturating_sub(t1));
-                syncs += 1;
+                record_sync(&mut t.out.sync_lat, t.live, t2.saturating_sub(t1));
+                c.syncs += 1;
                 t2
             })
         } else {
-            commit_grouped(
-                log, strategy, &mut file, spec, &clock, &w, &mut out, &mut syncs,
-            )
+            commit_grouped(log, strategy, file, spec, t, &mut c.syncs)
         };
         match durable {
             Ok(t_durable) => {
                 commit.record(t_durable.saturating_sub(t0), record_size);
                 wait.record(t_durable.saturating_sub(t1), 0);
-                busy += t_durable.saturating_sub(t1);
+                c.busy_ns += t_durable.saturating_sub(t1);
                 now = t_durable;
             }
             Err(Some(e)) => {
-                out.error = Some(describe_io_error(
-                    plan.site(spec, &log.name),
-                    spec.sync.as_str(),
-                    None,
-                    &e,
-                ));
+                let site = plan.site(spec, &log.name);
+                t.out.error = Some(describe_io_error(site, spec.sync.as_str(), None, &e));
                 break;
             }
             // Another writer's flush failed: it reports the error; this writer just stops.
             Err(None) => break,
         }
     }
-    if strategy == Strategy::Solo && syncs > 0 {
-        let mut s = log.lock();
-        s.stats.flushes += syncs;
-        s.stats.commits += syncs;
-        s.stats.record_batches(1, syncs);
-    }
-    if out.error.is_some() {
-        w.shared.stop.0.store(true, Ordering::Relaxed);
-        let mut s = log.lock();
-        s.failed = true;
-        log.flushed.notify_all();
-    }
-    out.ops = vec![commit, wait];
-    out.start_ns = start;
-    out.end_ns = clock.now_ns();
-    out.stats.writes = writes;
-    out.stats.syncs = syncs;
-    out.stats.bytes = writes * record_size;
-    out.stats.busy_ns = busy;
-    out.stats.wall_ns = out.end_ns.saturating_sub(start);
-    out
+    c.bytes = c.writes * record_size;
+    c
 }
 
 /// Makes this writer's record durable through a shared flush; returns the time it
 /// became durable. Leads a flush when none is in progress. `Err(Some(e))`: this writer's
 /// flush failed; `Err(None)`: another writer's did, and the run is stopping.
-#[allow(clippy::too_many_arguments)]
 fn commit_grouped<F: SyncFile, C: Clock>(
     log: &GroupLog,
     strategy: Strategy,
     file: &mut F,
     spec: &WorkloadSpec,
-    clock: &C,
-    w: &Worker<'_>,
-    out: &mut WorkerOutput,
+    t: &mut Timed<'_, C>,
     syncs: &mut u64,
 ) -> Result<u64, Option<std::io::Error>> {
+    let (clock, live) = (&t.clock, t.live);
     // A cancelled run still finishes the commit in hand: its record gets its flush.
     let mut s = log.lock();
     let need = s.started + 1;
@@ -299,7 +393,7 @@ fn commit_grouped<F: SyncFile, C: Clock>(
             s.busy = false;
             match synced {
                 Ok(()) => {
-                    record_sync(&mut out.sync_lat, w.live, flush_ns);
+                    record_sync(&mut t.out.sync_lat, live, flush_ns);
                     *syncs += 1;
                     s.done = generation;
                     s.stats.flushes += 1;

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use super::worker::Live;
+use super::harness::Live;
 use crate::metrics::{IntervalSample, LIVE_BUCKETS, bucket_percentile_ns};
 use crate::probe::BlockStat;
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use nix::sys::stat::FileStat;
 
-use super::EngineError;
+use super::api::EngineError;
 use super::dirfd::{self, DirHandle, is_run_dir_name};
 use crate::spec::WorkloadKind;
 
@@ -188,6 +188,7 @@ impl ScratchDir {
     }
 
     /// Its name in the target (`fsynclab-N`).
+    #[cfg(test)]
     pub fn name(&self) -> &str {
         &self.name
     }

@@ -13,16 +13,16 @@
 use std::sync::atomic::Ordering;
 
 use super::file::{AlignedBuf, Backend, Clock, SyncFile};
-use super::gate::StartGate;
+use super::harness::{Counts, Timed, Worker, WorkerOutput, record_sync, run_worker};
 use super::offsets::mix;
 use super::scratch::describe_io_error;
-use super::worker::{Live, Shared, WorkerOutput, WorkerPlan, open_plan_files, record_sync};
-use crate::metrics::{END_SYNC_PREFIX, OpStats, ThreadStats, bump};
+use super::worker::{WorkerPlan, open_plan_files};
+use crate::metrics::{END_SYNC_PREFIX, OpStats, bump};
 use crate::spec::{StopRule, SyncMethod, WorkloadSpec};
 
 /// What event `ticket` of the shared sequence is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Event {
+pub(crate) enum Event {
     /// A write at a random block.
     Write,
     /// A sync of file `index`.
@@ -32,7 +32,7 @@ pub(super) enum Event {
 /// Event `ticket` of the sequence with `sync_every` writes (0: never sync) between rounds
 /// of one sync per file over `files` files.
 #[inline(always)]
-pub(super) fn event_of(ticket: u64, sync_every: u64, files: u64) -> Event {
+pub(crate) fn event_of(ticket: u64, sync_every: u64, files: u64) -> Event {
     if sync_every == 0 {
         return Event::Write;
     }
@@ -45,7 +45,7 @@ pub(super) fn event_of(ticket: u64, sync_every: u64, files: u64) -> Event {
 }
 
 /// Writes among the first `events` events of the sequence (for the progress bar).
-pub(super) fn writes_in(events: u64, sync_every: u64, files: u64) -> u64 {
+pub(crate) fn writes_in(events: u64, sync_every: u64, files: u64) -> u64 {
     if sync_every == 0 {
         return events;
     }
@@ -54,53 +54,70 @@ pub(super) fn writes_in(events: u64, sync_every: u64, files: u64) -> u64 {
 }
 
 /// The seed of the offsets of a run seeded `seed` (one hash, done before timing).
-pub(super) fn offset_seed(seed: u64) -> u64 {
+pub(crate) fn offset_seed(seed: u64) -> u64 {
     mix(seed ^ 0x5b5b_5b5b_5b5b_5b5b)
 }
 
 /// The block written by event `ticket`: uniform with replacement over `total_blocks`
 /// (sysbench draws `sb_rand_uniform` per request; a block may repeat, others wait).
 #[inline(always)]
-pub(super) fn random_block(offset_seed: u64, ticket: u64, total_blocks: u64) -> u64 {
+pub(crate) fn random_block(offset_seed: u64, ticket: u64, total_blocks: u64) -> u64 {
     mix(offset_seed ^ ticket) % total_blocks
 }
 
 /// Runs one sysbench-mode worker to its stop condition. Event writes and syncs go to the
 /// thread's `writes`/`syncs`/`busy_ns` (sysbench's per-thread events and execution time);
 /// the end syncs go to `out.extra_syncs` and the `end <method>` operation only.
-pub(super) fn run_sysbench_worker<B: Backend>(
+pub(crate) fn run_sysbench_worker<B: Backend>(
     backend: &B,
     spec: &WorkloadSpec,
-    plan: WorkerPlan,
-    shared: &Shared,
-    live: &Live,
-    gate: &StartGate,
-    arrived: &mut bool,
+    plan: &WorkerPlan,
+    w: Worker<'_>,
 ) -> WorkerOutput {
-    let clock = backend.clock(plan.thread);
-    let mut out = WorkerOutput::new(plan.thread);
-    let opened = open_plan_files(backend, spec, &plan);
-    let mut buf = AlignedBuf::new(
-        spec.block_size as usize,
-        mix(spec.seed ^ u64::from(plan.thread)),
-    );
-    let method = spec.sync;
-    // sysbench's end fsync uses the periodic sync call (fsync unless fdatasync is chosen).
-    let end_method = match method {
-        SyncMethod::Fdatasync => SyncMethod::Fdatasync,
-        _ => SyncMethod::Fsync,
+    let open = || {
+        let files = open_plan_files(backend, spec, plan);
+        let buf = AlignedBuf::new(
+            spec.block_size as usize,
+            mix(spec.seed ^ u64::from(plan.thread)),
+        );
+        files.map(|files| (files, buf))
     };
-    let mut end_op = OpStats::new(&format!("{END_SYNC_PREFIX}{}", end_method.as_str()));
-    if let Err(message) = &opened {
-        out.open_error = Some(message.clone());
-        shared.stop.0.store(true, Ordering::Relaxed);
-    }
-    *arrived = true;
-    if !gate.arrive_and_wait() {
-        return out;
-    }
-    let Ok(mut files) = opened else { return out };
+    run_worker(backend, w, open, |(files, buf), t| {
+        let counts = event_loop(spec, plan, files, buf, t);
+        // The event operations are the event histograms (recorded once, in the loop);
+        // taken before the end syncs join `sync_lat`.
+        t.out.ops.push(OpStats {
+            op: "write".into(),
+            count: counts.writes,
+            bytes: counts.bytes,
+            lat: t.out.write_lat.clone(),
+        });
+        if spec.sync != SyncMethod::None {
+            t.out.ops.push(OpStats {
+                op: spec.sync.as_str().into(),
+                count: counts.syncs,
+                bytes: 0,
+                lat: t.out.sync_lat.clone(),
+            });
+        }
+        if spec.final_sync {
+            let end_op = end_syncs(spec, plan, files, t);
+            t.out.ops.push(end_op);
+        }
+        counts
+    })
+}
 
+/// Takes tickets of the shared event sequence and performs them until the request
+/// limit, the deadline, a stop or an error.
+fn event_loop<F: SyncFile, C: Clock>(
+    spec: &WorkloadSpec,
+    plan: &WorkerPlan,
+    files: &mut [F],
+    buf: &mut AlignedBuf,
+    t: &mut Timed<'_, C>,
+) -> Counts {
+    let method = spec.sync;
     let block_size = spec.block_size;
     let blocks_per_file = spec.blocks_per_file().max(1);
     let file_count = files.len() as u64;
@@ -110,19 +127,15 @@ pub(super) fn run_sysbench_worker<B: Backend>(
     } else {
         u64::from(spec.sync_every)
     };
-    let stop_rule = spec.stop_rule();
-    let limit = match stop_rule {
+    let limit = match spec.stop_rule() {
         StopRule::TotalRequests(n) => n,
         _ => u64::MAX,
     };
     let offsets = offset_seed(spec.seed);
     let stamp = (u64::from(plan.thread) << 48) ^ mix(spec.seed);
-
-    let start = clock.now_ns();
-    out.started = true;
-    let deadline = shared.deadline();
-    let (mut writes, mut syncs, mut busy) = (0u64, 0u64, 0u64);
-    let mut now = start;
+    let (clock, live, shared) = (&t.clock, t.live, t.shared);
+    let mut c = Counts::default();
+    let (mut now, deadline) = (t.start_ns, t.deadline_ns);
     loop {
         if shared.stop.0.load(Ordering::Relaxed) || now >= deadline {
             break;
@@ -131,114 +144,84 @@ pub(super) fn run_sysbench_worker<B: Backend>(
         if ticket >= limit {
             break;
         }
-        match event_of(ticket, sync_every, file_count) {
+        let (file_index, t0, done, t1) = match event_of(ticket, sync_every, file_count) {
             Event::Write => {
                 let block = random_block(offsets, ticket, total_blocks);
                 let file_index = (block / blocks_per_file) as usize;
                 let offset = (block % blocks_per_file) * block_size;
                 buf.stamp(offset ^ stamp, ticket);
-                let file = &mut files[file_index];
                 let t0 = clock.now_ns();
-                let written = file.write_at(buf.as_slice(), offset);
+                let written = files[file_index].write_at(buf.as_slice(), offset);
                 let t1 = clock.now_ns();
-                if let Err(e) = written {
-                    out.error = Some(describe_io_error(
-                        plan.site(spec, &plan.files[file_index]),
-                        "write",
-                        Some(offset),
-                        &e,
-                    ));
-                    break;
-                }
-                let write_ns = t1.saturating_sub(t0);
-                out.write_lat.record(write_ns);
-                live.write_buckets.record(write_ns);
-                writes += 1;
-                busy += write_ns;
-                bump(&live.writes, 1);
-                now = t1;
+                let done = written.map_err(|e| ("write", Some(offset), e));
+                (file_index, t0, done.map(|()| true), t1)
             }
             Event::Sync(file_index) => {
-                let file = &mut files[file_index];
                 let t0 = clock.now_ns();
-                let synced = file.sync(method);
+                let synced = files[file_index].sync(method);
                 let t1 = clock.now_ns();
-                if let Err(e) = synced {
-                    out.error = Some(describe_io_error(
-                        plan.site(spec, &plan.files[file_index]),
-                        method.as_str(),
-                        None,
-                        &e,
-                    ));
-                    break;
-                }
-                let sync_ns = t1.saturating_sub(t0);
-                record_sync(&mut out.sync_lat, live, sync_ns);
-                syncs += 1;
-                busy += sync_ns;
-                now = t1;
+                let done = synced.map_err(|e| (method.as_str(), None, e));
+                (file_index, t0, done.map(|()| false), t1)
             }
-        }
-    }
-
-    // The event operations are the event histograms (recorded once, in the loop); taken
-    // before the end syncs join `sync_lat`.
-    let write_op = OpStats {
-        op: "write".into(),
-        count: writes,
-        bytes: writes * block_size,
-        lat: out.write_lat.clone(),
-    };
-    let sync_op = OpStats {
-        op: method.as_str().into(),
-        count: syncs,
-        bytes: 0,
-        lat: out.sync_lat.clone(),
-    };
-
-    // sysbench --file-fsync-end: every thread syncs every file once when it finishes,
-    // outside the events (not in the event count, latency or execution time).
-    if spec.final_sync && out.error.is_none() {
-        for (file, name) in files.iter_mut().zip(&plan.files) {
-            let t0 = clock.now_ns();
-            let synced = file.sync(end_method);
-            let t1 = clock.now_ns();
-            if let Err(e) = synced {
-                out.error = Some(describe_io_error(
-                    plan.site(spec, name),
-                    "end fsync",
-                    None,
-                    &e,
-                ));
+        };
+        let ns = t1.saturating_sub(t0);
+        match done {
+            Ok(true) => {
+                t.out.write_lat.record(ns);
+                live.write_buckets.record(ns);
+                c.writes += 1;
+                bump(&live.writes, 1);
+            }
+            Ok(false) => {
+                record_sync(&mut t.out.sync_lat, live, ns);
+                c.syncs += 1;
+            }
+            Err((op, offset, e)) => {
+                let site = plan.site(spec, &plan.files[file_index]);
+                t.out.error = Some(describe_io_error(site, op, offset, &e));
                 break;
             }
-            let sync_ns = t1.saturating_sub(t0);
-            record_sync(&mut out.sync_lat, live, sync_ns);
-            end_op.record(sync_ns, 0);
-            out.extra_syncs += 1;
         }
+        c.busy_ns += ns;
+        now = t1;
     }
-    if out.error.is_some() {
-        shared.stop.0.store(true, Ordering::Relaxed);
-    }
-    out.start_ns = start;
-    out.end_ns = clock.now_ns();
-    out.stats = ThreadStats {
-        thread: plan.thread,
-        writes,
-        syncs,
-        bytes: writes * block_size,
-        busy_ns: busy,
-        wall_ns: out.end_ns.saturating_sub(start),
+    c.bytes = c.writes * block_size;
+    c
+}
+
+/// sysbench --file-fsync-end: every thread syncs every file once when it finishes,
+/// outside the events (not in the event count, latency or execution time). Returns the
+/// `end <method>` operation.
+fn end_syncs<F: SyncFile, C: Clock>(
+    spec: &WorkloadSpec,
+    plan: &WorkerPlan,
+    files: &mut [F],
+    t: &mut Timed<'_, C>,
+) -> OpStats {
+    // sysbench's end fsync uses the periodic sync call (fsync unless fdatasync is chosen).
+    let end_method = match spec.sync {
+        SyncMethod::Fdatasync => SyncMethod::Fdatasync,
+        _ => SyncMethod::Fsync,
     };
-    out.ops = vec![write_op];
-    if method != SyncMethod::None {
-        out.ops.push(sync_op);
+    let mut end_op = OpStats::new(&format!("{END_SYNC_PREFIX}{}", end_method.as_str()));
+    if t.out.error.is_some() {
+        return end_op;
     }
-    if spec.final_sync {
-        out.ops.push(end_op);
+    for (file, name) in files.iter_mut().zip(&plan.files) {
+        let t0 = t.clock.now_ns();
+        let synced = file.sync(end_method);
+        let t1 = t.clock.now_ns();
+        if let Err(e) = synced {
+            let site = plan.site(spec, name);
+            t.out.error = Some(describe_io_error(site, "end fsync", None, &e));
+            break;
+        }
+        let sync_ns = t1.saturating_sub(t0);
+        record_sync(&mut t.out.sync_lat, t.live, sync_ns);
+        end_op.record(sync_ns, 0);
+        t.out.extra_syncs += 1;
     }
-    out
+    end_op
 }
 
 #[cfg(test)]

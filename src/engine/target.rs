@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use super::EngineError;
+use super::api::EngineError;
 use super::dirfd::DirHandle;
 
 /// Filesystems that are kernel interfaces, not storage, by mountinfo type name.

@@ -5,6 +5,8 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use super::*;
+use crate::metrics::{DeviceAccounting, RunStatus};
+use crate::probe::SystemInfo;
 use crate::spec::{Pattern, SyncMethod};
 
 fn ctx(dir: &std::path::Path) -> RunContext {

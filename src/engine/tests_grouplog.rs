@@ -5,6 +5,8 @@ use std::sync::mpsc;
 
 use super::*;
 use crate::metrics::GroupCommitStats;
+use crate::metrics::RunStatus;
+use crate::probe::SystemInfo;
 use crate::spec::{Strategy, SyncMethod, WorkloadKind};
 
 const FLUSH_NS: u64 = 2_000_000;

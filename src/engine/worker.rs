@@ -1,82 +1,20 @@
-//! One worker thread: open its files, arrive at the start gate, then write and sync in a
-//! loop that does no allocation, locking or formatting between a call and its timing.
+//! The plan of a worker that writes preallocated files (`fileio`, `grouplog`), opening
+//! its files, and the plain `fileio` hot loop: write and sync in a loop that does no
+//! allocation, locking or formatting between a call and its timing.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 
 use super::dirfd::DirHandle;
-
 use super::file::{AlignedBuf, Backend, Clock, SyncFile};
-use super::gate::StartGate;
+use super::harness::{Counts, Timed, Worker, WorkerOutput, record_sync, run_worker};
 use super::offsets::{BlockOrder, mix};
 use super::scratch::{IoSite, describe_io_error};
-use crate::metrics::{LatencyHistogram, LiveBuckets, OpStats, ThreadStats, bump};
 use crate::spec::{StopRule, SyncMethod, WorkloadSpec};
-
-/// Counters a worker publishes for the interval sampler: one writer, relaxed atomics,
-/// padded to its own cache lines so workers never share one.
-#[repr(align(128))]
-#[derive(Default)]
-pub(super) struct Live {
-    pub writes: AtomicU64,
-    /// Bytes, for kinds whose writes vary in size (see `kinds::bytes_per_write`).
-    pub bytes: AtomicU64,
-    pub syncs: AtomicU64,
-    pub write_buckets: LiveBuckets,
-    pub sync_buckets: LiveBuckets,
-}
-
-/// A value alone on its cache lines (no false sharing with its neighbours).
-#[repr(align(128))]
-pub(super) struct Padded<T>(pub T);
-
-/// State shared by all workers of a run.
-pub(super) struct Shared {
-    /// Set on cancel or when any worker fails: every worker stops after its current call.
-    pub stop: Padded<AtomicBool>,
-    /// Requests left under [`StopRule::TotalRequests`] (written by every worker).
-    pub remaining: Padded<AtomicI64>,
-    /// Next event of the shared sysbench-mode sequence (see `sysbench::event_of`).
-    pub ticket: Padded<AtomicU64>,
-    /// The run's one deadline under [`StopRule::Duration`], on the workers' clock, set
-    /// before the start gate opens (see [`Shared::set_deadline`]); `u64::MAX` otherwise.
-    pub deadline: Padded<AtomicU64>,
-}
-
-impl Shared {
-    /// State for a run under `rule`.
-    pub fn new(rule: StopRule) -> Self {
-        Shared {
-            stop: Padded(AtomicBool::new(false)),
-            remaining: Padded(AtomicI64::new(match rule {
-                StopRule::TotalRequests(n) => i64::try_from(n).unwrap_or(i64::MAX),
-                _ => 0,
-            })),
-            ticket: Padded(AtomicU64::new(0)),
-            deadline: Padded(AtomicU64::new(u64::MAX)),
-        }
-    }
-
-    /// Sets the run's one deadline under a duration: `gate_ns` (the workers' clock, read
-    /// by the coordinator as it opens the start gate) plus the duration. Every worker
-    /// reads it after the gate, so workers scheduled late (many threads on few cores) run
-    /// shorter instead of each running the full duration from its own start.
-    pub fn set_deadline(&self, rule: StopRule, gate_ns: u64) {
-        if let StopRule::Duration(d) = rule {
-            let deadline = gate_ns.saturating_add(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
-            self.deadline.0.store(deadline, Ordering::Release);
-        }
-    }
-
-    /// The run's deadline (`u64::MAX` without a duration); read once per worker.
-    pub fn deadline(&self) -> u64 {
-        self.deadline.0.load(Ordering::Acquire)
-    }
-}
 
 /// What one worker writes.
 #[derive(Clone)]
-pub(super) struct WorkerPlan {
+pub(crate) struct WorkerPlan {
     pub thread: u32,
     /// The run directory the files are in.
     pub dir: Arc<DirHandle>,
@@ -86,61 +24,9 @@ pub(super) struct WorkerPlan {
     pub start_block: u64,
 }
 
-/// What one worker measured.
-pub(super) struct WorkerOutput {
-    pub stats: ThreadStats,
-    pub write_lat: LatencyHistogram,
-    pub sync_lat: LatencyHistogram,
-    /// Whether it passed the start gate and ran (start/end are meaningful only then).
-    pub started: bool,
-    pub start_ns: u64,
-    pub end_ns: u64,
-    /// Opening a file failed (the run never started): a usage-type error.
-    pub open_error: Option<String>,
-    /// An I/O error during the run.
-    pub error: Option<String>,
-    /// Per-operation latency (kinds beyond fileio).
-    pub ops: Vec<OpStats>,
-    /// Timed phases (smallfiles).
-    pub phases: Vec<PhaseSpan>,
-    /// Syncs counted in the run's total but not in `stats` (sysbench mode's end fsyncs,
-    /// which are not events).
-    pub extra_syncs: u64,
-}
-
-/// One worker's part of a timed phase.
-pub(super) struct PhaseSpan {
-    pub phase: &'static str,
-    pub items: u64,
-    pub start_ns: u64,
-    pub end_ns: u64,
-}
-
-impl WorkerOutput {
-    /// An output with nothing measured yet, for worker `thread`.
-    pub fn new(thread: u32) -> Self {
-        Self {
-            stats: ThreadStats {
-                thread,
-                ..Default::default()
-            },
-            write_lat: LatencyHistogram::new(),
-            sync_lat: LatencyHistogram::new(),
-            started: false,
-            start_ns: 0,
-            end_ns: 0,
-            open_error: None,
-            error: None,
-            ops: Vec::new(),
-            phases: Vec::new(),
-            extra_syncs: 0,
-        }
-    }
-}
-
 /// Opens the files of `plan` with the spec's flags (before the start gate); the error
 /// names the file, the flags and the fix.
-pub(super) fn open_plan_files<B: Backend>(
+pub(crate) fn open_plan_files<B: Backend>(
     backend: &B,
     spec: &WorkloadSpec,
     plan: &WorkerPlan,
@@ -171,38 +57,53 @@ impl WorkerPlan {
     }
 }
 
-/// Runs one worker to its stop condition. `arrived` is set once it has reached the gate,
-/// so the caller's guard knows whether to count it.
-pub(super) fn run_worker<B: Backend>(
+/// What a plain `fileio` worker holds from before the gate.
+struct Opened<F> {
+    files: Vec<F>,
+    buf: AlignedBuf,
+    /// Writes since each file's last sync.
+    pending: Vec<u64>,
+}
+
+/// Runs one plain `fileio` worker to its stop condition.
+pub(crate) fn run_fileio<B: Backend>(
     backend: &B,
     spec: &WorkloadSpec,
-    plan: WorkerPlan,
-    shared: &Shared,
-    live: &Live,
-    gate: &StartGate,
-    arrived: &mut bool,
+    plan: &WorkerPlan,
+    w: Worker<'_>,
 ) -> WorkerOutput {
-    let clock = backend.clock(plan.thread);
-    let mut out = WorkerOutput::new(plan.thread);
-    let opened = open_plan_files(backend, spec, &plan);
-    let mut buf = AlignedBuf::new(
-        spec.block_size as usize,
-        mix(spec.seed ^ u64::from(plan.thread)),
-    );
-    let mut pending = vec![0u64; plan.files.len()];
-    if let Err(message) = &opened {
-        out.open_error = Some(message.clone());
-        shared.stop.0.store(true, Ordering::Relaxed);
-    }
-    *arrived = true;
-    if !gate.arrive_and_wait() {
-        return out;
-    }
-    let Ok(mut files) = opened else { return out };
+    let open = || {
+        let files = open_plan_files(backend, spec, plan);
+        let buf = AlignedBuf::new(
+            spec.block_size as usize,
+            mix(spec.seed ^ u64::from(plan.thread)),
+        );
+        let pending = vec![0u64; plan.files.len()];
+        files.map(|files| Opened {
+            files,
+            buf,
+            pending,
+        })
+    };
+    run_worker(backend, w, open, |o, t| {
+        let mut counts = write_loop(spec, plan, o, t);
+        if spec.final_sync && t.out.error.is_none() {
+            final_syncs(spec, plan, o, t, &mut counts);
+        }
+        counts
+    })
+}
 
+/// Writes (and syncs every `sync_every` writes per file) until the stop rule ends it.
+fn write_loop<F: SyncFile, C: Clock>(
+    spec: &WorkloadSpec,
+    plan: &WorkerPlan,
+    o: &mut Opened<F>,
+    t: &mut Timed<'_, C>,
+) -> Counts {
     let block_size = spec.block_size;
     let blocks_per_file = spec.blocks_per_file().max(1);
-    let total_blocks = blocks_per_file * files.len() as u64;
+    let total_blocks = blocks_per_file * o.files.len() as u64;
     let mut order = BlockOrder::new(
         total_blocks,
         spec.pattern,
@@ -222,16 +123,13 @@ pub(super) fn run_worker<B: Backend>(
         _ => u64::MAX,
     };
     let stamp = (u64::from(plan.thread) << 48) ^ mix(spec.seed);
-
-    let start = clock.now_ns();
-    out.started = true;
-    let deadline = shared.deadline();
-    let (mut writes, mut syncs, mut bytes, mut busy) = (0u64, 0u64, 0u64, 0u64);
-    let mut now = start;
+    let (clock, live, shared) = (&t.clock, t.live, t.shared);
+    let mut c = Counts::default();
+    let (mut now, deadline) = (t.start_ns, t.deadline_ns);
     loop {
         if shared.stop.0.load(Ordering::Relaxed)
             || now >= deadline
-            || bytes.saturating_add(block_size) > byte_limit
+            || c.bytes.saturating_add(block_size) > byte_limit
             || (counted && shared.remaining.0.fetch_sub(1, Ordering::Relaxed) <= 0)
         {
             break;
@@ -241,99 +139,73 @@ pub(super) fn run_worker<B: Backend>(
         let offset = (block % blocks_per_file) * block_size;
         // Every block written differs (offset and sequence stamped in), so deduplicating
         // storage stores what an application would make it store.
-        buf.stamp(offset ^ stamp, writes);
-        let due = sync_every != 0 && pending[file_index] + 1 == sync_every;
-        let file = &mut files[file_index];
+        o.buf.stamp(offset ^ stamp, c.writes);
+        let due = sync_every != 0 && o.pending[file_index] + 1 == sync_every;
+        let file = &mut o.files[file_index];
 
         let t0 = clock.now_ns();
-        let written = file.write_at(buf.as_slice(), offset);
+        let written = file.write_at(o.buf.as_slice(), offset);
         let t1 = clock.now_ns();
         if let Err(e) = written {
-            out.error = Some(describe_io_error(
-                plan.site(spec, &plan.files[file_index]),
-                "write",
-                Some(offset),
-                &e,
-            ));
+            let site = plan.site(spec, &plan.files[file_index]);
+            t.out.error = Some(describe_io_error(site, "write", Some(offset), &e));
             break;
         }
         let synced = if due { Some(file.sync(method)) } else { None };
         let t2 = if due { clock.now_ns() } else { t1 };
 
         let write_ns = t1.saturating_sub(t0);
-        out.write_lat.record(write_ns);
+        t.out.write_lat.record(write_ns);
         live.write_buckets.record(write_ns);
-        writes += 1;
-        bytes += block_size;
-        busy += write_ns;
+        c.writes += 1;
+        c.bytes += block_size;
+        c.busy_ns += write_ns;
         // Bytes are writes × block size: the sampler derives them, one counter less here.
-        bump(&live.writes, 1);
-        pending[file_index] += 1;
+        crate::metrics::bump(&live.writes, 1);
+        o.pending[file_index] += 1;
         now = t2;
         match synced {
             None => {}
             Some(Ok(())) => {
-                pending[file_index] = 0;
+                o.pending[file_index] = 0;
                 let sync_ns = t2.saturating_sub(t1);
-                record_sync(&mut out.sync_lat, live, sync_ns);
-                syncs += 1;
-                busy += sync_ns;
+                record_sync(&mut t.out.sync_lat, live, sync_ns);
+                c.syncs += 1;
+                c.busy_ns += sync_ns;
             }
             Some(Err(e)) => {
-                out.error = Some(describe_io_error(
-                    plan.site(spec, &plan.files[file_index]),
-                    method.as_str(),
-                    None,
-                    &e,
-                ));
+                let site = plan.site(spec, &plan.files[file_index]);
+                t.out.error = Some(describe_io_error(site, method.as_str(), None, &e));
                 break;
             }
         }
     }
-
-    // fio's end_fsync: one fsync per file that has unsynced writes, whatever the per-write
-    // sync method, so buffered and sync_file_range runs end durable too.
-    if spec.final_sync && out.error.is_none() {
-        for ((file, name), dirty) in files.iter_mut().zip(&plan.files).zip(&pending) {
-            if *dirty == 0 {
-                continue;
-            }
-            let t1 = clock.now_ns();
-            let synced = file.sync(SyncMethod::Fsync);
-            let t2 = clock.now_ns();
-            if let Err(e) = synced {
-                out.error = Some(describe_io_error(
-                    plan.site(spec, name),
-                    "final fsync",
-                    None,
-                    &e,
-                ));
-                break;
-            }
-            record_sync(&mut out.sync_lat, live, t2.saturating_sub(t1));
-            syncs += 1;
-            busy += t2.saturating_sub(t1);
-        }
-    }
-    if out.error.is_some() {
-        shared.stop.0.store(true, Ordering::Relaxed);
-    }
-    out.start_ns = start;
-    out.end_ns = clock.now_ns();
-    out.stats = ThreadStats {
-        thread: plan.thread,
-        writes,
-        syncs,
-        bytes,
-        busy_ns: busy,
-        wall_ns: out.end_ns.saturating_sub(start),
-    };
-    out
+    c
 }
 
-#[inline(always)]
-pub(super) fn record_sync(hist: &mut LatencyHistogram, live: &Live, sync_ns: u64) {
-    hist.record(sync_ns);
-    live.sync_buckets.record(sync_ns);
-    bump(&live.syncs, 1);
+/// fio's end_fsync: one fsync per file that has unsynced writes, whatever the per-write
+/// sync method, so buffered and sync_file_range runs end durable too.
+fn final_syncs<F: SyncFile, C: Clock>(
+    spec: &WorkloadSpec,
+    plan: &WorkerPlan,
+    o: &mut Opened<F>,
+    t: &mut Timed<'_, C>,
+    c: &mut Counts,
+) {
+    for ((file, name), dirty) in o.files.iter_mut().zip(&plan.files).zip(&o.pending) {
+        if *dirty == 0 {
+            continue;
+        }
+        let t1 = t.clock.now_ns();
+        let synced = file.sync(SyncMethod::Fsync);
+        let t2 = t.clock.now_ns();
+        if let Err(e) = synced {
+            let site = plan.site(spec, name);
+            t.out.error = Some(describe_io_error(site, "final fsync", None, &e));
+            break;
+        }
+        record_sync(&mut t.out.sync_lat, t.live, t2.saturating_sub(t1));
+        c.syncs += 1;
+        c.busy_ns += t2.saturating_sub(t1);
+    }
 }

@@ -3,8 +3,8 @@
 //! seed 004 "jbd: transaction batching for multi-threaded synchronous writers" measured
 //! threads creating files with fsync before close).
 //!
-//! Per file of the create phase: openat(O_CREAT|O_EXCL|O_WRONLY|O_NOFOLLOW|O_CLOEXEC
-//! [|O_SYNC]) timed as `create`, one pwrite of the whole file (`write`), the 64-byte xattr
+//! Per file of the create phase, every call through the [`Backend`]:
+//! openat(O_CREAT|O_EXCL|O_WRONLY|O_NOFOLLOW|O_CLOEXEC [|O_SYNC]) timed as `create`, one pwrite of the whole file (`write`), the 64-byte xattr
 //! (`xattr`), fsync/fdatasync (`sync`) and close (`close`). The xattr is set before the
 //! sync so that an fsync-before-close file is durable with everything it was given. With
 //! `syncfs`, each thread calls syncfs(2) once after its last file (a `sync`). Then, after
@@ -16,31 +16,83 @@ mod parts;
 
 use std::ffi::CStr;
 use std::io;
-use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::sync::atomic::Ordering;
+use std::sync::mpsc::Sender;
 
+use super::api::{EngineError, EngineEvent};
 use super::dirfd::DirHandle;
-use super::file::{Backend, Clock, check, fill_pattern};
-use super::kinds::{PrepareStop, Worker};
+use super::file::{Backend, Clock, DirOps, PREPARE_THREAD, SyncFile, fill_pattern};
+use super::harness::{
+    Counts, PhaseSpan, PrepareStop, Timed, Worker, WorkerOutput, record_sync, run_worker,
+};
+use super::kind::Kind;
 use super::offsets::mix;
 use super::scratch::{IoSite, ScratchDir, describe_io_error, inodes_exhausted, io_error_text};
-use super::worker::{PhaseSpan, WorkerOutput, record_sync};
-use super::{EngineError, EngineEvent};
-use crate::metrics::{OpStats, ThreadStats, bump};
-use crate::spec::{FileSync, WorkloadSpec};
-use parts::{FileName, PhaseBarrier, StopOnPanic, create_flags, write_all};
+use crate::metrics::{OpStats, bump};
+use crate::spec::{FileSync, SyncMethod, WorkloadSpec};
+use parts::{FileName, PhaseBarrier, StopOnPanic, open_how};
 
 /// Name of the extended attribute set on each file (`user.` namespace: settable by
 /// anyone who may write the file).
-pub(super) const XATTR_NAME: &CStr = c"user.fsynclab";
+pub(crate) const XATTR_NAME: &CStr = c"user.fsynclab";
 /// Bytes of the extended attribute value (the size fsmark used in seed 003).
-pub(super) const XATTR_LEN: usize = 64;
+pub(crate) const XATTR_LEN: usize = 64;
 /// The uid/gid root chowns files to: `nobody`, so every inode really changes owner.
 const NOBODY: u32 = 65534;
 
+/// The `smallfiles` kind.
+pub(crate) struct Smallfiles;
+
+impl Kind for Smallfiles {
+    type Plan = SmallfilesPlan;
+
+    fn prepare<B: Backend>(
+        backend: &B,
+        spec: &WorkloadSpec,
+        scratch: &mut ScratchDir,
+        events: &Sender<EngineEvent>,
+        _cancel: &super::api::CancelToken,
+    ) -> Result<SmallfilesPlan, PrepareStop> {
+        prepare(backend, spec, scratch, events)
+    }
+
+    fn work<B: Backend>(
+        plan: &SmallfilesPlan,
+        backend: &B,
+        spec: &WorkloadSpec,
+        w: Worker<'_>,
+    ) -> WorkerOutput {
+        plan.work(backend, spec, w)
+    }
+
+    // Data rounded up to 4 KiB blocks, plus about 512 bytes of inode and directory entry
+    // per file (an empty file still costs those).
+    fn space_needed(spec: &WorkloadSpec) -> u64 {
+        u64::from(spec.threads)
+            .saturating_mul(spec.smallfiles.files_per_thread)
+            .saturating_mul(spec.smallfiles.file_size.div_ceil(4096) * 4096 + 512)
+    }
+
+    fn bytes_per_write(spec: &WorkloadSpec) -> u64 {
+        spec.smallfiles.file_size
+    }
+
+    // A smallfiles "write" is one file created (whatever its size, even 0).
+    fn expected_writes(spec: &WorkloadSpec) -> Option<u64> {
+        match spec.stop_rule() {
+            crate::spec::StopRule::Duration(_) => None,
+            _ => Some(
+                spec.smallfiles
+                    .files_per_thread
+                    .saturating_mul(u64::from(spec.threads)),
+            ),
+        }
+    }
+}
+
 /// What a smallfiles run prepared: one directory per worker and the phase barrier.
-pub(super) struct SmallfilesPlan {
+pub(crate) struct SmallfilesPlan {
     /// Each worker's directory, opened `O_DIRECTORY|O_NOFOLLOW` below the run directory.
     dirs: Vec<DirHandle>,
     barrier: PhaseBarrier,
@@ -50,10 +102,11 @@ pub(super) struct SmallfilesPlan {
 
 /// Creates one directory per worker (`thread-N`) and, when xattrs are asked for, checks
 /// that the filesystem takes a `user.` xattr, so a refusal is a clear error before timing.
-pub(super) fn prepare(
+fn prepare<B: Backend>(
+    backend: &B,
     spec: &WorkloadSpec,
     scratch: &mut ScratchDir,
-    events: &std::sync::mpsc::Sender<EngineEvent>,
+    events: &Sender<EngineEvent>,
 ) -> Result<SmallfilesPlan, PrepareStop> {
     let _ = events.send(EngineEvent::Preparing {
         files: 0,
@@ -75,7 +128,7 @@ pub(super) fn prepare(
         dirs.push(dir);
     }
     if spec.smallfiles.xattr {
-        check_xattr_support(spec, scratch).map_err(PrepareStop::Error)?;
+        check_xattr_support(backend, spec, scratch).map_err(PrepareStop::Error)?;
     }
     scratch.dir().sync();
     let owner = if nix::unistd::geteuid().is_root() {
@@ -93,7 +146,11 @@ pub(super) fn prepare(
     })
 }
 
-fn check_xattr_support(spec: &WorkloadSpec, scratch: &mut ScratchDir) -> Result<(), EngineError> {
+fn check_xattr_support<B: Backend>(
+    backend: &B,
+    spec: &WorkloadSpec,
+    scratch: &mut ScratchDir,
+) -> Result<(), EngineError> {
     let name = scratch.file("xattr-probe");
     let dir = scratch.dir();
     let site = IoSite {
@@ -101,38 +158,26 @@ fn check_xattr_support(spec: &WorkloadSpec, scratch: &mut ScratchDir) -> Result<
         dir,
         name: &name,
     };
-    let file = dir
-        .create_file(&name, nix::fcntl::OFlag::empty())
+    let mut ops = backend.dir_ops(PREPARE_THREAD);
+    let c_name = std::ffi::CString::new(name.as_str())
+        .map_err(|_| EngineError::Internal(format!("file name {name:?} holds a NUL byte")))?;
+    let how = open_how(FileSync::None);
+    let mut file = ops
+        .open_at(dir, &c_name, how)
         .map_err(|e| EngineError::Prepare(describe_io_error(site, "create", None, &e)))?;
-    let value = [0u8; XATTR_LEN];
-    let rc = {
-        // SAFETY: valid fd, NUL-terminated name, value pointer and length of a live array.
-        unsafe {
-            libc::fsetxattr(
-                file.as_raw_fd(),
-                XATTR_NAME.as_ptr(),
-                value.as_ptr().cast(),
-                value.len(),
-                0,
-            )
-        }
-    };
-    let result = if rc == 0 {
-        Ok(())
-    } else {
-        let e = io::Error::last_os_error();
-        Err(match e.raw_os_error() {
+    let result = match file.set_xattr(XATTR_NAME, &[0u8; XATTR_LEN]) {
+        Ok(()) => Ok(()),
+        Err(e) => Err(match e.raw_os_error() {
             Some(libc::EOPNOTSUPP) => EngineError::Target(no_xattr_message(scratch.path())),
             _ => EngineError::Prepare(describe_io_error(site, "fsetxattr", None, &e)),
-        })
+        }),
     };
-    drop(file);
-    let _ = dir.unlink(&name);
+    let _ = file.close();
+    let _ = ops.unlink_at(dir, &c_name);
     result
 }
-
 /// The error for a filesystem that refuses `user.` extended attributes, naming the mount.
-pub(super) fn no_xattr_message(dir: &Path) -> String {
+pub(crate) fn no_xattr_message(dir: &Path) -> String {
     let mount = std::fs::canonicalize(dir).ok().and_then(|canonical| {
         let mounts = crate::probe::list_mounts().ok()?;
         crate::probe::mount_for_path(&mounts, &canonical)
@@ -181,236 +226,270 @@ fn ops_used(spec: &WorkloadSpec) -> [bool; 7] {
     ]
 }
 
+/// A worker's buffers, prepared before the gate.
+struct Buffers {
+    /// The file contents (the first 8 bytes are stamped per file).
+    data: Vec<u8>,
+    xattr: [u8; XATTR_LEN],
+    name: FileName,
+    ops: Vec<OpStats>,
+}
+
+/// Why a worker stopped early: the call and its error.
+type Failure = (&'static str, io::Error);
+
 impl SmallfilesPlan {
     /// Runs worker `w.thread`: the create phase, then chown and unlink if asked for.
-    pub(super) fn work<B: Backend>(
-        &self,
-        backend: &B,
-        spec: &WorkloadSpec,
-        w: Worker<'_>,
-        arrived: &mut bool,
-    ) -> WorkerOutput {
+    fn work<B: Backend>(&self, backend: &B, spec: &WorkloadSpec, w: Worker<'_>) -> WorkerOutput {
         let thread = w.thread;
-        let clock = backend.clock(thread);
-        let mut out = WorkerOutput::new(thread);
         let _guard = StopOnPanic(&w.shared.stop.0);
         let dir = &self.dirs[thread as usize];
-        let fd = dir.fd().as_raw_fd();
-        let s = &spec.smallfiles;
-        let size = s.file_size as usize;
-        let mut buf = fill_pattern(size.max(16), mix(spec.seed ^ u64::from(thread)));
-        let xattr_value: [u8; XATTR_LEN] = {
+        let open = || {
+            let size = spec.smallfiles.file_size as usize;
+            let data = fill_pattern(size.max(16), mix(spec.seed ^ u64::from(thread)));
             let pattern = fill_pattern(XATTR_LEN, spec.seed.wrapping_add(u64::from(thread)));
-            let mut v = [0u8; XATTR_LEN];
-            v.copy_from_slice(&pattern);
-            v
+            let mut xattr = [0u8; XATTR_LEN];
+            xattr.copy_from_slice(&pattern);
+            let ops = OP_NAMES.iter().map(|n| OpStats::new(n)).collect();
+            let name = FileName::new();
+            Ok((
+                backend.dir_ops(thread),
+                Buffers {
+                    data,
+                    xattr,
+                    name,
+                    ops,
+                },
+            ))
         };
-        let mut ops: Vec<OpStats> = OP_NAMES.iter().map(|n| OpStats::new(n)).collect();
-        let used = ops_used(spec);
-        let mut name = FileName::new();
-        *arrived = true;
-        if !w.gate.arrive_and_wait() {
-            return out;
-        }
-
-        let stop = &w.shared.stop.0;
-        let live = w.live;
-        let flags = create_flags(s.sync);
-        let stamp = (u64::from(thread) << 48) ^ mix(spec.seed);
-        let start = clock.now_ns();
-        out.started = true;
-        let deadline = w.shared.deadline();
-        let (mut files, mut syncs, mut busy) = (0u64, 0u64, 0u64);
-        let mut failed: Option<(&'static str, io::Error)> = None;
-
-        // Create phase.
-        let phase_start = start;
-        let mut now = start;
-        while files < s.files_per_thread && now < deadline && !stop.load(Ordering::Relaxed) {
-            name.set(files);
-            buf[..8].copy_from_slice(&(files ^ stamp).to_le_bytes());
-            let t0 = clock.now_ns();
-            // SAFETY: valid directory fd and NUL-terminated name.
-            let opened = check(unsafe { libc::openat(fd, name.as_cstr().as_ptr(), flags, 0o600) });
-            let t1 = clock.now_ns();
-            let file_fd = match opened {
-                Ok(f) => f,
-                Err(e) => {
-                    failed = Some(("create", e));
-                    break;
-                }
-            };
-            ops[Op::Create as usize].record(t1 - t0, 0);
-            let mut t = t1;
-            let mut step = || -> Result<(), (&'static str, io::Error)> {
-                if size > 0 {
-                    let r = write_all(file_fd, &buf[..size]);
-                    let t2 = clock.now_ns();
-                    r.map_err(|e| ("write", e))?;
-                    let ns = t2 - t;
-                    ops[Op::Write as usize].record(ns, size as u64);
-                    out.write_lat.record(ns);
-                    live.write_buckets.record(ns);
-                    t = t2;
-                }
-                if s.xattr {
-                    // SAFETY: valid fd, NUL-terminated name, live value array.
-                    let r = check(unsafe {
-                        libc::fsetxattr(
-                            file_fd,
-                            XATTR_NAME.as_ptr(),
-                            xattr_value.as_ptr().cast(),
-                            XATTR_LEN,
-                            0,
-                        )
-                    });
-                    let t2 = clock.now_ns();
-                    r.map_err(|e| ("fsetxattr", e))?;
-                    ops[Op::Xattr as usize].record(t2 - t, 0);
-                    t = t2;
-                }
-                let sync_call = match s.sync {
-                    // SAFETY (both): plain syscalls on an fd we own.
-                    FileSync::Fsync => Some(("fsync", unsafe { libc::fsync(file_fd) })),
-                    FileSync::Fdatasync => Some(("fdatasync", unsafe { libc::fdatasync(file_fd) })),
-                    FileSync::OSync | FileSync::None | FileSync::Syncfs => None,
-                };
-                if let Some((call, rc)) = sync_call {
-                    let r = check(rc);
-                    let t2 = clock.now_ns();
-                    r.map_err(|e| (call, e))?;
-                    let ns = t2 - t;
-                    ops[Op::Sync as usize].record(ns, 0);
-                    record_sync(&mut out.sync_lat, live, ns);
-                    syncs += 1;
-                    t = t2;
-                }
-                Ok(())
-            };
-            let stepped = step();
-            // SAFETY: closing the fd opened above, exactly once.
-            let closed = check(unsafe { libc::close(file_fd) });
-            let t3 = clock.now_ns();
-            if let Err(e) = stepped {
-                failed = Some(e);
-                break;
+        run_worker(backend, w, open, |(fs, bufs), t| {
+            let (mut c, mut failed) = create_phase(spec, thread, dir, fs, bufs, t);
+            if failed.is_some() {
+                t.shared.stop.0.store(true, Ordering::Relaxed);
             }
-            if let Err(e) = closed {
-                failed = Some(("close", e));
-                break;
+            let files = c.writes;
+            failed = failed.or_else(|| self.later_phases(spec, dir, files, fs, bufs, t, &mut c));
+            if let Some((op, e)) = failed {
+                t.out.error = Some(failure_message(spec, dir, &bufs.name, files, op, &e));
             }
-            ops[Op::Close as usize].record(t3 - t, 0);
-            busy += t3 - t0;
-            files += 1;
-            bump(&live.writes, 1);
-            now = t3;
-        }
-        if s.sync == FileSync::Syncfs && failed.is_none() && files > 0 {
-            let t0 = clock.now_ns();
-            // SAFETY: plain syscall on a valid directory fd.
-            let r = check(unsafe { libc::syncfs(fd) });
-            let t1 = clock.now_ns();
-            match r {
-                Ok(_) => {
-                    ops[Op::Sync as usize].record(t1 - t0, 0);
-                    record_sync(&mut out.sync_lat, live, t1 - t0);
-                    syncs += 1;
-                    busy += t1 - t0;
-                }
-                Err(e) => failed = Some(("syncfs", e)),
-            }
-        }
-        out.phases.push(PhaseSpan {
-            phase: "create",
-            items: files,
-            start_ns: phase_start,
-            end_ns: clock.now_ns(),
-        });
-        if failed.is_some() {
-            stop.store(true, Ordering::Relaxed);
-        }
+            let used = ops_used(spec);
+            t.out.ops = std::mem::take(&mut bufs.ops)
+                .into_iter()
+                .zip(used)
+                .filter_map(|(op, used)| used.then_some(op))
+                .collect();
+            c
+        })
+    }
 
-        // The later phases walk the files this thread created, by the same names.
+    /// The chown and unlink phases, each after every thread has finished the phase
+    /// before; they walk the files this thread created, by the same names.
+    #[allow(clippy::too_many_arguments)]
+    fn later_phases<D: DirOps, C: Clock>(
+        &self,
+        spec: &WorkloadSpec,
+        dir: &DirHandle,
+        files: u64,
+        fs: &mut D,
+        bufs: &mut Buffers,
+        t: &mut Timed<'_, C>,
+        c: &mut Counts,
+    ) -> Option<Failure> {
+        let s = &spec.smallfiles;
         let later: [(bool, &'static str, Op); 2] = [
             (s.chown, "chown", Op::Chown),
             (s.unlink, "unlink", Op::Unlink),
         ];
+        let stop = &t.shared.stop.0;
         for (wanted, phase, op) in later {
-            if !wanted || failed.is_some() || !self.barrier.wait(stop) {
+            if !wanted || !self.barrier.wait(stop) {
                 continue;
             }
-            let phase_start = clock.now_ns();
+            let phase_start = t.clock.now_ns();
             let mut done = 0u64;
+            let mut failed = None;
             while done < files && !stop.load(Ordering::Relaxed) {
-                name.set(done);
-                let t0 = clock.now_ns();
-                // SAFETY: valid directory fd and NUL-terminated name.
-                let rc = unsafe {
-                    match op {
-                        Op::Chown => libc::fchownat(
-                            fd,
-                            name.as_cstr().as_ptr(),
-                            self.owner.0,
-                            self.owner.1,
-                            libc::AT_SYMLINK_NOFOLLOW,
-                        ),
-                        _ => libc::unlinkat(fd, name.as_cstr().as_ptr(), 0),
-                    }
+                bufs.name.set(done);
+                let name = bufs.name.as_cstr();
+                let t0 = t.clock.now_ns();
+                let r = match op {
+                    Op::Chown => fs.chown_at(dir, name, self.owner.0, self.owner.1),
+                    _ => fs.unlink_at(dir, name),
                 };
-                let t1 = clock.now_ns();
-                if let Err(e) = check(rc) {
+                let t1 = t.clock.now_ns();
+                if let Err(e) = r {
                     failed = Some((phase, e));
                     stop.store(true, Ordering::Relaxed);
                     break;
                 }
-                ops[op as usize].record(t1 - t0, 0);
-                busy += t1 - t0;
+                bufs.ops[op as usize].record(t1 - t0, 0);
+                c.busy_ns += t1 - t0;
                 done += 1;
             }
-            out.phases.push(PhaseSpan {
+            t.out.phases.push(PhaseSpan {
                 phase,
                 items: done,
                 start_ns: phase_start,
-                end_ns: clock.now_ns(),
+                end_ns: t.clock.now_ns(),
             });
+            if failed.is_some() {
+                return failed;
+            }
         }
+        None
+    }
+}
 
-        if let Some((op, e)) = failed {
-            let path = dir.shown(name.as_str());
-            out.error = Some(match e.raw_os_error() {
-                Some(libc::EOPNOTSUPP) if op == "fsetxattr" => no_xattr_message(dir.path()),
-                Some(libc::ENOSPC) => format!(
-                    "{} (after {files} files in this thread)",
-                    io_error_text(spec.kind, op, &path, None, &e, inodes_exhausted(dir))
-                ),
-                _ => describe_io_error(
-                    IoSite {
-                        kind: spec.kind,
-                        dir,
-                        name: name.as_str(),
-                    },
-                    op,
-                    None,
-                    &e,
-                ),
-            });
-        }
-        out.ops = ops
-            .into_iter()
-            .zip(used)
-            .filter_map(|(op, used)| used.then_some(op))
-            .collect();
-        out.start_ns = start;
-        out.end_ns = clock.now_ns();
-        out.stats = ThreadStats {
-            thread,
-            writes: files,
-            syncs,
-            bytes: files * s.file_size,
-            busy_ns: busy,
-            wall_ns: out.end_ns.saturating_sub(start),
+/// The create phase: one file after another until `files_per_thread`, the deadline, a
+/// stop or an error; then the thread's syncfs when asked for. Returns the counts (a
+/// "write" is a file created) and the failure, if any.
+fn create_phase<D: DirOps, C: Clock>(
+    spec: &WorkloadSpec,
+    thread: u32,
+    dir: &DirHandle,
+    fs: &mut D,
+    bufs: &mut Buffers,
+    t: &mut Timed<'_, C>,
+) -> (Counts, Option<Failure>) {
+    let s = &spec.smallfiles;
+    let how = open_how(s.sync);
+    let stamp = (u64::from(thread) << 48) ^ mix(spec.seed);
+    let mut c = Counts::default();
+    let mut failed = None;
+    let (mut now, deadline) = (t.start_ns, t.deadline_ns);
+    while c.writes < s.files_per_thread && now < deadline && !t.stopped() {
+        bufs.name.set(c.writes);
+        bufs.data[..8].copy_from_slice(&(c.writes ^ stamp).to_le_bytes());
+        let t0 = t.clock.now_ns();
+        let opened = fs.open_at(dir, bufs.name.as_cstr(), how);
+        let t1 = t.clock.now_ns();
+        let mut file = match opened {
+            Ok(f) => f,
+            Err(e) => {
+                failed = Some(("create", e));
+                break;
+            }
         };
-        out
+        bufs.ops[Op::Create as usize].record(t1 - t0, 0);
+        let stepped = fill_file(spec, &mut file, bufs, t, &mut c, t1);
+        let closed = file.close();
+        let t3 = t.clock.now_ns();
+        let last = match stepped {
+            Ok(last) => last,
+            Err(e) => {
+                failed = Some(e);
+                break;
+            }
+        };
+        if let Err(e) = closed {
+            failed = Some(("close", e));
+            break;
+        }
+        bufs.ops[Op::Close as usize].record(t3 - last, 0);
+        c.busy_ns += t3 - t0;
+        c.writes += 1;
+        bump(&t.live.writes, 1);
+        now = t3;
+    }
+    if s.sync == FileSync::Syncfs && failed.is_none() && c.writes > 0 {
+        let t0 = t.clock.now_ns();
+        let r = fs.syncfs(dir);
+        let t1 = t.clock.now_ns();
+        match r {
+            Ok(()) => {
+                bufs.ops[Op::Sync as usize].record(t1 - t0, 0);
+                record_sync(&mut t.out.sync_lat, t.live, t1 - t0);
+                c.syncs += 1;
+                c.busy_ns += t1 - t0;
+            }
+            Err(e) => failed = Some(("syncfs", e)),
+        }
+    }
+    t.out.phases.push(PhaseSpan {
+        phase: "create",
+        items: c.writes,
+        start_ns: t.start_ns,
+        end_ns: t.clock.now_ns(),
+    });
+    c.bytes = c.writes * s.file_size;
+    (c, failed)
+}
+
+/// Writes the new file's data, sets its xattr and syncs it, as the spec asks; each call
+/// is timed from the end of the one before (`t`, at first the end of the create).
+/// Returns the time the last call ended.
+fn fill_file<F: SyncFile, C: Clock>(
+    spec: &WorkloadSpec,
+    file: &mut F,
+    bufs: &mut Buffers,
+    timed: &mut Timed<'_, C>,
+    c: &mut Counts,
+    mut t: u64,
+) -> Result<u64, Failure> {
+    let s = &spec.smallfiles;
+    let size = s.file_size as usize;
+    let clock = &timed.clock;
+    if size > 0 {
+        let r = file.write_at(&bufs.data[..size], 0);
+        let t2 = clock.now_ns();
+        r.map_err(|e| ("write", e))?;
+        let ns = t2 - t;
+        bufs.ops[Op::Write as usize].record(ns, size as u64);
+        timed.out.write_lat.record(ns);
+        timed.live.write_buckets.record(ns);
+        t = t2;
+    }
+    if s.xattr {
+        let r = file.set_xattr(XATTR_NAME, &bufs.xattr);
+        let t2 = clock.now_ns();
+        r.map_err(|e| ("fsetxattr", e))?;
+        bufs.ops[Op::Xattr as usize].record(t2 - t, 0);
+        t = t2;
+    }
+    let sync_call = match s.sync {
+        FileSync::Fsync => Some(("fsync", SyncMethod::Fsync)),
+        FileSync::Fdatasync => Some(("fdatasync", SyncMethod::Fdatasync)),
+        FileSync::OSync | FileSync::None | FileSync::Syncfs => None,
+    };
+    if let Some((call, method)) = sync_call {
+        let r = file.sync(method);
+        let t2 = clock.now_ns();
+        r.map_err(|e| (call, e))?;
+        let ns = t2 - t;
+        bufs.ops[Op::Sync as usize].record(ns, 0);
+        record_sync(&mut timed.out.sync_lat, timed.live, ns);
+        c.syncs += 1;
+        t = t2;
+    }
+    Ok(t)
+}
+
+/// The message of a worker's failure: the call, the file, and the fix.
+fn failure_message(
+    spec: &WorkloadSpec,
+    dir: &DirHandle,
+    name: &FileName,
+    files: u64,
+    op: &str,
+    e: &io::Error,
+) -> String {
+    let path = dir.shown(name.as_str());
+    match e.raw_os_error() {
+        Some(libc::EOPNOTSUPP) if op == "fsetxattr" => no_xattr_message(dir.path()),
+        Some(libc::ENOSPC) => format!(
+            "{} (after {files} files in this thread)",
+            io_error_text(spec.kind, op, &path, None, e, inodes_exhausted(dir))
+        ),
+        _ => describe_io_error(
+            IoSite {
+                kind: spec.kind,
+                dir,
+                name: name.as_str(),
+            },
+            op,
+            None,
+            e,
+        ),
     }
 }
 

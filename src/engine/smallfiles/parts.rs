@@ -1,12 +1,12 @@
 //! The pieces of the smallfiles worker that need no run: the phase barrier, the file name
-//! rewritten in place, open flags and the raw write/syscall helpers.
+//! rewritten in place and how files are opened.
 
 use std::ffi::CStr;
-use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
+use crate::engine::file::OpenAt;
 use crate::spec::FileSync;
 
 /// Makes workers wait for each other between phases, so each phase is timed on its own.
@@ -104,39 +104,11 @@ impl FileName {
     }
 }
 
-/// open(2) flags of a new small file.
-pub(super) fn create_flags(sync: FileSync) -> i32 {
-    let base = libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-    if sync == FileSync::OSync {
-        base | libc::O_SYNC
-    } else {
-        base
+/// How a new small file is opened: created, write only, `O_SYNC` for `o_sync`.
+pub(super) fn open_how(sync: FileSync) -> OpenAt {
+    OpenAt {
+        write_only: true,
+        create: true,
+        o_sync: sync == FileSync::OSync,
     }
-}
-
-/// pwrite of all of `buf` at offset 0 (loops over short writes).
-pub(super) fn write_all(fd: libc::c_int, buf: &[u8]) -> io::Result<()> {
-    let mut done = 0usize;
-    while done < buf.len() {
-        // SAFETY: the pointer and length describe the live tail of `buf`.
-        let n = unsafe {
-            libc::pwrite(
-                fd,
-                buf[done..].as_ptr().cast(),
-                buf.len() - done,
-                done as libc::off_t,
-            )
-        };
-        match n {
-            n if n > 0 => done += n as usize,
-            0 => return Err(io::Error::from(io::ErrorKind::WriteZero)),
-            _ => {
-                let e = io::Error::last_os_error();
-                if e.kind() != io::ErrorKind::Interrupted {
-                    return Err(e);
-                }
-            }
-        }
-    }
-    Ok(())
 }

@@ -19,15 +19,15 @@ fn names_are_rewritten_in_place_zero_padded() {
 
 #[test]
 fn o_sync_only_for_o_sync() {
-    assert_ne!(create_flags(FileSync::OSync) & libc::O_SYNC, 0);
+    assert_ne!(open_how(FileSync::OSync).bits() & libc::O_SYNC, 0);
     for s in [
         FileSync::Fsync,
         FileSync::Fdatasync,
         FileSync::None,
         FileSync::Syncfs,
     ] {
-        assert_eq!(create_flags(s) & libc::O_SYNC, 0, "{s:?}");
-        assert_ne!(create_flags(s) & libc::O_EXCL, 0);
+        assert_eq!(open_how(s).bits() & libc::O_SYNC, 0, "{s:?}");
+        assert_ne!(open_how(s).bits() & libc::O_EXCL, 0);
     }
 }
 
@@ -68,10 +68,14 @@ fn barrier_releases_everyone_and_never_hangs_on_stop() {
 
 #[test]
 fn write_all_writes_everything() {
-    use std::os::fd::AsRawFd;
     let dir = tempfile::tempdir().unwrap();
-    let f = std::fs::File::create(dir.path().join("x")).unwrap();
-    write_all(f.as_raw_fd(), &[9u8; 10_000]).unwrap();
+    let handle = DirHandle::open(dir.path()).unwrap();
+    let mut ops = crate::engine::file::RealDirOps;
+    let mut f = ops
+        .open_at(&handle, c"x", open_how(FileSync::None))
+        .unwrap();
+    f.write_at(&[9u8; 10_000], 0).unwrap();
+    f.close().unwrap();
     assert_eq!(
         std::fs::read(dir.path().join("x")).unwrap(),
         vec![9u8; 10_000]

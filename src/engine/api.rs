@@ -1,0 +1,127 @@
+//! What callers of the engine hold: the run's context, its events, its cancel token and
+//! its errors. The bottom of the engine's module graph: every other engine module may
+//! import from here, this module imports none of them.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use crate::metrics::RunStatus;
+use crate::probe::SystemInfo;
+use crate::spec::SpecError;
+
+/// Why a run could not start (nothing was measured).
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// The spec is invalid.
+    #[error("invalid workload: {0}")]
+    Spec(#[from] SpecError),
+    /// The target cannot be used; the message names the problem and the fix.
+    #[error("{0}")]
+    Target(String),
+    /// Creating or preparing the test files failed, or threads could not be started.
+    #[error("{0}")]
+    Prepare(String),
+    /// A test file could not be opened with the requested flags (O_DIRECT unsupported,
+    /// too many open files...); nothing was timed.
+    #[error("{0}")]
+    Open(String),
+    /// A bug: a worker thread panicked.
+    #[error("{0}")]
+    Internal(String),
+    /// A run directory could not be removed (or was refused for removal: not fsynclab's,
+    /// a symlink, replaced); the message names it and why.
+    #[error("{0}")]
+    Cleanup(String),
+}
+
+impl EngineError {
+    /// True when the user's input is at fault (exit code 2), not the run.
+    pub fn is_usage(&self) -> bool {
+        matches!(
+            self,
+            EngineError::Spec(_) | EngineError::Target(_) | EngineError::Open(_)
+        )
+    }
+}
+
+/// Progress of a run, sent over a channel to the CLI or the GUI.
+#[derive(Clone, Debug, PartialEq)]
+pub enum EngineEvent {
+    /// Test files are being created and prepared.
+    Preparing {
+        /// Number of files.
+        files: u32,
+        /// Size of each.
+        bytes_per_file: u64,
+    },
+    /// The run's private directory was made (sent before anything is written in it): its
+    /// device and inode, from the descriptor the run holds, for `fsynclab clean`.
+    RunDirCreated {
+        /// Device of the run directory.
+        dev: u64,
+        /// Inode of the run directory.
+        ino: u64,
+    },
+    /// The timed part started.
+    Started {
+        /// Store id of the run.
+        run_id: i64,
+        /// Worker threads.
+        threads: u32,
+        /// Writes the run will do, when known in advance.
+        expected_writes: Option<u64>,
+        /// Planned duration of a time-based run.
+        duration: Option<Duration>,
+    },
+    /// One interval sample.
+    Interval(crate::metrics::IntervalSample),
+    /// The run ended and was stored (or marked failed): sent by [`crate::lab`] alone, once
+    /// per run it recorded, on every path; never by the engine.
+    Finished {
+        /// Store id of the run.
+        run_id: i64,
+        /// How it ended.
+        status: RunStatus,
+    },
+}
+
+/// Cancels a run from another thread (the CLI's Ctrl-C handler, the GUI's Cancel button).
+#[derive(Clone, Debug, Default)]
+pub struct CancelToken(Arc<AtomicBool>);
+
+impl CancelToken {
+    /// A token not yet cancelled.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Asks the run to stop after the calls in flight.
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+    /// Whether cancel was asked.
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// Where and as what a run happens.
+#[derive(Clone, Debug)]
+pub struct RunContext {
+    /// Store id of the run (names the scratch directory).
+    pub run_id: i64,
+    /// The directory the scratch directory is created in.
+    pub target: PathBuf,
+    /// Name of the run directory to create in `target` (`fsynclab-<digits>[-<digits>]`),
+    /// recorded by the caller before the run; an existing one is an error. `None`: the
+    /// engine picks `fsynclab-<run_id>`, or `-2`, `-3`... if that exists.
+    pub dir_name: Option<String>,
+    /// Run even when the target is writable by other users and not sticky
+    /// (`--allow-shared-target`): the run warns loudly.
+    pub allow_shared_target: bool,
+    /// Keep the test files after the run (`--keep`).
+    pub keep_files: bool,
+    /// What the probe found; its device is the one whose counters are read.
+    pub system: SystemInfo,
+}

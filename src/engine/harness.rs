@@ -1,0 +1,282 @@
+//! What every worker shares, whatever its kind: the live counters the sampler reads, the
+//! run-wide stop flag, request budget and deadline, the worker's output, and the harness
+//! ([`run_worker`]) that owns the prologue and epilogue of every worker (open before the
+//! gate, arrive or abort, start, deadline, stop on error, end, per-thread totals), so a
+//! kind keeps only its hot loop.
+//!
+//! This module sits below the kinds: it imports only the backend, the gate and the
+//! metrics, never a kind or the dispatcher.
+
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+
+use super::api::EngineError;
+use super::file::{Backend, Clock};
+use super::gate::StartGate;
+use crate::metrics::{LatencyHistogram, LiveBuckets, OpStats, PhaseStats, ThreadStats, bump};
+use crate::spec::StopRule;
+
+/// Counters a worker publishes for the interval sampler: one writer, relaxed atomics,
+/// padded to its own cache lines so workers never share one.
+#[repr(align(128))]
+#[derive(Default)]
+pub(crate) struct Live {
+    pub writes: AtomicU64,
+    /// Bytes, for kinds whose writes vary in size (see `kinds::bytes_per_write`).
+    pub bytes: AtomicU64,
+    pub syncs: AtomicU64,
+    pub write_buckets: LiveBuckets,
+    pub sync_buckets: LiveBuckets,
+}
+
+/// A value alone on its cache lines (no false sharing with its neighbours).
+#[repr(align(128))]
+pub(crate) struct Padded<T>(pub T);
+
+/// State shared by all workers of a run.
+pub(crate) struct Shared {
+    /// Set on cancel or when any worker fails: every worker stops after its current call.
+    pub stop: Padded<AtomicBool>,
+    /// Requests left under [`StopRule::TotalRequests`] (written by every worker).
+    pub remaining: Padded<AtomicI64>,
+    /// Next event of the shared sysbench-mode sequence (see `sysbench::event_of`).
+    pub ticket: Padded<AtomicU64>,
+    /// The run's one deadline under [`StopRule::Duration`], on the workers' clock, set
+    /// before the start gate opens (see [`Shared::set_deadline`]); `u64::MAX` otherwise.
+    pub deadline: Padded<AtomicU64>,
+}
+
+impl Shared {
+    /// State for a run under `rule`.
+    pub fn new(rule: StopRule) -> Self {
+        Shared {
+            stop: Padded(AtomicBool::new(false)),
+            remaining: Padded(AtomicI64::new(match rule {
+                StopRule::TotalRequests(n) => i64::try_from(n).unwrap_or(i64::MAX),
+                _ => 0,
+            })),
+            ticket: Padded(AtomicU64::new(0)),
+            deadline: Padded(AtomicU64::new(u64::MAX)),
+        }
+    }
+
+    /// Sets the run's one deadline under a duration: `gate_ns` (the workers' clock, read
+    /// by the coordinator as it opens the start gate) plus the duration. Every worker
+    /// reads it after the gate, so workers scheduled late (many threads on few cores) run
+    /// shorter instead of each running the full duration from its own start.
+    pub fn set_deadline(&self, rule: StopRule, gate_ns: u64) {
+        if let StopRule::Duration(d) = rule {
+            let deadline = gate_ns.saturating_add(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+            self.deadline.0.store(deadline, Ordering::Release);
+        }
+    }
+
+    /// The run's deadline (`u64::MAX` without a duration); read once per worker.
+    pub fn deadline(&self) -> u64 {
+        self.deadline.0.load(Ordering::Acquire)
+    }
+}
+
+/// What one worker measured.
+pub(crate) struct WorkerOutput {
+    pub stats: ThreadStats,
+    pub write_lat: LatencyHistogram,
+    pub sync_lat: LatencyHistogram,
+    /// Whether it passed the start gate and ran (start/end are meaningful only then).
+    pub started: bool,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    /// Opening a file failed (the run never started): a usage-type error.
+    pub open_error: Option<String>,
+    /// An I/O error during the run.
+    pub error: Option<String>,
+    /// Per-operation latency (kinds beyond fileio).
+    pub ops: Vec<OpStats>,
+    /// Timed phases (smallfiles).
+    pub phases: Vec<PhaseSpan>,
+    /// Syncs counted in the run's total but not in `stats` (sysbench mode's end fsyncs,
+    /// which are not events).
+    pub extra_syncs: u64,
+}
+
+/// One worker's part of a timed phase.
+pub(crate) struct PhaseSpan {
+    pub phase: &'static str,
+    pub items: u64,
+    pub start_ns: u64,
+    pub end_ns: u64,
+}
+
+impl WorkerOutput {
+    /// An output with nothing measured yet, for worker `thread`.
+    pub fn new(thread: u32) -> Self {
+        Self {
+            stats: ThreadStats {
+                thread,
+                ..Default::default()
+            },
+            write_lat: LatencyHistogram::new(),
+            sync_lat: LatencyHistogram::new(),
+            started: false,
+            start_ns: 0,
+            end_ns: 0,
+            open_error: None,
+            error: None,
+            ops: Vec::new(),
+            phases: Vec::new(),
+            extra_syncs: 0,
+        }
+    }
+}
+
+/// Records one timed sync: in the worker's histogram and in its live counters.
+#[inline(always)]
+pub(crate) fn record_sync(hist: &mut LatencyHistogram, live: &Live, sync_ns: u64) {
+    hist.record(sync_ns);
+    live.sync_buckets.record(sync_ns);
+    bump(&live.syncs, 1);
+}
+
+/// Why preparation stopped.
+pub(crate) enum PrepareStop {
+    /// The user cancelled while files were being prepared.
+    Cancelled,
+    /// Preparation failed.
+    Error(EngineError),
+}
+
+/// What a worker gets from the coordinator besides the backend, the spec and its kind's
+/// plan.
+pub(crate) struct Worker<'a> {
+    /// Index of the worker (0-based).
+    pub thread: u32,
+    /// Run-wide state.
+    pub shared: &'a Shared,
+    /// This worker's live counters.
+    pub live: &'a Live,
+    /// The start gate.
+    pub gate: &'a StartGate,
+    /// Set once the worker has reached the gate, so the coordinator's guard knows
+    /// whether to count it.
+    pub arrived: &'a mut bool,
+}
+
+/// Per-thread totals a kind's loop returns (the harness turns them into
+/// [`ThreadStats`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Counts {
+    /// Counted writes.
+    pub writes: u64,
+    /// Counted syncs.
+    pub syncs: u64,
+    /// Application bytes written.
+    pub bytes: u64,
+    /// Time spent inside timed calls.
+    pub busy_ns: u64,
+}
+
+/// What a kind's loop works with after the gate opened.
+pub(crate) struct Timed<'a, C> {
+    /// The worker's clock.
+    pub clock: C,
+    /// The output being filled (histograms, error, ops, phases).
+    pub out: WorkerOutput,
+    /// Run-wide state (stop flag, request budget, sysbench ticket).
+    pub shared: &'a Shared,
+    /// This worker's live counters.
+    pub live: &'a Live,
+    /// When the worker started, on `clock`.
+    pub start_ns: u64,
+    /// The run's deadline on `clock` (`u64::MAX` without a duration).
+    pub deadline_ns: u64,
+}
+
+impl<C> Timed<'_, C> {
+    /// Whether the run asked every worker to stop (cancel, or another worker failed).
+    #[inline(always)]
+    pub fn stopped(&self) -> bool {
+        self.shared.stop.0.load(Ordering::Relaxed)
+    }
+}
+
+/// Runs one worker: `open` (before the gate; an error is an open error that aborts the
+/// run), arrive at the gate, then — if the gate opens — `body`, the kind's hot loop, on
+/// the worker's clock. The clock is read once before `body` (start) and once after
+/// (end); an error `body` leaves in `out.error` stops the other workers.
+pub(crate) fn run_worker<B: Backend, S>(
+    backend: &B,
+    w: Worker<'_>,
+    open: impl FnOnce() -> Result<S, String>,
+    body: impl FnOnce(&mut S, &mut Timed<'_, B::Clock>) -> Counts,
+) -> WorkerOutput {
+    let clock = backend.clock(w.thread);
+    let mut out = WorkerOutput::new(w.thread);
+    let opened = open();
+    if let Err(message) = &opened {
+        out.open_error = Some(message.clone());
+        w.shared.stop.0.store(true, Ordering::Relaxed);
+    }
+    *w.arrived = true;
+    if !w.gate.arrive_and_wait() {
+        return out;
+    }
+    let Ok(mut state) = opened else { return out };
+
+    let start_ns = clock.now_ns();
+    out.started = true;
+    let mut timed = Timed {
+        clock,
+        out,
+        shared: w.shared,
+        live: w.live,
+        start_ns,
+        deadline_ns: w.shared.deadline(),
+    };
+    let counts = body(&mut state, &mut timed);
+    let Timed { clock, mut out, .. } = timed;
+    if out.error.is_some() {
+        w.shared.stop.0.store(true, Ordering::Relaxed);
+    }
+    out.start_ns = start_ns;
+    out.end_ns = clock.now_ns();
+    out.stats = ThreadStats {
+        thread: w.thread,
+        writes: counts.writes,
+        syncs: counts.syncs,
+        bytes: counts.bytes,
+        busy_ns: counts.busy_ns,
+        wall_ns: out.end_ns.saturating_sub(start_ns),
+    };
+    drop(state);
+    out
+}
+
+/// Merges the workers' phase spans by name: items add up, the wall time runs from the
+/// earliest start to the latest end.
+pub(crate) fn merge_phases(outs: &[WorkerOutput]) -> Vec<PhaseStats> {
+    let mut merged: Vec<(PhaseStats, u64, u64)> = Vec::new();
+    for span in outs.iter().filter(|o| o.started).flat_map(|o| &o.phases) {
+        match merged.iter_mut().find(|(p, _, _)| p.phase == span.phase) {
+            Some((p, start, end)) => {
+                p.items += span.items;
+                *start = (*start).min(span.start_ns);
+                *end = (*end).max(span.end_ns);
+            }
+            None => merged.push((
+                PhaseStats {
+                    phase: span.phase.to_string(),
+                    items: span.items,
+                    wall_ns: 0,
+                },
+                span.start_ns,
+                span.end_ns,
+            )),
+        }
+    }
+    merged
+        .into_iter()
+        .map(|(mut p, start, end)| {
+            p.wall_ns = end.saturating_sub(start);
+            p
+        })
+        .collect()
+}

@@ -1,0 +1,60 @@
+//! The [`Kind`] trait: what a workload kind provides to the engine. The runner
+//! (`super::runner`) is generic over it; the registry (`super::kinds`) picks the
+//! implementation from `spec.kind`. A kind imports only modules below it (the harness,
+//! the backend, the scratch directory, the API types), never the runner or the registry.
+
+use std::sync::mpsc::Sender;
+
+use super::api::{CancelToken, EngineEvent};
+use super::file::Backend;
+use super::harness::{PrepareStop, Worker, WorkerOutput};
+use super::scratch::ScratchDir;
+use crate::metrics::GroupCommitStats;
+use crate::probe::SystemInfo;
+use crate::spec::WorkloadSpec;
+
+/// One workload kind: its preparation, its worker's hot loop, and its figures.
+pub(crate) trait Kind {
+    /// Everything prepared before timing (shared by all workers of a run).
+    type Plan: Sync;
+
+    /// Creates the kind's files and directories in `scratch` and plans every worker;
+    /// sends [`EngineEvent::Preparing`]. A cancel while preparing is
+    /// [`PrepareStop::Cancelled`].
+    fn prepare<B: Backend>(
+        backend: &B,
+        spec: &WorkloadSpec,
+        scratch: &mut ScratchDir,
+        events: &Sender<EngineEvent>,
+        cancel: &CancelToken,
+    ) -> Result<Self::Plan, PrepareStop>;
+
+    /// Runs worker `w.thread` to its stop condition (normally through
+    /// [`super::harness::run_worker`], which owns the prologue and the epilogue).
+    fn work<B: Backend>(
+        plan: &Self::Plan,
+        backend: &B,
+        spec: &WorkloadSpec,
+        w: Worker<'_>,
+    ) -> WorkerOutput;
+
+    /// Bytes on the target the run may need (for the low-space warning).
+    fn space_needed(spec: &WorkloadSpec) -> u64;
+
+    /// Application bytes of one counted write, for the interval sampler; 0 where writes
+    /// vary in size (the worker then counts bytes itself in `Live::bytes`).
+    fn bytes_per_write(spec: &WorkloadSpec) -> u64;
+
+    /// Writes the run will do, when known in advance (for progress bars).
+    fn expected_writes(spec: &WorkloadSpec) -> Option<u64>;
+
+    /// Warnings the kind adds about where it runs.
+    fn warnings(_spec: &WorkloadSpec, _system: &SystemInfo) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Group-commit accounting after the run, for the kinds that have it.
+    fn group_stats(_plan: &Self::Plan, _spec: &WorkloadSpec) -> Option<GroupCommitStats> {
+        None
+    }
+}

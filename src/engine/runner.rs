@@ -1,0 +1,412 @@
+//! One run in its scratch directory, generic over the workload [`Kind`]: preflight
+//! (warnings, free space), preparation, spawn-and-sample (the workers behind the start
+//! gate, the interval sampler on this thread), device accounting (the flush counters
+//! before and after) and aggregation (per-worker figures merged into a [`RunResult`]).
+
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use super::api::{CancelToken, EngineError, EngineEvent, RunContext};
+use super::file::{Backend, Clock};
+use super::gate::{ArrivalGuard, StartGate};
+use super::harness::{Live, PrepareStop, Shared, Worker, WorkerOutput, merge_phases};
+use super::kind::Kind;
+use super::sampler::Sampler;
+use super::scratch::{ScratchDir, free_bytes};
+use crate::metrics::{DeviceAccounting, DeviceCounters, LatencyHistogram, RunResult, RunStatus};
+use crate::probe::{BlockStat, DeviceInfo};
+use crate::spec::{StopRule, WorkloadSpec, format_size};
+
+/// Runs `spec` as kind `K` in `scratch` (already created).
+pub(crate) fn run_in_scratch<K: Kind, B: Backend>(
+    backend: &B,
+    spec: &WorkloadSpec,
+    ctx: &RunContext,
+    scratch: &mut ScratchDir,
+    events: &Sender<EngineEvent>,
+    cancel: &CancelToken,
+) -> Result<RunResult, EngineError> {
+    let mut warnings = preflight::<K>(spec, ctx, scratch);
+    let plan = match K::prepare(backend, spec, scratch, events, cancel) {
+        Ok(p) => p,
+        Err(PrepareStop::Cancelled) => {
+            return Ok(empty_result(spec, ctx, RunStatus::Cancelled, warnings));
+        }
+        Err(PrepareStop::Error(e)) => return Err(e),
+    };
+    let lives: Vec<Live> = (0..spec.threads).map(|_| Live::default()).collect();
+    let device = DeviceProbe::before(ctx);
+    let mut sampler = Sampler::new(&lives, K::bytes_per_write(spec), device.stat_path());
+    let spawned = spawn_and_sample::<K, B>(
+        backend,
+        spec,
+        ctx,
+        &plan,
+        &lives,
+        &mut sampler,
+        events,
+        cancel,
+    );
+    let device = device.after(&mut warnings);
+
+    if let Some(e) = spawned.spawn_error {
+        return Err(EngineError::Prepare(format!(
+            "cannot start {} worker threads ({e}); lower --threads",
+            spec.threads
+        )));
+    }
+    let mut outs = Vec::with_capacity(spawned.joined.len());
+    for j in spawned.joined {
+        match j {
+            Ok(out) => outs.push(out),
+            Err(_) => {
+                return Err(EngineError::Internal(
+                    "a worker thread panicked; this is a bug in fsynclab, please report it".into(),
+                ));
+            }
+        }
+    }
+    if let Some(message) = outs.iter().find_map(|o| o.open_error.clone()) {
+        return Err(EngineError::Open(message));
+    }
+    if spawned.cancelled && !outs.iter().any(|o| o.started) {
+        return Ok(empty_result(spec, ctx, RunStatus::Cancelled, warnings));
+    }
+    let mut result = aggregate(spec, ctx, &outs, spawned.cancelled, warnings);
+    result.started_at_ms = spawned.started_at_ms;
+    result.intervals = sampler.into_samples();
+    result.device = device;
+    result.group = K::group_stats(&plan, spec);
+    Ok(result)
+}
+
+/// The warnings known before anything is written: the probe's, the kind's, and low
+/// free space on the target.
+fn preflight<K: Kind>(spec: &WorkloadSpec, ctx: &RunContext, scratch: &ScratchDir) -> Vec<String> {
+    let mut warnings = ctx.system.warnings.clone();
+    warnings.extend(K::warnings(spec, &ctx.system));
+    let needed = K::space_needed(spec);
+    if let Some(free) = free_bytes(scratch.dir())
+        && needed > free
+    {
+        warnings.push(format!(
+            "the test files need up to {} but {} is free on the target; the run may stop with 'no space left'",
+            format_size(needed),
+            format_size(free)
+        ));
+    }
+    warnings
+}
+
+/// What spawn-and-sample leaves for aggregation.
+struct Spawned {
+    /// Every started worker's output (or its panic).
+    joined: Vec<std::thread::Result<WorkerOutput>>,
+    /// Wall-clock start of the timed part (ms since the epoch; 0 if it never started).
+    started_at_ms: i64,
+    /// The run was cancelled (before or during its timed part).
+    cancelled: bool,
+    /// A worker thread could not be spawned.
+    spawn_error: Option<std::io::Error>,
+}
+
+/// Spawns one worker per thread, opens the start gate once all have arrived (or aborts
+/// it), then samples the live counters every interval until every worker is done.
+#[allow(clippy::too_many_arguments)]
+fn spawn_and_sample<K: Kind, B: Backend>(
+    backend: &B,
+    spec: &WorkloadSpec,
+    ctx: &RunContext,
+    plan: &K::Plan,
+    lives: &[Live],
+    sampler: &mut Sampler<'_>,
+    events: &Sender<EngineEvent>,
+    cancel: &CancelToken,
+) -> Spawned {
+    let stop_rule = spec.stop_rule();
+    let shared = Shared::new(stop_rule);
+    let gate = StartGate::new();
+    let (done_tx, done_rx) = mpsc::channel::<()>();
+    let mut spawned = Spawned {
+        joined: Vec::new(),
+        started_at_ms: 0,
+        cancelled: false,
+        spawn_error: None,
+    };
+    spawned.joined = std::thread::scope(|scope| {
+        let mut handles = Vec::with_capacity(spec.threads as usize);
+        for thread in 0..spec.threads {
+            let done = done_tx.clone();
+            let (shared, gate) = (&shared, &gate);
+            let live = &lives[thread as usize];
+            let worker = std::thread::Builder::new()
+                .name(format!("fsynclab-w{thread}"))
+                .spawn_scoped(scope, move || {
+                    let mut guard = ArrivalGuard {
+                        gate,
+                        arrived: false,
+                        done,
+                    };
+                    let w = Worker {
+                        thread,
+                        shared,
+                        live,
+                        gate,
+                        arrived: &mut guard.arrived,
+                    };
+                    K::work(plan, backend, spec, w)
+                });
+            match worker {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    spawned.spawn_error = Some(e);
+                    break;
+                }
+            }
+        }
+        // Only the workers hold senders now: when they are all gone, recv reports it.
+        drop(done_tx);
+        gate.wait_for(handles.len());
+        if spawned.spawn_error.is_some()
+            || shared.stop.0.load(Ordering::Relaxed)
+            || cancel.is_cancelled()
+        {
+            spawned.cancelled = cancel.is_cancelled();
+            gate.abort();
+            return handles.into_iter().map(|h| h.join()).collect::<Vec<_>>();
+        }
+        // One deadline for the whole run, from the gate opening, on the workers' clock.
+        shared.set_deadline(stop_rule, backend.clock(spec.threads).now_ns());
+        gate.open();
+        let start = Instant::now();
+        spawned.started_at_ms = now_ms();
+        let _ = events.send(EngineEvent::Started {
+            run_id: ctx.run_id,
+            threads: spec.threads,
+            expected_writes: K::expected_writes(spec),
+            duration: match stop_rule {
+                StopRule::Duration(d) => Some(d),
+                _ => None,
+            },
+        });
+        spawned.cancelled =
+            sample_until_done(spec, &shared, sampler, start, &done_rx, events, cancel);
+        handles.into_iter().map(|h| h.join()).collect::<Vec<_>>()
+    });
+    spawned
+}
+
+/// Samples every interval until every worker has reported done; a cancel sets the
+/// workers' stop flag. Returns whether the run was cancelled.
+fn sample_until_done(
+    spec: &WorkloadSpec,
+    shared: &Shared,
+    sampler: &mut Sampler<'_>,
+    start: Instant,
+    done_rx: &mpsc::Receiver<()>,
+    events: &Sender<EngineEvent>,
+    cancel: &CancelToken,
+) -> bool {
+    let mut cancelled = false;
+    let tick = Duration::from_millis(spec.interval_ms);
+    let mut next_tick = start + tick;
+    loop {
+        let wait = next_tick.saturating_duration_since(Instant::now());
+        match done_rx.recv_timeout(wait) {
+            Ok(()) => {}
+            Err(RecvTimeoutError::Timeout) => {
+                let sample = sampler.sample(start.elapsed());
+                let _ = events.send(EngineEvent::Interval(sample));
+                next_tick += tick;
+            }
+            Err(RecvTimeoutError::Disconnected) => break,
+        }
+        if !cancelled && cancel.is_cancelled() {
+            cancelled = true;
+            shared.stop.0.store(true, Ordering::Relaxed);
+        }
+    }
+    let last = sampler.sample(start.elapsed());
+    if last.dur_ms > 0 || last.writes > 0 || last.syncs > 0 {
+        // The final, partial window (also kept by the sampler).
+        let _ = events.send(EngineEvent::Interval(last));
+    }
+    cancelled
+}
+
+/// Merges the workers' outputs into a result (intervals, device, group stats and start
+/// time are filled in by the caller).
+fn aggregate(
+    spec: &WorkloadSpec,
+    ctx: &RunContext,
+    outs: &[WorkerOutput],
+    cancelled: bool,
+    warnings: Vec<String>,
+) -> RunResult {
+    let mut result = empty_result(spec, ctx, RunStatus::Finished, warnings);
+    let ran = || outs.iter().filter(|o| o.started);
+    let start_ns = ran().map(|o| o.start_ns).min().unwrap_or(0);
+    let end_ns = ran().map(|o| o.end_ns).max().unwrap_or(start_ns);
+    result.ops = crate::metrics::merge_ops(outs.iter().map(|o| o.ops.as_slice()));
+    result.phases = merge_phases(outs);
+    for out in outs {
+        result.write_lat.merge(&out.write_lat);
+        result.sync_lat.merge(&out.sync_lat);
+        result.writes += out.stats.writes;
+        result.syncs += out.stats.syncs + out.extra_syncs;
+        result.bytes += out.stats.bytes;
+        if result.error.is_none() {
+            result.error = out.error.clone();
+        }
+        let mut stats = out.stats.clone();
+        stats.wall_ns = if out.started {
+            out.end_ns.saturating_sub(start_ns)
+        } else {
+            0
+        };
+        result.threads.push(stats);
+    }
+    result.wall_ns = end_ns.saturating_sub(start_ns);
+    result.status = if result.error.is_some() {
+        RunStatus::Failed
+    } else if cancelled {
+        RunStatus::Cancelled
+    } else {
+        RunStatus::Finished
+    };
+    result
+}
+
+const NO_DEVICE: &str = "no block device found under the target";
+
+/// The target's device (and the device under a loop image) with their counters read
+/// before the run.
+struct DeviceProbe<'a> {
+    device: Option<&'a DeviceInfo>,
+    before: Result<BlockStat, String>,
+    backing: Option<(&'a DeviceInfo, BlockStat)>,
+}
+
+impl<'a> DeviceProbe<'a> {
+    /// Reads the counters before the run.
+    fn before(ctx: &'a RunContext) -> Self {
+        let device = ctx.system.device.as_ref();
+        let before = match device {
+            Some(d) => crate::probe::read_blockstat(d).map_err(|e| e.to_string()),
+            None => Err(ctx
+                .system
+                .device_note
+                .clone()
+                .unwrap_or_else(|| NO_DEVICE.into())),
+        };
+        let backing = ctx.system.backing_device.as_ref().and_then(|d| {
+            crate::probe::read_blockstat(d)
+                .ok()
+                .map(|before| (d, before))
+        });
+        Self {
+            device,
+            before,
+            backing,
+        }
+    }
+
+    /// The stat file the sampler reads flushes from, when the counters are readable.
+    fn stat_path(&self) -> Option<std::path::PathBuf> {
+        self.device
+            .filter(|_| self.before.is_ok())
+            .map(|d| d.stat_path.clone())
+    }
+
+    /// Reads the counters after the run and accounts for the difference; a device that
+    /// does not count flushes adds a warning.
+    fn after(self, warnings: &mut Vec<String>) -> DeviceAccounting {
+        let after = self.device.map(crate::probe::read_blockstat);
+        let backing = self.backing.and_then(|(d, before)| {
+            crate::probe::read_blockstat(d)
+                .ok()
+                .map(|after| DeviceCounters {
+                    device: d.name.clone(),
+                    before,
+                    after,
+                })
+        });
+        match (self.before, after, self.device) {
+            (Ok(mut before), Some(Ok(mut after)), Some(d)) => {
+                if !counts_flushes(&d.name) {
+                    // Bio-based stacking drivers pass flushes down without counting them: a
+                    // 0 would look like perfect group commit. Say "not reported" instead.
+                    before.flush_ios = None;
+                    after.flush_ios = None;
+                    warnings.push(format!(
+                        "{} is a device-mapper/md device: its flush counter stays 0 (flushes are counted on \
+                         the disks below it), so flushes per sync are not measured",
+                        d.name
+                    ));
+                }
+                DeviceAccounting::Measured {
+                    counters: DeviceCounters {
+                        device: d.name.clone(),
+                        before,
+                        after,
+                    },
+                    backing,
+                }
+            }
+            (Err(reason), _, _) => DeviceAccounting::Unavailable { reason },
+            (_, Some(Err(e)), _) => DeviceAccounting::Unavailable {
+                reason: e.to_string(),
+            },
+            _ => DeviceAccounting::Unavailable {
+                reason: NO_DEVICE.into(),
+            },
+        }
+    }
+}
+
+/// Whether the device's stat file counts flushes (request-based queues do; device-mapper
+/// and md pass them to the disks below).
+fn counts_flushes(name: &str) -> bool {
+    !(name.starts_with("dm-") || name.starts_with("md"))
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or_default()
+}
+
+/// A result with nothing measured (a run cancelled before its timed part).
+fn empty_result(
+    spec: &WorkloadSpec,
+    ctx: &RunContext,
+    status: RunStatus,
+    warnings: Vec<String>,
+) -> RunResult {
+    RunResult {
+        id: ctx.run_id,
+        status,
+        error: None,
+        spec: spec.clone(),
+        system: ctx.system.clone(),
+        started_at_ms: now_ms(),
+        wall_ns: 0,
+        writes: 0,
+        syncs: 0,
+        bytes: 0,
+        write_lat: LatencyHistogram::new(),
+        sync_lat: LatencyHistogram::new(),
+        intervals: Vec::new(),
+        threads: Vec::new(),
+        device: DeviceAccounting::Unavailable {
+            reason: "cancelled before the run started".into(),
+        },
+        warnings,
+        noise: None,
+        ops: Vec::new(),
+        phases: Vec::new(),
+        group: None,
+    }
+}
