@@ -528,3 +528,7 @@ mod tests {
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 }
+
+#[cfg(test)]
+#[path = "fileserver_fake_tests.rs"]
+mod fake_tests;

@@ -219,3 +219,164 @@ fn cancel_stops_a_later_phase_and_skips_the_rest() {
         "scratch removed"
     );
 }
+
+/// A fake whose smallfiles calls take known, distinct latencies.
+fn scripted_fake() -> crate::engine::FakeBackend {
+    use crate::engine::FakeOp;
+    crate::engine::FakeBackend::new(vec![1_000], vec![5_000])
+        .with_op_ns(FakeOp::OpenAt, 100)
+        .with_op_ns(FakeOp::Xattr, 300)
+        .with_op_ns(FakeOp::Close, 200)
+        .with_op_ns(FakeOp::Chown, 700)
+        .with_op_ns(FakeOp::Unlink, 800)
+}
+
+fn fake_run(fake: &crate::engine::FakeBackend, s: &WorkloadSpec) -> crate::metrics::RunResult {
+    let dir = tempfile::tempdir().unwrap();
+    let (tx, _rx) = std::sync::mpsc::channel();
+    let cancel = crate::engine::CancelToken::new();
+    let r = crate::engine::run_with(fake, s, &ctx(dir.path()), &tx, &cancel).unwrap();
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    r
+}
+
+#[test]
+fn fake_run_counts_and_times_every_call_of_every_phase() {
+    let mut s = spec(2, 50);
+    s.smallfiles.sync = FileSync::Fsync;
+    s.smallfiles.xattr = true;
+    s.smallfiles.chown = true;
+    s.smallfiles.unlink = true;
+    let fake = scripted_fake();
+    let r = fake_run(&fake, &s);
+    assert_eq!(
+        r.status,
+        crate::metrics::RunStatus::Finished,
+        "{:?}",
+        r.error
+    );
+    assert_eq!((r.writes, r.syncs, r.bytes), (100, 100, 100 * 100));
+    // Every call of an op took the same time: min is exact, max is the top of its
+    // histogram bucket (3 significant digits).
+    let ops: Vec<(&str, u64, u64)> = r
+        .ops
+        .iter()
+        .map(|o| {
+            let s = o.lat.summary();
+            assert!(s.max_ns - s.min_ns <= s.min_ns / 1000, "{}: {s:?}", o.op);
+            (o.op.as_str(), o.count, s.min_ns)
+        })
+        .collect();
+    assert_eq!(
+        ops,
+        [
+            ("create", 100, 100),
+            ("write", 100, 1_000),
+            ("xattr", 100, 300),
+            ("sync", 100, 5_000),
+            ("close", 100, 200),
+            ("chown", 100, 700),
+            ("unlink", 100, 800),
+        ]
+    );
+    assert_eq!(r.ops[1].bytes, 100 * 100);
+    // Per thread: 50 files × 6.6 µs, then 50 chowns and 50 unlinks.
+    let create_ns = 50 * (100 + 1_000 + 300 + 5_000 + 200);
+    let later_ns = 50 * (700 + 800);
+    for t in &r.threads {
+        assert_eq!(
+            (t.writes, t.syncs, t.busy_ns),
+            (50, 50, create_ns + later_ns)
+        );
+        assert_eq!(t.wall_ns, create_ns + later_ns);
+    }
+    let phases: Vec<(&str, u64, u64)> = r
+        .phases
+        .iter()
+        .map(|p| (p.phase.as_str(), p.items, p.wall_ns))
+        .collect();
+    assert_eq!(
+        phases,
+        [
+            ("create", 100, create_ns),
+            ("chown", 100, 50 * 700),
+            ("unlink", 100, 50 * 800)
+        ]
+    );
+    assert_eq!((r.write_lat.count(), r.sync_lat.count()), (100, 100));
+    // The xattr probe before the gate is not a worker's call.
+    use crate::engine::FakeOp;
+    assert_eq!(fake.op_calls(FakeOp::OpenAt), 100);
+    assert_eq!(fake.op_calls(FakeOp::Xattr), 100);
+}
+
+#[test]
+fn fake_syncfs_is_one_sync_per_thread_after_its_files() {
+    let mut s = spec(2, 20);
+    s.smallfiles.sync = FileSync::Syncfs;
+    let fake = scripted_fake().with_op_ns(crate::engine::FakeOp::Syncfs, 9_000);
+    let r = fake_run(&fake, &s);
+    assert_eq!((r.writes, r.syncs), (40, 2));
+    let sync = r.ops.iter().find(|o| o.op == "sync").unwrap();
+    assert_eq!((sync.count, sync.lat.summary().min_ns), (2, 9_000));
+    assert!(sync.lat.summary().max_ns - 9_000 <= 9);
+    for t in &r.threads {
+        assert_eq!(t.busy_ns, 20 * (100 + 1_000 + 200) + 9_000);
+    }
+}
+
+#[test]
+fn fake_error_mid_run_keeps_the_files_made_and_skips_later_phases() {
+    let mut s = spec(1, 50);
+    s.smallfiles.xattr = true;
+    s.smallfiles.chown = true;
+    let fake = scripted_fake().with_op_failure(crate::engine::FakeOp::Xattr, 10, libc::EIO);
+    let r = fake_run(&fake, &s);
+    assert_eq!(r.status, crate::metrics::RunStatus::Failed);
+    let error = r.error.clone().unwrap();
+    assert!(
+        error.contains("fsetxattr") && error.contains("f0000000010"),
+        "{error}"
+    );
+    assert_eq!(r.writes, 10);
+    let counts: Vec<(&str, u64)> = r.ops.iter().map(|o| (o.op.as_str(), o.count)).collect();
+    // The 11th file was created and written; its xattr failed, so it is not counted
+    // as closed or as a file, and the chown phase (listed, as the spec asks for it)
+    // never started.
+    assert_eq!(
+        counts,
+        [
+            ("create", 11),
+            ("write", 11),
+            ("xattr", 10),
+            ("close", 10),
+            ("chown", 0)
+        ]
+    );
+    let phases: Vec<(&str, u64)> = r
+        .phases
+        .iter()
+        .map(|p| (p.phase.as_str(), p.items))
+        .collect();
+    assert_eq!(phases, [("create", 10)]);
+}
+
+#[test]
+fn fake_unlink_failure_ends_the_phase_with_the_fix() {
+    let mut s = spec(1, 30);
+    s.smallfiles.unlink = true;
+    let fake = scripted_fake().with_op_failure(crate::engine::FakeOp::Unlink, 5, libc::ENOSPC);
+    let r = fake_run(&fake, &s);
+    assert_eq!(r.status, crate::metrics::RunStatus::Failed);
+    let error = r.error.unwrap();
+    assert!(
+        error.contains("unlink") && error.contains("(after 30 files in this thread)"),
+        "{error}"
+    );
+    let phases: Vec<(&str, u64)> = r
+        .phases
+        .iter()
+        .map(|p| (p.phase.as_str(), p.items))
+        .collect();
+    assert_eq!(phases, [("create", 30), ("unlink", 5)]);
+}
