@@ -5,7 +5,11 @@
 
 use std::sync::OnceLock;
 
-use super::file::Clock;
+/// A monotonic clock in nanoseconds.
+pub trait Clock {
+    /// Current time, ns from an arbitrary fixed origin.
+    fn now_ns(&self) -> u64;
+}
 
 /// CLOCK_MONOTONIC in ns.
 pub fn monotonic_ns() -> u64 {

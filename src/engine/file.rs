@@ -16,7 +16,7 @@ use std::os::unix::fs::FileExt;
 use nix::fcntl::OFlag;
 
 use super::api::CancelToken;
-pub use super::clock::RealClock;
+pub use super::clock::{Clock, RealClock};
 use super::dirfd::DirHandle;
 use crate::spec::{OpenFlags, Prepare, SyncMethod};
 
@@ -97,12 +97,6 @@ pub trait DirOps {
     fn chown_at(&mut self, dir: &DirHandle, name: &CStr, uid: u32, gid: u32) -> io::Result<()>;
     /// Writes back the whole filesystem holding `dir` (syncfs).
     fn syncfs(&mut self, dir: &DirHandle) -> io::Result<()>;
-}
-
-/// A monotonic clock in nanoseconds.
-pub trait Clock {
-    /// Current time, ns from an arbitrary fixed origin.
-    fn now_ns(&self) -> u64;
 }
 
 /// Creates, prepares and opens test files, and hands each worker a clock.

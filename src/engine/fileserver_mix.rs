@@ -348,129 +348,14 @@ impl Mix {
 
     fn try_step(&mut self, op: Op) -> Option<Step> {
         match op {
-            Op::Create => {
-                if self.open >= self.max_open || self.files.len() >= self.max_files {
-                    return None;
-                }
-                let slot = self.free_slot()?;
-                let dir = self.rng.below(u64::from(DIRS)) as u16;
-                let id = self.new_id();
-                self.files.push(FileState {
-                    dir,
-                    id,
-                    size: 0,
-                    handle: Some(slot),
-                });
-                self.attach(slot, self.files.len() - 1);
-                Some(Step::Create { dir, id, slot })
-            }
-            Op::Open => {
-                if self.open >= self.max_open {
-                    return None;
-                }
-                let file = self.closed_file()?;
-                let slot = self.free_slot()?;
-                self.files[file].handle = Some(slot);
-                self.attach(slot, file);
-                let f = self.files[file];
-                Some(Step::Open {
-                    dir: f.dir,
-                    id: f.id,
-                    slot,
-                })
-            }
-            Op::Close => {
-                let slot = self.open_slot()?;
-                let h = self.handles[slot as usize].take()?;
-                self.files[h.file].handle = None;
-                self.open -= 1;
-                if self.last_written == Some(slot) {
-                    self.last_written = None;
-                }
-                Some(Step::Close { slot })
-            }
-            Op::Write => {
-                let slot = self.open_slot()?;
-                let len = self.rng.pick(WRITE_SIZES);
-                let h = self.handles[slot as usize].as_mut()?;
-                if h.pos + len > MAX_FILE_BYTES {
-                    h.pos = 0;
-                }
-                let offset = h.pos;
-                h.pos += len;
-                let f = &mut self.files[h.file];
-                f.size = f.size.max(offset + len);
-                self.last_written = Some(slot);
-                Some(Step::Write {
-                    slot,
-                    offset,
-                    len: len as u32,
-                })
-            }
-            Op::Read => {
-                // dbench's reads are never short: read from an open file that holds the
-                // whole request (a 60 KiB read needs a file of at least 60 KiB).
-                let len = self.rng.pick(READ_SIZES);
-                let slot = self.open_slot_holding(len)?;
-                let h = self.handles[slot as usize].as_mut()?;
-                if h.pos + len > self.files[h.file].size {
-                    h.pos = 0;
-                }
-                let offset = h.pos;
-                h.pos += len;
-                Some(Step::Read {
-                    slot,
-                    offset,
-                    len: len as u32,
-                })
-            }
-            Op::Rename => {
-                let file = self.closed_file()?;
-                let to = self.new_id();
-                let f = &mut self.files[file];
-                let from = f.id;
-                f.id = to;
-                Some(Step::Rename {
-                    dir: f.dir,
-                    from,
-                    to,
-                })
-            }
-            Op::Unlink => {
-                if self.files.len() <= self.min_files {
-                    return None;
-                }
-                let file = self.closed_file()?;
-                let gone = self.files.swap_remove(file);
-                // The file moved into `file` may be open: its handle follows it.
-                if let Some(moved) = self.files.get(file)
-                    && let Some(slot) = moved.handle
-                    && let Some(h) = self.handles[slot as usize].as_mut()
-                {
-                    h.file = file;
-                }
-                Some(Step::Unlink {
-                    dir: gone.dir,
-                    id: gone.id,
-                })
-            }
-            Op::Stat => {
-                if self.rng.below(1000) < STAT_MISS_PER_MILLE || self.files.is_empty() {
-                    let dir = self.rng.below(u64::from(DIRS)) as u16;
-                    let id = self.rng.below(1_000_000_000_000);
-                    return Some(Step::Stat {
-                        dir,
-                        id,
-                        missing: true,
-                    });
-                }
-                let f = self.files[self.rng.below(self.files.len() as u64) as usize];
-                Some(Step::Stat {
-                    dir: f.dir,
-                    id: f.id,
-                    missing: false,
-                })
-            }
+            Op::Create => self.step_create(),
+            Op::Open => self.step_open(),
+            Op::Close => self.step_close(),
+            Op::Write => self.step_write(),
+            Op::Read => self.step_read(),
+            Op::Rename => self.step_rename(),
+            Op::Unlink => self.step_unlink(),
+            Op::Stat => self.step_stat(),
             Op::Fstat => self.open_slot().map(|slot| Step::Fstat { slot }),
             Op::Statfs => Some(Step::Statfs),
             Op::Setattr => self.open_slot().map(|slot| Step::Setattr { slot }),
@@ -485,6 +370,137 @@ impl Mix {
                 Some(Step::Flush { slot })
             }
         }
+    }
+
+    fn step_create(&mut self) -> Option<Step> {
+        if self.open >= self.max_open || self.files.len() >= self.max_files {
+            return None;
+        }
+        let slot = self.free_slot()?;
+        let dir = self.rng.below(u64::from(DIRS)) as u16;
+        let id = self.new_id();
+        self.files.push(FileState {
+            dir,
+            id,
+            size: 0,
+            handle: Some(slot),
+        });
+        self.attach(slot, self.files.len() - 1);
+        Some(Step::Create { dir, id, slot })
+    }
+
+    fn step_open(&mut self) -> Option<Step> {
+        if self.open >= self.max_open {
+            return None;
+        }
+        let file = self.closed_file()?;
+        let slot = self.free_slot()?;
+        self.files[file].handle = Some(slot);
+        self.attach(slot, file);
+        let f = self.files[file];
+        Some(Step::Open {
+            dir: f.dir,
+            id: f.id,
+            slot,
+        })
+    }
+
+    fn step_close(&mut self) -> Option<Step> {
+        let slot = self.open_slot()?;
+        let h = self.handles[slot as usize].take()?;
+        self.files[h.file].handle = None;
+        self.open -= 1;
+        if self.last_written == Some(slot) {
+            self.last_written = None;
+        }
+        Some(Step::Close { slot })
+    }
+
+    fn step_write(&mut self) -> Option<Step> {
+        let slot = self.open_slot()?;
+        let len = self.rng.pick(WRITE_SIZES);
+        let h = self.handles[slot as usize].as_mut()?;
+        if h.pos + len > MAX_FILE_BYTES {
+            h.pos = 0;
+        }
+        let offset = h.pos;
+        h.pos += len;
+        let f = &mut self.files[h.file];
+        f.size = f.size.max(offset + len);
+        self.last_written = Some(slot);
+        Some(Step::Write {
+            slot,
+            offset,
+            len: len as u32,
+        })
+    }
+
+    fn step_read(&mut self) -> Option<Step> {
+        // dbench's reads are never short: read from an open file that holds the
+        // whole request (a 60 KiB read needs a file of at least 60 KiB).
+        let len = self.rng.pick(READ_SIZES);
+        let slot = self.open_slot_holding(len)?;
+        let h = self.handles[slot as usize].as_mut()?;
+        if h.pos + len > self.files[h.file].size {
+            h.pos = 0;
+        }
+        let offset = h.pos;
+        h.pos += len;
+        Some(Step::Read {
+            slot,
+            offset,
+            len: len as u32,
+        })
+    }
+
+    fn step_rename(&mut self) -> Option<Step> {
+        let file = self.closed_file()?;
+        let to = self.new_id();
+        let f = &mut self.files[file];
+        let from = f.id;
+        f.id = to;
+        Some(Step::Rename {
+            dir: f.dir,
+            from,
+            to,
+        })
+    }
+
+    fn step_unlink(&mut self) -> Option<Step> {
+        if self.files.len() <= self.min_files {
+            return None;
+        }
+        let file = self.closed_file()?;
+        let gone = self.files.swap_remove(file);
+        // The file moved into `file` may be open: its handle follows it.
+        if let Some(moved) = self.files.get(file)
+            && let Some(slot) = moved.handle
+            && let Some(h) = self.handles[slot as usize].as_mut()
+        {
+            h.file = file;
+        }
+        Some(Step::Unlink {
+            dir: gone.dir,
+            id: gone.id,
+        })
+    }
+
+    fn step_stat(&mut self) -> Option<Step> {
+        if self.rng.below(1000) < STAT_MISS_PER_MILLE || self.files.is_empty() {
+            let dir = self.rng.below(u64::from(DIRS)) as u16;
+            let id = self.rng.below(1_000_000_000_000);
+            return Some(Step::Stat {
+                dir,
+                id,
+                missing: true,
+            });
+        }
+        let f = self.files[self.rng.below(self.files.len() as u64) as usize];
+        Some(Step::Stat {
+            dir: f.dir,
+            id: f.id,
+            missing: false,
+        })
     }
 
     fn new_id(&mut self) -> u64 {

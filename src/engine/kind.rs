@@ -1,5 +1,5 @@
 //! The [`Kind`] trait: what a workload kind provides to the engine. The runner
-//! (`super::runner`) is generic over it; the registry (`super::kinds`) picks the
+//! (`super::runner`) is generic over it; the registry (`run_kind` in `mod.rs`) picks the
 //! implementation from `spec.kind`. A kind imports only modules below it (the harness,
 //! the backend, the scratch directory, the API types), never the runner or the registry.
 

@@ -6,8 +6,8 @@
 //! and keep what was measured; errors before it are an [`EngineError`].
 //!
 //! Module layers, top to bottom (a module imports only from the layers below it, so the
-//! graph has no cycle): this file (`run`, `run_with`) → `kinds` (the registry: picks the
-//! [`Kind`](kind::Kind) implementation from `spec.kind`) → `runner` (preflight,
+//! graph has no cycle): this file (`run`, `run_with`, and the registry `run_kind`, which
+//! picks the [`Kind`](kind::Kind) implementation from `spec.kind`) → `runner` (preflight,
 //! spawn-and-sample, aggregate, device accounting; generic over the kind) → the kinds
 //! (`fileio` with `worker` and `sysbench`, `grouplog`, `fileserver`, `smallfiles`) →
 //! `kind` (the trait) and `harness` (the types every worker shares and the worker
@@ -27,7 +27,6 @@ mod gate;
 mod grouplog;
 mod harness;
 mod kind;
-mod kinds;
 mod offsets;
 mod runner;
 mod sampler;
@@ -52,7 +51,8 @@ pub(crate) use scratch::check_target;
 use std::sync::mpsc::Sender;
 
 use crate::metrics::RunResult;
-use crate::spec::WorkloadSpec;
+use crate::spec::{WorkloadKind, WorkloadSpec};
+use runner::run_in_scratch;
 use scratch::ScratchDir;
 
 /// Runs `spec` on real files.
@@ -106,7 +106,7 @@ fn run_in_target<B: Backend>(
     let mut scratch = ScratchDir::create(target, ctx.run_id, ctx.dir_name.as_deref())?;
     let (dev, ino) = scratch.dev_ino();
     let _ = events.send(EngineEvent::RunDirCreated { dev, ino });
-    let outcome = kinds::run_kind(backend, spec, ctx, &mut scratch, events, cancel);
+    let outcome = run_kind(backend, spec, ctx, &mut scratch, events, cancel);
     let cleanup = if ctx.keep_files {
         Some(format!(
             "test files kept in {} (--keep)",
@@ -119,6 +119,36 @@ fn run_in_target<B: Backend>(
     result.warnings.extend(shared_warning);
     result.warnings.extend(cleanup);
     Ok(result)
+}
+
+/// The registry of workload kinds: runs `spec` in `scratch` with the [`kind::Kind`]
+/// implementation of `spec.kind`. Adding a kind adds one arm here (and its `mod` line).
+fn run_kind<B: Backend>(
+    backend: &B,
+    spec: &WorkloadSpec,
+    ctx: &RunContext,
+    scratch: &mut ScratchDir,
+    events: &Sender<EngineEvent>,
+    cancel: &CancelToken,
+) -> Result<RunResult, EngineError> {
+    use fileio::Fileio;
+    use fileserver::Fileserver;
+    use grouplog::Grouplog;
+    use smallfiles::Smallfiles;
+    match spec.kind {
+        WorkloadKind::Fileio => {
+            run_in_scratch::<Fileio, B>(backend, spec, ctx, scratch, events, cancel)
+        }
+        WorkloadKind::Grouplog => {
+            run_in_scratch::<Grouplog, B>(backend, spec, ctx, scratch, events, cancel)
+        }
+        WorkloadKind::Fileserver => {
+            run_in_scratch::<Fileserver, B>(backend, spec, ctx, scratch, events, cancel)
+        }
+        WorkloadKind::Smallfiles => {
+            run_in_scratch::<Smallfiles, B>(backend, spec, ctx, scratch, events, cancel)
+        }
+    }
 }
 
 #[cfg(any(test, feature = "test-support"))]
