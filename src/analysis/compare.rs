@@ -338,7 +338,7 @@ pub fn compare(
     for (side, summary) in [(&baseline_summary, &base), (&candidate_summary, &cand)] {
         if summary.len() == 1 {
             warnings.push(format!(
-                "{} has a single run: no significance can be claimed; repeat it (--repeat 3)",
+                "{} has a single run: no significance can be claimed; repeat it (3 runs or more)",
                 side.name
             ));
         }

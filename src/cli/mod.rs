@@ -35,6 +35,7 @@ mod browse;
 mod compare;
 mod kind_args;
 mod launch;
+mod names;
 mod progress;
 mod run;
 mod scratch;
@@ -44,6 +45,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+
+pub use names::{CliFlag, CliNames, flag};
 
 use crate::store::{OpenMode, Store, StoreError};
 
@@ -257,10 +260,15 @@ pub fn execute(cli: Cli, window: Option<Window>) -> ExitCode {
 
 /// The error and its causes, each said once: a cause whose text (or final clause, after an
 /// error code prefix such as "Error code 26: ") the message already contains adds nothing.
+/// Library errors are worded with the CLI's flags ([`CliNames`]).
 pub fn chain_text(error: &anyhow::Error) -> String {
-    let mut text = error.to_string();
-    for cause in error.chain().skip(1) {
-        let cause = cause.to_string();
+    let mut chain = error.chain();
+    let mut text = chain
+        .next()
+        .map(|e| crate::lab::worded_error(e, &CliNames))
+        .unwrap_or_default();
+    for cause in chain {
+        let cause = crate::lab::worded_error(cause, &CliNames);
         let last_clause = cause.rsplit(": ").next().unwrap_or(&cause);
         if !text.contains(&cause) && !text.contains(last_clause) {
             text.push_str(": ");

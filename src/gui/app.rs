@@ -103,7 +103,7 @@ impl Cx<'_> {
             text => Launch::Repeat {
                 request,
                 repeat,
-                sweep: Some(SweepSpec::parse(text).map_err(|e| e.to_string())?),
+                sweep: Some(SweepSpec::parse(text).map_err(|e| crate::gui::names::words(&e))?),
             },
         };
         validated(launch)
@@ -118,7 +118,7 @@ impl Cx<'_> {
             .preset
             .clone()
             .ok_or("choose a preset that suggests a series")?;
-        let preset = crate::spec::load_preset(&name).map_err(|e| e.to_string())?;
+        let preset = crate::spec::load_preset(&name).map_err(|e| crate::gui::names::words(&e))?;
         let plan = preset
             .series
             .ok_or_else(|| format!("preset '{name}' suggests no series"))?;
@@ -461,10 +461,11 @@ fn form_request(s: &UiState) -> Result<RunRequest, String> {
 }
 
 /// `launch` validated, its errors in the form's words: a spec error as the spec words it
-/// (the same messages as the CLI), anything else as the lab does.
+/// (without the engine's "invalid workload: " prefix), anything else as the lab does;
+/// settings named by their labels.
 fn validated(launch: Launch) -> Result<ValidLaunch, String> {
     launch.validate().map_err(|e| match e {
-        LabError::Engine(EngineError::Spec(e)) => e.to_string(),
-        e => e.to_string(),
+        LabError::Engine(EngineError::Spec(e)) => crate::gui::names::words(&e),
+        e => crate::gui::names::words(&e),
     })
 }

@@ -86,7 +86,7 @@ impl DbClient {
             let store = match Store::open_read_only(&db_path) {
                 Ok(s) => s,
                 Err(e) => {
-                    send(DbReply::Error(e.to_string()));
+                    send(DbReply::Error(crate::gui::names::words(&e)));
                     return;
                 }
             };
@@ -106,7 +106,7 @@ impl DbClient {
                     DbRequest::SetLabel { .. } | DbRequest::Delete(_) => {
                         match writable(&mut writer, &db_path) {
                             Ok(w) => answer(w, request),
-                            Err(e) => DbReply::Error(e.to_string()),
+                            Err(e) => DbReply::Error(crate::gui::names::words(&e)),
                         }
                     }
                     _ => answer(&store, request),

@@ -6,6 +6,7 @@ mod app;
 pub mod autopilot;
 mod close;
 mod db;
+pub mod names;
 pub mod panels;
 pub mod plots;
 mod runner;

@@ -227,7 +227,7 @@ fn run_launch(
     done: &Sender<Done>,
     cancel: &CancelToken,
 ) -> Result<Option<i64>, String> {
-    let mut store = Store::open(db_path).map_err(|e| e.to_string())?;
+    let mut store = Store::open(db_path).map_err(|e| crate::gui::names::words(&e))?;
     let note = done.clone();
     store.set_lock_wait_notice(move || {
         let _ = note.send(Done::Note(
@@ -237,7 +237,7 @@ fn run_launch(
     let outcome = lab::launch(&store, launch, events, cancel, |_, r| {
         let _ = done.send(Done::Run(Box::new(r.clone())));
     });
-    match outcome.map_err(|e| e.to_string())? {
+    match outcome.map_err(|e| crate::gui::names::words(&e))? {
         LaunchOutcome::Single(_) => Ok(None),
         LaunchOutcome::Repeat(series) => Ok(Some(series.experiment_id)),
         LaunchOutcome::Series(variants) => Ok(variants.last().map(|v| v.series.experiment_id)),

@@ -13,7 +13,7 @@ use std::sync::mpsc::Sender;
 use crate::engine::{self, CancelToken, EngineError, EngineEvent};
 use crate::metrics::RunResult;
 use crate::scratch::ScratchManager;
-use crate::spec::{SeriesPlan, SpecError, WorkloadSpec};
+use crate::spec::{SeriesPlan, Setting, SpecError, WorkloadSpec};
 use crate::store::Store;
 
 use super::matrix::{MatrixOutcome, MatrixSpec, run_matrix};
@@ -187,9 +187,9 @@ fn check_repeat(repeat: u32) -> Result<(), LabError> {
         return Ok(());
     }
     Err(LabError::Engine(EngineError::Spec(SpecError {
-        field: "repeat",
+        field: Setting::Repeat,
         problem: format!("{repeat} repetitions"),
-        fix: format!("use --repeat 1 to {MAX_REPEAT}"),
+        fix: crate::hint!("use ", (Setting::Repeat, format!("1 to {MAX_REPEAT}"))),
     })))
 }
 
@@ -199,10 +199,19 @@ fn check_matrix(matrix: &MatrixSpec, repeat: u32) -> Result<(), LabError> {
         return Ok(());
     }
     Err(LabError::Engine(EngineError::Spec(SpecError {
-        field: "matrix",
+        field: Setting::Matrix,
         problem: format!("{count} configuration(s), {repeat} repetition(s)"),
-        fix: format!(
-            "give 2 to {MAX_SWEEP_VALUES} configurations across --fs/--mkfs-opts/--mount-opts/--backing, and --repeat 1 to {MAX_REPEAT}"
+        fix: crate::hint!(
+            format!("give 2 to {MAX_SWEEP_VALUES} configurations across "),
+            Setting::ScratchFs,
+            "/",
+            Setting::MkfsOpts,
+            "/",
+            Setting::MountOpts,
+            "/",
+            Setting::Backing,
+            ", and ",
+            (Setting::Repeat, format!("1 to {MAX_REPEAT}"))
         ),
     })))
 }

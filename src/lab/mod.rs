@@ -10,6 +10,7 @@ mod persist;
 mod plan;
 mod series;
 mod sides;
+mod worded;
 
 pub use clean::clean_run_dirs;
 pub use launch::{Launch, LaunchOutcome, ValidLaunch, launch};
@@ -17,6 +18,7 @@ pub use matrix::{MatrixConfig, MatrixOutcome, MatrixSpec};
 pub use plan::VariantOutcome;
 pub use series::{MAX_REPEAT, MAX_SWEEP_VALUES, SeriesOutcome, SweepSpec, check_repeat};
 pub use sides::{SideSpec, compare_sides, load_side};
+pub use worded::worded_error;
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::Sender;

@@ -6,7 +6,7 @@ use std::sync::mpsc::Sender;
 
 use crate::engine::{CancelToken, EngineEvent};
 use crate::metrics::{RunResult, RunStatus};
-use crate::spec::{self, SpecError, WorkloadSpec};
+use crate::spec::{self, Setting, SpecError, WorkloadSpec};
 use crate::store::Store;
 
 use super::launch::Checked;
@@ -42,9 +42,14 @@ impl SweepSpec {
     /// Parses `field=v1,v2,...`.
     pub fn parse(text: &str) -> Result<SweepSpec, SpecError> {
         let err = |problem: String| SpecError {
-            field: "sweep",
+            field: Setting::Sweep,
             problem,
-            fix: "write --sweep field=v1,v2,... e.g. --sweep threads=1,2,4,8,16".into(),
+            fix: crate::hint!(
+                "write ",
+                (Setting::Sweep, "field=v1,v2,..."),
+                " e.g. ",
+                (Setting::Sweep, "threads=1,2,4,8,16")
+            ),
         };
         let (field, values) = text
             .split_once('=')
@@ -59,9 +64,9 @@ impl SweepSpec {
         }
         if values.len() > MAX_SWEEP_VALUES {
             return Err(SpecError {
-                field: "sweep",
+                field: Setting::Sweep,
                 problem: format!("{} values", values.len()),
-                fix: format!("list at most {MAX_SWEEP_VALUES} values per sweep"),
+                fix: format!("list at most {MAX_SWEEP_VALUES} values per sweep").into(),
             });
         }
         Ok(SweepSpec {
@@ -88,7 +93,7 @@ impl SweepSpec {
                 // Named as the sweep, the option the user wrote.
                 let s = spec::apply_setting(base, &format!("{}={v}", self.field)).map_err(|e| {
                     SpecError {
-                        field: "sweep",
+                        field: Setting::Sweep,
                         ..e
                     }
                 })?;
@@ -98,7 +103,7 @@ impl SweepSpec {
                     .unwrap_or(false);
                 if !numeric {
                     return Err(SpecError {
-                        field: "sweep",
+                        field: Setting::Sweep,
                         problem: format!("'{}' is not a numeric workload field", self.field),
                         fix: "sweep a number such as threads, block_size, file_size, sync_every"
                             .into(),
@@ -216,7 +221,7 @@ mod tests {
             .unwrap()
             .specs(&WorkloadSpec::default())
             .unwrap_err();
-        assert_eq!(bad.field, "threads");
+        assert_eq!(bad.field.key(), "threads");
         let text = SweepSpec::parse("pattern=seq,rand")
             .unwrap()
             .specs(&WorkloadSpec::default())

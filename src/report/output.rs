@@ -17,6 +17,7 @@ use nix::sys::stat::{Mode, SFlag, fstatat};
 use nix::unistd::{UnlinkatFlags, unlinkat};
 
 use crate::analysis::Comparison;
+use crate::spec::{Neutral, Setting, SettingNames, Worded};
 
 /// Extensions a report can be written as.
 pub const REPORT_FORMATS: [&str; 5] = ["png", "svg", "md", "csv", "json"];
@@ -33,10 +34,7 @@ pub enum OutputError {
         path: PathBuf,
     },
     /// The file exists and replacing it was not asked for.
-    #[error(
-        "{path}{part} already exists{link}; choose another file, or replace it with --force \
-         (a link is replaced, never written through)"
-    )]
+    #[error("{}", self.worded(&Neutral))]
     Exists {
         /// The file.
         path: PathBuf,
@@ -64,6 +62,20 @@ pub enum OutputError {
         /// Why.
         source: std::io::Error,
     },
+}
+
+impl Worded for OutputError {
+    fn worded(&self, names: &dyn SettingNames) -> String {
+        match self {
+            OutputError::Exists { path, part, link } => format!(
+                "{}{part} already exists{link}; choose another file, or replace it with {} \
+                 (a link is replaced, never written through)",
+                path.display(),
+                names.name(Setting::Force, None)
+            ),
+            other => other.to_string(),
+        }
+    }
 }
 
 impl OutputError {
@@ -338,7 +350,7 @@ mod tests {
         let path = dir.path().join("r.csv");
         std::fs::write(&path, "mine").unwrap();
         let e = write_report_files(&files(dir.path(), "r.csv", "new"), false).unwrap_err();
-        assert!(e.is_usage() && e.to_string().contains("--force"), "{e}");
+        assert!(e.is_usage() && e.to_string().contains("with force"), "{e}");
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "mine");
         write_report_files(&files(dir.path(), "r.csv", "new"), true).unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");

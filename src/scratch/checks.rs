@@ -112,7 +112,7 @@ mod tests {
         let err = require_root(65534).unwrap_err();
         assert!(matches!(err, ScratchError::NotRoot));
         assert!(err.to_string().contains("needs root"));
-        assert!(err.to_string().contains("fsynclab run --target DIR"));
+        assert!(err.to_string().contains("target = DIR"));
     }
 
     #[test]

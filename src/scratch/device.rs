@@ -224,7 +224,7 @@ mod tests {
             device: "/dev/sdX".into(),
         };
         assert!(err.to_string().contains(
-            "--destroy-data-on must repeat the exact device name /dev/sdX to confirm that all data on it will be destroyed"
+            "destroy_data_on must repeat the exact device name /dev/sdX to confirm that all data on it will be destroyed"
         ));
     }
 }

@@ -4,14 +4,13 @@
 use std::path::PathBuf;
 
 use crate::probe::ProbeError;
+use crate::spec::{Neutral, Setting, SettingNames, Worded};
 
 /// Errors of scratch filesystem management; each message names the problem and the fix.
 #[derive(Debug, thiserror::Error)]
 pub enum ScratchError {
     /// Not running as root.
-    #[error(
-        "creating and destroying scratch filesystems needs root (losetup, mkfs, mount); run as root — plain directory targets need none: fsynclab run --target DIR"
-    )]
+    #[error("{}", self.worded(&Neutral))]
     NotRoot,
     /// A needed program is not installed.
     #[error("{tool} not found: install {package} (apt-get install {package})")]
@@ -22,13 +21,7 @@ pub enum ScratchError {
         package: String,
     },
     /// The image does not fit in the free space of its directory.
-    #[error(
-        "a {} image does not fit in {} ({} free); lower --size or use --backing {}",
-        human_size(*.needed),
-        .dir.display(),
-        human_size(*.available),
-        .alternative
-    )]
+    #[error("{}", self.worded(&Neutral))]
     NoSpace {
         /// Bytes asked for.
         needed: u64,
@@ -40,11 +33,7 @@ pub enum ScratchError {
         alternative: String,
     },
     /// The image size is below [`MIN_SIZE_BYTES`].
-    #[error(
-        "a {} image is too small: scratch images are at least 300M for every filesystem (the \
-         least mkfs.xfs accepts; btrfs needs about 256M); use --size 300M or more",
-        human_size(*.size_bytes)
-    )]
+    #[error("{}", self.worded(&Neutral))]
     TooSmall {
         /// Bytes asked for.
         size_bytes: u64,
@@ -74,9 +63,7 @@ pub enum ScratchError {
         reason: String,
     },
     /// A scratch filesystem with that name exists.
-    #[error(
-        "a scratch filesystem named {name} already exists; choose another --name or run fsynclab scratch destroy {name}"
-    )]
+    #[error("{}", self.worded(&Neutral))]
     Exists {
         /// The name.
         name: String,
@@ -124,23 +111,19 @@ pub enum ScratchError {
         given: String,
     },
     /// Unknown backing name.
-    #[error("unknown backing {given:?}; choose disk or ram (or give a device with --device)")]
+    #[error("{}", self.worded(&Neutral))]
     UnknownBacking {
         /// What was given.
         given: String,
     },
-    /// `--destroy-data-on` was not given for a device.
-    #[error(
-        "{device} would be wiped but --destroy-data-on was not given; --destroy-data-on must repeat the exact device name {device} to confirm that all data on it will be destroyed"
-    )]
+    /// The confirmation that repeats the device name was not given for a device.
+    #[error("{}", self.worded(&Neutral))]
     ConfirmMissing {
         /// The device.
         device: PathBuf,
     },
-    /// `--destroy-data-on` names something else than the device.
-    #[error(
-        "--destroy-data-on {given} does not match the device {device}; --destroy-data-on must repeat the exact device name {device} to confirm that all data on it will be destroyed"
-    )]
+    /// The confirmation names something else than the device.
+    #[error("{}", self.worded(&Neutral))]
     ConfirmMismatch {
         /// The device.
         device: PathBuf,
@@ -241,6 +224,66 @@ pub enum ScratchError {
     Probe(#[from] ProbeError),
 }
 
+impl Worded for ScratchError {
+    fn worded(&self, names: &dyn SettingNames) -> String {
+        let confirm = |device: &std::path::Path| {
+            format!(
+                "{} must repeat the exact device name {} to confirm that all data on it will be destroyed",
+                names.name(Setting::DestroyDataOn, None),
+                device.display()
+            )
+        };
+        match self {
+            ScratchError::NotRoot => format!(
+                "creating and destroying scratch filesystems needs root (losetup, mkfs, mount); run as \
+                 root — plain directory targets need none: {}",
+                names.name(Setting::Target, Some("DIR"))
+            ),
+            ScratchError::NoSpace {
+                needed,
+                available,
+                dir,
+                alternative,
+            } => format!(
+                "a {} image does not fit in {} ({} free); lower {} or use {}",
+                human_size(*needed),
+                dir.display(),
+                human_size(*available),
+                names.name(Setting::ScratchSize, None),
+                names.name(Setting::Backing, Some(alternative))
+            ),
+            ScratchError::TooSmall { size_bytes } => format!(
+                "a {} image is too small: scratch images are at least 300M for every filesystem (the \
+                 least mkfs.xfs accepts; btrfs needs about 256M); use {} or more",
+                human_size(*size_bytes),
+                names.name(Setting::ScratchSize, Some("300M"))
+            ),
+            ScratchError::Exists { name } => format!(
+                "a scratch filesystem named {name} already exists; choose another {} or run \
+                 fsynclab scratch destroy {name}",
+                names.name(Setting::ScratchName, None)
+            ),
+            ScratchError::UnknownBacking { given } => format!(
+                "unknown backing {given:?}; choose disk or ram (or give a device with {})",
+                names.name(Setting::Device, None)
+            ),
+            ScratchError::ConfirmMissing { device } => format!(
+                "{} would be wiped but {} was not given; {}",
+                device.display(),
+                names.name(Setting::DestroyDataOn, None),
+                confirm(device)
+            ),
+            ScratchError::ConfirmMismatch { device, given } => format!(
+                "{} does not match the device {}; {}",
+                names.name(Setting::DestroyDataOn, Some(&given.display().to_string())),
+                device.display(),
+                confirm(device)
+            ),
+            other => other.to_string(),
+        }
+    }
+}
+
 impl ScratchError {
     /// True when the request or the environment the user controls is at fault (exit
     /// code 2: not root, a missing tool, a bad name or option, a refused device, no
@@ -306,7 +349,7 @@ mod tests {
         };
         assert_eq!(
             err.to_string(),
-            "a 2G image does not fit in /dev/shm/fsynclab-scratch (512M free); lower --size or use --backing disk"
+            "a 2G image does not fit in /dev/shm/fsynclab-scratch (512M free); lower size or use backing = disk"
         );
         let err = ScratchError::MissingTool {
             tool: "mkfs.xfs".into(),

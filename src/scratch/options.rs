@@ -52,7 +52,7 @@ pub(super) enum Value {
 
 /// Why a word that names a path or a device is refused.
 pub const OUTSIDE_REASON: &str = "it names a path or a device outside the filesystem being \
-     made; fsynclab makes filesystems only on its own image or the --device it was given (with \
+     made; fsynclab makes filesystems only on its own image or the device it was given (with \
      its typed confirmation), and logs and journals stay internal";
 
 fn refuse(what: &str, fs: FsKind, token: &str, reason: impl Into<String>) -> ScratchError {

@@ -207,7 +207,9 @@ pub(super) fn refused_mkfs_reason(fs: FsKind, flag: &str, sub_key: Option<&str>)
             "it records a host directory path; fsynclab mounts the filesystem itself"
         }
         (FsKind::Ext4, "-c") => "it scans the device for bad blocks (twice: writes test patterns)",
-        (FsKind::Ext4, "-t") => "the filesystem type is chosen with --fs",
+        (FsKind::Ext4, "-t") => {
+            "the filesystem type is chosen apart from the mkfs options (the filesystem setting)"
+        }
         (FsKind::Ext4, "-S") => "it rewrites only the superblocks of an existing filesystem",
         (FsKind::Ext4, "-n") | (FsKind::Xfs, "-N") => "it is a dry run that makes nothing",
         (FsKind::Xfs, "-p") => "it reads a prototype file from the host",

@@ -107,7 +107,10 @@ fn the_reported_attacks_are_refused_by_name() {
     for fs in FsKind::ALL {
         let (token, reason) = refused_mkfs(fs, victim);
         assert_eq!(token, victim);
-        assert!(reason.contains("its own image or the --device"), "{reason}");
+        assert!(
+            reason.contains("its own image or the device it was given"),
+            "{reason}"
+        );
         let (token, _) = refused_mkfs(fs, &format!("-L b {victim}"));
         assert_eq!(token, victim);
         let (token, _) = refused_mkfs(fs, "loop7");
@@ -155,7 +158,7 @@ fn other_dangerous_or_useless_mkfs_flags_are_refused() {
         (Ext4, "-z undo", "undo"),
         (Ext4, "-M mnt", "host directory path"),
         (Ext4, "-c", "bad blocks"),
-        (Ext4, "-t ext2", "--fs"),
+        (Ext4, "-t ext2", "the filesystem setting"),
         (Ext4, "-n", "dry run"),
         (Ext4, "-S", "superblocks"),
         (Xfs, "-f", "passes it itself"),

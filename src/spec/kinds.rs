@@ -5,7 +5,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{SpecError, SyncMethod, WorkloadKind, WorkloadSpec, format_size, size, spec_error};
+use super::{
+    Setting, SpecError, SyncMethod, WorkloadKind, WorkloadSpec, format_size, size, spec_error,
+};
 
 /// How a `fileio` run counts requests and syncs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -250,26 +252,40 @@ pub(super) fn kind_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
         WorkloadKind::Fileio => {
             if spec.mode == FileioMode::Sysbench && spec.sync == SyncMethod::SyncFileRange {
                 errs.push(spec_error(
-                    "sync",
+                    Setting::Sync,
                     "sysbench mode with sync_file_range",
-                    "sysbench syncs with fsync or fdatasync; choose one of those (--sync)",
+                    crate::hint!(
+                        "sysbench syncs with fsync or fdatasync; choose one of those (",
+                        Setting::Sync,
+                        ")"
+                    ),
                 ));
             }
             if spec.mode == FileioMode::Sysbench {
                 if spec.requests.is_none() && spec.duration_s.is_none() {
                     errs.push(spec_error(
-                        "requests",
+                        Setting::Requests,
                         "sysbench mode without a request count or a duration",
-                        "sysbench mode stops after --requests N events (writes + fsyncs) or \
-                         --duration S; give one of them",
+                        crate::hint!(
+                            "sysbench mode stops after ",
+                            (Setting::Requests, "N"),
+                            " events (writes + fsyncs) or ",
+                            (Setting::Duration, "S"),
+                            "; give one of them"
+                        ),
                     ));
                 }
                 if spec.pattern == super::Pattern::Seq {
                     errs.push(spec_error(
-                        "pattern",
+                        Setting::Pattern,
                         "sysbench mode with sequential writes",
-                        "sysbench mode replays rndwr (uniform random blocks): use --pattern rand, \
-                         or --mode fio for sequential writes",
+                        crate::hint!(
+                            "sysbench mode replays rndwr (uniform random blocks): use ",
+                            (Setting::Pattern, "rand"),
+                            ", or ",
+                            (Setting::Mode, "fio"),
+                            " for sequential writes"
+                        ),
                     ));
                 }
             }
@@ -278,54 +294,81 @@ pub(super) fn kind_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
             let s = &spec.smallfiles;
             if s.files_per_thread == 0 || s.files_per_thread > 100_000_000 {
                 errs.push(spec_error(
-                    "smallfiles.files_per_thread",
+                    Setting::SmallfilesFiles,
                     format!("{} files per thread", s.files_per_thread),
-                    "use 1 to 100000000 (--files)",
+                    crate::hint!("use 1 to 100000000 (", Setting::SmallfilesFiles, ")"),
                 ));
             }
             if s.file_size > super::MAX_BLOCK_SIZE {
                 errs.push(spec_error(
-                    "smallfiles.file_size",
+                    Setting::SmallfilesFileSize,
                     format!("{} per file", format_size(s.file_size)),
-                    "small files are written with one call: use 0 to 64M (--file-size)",
+                    crate::hint!(
+                        "small files are written with one call: use 0 to 64M (",
+                        Setting::SmallfilesFileSize,
+                        ")"
+                    ),
                 ));
             }
             if spec.open_flags != super::OpenFlags::default() {
                 errs.push(spec_error(
-                    "open_flags",
-                    format!("open flags {} on a smallfiles run", spec.open_flags.describe()),
-                    "smallfiles opens each new file itself: use --file-sync o_sync for O_SYNC and drop --open-flags",
+                    Setting::OpenFlags,
+                    format!(
+                        "open flags {} on a smallfiles run",
+                        spec.open_flags.describe()
+                    ),
+                    crate::hint!(
+                        "smallfiles opens each new file itself: use ",
+                        (Setting::SmallfilesSync, "o_sync"),
+                        " for O_SYNC and drop ",
+                        Setting::OpenFlags
+                    ),
                 ));
             }
             if spec.requests.is_some() {
                 errs.push(spec_error(
-                    "requests",
+                    Setting::Requests,
                     "a request count on a smallfiles run",
-                    "smallfiles stops after --files per thread (or --duration); drop --requests",
+                    crate::hint!(
+                        "smallfiles stops after ",
+                        Setting::SmallfilesFiles,
+                        " per thread (or ",
+                        Setting::Duration,
+                        "); drop ",
+                        Setting::Requests
+                    ),
                 ));
             }
         }
         WorkloadKind::Fileserver => {
             if spec.duration_s.is_none() {
                 errs.push(spec_error(
-                    "duration_s",
+                    Setting::Duration,
                     "a fileserver run without a duration",
-                    "fileserver clients run for a set time, as dbench -t: give --duration 30",
+                    crate::hint!(
+                        "fileserver clients run for a set time, as dbench -t: give ",
+                        (Setting::Duration, "30")
+                    ),
                 ));
             }
             if spec.requests.is_some() {
                 errs.push(spec_error(
-                    "requests",
+                    Setting::Requests,
                     "a request count on a fileserver run",
-                    "fileserver runs for --duration; drop --requests",
+                    crate::hint!(
+                        "fileserver runs for ",
+                        Setting::Duration,
+                        "; drop ",
+                        Setting::Requests
+                    ),
                 ));
             }
             let f = spec.fileserver.files_per_client;
             if f == 0 || f > 100_000 {
                 errs.push(spec_error(
-                    "fileserver.files_per_client",
+                    Setting::FilesPerClient,
                     format!("{f} files per client"),
-                    "use 1 to 100000 (--set fileserver.files_per_client=64)",
+                    crate::hint!("use 1 to 100000 (", (Setting::FilesPerClient, "64"), ")"),
                 ));
             }
         }
@@ -333,47 +376,61 @@ pub(super) fn kind_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
             let g = &spec.grouplog;
             if g.record_size == 0 || g.record_size > super::MAX_BLOCK_SIZE {
                 errs.push(spec_error(
-                    "grouplog.record_size",
+                    Setting::RecordSize,
                     format!("{} per record", format_size(g.record_size)),
-                    "use 1 byte to 64M (--record-size)",
+                    crate::hint!("use 1 byte to 64M (", Setting::RecordSize, ")"),
                 ));
             } else if g.record_size > g.log_size {
                 errs.push(spec_error(
-                    "grouplog.record_size",
+                    Setting::RecordSize,
                     format!(
                         "a {} record does not fit in a {} log",
                         format_size(g.record_size),
                         format_size(g.log_size)
                     ),
-                    "make the log larger than one record (--log-size) or the record smaller",
+                    crate::hint!(
+                        "make the log larger than one record (",
+                        Setting::LogSize,
+                        ") or the record smaller"
+                    ),
                 ));
             }
             if g.log_size > super::MAX_FILE_SIZE {
                 errs.push(spec_error(
-                    "grouplog.log_size",
+                    Setting::LogSize,
                     format!("{} log", format_size(g.log_size)),
-                    "use at most 64T (--log-size)",
+                    crate::hint!("use at most 64T (", Setting::LogSize, ")"),
                 ));
             }
             if spec.duration_s.is_none() && spec.requests.is_none() {
                 errs.push(spec_error(
-                    "duration_s",
+                    Setting::Duration,
                     "a grouplog run without a stop rule",
-                    "give --duration S or --requests N (records in total)",
+                    crate::hint!(
+                        "give ",
+                        (Setting::Duration, "S"),
+                        " or ",
+                        (Setting::Requests, "N"),
+                        " (records in total)"
+                    ),
                 ));
             }
             if spec.open_flags.direct && !g.record_size.is_multiple_of(512) {
                 errs.push(spec_error(
-                    "grouplog.record_size",
+                    Setting::RecordSize,
                     format!("{} bytes with O_DIRECT", g.record_size),
-                    "O_DIRECT needs a record size that is a multiple of 512 (--record-size 4k)",
+                    crate::hint!(
+                        "O_DIRECT needs a record size that is a multiple of 512 (",
+                        (Setting::RecordSize, "4k"),
+                        ")"
+                    ),
                 ));
             }
             if spec.sync == SyncMethod::None || spec.sync == SyncMethod::SyncFileRange {
                 errs.push(spec_error(
-                    "sync",
+                    Setting::Sync,
                     format!("{} cannot make a log record durable", spec.sync.as_str()),
-                    "use --sync fdatasync (or fsync)",
+                    crate::hint!("use ", (Setting::Sync, "fdatasync"), " (or fsync)"),
                 ));
             }
             let delay = match g.strategy {
@@ -385,7 +442,7 @@ pub(super) fn kind_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
                 && us > MAX_DELAY_US
             {
                 errs.push(spec_error(
-                    "grouplog.strategy",
+                    Setting::Strategy,
                     format!("{} µs delay", us),
                     "use at most 1000000 µs (1 s), e.g. delay:500",
                 ));

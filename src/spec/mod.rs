@@ -6,6 +6,7 @@ mod kinds;
 mod plan;
 mod preset;
 mod set;
+mod setting;
 mod size;
 mod text;
 
@@ -19,6 +20,7 @@ pub use preset::{
     MatrixSuggestion, Preset, PresetError, PublishedFigure, ScaleRule, builtin_presets, load_preset,
 };
 pub use set::apply_setting;
+pub use setting::{Hint, Neutral, Piece, Setting, SettingNames, Worded};
 pub use size::{format_size, format_size_approx, parse_size};
 pub use text::{MAX_TEXT_BYTES, TextError, check_tag, check_text, escape_control, is_unsafe_char};
 
@@ -281,21 +283,28 @@ pub enum StopRule {
 
 /// One invalid field of a spec: which, what is wrong, and how to fix it.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{field}: {problem}; {fix}")]
+#[error("{}", self.worded(&Neutral))]
 pub struct SpecError {
-    /// Field name as in presets and `--set` (e.g. `block_size`).
-    pub field: &'static str,
+    /// The field at fault (its preset key is [`Setting::key`], e.g. `block_size`).
+    pub field: Setting,
     /// What is wrong, with the value given.
     pub problem: String,
-    /// What to do instead.
-    pub fix: String,
+    /// What to do instead; may name other settings.
+    pub fix: Hint,
 }
 
-fn spec_error(
-    field: &'static str,
-    problem: impl Into<String>,
-    fix: impl Into<String>,
-) -> SpecError {
+impl Worded for SpecError {
+    fn worded(&self, names: &dyn SettingNames) -> String {
+        format!(
+            "{}: {}; {}",
+            names.subject(self.field),
+            self.problem,
+            self.fix.render(names)
+        )
+    }
+}
+
+fn spec_error(field: Setting, problem: impl Into<String>, fix: impl Into<Hint>) -> SpecError {
     SpecError {
         field,
         problem: problem.into(),
@@ -363,14 +372,14 @@ impl WorkloadSpec {
         if self.threads == 0 || self.threads > MAX_THREADS {
             // A fileserver's threads are its clients (dbench's client count).
             let (what, option) = if self.kind == WorkloadKind::Fileserver {
-                ("clients", "--clients")
+                ("clients", Setting::Clients)
             } else {
-                ("threads", "--threads")
+                ("threads", Setting::Threads)
             };
             errs.push(spec_error(
-                "threads",
+                Setting::Threads,
                 format!("{} {what}", self.threads),
-                format!("use 1 to {MAX_THREADS} ({option})"),
+                crate::hint!(format!("use 1 to {MAX_THREADS} ("), option, ")"),
             ));
         }
         if self.block_size < 512
@@ -378,35 +387,43 @@ impl WorkloadSpec {
             || self.block_size > MAX_BLOCK_SIZE
         {
             errs.push(spec_error(
-                "block_size",
+                Setting::BlockSize,
                 format!(
                     "{} bytes is not a multiple of 512 between 512 and 64M",
                     self.block_size
                 ),
-                "use e.g. 4k, 8k or 512 (--bs)",
+                crate::hint!("use e.g. 4k, 8k or 512 (", Setting::BlockSize, ")"),
             ));
         }
         if self.file_size < self.block_size || self.file_size > MAX_FILE_SIZE {
             errs.push(spec_error(
-                "file_size",
+                Setting::FileSize,
                 format!(
                     "{} is smaller than one block ({}) or larger than 64T",
                     format_size(self.file_size),
                     format_size(self.block_size)
                 ),
-                "make the file at least one block long (--file-size)",
+                crate::hint!(
+                    "make the file at least one block long (",
+                    Setting::FileSize,
+                    ")"
+                ),
             ));
         }
         if let Some(io) = self.io_size
             && (io < self.block_size || io > MAX_FILE_SIZE)
         {
             errs.push(spec_error(
-                "io_size",
+                Setting::IoSize,
                 format!(
                     "{} is less than one block or more than 64T",
                     format_size(io)
                 ),
-                "use at least one block and at most 64T per thread (--io-size)",
+                crate::hint!(
+                    "use at least one block and at most 64T per thread (",
+                    Setting::IoSize,
+                    ")"
+                ),
             ));
         }
         if let Some(d) = self.duration_s
@@ -419,48 +436,67 @@ impl WorkloadSpec {
                 format!("{d:.3e} s")
             };
             errs.push(spec_error(
-                "duration_s",
+                Setting::Duration,
                 shown,
-                "use a duration of at least 0.001 s and at most 7 days (--duration)",
+                crate::hint!(
+                    "use a duration of at least 0.001 s and at most 7 days (",
+                    Setting::Duration,
+                    ")"
+                ),
             ));
         }
         if self.duration_s.is_some() && self.requests.is_some() {
             errs.push(spec_error(
-                "requests",
+                Setting::Requests,
                 "both a duration and a request count are set",
-                "choose one stop rule: --duration or --requests",
+                crate::hint!(
+                    "choose one stop rule: ",
+                    Setting::Duration,
+                    " or ",
+                    Setting::Requests
+                ),
             ));
         }
         if let Some(n) = self.requests
             && (n == 0 || n > MAX_REQUESTS)
         {
             errs.push(spec_error(
-                "requests",
+                Setting::Requests,
                 format!("{n} requests"),
-                format!("use 1 to {MAX_REQUESTS} (--requests)"),
+                crate::hint!(format!("use 1 to {MAX_REQUESTS} ("), Setting::Requests, ")"),
             ));
         }
         if self.sync != SyncMethod::None && self.sync_every == 0 {
             errs.push(spec_error(
-                "sync_every",
+                Setting::SyncEvery,
                 "0 writes between syncs",
-                "use 1 or more, or --sync none to never sync (--sync-every)",
+                crate::hint!(
+                    "use 1 or more, or ",
+                    (Setting::Sync, "none"),
+                    " to never sync (",
+                    Setting::SyncEvery,
+                    ")"
+                ),
             ));
         }
         if let Some(n) = self.shared_files
             && (n == 0 || n > MAX_THREADS)
         {
             errs.push(spec_error(
-                "shared_files",
+                Setting::SharedFiles,
                 format!("{n} shared files"),
-                format!("use 1 to {MAX_THREADS} (--shared-files)"),
+                crate::hint!(
+                    format!("use 1 to {MAX_THREADS} ("),
+                    Setting::SharedFiles,
+                    ")"
+                ),
             ));
         }
         if !(10..=60_000).contains(&self.interval_ms) {
             errs.push(spec_error(
-                "interval_ms",
+                Setting::IntervalMs,
                 format!("{} ms", self.interval_ms),
-                "use 10 to 60000 ms (--set interval_ms=100)",
+                crate::hint!("use 10 to 60000 ms (", (Setting::IntervalMs, "100"), ")"),
             ));
         }
         kinds::kind_problems(self, &mut errs);

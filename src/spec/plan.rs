@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{SpecError, WorkloadSpec, apply_setting};
+use super::{Setting, SpecError, WorkloadSpec, apply_setting};
 
 /// One labelled variant: settings applied on top of the preset's (scaled) workload.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -37,7 +37,7 @@ impl SeriesPlan {
     ) -> Result<Vec<(String, WorkloadSpec)>, SpecError> {
         if self.variants.is_empty() {
             return Err(SpecError {
-                field: "series",
+                field: Setting::Series,
                 problem: "a series without variants".into(),
                 fix: "list at least one [[series.variants]] with a label".into(),
             });
@@ -46,7 +46,7 @@ impl SeriesPlan {
             None => Vec::new(),
             Some(text) => {
                 let (field, values) = text.split_once('=').ok_or_else(|| SpecError {
-                    field: "series.sweep",
+                    field: Setting::SeriesSweep,
                     problem: format!("'{text}' has no '='"),
                     fix: "write field=v1,v2,... e.g. threads=1,2,4,8,16".into(),
                 })?;
@@ -118,7 +118,8 @@ mod tests {
             bad_value
                 .variant_specs(&WorkloadSpec::default())
                 .unwrap_err()
-                .field,
+                .field
+                .key(),
             "threads"
         );
         let bad_set = plan(None, &[("a", &["no_such_field=1"])]);
@@ -128,7 +129,8 @@ mod tests {
             no_eq
                 .variant_specs(&WorkloadSpec::default())
                 .unwrap_err()
-                .field,
+                .field
+                .key(),
             "series.sweep"
         );
     }

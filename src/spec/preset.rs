@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::{SpecError, WorkloadSpec};
+use super::{SpecError, Worded, WorkloadSpec};
 
 /// The presets shipped in `presets/`, compiled into the binary (name, TOML text).
 const BUILTIN: &[(&str, &str)] = &[
@@ -163,7 +163,7 @@ pub enum PresetError {
         message: String,
     },
     /// The preset's workload is invalid.
-    #[error("preset '{name}': {source}")]
+    #[error("{}", self.worded(&super::Neutral))]
     Invalid {
         /// Preset name.
         name: String,
@@ -173,10 +173,16 @@ pub enum PresetError {
     /// The scale factor or rule is unusable.
     #[error("{0}")]
     Scale(String),
+    /// The scale factor asked for is out of range.
+    #[error("{}", self.worded(&super::Neutral))]
+    ScaleOutOfRange {
+        /// The factor given.
+        factor: f64,
+        /// The preset's quick factor, proposed instead.
+        quick: f64,
+    },
     /// A suggested matrix names an mkfs or mount option the allow-list refuses.
-    #[error(
-        "{origin}: [[matrix]] {index} {field}[{item}] (for {fs}): {source}; fix or remove it in the preset file"
-    )]
+    #[error("{}", self.worded(&super::Neutral))]
     MatrixOption {
         /// File path or `builtin:NAME`.
         origin: String,
@@ -191,6 +197,33 @@ pub enum PresetError {
         /// What the allow-list said.
         source: Box<crate::scratch::ScratchError>,
     },
+}
+
+impl super::Worded for PresetError {
+    fn worded(&self, names: &dyn super::SettingNames) -> String {
+        match self {
+            PresetError::Invalid { name, source } => {
+                format!("preset '{name}': {}", source.worded(names))
+            }
+            PresetError::ScaleOutOfRange { factor, quick } => format!(
+                "scale {factor} is out of range; use a factor above 0 and at most 100 \
+                 (e.g. {} for a quick run)",
+                names.name(super::Setting::Scale, Some(&quick.to_string()))
+            ),
+            PresetError::MatrixOption {
+                origin,
+                index,
+                field,
+                item,
+                fs,
+                source,
+            } => format!(
+                "{origin}: [[matrix]] {index} {field}[{item}] (for {fs}): {}; fix or remove it in the preset file",
+                source.worded(names)
+            ),
+            other => other.to_string(),
+        }
+    }
 }
 
 impl Preset {
@@ -260,11 +293,10 @@ impl Preset {
     /// whole blocks (at least one), counts to at least 1.
     pub fn scaled(&self, factor: f64) -> Result<WorkloadSpec, PresetError> {
         if !(factor > 0.0 && factor <= 100.0) {
-            return Err(PresetError::Scale(format!(
-                "scale {factor} is out of range; use a factor above 0 and at most 100 \
-                 (e.g. --scale {} for a quick run)",
-                self.scale.quick
-            )));
+            return Err(PresetError::ScaleOutOfRange {
+                factor,
+                quick: self.scale.quick,
+            });
         }
         let mut spec = self.workload.clone();
         let bs = spec.block_size.max(1);

@@ -1,7 +1,7 @@
 //! `--set key=value`: change any spec field by its preset name, through serde, so every
 //! field (present and future) is settable with the same validation as a preset file.
 
-use super::{SpecError, WorkloadSpec};
+use super::{Setting, SpecError, WorkloadSpec};
 
 /// Applies one `key=value` (dotted keys reach nested tables: `open_flags.direct=true`).
 /// Values are read as TOML scalars when they parse as one (numbers, booleans), else as
@@ -9,16 +9,21 @@ use super::{SpecError, WorkloadSpec};
 pub fn apply_setting(spec: &WorkloadSpec, assignment: &str) -> Result<WorkloadSpec, SpecError> {
     let Some((key, raw)) = assignment.split_once('=') else {
         return Err(SpecError {
-            field: "set",
+            field: Setting::Set,
             problem: format!("'{assignment}' has no '='"),
-            fix: "write --set key=value, e.g. --set threads=4".into(),
+            fix: crate::hint!(
+                "write ",
+                (Setting::Set, "key=value"),
+                ", e.g. ",
+                (Setting::Set, "threads=4")
+            ),
         });
     };
     let key = key.trim();
     let raw = raw.trim();
     let value = parse_scalar(raw);
     let mut table = toml::Value::try_from(spec).map_err(|e| SpecError {
-        field: "set",
+        field: Setting::Set,
         problem: format!("cannot represent the spec: {e}"),
         fix: "report this as a bug".into(),
     })?;
@@ -42,7 +47,7 @@ pub fn apply_setting(spec: &WorkloadSpec, assignment: &str) -> Result<WorkloadSp
             unknown_key(key)
         } else {
             SpecError {
-                field: "set",
+                field: Setting::Set,
                 problem: format!("{key}={raw}: {msg}"),
                 fix: "check the value's type (number, size like 64M, or a name)".into(),
             }
@@ -65,7 +70,7 @@ fn parse_scalar(raw: &str) -> toml::Value {
 
 fn unknown_key(key: &str) -> SpecError {
     SpecError {
-        field: "set",
+        field: Setting::Set,
         problem: format!("unknown setting '{key}'"),
         fix: "use a field of the workload table: threads, block_size, file_size, io_size, \
               duration_s, requests, pattern, sync, sync_every, open_flags.{sync,dsync,direct}, \
@@ -103,6 +108,7 @@ mod tests {
             apply_setting(&spec, "threads")
                 .unwrap_err()
                 .fix
+                .to_string()
                 .contains("key=value")
         );
         assert!(

@@ -118,7 +118,7 @@ fn each_bad_field_is_named_with_a_fix() {
     ];
     for (spec, field) in cases {
         let err = spec.validate().unwrap_err();
-        assert_eq!(err.field, field, "{err}");
+        assert_eq!(err.field.key(), field, "{err}");
         assert!(
             err.to_string().contains("use") || err.to_string().contains("make"),
             "{err}"
@@ -218,8 +218,13 @@ fn sysbench_mode_needs_a_stop_rule_random_blocks_and_a_real_sync() {
         ..base.clone()
     };
     let e = no_stop.validate().unwrap_err();
-    assert_eq!(e.field, "requests");
-    assert!(e.fix.contains("--duration"), "{e}");
+    assert_eq!(e.field, crate::spec::Setting::Requests);
+    assert!(
+        e.fix
+            .settings()
+            .any(|s| s == crate::spec::Setting::Duration),
+        "{e}"
+    );
     let timed = WorkloadSpec {
         requests: None,
         duration_s: Some(1.0),
@@ -230,7 +235,7 @@ fn sysbench_mode_needs_a_stop_rule_random_blocks_and_a_real_sync() {
         pattern: Pattern::Seq,
         ..base.clone()
     };
-    assert_eq!(seq.validate().unwrap_err().field, "pattern");
+    assert_eq!(seq.validate().unwrap_err().field.key(), "pattern");
     let sfr = WorkloadSpec {
         sync: SyncMethod::SyncFileRange,
         ..base

@@ -55,6 +55,7 @@ use std::time::Duration;
 use rusqlite::Connection;
 
 use crate::metrics::MetricsError;
+use crate::spec::{Neutral, Setting, SettingNames, Worded};
 
 /// Name of the database file inside the data directory.
 pub const DB_FILE_NAME: &str = "fsynclab.sqlite";
@@ -69,9 +70,7 @@ pub const HISTOGRAM_ENCODING: &str = "hdr-v2-deflate";
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     /// The directory for the database file could not be created.
-    #[error(
-        "cannot create directory {path} for the database: {source}; check the permissions or choose another file with --db"
-    )]
+    #[error("{}", self.worded(&Neutral))]
     CreateDir {
         /// The directory.
         path: PathBuf,
@@ -81,10 +80,7 @@ pub enum StoreError {
     /// Something other than a regular file is at the database path (a block device, a
     /// directory, a FIFO...): SQLite would take a device for an empty database and write
     /// its header over the device's first blocks.
-    #[error(
-        "database path {path} is {kind}, not a regular file; nothing was written to it: \
-         give a database file path with --db (or FSYNCLAB_DB)"
-    )]
+    #[error("{}", self.worded(&Neutral))]
     NotAFile {
         /// The path given.
         path: PathBuf,
@@ -92,9 +88,7 @@ pub enum StoreError {
         kind: &'static str,
     },
     /// The file could not be opened as an SQLite database.
-    #[error(
-        "cannot open database {path}: {source}; check the path and permissions or choose another with --db"
-    )]
+    #[error("{}", self.worded(&Neutral))]
     Open {
         /// The database file.
         path: PathBuf,
@@ -102,9 +96,7 @@ pub enum StoreError {
         source: rusqlite::Error,
     },
     /// The file's schema is newer than this build understands; it was left untouched.
-    #[error(
-        "database {path} was written by a newer fsynclab (schema {found}; this build knows up to {supported}); upgrade fsynclab or choose another file with --db"
-    )]
+    #[error("{}", self.worded(&Neutral))]
     Newer {
         /// The database file.
         path: PathBuf,
@@ -114,9 +106,7 @@ pub enum StoreError {
         supported: i64,
     },
     /// The schema could not be brought up to date; the file keeps its previous version.
-    #[error(
-        "cannot update the schema of database {path} ({step}): {source}; check that the disk is writable or choose another file with --db"
-    )]
+    #[error("{}", self.worded(&Neutral))]
     Migrate {
         /// The database file.
         path: PathBuf,
@@ -126,10 +116,7 @@ pub enum StoreError {
         source: rusqlite::Error,
     },
     /// The file is damaged or is not an SQLite database; it was not written to.
-    #[error(
-        "database {path} is damaged ({problem}); it was left untouched: restore it from a backup, \
-         salvage it with `sqlite3 {path} .recover`, or choose another file with --db"
-    )]
+    #[error("{}", self.worded(&Neutral))]
     Damaged {
         /// The database file.
         path: PathBuf,
@@ -137,10 +124,7 @@ pub enum StoreError {
         problem: String,
     },
     /// A run's lock file (which tells later opens that the run is alive) could not be made.
-    #[error(
-        "cannot create the run lock file {path}: {source}; the directory beside the database must be \
-         writable by this user (or choose another database with --db)"
-    )]
+    #[error("{}", self.worded(&Neutral))]
     RunLock {
         /// The lock file.
         path: PathBuf,
@@ -215,10 +199,69 @@ pub enum StoreError {
     #[error("stored latency histogram: {0}")]
     Histogram(#[from] MetricsError),
     /// Neither `XDG_DATA_HOME` nor a home directory is known.
-    #[error(
-        "cannot find a data directory (set HOME or XDG_DATA_HOME); choose a database file with --db"
-    )]
+    #[error("{}", self.worded(&Neutral))]
     NoDataDir,
+}
+
+impl Worded for StoreError {
+    fn worded(&self, names: &dyn SettingNames) -> String {
+        let db = names.name(Setting::Database, None);
+        match self {
+            StoreError::CreateDir { path, source } => {
+                let shown = path.display();
+                format!(
+                    "cannot create directory {shown} for the database: {source}; check the permissions or choose another file with {db}"
+                )
+            }
+            StoreError::NotAFile { path, kind } => {
+                let shown = path.display();
+                format!(
+                    "database path {shown} is {kind}, not a regular file; nothing was written to it: \
+         give a database file path with {db} (or FSYNCLAB_DB)"
+                )
+            }
+            StoreError::Open { path, source } => {
+                let shown = path.display();
+                format!(
+                    "cannot open database {shown}: {source}; check the path and permissions or choose another with {db}"
+                )
+            }
+            StoreError::Newer {
+                path,
+                found,
+                supported,
+            } => {
+                let shown = path.display();
+                format!(
+                    "database {shown} was written by a newer fsynclab (schema {found}; this build knows up to {supported}); upgrade fsynclab or choose another file with {db}"
+                )
+            }
+            StoreError::Migrate { path, step, source } => {
+                let shown = path.display();
+                format!(
+                    "cannot update the schema of database {shown} ({step}): {source}; check that the disk is writable or choose another file with {db}"
+                )
+            }
+            StoreError::Damaged { path, problem } => {
+                let shown = path.display();
+                format!(
+                    "database {shown} is damaged ({problem}); it was left untouched: restore it from a backup, \
+         salvage it with `sqlite3 {shown} .recover`, or choose another file with {db}"
+                )
+            }
+            StoreError::RunLock { path, source } => {
+                let shown = path.display();
+                format!(
+                    "cannot create the run lock file {shown}: {source}; the directory beside the database must be \
+         writable by this user (or choose another database with {db})"
+                )
+            }
+            StoreError::NoDataDir => format!(
+                "cannot find a data directory (set HOME or XDG_DATA_HOME); choose a database file with {db}"
+            ),
+            other => other.to_string(),
+        }
+    }
 }
 
 /// The run database. See the module documentation.

@@ -68,10 +68,7 @@ fn format_of(path: &Path) -> Result<String, String> {
 fn write_report(c: &Comparison, out: &Path, replace: bool) -> Result<Vec<PathBuf>, String> {
     let title = format!("{} vs {}", c.baseline.name, c.candidate.name);
     let files = report::report_files(c, out, &title).map_err(|e| e.to_string())?;
-    report::write_report_files(&files, replace).map_err(|e| {
-        e.to_string()
-            .replace("with --force", "with \"Replace existing files\"")
-    })?;
+    report::write_report_files(&files, replace).map_err(|e| crate::gui::names::words(&e))?;
     Ok(files.into_iter().map(|(path, _)| path).collect())
 }
 

@@ -85,8 +85,8 @@ pub(super) fn row(
             .spec
             .problems()
             .into_iter()
-            .filter(|e| fields.contains(&e.field))
-            .map(|e| e.to_string()),
+            .filter(|e| fields.contains(&e.field.key()))
+            .map(|e| crate::gui::names::words(&e)),
     );
     error_lines(ui, &errors);
     ui.end_row();

@@ -294,7 +294,10 @@ fn a_file_that_is_not_a_database_is_refused_untouched() {
         let err = Store::open_with(&path, mode).unwrap_err();
         assert!(matches!(err, StoreError::Damaged { .. }), "{err:?}");
         let text = err.to_string();
-        assert!(text.contains("damaged") && text.contains("--db"), "{text}");
+        assert!(
+            text.contains("damaged") && text.contains("another file with database"),
+            "{text}"
+        );
         assert_eq!(std::fs::read(&path).unwrap(), bytes);
         assert!(!wal_file(&path).exists());
     }

@@ -1,0 +1,110 @@
+//! Wording a library error for a front end: every error type that can name a setting
+//! implements [`Worded`]; [`worded_error`] finds the one behind a `dyn Error` (an `anyhow`
+//! chain link) so the CLI and the window word any library error with their own names.
+
+use std::error::Error;
+
+use super::LabError;
+use crate::engine::EngineError;
+use crate::report::OutputError;
+use crate::scratch::ScratchError;
+use crate::spec::{PresetError, SettingNames, SpecError, Worded};
+use crate::store::StoreError;
+
+impl Worded for EngineError {
+    fn worded(&self, names: &dyn SettingNames) -> String {
+        match self {
+            EngineError::Spec(e) => format!("invalid workload: {}", e.worded(names)),
+            other => other.to_string(),
+        }
+    }
+}
+
+impl Worded for LabError {
+    fn worded(&self, names: &dyn SettingNames) -> String {
+        match self {
+            LabError::Engine(e) => e.worded(names),
+            LabError::Store(e) => e.worded(names),
+            LabError::Scratch(e) => e.worded(names),
+            LabError::RunFailed { run_id, source } => {
+                format!("run {run_id} failed: {}", source.worded(names))
+            }
+            LabError::NotStored { source, .. } => format!(
+                "the run was measured but could not be stored: {}",
+                source.worded(names)
+            ),
+            LabError::Analysis(_) | LabError::Text(_) => self.to_string(),
+        }
+    }
+}
+
+/// `error`'s message worded with `names` when it is a library error that can name a
+/// setting, else its `Display`.
+pub fn worded_error(error: &(dyn Error + 'static), names: &dyn SettingNames) -> String {
+    if let Some(e) = error.downcast_ref::<LabError>() {
+        e.worded(names)
+    } else if let Some(e) = error.downcast_ref::<EngineError>() {
+        e.worded(names)
+    } else if let Some(e) = error.downcast_ref::<SpecError>() {
+        e.worded(names)
+    } else if let Some(e) = error.downcast_ref::<PresetError>() {
+        e.worded(names)
+    } else if let Some(e) = error.downcast_ref::<ScratchError>() {
+        e.worded(names)
+    } else if let Some(e) = error.downcast_ref::<StoreError>() {
+        e.worded(names)
+    } else if let Some(e) = error.downcast_ref::<OutputError>() {
+        e.worded(names)
+    } else {
+        error.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::{Setting, WorkloadSpec};
+
+    struct Flags;
+    impl SettingNames for Flags {
+        fn name(&self, setting: Setting, value: Option<&str>) -> String {
+            format!(
+                "[{}{}]",
+                setting.key(),
+                value.map(|v| format!(" {v}")).unwrap_or_default()
+            )
+        }
+    }
+
+    #[test]
+    fn a_wrapped_spec_error_is_worded_through_every_layer() {
+        let spec = WorkloadSpec {
+            block_size: 100,
+            ..WorkloadSpec::default()
+        };
+        let e = LabError::Engine(EngineError::Spec(spec.validate().unwrap_err()));
+        let neutral = e.to_string();
+        assert!(
+            neutral.ends_with("use e.g. 4k, 8k or 512 (block_size)"),
+            "{neutral}"
+        );
+        let dyn_error: &(dyn Error + 'static) = &e;
+        let worded = worded_error(dyn_error, &Flags);
+        assert_eq!(
+            worded,
+            "invalid workload: block_size: 100 bytes is not a multiple of 512 between 512 and 64M; \
+             use e.g. 4k, 8k or 512 ([block_size])"
+        );
+        let anyhow_error = anyhow::Error::new(e);
+        assert_eq!(
+            worded_error(anyhow_error.chain().next().unwrap(), &Flags),
+            worded
+        );
+    }
+
+    #[test]
+    fn other_errors_keep_their_display() {
+        let io = std::io::Error::other("boom");
+        assert_eq!(worded_error(&io, &Flags), "boom");
+    }
+}
