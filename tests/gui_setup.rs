@@ -1,6 +1,6 @@
 //! The Setup tab driven headless with egui_kittest: choose a preset, type a target, see the
-//! mount it is on and the tmpfs warning, get the CLI's validation message inline, start a
-//! tiny real run.
+//! mount it is on and the tmpfs warning, get the library's validation message inline
+//! (worded with the form's labels), start a tiny real run.
 
 mod gui_common;
 
@@ -84,7 +84,7 @@ fn typed_target_shows_the_mount_it_is_on() {
 }
 
 #[test]
-fn bad_block_size_shows_the_cli_message_and_start_is_refused() {
+fn bad_block_size_shows_the_label_wording_and_start_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let target = tempfile::tempdir().unwrap();
     let mut state = ad_hoc_state();
@@ -97,6 +97,15 @@ fn bad_block_size_shows_the_cli_message_and_start_is_refused() {
         .query_all_by_label_contains("not a multiple of 512")
         .count();
     assert_eq!(inline, 1, "the message next to the field");
+    // The window names the field by its label, never by a command-line flag or a key.
+    let inline = h
+        .get_by_label_contains("not a multiple of 512")
+        .value()
+        .unwrap_or_default();
+    assert!(
+        inline.starts_with("Block size: 1000 bytes") && inline.ends_with("(\"Block size\")"),
+        "{inline}"
+    );
 
     h.get_by_label("Start run").click();
     h.run_steps(3);
@@ -112,8 +121,10 @@ fn bad_block_size_shows_the_cli_message_and_start_is_refused() {
     );
     assert!(has_label_containing(
         &h,
-        "cannot start: block_size: 1000 bytes"
+        "cannot start: Block size: 1000 bytes"
     ));
+    assert!(!has_label_containing(&h, "--bs"));
+    assert!(!has_label_containing(&h, "block_size"));
 }
 
 #[test]

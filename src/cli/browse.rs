@@ -78,6 +78,8 @@ pub fn list(db: &Option<PathBuf>, args: ListArgs) -> Result<u8, CliError> {
             "{}",
             serde_json::to_string_pretty(&rows).map_err(CliError::failed)?
         );
+    } else if rows.is_empty() {
+        outln!("{}", super::listing::NO_RUNS_HINT);
     } else {
         out!("{}", report::runs_table(&rows));
     }
@@ -91,7 +93,7 @@ pub fn show(db: &Option<PathBuf>, args: ShowArgs) -> Result<u8, CliError> {
     let dir_line = stored
         .run_dir
         .as_ref()
-        .and_then(|d| report::run_dir_line(d, stored.row.status == RunStatus::Running));
+        .and_then(|d| super::listing::run_dir_line(d, stored.row.status == RunStatus::Running));
     match (&stored.result, args.json) {
         (Some(result), true) => {
             let mut value = report::run_json(result);
@@ -166,7 +168,7 @@ pub fn presets(args: PresetsArgs) -> Result<u8, CliError> {
                     serde_json::to_string_pretty(&preset).map_err(CliError::failed)?
                 );
             } else {
-                out!("{}", report::preset_text(&preset));
+                out!("{}", super::listing::preset_text(&preset));
             }
         }
         None => {

@@ -35,6 +35,7 @@ mod browse;
 mod compare;
 mod kind_args;
 mod launch;
+mod listing;
 mod names;
 mod progress;
 mod run;

@@ -13,10 +13,7 @@ mod text;
 pub use compare::{compare_csv, compare_json, compare_markdown, compare_table, num as fmt_num};
 pub use image::{ImageFormat, ImageOptions, ReportError, render_comparison};
 pub use kinds::{group_text, kind_json, kind_line, kind_section, ops_table, phases_text};
-pub use listing::{
-    fmt_utc_ms, matrix_options_line, preset_text, progress_line, run_dir_line, run_header,
-    runs_table,
-};
+pub use listing::{fmt_utc_ms, matrix_options_line, progress_line, run_header, runs_table};
 pub use output::{OutputError, REPORT_FORMATS, report_files, report_format, write_report_files};
 pub use sysbench::{sysbench_json, sysbench_text};
 pub use text::{
