@@ -394,7 +394,7 @@ fn preset_property(text: &str) {
     if let Ok(preset) = Preset::from_toml(text, "fuzz.toml") {
         let _ = preset.scaled(preset.scale.quick);
         let _ = preset.scaled(0.5);
-        let _ = fsynclab::report::preset_text(&preset);
+        let _ = fsynclab::cli::preset_text(&preset);
         // What loaded passed the option allow-list for every matrix filesystem.
         for m in &preset.matrix {
             for text in m.mkfs_opts.iter().chain(&m.mount_opts) {

@@ -44,9 +44,15 @@ fn device_refusals_write_nothing() {
         matches!(err, ScratchError::ConfirmMissing { .. }),
         "{err:?}"
     );
+    // The CLI names the confirmation by its flag, the library by its setting key.
+    use fsynclab::spec::Worded;
+    assert!(
+        err.worded(&fsynclab::cli::CliNames)
+            .contains("--destroy-data-on must repeat the exact device name")
+    );
     assert!(
         err.to_string()
-            .contains("--destroy-data-on must repeat the exact device name")
+            .contains("destroy_data_on must repeat the exact device name")
     );
     let err = lab
         .manager

@@ -47,6 +47,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub use listing::preset_text;
 pub use names::{CliFlag, CliNames, flag};
 
 use crate::store::{OpenMode, Store, StoreError};

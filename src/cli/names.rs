@@ -188,6 +188,7 @@ mod tests {
         let damaged = crate::store::StoreError::Damaged {
             path: "/x.db".into(),
             problem: "file is not a database".into(),
+            source: None,
         };
         assert!(
             damaged

@@ -377,7 +377,7 @@ fn write_recipe(recipe_dir: &Path, recipe: &ScratchRecipe) -> Result<(), Scratch
     let temp = recipe_dir.join(format!("{RECIPE_FILE}.tmp"));
     let json = serde_json::to_vec_pretty(recipe).map_err(|e| ScratchError::BadRecipe {
         path: path.clone(),
-        detail: e.to_string(),
+        source: Box::new(e),
     })?;
     let mut file =
         std::fs::File::create(&temp).map_err(|e| ScratchError::io("create", &temp, e))?;

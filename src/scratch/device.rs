@@ -113,9 +113,9 @@ pub(crate) fn check_device(
         }
         Some(_) => {}
     }
-    let meta = std::fs::metadata(device).map_err(|error| ScratchError::NotBlockDevice {
+    let meta = std::fs::metadata(device).map_err(|source| ScratchError::DeviceUnreadable {
         device: device.to_path_buf(),
-        detail: error.to_string(),
+        source,
     })?;
     if !meta.file_type().is_block_device() {
         let detail = if meta.is_dir() {
@@ -127,7 +127,7 @@ pub(crate) fn check_device(
         };
         return Err(ScratchError::NotBlockDevice {
             device: device.to_path_buf(),
-            detail: detail.to_string(),
+            detail,
         });
     }
     let number = split_dev(meta.rdev());
@@ -156,9 +156,9 @@ pub(crate) fn check_device(
         .read(true)
         .custom_flags(libc::O_EXCL)
         .open(device)
-        .map_err(|error| ScratchError::DeviceInUse {
+        .map_err(|source| ScratchError::DeviceInUse {
             device: device.to_path_buf(),
-            detail: error.to_string(),
+            source,
         })?;
     let sectors = std::fs::read_to_string(format!("/sys/dev/block/{}:{}/size", number.0, number.1))
         .ok()
@@ -212,7 +212,8 @@ mod tests {
         ));
         assert!(matches!(
             check_device(device, Some(device), &[]),
-            Err(ScratchError::NotBlockDevice { .. })
+            Err(ScratchError::DeviceUnreadable { ref source, .. })
+                if source.kind() == std::io::ErrorKind::NotFound
         ));
         let err = check_device(Path::new("/"), Some(Path::new("/")), &[]).unwrap_err();
         assert!(err.to_string().contains("a directory"), "{err}");

@@ -131,12 +131,20 @@ pub enum ScratchError {
         given: PathBuf,
     },
     /// The device path is not a block device.
-    #[error("{device} is not a block device ({detail}); give a device node such as /dev/sdb")]
+    #[error("{} is not a block device ({detail}); give a device node such as /dev/sdb", .device.display())]
     NotBlockDevice {
         /// The path given.
         device: PathBuf,
         /// What it is instead.
-        detail: String,
+        detail: &'static str,
+    },
+    /// The device path cannot be inspected (it does not exist, or is out of reach).
+    #[error("{} is not a block device ({source}); give a device node such as /dev/sdb", .device.display())]
+    DeviceUnreadable {
+        /// The path given.
+        device: PathBuf,
+        /// Why stat(2) failed.
+        source: std::io::Error,
     },
     /// The device (or one of its partitions) is mounted.
     #[error(
@@ -152,13 +160,14 @@ pub enum ScratchError {
     },
     /// An exclusive open failed: something (a mount, RAID, LVM, another program) uses it.
     #[error(
-        "{device} is in use (exclusive open failed: {detail}); stop whatever uses it (LVM, RAID, swap, another mount namespace) first"
+        "{} is in use (exclusive open failed: {source}); stop whatever uses it (LVM, RAID, swap, another mount namespace) first",
+        .device.display()
     )]
     DeviceInUse {
         /// The device.
         device: PathBuf,
-        /// The open error.
-        detail: String,
+        /// The exclusive open's error (EBUSY).
+        source: std::io::Error,
     },
     /// The device holds a protected path (`/`, the database...).
     #[error(
@@ -201,12 +210,12 @@ pub enum ScratchError {
         source: std::io::Error,
     },
     /// A recipe file could not be parsed.
-    #[error("bad recipe {}: {detail}; remove it with fsynclab scratch destroy", .path.display())]
+    #[error("bad recipe {}: {source}; remove it with fsynclab scratch destroy", .path.display())]
     BadRecipe {
         /// The recipe file.
         path: PathBuf,
-        /// The parse error.
-        detail: String,
+        /// The JSON (or file-shape) error.
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// The state directory is not safe to treat as fsynclab's own.
     #[error("{} cannot hold scratch filesystems: {reason}", .path.display())]

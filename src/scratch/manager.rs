@@ -420,12 +420,12 @@ pub(super) fn read_recipe(recipe_dir: &Path) -> Result<ScratchRecipe, ScratchErr
             crate::spec::InputFileError::Io(e) => ScratchError::io("read", &path, e),
             other => ScratchError::BadRecipe {
                 path: path.clone(),
-                detail: other.to_string(),
+                source: Box::new(other),
             },
         })?;
     serde_json::from_str(&text).map_err(|e| ScratchError::BadRecipe {
         path,
-        detail: e.to_string(),
+        source: Box::new(e),
     })
 }
 

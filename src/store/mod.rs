@@ -120,8 +120,10 @@ pub enum StoreError {
     Damaged {
         /// The database file.
         path: PathBuf,
-        /// What SQLite found.
+        /// What SQLite found (its error, or what `quick_check` listed).
         problem: String,
+        /// The SQLite error that said so (none when `quick_check` listed problems).
+        source: Option<rusqlite::Error>,
     },
     /// A run's lock file (which tells later opens that the run is alive) could not be made.
     #[error("{}", self.worded(&Neutral))]
@@ -242,7 +244,7 @@ impl Worded for StoreError {
                     "cannot update the schema of database {shown} ({step}): {source}; check that the disk is writable or choose another file with {db}"
                 )
             }
-            StoreError::Damaged { path, problem } => {
+            StoreError::Damaged { path, problem, .. } => {
                 let shown = path.display();
                 format!(
                     "database {shown} is damaged ({problem}); it was left untouched: restore it from a backup, \
