@@ -17,6 +17,7 @@
 mod api;
 mod clock;
 mod dirfd;
+mod failure;
 #[cfg(any(test, feature = "test-support"))]
 mod fake;
 mod file;
@@ -41,6 +42,7 @@ pub(crate) use clock::clock_source;
 pub use dirfd::{DirHandle, RunDirIds, remove_run_dir};
 #[cfg(any(test, feature = "test-support"))]
 pub use fake::{FAKE_OPS, FakeBackend, FakeClock, FakeDirOps, FakeFile, FakeOp};
+pub use failure::{IoFailure, copy_io_error};
 pub use file::{
     Backend, Clock, DirOps, OpenAt, PREPARE_THREAD, RealBackend, RealClock, RealDirOps, RealFile,
     SyncFile,
