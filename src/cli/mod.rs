@@ -262,14 +262,20 @@ pub fn execute(cli: Cli, window: Option<Window>) -> ExitCode {
 
 /// The error and its causes, each said once: a cause whose text (or final clause, after an
 /// error code prefix such as "Error code 26: ") the message already contains adds nothing.
-/// Library errors are worded with the CLI's flags ([`CliNames`]).
+/// Library errors are worded with the CLI's flags ([`CliNames`]); the chain stops after an
+/// error that already explained its cause (an errno turned into advice).
 pub fn chain_text(error: &anyhow::Error) -> String {
     let mut chain = error.chain();
     let mut text = chain
         .next()
         .map(|e| crate::lab::worded_error(e, &CliNames))
         .unwrap_or_default();
+    let mut said_all = error.chain().next().is_some_and(crate::lab::explains_cause);
     for cause in chain {
+        if said_all {
+            break;
+        }
+        said_all = crate::lab::explains_cause(cause);
         let cause = crate::lab::worded_error(cause, &CliNames);
         let last_clause = cause.rsplit(": ").next().unwrap_or(&cause);
         if !text.contains(&cause) && !text.contains(last_clause) {

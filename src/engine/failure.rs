@@ -194,6 +194,10 @@ impl Worded for IoFailure {
             _ => format!("{op} of {shown}{at} failed: {e}"),
         }
     }
+
+    fn explains_cause(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

@@ -35,6 +35,7 @@ mod scratch;
 mod smallfiles;
 mod sysbench;
 mod target;
+mod target_error;
 mod worker;
 
 pub use api::{CancelToken, EngineError, EngineEvent, RunContext};
@@ -49,6 +50,7 @@ pub use file::{
 };
 pub(crate) use fileserver::open_files_per_client;
 pub(crate) use scratch::check_target;
+pub use target_error::TargetError;
 
 use std::sync::mpsc::Sender;
 

@@ -18,7 +18,7 @@ pub use matrix::{MatrixConfig, MatrixOutcome, MatrixSpec};
 pub use plan::VariantOutcome;
 pub use series::{MAX_REPEAT, MAX_SWEEP_VALUES, SeriesOutcome, SweepSpec, check_repeat};
 pub use sides::{SideSpec, compare_sides, load_side};
-pub use worded::worded_error;
+pub use worded::{explains_cause, worded_error};
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::Sender;

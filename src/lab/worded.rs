@@ -5,7 +5,7 @@
 use std::error::Error;
 
 use super::LabError;
-use crate::engine::EngineError;
+use crate::engine::{EngineError, IoFailure, TargetError};
 use crate::report::OutputError;
 use crate::scratch::ScratchError;
 use crate::spec::{PresetError, SettingNames, SpecError, Worded};
@@ -36,6 +36,29 @@ impl Worded for LabError {
             LabError::Analysis(_) | LabError::Text(_) => self.to_string(),
         }
     }
+
+    fn explains_cause(&self) -> bool {
+        match self {
+            LabError::Engine(e) | LabError::RunFailed { source: e, .. } => e.explains_cause(),
+            _ => false,
+        }
+    }
+}
+
+/// Whether `error` is a library error whose message already says what its source means
+/// (see [`Worded::explains_cause`]): printing the chain stops after it.
+pub fn explains_cause(error: &(dyn Error + 'static)) -> bool {
+    if let Some(e) = error.downcast_ref::<LabError>() {
+        e.explains_cause()
+    } else if let Some(e) = error.downcast_ref::<EngineError>() {
+        e.explains_cause()
+    } else if let Some(e) = error.downcast_ref::<IoFailure>() {
+        e.explains_cause()
+    } else if let Some(e) = error.downcast_ref::<TargetError>() {
+        e.explains_cause()
+    } else {
+        false
+    }
 }
 
 /// `error`'s message worded with `names` when it is a library error that can name a
@@ -54,6 +77,10 @@ pub fn worded_error(error: &(dyn Error + 'static), names: &dyn SettingNames) -> 
     } else if let Some(e) = error.downcast_ref::<StoreError>() {
         e.worded(names)
     } else if let Some(e) = error.downcast_ref::<OutputError>() {
+        e.worded(names)
+    } else if let Some(e) = error.downcast_ref::<IoFailure>() {
+        e.worded(names)
+    } else if let Some(e) = error.downcast_ref::<TargetError>() {
         e.worded(names)
     } else {
         error.to_string()

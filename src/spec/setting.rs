@@ -320,6 +320,12 @@ macro_rules! hint {
 pub trait Worded {
     /// The message with every setting named by `names`.
     fn worded(&self, names: &dyn SettingNames) -> String;
+
+    /// Whether the message already says what its `source` means (an errno turned into
+    /// advice), so a front end printing the chain of causes stops here.
+    fn explains_cause(&self) -> bool {
+        false
+    }
 }
 
 #[cfg(test)]
