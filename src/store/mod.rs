@@ -123,7 +123,7 @@ pub enum StoreError {
         /// What SQLite found (its error, or what `quick_check` listed).
         problem: String,
         /// The SQLite error that said so (none when `quick_check` listed problems).
-        source: Option<rusqlite::Error>,
+        source: Option<Box<rusqlite::Error>>,
     },
     /// A run's lock file (which tells later opens that the run is alive) could not be made.
     #[error("{}", self.worded(&Neutral))]

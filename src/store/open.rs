@@ -145,14 +145,14 @@ fn refuse_non_file(path: &Path) -> Result<(), StoreError> {
 /// Reads the version and runs `PRAGMA quick_check` on a read-only connection: a damaged
 /// file or one that is not a database is refused here, before any connection could write.
 fn check_existing(conn: &Connection, path: &Path) -> Result<i64, StoreError> {
-    let damaged = |problem: String, source: Option<rusqlite::Error>| StoreError::Damaged {
+    let damaged = |problem: String, source: Option<Box<rusqlite::Error>>| StoreError::Damaged {
         path: path.to_path_buf(),
         problem,
         source,
     };
     let found = schema::user_version(conn).map_err(|e| {
         if is_damage(&e) {
-            damaged(e.to_string(), Some(e))
+            damaged(e.to_string(), Some(Box::new(e)))
         } else {
             StoreError::Open {
                 path: path.to_path_buf(),
@@ -176,7 +176,7 @@ fn check_existing(conn: &Connection, path: &Path) -> Result<i64, StoreError> {
         Ok(())
     });
     match checked {
-        Err(e) if is_damage(&e) => return Err(damaged(e.to_string(), Some(e))),
+        Err(e) if is_damage(&e) => return Err(damaged(e.to_string(), Some(Box::new(e)))),
         Err(e) => {
             return Err(StoreError::Open {
                 path: path.to_path_buf(),
@@ -292,7 +292,7 @@ impl Store {
                 StoreError::Damaged {
                     path: shown.clone(),
                     problem: source.to_string(),
-                    source: Some(source),
+                    source: Some(Box::new(source)),
                 }
             } else {
                 StoreError::Open {
