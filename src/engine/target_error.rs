@@ -91,6 +91,18 @@ pub enum TargetError {
         /// mkdirat(2)'s (or the checking openat's) error.
         source: io::Error,
     },
+    /// A directory the run needs cannot be created.
+    CreateDir {
+        /// The directory.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// A name given as a run directory's is not one fsynclab makes.
+    NotRunDirName {
+        /// The name given.
+        name: String,
+    },
     /// Every run directory name for this run is taken.
     TooManyRunDirs {
         /// The target.
@@ -150,10 +162,11 @@ impl TargetError {
             | Shared { path, .. }
             | PseudoFs { path, .. }
             | Open { path, .. }
-            | RunDirExists { path } => Some(path),
+            | RunDirExists { path }
+            | CreateDir { path, .. } => Some(path),
             CreateRunDir { target, .. } | TooManyRunDirs { target, .. } => Some(target),
             NoXattr { dir, .. } => Some(dir),
-            Unaligned { .. } | OpenFileLimit { .. } => None,
+            Unaligned { .. } | OpenFileLimit { .. } | NotRunDirName { .. } => None,
         }
     }
 }
@@ -247,6 +260,11 @@ impl Worded for TargetError {
                     _ => format!("cannot create the run directory {name} in {shown}: {source}"),
                 }
             }
+            CreateDir { path, source } => format!("cannot create {}: {source}", path.display()),
+            NotRunDirName { name } => format!(
+                "'{name}' is not the name of an fsynclab run directory (fsynclab-<run id> or \
+                 fsynclab-<run id>-<n>); nothing was removed"
+            ),
             TooManyRunDirs { target, run_id } => format!(
                 "too many fsynclab-{run_id}* directories in {}; remove stale ones (fsynclab clean)",
                 target.display()
