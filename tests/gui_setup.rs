@@ -234,7 +234,11 @@ fn shared_target_needs_the_checkbox_and_then_warns() {
         h.state().runner.live.error,
         h.state().status.message
     );
-    assert!(shown.contains("--allow-shared-target"), "{shown}");
+    // The window names its own checkbox, not the command-line flag.
+    assert!(
+        shown.contains("(\"Shared target\")") && !shown.contains("--allow-shared-target"),
+        "{shown}"
+    );
     assert!(h.state().runner.live.results.is_empty(), "nothing ran");
 
     let mut h = harness(&dir, state);

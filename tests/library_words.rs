@@ -193,17 +193,6 @@ fn g() { let _ = "not a flag: -- alone, -x"; }
     assert!(!is_single_option("lower --size or use --backing"));
 }
 
-/// Files whose messages still name flags until the engine's errors are typed (issue 11
-/// §5, after the engine restructuring lands): each must still hold such a literal (so the
-/// list only shrinks), and no other file may.
-const PENDING: &[&str] = &[
-    "src/engine/mod.rs",
-    "src/engine/scratch.rs",
-    "src/engine/smallfiles/mod.rs",
-    "src/engine/target.rs",
-    "src/lab/mod.rs",
-];
-
 #[test]
 fn no_library_message_names_a_command_line_flag() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
@@ -212,7 +201,7 @@ fn no_library_message_names_a_command_line_flag() {
     files.sort();
     let mut scanned = 0;
     let mut literals = 0;
-    let mut offenders = Vec::new();
+    let mut offenders: Vec<String> = Vec::new();
     for path in &files {
         let relative = path.strip_prefix(&root).unwrap();
         let front_end = relative.starts_with("cli") || relative.starts_with("gui");
@@ -234,15 +223,6 @@ fn no_library_message_names_a_command_line_flag() {
         scanned > 80 && literals > 1500,
         "{scanned} files, {literals} literals"
     );
-    for pending in PENDING {
-        assert!(
-            offenders
-                .iter()
-                .any(|o| o.starts_with(&format!("{pending}:"))),
-            "{pending} names no flag any more: remove it from PENDING"
-        );
-    }
-    offenders.retain(|o| !PENDING.iter().any(|p| o.starts_with(&format!("{p}:"))));
     assert!(
         offenders.is_empty(),
         "library strings that name a CLI flag (refer to a spec::Setting instead):\n{}",

@@ -207,4 +207,60 @@ mod tests {
              replaced, never written through)"
         );
     }
+
+    #[test]
+    fn engine_errors_read_as_before() {
+        use crate::engine::{EngineError, IoFailure, TargetError};
+        use crate::spec::{Setting, Worded, WorkloadKind};
+        let enospc = std::io::Error::from_raw_os_error(libc::ENOSPC);
+        let full = IoFailure::new(
+            WorkloadKind::Fileserver,
+            "write",
+            "/mnt/x/f".into(),
+            Some(4096),
+            &enospc,
+            false,
+        );
+        assert_eq!(
+            full.worded(&CliNames),
+            "no space left on device during write of /mnt/x/f at offset 4096; free space on the \
+             target or lower --clients (or --set fileserver.files_per_client=N)"
+        );
+        let inodes = IoFailure {
+            kind: WorkloadKind::Smallfiles,
+            inodes_exhausted: true,
+            ..full.clone()
+        };
+        assert!(
+            inodes
+                .worded(&CliNames)
+                .contains("; lower --files (or --threads) or use")
+        );
+        let unaligned = EngineError::from(TargetError::Unaligned {
+            setting: Setting::BlockSize,
+            size_bytes: 512,
+            logical_block_size: 4096,
+        });
+        assert!(
+            unaligned
+                .worded(&CliNames)
+                .ends_with("O_DIRECT needs aligned I/O: use --bs 4k")
+        );
+        let missing = EngineError::from(TargetError::Missing {
+            path: "/nope".into(),
+            source: std::io::Error::from_raw_os_error(libc::ENOENT),
+        });
+        assert_eq!(
+            missing.worded(&CliNames),
+            "target /nope does not exist; create it or choose an existing directory with --target"
+        );
+        let spawn = EngineError::Spawn {
+            threads: 9000,
+            source: std::io::Error::from_raw_os_error(libc::EAGAIN),
+        };
+        assert!(spawn.worded(&CliNames).ends_with("; lower --threads"));
+        // The chain stops at an error that explained its cause: no trailing "(os error 2)".
+        let chain = anyhow::Error::new(crate::lab::LabError::Engine(missing));
+        assert!(!crate::cli::chain_text(&chain).contains("os error"));
+    }
 }

@@ -1,15 +1,18 @@
 //! What callers of the engine hold: the run's context, its events, its cancel token and
 //! its errors. The bottom of the engine's module graph: every other engine module may
-//! import from here, this module imports none of them.
+//! import from here; this module imports only the typed errors it holds (`failure`,
+//! `target_error`), which import no engine module.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use super::failure::IoFailure;
+use super::target_error::TargetError;
 use crate::metrics::RunStatus;
 use crate::probe::SystemInfo;
-use crate::spec::SpecError;
+use crate::spec::{Neutral, Setting, SettingNames, SpecError, Worded};
 
 /// Why a run could not start (nothing was measured).
 #[derive(Debug, thiserror::Error)]
@@ -17,16 +20,25 @@ pub enum EngineError {
     /// The spec is invalid.
     #[error("invalid workload: {0}")]
     Spec(#[from] SpecError),
-    /// The target cannot be used; the message names the problem and the fix.
-    #[error("{0}")]
-    Target(String),
-    /// Creating or preparing the test files failed, or threads could not be started.
-    #[error("{0}")]
-    Prepare(String),
+    /// The target (or the run directory in it) cannot be used: which path, why (with the
+    /// I/O error that showed it) and the settings to change.
+    #[error(transparent)]
+    Target(#[from] TargetError),
+    /// Creating or preparing the test files failed: the call, the file and its error.
+    #[error(transparent)]
+    Prepare(IoFailure),
+    /// Worker threads could not be started.
+    #[error("{}", self.worded(&Neutral))]
+    Spawn {
+        /// Threads asked for.
+        threads: u32,
+        /// Why the spawn failed.
+        source: std::io::Error,
+    },
     /// A test file could not be opened with the requested flags (O_DIRECT unsupported,
     /// too many open files...); nothing was timed.
-    #[error("{0}")]
-    Open(String),
+    #[error(transparent)]
+    Open(IoFailure),
     /// A bug: a worker thread panicked.
     #[error("{0}")]
     Internal(String),
@@ -34,6 +46,32 @@ pub enum EngineError {
     /// a symlink, replaced); the message names it and why.
     #[error("{0}")]
     Cleanup(String),
+}
+
+impl Worded for EngineError {
+    fn worded(&self, names: &dyn SettingNames) -> String {
+        use EngineError::*;
+        match self {
+            Spec(e) => format!("invalid workload: {}", e.worded(names)),
+            Target(e) => e.worded(names),
+            Prepare(f) | Open(f) => f.worded(names),
+            Spawn { threads, source } => format!(
+                "cannot start {threads} worker threads ({source}); lower {}",
+                names.name(Setting::Threads, None)
+            ),
+            Internal(message) | Cleanup(message) => message.clone(),
+        }
+    }
+
+    fn explains_cause(&self) -> bool {
+        use EngineError::*;
+        match self {
+            Target(e) => e.explains_cause(),
+            Prepare(f) | Open(f) => f.explains_cause(),
+            Spawn { .. } => true,
+            Spec(_) | Internal(_) | Cleanup(_) => false,
+        }
+    }
 }
 
 impl EngineError {

@@ -153,10 +153,10 @@ pub fn is_run_dir_name(name: &str) -> bool {
 /// (fsynclab makes it 0700) is removed.
 pub fn remove_run_dir(target: &Path, name: &str, expected: &RunDirIds) -> Result<(), EngineError> {
     if !is_run_dir_name(name) {
-        return Err(EngineError::Target(format!(
-            "'{name}' is not the name of an fsynclab run directory (fsynclab-<run id> or \
-             fsynclab-<run id>-<n>); nothing was removed"
-        )));
+        return Err(super::TargetError::NotRunDirName {
+            name: name.to_string(),
+        }
+        .into());
     }
     let shown = target.join(name);
     let cleanup = |what: String| EngineError::Cleanup(format!("{}: {what}", shown.display()));

@@ -6,7 +6,7 @@ use super::api::{CancelToken, EngineError, EngineEvent};
 use super::file::Backend;
 use super::harness::{PrepareStop, Worker, WorkerOutput};
 use super::kind::Kind;
-use super::scratch::{IoSite, ScratchDir, describe_io_error};
+use super::scratch::{IoSite, ScratchDir, io_failure};
 use super::sysbench::{run_sysbench_worker, writes_in};
 use super::worker::{WorkerPlan, run_fileio};
 use crate::spec::{FileioMode, Prepare, StopRule, SyncMethod, WorkloadSpec};
@@ -109,7 +109,7 @@ fn prepare<B: Backend>(
                     dir: &dir,
                     name: &name,
                 };
-                return Err(PrepareStop::Error(EngineError::Prepare(describe_io_error(
+                return Err(PrepareStop::Error(EngineError::Prepare(io_failure(
                     site, op, None, &e,
                 ))));
             }

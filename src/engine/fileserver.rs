@@ -25,7 +25,7 @@ use super::fileserver_mix::{
 use super::harness::{Counts, PrepareStop, Timed, Worker, WorkerOutput, record_sync, run_worker};
 use super::kind::Kind;
 use super::offsets::mix;
-use super::scratch::{IoSite, ScratchDir, describe_io_error};
+use super::scratch::{IoSite, ScratchDir, describe_io_error, io_failure};
 use crate::metrics::{OpStats, bump};
 use crate::spec::{SyncMethod, WorkloadSpec};
 
@@ -115,7 +115,7 @@ fn prepare<B: Backend>(
             dir,
             name,
         };
-        PrepareStop::Error(EngineError::Prepare(describe_io_error(site, op, None, e)))
+        PrepareStop::Error(EngineError::Prepare(io_failure(site, op, None, e)))
     };
     let mut ops = backend.dir_ops(PREPARE_THREAD);
     let mut out = Vec::with_capacity(plans.len());
@@ -360,7 +360,7 @@ fn run_client<B: Backend>(
                 dir: &plan.dir,
                 name: ".",
             };
-            describe_io_error(site, "open", None, &e)
+            io_failure(site, "open", None, &e)
         });
         let generator = plan.mix.clone();
         let ops = OPS.iter().map(|op| OpStats::new(op.name())).collect();

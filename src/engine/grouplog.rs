@@ -24,7 +24,7 @@ use super::harness::{
 };
 use super::kind::Kind;
 use super::offsets::mix;
-use super::scratch::{IoSite, ScratchDir, describe_io_error};
+use super::scratch::{IoSite, ScratchDir, describe_io_error, io_failure};
 use super::worker::{WorkerPlan, open_plan_files};
 use crate::metrics::{GroupCommitStats, OpStats, bump};
 use crate::probe::SystemInfo;
@@ -120,7 +120,7 @@ fn prepare<B: Backend>(
                 dir: &dir,
                 name: &name,
             };
-            return Err(PrepareStop::Error(EngineError::Prepare(describe_io_error(
+            return Err(PrepareStop::Error(EngineError::Prepare(io_failure(
                 site, "create", None, &e,
             ))));
         }

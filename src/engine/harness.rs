@@ -86,7 +86,7 @@ pub(crate) struct WorkerOutput {
     pub start_ns: u64,
     pub end_ns: u64,
     /// Opening a file failed (the run never started): a usage-type error.
-    pub open_error: Option<String>,
+    pub open_error: Option<super::failure::IoFailure>,
     /// An I/O error during the run.
     pub error: Option<String>,
     /// Per-operation latency (kinds beyond fileio).
@@ -205,7 +205,7 @@ impl<C> Timed<'_, C> {
 pub(crate) fn run_worker<B: Backend, S>(
     backend: &B,
     w: Worker<'_>,
-    open: impl FnOnce() -> Result<S, String>,
+    open: impl FnOnce() -> Result<S, super::failure::IoFailure>,
     body: impl FnOnce(&mut S, &mut Timed<'_, B::Clock>) -> Counts,
 ) -> WorkerOutput {
     let clock = backend.clock(w.thread);

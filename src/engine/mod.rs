@@ -41,9 +41,9 @@ mod worker;
 pub use api::{CancelToken, EngineError, EngineEvent, RunContext};
 pub(crate) use clock::clock_source;
 pub use dirfd::{DirHandle, RunDirIds, remove_run_dir};
+pub use failure::{IoFailure, copy_io_error};
 #[cfg(any(test, feature = "test-support"))]
 pub use fake::{FAKE_OPS, FakeBackend, FakeClock, FakeDirOps, FakeFile, FakeOp};
-pub use failure::{IoFailure, copy_io_error};
 pub use file::{
     Backend, Clock, DirOps, OpenAt, PREPARE_THREAD, RealBackend, RealClock, RealDirOps, RealFile,
     SyncFile,
@@ -113,7 +113,7 @@ fn run_in_target<B: Backend>(
     let outcome = run_kind(backend, spec, ctx, &mut scratch, events, cancel);
     let cleanup = if ctx.keep_files {
         Some(format!(
-            "test files kept in {} (--keep)",
+            "test files kept in {} (kept as asked)",
             scratch.path().display()
         ))
     } else {
@@ -171,8 +171,10 @@ pub fn fake_run(
         std::process::id(),
         rand_suffix()
     ));
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| EngineError::Target(format!("cannot create {}: {e}", dir.display())))?;
+    std::fs::create_dir_all(&dir).map_err(|source| TargetError::CreateDir {
+        path: dir.clone(),
+        source,
+    })?;
     let ctx = RunContext {
         run_id: id,
         target: dir.clone(),

@@ -51,10 +51,10 @@ pub(crate) fn run_in_scratch<K: Kind, B: Backend>(
     let device = device.after(&mut warnings);
 
     if let Some(e) = spawned.spawn_error {
-        return Err(EngineError::Prepare(format!(
-            "cannot start {} worker threads ({e}); lower --threads",
-            spec.threads
-        )));
+        return Err(EngineError::Spawn {
+            threads: spec.threads,
+            source: e,
+        });
     }
     let mut outs = Vec::with_capacity(spawned.joined.len());
     for j in spawned.joined {

@@ -9,6 +9,8 @@ use nix::sys::stat::FileStat;
 
 use super::api::EngineError;
 use super::dirfd::{self, DirHandle, is_run_dir_name};
+use super::failure::IoFailure;
+use super::target_error::TargetError;
 use crate::spec::WorkloadKind;
 
 /// Checks that `target` exists, is a directory, is not on a pseudo filesystem (proc,
@@ -19,39 +21,24 @@ use crate::spec::WorkloadKind;
 pub fn check_target(target: &Path, allow_shared: bool) -> Result<PathBuf, EngineError> {
     #[cfg(test)]
     crate::test_hooks::bump(&crate::test_hooks::TARGET_CHECKS);
-    let shown = target.display().to_string();
-    let meta = match std::fs::metadata(target) {
-        Ok(m) => m,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            return Err(EngineError::Target(format!(
-                "target {shown} does not exist; create it or choose an existing directory with --target"
-            )));
-        }
-        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
-            return Err(EngineError::Target(format!(
-                "permission denied reaching target {shown}; choose a directory you can write"
-            )));
-        }
-        Err(e) => {
-            return Err(EngineError::Target(format!(
-                "cannot inspect target {shown}: {e}"
-            )));
-        }
-    };
+    let path = target.to_path_buf();
+    let meta = std::fs::metadata(target).map_err(|source| match source.kind() {
+        io::ErrorKind::NotFound => TargetError::Missing { path, source },
+        io::ErrorKind::PermissionDenied => TargetError::Unreachable { path, source },
+        _ => TargetError::Inspect { path, source },
+    })?;
+    let path = target.to_path_buf();
     if !meta.is_dir() {
-        return Err(EngineError::Target(format!(
-            "target {shown} is not a directory; choose a directory with --target (fsynclab creates its files inside it)"
-        )));
+        return Err(TargetError::NotADirectory { path }.into());
     }
-    let canonical = std::fs::canonicalize(target)
-        .map_err(|e| EngineError::Target(format!("cannot resolve target {shown}: {e}")))?;
+    let canonical =
+        std::fs::canonicalize(target).map_err(|source| TargetError::Resolve { path, source })?;
+    let path = target.to_path_buf();
     super::target::refuse_pseudo_fs(target, &canonical)?;
     if let Ok(stat) = nix::sys::statvfs::statvfs(&canonical)
         && stat.flags().contains(nix::sys::statvfs::FsFlags::ST_RDONLY)
     {
-        return Err(EngineError::Target(format!(
-            "target {shown} is read-only (mounted ro); choose a writable directory"
-        )));
+        return Err(TargetError::ReadOnly { path }.into());
     }
     if nix::unistd::access(
         &canonical,
@@ -59,16 +46,11 @@ pub fn check_target(target: &Path, allow_shared: bool) -> Result<PathBuf, Engine
     )
     .is_err()
     {
-        return Err(EngineError::Target(format!(
-            "permission denied: cannot create files in {shown}; choose a directory you can write, \
-             or fix its permissions"
-        )));
+        return Err(TargetError::NotWritable { path }.into());
     }
     let mode = std::os::unix::fs::PermissionsExt::mode(&meta.permissions());
     if !allow_shared && super::target::shared_writable(mode) {
-        return Err(EngineError::Target(super::target::shared_target_message(
-            target, mode,
-        )));
+        return Err(super::target::shared_target_error(target, mode).into());
     }
     Ok(canonical)
 }
@@ -110,16 +92,12 @@ impl ScratchDir {
             return match Self::try_create(target, name) {
                 Ok(s) => Ok(s),
                 Err((target, e)) if e.raw_os_error() == Some(libc::EEXIST) => {
-                    Err(EngineError::Target(format!(
-                        "run directory {} already exists; remove it (fsynclab clean) or choose another target",
-                        target.shown(name).display()
-                    )))
+                    Err(TargetError::RunDirExists {
+                        path: target.shown(name),
+                    }
+                    .into())
                 }
-                Err((target, e)) => Err(EngineError::Target(describe_dir_error(
-                    target.path(),
-                    name,
-                    &e,
-                ))),
+                Err((target, e)) => Err(run_dir_error(target.path(), name, e)),
             };
         }
         let mut target = target;
@@ -133,14 +111,15 @@ impl ScratchDir {
                 Ok(s) => return Ok(s),
                 Err((t, e)) if e.raw_os_error() == Some(libc::EEXIST) => target = t,
                 Err((t, e)) => {
-                    return Err(EngineError::Target(describe_dir_error(t.path(), &name, &e)));
+                    return Err(run_dir_error(t.path(), &name, e));
                 }
             }
         }
-        Err(EngineError::Target(format!(
-            "too many fsynclab-{run_id}* directories in {}; remove stale ones (fsynclab clean)",
-            target.path().display()
-        )))
+        Err(TargetError::TooManyRunDirs {
+            target: target.path().to_path_buf(),
+            run_id,
+        }
+        .into())
     }
 
     fn try_create(target: DirHandle, name: &str) -> Result<ScratchDir, (DirHandle, io::Error)> {
@@ -251,21 +230,14 @@ impl ScratchDir {
     }
 }
 
-/// Message for a failure to create the scratch directory.
-pub fn describe_dir_error(target: &Path, name: &str, e: &io::Error) -> String {
-    let shown = target.display();
-    match e.raw_os_error() {
-        Some(libc::EROFS) => {
-            format!("target {shown} is read-only (mounted ro); choose a writable directory")
-        }
-        Some(libc::EACCES) | Some(libc::EPERM) => format!(
-            "permission denied creating a directory in {shown}; choose a directory you can write, or fix its permissions"
-        ),
-        Some(libc::ENOSPC) | Some(libc::EDQUOT) => {
-            format!("no space left on {shown}; free some space or choose another target")
-        }
-        _ => format!("cannot create the run directory {name} in {shown}: {e}"),
+/// The failure to create the run directory `name` in `target`.
+fn run_dir_error(target: &Path, name: &str, source: io::Error) -> EngineError {
+    TargetError::CreateRunDir {
+        target: target.to_path_buf(),
+        name: name.to_string(),
+        source,
     }
+    .into()
 }
 
 /// Where an I/O error happened: the workload kind (whose fields the advice names) and
@@ -280,12 +252,17 @@ pub struct IoSite<'a> {
     pub name: &'a str,
 }
 
-/// Message for an I/O error during a run, naming the file and offset and the fix. An
-/// ENOSPC while blocks are still free is reported as inode exhaustion (fstatvfs on the
-/// directory descriptor).
-pub fn describe_io_error(site: IoSite<'_>, op: &str, offset: Option<u64>, e: &io::Error) -> String {
+/// An I/O error during a run, typed: the file (by its shown path), the operation, the
+/// offset and the error, worded when shown ([`IoFailure`]). An ENOSPC while blocks are
+/// still free is reported as inode exhaustion (fstatvfs on the directory descriptor).
+pub fn io_failure(site: IoSite<'_>, op: &str, offset: Option<u64>, e: &io::Error) -> IoFailure {
     let inodes = e.raw_os_error() == Some(libc::ENOSPC) && inodes_exhausted(site.dir);
-    io_error_text(site.kind, op, &site.dir.shown(site.name), offset, e, inodes)
+    IoFailure::new(site.kind, op, site.dir.shown(site.name), offset, e, inodes)
+}
+
+/// The message of [`io_failure`] in the library's own words (a failed run stores it).
+pub fn describe_io_error(site: IoSite<'_>, op: &str, offset: Option<u64>, e: &io::Error) -> String {
+    io_failure(site, op, offset, e).to_string()
 }
 
 /// Whether the filesystem holding `dir` has (almost) no free inodes left while blocks
@@ -296,86 +273,6 @@ pub fn inodes_exhausted(dir: &DirHandle) -> bool {
         .is_ok_and(|st| st.files() > 0 && st.files_free() < 16 && st.blocks_available() > 0)
 }
 
-/// The options that size a run of `kind` (what to lower when the target fills up).
-pub fn size_fields(kind: WorkloadKind) -> &'static str {
-    match kind {
-        WorkloadKind::Fileio => "--file-size / --threads (or --shared-files)",
-        WorkloadKind::Smallfiles => "--files / --file-size (or --threads)",
-        WorkloadKind::Fileserver => "--clients (or --set fileserver.files_per_client=N)",
-        WorkloadKind::Grouplog => "--log-size / --threads",
-    }
-}
-
-/// What creates inodes in a run of `kind` (what to lower when they run out).
-fn inode_fields(kind: WorkloadKind) -> &'static str {
-    match kind {
-        WorkloadKind::Smallfiles => "--files (or --threads)",
-        WorkloadKind::Fileserver => "--clients (or --set fileserver.files_per_client=N)",
-        WorkloadKind::Fileio => "--threads (or --shared-files)",
-        WorkloadKind::Grouplog => "the files on the target",
-    }
-}
-
-/// The text of [`describe_io_error`] for `file` (pure: `inodes_exhausted` says what
-/// fstatvfs found).
-pub fn io_error_text(
-    kind: WorkloadKind,
-    op: &str,
-    file: &Path,
-    offset: Option<u64>,
-    e: &io::Error,
-    inodes_exhausted: bool,
-) -> String {
-    let at = offset
-        .map(|o| format!(" at offset {o}"))
-        .unwrap_or_default();
-    let shown = file.display();
-    match e.raw_os_error() {
-        Some(libc::ENOSPC) if inodes_exhausted => format!(
-            "no free inodes left during {op} of {shown}{at} (blocks are still free: the filesystem ran out of inodes, see df -i); lower {} or use a filesystem with more inodes (mkfs.ext4 -N / -i, tmpfs nr_inodes=, xfs or btrfs allocate them as needed)",
-            inode_fields(kind)
-        ),
-        Some(libc::ENOSPC) => format!(
-            "no space left on device during {op} of {shown}{at}; free space on the target or lower {}",
-            size_fields(kind)
-        ),
-        Some(libc::EDQUOT) => format!(
-            "disk quota exceeded during {op} of {shown}{at}; lower {} or raise the quota",
-            size_fields(kind)
-        ),
-        Some(libc::EROFS) => format!(
-            "the filesystem became read-only during {op} of {shown}{at} (an I/O error remounted it?); check dmesg"
-        ),
-        Some(libc::EIO) => format!(
-            "I/O error during {op} of {shown}{at}; the device reported a failure, check dmesg"
-        ),
-        Some(libc::EINVAL) if op == "open with O_DIRECT" => format!(
-            "the filesystem refused to open {shown} with O_DIRECT (EINVAL: direct I/O unsupported); remove 'direct' from --open-flags"
-        ),
-        Some(libc::EMFILE) | Some(libc::ENFILE) => format!(
-            "too many open files opening {shown}; lower {}, or raise the limit (ulimit -n)",
-            match kind {
-                WorkloadKind::Fileserver => "--clients",
-                _ => "--threads or --shared-files",
-            }
-        ),
-        Some(libc::EINVAL) if op == "write" => format!(
-            "the kernel refused a write to {shown}{at} (EINVAL): with O_DIRECT the block size must be a multiple of the device's logical block size; use {} 4k",
-            match kind {
-                WorkloadKind::Grouplog => "--record-size",
-                _ => "--bs",
-            }
-        ),
-        Some(libc::EOPNOTSUPP) if op == "fallocate" => format!(
-            "the filesystem does not support fallocate for {shown}; use --set prepare=sparse or prepare=fill"
-        ),
-        Some(libc::ELOOP) => format!(
-            "{op} of {shown} refused: it is a symlink (fsynclab never follows links inside its run directory); something replaced fsynclab's file, check who else writes the target"
-        ),
-        _ => format!("{op} of {shown}{at} failed: {e}"),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -384,9 +281,15 @@ mod tests {
     fn missing_and_non_directory_targets() {
         let dir = tempfile::tempdir().unwrap();
         let missing = dir.path().join("nope");
-        let e = check_target(&missing, false).unwrap_err().to_string();
+        let e = check_target(&missing, false).unwrap_err();
         assert!(
-            e.contains("does not exist") && e.contains("--target"),
+            matches!(&e, EngineError::Target(TargetError::Missing { path, source })
+                if path == &missing && source.kind() == io::ErrorKind::NotFound),
+            "{e:?}"
+        );
+        let e = e.to_string();
+        assert!(
+            e.contains("does not exist") && e.contains("with target"),
             "{e}"
         );
         let file = dir.path().join("file");
@@ -444,40 +347,17 @@ mod tests {
     }
 
     #[test]
-    fn errno_messages_name_the_fix() {
-        use WorkloadKind::*;
-        let p = Path::new("/mnt/x/f");
-        let text =
-            |kind, op, e: &io::Error, inodes| io_error_text(kind, op, p, Some(4096), e, inodes);
-        let enospc = io::Error::from_raw_os_error(libc::ENOSPC);
-        assert!(text(Fileio, "write", &enospc, false).contains("lower --file-size"));
-        // Each kind names its own fields.
-        let small = text(Smallfiles, "create", &enospc, false);
-        assert!(
-            small.contains("--files / --file-size") && !small.contains("--shared"),
-            "{small}"
-        );
-        assert!(text(Fileserver, "write", &enospc, false).contains("--clients"));
-        assert!(text(Grouplog, "write", &enospc, false).contains("--log-size"));
-        // Inodes, not space.
-        let inodes = text(Smallfiles, "create", &enospc, true);
-        assert!(
-            inodes.contains("no free inodes") && inodes.contains("lower --files"),
-            "{inodes}"
-        );
-        assert!(!inodes.contains("no space left"), "{inodes}");
-        let einval = io::Error::from_raw_os_error(libc::EINVAL);
-        assert!(text(Fileio, "open with O_DIRECT", &einval, false).contains("remove 'direct'"));
-        assert!(!text(Fileio, "open", &einval, false).contains("direct"));
-        assert!(text(Grouplog, "write", &einval, false).contains("--record-size"));
+    fn a_run_dir_that_cannot_be_made_says_why() {
         let erofs = io::Error::from_raw_os_error(libc::EROFS);
-        assert!(
-            describe_dir_error(Path::new("/mnt/x"), "fsynclab-1", &erofs).contains("read-only")
-        );
+        let e = run_dir_error(Path::new("/mnt/x"), "fsynclab-1", erofs);
+        assert!(e.to_string().contains("read-only"), "{e}");
         let eacces = io::Error::from_raw_os_error(libc::EACCES);
+        let e = run_dir_error(Path::new("/mnt/x"), "fsynclab-1", eacces);
+        assert!(e.to_string().contains("permission denied"), "{e}");
         assert!(
-            describe_dir_error(Path::new("/mnt/x"), "fsynclab-1", &eacces)
-                .contains("permission denied")
+            matches!(&e, EngineError::Target(TargetError::CreateRunDir { source, .. })
+                if source.raw_os_error() == Some(libc::EACCES)),
+            "the io::Error is kept: {e:?}"
         );
     }
 }

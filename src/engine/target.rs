@@ -7,6 +7,7 @@ use std::path::Path;
 
 use super::api::EngineError;
 use super::dirfd::DirHandle;
+use super::target_error::TargetError;
 
 /// Filesystems that are kernel interfaces, not storage, by mountinfo type name.
 pub const PSEUDO_FILESYSTEMS: &[&str] = &[
@@ -76,13 +77,11 @@ pub fn pseudo_fs(mount_type: Option<&str>, magic: Option<i64>) -> Option<&'stati
 }
 
 /// The refusal of a target on pseudo filesystem `fs`.
-pub fn pseudo_fs_message(shown: &Path, fs: &str) -> String {
-    format!(
-        "target {} is on {fs}, a kernel pseudo filesystem, not storage: writing test files there \
-         measures nothing and can change the system; choose a directory on a real filesystem \
-         with --target (or make one with fsynclab scratch create)",
-        shown.display()
-    )
+pub fn pseudo_fs_error(shown: &Path, fs: &'static str) -> TargetError {
+    TargetError::PseudoFs {
+        path: shown.to_path_buf(),
+        fs,
+    }
 }
 
 /// Refuses `canonical` (a directory path) when it lies on a pseudo filesystem, by its
@@ -95,7 +94,7 @@ pub fn refuse_pseudo_fs(shown: &Path, canonical: &Path) -> Result<(), EngineErro
         .ok()
         .map(|s| magic_of(&s));
     match pseudo_fs(mount_type.as_deref(), magic) {
-        Some(fs) => Err(EngineError::Target(pseudo_fs_message(shown, fs))),
+        Some(fs) => Err(pseudo_fs_error(shown, fs).into()),
         None => Ok(()),
     }
 }
@@ -107,22 +106,12 @@ pub fn shared_writable(mode: u32) -> bool {
 }
 
 /// Why a shared target is refused, and the fix.
-pub fn shared_target_message(shown: &Path, mode: u32) -> String {
-    format!(
-        "target {} (mode {:04o}) is writable by other users and not sticky: while fsynclab runs \
-         as {}, another user could rename its run directory away and put a symlink in its \
-         place; use a private directory (chmod go-w {}, or a directory only you can write; a \
-         sticky directory like /tmp is fine), or allow a shared target (--allow-shared-target, \
-         the window's Shared target box) to proceed anyway",
-        shown.display(),
-        mode & 0o7777,
-        if nix::unistd::geteuid().is_root() {
-            "root"
-        } else {
-            "you"
-        },
-        shown.display()
-    )
+pub fn shared_target_error(shown: &Path, mode: u32) -> TargetError {
+    TargetError::Shared {
+        path: shown.to_path_buf(),
+        mode,
+        as_root: nix::unistd::geteuid().is_root(),
+    }
 }
 
 /// The warning a run on a shared target carries (`--allow-shared-target`).
@@ -144,25 +133,24 @@ pub fn open_target(
     canonical: &Path,
     allow_shared: bool,
 ) -> Result<(DirHandle, Option<String>), EngineError> {
-    let dir = DirHandle::open_resolved(canonical).map_err(|e| {
-        EngineError::Target(format!(
-            "cannot open target {} as a directory: {e}",
-            shown.display()
-        ))
+    let dir = DirHandle::open_resolved(canonical).map_err(|source| TargetError::Open {
+        path: shown.to_path_buf(),
+        source,
     })?;
-    let st = dir.stat().map_err(|e| {
-        EngineError::Target(format!("cannot inspect target {}: {e}", shown.display()))
+    let st = dir.stat().map_err(|source| TargetError::Inspect {
+        path: shown.to_path_buf(),
+        source,
     })?;
     let magic = nix::sys::statfs::fstatfs(dir.fd())
         .ok()
         .map(|s| magic_of(&s));
     if let Some(fs) = pseudo_fs(None, magic) {
-        return Err(EngineError::Target(pseudo_fs_message(shown, fs)));
+        return Err(pseudo_fs_error(shown, fs).into());
     }
     let mode = st.st_mode;
     if shared_writable(mode) {
         if !allow_shared {
-            return Err(EngineError::Target(shared_target_message(shown, mode)));
+            return Err(shared_target_error(shown, mode).into());
         }
         return Ok((dir, Some(shared_target_warning(shown, mode))));
     }
@@ -227,7 +215,7 @@ mod tests {
         assert!(
             text.contains("0777")
                 && text.contains("symlink")
-                && text.contains("--allow-shared-target"),
+                && text.contains("(allow_shared_target)"),
             "{text}"
         );
         let (_, warning) = open_target(dir.path(), dir.path(), true).unwrap();

@@ -9,7 +9,7 @@ use super::dirfd::DirHandle;
 use super::file::{AlignedBuf, Backend, Clock, SyncFile};
 use super::harness::{Counts, Timed, Worker, WorkerOutput, record_sync, run_worker};
 use super::offsets::{BlockOrder, mix};
-use super::scratch::{IoSite, describe_io_error};
+use super::scratch::{IoSite, describe_io_error, io_failure};
 use crate::spec::{StopRule, SyncMethod, WorkloadSpec};
 
 /// What one worker writes.
@@ -30,7 +30,7 @@ pub(crate) fn open_plan_files<B: Backend>(
     backend: &B,
     spec: &WorkloadSpec,
     plan: &WorkerPlan,
-) -> Result<Vec<B::File>, String> {
+) -> Result<Vec<B::File>, super::failure::IoFailure> {
     let op = if spec.open_flags.direct {
         "open with O_DIRECT"
     } else {
@@ -41,7 +41,7 @@ pub(crate) fn open_plan_files<B: Backend>(
         .map(|name| {
             backend
                 .open(&plan.dir, name, spec.open_flags, plan.thread)
-                .map_err(|e| describe_io_error(plan.site(spec, name), op, None, &e))
+                .map_err(|e| io_failure(plan.site(spec, name), op, None, &e))
         })
         .collect()
 }

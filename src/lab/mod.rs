@@ -24,10 +24,10 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::Sender;
 use std::time::Duration;
 
-use crate::engine::{self, CancelToken, EngineError, EngineEvent, RunContext};
+use crate::engine::{self, CancelToken, EngineError, EngineEvent, RunContext, TargetError};
 use crate::metrics::{NoiseInfo, PressureDelta, RunResult, RunStatus};
 use crate::probe;
-use crate::spec::WorkloadSpec;
+use crate::spec::{Setting, WorkloadSpec};
 use crate::store::{NewRun, Store, StoreError};
 
 /// What to run and how to file it.
@@ -305,37 +305,26 @@ fn note_dir_removed(store: &Store, run_id: i64, target: &Path, name: &str, keep:
 /// to the hard one when that suffices).
 fn preflight(spec: &WorkloadSpec, system: &crate::probe::SystemInfo) -> Result<(), EngineError> {
     // The size of one direct write: a block (fileio) or a record (grouplog).
-    let (unit, option) = match spec.kind {
-        crate::spec::WorkloadKind::Grouplog => (spec.grouplog.record_size, "--record-size"),
-        _ => (spec.block_size, "--bs"),
+    let (unit, setting) = match spec.kind {
+        crate::spec::WorkloadKind::Grouplog => (spec.grouplog.record_size, Setting::RecordSize),
+        _ => (spec.block_size, Setting::BlockSize),
     };
     if spec.open_flags.direct
         && let Some(lbs) = system.device.as_ref().and_then(|d| d.logical_block_size)
         && !unit.is_multiple_of(u64::from(lbs))
     {
-        return Err(EngineError::Target(format!(
-            "{} {} is not a multiple of the device's logical block size ({lbs}); O_DIRECT needs aligned \
-             I/O: use {option} {}",
-            if option == "--bs" {
-                "block size"
-            } else {
-                "record size"
-            },
-            crate::spec::format_size(unit),
-            crate::spec::format_size(u64::from(lbs).max(4096))
-        )));
+        return Err(TargetError::Unaligned {
+            setting,
+            size_bytes: unit,
+            logical_block_size: lbs,
+        }
+        .into());
     }
-    let (per_thread, workers, lower) = match spec.kind {
-        crate::spec::WorkloadKind::Fileserver => (
-            crate::engine::open_files_per_client(spec.fileserver.files_per_client),
-            "clients",
-            "--clients",
-        ),
-        _ => (
-            u64::from(spec.shared_files.unwrap_or(1)),
-            "threads",
-            "--threads or --shared-files",
-        ),
+    let per_thread = match spec.kind {
+        crate::spec::WorkloadKind::Fileserver => {
+            crate::engine::open_files_per_client(spec.fileserver.files_per_client)
+        }
+        _ => u64::from(spec.shared_files.unwrap_or(1)),
     };
     let needed = u64::from(spec.threads) * per_thread + 64;
     let (soft, hard) = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)
@@ -351,11 +340,15 @@ fn preflight(spec: &WorkloadSpec, system: &crate::probe::SystemInfo) -> Result<(
         {
             return Ok(());
         }
-        return Err(EngineError::Target(format!(
-            "{} {workers} × {per_thread} file(s) need about {needed} open files but the limit is {soft} (hard {hard}); \
-             lower {lower}, or raise the limit (ulimit -n)",
-            spec.threads
-        )));
+        return Err(TargetError::OpenFileLimit {
+            kind: spec.kind,
+            workers: spec.threads,
+            files_per_worker: per_thread,
+            needed,
+            soft,
+            hard,
+        }
+        .into());
     }
     Ok(())
 }
@@ -406,14 +399,19 @@ mod tests {
     fn a_stored_failed_run_is_never_a_usage_error() {
         // The same engine error is the user's input before the run is stored (exit 2) and
         // a failed run once it is (exit 1).
-        let before = LabError::Engine(EngineError::Target("no xattrs".into()));
+        let refusal = || {
+            EngineError::from(TargetError::NotADirectory {
+                path: "/srv/file".into(),
+            })
+        };
+        let before = LabError::Engine(refusal());
         assert!(before.is_usage());
         let after = LabError::RunFailed {
             run_id: 7,
-            source: EngineError::Target("no xattrs".into()),
+            source: refusal(),
         };
         assert!(!after.is_usage());
-        assert_eq!(after.to_string(), "run 7 failed: no xattrs");
+        assert_eq!(after.to_string(), format!("run 7 failed: {}", refusal()));
     }
 
     #[test]
@@ -433,7 +431,10 @@ mod tests {
         assert!(preflight(&spec, &system).is_ok());
         spec.block_size = 512;
         let e = preflight(&spec, &system).unwrap_err().to_string();
-        assert!(e.contains("block size 512") && e.contains("--bs 4k"), "{e}");
+        assert!(
+            e.contains("block size 512") && e.contains("block_size = 4k"),
+            "{e}"
+        );
 
         // grouplog writes records: its record size is what must be aligned.
         spec.kind = WorkloadKind::Grouplog;
@@ -441,7 +442,7 @@ mod tests {
         spec.grouplog.record_size = 512;
         let e = preflight(&spec, &system).unwrap_err().to_string();
         assert!(
-            e.contains("record size 512") && e.contains("--record-size 4k"),
+            e.contains("record size 512") && e.contains("grouplog.record_size = 4k"),
             "{e}"
         );
         spec.grouplog.record_size = 8192;

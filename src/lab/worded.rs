@@ -11,15 +11,6 @@ use crate::scratch::ScratchError;
 use crate::spec::{PresetError, SettingNames, SpecError, Worded};
 use crate::store::StoreError;
 
-impl Worded for EngineError {
-    fn worded(&self, names: &dyn SettingNames) -> String {
-        match self {
-            EngineError::Spec(e) => format!("invalid workload: {}", e.worded(names)),
-            other => other.to_string(),
-        }
-    }
-}
-
 impl Worded for LabError {
     fn worded(&self, names: &dyn SettingNames) -> String {
         match self {

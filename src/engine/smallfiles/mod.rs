@@ -22,13 +22,15 @@ use std::sync::mpsc::Sender;
 
 use super::api::{EngineError, EngineEvent};
 use super::dirfd::DirHandle;
+use super::failure::IoFailure;
 use super::file::{Backend, Clock, DirOps, PREPARE_THREAD, SyncFile, fill_pattern};
 use super::harness::{
     Counts, PhaseSpan, PrepareStop, Timed, Worker, WorkerOutput, record_sync, run_worker,
 };
 use super::kind::Kind;
 use super::offsets::mix;
-use super::scratch::{IoSite, ScratchDir, describe_io_error, inodes_exhausted, io_error_text};
+use super::scratch::{IoSite, ScratchDir, describe_io_error, inodes_exhausted, io_failure};
+use super::target_error::TargetError;
 use crate::metrics::{OpStats, bump};
 use crate::spec::{FileSync, SyncMethod, WorkloadSpec};
 use parts::{FileName, PhaseBarrier, StopOnPanic, open_how};
@@ -121,9 +123,7 @@ fn prepare<B: Backend>(
                 dir: scratch.dir(),
                 name: &name,
             };
-            PrepareStop::Error(EngineError::Prepare(describe_io_error(
-                site, "mkdir", None, &e,
-            )))
+            PrepareStop::Error(EngineError::Prepare(io_failure(site, "mkdir", None, &e)))
         })?;
         dirs.push(dir);
     }
@@ -164,12 +164,12 @@ fn check_xattr_support<B: Backend>(
     let how = open_how(FileSync::None);
     let mut file = ops
         .open_at(dir, &c_name, how)
-        .map_err(|e| EngineError::Prepare(describe_io_error(site, "create", None, &e)))?;
+        .map_err(|e| EngineError::Prepare(io_failure(site, "create", None, &e)))?;
     let result = match file.set_xattr(XATTR_NAME, &[0u8; XATTR_LEN]) {
         Ok(()) => Ok(()),
         Err(e) => Err(match e.raw_os_error() {
-            Some(libc::EOPNOTSUPP) => EngineError::Target(no_xattr_message(scratch.path())),
-            _ => EngineError::Prepare(describe_io_error(site, "fsetxattr", None, &e)),
+            Some(libc::EOPNOTSUPP) => no_xattr_error(scratch.path(), e).into(),
+            _ => EngineError::Prepare(io_failure(site, "fsetxattr", None, &e)),
         }),
     };
     let _ = file.close();
@@ -177,20 +177,18 @@ fn check_xattr_support<B: Backend>(
     result
 }
 /// The error for a filesystem that refuses `user.` extended attributes, naming the mount.
-pub(crate) fn no_xattr_message(dir: &Path) -> String {
+pub(crate) fn no_xattr_error(dir: &Path, source: io::Error) -> TargetError {
     let mount = std::fs::canonicalize(dir).ok().and_then(|canonical| {
         let mounts = crate::probe::list_mounts().ok()?;
         crate::probe::mount_for_path(&mounts, &canonical)
             .map(|m| format!("{} on {} ({})", m.fs_type, m.mount_point, m.super_options))
     });
-    format!(
-        "the filesystem holding {} ({}) does not support user extended attributes \
-         (fsetxattr {} failed with EOPNOTSUPP); run on a filesystem with user xattrs (ext4, \
-         xfs, btrfs; tmpfs since Linux 6.6), or drop --xattr (smallfiles.xattr = false)",
-        dir.display(),
-        mount.unwrap_or_else(|| "filesystem type unknown".into()),
-        XATTR_NAME.to_string_lossy()
-    )
+    TargetError::NoXattr {
+        dir: dir.to_path_buf(),
+        mount,
+        xattr: XATTR_NAME.to_string_lossy().into_owned(),
+        source,
+    }
 }
 
 /// Index of each operation in a worker's table.
@@ -475,10 +473,12 @@ fn failure_message(
 ) -> String {
     let path = dir.shown(name.as_str());
     match e.raw_os_error() {
-        Some(libc::EOPNOTSUPP) if op == "fsetxattr" => no_xattr_message(dir.path()),
+        Some(libc::EOPNOTSUPP) if op == "fsetxattr" => {
+            no_xattr_error(dir.path(), super::failure::copy_io_error(e)).to_string()
+        }
         Some(libc::ENOSPC) => format!(
             "{} (after {files} files in this thread)",
-            io_error_text(spec.kind, op, &path, None, e, inodes_exhausted(dir))
+            IoFailure::new(spec.kind, op, path, None, e, inodes_exhausted(dir))
         ),
         _ => describe_io_error(
             IoSite {
