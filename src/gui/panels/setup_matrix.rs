@@ -259,7 +259,8 @@ impl MatrixForm {
             loop_direct_io: self.loop_dio,
         };
         // The library's allow-list, shown inline: the Start button stays off until it passes.
-        spec.check_options().map_err(|e| e.to_string())?;
+        spec.check_options()
+            .map_err(|e| crate::gui::names::words(&e))?;
         Ok(spec)
     }
 }

@@ -139,7 +139,7 @@ impl ScratchPanel {
             Err(_) => return,
         };
         let spawned = Task::spawn("fsynclab-scratch-list", Some(ctx), move || {
-            manager.list().map_err(|e| e.to_string())
+            manager.list().map_err(|e| crate::gui::names::words(&e))
         });
         match spawned {
             Ok(task) => self.loading = Some(task),
@@ -320,7 +320,7 @@ impl ScratchPanel {
         ]
         .into_iter()
         .flatten()
-        .map(|e| e.to_string())
+        .map(|e| crate::gui::names::words(&e))
         .collect();
         error_lines(ui, &refused);
         ui.horizontal(|ui| {
@@ -370,7 +370,7 @@ impl ScratchPanel {
             destroy_data_on: None,
         };
         let spawned = Task::spawn("fsynclab-scratch-create", Some(ctx), move || {
-            manager.create(&request).map_err(|e| e.to_string())
+            manager.create(&request).map_err(|e| crate::gui::names::words(&e))
         });
         match spawned {
             Ok(task) => {
@@ -427,7 +427,7 @@ impl ScratchPanel {
         };
         let which = name.clone();
         let spawned = Task::spawn("fsynclab-scratch-destroy", Some(ctx), move || {
-            manager.destroy(&which).map_err(|e| e.to_string())
+            manager.destroy(&which).map_err(|e| crate::gui::names::words(&e))
         });
         match spawned {
             Ok(task) => {
