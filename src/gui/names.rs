@@ -42,7 +42,7 @@ pub fn label(setting: Setting) -> &'static str {
         Setting::Target => "Target directory",
         Setting::Keep => "Keep files",
         Setting::AllowSharedTarget => "Shared target",
-        Setting::Database => "the database file (fsynclab --db)",
+        Setting::Database => "Database (chosen when fsynclab starts)",
         Setting::Force => "Replace existing files",
         Setting::ScratchFs => "Filesystem",
         Setting::MkfsOpts => "mkfs options",
@@ -88,10 +88,7 @@ mod tests {
             let l = label(setting);
             assert!(!l.is_empty() && !l.starts_with('-'), "{setting:?}: {l:?}");
             let worded = GuiLabels.name(setting, Some("1"));
-            assert!(
-                !worded.contains("--") || setting == Setting::Database,
-                "{worded}"
-            );
+            assert!(!worded.contains("--"), "{worded}");
         }
     }
 

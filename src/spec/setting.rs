@@ -197,7 +197,29 @@ impl Setting {
 
     /// Whether the setting is a workload field that `key=value` (a preset line) can set.
     pub fn is_workload_field(self) -> bool {
-        Setting::ALL[..23].contains(&self)
+        !matches!(
+            self,
+            Setting::Set
+                | Setting::Scale
+                | Setting::Series
+                | Setting::SeriesSweep
+                | Setting::Sweep
+                | Setting::Repeat
+                | Setting::Matrix
+                | Setting::Target
+                | Setting::Keep
+                | Setting::AllowSharedTarget
+                | Setting::Database
+                | Setting::Force
+                | Setting::ScratchFs
+                | Setting::MkfsOpts
+                | Setting::MountOpts
+                | Setting::Backing
+                | Setting::ScratchSize
+                | Setting::ScratchName
+                | Setting::Device
+                | Setting::DestroyDataOn
+        )
     }
 }
 
@@ -362,6 +384,11 @@ mod tests {
         let n = keys.len();
         keys.dedup();
         assert_eq!(keys.len(), n - 1, "only Clients shares Threads' key");
+        let fields = Setting::ALL
+            .iter()
+            .filter(|s| s.is_workload_field())
+            .count();
+        assert_eq!(fields, 23, "the spec's settable fields, Clients included");
         assert!(Setting::ALL.iter().all(|s| !s.key().is_empty()));
     }
 
