@@ -370,7 +370,9 @@ impl ScratchPanel {
             destroy_data_on: None,
         };
         let spawned = Task::spawn("fsynclab-scratch-create", Some(ctx), move || {
-            manager.create(&request).map_err(|e| crate::gui::names::words(&e))
+            manager
+                .create(&request)
+                .map_err(|e| crate::gui::names::words(&e))
         });
         match spawned {
             Ok(task) => {
@@ -427,7 +429,9 @@ impl ScratchPanel {
         };
         let which = name.clone();
         let spawned = Task::spawn("fsynclab-scratch-destroy", Some(ctx), move || {
-            manager.destroy(&which).map_err(|e| crate::gui::names::words(&e))
+            manager
+                .destroy(&which)
+                .map_err(|e| crate::gui::names::words(&e))
         });
         match spawned {
             Ok(task) => {
