@@ -134,7 +134,16 @@ fn an_engine_error_is_stored_as_failed_and_finishes_as_failed() {
         dir.path(),
         &tx,
         &CancelToken::new(),
-        |_, _, _, _| Err(EngineError::Prepare("the disk caught fire".into())),
+        |_, _, _, _| {
+            Err(EngineError::Prepare(crate::engine::IoFailure::new(
+                crate::spec::WorkloadKind::Fileio,
+                "write",
+                "/mnt/x/f".into(),
+                None,
+                &std::io::Error::from_raw_os_error(libc::EIO),
+                false,
+            )))
+        },
     )
     .unwrap_err();
     let LabError::RunFailed { run_id, .. } = e else {
@@ -199,7 +208,7 @@ fn input_refused_before_anything_is_stored_sends_no_finished() {
 fn validation_refuses_each_shape_s_bad_input_with_its_field() {
     let dir = tempfile::tempdir().unwrap();
     let field = |launch: Launch| match launch.validate() {
-        Err(LabError::Engine(EngineError::Spec(e))) => e.field,
+        Err(LabError::Engine(EngineError::Spec(e))) => e.field.key(),
         other => panic!("expected a spec error, got {other:?}"),
     };
     let mut bad = request(dir.path());
