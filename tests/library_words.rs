@@ -19,6 +19,42 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// Reads a string literal's text from `start` (just after its opening quote) to its
+/// closing quote: `"` for a normal string (backslash escapes kept as written), `"#..#`
+/// with `raw_hashes` hashes for a raw one. Returns the text with the line it began on,
+/// and the index after the literal; `line` counts the newlines inside.
+fn read_string(
+    chars: &[char],
+    start: usize,
+    raw_hashes: Option<usize>,
+    line: &mut usize,
+) -> ((usize, String), usize) {
+    let start_line = *line;
+    let mut text = String::new();
+    let mut j = start;
+    while j < chars.len() {
+        match raw_hashes {
+            Some(h) if chars[j] == '"' && (1..=h).all(|k| chars.get(j + k) == Some(&'#')) => {
+                return ((start_line, text), j + 1 + h);
+            }
+            None if chars[j] == '"' => return ((start_line, text), j + 1),
+            None if chars[j] == '\\' => {
+                text.push('\\');
+                j += 1;
+            }
+            _ => {}
+        }
+        if let Some(&c) = chars.get(j) {
+            if c == '\n' {
+                *line += 1;
+            }
+            text.push(c);
+        }
+        j += 1;
+    }
+    ((start_line, text), j)
+}
+
 /// The string literals of `source` (normal, raw and byte strings) outside comments, with
 /// their 1-based line numbers.
 fn string_literals(source: &str) -> Vec<(usize, String)> {
@@ -70,22 +106,9 @@ fn string_literals(source: &str) -> Vec<(usize, String)> {
                 i += 1;
             }
         } else if c == '"' {
-            let start_line = line;
-            let mut j = i + 1;
-            let mut text = String::new();
-            while j < chars.len() && chars[j] != '"' {
-                if chars[j] == '\\' {
-                    text.push(chars[j]);
-                    j += 1;
-                }
-                if chars[j] == '\n' {
-                    line += 1;
-                }
-                text.push(chars[j]);
-                j += 1;
-            }
-            found.push((start_line, text));
-            i = j + 1;
+            let (text, end) = read_string(&chars, i + 1, None, &mut line);
+            found.push(text);
+            i = end;
         } else if ident(c) {
             // A whole identifier; `r` or `br` right before `"` or `#"` opens a raw string.
             let start = i;
@@ -98,22 +121,9 @@ fn string_literals(source: &str) -> Vec<(usize, String)> {
                 j += 1;
             }
             if (word == "r" || word == "br") && chars.get(j) == Some(&'"') {
-                let hashes = j - i;
-                let start_line = line;
-                let mut text = String::new();
-                j += 1;
-                while j < chars.len() {
-                    if chars[j] == '"' && (1..=hashes).all(|k| chars.get(j + k) == Some(&'#')) {
-                        break;
-                    }
-                    if chars[j] == '\n' {
-                        line += 1;
-                    }
-                    text.push(chars[j]);
-                    j += 1;
-                }
-                found.push((start_line, text));
-                i = j + 1 + hashes;
+                let (text, end) = read_string(&chars, j + 1, Some(j - i), &mut line);
+                found.push(text);
+                i = end;
             }
         } else {
             i += 1;

@@ -190,6 +190,62 @@ fn shared_text(
     )
 }
 
+/// Why the run directory `name` could not be made in `target`.
+fn run_dir_text(target: &std::path::Path, name: &str, source: &io::Error) -> String {
+    let shown = target.display();
+    match source.raw_os_error() {
+        Some(libc::EROFS) => {
+            format!("target {shown} is read-only (mounted ro); choose a writable directory")
+        }
+        Some(libc::EACCES) | Some(libc::EPERM) => format!(
+            "permission denied creating a directory in {shown}; choose a directory you can write, or fix its permissions"
+        ),
+        Some(libc::ENOSPC) | Some(libc::EDQUOT) => {
+            format!("no space left on {shown}; free some space or choose another target")
+        }
+        _ => format!("cannot create the run directory {name} in {shown}: {source}"),
+    }
+}
+
+/// Why O_DIRECT writes of `size_bytes` (the `setting`) are refused on this device.
+fn unaligned_text(
+    setting: Setting,
+    size_bytes: u64,
+    logical_block_size: u32,
+    names: &dyn SettingNames,
+) -> String {
+    format!(
+        "{} {} is not a multiple of the device's logical block size ({logical_block_size}); \
+         O_DIRECT needs aligned I/O: use {}",
+        if setting == Setting::RecordSize {
+            "record size"
+        } else {
+            "block size"
+        },
+        format_size(size_bytes),
+        names.name(
+            setting,
+            Some(&format_size(u64::from(logical_block_size).max(4096)))
+        )
+    )
+}
+
+/// What a run of `kind` calls its workers, and the settings that lower its open files.
+fn workers_to_lower(kind: WorkloadKind, names: &dyn SettingNames) -> (&'static str, String) {
+    if kind == WorkloadKind::Fileserver {
+        ("clients", names.name(Setting::Clients, None))
+    } else {
+        (
+            "threads",
+            format!(
+                "{} or {}",
+                names.name(Setting::Threads, None),
+                names.name(Setting::SharedFiles, None)
+            ),
+        )
+    }
+}
+
 impl Worded for TargetError {
     fn worded(&self, names: &dyn SettingNames) -> String {
         use TargetError::*;
@@ -245,21 +301,7 @@ impl Worded for TargetError {
                 target,
                 name,
                 source,
-            } => {
-                let shown = target.display();
-                match source.raw_os_error() {
-                    Some(libc::EROFS) => format!(
-                        "target {shown} is read-only (mounted ro); choose a writable directory"
-                    ),
-                    Some(libc::EACCES) | Some(libc::EPERM) => format!(
-                        "permission denied creating a directory in {shown}; choose a directory you can write, or fix its permissions"
-                    ),
-                    Some(libc::ENOSPC) | Some(libc::EDQUOT) => format!(
-                        "no space left on {shown}; free some space or choose another target"
-                    ),
-                    _ => format!("cannot create the run directory {name} in {shown}: {source}"),
-                }
-            }
+            } => run_dir_text(target, name, source),
             CreateDir { path, source } => format!("cannot create {}: {source}", path.display()),
             NotRunDirName { name } => format!(
                 "'{name}' is not the name of an fsynclab run directory (fsynclab-<run id> or \
@@ -283,20 +325,7 @@ impl Worded for TargetError {
                 setting,
                 size_bytes,
                 logical_block_size,
-            } => format!(
-                "{} {} is not a multiple of the device's logical block size ({logical_block_size}); \
-                 O_DIRECT needs aligned I/O: use {}",
-                if *setting == Setting::RecordSize {
-                    "record size"
-                } else {
-                    "block size"
-                },
-                format_size(*size_bytes),
-                names.name(
-                    *setting,
-                    Some(&format_size(u64::from(*logical_block_size).max(4096)))
-                )
-            ),
+            } => unaligned_text(*setting, *size_bytes, *logical_block_size, names),
             OpenFileLimit {
                 kind,
                 workers,
@@ -305,18 +334,7 @@ impl Worded for TargetError {
                 soft,
                 hard,
             } => {
-                let (who, lower) = if *kind == WorkloadKind::Fileserver {
-                    ("clients", names.name(Setting::Clients, None))
-                } else {
-                    (
-                        "threads",
-                        format!(
-                            "{} or {}",
-                            names.name(Setting::Threads, None),
-                            names.name(Setting::SharedFiles, None)
-                        ),
-                    )
-                };
+                let (who, lower) = workers_to_lower(*kind, names);
                 format!(
                     "{workers} {who} × {files_per_worker} file(s) need about {needed} open files but the limit is {soft} (hard {hard}); \
                      lower {lower}, or raise the limit (ulimit -n)"
