@@ -41,6 +41,8 @@ pub(crate) struct Fileserver;
 impl Kind for Fileserver {
     type Plan = Vec<ClientPlan>;
 
+    const DENSE_LATENCY: bool = false;
+
     fn prepare<B: Backend>(
         backend: &B,
         spec: &WorkloadSpec,

@@ -240,7 +240,11 @@ fn run_writer<B: Backend>(
         let opened = open_plan_files(backend, spec, &plan).map(|mut files| files.remove(0));
         let record_size = spec.grouplog.record_size as usize;
         let buf = AlignedBuf::new(record_size, mix(spec.seed ^ u64::from(plan.thread)));
-        let ops = [OpStats::new("commit"), OpStats::new("wait")];
+        // Whole histograms: a writer records one of each per record, millions in a run.
+        let ops = [
+            OpStats::preallocated("commit"),
+            OpStats::preallocated("wait"),
+        ];
         opened.map(|file| (file, buf, ops))
     };
     run_worker(backend, w, open, |(file, buf, [commit, wait]), t| {

@@ -158,6 +158,8 @@ pub(crate) struct Worker<'a> {
     /// Set once the worker has reached the gate, so the coordinator's guard knows
     /// whether to count it.
     pub arrived: &'a mut bool,
+    /// Allocate the write and sync histograms whole before the gate ([`super::kind::Kind::DENSE_LATENCY`]).
+    pub dense_latency: bool,
 }
 
 /// Per-thread totals a kind's loop returns (the harness turns them into
@@ -210,6 +212,10 @@ pub(crate) fn run_worker<B: Backend, S>(
 ) -> WorkerOutput {
     let clock = backend.clock(w.thread);
     let mut out = WorkerOutput::new(w.thread);
+    if w.dense_latency {
+        out.write_lat = LatencyHistogram::preallocated();
+        out.sync_lat = LatencyHistogram::preallocated();
+    }
     let opened = open();
     if let Err(message) = &opened {
         out.open_error = Some(message.clone());
@@ -279,4 +285,47 @@ pub(crate) fn merge_phases(outs: &[WorkerOutput]) -> Vec<PhaseStats> {
             p
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::FakeBackend;
+
+    /// The histograms a worker holds when it reaches the gate (the run is aborted there).
+    fn histogram_bytes_at_the_gate(dense_latency: bool) -> (usize, usize) {
+        let backend = FakeBackend::new(vec![1_000], vec![1_000]);
+        let (shared, live, gate) = (
+            Shared::new(StopRule::TotalRequests(1)),
+            Live::default(),
+            StartGate::new(),
+        );
+        std::thread::scope(|scope| {
+            let worker = scope.spawn(|| {
+                let mut arrived = false;
+                let w = Worker {
+                    thread: 0,
+                    shared: &shared,
+                    live: &live,
+                    gate: &gate,
+                    arrived: &mut arrived,
+                    dense_latency,
+                };
+                run_worker(&backend, w, || Ok(()), |_, _| Counts::default())
+            });
+            gate.wait_for(1);
+            gate.abort();
+            let out = worker.join().unwrap();
+            assert!(!out.started);
+            (out.write_lat.heap_bytes(), out.sync_lat.heap_bytes())
+        })
+    }
+
+    #[test]
+    fn dense_kinds_allocate_their_histograms_before_the_gate() {
+        let whole = LatencyHistogram::preallocated().heap_bytes();
+        assert!(whole > 200 << 10, "{whole}");
+        assert_eq!(histogram_bytes_at_the_gate(true), (whole, whole));
+        assert_eq!(histogram_bytes_at_the_gate(false), (0, 0));
+    }
 }

@@ -38,6 +38,12 @@ pub(crate) trait Kind {
         w: Worker<'_>,
     ) -> WorkerOutput;
 
+    /// Whether each worker's write and sync histograms are allocated whole before the start
+    /// gate, so that recording never allocates in the timed loop. True for kinds with few
+    /// workers making millions of calls; fileserver (up to 512 clients, each with its own
+    /// histograms) keeps the sparse ones that grow with the latencies seen, to bound memory.
+    const DENSE_LATENCY: bool = true;
+
     /// Bytes on the target the run may need (for the low-space warning).
     fn space_needed(spec: &WorkloadSpec) -> u64;
 

@@ -154,6 +154,7 @@ fn spawn_and_sample<K: Kind, B: Backend>(
                         live,
                         gate,
                         arrived: &mut guard.arrived,
+                        dense_latency: K::DENSE_LATENCY,
                     };
                     K::work(plan, backend, spec, w)
                 });

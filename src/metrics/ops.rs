@@ -30,6 +30,15 @@ impl OpStats {
         }
     }
 
+    /// An empty entry for `op` whose histogram is allocated whole now, so recording never
+    /// allocates (see [`LatencyHistogram::preallocated`]).
+    pub fn preallocated(op: &str) -> Self {
+        Self {
+            lat: LatencyHistogram::preallocated(),
+            ..Self::new(op)
+        }
+    }
+
     /// Records one call of `ns` that moved `bytes`.
     #[inline]
     pub fn record(&mut self, ns: u64, bytes: u64) {

@@ -304,4 +304,18 @@ mod memory_tests {
         assert_eq!(histogram.count(), SPARSE_MAX as u64 + 1);
         assert_eq!(histogram.summary().min_ns, 8);
     }
+
+    #[test]
+    fn a_dense_histogram_is_whole_from_the_start_and_records_the_same_counts() {
+        let mut dense = LatencyHistogram::preallocated();
+        let mut sparse = LatencyHistogram::new();
+        assert_eq!(dense.heap_bytes(), DENSE_COUNTS * size_of::<u64>());
+        for i in 0..20_000u64 {
+            let value = (i * 7919) % 5_000_000 + 1;
+            dense.record(value);
+            sparse.record(value);
+        }
+        assert_eq!(dense.heap_bytes(), DENSE_COUNTS * size_of::<u64>());
+        assert_eq!(dense, sparse);
+    }
 }
