@@ -1,4 +1,4 @@
-//! The engine's modules form no import cycle (issue 11): a kind never imports the runner
+//! The engine's (and the analysis') modules form no import cycle (issue 11): a kind never imports the runner
 //! or the registry, the harness never imports a kind, and no module imports from
 //! `mod.rs`. Reads the sources: every `super::<module>` / `crate::engine::<module>` path
 //! outside comments and test modules is an edge.
@@ -20,7 +20,15 @@ fn code_of(path: &Path) -> String {
 
 /// Module name → engine modules it refers to (`mod.rs` itself left out: it is the top).
 fn graph() -> BTreeMap<String, BTreeSet<String>> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/engine");
+    graph_of("engine")
+}
+
+/// Module name → sibling modules it refers to, for `src/<module>` (`mod.rs` left out).
+fn graph_of(module: &str) -> BTreeMap<String, BTreeSet<String>> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("src")
+        .join(module);
+    let crate_prefix = format!("crate::{module}::");
     let mut files = BTreeMap::new();
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();
@@ -36,7 +44,7 @@ fn graph() -> BTreeMap<String, BTreeSet<String>> {
     for (name, path) in &files {
         let code = code_of(path);
         let mut deps = BTreeSet::new();
-        for prefix in ["super::", "crate::engine::"] {
+        for prefix in ["super::", crate_prefix.as_str()] {
             for (i, _) in code.match_indices(prefix) {
                 let rest = &code[i + prefix.len()..];
                 let word: String = rest
@@ -88,6 +96,14 @@ fn find_cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>>
 fn engine_modules_have_no_import_cycle() {
     let graph = graph();
     assert!(graph.len() >= 15, "read the engine: {graph:?}");
+    assert_eq!(find_cycle(&graph), None, "{graph:#?}");
+}
+
+#[test]
+fn analysis_modules_have_no_import_cycle() {
+    let graph = graph_of("analysis");
+    assert!(graph.len() >= 5, "read the analysis: {graph:?}");
+    assert!(graph["compare"].contains("rows"), "{graph:?}");
     assert_eq!(find_cycle(&graph), None, "{graph:#?}");
 }
 
