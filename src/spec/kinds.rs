@@ -249,204 +249,216 @@ pub const MAX_DELAY_US: u64 = 1_000_000;
 /// Problems of the kind-specific parts of `spec`.
 pub(super) fn kind_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
     match spec.kind {
-        WorkloadKind::Fileio => {
-            if spec.mode == FileioMode::Sysbench && spec.sync == SyncMethod::SyncFileRange {
-                errs.push(spec_error(
-                    Setting::Sync,
-                    "sysbench mode with sync_file_range",
-                    crate::hint!(
-                        "sysbench syncs with fsync or fdatasync; choose one of those (",
-                        Setting::Sync,
-                        ")"
-                    ),
-                ));
-            }
-            if spec.mode == FileioMode::Sysbench {
-                if spec.requests.is_none() && spec.duration_s.is_none() {
-                    errs.push(spec_error(
-                        Setting::Requests,
-                        "sysbench mode without a request count or a duration",
-                        crate::hint!(
-                            "sysbench mode stops after ",
-                            (Setting::Requests, "N"),
-                            " events (writes + fsyncs) or ",
-                            (Setting::Duration, "S"),
-                            "; give one of them"
-                        ),
-                    ));
-                }
-                if spec.pattern == super::Pattern::Seq {
-                    errs.push(spec_error(
-                        Setting::Pattern,
-                        "sysbench mode with sequential writes",
-                        crate::hint!(
-                            "sysbench mode replays rndwr (uniform random blocks): use ",
-                            (Setting::Pattern, "rand"),
-                            ", or ",
-                            (Setting::Mode, "fio"),
-                            " for sequential writes"
-                        ),
-                    ));
-                }
-            }
+        WorkloadKind::Fileio => fileio_problems(spec, errs),
+        WorkloadKind::Smallfiles => smallfiles_problems(spec, errs),
+        WorkloadKind::Fileserver => fileserver_problems(spec, errs),
+        WorkloadKind::Grouplog => grouplog_problems(spec, errs),
+    }
+}
+
+/// Problems of a fileio spec.
+fn fileio_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
+    if spec.mode == FileioMode::Sysbench && spec.sync == SyncMethod::SyncFileRange {
+        errs.push(spec_error(
+            Setting::Sync,
+            "sysbench mode with sync_file_range",
+            crate::hint!(
+                "sysbench syncs with fsync or fdatasync; choose one of those (",
+                Setting::Sync,
+                ")"
+            ),
+        ));
+    }
+    if spec.mode == FileioMode::Sysbench {
+        if spec.requests.is_none() && spec.duration_s.is_none() {
+            errs.push(spec_error(
+                Setting::Requests,
+                "sysbench mode without a request count or a duration",
+                crate::hint!(
+                    "sysbench mode stops after ",
+                    (Setting::Requests, "N"),
+                    " events (writes + fsyncs) or ",
+                    (Setting::Duration, "S"),
+                    "; give one of them"
+                ),
+            ));
         }
-        WorkloadKind::Smallfiles => {
-            let s = &spec.smallfiles;
-            if s.files_per_thread == 0 || s.files_per_thread > 100_000_000 {
-                errs.push(spec_error(
-                    Setting::SmallfilesFiles,
-                    format!("{} files per thread", s.files_per_thread),
-                    crate::hint!("use 1 to 100000000 (", Setting::SmallfilesFiles, ")"),
-                ));
-            }
-            if s.file_size > super::MAX_BLOCK_SIZE {
-                errs.push(spec_error(
-                    Setting::SmallfilesFileSize,
-                    format!("{} per file", format_size(s.file_size)),
-                    crate::hint!(
-                        "small files are written with one call: use 0 to 64M (",
-                        Setting::SmallfilesFileSize,
-                        ")"
-                    ),
-                ));
-            }
-            if spec.open_flags != super::OpenFlags::default() {
-                errs.push(spec_error(
-                    Setting::OpenFlags,
-                    format!(
-                        "open flags {} on a smallfiles run",
-                        spec.open_flags.describe()
-                    ),
-                    crate::hint!(
-                        "smallfiles opens each new file itself: use ",
-                        (Setting::SmallfilesSync, "o_sync"),
-                        " for O_SYNC and drop ",
-                        Setting::OpenFlags
-                    ),
-                ));
-            }
-            if spec.requests.is_some() {
-                errs.push(spec_error(
-                    Setting::Requests,
-                    "a request count on a smallfiles run",
-                    crate::hint!(
-                        "smallfiles stops after ",
-                        Setting::SmallfilesFiles,
-                        " per thread (or ",
-                        Setting::Duration,
-                        "); drop ",
-                        Setting::Requests
-                    ),
-                ));
-            }
+        if spec.pattern == super::Pattern::Seq {
+            errs.push(spec_error(
+                Setting::Pattern,
+                "sysbench mode with sequential writes",
+                crate::hint!(
+                    "sysbench mode replays rndwr (uniform random blocks): use ",
+                    (Setting::Pattern, "rand"),
+                    ", or ",
+                    (Setting::Mode, "fio"),
+                    " for sequential writes"
+                ),
+            ));
         }
-        WorkloadKind::Fileserver => {
-            if spec.duration_s.is_none() {
-                errs.push(spec_error(
-                    Setting::Duration,
-                    "a fileserver run without a duration",
-                    crate::hint!(
-                        "fileserver clients run for a set time, as dbench -t: give ",
-                        (Setting::Duration, "30")
-                    ),
-                ));
-            }
-            if spec.requests.is_some() {
-                errs.push(spec_error(
-                    Setting::Requests,
-                    "a request count on a fileserver run",
-                    crate::hint!(
-                        "fileserver runs for ",
-                        Setting::Duration,
-                        "; drop ",
-                        Setting::Requests
-                    ),
-                ));
-            }
-            let f = spec.fileserver.files_per_client;
-            if f == 0 || f > 100_000 {
-                errs.push(spec_error(
-                    Setting::FilesPerClient,
-                    format!("{f} files per client"),
-                    crate::hint!("use 1 to 100000 (", (Setting::FilesPerClient, "64"), ")"),
-                ));
-            }
-        }
-        WorkloadKind::Grouplog => {
-            let g = &spec.grouplog;
-            if g.record_size == 0 || g.record_size > super::MAX_BLOCK_SIZE {
-                errs.push(spec_error(
-                    Setting::RecordSize,
-                    format!("{} per record", format_size(g.record_size)),
-                    crate::hint!("use 1 byte to 64M (", Setting::RecordSize, ")"),
-                ));
-            } else if g.record_size > g.log_size {
-                errs.push(spec_error(
-                    Setting::RecordSize,
-                    format!(
-                        "a {} record does not fit in a {} log",
-                        format_size(g.record_size),
-                        format_size(g.log_size)
-                    ),
-                    crate::hint!(
-                        "make the log larger than one record (",
-                        Setting::LogSize,
-                        ") or the record smaller"
-                    ),
-                ));
-            }
-            if g.log_size > super::MAX_FILE_SIZE {
-                errs.push(spec_error(
-                    Setting::LogSize,
-                    format!("{} log", format_size(g.log_size)),
-                    crate::hint!("use at most 64T (", Setting::LogSize, ")"),
-                ));
-            }
-            if spec.duration_s.is_none() && spec.requests.is_none() {
-                errs.push(spec_error(
-                    Setting::Duration,
-                    "a grouplog run without a stop rule",
-                    crate::hint!(
-                        "give ",
-                        (Setting::Duration, "S"),
-                        " or ",
-                        (Setting::Requests, "N"),
-                        " (records in total)"
-                    ),
-                ));
-            }
-            if spec.open_flags.direct && !g.record_size.is_multiple_of(512) {
-                errs.push(spec_error(
-                    Setting::RecordSize,
-                    format!("{} bytes with O_DIRECT", g.record_size),
-                    crate::hint!(
-                        "O_DIRECT needs a record size that is a multiple of 512 (",
-                        (Setting::RecordSize, "4k"),
-                        ")"
-                    ),
-                ));
-            }
-            if spec.sync == SyncMethod::None || spec.sync == SyncMethod::SyncFileRange {
-                errs.push(spec_error(
-                    Setting::Sync,
-                    format!("{} cannot make a log record durable", spec.sync.as_str()),
-                    crate::hint!("use ", (Setting::Sync, "fdatasync"), " (or fsync)"),
-                ));
-            }
-            let delay = match g.strategy {
-                Strategy::Delay { us } => Some(us),
-                Strategy::Adaptive { cap_us } => cap_us,
-                _ => None,
-            };
-            if let Some(us) = delay
-                && us > MAX_DELAY_US
-            {
-                errs.push(spec_error(
-                    Setting::Strategy,
-                    format!("{} µs delay", us),
-                    "use at most 1000000 µs (1 s), e.g. delay:500",
-                ));
-            }
-        }
+    }
+}
+
+/// Problems of a smallfiles spec.
+fn smallfiles_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
+    let s = &spec.smallfiles;
+    if s.files_per_thread == 0 || s.files_per_thread > 100_000_000 {
+        errs.push(spec_error(
+            Setting::SmallfilesFiles,
+            format!("{} files per thread", s.files_per_thread),
+            crate::hint!("use 1 to 100000000 (", Setting::SmallfilesFiles, ")"),
+        ));
+    }
+    if s.file_size > super::MAX_BLOCK_SIZE {
+        errs.push(spec_error(
+            Setting::SmallfilesFileSize,
+            format!("{} per file", format_size(s.file_size)),
+            crate::hint!(
+                "small files are written with one call: use 0 to 64M (",
+                Setting::SmallfilesFileSize,
+                ")"
+            ),
+        ));
+    }
+    if spec.open_flags != super::OpenFlags::default() {
+        errs.push(spec_error(
+            Setting::OpenFlags,
+            format!(
+                "open flags {} on a smallfiles run",
+                spec.open_flags.describe()
+            ),
+            crate::hint!(
+                "smallfiles opens each new file itself: use ",
+                (Setting::SmallfilesSync, "o_sync"),
+                " for O_SYNC and drop ",
+                Setting::OpenFlags
+            ),
+        ));
+    }
+    if spec.requests.is_some() {
+        errs.push(spec_error(
+            Setting::Requests,
+            "a request count on a smallfiles run",
+            crate::hint!(
+                "smallfiles stops after ",
+                Setting::SmallfilesFiles,
+                " per thread (or ",
+                Setting::Duration,
+                "); drop ",
+                Setting::Requests
+            ),
+        ));
+    }
+}
+
+/// Problems of a fileserver spec.
+fn fileserver_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
+    if spec.duration_s.is_none() {
+        errs.push(spec_error(
+            Setting::Duration,
+            "a fileserver run without a duration",
+            crate::hint!(
+                "fileserver clients run for a set time, as dbench -t: give ",
+                (Setting::Duration, "30")
+            ),
+        ));
+    }
+    if spec.requests.is_some() {
+        errs.push(spec_error(
+            Setting::Requests,
+            "a request count on a fileserver run",
+            crate::hint!(
+                "fileserver runs for ",
+                Setting::Duration,
+                "; drop ",
+                Setting::Requests
+            ),
+        ));
+    }
+    let f = spec.fileserver.files_per_client;
+    if f == 0 || f > 100_000 {
+        errs.push(spec_error(
+            Setting::FilesPerClient,
+            format!("{f} files per client"),
+            crate::hint!("use 1 to 100000 (", (Setting::FilesPerClient, "64"), ")"),
+        ));
+    }
+}
+
+/// Problems of a grouplog spec.
+fn grouplog_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
+    let g = &spec.grouplog;
+    if g.record_size == 0 || g.record_size > super::MAX_BLOCK_SIZE {
+        errs.push(spec_error(
+            Setting::RecordSize,
+            format!("{} per record", format_size(g.record_size)),
+            crate::hint!("use 1 byte to 64M (", Setting::RecordSize, ")"),
+        ));
+    } else if g.record_size > g.log_size {
+        errs.push(spec_error(
+            Setting::RecordSize,
+            format!(
+                "a {} record does not fit in a {} log",
+                format_size(g.record_size),
+                format_size(g.log_size)
+            ),
+            crate::hint!(
+                "make the log larger than one record (",
+                Setting::LogSize,
+                ") or the record smaller"
+            ),
+        ));
+    }
+    if g.log_size > super::MAX_FILE_SIZE {
+        errs.push(spec_error(
+            Setting::LogSize,
+            format!("{} log", format_size(g.log_size)),
+            crate::hint!("use at most 64T (", Setting::LogSize, ")"),
+        ));
+    }
+    if spec.duration_s.is_none() && spec.requests.is_none() {
+        errs.push(spec_error(
+            Setting::Duration,
+            "a grouplog run without a stop rule",
+            crate::hint!(
+                "give ",
+                (Setting::Duration, "S"),
+                " or ",
+                (Setting::Requests, "N"),
+                " (records in total)"
+            ),
+        ));
+    }
+    if spec.open_flags.direct && !g.record_size.is_multiple_of(512) {
+        errs.push(spec_error(
+            Setting::RecordSize,
+            format!("{} bytes with O_DIRECT", g.record_size),
+            crate::hint!(
+                "O_DIRECT needs a record size that is a multiple of 512 (",
+                (Setting::RecordSize, "4k"),
+                ")"
+            ),
+        ));
+    }
+    if spec.sync == SyncMethod::None || spec.sync == SyncMethod::SyncFileRange {
+        errs.push(spec_error(
+            Setting::Sync,
+            format!("{} cannot make a log record durable", spec.sync.as_str()),
+            crate::hint!("use ", (Setting::Sync, "fdatasync"), " (or fsync)"),
+        ));
+    }
+    let delay = match g.strategy {
+        Strategy::Delay { us } => Some(us),
+        Strategy::Adaptive { cap_us } => cap_us,
+        _ => None,
+    };
+    if let Some(us) = delay
+        && us > MAX_DELAY_US
+    {
+        errs.push(spec_error(
+            Setting::Strategy,
+            format!("{} µs delay", us),
+            "use at most 1000000 µs (1 s), e.g. delay:500",
+        ));
     }
 }

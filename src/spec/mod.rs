@@ -5,6 +5,7 @@ mod input_file;
 mod kinds;
 mod plan;
 mod preset;
+mod problems;
 mod set;
 mod setting;
 mod size;
@@ -369,136 +370,8 @@ impl WorkloadSpec {
     /// Every problem with this spec (empty when it is valid).
     pub fn problems(&self) -> Vec<SpecError> {
         let mut errs = Vec::new();
-        if self.threads == 0 || self.threads > MAX_THREADS {
-            // A fileserver's threads are its clients (dbench's client count).
-            let (what, option) = if self.kind == WorkloadKind::Fileserver {
-                ("clients", Setting::Clients)
-            } else {
-                ("threads", Setting::Threads)
-            };
-            errs.push(spec_error(
-                Setting::Threads,
-                format!("{} {what}", self.threads),
-                crate::hint!(format!("use 1 to {MAX_THREADS} ("), option, ")"),
-            ));
-        }
-        if self.block_size < 512
-            || !self.block_size.is_multiple_of(512)
-            || self.block_size > MAX_BLOCK_SIZE
-        {
-            errs.push(spec_error(
-                Setting::BlockSize,
-                format!(
-                    "{} bytes is not a multiple of 512 between 512 and 64M",
-                    self.block_size
-                ),
-                crate::hint!("use e.g. 4k, 8k or 512 (", Setting::BlockSize, ")"),
-            ));
-        }
-        if self.file_size < self.block_size || self.file_size > MAX_FILE_SIZE {
-            errs.push(spec_error(
-                Setting::FileSize,
-                format!(
-                    "{} is smaller than one block ({}) or larger than 64T",
-                    format_size(self.file_size),
-                    format_size(self.block_size)
-                ),
-                crate::hint!(
-                    "make the file at least one block long (",
-                    Setting::FileSize,
-                    ")"
-                ),
-            ));
-        }
-        if let Some(io) = self.io_size
-            && (io < self.block_size || io > MAX_FILE_SIZE)
-        {
-            errs.push(spec_error(
-                Setting::IoSize,
-                format!(
-                    "{} is less than one block or more than 64T",
-                    format_size(io)
-                ),
-                crate::hint!(
-                    "use at least one block and at most 64T per thread (",
-                    Setting::IoSize,
-                    ")"
-                ),
-            ));
-        }
-        if let Some(d) = self.duration_s
-            && !(MIN_DURATION_S..=MAX_DURATION_S).contains(&d)
-        {
-            // {:.3e}: a typo such as 1e308 or 5e-324 must not print a 300-digit number.
-            let shown = if d.is_finite() && (d == 0.0 || (1e-3..1e7).contains(&d.abs())) {
-                format!("{d} s")
-            } else {
-                format!("{d:.3e} s")
-            };
-            errs.push(spec_error(
-                Setting::Duration,
-                shown,
-                crate::hint!(
-                    "use a duration of at least 0.001 s and at most 7 days (",
-                    Setting::Duration,
-                    ")"
-                ),
-            ));
-        }
-        if self.duration_s.is_some() && self.requests.is_some() {
-            errs.push(spec_error(
-                Setting::Requests,
-                "both a duration and a request count are set",
-                crate::hint!(
-                    "choose one stop rule: ",
-                    Setting::Duration,
-                    " or ",
-                    Setting::Requests
-                ),
-            ));
-        }
-        if let Some(n) = self.requests
-            && (n == 0 || n > MAX_REQUESTS)
-        {
-            errs.push(spec_error(
-                Setting::Requests,
-                format!("{n} requests"),
-                crate::hint!(format!("use 1 to {MAX_REQUESTS} ("), Setting::Requests, ")"),
-            ));
-        }
-        if self.sync != SyncMethod::None && self.sync_every == 0 {
-            errs.push(spec_error(
-                Setting::SyncEvery,
-                "0 writes between syncs",
-                crate::hint!(
-                    "use 1 or more, or ",
-                    (Setting::Sync, "none"),
-                    " to never sync (",
-                    Setting::SyncEvery,
-                    ")"
-                ),
-            ));
-        }
-        if let Some(n) = self.shared_files
-            && (n == 0 || n > MAX_THREADS)
-        {
-            errs.push(spec_error(
-                Setting::SharedFiles,
-                format!("{n} shared files"),
-                crate::hint!(
-                    format!("use 1 to {MAX_THREADS} ("),
-                    Setting::SharedFiles,
-                    ")"
-                ),
-            ));
-        }
-        if !(10..=60_000).contains(&self.interval_ms) {
-            errs.push(spec_error(
-                Setting::IntervalMs,
-                format!("{} ms", self.interval_ms),
-                crate::hint!("use 10 to 60000 ms (", (Setting::IntervalMs, "100"), ")"),
-            ));
-        }
+        problems::size_problems(self, &mut errs);
+        problems::stop_problems(self, &mut errs);
         kinds::kind_problems(self, &mut errs);
         errs
     }

@@ -1,0 +1,142 @@
+//! The general checks of a [`WorkloadSpec`] (sizes, threads, the stop rule, syncing); the
+//! kind-specific ones are in `kinds.rs`.
+
+use super::*;
+
+/// Problems with the threads and the sizes.
+pub(super) fn size_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
+    if spec.threads == 0 || spec.threads > MAX_THREADS {
+        // A fileserver's threads are its clients (dbench's client count).
+        let (what, option) = if spec.kind == WorkloadKind::Fileserver {
+            ("clients", Setting::Clients)
+        } else {
+            ("threads", Setting::Threads)
+        };
+        errs.push(spec_error(
+            Setting::Threads,
+            format!("{} {what}", spec.threads),
+            crate::hint!(format!("use 1 to {MAX_THREADS} ("), option, ")"),
+        ));
+    }
+    if spec.block_size < 512
+        || !spec.block_size.is_multiple_of(512)
+        || spec.block_size > MAX_BLOCK_SIZE
+    {
+        errs.push(spec_error(
+            Setting::BlockSize,
+            format!(
+                "{} bytes is not a multiple of 512 between 512 and 64M",
+                spec.block_size
+            ),
+            crate::hint!("use e.g. 4k, 8k or 512 (", Setting::BlockSize, ")"),
+        ));
+    }
+    if spec.file_size < spec.block_size || spec.file_size > MAX_FILE_SIZE {
+        errs.push(spec_error(
+            Setting::FileSize,
+            format!(
+                "{} is smaller than one block ({}) or larger than 64T",
+                format_size(spec.file_size),
+                format_size(spec.block_size)
+            ),
+            crate::hint!(
+                "make the file at least one block long (",
+                Setting::FileSize,
+                ")"
+            ),
+        ));
+    }
+    if let Some(io) = spec.io_size
+        && (io < spec.block_size || io > MAX_FILE_SIZE)
+    {
+        errs.push(spec_error(
+            Setting::IoSize,
+            format!(
+                "{} is less than one block or more than 64T",
+                format_size(io)
+            ),
+            crate::hint!(
+                "use at least one block and at most 64T per thread (",
+                Setting::IoSize,
+                ")"
+            ),
+        ));
+    }
+}
+
+/// Problems with the stop rule, syncing, shared files and the sampling interval.
+pub(super) fn stop_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
+    if let Some(d) = spec.duration_s
+        && !(MIN_DURATION_S..=MAX_DURATION_S).contains(&d)
+    {
+        // {:.3e}: a typo such as 1e308 or 5e-324 must not print a 300-digit number.
+        let shown = if d.is_finite() && (d == 0.0 || (1e-3..1e7).contains(&d.abs())) {
+            format!("{d} s")
+        } else {
+            format!("{d:.3e} s")
+        };
+        errs.push(spec_error(
+            Setting::Duration,
+            shown,
+            crate::hint!(
+                "use a duration of at least 0.001 s and at most 7 days (",
+                Setting::Duration,
+                ")"
+            ),
+        ));
+    }
+    if spec.duration_s.is_some() && spec.requests.is_some() {
+        errs.push(spec_error(
+            Setting::Requests,
+            "both a duration and a request count are set",
+            crate::hint!(
+                "choose one stop rule: ",
+                Setting::Duration,
+                " or ",
+                Setting::Requests
+            ),
+        ));
+    }
+    if let Some(n) = spec.requests
+        && (n == 0 || n > MAX_REQUESTS)
+    {
+        errs.push(spec_error(
+            Setting::Requests,
+            format!("{n} requests"),
+            crate::hint!(format!("use 1 to {MAX_REQUESTS} ("), Setting::Requests, ")"),
+        ));
+    }
+    if spec.sync != SyncMethod::None && spec.sync_every == 0 {
+        errs.push(spec_error(
+            Setting::SyncEvery,
+            "0 writes between syncs",
+            crate::hint!(
+                "use 1 or more, or ",
+                (Setting::Sync, "none"),
+                " to never sync (",
+                Setting::SyncEvery,
+                ")"
+            ),
+        ));
+    }
+    if let Some(n) = spec.shared_files
+        && (n == 0 || n > MAX_THREADS)
+    {
+        errs.push(spec_error(
+            Setting::SharedFiles,
+            format!("{n} shared files"),
+            crate::hint!(
+                format!("use 1 to {MAX_THREADS} ("),
+                Setting::SharedFiles,
+                ")"
+            ),
+        ));
+    }
+    if !(10..=60_000).contains(&spec.interval_ms) {
+        errs.push(spec_error(
+            Setting::IntervalMs,
+            format!("{} ms", spec.interval_ms),
+            crate::hint!("use 10 to 60000 ms (", (Setting::IntervalMs, "100"), ")"),
+        ));
+    }
+}
