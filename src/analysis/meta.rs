@@ -37,7 +37,7 @@ const FIELDS: &[Field] = &[
         r.system
             .mount
             .as_ref()
-            .map(|m| crate::report::merged_options(&m.mount_options, &m.super_options))
+            .map(|m| crate::probe::merged_options(&m.mount_options, &m.super_options))
             .unwrap_or_else(|| "-".into())
     }),
     // Scratch filesystems get whichever loop device is free: its number is not part of

@@ -13,7 +13,9 @@ mod system;
 use std::path::PathBuf;
 
 pub use blockstat::{MIN_STAT_FIELDS, parse_named_stat_line};
-pub use mountinfo::{MOUNTINFO_PATH, list_mounts, mount_for_path, parse_mountinfo, unescape_octal};
+pub use mountinfo::{
+    MOUNTINFO_PATH, list_mounts, merged_options, mount_for_path, parse_mountinfo, unescape_octal,
+};
 pub use noise::{Pressure, QuietOutcome, measure_cpu_busy, read_pressure, wait_for_quiet};
 pub use sysfs::{
     SYSFS_ROOT, device_for_mount, device_for_mount_in, device_holding_file, no_device_reason,

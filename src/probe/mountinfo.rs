@@ -153,9 +153,29 @@ pub fn mount_for_path<'a>(mounts: &'a [MountInfo], canonical_path: &Path) -> Opt
     best.map(|(_, mount)| mount)
 }
 
+/// Mount and superblock options as one list, each option once (`rw,relatime,ssd,...`).
+pub fn merged_options(mount_options: &str, super_options: &str) -> String {
+    let mut seen: Vec<&str> = Vec::new();
+    for opt in mount_options.split(',').chain(super_options.split(',')) {
+        if !opt.is_empty() && !seen.contains(&opt) {
+            seen.push(opt);
+        }
+    }
+    seen.join(",")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn options_are_merged_once() {
+        assert_eq!(
+            merged_options("rw,relatime", "rw,ssd,space_cache=v2"),
+            "rw,relatime,ssd,space_cache=v2"
+        );
+        assert_eq!(merged_options("", ""), "");
+    }
 
     const HOST: &str = include_str!("../../tests/fixtures/probe/mountinfo.host.txt");
     const SYNTHETIC: &str = include_str!("../../tests/fixtures/probe/mountinfo.synthetic.txt");

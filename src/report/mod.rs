@@ -10,12 +10,11 @@ mod output;
 mod sysbench;
 mod text;
 
+pub use crate::probe::merged_options;
 pub use compare::{compare_csv, compare_json, compare_markdown, compare_table, num as fmt_num};
 pub use image::{ImageFormat, ImageOptions, ReportError, render_comparison};
 pub use kinds::{group_text, kind_json, kind_line, kind_section, ops_table, phases_text};
 pub use listing::{fmt_utc_ms, matrix_options_line, progress_line, run_header, runs_table};
 pub use output::{OutputError, REPORT_FORMATS, report_files, report_format, write_report_files};
 pub use sysbench::{sysbench_json, sysbench_text};
-pub use text::{
-    fmt_bytes_per_sec, fmt_ns, merged_options, run_json, run_line, summary_text, where_line,
-};
+pub use text::{fmt_bytes_per_sec, fmt_ns, run_json, run_line, summary_text, where_line};

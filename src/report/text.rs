@@ -1,5 +1,6 @@
 //! The readable run summary (CLI `run` and `show`) and the `--json` object.
 
+use crate::probe::merged_options;
 use std::fmt::Write as _;
 
 use serde_json::json;
@@ -209,17 +210,6 @@ pub fn summary_text(r: &RunResult) -> String {
     out
 }
 
-/// Mount and superblock options as one list, each option once (`rw,relatime,ssd,...`).
-pub fn merged_options(mount_options: &str, super_options: &str) -> String {
-    let mut seen: Vec<&str> = Vec::new();
-    for opt in mount_options.split(',').chain(super_options.split(',')) {
-        if !opt.is_empty() && !seen.contains(&opt) {
-            seen.push(opt);
-        }
-    }
-    seen.join(",")
-}
-
 /// One line per run of a series: id, status, the swept-looking fields, headline figures.
 pub fn run_line(r: &RunResult) -> String {
     let s = r.summary();
@@ -318,15 +308,6 @@ pub fn run_json(r: &RunResult) -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn options_are_merged_once() {
-        assert_eq!(
-            merged_options("rw,relatime", "rw,ssd,space_cache=v2"),
-            "rw,relatime,ssd,space_cache=v2"
-        );
-        assert_eq!(merged_options("", ""), "");
-    }
 
     #[test]
     fn latency_units() {
