@@ -204,16 +204,7 @@ impl Worded for IoFailure {
 mod tests {
     use super::*;
 
-    /// Names settings as `<key>` so a test sees exactly which ones a message names.
-    struct Keys;
-    impl SettingNames for Keys {
-        fn name(&self, setting: Setting, value: Option<&str>) -> String {
-            match value {
-                Some(v) => format!("<{} {v}>", setting.key()),
-                None => format!("<{}>", setting.key()),
-            }
-        }
-    }
+    use crate::spec::KeyNames as Keys;
 
     fn text(kind: WorkloadKind, op: &str, errno: i32, inodes: bool) -> String {
         let e = io::Error::from_raw_os_error(errno);

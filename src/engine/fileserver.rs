@@ -43,6 +43,10 @@ impl Kind for Fileserver {
 
     const DENSE_LATENCY: bool = false;
 
+    /// Creates every client's tree (`client-N/d00..d07`) and initial working set, then syncs
+    /// the filesystem once so the first timed flush does not pay for the preparation. Every
+    /// directory is made with mkdirat and opened by descriptor; every file is created through
+    /// the backend (openat O_CREAT|O_EXCL|O_NOFOLLOW) in its subdirectory's descriptor.
     fn prepare<B: Backend>(
         backend: &B,
         spec: &WorkloadSpec,
@@ -50,7 +54,59 @@ impl Kind for Fileserver {
         events: &Sender<EngineEvent>,
         cancel: &CancelToken,
     ) -> Result<Vec<ClientPlan>, PrepareStop> {
-        prepare(backend, spec, scratch, events, cancel)
+        let per_client = spec.fileserver.files_per_client;
+        let plans: Vec<Mix> = (0..spec.threads)
+            .map(|c| Mix::new(spec.seed, c, per_client))
+            .collect();
+        let total_bytes: u64 = plans.iter().flat_map(|m| m.files()).map(|f| f.size).sum();
+        let files = spec.threads.saturating_mul(per_client);
+        let _ = events.send(EngineEvent::Preparing {
+            files,
+            bytes_per_file: total_bytes / u64::from(files.max(1)),
+        });
+        let fill = fill_pattern(1 << 20, spec.seed);
+        let fail = |op: &str, dir: &DirHandle, name: &str, e: &io::Error| {
+            let site = IoSite {
+                kind: spec.kind,
+                dir,
+                name,
+            };
+            PrepareStop::Error(EngineError::Prepare(io_failure(site, op, None, e)))
+        };
+        let mut ops = backend.dir_ops(PREPARE_THREAD);
+        let mut out = Vec::with_capacity(plans.len());
+        for (client, mix) in plans.into_iter().enumerate() {
+            if cancel.is_cancelled() {
+                return Err(PrepareStop::Cancelled);
+            }
+            let name = format!("client-{client}");
+            let dir = scratch
+                .subdir(&name)
+                .map_err(|e| fail("mkdir", scratch.dir(), &name, &e))?;
+            let mut subdirs = Vec::with_capacity(DIRS as usize);
+            for d in 0..DIRS {
+                let sub = dir_text(d);
+                dir.mkdir(&sub).map_err(|e| fail("mkdir", &dir, &sub, &e))?;
+                subdirs.push(
+                    dir.open_subdir(&sub)
+                        .map_err(|e| fail("open", &dir, &sub, &e))?,
+                );
+            }
+            let mut a = [0u8; NAME_LEN];
+            for f in mix.files() {
+                write_name(&mut a, f.dir, f.id, false);
+                let sub = &subdirs[f.dir as usize];
+                write_new_file(&mut ops, sub, cstr(&a[DIR_PREFIX..]), &fill, f.size)
+                    .map_err(|e| fail("prepare", &dir, &name_text(&a), &e))?;
+            }
+            out.push(ClientPlan {
+                dir: Arc::new(dir),
+                mix,
+            });
+        }
+        // Failure only costs the first timed sync.
+        let _ = ops.syncfs(scratch.dir());
+        Ok(out)
     }
 
     fn work<B: Backend>(
@@ -87,72 +143,6 @@ pub(crate) struct ClientPlan {
     pub dir: Arc<DirHandle>,
     /// The generator, its working set already on disk.
     pub mix: Mix,
-}
-
-/// Creates every client's tree (`client-N/d00..d07`) and initial working set, then syncs
-/// the filesystem once so the first timed flush does not pay for the preparation. Every
-/// directory is made with mkdirat and opened by descriptor; every file is created through
-/// the backend (openat O_CREAT|O_EXCL|O_NOFOLLOW) in its subdirectory's descriptor.
-fn prepare<B: Backend>(
-    backend: &B,
-    spec: &WorkloadSpec,
-    scratch: &mut ScratchDir,
-    events: &Sender<EngineEvent>,
-    cancel: &CancelToken,
-) -> Result<Vec<ClientPlan>, PrepareStop> {
-    let per_client = spec.fileserver.files_per_client;
-    let plans: Vec<Mix> = (0..spec.threads)
-        .map(|c| Mix::new(spec.seed, c, per_client))
-        .collect();
-    let total_bytes: u64 = plans.iter().flat_map(|m| m.files()).map(|f| f.size).sum();
-    let files = spec.threads.saturating_mul(per_client);
-    let _ = events.send(EngineEvent::Preparing {
-        files,
-        bytes_per_file: total_bytes / u64::from(files.max(1)),
-    });
-    let fill = fill_pattern(1 << 20, spec.seed);
-    let fail = |op: &str, dir: &DirHandle, name: &str, e: &io::Error| {
-        let site = IoSite {
-            kind: spec.kind,
-            dir,
-            name,
-        };
-        PrepareStop::Error(EngineError::Prepare(io_failure(site, op, None, e)))
-    };
-    let mut ops = backend.dir_ops(PREPARE_THREAD);
-    let mut out = Vec::with_capacity(plans.len());
-    for (client, mix) in plans.into_iter().enumerate() {
-        if cancel.is_cancelled() {
-            return Err(PrepareStop::Cancelled);
-        }
-        let name = format!("client-{client}");
-        let dir = scratch
-            .subdir(&name)
-            .map_err(|e| fail("mkdir", scratch.dir(), &name, &e))?;
-        let mut subdirs = Vec::with_capacity(DIRS as usize);
-        for d in 0..DIRS {
-            let sub = dir_text(d);
-            dir.mkdir(&sub).map_err(|e| fail("mkdir", &dir, &sub, &e))?;
-            subdirs.push(
-                dir.open_subdir(&sub)
-                    .map_err(|e| fail("open", &dir, &sub, &e))?,
-            );
-        }
-        let mut a = [0u8; NAME_LEN];
-        for f in mix.files() {
-            write_name(&mut a, f.dir, f.id, false);
-            let sub = &subdirs[f.dir as usize];
-            write_new_file(&mut ops, sub, cstr(&a[DIR_PREFIX..]), &fill, f.size)
-                .map_err(|e| fail("prepare", &dir, &name_text(&a), &e))?;
-        }
-        out.push(ClientPlan {
-            dir: Arc::new(dir),
-            mix,
-        });
-    }
-    // Failure only costs the first timed sync.
-    let _ = ops.syncfs(scratch.dir());
-    Ok(out)
 }
 
 fn write_new_file<D: DirOps>(

@@ -36,6 +36,8 @@ pub(crate) struct Grouplog;
 impl Kind for Grouplog {
     type Plan = GroupLog;
 
+    /// Creates the shared log: empty (the first pass appends and grows it) unless `prepare`
+    /// asks for a preallocated (`fallocate`) or written (`fill`) log of `log_size`.
     fn prepare<B: Backend>(
         backend: &B,
         spec: &WorkloadSpec,
@@ -43,7 +45,32 @@ impl Kind for Grouplog {
         events: &Sender<EngineEvent>,
         cancel: &CancelToken,
     ) -> Result<GroupLog, PrepareStop> {
-        prepare(backend, spec, scratch, events, cancel)
+        let size = match spec.prepare {
+            Prepare::Sparse => 0,
+            Prepare::Fallocate | Prepare::Fill => spec.grouplog.log_size,
+        };
+        let _ = events.send(EngineEvent::Preparing {
+            files: 1,
+            bytes_per_file: size,
+        });
+        let name = scratch.file("shared.log");
+        let dir = scratch.dir().clone();
+        match backend.create(&dir, &name, size, spec.prepare, spec.seed, cancel) {
+            Ok(()) => {}
+            Err(_) if cancel.is_cancelled() => return Err(PrepareStop::Cancelled),
+            Err(e) => {
+                let site = IoSite {
+                    kind: spec.kind,
+                    dir: &dir,
+                    name: &name,
+                };
+                return Err(PrepareStop::Error(EngineError::Prepare(io_failure(
+                    site, "create", None, &e,
+                ))));
+            }
+        }
+        dir.sync();
+        Ok(GroupLog::new(dir, name, spec.grouplog.strategy))
     }
 
     fn work<B: Backend>(
@@ -90,43 +117,6 @@ impl Kind for Grouplog {
     fn group_stats(log: &GroupLog, spec: &WorkloadSpec) -> Option<GroupCommitStats> {
         Some(log.stats(spec.grouplog.strategy))
     }
-}
-
-/// Creates the shared log: empty (the first pass appends and grows it) unless `prepare`
-/// asks for a preallocated (`fallocate`) or written (`fill`) log of `log_size`.
-fn prepare<B: Backend>(
-    backend: &B,
-    spec: &WorkloadSpec,
-    scratch: &mut ScratchDir,
-    events: &Sender<EngineEvent>,
-    cancel: &CancelToken,
-) -> Result<GroupLog, PrepareStop> {
-    let size = match spec.prepare {
-        Prepare::Sparse => 0,
-        Prepare::Fallocate | Prepare::Fill => spec.grouplog.log_size,
-    };
-    let _ = events.send(EngineEvent::Preparing {
-        files: 1,
-        bytes_per_file: size,
-    });
-    let name = scratch.file("shared.log");
-    let dir = scratch.dir().clone();
-    match backend.create(&dir, &name, size, spec.prepare, spec.seed, cancel) {
-        Ok(()) => {}
-        Err(_) if cancel.is_cancelled() => return Err(PrepareStop::Cancelled),
-        Err(e) => {
-            let site = IoSite {
-                kind: spec.kind,
-                dir: &dir,
-                name: &name,
-            };
-            return Err(PrepareStop::Error(EngineError::Prepare(io_failure(
-                site, "create", None, &e,
-            ))));
-        }
-    }
-    dir.sync();
-    Ok(GroupLog::new(dir, name, spec.grouplog.strategy))
 }
 
 /// The shared log and its coordinator.

@@ -352,15 +352,7 @@ impl Worded for TargetError {
 mod tests {
     use super::*;
 
-    struct Keys;
-    impl SettingNames for Keys {
-        fn name(&self, setting: Setting, value: Option<&str>) -> String {
-            match value {
-                Some(v) => format!("<{} {v}>", setting.key()),
-                None => format!("<{}>", setting.key()),
-            }
-        }
-    }
+    use crate::spec::KeyNames as Keys;
 
     #[test]
     fn each_refusal_names_the_setting_to_change() {

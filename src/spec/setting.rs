@@ -350,6 +350,21 @@ pub trait Worded {
     }
 }
 
+/// Names settings as `<key>` (`<key value>` with a value), so a test sees exactly which
+/// settings a message names and where.
+#[cfg(test)]
+pub(crate) struct KeyNames;
+
+#[cfg(test)]
+impl SettingNames for KeyNames {
+    fn name(&self, setting: Setting, value: Option<&str>) -> String {
+        match value {
+            Some(v) => format!("<{} {v}>", setting.key()),
+            None => format!("<{}>", setting.key()),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
