@@ -6,7 +6,6 @@ use std::sync::mpsc;
 
 use fsynclab::engine::{CancelToken, RunContext, run};
 use fsynclab::metrics::RunStatus;
-use fsynclab::probe::SystemInfo;
 use fsynclab::spec::{SyncMethod, WorkloadSpec};
 
 #[test]
@@ -22,14 +21,7 @@ fn many_threads_end_near_the_duration_on_a_real_target() {
         sync: SyncMethod::Fdatasync,
         ..Default::default()
     };
-    let ctx = RunContext {
-        run_id: 1,
-        target: dir.path().to_path_buf(),
-        dir_name: None,
-        allow_shared_target: false,
-        keep_files: false,
-        system: SystemInfo::default(),
-    };
+    let ctx = RunContext::new(1, dir.path().to_path_buf());
     let (tx, _rx) = mpsc::channel();
     let r = run(&spec, &ctx, &tx, &CancelToken::new()).unwrap();
     assert_eq!(r.status, RunStatus::Finished, "{:?}", r.error);

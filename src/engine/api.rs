@@ -163,3 +163,19 @@ pub struct RunContext {
     /// What the probe found; its device is the one whose counters are read.
     pub system: SystemInfo,
 }
+
+impl RunContext {
+    /// A run of `run_id` in `target` with the defaults: the engine names the run directory,
+    /// a shared target is refused, the files are removed afterwards, and nothing was probed
+    /// (no device counters are read).
+    pub fn new(run_id: i64, target: PathBuf) -> Self {
+        Self {
+            run_id,
+            target,
+            dir_name: None,
+            allow_shared_target: false,
+            keep_files: false,
+            system: SystemInfo::default(),
+        }
+    }
+}

@@ -445,7 +445,6 @@ fn step_loop<B: Backend>(
 mod tests {
     use super::super::{CancelToken, RunContext, run};
     use crate::metrics::RunStatus;
-    use crate::probe::SystemInfo;
     use crate::spec::{WorkloadKind, WorkloadSpec};
 
     fn spec(clients: u32, secs: f64) -> WorkloadSpec {
@@ -460,14 +459,7 @@ mod tests {
     }
 
     fn ctx(dir: &std::path::Path) -> RunContext {
-        RunContext {
-            run_id: 3,
-            target: dir.to_path_buf(),
-            keep_files: false,
-            dir_name: None,
-            allow_shared_target: false,
-            system: SystemInfo::default(),
-        }
+        RunContext::new(3, dir.to_path_buf())
     }
 
     #[test]

@@ -10,7 +10,6 @@ use super::super::fake::{FakeBackend, FakeOp};
 use super::super::{CancelToken, RunContext, run_with};
 use super::{Mix, Step};
 use crate::metrics::{RunResult, RunStatus};
-use crate::probe::SystemInfo;
 use crate::spec::{WorkloadKind, WorkloadSpec};
 
 const WRITE_NS: u64 = 1_000;
@@ -108,14 +107,7 @@ fn spec(clients: u32) -> WorkloadSpec {
 
 fn run_fake(fake: &FakeBackend, spec: &WorkloadSpec) -> RunResult {
     let dir = tempfile::tempdir().unwrap();
-    let ctx = RunContext {
-        run_id: 9,
-        target: dir.path().to_path_buf(),
-        keep_files: false,
-        dir_name: None,
-        allow_shared_target: false,
-        system: SystemInfo::default(),
-    };
+    let ctx = RunContext::new(9, dir.path().to_path_buf());
     let (tx, _rx) = mpsc::channel();
     let r = run_with(fake, spec, &ctx, &tx, &CancelToken::new()).unwrap();
     assert_eq!(

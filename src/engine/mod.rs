@@ -176,12 +176,8 @@ pub fn fake_run(
         source,
     })?;
     let ctx = RunContext {
-        run_id: id,
-        target: dir.clone(),
-        keep_files: false,
-        dir_name: None,
-        allow_shared_target: false,
         system,
+        ..RunContext::new(id, dir.clone())
     };
     let (tx, _rx) = std::sync::mpsc::channel();
     let result = run_with(

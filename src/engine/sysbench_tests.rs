@@ -3,7 +3,6 @@
 use super::*;
 use crate::engine::{CancelToken, FakeBackend, RunContext, run_with};
 use crate::metrics::{RunResult, RunStatus, SysbenchSummary};
-use crate::probe::SystemInfo;
 use crate::spec::FileioMode;
 
 fn sysbench_spec(threads: u32, files: Option<u32>, requests: u64) -> WorkloadSpec {
@@ -23,14 +22,7 @@ fn sysbench_spec(threads: u32, files: Option<u32>, requests: u64) -> WorkloadSpe
 
 fn run_fake(spec: &WorkloadSpec, write_ns: u64, sync_ns: u64) -> RunResult {
     let dir = tempfile::tempdir().unwrap();
-    let ctx = RunContext {
-        run_id: 1,
-        target: dir.path().to_path_buf(),
-        keep_files: false,
-        dir_name: None,
-        allow_shared_target: false,
-        system: SystemInfo::default(),
-    };
+    let ctx = RunContext::new(1, dir.path().to_path_buf());
     let (tx, _rx) = std::sync::mpsc::channel();
     let fake = FakeBackend::new(vec![write_ns], vec![sync_ns]);
     let r = run_with(&fake, spec, &ctx, &tx, &CancelToken::new()).unwrap();

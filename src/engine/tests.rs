@@ -6,18 +6,10 @@ use std::time::Duration;
 
 use super::*;
 use crate::metrics::{DeviceAccounting, RunStatus};
-use crate::probe::SystemInfo;
 use crate::spec::{Pattern, SyncMethod};
 
 fn ctx(dir: &std::path::Path) -> RunContext {
-    RunContext {
-        run_id: 1,
-        target: dir.to_path_buf(),
-        keep_files: false,
-        dir_name: None,
-        allow_shared_target: false,
-        system: SystemInfo::default(),
-    }
+    RunContext::new(1, dir.to_path_buf())
 }
 
 fn spec() -> WorkloadSpec {

@@ -6,7 +6,6 @@ use std::sync::mpsc;
 use super::*;
 use crate::metrics::GroupCommitStats;
 use crate::metrics::RunStatus;
-use crate::probe::SystemInfo;
 use crate::spec::{Strategy, SyncMethod, WorkloadKind};
 
 const FLUSH_NS: u64 = 2_000_000;
@@ -29,14 +28,7 @@ fn run_fake(spec: &WorkloadSpec) -> RunResult {
     let dir = tempfile::tempdir().unwrap();
     let mut fake = FakeBackend::new(vec![0], vec![FLUSH_NS]);
     fake.real_time = true;
-    let ctx = RunContext {
-        run_id: 7,
-        target: dir.path().to_path_buf(),
-        keep_files: false,
-        dir_name: None,
-        allow_shared_target: false,
-        system: SystemInfo::default(),
-    };
+    let ctx = RunContext::new(7, dir.path().to_path_buf());
     let (tx, _rx) = mpsc::channel();
     let r = run_with(&fake, spec, &ctx, &tx, &CancelToken::new()).unwrap();
     assert_eq!(r.status, RunStatus::Finished, "{:?}", r.error);
@@ -154,14 +146,7 @@ fn assert_learned_a_measured_flush_time(r: &RunResult, learned: u64) {
 fn real_log_on_disk_is_written_and_removed() {
     let dir = tempfile::tempdir().unwrap();
     let spec = grouplog(Strategy::Leader, 4, 200);
-    let ctx = RunContext {
-        run_id: 9,
-        target: dir.path().to_path_buf(),
-        keep_files: false,
-        dir_name: None,
-        allow_shared_target: false,
-        system: SystemInfo::default(),
-    };
+    let ctx = RunContext::new(9, dir.path().to_path_buf());
     let (tx, _rx) = mpsc::channel();
     let r = run(&spec, &ctx, &tx, &CancelToken::new()).unwrap();
     assert_eq!(r.status, RunStatus::Finished, "{:?}", r.error);
@@ -178,14 +163,7 @@ fn a_failed_flush_fails_the_run_without_hanging_its_followers() {
     let mut fake = FakeBackend::new(vec![0], vec![FLUSH_NS]);
     fake.real_time = true;
     fake.fail_after_syncs = Some((5, libc::EIO));
-    let ctx = RunContext {
-        run_id: 8,
-        target: dir.path().to_path_buf(),
-        keep_files: false,
-        dir_name: None,
-        allow_shared_target: false,
-        system: SystemInfo::default(),
-    };
+    let ctx = RunContext::new(8, dir.path().to_path_buf());
     let (tx, _rx) = mpsc::channel();
     let spec = grouplog(Strategy::Leader, 6, 10_000);
     let r = run_with(&fake, &spec, &ctx, &tx, &CancelToken::new()).unwrap();

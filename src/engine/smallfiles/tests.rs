@@ -83,14 +83,7 @@ fn write_all_writes_everything() {
 }
 
 fn ctx(dir: &Path) -> crate::engine::RunContext {
-    crate::engine::RunContext {
-        run_id: 1,
-        target: dir.to_path_buf(),
-        keep_files: false,
-        dir_name: None,
-        allow_shared_target: false,
-        system: crate::probe::SystemInfo::default(),
-    }
+    crate::engine::RunContext::new(1, dir.to_path_buf())
 }
 
 fn spec(threads: u32, files: u64) -> WorkloadSpec {
