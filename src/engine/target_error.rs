@@ -316,7 +316,7 @@ impl Worded for TargetError {
             } => format!(
                 "the filesystem holding {} ({}) does not support user extended attributes \
                  (fsetxattr {xattr} failed with EOPNOTSUPP); run on a filesystem with user xattrs (ext4, \
-                 xfs, btrfs; tmpfs since Linux 6.6), or drop {} (smallfiles.xattr = false)",
+                 xfs, btrfs; tmpfs since Linux 6.6), or drop {}",
                 dir.display(),
                 mount.as_deref().unwrap_or("filesystem type unknown"),
                 names.name(Setting::SmallfilesXattr, None)
