@@ -62,7 +62,17 @@ impl LoopMount {
 
 impl Drop for LoopMount {
     fn drop(&mut self) {
-        if let Err(error) = run("umount", &[&self.mount_point.to_string_lossy()]) {
+        // A mount another process is reading at that moment (a concurrent test scanning
+        // mounts, blkid) can refuse a plain umount: retry, then detach it lazily rather than
+        // leave the mount and its image behind (one was left once in a parallel CI run).
+        let target = self.mount_point.to_string_lossy().into_owned();
+        for _ in 0..10 {
+            if run("umount", &[&target]).is_ok() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+        if let Err(error) = run("umount", &["-l", &target]) {
             eprintln!("cleanup: {error}");
         }
     }
