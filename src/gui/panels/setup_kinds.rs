@@ -63,7 +63,9 @@ impl KindForm {
                 "the workload kind (--kind)",
                 &["kind"],
                 |ui, s, _| {
-                    ui.horizontal_wrapped(|ui| {
+                    // One line: a wrapped group inside a grid cell overlapped the next row
+                    // (the grid sized the row for one line).
+                    ui.horizontal(|ui| {
                         for (kind, hover) in KINDS {
                             ui.radio_value(&mut s.spec.kind, kind, kind.as_str())
                                 .on_hover_text(hover);
