@@ -32,6 +32,25 @@ fn request(target: &Path) -> RunRequest {
     }
 }
 
+/// A temporary directory holding a fresh store.
+fn store_in_tempdir() -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("runs.sqlite")).unwrap();
+    (dir, store)
+}
+
+/// The run ended with one `Finished` of `status`, and the store says `status` too.
+fn assert_ended_as(
+    store: &Store,
+    rx: &mpsc::Receiver<EngineEvent>,
+    run_id: i64,
+    status: RunStatus,
+) {
+    let events: Vec<EngineEvent> = rx.try_iter().collect();
+    assert_eq!(finished(&events), vec![(run_id, status)]);
+    assert_eq!(store.load_run(run_id).unwrap().row.status, status);
+}
+
 /// The `Finished` events among `events`, as (run id, status).
 fn finished(events: &[EngineEvent]) -> Vec<(i64, RunStatus)> {
     events
@@ -45,8 +64,7 @@ fn finished(events: &[EngineEvent]) -> Vec<(i64, RunStatus)> {
 
 #[test]
 fn a_run_validates_once_checks_the_target_once_and_ends_with_one_finished() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&dir.path().join("runs.sqlite")).unwrap();
+    let (dir, store) = store_in_tempdir();
     let target = dir.path().join("target");
     std::fs::create_dir(&target).unwrap();
     let (tx, rx) = mpsc::channel();
@@ -78,8 +96,7 @@ fn a_run_validates_once_checks_the_target_once_and_ends_with_one_finished() {
 
 #[test]
 fn a_repeat_validates_and_checks_once_per_launch_and_finishes_every_run() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&dir.path().join("runs.sqlite")).unwrap();
+    let (dir, store) = store_in_tempdir();
     let (tx, rx) = mpsc::channel();
     take(&VALIDATIONS);
     take(&TARGET_CHECKS);
@@ -108,25 +125,18 @@ fn a_repeat_validates_and_checks_once_per_launch_and_finishes_every_run() {
 
 #[test]
 fn a_cancelled_run_is_stored_and_finishes_as_cancelled() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&dir.path().join("runs.sqlite")).unwrap();
+    let (dir, store) = store_in_tempdir();
     let (tx, rx) = mpsc::channel();
     let cancel = CancelToken::new();
     cancel.cancel();
     let result = execute(&store, &request(dir.path()), &tx, &cancel).unwrap();
     assert_eq!(result.status, RunStatus::Cancelled);
-    let events: Vec<EngineEvent> = rx.try_iter().collect();
-    assert_eq!(finished(&events), vec![(result.id, RunStatus::Cancelled)]);
-    assert_eq!(
-        store.load_run(result.id).unwrap().row.status,
-        RunStatus::Cancelled
-    );
+    assert_ended_as(&store, &rx, result.id, RunStatus::Cancelled);
 }
 
 #[test]
 fn an_engine_error_is_stored_as_failed_and_finishes_as_failed() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&dir.path().join("runs.sqlite")).unwrap();
+    let (dir, store) = store_in_tempdir();
     let (tx, rx) = mpsc::channel();
     let e = run_one_with(
         &store,
@@ -149,16 +159,12 @@ fn an_engine_error_is_stored_as_failed_and_finishes_as_failed() {
     let LabError::RunFailed { run_id, .. } = e else {
         panic!("an engine error after the run is stored is RunFailed: {e}");
     };
-    let events: Vec<EngineEvent> = rx.try_iter().collect();
-    assert_eq!(finished(&events), vec![(run_id, RunStatus::Failed)]);
-    let stored = store.load_run(run_id).unwrap();
-    assert_eq!(stored.row.status, RunStatus::Failed);
+    assert_ended_as(&store, &rx, run_id, RunStatus::Failed);
 }
 
 #[test]
 fn a_result_the_store_refuses_is_handed_back_and_finishes_as_failed() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&dir.path().join("runs.sqlite")).unwrap();
+    let (dir, store) = store_in_tempdir();
     let (tx, rx) = mpsc::channel();
     let e = run_one_with(
         &store,
@@ -183,18 +189,12 @@ fn a_result_the_store_refuses_is_handed_back_and_finishes_as_failed() {
     let LabError::NotStored { result, .. } = e else {
         panic!("a result the store refuses is NotStored: {e}");
     };
-    let events: Vec<EngineEvent> = rx.try_iter().collect();
-    assert_eq!(finished(&events), vec![(result.id, RunStatus::Failed)]);
-    assert_eq!(
-        store.load_run(result.id).unwrap().row.status,
-        RunStatus::Failed
-    );
+    assert_ended_as(&store, &rx, result.id, RunStatus::Failed);
 }
 
 #[test]
 fn input_refused_before_anything_is_stored_sends_no_finished() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&dir.path().join("runs.sqlite")).unwrap();
+    let (dir, store) = store_in_tempdir();
     let (tx, rx) = mpsc::channel();
     let missing = dir.path().join("missing");
     let e = execute(&store, &request(&missing), &tx, &CancelToken::new()).unwrap_err();
