@@ -83,52 +83,42 @@ pub fn copy_io_error(e: &io::Error) -> io::Error {
     }
 }
 
+/// `main` joined by " / ", then "(or `alternative`)" when there is one.
+fn settings_text(
+    main: &[Setting],
+    alternative: Option<Setting>,
+    names: &dyn SettingNames,
+) -> String {
+    let mut text = main
+        .iter()
+        .map(|s| names.name(*s, None))
+        .collect::<Vec<_>>()
+        .join(" / ");
+    if let Some(alternative) = alternative {
+        text.push_str(&format!(" (or {})", names.name(alternative, None)));
+    }
+    text
+}
+
 /// The settings that size a run of `kind` (what to lower when the target fills up).
 fn size_settings(kind: WorkloadKind, names: &dyn SettingNames) -> String {
-    let n = |s| names.name(s, None);
-    match kind {
-        WorkloadKind::Fileio => format!(
-            "{} / {} (or {})",
-            n(Setting::FileSize),
-            n(Setting::Threads),
-            n(Setting::SharedFiles)
-        ),
-        WorkloadKind::Smallfiles => format!(
-            "{} / {} (or {})",
-            n(Setting::SmallfilesFiles),
-            n(Setting::SmallfilesFileSize),
-            n(Setting::Threads)
-        ),
-        WorkloadKind::Fileserver => {
-            format!(
-                "{} (or {})",
-                n(Setting::Clients),
-                n(Setting::FilesPerClient)
-            )
-        }
-        WorkloadKind::Grouplog => format!("{} / {}", n(Setting::LogSize), n(Setting::Threads)),
-    }
+    use Setting::*;
+    let (main, alternative): (&[Setting], _) = match kind {
+        WorkloadKind::Fileio => (&[FileSize, Threads], Some(SharedFiles)),
+        WorkloadKind::Smallfiles => (&[SmallfilesFiles, SmallfilesFileSize], Some(Threads)),
+        WorkloadKind::Fileserver => (&[Clients], Some(FilesPerClient)),
+        WorkloadKind::Grouplog => (&[LogSize, Threads], None),
+    };
+    settings_text(main, alternative, names)
 }
 
 /// What creates inodes in a run of `kind` (what to lower when they run out).
 fn inode_settings(kind: WorkloadKind, names: &dyn SettingNames) -> String {
-    let n = |s| names.name(s, None);
+    use Setting::*;
     match kind {
-        WorkloadKind::Smallfiles => {
-            format!(
-                "{} (or {})",
-                n(Setting::SmallfilesFiles),
-                n(Setting::Threads)
-            )
-        }
-        WorkloadKind::Fileserver => {
-            format!(
-                "{} (or {})",
-                n(Setting::Clients),
-                n(Setting::FilesPerClient)
-            )
-        }
-        WorkloadKind::Fileio => format!("{} (or {})", n(Setting::Threads), n(Setting::SharedFiles)),
+        WorkloadKind::Smallfiles => settings_text(&[SmallfilesFiles], Some(Threads), names),
+        WorkloadKind::Fileserver => settings_text(&[Clients], Some(FilesPerClient), names),
+        WorkloadKind::Fileio => settings_text(&[Threads], Some(SharedFiles), names),
         WorkloadKind::Grouplog => "the files on the target".to_string(),
     }
 }
