@@ -2,11 +2,11 @@
 //! each worker writes, and its worker (the plain loop in `super::worker`, or sysbench
 //! mode in `super::sysbench`).
 
-use super::api::{CancelToken, EngineError, EngineEvent};
+use super::api::{CancelToken, EngineEvent};
 use super::file::Backend;
 use super::harness::{PrepareStop, Worker, WorkerOutput};
 use super::kind::Kind;
-use super::scratch::{IoSite, ScratchDir, io_failure};
+use super::scratch::{IoSite, ScratchDir};
 use super::sysbench::{run_sysbench_worker, writes_in};
 use super::worker::{WorkerPlan, run_fileio};
 use crate::spec::{FileioMode, Prepare, StopRule, SyncMethod, WorkloadSpec};
@@ -54,16 +54,13 @@ impl Kind for Fileio {
                 cancel,
             ) {
                 Ok(()) => names.push(name),
-                Err(_) if cancel.is_cancelled() => return Err(PrepareStop::Cancelled),
                 Err(e) => {
                     let site = IoSite {
                         kind: spec.kind,
                         dir: &dir,
                         name: &name,
                     };
-                    return Err(PrepareStop::Error(EngineError::Prepare(io_failure(
-                        site, op, None, &e,
-                    ))));
+                    return Err(PrepareStop::after_io(site, op, &e, cancel));
                 }
             }
         }

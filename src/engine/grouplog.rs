@@ -17,14 +17,14 @@ use std::time::Duration;
 
 use std::sync::mpsc::Sender;
 
-use super::api::{CancelToken, EngineError, EngineEvent};
+use super::api::{CancelToken, EngineEvent};
 use super::file::{AlignedBuf, Backend, Clock, SyncFile};
 use super::harness::{
     Counts, Padded, PrepareStop, Timed, Worker, WorkerOutput, record_sync, run_worker,
 };
 use super::kind::Kind;
 use super::offsets::mix;
-use super::scratch::{IoSite, ScratchDir, describe_io_error, io_failure};
+use super::scratch::{IoSite, ScratchDir, describe_io_error};
 use super::worker::{WorkerPlan, open_plan_files};
 use crate::metrics::{GroupCommitStats, OpStats, bump};
 use crate::probe::SystemInfo;
@@ -57,16 +57,13 @@ impl Kind for Grouplog {
         let dir = scratch.dir().clone();
         match backend.create(&dir, &name, size, spec.prepare, spec.seed, cancel) {
             Ok(()) => {}
-            Err(_) if cancel.is_cancelled() => return Err(PrepareStop::Cancelled),
             Err(e) => {
                 let site = IoSite {
                     kind: spec.kind,
                     dir: &dir,
                     name: &name,
                 };
-                return Err(PrepareStop::Error(EngineError::Prepare(io_failure(
-                    site, "create", None, &e,
-                ))));
+                return Err(PrepareStop::after_io(site, "create", &e, cancel));
             }
         }
         dir.sync();

@@ -9,9 +9,10 @@
 
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 
-use super::api::EngineError;
+use super::api::{CancelToken, EngineError};
 use super::file::{Backend, Clock};
 use super::gate::StartGate;
+use super::scratch::{IoSite, io_failure};
 use crate::metrics::{LatencyHistogram, LiveBuckets, OpStats, PhaseStats, ThreadStats, bump};
 use crate::spec::StopRule;
 
@@ -142,6 +143,23 @@ pub(crate) enum PrepareStop {
     Cancelled,
     /// Preparation failed.
     Error(EngineError),
+}
+
+impl PrepareStop {
+    /// Why preparation stopped when `op` on `site` failed with `e`: the user's cancel (a
+    /// long fill interrupted by it fails too), else the I/O failure.
+    pub(crate) fn after_io(
+        site: IoSite<'_>,
+        op: &str,
+        e: &std::io::Error,
+        cancel: &CancelToken,
+    ) -> Self {
+        if cancel.is_cancelled() {
+            PrepareStop::Cancelled
+        } else {
+            PrepareStop::Error(EngineError::Prepare(io_failure(site, op, None, e)))
+        }
+    }
 }
 
 /// What a worker gets from the coordinator besides the backend, the spec and its kind's
