@@ -14,7 +14,10 @@ pub struct Task<T> {
 
 /// The thread of a [`Task`] ended without a result (it panicked).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("the background thread stopped without an answer")]
+#[error(
+    "the background thread stopped without an answer (it panicked: a bug in fsynclab; the terminal \
+     that started the window shows the panic message — please report it)"
+)]
 pub struct TaskLost;
 
 impl<T: Send + 'static> Task<T> {
