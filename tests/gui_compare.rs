@@ -37,6 +37,7 @@ fn seed_runs(db: &Path, target: &Path) {
                 keep_files: false,
                 allow_shared_target: false,
                 quiet: None,
+                origin: None,
             };
             lab::execute(&store, &request, &events, &CancelToken::new()).expect("tiny run");
         }

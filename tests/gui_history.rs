@@ -49,6 +49,7 @@ fn lab_with_runs(labels: &[&str]) -> Lab {
             keep_files: false,
             allow_shared_target: false,
             quiet: None,
+            origin: None,
         };
         execute(&store, &request, &events, &CancelToken::new()).expect("tiny run");
     }
@@ -367,6 +368,7 @@ fn thousands_of_runs_render_in_one_frame() {
                 experiment_id: None,
                 preset: None,
                 preset_scale: None,
+                origin: None,
             })
             .expect("begin");
         result.id = id;

@@ -209,6 +209,7 @@ fn launch_of(args: &RunArgs) -> Result<ValidLaunch, CliError> {
         keep_files: args.keep,
         allow_shared_target: args.allow_shared_target,
         quiet: quiet_wait(args)?,
+        origin: None,
     };
     let repeat = args.repeat;
     let launch = if args.series {

@@ -303,6 +303,7 @@ pub fn matrix(db: &Option<PathBuf>, args: MatrixArgs) -> Result<u8, CliError> {
         keep_files: false,
         allow_shared_target: false,
         quiet: None,
+        origin: None,
     };
     let launch = Launch::Matrix {
         request,

@@ -457,6 +457,7 @@ fn form_request(s: &UiState) -> Result<RunRequest, String> {
             threshold: DEFAULT_QUIET_THRESHOLD,
             max_wait: Duration::from_secs_f64(s.quiet_wait_s),
         }),
+        origin: None,
     })
 }
 

@@ -29,6 +29,7 @@ fn request(target: &Path) -> RunRequest {
         keep_files: false,
         allow_shared_target: false,
         quiet: None,
+        origin: None,
     }
 }
 

@@ -54,6 +54,9 @@ pub struct RunRequest {
     pub allow_shared_target: bool,
     /// Wait for a quiet machine before starting (`--quiet-wait`).
     pub quiet: Option<QuietWait>,
+    /// Where the spec came from when not the form, a preset or flags (a fio job file, whose
+    /// text the stored run keeps).
+    pub origin: Option<crate::store::RunOrigin>,
 }
 
 impl RunRequest {
@@ -206,6 +209,7 @@ fn run_one_with(
         experiment_id: request.experiment_id,
         preset: request.preset.clone(),
         preset_scale: request.preset_scale,
+        origin: request.origin.clone(),
     })?;
     // From here on the run exists: it ends with exactly one `Finished`, failed unless
     // its result is stored.

@@ -166,6 +166,7 @@ mod tests {
             experiment_id: None,
             preset: None,
             preset_scale: None,
+            origin: None,
         };
         let id = store.begin_run(&new).unwrap();
         let (events, seen) = mpsc::channel();

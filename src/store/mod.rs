@@ -35,6 +35,7 @@
 //! same path; WAL mode and a 5 s busy timeout let them share it.
 
 mod open;
+mod origin;
 mod progress;
 mod query;
 mod runs;
@@ -43,6 +44,7 @@ mod schema;
 mod tests;
 
 pub use open::{OpenMode, STREAM_BUSY_TIMEOUT};
+pub use origin::{OriginKind, RunOrigin};
 pub use progress::{CleanOutcome, RunDir, RunProgress, WRITE_PATIENCE};
 pub use query::{RunFilter, RunRow, StoredRun};
 pub use runs::{Experiment, NewRun};

@@ -88,6 +88,9 @@ pub struct StoredRun {
     pub partial_intervals: Vec<IntervalSample>,
     /// The run's private directory, while it is not known to be removed.
     pub run_dir: Option<super::RunDir>,
+    /// Where the workload came from (a fio job file, an imported fio result); `None` for
+    /// runs from the form, a preset or flags.
+    pub origin: Option<super::RunOrigin>,
 }
 
 /// Which runs [`Store::list_runs`] returns; every field is optional and they combine with AND.
@@ -207,6 +210,7 @@ struct Detail {
     warnings_json: Option<String>,
     noise_json: Option<String>,
     detail_json: Option<String>,
+    origin_json: Option<String>,
 }
 
 impl Store {
@@ -276,7 +280,7 @@ impl Store {
             .ok_or(StoreError::NotFound { id })?;
         let detail = self.conn.query_row(
             "SELECT spec_json, system_json, started_at_ms, bytes, device_json, warnings_json, \
-             noise_json, detail_json FROM runs WHERE id = ?1",
+             noise_json, detail_json, origin_json FROM runs WHERE id = ?1",
             [id],
             |r| {
                 Ok(Detail {
@@ -288,6 +292,7 @@ impl Store {
                     warnings_json: r.get(5)?,
                     noise_json: r.get(6)?,
                     detail_json: r.get(7)?,
+                    origin_json: r.get(8)?,
                 })
             },
         )?;
@@ -309,6 +314,11 @@ impl Store {
             progress: self.run_progress(id)?,
             partial_intervals,
             run_dir: self.run_dir(id)?,
+            origin: detail
+                .origin_json
+                .as_deref()
+                .map(serde_json::from_str)
+                .transpose()?,
         })
     }
 

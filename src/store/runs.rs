@@ -29,6 +29,8 @@ pub struct NewRun {
     pub preset: Option<String>,
     /// The scale factor applied to the preset.
     pub preset_scale: Option<f64>,
+    /// Where the workload came from when not the form, a preset or flags (a fio job file).
+    pub origin: Option<super::RunOrigin>,
 }
 
 /// A named group of runs (a sweep or a comparison).
@@ -173,8 +175,9 @@ impl Store {
         tx.execute(
             "INSERT INTO runs (experiment_id, label, status, kind, preset, preset_scale, target, \
              fs_type, mount_options, device, kernel_release, owner_pid, owner_start_ticks, \
-             created_at_ms, spec_json, system_json) \
-             VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+             created_at_ms, spec_json, system_json, origin_json) \
+             VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, \
+             ?16)",
             params![
                 new.experiment_id,
                 clean_label(new.label.as_deref()),
@@ -191,6 +194,7 @@ impl Store {
                 now_ms(),
                 serde_json::to_string(&new.spec)?,
                 serde_json::to_string(&new.system)?,
+                new.origin.as_ref().map(serde_json::to_string).transpose()?,
             ],
         )?;
         let id = tx.last_insert_rowid();

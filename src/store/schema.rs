@@ -29,6 +29,10 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "0005_run_dir_ino",
         sql: include_str!("migrations/0005_run_dir_ino.sql"),
     },
+    Migration {
+        name: "0006_origin",
+        sql: include_str!("migrations/0006_origin.sql"),
+    },
 ];
 
 /// One schema step.

@@ -57,6 +57,32 @@ fn full_round_trip_keeps_every_figure() {
 }
 
 #[test]
+fn a_run_origin_round_trips_and_plain_runs_have_none() {
+    let (_dir, path) = temp_db();
+    let store = Store::open(&path).unwrap();
+    let plain = store.begin_run(&new_run(None, "ext4", "6.18")).unwrap();
+    let origin = RunOrigin {
+        kind: OriginKind::FioImport,
+        file: Some("results/A-ext4.json".into()),
+        job: Some("writers".into()),
+        job_text: Some("[writers]\nrw=randwrite\n".into()),
+        job_options: [("bs".to_string(), "4k".to_string())].into(),
+        tool_version: Some("fio-3.33".into()),
+        hostname: Some("testbox".into()),
+    };
+    let from_fio = store
+        .begin_run(&NewRun {
+            origin: Some(origin.clone()),
+            ..new_run(None, "ext4", "6.18")
+        })
+        .unwrap();
+    drop(store);
+    let store = Store::open_read_only(&path).unwrap();
+    assert_eq!(store.load_run(plain).unwrap().origin, None);
+    assert_eq!(store.load_run(from_fio).unwrap().origin, Some(origin));
+}
+
+#[test]
 fn cancelled_run_without_device_round_trips_in_memory() {
     let store = Store::open_in_memory().unwrap();
     assert_eq!(store.path(), None);

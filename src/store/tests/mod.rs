@@ -73,6 +73,7 @@ fn new_run(label: Option<&str>, fs_type: &str, kernel: &str) -> NewRun {
         experiment_id: None,
         preset: Some("btrfs-log-commit".into()),
         preset_scale: Some(0.5),
+        origin: None,
     }
 }
 
