@@ -24,6 +24,7 @@
 pub mod analysis;
 pub mod cli;
 pub mod engine;
+pub mod fio;
 #[cfg(feature = "gui")]
 pub mod gui;
 pub mod lab;

@@ -1,0 +1,8 @@
+//! Speaking fio (issue 12): fio job files in ([`job`]) and out ([`export`]), and fio's own
+//! JSON results in ([`import`]). Pure text in, typed values out: reading files and running
+//! fio are the front ends' and `lab`'s business, so every parser here is tested on fixture
+//! text recorded on this project's machines (`tests/fixtures/fio/`).
+
+pub mod export;
+pub mod import;
+pub mod job;
