@@ -1,6 +1,7 @@
 //! Fuzzing on the stable toolchain: property tests (proptest) that throw arbitrary strings
 //! and structured mutations at every parser of hostile input — the preset TOML parser, the
-//! size parser and the `--set key=value` parser (which carries `duration_s`), the mountinfo
+//! size parser and the `--set key=value` parser (which carries `duration_s`), fio job files
+//! (parser and translation to a spec), the mountinfo
 //! and block-stat parsers, and the mkfs/mount option allow-list. Properties: no panic; the
 //! option checker never accepts a word with `/` or a device-naming option; round trips hold
 //! where they exist.
@@ -12,6 +13,7 @@
 
 use std::path::{Path, PathBuf};
 
+use fsynclab::fio::job::{options_to_spec, parse_job_file};
 use fsynclab::probe::{
     BlockStat, MountInfo, parse_mountinfo, parse_named_stat_line, unescape_octal,
 };
@@ -284,6 +286,45 @@ fn fuzz_size_and_settings() {
         300,
         "-?[0-9]{0,12}(\\.[0-9]{0,6})?(e-?[0-9]{1,4})?|inf|nan|-inf|1e309",
         |text| setting_property(&text),
+    );
+}
+
+// ---- fio job files ---------------------------------------------------------------------
+
+/// Every job of a parsed file goes through the translation; nothing panics, and a spec it
+/// returns is valid.
+fn fio_job_property(text: &str) {
+    let env = |name: &str| name.len().is_multiple_of(2).then(|| name.repeat(3));
+    if let Ok(file) = parse_job_file(text, &env) {
+        for job in &file.jobs {
+            for strict in [false, true] {
+                if let Ok(job_spec) = options_to_spec(&job.options, strict) {
+                    assert!(job_spec.spec.validate().is_ok(), "{text:?}");
+                    let _ = job_spec.spec.describe();
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn fuzz_fio_job_files() {
+    let n = replay_corpus("fio_job", fio_job_property);
+    eprintln!("fuzz fio job: {n} corpus inputs replayed");
+    fuzz("fio-job-text", 500, any::<String>(), |text| {
+        fio_job_property(&text)
+    });
+    // Structured: sections and key=value lines of known keys with size/time-shaped values.
+    let line = prop_oneof![
+        "\\[[a-z]{0,6}\\]",
+        "(rw|bs|size|filesize|io_size|numjobs|fsync|fdatasync|sync_file_range|sync|direct|fallocate|ioengine|runtime|time_based|ramp_time|directory|filename|end_fsync|kb_base|randseed|nrfiles)=[-0-9a-zA-Z_,:$%{}.]{0,12}",
+        "[#;].{0,10}",
+    ];
+    fuzz(
+        "fio-job-lines",
+        500,
+        proptest::collection::vec(line, 0..14),
+        |lines| fio_job_property(&lines.join("\n")),
     );
 }
 

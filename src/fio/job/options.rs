@@ -1,0 +1,545 @@
+//! One fio job's options → a `fileio` [`WorkloadSpec`] in fio mode. Every option the
+//! engine can do is mapped; one it cannot do the way fio would is refused, naming the
+//! option, its line, the value and what to write instead; one this reader does not know
+//! is listed in a warning (or refused in strict mode), never dropped silently.
+//! `docs/FIO.md` ("Running fio job files") is the table of what maps to what, and why.
+
+use std::path::PathBuf;
+
+use super::FioOption;
+use super::value::{KbBase, parse_bool, parse_count, parse_fio_size, parse_fio_time_us};
+use crate::spec::{
+    FileioMode, OpenFlags, Pattern, Prepare, SpecError, SyncMethod, Worded, WorkloadKind,
+    WorkloadSpec,
+};
+
+/// A job translated: the spec, the job's `directory` (the run's target unless the user
+/// names another), and what the user must know about the translation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobSpec {
+    /// The workload (validated).
+    pub spec: WorkloadSpec,
+    /// The job's `directory=`, when it has one.
+    pub directory: Option<PathBuf>,
+    /// Everything that differs from what fio would do or was ignored, one sentence each;
+    /// the unknown options are in one of them.
+    pub warnings: Vec<String>,
+    /// The option names this reader does not know (ignored; an error in strict mode).
+    pub unknown: Vec<String>,
+}
+
+/// Why a job cannot run as the engine's workload.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum JobError {
+    /// An option the engine cannot do, or a value it cannot read.
+    #[error("fio option {}{}: {problem}; {fix}", shown(key, value.as_deref()), at_line(*line))]
+    Option {
+        /// The option name.
+        key: String,
+        /// Its value as written (after `${VAR}` substitution).
+        value: Option<String>,
+        /// Its line (0: not from a file).
+        line: usize,
+        /// What is wrong.
+        problem: String,
+        /// What to write instead.
+        fix: String,
+    },
+    /// An option the job must have.
+    #[error("fio option {option} is not set: {problem}; {fix}")]
+    Missing {
+        /// The option.
+        option: &'static str,
+        /// Why it is needed.
+        problem: &'static str,
+        /// What to write.
+        fix: &'static str,
+    },
+    /// Unknown options in strict mode.
+    #[error("unknown fio option(s) {}: strict mode refuses options it would ignore; remove them, or run without strict to ignore them with a warning", options.join(", "))]
+    Unknown {
+        /// Each as `key (line N)`.
+        options: Vec<String>,
+    },
+    /// The options map to a workload the engine refuses (a block size not a multiple of
+    /// 512, too many jobs...): the spec's own check, worded with fio's option names.
+    #[error("{}", spec_error.worded(&super::FioNames))]
+    Invalid {
+        /// The spec's complaint.
+        spec_error: SpecError,
+    },
+}
+
+fn shown(key: &str, value: Option<&str>) -> String {
+    match value {
+        Some(v) => format!("{key}={v}"),
+        None => key.to_string(),
+    }
+}
+
+fn at_line(line: usize) -> String {
+    if line == 0 {
+        String::new()
+    } else {
+        format!(" (line {line})")
+    }
+}
+
+fn refuse(o: &FioOption, problem: impl Into<String>, fix: impl Into<String>) -> JobError {
+    JobError::Option {
+        key: o.key.clone(),
+        value: o.value.clone(),
+        line: o.line,
+        problem: problem.into(),
+        fix: fix.into(),
+    }
+}
+
+/// The option's value, or an error: fio itself refuses a bare `direct`, `bs`...
+fn value_of(o: &FioOption) -> Result<&str, JobError> {
+    o.value.as_deref().ok_or_else(|| {
+        refuse(
+            o,
+            "needs a value (fio: \"requires an argument\")",
+            format!("write {}=<value>", o.key),
+        )
+    })
+}
+
+/// A bare flag (`group_reporting`) or `flag=0|1`.
+fn flag_of(o: &FioOption) -> Result<bool, JobError> {
+    match o.value.as_deref() {
+        None => Ok(true),
+        Some(v) => parse_bool(v).map_err(|p| refuse(o, p, format!("write {0} or {0}=0", o.key))),
+    }
+}
+
+fn bool_of(o: &FioOption) -> Result<bool, JobError> {
+    parse_bool(value_of(o)?).map_err(|p| refuse(o, p, format!("write {}=0 or =1", o.key)))
+}
+
+fn count_of(o: &FioOption, what: &str) -> Result<u64, JobError> {
+    parse_count(value_of(o)?).map_err(|p| refuse(o, p, format!("write {}=<{what}>", o.key)))
+}
+
+fn count_u32(o: &FioOption, what: &str) -> Result<u32, JobError> {
+    u32::try_from(count_of(o, what)?)
+        .map_err(|_| refuse(o, "is out of range", format!("write a smaller {what}")))
+}
+
+fn size_of(o: &FioOption, kb: KbBase) -> Result<u64, JobError> {
+    let v = value_of(o)?;
+    if v.contains(['-', ':', ',', '%']) {
+        return Err(refuse(
+            o,
+            "is a range, a list or a percentage; the engine needs one size in bytes",
+            format!("write one size, e.g. {}=64m", o.key),
+        ));
+    }
+    parse_fio_size(v, kb).map_err(|p| refuse(o, p, format!("write e.g. {}=4k or 64m", o.key)))
+}
+
+/// `kb_base`: fio reads it before every other option of the job (its parse priority), so
+/// its position in the file does not matter; the last one wins.
+fn kb_base_of(options: &[FioOption]) -> Result<KbBase, JobError> {
+    let mut base = KbBase::default();
+    for o in options.iter().filter(|o| o.key == "kb_base") {
+        base = match value_of(o)? {
+            "1024" => KbBase::Compat1024,
+            "1000" => KbBase::Si1000,
+            _ => {
+                return Err(refuse(
+                    o,
+                    "is not 1000 or 1024",
+                    "write kb_base=1024 or 1000",
+                ));
+            }
+        };
+    }
+    Ok(base)
+}
+
+/// The options read so far (a later option of the same name replaces an earlier one).
+#[derive(Default)]
+struct Job {
+    pattern: Option<Pattern>,
+    block_size: Option<u64>,
+    size: Option<u64>,
+    file_size: Option<u64>,
+    io_size: Option<u64>,
+    threads: Option<u32>,
+    fsync: u32,
+    fdatasync: u32,
+    sync_file_range: u32,
+    open_flags: OpenFlags,
+    fallocate: Option<Prepare>,
+    overwrite: bool,
+    runtime: Option<(FioOption, u64)>,
+    time_based: bool,
+    directory: Option<PathBuf>,
+    filename: Option<String>,
+    final_sync: bool,
+    seed: Option<u64>,
+    warnings: Vec<String>,
+}
+
+const WRITE_MODES: &str =
+    "use rw=write (sequential) or rw=randwrite (random): the engine only writes";
+
+fn rw_of(o: &FioOption) -> Result<Pattern, JobError> {
+    let v = value_of(o)?;
+    match v {
+        "write" => Ok(Pattern::Seq),
+        "randwrite" => Ok(Pattern::Rand),
+        _ if v.contains(':') => Err(refuse(
+            o,
+            "has an offset modifier (':'), which the engine cannot do",
+            WRITE_MODES,
+        )),
+        "read" | "randread" => Err(refuse(o, "reads", WRITE_MODES)),
+        "rw" | "readwrite" | "randrw" => Err(refuse(o, "mixes reads and writes", WRITE_MODES)),
+        "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
+            Err(refuse(o, "trims (discards)", WRITE_MODES))
+        }
+        _ => Err(refuse(o, "is not a fio I/O pattern", WRITE_MODES)),
+    }
+}
+
+/// `sync_file_range=flags[:N]` (fio: N defaults to 1).
+fn sync_file_range_of(o: &FioOption) -> Result<u32, JobError> {
+    let v = value_of(o)?;
+    let (flags, count) = match v.split_once(':') {
+        Some((f, n)) => (f, Some(n)),
+        None => (v, None),
+    };
+    let mut seen = [false; 3];
+    for word in flags.split(',').map(str::trim) {
+        match word {
+            "wait_before" => seen[0] = true,
+            "write" => seen[1] = true,
+            "wait_after" => seen[2] = true,
+            _ => {
+                return Err(refuse(
+                    o,
+                    format!("'{word}' is not a sync_file_range flag"),
+                    "write sync_file_range=wait_before,write,wait_after:N",
+                ));
+            }
+        }
+    }
+    if seen != [true; 3] {
+        return Err(refuse(
+            o,
+            "asks for a subset of the flags; the engine's sync_file_range always waits before, writes and waits after (SYNC_FILE_RANGE_WAIT_BEFORE|WRITE|WAIT_AFTER)",
+            "write sync_file_range=wait_before,write,wait_after:N",
+        ));
+    }
+    match count {
+        None => Ok(1),
+        Some(n) => parse_count(n)
+            .ok()
+            .and_then(|n| u32::try_from(n).ok())
+            .ok_or_else(|| {
+                refuse(
+                    o,
+                    format!("'{n}' is not a number of writes"),
+                    "write e.g. sync_file_range=wait_before,write,wait_after:8",
+                )
+            }),
+    }
+}
+
+fn fallocate_of(o: &FioOption) -> Result<Prepare, JobError> {
+    match value_of(o)? {
+        "none" | "0" | "truncate" => Ok(Prepare::Sparse),
+        "native" | "posix" | "1" | "keep" => Ok(Prepare::Fallocate),
+        _ => Err(refuse(
+            o,
+            "is not a fio fallocate mode",
+            "write fallocate=none, truncate, native, posix or keep",
+        )),
+    }
+}
+
+fn directory_of(o: &FioOption) -> Result<PathBuf, JobError> {
+    let v = value_of(o)?;
+    if v.is_empty() {
+        return Err(refuse(
+            o,
+            "is empty (an unset ${VAR}?)",
+            "set the variable, write a directory, or give the target on the command line",
+        ));
+    }
+    if v.contains(':') {
+        return Err(refuse(
+            o,
+            "names several directories (':'); the engine runs in one",
+            "write one directory",
+        ));
+    }
+    Ok(PathBuf::from(v))
+}
+
+fn filename_of(o: &FioOption) -> Result<String, JobError> {
+    let v = value_of(o)?;
+    if v.is_empty() || v.contains(['/', ':', '\\']) || v == "." || v == ".." {
+        return Err(refuse(
+            o,
+            "is not one plain file name: the engine creates its files itself, inside its private run directory, and never opens a path or device a job file names",
+            "drop filename (each thread gets its own file) or write one plain name to make all numjobs threads share one file",
+        ));
+    }
+    Ok(v.to_string())
+}
+
+impl Job {
+    /// Reads one option; `false` when the option is unknown.
+    fn take(&mut self, o: &FioOption, kb: KbBase) -> Result<bool, JobError> {
+        match o.key.as_str() {
+            "rw" | "readwrite" => self.pattern = Some(rw_of(o)?),
+            "bs" | "blocksize" => self.block_size = Some(size_of(o, kb)?),
+            "size" => self.size = Some(size_of(o, kb)?),
+            "filesize" => self.file_size = Some(size_of(o, kb)?),
+            "io_size" | "io_limit" => self.io_size = Some(size_of(o, kb)?),
+            "numjobs" => self.threads = Some(count_u32(o, "jobs")?),
+            "nrfiles" | "nr_files" => {
+                if count_of(o, "files")? != 1 {
+                    return Err(refuse(
+                        o,
+                        "gives each job several files of its own; the engine gives each thread one file (or N files shared by all threads, which fio does not do)",
+                        "write nrfiles=1 (or drop it)",
+                    ));
+                }
+            }
+            "fsync" => self.fsync = count_u32(o, "writes")?,
+            "fdatasync" => self.fdatasync = count_u32(o, "writes")?,
+            "sync_file_range" => self.sync_file_range = sync_file_range_of(o)?,
+            "sync" => self.sync_flags(o)?,
+            "direct" => self.open_flags.direct = bool_of(o)?,
+            "buffered" => self.open_flags.direct = !bool_of(o)?,
+            "fallocate" => self.fallocate = Some(fallocate_of(o)?),
+            "overwrite" => self.overwrite = bool_of(o)?,
+            "ioengine" => match value_of(o)? {
+                "psync" | "sync" | "pvsync" => {}
+                other => {
+                    return Err(refuse(
+                        o,
+                        format!(
+                            "the {other} engine is not one the engine replays: it issues one blocking write at a time"
+                        ),
+                        "write ioengine=psync (or sync, pvsync)",
+                    ));
+                }
+            },
+            "iodepth" => {
+                if count_of(o, "depth")? > 1 {
+                    self.warnings.push(format!(
+                        "iodepth={} ignored: the synchronous engines (psync, sync, pvsync) have one write in flight, in fio too",
+                        value_of(o)?
+                    ));
+                }
+            }
+            "runtime" | "timeout" => {
+                let us = parse_fio_time_us(value_of(o)?)
+                    .map_err(|p| refuse(o, p, "write e.g. runtime=30 (seconds) or 500ms"))?;
+                self.runtime = Some((o.clone(), us));
+            }
+            "time_based" => self.time_based = flag_of(o)?,
+            "ramp_time" => {
+                let us = parse_fio_time_us(value_of(o)?)
+                    .map_err(|p| refuse(o, p, "write ramp_time=0"))?;
+                if us != 0 {
+                    return Err(refuse(
+                        o,
+                        "asks for an unmeasured warm-up; the engine has none and would count those writes, so no figure would match fio's",
+                        "drop ramp_time (or write ramp_time=0); to warm the filesystem up, do a throwaway run first",
+                    ));
+                }
+            }
+            "directory" => self.directory = Some(directory_of(o)?),
+            "filename" => self.filename = Some(filename_of(o)?),
+            "end_fsync" => self.final_sync = bool_of(o)?,
+            "randseed" => self.seed = Some(count_of(o, "seed")?),
+            // Reporting, scheduling between jobs (each job is its own run here), naming, and
+            // threads-vs-processes (the engine always uses threads): nothing to do.
+            "group_reporting" | "stonewall" | "wait_for_previous" | "new_group" | "thread" => {
+                flag_of(o)?;
+            }
+            "name" | "description" | "kb_base" => {}
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// `sync=`: O_SYNC / O_DSYNC on the files.
+    fn sync_flags(&mut self, o: &FioOption) -> Result<(), JobError> {
+        let (sync, dsync) = match value_of(o)? {
+            "none" | "0" => (false, false),
+            "sync" | "1" => (true, false),
+            "dsync" => (false, true),
+            _ => {
+                return Err(refuse(
+                    o,
+                    "is not a fio sync mode",
+                    "write sync=none, sync (O_SYNC) or dsync (O_DSYNC)",
+                ));
+            }
+        };
+        self.open_flags.sync = sync;
+        self.open_flags.dsync = dsync;
+        Ok(())
+    }
+
+    /// The spec of the options read (not yet validated).
+    fn into_spec(mut self, options: &[FioOption]) -> Result<(WorkloadSpec, Self), JobError> {
+        let mut spec = WorkloadSpec {
+            kind: WorkloadKind::Fileio,
+            mode: FileioMode::Fio,
+            ..WorkloadSpec::default()
+        };
+        spec.pattern = self.pattern.ok_or(JobError::Missing {
+            option: "rw",
+            problem: "fio's default is rw=read, and the engine only writes",
+            fix: "write rw=write or rw=randwrite",
+        })?;
+        spec.block_size = self.block_size.unwrap_or(4096);
+        spec.file_size = self.file_size.or(self.size).ok_or(JobError::Missing {
+            option: "size",
+            problem: "the engine creates the job's files and needs their size",
+            fix: "write size=<bytes per job>, e.g. size=64m (or filesize=)",
+        })?;
+        // fio caps `size` at the files' total size; `io_size` overrides both.
+        spec.io_size = self.io_size.or(match (self.size, self.file_size) {
+            (Some(size), Some(file_size)) if size < file_size => Some(size),
+            _ => None,
+        });
+        spec.threads = self.threads.unwrap_or(1);
+        self.sync_method(&mut spec, options)?;
+        spec.open_flags = self.open_flags;
+        // fio's default fallocate is `native` (fallocate(2)) on Linux; `overwrite=1` lays
+        // the files out by writing them first.
+        spec.prepare = if self.overwrite {
+            Prepare::Fill
+        } else {
+            self.fallocate.unwrap_or(Prepare::Fallocate)
+        };
+        spec.final_sync = self.final_sync;
+        if let Some(seed) = self.seed {
+            spec.seed = seed;
+        }
+        self.stop_rule(&mut spec)?;
+        if let Some(name) = &self.filename
+            && spec.threads > 1
+        {
+            spec.shared_files = Some(1);
+            self.warnings.push(format!(
+                "filename={name}: all {} threads share one file, as fio's numjobs clones share a named file; the engine names it itself, inside its private run directory",
+                spec.threads
+            ));
+        }
+        Ok((spec, self))
+    }
+
+    fn sync_method(&self, spec: &mut WorkloadSpec, options: &[FioOption]) -> Result<(), JobError> {
+        let set: Vec<(SyncMethod, u32)> = [
+            (SyncMethod::Fsync, self.fsync),
+            (SyncMethod::Fdatasync, self.fdatasync),
+            (SyncMethod::SyncFileRange, self.sync_file_range),
+        ]
+        .into_iter()
+        .filter(|(_, n)| *n > 0)
+        .collect();
+        match set.as_slice() {
+            [] => {
+                spec.sync = SyncMethod::None;
+                spec.sync_every = 1;
+            }
+            [(method, every)] => {
+                spec.sync = *method;
+                spec.sync_every = *every;
+            }
+            _ => {
+                let last = options
+                    .iter()
+                    .rev()
+                    .find(|o| matches!(o.key.as_str(), "fsync" | "fdatasync" | "sync_file_range"));
+                let o = last.cloned().unwrap_or(FioOption {
+                    key: "fsync".into(),
+                    value: None,
+                    line: 0,
+                });
+                return Err(refuse(
+                    &o,
+                    "is one of several periodic syncs (fsync, fdatasync, sync_file_range) in this job; the engine issues one kind of sync call",
+                    "keep one of them (set the others to 0)",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// `runtime` + `time_based` → a duration; `runtime` alone is refused.
+    fn stop_rule(&self, spec: &mut WorkloadSpec) -> Result<(), JobError> {
+        match (&self.runtime, self.time_based) {
+            (Some((_, us)), true) if *us > 0 => spec.duration_s = Some(*us as f64 / 1e6),
+            (_, true) => {
+                return Err(JobError::Missing {
+                    option: "runtime",
+                    problem: "time_based runs for the runtime, and there is none",
+                    fix: "write runtime=<seconds> with time_based",
+                });
+            }
+            (Some((o, us)), false) if *us > 0 => {
+                return Err(refuse(
+                    o,
+                    "without time_based is a cap: fio stops at the runtime or when the size is written, whichever comes first, and the engine stops at one of the two",
+                    "add time_based=1 to run for exactly this long, or drop runtime to write the whole size",
+                ));
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+/// Translates one job's effective options (see [`super::FioJob::options`]) into a
+/// `fileio` spec in fio mode, validated. Unknown options are listed in one warning and in
+/// [`JobSpec::unknown`]; with `strict` they are an error.
+pub fn options_to_spec(options: &[FioOption], strict: bool) -> Result<JobSpec, JobError> {
+    let kb = kb_base_of(options)?;
+    let mut job = Job::default();
+    let mut unknown: Vec<&FioOption> = Vec::new();
+    for o in options {
+        if !job.take(o, kb)? {
+            unknown.push(o);
+        }
+    }
+    let listed: Vec<String> = unknown
+        .iter()
+        .map(|o| format!("{}{}", o.key, at_line(o.line)))
+        .collect();
+    if strict && !listed.is_empty() {
+        return Err(JobError::Unknown { options: listed });
+    }
+    let (spec, job) = job.into_spec(options)?;
+    spec.validate()
+        .map_err(|spec_error| JobError::Invalid { spec_error })?;
+    let mut warnings = job.warnings;
+    if !listed.is_empty() {
+        warnings.insert(
+            0,
+            format!(
+                "unknown fio option(s) ignored, so the run does not do what they ask: {}",
+                listed.join(", ")
+            ),
+        );
+    }
+    let mut names: Vec<String> = unknown.iter().map(|o| o.key.clone()).collect();
+    names.dedup();
+    Ok(JobSpec {
+        spec,
+        directory: job.directory,
+        warnings,
+        unknown: names,
+    })
+}

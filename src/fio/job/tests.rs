@@ -1,0 +1,515 @@
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use super::*;
+use crate::spec::{OpenFlags, Pattern, Prepare, SyncMethod, WorkloadSpec};
+
+fn no_env(_: &str) -> Option<String> {
+    None
+}
+
+fn fixture(name: &str) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/fio")
+        .join(name);
+    std::fs::read_to_string(path).unwrap()
+}
+
+/// The spec of the only job of `text`.
+fn spec_of(text: &str) -> Result<JobSpec, JobError> {
+    let file = parse_job_file(text, &no_env).unwrap();
+    assert_eq!(file.jobs.len(), 1, "{text}");
+    options_to_spec(&file.jobs[0].options, false)
+}
+
+fn job(body: &str) -> Result<JobSpec, JobError> {
+    spec_of(&format!("[j]\nrw=write\nsize=1m\n{body}\n"))
+}
+
+fn err_text(body: &str) -> String {
+    job(body).unwrap_err().to_string()
+}
+
+#[test]
+fn the_seed_000_script_job_is_its_workload() {
+    let file = parse_job_file(&fixture("seed000-script.fio"), &no_env).unwrap();
+    assert_eq!(file.names(), ["writers"]);
+    let job = options_to_spec(&file.jobs[0].options, true).unwrap();
+    let spec = &job.spec;
+    assert_eq!(spec.threads, 8);
+    assert_eq!(spec.block_size, 4096);
+    assert_eq!(spec.file_size, 64 << 20);
+    assert_eq!(spec.io_size_per_thread(), 64 << 20);
+    assert_eq!(spec.pattern, Pattern::Rand);
+    assert_eq!((spec.sync, spec.sync_every), (SyncMethod::Fsync, 1));
+    assert_eq!(spec.prepare, Prepare::Sparse);
+    assert_eq!(spec.open_flags, OpenFlags::default());
+    assert_eq!(spec.shared_files, None);
+    assert_eq!(spec.duration_s, None);
+    assert!(!spec.final_sync);
+    assert_eq!(job.directory, Some(PathBuf::from("/mnt/sdj")));
+    assert!(job.warnings.is_empty(), "{:?}", job.warnings);
+    assert!(job.unknown.is_empty());
+}
+
+#[test]
+fn the_recorded_fixture_jobs_read_with_their_variable() {
+    let env = |name: &str| (name == "FIODIR").then(|| "/work/fiofix/mnt".to_string());
+    let file = parse_job_file(&fixture("seed000.fio"), &env).unwrap();
+    let job = options_to_spec(&file.jobs[0].options, true).unwrap();
+    assert_eq!(job.directory, Some(PathBuf::from("/work/fiofix/mnt")));
+    assert_eq!(
+        (job.spec.threads, job.spec.file_size, job.spec.block_size),
+        (4, 8 << 20, 4096)
+    );
+    let file = parse_job_file(&fixture("qd1.fio"), &env).unwrap();
+    let job = options_to_spec(&file.jobs[0].options, true).unwrap();
+    assert_eq!(job.spec.pattern, Pattern::Seq);
+    assert_eq!(job.spec.sync, SyncMethod::Fdatasync);
+    assert_eq!(job.spec.file_size, 4 << 20);
+    // No fallocate= in the file: fio's default, native, is fallocate(2).
+    assert_eq!(job.spec.prepare, Prepare::Fallocate);
+}
+
+#[test]
+fn global_sections_apply_to_the_jobs_after_them() {
+    let text = "; a comment\n# another\n[global]\nbs=8k\nrw=write\nsize=1m\n\n[a]\n\
+                numjobs=2\n[global]\nbs=16k\n[b]\nrw=randwrite ; trailing comment\n[c]\nbs=32k # mine\n";
+    let file = parse_job_file(text, &no_env).unwrap();
+    assert_eq!(file.names(), ["a", "b", "c"]);
+    let bs = |name: &str| {
+        let job = file.job(name).unwrap();
+        options_to_spec(&job.options, true).unwrap().spec
+    };
+    assert_eq!((bs("a").block_size, bs("a").threads), (8192, 2));
+    assert_eq!(bs("b").block_size, 16384);
+    assert_eq!(bs("b").pattern, Pattern::Rand);
+    assert_eq!(bs("c").block_size, 32768);
+    assert_eq!(bs("c").threads, 1);
+    // Lines are kept: [global]'s bs on line 4 comes first in a's options.
+    let a = &file.job("a").unwrap().options;
+    assert_eq!((a[0].key.as_str(), a[0].line), ("bs", 4));
+    assert_eq!(file.job("a").unwrap().line, 8);
+}
+
+#[test]
+fn blanks_bare_flags_and_crlf_are_read_as_fio_reads_them() {
+    let file = parse_job_file(
+        "[j]\r\n  rw = write  \r\n\tsize=1m\r\ngroup_reporting\r\ntime_based=0\r\n",
+        &no_env,
+    )
+    .unwrap();
+    let opts = &file.jobs[0].options;
+    assert_eq!(opts[0].key, "rw");
+    assert_eq!(opts[0].value.as_deref(), Some("write"));
+    assert_eq!(opts[2].value, None);
+    assert!(options_to_spec(opts, true).is_ok());
+}
+
+#[test]
+fn env_variables_are_substituted_and_unset_ones_are_empty() {
+    let env = |name: &str| match name {
+        "SIZE" => Some("64m".to_string()),
+        "JOBS" => Some("4".to_string()),
+        _ => None,
+    };
+    let text = "[j]\nrw=write\nsize=${SIZE}\nnumjobs=${JOBS}\ndirectory=/mnt${NOPE}/x\ndescription=${SIZE}${\n";
+    let file = parse_job_file(text, &env).unwrap();
+    let o = &file.jobs[0].options;
+    assert_eq!(o[1].value.as_deref(), Some("64m"));
+    assert_eq!(o[3].value.as_deref(), Some("/mnt/x"));
+    // An unclosed ${ stays as written.
+    assert_eq!(o[4].value.as_deref(), Some("64m${"));
+    let job = options_to_spec(o, true).unwrap();
+    assert_eq!((job.spec.file_size, job.spec.threads), (64 << 20, 4));
+    // An unset variable that leaves a value empty is named.
+    let e = spec_of("[j]\nrw=write\nsize=${UNSET}\n")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("size=") && e.contains("empty"), "{e}");
+    // A variable cannot smuggle a control character in.
+    let evil = |_: &str| Some("a\u{1b}[2J".to_string());
+    let e = parse_job_file("[j]\nname=${X}\n", &evil)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("line 2") && e.contains("U+001B"), "{e}");
+}
+
+#[test]
+fn sizes_follow_kb_base() {
+    use super::value::{KbBase::*, parse_fio_size};
+    let cases = [
+        ("4096", Compat1024, 4096),
+        ("4096b", Compat1024, 4096),
+        ("4096B", Si1000, 4096),
+        ("4k", Compat1024, 4096),
+        ("4K", Compat1024, 4096),
+        ("4kb", Compat1024, 4096),
+        ("4KB", Compat1024, 4096),
+        ("4KiB", Compat1024, 4000),
+        ("4ki", Compat1024, 4000),
+        ("1m", Compat1024, 1 << 20),
+        ("1mi", Compat1024, 1_000_000),
+        ("1g", Compat1024, 1 << 30),
+        ("1t", Compat1024, 1 << 40),
+        ("1p", Compat1024, 1 << 50),
+        ("0x1000", Compat1024, 4096),
+        ("4k", Si1000, 4000),
+        ("4kb", Si1000, 4000),
+        ("4KiB", Si1000, 4096),
+        ("1mi", Si1000, 1 << 20),
+        ("1m", Si1000, 1_000_000),
+        ("1ti", Si1000, 1 << 40),
+    ];
+    for (text, base, bytes) in cases {
+        assert_eq!(parse_fio_size(text, base), Ok(bytes), "{text} {base:?}");
+    }
+    for bad in [
+        "",
+        "k",
+        "4x",
+        "1.5g",
+        "4 k",
+        "$pagesize",
+        "(4*1024)",
+        "99999999999p",
+    ] {
+        assert!(parse_fio_size(bad, Compat1024).is_err(), "{bad}");
+    }
+}
+
+#[test]
+fn kb_base_applies_wherever_it_is_written() {
+    // fio parses kb_base before the job's other options.
+    let job = spec_of("[j]\nrw=write\nsize=64k\nbs=4KiB\nkb_base=1000\n").unwrap();
+    assert_eq!((job.spec.file_size, job.spec.block_size), (64_000, 4096));
+    // 4000-byte blocks are no multiple of 512: refused naming bs.
+    let e = spec_of("[j]\nrw=write\nsize=64k\nbs=4KiB\n")
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("fio option bs"), "{e}");
+    let e = err_text("kb_base=1023");
+    assert!(e.contains("kb_base=1023") && e.contains("line 4"), "{e}");
+}
+
+#[test]
+fn times_have_fio_suffixes() {
+    use super::value::parse_fio_time_us;
+    let cases = [
+        ("30", 30_000_000),
+        ("30s", 30_000_000),
+        ("30sec", 30_000_000),
+        ("500ms", 500_000),
+        ("500msec", 500_000),
+        ("250us", 250),
+        ("250usec", 250),
+        ("2m", 120_000_000),
+        ("1h", 3_600_000_000),
+        ("1d", 86_400_000_000),
+        ("1H", 3_600_000_000),
+    ];
+    for (text, us) in cases {
+        assert_eq!(parse_fio_time_us(text), Ok(us), "{text}");
+    }
+    for bad in ["", "1.5", "3w", "10 s"] {
+        assert!(parse_fio_time_us(bad).is_err(), "{bad}");
+    }
+    let job = job("time_based\nruntime=1500ms").unwrap();
+    assert_eq!(job.spec.duration_s, Some(1.5));
+}
+
+#[test]
+fn every_supported_option_maps() {
+    let job = spec_of(
+        "[global]\nioengine=pvsync\ngroup_reporting\nthread\nstonewall\nnew_group\nkb_base=1024\n\
+         [every]\nname=x\ndescription=all of them\nreadwrite=write\nblocksize=8k\nsize=2m\nfilesize=4m\n\
+         io_limit=8m\nnumjobs=3\nnrfiles=1\nfdatasync=4\nsync=dsync\ndirect=1\nfallocate=posix\n\
+         end_fsync=1\nrandseed=42\niodepth=1\ndirectory=/srv/t\nramp_time=0\nwait_for_previous\n",
+    )
+    .unwrap();
+    let expected = WorkloadSpec {
+        threads: 3,
+        block_size: 8192,
+        file_size: 4 << 20,
+        io_size: Some(8 << 20),
+        pattern: Pattern::Seq,
+        sync: SyncMethod::Fdatasync,
+        sync_every: 4,
+        open_flags: OpenFlags {
+            sync: false,
+            dsync: true,
+            direct: true,
+        },
+        final_sync: true,
+        prepare: Prepare::Fallocate,
+        seed: 42,
+        ..WorkloadSpec::default()
+    };
+    assert_eq!(job.spec, expected);
+    assert_eq!(job.directory, Some(PathBuf::from("/srv/t")));
+    assert!(job.warnings.is_empty(), "{:?}", job.warnings);
+}
+
+#[test]
+fn sync_options_map_to_one_sync_call() {
+    let s = |body: &str| job(body).unwrap().spec;
+    assert_eq!(
+        (s("fsync=8").sync, s("fsync=8").sync_every),
+        (SyncMethod::Fsync, 8)
+    );
+    assert_eq!(s("").sync, SyncMethod::None);
+    assert_eq!(s("fsync=0").sync, SyncMethod::None);
+    let sfr = s("sync_file_range=wait_before,write,wait_after:8");
+    assert_eq!((sfr.sync, sfr.sync_every), (SyncMethod::SyncFileRange, 8));
+    // fio's count defaults to 1.
+    assert_eq!(
+        s("sync_file_range=wait_before,write,wait_after").sync_every,
+        1
+    );
+    let e = err_text("sync_file_range=wait_before,write:8");
+    assert!(
+        e.contains("sync_file_range=wait_before,write:8") && e.contains("subset"),
+        "{e}"
+    );
+    let e = err_text("sync_file_range=flush:8");
+    assert!(e.contains("'flush'"), "{e}");
+    let e = err_text("fsync=1\nfdatasync=1");
+    assert!(
+        e.contains("fdatasync=1 (line 5)") && e.contains("one kind"),
+        "{e}"
+    );
+    assert!(s("sync=1").open_flags.sync);
+    assert!(s("sync=sync").open_flags.sync);
+    assert!(!s("sync=sync\nsync=none").open_flags.sync);
+    assert!(s("sync=dsync").open_flags.dsync);
+    assert!(err_text("sync=fsync").contains("sync=none, sync"));
+    assert!(s("buffered=0").open_flags.direct);
+}
+
+#[test]
+fn fallocate_modes_map_to_prepare() {
+    let p = |v: &str| job(&format!("fallocate={v}")).unwrap().spec.prepare;
+    for v in ["none", "0", "truncate"] {
+        assert_eq!(p(v), Prepare::Sparse, "{v}");
+    }
+    for v in ["native", "posix", "1", "keep"] {
+        assert_eq!(p(v), Prepare::Fallocate, "{v}");
+    }
+    assert_eq!(job("").unwrap().spec.prepare, Prepare::Fallocate);
+    assert_eq!(job("overwrite=1").unwrap().spec.prepare, Prepare::Fill);
+    assert!(err_text("fallocate=2").contains("fallocate=none, truncate"));
+}
+
+#[test]
+fn sizes_follow_fio_size_filesize_and_io_size() {
+    let s = |text: &str| spec_of(&format!("[j]\nrw=write\n{text}\n")).unwrap().spec;
+    let only_size = s("size=8m");
+    assert_eq!((only_size.file_size, only_size.io_size), (8 << 20, None));
+    // size above filesize is capped by fio at the file's size; below it is the I/O amount.
+    assert_eq!(s("size=16m\nfilesize=8m").io_size, None);
+    assert_eq!(s("size=4m\nfilesize=8m").io_size, Some(4 << 20));
+    assert_eq!(s("filesize=8m\nio_size=32m").io_size, Some(32 << 20));
+    let e = spec_of("[j]\nrw=write\n").unwrap_err().to_string();
+    assert!(e.contains("fio option size is not set"), "{e}");
+    assert!(err_text("size=50%").contains("percentage"));
+    assert!(err_text("filesize=1k-8k").contains("range"));
+}
+
+#[test]
+fn time_based_and_runtime() {
+    assert_eq!(
+        job("time_based\nruntime=2").unwrap().spec.duration_s,
+        Some(2.0)
+    );
+    assert_eq!(
+        job("time_based=1\ntimeout=1m").unwrap().spec.duration_s,
+        Some(60.0)
+    );
+    let e = err_text("runtime=10");
+    assert!(
+        e.contains("runtime=10 (line 4)") && e.contains("time_based"),
+        "{e}"
+    );
+    let e = err_text("time_based");
+    assert!(e.contains("runtime is not set"), "{e}");
+    // runtime=0 is fio's "no limit".
+    assert_eq!(job("runtime=0").unwrap().spec.duration_s, None);
+    let e = err_text("ramp_time=5");
+    assert!(e.contains("ramp_time=5") && e.contains("warm-up"), "{e}");
+}
+
+#[test]
+fn unsupported_options_are_refused_by_name() {
+    let cases = [
+        ("rw=read", "reads"),
+        ("rw=randread", "reads"),
+        ("readwrite=randrw", "mixes"),
+        ("rw=rw", "mixes"),
+        ("rw=trim", "trims"),
+        ("rw=write:4k", "offset"),
+        ("rw=append", "not a fio I/O pattern"),
+        ("ioengine=libaio", "libaio engine"),
+        ("ioengine=io_uring", "io_uring engine"),
+        ("bs=4k,8k", "list"),
+        ("bs=4k-16k", "range"),
+        ("nrfiles=4", "several files"),
+        ("filename=/dev/sda", "plain file name"),
+        ("filename=a:b", "plain file name"),
+        ("directory=/a:/b", "several directories"),
+        ("direct", "requires an argument"),
+        ("end_fsync=yes", "not 0 or 1"),
+        ("numjobs=many", "whole number"),
+        ("numjobs=$ncpus", "reserved keywords"),
+        ("numjobs=99999999999", "out of range"),
+        ("fsync=(1+1)", "arithmetic"),
+    ];
+    for (line, words) in cases {
+        let e = err_text(line);
+        let key = line.split('=').next().unwrap();
+        assert!(e.starts_with(&format!("fio option {key}")), "{line}: {e}");
+        assert!(e.contains("(line 4)") && e.contains(words), "{line}: {e}");
+    }
+    let e = spec_of("[j]\nsize=1m\n").unwrap_err().to_string();
+    assert!(e.contains("rw is not set") && e.contains("rw=read"), "{e}");
+    let e = err_text("numjobs=0");
+    assert!(e.starts_with("fio option numjobs"), "{e}");
+}
+
+#[test]
+fn filename_shares_one_file_between_the_clones() {
+    let job = job("filename=data\nnumjobs=4").unwrap();
+    assert_eq!(job.spec.shared_files, Some(1));
+    assert!(
+        job.warnings[0].contains("filename=data"),
+        "{:?}",
+        job.warnings
+    );
+    assert_eq!(self::job("filename=data").unwrap().spec.shared_files, None);
+}
+
+#[test]
+fn unknown_options_warn_once_and_strict_refuses_them() {
+    let text = "[j]\nrw=write\nsize=1m\nloops=3\nbogus\niodepth_batch=2\n";
+    let job = spec_of(text).unwrap();
+    assert_eq!(job.unknown, ["loops", "bogus", "iodepth_batch"]);
+    assert_eq!(job.warnings.len(), 1, "{:?}", job.warnings);
+    assert!(
+        job.warnings[0].contains("loops (line 4), bogus (line 5), iodepth_batch (line 6)"),
+        "{:?}",
+        job.warnings
+    );
+    let file = parse_job_file(text, &no_env).unwrap();
+    let e = options_to_spec(&file.jobs[0].options, true).unwrap_err();
+    assert_eq!(
+        e,
+        JobError::Unknown {
+            options: vec![
+                "loops (line 4)".into(),
+                "bogus (line 5)".into(),
+                "iodepth_batch (line 6)".into()
+            ]
+        }
+    );
+    let warned = self::job("iodepth=8").unwrap();
+    assert!(
+        warned.warnings[0].contains("iodepth=8"),
+        "{:?}",
+        warned.warnings
+    );
+}
+
+#[test]
+fn options_from_fio_json_have_no_line() {
+    // The importer describes runs from fio's "job options" map (no lines).
+    let map: BTreeMap<&str, &str> = [
+        ("rw", "randwrite"),
+        ("bs", "4k"),
+        ("size", "8m"),
+        ("rate", "1m"),
+    ]
+    .into_iter()
+    .collect();
+    let options: Vec<FioOption> = map
+        .iter()
+        .map(|(k, v)| FioOption {
+            key: k.to_string(),
+            value: Some(v.to_string()),
+            line: 0,
+        })
+        .collect();
+    let job = options_to_spec(&options, false).unwrap();
+    assert_eq!(job.unknown, ["rate"]);
+    assert!(job.warnings[0].ends_with(": rate"), "{:?}", job.warnings);
+    let bad = [FioOption {
+        key: "rw".into(),
+        value: Some("read".into()),
+        line: 0,
+    }];
+    let e = options_to_spec(&bad, false).unwrap_err().to_string();
+    assert!(e.starts_with("fio option rw=read: reads;"), "{e}");
+}
+
+#[test]
+fn malformed_files_are_refused_naming_the_line() {
+    let cases: [(&str, &str); 10] = [
+        ("rw=write\n[j]\n", "line 1: option `rw=write` is outside"),
+        ("[j\nrw=write\n", "line 1: section header `[j`"),
+        ("[]\n", "empty name"),
+        ("[a/b]\n", "'/'"),
+        ("[j]\n=4k\n", "line 2: `=4k` has no option name"),
+        ("[j]\ninclude other.fio\n", "line 2: `include`"),
+        (
+            "[j]\nrw=write\n[j]\n",
+            "line 3: job [j] is already defined on line 1",
+        ),
+        ("[global]\nrw=write\n", "defines no job"),
+        ("", "defines no job"),
+        ("[j]\nname=a\u{202e}b\n", "line 2"),
+    ];
+    for (text, words) in cases {
+        let e = parse_job_file(text, &no_env).unwrap_err().to_string();
+        assert!(e.contains(words), "{text:?}: {e}");
+    }
+    let long = format!("[j]\nname={}\n", "x".repeat(MAX_LINE_BYTES));
+    assert!(matches!(
+        parse_job_file(&long, &no_env),
+        Err(JobFileError::LineTooLong { line: 2, .. })
+    ));
+    let many = "[j]\n".to_string() + &"; c\n".repeat(MAX_JOB_LINES);
+    assert!(matches!(
+        parse_job_file(&many, &no_env),
+        Err(JobFileError::TooManyLines { .. })
+    ));
+    let jobs: String = (0..=MAX_JOBS).map(|i| format!("[j{i}]\n")).collect();
+    assert!(matches!(
+        parse_job_file(&jobs, &no_env),
+        Err(JobFileError::TooManyJobs { .. })
+    ));
+    let huge = " ".repeat(MAX_JOB_FILE_BYTES as usize + 1);
+    assert!(matches!(
+        parse_job_file(&huge, &no_env),
+        Err(JobFileError::TooLarge { .. })
+    ));
+}
+
+#[test]
+fn a_long_variable_is_refused() {
+    let env = |_: &str| Some("9".repeat(MAX_LINE_BYTES + 1));
+    let e = parse_job_file("[j]\nsize=${BIG}\n", &env).unwrap_err();
+    assert!(e.to_string().contains("after ${VAR} substitution"), "{e}");
+}
+
+#[test]
+fn the_job_file_reader_refuses_what_is_not_a_small_regular_file() {
+    let e = read_job_file(std::path::Path::new("/dev/zero"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("/dev/zero") && e.contains("not a regular file"),
+        "{e}"
+    );
+    let e = read_job_file(std::path::Path::new("/nonexistent/x.fio")).unwrap_err();
+    assert!(e.to_string().contains("/nonexistent/x.fio"), "{e}");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fio/qd1.fio");
+    assert!(read_job_file(&path).unwrap().contains("[qd1]"));
+}
