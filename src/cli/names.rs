@@ -58,6 +58,7 @@ pub fn flag(setting: Setting) -> CliFlag {
         Setting::ScratchName => Long("--name"),
         Setting::Device => Long("--device"),
         Setting::DestroyDataOn => Long("--destroy-data-on"),
+        Setting::Kind => Long("--kind"),
     }
 }
 

@@ -108,6 +108,8 @@ fn size_settings(kind: WorkloadKind, names: &dyn SettingNames) -> String {
         WorkloadKind::Smallfiles => (&[SmallfilesFiles, SmallfilesFileSize], Some(Threads)),
         WorkloadKind::Fileserver => (&[Clients], Some(FilesPerClient)),
         WorkloadKind::Grouplog => (&[LogSize, Threads], None),
+        // Never run (imported from fio); named as fileio would be, should it ever be.
+        WorkloadKind::Fio => (&[FileSize, Threads], None),
     };
     settings_text(main, alternative, names)
 }
@@ -119,7 +121,7 @@ fn inode_settings(kind: WorkloadKind, names: &dyn SettingNames) -> String {
         WorkloadKind::Smallfiles => settings_text(&[SmallfilesFiles], Some(Threads), names),
         WorkloadKind::Fileserver => settings_text(&[Clients], Some(FilesPerClient), names),
         WorkloadKind::Fileio => settings_text(&[Threads], Some(SharedFiles), names),
-        WorkloadKind::Grouplog => "the files on the target".to_string(),
+        WorkloadKind::Grouplog | WorkloadKind::Fio => "the files on the target".to_string(),
     }
 }
 

@@ -409,5 +409,6 @@ fn empty_result(
         ops: Vec::new(),
         phases: Vec::new(),
         group: None,
+        reported: None,
     }
 }

@@ -52,6 +52,7 @@ pub fn label(setting: Setting) -> &'static str {
         Setting::ScratchName => "Name",
         Setting::Device => "Device",
         Setting::DestroyDataOn => "the device confirmation",
+        Setting::Kind => "Workload kind",
     }
 }
 

@@ -104,6 +104,15 @@ impl LatencyHistogram {
         }
     }
 
+    /// Records `count` occurrences of one latency at once (a bin of another tool's
+    /// histogram, fio's JSON+ `bins`); same clamping as [`LatencyHistogram::record`].
+    pub fn record_n(&mut self, latency_ns: u64, count: u64) {
+        if count > 0 {
+            self.dense_mut()
+                .saturating_record_n(latency_ns.clamp(1, MAX_LATENCY_NS), count);
+        }
+    }
+
     /// The dense histogram: borrowed when it is one, built from the list otherwise.
     fn dense(&self) -> Cow<'_, Histogram<u64>> {
         match &self.counts {

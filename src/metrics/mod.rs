@@ -5,6 +5,7 @@
 
 mod histogram;
 mod ops;
+mod reported;
 mod sparse;
 mod sysbench;
 
@@ -13,6 +14,7 @@ pub use histogram::{
     live_bucket_bounds, live_bucket_index,
 };
 pub use ops::{GroupCommitStats, OpStats, PhaseStats, merge_ops};
+pub use reported::{ReportedDisk, ReportedFigures, ReportedLatency, ReportedPercentile};
 pub use sysbench::{END_SYNC_PREFIX, SysbenchSummary, event_latency, is_sysbench};
 
 use serde::{Deserialize, Serialize};
@@ -239,6 +241,10 @@ pub struct RunResult {
     /// Group-commit accounting (grouplog).
     #[serde(default)]
     pub group: Option<GroupCommitStats>,
+    /// What another tool reported of a run it measured (an imported fio result); `None`
+    /// for fsynclab's own runs.
+    #[serde(default)]
+    pub reported: Option<ReportedFigures>,
 }
 
 /// Pressure-stall counters of one resource (`/proc/pressure/cpu` or `io`), "some" line.
@@ -305,6 +311,28 @@ impl RunResult {
         self.wall_ns as f64 / 1e9
     }
 
+    /// Whether the latency histograms hold every latency (fsynclab's runs, fio JSON+
+    /// imports); `false` for an import of plain fio JSON, which has percentiles only.
+    pub fn has_histograms(&self) -> bool {
+        self.reported.as_ref().is_none_or(|r| r.histograms)
+    }
+
+    /// Write (`sync == false`) or sync latency summary: from the histogram, or for an
+    /// import without histograms, the percentiles the tool printed.
+    pub fn latency_summary(&self, sync: bool) -> LatencySummary {
+        match &self.reported {
+            Some(reported) if !reported.histograms => {
+                if sync {
+                    reported.sync_lat.summary()
+                } else {
+                    reported.write_lat.summary()
+                }
+            }
+            _ if sync => self.sync_lat.summary(),
+            _ => self.write_lat.summary(),
+        }
+    }
+
     /// Headline figures.
     pub fn summary(&self) -> RunSummary {
         let secs = self.wall_secs();
@@ -331,8 +359,8 @@ impl RunResult {
             iops: per_sec(self.writes as f64),
             syncs_per_sec: per_sec(self.syncs as f64),
             mib_per_sec: per_sec(self.bytes as f64 / (1024.0 * 1024.0)),
-            write_lat: self.write_lat.summary(),
-            sync_lat: self.sync_lat.summary(),
+            write_lat: self.latency_summary(false),
+            sync_lat: self.latency_summary(true),
             device_flushes,
             flushes_per_sync,
             device_bytes_per_app_byte,

@@ -253,6 +253,8 @@ pub(super) fn kind_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
         WorkloadKind::Smallfiles => smallfiles_problems(spec, errs),
         WorkloadKind::Fileserver => fileserver_problems(spec, errs),
         WorkloadKind::Grouplog => grouplog_problems(spec, errs),
+        // Refused whole by `WorkloadSpec::problems` before this is reached.
+        WorkloadKind::Fio => {}
     }
 }
 

@@ -42,6 +42,9 @@ pub enum WorkloadKind {
     Fileserver,
     /// N writers append records to one shared log with a group-commit strategy.
     Grouplog,
+    /// Imported from fio's JSON output: fio measured it, fsynclab does not run it (a fio
+    /// job file runs through `run --fio-job`, as a kind fsynclab has).
+    Fio,
 }
 
 impl WorkloadKind {
@@ -52,14 +55,31 @@ impl WorkloadKind {
             WorkloadKind::Smallfiles => "smallfiles",
             WorkloadKind::Fileserver => "fileserver",
             WorkloadKind::Grouplog => "grouplog",
+            WorkloadKind::Fio => "fio",
         }
+    }
+
+    /// Whether fsynclab's engine runs this kind (every kind but `fio`, which is imported).
+    pub fn is_runnable(self) -> bool {
+        self != WorkloadKind::Fio
     }
 }
 
 impl std::str::FromStr for WorkloadKind {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        parse_name(s, "fileio, smallfiles, fileserver, grouplog")
+        // `fio` is a stored kind, never a runnable one: refused here with the way to run fio
+        // work, so `--kind fio` says what to do instead of naming the kinds alone.
+        let kind = parse_name(s, "fileio, smallfiles, fileserver, grouplog")?;
+        if kind == WorkloadKind::Fio {
+            return Err(
+                "fio is the kind of runs imported from fio's JSON, not one fsynclab \
+                 runs; to run a fio job file, give it as a fio job file, or choose fileio, \
+                 smallfiles, fileserver or grouplog"
+                    .into(),
+            );
+        }
+        Ok(kind)
     }
 }
 
@@ -371,6 +391,17 @@ impl WorkloadSpec {
 
     /// Every problem with this spec (empty when it is valid).
     pub fn problems(&self) -> Vec<SpecError> {
+        if self.kind == WorkloadKind::Fio {
+            // The only problem worth naming: nothing else of an imported spec is run.
+            return vec![spec_error(
+                Setting::Kind,
+                "fio is the kind of runs imported from fio's JSON; fsynclab does not run it",
+                crate::hint!(
+                    "to run a fio job file, give it as a fio job file; or choose another ",
+                    Setting::Kind
+                ),
+            )];
+        }
         let mut errs = Vec::new();
         problems::size_problems(self, &mut errs);
         problems::stop_problems(self, &mut errs);
@@ -408,7 +439,27 @@ impl WorkloadSpec {
                 self.grouplog.strategy,
                 self.describe_stop()
             ),
+            WorkloadKind::Fio => self.describe_fio(),
         }
+    }
+
+    /// An imported fio run: what fio's job options said, in fio's words where the spec
+    /// could not say more.
+    fn describe_fio(&self) -> String {
+        let sync = if self.sync == SyncMethod::None {
+            "no sync".to_string()
+        } else {
+            format!("{}={}", self.sync.as_str(), self.sync_every)
+        };
+        format!(
+            "fio (imported) {} job(s), bs={}, {}, {:?}",
+            self.threads,
+            format_size(self.block_size),
+            sync,
+            self.pattern
+        )
+        .replace("Rand", "randwrite")
+        .replace("Seq", "write")
     }
 
     fn describe_stop(&self) -> String {

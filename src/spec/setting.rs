@@ -96,11 +96,13 @@ pub enum Setting {
     Device,
     /// The confirmation that repeats the device to wipe.
     DestroyDataOn,
+    /// `kind`: the workload kind.
+    Kind,
 }
 
 impl Setting {
     /// Every setting, for the front ends' table tests.
-    pub const ALL: [Setting; 43] = [
+    pub const ALL: [Setting; 44] = [
         Setting::Threads,
         Setting::Clients,
         Setting::BlockSize,
@@ -144,6 +146,7 @@ impl Setting {
         Setting::ScratchName,
         Setting::Device,
         Setting::DestroyDataOn,
+        Setting::Kind,
     ];
 
     /// The neutral name: a workload field's preset key (`block_size`, `grouplog.log_size`),
@@ -192,6 +195,7 @@ impl Setting {
             Setting::ScratchName => "name",
             Setting::Device => "device",
             Setting::DestroyDataOn => "destroy_data_on",
+            Setting::Kind => "kind",
         }
     }
 
@@ -219,6 +223,8 @@ impl Setting {
                 | Setting::ScratchName
                 | Setting::Device
                 | Setting::DestroyDataOn
+                // The kind is chosen, not set by `key=value`.
+                | Setting::Kind
         )
     }
 }

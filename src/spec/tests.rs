@@ -287,3 +287,29 @@ fn durations_too_short_to_measure_or_absurdly_long_are_refused_briefly() {
     };
     assert!(spec.validate().is_ok());
 }
+
+#[test]
+fn the_fio_kind_is_stored_never_run() {
+    let spec = WorkloadSpec {
+        kind: WorkloadKind::Fio,
+        ..Default::default()
+    };
+    let err = spec.validate().unwrap_err();
+    assert_eq!(err.field, Setting::Kind);
+    assert!(
+        err.to_string().contains("fsynclab does not run it"),
+        "{err}"
+    );
+    assert!(err.to_string().contains("fio job file"), "{err}");
+    assert!(!WorkloadKind::Fio.is_runnable());
+    assert!(WorkloadKind::Fileio.is_runnable());
+    // Not a kind to choose: the parser refuses it and says what to do instead.
+    let refused = "fio".parse::<WorkloadKind>().unwrap_err();
+    assert!(refused.contains("imported"), "{refused}");
+    assert!(spec.describe().starts_with("fio (imported)"));
+    // Stored and read back by its name.
+    assert_eq!(
+        serde_json::to_string(&WorkloadKind::Fio).unwrap(),
+        "\"fio\""
+    );
+}

@@ -374,6 +374,7 @@ impl Store {
             ops: kind_detail.ops,
             phases: kind_detail.phases,
             group: kind_detail.group,
+            reported: kind_detail.reported,
         })
     }
 

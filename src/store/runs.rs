@@ -53,18 +53,25 @@ pub(super) struct KindDetail {
     pub phases: Vec<crate::metrics::PhaseStats>,
     #[serde(default)]
     pub group: Option<crate::metrics::GroupCommitStats>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reported: Option<crate::metrics::ReportedFigures>,
 }
 
 impl KindDetail {
     /// The detail of `result`, or `None` when it has none (every fileio run).
     fn of(result: &RunResult) -> Option<Self> {
-        if result.ops.is_empty() && result.phases.is_empty() && result.group.is_none() {
+        if result.ops.is_empty()
+            && result.phases.is_empty()
+            && result.group.is_none()
+            && result.reported.is_none()
+        {
             return None;
         }
         Some(Self {
             ops: result.ops.clone(),
             phases: result.phases.clone(),
             group: result.group.clone(),
+            reported: result.reported.clone(),
         })
     }
 }

@@ -79,6 +79,14 @@ impl KindForm {
                 WorkloadKind::Smallfiles => self.smallfiles_rows(ui, state),
                 WorkloadKind::Fileserver => fileserver_rows(ui, state),
                 WorkloadKind::Grouplog => self.grouplog_rows(ui, state),
+                // Not offered by the chooser; a spec taken from an imported run lands here.
+                WorkloadKind::Fio => {
+                    ui.label(
+                        "fio (imported): fio measured these runs; fsynclab does not run this \
+                         kind. Choose a kind above.",
+                    );
+                    ui.end_row();
+                }
             }
         });
     }

@@ -190,6 +190,7 @@ fn result_for(id: i64, new: &NewRun) -> RunResult {
             learned_flush_ns: Some(1_200_000),
             gather_wait_ns: 500_000,
         }),
+        reported: None,
     }
 }
 
