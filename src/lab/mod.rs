@@ -4,6 +4,7 @@
 //! failure) as soon as it exists. The CLI and the GUI both call [`launch`].
 
 mod clean;
+pub mod import;
 mod launch;
 mod matrix;
 mod persist;

@@ -47,3 +47,25 @@ pub struct RunOrigin {
     /// The host fio ran on, as it reported it (client mode: the server), for imports.
     pub hostname: Option<String>,
 }
+
+impl super::Store {
+    /// Ids of imported runs (origin `fio-import`) with this start time, job and host: what
+    /// an import of the same fio output finds already stored.
+    pub fn find_imported(
+        &self,
+        started_at_ms: i64,
+        job: &str,
+        hostname: Option<&str>,
+    ) -> Result<Vec<i64>, super::StoreError> {
+        let mut stmt = self.conn.prepare(
+            "SELECT id FROM runs WHERE started_at_ms = ?1 AND origin_json IS NOT NULL \
+             AND json_extract(origin_json, '$.kind') = 'fio-import' \
+             AND json_extract(origin_json, '$.job') = ?2 \
+             AND json_extract(origin_json, '$.hostname') IS ?3 ORDER BY id",
+        )?;
+        let ids = stmt.query_map(rusqlite::params![started_at_ms, job, hostname], |row| {
+            row.get(0)
+        })?;
+        Ok(ids.collect::<Result<_, _>>()?)
+    }
+}

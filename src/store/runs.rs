@@ -176,41 +176,8 @@ impl Store {
     }
 
     fn insert_run(&self, new: &NewRun, tags: &[&str]) -> Result<i64, StoreError> {
-        let place = Placement::of(&new.system);
-        let (owner_pid, owner_start_ticks) = current_owner();
         let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)?;
-        tx.execute(
-            "INSERT INTO runs (experiment_id, label, status, kind, preset, preset_scale, target, \
-             fs_type, mount_options, device, kernel_release, owner_pid, owner_start_ticks, \
-             created_at_ms, spec_json, system_json, origin_json) \
-             VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, \
-             ?16)",
-            params![
-                new.experiment_id,
-                clean_label(new.label.as_deref()),
-                kind_name(new.spec.kind)?,
-                new.preset,
-                new.preset_scale,
-                new.target.to_string_lossy(),
-                place.fs_type,
-                place.mount_options,
-                place.device,
-                place.kernel_release,
-                owner_pid,
-                owner_start_ticks,
-                now_ms(),
-                serde_json::to_string(&new.spec)?,
-                serde_json::to_string(&new.system)?,
-                new.origin.as_ref().map(serde_json::to_string).transpose()?,
-            ],
-        )?;
-        let id = tx.last_insert_rowid();
-        for tag in tags {
-            tx.execute(
-                "INSERT OR IGNORE INTO run_tags (run_id, tag) VALUES (?1, ?2)",
-                (id, tag),
-            )?;
-        }
+        let id = insert_row(&tx, new, tags)?;
         // Locked before the row is visible to anyone: no sweep can see it unlocked.
         self.take_run_lock(id)?;
         if let Err(e) = tx.commit() {
@@ -218,6 +185,30 @@ impl Store {
             return Err(e.into());
         }
         Ok(id)
+    }
+
+    /// Stores a run that is already over (a result another tool measured, imported) in one
+    /// transaction: the row as [`Store::begin_run`] inserts it and the outcome as
+    /// [`Store::finish_run`] stores it, so no reader ever sees it `running` and a kill
+    /// leaves either the whole run or nothing. Returns its id (`result.id` is ignored).
+    pub fn insert_finished(&self, new: &NewRun, result: &RunResult) -> Result<i64, StoreError> {
+        if let Some(experiment) = new.experiment_id {
+            self.check_experiment(experiment)?;
+        }
+        let tags = new
+            .tags
+            .iter()
+            .map(|t| clean_tag(t))
+            .collect::<Result<Vec<_>, _>>()?;
+        self.retry_locked(|| {
+            let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)?;
+            let id = insert_row(&tx, new, &tags)?;
+            let mut stored = result.clone();
+            stored.id = id;
+            update_row(&tx, &stored)?;
+            tx.commit()?;
+            Ok(id)
+        })
     }
 
     /// Stores the outcome of run `result.id` in one transaction: status and error, the
@@ -233,61 +224,8 @@ impl Store {
     }
 
     fn store_result(&self, result: &RunResult) -> Result<(), StoreError> {
-        let id = result.id;
-        let summary = result.summary();
-        let place = Placement::of(&result.system);
-        let device = match &result.device {
-            DeviceAccounting::Measured { counters, .. } => Some(counters.device.as_str()),
-            DeviceAccounting::Unavailable { .. } => place.device,
-        };
         let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)?;
-        let changed = tx.execute(
-            "UPDATE runs SET status = ?2, error = ?3, kind = ?4, fs_type = ?5, mount_options = ?6, \
-             device = ?7, kernel_release = ?8, started_at_ms = ?9, wall_ns = ?10, writes = ?11, \
-             syncs = ?12, bytes = ?13, iops = ?14, mib_per_sec = ?15, write_p50_ns = ?16, \
-             write_p99_ns = ?17, sync_p50_ns = ?18, sync_p99_ns = ?19, device_flushes = ?20, \
-             flushes_per_sync = ?21, spec_json = ?22, system_json = ?23, device_json = ?24, \
-             warnings_json = ?25, noise_json = ?26, detail_json = ?27 WHERE id = ?1",
-            params![
-                id,
-                result.status.as_str(),
-                result.error,
-                kind_name(result.spec.kind)?,
-                place.fs_type,
-                place.mount_options,
-                device,
-                place.kernel_release,
-                result.started_at_ms,
-                to_int("wall_ns", result.wall_ns)?,
-                to_int("writes", result.writes)?,
-                to_int("syncs", result.syncs)?,
-                to_int("bytes", result.bytes)?,
-                summary.iops,
-                summary.mib_per_sec,
-                to_int("write p50", summary.write_lat.p50_ns)?,
-                to_int("write p99", summary.write_lat.p99_ns)?,
-                to_int("sync p50", summary.sync_lat.p50_ns)?,
-                to_int("sync p99", summary.sync_lat.p99_ns)?,
-                to_opt_int("device flushes", summary.device_flushes)?,
-                summary.flushes_per_sync,
-                serde_json::to_string(&result.spec)?,
-                serde_json::to_string(&result.system)?,
-                serde_json::to_string(&result.device)?,
-                serde_json::to_string(&result.warnings)?,
-                result
-                    .noise
-                    .as_ref()
-                    .map(serde_json::to_string)
-                    .transpose()?,
-                KindDetail::of(result)
-                    .map(|d| serde_json::to_string(&d))
-                    .transpose()?,
-            ],
-        )?;
-        if changed == 0 {
-            return Err(StoreError::NotFound { id });
-        }
-        write_children(&tx, result)?;
+        update_row(&tx, result)?;
         tx.commit()?;
         Ok(())
     }
@@ -350,6 +288,104 @@ impl Store {
         }
         Ok(())
     }
+}
+
+/// Inserts a run's row (status `running`) and its tags inside `tx`; returns its id.
+fn insert_row(tx: &Transaction<'_>, new: &NewRun, tags: &[&str]) -> Result<i64, StoreError> {
+    let place = Placement::of(&new.system);
+    let (owner_pid, owner_start_ticks) = current_owner();
+    tx.execute(
+        "INSERT INTO runs (experiment_id, label, status, kind, preset, preset_scale, target, \
+             fs_type, mount_options, device, kernel_release, owner_pid, owner_start_ticks, \
+             created_at_ms, spec_json, system_json, origin_json) \
+             VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, \
+             ?16)",
+        params![
+            new.experiment_id,
+            clean_label(new.label.as_deref()),
+            kind_name(new.spec.kind)?,
+            new.preset,
+            new.preset_scale,
+            new.target.to_string_lossy(),
+            place.fs_type,
+            place.mount_options,
+            place.device,
+            place.kernel_release,
+            owner_pid,
+            owner_start_ticks,
+            now_ms(),
+            serde_json::to_string(&new.spec)?,
+            serde_json::to_string(&new.system)?,
+            new.origin.as_ref().map(serde_json::to_string).transpose()?,
+        ],
+    )?;
+    let id = tx.last_insert_rowid();
+    for tag in tags {
+        tx.execute(
+            "INSERT OR IGNORE INTO run_tags (run_id, tag) VALUES (?1, ?2)",
+            (id, tag),
+        )?;
+    }
+    Ok(id)
+}
+
+/// Stores the outcome of run `result.id` inside `tx` (see [`Store::finish_run`]).
+fn update_row(tx: &Transaction<'_>, result: &RunResult) -> Result<(), StoreError> {
+    let id = result.id;
+    let summary = result.summary();
+    let place = Placement::of(&result.system);
+    let device = match &result.device {
+        DeviceAccounting::Measured { counters, .. } => Some(counters.device.as_str()),
+        DeviceAccounting::Unavailable { .. } => place.device,
+    };
+    let changed = tx.execute(
+        "UPDATE runs SET status = ?2, error = ?3, kind = ?4, fs_type = ?5, mount_options = ?6, \
+             device = ?7, kernel_release = ?8, started_at_ms = ?9, wall_ns = ?10, writes = ?11, \
+             syncs = ?12, bytes = ?13, iops = ?14, mib_per_sec = ?15, write_p50_ns = ?16, \
+             write_p99_ns = ?17, sync_p50_ns = ?18, sync_p99_ns = ?19, device_flushes = ?20, \
+             flushes_per_sync = ?21, spec_json = ?22, system_json = ?23, device_json = ?24, \
+             warnings_json = ?25, noise_json = ?26, detail_json = ?27 WHERE id = ?1",
+        params![
+            id,
+            result.status.as_str(),
+            result.error,
+            kind_name(result.spec.kind)?,
+            place.fs_type,
+            place.mount_options,
+            device,
+            place.kernel_release,
+            result.started_at_ms,
+            to_int("wall_ns", result.wall_ns)?,
+            to_int("writes", result.writes)?,
+            to_int("syncs", result.syncs)?,
+            to_int("bytes", result.bytes)?,
+            summary.iops,
+            summary.mib_per_sec,
+            to_int("write p50", summary.write_lat.p50_ns)?,
+            to_int("write p99", summary.write_lat.p99_ns)?,
+            to_int("sync p50", summary.sync_lat.p50_ns)?,
+            to_int("sync p99", summary.sync_lat.p99_ns)?,
+            to_opt_int("device flushes", summary.device_flushes)?,
+            summary.flushes_per_sync,
+            serde_json::to_string(&result.spec)?,
+            serde_json::to_string(&result.system)?,
+            serde_json::to_string(&result.device)?,
+            serde_json::to_string(&result.warnings)?,
+            result
+                .noise
+                .as_ref()
+                .map(serde_json::to_string)
+                .transpose()?,
+            KindDetail::of(result)
+                .map(|d| serde_json::to_string(&d))
+                .transpose()?,
+        ],
+    )?;
+    if changed == 0 {
+        return Err(StoreError::NotFound { id });
+    }
+    write_children(tx, result)?;
+    Ok(())
 }
 
 /// The 12 parameters of an `intervals` row, in column order.
