@@ -33,6 +33,7 @@ macro_rules! errln {
 
 mod browse;
 mod compare;
+mod fio_export;
 mod kind_args;
 mod launch;
 mod listing;
@@ -97,6 +98,9 @@ pub enum Command {
     Scratch(scratch::ScratchArgs),
     /// Run a preset on a fresh scratch filesystem per configuration and compare (root).
     Matrix(scratch::MatrixArgs),
+    /// Print a fio job file for a preset's or a stored run's workload (fileio only), to
+    /// cross-check fsynclab against fio.
+    ExportFioJob(fio_export::ExportFioArgs),
     /// Remove the fsynclab-<id> directories of runs whose process is gone (killed runs);
     /// only directories the database records, never anything else.
     Clean,
@@ -249,6 +253,7 @@ pub fn execute(cli: Cli, window: Option<Window>) -> ExitCode {
         Some(Command::Report(args)) => compare::report(&cli.db, args),
         Some(Command::Scratch(args)) => scratch::scratch(&cli.db, args),
         Some(Command::Matrix(args)) => scratch::matrix(&cli.db, args),
+        Some(Command::ExportFioJob(args)) => fio_export::export_fio_job(&cli.db, args),
         Some(Command::Clean) => clean(&cli.db),
     };
     match result {

@@ -253,9 +253,10 @@ fn check_directory(dir: &Path) -> Result<String, ExportError> {
     if text.is_empty() {
         return Err(refuse("it is empty"));
     }
-    if text.chars().any(char::is_control) {
+    if text.chars().any(crate::spec::is_unsafe_char) {
         return Err(refuse(
-            "it holds a control character (a newline would end fio's line)",
+            "it holds a control or invisible formatting character (a newline would end \
+             fio's line)",
         ));
     }
     let misread = [
