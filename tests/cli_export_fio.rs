@@ -300,27 +300,17 @@ fn a_stored_run_exports_its_workload_and_an_imported_one_is_refused() {
         assert_fio_parses(&file, "a stored run's job");
     }
 
-    // A run imported from fio (as `fsynclab import` stores it): its figures are fio's, and
-    // so are its options; exporting a guess of them is refused.
+    // A run imported from fio (the seed-000 fixture, stored as `fsynclab import` stores
+    // it): its figures are fio's, and so are its options; exporting a guess is refused.
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fio/seed000-json.json"),
+    )
+    .unwrap();
+    let output = fsynclab::fio::import::parse_fio_output(&text).unwrap();
     let store = fsynclab::store::Store::open(&lab.db).unwrap();
-    let imported = store
-        .begin_run(&fsynclab::store::NewRun {
-            spec: fsynclab::spec::WorkloadSpec::default(),
-            system: fsynclab::probe::SystemInfo::default(),
-            target: lab.target.clone(),
-            label: None,
-            tags: Vec::new(),
-            experiment_id: None,
-            preset: None,
-            preset_scale: None,
-            origin: Some(fsynclab::store::RunOrigin {
-                kind: fsynclab::store::OriginKind::FioImport,
-                file: Some("A-ext4.json".into()),
-                ..Default::default()
-            }),
-        })
-        .unwrap();
+    let ids = fsynclab::lab::import::store_imported(&store, &output.runs, None, None).unwrap();
     drop(store);
+    let imported = ids[0];
     let (code, stdout, stderr) = export(&lab, &["--run", &imported.to_string()]);
     assert_eq!(code, 2, "{stdout}");
     assert!(

@@ -142,9 +142,11 @@ pub fn export_job_noted(
 ) -> Result<String, ExportError> {
     check_job_name(job_name)?;
     let directory = directory.map(check_directory).transpose()?;
+    // The kind first: an imported fio run's spec does not validate as a run, and the
+    // reason a kind cannot be exported is the more useful message.
+    check_kind(spec)?;
     spec.validate()
         .map_err(|source| ExportError::Invalid { source })?;
-    check_kind(spec)?;
     let options = fileio_options(spec)?;
 
     let mut out = String::new();

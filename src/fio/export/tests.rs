@@ -349,6 +349,7 @@ fn other_kinds_are_refused_naming_the_kind_and_why() {
         (WorkloadKind::Smallfiles, "fs_mark"),
         (WorkloadKind::Fileserver, "dbench"),
         (WorkloadKind::Grouplog, "group commit"),
+        (WorkloadKind::Fio, "imported"),
     ] {
         spec.kind = kind;
         spec.duration_s = Some(1.0);
