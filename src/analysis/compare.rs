@@ -94,6 +94,23 @@ fn compare_metrics(base: &[&RunResult], cand: &[&RunResult]) -> Vec<MetricCompar
         .collect()
 }
 
+/// A side's headline latency: the percentile of its merged histogram; for a side with a run
+/// that has no histogram (an import of plain fio JSON), the run's own value when it is the
+/// only run, else none (percentiles of different runs cannot be merged or averaged).
+fn merged_headline(
+    key: &str,
+    runs: &[&RunResult],
+    hist: (&LatencyHistogram, &LatencyHistogram),
+) -> Option<f64> {
+    if runs.iter().all(|r| r.has_histograms()) {
+        return merged_value(key, hist.0, hist.1);
+    }
+    match runs {
+        [only] => run_value(key, only),
+        _ => None,
+    }
+}
+
 fn compare_one(
     def: &MetricDef,
     base: &[&RunResult],
@@ -107,13 +124,15 @@ fn compare_one(
     let (bv, cv) = (values(base), values(cand));
     let (bstats, cstats) = (describe(&bv), describe(&cv));
     let headline =
-        |stats: &Option<Stats>, hist: (&LatencyHistogram, &LatencyHistogram)| match def.headline {
+        |stats: &Option<Stats>,
+         runs: &[&RunResult],
+         hist: (&LatencyHistogram, &LatencyHistogram)| match def.headline {
             Headline::Amean => stats.as_ref().map(|s| s.amean),
             Headline::Hmean => stats.as_ref().map(|s| s.hmean.unwrap_or(s.amean)),
-            Headline::Merged => merged_value(def.key, hist.0, hist.1),
+            Headline::Merged => merged_headline(def.key, runs, hist),
         };
-    let baseline_value = headline(&bstats, base_hist);
-    let candidate_value = headline(&cstats, cand_hist);
+    let baseline_value = headline(&bstats, base, base_hist);
+    let candidate_value = headline(&cstats, cand, cand_hist);
     let gain_pct = match (baseline_value, candidate_value) {
         (Some(b), Some(c)) if b != 0.0 => Some(match def.direction {
             Direction::HigherIsBetter => (c - b) / b * 100.0,
@@ -124,6 +143,8 @@ fn compare_one(
     let welch = welch_t_test(&bv, &cv);
     let verdict = match (&bstats, &cstats, welch, gain_pct) {
         (None, _, _, _) | (_, None, _, _) => Verdict::Missing,
+        // A side without a headline (several imports without histograms): nothing to judge.
+        _ if baseline_value.is_none() || candidate_value.is_none() => Verdict::Missing,
         (_, _, None, _) => Verdict::NotTestable,
         (_, _, Some(w), Some(g)) if w.p_value < ALPHA && g != 0.0 => {
             if g > 0.0 {
@@ -335,6 +356,10 @@ pub fn compare(
             ));
         }
     }
+    warnings.extend(super::meta::cross_tool_warnings(
+        (&baseline_summary.name, &base),
+        (&candidate_summary.name, &cand),
+    ));
     for (side, summary) in [(&baseline_summary, &base), (&candidate_summary, &cand)] {
         if summary.len() == 1 {
             warnings.push(format!(

@@ -24,7 +24,65 @@ fn dev<T>(
         .unwrap_or_else(|| "-".into())
 }
 
+/// Who measured a run: fsynclab, or the tool an import came from.
+fn measured_by(r: &RunResult) -> String {
+    match &r.reported {
+        Some(rep) => format!("{} (imported)", rep.tool),
+        None => "fsynclab".into(),
+    }
+}
+
+/// Where a run's latency percentiles come from.
+fn latency_source(r: &RunResult) -> String {
+    match &r.reported {
+        None => "fsynclab histograms".into(),
+        Some(rep) if rep.histograms => "fio json+ bins".into(),
+        Some(_) => "fio's printed percentiles (no histogram)".into(),
+    }
+}
+
+/// The warnings of a comparison that involves imported runs: a cross-tool comparison, and
+/// sides whose latencies are printed percentiles without a histogram.
+pub fn cross_tool_warnings(
+    base: (&str, &[&RunResult]),
+    cand: (&str, &[&RunResult]),
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let tools =
+        |runs: &[&RunResult]| -> BTreeSet<String> { runs.iter().map(|r| measured_by(r)).collect() };
+    let (bt, ct) = (tools(base.1), tools(cand.1));
+    let all: BTreeSet<&String> = bt.iter().chain(&ct).collect();
+    if all.len() > 1 {
+        let join = |t: &BTreeSet<String>| t.iter().cloned().collect::<Vec<_>>().join(" + ");
+        out.push(format!(
+            "CROSS-TOOL comparison: {} measured by {}, {} by {}; the tools time calls with their \
+             own clocks and overheads (fio's write latency is its clat), so part of a difference \
+             may be the tools'; an import has no device flush counts",
+            base.0,
+            join(&bt),
+            cand.0,
+            join(&ct)
+        ));
+    }
+    for (name, runs) in [base, cand] {
+        if runs.iter().any(|r| !r.has_histograms()) {
+            out.push(format!(
+                "{name}: latencies are fio's printed percentiles (plain JSON, no histogram){}",
+                if runs.len() > 1 {
+                    "; with several runs no merged percentile exists, so latency headlines are \
+                     left out (per-run values are still tested)"
+                } else {
+                    ""
+                }
+            ));
+        }
+    }
+    out
+}
+
 const FIELDS: &[Field] = &[
+    ("measured by", measured_by),
+    ("latency source", latency_source),
     ("kernel", |r| opt(&r.system.kernel_release)),
     ("filesystem", |r| {
         r.system
@@ -124,6 +182,11 @@ fn workload_key(run: &RunResult, sweep_field: Option<&str>) -> String {
     let mut value = serde_json::to_value(&run.spec).unwrap_or_default();
     if let Some(map) = value.as_object_mut() {
         map.remove("seed");
+        // An imported fio run's spec is the fileio workload its job options describe: the
+        // same work as a fileio run of that spec (who measured it is a row of its own).
+        if map.get("kind").and_then(|k| k.as_str()) == Some("fio") {
+            map.insert("kind".into(), "fileio".into());
+        }
         if let Some(field) = sweep_field {
             map.remove(field);
         }

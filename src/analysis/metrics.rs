@@ -169,6 +169,9 @@ fn latency_parts(key: &str) -> Option<(bool, f64)> {
 pub fn run_value(key: &str, run: &RunResult) -> Option<f64> {
     let s = run.summary();
     if let Some((sync, pct)) = latency_parts(key) {
+        if !run.has_histograms() {
+            return reported_value(run, sync, pct);
+        }
         let hist = if sync { &run.sync_lat } else { &run.write_lat };
         return hist_value(hist, pct);
     }
@@ -181,6 +184,22 @@ pub fn run_value(key: &str, run: &RunResult) -> Option<f64> {
         "device_bytes_per_app_byte" => s.device_bytes_per_app_byte,
         _ => kind_value(key, run),
     }
+}
+
+/// A latency of an import without histograms: the percentile fio printed, µs (`None` when
+/// fio did not print that percentile, or saw no such call).
+fn reported_value(run: &RunResult, sync: bool, pct: f64) -> Option<f64> {
+    let rep = run.reported.as_ref()?;
+    let lat = if sync { &rep.sync_lat } else { &rep.write_lat };
+    if lat.count == 0 {
+        return None;
+    }
+    let ns = if pct >= 100.0 {
+        lat.max_ns
+    } else {
+        lat.at(pct)?
+    };
+    Some(ns as f64 / 1e3)
 }
 
 /// Values of the kind-specific metrics.

@@ -104,6 +104,7 @@ pub fn show(db: &Option<PathBuf>, args: ShowArgs) -> Result<u8, CliError> {
             value["intervals"] = serde_json::json!(result.intervals);
             value["system"] = serde_json::json!(result.system);
             value["run_dir"] = serde_json::json!(dir_line.as_ref().and(stored.run_dir.as_ref()));
+            value["origin"] = serde_json::json!(stored.origin);
             outln!(
                 "{}",
                 serde_json::to_string_pretty(&value).map_err(CliError::failed)?
@@ -111,6 +112,9 @@ pub fn show(db: &Option<PathBuf>, args: ShowArgs) -> Result<u8, CliError> {
         }
         (Some(result), false) => {
             out!("{}", report::run_header(&stored.row));
+            if let Some(origin) = &stored.origin {
+                out!("{}", report::origin_lines(origin));
+            }
             out!("{}", report::summary_text(result));
         }
         (None, true) => {

@@ -34,6 +34,7 @@ macro_rules! errln {
 mod browse;
 mod compare;
 mod fio_export;
+mod import;
 mod kind_args;
 mod launch;
 mod listing;
@@ -101,6 +102,8 @@ pub enum Command {
     /// Print a fio job file for a preset's or a stored run's workload (fileio only), to
     /// cross-check fsynclab against fio.
     ExportFioJob(fio_export::ExportFioArgs),
+    /// Import fio's JSON or JSON+ output (client mode too) as finished runs of kind fio.
+    Import(import::ImportArgs),
     /// Remove the fsynclab-<id> directories of runs whose process is gone (killed runs);
     /// only directories the database records, never anything else.
     Clean,
@@ -254,6 +257,7 @@ pub fn execute(cli: Cli, window: Option<Window>) -> ExitCode {
         Some(Command::Scratch(args)) => scratch::scratch(&cli.db, args),
         Some(Command::Matrix(args)) => scratch::matrix(&cli.db, args),
         Some(Command::ExportFioJob(args)) => fio_export::export_fio_job(&cli.db, args),
+        Some(Command::Import(args)) => import::import(&cli.db, args),
         Some(Command::Clean) => clean(&cli.db),
     };
     match result {

@@ -14,6 +14,9 @@ use crate::spec::WorkloadKind;
 /// The kind-specific lines of the run summary (empty for plain fileio runs).
 pub fn kind_section(r: &RunResult) -> String {
     let mut out = String::new();
+    if r.reported.is_some() {
+        out.push_str(&super::imported::imported_section(r));
+    }
     if let Some(s) = SysbenchSummary::of(r) {
         out.push_str(&super::sysbench::sysbench_text(&s));
     }
@@ -87,33 +90,8 @@ pub fn kind_line(r: &RunResult) -> Option<String> {
             f("ops_per_sec", 0),
             f("op_max_ms", 3),
         )),
-        WorkloadKind::Fio => Some(imported_line(r)),
+        WorkloadKind::Fio => Some(super::imported::imported_line(r)),
     }
-}
-
-/// What an imported fio run has and lacks, in one line.
-pub fn imported_line(r: &RunResult) -> String {
-    let Some(rep) = &r.reported else {
-        return "imported from fio (no fio figures stored)".into();
-    };
-    let host = r
-        .system
-        .hostname
-        .as_deref()
-        .map(|h| format!(" on {h}"))
-        .unwrap_or_default();
-    let histograms = if rep.histograms {
-        "latency histograms from fio's JSON+ bins"
-    } else {
-        "no latency histogram (plain JSON: fio's percentiles only)"
-    };
-    format!(
-        "imported from {}{host} · fio's IOPS {:.0}, {:.2} MiB/s · {histograms} · device flushes \
-         not measured (fio's disk_util has no flush count) · machine facts unknown",
-        rep.tool,
-        rep.iops,
-        rep.bw_bytes_per_sec / (1024.0 * 1024.0)
-    )
 }
 
 /// The dbench-style closing figures of a fileserver run.

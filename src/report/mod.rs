@@ -4,6 +4,7 @@
 
 mod compare;
 pub mod image;
+mod imported;
 mod kinds;
 mod listing;
 mod output;
@@ -13,6 +14,7 @@ mod text;
 pub use crate::probe::merged_options;
 pub use compare::{compare_csv, compare_json, compare_markdown, compare_table, num as fmt_num};
 pub use image::{ImageFormat, ImageOptions, ReportError, render_comparison};
+pub use imported::{imported_line, imported_section, origin_lines};
 pub use kinds::{group_text, kind_json, kind_line, kind_section, ops_table, phases_text};
 pub use listing::{fmt_utc_ms, matrix_options_line, progress_line, run_header, runs_table};
 pub use output::{OutputError, REPORT_FORMATS, report_files, report_format, write_report_files};

@@ -115,16 +115,25 @@ pub fn summary_text(r: &RunResult) -> String {
     let _ = writeln!(out, "target    {}", where_line(&r.system));
     let _ = writeln!(out, "device    {}", device_line(&r.system));
     let sys = &r.system;
-    let _ = writeln!(
-        out,
-        "system    {} · {} × {} · {:.1} GiB · fsynclab {} · clock {}",
-        sys.kernel_release.as_deref().unwrap_or("?"),
-        sys.cpu_count,
-        sys.cpu_model.as_deref().unwrap_or("?"),
-        sys.memory_bytes as f64 / (1u64 << 30) as f64,
-        sys.tool_version,
-        sys.clock_source.as_deref().unwrap_or("?")
-    );
+    if let Some(rep) = &r.reported {
+        let _ = writeln!(
+            out,
+            "system    imported: machine facts unknown · host {} · measured by {}",
+            sys.hostname.as_deref().unwrap_or("not in fio's output"),
+            rep.tool
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "system    {} · {} × {} · {:.1} GiB · fsynclab {} · clock {}",
+            sys.kernel_release.as_deref().unwrap_or("?"),
+            sys.cpu_count,
+            sys.cpu_model.as_deref().unwrap_or("?"),
+            sys.memory_bytes as f64 / (1u64 << 30) as f64,
+            sys.tool_version,
+            sys.clock_source.as_deref().unwrap_or("?")
+        );
+    }
     let _ = writeln!(out);
     if r.wall_ns == 0 && r.writes == 0 && r.syncs == 0 {
         // Stopped before its timed part: a table of zeros would read as a measurement.
@@ -198,11 +207,17 @@ pub fn summary_text(r: &RunResult) -> String {
             crate::spec::format_size(b.bytes_written())
         );
     }
-    let _ = writeln!(
-        out,
-        "fairness  writes/thread {:.1} ± {:.1} · busy/thread {:.3} ± {:.3} s",
-        s.thread_writes_mean, s.thread_writes_stddev, s.thread_busy_mean_s, s.thread_busy_stddev_s
-    );
+    // An import has no per-thread figures (its section says so).
+    if r.reported.is_none() {
+        let _ = writeln!(
+            out,
+            "fairness  writes/thread {:.1} ± {:.1} · busy/thread {:.3} ± {:.3} s",
+            s.thread_writes_mean,
+            s.thread_writes_stddev,
+            s.thread_busy_mean_s,
+            s.thread_busy_stddev_s
+        );
+    }
     out.push_str(&super::kinds::kind_section(r));
     for w in &r.warnings {
         let _ = writeln!(out, "warning   {w}");
@@ -302,6 +317,8 @@ pub fn run_json(r: &RunResult) -> serde_json::Value {
         "clock_source": r.system.clock_source,
         "kind": r.spec.kind.as_str(),
         "kind_detail": super::kinds::kind_json(r),
+        "has_histograms": r.has_histograms(),
+        "reported": r.reported,
     })
 }
 

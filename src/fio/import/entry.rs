@@ -16,9 +16,10 @@ use crate::store::{OriginKind, RunOrigin};
 /// The name fio gives the sum over servers in client mode: not a run of its own.
 pub const ALL_CLIENTS: &str = "All clients";
 
-/// Why an imported run has no device accounting (fio 3.33's `disk_util` fields).
-pub const NO_FLUSH_COUNT: &str = "not measured: fio's disk_util has no flush count (it reports \
-     read/write ios, merges, ticks, in_queue and util only)";
+/// Why an imported run has no device accounting (fio 3.33's `disk_util` fields); shown
+/// after "not measured: ".
+pub const NO_FLUSH_COUNT: &str = "fio's disk_util has no flush count (it reports read/write \
+     ios, merges, ticks, in_queue and util only)";
 
 /// The warning every imported run carries.
 pub const MACHINE_FACTS_UNKNOWN: &str = "imported: machine facts unknown (fio's JSON names no \
@@ -308,7 +309,7 @@ pub(super) fn read_entry(
             .get("directory")
             .map(PathBuf::from)
             .unwrap_or_default(),
-        device_note: Some(NO_FLUSH_COUNT.into()),
+        device_note: Some(format!("not measured: {NO_FLUSH_COUNT}")),
         warnings: vec![MACHINE_FACTS_UNKNOWN.into()],
         ..Default::default()
     };
