@@ -1,10 +1,10 @@
 //! Fuzzing on the stable toolchain: property tests (proptest) that throw arbitrary strings
 //! and structured mutations at every parser of hostile input — the preset TOML parser, the
 //! size parser and the `--set key=value` parser (which carries `duration_s`), fio job files
-//! (parser and translation to a spec), the mountinfo
-//! and block-stat parsers, and the mkfs/mount option allow-list. Properties: no panic; the
-//! option checker never accepts a word with `/` or a device-naming option; round trips hold
-//! where they exist.
+//! (parser and translation to a spec), the mountinfo and block-stat parsers, the mkfs/mount
+//! option allow-list and the fio JSON importer. Properties: no panic; the option checker
+//! never accepts a word with `/` or a device-naming option; round trips hold where they
+//! exist.
 //!
 //! Each target replays its corpus (`tests/fuzz_corpus/<target>/`, one input per file,
 //! attack strings included) and then runs `PROPTEST_CASES` generated cases (a small default
@@ -488,6 +488,80 @@ fn fuzz_preset_parser() {
             }
             let mutated = format!("{}{insert}{}", &text[..start], &text[end..]);
             preset_property(&mutated);
+        },
+    );
+}
+
+// ---- fio JSON output ----------------------------------------------------------------------
+
+/// The importer on one input: never a panic; what it accepts has consistent figures.
+fn fio_output_property(text: &str) {
+    if let Ok(out) = fsynclab::fio::import::parse_fio_output(text) {
+        for run in &out.runs {
+            let r = &run.result;
+            assert_eq!(r.spec.kind, fsynclab::spec::WorkloadKind::Fio);
+            let s = r.summary();
+            assert!(s.iops.is_finite() && s.iops >= 0.0);
+            if r.has_histograms() {
+                assert_eq!(r.write_lat.count(), s.write_lat.count);
+            }
+            let _ = fsynclab::report::summary_text(r);
+            let _ = fsynclab::report::run_json(r);
+        }
+    }
+}
+
+#[test]
+fn fuzz_fio_output_parser() {
+    let n = replay_corpus("fio_output", fio_output_property);
+    eprintln!("fuzz fio_output: {n} corpus inputs replayed");
+    fuzz("fio-output-text", 200, any::<String>(), |text| {
+        fio_output_property(&text)
+    });
+    // Structured mutations of the real fio 3.33 outputs: splice, delete, replace a value.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fio");
+    let texts: Vec<String> = [
+        "A-ext4.out",
+        "qd1-jsonplus.json",
+        "client-json.txt",
+        "client1-nogroup-json.txt",
+    ]
+    .iter()
+    .map(|name| std::fs::read_to_string(dir.join(name)).expect("fixture"))
+    .collect();
+    for text in &texts {
+        assert!(fsynclab::fio::import::parse_fio_output(text).is_ok());
+    }
+    let texts = std::sync::Arc::new(texts);
+    let splice = prop_oneof![
+        Just(String::new()),
+        Just("-1".to_string()),
+        Just("1e400".to_string()),
+        Just("18446744073709551616".to_string()),
+        Just("\"x\"".to_string()),
+        Just("null".to_string()),
+        Just("{}".to_string()),
+        Just("[]".to_string()),
+        Just("\"\\u001b[2J\"".to_string()),
+        "[ -~\n]{0,16}",
+    ];
+    let count = texts.len();
+    fuzz(
+        "fio-output-mutations",
+        150,
+        (0..count, any::<prop::sample::Index>(), 0usize..32, splice),
+        move |(which, at, cut, insert)| {
+            let text = &texts[which];
+            let mut start = at.index(text.len() + 1);
+            while !text.is_char_boundary(start) {
+                start -= 1;
+            }
+            let mut end = (start + cut).min(text.len());
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            let mutated = format!("{}{insert}{}", &text[..start], &text[end..]);
+            fio_output_property(&mutated);
         },
     );
 }
