@@ -393,7 +393,7 @@ fn hostile_files_exit_2_naming_the_file_and_field() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let rows = json_of(&lab.cmd().args(["list", "--json"]).output().unwrap().stdout);
-    assert!(rows.as_array().map_or(true, |r| r.is_empty()), "{rows}");
+    assert!(rows.as_array().is_none_or(|r| r.is_empty()), "{rows}");
 }
 
 #[test]
