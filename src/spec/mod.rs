@@ -446,17 +446,22 @@ impl WorkloadSpec {
     /// An imported fio run: what fio's job options said, in fio's words where the spec
     /// could not say more.
     fn describe_fio(&self) -> String {
+        // threads 0: the importer could not translate fio's job options.
+        if self.threads == 0 {
+            return "fio (imported): workload not translated (see the run's fio options)".into();
+        }
         let sync = if self.sync == SyncMethod::None {
             "no sync".to_string()
         } else {
             format!("{}={}", self.sync.as_str(), self.sync_every)
         };
         format!(
-            "fio (imported) {} job(s), bs={}, {}, {:?}",
+            "fio (imported) {} job(s), bs={}, {}, {:?}, {}",
             self.threads,
             format_size(self.block_size),
             sync,
-            self.pattern
+            self.pattern,
+            self.describe_stop()
         )
         .replace("Rand", "randwrite")
         .replace("Seq", "write")

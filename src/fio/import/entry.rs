@@ -296,6 +296,7 @@ pub(super) fn read_entry(
                 .into(),
         );
     }
+    let spec = spec_of(&job_options, reported.runtime_ms, &mut warnings);
     let wall_ns = reported.runtime_ms.saturating_mul(1_000_000);
     let started_at_ms = facts
         .timestamp_ms
@@ -321,10 +322,7 @@ pub(super) fn read_entry(
             RunStatus::Failed
         },
         error: (error_code != 0).then(|| format!("fio reported error {error_code} for this job")),
-        spec: WorkloadSpec {
-            kind: WorkloadKind::Fio,
-            ..Default::default()
-        },
+        spec,
         system,
         started_at_ms,
         wall_ns,
@@ -361,6 +359,81 @@ pub(super) fn read_entry(
         result,
         origin,
     })))
+}
+
+/// The workload fio's job options describe, through the job-file reader's own mapping
+/// (`fio::job::options_to_spec`, not strict), as kind `fio`. Options it cannot map leave
+/// the workload unknown (`threads` 0, which `describe` words as such), with a warning.
+///
+/// `runtime` without `time_based` is a cap: when the job ended before it (its write runtime
+/// is shorter) it did not shape the work and is left out of the mapping; when the job
+/// reached it, the job ran for that time and is described as time based. Either way with a
+/// note.
+fn spec_of(
+    job_options: &BTreeMap<String, String>,
+    runtime_ms: u64,
+    warnings: &mut Vec<String>,
+) -> WorkloadSpec {
+    let cap_not_reached = |key: &str, value: &str| {
+        key == "runtime"
+            && !job_options.contains_key("time_based")
+            && crate::fio::job::parse_fio_time_us(value)
+                .is_ok_and(|cap_us| runtime_ms.saturating_mul(1000) < cap_us)
+    };
+    let mut job_options = job_options.clone();
+    if let Some(cap) = job_options.get("runtime").cloned()
+        && !job_options.contains_key("time_based")
+        && !cap_not_reached("runtime", &cap)
+    {
+        warnings.push(format!(
+            "fio's runtime={cap} (without time_based) was reached (the job wrote for \
+             {runtime_ms} ms): the workload is described as time based"
+        ));
+        job_options.insert("time_based".into(), "1".into());
+    }
+    let options: Vec<crate::fio::job::FioOption> = job_options
+        .iter()
+        .filter(|(key, value)| {
+            let skip = cap_not_reached(key, value);
+            if skip {
+                warnings.push(format!(
+                    "fio's runtime={value} (without time_based) was a cap the job did not \
+                     reach (it wrote for {runtime_ms} ms): the workload is its size"
+                ));
+            }
+            !skip
+        })
+        .map(|(key, value)| crate::fio::job::FioOption {
+            key: key.clone(),
+            value: Some(value.clone()),
+            line: 0,
+        })
+        .collect();
+    match crate::fio::job::options_to_spec(&options, false) {
+        Ok(mapped) => {
+            warnings.extend(
+                mapped
+                    .warnings
+                    .into_iter()
+                    .map(|w| format!("fio's job options as a workload: {w}")),
+            );
+            WorkloadSpec {
+                kind: WorkloadKind::Fio,
+                ..mapped.spec
+            }
+        }
+        Err(e) => {
+            warnings.push(format!(
+                "fio's job options do not describe a workload fsynclab knows ({e}); the workload \
+                 is shown as unknown (the options are kept in the run's origin)"
+            ));
+            WorkloadSpec {
+                kind: WorkloadKind::Fio,
+                threads: 0,
+                ..Default::default()
+            }
+        }
+    }
 }
 
 type Figures = (

@@ -206,7 +206,32 @@ pub fn parse_fio_output(text: &str) -> Result<FioOutput, ImportError> {
             }
         }
     }
+    mark_clones(&mut out.runs);
     Ok(out)
+}
+
+/// Without `group_reporting` fio reports each of a job's `numjobs` clones apart: when a
+/// host's entries of one job number exactly its `numjobs`, each is one clone, and its
+/// workload is one job's (the figures are that clone's alone).
+fn mark_clones(runs: &mut [ImportedRun]) {
+    let mut groups: std::collections::HashMap<(Option<FioHost>, String), usize> =
+        Default::default();
+    for run in runs.iter() {
+        *groups
+            .entry((run.host.clone(), run.job.clone()))
+            .or_default() += 1;
+    }
+    for run in runs.iter_mut() {
+        let n = groups[&(run.host.clone(), run.job.clone())];
+        let spec = &mut run.result.spec;
+        if n > 1 && spec.threads as usize == n {
+            spec.threads = 1;
+            run.result.warnings.push(format!(
+                "one of numjobs={n} clones reported apart (no group_reporting): the figures and \
+                 the workload are this clone's alone"
+            ));
+        }
+    }
 }
 
 /// The file-wide facts: version, timestamp, global options, `disk_util`.

@@ -172,8 +172,11 @@ fn without_group_reporting_each_clone_is_a_run() {
     let out = parse_fio_output(&fixture("client1-nogroup-json.txt")).unwrap();
     assert_eq!(out.runs.len(), 4);
     assert!(out.runs.iter().all(|r| r.job == "writers"));
-    // Each clone of numjobs=4 wrote its own 8 MiB.
+    // Each clone of numjobs=4 wrote its own 8 MiB, and is described as one job.
     assert!(out.runs.iter().all(|r| r.result.bytes == 8 << 20));
+    assert!(out.runs.iter().all(|r| r.result.spec.threads == 1));
+    let grouped = parse_fio_output(&fixture("client-json.txt")).unwrap();
+    assert!(grouped.runs.iter().all(|r| r.result.spec.threads == 4));
 }
 
 #[test]
@@ -185,6 +188,19 @@ fn a_plain_run_has_no_host_and_all_disks() {
     assert_eq!(r.result.reported.as_ref().unwrap().disks[0].name, "loop0");
     assert_eq!(r.origin.job_options["directory"], "/mnt/anchor-a-ext4");
     assert_eq!(r.origin.job_options["numjobs"], "8");
+    // The workload, through the job-file reader's mapping; runtime=55 was a cap not reached.
+    let spec = &r.result.spec;
+    assert_eq!(spec.kind, crate::spec::WorkloadKind::Fio);
+    assert_eq!(
+        (spec.threads, spec.block_size, spec.sync_every),
+        (8, 4096, 1)
+    );
+    assert_eq!(spec.io_size_per_thread(), 8 << 20);
+    assert_eq!(spec.duration_s, None);
+    assert!(r.result.warnings.iter().any(|w| w.contains("runtime=55")));
+    // QD1 reached its runtime=10 cap: time based.
+    let qd1 = parse_fio_output(&fixture("QD1-ext4.out")).unwrap();
+    assert_eq!(qd1.runs[0].result.spec.duration_s, Some(10.0));
 }
 
 #[test]
