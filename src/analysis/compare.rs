@@ -223,6 +223,42 @@ fn field_value(run: &RunResult, field: &str) -> Option<f64> {
     spec_fields(run).get(field)?.as_f64()
 }
 
+/// The percentile series of a side whose runs lack histograms (imports of plain fio JSON):
+/// a single run's printed percentiles, none for several (they cannot be merged); `None`
+/// when every run has histograms (the merged histogram gives the series).
+fn side_percentiles(runs: &[&RunResult], sync: bool) -> Option<Vec<(f64, f64)>> {
+    if runs.iter().all(|r| r.has_histograms()) {
+        return None;
+    }
+    let [only] = runs else {
+        return Some(Vec::new());
+    };
+    let key = |p: f64| match p {
+        50.0 => "p50",
+        90.0 => "p90",
+        99.0 => "p99",
+        99.9 => "p999",
+        100.0 => "max",
+        _ => "",
+    };
+    let which = if sync { "sync" } else { "write" };
+    Some(
+        PERCENTILE_POINTS
+            .iter()
+            .filter_map(|&(p, _)| {
+                let value = match key(p) {
+                    "" => only.reported.as_ref().and_then(|rep| {
+                        let lat = if sync { &rep.sync_lat } else { &rep.write_lat };
+                        lat.at(p).map(|ns| ns as f64 / 1e3)
+                    }),
+                    k => run_value(&format!("{which}_{k}_us"), only),
+                };
+                Some((p, value?))
+            })
+            .collect(),
+    )
+}
+
 fn side_summary(input: &SideInput, runs: &[&RunResult]) -> SideSummary {
     let (write, sync) = merged(runs);
     let pcts = PERCENTILE_POINTS.map(|(p, _)| p);
@@ -280,8 +316,8 @@ fn side_summary(input: &SideInput, runs: &[&RunResult]) -> SideSummary {
         workloads,
         timeline,
         timeline_run: median_run.id,
-        write_percentiles: pct_points(&write),
-        sync_percentiles: pct_points(&sync),
+        write_percentiles: side_percentiles(runs, false).unwrap_or_else(|| pct_points(&write)),
+        sync_percentiles: side_percentiles(runs, true).unwrap_or_else(|| pct_points(&sync)),
         sync_cdf: sync
             .cdf_points(200)
             .into_iter()

@@ -80,9 +80,18 @@ pub fn cross_tool_warnings(
     out
 }
 
-const FIELDS: &[Field] = &[
+/// Rows shown only when a side has an imported run (they would say "fsynclab" everywhere
+/// else).
+const IMPORT_FIELDS: &[Field] = &[
     ("measured by", measured_by),
     ("latency source", latency_source),
+    ("fio directory", |r| match &r.reported {
+        Some(_) => r.system.target.display().to_string(),
+        None => "-".into(),
+    }),
+];
+
+const FIELDS: &[Field] = &[
     ("kernel", |r| opt(&r.system.kernel_release)),
     ("filesystem", |r| {
         r.system
@@ -200,8 +209,11 @@ pub fn metadata_rows(
     cand: &[&RunResult],
     sweep_field: Option<&str>,
 ) -> Vec<MetaRow> {
-    let mut rows: Vec<MetaRow> = FIELDS
+    let imported = base.iter().chain(cand).any(|r| r.reported.is_some());
+    let import_fields = if imported { IMPORT_FIELDS } else { &[] };
+    let mut rows: Vec<MetaRow> = import_fields
         .iter()
+        .chain(FIELDS)
         .map(|(field, f)| {
             let (b, c) = (values(base, *f), values(cand, *f));
             MetaRow {

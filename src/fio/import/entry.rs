@@ -311,7 +311,6 @@ pub(super) fn read_entry(
             .map(PathBuf::from)
             .unwrap_or_default(),
         device_note: Some(format!("not measured: {NO_FLUSH_COUNT}")),
-        warnings: vec![MACHINE_FACTS_UNKNOWN.into()],
         ..Default::default()
     };
     let result = RunResult {

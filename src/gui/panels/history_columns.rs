@@ -141,6 +141,7 @@ impl Col {
             Col::Preset => match (&run.preset, run.preset_scale) {
                 (Some(p), Some(scale)) if scale != 1.0 => format!("{p} ×{scale}"),
                 (Some(p), _) => p.clone(),
+                (None, _) if run.kind == "fio" => "fio (imported)".into(),
                 (None, _) => "ad hoc".into(),
             },
             Col::Kernel => or_dash(&run.kernel_release),

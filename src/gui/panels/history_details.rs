@@ -90,11 +90,14 @@ impl RunDetails {
             .auto_shrink([false, false])
             .show(ui, |ui| {
                 metadata(ui, run, spec_toml);
+                origin(ui, run);
                 system(ui, run);
                 match (&run.result, summary) {
                     (Some(result), Some(summary)) => {
                         figures(ui, summary, result.wall_secs(), result.bytes);
-                        fairness(ui, result);
+                        if result.reported.is_none() {
+                            fairness(ui, result);
+                        }
                         let kind_figures = crate::report::kind_section(result);
                         if !kind_figures.is_empty() {
                             let title = format!("{} figures", result.spec.kind.as_str());
@@ -103,6 +106,10 @@ impl RunDetails {
                             });
                         }
                         section(ui, "Plots", |ui| {
+                            if result.intervals.is_empty() && result.reported.is_some() {
+                                ui.label("No timeline: fio's JSON has no interval samples.");
+                                return;
+                            }
                             let salt = format!("history-{id}");
                             plots::iops_over_time(ui, &salt, &result.intervals);
                             plots::sync_latency_over_time(ui, &salt, &result.intervals);
@@ -165,6 +172,7 @@ fn metadata(ui: &mut egui::Ui, run: &StoredRun, spec_toml: &str) {
         let preset = match (&row.preset, row.preset_scale) {
             (Some(p), Some(s)) => format!("{p} (scale {s})"),
             (Some(p), None) => p.clone(),
+            (None, _) if row.kind == "fio" => "none: imported from fio".into(),
             (None, _) => "ad hoc".into(),
         };
         grid(
@@ -188,8 +196,56 @@ fn metadata(ui: &mut egui::Ui, run: &StoredRun, spec_toml: &str) {
     });
 }
 
+/// Where the run came from when not the form, a preset or flags: an imported fio result
+/// (file, job, host, fio version, fio's options) or a fio job file fsynclab ran.
+fn origin(ui: &mut egui::Ui, run: &StoredRun) {
+    let Some(origin) = &run.origin else {
+        return;
+    };
+    let title = match origin.kind {
+        crate::store::OriginKind::FioImport => "Origin: imported from fio",
+        crate::store::OriginKind::FioJob => "Origin: fio job file",
+    };
+    section(ui, title, |ui| {
+        let options: Vec<String> = origin
+            .job_options
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        grid(
+            ui,
+            "history-detail-origin",
+            &[
+                ("file", opt(&origin.file)),
+                ("job", opt(&origin.job)),
+                ("host", opt(&origin.hostname)),
+                ("fio", opt(&origin.tool_version)),
+                ("fio options", options.join(" ")),
+            ],
+        );
+    });
+}
+
 fn system(ui: &mut egui::Ui, run: &StoredRun) {
     let sys = &run.system;
+    if run.origin.as_ref().map(|o| o.kind) == Some(crate::store::OriginKind::FioImport) {
+        section(ui, "System", |ui| {
+            ui.label(format!(
+                "imported: machine facts unknown (fio's JSON names no kernel, CPU, memory, \
+                 filesystem or device). Host: {}; measured by {}; device: {}",
+                sys.hostname.as_deref().unwrap_or("not in fio's output"),
+                sys.tool_version,
+                sys.device_note.as_deref().unwrap_or("unknown"),
+            ));
+        });
+    } else {
+        machine(ui, sys);
+    }
+    noise_and_warnings(ui, run);
+}
+
+/// The System, Mount and Device sections of a run fsynclab measured.
+fn machine(ui: &mut egui::Ui, sys: &crate::probe::SystemInfo) {
     section(ui, "System", |ui| {
         let cpu = match &sys.cpu_model {
             Some(model) => format!("{model} × {}", sys.cpu_count),
@@ -258,6 +314,11 @@ fn system(ui: &mut egui::Ui, run: &StoredRun) {
             ui.label(sys.device_note.as_deref().unwrap_or("no block device"));
         }
     });
+}
+
+/// The Noise and Warnings sections.
+fn noise_and_warnings(ui: &mut egui::Ui, run: &StoredRun) {
+    let sys = &run.system;
     if let Some(noise) = run.result.as_ref().and_then(|r| r.noise.as_ref()) {
         section(ui, "Noise", |ui| {
             let pct = |v: Option<f64>| v.map(|x| format!("{:.1} %", x * 100.0)).unwrap_or_default();
