@@ -311,3 +311,15 @@ fn count_row<N: egui::emath::Numeric>(
         None
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_chooser_offers_every_runnable_kind_and_not_fio() {
+        assert!(KINDS.iter().all(|(kind, _)| kind.is_runnable()));
+        assert!(!KINDS.iter().any(|(kind, _)| *kind == WorkloadKind::Fio));
+        assert_eq!(KINDS.len(), 4);
+    }
+}
