@@ -215,6 +215,20 @@ fn ext4_vs_btrfs_compares_as_a_real_before_after() {
     assert!(warnings.contains("fio's printed percentiles"), "{warnings}");
     let meta = cmp["metadata"].to_string();
     assert!(meta.contains("fio-3.33 (imported)"), "{meta}");
+    // The report image of imported runs.
+    let png = lab.dir.path().join("r.png");
+    let out = lab
+        .cmd()
+        .args(["report", "ext4", "btrfs", "--out"])
+        .arg(&png)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(std::fs::metadata(&png).unwrap().len() > 10_000);
 }
 
 #[test]
@@ -228,7 +242,22 @@ fn an_imported_run_compares_with_a_fsynclab_run_flagged_cross_tool() {
             "fio".as_ref(),
         ],
     );
-    lab.run_json(&["--file-size", "128k", "--threads", "2", "--label", "lab"]);
+    // The same work as the seed-000 job fio ran (4 jobs, 4k random writes of 8 MiB files,
+    // fsync after every write), by fsynclab's engine.
+    lab.run_json(&[
+        "--threads",
+        "4",
+        "--bs",
+        "4k",
+        "--file-size",
+        "8m",
+        "--io-size",
+        "8m",
+        "--sync-every",
+        "1",
+        "--label",
+        "lab",
+    ]);
     let out = lab
         .cmd()
         .args(["compare", "--json", "fio", "lab"])
@@ -242,6 +271,8 @@ fn an_imported_run_compares_with_a_fsynclab_run_flagged_cross_tool() {
     let cmp = json_of(&out.stdout);
     let warnings = cmp["warnings"].to_string();
     assert!(warnings.contains("CROSS-TOOL"), "{warnings}");
+    // The imported job's options map to the same workload: not flagged as different.
+    assert!(!warnings.contains("DIFFERENT WORKLOADS"), "{warnings}");
     let by = cmp["metadata"]
         .as_array()
         .unwrap()
