@@ -106,11 +106,19 @@ impl LatencyHistogram {
 
     /// Records `count` occurrences of one latency at once (a bin of another tool's
     /// histogram, fio's JSON+ `bins`); same clamping as [`LatencyHistogram::record`].
+    /// Stays a sparse list while the bins fit in one (an imported run holds a few hundred
+    /// bins, not 270 KiB of dense counts).
     pub fn record_n(&mut self, latency_ns: u64, count: u64) {
-        if count > 0 {
-            self.dense_mut()
-                .saturating_record_n(latency_ns.clamp(1, MAX_LATENCY_NS), count);
+        if count == 0 {
+            return;
         }
+        let latency_ns = latency_ns.clamp(1, MAX_LATENCY_NS);
+        if let Counts::Sparse(sparse) = &mut self.counts
+            && sparse.record_n(latency_ns, count)
+        {
+            return;
+        }
+        self.dense_mut().saturating_record_n(latency_ns, count);
     }
 
     /// The dense histogram: borrowed when it is one, built from the list otherwise.
@@ -413,6 +421,40 @@ mod tests {
         assert!(*h.dense() == direct);
         assert_eq!(h.count(), 40_000);
         assert_eq!(h.percentile_ns(99.0), direct.value_at_percentile(99.0));
+    }
+
+    #[test]
+    fn record_n_equals_recording_one_by_one_and_stays_sparse() {
+        let bins = [
+            (2_832u64, 1u64),
+            (2_864, 2),
+            (1_744_896, 700),
+            (0, 3),
+            (u64::MAX, 2),
+        ];
+        let mut at_once = LatencyHistogram::new();
+        let mut one_by_one = LatencyHistogram::new();
+        for (ns, n) in bins {
+            at_once.record_n(ns, n);
+            for _ in 0..n {
+                one_by_one.record(ns);
+            }
+        }
+        at_once.record_n(5_000, 0);
+        assert_eq!(at_once, one_by_one);
+        assert_eq!(at_once.count(), 708);
+        assert_eq!(at_once.summary(), one_by_one.summary());
+        assert!(
+            at_once.heap_bytes() < 4096,
+            "{} bytes",
+            at_once.heap_bytes()
+        );
+        // Past the sparse list's bucket bound it turns dense with every count.
+        let mut many = LatencyHistogram::new();
+        for ns in 0..10_000u64 {
+            many.record_n(1_000_000 + ns * 1_000, 2);
+        }
+        assert_eq!(many.count(), 20_000);
     }
 
     #[test]

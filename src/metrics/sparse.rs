@@ -100,6 +100,23 @@ impl SparseCounts {
         true
     }
 
+    /// Records `n` of one latency at once (another tool's histogram bin), unless it needs a
+    /// bucket beyond the [`SPARSE_MAX`] held: then `false`, nothing recorded. Not bounded
+    /// by [`SPARSE_VALUES`] (that bound is for a hot loop's per-value cost; bins come once).
+    pub fn record_n(&mut self, latency_ns: u64, n: u64) -> bool {
+        let bucket = index_of(latency_ns.max(1)) as u16;
+        match self.index.binary_search(&bucket) {
+            Ok(at) => self.count[at] = self.count[at].saturating_add(n),
+            Err(at) if self.index.len() < SPARSE_MAX => {
+                self.index.insert(at, bucket);
+                self.count.insert(at, n);
+            }
+            Err(_) => return false,
+        }
+        self.total = self.total.saturating_add(n);
+        true
+    }
+
     /// Values recorded.
     pub fn total(&self) -> u64 {
         self.total
