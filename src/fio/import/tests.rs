@@ -320,3 +320,38 @@ fn deep_nesting_is_an_error_not_a_stack_overflow() {
     );
     assert!(err(&text).contains("invalid JSON"));
 }
+
+#[test]
+fn a_repeated_key_keeps_its_last_value() {
+    let text = r#"{"fio version": "fio-3.33", "global options": {"bs": "8k", "bs": "4k"},
+      "jobs": [{"jobname": "j", "job options": {"fsync": "2", "fsync": "1"},
+        "write": {"total_ios": 10, "io_bytes": 40960, "runtime": 5, "iops": 2000.0,
+                  "bw_bytes": 8192000, "clat_ns": {"N": 10, "min": 1, "max": 9, "mean": 5.0}}}]}"#;
+    let out = parse_fio_output(text).unwrap();
+    let options = &out.runs[0].origin.job_options;
+    assert_eq!(
+        (options["bs"].as_str(), options["fsync"].as_str()),
+        ("4k", "1")
+    );
+    assert_eq!(out.runs[0].result.spec.block_size, 4096);
+}
+
+#[test]
+fn fields_other_versions_omit_are_optional_and_the_ones_read_are_named() {
+    // No sync section, no bw_bytes (fio before 3.0 printed bw in KiB/s), no percentiles,
+    // no timestamp, no version.
+    let text = r#"{"jobs": [{"jobname": "old", "write": {"total_ios": 4, "io_bytes": 16384,
+        "runtime": 2, "iops": 2000.0, "bw": 8000, "clat_ns": {"N": 4, "min": 1, "max": 2,
+        "mean": 1.5}}}]}"#;
+    let out = parse_fio_output(text).unwrap();
+    let r = &out.runs[0].result;
+    assert_eq!((r.writes, r.syncs, r.started_at_ms), (4, 0, 0));
+    assert_eq!(
+        r.reported.as_ref().unwrap().bw_bytes_per_sec,
+        8000.0 * 1024.0
+    );
+    assert_eq!(out.tool_version, None);
+    // fio 2.x wrote clat in µs: its absence is named with the fix.
+    let e = err(&text.replace("clat_ns", "clat"));
+    assert!(e.contains("jobs[0].write.clat_ns is missing"), "{e}");
+}
