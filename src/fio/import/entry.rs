@@ -25,6 +25,10 @@ pub const NO_FLUSH_COUNT: &str = "fio's disk_util has no flush count (it reports
 pub const MACHINE_FACTS_UNKNOWN: &str = "imported: machine facts unknown (fio's JSON names no \
      kernel, CPU, memory, filesystem or device; only the host in client mode)";
 
+/// The warning of an import of plain JSON.
+const NO_HISTOGRAM: &str = "no latency histogram: fio's plain JSON has percentiles only (fio's \
+     json+ output format has the histogram); fio's printed percentiles are the figures";
+
 /// Most options one job may carry, and the longest option text accepted.
 const MAX_OPTIONS: usize = 4096;
 const MAX_OPTION_BYTES: usize = 4096;
@@ -290,11 +294,7 @@ pub(super) fn read_entry(
     };
     let mut warnings = vec![MACHINE_FACTS_UNKNOWN.to_string()];
     if !reported.histograms {
-        warnings.push(
-            "no latency histogram: fio's plain JSON has percentiles only (fio's json+ output \
-             format has the histogram); fio's printed percentiles are the figures"
-                .into(),
-        );
+        warnings.push(NO_HISTOGRAM.into());
     }
     let spec = spec_of(&job_options, reported.runtime_ms, &mut warnings);
     let wall_ns = reported.runtime_ms.saturating_mul(1_000_000);
@@ -303,16 +303,7 @@ pub(super) fn read_entry(
         .map(|t| t.saturating_sub(reported.runtime_ms as i64))
         .unwrap_or(0);
     let host_label = host.as_ref().map(FioHost::label);
-    let system = SystemInfo {
-        tool_version: facts.tool_version.clone().unwrap_or_else(|| "fio".into()),
-        hostname: host.as_ref().map(|h| h.name.clone()),
-        target: job_options
-            .get("directory")
-            .map(PathBuf::from)
-            .unwrap_or_default(),
-        device_note: Some(format!("not measured: {NO_FLUSH_COUNT}")),
-        ..Default::default()
-    };
+    let system = system_of(facts, host.as_ref(), &job_options);
     let result = RunResult {
         id: 0,
         status: if error_code == 0 {
@@ -358,6 +349,25 @@ pub(super) fn read_entry(
         result,
         origin,
     })))
+}
+
+/// What an import knows of the machine: fio's version, the host (client mode), the
+/// `directory` option as the target; nothing else.
+fn system_of(
+    facts: &FileFacts,
+    host: Option<&FioHost>,
+    job_options: &BTreeMap<String, String>,
+) -> SystemInfo {
+    SystemInfo {
+        tool_version: facts.tool_version.clone().unwrap_or_else(|| "fio".into()),
+        hostname: host.map(|h| h.name.clone()),
+        target: job_options
+            .get("directory")
+            .map(PathBuf::from)
+            .unwrap_or_default(),
+        device_note: Some(format!("not measured: {NO_FLUSH_COUNT}")),
+        ..Default::default()
+    }
 }
 
 /// The workload fio's job options describe, through the job-file reader's own mapping
