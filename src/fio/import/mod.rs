@@ -25,6 +25,7 @@
 
 mod entry;
 mod node;
+mod nonfinite;
 #[cfg(test)]
 mod tests;
 
@@ -155,7 +156,8 @@ pub fn parse_fio_output(text: &str) -> Result<FioOutput, ImportError> {
         });
     }
     let start = json_start(text).ok_or(ImportError::NoJson)?;
-    let mut de = serde_json::Deserializer::from_str(&text[start..]);
+    let json = nonfinite::nonfinite_as_null(&text[start..]);
+    let mut de = serde_json::Deserializer::from_str(&json);
     let value = serde_json::Value::deserialize(&mut de).map_err(|e| {
         let before = &text[..start];
         let lines_before = before.matches('\n').count();

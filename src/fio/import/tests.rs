@@ -355,3 +355,21 @@ fn fields_other_versions_omit_are_optional_and_the_ones_read_are_named() {
     let e = err(&text.replace("clat_ns", "clat"));
     assert!(e.contains("jobs[0].write.clat_ns is missing"), "{e}");
 }
+
+#[test]
+fn a_bare_nan_fio_printed_is_null_ignored_where_unused_and_named_where_needed() {
+    let good = fixture("A-ext4.out");
+    // bw_dev is not read: the file imports with the same figures.
+    let unused = good.replacen("\"bw_dev\" : ", "\"bw_dev\" : -nan, \"was\" : ", 2);
+    assert_ne!(unused, good);
+    let runs = parse_fio_output(&unused).unwrap().runs;
+    assert_eq!(
+        runs[0].result.writes,
+        parse_fio_output(&good).unwrap().runs[0].result.writes
+    );
+    // A field the importer needs: refused naming its path.
+    let needed = good.replacen("\"total_ios\" : 16384", "\"total_ios\" : nan", 1);
+    assert_ne!(needed, good);
+    let e = err(&needed);
+    assert!(e.contains("jobs[0].write.total_ios"), "{e}");
+}
