@@ -187,10 +187,17 @@ fn values(runs: &[&RunResult], f: fn(&RunResult) -> String) -> String {
 }
 
 /// The workload of a run as a comparable string, without the swept field and the seed.
-fn workload_key(run: &RunResult, sweep_field: Option<&str>) -> String {
+pub(super) fn workload_key(run: &RunResult, sweep_field: Option<&str>) -> String {
     let mut value = serde_json::to_value(&run.spec).unwrap_or_default();
     if let Some(map) = value.as_object_mut() {
         map.remove("seed");
+        // No io_size means "the file size" (WorkloadSpec::io_size_per_thread): a run built
+        // from flags without it does the same work as a job that spells it out.
+        if map.get("io_size").is_some_and(|v| v.is_null())
+            && let Some(file_size) = map.get("file_size").cloned()
+        {
+            map.insert("io_size".into(), file_size);
+        }
         // An imported fio run's spec is the fileio workload its job options describe: the
         // same work as a fileio run of that spec (who measured it is a row of its own).
         if map.get("kind").and_then(|k| k.as_str()) == Some("fio") {

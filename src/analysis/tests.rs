@@ -314,3 +314,25 @@ fn published_figures_at_a_thread_count_meet_only_runs_at_that_count() {
     let ratio = p4.baseline.unwrap() / p1.baseline.unwrap();
     assert!((ratio - 4.0).abs() < 0.01, "{ratio}");
 }
+
+#[test]
+fn no_io_size_is_the_same_work_as_io_size_equal_to_the_file_size() {
+    let plain = WorkloadSpec {
+        file_size: 8 << 20,
+        io_size: None,
+        ..spec()
+    };
+    let spelled = WorkloadSpec {
+        io_size: Some(8 << 20),
+        ..plain.clone()
+    };
+    let more = WorkloadSpec {
+        io_size: Some(16 << 20),
+        ..plain.clone()
+    };
+    let key = |s: &WorkloadSpec| {
+        super::meta::workload_key(&fake_run(1, vec![1], vec![1], s.clone()), None)
+    };
+    assert_eq!(key(&plain), key(&spelled));
+    assert_ne!(key(&plain), key(&more));
+}
