@@ -33,24 +33,30 @@ fn known_latencies_give_known_counts_and_percentiles() {
     let (tx, rx) = mpsc::channel();
     let r = run_with(&fake, &spec, &ctx(dir.path()), &tx, &CancelToken::new()).unwrap();
     assert_eq!(r.status, RunStatus::Finished);
-    assert_eq!((r.writes, r.syncs, r.bytes), (200, 200, 200 * 4096));
+    // As fio: the last write of each size-based thread gets no periodic sync (99 each).
+    assert_eq!((r.writes, r.syncs, r.bytes), (200, 198, 200 * 4096));
     let w = r.write_lat.summary();
     assert_eq!(
         (w.count, w.min_ns, w.max_ns, w.p50_ns),
         (200, 1_000, 1_000, 1_000)
     );
     let s = r.sync_lat.summary();
-    assert_eq!(s.count, 200);
+    assert_eq!(s.count, 198);
     assert_eq!(s.min_ns, 10_000);
     assert!((s.p50_ns as i64 - 20_000).abs() <= 20, "{}", s.p50_ns);
     assert!((s.p90_ns as i64 - 40_000).abs() <= 40, "{}", s.p90_ns);
-    assert!((s.mean_ns - 25_000.0).abs() < 30.0, "{}", s.mean_ns);
-    // Each thread: 100 × (1 µs + 25 µs average sync) on its own fake clock.
+    // Per thread 25 × 10 + 25 × 20 + 25 × 30 + 24 × 40 µs over 99 syncs.
+    assert!(
+        (s.mean_ns - 2_460_000.0 / 99.0).abs() < 30.0,
+        "{}",
+        s.mean_ns
+    );
+    // Each thread: 100 × 1 µs writes + 2460 µs of syncs on its own fake clock.
     assert_eq!(r.threads.len(), 2);
     for t in &r.threads {
-        assert_eq!((t.writes, t.syncs, t.busy_ns), (100, 100, 2_600_000));
+        assert_eq!((t.writes, t.syncs, t.busy_ns), (100, 99, 2_560_000));
     }
-    assert_eq!(r.wall_ns, 2_600_000);
+    assert_eq!(r.wall_ns, 2_560_000);
     let summary = r.summary();
     assert_eq!(summary.thread_writes_stddev, 0.0);
     assert!(matches!(r.device, DeviceAccounting::Unavailable { .. }));
@@ -108,13 +114,35 @@ fn sync_every_n_and_final_sync() {
     };
     let r = run_with(&fake, &none, &ctx(dir.path()), &tx, &CancelToken::new()).unwrap();
     assert_eq!((r.writes, r.syncs), (10, 1));
-    // Nothing pending (sync after every write): no extra sync.
+    // Sync after every write: 9 periodic syncs (as fio, none after the last write of a
+    // size-based run), then the final fsync of that last write.
     let every = WorkloadSpec {
         sync_every: 1,
         ..spec.clone()
     };
     let r = run_with(&fake, &every, &ctx(dir.path()), &tx, &CancelToken::new()).unwrap();
     assert_eq!((r.writes, r.syncs), (10, 10));
+    let every_no_final = WorkloadSpec {
+        final_sync: false,
+        ..every
+    };
+    let r = run_with(
+        &fake,
+        &every_no_final,
+        &ctx(dir.path()),
+        &tx,
+        &CancelToken::new(),
+    )
+    .unwrap();
+    assert_eq!((r.writes, r.syncs), (10, 9));
+    // 8 writes, sync_every 4: the sync due after write 8 is the last write's; fio skips it.
+    let eight = WorkloadSpec {
+        io_size: Some(8 * 4096),
+        final_sync: false,
+        ..spec.clone()
+    };
+    let r = run_with(&fake, &eight, &ctx(dir.path()), &tx, &CancelToken::new()).unwrap();
+    assert_eq!((r.writes, r.syncs), (8, 1));
     let plain = WorkloadSpec {
         sync: SyncMethod::None,
         final_sync: false,
@@ -301,7 +329,8 @@ fn real_short_runs_in_a_temp_dir() {
             let r = run(&spec, &ctx(dir.path()), &tx, &CancelToken::new()).unwrap();
             assert_eq!(r.status, RunStatus::Finished, "{:?}", r.error);
             assert_eq!(r.writes, 64);
-            assert_eq!(r.syncs, if sync == SyncMethod::None { 0 } else { 64 });
+            // fio's count: no periodic sync after each thread's last write.
+            assert_eq!(r.syncs, if sync == SyncMethod::None { 0 } else { 62 });
             assert_eq!(r.write_lat.count(), 64);
             assert!(r.wall_ns > 0);
             assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
@@ -396,5 +425,6 @@ fn timed_intervals_hold_only_the_call() {
     let (w, s) = (r.write_lat.summary(), r.sync_lat.summary());
     assert_eq!((w.min_ns, w.max_ns), (1_001, 1_001));
     assert_eq!((s.min_ns, s.max_ns), (1_501, 1_501));
-    assert_eq!(r.threads[0].busy_ns, 50 * 2_502);
+    // 50 writes and 49 syncs (none after the last write, as fio).
+    assert_eq!(r.threads[0].busy_ns, 50 * 1_001 + 49 * 1_501);
 }

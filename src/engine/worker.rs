@@ -140,7 +140,11 @@ fn write_loop<F: SyncFile, C: Clock>(
         // Every block written differs (offset and sequence stamped in), so deduplicating
         // storage stores what an application would make it store.
         o.buf.stamp(offset ^ stamp, c.writes);
-        let due = sync_every != 0 && o.pending[file_index] + 1 == sync_every;
+        // fio decides to sync when it fetches the *next* I/O (io_u.c `get_io_u`), so the
+        // last write of a size-based job gets no periodic sync (fio: 2048 writes, fsync=1
+        // → 2047 fsyncs per job); `end_fsync` (final_sync) still syncs it.
+        let last_write = c.bytes.saturating_add(block_size.saturating_mul(2)) > byte_limit;
+        let due = sync_every != 0 && o.pending[file_index] + 1 == sync_every && !last_write;
         let file = &mut o.files[file_index];
 
         let t0 = clock.now_ns();
