@@ -38,6 +38,7 @@ fn seed_runs(db: &Path, target: &Path) {
                 allow_shared_target: false,
                 quiet: None,
                 origin: None,
+                warnings: Vec::new(),
             };
             lab::execute(&store, &request, &events, &CancelToken::new()).expect("tiny run");
         }

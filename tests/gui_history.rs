@@ -50,6 +50,7 @@ fn lab_with_runs(labels: &[&str]) -> Lab {
             allow_shared_target: false,
             quiet: None,
             origin: None,
+            warnings: Vec::new(),
         };
         execute(&store, &request, &events, &CancelToken::new()).expect("tiny run");
     }

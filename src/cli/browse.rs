@@ -129,6 +129,9 @@ pub fn show(db: &Option<PathBuf>, args: ShowArgs) -> Result<u8, CliError> {
         }
         (None, false) => {
             out!("{}", report::run_header(&stored.row));
+            if let Some(origin) = &stored.origin {
+                out!("{}", report::origin_lines(origin));
+            }
             outln!("workload  {}", stored.spec.describe());
             outln!("target    {}", report::where_line(&stored.system));
             match &stored.progress {

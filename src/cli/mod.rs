@@ -34,6 +34,7 @@ macro_rules! errln {
 mod browse;
 mod compare;
 mod fio_export;
+mod fio_job;
 mod import;
 mod kind_args;
 mod launch;

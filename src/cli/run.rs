@@ -21,9 +21,21 @@ pub struct RunArgs {
     /// Scale the preset's sizes/counts by this factor (e.g. 0.05 for a quick run).
     #[arg(long)]
     pub scale: Option<f64>,
-    /// Directory to run in (a private fsynclab-<id> directory is created inside it).
-    #[arg(long, default_value = ".")]
-    pub target: PathBuf,
+    /// Directory to run in (a private fsynclab-<id> directory is created inside it)
+    /// [default: ., or a fio job's directory=].
+    #[arg(long)]
+    pub target: Option<PathBuf>,
+    /// Run the jobs of a fio job file (one run per job; see docs/FIO.md). The workload
+    /// comes from the file only: the preset and workload options are refused with it.
+    #[arg(long, value_name = "FILE", conflicts_with_all = super::fio_job::CONFLICTS)]
+    pub fio_job: Option<PathBuf>,
+    /// With --fio-job: run only the job (section) of this name.
+    #[arg(long, value_name = "NAME", requires = "fio_job")]
+    pub job: Option<String>,
+    /// With --fio-job: refuse options the reader does not know instead of ignoring them
+    /// with a warning.
+    #[arg(long, requires = "fio_job")]
+    pub strict: bool,
     /// Label for the run (e.g. before, after, nossd).
     #[arg(long)]
     pub label: Option<String>,
@@ -184,6 +196,18 @@ pub fn build_spec(args: &RunArgs) -> Result<(WorkloadSpec, Option<String>, Optio
 /// target, so each failure exits 2 before anything is opened or stored.
 fn launch_of(args: &RunArgs) -> Result<ValidLaunch, CliError> {
     let (spec, preset, preset_scale) = build_spec(args)?;
+    launch_with(args, spec, preset, preset_scale, |request| request)
+}
+
+/// The launch of `spec` with the run options of `args` (label, tags, repeat, sweep,
+/// series...); `adjust` completes the request (a fio job's target, label and origin).
+pub(super) fn launch_with(
+    args: &RunArgs,
+    spec: WorkloadSpec,
+    preset: Option<String>,
+    preset_scale: Option<f64>,
+    adjust: impl FnOnce(RunRequest) -> RunRequest,
+) -> Result<ValidLaunch, CliError> {
     if let Some(label) = &args.label {
         spec::check_text("--label", label).map_err(CliError::usage)?;
     }
@@ -200,7 +224,7 @@ fn launch_of(args: &RunArgs) -> Result<ValidLaunch, CliError> {
     }
     let request = RunRequest {
         spec,
-        target: args.target.clone(),
+        target: args.target.clone().unwrap_or_else(|| PathBuf::from(".")),
         label: args.label.clone(),
         tags: args.tags.clone(),
         preset,
@@ -210,7 +234,9 @@ fn launch_of(args: &RunArgs) -> Result<ValidLaunch, CliError> {
         allow_shared_target: args.allow_shared_target,
         quiet: quiet_wait(args)?,
         origin: None,
+        warnings: Vec::new(),
     };
+    let request = adjust(request);
     let repeat = args.repeat;
     let launch = if args.series {
         let plan = preset_plan(args)?;
@@ -237,6 +263,9 @@ fn launch_of(args: &RunArgs) -> Result<ValidLaunch, CliError> {
 
 /// `fsynclab run`.
 pub fn execute(db: &Option<PathBuf>, args: RunArgs) -> Result<u8, CliError> {
+    if args.fio_job.is_some() {
+        return super::fio_job::execute(db, &args);
+    }
     let launch = launch_of(&args)?;
     let store = open_store(db, crate::store::OpenMode::ReadWrite)?;
     super::launch::run(&store, &launch, args.quiet, args.json)

@@ -304,6 +304,7 @@ pub fn matrix(db: &Option<PathBuf>, args: MatrixArgs) -> Result<u8, CliError> {
         allow_shared_target: false,
         quiet: None,
         origin: None,
+        warnings: Vec::new(),
     };
     let launch = Launch::Matrix {
         request,

@@ -458,6 +458,7 @@ fn form_request(s: &UiState) -> Result<RunRequest, String> {
             max_wait: Duration::from_secs_f64(s.quiet_wait_s),
         }),
         origin: None,
+        warnings: Vec::new(),
     })
 }
 

@@ -30,6 +30,7 @@ fn request(target: &Path) -> RunRequest {
         allow_shared_target: false,
         quiet: None,
         origin: None,
+        warnings: Vec::new(),
     }
 }
 

@@ -58,6 +58,9 @@ pub struct RunRequest {
     /// Where the spec came from when not the form, a preset or flags (a fio job file, whose
     /// text the stored run keeps).
     pub origin: Option<crate::store::RunOrigin>,
+    /// Warnings the front end found while building the request (a fio job file's ignored
+    /// options), stored first among the run's own warnings.
+    pub warnings: Vec<String>,
 }
 
 impl RunRequest {
@@ -247,6 +250,9 @@ fn run_one_with(
             return Err(LabError::RunFailed { run_id, source: e });
         }
     };
+    result
+        .warnings
+        .splice(0..0, request.warnings.iter().cloned());
     noise.cpu_pressure = pressure_delta("cpu", cpu_before);
     noise.io_pressure = pressure_delta("io", io_before);
     result.noise = Some(noise);
