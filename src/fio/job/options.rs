@@ -261,14 +261,12 @@ fn fallocate_of(o: &FioOption) -> Result<Prepare, JobError> {
     }
 }
 
-fn directory_of(o: &FioOption) -> Result<PathBuf, JobError> {
+/// `directory=`: one directory; `None` when empty (an unset `${VAR}`: fio would run in its
+/// working directory, the front end asks for a target instead).
+fn directory_of(o: &FioOption) -> Result<Option<PathBuf>, JobError> {
     let v = value_of(o)?;
     if v.is_empty() {
-        return Err(refuse(
-            o,
-            "is empty (an unset ${VAR}?)",
-            "set the variable, write a directory, or give the target on the command line",
-        ));
+        return Ok(None);
     }
     if v.contains(':') {
         return Err(refuse(
@@ -277,7 +275,7 @@ fn directory_of(o: &FioOption) -> Result<PathBuf, JobError> {
             "write one directory",
         ));
     }
-    Ok(PathBuf::from(v))
+    Ok(Some(PathBuf::from(v)))
 }
 
 fn filename_of(o: &FioOption) -> Result<String, JobError> {
@@ -356,7 +354,15 @@ impl Job {
                     ));
                 }
             }
-            "directory" => self.directory = Some(directory_of(o)?),
+            "directory" => {
+                self.directory = directory_of(o)?;
+                if self.directory.is_none() {
+                    self.warnings.push(format!(
+                        "directory={} is empty (an unset ${{VAR}}?): fio would run in its working directory; this run goes to the target given instead",
+                        at_line(o.line)
+                    ));
+                }
+            }
             "filename" => self.filename = Some(filename_of(o)?),
             "end_fsync" => self.final_sync = bool_of(o)?,
             "randseed" => self.seed = Some(count_of(o, "seed")?),

@@ -122,6 +122,14 @@ fn env_variables_are_substituted_and_unset_ones_are_empty() {
     assert_eq!(o[4].value.as_deref(), Some("64m${"));
     let job = options_to_spec(o, true).unwrap();
     assert_eq!((job.spec.file_size, job.spec.threads), (64 << 20, 4));
+    // An unset directory variable leaves no directory (the front end asks for a target).
+    let job = spec_of("[j]\nrw=write\nsize=1m\ndirectory=${UNSET}\n").unwrap();
+    assert_eq!(job.directory, None);
+    assert!(
+        job.warnings[0].contains("directory= (line 4) is empty"),
+        "{:?}",
+        job.warnings
+    );
     // An unset variable that leaves a value empty is named.
     let e = spec_of("[j]\nrw=write\nsize=${UNSET}\n")
         .unwrap_err()
