@@ -457,8 +457,26 @@ fn form_request(s: &UiState) -> Result<RunRequest, String> {
             threshold: DEFAULT_QUIET_THRESHOLD,
             max_wait: Duration::from_secs_f64(s.quiet_wait_s),
         }),
-        origin: None,
-        warnings: Vec::new(),
+        origin: fio_origin(s),
+        warnings: s
+            .fio_job
+            .as_ref()
+            .filter(|job| job.matches(&s.spec))
+            .map(|job| job.warnings.clone())
+            .unwrap_or_default(),
+    })
+}
+
+/// The origin of a run of the form: the fio job it was filled from, while it still equals
+/// the job's workload (an edited form is no longer the job, and its runs do not say so).
+fn fio_origin(s: &UiState) -> Option<crate::store::RunOrigin> {
+    let job = s.fio_job.as_ref().filter(|job| job.matches(&s.spec))?;
+    Some(crate::store::RunOrigin {
+        kind: crate::store::OriginKind::FioJob,
+        file: Some(job.file.clone()),
+        job: Some(job.job.clone()),
+        job_text: Some(job.text.clone()),
+        ..crate::store::RunOrigin::default()
     })
 }
 

@@ -3,7 +3,8 @@
 //!
 //! Steps, separated by `;`:
 //! `tab=setup|run|history|compare`, `target=PATH`, `preset=NAME`, `scale=F`, `label=TEXT`,
-//! `set=KEY=VALUE` (a workload field, as `--set`), `start`, `wait_run`, `wait=SECONDS`,
+//! `set=KEY=VALUE` (a workload field, as `--set`), `fio_job=PATH` (fill the form from the
+//! first job of a fio job file, as "Open fio job…" does), `start`, `wait_run`, `wait=SECONDS`,
 //! `compare=A,B` (sides as in `fsynclab compare`), `wait_compare`, `detail=RUN_ID`,
 //! `dark`, `light`, `shot=PATH.png` (a screenshot of the window), `frames=N,PATH`
 //! (append the CPU time of the next N frames, ms, to PATH), `quit`.
@@ -31,6 +32,8 @@ pub enum Step {
     Scale(f64),
     /// Set the label of new runs.
     Label(String),
+    /// Fill the form from the first job of a fio job file.
+    FioJob(PathBuf),
     /// Set a workload field (`key=value`).
     Set(String),
     /// Start the run the form describes.
@@ -81,6 +84,7 @@ fn parse_step(step: &str) -> Result<Step, String> {
         "preset" => Step::Preset(value.into()),
         "scale" => Step::Scale(value.parse().map_err(|_| bad())?),
         "label" => Step::Label(value.into()),
+        "fio_job" => Step::FioJob(value.into()),
         "set" => Step::Set(value.into()),
         "start" => Step::Start,
         "wait_run" => Step::WaitRun,
@@ -203,6 +207,18 @@ impl Autopilot {
             }
             Step::Label(l) => {
                 cx.state.label = l;
+                true
+            }
+            Step::FioJob(path) => {
+                let loaded = crate::fio::job::read_job_file(&path)
+                    .map_err(|e| e.to_string())
+                    .and_then(|text| {
+                        super::panels::load_job(&path.display().to_string(), &text, None)
+                    });
+                match loaded {
+                    Ok((job, directory)) => super::panels::apply_job(cx.state, job, directory),
+                    Err(e) => cx.status.error(e),
+                }
                 true
             }
             Step::Set(kv) => {

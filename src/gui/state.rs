@@ -70,6 +70,32 @@ pub struct UiState {
     pub compare_candidate: String,
     /// Dark theme.
     pub dark_mode: bool,
+    /// The fio job the form was last filled from (runtime only): a run started while the
+    /// form still equals the job's workload records it as its origin.
+    #[serde(skip)]
+    pub fio_job: Option<LoadedFioJob>,
+}
+
+/// A fio job read into the form ("Open fio job…").
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoadedFioJob {
+    /// The job file as chosen.
+    pub file: String,
+    /// The job's section name.
+    pub job: String,
+    /// The job file's text as read.
+    pub text: String,
+    /// The workload the job translated to (the form equals it until edited).
+    pub spec: WorkloadSpec,
+    /// The translation's warnings (unknown options...).
+    pub warnings: Vec<String>,
+}
+
+impl LoadedFioJob {
+    /// Whether a run of `spec` is still the job's run.
+    pub fn matches(&self, spec: &WorkloadSpec) -> bool {
+        self.spec == *spec
+    }
 }
 
 /// The preset a fresh window starts with.
@@ -102,6 +128,7 @@ impl Default for UiState {
             compare_baseline: String::new(),
             compare_candidate: String::new(),
             dark_mode: false,
+            fio_job: None,
         }
     }
 }

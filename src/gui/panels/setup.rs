@@ -70,6 +70,11 @@ pub struct SetupPanel {
 }
 
 impl SetupPanel {
+    /// The "Open fio job…" form (tests give it a job file's text as the dialog would).
+    pub fn fio_job(&mut self) -> &mut super::FioJobForm {
+        &mut self.form.fio
+    }
+
     /// Makes and lists scratch filesystems with `manager` instead of the one on the default
     /// state directory (tests use temporary directories).
     pub fn set_scratch_manager(&mut self, manager: ScratchManager) {
@@ -222,9 +227,13 @@ impl SetupPanel {
             }
             ui.vertical(|ui| {
                 ui.label(RichText::new(cx.state.spec.describe()).monospace());
-                let from = match &cx.state.preset {
-                    Some(name) => format!("preset {name} × {}", cx.state.scale),
-                    None => "ad-hoc workload".into(),
+                let fio_job = cx.state.fio_job.as_ref();
+                let from = match (&cx.state.preset, fio_job) {
+                    (Some(name), _) => format!("preset {name} × {}", cx.state.scale),
+                    (None, Some(job)) if job.matches(&cx.state.spec) => {
+                        format!("fio job [{}] of {}", job.job, job.file)
+                    }
+                    (None, _) => "ad-hoc workload".into(),
                 };
                 ui.weak(format!("in {} · {from}", cx.state.target.trim()));
                 if active {

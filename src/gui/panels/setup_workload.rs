@@ -39,6 +39,8 @@ pub(super) struct WorkloadForm {
     last_requests: u64,
     last_shared_files: u32,
     kind: KindForm,
+    /// "Open fio job…".
+    pub(super) fio: super::setup_fio_job::FioJobForm,
 }
 
 impl Default for WorkloadForm {
@@ -57,6 +59,7 @@ impl Default for WorkloadForm {
             last_requests: 10_000,
             last_shared_files: 4,
             kind: KindForm::default(),
+            fio: Default::default(),
         }
     }
 }
@@ -79,6 +82,7 @@ impl WorkloadForm {
             Ok(spec) => {
                 state.spec = spec;
                 state.preset = Some(preset.name.clone());
+                state.fio_job = None;
                 self.preset_error = None;
             }
             Err(e) => self.preset_error = Some(e.to_string()),
@@ -100,6 +104,7 @@ impl WorkloadForm {
 
         ui.heading("Workload");
         self.preset_ui(ui, state);
+        self.fio.ui(ui, state);
         ui.add_space(8.0);
         self.kind.ui(ui, state);
         let kind = state.spec.kind;
