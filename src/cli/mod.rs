@@ -85,7 +85,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run a workload (a preset or ad-hoc options) and store the result.
-    Run(run::RunArgs),
+    Run(Box<run::RunArgs>),
     /// List stored runs, newest first.
     List(browse::ListArgs),
     /// Show one stored run in full.
@@ -249,7 +249,7 @@ pub fn no_window_message() -> String {
 pub fn execute(cli: Cli, window: Option<Window>) -> ExitCode {
     let result = match cli.command {
         None => open_window(&cli.db, window),
-        Some(Command::Run(args)) => run::execute(&cli.db, args),
+        Some(Command::Run(args)) => run::execute(&cli.db, *args),
         Some(Command::List(args)) => browse::list(&cli.db, args),
         Some(Command::Show(args)) => browse::show(&cli.db, args),
         Some(Command::Presets(args)) => browse::presets(args),
