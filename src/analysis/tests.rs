@@ -14,6 +14,9 @@ fn spec() -> WorkloadSpec {
     WorkloadSpec {
         threads: 1,
         file_size: 100 * 4096,
+        // fio's count leaves the last write of a size-based run without its periodic sync;
+        // end_fsync syncs it, so every op stays exactly a write plus a sync.
+        final_sync: true,
         ..Default::default()
     }
 }
