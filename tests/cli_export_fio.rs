@@ -397,10 +397,8 @@ fn the_exported_seed000_shape_does_what_fsynclab_does() {
     // fio issues a job's periodic fsync before its next write, so the last write of each
     // job is never followed by one: writes - jobs (the fixtures: 4 x 2048 -> 8188).
     assert_eq!(fio_s, fio_w - threads);
-    // Observed on this branch: fsynclab's engine syncs after every write, last one
-    // included, so it makes `threads` syncs more than fio. The i12-job branch makes the
-    // engine match fio; once merged, tighten this to `lab_s == fio_s`.
-    assert_eq!(lab_s, fio_s + threads, "fsynclab syncs vs fio's");
+    // The engine counts as fio does (no periodic sync after a size-based job's last write).
+    assert_eq!(lab_s, fio_s, "fsynclab syncs vs fio's");
 
     // A request count splits into per-job io_size: the same total writes.
     let (fio_w, _, lab_w, _) = round_trip(

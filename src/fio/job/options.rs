@@ -172,7 +172,7 @@ struct Job {
     fdatasync: u32,
     sync_file_range: u32,
     open_flags: OpenFlags,
-    fallocate: Option<Prepare>,
+    fallocate: Option<(Prepare, Option<String>)>,
     overwrite: bool,
     runtime: Option<(FioOption, u64)>,
     time_based: bool,
@@ -249,10 +249,28 @@ fn sync_file_range_of(o: &FioOption) -> Result<u32, JobError> {
     }
 }
 
-fn fallocate_of(o: &FioOption) -> Result<Prepare, JobError> {
-    match value_of(o)? {
-        "none" | "0" | "truncate" => Ok(Prepare::Sparse),
-        "native" | "posix" | "1" | "keep" => Ok(Prepare::Fallocate),
+/// `fallocate=`: the preparation, and a note where the engine's is not exactly fio's (checked
+/// with strace on fio 3.33: `none` calls neither ftruncate nor fallocate, `keep` calls
+/// fallocate with FALLOC_FL_KEEP_SIZE, `truncate` ftruncate, `native`/`posix`/`1` and the
+/// default fallocate mode 0).
+fn fallocate_of(o: &FioOption) -> Result<(Prepare, Option<String>), JobError> {
+    let v = value_of(o)?;
+    match v {
+        "truncate" => Ok((Prepare::Sparse, None)),
+        "native" | "posix" | "1" => Ok((Prepare::Fallocate, None)),
+        "none" | "0" => Ok((
+            Prepare::Sparse,
+            Some(format!(
+                "fallocate={v}: fio creates each file empty and the writes extend it (so an fsync may also commit a size change); the engine truncates the file to its size first, as fio's fallocate=truncate does"
+            )),
+        )),
+        "keep" => Ok((
+            Prepare::Fallocate,
+            Some(
+                "fallocate=keep: fio reserves the blocks without changing the file size (the writes extend it); the engine fallocates with the size set, as fio's fallocate=native does"
+                    .into(),
+            ),
+        )),
         _ => Err(refuse(
             o,
             "is not a fio fallocate mode",
@@ -424,10 +442,13 @@ impl Job {
         spec.open_flags = self.open_flags;
         // fio's default fallocate is `native` (fallocate(2)) on Linux; `overwrite=1` lays
         // the files out by writing them first.
-        spec.prepare = if self.overwrite {
-            Prepare::Fill
-        } else {
-            self.fallocate.unwrap_or(Prepare::Fallocate)
+        spec.prepare = match self.fallocate.take() {
+            _ if self.overwrite => Prepare::Fill,
+            Some((prepare, note)) => {
+                self.warnings.extend(note);
+                prepare
+            }
+            None => Prepare::Fallocate,
         };
         spec.final_sync = self.final_sync;
         if let Some(seed) = self.seed {

@@ -48,7 +48,9 @@ fn the_seed_000_script_job_is_its_workload() {
     assert_eq!(spec.duration_s, None);
     assert!(!spec.final_sync);
     assert_eq!(job.directory, Some(PathBuf::from("/mnt/sdj")));
-    assert!(job.warnings.is_empty(), "{:?}", job.warnings);
+    // The one difference: fio starts from empty files the writes extend.
+    assert_eq!(job.warnings.len(), 1, "{:?}", job.warnings);
+    assert!(job.warnings[0].starts_with("fallocate=none: fio creates each file empty"));
     assert!(job.unknown.is_empty());
 }
 
@@ -303,6 +305,19 @@ fn fallocate_modes_map_to_prepare() {
     for v in ["native", "posix", "1", "keep"] {
         assert_eq!(p(v), Prepare::Fallocate, "{v}");
     }
+    // Where fio's preparation is not the engine's, a warning says how.
+    let notes = |v: &str| job(&format!("fallocate={v}")).unwrap().warnings;
+    assert!(notes("none")[0].contains("empty"), "{:?}", notes("none"));
+    assert!(notes("keep")[0].contains("without changing the file size"));
+    for v in ["truncate", "native", "posix", "1"] {
+        assert!(notes(v).is_empty(), "{v}: {:?}", notes(v));
+    }
+    assert!(
+        job("fallocate=none\noverwrite=1")
+            .unwrap()
+            .warnings
+            .is_empty()
+    );
     assert_eq!(job("").unwrap().spec.prepare, Prepare::Fallocate);
     assert_eq!(job("overwrite=1").unwrap().spec.prepare, Prepare::Fill);
     assert!(err_text("fallocate=2").contains("fallocate=none, truncate"));
