@@ -80,7 +80,7 @@ fn a_job_runs_in_its_directory_and_keeps_its_text() {
     let text = lab.cmd().args(["show", "1"]).output().unwrap();
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(
-        text.contains("from      fio job file") && text.contains("job [writers]"),
+        text.contains("origin    fio-job · file ") && text.contains("job writers"),
         "{text}"
     );
     // Neither --target nor directory=: exit 2 naming both.
