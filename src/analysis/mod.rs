@@ -5,6 +5,7 @@
 //! for display (see `report` for tables and images).
 
 mod compare;
+mod gate;
 mod meta;
 mod metrics;
 mod published;
@@ -12,6 +13,10 @@ mod rows;
 mod stats;
 
 pub use compare::{ALPHA, AnalysisError, SideInput, compare};
+pub use gate::{
+    DEFAULT_GATE_METRICS, GateCheck, GateError, GateOutcome, GateRule, GateStatus, GateVerdict,
+    MAX_MIN_CHANGE_PCT, gate, metric_names,
+};
 pub use metrics::{
     Direction, Headline, METRICS, MetricDef, is_kind_metric, merged_value, metric, run_value,
 };
@@ -21,5 +26,7 @@ pub use rows::{
 };
 pub use stats::{Stats, Welch, describe, welch_t_test};
 
+#[cfg(test)]
+mod gate_tests;
 #[cfg(test)]
 mod tests;
