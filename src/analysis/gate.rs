@@ -257,6 +257,14 @@ fn absent(key: &str, point: Option<f64>) -> GateCheck {
     }
 }
 
+/// `a is` or `a, b are`.
+fn is_are(names: &[String]) -> String {
+    match names {
+        [one] => format!("{one} is"),
+        many => format!("{} are", many.join(", ")),
+    }
+}
+
 /// Applies `rule` to `comparison`: every chosen metric (per sweep point when the comparison
 /// is a sweep) with the comparison's own verdict, and the overall status (see the module
 /// documentation for the rule).
@@ -282,20 +290,28 @@ pub fn gate(comparison: &Comparison, rule: &GateRule) -> GateOutcome {
         (Some(v), Some(s)) => format!("{} at {}={v}", c.key, s.field),
         _ => c.key.clone(),
     };
+    let named = |verdict: GateVerdict| -> Vec<String> {
+        checks
+            .iter()
+            .filter(|c| c.verdict == verdict)
+            .map(|c| at(c))
+            .collect()
+    };
     let mut undecided_because = Vec::new();
-    for c in &checks {
-        match c.verdict {
-            GateVerdict::NotTestable => undecided_because.push(format!(
-                "{} is not testable: a side has a single value and Welch's t-test needs at least \
-                 2 runs per side; repeat each side (--repeat 3)",
-                at(c)
-            )),
-            GateVerdict::NotMeasured if rule.named => undecided_because.push(format!(
-                "{} was not measured on both sides; name only metrics both sides measured",
-                at(c)
-            )),
-            _ => {}
-        }
+    let untestable = named(GateVerdict::NotTestable);
+    if !untestable.is_empty() {
+        undecided_because.push(format!(
+            "{} not testable: a side has a single value and Welch's t-test needs at least 2 \
+             runs per side; repeat each side (--repeat 3)",
+            is_are(&untestable)
+        ));
+    }
+    let unmeasured = named(GateVerdict::NotMeasured);
+    if rule.named && !unmeasured.is_empty() {
+        undecided_because.push(format!(
+            "{} not measured on both sides; name only metrics both sides measured",
+            is_are(&unmeasured)
+        ));
     }
     let tested = checks.iter().any(|c| {
         !matches!(

@@ -185,7 +185,7 @@ fn single_runs_leave_the_gate_undecided() {
     assert_eq!(verdict(&o, "iops"), GateVerdict::NotTestable);
     assert_eq!(o.status, GateStatus::Undecided);
     assert!(
-        o.undecided_because[0].contains("iops is not testable")
+        o.undecided_because[0].contains("iops, sync_p99_us are not testable")
             && o.undecided_because[0].contains("--repeat 3"),
         "{:?}",
         o.undecided_because
@@ -203,7 +203,7 @@ fn a_named_unmeasured_metric_is_undecided_a_default_one_is_skipped() {
         &GateRule::parse("worse=iops,flushes_per_sync", None).unwrap(),
     );
     assert_eq!(o.status, GateStatus::Undecided);
-    assert!(o.undecided_because[0].contains("flushes_per_sync was not measured"));
+    assert!(o.undecided_because[0].contains("flushes_per_sync is not measured"));
     // A metric of another workload kind (absent from the comparison) is not measured either.
     let o = gate(&c, &GateRule::parse("worse=commits_per_sec", None).unwrap());
     assert_eq!(verdict(&o, "commits_per_sec"), GateVerdict::NotMeasured);

@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use anyhow::anyhow;
 use clap::Args;
 
-use super::{CliError, open_store, run::lab_error};
+use super::{CliError, EXIT_REGRESSION, open_store, run::lab_error};
+use crate::analysis::{self, GateRule, GateStatus};
 use crate::lab::{self, SideSpec};
 use crate::report;
 use crate::store::OpenMode;
@@ -27,6 +28,19 @@ pub struct CompareArgs {
     /// Print a Markdown report (without image).
     #[arg(long)]
     pub markdown: bool,
+    /// Regression gate: exit 3 when a chosen metric of the candidate is significantly worse
+    /// (the table's Welch test, p < 0.05). `worse` checks IOPS, sync p99 and flushes per
+    /// sync; `worse=iops,sync_p99_us` names the metrics (the table's metric names).
+    #[arg(long, value_name = "worse[=METRICS]")]
+    pub fail_on: Option<String>,
+    /// With --fail-on: ignore significant losses smaller than PCT % of the baseline.
+    #[arg(
+        long,
+        value_name = "PCT",
+        requires = "fail_on",
+        allow_negative_numbers = true
+    )]
+    pub min_change: Option<f64>,
 }
 
 /// Arguments of `fsynclab report`.
@@ -53,16 +67,24 @@ fn sides(baseline: &str, candidate: &str) -> Result<(SideSpec, SideSpec), CliErr
     Ok((b, c))
 }
 
-/// `fsynclab compare`.
+/// `fsynclab compare`. With `--fail-on`: exit 3 when the gate fails, 2 when it cannot
+/// decide (a side with a single run, a named metric not measured), 0 when it passes.
 pub fn compare(db: &Option<PathBuf>, args: CompareArgs) -> Result<u8, CliError> {
     let (b, c) = sides(&args.baseline, &args.candidate)?;
+    let rule = args
+        .fail_on
+        .as_deref()
+        .map(|f| GateRule::parse(f, args.min_change).map_err(CliError::usage))
+        .transpose()?;
     let store = open_store(db, OpenMode::ReadOnly)?;
     let comparison = lab::compare_sides(&store, &b, &c).map_err(lab_error)?;
+    let outcome = rule.as_ref().map(|r| analysis::gate(&comparison, r));
     if args.json {
-        outln!(
-            "{}",
-            report::compare_json(&comparison).map_err(CliError::failed)?
-        );
+        let json = match &outcome {
+            Some(o) => report::compare_gate_json(&comparison, o),
+            None => report::compare_json(&comparison),
+        };
+        outln!("{}", json.map_err(CliError::failed)?);
     } else if args.csv {
         out!("{}", report::compare_csv(&comparison));
     } else if args.markdown {
@@ -77,7 +99,24 @@ pub fn compare(db: &Option<PathBuf>, args: CompareArgs) -> Result<u8, CliError> 
     } else {
         out!("{}", report::compare_table(&comparison));
     }
-    Ok(0)
+    let Some(outcome) = outcome else {
+        return Ok(0);
+    };
+    let text = report::gate_text(&comparison, &outcome);
+    // CSV and Markdown stay parseable: the gate goes to stderr beside them.
+    if args.csv || args.markdown {
+        errln!("{}", text.trim_end());
+    } else if !args.json {
+        out!("\n{text}");
+    }
+    match outcome.status {
+        GateStatus::Pass => Ok(0),
+        GateStatus::Fail => Ok(EXIT_REGRESSION),
+        GateStatus::Undecided => Err(CliError::usage(anyhow!(
+            "the regression gate cannot decide: {}",
+            outcome.undecided_because.join("; ")
+        ))),
+    }
 }
 
 /// `fsynclab report`.

@@ -92,7 +92,8 @@ pub enum Command {
     Show(browse::ShowArgs),
     /// List the built-in presets, or show one.
     Presets(browse::PresetsArgs),
-    /// Compare two sides (run ids, exp:N or labels): statistics table with significance.
+    /// Compare two sides (run ids, exp:N or labels): statistics table with significance;
+    /// with --fail-on, a regression gate (exit 3 when the candidate is significantly worse).
     Compare(compare::CompareArgs),
     /// Write a comparison report: .png, .svg, .md (with image), .csv or .json.
     Report(compare::ReportArgs),
@@ -114,6 +115,8 @@ pub enum Command {
 pub const EXIT_USAGE: u8 = 2;
 /// Exit code for a run that failed.
 pub const EXIT_FAILED: u8 = 1;
+/// Exit code of `compare --fail-on` when the candidate is significantly worse.
+pub const EXIT_REGRESSION: u8 = 3;
 /// Exit code for a run cancelled with Ctrl-C (SIGINT); SIGTERM gives 143 and SIGHUP 129
 /// (128 + the signal).
 pub const EXIT_CANCELLED: u8 = 130;

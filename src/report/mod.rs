@@ -3,6 +3,7 @@
 //! numbers happens here.
 
 mod compare;
+mod gate;
 pub mod image;
 mod imported;
 mod kinds;
@@ -13,6 +14,7 @@ mod text;
 
 pub use crate::probe::merged_options;
 pub use compare::{compare_csv, compare_json, compare_markdown, compare_table, num as fmt_num};
+pub use gate::{compare_gate_json, gate_text};
 pub use image::{ImageFormat, ImageOptions, ReportError, render_comparison};
 pub use imported::{imported_line, imported_section, origin_lines};
 pub use kinds::{group_text, kind_json, kind_line, kind_section, ops_table, phases_text};

@@ -1,0 +1,98 @@
+//! The regression gate's outputs: a text block under the comparison table and the `gate`
+//! object of `compare --json`. Every verdict comes from [`crate::analysis::gate`].
+
+use std::fmt::Write as _;
+
+use super::compare::num;
+use crate::analysis::{Comparison, GateCheck, GateOutcome, GateStatus};
+
+fn where_at(o: &GateOutcome, c: &GateCheck) -> String {
+    match (c.point, &o.sweep_field) {
+        (Some(v), Some(field)) => format!("{} at {field}={v}", c.key),
+        _ => c.key.clone(),
+    }
+}
+
+fn p_text(p: f64) -> String {
+    if p < 0.0001 {
+        "p<0.0001".into()
+    } else {
+        format!("p={p:.4}")
+    }
+}
+
+/// The rule as the user would write it: `--fail-on worse=... [--min-change N]`.
+fn rule_text(o: &GateOutcome) -> String {
+    let mut s = format!("--fail-on worse={}", o.rule.metrics.join(","));
+    if let Some(min) = o.rule.min_change_pct {
+        let _ = write!(s, " --min-change {min}");
+    }
+    s
+}
+
+/// The gate as text: one line per checked metric (values, the comparison's gain % and
+/// p-value, the gate's verdict), then `PASS`, `FAIL` naming the worse metrics, or
+/// `UNDECIDED` with the reasons.
+pub fn gate_text(c: &Comparison, o: &GateOutcome) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "regression gate ({}):", rule_text(o));
+    let value = |v: Option<f64>| v.map_or_else(|| format!("{:>10}", "-"), num);
+    for check in &o.checks {
+        let gain = check
+            .gain_pct
+            .map_or_else(|| format!("{:>9}", "-"), |g| format!("{g:>8.2}%"));
+        let p = check.p_value.map(p_text).unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "  {:<30} {} {} {gain} {p:<9} {}",
+            where_at(o, check),
+            value(check.baseline_value),
+            value(check.candidate_value),
+            check.verdict.describe()
+        );
+    }
+    let (base, cand) = (&c.baseline.name, &c.candidate.name);
+    match o.status {
+        GateStatus::Pass => {
+            let _ = writeln!(
+                out,
+                "PASS: no chosen metric of {cand} is significantly worse than {base}"
+            );
+        }
+        GateStatus::Fail => {
+            let worse: Vec<String> = o
+                .worse()
+                .iter()
+                .map(|w| {
+                    let gain = w.gain_pct.map(|g| format!("{g:.2}%")).unwrap_or_default();
+                    let p = w.p_value.map(p_text).unwrap_or_default();
+                    format!("{} ({gain}, {p})", where_at(o, w))
+                })
+                .collect();
+            let _ = writeln!(
+                out,
+                "FAIL: {cand} is significantly worse than {base} on: {}",
+                worse.join(", ")
+            );
+        }
+        GateStatus::Undecided => {
+            let _ = writeln!(
+                out,
+                "UNDECIDED: nothing chosen got significantly worse, but the gate could not check \
+                 everything it was asked to: {}",
+                o.undecided_because.join("; ")
+            );
+        }
+    }
+    out
+}
+
+/// The comparison as JSON (the shape of [`super::compare_json`]) with the gate's outcome
+/// under `gate`.
+pub fn compare_gate_json(c: &Comparison, o: &GateOutcome) -> Result<String, serde_json::Error> {
+    let mut value = serde_json::to_value(c)?;
+    if let serde_json::Value::Object(map) = &mut value {
+        map.insert("gate".into(), serde_json::to_value(o)?);
+    }
+    serde_json::to_string_pretty(&value)
+}
