@@ -294,7 +294,7 @@ pub fn gate(comparison: &Comparison, rule: &GateRule) -> GateOutcome {
         checks
             .iter()
             .filter(|c| c.verdict == verdict)
-            .map(|c| at(c))
+            .map(&at)
             .collect()
     };
     let mut undecided_because = Vec::new();
