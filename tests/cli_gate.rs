@@ -60,13 +60,11 @@ fn a_clearly_worse_candidate_exits_3_and_names_iops() {
         .assert()
         .code(3)
         .stdout(
-            predicate::str::contains(
-                "regression gate (--fail-on worse=iops,sync_p99_us,flushes_per_sync)",
-            )
-            .and(predicate::str::is_match(r"(?m)^  iops +.* WORSE$").unwrap())
-            .and(predicate::str::contains(
-                "FAIL: fsync is significantly worse than nosync on: iops (-",
-            )),
+            predicate::str::contains("regression gate (worse=iops,sync_p99_us,flushes_per_sync):")
+                .and(predicate::str::is_match(r"(?m)^  iops +.* WORSE$").unwrap())
+                .and(predicate::str::contains(
+                    "FAIL: fsync is significantly worse than nosync on: iops (-",
+                )),
         );
     // The other way round the change is a gain: the gate passes.
     lab.cmd()
@@ -133,8 +131,10 @@ fn min_change_ignores_a_smaller_significant_loss() {
         "FAIL: slower is significantly worse than old on: iops (-9.",
     ));
     gate(&["--min-change", "20"]).code(0).stdout(
-        predicate::str::contains("below --min-change: ignored")
-            .and(predicate::str::contains("--min-change 20):"))
+        predicate::str::contains("below the minimum change: ignored")
+            .and(predicate::str::contains(
+                "regression gate (worse=iops,sync_p99_us,flushes_per_sync, minimum change 20%):",
+            ))
             .and(predicate::str::contains("PASS")),
     );
     gate(&["--min-change", "5"]).code(3);
@@ -162,7 +162,9 @@ fn single_runs_and_named_unmeasured_metrics_exit_2() {
             predicate::str::contains(
                 "the regression gate cannot decide: iops, sync_p99_us are not testable",
             )
-            .and(predicate::str::contains("--repeat 3")),
+            .and(predicate::str::contains(
+                "(3 runs or more) (fsynclab run --repeat 3)",
+            )),
         );
     // An fio import has no device flush counts: naming the metric is a question the gate
     // cannot answer.
@@ -190,13 +192,15 @@ fn bad_gate_input_exits_2_before_reading_anything() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
-            "--fail-on names unknown metric \"latency\"; choose among: iops, mib_per_sec",
+            "--fail-on: unknown metric \"latency\"; choose among: iops, mib_per_sec",
         ));
     lab.cmd()
         .args(["compare", "1", "2", "--fail-on", "better"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("use `worse`"));
+        .stderr(predicate::str::contains(
+            "--fail-on: \"better\" is not a gate rule; use `worse`",
+        ));
     for bad in ["-1", "nan", "inf", "5000"] {
         lab.cmd()
             .args([
@@ -210,7 +214,7 @@ fn bad_gate_input_exits_2_before_reading_anything() {
             ])
             .assert()
             .code(2)
-            .stderr(predicate::str::contains("--min-change"));
+            .stderr(predicate::str::contains("--min-change: minimum change"));
     }
     lab.cmd()
         .args(["compare", "1", "2", "--min-change", "5"])

@@ -30,7 +30,7 @@ pub const MAX_MIN_CHANGE_PCT: f64 = 1000.0;
 pub enum GateError {
     /// The rule is not `worse` or `worse=METRICS`.
     #[error(
-        "--fail-on {given:?} is not a rule; use `worse` (IOPS, sync p99, flushes per sync) or \
+        "{given:?} is not a gate rule; use `worse` (IOPS, sync p99, flushes per sync) or \
          `worse=METRICS` with a comma list of metric names (e.g. worse=iops,sync_p99_us)"
     )]
     NotARule {
@@ -38,7 +38,7 @@ pub enum GateError {
         given: String,
     },
     /// A metric name is not one the comparison reports.
-    #[error("--fail-on names unknown metric {name:?}; choose among: {valid}")]
+    #[error("unknown metric {name:?}; choose among: {valid}")]
     UnknownMetric {
         /// The name given.
         name: String,
@@ -47,8 +47,8 @@ pub enum GateError {
     },
     /// The minimum change is not a percentage the gate can use.
     #[error(
-        "--min-change {value} is not a percentage from 0 to {MAX_MIN_CHANGE_PCT}; give the \
-         smallest loss that should fail the gate, in % of the baseline (e.g. --min-change 5)"
+        "minimum change {value} is not a percentage from 0 to {MAX_MIN_CHANGE_PCT}; give the \
+         smallest loss that should fail the gate, in % of the baseline (e.g. 5)"
     )]
     BadMinChange {
         /// The value given.
@@ -79,8 +79,8 @@ impl GateRule {
         }
     }
 
-    /// Parses `--fail-on` (`worse` or `worse=KEY[,KEY...]`, names from the metric catalogue)
-    /// and `--min-change` (a finite percentage from 0 to [`MAX_MIN_CHANGE_PCT`]).
+    /// Parses a rule (`worse` or `worse=KEY[,KEY...]`, names from the metric catalogue) and
+    /// a minimum change (a finite percentage from 0 to [`MAX_MIN_CHANGE_PCT`]).
     pub fn parse(fail_on: &str, min_change_pct: Option<f64>) -> Result<Self, GateError> {
         if let Some(value) = min_change_pct
             && !(value.is_finite() && (0.0..=MAX_MIN_CHANGE_PCT).contains(&value))
@@ -148,7 +148,7 @@ impl GateVerdict {
         match self {
             GateVerdict::Worse => "WORSE",
             GateVerdict::Better => "better",
-            GateVerdict::BelowMinChange => "significant but below --min-change: ignored",
+            GateVerdict::BelowMinChange => "significant but below the minimum change: ignored",
             GateVerdict::Unchanged => "unchanged (within noise)",
             GateVerdict::NotTestable => {
                 "not testable: a side has a single value (Welch's t-test needs n >= 2)"
@@ -302,7 +302,7 @@ pub fn gate(comparison: &Comparison, rule: &GateRule) -> GateOutcome {
     if !untestable.is_empty() {
         undecided_because.push(format!(
             "{} not testable: a side has a single value and Welch's t-test needs at least 2 \
-             runs per side; repeat each side (--repeat 3)",
+             runs per side; repeat each side (3 runs or more)",
             is_are(&untestable)
         ));
     }
@@ -321,9 +321,7 @@ pub fn gate(comparison: &Comparison, rule: &GateRule) -> GateOutcome {
     });
     if !tested && undecided_because.is_empty() {
         undecided_because.push(
-            "no chosen metric was measured on both sides; name metrics both sides measured \
-             (--fail-on worse=METRICS)"
-                .into(),
+            "no chosen metric was measured on both sides; name metrics both sides measured".into(),
         );
     }
     let status = if checks.iter().any(|c| c.verdict == GateVerdict::Worse) {

@@ -186,7 +186,7 @@ fn single_runs_leave_the_gate_undecided() {
     assert_eq!(o.status, GateStatus::Undecided);
     assert!(
         o.undecided_because[0].contains("iops, sync_p99_us are not testable")
-            && o.undecided_because[0].contains("--repeat 3"),
+            && o.undecided_because[0].contains("3 runs or more"),
         "{:?}",
         o.undecided_because
     );
@@ -299,7 +299,7 @@ fn rules_parse_from_an_allow_list() {
     }
     let msg = GateRule::parse("worse=x", None).unwrap_err().to_string();
     assert!(
-        msg.starts_with("--fail-on names unknown metric \"x\"; choose among: iops"),
+        msg.starts_with("unknown metric \"x\"; choose among: iops"),
         "{msg}"
     );
 }

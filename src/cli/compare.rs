@@ -7,7 +7,7 @@ use anyhow::anyhow;
 use clap::Args;
 
 use super::{CliError, EXIT_REGRESSION, open_store, run::lab_error};
-use crate::analysis::{self, GateRule, GateStatus};
+use crate::analysis::{self, GateError, GateRule, GateStatus, GateVerdict};
 use crate::lab::{self, SideSpec};
 use crate::report;
 use crate::store::OpenMode;
@@ -67,6 +67,15 @@ fn sides(baseline: &str, candidate: &str) -> Result<(SideSpec, SideSpec), CliErr
     Ok((b, c))
 }
 
+/// A refused gate rule, named by the flag that gave it.
+fn gate_error(e: GateError) -> CliError {
+    let flag = match e {
+        GateError::BadMinChange { .. } => "--min-change",
+        GateError::NotARule { .. } | GateError::UnknownMetric { .. } => "--fail-on",
+    };
+    CliError::usage(anyhow!("{flag}: {e}"))
+}
+
 /// `fsynclab compare`. With `--fail-on`: exit 3 when the gate fails, 2 when it cannot
 /// decide (a side with a single run, a named metric not measured), 0 when it passes.
 pub fn compare(db: &Option<PathBuf>, args: CompareArgs) -> Result<u8, CliError> {
@@ -74,7 +83,7 @@ pub fn compare(db: &Option<PathBuf>, args: CompareArgs) -> Result<u8, CliError> 
     let rule = args
         .fail_on
         .as_deref()
-        .map(|f| GateRule::parse(f, args.min_change).map_err(CliError::usage))
+        .map(|f| GateRule::parse(f, args.min_change).map_err(gate_error))
         .transpose()?;
     let store = open_store(db, OpenMode::ReadOnly)?;
     let comparison = lab::compare_sides(&store, &b, &c).map_err(lab_error)?;
@@ -112,10 +121,21 @@ pub fn compare(db: &Option<PathBuf>, args: CompareArgs) -> Result<u8, CliError> 
     match outcome.status {
         GateStatus::Pass => Ok(0),
         GateStatus::Fail => Ok(EXIT_REGRESSION),
-        GateStatus::Undecided => Err(CliError::usage(anyhow!(
-            "the regression gate cannot decide: {}",
-            outcome.undecided_because.join("; ")
-        ))),
+        GateStatus::Undecided => {
+            let repeat = outcome
+                .checks
+                .iter()
+                .any(|c| c.verdict == GateVerdict::NotTestable);
+            Err(CliError::usage(anyhow!(
+                "the regression gate cannot decide: {}{}",
+                outcome.undecided_because.join("; "),
+                if repeat {
+                    " (fsynclab run --repeat 3)"
+                } else {
+                    ""
+                }
+            )))
+        }
     }
 }
 

@@ -21,11 +21,11 @@ fn p_text(p: f64) -> String {
     }
 }
 
-/// The rule as the user would write it: `--fail-on worse=... [--min-change N]`.
+/// The rule in words: `worse=iops,sync_p99_us, minimum change 5%`.
 fn rule_text(o: &GateOutcome) -> String {
-    let mut s = format!("--fail-on worse={}", o.rule.metrics.join(","));
+    let mut s = format!("worse={}", o.rule.metrics.join(","));
     if let Some(min) = o.rule.min_change_pct {
-        let _ = write!(s, " --min-change {min}");
+        let _ = write!(s, ", minimum change {min}%");
     }
     s
 }
@@ -36,6 +36,15 @@ fn rule_text(o: &GateOutcome) -> String {
 pub fn gate_text(c: &Comparison, o: &GateOutcome) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "regression gate ({}):", rule_text(o));
+    let column = |name: &str| name.chars().take(10).collect::<String>();
+    let _ = writeln!(
+        out,
+        "  {:<30} {:>10} {:>10} {:>9}",
+        "metric",
+        column(&c.baseline.name),
+        column(&c.candidate.name),
+        "gain"
+    );
     let value = |v: Option<f64>| v.map_or_else(|| format!("{:>10}", "-"), num);
     for check in &o.checks {
         let gain = check
