@@ -110,12 +110,20 @@ fn identical_workloads_pass_and_unmeasured_defaults_are_listed() {
                 )
                 .and(predicate::str::contains("PASS: no chosen metric of same")),
         );
-    // Without --fail-on, compare exits 0 whatever it finds, and prints no gate.
+    // Without --fail-on, compare exits 0 whatever it finds, and prints no gate (JSON: null).
     lab.cmd()
         .args(["compare", "old", "slower"])
         .assert()
         .code(0)
         .stdout(predicate::str::contains("regression gate").not());
+    let out = lab
+        .cmd()
+        .args(["compare", "old", "slower", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v = json_of(&out.stdout);
+    assert!(v["gate"].is_null() && v["metrics"].is_array(), "{v}");
 }
 
 #[test]

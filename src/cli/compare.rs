@@ -89,10 +89,7 @@ pub fn compare(db: &Option<PathBuf>, args: CompareArgs) -> Result<u8, CliError> 
     let comparison = lab::compare_sides(&store, &b, &c).map_err(lab_error)?;
     let outcome = rule.as_ref().map(|r| analysis::gate(&comparison, r));
     if args.json {
-        let json = match &outcome {
-            Some(o) => report::compare_gate_json(&comparison, o),
-            None => report::compare_json(&comparison),
-        };
+        let json = report::compare_gate_json(&comparison, outcome.as_ref());
         outln!("{}", json.map_err(CliError::failed)?);
     } else if args.csv {
         out!("{}", report::compare_csv(&comparison));

@@ -97,8 +97,11 @@ pub fn gate_text(c: &Comparison, o: &GateOutcome) -> String {
 }
 
 /// The comparison as JSON (the shape of [`super::compare_json`]) with the gate's outcome
-/// under `gate`.
-pub fn compare_gate_json(c: &Comparison, o: &GateOutcome) -> Result<String, serde_json::Error> {
+/// under `gate`: null when no gate was asked for, so `compare --json` has one shape.
+pub fn compare_gate_json(
+    c: &Comparison,
+    o: Option<&GateOutcome>,
+) -> Result<String, serde_json::Error> {
     let mut value = serde_json::to_value(c)?;
     if let serde_json::Value::Object(map) = &mut value {
         map.insert("gate".into(), serde_json::to_value(o)?);
