@@ -136,6 +136,18 @@ fn several_jobs_are_one_run_each_in_one_experiment() {
     let v = json_of(&out.stdout);
     assert_eq!(v["writes"], 32);
     assert_eq!(show_json(&lab, v["id"].as_u64().unwrap())["label"], "seq");
+    // One job with --label: the label as given, so `compare before after` finds it.
+    let out = run_job(
+        &lab,
+        &job,
+        &["--target", target, "--job", "seq", "--label", "before"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v = json_of(&out.stdout);
+    assert_eq!(
+        show_json(&lab, v["id"].as_u64().unwrap())["label"],
+        "before"
+    );
     // An unknown name lists the names.
     let out = run_job(&lab, &job, &["--target", target, "--job", "nope"]);
     assert_eq!(out.status.code(), Some(2));

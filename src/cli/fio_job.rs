@@ -81,6 +81,7 @@ fn plan(args: &RunArgs, path: &Path) -> Result<Vec<JobLaunch>, CliError> {
             file.names().join(", ")
         );
     }
+    let several = jobs.len() > 1;
     let mut out = Vec::with_capacity(jobs.len());
     for fio_job in jobs {
         let translated = job::options_to_spec(&fio_job.options, args.strict).map_err(|e| {
@@ -89,7 +90,7 @@ fn plan(args: &RunArgs, path: &Path) -> Result<Vec<JobLaunch>, CliError> {
         for warning in &translated.warnings {
             errln!("warning: job [{}]: {warning}", fio_job.name);
         }
-        let launch = launch_of(args, path, &text, fio_job, translated)?;
+        let launch = launch_of(args, path, &text, fio_job, translated, several)?;
         out.push(JobLaunch {
             name: fio_job.name.clone(),
             launch,
@@ -99,13 +100,15 @@ fn plan(args: &RunArgs, path: &Path) -> Result<Vec<JobLaunch>, CliError> {
 }
 
 /// The launch of one job: its target (`--target`, else its `directory=`), its label
-/// (`<label>/<job>`, or the job name), its origin and warnings.
+/// (`--label` as given when one job runs, `<label>/<job>` when several do, else the job
+/// name), its origin and warnings.
 fn launch_of(
     args: &RunArgs,
     path: &Path,
     text: &str,
     fio_job: &FioJob,
     translated: JobSpec,
+    several: bool,
 ) -> Result<ValidLaunch, CliError> {
     let target: PathBuf = match (&args.target, &translated.directory) {
         (Some(target), _) => target.clone(),
@@ -119,6 +122,7 @@ fn launch_of(
         }
     };
     let label = match args.label.as_deref() {
+        Some(label) if !several => label.to_string(),
         Some(prefix) => format!("{prefix}/{}", fio_job.name),
         None => fio_job.name.clone(),
     };
