@@ -82,17 +82,17 @@ fio --parse-only "$WORK/job.fio" >/dev/null || die "fio --parse-only refused the
 echo "# exported job (fio --parse-only: ok):"
 grep -v '^#' "$WORK/job.fio" | sed '/^$/d; s/^/#   /'
 
-run_fio() { # round
+run_fio() { # round [label]
     local out=$WORK/raw/fio.r$1.json
     fio --output-format=json+ --output="$out" "$WORK/job.fio" >/dev/null
-    lab import --label fio --tag "round$1" "$out" >/dev/null
+    lab import --label "${2:-fio}" --tag "round$1" "$out" >/dev/null
 }
 run_lab() { # round
     lab run --quiet --fio-job "$WORK/job.fio" --label fsynclab --tag "round$1" --json \
         >"$WORK/raw/fsynclab.r$1.json"
 }
 
-run_fio 0 # warm-up, not counted
+run_fio 0 warm-up # not counted, not compared
 for ((r = 1; r <= ROUNDS; r++)); do
     if ((r % 2)); then run_fio "$r"; run_lab "$r"; else run_lab "$r"; run_fio "$r"; fi
     echo "#   round $r done (load $(cut -d' ' -f1-3 /proc/loadavg))"
