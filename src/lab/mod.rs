@@ -4,6 +4,9 @@
 //! failure) as soon as it exists. The CLI and the GUI both call [`launch`].
 
 mod clean;
+mod fleet;
+mod fleet_fio;
+mod fleet_job;
 pub mod import;
 mod launch;
 mod matrix;
@@ -14,6 +17,10 @@ mod sides;
 mod worded;
 
 pub use clean::clean_run_dirs;
+pub use fleet::{
+    CHECK_TIMEOUT, DEFAULT_FLEET_LABEL, FleetError, FleetEvent, FleetJob, FleetOutcome,
+    FleetRequest, HostOutcome, HostStatus, ValidFleet, check_hosts, check_target, run_fleet,
+};
 pub use launch::{Launch, LaunchOutcome, ValidLaunch, launch};
 pub use matrix::{MatrixConfig, MatrixOutcome, MatrixSpec};
 pub use plan::VariantOutcome;

@@ -1,0 +1,366 @@
+//! The `fio` client process of a fleet run and the reachability check: the job file in a
+//! private directory, the child started with an argument list (never a shell) in its own
+//! process group, its output captured with a size cap, stopped on cancel or timeout.
+
+use std::ffi::OsString;
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use crate::engine::CancelToken;
+use crate::fio::client::{FleetHost, HostAddr};
+
+/// The most stdout kept from one fio client (its JSON+; a long multi-job run's is a few MB).
+pub const MAX_STDOUT_BYTES: usize = 64 << 20;
+/// The most stderr kept (the end is what explains a failure).
+const MAX_STDERR_BYTES: usize = 64 << 10;
+/// How long fio gets to stop its servers' jobs after SIGINT before it is killed.
+const STOP_GRACE: Duration = Duration::from_secs(5);
+/// How often the child is polled for exit, cancel and timeout.
+const POLL: Duration = Duration::from_millis(50);
+/// The job file's name inside the private directory.
+const JOB_FILE: &str = "fleet.fio";
+
+/// A private directory (mode 0700, a fresh name made with `mkdir`, never an existing one)
+/// holding the job file (mode 0600, `O_CREAT|O_EXCL|O_NOFOLLOW`); removed on drop. fio
+/// runs with it as its working directory, so no file another user planted can be read as
+/// a host list or a job file.
+#[derive(Debug)]
+pub struct JobDir {
+    dir: PathBuf,
+}
+
+impl JobDir {
+    /// Makes the directory in `parent` (the system's temporary directory in use) and
+    /// writes `job_text` into it.
+    pub fn create(parent: &Path, job_text: &str) -> io::Result<JobDir> {
+        let mut attempt = 0u32;
+        let dir = loop {
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.subsec_nanos());
+            let candidate = parent.join(format!(
+                "fsynclab-fleet-{}-{nanos:09}-{attempt}",
+                std::process::id()
+            ));
+            match std::fs::DirBuilder::new().mode(0o700).create(&candidate) {
+                Ok(()) => break candidate,
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 100 => {
+                    attempt += 1;
+                }
+                Err(e) => return Err(e),
+            }
+        };
+        let job_dir = JobDir { dir };
+        // mkdir honours the umask: make sure of 0700 through the new directory itself.
+        std::fs::set_permissions(&job_dir.dir, std::fs::Permissions::from_mode(0o700))?;
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(job_dir.job_file())?;
+        file.write_all(job_text.as_bytes())?;
+        file.sync_all()?;
+        Ok(job_dir)
+    }
+
+    /// The directory.
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The job file in it.
+    pub fn job_file(&self) -> PathBuf {
+        self.dir.join(JOB_FILE)
+    }
+}
+
+impl Drop for JobDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(self.job_file());
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+/// How one fio client process ended.
+#[derive(Debug)]
+pub enum ClientEnd {
+    /// It exited by itself.
+    Exited {
+        /// Its exit status.
+        status: ExitStatus,
+        /// Its stdout (at most [`MAX_STDOUT_BYTES`]; `truncated` says when more came).
+        stdout: String,
+        /// Whether stdout went over the cap.
+        truncated: bool,
+        /// The end of its stderr.
+        stderr: String,
+    },
+    /// Cancel was asked: it was stopped (SIGINT, then SIGKILL after a grace period).
+    Cancelled,
+    /// It ran past the timeout and was stopped.
+    TimedOut {
+        /// The end of its stderr.
+        stderr: String,
+    },
+}
+
+/// Runs `fio args...` in `cwd` until it exits, `cancel` is set or `timeout` passes.
+/// stdin is closed; stdout and stderr are read on their own threads (so a chatty child
+/// never blocks on a full pipe). The child gets its own process group: a Ctrl-C at the
+/// terminal reaches fsynclab, which decides, and never half-stops fio.
+pub fn run_client(
+    fio: &Path,
+    args: &[OsString],
+    cwd: &Path,
+    timeout: Duration,
+    cancel: &CancelToken,
+) -> io::Result<ClientEnd> {
+    let mut child = Command::new(fio)
+        .args(args)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()?;
+    let stdout = child
+        .stdout
+        .take()
+        .map(|s| read_capped(s, MAX_STDOUT_BYTES));
+    let stderr = child
+        .stderr
+        .take()
+        .map(|s| read_capped(s, MAX_STDERR_BYTES));
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break Some(status);
+        }
+        if cancel.is_cancelled() {
+            stop(&mut child);
+            break None;
+        }
+        if started.elapsed() >= timeout {
+            stop(&mut child);
+            let (stderr, _) = collect(stderr);
+            return Ok(ClientEnd::TimedOut { stderr });
+        }
+        std::thread::sleep(POLL);
+    };
+    let Some(status) = status else {
+        let _ = collect(stdout);
+        let _ = collect(stderr);
+        return Ok(ClientEnd::Cancelled);
+    };
+    let (stdout, truncated) = collect(stdout);
+    let (stderr, _) = collect(stderr);
+    Ok(ClientEnd::Exited {
+        status,
+        stdout,
+        truncated,
+        stderr,
+    })
+}
+
+/// SIGINT (fio's client then tells its server to stop the job), SIGKILL after
+/// [`STOP_GRACE`]; reaps the child.
+fn stop(child: &mut Child) {
+    // The child leads its own process group (`process_group(0)`): signal all of it.
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    let _ = nix::sys::signal::killpg(pid, nix::sys::signal::Signal::SIGINT);
+    let deadline = Instant::now() + STOP_GRACE;
+    while Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            return;
+        }
+        std::thread::sleep(POLL);
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// A reader thread's answer: the bytes kept (the first `cap`) and whether more came.
+type Captured = mpsc::Receiver<(Vec<u8>, bool)>;
+
+/// Reads `source` to its end on a thread, keeping the first `cap` bytes.
+fn read_capped(mut source: impl Read + Send + 'static, cap: usize) -> Captured {
+    let (tx, rx) = mpsc::channel();
+    let spawned = std::thread::Builder::new()
+        .name("fsynclab-fio-output".into())
+        .spawn(move || {
+            let mut kept = Vec::new();
+            let mut truncated = false;
+            let mut buf = [0u8; 64 << 10];
+            loop {
+                match source.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        let room = cap.saturating_sub(kept.len());
+                        kept.extend_from_slice(&buf[..n.min(room)]);
+                        truncated |= n > room;
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(_) => break,
+                }
+            }
+            let _ = tx.send((kept, truncated));
+        });
+    if spawned.is_err() {
+        let (tx, rx) = mpsc::channel();
+        let _ = tx.send((b"(could not read this output: no thread)".to_vec(), false));
+        return rx;
+    }
+    rx
+}
+
+/// The text a reader thread kept (invalid UTF-8 replaced), and whether it was cut.
+fn collect(captured: Option<Captured>) -> (String, bool) {
+    match captured.and_then(|rx| rx.recv().ok()) {
+        Some((bytes, truncated)) => (String::from_utf8_lossy(&bytes).into_owned(), truncated),
+        None => (String::new(), false),
+    }
+}
+
+/// The end of `text`: its last `max_lines` non-empty lines (for error messages).
+pub fn tail(text: &str, max_lines: usize) -> String {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(max_lines)..].join(" / ")
+}
+
+/// Whether a fio server answers at `host`: a TCP connect within `timeout` (names are
+/// resolved to IPv4 addresses, as fio's `ip:` form does). The time to connect, or why not.
+pub fn probe_host(host: &FleetHost, timeout: Duration) -> Result<Duration, String> {
+    let addrs: Vec<SocketAddr> = match &host.addr {
+        HostAddr::V4(v4) => vec![SocketAddr::from((*v4, host.port))],
+        HostAddr::V6(v6) => vec![SocketAddr::from((*v6, host.port))],
+        HostAddr::Name(name) => {
+            let resolved = (name.as_str(), host.port).to_socket_addrs().map_err(|e| {
+                format!("cannot resolve '{name}': {e}; check the name or give its address")
+            })?;
+            let v4: Vec<SocketAddr> = resolved.filter(SocketAddr::is_ipv4).collect();
+            if v4.is_empty() {
+                return Err(format!(
+                    "'{name}' has no IPv4 address (fio's client resolves names to IPv4); \
+                     give its IPv6 address in brackets"
+                ));
+            }
+            v4
+        }
+    };
+    let started = Instant::now();
+    let mut last = String::new();
+    for addr in addrs {
+        match TcpStream::connect_timeout(&addr, timeout) {
+            Ok(stream) => {
+                drop(stream);
+                return Ok(started.elapsed());
+            }
+            Err(e)
+                if e.kind() == io::ErrorKind::TimedOut || e.kind() == io::ErrorKind::WouldBlock =>
+            {
+                last = format!(
+                    "no answer from {addr} within {:.1} s (host down, or a firewall drops port {})",
+                    timeout.as_secs_f64(),
+                    host.port
+                );
+            }
+            Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {
+                last = format!(
+                    "{addr} refused the connection: no fio server listens on port {} there \
+                     (start fio in server mode on that port: see docs/FLEET.md)",
+                    host.port
+                );
+            }
+            Err(e) => last = format!("cannot connect to {addr}: {e}"),
+        }
+    }
+    Err(last)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_job_dir_is_private_fresh_and_removed() {
+        let parent = std::env::temp_dir();
+        let dir = JobDir::create(&parent, "[w]\nrw=write\n").unwrap();
+        let meta = std::fs::symlink_metadata(dir.path()).unwrap();
+        assert!(meta.is_dir());
+        assert_eq!(meta.permissions().mode() & 0o777, 0o700);
+        let file = std::fs::symlink_metadata(dir.job_file()).unwrap();
+        assert_eq!(file.permissions().mode() & 0o777, 0o600);
+        assert_eq!(
+            std::fs::read_to_string(dir.job_file()).unwrap(),
+            "[w]\nrw=write\n"
+        );
+        let path = dir.path().to_path_buf();
+        drop(dir);
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn output_is_capped_and_a_slow_child_is_stopped() {
+        let cancel = CancelToken::new();
+        let sh = Path::new("/bin/sh");
+        let args: Vec<OsString> = ["-c", "head -c 100000 /dev/zero; echo oops >&2; exit 3"]
+            .map(OsString::from)
+            .to_vec();
+        // The cap is far above 100000: everything is kept.
+        match run_client(sh, &args, Path::new("/"), Duration::from_secs(20), &cancel).unwrap() {
+            ClientEnd::Exited {
+                status,
+                stdout,
+                truncated,
+                stderr,
+            } => {
+                assert_eq!(status.code(), Some(3));
+                assert_eq!(stdout.len(), 100_000);
+                assert!(!truncated);
+                assert_eq!(stderr.trim(), "oops");
+            }
+            other => panic!("{other:?}"),
+        }
+        let args: Vec<OsString> = ["-c", "sleep 30"].map(OsString::from).to_vec();
+        let started = Instant::now();
+        let end = run_client(
+            sh,
+            &args,
+            Path::new("/"),
+            Duration::from_millis(200),
+            &cancel,
+        );
+        assert!(matches!(end.unwrap(), ClientEnd::TimedOut { .. }));
+        assert!(started.elapsed() < Duration::from_secs(10));
+        cancel.cancel();
+        let end = run_client(sh, &args, Path::new("/"), Duration::from_secs(60), &cancel);
+        assert!(matches!(end.unwrap(), ClientEnd::Cancelled));
+    }
+
+    #[test]
+    fn a_closed_port_is_refused_and_said_so() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let host = FleetHost::parse(&format!("127.0.0.1:{port}")).unwrap();
+        assert!(probe_host(&host, Duration::from_secs(2)).is_ok());
+        drop(listener);
+        let e = probe_host(&host, Duration::from_secs(2)).unwrap_err();
+        assert!(
+            e.contains("refused") && e.contains(&port.to_string()),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn tails_keep_the_last_lines() {
+        assert_eq!(tail("a\n\nb\nc\n", 2), "b / c");
+        assert_eq!(tail("", 3), "");
+    }
+}
