@@ -35,6 +35,7 @@ mod browse;
 mod compare;
 mod fio_export;
 mod fio_job;
+mod fleet;
 mod import;
 mod kind_args;
 mod launch;
@@ -106,6 +107,9 @@ pub enum Command {
     ExportFioJob(fio_export::ExportFioArgs),
     /// Import fio's JSON or JSON+ output (client mode too) as finished runs of kind fio.
     Import(import::ImportArgs),
+    /// Run one fio job on many machines through fio's client/server mode (`fio --server`
+    /// on each): one experiment per host, runs labelled LABEL@HOST:PORT.
+    Fleet(fleet::FleetArgs),
     /// Remove the fsynclab-<id> directories of runs whose process is gone (killed runs);
     /// only directories the database records, never anything else.
     Clean,
@@ -262,6 +266,7 @@ pub fn execute(cli: Cli, window: Option<Window>) -> ExitCode {
         Some(Command::Matrix(args)) => scratch::matrix(&cli.db, args),
         Some(Command::ExportFioJob(args)) => fio_export::export_fio_job(&cli.db, args),
         Some(Command::Import(args)) => import::import(&cli.db, args),
+        Some(Command::Fleet(args)) => fleet::fleet(&cli.db, args),
         Some(Command::Clean) => clean(&cli.db),
     };
     match result {

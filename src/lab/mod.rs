@@ -19,7 +19,8 @@ mod worded;
 pub use clean::clean_run_dirs;
 pub use fleet::{
     CHECK_TIMEOUT, DEFAULT_FLEET_LABEL, FleetError, FleetEvent, FleetJob, FleetOutcome,
-    FleetRequest, HostOutcome, HostStatus, ValidFleet, check_hosts, check_target, run_fleet,
+    FleetRequest, HostOutcome, HostStatus, MAX_TIMEOUT as MAX_FLEET_TIMEOUT, ValidFleet,
+    check_hosts, check_target, run_fleet,
 };
 pub use launch::{Launch, LaunchOutcome, ValidLaunch, launch};
 pub use matrix::{MatrixConfig, MatrixOutcome, MatrixSpec};
