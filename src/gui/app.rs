@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::autopilot::Autopilot;
 use super::db::{DbClient, DbReply, DbRequest};
-use super::panels::{ComparePanel, HistoryPanel, RunPanel, SetupPanel};
+use super::panels::{ComparePanel, FleetPanel, HistoryPanel, RunPanel, SetupPanel};
 use super::runner::Runner;
 use super::state::{Tab, UiState};
 use crate::analysis::Comparison;
@@ -210,6 +210,8 @@ pub struct LabApp {
     pub history: HistoryPanel,
     /// Compare tab.
     pub compare: ComparePanel,
+    /// Fleet tab.
+    pub fleet: FleetPanel,
     /// A script driving the window (screenshots, benchmarks), when one was given.
     pub autopilot: Option<Autopilot>,
     /// CPU time of the previous frame, ms (from eframe).
@@ -236,6 +238,7 @@ impl LabApp {
             run: RunPanel::default(),
             history: HistoryPanel::default(),
             compare: ComparePanel::default(),
+            fleet: FleetPanel::default(),
             autopilot: None,
             last_frame_cpu_ms: None,
             close: super::CloseState::Open,
@@ -321,12 +324,13 @@ impl LabApp {
         });
         self.pump();
         self.handle_close(&ctx);
-        // Ctrl+1..4 switch tabs.
+        // Ctrl+1..5 switch tabs.
         let tab_keys = [
             egui::Key::Num1,
             egui::Key::Num2,
             egui::Key::Num3,
             egui::Key::Num4,
+            egui::Key::Num5,
         ];
         for (key, tab) in tab_keys.into_iter().zip(Tab::ALL) {
             if ctx.input_mut(|i| i.consume_key(egui::Modifiers::COMMAND, key)) {
@@ -417,6 +421,7 @@ impl LabApp {
                 Tab::Run => self.run.ui(ui, &mut cx),
                 Tab::History => self.history.ui(ui, &mut cx),
                 Tab::Compare => self.compare.ui(ui, &mut cx),
+                Tab::Fleet => self.fleet.ui(ui, &mut cx),
             }
         });
     }

@@ -2,7 +2,8 @@
 //! `scripts/bench-gui.sh`: `FSYNCLAB_GUI_SCRIPT="tab=history;wait=1;shot=a.png;quit"`.
 //!
 //! Steps, separated by `;`:
-//! `tab=setup|run|history|compare`, `target=PATH`, `preset=NAME`, `scale=F`, `label=TEXT`,
+//! `tab=setup|run|history|compare|fleet`, `fleet_host=H[:PORT]` (add a host to the Fleet
+//! form), `fleet_target=DIR`, `fleet_check` (check the Fleet hosts), `target=PATH`, `preset=NAME`, `scale=F`, `label=TEXT`,
 //! `set=KEY=VALUE` (a workload field, as `--set`), `fio_job=PATH` (fill the form from the
 //! first job of a fio job file, as "Open fio job…" does), `start`, `wait_run`, `wait=SECONDS`,
 //! `compare=A,B` (sides as in `fsynclab compare`), `wait_compare`, `detail=RUN_ID`,
@@ -34,6 +35,12 @@ pub enum Step {
     Label(String),
     /// Fill the form from the first job of a fio job file.
     FioJob(PathBuf),
+    /// Add a host to the Fleet form (replacing its empty first row).
+    FleetHost(String),
+    /// Set the Fleet form's target on the servers.
+    FleetTarget(String),
+    /// Check the Fleet form's hosts.
+    FleetCheck,
     /// Set a workload field (`key=value`).
     Set(String),
     /// Start the run the form describes.
@@ -78,6 +85,7 @@ fn parse_step(step: &str) -> Result<Step, String> {
             "run" => Tab::Run,
             "history" => Tab::History,
             "compare" => Tab::Compare,
+            "fleet" => Tab::Fleet,
             _ => return Err(bad()),
         }),
         "target" => Step::Target(value.into()),
@@ -85,6 +93,9 @@ fn parse_step(step: &str) -> Result<Step, String> {
         "scale" => Step::Scale(value.parse().map_err(|_| bad())?),
         "label" => Step::Label(value.into()),
         "fio_job" => Step::FioJob(value.into()),
+        "fleet_host" => Step::FleetHost(value.into()),
+        "fleet_target" => Step::FleetTarget(value.into()),
+        "fleet_check" => Step::FleetCheck,
         "set" => Step::Set(value.into()),
         "start" => Step::Start,
         "wait_run" => Step::WaitRun,
@@ -183,6 +194,22 @@ impl Autopilot {
             }
             Step::Target(t) => {
                 cx.state.target = t;
+                true
+            }
+            Step::FleetHost(host) => {
+                let hosts = &mut cx.state.fleet.hosts;
+                if hosts.len() == 1 && hosts[0].trim().is_empty() {
+                    hosts.clear();
+                }
+                hosts.push(host);
+                true
+            }
+            Step::FleetTarget(t) => {
+                cx.state.fleet.target = t;
+                true
+            }
+            Step::FleetCheck => {
+                cx.state.fleet.check_now = true;
                 true
             }
             Step::Preset(name) => {

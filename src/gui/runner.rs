@@ -108,6 +108,11 @@ impl Runner {
         }
     }
 
+    /// The database runs are stored in (the Fleet tab stores there too).
+    pub fn db_path(&self) -> &Path {
+        &self.db_path
+    }
+
     /// Lets the end of a launch wake this egui context.
     pub fn set_context(&mut self, ctx: &egui::Context) {
         self.repaint = Some(ctx.clone());

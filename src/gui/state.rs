@@ -17,11 +17,13 @@ pub enum Tab {
     History,
     /// Baseline vs candidate.
     Compare,
+    /// One fio job on many machines (fio client/server).
+    Fleet,
 }
 
 impl Tab {
     /// All tabs in display order.
-    pub const ALL: [Tab; 4] = [Tab::Setup, Tab::Run, Tab::History, Tab::Compare];
+    pub const ALL: [Tab; 5] = [Tab::Setup, Tab::Run, Tab::History, Tab::Compare, Tab::Fleet];
 
     /// The tab's label (also what tests click).
     pub fn label(self) -> &'static str {
@@ -30,6 +32,7 @@ impl Tab {
             Tab::Run => "Run",
             Tab::History => "History",
             Tab::Compare => "Compare",
+            Tab::Fleet => "Fleet",
         }
     }
 }
@@ -74,6 +77,8 @@ pub struct UiState {
     /// form still equals the job's workload records it as its origin.
     #[serde(skip)]
     pub fio_job: Option<LoadedFioJob>,
+    /// The Fleet tab's form.
+    pub fleet: FleetForm,
 }
 
 /// A fio job read into the form ("Open fio job…").
@@ -95,6 +100,50 @@ impl LoadedFioJob {
     /// Whether a run of `spec` is still the job's run.
     pub fn matches(&self, spec: &WorkloadSpec) -> bool {
         self.spec == *spec
+    }
+}
+
+/// The Fleet tab's form (persisted: the hosts survive a restart).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FleetForm {
+    /// fio servers as typed (`HOST[:PORT]`).
+    pub hosts: Vec<String>,
+    /// Run a fio job file (else the preset).
+    pub use_job_file: bool,
+    /// The preset.
+    pub preset: String,
+    /// Its scale.
+    pub scale: f64,
+    /// The fio job file on this machine.
+    pub job_file: String,
+    /// The job in it (empty: the only one).
+    pub job_name: String,
+    /// The directory on the servers.
+    pub target: String,
+    /// Runs per host.
+    pub repeat: u32,
+    /// Label (empty: `fleet`).
+    pub label: String,
+    /// The autopilot asks for a reachability check (runtime only).
+    #[serde(skip)]
+    pub check_now: bool,
+}
+
+impl Default for FleetForm {
+    fn default() -> Self {
+        Self {
+            hosts: vec![String::new()],
+            use_job_file: false,
+            preset: DEFAULT_PRESET.into(),
+            scale: 0.05,
+            job_file: String::new(),
+            job_name: String::new(),
+            target: String::new(),
+            repeat: 1,
+            label: String::new(),
+            check_now: false,
+        }
     }
 }
 
@@ -129,6 +178,7 @@ impl Default for UiState {
             compare_candidate: String::new(),
             dark_mode: false,
             fio_job: None,
+            fleet: FleetForm::default(),
         }
     }
 }

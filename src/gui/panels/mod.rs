@@ -3,6 +3,7 @@
 mod compare;
 mod compare_export;
 mod compare_plots;
+mod fleet;
 mod history;
 mod history_columns;
 mod history_details;
@@ -17,6 +18,7 @@ mod setup_scratch;
 mod setup_workload;
 
 pub use compare::ComparePanel;
+pub use fleet::FleetPanel;
 pub use history::HistoryPanel;
 pub use run::RunPanel;
 pub use setup::SetupPanel;
