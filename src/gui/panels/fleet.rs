@@ -215,31 +215,24 @@ impl FleetPanel {
         ui.label(RichText::new("fio servers").strong());
         let form = &mut cx.state.fleet;
         let mut remove = None;
-        Grid::new("fleet-hosts")
-            .num_columns(3)
-            .spacing([8.0, 4.0])
-            .show(ui, |ui| {
-                for (i, text) in form.hosts.iter_mut().enumerate() {
-                    let label = ui.label(format!("Host {}", i + 1));
-                    ui.add(
-                        TextEdit::singleline(text)
-                            .desired_width(260.0)
-                            .hint_text("HOST[:PORT], e.g. 10.0.0.7 or db1:8766"),
-                    )
-                    .labelled_by(label.id);
-                    ui.horizontal(|ui| {
-                        if ui
-                            .small_button("Remove")
-                            .on_hover_text("take this host off the list")
-                            .clicked()
-                        {
-                            remove = Some(i);
-                        }
-                        host_status(ui, text, &self.statuses);
-                    });
-                    ui.end_row();
+        for (i, text) in form.hosts.iter_mut().enumerate() {
+            ui.horizontal(|ui| {
+                let label = ui.add_sized([52.0, 20.0], Label::new(format!("Host {}", i + 1)));
+                ui.add_sized(
+                    [260.0, 20.0],
+                    TextEdit::singleline(text).hint_text("HOST[:PORT], e.g. 10.0.0.7 or db1:8766"),
+                )
+                .labelled_by(label.id);
+                if ui
+                    .small_button("Remove")
+                    .on_hover_text("take this host off the list")
+                    .clicked()
+                {
+                    remove = Some(i);
                 }
+                host_status(ui, text, &self.statuses);
             });
+        }
         if let Some(i) = remove {
             form.hosts.remove(i);
         }
@@ -567,8 +560,16 @@ fn host_status(ui: &mut Ui, text: &str, statuses: &[(String, Result<Duration, St
 fn form_problems(form: &FleetForm) -> Vec<String> {
     let mut problems = Vec::new();
     let hosts: Vec<&String> = form.hosts.iter().filter(|h| !h.trim().is_empty()).collect();
-    if let Err(e) = crate::fio::client::parse_hosts(&hosts) {
-        problems.push(e.to_string());
+    match crate::fio::client::parse_hosts(&hosts) {
+        // A host that does not parse is said on its own row.
+        Err(
+            crate::fio::client::HostError::Invalid { .. }
+            | crate::fio::client::HostError::BadPort { .. },
+        ) => {
+            problems.push("fix the hosts marked above".into());
+        }
+        Err(e) => problems.push(e.to_string()),
+        Ok(_) => {}
     }
     if let Err(e) = lab::check_target(form.target.trim()) {
         problems.push(format!("Target on the servers: {e}"));
