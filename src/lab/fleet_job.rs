@@ -1,11 +1,18 @@
 //! Where a fleet run meets the rest of issue 12: the job text from a preset or a fio job
 //! file (`fio::export`, `fio::job`) and a host's fio output stored as runs (`fio::import`,
 //! `lab::import`).
+//!
+//! A job file is never sent as written: it is parsed, translated strictly (an option
+//! fsynclab does not know is refused, since the servers run whatever they are sent as
+//! their own user) and exported again with `directory=` the target on the servers. `${VAR}`
+//! is expanded here, from this machine's environment, before anything is sent.
 
 use std::path::Path;
 
 use super::fleet::{FleetError, ValidFleet};
 use crate::fio::client::FleetHost;
+use crate::fio::export::{MAX_JOB_NAME_CHARS, export_job};
+use crate::fio::job::{JobFileError, options_to_spec, parse_job_file, read_job_file};
 use crate::store::Store;
 
 /// The job a fleet sends, ready to write.
@@ -31,11 +38,41 @@ pub(super) fn from_preset(
 ) -> Result<FleetJobText, FleetError> {
     let preset = crate::spec::load_preset(name)?;
     let spec = preset.scaled(scale.unwrap_or(1.0))?;
-    let _ = (spec, target);
-    Err(FleetError::Job {
-        what: format!("preset {}", preset.name),
-        source: "the fio exporter is not in this build yet".into(),
+    let job_name = job_name_of(&preset.name);
+    let text = export_job(&spec, &job_name, Some(Path::new(target))).map_err(|source| {
+        FleetError::Job {
+            what: format!("preset {}", preset.name),
+            source: Box::new(source),
+        }
+    })?;
+    Ok(FleetJobText {
+        text,
+        name: job_name,
+        file: None,
+        warnings: Vec::new(),
+        duration_s: spec.duration_s,
     })
+}
+
+/// A fio section name for a preset's name: letters, digits, `.`, `_` and `-` kept, any
+/// other character as `_`, at most [`MAX_JOB_NAME_CHARS`]; `fsynclab` when nothing is left.
+fn job_name_of(preset: &str) -> String {
+    let name: String = preset
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(MAX_JOB_NAME_CHARS)
+        .collect();
+    if name.is_empty() || name.eq_ignore_ascii_case("global") {
+        "fsynclab".into()
+    } else {
+        name
+    }
 }
 
 /// One job of a fio job file, translated and exported again writing in `target`.
@@ -44,19 +81,64 @@ pub(super) fn from_job_file(
     job: Option<&str>,
     target: &str,
 ) -> Result<FleetJobText, FleetError> {
-    let text = crate::spec::read_small_file(path, crate::spec::MAX_INPUT_FILE_BYTES, false)
-        .map_err(|source| FleetError::ReadJob {
-            path: path.display().to_string(),
+    let shown = path.display().to_string();
+    let refused = |source: Box<dyn std::error::Error + Send + Sync>| FleetError::Job {
+        what: format!("fio job file {shown}"),
+        source,
+    };
+    let text = read_job_file(path).map_err(|e| match e {
+        JobFileError::Read { source, .. } => FleetError::ReadJob {
+            path: shown.clone(),
             source,
-        })?;
-    let _ = (text, job, target);
-    Err(FleetError::Job {
-        what: format!("fio job file {}", path.display()),
-        source: "the fio job-file parser is not in this build yet".into(),
+        },
+        other => refused(Box::new(other)),
+    })?;
+    let file =
+        parse_job_file(&text, &|var| std::env::var(var).ok()).map_err(|e| refused(Box::new(e)))?;
+    let chosen = match job {
+        Some(name) => file.job(name).ok_or_else(|| FleetError::WhichJob {
+            path: shown.clone(),
+            problem: format!(
+                "it has no job '{}'; its jobs: {}",
+                name.escape_debug(),
+                file.names().join(", ")
+            ),
+        })?,
+        None if file.jobs.len() == 1 => &file.jobs[0],
+        None => {
+            return Err(FleetError::WhichJob {
+                path: shown.clone(),
+                problem: format!(
+                    "it has {} jobs ({}); name the one to run on the fleet",
+                    file.jobs.len(),
+                    file.names().join(", ")
+                ),
+            });
+        }
+    };
+    let job_spec = options_to_spec(&chosen.options, true).map_err(|e| refused(Box::new(e)))?;
+    let exported = export_job(&job_spec.spec, &chosen.name, Some(Path::new(target)))
+        .map_err(|e| refused(Box::new(e)))?;
+    let mut warnings = job_spec.warnings;
+    if let Some(dir) = &job_spec.directory
+        && dir.as_os_str() != target
+    {
+        warnings.push(format!(
+            "the job's directory={} is replaced by the target on the servers, {target}",
+            dir.display()
+        ));
+    }
+    Ok(FleetJobText {
+        text: exported,
+        name: chosen.name.clone(),
+        file: Some(shown),
+        warnings,
+        duration_s: job_spec.spec.duration_s,
     })
 }
 
-/// Parses one host's fio output and stores its runs in `experiment_id`.
+/// Parses one host's fio output and stores its runs in `experiment_id`, labelled for the
+/// host, each with the job file sent as its origin's text.
 pub(super) fn store_output(
     store: &Store,
     fleet: &ValidFleet,
@@ -64,6 +146,55 @@ pub(super) fn store_output(
     stdout: &str,
     experiment_id: i64,
 ) -> Result<Vec<i64>, String> {
-    let _ = (store, fleet, host, stdout, experiment_id);
-    Err("the fio importer is not in this build yet".into())
+    let output = crate::fio::import::parse_fio_output(stdout)
+        .map_err(|e| format!("fio's output for {host} cannot be read: {e}"))?;
+    let mut runs: Vec<_> = output
+        .runs
+        .into_iter()
+        // One client per host: an entry of another server would be a bug; never store it
+        // under this host's label.
+        .filter(|r| {
+            r.host
+                .as_ref()
+                .is_none_or(|h| h.port.is_none_or(|p| p == host.port))
+        })
+        .collect();
+    if runs.is_empty() {
+        return Err(format!(
+            "fio's output for {host} holds no job result{}",
+            if output.skipped.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", output.skipped.join("; "))
+            }
+        ));
+    }
+    for run in &mut runs {
+        run.origin.file = fleet.job_file.clone();
+        run.origin.job_text = Some(fleet.job_text.clone());
+        if run.origin.job.is_none() {
+            run.origin.job = Some(run.job.clone());
+        }
+    }
+    crate::lab::import::store_imported(
+        store,
+        &runs,
+        Some(&fleet.run_label(host)),
+        Some(experiment_id),
+    )
+    .map_err(|e| format!("cannot store the result of {host}: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn preset_names_become_fio_section_names() {
+        assert_eq!(job_name_of("btrfs-log-commit"), "btrfs-log-commit");
+        assert_eq!(job_name_of("my preset/2"), "my_preset_2");
+        assert_eq!(job_name_of(""), "fsynclab");
+        assert_eq!(job_name_of("global"), "fsynclab");
+        assert_eq!(job_name_of(&"x".repeat(100)).len(), MAX_JOB_NAME_CHARS);
+    }
 }
