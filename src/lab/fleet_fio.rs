@@ -122,14 +122,26 @@ pub fn run_client(
     timeout: Duration,
     cancel: &CancelToken,
 ) -> io::Result<ClientEnd> {
-    let mut child = Command::new(fio)
+    let mut command = Command::new(fio);
+    command
         .args(args)
         .current_dir(cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()?;
+        .process_group(0);
+    // The CLI blocks SIGINT, SIGTERM and SIGHUP in its threads (they are waited for by one
+    // thread), and a child inherits the mask: unblocked, fio's client answers the SIGINT
+    // that stops it by stopping the job on its server; blocked, it would be killed after
+    // the grace period and the server would run the job to its end.
+    // SAFETY: between fork and exec only sigprocmask runs, which is async-signal-safe.
+    unsafe {
+        command.pre_exec(|| {
+            let empty = nix::sys::signal::SigSet::empty();
+            empty.thread_set_mask().map_err(io::Error::from)
+        });
+    }
+    let mut child = command.spawn()?;
     let stdout = child
         .stdout
         .take()
