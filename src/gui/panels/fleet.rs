@@ -319,7 +319,7 @@ impl FleetPanel {
                     .labelled_by(label.id);
                     ui.end_row();
                 } else {
-                    ui.label("Preset");
+                    let label = ui.label("Preset");
                     egui::ComboBox::from_id_salt("fleet-preset")
                         .selected_text(form.preset.clone())
                         .width(240.0)
@@ -328,7 +328,9 @@ impl FleetPanel {
                                 ui.selectable_value(&mut form.preset, p.name.clone(), &p.name)
                                     .on_hover_text(&p.title);
                             }
-                        });
+                        })
+                        .response
+                        .labelled_by(label.id);
                     ui.end_row();
                     let label = ui.label("Scale");
                     ui.add(
