@@ -3,9 +3,11 @@
 //!
 //! Steps, separated by `;`:
 //! `tab=setup|run|history|compare|fleet`, `fleet_host=H[:PORT]` (add a host to the Fleet
-//! form), `fleet_target=DIR`, `fleet_check` (check the Fleet hosts), `target=PATH`, `preset=NAME`, `scale=F`, `label=TEXT`,
-//! `set=KEY=VALUE` (a workload field, as `--set`), `fio_job=PATH` (fill the form from the
-//! first job of a fio job file, as "Open fio job…" does), `start`, `wait_run`, `wait=SECONDS`,
+//! form), `fleet_target=DIR`, `fleet_job=FILE` (run a fio job file), `fleet_check` (check
+//! the Fleet hosts), `fleet_run` (run the Fleet form), `target=PATH`, `preset=NAME`,
+//! `scale=F`, `label=TEXT`, `set=KEY=VALUE` (a workload field, as `--set`), `fio_job=PATH`
+//! (fill the form from the first job of a fio job file, as "Open fio job…" does), `start`,
+//! `wait_run`, `wait=SECONDS`,
 //! `compare=A,B` (sides as in `fsynclab compare`), `wait_compare`, `detail=RUN_ID`,
 //! `dark`, `light`, `shot=PATH.png` (a screenshot of the window), `frames=N,PATH`
 //! (append the CPU time of the next N frames, ms, to PATH), `quit`.
@@ -41,6 +43,10 @@ pub enum Step {
     FleetTarget(String),
     /// Check the Fleet form's hosts.
     FleetCheck,
+    /// Run this fio job file on the Fleet form's hosts.
+    FleetJob(String),
+    /// Run the Fleet form.
+    FleetRun,
     /// Set a workload field (`key=value`).
     Set(String),
     /// Start the run the form describes.
@@ -96,6 +102,8 @@ fn parse_step(step: &str) -> Result<Step, String> {
         "fleet_host" => Step::FleetHost(value.into()),
         "fleet_target" => Step::FleetTarget(value.into()),
         "fleet_check" => Step::FleetCheck,
+        "fleet_job" => Step::FleetJob(value.into()),
+        "fleet_run" => Step::FleetRun,
         "set" => Step::Set(value.into()),
         "start" => Step::Start,
         "wait_run" => Step::WaitRun,
@@ -210,6 +218,15 @@ impl Autopilot {
             }
             Step::FleetCheck => {
                 cx.state.fleet.check_now = true;
+                true
+            }
+            Step::FleetJob(path) => {
+                cx.state.fleet.use_job_file = true;
+                cx.state.fleet.job_file = path;
+                true
+            }
+            Step::FleetRun => {
+                cx.state.fleet.run_now = true;
                 true
             }
             Step::Preset(name) => {

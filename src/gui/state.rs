@@ -128,6 +128,9 @@ pub struct FleetForm {
     /// The autopilot asks for a reachability check (runtime only).
     #[serde(skip)]
     pub check_now: bool,
+    /// The autopilot asks for a run of the form (runtime only).
+    #[serde(skip)]
+    pub run_now: bool,
 }
 
 impl Default for FleetForm {
@@ -143,6 +146,7 @@ impl Default for FleetForm {
             repeat: 1,
             label: String::new(),
             check_now: false,
+            run_now: false,
         }
     }
 }

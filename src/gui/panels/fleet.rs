@@ -68,6 +68,12 @@ impl FleetPanel {
         if std::mem::take(&mut cx.state.fleet.check_now) {
             self.start_check(ui.ctx(), &cx.state.fleet);
         }
+        if std::mem::take(&mut cx.state.fleet.run_now) && self.running.is_none() {
+            match form_problems(&cx.state.fleet).first() {
+                None => self.start_run(ui.ctx(), cx),
+                Some(problem) => cx.status.error(format!("fleet run: {problem}")),
+            }
+        }
         egui::ScrollArea::vertical()
             .auto_shrink([false, false])
             .show(ui, |ui| {
@@ -504,11 +510,12 @@ impl FleetPanel {
             .collect();
         for h in &outcome.hosts {
             if let Some(exp) = h.experiment_id {
+                let n = h.run_ids.len();
                 ui.label(format!(
-                    "{}: experiment {exp}, label {}, {} runs",
+                    "{}: experiment {exp}, label {}, {n} run{}",
                     h.host,
                     h.label,
-                    h.run_ids.len()
+                    if n == 1 { "" } else { "s" }
                 ));
             }
         }
