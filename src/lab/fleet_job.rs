@@ -15,6 +15,20 @@ use crate::fio::export::{MAX_JOB_NAME_CHARS, export_job};
 use crate::fio::job::{JobFileError, options_to_spec, parse_job_file, read_job_file};
 use crate::store::Store;
 
+/// What a fleet adds to every exported job: the servers remove the job's files when it
+/// ends, as fsynclab's own runs remove theirs (fio keeps them by default). The exported
+/// text ends inside its one job section, so the option applies to that job.
+const CLEAN_UP: &str = "# fsynclab fleet: the job's files are removed when it ends\nunlink=1\n";
+
+/// The exported job text with [`CLEAN_UP`] at its end.
+fn with_clean_up(mut text: String) -> String {
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(CLEAN_UP);
+    text
+}
+
 /// The job a fleet sends, ready to write.
 #[derive(Clone, Debug)]
 pub(super) struct FleetJobText {
@@ -46,7 +60,7 @@ pub(super) fn from_preset(
         }
     })?;
     Ok(FleetJobText {
-        text,
+        text: with_clean_up(text),
         name: job_name,
         file: None,
         warnings: Vec::new(),
@@ -129,7 +143,7 @@ pub(super) fn from_job_file(
         ));
     }
     Ok(FleetJobText {
-        text: exported,
+        text: with_clean_up(exported),
         name: chosen.name.clone(),
         file: Some(shown),
         warnings,
