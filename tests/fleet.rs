@@ -340,6 +340,61 @@ fn a_job_file_fsynclab_cannot_translate_is_refused_before_anything_runs() {
 }
 
 #[test]
+fn a_host_that_dies_mid_run_fails_alone_and_the_other_is_stored() {
+    if !fio_present("dies mid-run") {
+        return;
+    }
+    let (a, b) = (FioServer::start(), FioServer::start());
+    let (a_host, b_host) = (a.host(), b.host());
+    let lab = Lab::new();
+    let job = write_job(
+        &lab,
+        "[timed]\nrw=write\nbs=4k\nsize=1m\nfsync=8\nioengine=psync\ntime_based=1\nruntime=3\n",
+    );
+    let mut child = fleet_cmd(&lab)
+        .args(["--host", &a_host, "--host", &b_host, "--fio-job"])
+        .arg(&job)
+        .arg("--target")
+        .arg(&lab.target)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let started = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .filter(|l| l.contains("repetition 1/1 started"))
+        .take(2)
+        .count();
+    assert_eq!(started, 2);
+    std::thread::sleep(Duration::from_millis(1000));
+    drop(b); // the server, its connection handler and its job: gone mid-run
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(1), "{err}\n{rest:?}");
+    assert!(
+        err.contains(&format!("{b_host}: repetition 1 failed")),
+        "{err}"
+    );
+    assert!(
+        !err.contains(&format!("{a_host}: repetition 1 failed")),
+        "{err}"
+    );
+    let store = Store::open(&lab.db).unwrap();
+    let experiments = store.list_experiments().unwrap();
+    assert_eq!(experiments.len(), 1, "{experiments:?}");
+    assert_eq!(experiments[0].name, format!("fleet fleet {a_host}"));
+    let ids = store.run_ids_in_experiment(experiments[0].id).unwrap();
+    assert_eq!(ids.len(), 1);
+    let run = store.load_run(ids[0]).unwrap();
+    assert_eq!(run.row.label, Some(format!("fleet@{a_host}")));
+    assert!(run.result.unwrap().writes > 0);
+}
+
+#[test]
 fn ctrl_c_stops_the_clients_and_stores_nothing_half_written() {
     if !fio_present("cancel") {
         return;

@@ -615,7 +615,7 @@ fn client_result(fleet: &ValidFleet, host: &FleetHost, end: ClientEnd) -> Result
 }
 
 /// Parses one host's output and stores its runs in the host's experiment (made on first
-/// use).
+/// use, once there is something to store).
 fn store_host(
     store: &Store,
     fleet: &ValidFleet,
@@ -623,17 +623,18 @@ fn store_host(
     stdout: &str,
     outcome: &mut HostOutcome,
 ) -> Result<Vec<i64>, String> {
+    let runs = fleet_job::host_runs(fleet, host, stdout)?;
     let experiment_id = match outcome.experiment_id {
         Some(id) => id,
         None => {
             let id = store
                 .create_experiment(&fleet.experiment_name(host))
-                .map_err(|e| format!("cannot store: {e}"))?;
+                .map_err(|e| format!("cannot store the result of {host}: {e}"))?;
             outcome.experiment_id = Some(id);
             id
         }
     };
-    let ids = fleet_job::store_output(store, fleet, host, stdout, experiment_id)?;
+    let ids = fleet_job::store_runs(store, fleet, host, &runs, experiment_id)?;
     outcome.run_ids.extend(&ids);
     Ok(ids)
 }

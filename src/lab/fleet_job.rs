@@ -12,6 +12,7 @@ use std::path::Path;
 use super::fleet::{FleetError, ValidFleet};
 use crate::fio::client::FleetHost;
 use crate::fio::export::{MAX_JOB_NAME_CHARS, export_job};
+use crate::fio::import::ImportedRun;
 use crate::fio::job::{JobFileError, options_to_spec, parse_job_file, read_job_file};
 use crate::store::Store;
 
@@ -151,18 +152,16 @@ pub(super) fn from_job_file(
     })
 }
 
-/// Parses one host's fio output and stores its runs in `experiment_id`, labelled for the
-/// host, each with the job file sent as its origin's text.
-pub(super) fn store_output(
-    store: &Store,
+/// The runs in one host's fio output, each with the job file sent as its origin's text;
+/// when there is none, why (fio's client prints its server's complaints before the JSON).
+pub(super) fn host_runs(
     fleet: &ValidFleet,
     host: &FleetHost,
     stdout: &str,
-    experiment_id: i64,
-) -> Result<Vec<i64>, String> {
+) -> Result<Vec<ImportedRun>, String> {
     let output = crate::fio::import::parse_fio_output(stdout)
         .map_err(|e| format!("fio's output for {host} cannot be read: {e}"))?;
-    let mut runs: Vec<_> = output
+    let mut runs: Vec<ImportedRun> = output
         .runs
         .into_iter()
         // One client per host: an entry of another server would be a bug; never store it
@@ -174,12 +173,13 @@ pub(super) fn store_output(
         })
         .collect();
     if runs.is_empty() {
+        let said = fio_messages(stdout);
         return Err(format!(
-            "fio's output for {host} holds no job result{}",
-            if output.skipped.is_empty() {
-                String::new()
-            } else {
-                format!(" ({})", output.skipped.join("; "))
+            "fio ran no job on {host}{}",
+            match (said.is_empty(), output.skipped.is_empty()) {
+                (false, _) => format!(": {said}"),
+                (true, false) => format!(" ({})", output.skipped.join("; ")),
+                (true, true) => String::new(),
             }
         ));
     }
@@ -190,9 +190,31 @@ pub(super) fn store_output(
             run.origin.job = Some(run.job.clone());
         }
     }
+    Ok(runs)
+}
+
+/// What fio's client printed before its JSON (`<host> fio: ... is not a directory`), its
+/// last lines joined.
+fn fio_messages(stdout: &str) -> String {
+    let before: String = stdout
+        .lines()
+        .take_while(|l| !l.starts_with('{'))
+        .collect::<Vec<_>>()
+        .join("\n");
+    super::fleet_fio::tail(&before, 4)
+}
+
+/// Stores `runs` in `experiment_id`, labelled for `host`.
+pub(super) fn store_runs(
+    store: &Store,
+    fleet: &ValidFleet,
+    host: &FleetHost,
+    runs: &[ImportedRun],
+    experiment_id: i64,
+) -> Result<Vec<i64>, String> {
     crate::lab::import::store_imported(
         store,
-        &runs,
+        runs,
         Some(&fleet.run_label(host)),
         Some(experiment_id),
     )
@@ -202,6 +224,16 @@ pub(super) fn store_output(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_the_client_printed_before_its_json_is_the_reason() {
+        let stdout = "<vm> fio: /x is not a directory\n<vm> fio: job w dropped\n\n{\n\"a\": 1\n}\n";
+        assert_eq!(
+            fio_messages(stdout),
+            "<vm> fio: /x is not a directory / <vm> fio: job w dropped"
+        );
+        assert_eq!(fio_messages("{}"), "");
+    }
 
     #[test]
     fn preset_names_become_fio_section_names() {
