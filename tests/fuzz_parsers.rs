@@ -1,10 +1,10 @@
 //! Fuzzing on the stable toolchain: property tests (proptest) that throw arbitrary strings
 //! and structured mutations at every parser of hostile input — the preset TOML parser, the
 //! size parser and the `--set key=value` parser (which carries `duration_s`), fio job files
-//! (parser and translation to a spec), the mountinfo and block-stat parsers, the mkfs/mount
-//! option allow-list and the fio JSON importer. Properties: no panic; the option checker
-//! never accepts a word with `/` or a device-naming option; round trips hold where they
-//! exist.
+//! (parser and translation to a spec), fleet hosts and targets (`fio::client`), the mountinfo
+//! and block-stat parsers, the mkfs/mount option allow-list and the fio JSON importer.
+//! Properties: no panic; the option checker never accepts a word with `/` or a
+//! device-naming option; round trips hold where they exist.
 //!
 //! Each target replays its corpus (`tests/fuzz_corpus/<target>/`, one input per file,
 //! attack strings included) and then runs `PROPTEST_CASES` generated cases (a small default
@@ -13,6 +13,7 @@
 
 use std::path::{Path, PathBuf};
 
+use fsynclab::fio::client::FleetHost;
 use fsynclab::fio::job::{options_to_spec, parse_job_file};
 use fsynclab::probe::{
     BlockStat, MountInfo, parse_mountinfo, parse_named_stat_line, unescape_octal,
@@ -325,6 +326,64 @@ fn fuzz_fio_job_files() {
         500,
         proptest::collection::vec(line, 0..14),
         |lines| fio_job_property(&lines.join("\n")),
+    );
+}
+
+// ---- fleet hosts and targets -----------------------------------------------------------
+
+/// A host fio's connect string could misread never gets through: an accepted host's
+/// connect string is `ip:` or `ip6:`, an address of letters, digits, `.`, `-` (and `:` for
+/// IPv6), one `,` and a port; it prints and parses back to itself. An accepted target is
+/// an absolute path of the allowed characters only.
+fn fleet_property(text: &str) {
+    if let Ok(host) = FleetHost::parse(text) {
+        let connect = host.connect_string();
+        let (kind, rest) = connect.split_once(':').unwrap();
+        assert!(kind == "ip" || kind == "ip6", "{text:?}: {connect}");
+        let (addr, port) = rest.rsplit_once(',').unwrap();
+        assert!(
+            !addr.is_empty() && !addr.contains(','),
+            "{text:?}: {connect}"
+        );
+        assert!(
+            addr.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':')),
+            "{text:?}: {connect}"
+        );
+        assert!(
+            port.parse::<u16>().is_ok_and(|p| p > 0),
+            "{text:?}: {connect}"
+        );
+        assert_eq!(
+            FleetHost::parse(&host.to_string()).as_ref(),
+            Ok(&host),
+            "{text:?}"
+        );
+    }
+    if let Ok(target) = fsynclab::lab::check_target(text) {
+        assert!(target.starts_with('/'), "{text:?}");
+        assert!(
+            target
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "/._-+@=".contains(c)),
+            "{text:?}"
+        );
+    }
+}
+
+#[test]
+fn fuzz_fleet_hosts_and_targets() {
+    let n = replay_corpus("fleet_host", fleet_property);
+    eprintln!("fuzz fleet host: {n} corpus inputs replayed");
+    fuzz("fleet-host-text", 1000, any::<String>(), |text| {
+        fleet_property(&text)
+    });
+    // Structured: host-shaped text with the characters fio's parser cares about.
+    fuzz(
+        "fleet-host-shaped",
+        1000,
+        "[\\[\\]a-z0-9.:,/ %$-]{0,24}",
+        |text| fleet_property(&text),
     );
 }
 
