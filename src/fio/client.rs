@@ -107,7 +107,7 @@ impl FleetHost {
             };
             return Err(invalid(&format!("it contains {what}")));
         }
-        let (addr_text, port_text) = split_port(trimmed).map_err(|p| invalid(p))?;
+        let (addr_text, port_text) = split_port(trimmed).map_err(&invalid)?;
         let port = match port_text {
             None => DEFAULT_PORT,
             Some(p) => parse_port(p).ok_or_else(|| HostError::BadPort {

@@ -398,7 +398,7 @@ impl FleetPanel {
         });
         error_lines(ui, &problems);
         if let Some(e) = &self.error {
-            error_lines(ui, &[e.clone()]);
+            error_lines(ui, std::slice::from_ref(e));
         }
     }
 
