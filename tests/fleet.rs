@@ -452,6 +452,46 @@ fn ctrl_c_stops_the_clients_and_stores_nothing_half_written() {
     );
 }
 
+/// fsynclab ended without its own cleanup (killed; a second signal, which exits at once, is
+/// the same): fio's client, told by the kernel that the thread that started it is gone
+/// (PR_SET_PDEATHSIG), still stops the job on its server.
+#[test]
+fn fsynclab_killed_outright_still_stops_the_servers_job() {
+    if !fio_present("second signal") {
+        return;
+    }
+    let server = FioServer::start();
+    let lab = Lab::new();
+    let job = write_job(
+        &lab,
+        "[long]\nrw=write\nbs=4k\nsize=1m\nfsync=8\nioengine=psync\ntime_based=1\nruntime=60\n",
+    );
+    let mut child = fleet_cmd(&lab)
+        .args(["--host", &server.host(), "--fio-job"])
+        .arg(&job)
+        .arg("--target")
+        .arg(&lab.target)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let started = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .find(|l| l.contains("repetition 1/1 started"));
+    assert!(started.is_some(), "the run never started");
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(!server.forks().is_empty(), "the server runs no job");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let left = server.forks_after(Duration::from_secs(10));
+    assert!(
+        left.is_empty(),
+        "the server still runs the job: pids {left:?}"
+    );
+}
+
 /// The job file is read by this machine only: a path that is not a regular file is refused.
 #[test]
 fn the_job_file_must_be_a_regular_file() {

@@ -133,12 +133,20 @@ pub fn run_client(
     // The CLI blocks SIGINT, SIGTERM and SIGHUP in its threads (they are waited for by one
     // thread), and a child inherits the mask: unblocked, fio's client answers the SIGINT
     // that stops it by stopping the job on its server; blocked, it would be killed after
-    // the grace period and the server would run the job to its end.
-    // SAFETY: between fork and exec only sigprocmask runs, which is async-signal-safe.
+    // the grace period and the server would run the job to its end. And should fsynclab
+    // end without stopping it (a second signal exits at once, the window closes, a crash),
+    // the kernel sends it that SIGINT: PR_SET_PDEATHSIG fires when the thread that started
+    // it ends, and that thread waits for it here.
+    // SAFETY: between fork and exec only sigprocmask and prctl run, both async-signal-safe
+    // system calls.
     unsafe {
         command.pre_exec(|| {
             let empty = nix::sys::signal::SigSet::empty();
-            empty.thread_set_mask().map_err(io::Error::from)
+            empty.thread_set_mask().map_err(io::Error::from)?;
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGINT) == -1 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
         });
     }
     let mut child = command.spawn()?;
