@@ -7,6 +7,7 @@ mod clean;
 mod fleet;
 mod fleet_fio;
 mod fleet_job;
+mod fleet_run;
 pub mod import;
 mod launch;
 mod matrix;
@@ -18,9 +19,11 @@ mod worded;
 
 pub use clean::clean_run_dirs;
 pub use fleet::{
-    CHECK_TIMEOUT, DEFAULT_FLEET_LABEL, FleetError, FleetEvent, FleetJob, FleetOutcome,
-    FleetRequest, HostOutcome, HostStatus, MAX_TIMEOUT as MAX_FLEET_TIMEOUT, ValidFleet,
-    check_hosts, check_target, run_fleet,
+    DEFAULT_FLEET_LABEL, FleetError, FleetJob, FleetRequest, MAX_TIMEOUT as MAX_FLEET_TIMEOUT,
+    ValidFleet, check_target,
+};
+pub use fleet_run::{
+    CHECK_TIMEOUT, FleetEvent, FleetOutcome, HostOutcome, HostStatus, check_hosts, run_fleet,
 };
 pub use launch::{Launch, LaunchOutcome, ValidLaunch, launch};
 pub use matrix::{MatrixConfig, MatrixOutcome, MatrixSpec};

@@ -178,9 +178,12 @@ impl FleetPanel {
         let repeat = cx.state.fleet.repeat;
         match event {
             FleetEvent::Checked(statuses) => {
-                for (i, s) in statuses.iter().enumerate() {
-                    set(&mut self.progress, i, "answers; starting".into(), false);
-                    let _ = s;
+                for (i, status) in statuses.iter().enumerate() {
+                    if let Ok(took) = status.reachable {
+                        let line =
+                            format!("answers ({:.1} ms); starting", took.as_secs_f64() * 1e3);
+                        set(&mut self.progress, i, line, false);
+                    }
                 }
             }
             FleetEvent::Started { host, repetition } => set(
