@@ -71,7 +71,7 @@ pub struct FleetRequest {
     pub fio: Option<PathBuf>,
 }
 
-/// A checked fleet run: what [`super::run_fleet`] takes. Only [`FleetRequest::validate`] makes one.
+/// A checked fleet run: what [`super::run_fleet`] takes, made by [`FleetRequest::validate`].
 #[derive(Clone, Debug)]
 pub struct ValidFleet {
     /// The servers.
