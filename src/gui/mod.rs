@@ -18,7 +18,7 @@ pub use app::{Cache, Cx, LabApp, STATE_KEY, Status};
 pub use close::CloseState;
 pub use db::{DbClient, DbReply, DbRequest};
 pub use runner::{LiveRun, Runner};
-pub use state::{FleetForm, HISTORY_COLUMNS, LoadedFioJob, Tab, UiState};
+pub use state::{HISTORY_COLUMNS, LoadedFioJob, Tab, UiState};
 pub use task::{Task, TaskLost};
 
 use std::path::PathBuf;
