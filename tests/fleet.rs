@@ -9,13 +9,12 @@
 mod common;
 
 use std::io::{BufRead, BufReader};
-use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::Lab;
-use common::fio_server::{FioServer, fio_present};
+use common::fio_server::{ClosedPort, FioServer, fio_present};
 use fsynclab::store::{OriginKind, Store};
 
 /// A small seed-000-shaped job: 2 clones × 1 MiB of random 4k writes, fsync after each.
@@ -204,9 +203,8 @@ fn an_unreachable_host_stops_everything_before_it_starts() {
         return;
     }
     let server = FioServer::start();
-    let closed = TcpListener::bind("127.0.0.1:0").unwrap();
-    let closed_port = closed.local_addr().unwrap().port();
-    drop(closed);
+    let closed = ClosedPort::new();
+    let closed_port = closed.port;
     let lab = Lab::new();
     let job = write_job(&lab, JOB);
     let down = format!("127.0.0.1:{closed_port}");

@@ -8,7 +8,7 @@ mod gui_common;
 
 use std::time::Duration;
 
-use common::fio_server::{FioServer, fio_present};
+use common::fio_server::{ClosedPort, FioServer, fio_present};
 use gui_common::{retype, step_until};
 
 use egui_kittest::Harness;
@@ -32,12 +32,6 @@ fn shows(h: &Harness<'static, LabApp>, text: &str) -> bool {
     h.query_all_by_label_contains(text).next().is_some()
 }
 
-/// A port nothing listens on (the kernel's pick, released).
-fn closed_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port()
-}
-
 #[test]
 fn hosts_are_edited_and_checked_and_bad_input_is_said_inline() {
     let dir = tempfile::tempdir().unwrap();
@@ -57,7 +51,8 @@ fn hosts_are_edited_and_checked_and_bad_input_is_said_inline() {
     // Add a second row, type a closed port into it, remove the bad first row.
     h.get_by_label("Add host").click();
     h.run_steps(2);
-    let port = closed_port();
+    let closed_port = ClosedPort::new();
+    let port = closed_port.port;
     let closed = format!("127.0.0.1:{port}");
     retype(&mut h, "Host 2", &closed);
     h.query_all_by_label("Remove").next().unwrap().click();

@@ -137,12 +137,17 @@ pub fn run_client(
     // end without stopping it (a second signal exits at once, the window closes, a crash),
     // the kernel sends it that SIGINT: PR_SET_PDEATHSIG fires when the thread that started
     // it ends, and that thread waits for it here.
-    // SAFETY: between fork and exec only sigprocmask and prctl run, both async-signal-safe
-    // system calls.
+    // SAFETY: between fork and exec only sigprocmask, signal and prctl run, all
+    // async-signal-safe system calls.
     unsafe {
         command.pre_exec(|| {
             let empty = nix::sys::signal::SigSet::empty();
             empty.thread_set_mask().map_err(io::Error::from)?;
+            // An ignored SIGINT is inherited through exec (a shell's background job): make
+            // it the default again, whatever fio then installs.
+            if libc::signal(libc::SIGINT, libc::SIG_DFL) == libc::SIG_ERR {
+                return Err(io::Error::last_os_error());
+            }
             if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGINT) == -1 {
                 return Err(io::Error::last_os_error());
             }
@@ -202,7 +207,9 @@ fn stop(child: &mut Child) {
         }
         std::thread::sleep(POLL);
     }
-    let _ = child.kill();
+    // Everything in the group, not only the child: a process it started would keep the
+    // output pipes open.
+    let _ = nix::sys::signal::killpg(pid, nix::sys::signal::Signal::SIGKILL);
     let _ = child.wait();
 }
 
@@ -304,6 +311,33 @@ pub fn probe_host(host: &FleetHost, timeout: Duration) -> Result<Duration, Strin
     Err(last)
 }
 
+/// A port that refuses connections and that nothing else can take meanwhile: a TCP socket
+/// bound to it on 127.0.0.1 and not listening (a connect gets a reset: refused). A port
+/// merely released by a listener may be taken by another test or process at once.
+#[cfg(test)]
+pub(super) fn closed_port() -> (std::os::fd::OwnedFd, u16) {
+    use std::os::fd::FromRawFd;
+    // SAFETY: plain socket calls on a new descriptor this function owns; the address
+    // structures are zero-initialised plain data of the sizes passed.
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+        assert!(fd >= 0, "socket: {}", io::Error::last_os_error());
+        let fd = std::os::fd::OwnedFd::from_raw_fd(fd);
+        let mut addr: libc::sockaddr_in = std::mem::zeroed();
+        addr.sin_family = libc::AF_INET as libc::sa_family_t;
+        addr.sin_addr.s_addr = u32::from(std::net::Ipv4Addr::LOCALHOST).to_be();
+        let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+        let raw = std::os::fd::AsRawFd::as_raw_fd(&fd);
+        let bound = libc::bind(raw, (&raw const addr).cast(), len);
+        assert_eq!(bound, 0, "bind: {}", io::Error::last_os_error());
+        let mut got: libc::sockaddr_in = std::mem::zeroed();
+        let mut got_len = len;
+        let named = libc::getsockname(raw, (&raw mut got).cast(), &mut got_len);
+        assert_eq!(named, 0, "getsockname: {}", io::Error::last_os_error());
+        (fd, u16::from_be(got.sin_port))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -370,7 +404,8 @@ mod tests {
         let port = listener.local_addr().unwrap().port();
         let host = FleetHost::parse(&format!("127.0.0.1:{port}")).unwrap();
         assert!(probe_host(&host, Duration::from_secs(2)).is_ok());
-        drop(listener);
+        let (_held, port) = closed_port();
+        let host = FleetHost::parse(&format!("127.0.0.1:{port}")).unwrap();
         let e = probe_host(&host, Duration::from_secs(2)).unwrap_err();
         assert!(
             e.contains("refused") && e.contains(&port.to_string()),

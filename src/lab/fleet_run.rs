@@ -330,9 +330,7 @@ mod tests {
 
     #[test]
     fn unreachable_hosts_are_named_and_nothing_runs() {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        drop(listener);
+        let (_held, port) = super::super::fleet_fio::closed_port();
         let fleet = ValidFleet {
             hosts: vec![FleetHost::parse(&format!("127.0.0.1:{port}")).unwrap()],
             job_text: "[w]\n".into(),

@@ -15,32 +15,41 @@ pub struct FioServer {
 }
 
 impl FioServer {
-    /// Starts one and waits until it listens.
+    /// Starts one and waits until it listens (on another free port if the one picked was
+    /// taken in between).
     pub fn start() -> FioServer {
-        // A port the kernel just handed out and released: free unless something grabs it
-        // in the next instant.
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free port")
-            .port();
-        let child = Command::new("fio")
-            .arg(format!("--server=ip:127.0.0.1,{port}"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .process_group(0)
-            .spawn()
-            .expect("start fio --server");
-        let server = FioServer { child, port };
-        let started = Instant::now();
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                started.elapsed() < Duration::from_secs(10),
-                "fio --server on port {port} did not start listening"
-            );
-            std::thread::sleep(Duration::from_millis(50));
+        for _ in 0..5 {
+            // A port the kernel just handed out and released: free unless something grabs
+            // it in the next instant, in which case fio exits and another is tried.
+            let port = TcpListener::bind("127.0.0.1:0")
+                .and_then(|l| l.local_addr())
+                .expect("a free port")
+                .port();
+            let child = Command::new("fio")
+                .arg(format!("--server=ip:127.0.0.1,{port}"))
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .process_group(0)
+                .spawn()
+                .expect("start fio --server");
+            let mut server = FioServer { child, port };
+            let started = Instant::now();
+            loop {
+                if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                    return server;
+                }
+                if server.child.try_wait().ok().flatten().is_some() {
+                    break; // it could not bind: try another port
+                }
+                assert!(
+                    started.elapsed() < Duration::from_secs(10),
+                    "fio --server on port {port} did not start listening"
+                );
+                std::thread::sleep(Duration::from_millis(50));
+            }
         }
-        server
+        panic!("fio --server did not start on any of five free ports");
     }
 
     /// `127.0.0.1:PORT`.
@@ -114,4 +123,40 @@ pub fn fio_present(test: &str) -> bool {
         eprintln!("{test}: skipped: fio is not installed");
     }
     found
+}
+
+/// A port that refuses connections and that nothing else can take while this lives: a TCP
+/// socket bound to it on 127.0.0.1 and not listening (a port merely released by a listener
+/// may be taken by another test or process at once).
+pub struct ClosedPort {
+    _socket: std::os::fd::OwnedFd,
+    /// The port.
+    pub port: u16,
+}
+
+impl ClosedPort {
+    pub fn new() -> ClosedPort {
+        use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+        // SAFETY: plain socket calls on a new descriptor owned here; the address structures
+        // are zero-initialised plain data of the sizes passed.
+        unsafe {
+            let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+            assert!(fd >= 0, "socket: {}", std::io::Error::last_os_error());
+            let socket = OwnedFd::from_raw_fd(fd);
+            let mut addr: libc::sockaddr_in = std::mem::zeroed();
+            addr.sin_family = libc::AF_INET as libc::sa_family_t;
+            addr.sin_addr.s_addr = u32::from(std::net::Ipv4Addr::LOCALHOST).to_be();
+            let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+            let bound = libc::bind(socket.as_raw_fd(), (&raw const addr).cast(), len);
+            assert_eq!(bound, 0, "bind: {}", std::io::Error::last_os_error());
+            let mut got: libc::sockaddr_in = std::mem::zeroed();
+            let mut got_len = len;
+            let named = libc::getsockname(socket.as_raw_fd(), (&raw mut got).cast(), &mut got_len);
+            assert_eq!(named, 0, "getsockname: {}", std::io::Error::last_os_error());
+            ClosedPort {
+                _socket: socket,
+                port: u16::from_be(got.sin_port),
+            }
+        }
+    }
 }
