@@ -255,10 +255,27 @@ fn collect(captured: Option<Captured>) -> (String, bool) {
     }
 }
 
-/// The end of `text`: its last `max_lines` non-empty lines (for error messages).
+/// The longest line [`tail`] keeps (characters; the rest is cut with `…`).
+pub const MAX_TAIL_LINE_CHARS: usize = 300;
+
+/// The end of `text`: its last `max_lines` non-empty lines (for error messages), each cut
+/// at [`MAX_TAIL_LINE_CHARS`] and with control, bidi and invisible characters escaped:
+/// fio's client prints what a server sends as it comes, and a server is not trusted to
+/// write to the terminal.
 pub fn tail(text: &str, max_lines: usize) -> String {
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    lines[lines.len().saturating_sub(max_lines)..].join(" / ")
+    lines[lines.len().saturating_sub(max_lines)..]
+        .iter()
+        .map(|line| {
+            let line = line.trim_end_matches('\r');
+            let cut = match line.char_indices().nth(MAX_TAIL_LINE_CHARS) {
+                Some((at, _)) => format!("{}…", &line[..at]),
+                None => line.to_string(),
+            };
+            crate::spec::escape_control(&cut).into_owned()
+        })
+        .collect::<Vec<_>>()
+        .join(" / ")
 }
 
 /// Whether a fio server answers at `host`: a TCP connect within `timeout` (names are
@@ -417,5 +434,19 @@ mod tests {
     fn tails_keep_the_last_lines() {
         assert_eq!(tail("a\n\nb\nc\n", 2), "b / c");
         assert_eq!(tail("", 3), "");
+    }
+
+    #[test]
+    fn tails_never_carry_terminal_escapes_or_huge_lines() {
+        // fio's client prints what a server sends (`<host> ...` text) as it comes: a hostile
+        // server must not reach the terminal with escape sequences through an error message.
+        let text = "ok\n<h> \u{1b}]0;pwned\u{7}\u{1b}[2J\u{202e}x\r\n";
+        let t = tail(text, 4);
+        assert!(!t.chars().any(crate::spec::is_unsafe_char), "{t:?}");
+        assert!(t.contains("\\u001b"), "{t:?}");
+        let long = "y".repeat(1 << 20);
+        let t = tail(&long, 4);
+        assert!(t.len() <= MAX_TAIL_LINE_CHARS + 4, "{}", t.len());
+        assert!(t.ends_with('…'), "{}", &t[t.len() - 8..]);
     }
 }
