@@ -39,6 +39,7 @@ impl JobDir {
     /// Makes the directory in `parent` (the system's temporary directory in use) and
     /// writes `job_text` into it.
     pub fn create(parent: &Path, job_text: &str) -> io::Result<JobDir> {
+        sweep_stale(parent, STALE_AFTER);
         let mut attempt = 0u32;
         let dir = loop {
             let nanos = std::time::SystemTime::now()
@@ -85,6 +86,55 @@ impl Drop for JobDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(self.job_file());
         let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+/// How old a job directory of a process that is gone must be before it is removed.
+const STALE_AFTER: Duration = Duration::from_secs(3600);
+
+/// Removes the job directories that fsynclab processes killed outright (SIGKILL, a crash:
+/// no `Drop`) left in `parent`: `fsynclab-fleet-PID-...` directories of this user, mode
+/// 0700, whose process no longer exists and that are older than `min_age` (a process in
+/// another PID namespace sharing the directory is not seen by `kill`; it has long read its
+/// job file by then). Only the job file and the then-empty directory are removed, never
+/// followed through a link; anything else in it keeps the directory. Errors are ignored.
+pub fn sweep_stale(parent: &Path, min_age: Duration) {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    // SAFETY: geteuid has no preconditions.
+    let uid = unsafe { libc::geteuid() };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("fsynclab-fleet-"))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<libc::pid_t>().ok())
+            .filter(|&pid| pid > 0)
+        else {
+            continue;
+        };
+        let dir = entry.path();
+        let Ok(meta) = std::fs::symlink_metadata(&dir) else {
+            continue;
+        };
+        let old_enough = meta
+            .modified()
+            .ok()
+            .and_then(|m| m.elapsed().ok())
+            .is_some_and(|age| age >= min_age);
+        if !meta.is_dir() || meta.uid() != uid || meta.mode() & 0o777 != 0o700 || !old_enough {
+            continue;
+        }
+        // SAFETY: kill with signal 0 only checks that the process exists.
+        let gone = unsafe { libc::kill(pid, 0) } == -1
+            && io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        if gone {
+            let _ = std::fs::remove_file(dir.join(JOB_FILE));
+            let _ = std::fs::remove_dir(&dir);
+        }
     }
 }
 
@@ -428,6 +478,37 @@ mod tests {
             e.contains("refused") && e.contains(&port.to_string()),
             "{e}"
         );
+    }
+
+    #[test]
+    fn job_dirs_of_killed_processes_are_swept_and_live_ones_kept() {
+        let parent = tempfile::tempdir().unwrap();
+        let mut child = Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let make = |name: &str, mode: u32| {
+            let dir = parent.path().join(name);
+            std::fs::create_dir(&dir).unwrap();
+            std::fs::write(dir.join(JOB_FILE), "[w]\n").unwrap();
+            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(mode)).unwrap();
+            dir
+        };
+        let stale = make(&format!("fsynclab-fleet-{dead}-123-0"), 0o700);
+        let live = make(
+            &format!("fsynclab-fleet-{}-123-0", std::process::id()),
+            0o700,
+        );
+        let open = make(&format!("fsynclab-fleet-{dead}-456-0"), 0o755);
+        let other = make(&format!("other-{dead}"), 0o700);
+        // Too young: kept.
+        sweep_stale(parent.path(), Duration::from_secs(3600));
+        assert!(stale.exists());
+        sweep_stale(parent.path(), Duration::ZERO);
+        assert!(!stale.exists(), "a killed run's job dir is left");
+        assert!(live.join(JOB_FILE).exists() && open.exists() && other.exists());
+        // A new job dir sweeps nothing of its own and is removed as before.
+        let dir = JobDir::create(parent.path(), "[w]\n").unwrap();
+        assert!(dir.job_file().exists() && live.exists());
     }
 
     #[test]
