@@ -90,6 +90,35 @@ fn a_job_runs_in_its_directory_and_keeps_its_text() {
     assert!(e.contains("directory=") && e.contains("--target"), "{e}");
 }
 
+#[test]
+fn a_bad_directory_in_the_job_is_named_as_the_job_s_not_as_target() {
+    // The target came from directory= (line 4): the error must point there, not only at a
+    // --target the user never gave.
+    let lab = Lab::new();
+    let missing = lab.dir.path().join("no-such-dir");
+    let text = format!(
+        "[a]\nrw=randwrite\nsize=64k\ndirectory={}\n",
+        missing.display()
+    );
+    let job = write_job(&lab, "bad-dir.fio", &text);
+    let out = run_job(&lab, &job, &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let e = stderr(&out);
+    assert!(
+        e.contains("job [a]: the target is the job's directory= (line 4)")
+            && e.contains("does not exist"),
+        "{e}"
+    );
+    // With --target the job's directory is not used, and not blamed.
+    let out = run_job(&lab, &job, &["--target", &missing.display().to_string()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        !stderr(&out).contains("directory= (line"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 const TWO_JOBS: &str = "[global]\nrw=randwrite\nbs=4k\nfsync=1\n\n[small]\nsize=64k\n\n\
                         [global]\nfsync=0\n[seq]\nrw=write\nsize=128k\nfdatasync=4\nend_fsync=1\n";
 

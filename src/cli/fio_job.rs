@@ -55,6 +55,27 @@ pub(super) const CONFLICTS: [&str; 28] = [
 struct JobLaunch {
     name: String,
     launch: ValidLaunch,
+    /// The line of the job's `directory=` when it is the target (no `--target`).
+    directory_line: Option<usize>,
+}
+
+impl JobLaunch {
+    /// `error` with the job's `directory=` named when the engine refused the target and
+    /// the target is that directory: the user looks for a `--target` they never gave
+    /// otherwise.
+    fn blame_directory(&self, path: &Path, error: CliError) -> CliError {
+        match self.directory_line {
+            Some(line) if is_target_error(&error.error) => CliError {
+                code: error.code,
+                error: error.error.context(format!(
+                    "{}, job [{}]: the target is the job's directory= (line {line}); fix it there or give --target DIR",
+                    path.display(),
+                    self.name
+                )),
+            },
+            _ => error,
+        }
+    }
 }
 
 /// Reads and translates the job file: one validated launch per job run.
@@ -94,6 +115,7 @@ fn plan(args: &RunArgs, path: &Path) -> Result<Vec<JobLaunch>, CliError> {
         out.push(JobLaunch {
             name: fio_job.name.clone(),
             launch,
+            directory_line: args.target.is_none().then(|| directory_line(fio_job)),
         });
     }
     Ok(out)
@@ -145,6 +167,28 @@ fn launch_of(
     })
 }
 
+/// The line of the job's effective `directory=` (the last one wins).
+fn directory_line(fio_job: &FioJob) -> usize {
+    fio_job
+        .options
+        .iter()
+        .rev()
+        .find(|o| o.key == "directory")
+        .map_or(0, |o| o.line)
+}
+
+/// Whether `error` is the engine refusing the target directory.
+fn is_target_error(error: &anyhow::Error) -> bool {
+    use crate::engine::EngineError;
+    error.chain().any(|cause| {
+        cause.is::<crate::engine::TargetError>()
+            || matches!(
+                cause.downcast_ref::<lab::LabError>(),
+                Some(lab::LabError::Engine(EngineError::Target(_)))
+            )
+    })
+}
+
 /// `fsynclab run --fio-job FILE`.
 pub(super) fn execute(db: &Option<PathBuf>, args: &RunArgs) -> Result<u8, CliError> {
     let path = args.fio_job.as_deref().unwrap_or(Path::new(""));
@@ -152,7 +196,8 @@ pub(super) fn execute(db: &Option<PathBuf>, args: &RunArgs) -> Result<u8, CliErr
     let store = open_store(db, crate::store::OpenMode::ReadWrite)?;
     if jobs.len() == 1 {
         let only = jobs.remove(0);
-        return super::launch::run(&store, &only.launch, args.quiet, args.json);
+        return super::launch::run(&store, &only.launch, args.quiet, args.json)
+            .map_err(|e| only.blame_directory(path, e));
     }
     // Single runs of several jobs go into one experiment; repeats and sweeps make one
     // experiment per job, as a preset's series makes one per variant.
@@ -167,12 +212,17 @@ pub(super) fn execute(db: &Option<PathBuf>, args: &RunArgs) -> Result<u8, CliErr
                 .map_err(super::run::lab_error)?;
         }
     }
-    run_jobs(&store, &jobs, args)
+    run_jobs(&store, &jobs, args, path)
 }
 
 /// Runs every job in turn with one progress display; prints each run (or one JSON array
 /// of them) and stops at the first run that does not finish.
-fn run_jobs(store: &Store, jobs: &[JobLaunch], args: &RunArgs) -> Result<u8, CliError> {
+fn run_jobs(
+    store: &Store,
+    jobs: &[JobLaunch],
+    args: &RunArgs,
+    path: &Path,
+) -> Result<u8, CliError> {
     let cancel = CancelToken::new();
     super::signals::install(cancel.clone());
     let (tx, rx) = mpsc::channel::<EngineEvent>();
@@ -191,7 +241,7 @@ fn run_jobs(store: &Store, jobs: &[JobLaunch], args: &RunArgs) -> Result<u8, Cli
             Ok(LaunchOutcome::Repeat(series)) if series.stopped.is_some() => break,
             Ok(_) => {}
             Err(e) => {
-                failure = Some(e);
+                failure = Some((job, e));
                 break;
             }
         }
@@ -205,8 +255,8 @@ fn run_jobs(store: &Store, jobs: &[JobLaunch], args: &RunArgs) -> Result<u8, Cli
     drop(tx);
     let _ = progress.join();
     print_results(&results, args.json)?;
-    if let Some(e) = failure {
-        return Err(super::run::lab_error(e));
+    if let Some((job, e)) = failure {
+        return Err(job.blame_directory(path, super::run::lab_error(e)));
     }
     Ok(if cancel.is_cancelled() {
         super::signals::cancelled_exit_code()
