@@ -505,3 +505,33 @@ fn the_job_file_must_be_a_regular_file() {
         "{err}"
     );
 }
+
+#[test]
+fn one_server_under_two_names_is_refused_before_anything_runs() {
+    if !fio_present("same server") {
+        return;
+    }
+    let server = FioServer::start();
+    let lab = Lab::new();
+    let job = write_job(&lab, JOB);
+    // `localhost:P` and `127.0.0.1:P` are one server: both clients would run the job on it
+    // at once and store two "machines" that competed for one disk.
+    let other_name = server.host().replace("127.0.0.1", "localhost");
+    let out = fleet_cmd(&lab)
+        .args(["--host", &server.host(), "--host", &other_name, "--fio-job"])
+        .arg(&job)
+        .arg("--target")
+        .arg(&lab.target)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+    let err = stderr_of(&out);
+    assert!(
+        err.contains("one fio server") && err.contains(&other_name) && err.contains("--host"),
+        "{err}"
+    );
+    let store = Store::open(&lab.db).unwrap();
+    assert!(store.list_experiments().unwrap().is_empty());
+    assert!(common::entries(&lab.target).is_empty(), "nothing ran");
+    assert!(job_dirs_left(&lab).is_empty(), "{:?}", job_dirs_left(&lab));
+}

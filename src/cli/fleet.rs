@@ -173,7 +173,9 @@ fn valid_fleet(args: &FleetArgs) -> Result<ValidFleet, CliError> {
 /// A library refusal worded with the flag it is about.
 fn fleet_error(e: FleetError) -> CliError {
     let flag = match &e {
-        FleetError::Host(_) | FleetError::Unreachable { .. } => "--host",
+        FleetError::Host(_) | FleetError::Unreachable { .. } | FleetError::SameServer { .. } => {
+            "--host"
+        }
         FleetError::Target { .. } => "--target",
         FleetError::Text(_) => "--label",
         FleetError::Repeat(_) => "--repeat",

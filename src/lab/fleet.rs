@@ -178,6 +178,18 @@ pub enum FleetError {
         /// How many hosts were checked.
         total: usize,
     },
+    /// Two hosts are one server under two names; nothing was run.
+    #[error(
+        "hosts {first} and {second} are one fio server (both reach {addr}); both would run the job on it at once: name each server once"
+    )]
+    SameServer {
+        /// The first host given.
+        first: String,
+        /// The other name of the same server.
+        second: String,
+        /// The address both reach.
+        addr: String,
+    },
     /// The private job directory could not be made.
     #[error("cannot write the job file into a private directory in {dir}: {source}")]
     JobDir {

@@ -328,10 +328,10 @@ pub fn tail(text: &str, max_lines: usize) -> String {
         .join(" / ")
 }
 
-/// Whether a fio server answers at `host`: a TCP connect within `timeout` (names are
-/// resolved to IPv4 addresses, as fio's `ip:` form does). The time to connect, or why not.
-pub fn probe_host(host: &FleetHost, timeout: Duration) -> Result<Duration, String> {
-    let addrs: Vec<SocketAddr> = match &host.addr {
+/// The socket addresses fio's client would try for `host` (names resolved to IPv4, as its
+/// `ip:` form does), or why there are none.
+fn addresses(host: &FleetHost) -> Result<Vec<SocketAddr>, String> {
+    Ok(match &host.addr {
         HostAddr::V4(v4) => vec![SocketAddr::from((*v4, host.port))],
         HostAddr::V6(v6) => vec![SocketAddr::from((*v6, host.port))],
         HostAddr::Name(name) => {
@@ -347,7 +347,31 @@ pub fn probe_host(host: &FleetHost, timeout: Duration) -> Result<Duration, Strin
             }
             v4
         }
-    };
+    })
+}
+
+/// Two hosts that are one fio server under two names (`localhost` and `127.0.0.1`, a name
+/// and its address): the first address each resolves to (the one fio connects to) is the
+/// same. Both clients would run the job on that one server at once. Hosts that do not
+/// resolve are left to the reachability check.
+pub fn same_server(hosts: &[FleetHost]) -> Option<(FleetHost, FleetHost, SocketAddr)> {
+    let mut seen: Vec<(SocketAddr, &FleetHost)> = Vec::new();
+    for host in hosts {
+        let Some(addr) = addresses(host).ok().and_then(|a| a.first().copied()) else {
+            continue;
+        };
+        if let Some((_, first)) = seen.iter().find(|(a, _)| *a == addr) {
+            return Some(((*first).clone(), host.clone(), addr));
+        }
+        seen.push((addr, host));
+    }
+    None
+}
+
+/// Whether a fio server answers at `host`: a TCP connect within `timeout` (names are
+/// resolved to IPv4 addresses, as fio's `ip:` form does). The time to connect, or why not.
+pub fn probe_host(host: &FleetHost, timeout: Duration) -> Result<Duration, String> {
+    let addrs = addresses(host)?;
     let started = Instant::now();
     let mut last = String::new();
     for addr in addrs {
@@ -509,6 +533,26 @@ mod tests {
         // A new job dir sweeps nothing of its own and is removed as before.
         let dir = JobDir::create(parent.path(), "[w]\n").unwrap();
         assert!(dir.job_file().exists() && live.exists());
+    }
+
+    #[test]
+    fn one_server_under_two_names_is_found() {
+        let hosts = |list: &[&str]| -> Vec<FleetHost> {
+            list.iter().map(|h| FleetHost::parse(h).unwrap()).collect()
+        };
+        let (first, second, addr) =
+            same_server(&hosts(&["localhost:18999", "10.9.9.9", "127.0.0.1:18999"])).unwrap();
+        assert_eq!(first.to_string(), "localhost:18999");
+        assert_eq!(second.to_string(), "127.0.0.1:18999");
+        assert_eq!(addr.to_string(), "127.0.0.1:18999");
+        assert!(
+            same_server(&hosts(&[
+                "127.0.0.1:18999",
+                "127.0.0.1:18998",
+                "[::1]:18999"
+            ]))
+            .is_none()
+        );
     }
 
     #[test]

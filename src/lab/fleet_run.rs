@@ -155,6 +155,13 @@ pub fn run_fleet(
             total: fleet.hosts.len(),
         });
     }
+    if let Some((first, second, addr)) = fleet_fio::same_server(&fleet.hosts) {
+        return Err(FleetError::SameServer {
+            first: first.to_string(),
+            second: second.to_string(),
+            addr: addr.to_string(),
+        });
+    }
     events(FleetEvent::Checked(statuses));
     let parent = std::env::temp_dir();
     let job_dir =
