@@ -57,6 +57,40 @@ fn stderr_of(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// A fleet run of a 60 s time-based job on one fresh server, seen to start: the server, the
+/// lab, the `fsynclab fleet` child and the rest of its stdout.
+fn start_long_fleet(
+    stderr: Stdio,
+) -> (
+    FioServer,
+    Lab,
+    std::process::Child,
+    std::io::Lines<BufReader<std::process::ChildStdout>>,
+) {
+    let server = FioServer::start();
+    let lab = Lab::new();
+    let job = write_job(
+        &lab,
+        "[long]\nrw=write\nbs=4k\nsize=1m\nfsync=8\nioengine=psync\ntime_based=1\nruntime=60\n",
+    );
+    let mut child = fleet_cmd(&lab)
+        .args(["--host", &server.host(), "--fio-job"])
+        .arg(&job)
+        .arg("--target")
+        .arg(&lab.target)
+        .stdout(Stdio::piped())
+        .stderr(stderr)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let started = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .find(|l| l.contains("repetition 1/1 started"));
+    assert!(started.is_some(), "the run never started");
+    (server, lab, child, lines)
+}
+
 #[test]
 fn two_servers_store_a_run_each_in_its_own_experiment_and_compare() {
     if !fio_present("two_servers") {
@@ -397,27 +431,7 @@ fn ctrl_c_stops_the_clients_and_stores_nothing_half_written() {
     if !fio_present("cancel") {
         return;
     }
-    let server = FioServer::start();
-    let lab = Lab::new();
-    let job = write_job(
-        &lab,
-        "[long]\nrw=write\nbs=4k\nsize=1m\nfsync=8\nioengine=psync\ntime_based=1\nruntime=60\n",
-    );
-    let mut child = fleet_cmd(&lab)
-        .args(["--host", &server.host(), "--fio-job"])
-        .arg(&job)
-        .arg("--target")
-        .arg(&lab.target)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let started = lines
-        .by_ref()
-        .map_while(Result::ok)
-        .find(|l| l.contains("repetition 1/1 started"));
-    assert!(started.is_some(), "the run never started");
+    let (server, lab, mut child, lines) = start_long_fleet(Stdio::piped());
     // Let fio's server begin the job, then Ctrl-C.
     std::thread::sleep(Duration::from_millis(1500));
     let sent = Instant::now();
@@ -458,27 +472,7 @@ fn fsynclab_killed_outright_still_stops_the_servers_job() {
     if !fio_present("second signal") {
         return;
     }
-    let server = FioServer::start();
-    let lab = Lab::new();
-    let job = write_job(
-        &lab,
-        "[long]\nrw=write\nbs=4k\nsize=1m\nfsync=8\nioengine=psync\ntime_based=1\nruntime=60\n",
-    );
-    let mut child = fleet_cmd(&lab)
-        .args(["--host", &server.host(), "--fio-job"])
-        .arg(&job)
-        .arg("--target")
-        .arg(&lab.target)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let started = lines
-        .by_ref()
-        .map_while(Result::ok)
-        .find(|l| l.contains("repetition 1/1 started"));
-    assert!(started.is_some(), "the run never started");
+    let (server, _lab, mut child, _lines) = start_long_fleet(Stdio::null());
     std::thread::sleep(Duration::from_millis(1500));
     assert!(!server.forks().is_empty(), "the server runs no job");
     child.kill().unwrap();
