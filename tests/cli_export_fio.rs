@@ -412,3 +412,66 @@ fn the_exported_seed000_shape_does_what_fsynclab_does() {
         common::entries(&lab.target)
     );
 }
+
+/// Exports btrfs-log-commit with `settings` (one sequential job writing 64 KiB of a 256 KiB
+/// file), runs it with real fio and with `fsynclab run --keep`: (the fallocate= line, fio's
+/// file size, fsynclab's file size).
+fn file_sizes_after(lab: &Lab, settings: &[&str]) -> (String, u64, u64) {
+    let fio_dir = lab.dir.path().join("fio-sizes");
+    std::fs::create_dir_all(&fio_dir).unwrap();
+    let job = lab.dir.path().join("sizes.fio");
+    let _ = std::fs::remove_file(&job);
+    let mut args = vec!["--preset", "btrfs-log-commit", "--output"];
+    args.push(job.to_str().unwrap());
+    args.extend(["--target", fio_dir.to_str().unwrap()]);
+    let mut run_args = vec!["--preset", "btrfs-log-commit", "--keep"];
+    for s in settings {
+        args.extend(["--set", s]);
+        run_args.extend(["--set", s]);
+    }
+    let (code, _, stderr) = export(lab, &args);
+    assert_eq!(code, 0, "{stderr}");
+    let text = std::fs::read_to_string(&job).unwrap();
+    let fallocate = option(&text, "fallocate").unwrap_or("").to_string();
+    let out = Command::new("fio").arg("--output-format=json").arg(&job).output().unwrap();
+    assert!(out.status.success(), "fio: {}", String::from_utf8_lossy(&out.stderr));
+    let size_of_only_file = |dir: &Path| {
+        let files: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+        assert_eq!(files.len(), 1, "{files:?}");
+        std::fs::metadata(&files[0]).unwrap().len()
+    };
+    let fio_size = size_of_only_file(&fio_dir);
+    std::fs::remove_dir_all(&fio_dir).unwrap();
+    let run = lab.run_json(&run_args);
+    assert_eq!(run["status"], "finished", "{run}");
+    let kept = lab.target.join(format!("fsynclab-{}", run["id"]));
+    let lab_size = size_of_only_file(&kept);
+    std::fs::remove_dir_all(&kept).unwrap();
+    (fallocate, fio_size, lab_size)
+}
+
+#[test]
+fn empty_and_sparse_files_end_the_size_fio_leaves_them() {
+    if !fio_available("empty_and_sparse_files_end_the_size_fio_leaves_them") {
+        return;
+    }
+    let lab = Lab::new();
+    // The preset follows its seed's job, which says fallocate=none.
+    let target = lab.target.to_str().unwrap();
+    let (code, job, _) = export(&lab, &["--preset", "btrfs-log-commit", "--target", target]);
+    assert_eq!((code, option(&job, "fallocate")), (0, Some("none")));
+    let part = ["threads=1", "pattern=seq", "file_size=256k", "io_size=64k"];
+    // prepare = empty is fio's fallocate=none: the file starts empty and 64 KiB of
+    // sequential writes leave it 64 KiB long, under both tools.
+    let with = |prepare: &str| {
+        let mut s = part.to_vec();
+        s.push(prepare);
+        file_sizes_after(&lab, &s)
+    };
+    assert_eq!(with("prepare=empty"), ("none".into(), 64 << 10, 64 << 10));
+    // prepare = sparse is fallocate=truncate: the file has its full size from the start.
+    assert_eq!(
+        with("prepare=sparse"),
+        ("truncate".into(), 256 << 10, 256 << 10)
+    );
+}

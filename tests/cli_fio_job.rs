@@ -64,7 +64,8 @@ fn a_job_runs_in_its_directory_and_keeps_its_text() {
         (Some(128), Some(126))
     );
     assert_eq!(v["workload"]["threads"], 2);
-    assert_eq!(v["workload"]["prepare"], "sparse");
+    // fallocate=none: files start empty and the writes extend them, as fio's do.
+    assert_eq!(v["workload"]["prepare"], "empty");
     assert!(
         lab.target_entries().is_empty(),
         "{:?}",

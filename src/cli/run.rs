@@ -80,7 +80,8 @@ pub struct RunArgs {
     /// Stop after N writes in total, shared by all threads (sysbench --max-requests).
     #[arg(long)]
     pub requests: Option<u64>,
-    /// File preparation before timing: sparse, fallocate or fill.
+    /// File preparation before timing: sparse (ftruncate to the size), empty (size 0, the
+    /// writes extend the file: fio fallocate=none), fallocate or fill.
     #[arg(long, value_parser = str::parse::<Prepare>)]
     pub prepare: Option<Prepare>,
     /// Sync every file once more when a thread finishes (fio end_fsync).

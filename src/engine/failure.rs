@@ -176,8 +176,9 @@ impl Worded for IoFailure {
                 }
             ),
             Some(libc::EOPNOTSUPP) if op == "fallocate" => format!(
-                "the filesystem does not support fallocate for {shown}; use {} or {}",
+                "the filesystem does not support fallocate for {shown}; use {}, {} or {}",
                 names.name(Setting::Prepare, Some("sparse")),
+                names.name(Setting::Prepare, Some("empty")),
                 names.name(Setting::Prepare, Some("fill"))
             ),
             Some(libc::ELOOP) => format!(

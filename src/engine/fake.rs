@@ -108,6 +108,7 @@ pub struct FakeBackend {
     total_writes: Arc<AtomicU64>,
     total_syncs: Arc<AtomicU64>,
     created: Mutex<Vec<String>>,
+    preparations: Mutex<Vec<(u64, Prepare)>>,
 }
 
 impl FakeBackend {
@@ -145,6 +146,12 @@ impl FakeBackend {
     /// Names of the files created so far (in the run directory).
     pub fn created(&self) -> Vec<String> {
         self.created.lock().map(|c| c.clone()).unwrap_or_default()
+    }
+
+    /// The size and preparation each created file was asked for, in creation order (the
+    /// only file work before the timed phase: a fake file is never truncated or allocated).
+    pub fn preparations(&self) -> Vec<(u64, Prepare)> {
+        self.preparations.lock().map(|c| c.clone()).unwrap_or_default()
     }
 
     fn clock_cell(&self, thread: u32) -> Arc<AtomicU64> {
@@ -381,14 +388,18 @@ impl Backend for FakeBackend {
         &self,
         _dir: &DirHandle,
         name: &str,
-        _size: u64,
-        _prepare: Prepare,
+        size: u64,
+        prepare: Prepare,
         _seed: u64,
         cancel: &CancelToken,
     ) -> io::Result<()> {
         if cancel.is_cancelled() {
             return Err(io::Error::from(io::ErrorKind::Interrupted));
         }
+        self.preparations
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((size, prepare));
         self.created
             .lock()
             .unwrap_or_else(|e| e.into_inner())

@@ -339,6 +339,9 @@ impl Backend for RealBackend {
         let file = dir.create_file(name, OFlag::empty())?;
         match prepare {
             Prepare::Sparse => file.set_len(size)?,
+            // Created with O_EXCL, so it is new and already of size 0: nothing to do; the
+            // timed writes extend it (fio's fallocate=none).
+            Prepare::Empty => {}
             Prepare::Fallocate => {
                 let len = i64::try_from(size)
                     .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;

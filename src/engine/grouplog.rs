@@ -36,7 +36,8 @@ pub(crate) struct Grouplog;
 impl Kind for Grouplog {
     type Plan = GroupLog;
 
-    /// Creates the shared log: empty (the first pass appends and grows it) unless `prepare`
+    /// Creates the shared log: empty (the first pass appends and grows it; `sparse` and `empty`
+    /// alike) unless `prepare`
     /// asks for a preallocated (`fallocate`) or written (`fill`) log of `log_size`.
     fn prepare<B: Backend>(
         backend: &B,
@@ -46,7 +47,7 @@ impl Kind for Grouplog {
         cancel: &CancelToken,
     ) -> Result<GroupLog, PrepareStop> {
         let size = match spec.prepare {
-            Prepare::Sparse => 0,
+            Prepare::Sparse | Prepare::Empty => 0,
             Prepare::Fallocate | Prepare::Fill => spec.grouplog.log_size,
         };
         let _ = events.send(EngineEvent::Preparing {

@@ -362,6 +362,59 @@ fn real_short_runs_in_a_temp_dir() {
     assert!(r.warnings.iter().any(|w| w.contains("kept as asked")));
 }
 
+#[test]
+fn empty_prepare_creates_files_of_size_zero_and_the_writes_extend_them() {
+    use crate::spec::Prepare;
+    // Fake: each file is asked to be created empty, not truncated or allocated to its size.
+    let dir = tempfile::tempdir().unwrap();
+    let fake = FakeBackend::new(vec![1_000], vec![1_000]);
+    let empty = WorkloadSpec {
+        prepare: Prepare::Empty,
+        ..spec()
+    };
+    let (tx, _rx) = mpsc::channel();
+    let r = run_with(&fake, &empty, &ctx(dir.path()), &tx, &CancelToken::new()).unwrap();
+    assert_eq!(r.status, RunStatus::Finished, "{:?}", r.error);
+    assert_eq!(fake.preparations(), vec![(400 * 4096, Prepare::Empty); 2]);
+    // Real files in a temp dir, kept: random 4k writes over a 64 KiB extent end with a file
+    // as long as the furthest block written (a sparse run's file is the full size at once).
+    let keep = RunContext {
+        keep_files: true,
+        ..ctx(dir.path())
+    };
+    for (prepare, id) in [(Prepare::Empty, 11), (Prepare::Sparse, 12)] {
+        let spec = WorkloadSpec {
+            threads: 1,
+            file_size: 16 * 4096,
+            io_size: Some(3 * 4096),
+            pattern: Pattern::Rand,
+            prepare,
+            ..Default::default()
+        };
+        let ctx = RunContext {
+            run_id: id,
+            ..keep.clone()
+        };
+        let r = run(&spec, &ctx, &tx, &CancelToken::new()).unwrap();
+        assert_eq!((r.status, r.writes), (RunStatus::Finished, 3), "{:?}", r.error);
+        let path = dir.path().join(format!("fsynclab-{id}/thread-0.dat"));
+        let meta = std::fs::metadata(&path).unwrap();
+        use std::os::unix::fs::MetadataExt;
+        if prepare == Prepare::Sparse {
+            assert_eq!(meta.len(), 16 * 4096);
+            continue;
+        }
+        // Three 4k blocks written: at most 3 x 4 KiB allocated, and the size is the end of
+        // the furthest one, a multiple of the block size, within the file size.
+        let data = std::fs::read(&path).unwrap();
+        assert!(meta.len() >= 4096 && meta.len() <= 16 * 4096, "{}", meta.len());
+        assert_eq!(meta.len() % 4096, 0);
+        let last = &data[data.len() - 4096..];
+        assert!(last.iter().any(|&b| b != 0), "the last block is one that was written");
+        assert!(meta.blocks() * 512 <= 3 * 4096 + 4096, "{}", meta.blocks());
+    }
+}
+
 /// Runs `f` on a thread and fails the test if it does not return within `secs`.
 fn within<T: Send + 'static>(secs: u64, f: impl FnOnce() -> T + Send + 'static) -> T {
     let (tx, rx) = mpsc::channel();

@@ -16,7 +16,7 @@
 //! | `duration_s` | `runtime` + `time_based=1` |
 //! | `sync` + `sync_every` | `fsync=N`, `fdatasync=N`, `sync_file_range=wait_before,write,wait_after:N` |
 //! | `open_flags` sync / dsync / direct | `sync=sync` / `sync=dsync` / `direct=1` |
-//! | `prepare` sparse / fallocate / fill | `fallocate=truncate` / `fallocate=native` / `overwrite=1` |
+//! | `prepare` sparse / empty / fallocate / fill | `fallocate=truncate` / `fallocate=none` / `fallocate=native` / `overwrite=1` |
 //! | `final_sync` | `end_fsync=1` |
 //! | `seed` | `randseed` (fio's generator differs: same coverage, other order) |
 //! | `shared_files = 1` | `filename=` one file for every clone |
@@ -525,9 +525,10 @@ fn sync_lines(
 
 fn prepare_lines(spec: &WorkloadSpec, lines: &mut Vec<(&'static str, String)>) {
     match spec.prepare {
-        // fio 3.33's fallocate=none leaves a new file empty (it grows with the writes);
-        // fallocate=truncate is the ftruncate fsynclab's sparse files are made with.
+        // fallocate=truncate is the ftruncate fsynclab's sparse files are made with;
+        // fio 3.33's fallocate=none leaves a new file empty (it grows with the writes).
         Prepare::Sparse => lines.push(("fallocate", "truncate".into())),
+        Prepare::Empty => lines.push(("fallocate", "none".into())),
         Prepare::Fallocate => lines.push(("fallocate", "native".into())),
         // overwrite=1 lays the file out in full (written, then fsynced) before the job.
         Prepare::Fill => {

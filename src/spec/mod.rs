@@ -133,7 +133,7 @@ impl std::str::FromStr for SyncMethod {
 impl std::str::FromStr for Prepare {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        parse_name(s, "sparse, fallocate, fill")
+        parse_name(s, "sparse, empty, fallocate, fill")
     }
 }
 
@@ -153,9 +153,12 @@ impl SyncMethod {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Prepare {
-    /// ftruncate to the file size: a sparse file (fio `fallocate=none`).
+    /// ftruncate to the file size: a sparse file (fio `fallocate=truncate`).
     #[default]
     Sparse,
+    /// Size 0: the files start empty and the timed writes extend them, so a sync may also
+    /// commit a size change (fio `fallocate=none`).
+    Empty,
     /// fallocate the whole file: blocks reserved, unwritten.
     Fallocate,
     /// Write the whole file and fsync it (sysbench prepare): timed writes overwrite.
@@ -530,8 +533,12 @@ impl WorkloadSpec {
         } else {
             format!("{} every {}", self.sync.as_str(), self.sync_every)
         };
+        let prepare = match self.prepare {
+            Prepare::Empty => ", files start empty",
+            Prepare::Sparse | Prepare::Fallocate | Prepare::Fill => "",
+        };
         format!(
-            "fileio{} {} threads, {} {:?} writes, {}, {} × {}, {}, flags {}",
+            "fileio{} {} threads, {} {:?} writes, {}, {} × {}{}, {}, flags {}",
             if self.mode == FileioMode::Sysbench {
                 " (sysbench)"
             } else {
@@ -543,6 +550,7 @@ impl WorkloadSpec {
             sync,
             files,
             format_size(self.file_size),
+            prepare,
             stop,
             self.open_flags.describe()
         )

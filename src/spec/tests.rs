@@ -171,6 +171,8 @@ fn enums_parse_by_their_preset_names() {
     );
     assert_eq!("seq".parse::<Pattern>(), Ok(Pattern::Seq));
     assert_eq!("fill".parse::<Prepare>(), Ok(Prepare::Fill));
+    assert_eq!("empty".parse::<Prepare>(), Ok(Prepare::Empty));
+    assert!("none".parse::<Prepare>().unwrap_err().contains("empty"));
     assert!(
         "fsink"
             .parse::<SyncMethod>()
@@ -312,4 +314,18 @@ fn the_fio_kind_is_stored_never_run() {
         serde_json::to_string(&WorkloadKind::Fio).unwrap(),
         "\"fio\""
     );
+}
+
+#[test]
+fn empty_prepare_round_trips_and_is_described() {
+    let mut spec = WorkloadSpec {
+        prepare: Prepare::Empty,
+        ..WorkloadSpec::default()
+    };
+    let text = toml::to_string(&spec).unwrap();
+    assert!(text.contains("prepare = \"empty\""), "{text}");
+    assert_eq!(toml::from_str::<WorkloadSpec>(&text).unwrap().prepare, Prepare::Empty);
+    assert!(spec.describe().contains("files start empty"), "{}", spec.describe());
+    spec.prepare = Prepare::Sparse;
+    assert!(!spec.describe().contains("empty"), "{}", spec.describe());
 }

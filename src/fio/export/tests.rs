@@ -9,6 +9,7 @@ fn seed000() -> WorkloadSpec {
         block_size: 4096,
         file_size: 8 << 20,
         io_size: Some(8 << 20),
+        prepare: Prepare::Empty,
         ..WorkloadSpec::default()
     }
 }
@@ -63,7 +64,7 @@ fn the_seed000_shape_is_the_fixture_job() {
             ("io_size", "8m"),
             ("numjobs", "4"),
             ("fsync", "1"),
-            ("fallocate", "truncate"),
+            ("fallocate", "none"),
             ("randseed", "1592653249"),
             ("group_reporting", "1"),
             ("directory", "/mnt/test"),
@@ -263,6 +264,10 @@ fn prepare_maps_to_fallocate_and_overwrite() {
     spec.prepare = Prepare::Sparse;
     let text = export(&spec);
     assert_eq!(value(&text, "fallocate").as_deref(), Some("truncate"));
+    assert_eq!(value(&text, "overwrite"), None);
+    spec.prepare = Prepare::Empty;
+    let text = export(&spec);
+    assert_eq!(value(&text, "fallocate").as_deref(), Some("none"));
     assert_eq!(value(&text, "overwrite"), None);
     spec.prepare = Prepare::Fallocate;
     assert_eq!(

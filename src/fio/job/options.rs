@@ -250,7 +250,7 @@ fn sync_file_range_of(o: &FioOption) -> Result<u32, JobError> {
 }
 
 /// `fallocate=`: the preparation, and a note where the engine's is not exactly fio's (checked
-/// with strace on fio 3.33: `none` calls neither ftruncate nor fallocate, `keep` calls
+/// with strace on fio 3.33: `none` calls neither ftruncate nor fallocate (`empty`), `keep` calls
 /// fallocate with FALLOC_FL_KEEP_SIZE, `truncate` ftruncate, `native`/`posix`/`1` and the
 /// default fallocate mode 0).
 fn fallocate_of(o: &FioOption) -> Result<(Prepare, Option<String>), JobError> {
@@ -258,12 +258,8 @@ fn fallocate_of(o: &FioOption) -> Result<(Prepare, Option<String>), JobError> {
     match v {
         "truncate" => Ok((Prepare::Sparse, None)),
         "native" | "posix" | "1" => Ok((Prepare::Fallocate, None)),
-        "none" | "0" => Ok((
-            Prepare::Sparse,
-            Some(format!(
-                "fallocate={v}: fio creates each file empty and the writes extend it (so an fsync may also commit a size change); the engine truncates the file to its size first, as fio's fallocate=truncate does"
-            )),
-        )),
+        // fio creates each file empty and the writes extend it: the engine's `empty`.
+        "none" | "0" => Ok((Prepare::Empty, None)),
         "keep" => Ok((
             Prepare::Fallocate,
             Some(

@@ -337,7 +337,9 @@ impl WorkloadForm {
             row(ui, state, "Prepare", "how files are made ready before timing starts", &["prepare"], |ui, s, _| {
                 ui.horizontal(|ui| {
                     ui.radio_value(&mut s.spec.prepare, Prepare::Sparse, "sparse")
-                        .on_hover_text("ftruncate: a sparse file (fio fallocate=none)");
+                        .on_hover_text("ftruncate to the size: a sparse file (fio fallocate=truncate)");
+                    ui.radio_value(&mut s.spec.prepare, Prepare::Empty, "empty")
+                        .on_hover_text("files start empty and the writes extend them (fio fallocate=none)");
                     ui.radio_value(&mut s.spec.prepare, Prepare::Fallocate, "fallocate")
                         .on_hover_text("blocks reserved, unwritten");
                     ui.radio_value(&mut s.spec.prepare, Prepare::Fill, "fill")
