@@ -9,11 +9,12 @@ use std::time::Duration;
 
 use gui_common::{retype, step_until};
 
+use egui::accesskit::{Role, Toggled};
 use egui_kittest::Harness;
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT, Queryable};
 use fsynclab::gui::{LabApp, UiState};
 use fsynclab::metrics::RunStatus;
-use fsynclab::spec::{Pattern, SyncMethod};
+use fsynclab::spec::{Pattern, Prepare, SyncMethod};
 use fsynclab::store::{OriginKind, Store};
 
 fn harness(dir: &tempfile::TempDir) -> Harness<'static, LabApp> {
@@ -88,6 +89,14 @@ fn a_picked_job_fills_the_form_and_its_run_keeps_the_job() {
     );
     assert_eq!(state.target, target.path().display().to_string());
     assert_eq!(state.label, "second");
+    // [global] fallocate=none: the files start empty, and the form's radio says so.
+    assert_eq!(state.spec.prepare, Prepare::Empty);
+    assert!(
+        h.get_by_role_and_label(Role::RadioButton, "empty")
+            .accesskit_node()
+            .toggled()
+            == Some(Toggled::True)
+    );
     assert!(has_label_containing(
         &h,
         "From fio job file two.fio, job [second]"

@@ -14,7 +14,7 @@ use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use fsynclab::gui::{LabApp, Tab, UiState};
 use fsynclab::metrics::RunStatus;
-use fsynclab::spec::{WorkloadSpec, builtin_presets};
+use fsynclab::spec::{Prepare, WorkloadSpec, builtin_presets};
 
 fn harness(dir: &tempfile::TempDir, state: UiState) -> Harness<'static, LabApp> {
     let app = LabApp::new(dir.path().join("gui.sqlite"), state);
@@ -291,4 +291,15 @@ fn a_presets_suggested_matrices_show_their_exact_options() {
         &h,
         "fs xfs · mkfs (defaults) · mount -o \"logbsize=32k\" | \"logbsize=256k\""
     ));
+}
+
+#[test]
+fn the_prepare_row_offers_empty_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = harness(&dir, ad_hoc_state());
+    h.run_steps(3);
+    assert_eq!(h.state().state.spec.prepare, Prepare::Sparse);
+    h.get_by_role_and_label(Role::RadioButton, "empty").click();
+    h.run_steps(2);
+    assert_eq!(h.state().state.spec.prepare, Prepare::Empty);
 }
