@@ -433,10 +433,21 @@ fn file_sizes_after(lab: &Lab, settings: &[&str]) -> (String, u64, u64) {
     assert_eq!(code, 0, "{stderr}");
     let text = std::fs::read_to_string(&job).unwrap();
     let fallocate = option(&text, "fallocate").unwrap_or("").to_string();
-    let out = Command::new("fio").arg("--output-format=json").arg(&job).output().unwrap();
-    assert!(out.status.success(), "fio: {}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new("fio")
+        .arg("--output-format=json")
+        .arg(&job)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "fio: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let size_of_only_file = |dir: &Path| {
-        let files: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+        let files: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
         assert_eq!(files.len(), 1, "{files:?}");
         std::fs::metadata(&files[0]).unwrap().len()
     };

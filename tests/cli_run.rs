@@ -258,3 +258,42 @@ fn a_headless_build_without_a_subcommand_names_the_subcommands() {
     }
     assert!(!lab.db.exists(), "no database is made without a subcommand");
 }
+
+#[test]
+fn prepare_empty_runs_and_a_bad_preparation_names_the_choices() {
+    let lab = Lab::new();
+    let v = lab.run_json(&[
+        "--threads",
+        "2",
+        "--file-size",
+        "128k",
+        "--pattern",
+        "seq",
+        "--prepare",
+        "empty",
+    ]);
+    assert_eq!(v["status"], "finished");
+    assert_eq!(v["workload"]["prepare"], "empty");
+    assert_eq!(v["writes"], 64);
+    assert!(
+        lab.target_entries().is_empty(),
+        "{:?}",
+        lab.target_entries()
+    );
+    let out = lab
+        .cmd()
+        .args(["run", "--prepare", "none", "--target"])
+        .arg(&lab.target)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        e.contains("--prepare") && e.contains("sparse, empty, fallocate, fill"),
+        "{e}"
+    );
+    // The help says what empty is.
+    let help = lab.cmd().args(["run", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(help.contains("empty (size 0"), "{help}");
+}

@@ -151,7 +151,10 @@ impl FakeBackend {
     /// The size and preparation each created file was asked for, in creation order (the
     /// only file work before the timed phase: a fake file is never truncated or allocated).
     pub fn preparations(&self) -> Vec<(u64, Prepare)> {
-        self.preparations.lock().map(|c| c.clone()).unwrap_or_default()
+        self.preparations
+            .lock()
+            .map(|c| c.clone())
+            .unwrap_or_default()
     }
 
     fn clock_cell(&self, thread: u32) -> Arc<AtomicU64> {

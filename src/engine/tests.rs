@@ -396,7 +396,12 @@ fn empty_prepare_creates_files_of_size_zero_and_the_writes_extend_them() {
             ..keep.clone()
         };
         let r = run(&spec, &ctx, &tx, &CancelToken::new()).unwrap();
-        assert_eq!((r.status, r.writes), (RunStatus::Finished, 3), "{:?}", r.error);
+        assert_eq!(
+            (r.status, r.writes),
+            (RunStatus::Finished, 3),
+            "{:?}",
+            r.error
+        );
         let path = dir.path().join(format!("fsynclab-{id}/thread-0.dat"));
         let meta = std::fs::metadata(&path).unwrap();
         use std::os::unix::fs::MetadataExt;
@@ -407,10 +412,17 @@ fn empty_prepare_creates_files_of_size_zero_and_the_writes_extend_them() {
         // Three 4k blocks written: at most 3 x 4 KiB allocated, and the size is the end of
         // the furthest one, a multiple of the block size, within the file size.
         let data = std::fs::read(&path).unwrap();
-        assert!(meta.len() >= 4096 && meta.len() <= 16 * 4096, "{}", meta.len());
+        assert!(
+            meta.len() >= 4096 && meta.len() <= 16 * 4096,
+            "{}",
+            meta.len()
+        );
         assert_eq!(meta.len() % 4096, 0);
         let last = &data[data.len() - 4096..];
-        assert!(last.iter().any(|&b| b != 0), "the last block is one that was written");
+        assert!(
+            last.iter().any(|&b| b != 0),
+            "the last block is one that was written"
+        );
         assert!(meta.blocks() * 512 <= 3 * 4096 + 4096, "{}", meta.blocks());
     }
 }

@@ -324,8 +324,15 @@ fn empty_prepare_round_trips_and_is_described() {
     };
     let text = toml::to_string(&spec).unwrap();
     assert!(text.contains("prepare = \"empty\""), "{text}");
-    assert_eq!(toml::from_str::<WorkloadSpec>(&text).unwrap().prepare, Prepare::Empty);
-    assert!(spec.describe().contains("files start empty"), "{}", spec.describe());
+    assert_eq!(
+        toml::from_str::<WorkloadSpec>(&text).unwrap().prepare,
+        Prepare::Empty
+    );
+    assert!(
+        spec.describe().contains("files start empty"),
+        "{}",
+        spec.describe()
+    );
     spec.prepare = Prepare::Sparse;
     assert!(!spec.describe().contains("empty"), "{}", spec.describe());
 }
