@@ -104,15 +104,8 @@ run_fsynclab() { # fs round prepare
 import json, sys
 out, fs, r, tool, fl = sys.argv[1:]
 j = json.load(open(out))
-def pct(q):
-    for k in ("sync_latency_us", "sync_us", "sync"):
-        v = j.get(k)
-        if isinstance(v, dict):
-            for name in (f"p{q}", f"p{q}_us"):
-                if name in v:
-                    return v[name]
-    return 0
-print("\t".join([fs, r, tool, str(j["iops"]), str(j["syncs"]), fl, str(pct(50)), str(pct(99))]))
+s = j["sync_lat_us"]
+print("\t".join([fs, r, tool, str(j["iops"]), str(j["syncs"]), fl, str(s["p50"]), str(s["p99"])]))
 PY
 }
 
