@@ -242,9 +242,11 @@ fn an_imported_run_compares_with_a_fsynclab_run_flagged_cross_tool() {
             "fio".as_ref(),
         ],
     );
-    // The same work as the seed-000 job fio ran (4 jobs, 4k random writes of 8 MiB files,
-    // fsync after every write), by fsynclab's engine.
+    // The same work as the seed-000 job fio ran (4 jobs, 4k random writes of 8 MiB files
+    // that start empty (fallocate=none), fsync after every write), by fsynclab's engine.
     lab.run_json(&[
+        "--prepare",
+        "empty",
         "--threads",
         "4",
         "--bs",
