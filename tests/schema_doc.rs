@@ -6,6 +6,7 @@
 //! page's Python histogram decoder and the `sqlite3` shell are run against it too.
 
 mod common;
+mod schema_doc_common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -13,11 +14,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::Lab;
-use rusqlite::types::Value;
 use rusqlite::{Connection, OpenFlags};
-
-/// One result row: column name → value.
-type Row = BTreeMap<String, Value>;
+use schema_doc_common::{check, int, query};
 
 fn doc() -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/SCHEMA.md");
@@ -307,7 +305,12 @@ fn build(lab: &Lab, disk: &Path, tmpfs: &Path) -> bool {
     );
     let fio = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fio/A-ext4.out");
     ok(lab, &["import", fio.to_str().unwrap()], None);
+    unfinished_runs(lab, disk)
+}
 
+/// A cancelled and an interrupted run, and as root a failed one: returns whether it made
+/// the failed one.
+fn unfinished_runs(lab: &Lab, disk: &Path) -> bool {
     // Cancelled: SIGINT, stored with what it measured (exit 130).
     let child = start_long_run(lab, disk, "cancel-me");
     nix::sys::signal::kill(
@@ -339,238 +342,6 @@ fn build(lab: &Lab, disk: &Path, tmpfs: &Path) -> bool {
         assert_eq!(out.status.code(), Some(1), "a failed run exits 1");
     }
     failed
-}
-
-fn int(row: &Row, column: &str) -> i64 {
-    match row.get(column) {
-        Some(Value::Integer(v)) => *v,
-        other => panic!("{column}: expected an integer, got {other:?} in {row:?}"),
-    }
-}
-
-fn real(row: &Row, column: &str) -> f64 {
-    match row.get(column) {
-        Some(Value::Real(v)) => *v,
-        Some(Value::Integer(v)) => *v as f64,
-        other => panic!("{column}: expected a number, got {other:?} in {row:?}"),
-    }
-}
-
-fn text(row: &Row, column: &str) -> String {
-    match row.get(column) {
-        Some(Value::Text(v)) => v.clone(),
-        other => panic!("{column}: expected text, got {other:?} in {row:?}"),
-    }
-}
-
-fn query(conn: &Connection, sql: &str) -> (Vec<String>, Vec<Row>) {
-    let mut stmt = conn.prepare(sql).unwrap_or_else(|e| panic!("{e}: {sql}"));
-    let names: Vec<String> = stmt.column_names().map(String::from).collect();
-    let rows = stmt
-        .query_map([], |r| {
-            (0..names.len())
-                .map(|i| Ok((names[i].clone(), r.get::<_, Value>(i)?)))
-                .collect::<Result<Row, _>>()
-        })
-        .unwrap()
-        .collect::<Result<Vec<_>, _>>()
-        .unwrap();
-    (names, rows)
-}
-
-/// Ids of the finished runs with `label`, in order.
-fn ids(conn: &Connection, label: &str) -> Vec<i64> {
-    let sql =
-        format!("SELECT id FROM runs WHERE label = '{label}' AND status = 'finished' ORDER BY id");
-    query(conn, &sql).1.iter().map(|r| int(r, "id")).collect()
-}
-
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    (values[(n - 1) / 2] + values[n / 2]) / 2.0
-}
-
-/// What each worked query must show on the lab [`build`] made.
-fn check(n: usize, conn: &Connection, rows: &[Row], failed_run: bool) {
-    let before = ids(conn, "before");
-    assert_eq!(before.len(), 3);
-    match n {
-        1 => {
-            let names: Vec<String> = rows.iter().map(|r| text(r, "name")).collect();
-            assert!(
-                names.iter().any(|n| n.contains("sweep threads=1,2,4")),
-                "{names:?}"
-            );
-            assert!(names.iter().any(|n| n.starts_with("import ")), "{names:?}");
-            for row in rows.iter().filter(|r| before.contains(&int(r, "run"))) {
-                assert_eq!(text(row, "label"), "before");
-                let mut tags: Vec<String> =
-                    text(row, "tags").split(',').map(String::from).collect();
-                tags.sort();
-                assert_eq!(tags, ["baseline", "disk"]);
-                assert!(text(row, "created_utc").starts_with("20"));
-            }
-        }
-        2 => {
-            assert_eq!(rows.len(), 2, "the disk directory and tmpfs");
-            assert!(
-                rows.iter()
-                    .any(|r| text(r, "fs_type") == "tmpfs" && int(r, "runs") == 2)
-            );
-            assert!(
-                rows.iter()
-                    .any(|r| text(r, "fs_type") != "tmpfs" && int(r, "runs") == 6)
-            );
-            for row in rows {
-                let (min, mean, max) = (
-                    real(row, "sync_p99_us_min"),
-                    real(row, "sync_p99_us_mean"),
-                    real(row, "sync_p99_us_max"),
-                );
-                assert!(
-                    0.0 < min && min <= mean + 0.1 && mean <= max + 0.1,
-                    "{row:?}"
-                );
-                assert!(real(row, "iops_mean") > 0.0);
-            }
-        }
-        3 => {
-            for row in rows {
-                let (syncs, flushes) = (int(row, "syncs"), int(row, "flushes"));
-                assert!(syncs > 0 && flushes >= 0 && int(row, "runs") > 0);
-                let ratio = flushes as f64 / syncs as f64;
-                assert!(
-                    (real(row, "flushes_per_sync") - ratio).abs() < 1e-3,
-                    "{row:?}"
-                );
-                assert!(!text(row, "kernel_release").is_empty());
-                assert_ne!(text(row, "fs_type"), "tmpfs", "tmpfs has no device flushes");
-            }
-            let runs: i64 = rows.iter().map(|r| int(r, "runs")).sum();
-            assert!(
-                runs >= 13,
-                "every finished run on the disk directory counts: {runs}"
-            );
-        }
-        4 => {
-            let threads: Vec<i64> = rows.iter().map(|r| int(r, "threads")).collect();
-            assert_eq!(threads, [1, 2, 4]);
-            for row in rows {
-                assert_eq!(int(row, "runs"), 2);
-                let (min, mean, max) = (
-                    real(row, "iops_min"),
-                    real(row, "iops_mean"),
-                    real(row, "iops_max"),
-                );
-                assert!(
-                    0.0 < min && min <= mean + 0.5 && mean <= max + 0.5,
-                    "{row:?}"
-                );
-            }
-        }
-        5 => {
-            let timed = ids(conn, "timed");
-            assert_eq!(rows.len(), 5, "a 1.2 s run has 12 windows");
-            let mut previous = f64::INFINITY;
-            for row in rows {
-                assert_eq!(int(row, "run_id"), timed[0]);
-                let p99 = real(row, "sync_p99_ms");
-                assert!(
-                    p99 <= previous && real(row, "sync_p50_ms") <= p99,
-                    "{row:?}"
-                );
-                previous = p99;
-                let (writes, dur) = (int(row, "writes"), int(row, "dur_ms"));
-                assert!(dur > 0 && writes > 0);
-                assert!(
-                    (real(row, "iops") - (1000.0 * writes as f64 / dur as f64).round()).abs() < 1.0
-                );
-            }
-        }
-        6 => {
-            let tmpfs = ids(conn, "tmpfs");
-            let runs: Vec<i64> = rows.iter().map(|r| int(r, "run")).collect();
-            assert_eq!(
-                runs,
-                [before.clone(), tmpfs].concat(),
-                "same job: 8 threads, 4k rand, fsync 1"
-            );
-            for row in rows {
-                assert_eq!(text(row, "fio"), "fio-3.33");
-                assert_eq!(text(row, "job"), "writers");
-                assert!(
-                    (real(row, "fio_iops") - 4331.0).abs() < 1.0,
-                    "fio's own figure"
-                );
-                assert!((real(row, "fio_sync_p99_us") - 4489.2).abs() < 0.01);
-                assert!(real(row, "iops") > 0.0 && real(row, "sync_p99_us") > 0.0);
-            }
-        }
-        7 => {
-            let by_label = |label: &str| {
-                rows.iter()
-                    .find(|r| r.get("label") == Some(&Value::Text(label.into())))
-                    .unwrap_or_else(|| panic!("no {label} run in {rows:?}"))
-            };
-            let cancelled = by_label("cancel-me");
-            assert_eq!(text(cancelled, "status"), "cancelled");
-            assert_eq!(text(cancelled, "data"), "result");
-            assert!(int(cancelled, "writes_measured") > 0);
-            let killed = by_label("kill-me");
-            assert_eq!(text(killed, "status"), "interrupted");
-            assert_eq!(text(killed, "data"), "progress only");
-            assert!(int(killed, "writes_measured") > 0);
-            assert!(!text(killed, "error").is_empty(), "says why");
-            if failed_run {
-                let full = by_label("full");
-                assert_eq!(text(full, "status"), "failed");
-                assert!(text(full, "error").contains("no space left"), "{full:?}");
-            }
-            assert_eq!(rows.len(), 2 + usize::from(failed_run));
-        }
-        8 => {
-            let timed = ids(conn, "timed")[0];
-            assert!(
-                rows.iter()
-                    .any(|r| int(r, "run") == timed && int(r, "threads") == 3)
-            );
-            for row in rows {
-                assert!(int(row, "threads") > 1);
-                assert!(int(row, "writes_min") <= int(row, "writes_max"));
-                assert!(real(row, "max_over_min") >= 1.0, "{row:?}");
-                let busy = real(row, "busy_share");
-                assert!(busy > 0.0 && busy <= 1.01, "{row:?}");
-            }
-        }
-        9 => {
-            let runs: Vec<i64> = rows.iter().map(|r| int(r, "run")).collect();
-            assert_eq!(runs, before, "tagged baseline, not sweep");
-            for row in rows {
-                assert_eq!(text(row, "preset"), "btrfs-log-commit");
-                assert!(text(row, "tags").contains("disk"));
-            }
-        }
-        10 => {
-            let labels: Vec<String> = rows.iter().map(|r| text(r, "label")).collect();
-            assert_eq!(labels, ["before", "after"]);
-            for row in rows {
-                let label = text(row, "label");
-                assert_eq!(int(row, "runs"), 3);
-                let sql = format!(
-                    "SELECT iops, sync_p99_ns, flushes_per_sync FROM runs WHERE label = '{label}' AND status = 'finished'"
-                );
-                let runs = query(conn, &sql).1;
-                let of = |c: &str| median(runs.iter().map(|r| real(r, c)).collect());
-                assert!((real(row, "iops_median") - of("iops").round()).abs() < 1.0);
-                assert!((real(row, "sync_p99_ms_median") - of("sync_p99_ns") / 1e6).abs() < 1e-3);
-                assert!(
-                    (real(row, "flushes_per_sync_median") - of("flushes_per_sync")).abs() < 1e-3
-                );
-            }
-        }
-        _ => panic!("docs/SCHEMA.md has more than ten worked queries"),
-    }
 }
 
 /// The page's Python decoder (when python3 is there; CI installs it): its percentiles are
@@ -692,7 +463,14 @@ fn the_worked_queries_run_on_a_real_database() {
             n + 1
         );
         assert!(!rows.is_empty(), "query {} returned no rows: {sql}", n + 1);
-        check(n + 1, &conn, &rows, failed_run);
+        check(
+            n + 1,
+            &schema_doc_common::Lab {
+                conn: &conn,
+                failed_run,
+            },
+            &rows,
+        );
         counts.push(rows.len());
     }
     check_python_recipe(&lab, &conn, &doc);
