@@ -303,8 +303,18 @@ fn build(lab: &Lab, disk: &Path, tmpfs: &Path) -> bool {
         ],
         Some(disk),
     );
-    let fio = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fio/A-ext4.out");
-    ok(lab, &["import", fio.to_str().unwrap()], None);
+    // From the crate's directory, so the experiment is named as the page shows it.
+    let out = lab
+        .cmd()
+        .args(["import", "tests/fixtures/fio/A-ext4.out"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     unfinished_runs(lab, disk)
 }
 
@@ -439,6 +449,18 @@ fn the_worked_queries_run_on_a_real_database() {
     assert!(
         common::entries(disk.path()).is_empty(),
         "no run left files behind"
+    );
+    let flushes: Option<i64> = read_only(&lab.db)
+        .query_row(
+            "SELECT min(device_flushes) FROM runs WHERE label = 'before'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(
+        flushes.is_some(),
+        "the queries need device flush counts: CARGO_TARGET_TMPDIR ({}) must be on a block device",
+        env!("CARGO_TARGET_TMPDIR")
     );
     // FSYNCLAB_SCHEMA_DOC_DB=PATH keeps a copy (the page's sample output comes from one).
     if let Ok(keep) = std::env::var("FSYNCLAB_SCHEMA_DOC_DB") {
