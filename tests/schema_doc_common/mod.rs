@@ -173,7 +173,8 @@ fn q5(lab: &Lab<'_>, rows: &[Row]) {
         );
         previous = p99;
         let (writes, dur) = (int(row, "writes"), int(row, "dur_ms"));
-        assert!(dur > 0 && writes > 0);
+        // A window can hold a sync that ended but no write (every thread blocked in fsync).
+        assert!(dur > 0 && writes >= 0);
         assert!((real(row, "iops") - (1000.0 * writes as f64 / dur as f64).round()).abs() < 1.0);
     }
 }
