@@ -9,6 +9,7 @@ mod imported;
 mod kinds;
 mod listing;
 mod output;
+pub mod raw;
 mod sysbench;
 mod text;
 
