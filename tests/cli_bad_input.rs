@@ -217,7 +217,7 @@ fn no_space_left_during_a_run_is_stored_as_failed_with_data() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = common::one_run(&out.stdout);
     assert_eq!(v["status"], "failed");
     assert!(
         v["error"].as_str().unwrap().contains("no space left"),
@@ -230,9 +230,10 @@ fn no_space_left_during_a_run_is_stored_as_failed_with_data() {
         common::entries(&small.path).is_empty(),
         "scratch dir removed after failure"
     );
-    let rows: serde_json::Value =
-        serde_json::from_slice(&lab.cmd().args(["list", "--json"]).output().unwrap().stdout)
-            .unwrap();
+    let rows = common::payload(
+        &lab.cmd().args(["list", "--json"]).output().unwrap().stdout,
+        "runs",
+    );
     assert_eq!(rows[0]["status"], "failed");
     assert_eq!(rows[0]["writes"].as_u64(), Some(writes));
 }

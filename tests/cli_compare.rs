@@ -3,7 +3,7 @@
 mod common;
 
 use assert_cmd::prelude::*;
-use common::{Lab, json_of};
+use common::{Lab, json_of, payload};
 use predicates::prelude::*;
 
 /// Runs `fsynclab run --quiet --json` with small files and returns the JSON.
@@ -27,7 +27,7 @@ fn run(lab: &Lab, extra: &[&str]) -> serde_json::Value {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    json_of(&out.stdout)
+    payload(&out.stdout, "runs")
 }
 
 #[test]
@@ -46,7 +46,10 @@ fn repeats_and_sweeps_fill_one_experiment_each() {
         .map(|r| r["workload"]["threads"].as_u64().unwrap())
         .collect();
     assert_eq!(threads, vec![1, 1, 2, 2]);
-    let rows = json_of(&lab.cmd().args(["list", "--json"]).output().unwrap().stdout);
+    let rows = payload(
+        &lab.cmd().args(["list", "--json"]).output().unwrap().stdout,
+        "runs",
+    );
     let experiments: std::collections::BTreeSet<i64> = rows
         .as_array()
         .unwrap()

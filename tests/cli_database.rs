@@ -6,7 +6,7 @@ mod common;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{Lab, TmpfsMount, hold_write_lock, json_of, require_root};
+use common::{Lab, TmpfsMount, hold_write_lock, require_root};
 
 #[test]
 fn list_does_not_wait_for_another_writer() {
@@ -25,7 +25,7 @@ fn list_does_not_wait_for_another_writer() {
         "{:?}",
         started.elapsed()
     );
-    assert_eq!(json_of(&out.stdout).as_array().unwrap().len(), 1);
+    assert_eq!(common::payload(&out.stdout, "runs").as_array().unwrap().len(), 1);
     for cmd in [&["show", "1"][..], &["compare", "1", "1"][..]] {
         let out = lab.cmd().args(cmd).output().unwrap();
         assert!(
@@ -52,7 +52,7 @@ fn a_read_only_database_lists() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(json_of(&out.stdout).as_array().unwrap().len(), 1);
+    assert_eq!(common::payload(&out.stdout, "runs").as_array().unwrap().len(), 1);
     mode(&lab.db, 0o644);
     // Root ignores file modes: a read-only mount shows the same for everyone.
     if require_root("a_read_only_database_lists", "a read-only tmpfs") {
@@ -103,7 +103,7 @@ fn a_read_only_database_lists() {
             "as uid 65534: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        assert_eq!(json_of(&out.stdout).as_array().unwrap().len(), 1);
+        assert_eq!(common::payload(&out.stdout, "runs").as_array().unwrap().len(), 1);
         assert_eq!(std::fs::read(&db).unwrap(), before);
     }
 }
@@ -294,7 +294,7 @@ fn streaming_adds_no_flush_to_the_measured_device() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let run = json_of(&out.stdout);
+    let run = common::one_run(&out.stdout);
     let flushes = run["device_flushes"]
         .as_u64()
         .expect("a loop device counts flushes");

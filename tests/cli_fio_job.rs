@@ -36,7 +36,7 @@ fn show_json(lab: &Lab, id: u64) -> serde_json::Value {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
-    json_of(&out.stdout)
+    common::payload(&out.stdout, "run")
 }
 
 const SEED_SHAPE: &str = "[writers]\nrw=randwrite\nfsync=1\nfallocate=none\ngroup_reporting=1\n\
@@ -56,7 +56,7 @@ fn a_job_runs_in_its_directory_and_keeps_its_text() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
-    let v = json_of(&out.stdout);
+    let v = common::one_run(&out.stdout);
     assert_eq!(v["status"], "finished");
     // 2 jobs × 64 writes; fio's count: no fsync after each job's last write.
     assert_eq!(
@@ -135,7 +135,7 @@ fn several_jobs_are_one_run_each_in_one_experiment() {
         "{}",
         stderr(&out)
     );
-    let runs = json_of(&out.stdout);
+    let runs = common::payload(&out.stdout, "runs");
     let runs = runs.as_array().unwrap();
     assert_eq!(runs.len(), 2);
     assert_eq!(
@@ -163,7 +163,7 @@ fn several_jobs_are_one_run_each_in_one_experiment() {
     // --job picks one: a single run, labelled with the job.
     let out = run_job(&lab, &job, &["--target", target, "--job", "seq"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let v = json_of(&out.stdout);
+    let v = common::one_run(&out.stdout);
     assert_eq!(v["writes"], 32);
     assert_eq!(show_json(&lab, v["id"].as_u64().unwrap())["label"], "seq");
     // One job with --label: the label as given, so `compare before after` finds it.
@@ -206,7 +206,7 @@ fn unknown_options_warn_before_the_run_and_strict_refuses_them() {
             && e.contains("loops (line 5), rate_iops (line 6)"),
         "{e}"
     );
-    let v = json_of(&out.stdout);
+    let v = common::one_run(&out.stdout);
     let warnings = show_json(&lab, v["id"].as_u64().unwrap())["warnings"].clone();
     assert!(
         warnings[0].as_str().unwrap().contains("loops (line 5)"),
@@ -370,7 +370,7 @@ fn fio_and_run_fio_job_do_the_same_writes_and_syncs() {
             .output()
             .unwrap();
         assert!(out.status.success(), "{}", stderr(&out));
-        let v = json_of(&out.stdout);
+        let v = common::one_run(&out.stdout);
         let ours = (v["writes"].as_u64().unwrap(), v["syncs"].as_u64().unwrap());
         eprintln!("case {i}: fio {fio:?}, fsynclab {ours:?}");
         // fio's JSON leaves end_fsync out of sync.lat_ns; fsynclab times it as a sync.

@@ -47,7 +47,7 @@ fn show_json(lab: &Lab, id: i64) -> serde_json::Value {
         .output()
         .unwrap();
     assert!(out.status.success());
-    json_of(&out.stdout)
+    common::payload(&out.stdout, "run")
 }
 
 fn close(a: f64, b: f64, rel: f64) -> bool {
@@ -130,12 +130,13 @@ fn every_fixture_imports_and_shows_fios_figures() {
         }
     }
     // One experiment per file and host: client-json has two servers.
-    let rows = json_of(
+    let rows = common::payload(
         &lab.cmd()
             .args(["list", "--json", "--limit", "100"])
             .output()
             .unwrap()
             .stdout,
+        "runs",
     );
     let experiments: std::collections::BTreeSet<i64> = rows
         .as_array()
@@ -425,7 +426,10 @@ fn hostile_files_exit_2_naming_the_file_and_field() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    let rows = json_of(&lab.cmd().args(["list", "--json"]).output().unwrap().stdout);
+    let rows = common::payload(
+        &lab.cmd().args(["list", "--json"]).output().unwrap().stdout,
+        "runs",
+    );
     assert!(rows.as_array().is_none_or(|r| r.is_empty()), "{rows}");
 }
 

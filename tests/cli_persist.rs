@@ -6,7 +6,7 @@ mod common;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Lab, create_db, hold_write_lock, json_of, require_root};
+use common::{Lab, create_db, hold_write_lock, require_root};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
@@ -99,7 +99,7 @@ fn kill_9_keeps_every_second_but_the_last_and_show_says_how_far() {
     assert!(stderr.contains("marked interrupted"), "{stderr}");
     assert!(stderr.contains("removed 1 directory"), "{stderr}");
     assert!(run_dirs(&lab).is_empty());
-    let v = json_of(&out.stdout);
+    let v = common::payload(&out.stdout, "run");
     assert_eq!(v["status"], "interrupted", "{v}");
     let intervals = v["intervals"].as_array().expect("intervals");
     let last_t_ms = intervals.last().expect("some intervals")["t_ms"]
@@ -136,11 +136,11 @@ fn stopped_by(sig: Signal, code: i32) {
         "{sig}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let v = json_of(&out.stdout);
+    let v = common::one_run(&out.stdout);
     assert_eq!(v["status"], "cancelled");
     assert!(v["writes"].as_u64().unwrap() > 0);
     let shown = lab.cmd().args(["show", "1", "--json"]).output().unwrap();
-    let shown = json_of(&shown.stdout);
+    let shown = common::payload(&shown.stdout, "run");
     assert_eq!(shown["status"], "cancelled");
     assert!(!shown["intervals"].as_array().unwrap().is_empty());
     assert!(run_dirs(&lab).is_empty(), "{:?}", lab.target_entries());
@@ -205,7 +205,7 @@ fn the_same_signal_twice_from_one_sender_is_one_request() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let v = json_of(&out.stdout);
+    let v = common::one_run(&out.stdout);
     assert_eq!(v["status"], "cancelled");
     assert!(v["writes"].as_u64().unwrap() > 0);
     assert!(run_dirs(&lab).is_empty(), "{:?}", lab.target_entries());
@@ -287,7 +287,7 @@ fn a_run_waits_out_a_lock_held_past_the_busy_timeout() {
         1,
         "{stderr}"
     );
-    assert_eq!(json_of(&out.stdout)["status"], "finished");
+    assert_eq!(common::one_run(&out.stdout)["status"], "finished");
 }
 
 #[test]
@@ -312,7 +312,7 @@ fn a_run_in_another_pid_namespace_is_not_marked_interrupted_while_alive() {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        json_of(&out.stdout)[0]["status"]
+        common::payload(&out.stdout, "runs")[0]["status"]
             .as_str()
             .unwrap()
             .to_string()
@@ -336,13 +336,13 @@ fn a_run_in_another_pid_namespace_is_not_marked_interrupted_while_alive() {
     );
     assert_eq!(status(), "finished", "the newest run");
     let first = lab.cmd().args(["show", "1", "--json"]).output().unwrap();
-    assert_eq!(json_of(&first.stdout)["status"], "running");
+    assert_eq!(common::payload(&first.stdout, "run")["status"], "running");
     // Killed (unshare takes its child with it): the next open marks it interrupted.
     signal(&child, Signal::SIGKILL);
     child.wait().unwrap();
     std::thread::sleep(Duration::from_millis(300));
     let first = lab.cmd().args(["show", "1", "--json"]).output().unwrap();
-    assert_eq!(json_of(&first.stdout)["status"], "interrupted");
+    assert_eq!(common::payload(&first.stdout, "run")["status"], "interrupted");
 }
 
 #[test]

@@ -3,7 +3,7 @@
 mod common;
 
 use assert_cmd::prelude::*;
-use common::{Lab, json_of};
+use common::Lab;
 use predicates::prelude::*;
 
 #[test]
@@ -41,7 +41,7 @@ fn ad_hoc_run_stores_and_reports_everything() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let v = json_of(&out.stdout);
+    let v = common::one_run(&out.stdout);
     assert_eq!(v["status"], "finished");
     assert_eq!(v["writes"], 128);
     // 32 due per thread; as fio, none after a size-based thread's last write.
@@ -70,7 +70,7 @@ fn ad_hoc_run_stores_and_reports_everything() {
     let id = v["id"].as_i64().unwrap();
 
     let list = lab.cmd().args(["list", "--json"]).output().unwrap();
-    let rows = json_of(&list.stdout);
+    let rows = common::payload(&list.stdout, "runs");
     assert_eq!(rows[0]["id"], id);
     assert_eq!(rows[0]["label"], "adhoc");
     assert_eq!(rows[0]["writes"], 128);
@@ -80,7 +80,7 @@ fn ad_hoc_run_stores_and_reports_everything() {
         .args(["show", &id.to_string(), "--json"])
         .output()
         .unwrap();
-    let shown = json_of(&show.stdout);
+    let shown = common::payload(&show.stdout, "run");
     assert_eq!(shown["syncs"], 62);
     assert_eq!(shown["tags"][0], "ci");
     assert!(shown["intervals"].as_array().is_some());
@@ -141,12 +141,15 @@ fn preset_runs_at_a_tiny_scale() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let v = json_of(&out.stdout);
+    let v = common::one_run(&out.stdout);
     // 64M × 0.001 = 65.5k → 16 blocks of 4k per thread, 8 threads, fsync after each write
     // but the last (fio's count).
     assert_eq!(v["writes"], 8 * 16);
     assert_eq!(v["syncs"], 8 * 15);
-    let rows = json_of(&lab.cmd().args(["list", "--json"]).output().unwrap().stdout);
+    let rows = common::payload(
+        &lab.cmd().args(["list", "--json"]).output().unwrap().stdout,
+        "runs",
+    );
     assert_eq!(rows[0]["preset"], "btrfs-log-commit");
     assert_eq!(rows[0]["preset_scale"], 0.001);
 }
@@ -164,12 +167,13 @@ fn presets_are_listed_and_shown() {
         .assert()
         .success()
         .stdout(predicate::str::contains("2647KiB/s").and(predicate::str::contains("14.9MiB/s")));
-    let v = json_of(
+    let v = common::payload(
         &lab.cmd()
             .args(["presets", "--json"])
             .output()
             .unwrap()
             .stdout,
+        "presets",
     );
     assert_eq!(v[0]["name"], "btrfs-log-commit");
 }
@@ -211,12 +215,15 @@ fn ctrl_c_cancels_and_stores_the_partial_run() {
     .unwrap();
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130));
-    let v = json_of(&out.stdout);
+    let v = common::one_run(&out.stdout);
     assert_eq!(v["status"], "cancelled");
     assert!(v["writes"].as_u64().unwrap() > 0);
     assert!(v["wall_s"].as_f64().unwrap() < 10.0);
     assert!(lab.target_entries().is_empty());
-    let rows = json_of(&lab.cmd().args(["list", "--json"]).output().unwrap().stdout);
+    let rows = common::payload(
+        &lab.cmd().args(["list", "--json"]).output().unwrap().stdout,
+        "runs",
+    );
     assert_eq!(rows[0]["status"], "cancelled");
 }
 

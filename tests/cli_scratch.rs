@@ -6,7 +6,7 @@ mod common;
 use std::process::Command;
 
 use assert_cmd::prelude::*;
-use common::{Lab, json_of, require_root};
+use common::{Lab, require_root};
 use predicates::prelude::*;
 
 /// `fsynclab` with its own database and its own scratch state directory.
@@ -77,7 +77,7 @@ fn create_run_record_and_destroy() {
             "{fs}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let recipe = json_of(&out.stdout);
+        let recipe = common::payload(&out.stdout, "scratch");
         assert_eq!(recipe["fs"], fs);
         let mount_point = recipe["mount_point"].as_str().unwrap().to_string();
         let run = cmd(&lab)
@@ -99,7 +99,7 @@ fn create_run_record_and_destroy() {
             "{}",
             String::from_utf8_lossy(&run.stderr)
         );
-        let run = json_of(&run.stdout);
+        let run = common::one_run(&run.stdout);
         assert_eq!(run["fs_type"], fs);
         if !opts.is_empty() {
             assert!(
@@ -117,22 +117,24 @@ fn create_run_record_and_destroy() {
             run["backing_device"].is_string(),
             "the disk under the image is counted too"
         );
-        let shown = json_of(
+        let shown = common::payload(
             &cmd(&lab)
                 .args(["show", &run["id"].to_string(), "--json"])
                 .output()
                 .unwrap()
                 .stdout,
+            "run",
         );
         assert_eq!(shown["system"]["scratch"]["name"], format!("t-{fs}"));
         assert_eq!(shown["system"]["scratch"]["mount_opts"], opts);
     }
-    let list = json_of(
+    let list = common::payload(
         &cmd(&lab)
             .args(["scratch", "list", "--json"])
             .output()
             .unwrap()
             .stdout,
+        "scratch",
     );
     assert_eq!(list.as_array().unwrap().len(), 3);
     cmd(&lab)
@@ -143,12 +145,13 @@ fn create_run_record_and_destroy() {
         .args(["scratch", "destroy", "--all"])
         .assert()
         .success();
-    let list = json_of(
+    let list = common::payload(
         &cmd(&lab)
             .args(["scratch", "list", "--json"])
             .output()
             .unwrap()
             .stdout,
+        "scratch",
     );
     assert!(list.as_array().unwrap().is_empty());
     assert_nothing_left(&lab);
@@ -189,7 +192,10 @@ fn matrix_runs_each_configuration_on_a_fresh_filesystem() {
             predicate::str::contains("btrfs -o nossd  vs  btrfs -o ssd")
                 .and(predicate::str::contains("Hmean")),
         );
-    let rows = json_of(&cmd(&lab).args(["list", "--json"]).output().unwrap().stdout);
+    let rows = common::payload(
+        &cmd(&lab).args(["list", "--json"]).output().unwrap().stdout,
+        "runs",
+    );
     let mut labels: Vec<String> = rows
         .as_array()
         .unwrap()
@@ -207,12 +213,13 @@ fn matrix_runs_each_configuration_on_a_fresh_filesystem() {
     assert_eq!(experiments.len(), 1, "one experiment");
     // Each run recorded its configuration and counted flushes on its loop device.
     for row in rows.as_array().unwrap() {
-        let run = json_of(
+        let run = common::payload(
             &cmd(&lab)
                 .args(["show", &row["id"].to_string(), "--json"])
                 .output()
                 .unwrap()
                 .stdout,
+            "run",
         );
         let wanted = if row["label"] == "btrfs -o ssd" {
             "ssd"

@@ -29,7 +29,7 @@ fn tiny_preset_run_does_every_operation_and_cleans_up() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let v = json_of(&out.stdout);
+    let v = common::one_run(&out.stdout);
     assert_eq!(v["status"], "finished");
     let ops = v["kind_detail"]["ops"].as_array().expect("ops table");
     let count = |name: &str| -> u64 {

@@ -40,27 +40,35 @@ fn check_run(run: &serde_json::Value) {
 #[test]
 fn preset_series_runs_every_strategy_over_the_writer_sweep() {
     let lab = Lab::new();
-    let variants = lab.run_json(&[
+    let doc = lab.run_doc(&[
         "--series",
         "--scale",
         "0.01",
         "--preset",
         "ext4-fsync-coordination",
     ]);
-    let variants = variants.as_array().unwrap();
+    let all_runs = doc["runs"].as_array().unwrap();
+    assert_eq!(all_runs.len(), 20, "every run of every variant, in order");
+    let variants = doc["experiments"].as_array().unwrap();
     let labels: Vec<&str> = variants
         .iter()
         .map(|v| v["label"].as_str().unwrap())
         .collect();
     assert_eq!(labels, ["solo", "leader", "adaptive", "delay500"]);
     for v in variants {
-        let runs = v["runs"].as_array().unwrap();
+        // Each variant's runs, by id, in the document's flat `runs`.
+        let runs: Vec<&serde_json::Value> = v["run_ids"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|id| all_runs.iter().find(|r| r["id"] == *id).unwrap())
+            .collect();
         let writers: Vec<u64> = runs
             .iter()
             .map(|r| r["workload"]["threads"].as_u64().unwrap())
             .collect();
         assert_eq!(writers, [1, 2, 4, 8, 16]);
-        for run in runs {
+        for run in &runs {
             check_run(run);
             assert_eq!(
                 run["kind_detail"]["group"]["strategy"],
@@ -72,7 +80,7 @@ fn preset_series_runs_every_strategy_over_the_writer_sweep() {
         }
         // Solo never shares a flush.
         if v["label"] == "solo" {
-            for run in runs {
+            for run in &runs {
                 assert_eq!(run["kind_detail"]["group"]["flushes_per_commit"], 1.0);
             }
         }

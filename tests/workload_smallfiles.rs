@@ -6,7 +6,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{Lab, json_of, require_root};
+use common::{Lab, require_root};
 use serde_json::Value;
 
 /// `fsynclab run --quiet --json --target <target> <args>`; returns (exit code, JSON or stderr).
@@ -22,7 +22,7 @@ fn run(lab: &Lab, target: &Path, args: &[&str]) -> (i32, Value, String) {
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     let code = out.status.code().unwrap_or(-1);
     let json = if code == 0 || !out.stdout.is_empty() {
-        json_of(&out.stdout)
+        common::one_run(&out.stdout)
     } else {
         Value::Null
     };
@@ -299,7 +299,7 @@ fn xattrs_on_a_filesystem_without_user_xattrs_are_refused_by_name() {
         .output()
         .unwrap();
     assert_eq!(
-        common::json_of(&failed.stdout).as_array().map(Vec::len),
+        common::payload(&failed.stdout, "runs").as_array().map(Vec::len),
         Some(1),
         "the failed run is stored"
     );

@@ -5,7 +5,7 @@
 mod common;
 
 use assert_cmd::prelude::*;
-use common::{Lab, json_of};
+use common::Lab;
 use predicates::prelude::*;
 
 fn run_json(lab: &Lab, args: &[&str]) -> serde_json::Value {
@@ -22,7 +22,7 @@ fn run_json(lab: &Lab, args: &[&str]) -> serde_json::Value {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    json_of(&out.stdout)
+    common::one_run(&out.stdout)
 }
 
 fn op_count(v: &serde_json::Value, name: &str) -> u64 {

@@ -74,10 +74,7 @@ pub fn list(db: &Option<PathBuf>, args: ListArgs) -> Result<u8, CliError> {
     };
     let rows = store.list_runs(&filter)?;
     if args.json {
-        outln!(
-            "{}",
-            serde_json::to_string_pretty(&rows).map_err(CliError::failed)?
-        );
+        super::launch::print_json(&report::versioned([("runs", serde_json::json!(rows))]))?;
     } else if rows.is_empty() {
         outln!("{}", super::listing::NO_RUNS_HINT);
     } else {
@@ -105,10 +102,7 @@ pub fn show(db: &Option<PathBuf>, args: ShowArgs) -> Result<u8, CliError> {
             value["system"] = serde_json::json!(result.system);
             value["run_dir"] = serde_json::json!(dir_line.as_ref().and(stored.run_dir.as_ref()));
             value["origin"] = serde_json::json!(stored.origin);
-            outln!(
-                "{}",
-                serde_json::to_string_pretty(&value).map_err(CliError::failed)?
-            );
+            super::launch::print_json(&report::versioned([("run", value)]))?;
         }
         (Some(result), false) => {
             out!("{}", report::run_header(&stored.row));
@@ -122,10 +116,7 @@ pub fn show(db: &Option<PathBuf>, args: ShowArgs) -> Result<u8, CliError> {
             value["progress"] = serde_json::json!(stored.progress);
             value["intervals"] = serde_json::json!(stored.partial_intervals);
             value["run_dir"] = serde_json::json!(dir_line.as_ref().and(stored.run_dir.as_ref()));
-            outln!(
-                "{}",
-                serde_json::to_string_pretty(&value).map_err(CliError::failed)?
-            );
+            super::launch::print_json(&report::versioned([("run", value)]))?;
         }
         (None, false) => {
             out!("{}", report::run_header(&stored.row));
@@ -170,10 +161,8 @@ pub fn presets(args: PresetsArgs) -> Result<u8, CliError> {
         Some(name) => {
             let preset = spec::load_preset(&name).map_err(CliError::usage)?;
             if args.json {
-                outln!(
-                    "{}",
-                    serde_json::to_string_pretty(&preset).map_err(CliError::failed)?
-                );
+                let one = serde_json::json!([preset]);
+                super::launch::print_json(&report::versioned([("presets", one)]))?;
             } else {
                 out!("{}", super::listing::preset_text(&preset));
             }
@@ -181,10 +170,8 @@ pub fn presets(args: PresetsArgs) -> Result<u8, CliError> {
         None => {
             let all = spec::builtin_presets();
             if args.json {
-                outln!(
-                    "{}",
-                    serde_json::to_string_pretty(&all).map_err(CliError::failed)?
-                );
+                let all = serde_json::json!(all);
+                super::launch::print_json(&report::versioned([("presets", all)]))?;
             } else {
                 for p in &all {
                     outln!("{:<24} {}", p.name, p.title);

@@ -279,10 +279,7 @@ fn print_results(results: &[(String, RunResult)], json: bool) -> Result<(), CliE
                 value
             })
             .collect();
-        outln!(
-            "{}",
-            serde_json::to_string_pretty(&all).map_err(CliError::failed)?
-        );
+        super::launch::print_json(&report::run_shape(all, &[]))?;
     } else {
         for (name, r) in results {
             outln!("== job [{name}]");

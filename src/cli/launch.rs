@@ -72,11 +72,11 @@ fn single(result: &RunResult, json: bool) -> Result<u8, CliError> {
 
 fn repeat(outcome: &lab::SeriesOutcome, json: bool, cancelled: bool) -> Result<u8, CliError> {
     if json {
-        let all: Vec<_> = outcome.results.iter().map(report::run_json).collect();
-        outln!(
-            "{}",
-            serde_json::to_string_pretty(&all).map_err(CliError::failed)?
+        let shape = report::run_shape(
+            outcome.results.iter().map(report::run_json).collect(),
+            &[experiment_json(None, outcome)],
         );
+        print_json(&shape)?;
     } else {
         outln!(
             "experiment {}: {} run(s) stored{}; compare with `fsynclab compare exp:{} <other side>`",
@@ -107,21 +107,15 @@ fn series(
     cancelled: bool,
 ) -> Result<u8, CliError> {
     if json {
-        let all: Vec<_> = variants
+        let runs = variants
             .iter()
-            .map(|v| {
-                serde_json::json!({
-                    "label": v.label,
-                    "experiment": v.series.experiment_id,
-                    "stopped": v.series.stopped,
-                    "runs": v.series.results.iter().map(report::run_json).collect::<Vec<_>>(),
-                })
-            })
+            .flat_map(|v| v.series.results.iter().map(report::run_json))
             .collect();
-        outln!(
-            "{}",
-            serde_json::to_string_pretty(&all).map_err(CliError::failed)?
-        );
+        let experiments: Vec<_> = variants
+            .iter()
+            .map(|v| experiment_json(Some(&v.label), &v.series))
+            .collect();
+        print_json(&report::run_shape(runs, &experiments))?;
     } else {
         for v in variants {
             outln!(
@@ -194,12 +188,31 @@ fn matrix(store: &Store, outcome: &lab::MatrixOutcome) -> u8 {
     }
 }
 
+/// One `--repeat` series or `--series` variant in `run --json`'s `experiments`.
+fn experiment_json<'a>(
+    label: Option<&'a str>,
+    series: &'a lab::SeriesOutcome,
+) -> report::ExperimentJson<'a> {
+    report::ExperimentJson {
+        label,
+        experiment_id: series.experiment_id,
+        stopped: series.stopped.as_deref(),
+        runs: &series.results,
+    }
+}
+
+/// Prints a `--json` document, pretty.
+pub(super) fn print_json(value: &serde_json::Value) -> Result<(), CliError> {
+    outln!(
+        "{}",
+        serde_json::to_string_pretty(value).map_err(CliError::failed)?
+    );
+    Ok(())
+}
+
 fn print_result(result: &RunResult, json: bool) -> Result<(), CliError> {
     if json {
-        outln!(
-            "{}",
-            serde_json::to_string_pretty(&report::run_json(result)).map_err(CliError::failed)?
-        );
+        print_json(&report::run_shape(vec![report::run_json(result)], &[]))?;
     } else {
         out!("{}", report::summary_text(result));
     }

@@ -11,6 +11,7 @@ use crate::lab::{self, Launch, MatrixSpec, RunRequest};
 use crate::scratch::{
     Backing, CreateRequest, FsKind, ScratchManager, check_mkfs_options, check_mount_options,
 };
+use crate::report;
 use crate::spec;
 
 /// `fsynclab scratch ...`.
@@ -167,10 +168,8 @@ pub fn scratch(db: &Option<PathBuf>, args: ScratchArgs) -> Result<u8, CliError> 
                 })
                 .map_err(scratch_error)?;
             if a.json {
-                outln!(
-                    "{}",
-                    serde_json::to_string_pretty(&recipe).map_err(CliError::failed)?
-                );
+                let one = serde_json::json!(recipe);
+                super::launch::print_json(&report::versioned([("scratch", one)]))?;
             } else {
                 outln!(
                     "{} ready: {} on {} mounted at {}\nrun on it: fsynclab run --target {} ...",
@@ -185,10 +184,8 @@ pub fn scratch(db: &Option<PathBuf>, args: ScratchArgs) -> Result<u8, CliError> 
         ScratchAction::List { json } => {
             let list = manager.list().map_err(scratch_error)?;
             if json {
-                outln!(
-                    "{}",
-                    serde_json::to_string_pretty(&list).map_err(CliError::failed)?
-                );
+                let all = serde_json::json!(list);
+                super::launch::print_json(&report::versioned([("scratch", all)]))?;
             } else if list.is_empty() {
                 outln!(
                     "no scratch filesystems; make one with `fsynclab scratch create --fs ext4 --size 2G`"

@@ -31,9 +31,18 @@ impl Lab {
         c
     }
 
-    /// `fsynclab --db <db> run --quiet --json <args> --target <target>`: the printed JSON,
-    /// after checking the command succeeded (its stderr shown when it did not).
+    /// `fsynclab --db <db> run --quiet --json <args> --target <target>`: the one run's
+    /// object of the printed `{"schema_version": 1, "runs": [..], ..}`, after checking the
+    /// command succeeded (its stderr shown when it did not).
     pub fn run_json(&self, args: &[&str]) -> serde_json::Value {
+        let doc = self.run_doc(args);
+        let runs = doc["runs"].as_array().expect("runs");
+        assert_eq!(runs.len(), 1, "one run expected: {doc}");
+        runs[0].clone()
+    }
+
+    /// Like [`Lab::run_json`], but the whole printed document (checked to be version 1).
+    pub fn run_doc(&self, args: &[&str]) -> serde_json::Value {
         let out = self
             .cmd()
             .args(["run", "--quiet", "--json"])
@@ -47,7 +56,9 @@ impl Lab {
             "fsynclab run {args:?} failed: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        json_of(&out.stdout)
+        let doc = json_of(&out.stdout);
+        assert_eq!(doc["schema_version"], 1, "{doc}");
+        doc
     }
 
     /// Entries in the target directory (must be empty after every run).
@@ -127,6 +138,21 @@ impl Drop for TmpfsMount {
 pub fn json_of(output: &[u8]) -> serde_json::Value {
     serde_json::from_slice(output)
         .unwrap_or_else(|e| panic!("bad JSON ({e}): {}", String::from_utf8_lossy(output)))
+}
+
+/// The one run of a versioned `run --json` document (`runs` holding exactly one).
+pub fn one_run(output: &[u8]) -> serde_json::Value {
+    let runs = payload(output, "runs");
+    assert_eq!(runs.as_array().map(Vec::len), Some(1), "{runs}");
+    runs[0].clone()
+}
+
+/// The `key` of a versioned `--json` document (`runs` of `list`, `run` of `show`), after
+/// checking its `schema_version` is 1.
+pub fn payload(output: &[u8], key: &str) -> serde_json::Value {
+    let doc = json_of(output);
+    assert_eq!(doc["schema_version"], 1, "{doc}");
+    doc[key].clone()
 }
 
 /// Holds the write lock on the lab's database from another connection until dropped

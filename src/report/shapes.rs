@@ -1,0 +1,101 @@
+//! The one versioned shape of every command's `--json` output (docs/EXPORT.md
+//! "## JSON shapes"): always a JSON object with `schema_version` first, the same keys
+//! whatever the flags, so a script never has to guess between an object and an array.
+
+use serde_json::{Map, Value, json};
+
+use crate::metrics::RunResult;
+
+/// Version of the `--json` shapes of the commands; bumped when a key is renamed, removed
+/// or changes meaning (adding a key does not bump it).
+pub const JSON_SCHEMA_VERSION: u32 = 1;
+
+/// `{"schema_version": 1, <key>: <value>, ...}` from `(key, value)` pairs.
+pub fn versioned<const N: usize>(fields: [(&str, Value); N]) -> Value {
+    let mut map = Map::new();
+    map.insert("schema_version".into(), json!(JSON_SCHEMA_VERSION));
+    for (key, value) in fields {
+        map.insert(key.into(), value);
+    }
+    Value::Object(map)
+}
+
+/// Adds `schema_version` to an object the command already prints (compare's).
+pub fn with_version(mut value: Value) -> Value {
+    if let Some(map) = value.as_object_mut() {
+        map.insert("schema_version".into(), json!(JSON_SCHEMA_VERSION));
+    }
+    value
+}
+
+/// One experiment of `run --json`: a `--repeat` series or one `--series` variant.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExperimentJson<'a> {
+    /// The variant's label (`--series`); `None` for `--repeat`.
+    pub label: Option<&'a str>,
+    /// The experiment's id.
+    pub experiment_id: i64,
+    /// Why the series stopped early, if it did.
+    pub stopped: Option<&'a str>,
+    /// The runs it stored, in order.
+    pub runs: &'a [RunResult],
+}
+
+/// `run --json` in every launch shape: `{"schema_version", "runs": [every run's
+/// [`run_json`](super::run_json) object, in order], "experiments": [{"label",
+/// "experiment_id", "stopped", "run_ids"}]}` — `experiments` is empty for a single run,
+/// one entry for `--repeat`, one per variant for `--series`.
+pub fn run_shape(runs: Vec<Value>, experiments: &[ExperimentJson<'_>]) -> Value {
+    let experiments: Vec<Value> = experiments
+        .iter()
+        .map(|e| {
+            json!({
+                "label": e.label,
+                "experiment_id": e.experiment_id,
+                "stopped": e.stopped,
+                "run_ids": e.runs.iter().map(|r| r.id).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    versioned([("runs", json!(runs)), ("experiments", json!(experiments))])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(id: i64) -> RunResult {
+        let spec = crate::spec::WorkloadSpec {
+            requests: Some(4),
+            duration_s: None,
+            ..Default::default()
+        };
+        crate::engine::fake_run(id, vec![1_000], vec![9_000], &spec, Default::default()).unwrap()
+    }
+
+    fn one(r: &RunResult) -> Vec<Value> {
+        vec![super::super::run_json(r)]
+    }
+
+    #[test]
+    fn one_shape_for_single_repeat_and_series() {
+        let single = run_shape(one(&result(1)), &[]);
+        assert_eq!(single["schema_version"], 1);
+        assert_eq!(single["runs"][0]["id"], 1);
+        assert_eq!(single["experiments"], json!([]));
+        let series_runs = [result(2), result(3)];
+        let series = run_shape(
+            series_runs.iter().map(super::super::run_json).collect(),
+            &[ExperimentJson {
+                label: Some("a"),
+                experiment_id: 7,
+                stopped: None,
+                runs: &series_runs,
+            }],
+        );
+        let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+        assert_eq!(keys(&single), keys(&series));
+        assert_eq!(series["experiments"][0]["run_ids"], json!([2, 3]));
+        assert_eq!(series["experiments"][0]["label"], "a");
+    }
+}
