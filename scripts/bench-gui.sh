@@ -23,10 +23,10 @@ gui_run() {
         # The window first settles (shaders, font atlas) for 3 s, as a user's would.
     FSYNCLAB_GUI_SCRIPT="scale=1;preset=btrfs-log-commit;set=duration_s=$DURATION;target=$T;tab=run;wait=3;start;wait_run;wait=0.5;quit" \
         timeout 300 xvfb-run -a -s "-screen 0 1360x900x24" "$BIN" --db "$DB" >/dev/null 2>&1
-    "$BIN" --db "$DB" list --json --limit 1 | python3 -c 'import json,sys; r=json.load(sys.stdin)[0]; print(r["iops"])'
+    "$BIN" --db "$DB" list --json --limit 1 | python3 -c 'import json,sys; r=json.load(sys.stdin)["runs"][0]; print(r["iops"])'
 }
 cli_run() {
-    "$BIN" --db "$DB" run --quiet --json "${ARGS[@]}" --target "$T" | python3 -c 'import json,sys; print(json.load(sys.stdin)["iops"])'
+    "$BIN" --db "$DB" run --quiet --json "${ARGS[@]}" --target "$T" | python3 -c 'import json,sys; print(json.load(sys.stdin)["runs"][0]["iops"])'
 }
 echo "# GUI vs CLI, tmpfs, seed-000 shape (8 threads, 4k random writes, fsync every write, ${DURATION} s), $PAIRS alternating pairs"
 ratios=()

@@ -133,7 +133,7 @@ run_fsynclab() { # case round dir jobs filesize iosize
         --io-size "$io" --pattern rand --sync fsync --sync-every 1 --target "$dir" >"$out"
     f1=$(flushes)
     read -r iops syncs fl wall < <(python3 -c '
-import json,sys; j=json.load(open(sys.argv[1]))
+import json,sys; j=json.load(open(sys.argv[1]))["runs"][0]
 fl=j.get("device_flushes"); print(j["iops"], j["syncs"], "NA" if fl is None else fl, j["wall_s"])' "$out")
     record "$c" "$r" fsynclab "$iops" "$syncs" "$fl" $((f1 - f0)) "$wall"
 }
@@ -205,7 +205,7 @@ out = subprocess.run([exe, "--db", db, "run", "--quiet", "--json", "--threads", 
                       "--bs", "4k", "--file-size", "64M", "--io-size", io, "--pattern", "rand",
                       "--sync", "none", "--target", target],
                      check=True, capture_output=True, text=True).stdout
-j = json.loads(out)
+j = json.loads(out)["runs"][0]
 rss_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # KiB on Linux
 print(f"{j['writes']}\t{rss_kib}\t{j['wall_s']:.2f}\t{j['iops']:.0f}")
 EOF

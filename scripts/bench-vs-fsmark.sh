@@ -80,7 +80,7 @@ run_fsynclab() {
     sync
     "$FSYNCLAB" --db "$DB/lab.sqlite" run --quiet --json --kind smallfiles --threads "$1" \
         --files "$2" --file-size "$3" --file-sync "$method" --target "$MNT" |
-        python3 -c 'import json,sys; d=json.load(sys.stdin); print("%.1f" % [p for p in d["kind_detail"]["phases"] if p["phase"]=="create"][0]["per_sec"])'
+        python3 -c 'import json,sys; d=json.load(sys.stdin)["runs"][0]; print("%.1f" % [p for p in d["kind_detail"]["phases"] if p["phase"]=="create"][0]["per_sec"])'
     sync
 }
 

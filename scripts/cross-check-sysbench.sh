@@ -124,7 +124,7 @@ print("\t".join(str(x) for x in row))
 
 FL_PARSE='
 import json, sys
-j = json.load(open(sys.argv[1]))
+j = json.load(open(sys.argv[1]))["runs"][0]
 s = j["kind_detail"]["sysbench"]
 fl = j.get("device_flushes") if sys.argv[4] else None
 total = s["total_time_s"]

@@ -40,7 +40,7 @@ else
     TARGET=$WORK/dir
 fi
 run --threads 1 --file-size 1M --sweep threads=1,2,4 --label sweep --target "$WORK/dir"
-FIRST=$("$BIN" --db "$DB" list --json --limit 1000 | python3 -c 'import json,sys; print(min(r["id"] for r in json.load(sys.stdin)))')
+FIRST=$("$BIN" --db "$DB" list --json --limit 1000 | python3 -c 'import json,sys; print(min(r["id"] for r in json.load(sys.stdin)["runs"]))')
 
 SCRIPT="scale=0.01;preset=btrfs-log-commit;target=$TARGET;label=demo;tab=setup;wait=1.5;shot=$OUT/setup.png"
 SCRIPT+=";set=duration_s=6;start;wait=3;shot=$OUT/run-live.png;wait_run;wait=1;shot=$OUT/run-finished.png"

@@ -50,7 +50,7 @@ run_dbench() { # clients -> "MB/s max_latency_ms"
 run_fsynclab() {
     "$BIN" --db "$WORK/lab.sqlite" run --kind fileserver --clients "$1" --duration "$SECS" \
         --quiet --json --target "$MNT" |
-        python3 -c 'import json,sys; f=json.load(sys.stdin)["kind_detail"]["fileserver"]; print("%.2f %.3f" % (f["mb_per_sec"], f["max_latency_ms"]))'
+        python3 -c 'import json,sys; f=json.load(sys.stdin)["runs"][0]["kind_detail"]["fileserver"]; print("%.2f %.3f" % (f["mb_per_sec"], f["max_latency_ms"]))'
 }
 
 declare -A D F
