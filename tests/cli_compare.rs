@@ -6,7 +6,7 @@ use assert_cmd::prelude::*;
 use common::{Lab, json_of, payload};
 use predicates::prelude::*;
 
-/// Runs `fsynclab run --quiet --json` with small files and returns the JSON.
+/// Runs `fsynclab run --quiet --json` with small files and returns its `runs`.
 fn run(lab: &Lab, extra: &[&str]) -> serde_json::Value {
     let out = lab
         .cmd()
@@ -123,8 +123,8 @@ fn compare_prints_the_mmtests_table_and_json() {
 #[test]
 fn report_writes_png_svg_markdown_csv_json() {
     let lab = Lab::new();
-    let a = run(&lab, &["--label", "a"]);
-    let b = run(&lab, &["--label", "b"]);
+    let a = run(&lab, &["--label", "a"])[0].clone();
+    let b = run(&lab, &["--label", "b"])[0].clone();
     let (a, b) = (a["id"].to_string(), b["id"].to_string());
     for ext in ["png", "svg", "md", "csv", "json"] {
         let out = lab.dir.path().join(format!("report.{ext}"));
@@ -155,7 +155,7 @@ fn report_writes_png_svg_markdown_csv_json() {
 #[test]
 fn bad_comparisons_are_explained() {
     let lab = Lab::new();
-    let a = run(&lab, &["--label", "a"]);
+    let a = run(&lab, &["--label", "a"])[0].clone();
     let a = a["id"].to_string();
     lab.cmd()
         .args(["compare", &a, "999"])
@@ -191,7 +191,7 @@ fn bad_comparisons_are_explained() {
 #[test]
 fn quiet_wait_is_recorded() {
     let lab = Lab::new();
-    let v = run(&lab, &["--quiet-wait", "3", "--quiet-threshold", "100"]);
+    let v = run(&lab, &["--quiet-wait", "3", "--quiet-threshold", "100"])[0].clone();
     assert_eq!(v["noise"]["quiet_reached"], true);
     assert_eq!(v["noise"]["quiet_threshold"], 1.0);
     assert!(v["noise"]["background_cpu_busy"].as_f64().is_some());
