@@ -173,7 +173,7 @@ fn several_jobs_are_one_run_each_in_one_experiment() {
         &["--target", target, "--job", "seq", "--label", "before"],
     );
     assert!(out.status.success(), "{}", stderr(&out));
-    let v = json_of(&out.stdout);
+    let v = common::one_run(&out.stdout);
     assert_eq!(
         show_json(&lab, v["id"].as_u64().unwrap())["label"],
         "before"
