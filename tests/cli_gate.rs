@@ -53,8 +53,8 @@ fn imported_lab() -> Lab {
 fn a_clearly_worse_candidate_exits_3_and_names_iops() {
     let lab = Lab::new();
     let small = ["--file-size", "128k", "--repeat", "3"];
-    lab.run_json(&[&small[..], &["--sync", "none", "--label", "nosync"]].concat());
-    lab.run_json(&[&small[..], &["--sync", "fsync", "--label", "fsync"]].concat());
+    lab.run_doc(&[&small[..], &["--sync", "none", "--label", "nosync"]].concat());
+    lab.run_doc(&[&small[..], &["--sync", "fsync", "--label", "fsync"]].concat());
     lab.cmd()
         .args(["compare", "nosync", "fsync", "--fail-on", "worse"])
         .assert()

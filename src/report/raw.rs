@@ -27,6 +27,45 @@ pub const RAW_JSON_SCHEMA_VERSION: u32 = 1;
 /// The percentiles in each histogram's table of the JSON export.
 pub const JSON_PERCENTILES: [f64; 9] = [0.0, 50.0, 90.0, 95.0, 99.0, 99.9, 99.99, 99.999, 100.0];
 
+/// The raw export formats, as `export --format` names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RawFormat {
+    /// `json`: [`runs_json`].
+    Json,
+    /// `csv`: [`runs_csv`].
+    Csv,
+    /// `intervals-csv`: [`intervals_csv`].
+    IntervalsCsv,
+    /// `hlog`: [`hlog`].
+    Hlog,
+}
+
+/// The names `export --format` accepts for the raw formats.
+pub const RAW_FORMATS: [&str; 4] = ["json", "csv", "intervals-csv", "hlog"];
+
+impl RawFormat {
+    /// The format named `name` (exactly one of [`RAW_FORMATS`]); `None` otherwise.
+    pub fn parse(name: &str) -> Option<RawFormat> {
+        match name {
+            "json" => Some(RawFormat::Json),
+            "csv" => Some(RawFormat::Csv),
+            "intervals-csv" => Some(RawFormat::IntervalsCsv),
+            "hlog" => Some(RawFormat::Hlog),
+            _ => None,
+        }
+    }
+
+    /// Writes `runs` in this format.
+    pub fn write<W: Write>(self, runs: &[StoredRun], out: W) -> Result<(), RawExportError> {
+        match self {
+            RawFormat::Json => runs_json(runs, out),
+            RawFormat::Csv => runs_csv(runs, out),
+            RawFormat::IntervalsCsv => intervals_csv(runs, out),
+            RawFormat::Hlog => hlog(runs, out),
+        }
+    }
+}
+
 /// Why a raw export could not be written.
 #[derive(Debug, thiserror::Error)]
 pub enum RawExportError {
@@ -417,149 +456,5 @@ pub fn hlog<W: Write>(runs: &[StoredRun], mut out: W) -> Result<(), RawExportErr
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::probe::SystemInfo;
-    use crate::spec::WorkloadSpec;
-    use crate::store::{NewRun, Store};
-    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
-
-    fn new_run(label: &str) -> NewRun {
-        NewRun {
-            spec: WorkloadSpec {
-                requests: Some(200),
-                duration_s: None,
-                interval_ms: 10,
-                ..Default::default()
-            },
-            system: SystemInfo::default(),
-            target: "/mnt/t".into(),
-            label: Some(label.into()),
-            tags: vec!["nvme".into()],
-            experiment_id: None,
-            preset: None,
-            preset_scale: None,
-            origin: None,
-        }
-    }
-
-    /// A finished fake run labelled `label` and a failed one, loaded back.
-    fn runs(label: &str) -> Vec<StoredRun> {
-        let store = Store::open_in_memory().unwrap();
-        let new = new_run(label);
-        let id = store.begin_run(&new).unwrap();
-        let r = crate::engine::fake_run(
-            id,
-            vec![4_000, 6_000],
-            vec![150_000, 300_000, 900_000],
-            &new.spec,
-            new.system.clone(),
-        )
-        .unwrap();
-        store.finish_run(&r).unwrap();
-        let failed = store.begin_run(&new_run("broken")).unwrap();
-        store.fail_run(failed, "disk vanished").unwrap();
-        vec![store.load_run(id).unwrap(), store.load_run(failed).unwrap()]
-    }
-
-    #[test]
-    fn json_keeps_everything_and_histograms_decode() {
-        let runs = runs("base");
-        let mut out = Vec::new();
-        runs_json(&runs, &mut out).unwrap();
-        let doc: Value = serde_json::from_slice(&out).unwrap();
-        assert_eq!(doc["schema_version"], 1);
-        assert_eq!(doc["fsynclab_version"], env!("CARGO_PKG_VERSION"));
-        let [ok, failed] = doc["runs"].as_array().unwrap().as_slice() else {
-            panic!("two runs expected: {doc}")
-        };
-        assert_eq!(ok["label"], "base");
-        assert_eq!(ok["spec"]["requests"], 200);
-        let r = runs[0].result.as_ref().unwrap();
-        assert_eq!(ok["result"]["summary"]["syncs"], r.syncs);
-        let sync = &ok["result"]["histograms"]["sync"];
-        assert_eq!(sync["count"], r.syncs);
-        let b64 = sync["hdr_v2_deflate_base64"].as_str().unwrap();
-        let bytes = base64::engine::general_purpose::STANDARD.decode(b64).unwrap();
-        assert_eq!(LatencyHistogram::from_bytes(&bytes).unwrap(), r.sync_lat);
-        assert_eq!(sync["percentiles_ns"][1]["percentile"], 50.0);
-        assert_eq!(sync["percentiles_ns"][1]["value_ns"], r.sync_lat.percentile_ns(50.0));
-        assert_eq!(failed["status"], "failed");
-        assert_eq!(failed["error"], "disk vanished");
-        assert!(failed["result"].is_null());
-    }
-
-    #[test]
-    fn csv_guards_formulas_and_leaves_failed_figures_empty() {
-        assert_eq!(csv_text("=HYPERLINK(\"x\")"), "'=HYPERLINK(\"x\")");
-        for bad in ["+1", "-1", "@SUM(A1)", "\tx", "\rx"] {
-            assert!(csv_text(bad).starts_with('\''), "{bad:?}");
-        }
-        assert_eq!(csv_text("base"), "base");
-        let runs = runs("=cmd|' /C calc'!A0");
-        let mut out = Vec::new();
-        runs_csv(&runs, &mut out).unwrap();
-        let mut rd = csv::Reader::from_reader(out.as_slice());
-        let header: Vec<String> = rd.headers().unwrap().iter().map(String::from).collect();
-        assert_eq!(header, RUNS_CSV_HEADER);
-        let rows: Vec<csv::StringRecord> = rd.records().map(Result::unwrap).collect();
-        assert_eq!(rows.len(), 2);
-        let col = |name: &str| RUNS_CSV_HEADER.iter().position(|h| *h == name).unwrap();
-        assert_eq!(&rows[0][col("label")], "'=cmd|' /C calc'!A0");
-        let r = runs[0].result.as_ref().unwrap();
-        assert_eq!(rows[0][col("syncs")].parse::<u64>().unwrap(), r.syncs);
-        assert_eq!(&rows[1][col("status")], "failed");
-        assert_eq!(&rows[1][col("syncs")], "");
-        assert_eq!(&rows[1][col("sync_p99_us")], "");
-    }
-
-    #[test]
-    fn intervals_csv_has_a_row_per_sample() {
-        let runs = runs("base");
-        let mut out = Vec::new();
-        intervals_csv(&runs, &mut out).unwrap();
-        let mut rd = csv::Reader::from_reader(out.as_slice());
-        let rows: Vec<csv::StringRecord> = rd.records().map(Result::unwrap).collect();
-        let r = runs[0].result.as_ref().unwrap();
-        assert!(!r.intervals.is_empty());
-        assert_eq!(rows.len(), r.intervals.len());
-        let writes: u64 = rows.iter().map(|row| row[3].parse::<u64>().unwrap()).sum();
-        assert_eq!(writes, r.intervals.iter().map(|s| s.writes).sum::<u64>());
-        assert!(rows.iter().all(|row| &row[0] == runs[0].row.id.to_string().as_str()));
-    }
-
-    #[test]
-    fn hlog_reads_back_with_equal_counts() {
-        let runs = runs("base");
-        let mut out = Vec::new();
-        hlog(&runs, &mut out).unwrap();
-        let text = String::from_utf8(out.clone()).unwrap();
-        assert!(text.contains("no result (failed)"), "{text}");
-        let r = runs[0].result.as_ref().unwrap();
-        let id = runs[0].row.id;
-        let mut seen = Vec::new();
-        for entry in IntervalLogIterator::new(&out) {
-            if let LogEntry::Interval(ilh) = entry.unwrap() {
-                let bytes = base64::engine::general_purpose::STANDARD
-                    .decode(ilh.encoded_histogram())
-                    .unwrap();
-                let h: Histogram<u64> = Deserializer::new()
-                    .deserialize(&mut io::Cursor::new(bytes))
-                    .unwrap();
-                let tag = ilh.tag().unwrap().as_str().to_string();
-                // The log keeps seconds to the millisecond.
-                let want = Duration::from_nanos(r.wall_ns).as_secs_f64();
-                assert!((ilh.duration().as_secs_f64() - want).abs() <= 0.001);
-                seen.push((tag, h.len()));
-            }
-        }
-        assert_eq!(
-            seen,
-            [
-                (hlog_tag(id, "write"), r.write_lat.count()),
-                (hlog_tag(id, "sync"), r.sync_lat.count())
-            ]
-        );
-        assert_eq!(hlog_tag(3, "op-open file"), "run3-op-open_file");
-    }
-}
+#[path = "raw_tests.rs"]
+mod tests;

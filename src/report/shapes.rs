@@ -1,5 +1,5 @@
 //! The one versioned shape of every command's `--json` output (docs/EXPORT.md
-//! "## JSON shapes"): always a JSON object with `schema_version` first, the same keys
+//! "## JSON shapes"): always a JSON object with a `schema_version`, the same keys
 //! whatever the flags, so a script never has to guess between an object and an array.
 
 use serde_json::{Map, Value, json};
