@@ -25,7 +25,13 @@ fn list_does_not_wait_for_another_writer() {
         "{:?}",
         started.elapsed()
     );
-    assert_eq!(common::payload(&out.stdout, "runs").as_array().unwrap().len(), 1);
+    assert_eq!(
+        common::payload(&out.stdout, "runs")
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
     for cmd in [&["show", "1"][..], &["compare", "1", "1"][..]] {
         let out = lab.cmd().args(cmd).output().unwrap();
         assert!(
@@ -52,7 +58,13 @@ fn a_read_only_database_lists() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(common::payload(&out.stdout, "runs").as_array().unwrap().len(), 1);
+    assert_eq!(
+        common::payload(&out.stdout, "runs")
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
     mode(&lab.db, 0o644);
     // Root ignores file modes: a read-only mount shows the same for everyone.
     if require_root("a_read_only_database_lists", "a read-only tmpfs") {
@@ -103,7 +115,13 @@ fn a_read_only_database_lists() {
             "as uid 65534: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        assert_eq!(common::payload(&out.stdout, "runs").as_array().unwrap().len(), 1);
+        assert_eq!(
+            common::payload(&out.stdout, "runs")
+                .as_array()
+                .unwrap()
+                .len(),
+            1
+        );
         assert_eq!(std::fs::read(&db).unwrap(), before);
     }
 }

@@ -31,12 +31,37 @@ fn lab_with_every_kind() -> (Lab, Vec<StoredRun>) {
     let lab = Lab::new();
     lab.run_json(&["--file-size", "64k", "--label", "=fileio"]);
     lab.run_json(&[
-        "--kind", "grouplog", "--threads", "2", "--strategy", "leader", "--sync", "fdatasync",
-        "--requests", "40", "--label", "grouplog",
+        "--kind",
+        "grouplog",
+        "--threads",
+        "2",
+        "--strategy",
+        "leader",
+        "--sync",
+        "fdatasync",
+        "--requests",
+        "40",
+        "--label",
+        "grouplog",
     ]);
-    lab.run_json(&["--preset", "xfs-cil-dbench", "--scale", "0.01", "--label", "fileserver"]);
     lab.run_json(&[
-        "--kind", "smallfiles", "--threads", "1", "--files", "20", "--file-size", "4k", "--label",
+        "--preset",
+        "xfs-cil-dbench",
+        "--scale",
+        "0.01",
+        "--label",
+        "fileserver",
+    ]);
+    lab.run_json(&[
+        "--kind",
+        "smallfiles",
+        "--threads",
+        "1",
+        "--files",
+        "20",
+        "--file-size",
+        "4k",
+        "--label",
         "smallfiles",
     ]);
     for file in ["A-ext4.out", "qd1-jsonplus.json"] {
@@ -85,7 +110,9 @@ fn every_format_reads_back_with_the_stored_figures() {
         let h = &d["result"]["histograms"];
         if r.has_histograms() {
             let b64 = h["sync"]["hdr_v2_deflate_base64"].as_str().unwrap();
-            let bytes = base64::engine::general_purpose::STANDARD.decode(b64).unwrap();
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(b64)
+                .unwrap();
             let back: Histogram<u64> = Deserializer::new()
                 .deserialize(&mut std::io::Cursor::new(bytes))
                 .unwrap();
@@ -103,7 +130,12 @@ fn every_format_reads_back_with_the_stored_figures() {
     assert_eq!(rd.headers().unwrap(), raw::RUNS_CSV_HEADER.as_slice());
     let rows: Vec<csv::StringRecord> = rd.records().map(Result::unwrap).collect();
     assert_eq!(rows.len(), runs.len());
-    let col = |name: &str| raw::RUNS_CSV_HEADER.iter().position(|h| *h == name).unwrap();
+    let col = |name: &str| {
+        raw::RUNS_CSV_HEADER
+            .iter()
+            .position(|h| *h == name)
+            .unwrap()
+    };
     for (row, run) in rows.iter().zip(&runs) {
         let r = run.result.as_ref().unwrap();
         assert_eq!(row[col("id")].parse::<i64>().unwrap(), run.row.id);

@@ -83,7 +83,10 @@ fn list_show_presets_and_compare_are_versioned_objects() {
         assert_eq!(v["schema_version"], 1, "{args:?}: {v}");
         v
     };
-    assert_eq!(json(&["list", "--json"])["runs"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        json(&["list", "--json"])["runs"].as_array().unwrap().len(),
+        2
+    );
     assert_eq!(json(&["show", &a, "--json"])["run"]["label"], "a");
     let all = json(&["presets", "--json"]);
     let one = json(&["presets", "btrfs-log-commit", "--json"]);

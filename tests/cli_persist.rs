@@ -342,7 +342,10 @@ fn a_run_in_another_pid_namespace_is_not_marked_interrupted_while_alive() {
     child.wait().unwrap();
     std::thread::sleep(Duration::from_millis(300));
     let first = lab.cmd().args(["show", "1", "--json"]).output().unwrap();
-    assert_eq!(common::payload(&first.stdout, "run")["status"], "interrupted");
+    assert_eq!(
+        common::payload(&first.stdout, "run")["status"],
+        "interrupted"
+    );
 }
 
 #[test]

@@ -299,7 +299,9 @@ fn xattrs_on_a_filesystem_without_user_xattrs_are_refused_by_name() {
         .output()
         .unwrap();
     assert_eq!(
-        common::payload(&failed.stdout, "runs").as_array().map(Vec::len),
+        common::payload(&failed.stdout, "runs")
+            .as_array()
+            .map(Vec::len),
         Some(1),
         "the failed run is stored"
     );

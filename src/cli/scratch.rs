@@ -8,10 +8,10 @@ use clap::{Args, Subcommand};
 
 use super::{CliError, open_store, run::lab_error};
 use crate::lab::{self, Launch, MatrixSpec, RunRequest};
+use crate::report;
 use crate::scratch::{
     Backing, CreateRequest, FsKind, ScratchManager, check_mkfs_options, check_mount_options,
 };
-use crate::report;
 use crate::spec;
 
 /// `fsynclab scratch ...`.

@@ -105,10 +105,7 @@ pub fn compare_gate_json(
     let mut value = serde_json::to_value(c)?;
     if let serde_json::Value::Object(map) = &mut value {
         map.insert("gate".into(), serde_json::to_value(o)?);
-        map.insert(
-            "schema_version".into(),
-            super::JSON_SCHEMA_VERSION.into(),
-        );
+        map.insert("schema_version".into(), super::JSON_SCHEMA_VERSION.into());
     }
     serde_json::to_string_pretty(&value)
 }

@@ -22,6 +22,6 @@ pub use imported::{imported_line, imported_section, origin_lines};
 pub use kinds::{group_text, kind_json, kind_line, kind_section, ops_table, phases_text};
 pub use listing::{fmt_utc_ms, matrix_options_line, progress_line, run_header, runs_table};
 pub use output::{OutputError, REPORT_FORMATS, report_files, report_format, write_report_files};
+pub use shapes::{ExperimentJson, JSON_SCHEMA_VERSION, run_shape, versioned};
 pub use sysbench::{sysbench_json, sysbench_text};
-pub use shapes::{ExperimentJson, JSON_SCHEMA_VERSION, run_shape, versioned, with_version};
 pub use text::{fmt_bytes_per_sec, fmt_ns, run_json, run_line, summary_text, where_line};

@@ -276,7 +276,9 @@ fn figure_cells(r: Option<&RunResult>) -> Vec<String> {
         us(sy.p50_ns),
         us(sy.p99_ns),
         us(sy.p999_ns),
-        s.flushes_per_sync.map(|f| format!("{f:.4}")).unwrap_or_default(),
+        s.flushes_per_sync
+            .map(|f| format!("{f:.4}"))
+            .unwrap_or_default(),
     ]
 }
 
@@ -439,7 +441,10 @@ pub fn hlog<W: Write>(runs: &[StoredRun], mut out: W) -> Result<(), RawExportErr
         }
         let start = Duration::from_millis(r.started_at_ms.max(0) as u64);
         let length = Duration::from_nanos(r.wall_ns);
-        let mut all = vec![("write".to_string(), &r.write_lat), ("sync".to_string(), &r.sync_lat)];
+        let mut all = vec![
+            ("write".to_string(), &r.write_lat),
+            ("sync".to_string(), &r.sync_lat),
+        ];
         all.extend(r.ops.iter().map(|o| (format!("op-{}", o.op), &o.lat)));
         for (which, h) in all {
             let hist = hdr_of(id, &which, h)?;

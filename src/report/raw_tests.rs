@@ -71,10 +71,15 @@ fn json_keeps_everything_and_histograms_decode() {
     let sync = &ok["result"]["histograms"]["sync"];
     assert_eq!(sync["count"], r.syncs);
     let b64 = sync["hdr_v2_deflate_base64"].as_str().unwrap();
-    let bytes = base64::engine::general_purpose::STANDARD.decode(b64).unwrap();
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(b64)
+        .unwrap();
     assert_eq!(LatencyHistogram::from_bytes(&bytes).unwrap(), r.sync_lat);
     assert_eq!(sync["percentiles_ns"][1]["percentile"], 50.0);
-    assert_eq!(sync["percentiles_ns"][1]["value_ns"], r.sync_lat.percentile_ns(50.0));
+    assert_eq!(
+        sync["percentiles_ns"][1]["value_ns"],
+        r.sync_lat.percentile_ns(50.0)
+    );
     assert_eq!(failed["status"], "failed");
     assert_eq!(failed["error"], "disk vanished");
     assert!(failed["result"].is_null());
@@ -116,7 +121,10 @@ fn intervals_csv_has_a_row_per_sample() {
     assert_eq!(rows.len(), r.intervals.len());
     let writes: u64 = rows.iter().map(|row| row[3].parse::<u64>().unwrap()).sum();
     assert_eq!(writes, r.intervals.iter().map(|s| s.writes).sum::<u64>());
-    assert!(rows.iter().all(|row| &row[0] == runs[0].row.id.to_string().as_str()));
+    assert!(
+        rows.iter()
+            .all(|row| &row[0] == runs[0].row.id.to_string().as_str())
+    );
 }
 
 #[test]

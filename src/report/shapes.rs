@@ -20,14 +20,6 @@ pub fn versioned<const N: usize>(fields: [(&str, Value); N]) -> Value {
     Value::Object(map)
 }
 
-/// Adds `schema_version` to an object the command already prints (compare's).
-pub fn with_version(mut value: Value) -> Value {
-    if let Some(map) = value.as_object_mut() {
-        map.insert("schema_version".into(), json!(JSON_SCHEMA_VERSION));
-    }
-    value
-}
-
 /// One experiment of `run --json`: a `--repeat` series or one `--series` variant.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ExperimentJson<'a> {
