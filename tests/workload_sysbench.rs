@@ -8,7 +8,15 @@ use assert_cmd::prelude::*;
 use common::Lab;
 use predicates::prelude::*;
 
+/// The one run of `run --quiet --json ARGS`.
 fn run_json(lab: &Lab, args: &[&str]) -> serde_json::Value {
+    let doc = run_doc(lab, args);
+    assert_eq!(doc["runs"].as_array().map(Vec::len), Some(1), "{doc}");
+    doc["runs"][0].clone()
+}
+
+/// The whole versioned document of `run --quiet --json ARGS`.
+fn run_doc(lab: &Lab, args: &[&str]) -> serde_json::Value {
     let out = lab
         .cmd()
         .args(["run", "--quiet", "--json"])
@@ -22,7 +30,9 @@ fn run_json(lab: &Lab, args: &[&str]) -> serde_json::Value {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    common::one_run(&out.stdout)
+    let doc = common::json_of(&out.stdout);
+    assert_eq!(doc["schema_version"], 1, "{doc}");
+    doc
 }
 
 fn op_count(v: &serde_json::Value, name: &str) -> u64 {
@@ -121,7 +131,7 @@ fn two_shared_files_are_fsynced_in_turn() {
 fn fsync_methods_series_runs_every_method_at_every_thread_count() {
     let lab = Lab::new();
     // 5 s × 0.04 = 0.2 s per run; 1 MiB files keep the untimed fills short.
-    let v = run_json(
+    let v = run_doc(
         &lab,
         &[
             "--preset",
@@ -133,7 +143,8 @@ fn fsync_methods_series_runs_every_method_at_every_thread_count() {
             "--series",
         ],
     );
-    let variants = v.as_array().unwrap();
+    let all_runs = v["runs"].as_array().unwrap();
+    let variants = v["experiments"].as_array().unwrap();
     let labels: Vec<&str> = variants
         .iter()
         .map(|x| x["label"].as_str().unwrap())
@@ -144,13 +155,18 @@ fn fsync_methods_series_runs_every_method_at_every_thread_count() {
     );
     for variant in variants {
         let label = variant["label"].as_str().unwrap();
-        let runs = variant["runs"].as_array().unwrap();
+        let runs: Vec<&serde_json::Value> = variant["run_ids"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|id| all_runs.iter().find(|r| r["id"] == *id).unwrap())
+            .collect();
         let threads: Vec<u64> = runs
             .iter()
             .map(|r| r["threads"].as_array().unwrap().len() as u64)
             .collect();
         assert_eq!(threads, [1, 2, 4], "{label}");
-        for r in runs {
+        for r in &runs {
             assert_eq!(r["status"], "finished", "{label}");
             let writes = r["writes"].as_u64().unwrap();
             assert!(writes > 0, "{label}");
