@@ -4,7 +4,7 @@
 mod common;
 
 use assert_cmd::prelude::*;
-use common::{Lab, json_of};
+use common::Lab;
 use predicates::prelude::*;
 
 const OPS: [&str; 13] = [
