@@ -414,7 +414,8 @@ pub fn hlog<W: Write>(runs: &[StoredRun], mut out: W) -> Result<(), RawExportErr
     ));
     let first = runs
         .iter()
-        .filter_map(|r| r.result.as_ref().map(|r| r.started_at_ms))
+        .filter_map(|r| r.result.as_ref().filter(|r| r.has_histograms()))
+        .map(|r| r.started_at_ms)
         .min();
     if let Some(ms) = first {
         builder.with_start_time(UNIX_EPOCH + Duration::from_millis(ms.max(0) as u64));
