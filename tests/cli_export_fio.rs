@@ -433,6 +433,9 @@ fn file_sizes_after(lab: &Lab, settings: &[&str]) -> (String, u64, u64) {
     assert_eq!(code, 0, "{stderr}");
     let text = std::fs::read_to_string(&job).unwrap();
     let fallocate = option(&text, "fallocate").unwrap_or("").to_string();
+    // Keep fio's file this once (the export says unlink=1) to measure its size.
+    assert!(text.contains("\nunlink=1\n"), "{text}");
+    std::fs::write(&job, text.replace("\nunlink=1\n", "\nunlink=0\n")).unwrap();
     let out = Command::new("fio")
         .arg("--output-format=json")
         .arg(&job)

@@ -16,20 +16,6 @@ use crate::fio::import::ImportedRun;
 use crate::fio::job::{JobFileError, options_to_spec, parse_job_file, read_job_file};
 use crate::store::Store;
 
-/// What a fleet adds to every exported job: the servers remove the job's files when it
-/// ends, as fsynclab's own runs remove theirs (fio keeps them by default). The exported
-/// text ends inside its one job section, so the option applies to that job.
-const CLEAN_UP: &str = "# fsynclab fleet: the job's files are removed when it ends\nunlink=1\n";
-
-/// The exported job text with [`CLEAN_UP`] at its end.
-fn with_clean_up(mut text: String) -> String {
-    if !text.ends_with('\n') {
-        text.push('\n');
-    }
-    text.push_str(CLEAN_UP);
-    text
-}
-
 /// The job a fleet sends, ready to write.
 #[derive(Clone, Debug)]
 pub(super) struct FleetJobText {
@@ -61,7 +47,7 @@ pub(super) fn from_preset(
         }
     })?;
     Ok(FleetJobText {
-        text: with_clean_up(text),
+        text,
         name: job_name,
         file: None,
         warnings: Vec::new(),
@@ -144,7 +130,7 @@ pub(super) fn from_job_file(
         ));
     }
     Ok(FleetJobText {
-        text: with_clean_up(exported),
+        text: exported,
         name: chosen.name.clone(),
         file: Some(shown),
         warnings,

@@ -67,6 +67,7 @@ fn the_seed000_shape_is_the_fixture_job() {
             ("fallocate", "none"),
             ("randseed", "1592653249"),
             ("group_reporting", "1"),
+            ("unlink", "1"),
             ("directory", "/mnt/test"),
         ]
         .map(|(k, v)| (k.to_string(), v.to_string()))

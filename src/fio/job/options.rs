@@ -385,6 +385,11 @@ impl Job {
             "group_reporting" | "stonewall" | "wait_for_previous" | "new_group" | "thread" => {
                 flag_of(o)?;
             }
+            // fsynclab always starts a run from new files in its own directory and removes
+            // them at the end (unless --keep), as fio with unlink=1: nothing to do.
+            "unlink" => {
+                flag_of(o)?;
+            }
             "name" | "description" | "kb_base" => {}
             _ => return Ok(false),
         }

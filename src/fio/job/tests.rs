@@ -230,7 +230,7 @@ fn times_have_fio_suffixes() {
 #[test]
 fn every_supported_option_maps() {
     let job = spec_of(
-        "[global]\nioengine=pvsync\ngroup_reporting\nthread\nstonewall\nnew_group\nkb_base=1024\n\
+        "[global]\nioengine=pvsync\ngroup_reporting\nthread\nstonewall\nnew_group\nunlink=1\nkb_base=1024\n\
          [every]\nname=x\ndescription=all of them\nreadwrite=write\nblocksize=8k\nsize=2m\nfilesize=4m\n\
          io_limit=8m\nnumjobs=3\nnrfiles=1\nfdatasync=4\nsync=dsync\ndirect=1\nfallocate=posix\n\
          end_fsync=1\nrandseed=42\niodepth=1\ndirectory=/srv/t\nramp_time=0\nwait_for_previous\n",
