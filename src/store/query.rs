@@ -17,6 +17,9 @@ use crate::spec::WorkloadSpec;
 pub struct RunRow {
     /// Store id.
     pub id: i64,
+    /// Stable identity kept through export and import (lowercase hyphenated UUID; empty
+    /// only for a row some other program wrote without one).
+    pub uuid: String,
     /// Experiment the run belongs to.
     pub experiment_id: Option<i64>,
     /// Label (runs are compared by label).
@@ -122,7 +125,7 @@ const ROW_SELECT: &str = "SELECT r.id, r.experiment_id, r.label, \
      r.status, r.error, r.kind, r.preset, r.preset_scale, r.target, r.fs_type, \
      r.mount_options, r.device, r.kernel_release, r.created_at_ms, r.wall_ns, r.writes, \
      r.syncs, r.iops, r.mib_per_sec, r.write_p99_ns, r.sync_p50_ns, r.sync_p99_ns, \
-     r.flushes_per_sync, r.progress_t_ms, r.progress_writes FROM runs r";
+     r.flushes_per_sync, r.progress_t_ms, r.progress_writes, r.uuid FROM runs r";
 
 fn conversion_error(
     column: usize,
@@ -145,6 +148,7 @@ fn row_from(row: &Row<'_>) -> rusqlite::Result<RunRow> {
         .ok_or_else(|| conversion_error(4, Type::Text, UnknownStatus(status.clone())))?;
     Ok(RunRow {
         id: row.get(0)?,
+        uuid: row.get::<_, Option<String>>(26)?.unwrap_or_default(),
         experiment_id: row.get(1)?,
         label: row.get(2)?,
         tags,

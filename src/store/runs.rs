@@ -42,6 +42,8 @@ pub struct Experiment {
     pub name: String,
     /// Creation time, ms since the Unix epoch.
     pub created_at_ms: i64,
+    /// Stable identity kept through export and import (lowercase hyphenated UUID).
+    pub uuid: String,
 }
 
 /// The figures of a run beyond fileio's, stored together as `detail_json`.
@@ -84,6 +86,11 @@ fn kind_name(kind: WorkloadKind) -> Result<String, StoreError> {
     })
 }
 
+/// A fresh random (version 4) UUID, lowercase hyphenated, for a new run or experiment.
+pub(super) fn new_uuid() -> String {
+    uuid::Uuid::new_v4().hyphenated().to_string()
+}
+
 /// Empty labels are no label.
 fn clean_label(label: Option<&str>) -> Option<&str> {
     label.map(str::trim).filter(|l| !l.is_empty())
@@ -120,8 +127,8 @@ impl Store {
     /// Creates an experiment and returns its id.
     pub fn create_experiment(&self, name: &str) -> Result<i64, StoreError> {
         self.conn.execute(
-            "INSERT INTO experiments (name, created_at_ms) VALUES (?1, ?2)",
-            (name, now_ms()),
+            "INSERT INTO experiments (name, created_at_ms, uuid) VALUES (?1, ?2, ?3)",
+            (name, now_ms(), new_uuid()),
         )?;
         Ok(self.conn.last_insert_rowid())
     }
@@ -129,13 +136,15 @@ impl Store {
     /// Every experiment, newest first.
     pub fn list_experiments(&self) -> Result<Vec<Experiment>, StoreError> {
         let mut stmt = self.conn.prepare(
-            "SELECT id, name, created_at_ms FROM experiments ORDER BY created_at_ms DESC, id DESC",
+            "SELECT id, name, created_at_ms, uuid FROM experiments \
+             ORDER BY created_at_ms DESC, id DESC",
         )?;
         let rows = stmt.query_map([], |row| {
             Ok(Experiment {
                 id: row.get(0)?,
                 name: row.get(1)?,
                 created_at_ms: row.get(2)?,
+                uuid: row.get::<_, Option<String>>(3)?.unwrap_or_default(),
             })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
@@ -297,9 +306,9 @@ fn insert_row(tx: &Transaction<'_>, new: &NewRun, tags: &[&str]) -> Result<i64, 
     tx.execute(
         "INSERT INTO runs (experiment_id, label, status, kind, preset, preset_scale, target, \
              fs_type, mount_options, device, kernel_release, owner_pid, owner_start_ticks, \
-             created_at_ms, spec_json, system_json, origin_json) \
+             created_at_ms, spec_json, system_json, origin_json, uuid) \
              VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, \
-             ?16)",
+             ?16, ?17)",
         params![
             new.experiment_id,
             clean_label(new.label.as_deref()),
@@ -317,6 +326,7 @@ fn insert_row(tx: &Transaction<'_>, new: &NewRun, tags: &[&str]) -> Result<i64, 
             serde_json::to_string(&new.spec)?,
             serde_json::to_string(&new.system)?,
             new.origin.as_ref().map(serde_json::to_string).transpose()?,
+            new_uuid(),
         ],
     )?;
     let id = tx.last_insert_rowid();

@@ -33,6 +33,10 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "0006_origin",
         sql: include_str!("migrations/0006_origin.sql"),
     },
+    Migration {
+        name: "0007_uuid",
+        sql: include_str!("migrations/0007_uuid.sql"),
+    },
 ];
 
 /// One schema step.
@@ -156,6 +160,44 @@ mod tests {
             )
             .unwrap();
         assert_eq!(tables, 6);
+    }
+
+    #[test]
+    fn migration_7_gives_existing_rows_distinct_v4_uuids() {
+        let conn = Connection::open_in_memory().unwrap();
+        for earlier in &MIGRATIONS[..6] {
+            conn.execute_batch(earlier.sql).unwrap();
+        }
+        conn.execute_batch(
+            "INSERT INTO experiments (name, created_at_ms) VALUES ('a', 1), ('b', 2);
+             INSERT INTO runs (status, kind, target, created_at_ms, spec_json, system_json)
+             VALUES ('finished', 'fileio', '/t', 1, '{}', '{}'),
+                    ('finished', 'fileio', '/t', 2, '{}', '{}'),
+                    ('failed', 'fileio', '/t', 3, '{}', '{}');",
+        )
+        .unwrap();
+        conn.execute_batch(MIGRATIONS[6].sql).unwrap();
+        let mut uuids = Vec::new();
+        for table in ["runs", "experiments"] {
+            let mut stmt = conn.prepare(&format!("SELECT uuid FROM {table}")).unwrap();
+            let found: Vec<String> = stmt
+                .query_map([], |row| row.get(0))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            uuids.extend(found);
+        }
+        assert_eq!(uuids.len(), 5);
+        for text in &uuids {
+            let parsed = uuid::Uuid::parse_str(text).unwrap();
+            assert_eq!(parsed.get_version_num(), 4, "{text}");
+            assert_eq!(parsed.get_variant(), uuid::Variant::RFC4122, "{text}");
+            assert_eq!(&parsed.hyphenated().to_string(), text);
+        }
+        let mut distinct = uuids.clone();
+        distinct.sort();
+        distinct.dedup();
+        assert_eq!(distinct.len(), uuids.len());
     }
 
     #[test]
