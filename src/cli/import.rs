@@ -1,5 +1,6 @@
 //! `fsynclab import FILE...`: fio's JSON or JSON+ output (client mode included) stored as
-//! finished runs of kind `fio`, one experiment per file and host.
+//! finished runs of kind `fio`, one experiment per file and host; an SQLite file is a
+//! bundle (`fsynclab export --format bundle`), merged whole.
 
 use std::path::PathBuf;
 
@@ -7,6 +8,7 @@ use clap::Args;
 
 use super::{CliError, open_store};
 use crate::fio::import::{FioHost, FioOutput, ImportedRun};
+use crate::lab::bundle_import::{BundleImportError, is_bundle_file, merge_summary, read_bundle};
 use crate::lab::import::{already_imported, default_label, store_imported_tagged};
 use crate::report::{fmt_bytes_per_sec, fmt_ns};
 use crate::store::OpenMode;
@@ -14,7 +16,8 @@ use crate::store::OpenMode;
 /// Arguments of `fsynclab import`.
 #[derive(Debug, Args)]
 pub struct ImportArgs {
-    /// fio output files: `fio --output-format=json` or `json+` (client mode's stdout too).
+    /// fio output files: `fio --output-format=json` or `json+` (client mode's stdout too),
+    /// or bundles written by `fsynclab export --format bundle`.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// Label every imported run L (default: the job's name, or HOST/JOB in client mode);
@@ -86,8 +89,53 @@ pub fn import(db: &Option<PathBuf>, args: ImportArgs) -> Result<u8, CliError> {
     for tag in &args.tags {
         crate::spec::check_tag("--tag", tag).map_err(CliError::usage)?;
     }
-    let parsed = parse_all(&args.files)?;
+    let (bundles, fio_files): (Vec<PathBuf>, Vec<PathBuf>) =
+        args.files.iter().cloned().partition(|p| is_bundle_file(p));
+    if !bundles.is_empty() && (args.label.is_some() || !args.tags.is_empty() || args.force) {
+        return Err(CliError::usage(anyhow::anyhow!(
+            "--label, --tag and --force apply to fio output; a bundle ({}) keeps its runs' \
+             labels and tags and never imports a run twice: leave those flags out",
+            bundles[0].display()
+        )));
+    }
+    // Every file is read and checked before anything is stored.
+    let checked = bundles
+        .iter()
+        .map(|p| read_bundle(p).map(|b| (p, b)))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| {
+            if e.is_usage() {
+                CliError::usage(e)
+            } else {
+                CliError::failed(e)
+            }
+        })?;
+    let parsed = parse_all(&fio_files)?;
     let store = open_store(db, OpenMode::ReadWrite)?;
+    for (path, bundle) in checked {
+        let counts = store.merge_bundle(&bundle).map_err(|source| {
+            let e = BundleImportError::Bundle {
+                path: path.clone(),
+                source,
+            };
+            if e.is_usage() {
+                CliError::usage(e)
+            } else {
+                CliError::failed(e)
+            }
+        })?;
+        let ids: Vec<String> = counts.new_ids.iter().map(i64::to_string).collect();
+        outln!(
+            "{}: {}{}",
+            path.display(),
+            merge_summary(&counts),
+            if ids.is_empty() {
+                String::new()
+            } else {
+                format!("; stored as run(s) {}", ids.join(", "))
+            }
+        );
+    }
     for file in parsed {
         for note in &file.output.skipped {
             errln!("note: {}: skipped {note}", file.name);

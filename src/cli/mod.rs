@@ -33,6 +33,7 @@ macro_rules! errln {
 
 mod browse;
 mod compare;
+mod export;
 mod fio_export;
 mod fio_job;
 mod fleet;
@@ -110,6 +111,9 @@ pub enum Command {
     /// Run one fio job on many machines through fio's client/server mode (`fio --server`
     /// on each): one experiment per host, runs labelled LABEL@HOST:PORT.
     Fleet(fleet::FleetArgs),
+    /// Export runs (--runs, --label, --experiment or --all): --format bundle writes a
+    /// self-contained SQLite file for `fsynclab import` elsewhere.
+    Export(export::ExportArgs),
     /// Remove the fsynclab-<id> directories of runs whose process is gone (killed runs);
     /// only directories the database records, never anything else.
     Clean,
@@ -267,6 +271,7 @@ pub fn execute(cli: Cli, window: Option<Window>) -> ExitCode {
         Some(Command::ExportFioJob(args)) => fio_export::export_fio_job(&cli.db, args),
         Some(Command::Import(args)) => import::import(&cli.db, args),
         Some(Command::Fleet(args)) => fleet::fleet(&cli.db, args),
+        Some(Command::Export(args)) => export::export(&cli.db, args),
         Some(Command::Clean) => clean(&cli.db),
     };
     match result {

@@ -3,7 +3,9 @@
 //! system, records the run as `running`, runs the engine, and stores the result (or the
 //! failure) as soon as it exists. The CLI and the GUI both call [`launch`].
 
+pub mod bundle_import;
 mod clean;
+pub mod export;
 mod fleet;
 mod fleet_fio;
 mod fleet_job;
@@ -127,6 +129,12 @@ pub enum LabError {
     /// A label or tag holds a control character or is too long.
     #[error(transparent)]
     Text(#[from] crate::spec::TextError),
+    /// An export could not be written as asked.
+    #[error(transparent)]
+    Export(#[from] export::ExportError),
+    /// A bundle could not be imported.
+    #[error(transparent)]
+    Bundle(#[from] bundle_import::BundleImportError),
     /// The run was measured but could not be stored; the result is here to show.
     #[error("the run was measured but could not be stored: {source}")]
     NotStored {
@@ -150,6 +158,8 @@ impl LabError {
                     | StoreError::ExperimentNotFound { .. }
                     | StoreError::EmptyTag { .. }
             ),
+            LabError::Export(e) => e.is_usage(),
+            LabError::Bundle(e) => e.is_usage(),
             LabError::NotStored { .. } | LabError::RunFailed { .. } => false,
         }
     }

@@ -24,7 +24,14 @@ impl Worded for LabError {
                 "the run was measured but could not be stored: {}",
                 source.worded(names)
             ),
-            LabError::Analysis(_) | LabError::Text(_) => self.to_string(),
+            LabError::Analysis(_) | LabError::Text(_) | LabError::Export(_) => self.to_string(),
+            LabError::Bundle(e) => match e {
+                crate::lab::bundle_import::BundleImportError::Bundle {
+                    source: crate::store::BundleError::Store(s),
+                    ..
+                } => s.worded(names),
+                _ => self.to_string(),
+            },
         }
     }
 

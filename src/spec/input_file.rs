@@ -75,6 +75,16 @@ pub fn read_small_file(
     max_bytes: u64,
     nofollow: bool,
 ) -> Result<String, InputFileError> {
+    let bytes = read_small_bytes(path, max_bytes, nofollow)?;
+    String::from_utf8(bytes).map_err(|_| InputFileError::NotText)
+}
+
+/// [`read_small_file`] for binary content (a bundle): the same checks, the bytes as read.
+pub fn read_small_bytes(
+    path: &Path,
+    max_bytes: u64,
+    nofollow: bool,
+) -> Result<Vec<u8>, InputFileError> {
     let meta = if nofollow {
         std::fs::symlink_metadata(path)?
     } else {
@@ -102,7 +112,7 @@ pub fn read_small_file(
     if bytes.len() as u64 > max_bytes {
         return Err(InputFileError::TooLarge { max: max_bytes });
     }
-    String::from_utf8(bytes).map_err(|_| InputFileError::NotText)
+    Ok(bytes)
 }
 
 #[cfg(test)]

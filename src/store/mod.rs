@@ -34,6 +34,7 @@
 //! needs the database (the GUI's worker, a run's persister) opens its own `Store` on the
 //! same path; WAL mode and a 5 s busy timeout let them share it.
 
+mod bundle;
 mod open;
 mod origin;
 mod progress;
@@ -43,6 +44,7 @@ mod schema;
 #[cfg(test)]
 mod tests;
 
+pub use bundle::{Bundle, BundleError, MAX_BUNDLE_VALUE_BYTES, MergeCounts, SQLITE_HEADER};
 pub use open::{OpenMode, STREAM_BUSY_TIMEOUT};
 pub use origin::{OriginKind, RunOrigin};
 pub use progress::{CleanOutcome, RunDir, RunProgress, WRITE_PATIENCE};

@@ -1,0 +1,96 @@
+//! `fsynclab export (--runs IDS | --label L | --experiment N | --all) --format FORMAT`:
+//! picks runs ([`crate::lab::export::select`]) and writes them in one format.
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+use super::{CliError, open_store};
+use crate::lab::LabError;
+use crate::lab::export::{Selection, export_bundle, parse_run_ids, select};
+use crate::store::OpenMode;
+
+/// The export formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    /// A self-contained SQLite file with the runs and everything stored with them, for
+    /// `fsynclab import` on another machine (needs --out).
+    Bundle,
+}
+
+/// Arguments of `fsynclab export`.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("selection").required(true)
+    .args(["runs", "label", "experiment", "all"])))]
+pub struct ExportArgs {
+    /// Run ids and ranges, comma-separated (`3,5,8-10`).
+    #[arg(long, value_name = "IDS")]
+    pub runs: Option<String>,
+    /// Every run with this label.
+    #[arg(long, value_name = "L")]
+    pub label: Option<String>,
+    /// Every run of this experiment.
+    #[arg(long, value_name = "N")]
+    pub experiment: Option<i64>,
+    /// Every stored run.
+    #[arg(long)]
+    pub all: bool,
+    /// What to write.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: ExportFormat,
+    /// The file to write (written beside it as a temp file and renamed when complete).
+    #[arg(long, value_name = "F")]
+    pub out: Option<PathBuf>,
+    /// Replace an existing file at --out.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// The selection the flags name.
+fn selection(args: &ExportArgs) -> Result<Selection, CliError> {
+    Ok(if let Some(text) = &args.runs {
+        Selection::Runs(parse_run_ids(text).map_err(CliError::usage)?)
+    } else if let Some(label) = &args.label {
+        crate::spec::check_text("--label", label).map_err(CliError::usage)?;
+        Selection::Label(label.clone())
+    } else if let Some(id) = args.experiment {
+        Selection::Experiment(id)
+    } else {
+        Selection::All
+    })
+}
+
+fn lab_error(e: LabError) -> CliError {
+    if e.is_usage() {
+        CliError::usage(e)
+    } else {
+        CliError::failed(e)
+    }
+}
+
+/// `fsynclab export`.
+pub fn export(db: &Option<PathBuf>, args: ExportArgs) -> Result<u8, CliError> {
+    let selection = selection(&args)?;
+    match args.format {
+        ExportFormat::Bundle => {
+            let Some(out) = &args.out else {
+                return Err(CliError::usage(anyhow::anyhow!(
+                    "--format bundle writes an SQLite file, not text: give the file with --out F \
+                     (such as --out runs.fsynclab)"
+                )));
+            };
+            let store = open_store(db, OpenMode::ReadOnly)?;
+            let runs = select(&store, &selection).map_err(lab_error)?;
+            let written = export_bundle(&store, &runs, out, args.force).map_err(lab_error)?;
+            outln!(
+                "wrote {} run{} to {} ({} bytes); import it with `fsynclab import {}`",
+                written.runs,
+                if written.runs == 1 { "" } else { "s" },
+                written.path.display(),
+                written.bytes,
+                written.path.display()
+            );
+            Ok(0)
+        }
+    }
+}
