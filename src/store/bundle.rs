@@ -114,6 +114,18 @@ pub enum BundleError {
         /// What is wrong.
         problem: String,
     },
+    /// A row holds a value larger than [`MAX_BUNDLE_VALUE_BYTES`].
+    #[error(
+        "the bundle's {table} row of run {run} holds a value larger than {} MiB; nothing was \
+         imported",
+        MAX_BUNDLE_VALUE_BYTES >> 20
+    )]
+    TooBig {
+        /// Table.
+        table: &'static str,
+        /// The run's id in the bundle.
+        run: i64,
+    },
     /// A run was copied but cannot be read back as a run; nothing was imported.
     #[error("run {run} in the bundle cannot be read as a run ({source}); nothing was imported")]
     BadRun {
@@ -410,12 +422,16 @@ fn read_rows(
 ) -> Result<Vec<Vec<Value>>, BundleError> {
     let names = column_list(cols);
     let mut stmt = bundle.prepare(&format!("SELECT {names} FROM {table} WHERE {filter}"))?;
-    let mut rows = stmt.query([key]).map_err(|e| damaged(&e.to_string()))?;
+    let failed = |e: rusqlite::Error| match e.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::TooBig) => BundleError::TooBig { table, run },
+        _ => damaged(&e.to_string()),
+    };
+    let mut rows = stmt.query([key]).map_err(failed)?;
     let mut out = Vec::new();
-    while let Some(row) = rows.next().map_err(|e| damaged(&e.to_string()))? {
+    while let Some(row) = rows.next().map_err(failed)? {
         let mut values = Vec::with_capacity(cols.len());
         for (i, col) in cols.iter().enumerate() {
-            let value: Value = row.get(i).map_err(|e| damaged(&e.to_string()))?;
+            let value: Value = row.get(i).map_err(failed)?;
             values.push(checked(table, col, run, value)?);
         }
         out.push(values);
