@@ -37,6 +37,10 @@ pub struct Cache {
     pub run_detail: Option<Box<StoredRun>>,
     /// A run another tab (or the autopilot) asks the History tab to open in its details.
     pub show_details: Option<i64>,
+    /// The autopilot asks the History tab to open Export selected… for these runs.
+    pub show_export: Option<Vec<i64>>,
+    /// The autopilot asks the History tab to open Import….
+    pub show_import: bool,
     /// Experiments.
     pub experiments: Vec<Experiment>,
     /// The comparison on the Compare tab.

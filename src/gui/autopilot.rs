@@ -9,6 +9,7 @@
 //! (fill the form from the first job of a fio job file, as "Open fio job…" does), `start`,
 //! `wait_run`, `wait=SECONDS`,
 //! `compare=A,B` (sides as in `fsynclab compare`), `wait_compare`, `detail=RUN_ID`,
+//! `export=ID,ID...` / `import=` (History's Export selected… / Import… dialog),
 //! `dark`, `light`, `shot=PATH.png` (a screenshot of the window), `frames=N,PATH`
 //! (append the CPU time of the next N frames, ms, to PATH), `quit`.
 
@@ -61,6 +62,10 @@ pub enum Step {
     WaitCompare,
     /// Open a run's details.
     Detail(i64),
+    /// Open History's Export selected… dialog for these runs.
+    Export(Vec<i64>),
+    /// Open History's Import… dialog.
+    Import,
     /// Dark theme.
     Dark,
     /// Light theme.
@@ -114,6 +119,13 @@ fn parse_step(step: &str) -> Result<Step, String> {
         }
         "wait_compare" => Step::WaitCompare,
         "detail" => Step::Detail(value.parse().map_err(|_| bad())?),
+        "export" => Step::Export(
+            value
+                .split(',')
+                .map(|id| id.trim().parse().map_err(|_| bad()))
+                .collect::<Result<_, _>>()?,
+        ),
+        "import" => Step::Import,
         "dark" => Step::Dark,
         "light" => Step::Light,
         "shot" => Step::Shot(value.into()),
@@ -299,6 +311,14 @@ impl Autopilot {
             Step::WaitCompare => !cx.cache.comparison_pending,
             Step::Detail(id) => {
                 cx.cache.show_details = Some(id);
+                true
+            }
+            Step::Export(ids) => {
+                cx.cache.show_export = Some(ids);
+                true
+            }
+            Step::Import => {
+                cx.cache.show_import = true;
                 true
             }
             Step::Dark => {

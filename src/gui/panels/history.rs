@@ -17,6 +17,7 @@ use super::history_columns::{
     Choices, Col, Filters, cell_ui, click_modifiers, columns_menu, combo, sort_header,
 };
 use super::history_details::RunDetails;
+use super::history_transfer::{Transfer, TransferDialog};
 use crate::gui::{Cx, DbRequest, Tab};
 use crate::lab::SideSpec;
 
@@ -42,6 +43,8 @@ pub struct HistoryPanel {
     /// Ids waiting for the delete confirmation.
     confirm_delete: Option<Vec<i64>>,
     details: RunDetails,
+    /// The Export selected… / Import… dialog.
+    transfer: TransferDialog,
 }
 
 impl Default for HistoryPanel {
@@ -59,6 +62,7 @@ impl Default for HistoryPanel {
             new_label: String::new(),
             confirm_delete: None,
             details: RunDetails::default(),
+            transfer: TransferDialog::default(),
         }
     }
 }
@@ -73,6 +77,12 @@ impl HistoryPanel {
         }
         self.sync_view(cx);
 
+        if let Some(ids) = cx.cache.show_export.take() {
+            self.transfer.show(Transfer::Export(ids));
+        }
+        if std::mem::take(&mut cx.cache.show_import) {
+            self.transfer.show(Transfer::Import);
+        }
         if let Some(id) = cx.cache.show_details.take() {
             self.details.open(id, cx);
         }
@@ -91,6 +101,10 @@ impl HistoryPanel {
         ui.separator();
         self.table(ui, cx);
         self.delete_dialog(ui, cx);
+        if self.transfer.poll(cx.status) {
+            cx.refresh_runs();
+        }
+        self.transfer.ui(ui.ctx(), cx.db.path());
     }
 
     /// Rebuilds the filtered, sorted index when the rows, the sort or the filters changed.
@@ -196,6 +210,21 @@ impl HistoryPanel {
                 .on_disabled_hover_text("Select exactly two runs (ctrl-click to add one)");
             if compare.clicked() {
                 self.compare(cx);
+            }
+            let export = ui
+                .add_enabled(any, egui::Button::new("Export selected…"))
+                .on_hover_text("Write the selected runs to a bundle file for another lab")
+                .on_disabled_hover_text("Select runs to export (ctrl-click to add one)");
+            if export.clicked() {
+                self.transfer
+                    .show(Transfer::Export(self.selected.iter().copied().collect()));
+            }
+            if ui
+                .button("Import…")
+                .on_hover_text("Import a bundle or fio's JSON output")
+                .clicked()
+            {
+                self.transfer.show(Transfer::Import);
             }
             if n > 0 && ui.button("Clear selection").clicked() {
                 self.selected.clear();

@@ -7,6 +7,7 @@ mod fleet;
 mod history;
 mod history_columns;
 mod history_details;
+mod history_transfer;
 mod run;
 mod run_summary;
 mod setup;
