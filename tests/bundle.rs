@@ -378,4 +378,17 @@ fn a_running_run_arrives_interrupted_without_the_exporters_paths() {
     assert_eq!(dir, None);
     let listed = json_of(&b.cmd().args(["list", "--json"]).output().unwrap().stdout);
     assert_eq!(listed.as_array().unwrap().len(), 3);
+    // list --json and show --json (finished and not) print the same uuid.
+    for row in listed.as_array().unwrap() {
+        let id = row["id"].to_string();
+        let shown = json_of(
+            &b.cmd()
+                .args(["show", &id, "--json"])
+                .output()
+                .unwrap()
+                .stdout,
+        );
+        assert_eq!(shown["uuid"], row["uuid"], "run {id}");
+        assert_eq!(row["uuid"].as_str().unwrap().len(), 36);
+    }
 }

@@ -94,6 +94,7 @@ pub fn show(db: &Option<PathBuf>, args: ShowArgs) -> Result<u8, CliError> {
     match (&stored.result, args.json) {
         (Some(result), true) => {
             let mut value = report::run_json(result);
+            value["uuid"] = serde_json::json!(stored.row.uuid);
             value["label"] = serde_json::json!(stored.row.label);
             value["tags"] = serde_json::json!(stored.row.tags);
             value["preset"] = serde_json::json!(stored.row.preset);
