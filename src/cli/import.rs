@@ -116,7 +116,7 @@ pub fn import(db: &Option<PathBuf>, args: ImportArgs) -> Result<u8, CliError> {
         let counts = store.merge_bundle(&bundle).map_err(|source| {
             let e = BundleImportError::Bundle {
                 path: path.clone(),
-                source,
+                source: Box::new(source),
             };
             if e.is_usage() {
                 CliError::usage(e)

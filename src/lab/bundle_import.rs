@@ -34,7 +34,7 @@ pub enum BundleImportError {
         path: PathBuf,
         /// Why.
         #[source]
-        source: BundleError,
+        source: Box<BundleError>,
     },
 }
 
@@ -43,10 +43,7 @@ impl BundleImportError {
     pub fn is_usage(&self) -> bool {
         !matches!(
             self,
-            BundleImportError::Bundle {
-                source: BundleError::Store(_),
-                ..
-            }
+            BundleImportError::Bundle { source, .. } if matches!(**source, BundleError::Store(_))
         )
     }
 }
@@ -86,7 +83,7 @@ pub fn read_bundle(path: &Path) -> Result<Bundle, BundleImportError> {
         })?;
     Bundle::from_bytes(bytes).map_err(|source| BundleImportError::Bundle {
         path: path.to_path_buf(),
-        source,
+        source: Box::new(source),
     })
 }
 
@@ -96,7 +93,7 @@ pub fn import_bundle(store: &Store, path: &Path) -> Result<MergeCounts, LabError
     store.merge_bundle(&bundle).map_err(|source| {
         BundleImportError::Bundle {
             path: path.to_path_buf(),
-            source,
+            source: Box::new(source),
         }
         .into()
     })

@@ -25,13 +25,16 @@ impl Worded for LabError {
                 source.worded(names)
             ),
             LabError::Analysis(_) | LabError::Text(_) | LabError::Export(_) => self.to_string(),
-            LabError::Bundle(e) => match e {
-                crate::lab::bundle_import::BundleImportError::Bundle {
-                    source: crate::store::BundleError::Store(s),
-                    ..
-                } => s.worded(names),
+            LabError::Bundle(crate::lab::bundle_import::BundleImportError::Bundle {
+                path,
+                source,
+            }) => match &**source {
+                crate::store::BundleError::Store(s) => {
+                    format!("{}: {}", path.display(), s.worded(names))
+                }
                 _ => self.to_string(),
             },
+            LabError::Bundle(_) => self.to_string(),
         }
     }
 
