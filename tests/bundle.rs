@@ -207,7 +207,7 @@ fn selections_and_outputs_are_checked() {
     assert!(stdout(&import(&c, &bundle)).contains("2 new"));
     for (args, needle) in [
         (vec!["--runs", "99"], "no run with id 99"),
-        (vec!["--label", "nosuch"], "--label nosuch selects no run"),
+        (vec!["--label", "nosuch"], "label \"nosuch\" holds no run"),
         (vec!["--runs", "3-1"], "--runs"),
         (vec!["--all"], "--out F"),
     ] {

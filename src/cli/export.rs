@@ -49,7 +49,10 @@ pub struct ExportArgs {
 /// The selection the flags name.
 fn selection(args: &ExportArgs) -> Result<Selection, CliError> {
     Ok(if let Some(text) = &args.runs {
-        Selection::Runs(parse_run_ids(text).map_err(CliError::usage)?)
+        Selection::Runs(
+            parse_run_ids(text)
+                .map_err(|e| CliError::usage(anyhow::Error::new(e).context("--runs")))?,
+        )
     } else if let Some(label) = &args.label {
         crate::spec::check_text("--label", label).map_err(CliError::usage)?;
         Selection::Label(label.clone())

@@ -19,7 +19,7 @@ pub const MAX_BUNDLE_FILE_BYTES: u64 = 1 << 30;
 #[derive(Debug, thiserror::Error)]
 pub enum BundleImportError {
     /// The file could not be read as asked.
-    #[error("{}: {source}; give a bundle written by `fsynclab export --format bundle`", path.display())]
+    #[error("{}: {source}; give a bundle written by fsynclab's export in bundle format", path.display())]
     File {
         /// The file.
         path: PathBuf,

@@ -30,15 +30,15 @@ pub enum Selection {
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {
     /// The selection holds no run.
-    #[error("{what} selects no run; see `fsynclab list` for labels, experiments and ids")]
+    #[error("{what} holds no run; see `fsynclab list` for labels, experiments and ids")]
     NothingSelected {
-        /// The selection, in words (`--label nosuch`).
+        /// The selection, in words (`label "nosuch"`).
         what: String,
     },
-    /// `--runs` could not be read.
+    /// A list of run ids could not be read.
     #[error(
-        "--runs {text:?}: {problem}; give run ids and ranges separated by commas, such as \
-         --runs 3,5,8-10"
+        "run ids {text:?}: {problem}; give run ids and ranges separated by commas, such as \
+         3,5,8-10"
     )]
     BadRuns {
         /// The text given.
@@ -46,13 +46,19 @@ pub enum ExportError {
         /// What is wrong.
         problem: String,
     },
-    /// The output path cannot be written as asked.
-    #[error("--out {}: {problem}", path.display())]
+    /// Something other than a regular file is at the output path, or it names no file.
+    #[error("{}: {problem}", path.display())]
     Out {
         /// The path given.
         path: PathBuf,
         /// What is wrong and the fix.
         problem: String,
+    },
+    /// A file is at the output path and replacing it was not asked for.
+    #[error("{} already exists; choose another file or allow replacing it", path.display())]
+    Exists {
+        /// The path given.
+        path: PathBuf,
     },
     /// Writing the output failed.
     #[error("cannot write {}: {source}; check the directory's permissions and free space", path.display())]
@@ -63,6 +69,20 @@ pub enum ExportError {
         #[source]
         source: std::io::Error,
     },
+}
+
+impl crate::spec::Worded for ExportError {
+    fn worded(&self, names: &dyn crate::spec::SettingNames) -> String {
+        match self {
+            ExportError::Exists { path } => format!(
+                "{} already exists; choose another file, or replace it with {} (a link is \
+                 never followed)",
+                path.display(),
+                names.name(crate::spec::Setting::Force, None)
+            ),
+            other => other.to_string(),
+        }
+    }
 }
 
 impl ExportError {
@@ -120,18 +140,18 @@ pub fn parse_run_ids(text: &str) -> Result<Vec<i64>, ExportError> {
 /// selection that holds no run.
 pub fn select(store: &Store, selection: &Selection) -> Result<Vec<StoredRun>, LabError> {
     let (ids, what) = match selection {
-        Selection::Runs(ids) => (ids.clone(), "--runs".to_string()),
-        Selection::Label(label) => (store.run_ids_with_label(label)?, format!("--label {label}")),
+        Selection::Runs(ids) => (ids.clone(), "the list of run ids".to_string()),
+        Selection::Label(label) => (store.run_ids_with_label(label)?, format!("label {label:?}")),
         Selection::Experiment(id) => (
             store.run_ids_in_experiment(*id)?,
-            format!("--experiment {id}"),
+            format!("experiment {id}"),
         ),
         Selection::All => {
             let mut rows = store.list_runs(&RunFilter::default())?;
             rows.reverse(); // newest first → oldest first
             (
                 rows.into_iter().map(|r| r.id).collect(),
-                "--all".to_string(),
+                "the database".to_string(),
             )
         }
     };
@@ -182,7 +202,7 @@ fn check_out(out: &Path, force: bool) -> Result<PathBuf, ExportError> {
     };
     if out.file_name().is_none() || out.as_os_str().to_string_lossy().ends_with('/') {
         return Err(bad(
-            "is not a file name; give the bundle's file, such as --out runs.fsynclab",
+            "is not a file name; give the bundle's file, such as runs.fsynclab",
         ));
     }
     let dir = match out.parent() {
@@ -218,9 +238,9 @@ fn check_out(out: &Path, force: bool) -> Result<PathBuf, ExportError> {
                     "is not a regular file (a device, FIFO or socket); choose another path",
                 ))
             } else if !force {
-                Err(bad(
-                    "already exists; choose another path or add --force to replace it",
-                ))
+                Err(ExportError::Exists {
+                    path: out.to_path_buf(),
+                })
             } else {
                 Ok(dir)
             }
@@ -254,10 +274,8 @@ pub(crate) fn place_file(
     } else {
         tmp.persist_noclobber(out).map_err(|e| {
             if e.error.kind() == std::io::ErrorKind::AlreadyExists {
-                ExportError::Out {
+                ExportError::Exists {
                     path: out.to_path_buf(),
-                    problem: "already exists; choose another path or add --force to replace it"
-                        .into(),
                 }
             } else {
                 io(e.error)
@@ -277,7 +295,7 @@ mod tests {
         assert_eq!(parse_run_ids(" 2 , 2,1").unwrap(), vec![2, 1]);
         for bad in ["", "a", "0", "-1", "3-1", "1,,2", "1-999999999999"] {
             let err = parse_run_ids(bad).unwrap_err();
-            assert!(err.to_string().starts_with("--runs"), "{bad}: {err}");
+            assert!(err.to_string().starts_with("run ids"), "{bad}: {err}");
         }
     }
 
@@ -287,12 +305,10 @@ mod tests {
         let file = dir.path().join("b.fsynclab");
         assert!(check_out(&file, false).is_ok());
         std::fs::write(&file, b"x").unwrap();
-        assert!(
-            check_out(&file, false)
-                .unwrap_err()
-                .to_string()
-                .contains("--force")
-        );
+        assert!(matches!(
+            check_out(&file, false),
+            Err(ExportError::Exists { .. })
+        ));
         assert!(check_out(&file, true).is_ok());
         let link = dir.path().join("l");
         std::os::unix::fs::symlink(&file, &link).unwrap();

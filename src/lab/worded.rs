@@ -24,7 +24,8 @@ impl Worded for LabError {
                 "the run was measured but could not be stored: {}",
                 source.worded(names)
             ),
-            LabError::Analysis(_) | LabError::Text(_) | LabError::Export(_) => self.to_string(),
+            LabError::Export(e) => e.worded(names),
+            LabError::Analysis(_) | LabError::Text(_) => self.to_string(),
             LabError::Bundle(crate::lab::bundle_import::BundleImportError::Bundle {
                 path,
                 source,
@@ -76,6 +77,8 @@ pub fn worded_error(error: &(dyn Error + 'static), names: &dyn SettingNames) -> 
     } else if let Some(e) = error.downcast_ref::<ScratchError>() {
         e.worded(names)
     } else if let Some(e) = error.downcast_ref::<StoreError>() {
+        e.worded(names)
+    } else if let Some(e) = error.downcast_ref::<super::export::ExportError>() {
         e.worded(names)
     } else if let Some(e) = error.downcast_ref::<OutputError>() {
         e.worded(names)

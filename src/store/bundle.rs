@@ -69,7 +69,9 @@ const LOCAL_RUN_COLUMNS: &[&str] = &[
 #[derive(Debug, thiserror::Error)]
 pub enum BundleError {
     /// Not an SQLite file, or an SQLite file without fsynclab's schema.
-    #[error("not an fsynclab bundle: {problem}; export one with `fsynclab export --format bundle`")]
+    #[error(
+        "not an fsynclab bundle: {problem}; export one with fsynclab's export in bundle format"
+    )]
     NotABundle {
         /// What is wrong.
         problem: String,

@@ -252,7 +252,7 @@ impl TransferDialog {
                 }
             });
             if matches!(what, Transfer::Export(_)) {
-                ui.checkbox(&mut self.replace, "Replace an existing file")
+                ui.checkbox(&mut self.replace, "Replace existing files")
                     .on_hover_text("a file at the path is replaced; a link is never followed");
             }
             ui.add_space(6.0);
