@@ -35,6 +35,7 @@
 //! same path; WAL mode and a 5 s busy timeout let them share it.
 
 mod bundle;
+mod bundle_merge;
 mod open;
 mod origin;
 mod progress;

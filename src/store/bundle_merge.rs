@@ -1,0 +1,310 @@
+//! Merging a checked [`Bundle`] into the store (see [`super::bundle`]): one transaction,
+//! every value type-checked against its column, runs matched by uuid, experiments kept
+//! together, the exporting machine's columns cleared, each new run loaded back.
+
+use std::collections::HashMap;
+
+use rusqlite::types::Value;
+use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior};
+
+use super::bundle::{
+    Bundle, BundleError, CHILD_TABLES, Column, LOCAL_RUN_COLUMNS, MergeCounts, column_list,
+    columns, damaged, placeholders,
+};
+use super::{INTERRUPTED_MESSAGE, Store, StoreError};
+
+/// Checks a bundle value against the column's declared type; integers are accepted for
+/// REAL columns (SQLite stores 2.0 as 2 sometimes).
+fn checked(
+    table: &'static str,
+    col: &Column,
+    run: i64,
+    value: Value,
+) -> Result<Value, BundleError> {
+    let bad = |problem: String| BundleError::BadValue {
+        table,
+        column: col.name.clone(),
+        run,
+        problem,
+    };
+    let what = |v: &Value| match v {
+        Value::Null => "NULL",
+        Value::Integer(_) => "an integer",
+        Value::Real(_) => "a real number",
+        Value::Text(_) => "text",
+        Value::Blob(_) => "a blob",
+    };
+    match (col.decl.as_str(), value) {
+        (_, Value::Null) if col.not_null => Err(bad("is NULL where a value is required".into())),
+        (_, Value::Null) => Ok(Value::Null),
+        ("INTEGER", v @ Value::Integer(_)) => Ok(v),
+        ("REAL", v @ Value::Real(_)) => Ok(v),
+        #[allow(clippy::cast_precision_loss)] // small integers stored for a REAL
+        ("REAL", Value::Integer(i)) => Ok(Value::Real(i as f64)),
+        ("TEXT", v @ Value::Text(_)) => Ok(v),
+        ("BLOB", v @ Value::Blob(_)) => Ok(v),
+        (decl, v) => Err(bad(format!("holds {} where {decl} belongs", what(&v)))),
+    }
+}
+
+/// Reads the rows of `table` with `filter` (`?1` = `key`) from the bundle, every value
+/// checked; `skip` names columns not read (ids).
+fn read_rows(
+    bundle: &Connection,
+    cols: &[Column],
+    table: &'static str,
+    filter: &str,
+    key: i64,
+    run: i64,
+) -> Result<Vec<Vec<Value>>, BundleError> {
+    let names = column_list(cols);
+    let mut stmt = bundle.prepare(&format!("SELECT {names} FROM {table} WHERE {filter}"))?;
+    let failed = |e: rusqlite::Error| match e.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::TooBig) => BundleError::TooBig { table, run },
+        _ => damaged(&e.to_string()),
+    };
+    let mut rows = stmt.query([key]).map_err(failed)?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next().map_err(failed)? {
+        let mut values = Vec::with_capacity(cols.len());
+        for (i, col) in cols.iter().enumerate() {
+            let value: Value = row.get(i).map_err(failed)?;
+            values.push(checked(table, col, run, value)?);
+        }
+        out.push(values);
+    }
+    Ok(out)
+}
+
+/// A uuid as stored: canonical lowercase hyphenated, or a [`BundleError::BadValue`].
+fn canonical_uuid(
+    table: &'static str,
+    run: i64,
+    value: Option<String>,
+) -> Result<String, BundleError> {
+    let bad = |problem: String| BundleError::BadValue {
+        table,
+        column: "uuid".into(),
+        run,
+        problem,
+    };
+    let text = value.ok_or_else(|| bad("is missing".into()))?;
+    let parsed = uuid::Uuid::parse_str(&text).map_err(|e| bad(format!("is not a UUID ({e})")))?;
+    Ok(parsed.hyphenated().to_string())
+}
+
+/// The columns of `table` without those named in `skip`.
+fn columns_without(conn: &Connection, table: &str, skip: &[&str]) -> rusqlite::Result<Vec<Column>> {
+    Ok(columns(conn, table)?
+        .into_iter()
+        .filter(|c| !skip.contains(&c.name.as_str()))
+        .collect())
+}
+
+impl Store {
+    /// Merges `bundle` into this database in one transaction (see the module
+    /// documentation): new runs get new ids; runs already present (same uuid) are skipped.
+    pub fn merge_bundle(&self, bundle: &Bundle) -> Result<MergeCounts, BundleError> {
+        let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
+            .map_err(StoreError::from)?;
+        let counts = self.merge_in(&tx, bundle)?;
+        tx.commit().map_err(StoreError::from)?;
+        Ok(counts)
+    }
+
+    fn merge_in(&self, tx: &Transaction<'_>, bundle: &Bundle) -> Result<MergeCounts, BundleError> {
+        let src = &bundle.conn;
+        let run_cols = columns_without(tx, "runs", &["id"])?;
+        let mut experiments: HashMap<i64, i64> = HashMap::new();
+        let mut counts = MergeCounts::default();
+        for run in bundle.run_ids()? {
+            let uuid: Option<String> = src
+                .query_row("SELECT uuid FROM runs WHERE id = ?1", [run], |r| r.get(0))
+                .map_err(|_| BundleError::BadValue {
+                    table: "runs",
+                    column: "uuid".into(),
+                    run,
+                    problem: "is not text".into(),
+                })?;
+            let uuid = canonical_uuid("runs", run, uuid)?;
+            let present: Option<i64> = tx
+                .query_row("SELECT id FROM runs WHERE uuid = ?1", [&uuid], |r| r.get(0))
+                .optional()?;
+            if present.is_some() {
+                counts.already_present += 1;
+                continue;
+            }
+            let mut values = read_rows(src, &run_cols, "runs", "id = ?1", run, run)?
+                .pop()
+                .ok_or_else(|| damaged("a run vanished while reading"))?;
+            self.localize_run(
+                tx,
+                src,
+                &run_cols,
+                &mut values,
+                run,
+                &uuid,
+                &mut experiments,
+                &mut counts,
+            )?;
+            tx.execute(
+                &format!(
+                    "INSERT INTO runs ({}) VALUES ({})",
+                    column_list(&run_cols),
+                    placeholders(run_cols.len())
+                ),
+                rusqlite::params_from_iter(values),
+            )?;
+            let id = tx.last_insert_rowid();
+            for table in CHILD_TABLES {
+                let cols = columns_without(tx, table, &["run_id"])?;
+                let names = column_list(&cols);
+                let mut insert = tx.prepare(&format!(
+                    "INSERT INTO {table} (run_id, {names}) VALUES ({})",
+                    placeholders(cols.len() + 1)
+                ))?;
+                for row in read_rows(src, &cols, table, "run_id = ?1", run, run)? {
+                    let mut params = vec![Value::Integer(id)];
+                    params.extend(row);
+                    insert
+                        .execute(rusqlite::params_from_iter(params))
+                        .map_err(|e| bad_run(run, StoreError::from(e)))?;
+                }
+            }
+            self.load_run(id).map_err(|e| bad_run(run, e))?;
+            counts.new_ids.push(id);
+        }
+        Ok(counts)
+    }
+
+    /// Rewrites a bundle run's row for this database: its experiment mapped (created when
+    /// new), its uuid canonical, the exporting machine's columns cleared, `running` made
+    /// `interrupted`.
+    #[allow(clippy::too_many_arguments)]
+    fn localize_run(
+        &self,
+        tx: &Transaction<'_>,
+        src: &Connection,
+        cols: &[Column],
+        values: &mut [Value],
+        run: i64,
+        uuid: &str,
+        experiments: &mut HashMap<i64, i64>,
+        counts: &mut MergeCounts,
+    ) -> Result<(), BundleError> {
+        let at = |name: &str| cols.iter().position(|c| c.name == name);
+        let mut status_running = false;
+        for (i, col) in cols.iter().enumerate() {
+            match col.name.as_str() {
+                "uuid" => values[i] = Value::Text(uuid.to_string()),
+                "experiment_id" => {
+                    if let Value::Integer(bundle_exp) = values[i] {
+                        values[i] = match experiments.get(&bundle_exp) {
+                            Some(&local) => Value::Integer(local),
+                            None => match local_experiment(tx, src, bundle_exp, run, counts)? {
+                                Some(local) => {
+                                    experiments.insert(bundle_exp, local);
+                                    Value::Integer(local)
+                                }
+                                None => Value::Null,
+                            },
+                        };
+                    }
+                }
+                "status" => status_running = values[i] == Value::Text("running".into()),
+                name if LOCAL_RUN_COLUMNS.contains(&name) => values[i] = Value::Null,
+                _ => {}
+            }
+        }
+        if status_running {
+            if let Some(i) = at("status") {
+                values[i] = Value::Text("interrupted".into());
+            }
+            if let Some(i) = at("error")
+                && values[i] == Value::Null
+            {
+                values[i] = Value::Text(INTERRUPTED_MESSAGE.into());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The local id of bundle experiment `bundle_exp` (matched by uuid, created when new);
+/// `None` when the bundle's run points at an experiment the bundle does not hold.
+fn local_experiment(
+    tx: &Transaction<'_>,
+    src: &Connection,
+    bundle_exp: i64,
+    run: i64,
+    counts: &mut MergeCounts,
+) -> Result<Option<i64>, BundleError> {
+    let cols = columns_without(tx, "experiments", &["id"])?;
+    let Some(mut values) = read_rows(src, &cols, "experiments", "id = ?1", bundle_exp, run)?.pop()
+    else {
+        return Ok(None);
+    };
+    let uuid_at = cols.iter().position(|c| c.name == "uuid").unwrap_or(0);
+    let uuid = match &values[uuid_at] {
+        Value::Text(t) => Some(t.clone()),
+        _ => None,
+    };
+    let uuid = canonical_uuid("experiments", run, uuid)?;
+    let found: Option<i64> = tx
+        .query_row("SELECT id FROM experiments WHERE uuid = ?1", [&uuid], |r| {
+            r.get(0)
+        })
+        .optional()?;
+    if let Some(id) = found {
+        return Ok(Some(id));
+    }
+    values[uuid_at] = Value::Text(uuid);
+    tx.execute(
+        &format!(
+            "INSERT INTO experiments ({}) VALUES ({})",
+            column_list(&cols),
+            placeholders(cols.len())
+        ),
+        rusqlite::params_from_iter(values),
+    )?;
+    counts.new_experiments += 1;
+    Ok(Some(tx.last_insert_rowid()))
+}
+
+fn bad_run(run: i64, source: StoreError) -> BundleError {
+    BundleError::BadRun {
+        run,
+        source: Box::new(source),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_value_of_the_wrong_type_is_named() {
+        let col = Column {
+            name: "wall_ns".into(),
+            decl: "INTEGER".into(),
+            not_null: false,
+        };
+        let err = checked("runs", &col, 4, Value::Text("x".into())).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "the bundle's runs.wall_ns (run 4 in the bundle) holds text where INTEGER belongs; \
+             nothing was imported"
+        );
+        assert_eq!(checked("runs", &col, 4, Value::Null).unwrap(), Value::Null);
+        let real = Column {
+            name: "iops".into(),
+            decl: "REAL".into(),
+            not_null: true,
+        };
+        assert_eq!(
+            checked("runs", &real, 1, Value::Integer(2)).unwrap(),
+            Value::Real(2.0)
+        );
+        assert!(checked("runs", &real, 1, Value::Null).is_err());
+    }
+}
