@@ -267,7 +267,10 @@ fn tampered(lab: &Lab, bundle: &Path, name: &str, sql: &str) -> PathBuf {
 /// and the file unchanged.
 fn refused(file: &Path, needle: &str) {
     let lab = Lab::new();
-    let bytes = std::fs::read(file).ok();
+    // Only a regular file is read here (opening a FIFO would wait for a writer).
+    let regular = std::fs::symlink_metadata(file).is_ok_and(|m| m.is_file());
+    let read = || regular.then(|| std::fs::read(file).unwrap());
+    let bytes = read();
     let out = import(&lab, file);
     assert_eq!(out.status.code(), Some(2), "{needle}: {}", stderr(&out));
     assert!(stderr(&out).contains(needle), "{needle}: {}", stderr(&out));
@@ -275,11 +278,7 @@ fn refused(file: &Path, needle: &str) {
     if lab.db.exists() {
         assert_eq!(run_count(&lab.db), 0, "{needle}");
     }
-    assert_eq!(
-        std::fs::read(file).ok(),
-        bytes,
-        "{needle}: the file was changed"
-    );
+    assert_eq!(read(), bytes, "{needle}: the file was changed");
 }
 
 #[test]
@@ -344,6 +343,14 @@ fn hostile_bundles_are_refused_by_name() {
     let short = a.dir.path().join("short.fsynclab");
     std::fs::write(&short, &std::fs::read(&bundle).unwrap()[..200]).unwrap();
     refused(&short, "damaged");
+    // A FIFO is refused by name, never opened (no hang).
+    let fifo = a.dir.path().join("fifo.fsynclab");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    refused(&fifo, "FIFO");
     // A symlink to a good bundle is not followed.
     let link = a.dir.path().join("link.fsynclab");
     std::os::unix::fs::symlink(&bundle, &link).unwrap();
