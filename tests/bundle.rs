@@ -384,6 +384,8 @@ fn a_running_run_arrives_interrupted_without_the_exporters_paths() {
     assert_eq!(pid, None);
     assert_eq!(dir, None);
     let listed = json_of(&b.cmd().args(["list", "--json"]).output().unwrap().stdout);
+    // One versioned shape: {"schema_version", "runs": [...]} / {"schema_version", "run": {...}}.
+    let listed = &listed["runs"];
     assert_eq!(listed.as_array().unwrap().len(), 3);
     // list --json and show --json (finished and not) print the same uuid.
     for row in listed.as_array().unwrap() {
@@ -395,7 +397,7 @@ fn a_running_run_arrives_interrupted_without_the_exporters_paths() {
                 .unwrap()
                 .stdout,
         );
-        assert_eq!(shown["uuid"], row["uuid"], "run {id}");
+        assert_eq!(shown["run"]["uuid"], row["uuid"], "run {id}");
         assert_eq!(row["uuid"].as_str().unwrap().len(), 36);
     }
 }
