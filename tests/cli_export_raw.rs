@@ -190,3 +190,73 @@ fn every_format_reads_back_with_the_stored_figures() {
         }
     }
 }
+
+/// `fsynclab export --format F` (stdout, or --out).
+fn export_cli(lab: &Lab, args: &[&str]) -> std::process::Output {
+    lab.cmd().arg("export").args(args).output().unwrap()
+}
+
+#[test]
+fn the_export_command_writes_every_raw_format() {
+    let (lab, runs) = lab_with_every_kind();
+    // Each format on stdout is what the library writes for the same runs.
+    for (name, format) in [
+        ("json", RawFormat::Json),
+        ("csv", RawFormat::Csv),
+        ("intervals-csv", RawFormat::IntervalsCsv),
+        ("hlog", RawFormat::Hlog),
+    ] {
+        let out = export_cli(&lab, &["--all", "--format", name]);
+        assert!(
+            out.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.stdout, export(format, &runs), "{name}");
+    }
+    // A selection: one label's runs only; the uuid column is filled.
+    let out = export_cli(&lab, &["--label", "grouplog", "--format", "csv"]);
+    assert!(out.status.success());
+    let mut rd = csv::Reader::from_reader(out.stdout.as_slice());
+    let rows: Vec<csv::StringRecord> = rd.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(&rows[0][5], "grouplog");
+    assert_eq!(rows[0][1].len(), 36, "a uuid: {:?}", &rows[0][1]);
+
+    // --out: written once, refused without --force, replaced with it.
+    let file = lab.dir.path().join("runs.csv");
+    let out = export_cli(
+        &lab,
+        &["--all", "--format", "csv", "--out", file.to_str().unwrap()],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read(&file).unwrap(), export(RawFormat::Csv, &runs));
+    let again = export_cli(
+        &lab,
+        &["--all", "--format", "hlog", "--out", file.to_str().unwrap()],
+    );
+    assert_eq!(again.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("--force"));
+    let forced = export_cli(
+        &lab,
+        &[
+            "--all",
+            "--format",
+            "hlog",
+            "--force",
+            "--out",
+            file.to_str().unwrap(),
+        ],
+    );
+    assert!(forced.status.success());
+    assert!(std::fs::read(&file).unwrap().starts_with(b"#fsynclab"));
+
+    // An unknown format is a usage error naming the formats.
+    let bad = export_cli(&lab, &["--all", "--format", "xml"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("intervals-csv"));
+}

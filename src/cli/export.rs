@@ -8,6 +8,7 @@ use clap::{Args, ValueEnum};
 use super::{CliError, open_store};
 use crate::lab::LabError;
 use crate::lab::export::{Selection, export_bundle, parse_run_ids, select};
+use crate::report::raw::RawFormat;
 use crate::store::OpenMode;
 
 /// The export formats.
@@ -16,6 +17,14 @@ pub enum ExportFormat {
     /// A self-contained SQLite file with the runs and everything stored with them, for
     /// `fsynclab import` on another machine (needs --out).
     Bundle,
+    /// Everything as one JSON document (spec, system, figures, intervals, histograms).
+    Json,
+    /// One summary row per run (spreadsheet formulas guarded).
+    Csv,
+    /// One row per interval sample, with its run's id.
+    IntervalsCsv,
+    /// An HdrHistogram interval log of write, sync and per-operation latency.
+    Hlog,
 }
 
 /// Arguments of `fsynclab export`.
@@ -95,5 +104,43 @@ pub fn export(db: &Option<PathBuf>, args: ExportArgs) -> Result<u8, CliError> {
             );
             Ok(0)
         }
+        ExportFormat::Json => raw(db, &selection, RawFormat::Json, &args),
+        ExportFormat::Csv => raw(db, &selection, RawFormat::Csv, &args),
+        ExportFormat::IntervalsCsv => raw(db, &selection, RawFormat::IntervalsCsv, &args),
+        ExportFormat::Hlog => raw(db, &selection, RawFormat::Hlog, &args),
     }
+}
+
+/// A raw format (docs/EXPORT.md "## Raw formats") to --out F, or to stdout.
+fn raw(
+    db: &Option<PathBuf>,
+    selection: &Selection,
+    format: RawFormat,
+    args: &ExportArgs,
+) -> Result<u8, CliError> {
+    let store = open_store(db, OpenMode::ReadOnly)?;
+    let runs = select(&store, selection).map_err(lab_error)?;
+    let mut bytes = Vec::new();
+    format.write(&runs, &mut bytes).map_err(CliError::failed)?;
+    match &args.out {
+        Some(out) => {
+            crate::report::write_report_files(&[(out.clone(), bytes)], args.force).map_err(
+                |e| {
+                    if e.is_usage() {
+                        CliError::usage(e)
+                    } else {
+                        CliError::failed(e)
+                    }
+                },
+            )?;
+            errln!(
+                "wrote {} run{} to {}",
+                runs.len(),
+                if runs.len() == 1 { "" } else { "s" },
+                out.display()
+            );
+        }
+        None => out!("{}", String::from_utf8_lossy(&bytes)),
+    }
+    Ok(0)
 }

@@ -168,6 +168,7 @@ pub fn run_document(run: &StoredRun) -> Result<Value, RawExportError> {
     };
     Ok(json!({
         "id": row.id,
+        "uuid": row.uuid,
         "label": row.label,
         "tags": row.tags,
         "experiment_id": row.experiment_id,
@@ -211,8 +212,9 @@ pub fn csv_text(value: &str) -> String {
 }
 
 /// The header of `export --format csv` (units in the names).
-pub const RUNS_CSV_HEADER: [&str; 34] = [
+pub const RUNS_CSV_HEADER: [&str; 35] = [
     "id",
+    "uuid",
     "label",
     "tags",
     "experiment_id",
@@ -288,6 +290,7 @@ fn run_row(run: &StoredRun) -> Vec<String> {
     let text = |s: &str| csv_text(s);
     let mut cells = vec![
         row.id.to_string(),
+        text(&row.uuid),
         text(row.label.as_deref().unwrap_or("")),
         text(&row.tags.join(";")),
         opt(row.experiment_id),
