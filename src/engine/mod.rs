@@ -50,6 +50,7 @@ pub use file::{
 };
 pub(crate) use fileserver::open_files_per_client;
 pub(crate) use scratch::check_target;
+pub use target::shared_writable;
 pub use target_error::TargetError;
 
 use std::sync::mpsc::Sender;

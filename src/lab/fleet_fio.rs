@@ -39,6 +39,7 @@ impl JobDir {
     /// Makes the directory in `parent` (the system's temporary directory in use) and
     /// writes `job_text` into it.
     pub fn create(parent: &Path, job_text: &str) -> io::Result<JobDir> {
+        check_parent(parent)?;
         sweep_stale(parent, STALE_AFTER);
         let mut attempt = 0u32;
         let dir = loop {
@@ -87,6 +88,33 @@ impl Drop for JobDir {
         let _ = std::fs::remove_file(self.job_file());
         let _ = std::fs::remove_dir(&self.dir);
     }
+}
+
+/// The job directory's parent must be one nobody else can rename entries in: owned by root
+/// or this user, and not writable by group or others unless sticky (as /tmp). Otherwise
+/// another user could move the job directory away and put one of theirs in its place
+/// between its creation and fio reading it, and root's fio client would send their job to
+/// the servers.
+fn check_parent(parent: &Path) -> io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(parent)?;
+    // SAFETY: geteuid has no preconditions.
+    let uid = unsafe { libc::geteuid() };
+    let owner_ok = meta.uid() == 0 || meta.uid() == uid;
+    if !meta.is_dir() || !owner_ok || crate::engine::shared_writable(meta.mode()) {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "{} (owner uid {}, mode {:04o}) lets another user rename entries in it; set \
+                 TMPDIR to a directory owned by you or root that only you can write, or a \
+                 sticky one like /tmp",
+                parent.display(),
+                meta.uid(),
+                meta.mode() & 0o7777
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// How old a job directory of a process that is gone must be before it is removed.
@@ -449,6 +477,19 @@ mod tests {
         let path = dir.path().to_path_buf();
         drop(dir);
         assert!(!path.exists());
+    }
+
+    #[test]
+    fn a_parent_others_can_rename_entries_in_is_refused() {
+        let parent = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(parent.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+        let e = JobDir::create(parent.path(), "[w]\n").unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::PermissionDenied);
+        assert!(e.to_string().contains("set TMPDIR"), "{e}");
+        assert_eq!(std::fs::read_dir(parent.path()).unwrap().count(), 0);
+        // Sticky, as /tmp: fine.
+        std::fs::set_permissions(parent.path(), std::fs::Permissions::from_mode(0o1777)).unwrap();
+        drop(JobDir::create(parent.path(), "[w]\n").unwrap());
     }
 
     #[test]
