@@ -3,6 +3,7 @@
 //! warnings shown, a bad side rejected inline, the report exported as PNG, the table
 //! copied.
 
+mod gui_common;
 use std::path::Path;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -10,7 +11,7 @@ use std::time::{Duration, Instant};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use fsynclab::engine::CancelToken;
-use fsynclab::gui::{LabApp, Tab, UiState};
+use fsynclab::gui::{LabApp, Tab};
 use fsynclab::lab::{self, RunRequest};
 use fsynclab::spec::{SyncMethod, WorkloadSpec};
 use fsynclab::store::Store;
@@ -45,15 +46,9 @@ fn seed_runs(db: &Path, target: &Path) {
     }
 }
 
+/// The window on `db`, opened on the Compare tab.
 fn harness(db: &Path) -> Harness<'static, LabApp> {
-    let state = UiState {
-        tab: Tab::Compare,
-        ..Default::default()
-    };
-    let app = LabApp::new(db.to_path_buf(), state);
-    Harness::builder()
-        .with_size(egui::vec2(1360.0, 900.0))
-        .build_ui_state(|ui, app: &mut LabApp| app.ui_root(ui), app)
+    gui_common::harness_on(db, Tab::Compare)
 }
 
 /// Steps the app (with short sleeps for the worker threads) until `done`, at most 30 s.

@@ -2,6 +2,8 @@
 //! tiny runs: listing, text and menu filters, sorting, the columns menu, multi-select,
 //! relabel, delete with confirmation, details, compare, and a frame with thousands of runs.
 
+mod gui_common;
+use gui_common::wait_for;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -10,7 +12,7 @@ use egui::{Modifiers, Role};
 use egui_kittest::kittest::Queryable;
 use egui_kittest::{Harness, Node};
 use fsynclab::engine::CancelToken;
-use fsynclab::gui::{LabApp, Tab, UiState};
+use fsynclab::gui::{LabApp, Tab};
 use fsynclab::lab::{RunRequest, execute};
 use fsynclab::spec::WorkloadSpec;
 use fsynclab::store::{NewRun, RunFilter, RunRow, Store};
@@ -57,29 +59,9 @@ fn lab_with_runs(labels: &[&str]) -> Lab {
     Lab { dir, db }
 }
 
+/// The window on `db`, opened on the History tab.
 fn harness(db: &Path) -> Harness<'static, LabApp> {
-    let state = UiState {
-        tab: Tab::History,
-        ..Default::default()
-    };
-    let app = LabApp::new(db.to_path_buf(), state);
-    Harness::builder()
-        .with_size(egui::vec2(1360.0, 900.0))
-        .build_ui_state(|ui, app: &mut LabApp| app.ui_root(ui), app)
-}
-
-/// Steps frames (with short sleeps for the database worker) until `done` holds.
-fn wait_for(h: &mut Harness<'static, LabApp>, what: &str, done: impl Fn(&LabApp) -> bool) {
-    let start = Instant::now();
-    while !done(h.state()) {
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "timed out waiting for {what}"
-        );
-        h.run_steps(1);
-        std::thread::sleep(Duration::from_millis(15));
-    }
-    h.run_steps(3);
+    gui_common::harness_on(db, Tab::History)
 }
 
 fn rows_loaded(app: &LabApp) -> bool {

@@ -2,14 +2,15 @@
 //! (imported)", their details say where they came from and what they lack, and two of
 //! them compare (ext4 vs btrfs from the real fio 3.33 outputs) with the import rows.
 
+mod gui_common;
+use gui_common::wait_for;
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 use egui::{Modifiers, Role};
 use egui_kittest::kittest::Queryable;
 use egui_kittest::{Harness, Node};
 use fsynclab::fio::import::read_fio_output;
-use fsynclab::gui::{LabApp, Tab, UiState};
+use fsynclab::gui::{LabApp, Tab};
 use fsynclab::lab::import::store_imported;
 use fsynclab::store::Store;
 
@@ -34,28 +35,9 @@ fn seed(db: &Path) -> Vec<i64> {
     ids
 }
 
+/// The window on `db`, opened on the History tab.
 fn harness(db: &Path) -> Harness<'static, LabApp> {
-    let state = UiState {
-        tab: Tab::History,
-        ..Default::default()
-    };
-    let app = LabApp::new(db.to_path_buf(), state);
-    Harness::builder()
-        .with_size(egui::vec2(1360.0, 900.0))
-        .build_ui_state(|ui, app: &mut LabApp| app.ui_root(ui), app)
-}
-
-fn wait_for(h: &mut Harness<'static, LabApp>, what: &str, done: impl Fn(&LabApp) -> bool) {
-    let start = Instant::now();
-    while !done(h.state()) {
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "timed out waiting for {what}"
-        );
-        h.run_steps(1);
-        std::thread::sleep(Duration::from_millis(15));
-    }
-    h.run_steps(3);
+    gui_common::harness_on(db, Tab::History)
 }
 
 /// The table cell showing `text` (leftmost: the details panel is on the right).
