@@ -194,14 +194,7 @@ impl ExportDialog {
                     self.open = false;
                 }
             });
-            if let Some((text, is_error)) = &self.message {
-                let color = if *is_error {
-                    ui.visuals().error_fg_color
-                } else {
-                    ui.visuals().text_color()
-                };
-                ui.colored_label(color, text);
-            }
+            super::message_line(ui, self.message.as_ref());
         });
         if modal.should_close() {
             self.open = false;

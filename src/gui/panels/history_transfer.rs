@@ -275,14 +275,7 @@ impl TransferDialog {
                     self.open = None;
                 }
             });
-            if let Some((text, is_error)) = &self.message {
-                let color = if *is_error {
-                    ui.visuals().error_fg_color
-                } else {
-                    ui.visuals().text_color()
-                };
-                ui.colored_label(color, text);
-            }
+            super::message_line(ui, self.message.as_ref());
         });
         if modal.should_close() {
             self.open = None;

@@ -24,3 +24,15 @@ pub use history::HistoryPanel;
 pub use run::RunPanel;
 pub use setup::SetupPanel;
 pub use setup_fio_job::{FioJobForm, apply_job, load_job};
+
+/// A dialog's last message under its buttons: in the error colour when `is_error`.
+fn message_line(ui: &mut egui::Ui, message: Option<&(String, bool)>) {
+    if let Some((text, is_error)) = message {
+        let color = if *is_error {
+            ui.visuals().error_fg_color
+        } else {
+            ui.visuals().text_color()
+        };
+        ui.colored_label(color, text);
+    }
+}
