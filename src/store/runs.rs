@@ -170,17 +170,18 @@ impl Store {
         found.map(|_| ()).ok_or(StoreError::NotFound { id })
     }
 
-    /// Records a run about to start, with status `running`; returns its id (the engine puts
-    /// it in [`RunResult::id`]).
-    pub fn begin_run(&self, new: &NewRun) -> Result<i64, StoreError> {
+    /// The experiment `new` names exists, and its tags cleaned (none empty).
+    fn checked_tags<'a>(&self, new: &'a NewRun) -> Result<Vec<&'a str>, StoreError> {
         if let Some(experiment) = new.experiment_id {
             self.check_experiment(experiment)?;
         }
-        let tags = new
-            .tags
-            .iter()
-            .map(|t| clean_tag(t))
-            .collect::<Result<Vec<_>, _>>()?;
+        new.tags.iter().map(|t| clean_tag(t)).collect()
+    }
+
+    /// Records a run about to start, with status `running`; returns its id (the engine puts
+    /// it in [`RunResult::id`]).
+    pub fn begin_run(&self, new: &NewRun) -> Result<i64, StoreError> {
+        let tags = self.checked_tags(new)?;
         self.retry_locked(|| self.insert_run(new, &tags))
     }
 
@@ -201,14 +202,7 @@ impl Store {
     /// [`Store::finish_run`] stores it, so no reader ever sees it `running` and a kill
     /// leaves either the whole run or nothing. Returns its id (`result.id` is ignored).
     pub fn insert_finished(&self, new: &NewRun, result: &RunResult) -> Result<i64, StoreError> {
-        if let Some(experiment) = new.experiment_id {
-            self.check_experiment(experiment)?;
-        }
-        let tags = new
-            .tags
-            .iter()
-            .map(|t| clean_tag(t))
-            .collect::<Result<Vec<_>, _>>()?;
+        let tags = self.checked_tags(new)?;
         self.retry_locked(|| {
             let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)?;
             let id = insert_row(&tx, new, &tags)?;
