@@ -37,6 +37,10 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "0007_uuid",
         sql: include_str!("migrations/0007_uuid.sql"),
     },
+    Migration {
+        name: "0008_kernel",
+        sql: include_str!("migrations/0008_kernel.sql"),
+    },
 ];
 
 /// One schema step.
