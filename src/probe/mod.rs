@@ -3,16 +3,28 @@
 //! readers that open `/proc` and `/sys` are thin.
 
 mod blockstat;
+mod kernel_settings;
+mod kernel_settings_read;
 #[cfg(test)]
 mod loop_tests;
 mod mountinfo;
 mod noise;
 mod sysfs;
 mod system;
+mod virt;
 
 use std::path::PathBuf;
 
 pub use blockstat::{MIN_STAT_FIELDS, parse_named_stat_line};
+pub use kernel_settings::{
+    DirtySettings, KernelConfig, KernelSettings, QueueSettings, Virtualization, cmdline_preempt,
+    hz_from_ticks, parse_kernel_config, parse_number_text, parse_preempt_debugfs, parse_timer_list,
+    summarize_governors,
+};
+pub use kernel_settings_read::{
+    HZ_MEASURE_INTERVAL, KernelRoots, inflate, preempt_model, read_kernel_settings,
+    read_kernel_settings_in,
+};
 pub use mountinfo::{
     MOUNTINFO_PATH, list_mounts, merged_options, mount_for_path, parse_mountinfo, unescape_octal,
 };
@@ -22,6 +34,7 @@ pub use sysfs::{
     parse_active_scheduler, parse_sysfs_bool, read_attribute,
 };
 pub use system::{Machine, collect, is_memory_fs, machine, read_blockstat, warnings_for};
+pub use virt::{VirtSigns, cpuid_hypervisor_signature, detect_virtualization};
 
 use serde::{Deserialize, Serialize};
 
@@ -180,4 +193,8 @@ pub struct SystemInfo {
     pub clock_source: Option<String>,
     /// The recipe of the scratch filesystem the target is on, when it is one.
     pub scratch: Option<crate::scratch::ScratchRecipe>,
+    /// The kernel settings that shape fsync latency (HZ, preemption, dirty sysctls, queue
+    /// limits, governor, virtualization); `None` in runs stored before they were recorded
+    /// and in imports.
+    pub kernel_settings: Option<KernelSettings>,
 }

@@ -91,9 +91,21 @@ pub fn warnings_for(mount: &MountInfo, device: Option<&DeviceInfo>) -> Vec<Strin
     warnings
 }
 
-/// Probes the machine and the mount and device under `target`. Never fails: unknown values
-/// stay `None`, and a missing mount or device is explained in `device_note`.
+/// Probes the machine, the mount and device under `target` and the kernel settings that
+/// shape fsync. Never fails: unknown values stay `None`, and a missing mount or device is
+/// explained in `device_note`.
 pub fn collect(target: &Path) -> SystemInfo {
+    let mut info = collect_where(target);
+    info.kernel_settings = Some(super::read_kernel_settings(
+        info.kernel_release.as_deref(),
+        info.device.as_ref(),
+        info.backing_device.as_ref(),
+    ));
+    info
+}
+
+/// The machine, mount and device part of [`collect`].
+fn collect_where(target: &Path) -> SystemInfo {
     let mut info = SystemInfo {
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
         hostname: nix::unistd::gethostname()

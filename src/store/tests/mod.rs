@@ -55,6 +55,16 @@ fn system(fs_type: &str, kernel: &str) -> SystemInfo {
         clock_source: Some("tsc".into()),
         backing_device: None,
         scratch: None,
+        // Stored inside system_json: the round trips below cover it.
+        kernel_settings: Some(crate::probe::KernelSettings {
+            hz: Some(250),
+            hz_source: Some("/proc/config.gz".into()),
+            vm: crate::probe::DirtySettings {
+                dirty_ratio: Some(20),
+                ..Default::default()
+            },
+            ..Default::default()
+        }),
     }
 }
 
