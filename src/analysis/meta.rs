@@ -231,6 +231,7 @@ pub fn metadata_rows(
             }
         })
         .collect();
+    rows.extend(super::kernel_settings::kernel_meta_rows(base, cand));
     let keys = |runs: &[&RunResult]| -> BTreeSet<String> {
         runs.iter().map(|r| workload_key(r, sweep_field)).collect()
     };

@@ -6,6 +6,7 @@
 
 mod compare;
 mod gate;
+mod kernel_settings;
 mod meta;
 mod metrics;
 mod published;
@@ -17,6 +18,7 @@ pub use gate::{
     DEFAULT_GATE_METRICS, GateCheck, GateError, GateOutcome, GateRule, GateStatus, GateVerdict,
     MAX_MIN_CHANGE_PCT, gate, metric_names,
 };
+pub use kernel_settings::{KernelSettingRow, kernel_setting_rows};
 pub use metrics::{
     Direction, Headline, METRICS, MetricDef, is_kind_metric, merged_value, metric, run_value,
 };
