@@ -18,7 +18,7 @@ fn lab_vm() -> KernelSettings {
         hz: Some(250),
         hz_source: Some("/proc/config.gz".into()),
         preempt: Some("none".into()),
-        preempt_source: Some("kernel config (dynamic; its default)".into()),
+        preempt_source: Some("default of a dynamic kernel's config".into()),
         preempt_dynamic: Some(true),
         cmdline: Some("console=ttyS0 quiet".into()),
         vm: DirtySettings {

@@ -132,6 +132,21 @@ pub fn parse_kernel_config(text: &str) -> KernelConfig {
     config
 }
 
+/// Whether a config line chooses the preemption model (`CONFIG_PREEMPT_NONE=y`...): the
+/// reader stops at `CONFIG_HZ=` only after one, since the whole preemption block
+/// (kernel/Kconfig.preempt: the model, `PREEMPT_RT`, `PREEMPT_DYNAMIC`) is written together.
+pub fn is_preempt_model_line(line: &str) -> bool {
+    let line = line.trim_end();
+    [
+        "CONFIG_PREEMPT_NONE=y",
+        "CONFIG_PREEMPT_VOLUNTARY=y",
+        "CONFIG_PREEMPT=y",
+        "CONFIG_PREEMPT_LAZY=y",
+        "CONFIG_PREEMPT_RT=y",
+    ]
+    .contains(&line)
+}
+
 /// The active model of debugfs `sched/preempt` (`none voluntary (full) lazy` → `full`).
 pub fn parse_preempt_debugfs(text: &str) -> Option<String> {
     text.split_whitespace()

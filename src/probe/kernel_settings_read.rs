@@ -1,15 +1,16 @@
 //! Thin readers for [`KernelSettings`]: each opens one `/proc`, `/sys` or `/boot` file and
 //! hands its text to a pure parser. The roots are passed in so tests feed fixture trees.
 
-use std::io::Read as _;
+use std::io::{BufRead as _, Read as _};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use super::DeviceInfo;
 use super::kernel_settings::{
     DirtySettings, KernelConfig, KernelSettings, QueueSettings, cmdline_preempt, hz_from_ticks,
-    parse_kernel_config, parse_number_text, parse_preempt_debugfs, parse_timer_list,
-    summarize_governors,
+    is_preempt_model_line, parse_kernel_config, parse_number_text, parse_preempt_debugfs,
+    parse_timer_list, summarize_governors,
 };
 use super::sysfs::read_attribute;
 use super::virt::{VirtSigns, cpuid_hypervisor_signature, detect_virtualization};
@@ -123,7 +124,7 @@ pub fn preempt_model(
         return (Some(model), Some("preempt= on the command line".into()));
     }
     let source = if config.preempt_dynamic {
-        "kernel config (dynamic; its default)"
+        "default of a dynamic kernel's config"
     } else {
         "kernel config"
     };
@@ -132,10 +133,28 @@ pub fn preempt_model(
     (model, source)
 }
 
+/// The running kernel's config, read once per process: it cannot change without a reboot.
+static LIVE_CONFIG: OnceLock<Option<(KernelConfig, String)>> = OnceLock::new();
+
 /// The kernel config from `/proc/config.gz` or `/boot/config-<release>`, with its source.
 fn read_config(roots: &KernelRoots, release: Option<&str>) -> Option<(KernelConfig, String)> {
+    if roots.live {
+        return LIVE_CONFIG
+            .get_or_init(|| read_config_uncached(roots, release))
+            .clone();
+    }
+    read_config_uncached(roots, release)
+}
+
+fn read_config_uncached(
+    roots: &KernelRoots,
+    release: Option<&str>,
+) -> Option<(KernelConfig, String)> {
     let gz = roots.proc.join("config.gz");
-    if let Some(text) = std::fs::File::open(&gz).ok().and_then(|f| inflate(f).ok()) {
+    if let Some(text) = std::fs::File::open(&gz)
+        .ok()
+        .and_then(|f| inflate_config_prefix(f).ok())
+    {
         return Some((parse_kernel_config(&text), "/proc/config.gz".into()));
     }
     // The release names a file: refuse one that could leave /boot.
@@ -160,6 +179,28 @@ pub fn inflate(reader: impl std::io::Read) -> std::io::Result<String> {
         .take(MAX_CONFIG_BYTES)
         .read_to_end(&mut text)?;
     Ok(String::from_utf8_lossy(&text).into_owned())
+}
+
+/// The start of a gzipped kernel config, up to its `CONFIG_HZ=` line once the preemption
+/// model has been chosen (about an eighth of the file on x86; decompressing and parsing the
+/// rest would cost several times more), or the whole of it (at most
+/// [`MAX_CONFIG_BYTES`]) when it is not ordered that way.
+pub fn inflate_config_prefix(reader: impl std::io::Read) -> std::io::Result<String> {
+    let mut lines =
+        std::io::BufReader::new(flate2::read::GzDecoder::new(reader).take(MAX_CONFIG_BYTES));
+    let mut text = String::new();
+    let mut model_seen = false;
+    loop {
+        let start = text.len();
+        if lines.read_line(&mut text)? == 0 {
+            return Ok(text);
+        }
+        let line = &text[start..];
+        model_seen |= is_preempt_model_line(line);
+        if model_seen && line.starts_with("CONFIG_HZ=") {
+            return Ok(text);
+        }
+    }
 }
 
 /// Two readings of `/proc/timer_list` (root only) [`HZ_MEASURE_INTERVAL`] apart.

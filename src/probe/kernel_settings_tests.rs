@@ -4,7 +4,9 @@
 use std::path::{Path, PathBuf};
 
 use super::*;
-use crate::probe::{DeviceInfo, KernelRoots, inflate, preempt_model, read_kernel_settings_in};
+use crate::probe::{
+    DeviceInfo, KernelRoots, inflate, inflate_config_prefix, preempt_model, read_kernel_settings_in,
+};
 
 const TIMER_LIST_1: &str = include_str!("../../tests/fixtures/probe/kernel/timer_list.1.txt");
 const TIMER_LIST_2: &str = include_str!("../../tests/fixtures/probe/kernel/timer_list.2.txt");
@@ -113,7 +115,7 @@ fn preempt_model_precedence() {
         model(&dynamic_none, "quiet", None),
         (
             Some("none".into()),
-            Some("kernel config (dynamic; its default)".into())
+            Some("default of a dynamic kernel's config".into())
         )
     );
     assert_eq!(
@@ -328,4 +330,35 @@ fn measured_hz_matches_the_config_as_root() {
         settings.hz_source.as_deref(),
         Some("measured (jiffies over 50 ms)")
     );
+}
+
+#[test]
+fn the_config_prefix_up_to_hz_says_the_same_as_the_whole() {
+    let gz = std::fs::read(tree().join("proc/config.gz")).expect("fixture");
+    let prefix = inflate_config_prefix(&gz[..]).expect("gzip");
+    let whole = recorded_config();
+    assert!(
+        prefix.len() < whole.len() / 4,
+        "{} of {}",
+        prefix.len(),
+        whole.len()
+    );
+    assert!(
+        prefix.ends_with("CONFIG_HZ=250\n"),
+        "{}",
+        &prefix[prefix.len() - 40..]
+    );
+    assert_eq!(parse_kernel_config(&prefix), parse_kernel_config(&whole));
+    // HZ before the preemption block: read on to the end, miss nothing.
+    let odd = "CONFIG_HZ=100\nCONFIG_X=y\nCONFIG_PREEMPT=y\nCONFIG_PREEMPT_DYNAMIC=y\n";
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    std::io::Write::write_all(&mut encoder, odd.as_bytes()).expect("encode");
+    let odd_gz = encoder.finish().expect("encode");
+    assert_eq!(inflate_config_prefix(&odd_gz[..]).expect("gzip"), odd);
+    assert!(is_preempt_model_line("CONFIG_PREEMPT_VOLUNTARY=y\n"));
+    assert!(!is_preempt_model_line(
+        "# CONFIG_PREEMPT_VOLUNTARY is not set"
+    ));
+    assert!(!is_preempt_model_line("CONFIG_PREEMPT_BUILD=y"));
+    assert!(inflate_config_prefix(&b"not gzip"[..]).is_err());
 }

@@ -18,12 +18,12 @@ use std::path::PathBuf;
 pub use blockstat::{MIN_STAT_FIELDS, parse_named_stat_line};
 pub use kernel_settings::{
     DirtySettings, KernelConfig, KernelSettings, QueueSettings, Virtualization, cmdline_preempt,
-    hz_from_ticks, parse_kernel_config, parse_number_text, parse_preempt_debugfs, parse_timer_list,
-    summarize_governors,
+    hz_from_ticks, is_preempt_model_line, parse_kernel_config, parse_number_text,
+    parse_preempt_debugfs, parse_timer_list, summarize_governors,
 };
 pub use kernel_settings_read::{
-    HZ_MEASURE_INTERVAL, KernelRoots, inflate, preempt_model, read_kernel_settings,
-    read_kernel_settings_in,
+    HZ_MEASURE_INTERVAL, KernelRoots, inflate, inflate_config_prefix, preempt_model,
+    read_kernel_settings, read_kernel_settings_in,
 };
 pub use mountinfo::{
     MOUNTINFO_PATH, list_mounts, merged_options, mount_for_path, parse_mountinfo, unescape_octal,

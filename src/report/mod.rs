@@ -24,4 +24,6 @@ pub use listing::{fmt_utc_ms, matrix_options_line, progress_line, run_header, ru
 pub use output::{OutputError, REPORT_FORMATS, report_files, report_format, write_report_files};
 pub use shapes::{ExperimentJson, JSON_SCHEMA_VERSION, run_shape, versioned};
 pub use sysbench::{sysbench_json, sysbench_text};
-pub use text::{fmt_bytes_per_sec, fmt_ns, run_json, run_line, summary_text, where_line};
+pub use text::{
+    fmt_bytes_per_sec, fmt_ns, kernel_settings_text, run_json, run_line, summary_text, where_line,
+};

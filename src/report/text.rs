@@ -5,8 +5,9 @@ use std::fmt::Write as _;
 
 use serde_json::json;
 
+use crate::analysis::kernel_setting_rows;
 use crate::metrics::{LatencySummary, RunResult};
-use crate::probe::SystemInfo;
+use crate::probe::{KernelSettings, SystemInfo};
 
 /// A latency in the unit that keeps 3–4 significant digits: `850 ns`, `12.3 µs`, `4.01 ms`, `1.20 s`.
 pub fn fmt_ns(ns: f64) -> String {
@@ -103,6 +104,45 @@ fn device_line(system: &SystemInfo) -> String {
     }
 }
 
+/// The kernel settings of a run, one line per group (`kernel`, `vm`, `queue`, `cmdline`):
+/// `HZ 250 (/proc/config.gz) · preemption none (...)`.
+pub fn kernel_settings_text(settings: &KernelSettings) -> String {
+    let rows = kernel_setting_rows(settings);
+    let mut out = String::new();
+    for group in ["kernel", "vm", "queue", "backing", "cmdline"] {
+        let in_group: Vec<_> = rows.iter().filter(|r| r.group == group).collect();
+        let Some(first) = in_group.first() else {
+            continue;
+        };
+        let items: Vec<String> = in_group
+            .iter()
+            .map(|r| match (group, &r.source) {
+                ("cmdline", _) => r.value.clone(),
+                ("queue" | "backing", _) => format!("{} {}", r.name, r.value),
+                (_, Some(source)) => format!("{} {} ({source})", r.name, r.value),
+                (_, None) => format!("{} {}", r.name, r.value),
+            })
+            .collect();
+        let (label, device) = match group {
+            // The queue rows name their device in `source`.
+            "queue" => (
+                "queue",
+                format!("{}: ", first.source.as_deref().unwrap_or("?")),
+            ),
+            "backing" => (
+                "queue",
+                format!(
+                    "{} (loop backing disk): ",
+                    first.source.as_deref().unwrap_or("?")
+                ),
+            ),
+            other => (other, String::new()),
+        };
+        let _ = writeln!(out, "{label:<9} {device}{}", items.join(" · "));
+    }
+    out
+}
+
 /// The readable summary of a run.
 pub fn summary_text(r: &RunResult) -> String {
     let s = r.summary();
@@ -133,6 +173,9 @@ pub fn summary_text(r: &RunResult) -> String {
             sys.tool_version,
             sys.clock_source.as_deref().unwrap_or("?")
         );
+    }
+    if let Some(settings) = &sys.kernel_settings {
+        out.push_str(&kernel_settings_text(settings));
     }
     let _ = writeln!(out);
     if r.wall_ns == 0 && r.writes == 0 && r.syncs == 0 {
@@ -319,6 +362,7 @@ pub fn run_json(r: &RunResult) -> serde_json::Value {
         "kind_detail": super::kinds::kind_json(r),
         "has_histograms": r.has_histograms(),
         "reported": r.reported,
+        "kernel_settings": r.system.kernel_settings,
     })
 }
 
