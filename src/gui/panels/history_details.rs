@@ -314,6 +314,22 @@ fn machine(ui: &mut egui::Ui, sys: &crate::probe::SystemInfo) {
             ui.label(sys.device_note.as_deref().unwrap_or("no block device"));
         }
     });
+    // Runs stored before the settings were recorded have none: no section, not an error.
+    if let Some(settings) = &sys.kernel_settings {
+        section(ui, "Kernel settings", |ui| {
+            let rows: Vec<(&str, String)> = crate::analysis::kernel_setting_rows(settings)
+                .into_iter()
+                .map(|r| {
+                    let value = match &r.source {
+                        Some(source) => format!("{}  ({source})", r.value),
+                        None => r.value,
+                    };
+                    (r.field, value)
+                })
+                .collect();
+            grid(ui, "history-detail-kernel", &rows);
+        });
+    }
 }
 
 /// The Noise and Warnings sections.
