@@ -229,3 +229,62 @@ where
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probe::{DirtySettings, KernelSettings, SystemInfo};
+
+    fn run(id: i64, dirty_ratio: u64) -> crate::metrics::RunResult {
+        let system = SystemInfo {
+            kernel_settings: Some(KernelSettings {
+                hz: Some(250),
+                vm: DirtySettings {
+                    dirty_ratio: Some(dirty_ratio),
+                    ..DirtySettings::default()
+                },
+                ..KernelSettings::default()
+            }),
+            ..SystemInfo::default()
+        };
+        let spec = crate::spec::WorkloadSpec {
+            threads: 1,
+            file_size: 8 * 4096,
+            final_sync: true,
+            ..Default::default()
+        };
+        crate::engine::fake_run(id, vec![1_000], vec![9_000], &spec, system).unwrap()
+    }
+
+    #[test]
+    fn a_changed_kernel_setting_is_drawn_as_a_difference() {
+        super::super::style::register_fonts().unwrap();
+        let side = |name: &str, runs| crate::analysis::SideInput {
+            name: name.into(),
+            runs,
+            unmeasured: vec![],
+        };
+        let c = crate::analysis::compare(
+            &side("before", vec![run(1, 20), run(2, 20)]),
+            &side("after", vec![run(3, 40), run(4, 40)]),
+            &[],
+        )
+        .unwrap();
+        let lines = meta_lines(&c, Scale(1.0), 1600);
+        let texts: Vec<Vec<&str>> = lines
+            .iter()
+            .map(|l| l.iter().map(|(t, _)| t.as_str()).collect())
+            .collect();
+        assert!(
+            texts.contains(&vec!["    vm.dirty_ratio: ", "20", ARROW, "40"]),
+            "{texts:?}"
+        );
+        // The same HZ is listed with the same fields, not as a difference.
+        let same: String = texts
+            .iter()
+            .map(|l| l.concat())
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert!(same.contains("HZ 250"), "{same}");
+    }
+}
