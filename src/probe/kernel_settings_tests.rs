@@ -362,3 +362,32 @@ fn the_config_prefix_up_to_hz_says_the_same_as_the_whole() {
     assert!(!is_preempt_model_line("CONFIG_PREEMPT_BUILD=y"));
     assert!(inflate_config_prefix(&b"not gzip"[..]).is_err());
 }
+
+mod never_panic {
+    use proptest::prelude::*;
+
+    use crate::probe::{
+        VirtSigns, cmdline_preempt, detect_virtualization, hz_from_ticks, parse_kernel_config,
+        parse_preempt_debugfs, parse_timer_list,
+    };
+
+    proptest! {
+        /// The parsers read kernel texts, but a damaged or foreign one must give `None`s,
+        /// never a panic.
+        #[test]
+        fn kernel_text_parsers(text in ".{0,200}", a in any::<(u64, u64)>(), b in any::<(u64, u64)>()) {
+            let _ = parse_kernel_config(&text);
+            let _ = parse_preempt_debugfs(&text);
+            let _ = cmdline_preempt(&text);
+            let _ = parse_timer_list(&text);
+            let _ = hz_from_ticks(a, b);
+            let _ = detect_virtualization(&VirtSigns {
+                hypervisor_type: Some(text.clone()),
+                cpuinfo: Some(format!("flags\t: {text}")),
+                cpuid_signature: Some(text.clone()),
+                dmi_sys_vendor: Some(text.clone()),
+                dmi_product_name: Some(text),
+            });
+        }
+    }
+}
