@@ -138,7 +138,10 @@ static LIVE_CONFIG: OnceLock<Option<(KernelConfig, String)>> = OnceLock::new();
 
 /// The kernel config from `/proc/config.gz` or `/boot/config-<release>`, with its source.
 fn read_config(roots: &KernelRoots, release: Option<&str>) -> Option<(KernelConfig, String)> {
-    if roots.live {
+    // Only the real /proc and /boot are the running kernel's (a test may point a live
+    // reader at another tree).
+    let system = KernelRoots::system();
+    if roots.live && roots.proc == system.proc && roots.boot == system.boot {
         return LIVE_CONFIG
             .get_or_init(|| read_config_uncached(roots, release))
             .clone();
