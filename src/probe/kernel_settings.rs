@@ -188,16 +188,15 @@ pub fn parse_timer_list(text: &str) -> Option<(u64, u64)> {
     Some((now_ns?, jiffies?))
 }
 
-/// The tick rates Linux is built with (x86 offers 100/250/300/1000; other architectures
-/// add 24, 32, 48, 64, 128, 256, 512, 1024, 1200).
-const KNOWN_HZ: &[u32] = &[
-    24, 32, 48, 64, 100, 128, 250, 256, 300, 512, 1000, 1024, 1200,
-];
+/// The tick rates to snap a measurement to: kernel/Kconfig.hz's 100/250/300/1000 (every
+/// x86 kernel) and arm's 200 and 500. Rarer rates (mips' 256, alpha's 1024) sit within 3 %
+/// of these and a 50 ms measurement cannot tell them apart; they come from the config.
+const KNOWN_HZ: &[u32] = &[100, 200, 250, 300, 500, 1000];
 
 /// The tick rate from two `(now_ns, jiffies)` readings of `/proc/timer_list`: jiffies per
-/// second, snapped to the nearest known rate when within 8 % of it (a short interval can
-/// miss one tick at either end). `None` when the readings cannot say (no time passed, or
-/// fewer than 4 ticks counted).
+/// second, snapped to the nearest rate of [`KNOWN_HZ`] when within 25 Hz or 8 % of it (one
+/// tick missed at either end of a 50 ms interval is 20 Hz). `None` when the readings cannot
+/// say (no time passed, or fewer than 4 ticks counted).
 pub fn hz_from_ticks(first: (u64, u64), second: (u64, u64)) -> Option<u32> {
     let elapsed_ns = second.0.checked_sub(first.0).filter(|ns| *ns > 0)?;
     let ticks = second.1.checked_sub(first.1).filter(|t| *t >= 4)?;
@@ -207,7 +206,8 @@ pub fn hz_from_ticks(first: (u64, u64), second: (u64, u64)) -> Option<u32> {
             .abs()
             .total_cmp(&(f64::from(*b) - rate).abs())
     })?;
-    if (f64::from(nearest) - rate).abs() <= f64::from(nearest) * 0.08 {
+    let tolerance = (f64::from(nearest) * 0.08).max(25.0);
+    if (f64::from(nearest) - rate).abs() <= tolerance {
         Some(nearest)
     } else {
         Some(rate.round() as u32)

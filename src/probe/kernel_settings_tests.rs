@@ -161,10 +161,16 @@ fn hz_measured_from_two_timer_list_readings() {
     // 55 ticks in 221.8 ms = 248 Hz: the HZ=250 build the config names.
     assert_eq!(hz_from_ticks(first, second), Some(250));
     let ms = 1_000_000;
-    // One tick missed at either end of 50 ms still snaps (HZ=100: 4..6 ticks).
+    // One tick more or fewer in 50 ms (20 Hz) still snaps to the build's rate: HZ=250 is
+    // 12.5 ticks, read as 12 or 13 (240, 260 Hz; 256 is not a rate to snap to).
     assert_eq!(hz_from_ticks((0, 0), (50 * ms, 5)), Some(100));
-    assert_eq!(hz_from_ticks((0, 0), (50 * ms, 15)), Some(300));
+    assert_eq!(hz_from_ticks((0, 0), (50 * ms, 4)), Some(100));
+    assert_eq!(hz_from_ticks((0, 0), (50 * ms, 12)), Some(250));
+    assert_eq!(hz_from_ticks((0, 0), (50 * ms, 13)), Some(250));
+    assert_eq!(hz_from_ticks((0, 0), (50 * ms, 14)), Some(300));
+    assert_eq!(hz_from_ticks((0, 0), (50 * ms, 16)), Some(300));
     assert_eq!(hz_from_ticks((0, 0), (50 * ms, 49)), Some(1000));
+    assert_eq!(hz_from_ticks((0, 0), (50 * ms, 51)), Some(1000));
     // Far from any known rate: the rate itself.
     assert_eq!(hz_from_ticks((0, 0), (1000 * ms, 700)), Some(700));
     // Too few ticks, no time, time going backwards.
