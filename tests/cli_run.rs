@@ -207,7 +207,10 @@ fn ctrl_c_cancels_and_stores_the_partial_run() {
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // Interrupt a run that is writing, however long the start-up checks took under load:
+    // wait until the timed part has started (the persister records it), then a little more.
+    wait_timed_part(&lab.db, std::time::Duration::from_secs(30));
+    std::thread::sleep(std::time::Duration::from_millis(300));
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(child.id() as i32),
         nix::sys::signal::Signal::SIGINT,
@@ -225,6 +228,26 @@ fn ctrl_c_cancels_and_stores_the_partial_run() {
         "runs",
     );
     assert_eq!(rows[0]["status"], "cancelled");
+}
+
+/// Waits until the first run in `db` has a `started_at_ms` (its timed part began).
+fn wait_timed_part(db: &std::path::Path, limit: std::time::Duration) {
+    let deadline = std::time::Instant::now() + limit;
+    while std::time::Instant::now() < deadline {
+        let started: Option<i64> =
+            rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+                .and_then(|c| {
+                    c.query_row("SELECT started_at_ms FROM runs WHERE id = 1", [], |r| {
+                        r.get(0)
+                    })
+                })
+                .unwrap_or(None);
+        if started.is_some() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    panic!("the run did not start its timed part within {limit:?}");
 }
 
 #[cfg(feature = "gui")]
