@@ -79,7 +79,10 @@ fn opening_details_does_not_move_the_rows() {
         .collect();
     cell(&h, "row-c").click();
     wait_for(&mut h, "the details", |a| {
-        a.cache.run_detail.as_ref().is_some_and(|r| r.row.label.as_deref() == Some("row-c"))
+        a.cache
+            .run_detail
+            .as_ref()
+            .is_some_and(|r| r.row.label.as_deref() == Some("row-c"))
     });
     let after: Vec<f32> = ["row-a", "row-b", "row-c", "row-d"]
         .iter()
@@ -89,7 +92,10 @@ fn opening_details_does_not_move_the_rows() {
     // The next click lands where the user aims: on row-b, not a neighbour.
     cell(&h, "row-b").click();
     wait_for(&mut h, "row-b's details", |a| {
-        a.cache.run_detail.as_ref().is_some_and(|r| r.row.label.as_deref() == Some("row-b"))
+        a.cache
+            .run_detail
+            .as_ref()
+            .is_some_and(|r| r.row.label.as_deref() == Some("row-b"))
     });
 }
 
@@ -100,7 +106,10 @@ fn threads_sync_and_mount_options_have_columns() {
     seed(
         &db,
         dir.path(),
-        &[("t3", 3, SyncMethod::Fdatasync), ("t1", 1, SyncMethod::Fsync)],
+        &[
+            ("t3", 3, SyncMethod::Fdatasync),
+            ("t1", 1, SyncMethod::Fsync),
+        ],
     );
     let mut h = harness(&db, (1360.0, 900.0));
     wait_for(&mut h, "two rows", |a| a.cache.runs.len() == 2);
@@ -122,8 +131,17 @@ fn threads_sync_and_mount_options_have_columns() {
     assert_eq!(row("t3").threads, Some(3));
     assert_eq!(row("t3").sync.as_deref(), Some("fdatasync"));
     assert_eq!(row("t1").threads, Some(1));
-    assert!(h.query_all_by_label("fdatasync").next().is_some(), "the sync cell");
-    let options = row("t1").mount_options.expect("mount options probed");
+    assert!(
+        h.query_all_by_label("fdatasync").next().is_some(),
+        "the sync cell"
+    );
+    let t1 = row("t1");
+    let options = fsynclab::report::merged_options(
+        t1.mount_options.as_deref().expect("mount options probed"),
+        t1.super_options
+            .as_deref()
+            .expect("superblock options probed"),
+    );
     assert!(
         h.query_all_by_label(&options).next().is_some(),
         "the mount-options cell {options:?}"

@@ -79,6 +79,11 @@ pub struct RunRow {
     /// file sync), from the stored workload. Not in `list --json`, as `threads`.
     #[serde(skip)]
     pub sync: Option<String>,
+    /// The superblock options of the target's mount (btrfs `ssd`/`nossd`, ext4
+    /// `data=`...), from the stored system: `mount_options` alone are the per-mount ones.
+    /// Not in `list --json`, as `threads`.
+    #[serde(skip)]
+    pub super_options: Option<String>,
 }
 
 /// A run loaded whole.
@@ -137,7 +142,8 @@ const ROW_SELECT: &str = "SELECT r.id, r.experiment_id, r.label, \
      r.flushes_per_sync, r.progress_t_ms, r.progress_writes, r.uuid, \
      json_extract(r.spec_json, '$.threads'), \
      CASE r.kind WHEN 'smallfiles' THEN json_extract(r.spec_json, '$.smallfiles.sync') \
-       ELSE json_extract(r.spec_json, '$.sync') END FROM runs r";
+       ELSE json_extract(r.spec_json, '$.sync') END, \
+     json_extract(r.system_json, '$.mount.super_options') FROM runs r";
 
 fn conversion_error(
     column: usize,
@@ -191,6 +197,12 @@ fn row_from(row: &Row<'_>) -> rusqlite::Result<RunRow> {
             .and_then(|t| u32::try_from(t).ok()),
         sync: row
             .get::<_, Option<rusqlite::types::Value>>(28)?
+            .and_then(|v| match v {
+                rusqlite::types::Value::Text(t) => Some(t),
+                _ => None,
+            }),
+        super_options: row
+            .get::<_, Option<rusqlite::types::Value>>(29)?
             .and_then(|v| match v {
                 rusqlite::types::Value::Text(t) => Some(t),
                 _ => None,

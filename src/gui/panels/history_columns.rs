@@ -133,7 +133,12 @@ impl Col {
             Col::Kernel => opt(s(&a.kernel_release), s(&b.kernel_release), asc, text),
             Col::Fs => opt(s(&a.fs_type), s(&b.fs_type), asc, text),
             Col::Device => opt(s(&a.device), s(&b.device), asc, text),
-            Col::MountOptions => opt(s(&a.mount_options), s(&b.mount_options), asc, text),
+            Col::MountOptions => opt(
+                Some(mount_options(a)).filter(|o| !o.is_empty()),
+                Some(mount_options(b)).filter(|o| !o.is_empty()),
+                asc,
+                |x, y| x.cmp(&y),
+            ),
             Col::Threads => opt(a.threads, b.threads, asc, |x, y| x.cmp(&y)),
             Col::Sync => opt(s(&a.sync), s(&b.sync), asc, text),
             Col::Iops => opt(a.iops, b.iops, asc, float),
@@ -167,7 +172,10 @@ impl Col {
             Col::Kernel => or_dash(&run.kernel_release),
             Col::Fs => or_dash(&run.fs_type),
             Col::Device => or_dash(&run.device),
-            Col::MountOptions => or_dash(&run.mount_options),
+            Col::MountOptions => match mount_options(run) {
+                o if o.is_empty() => "—".into(),
+                o => o,
+            },
             Col::Threads => run.threads.map_or("—".into(), |t| t.to_string()),
             Col::Sync => or_dash(&run.sync),
             Col::Iops => run.iops.map_or("—".into(), |v| format!("{v:.0}")),
@@ -178,6 +186,15 @@ impl Col {
                 .map_or("—".into(), |v| format!("{v:.2}")),
         }
     }
+}
+
+/// The per-mount and superblock options as one list (`rw,relatime,nossd,...`): what tells
+/// a btrfs `nossd` run from an `ssd` one.
+fn mount_options(run: &RunRow) -> String {
+    crate::report::merged_options(
+        run.mount_options.as_deref().unwrap_or(""),
+        run.super_options.as_deref().unwrap_or(""),
+    )
 }
 
 /// A status colour that reads on both themes; the status text is always shown with it.
