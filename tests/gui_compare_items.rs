@@ -100,7 +100,9 @@ fn sides_given_by_run_ids_are_named_by_their_labels_everywhere() {
         "no column named {header:?}"
     );
     assert!(
-        h.query_all_by_label_contains("baseline run ").next().is_none(),
+        h.query_all_by_label_contains("baseline run ")
+            .next()
+            .is_none(),
         "a side is still named by its run id"
     );
 }
@@ -124,7 +126,11 @@ fn two_sides_with_one_label_are_told_apart() {
     .unwrap();
     assert_eq!(c.baseline.name, format!("demo (run {})", ids[0]));
     assert_eq!(c.candidate.name, format!("demo (run {})", ids[1]));
-    assert_eq!(c.baseline.title(), c.baseline.name, "the runs are said once");
+    assert_eq!(
+        c.baseline.title(),
+        c.baseline.name,
+        "the runs are said once"
+    );
 }
 
 #[test]
@@ -135,7 +141,10 @@ fn scaled_runs_show_published_and_measured_ratios() {
     let ids = seed_preset(
         &db,
         target.path(),
-        &[("before", SyncMethod::Fsync), ("after", SyncMethod::Fdatasync)],
+        &[
+            ("before", SyncMethod::Fsync),
+            ("after", SyncMethod::Fdatasync),
+        ],
         Some(("btrfs-log-commit", 0.05)),
     );
     let store = Store::open(&db).unwrap();
@@ -167,7 +176,11 @@ fn scaled_runs_show_published_and_measured_ratios() {
             .is_some(),
         "no word that the runs were scaled"
     );
-    assert!(h.query_all_by_label("published after / before").next().is_some());
+    assert!(
+        h.query_all_by_label("published after / before")
+            .next()
+            .is_some()
+    );
     let shown = format!("×{:.2}", mib.published);
     assert!(
         h.query_all_by_label(&shown).next().is_some(),

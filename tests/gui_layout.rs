@@ -144,7 +144,12 @@ fn no_setup_widgets_overlap_in_any_layout_at_min_and_default_sizes() {
         (WorkloadKind::Fileserver, FileioMode::Fio),
         (WorkloadKind::Grouplog, FileioMode::Fio),
     ];
-    let sizes = [(900.0, 600.0), (1360.0, 900.0), (900.0, 3000.0), (1360.0, 3000.0)];
+    let sizes = [
+        (900.0, 600.0),
+        (1360.0, 900.0),
+        (900.0, 3000.0),
+        (1360.0, 3000.0),
+    ];
     let mut problems = Vec::new();
     for size in sizes {
         for (kind, mode) in layouts {

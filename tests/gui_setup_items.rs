@@ -51,7 +51,10 @@ fn another_preset_starts_at_its_own_quick_scale() {
     assert_eq!(h.state().state.preset.as_deref(), Some("btrfs-log-commit"));
     assert_eq!(h.state().state.scale, 0.05);
     let methods = load_preset("fsync-methods").unwrap();
-    assert_ne!(methods.scale.quick, 0.05, "the test needs presets of different scales");
+    assert_ne!(
+        methods.scale.quick, 0.05,
+        "the test needs presets of different scales"
+    );
     h.get_by_role_and_label(Role::ComboBox, "Preset").click();
     h.run_steps(2);
     h.get_by_label("fsync-methods").click();
@@ -76,13 +79,21 @@ fn enter_in_a_single_line_field_starts_the_run_and_the_label_is_flagged_after() 
     // One Enter, still in the field: the run starts.
     h.key_press(Key::Enter);
     h.run_steps(2);
-    assert_eq!(h.state().state.tab, Tab::Run, "Enter in the Label field starts the run");
+    assert_eq!(
+        h.state().state.tab,
+        Tab::Run,
+        "Enter in the Label field starts the run"
+    );
     step_until(&mut h, "the run to end", Duration::from_secs(30), |h| {
         !h.state().runner.is_active()
     });
     assert_eq!(h.state().runner.live.results[0].status, RunStatus::Finished);
     assert!(
-        h.state().runner.live.description.contains("label enter-test"),
+        h.state()
+            .runner
+            .live
+            .description
+            .contains("label enter-test"),
         "{}",
         h.state().runner.live.description
     );
@@ -212,9 +223,12 @@ fn the_target_line_follows_a_mount_made_after_the_window_read_the_table() {
     };
     state.spec = WorkloadSpec::default();
     let mut h = harness(&dir, state);
-    step_until(&mut h, "the first mount line", Duration::from_secs(20), |h| {
-        has_label_containing(h, "Target is on ")
-    });
+    step_until(
+        &mut h,
+        "the first mount line",
+        Duration::from_secs(20),
+        |h| has_label_containing(h, "Target is on "),
+    );
     let ok = std::process::Command::new("mount")
         .args(["-t", "tmpfs", "-o", "size=1m", "fsynclab-i15", &path])
         .status()
@@ -224,7 +238,10 @@ fn the_target_line_follows_a_mount_made_after_the_window_read_the_table() {
     let _mounted = Mounted(mnt.path().to_path_buf());
     // As "Use as target" or a new scratch filesystem does: the target changes in code.
     h.state_mut().state.target = path.clone();
-    step_until(&mut h, "the new mount's line", Duration::from_secs(20), |h| {
-        has_label_containing(h, &format!("Target is on tmpfs mounted at {path}"))
-    });
+    step_until(
+        &mut h,
+        "the new mount's line",
+        Duration::from_secs(20),
+        |h| has_label_containing(h, &format!("Target is on tmpfs mounted at {path}")),
+    );
 }

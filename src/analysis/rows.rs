@@ -136,7 +136,8 @@ impl SideSummary {
                     .join(",")
             ),
         };
-        if self.name == runs || self.name.ends_with(&format!("({runs})")) || self.run_ids.is_empty() {
+        if self.name == runs || self.name.ends_with(&format!("({runs})")) || self.run_ids.is_empty()
+        {
             self.name.clone()
         } else {
             format!("{} ({runs})", self.name)

@@ -168,8 +168,21 @@ pub const DEFAULT_PRESET: &str = "btrfs-log-commit";
 
 /// History columns available, in default order.
 pub const HISTORY_COLUMNS: &[&str] = &[
-    "id", "created", "status", "label", "preset", "kernel", "fs", "mount options", "device",
-    "threads", "sync", "IOPS", "MiB/s", "sync p99", "fl/sync",
+    "id",
+    "created",
+    "status",
+    "label",
+    "preset",
+    "kernel",
+    "fs",
+    "mount options",
+    "device",
+    "threads",
+    "sync",
+    "IOPS",
+    "MiB/s",
+    "sync p99",
+    "fl/sync",
 ];
 
 impl Default for UiState {

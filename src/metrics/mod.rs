@@ -443,7 +443,12 @@ mod tests {
         let full = [window(1000, 1000), window(2000, 1000), window(2990, 990)];
         assert_eq!(whole_windows(&full).len(), 3);
         // A long stall before the end does not make a normal last window look partial.
-        let stall = [window(1000, 1000), window(4000, 3000), window(5000, 1000), window(6000, 1000)];
+        let stall = [
+            window(1000, 1000),
+            window(4000, 3000),
+            window(5000, 1000),
+            window(6000, 1000),
+        ];
         assert_eq!(whole_windows(&stall).len(), 4);
         assert_eq!(whole_windows(&[window(130, 130)]).len(), 1);
         assert!(whole_windows(&[]).is_empty());
