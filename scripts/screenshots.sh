@@ -2,12 +2,32 @@
 # Opens the real lab window under Xvfb on a demo database made from real short runs,
 # drives it with the autopilot (FSYNCLAB_GUI_SCRIPT) and saves docs/screenshots/*.png.
 #   scripts/screenshots.sh          (root: btrfs nossd vs ssd on a loop image; else ext4 dir vs tmpfs)
-# Needs: xvfb (xvfb-run), libxcursor1 libxi6 libxkbcommon-x11-0 (see .ci/run for the list).
+#   FSYNCLAB_BIN=path/to/fsynclab scripts/screenshots.sh   (use that binary, no release build)
+# Needs (Debian/Ubuntu): xvfb xauth (xvfb-run), Mesa GL for eframe's glow renderer
+# (libgl1-mesa-dri libegl1 mesa-utils), X11 keyboard and cursor libraries
+# (libxkbcommon-x11-0 libxcursor1 libxi6), python3; as root also btrfs-progs.
+#   apt-get install xvfb xauth libgl1-mesa-dri libegl1 mesa-utils libxkbcommon-x11-0 libxcursor1 libxi6 python3
 set -euo pipefail
 cd "$(dirname "$0")/.."
-command -v xvfb-run >/dev/null || { echo "install xvfb (apt-get install xvfb xauth)" >&2; exit 2; }
-cargo build --release --quiet
-BIN=$PWD/target/release/fsynclab
+PACKAGES="xvfb xauth libgl1-mesa-dri libegl1 mesa-utils libxkbcommon-x11-0 libxcursor1 libxi6 python3"
+missing=()
+command -v xvfb-run >/dev/null || missing+=(xvfb xauth)
+command -v python3 >/dev/null || missing+=(python3)
+if command -v ldconfig >/dev/null; then
+    for lib in libxkbcommon-x11.so.0:libxkbcommon-x11-0 libEGL.so.1:libegl1 libXcursor.so.1:libxcursor1 libXi.so.6:libxi6; do
+        ldconfig -p | grep -q "${lib%%:*}" || missing+=("${lib##*:}")
+    done
+fi
+if ((${#missing[@]})); then
+    echo "missing: ${missing[*]}; install them with: apt-get install $PACKAGES" >&2
+    exit 2
+fi
+if [[ -n ${FSYNCLAB_BIN:-} ]]; then
+    BIN=$(realpath "$FSYNCLAB_BIN")
+else
+    cargo build --release --quiet
+    BIN=${CARGO_TARGET_DIR:-$PWD/target}/release/fsynclab
+fi
 OUT=$PWD/docs/screenshots
 WORK=$(mktemp -d /var/tmp/fsynclab-shots.XXXXXX)
 DB=$WORK/demo.sqlite

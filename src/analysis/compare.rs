@@ -283,8 +283,8 @@ fn side_summary(input: &SideInput, runs: &[&RunResult]) -> SideSummary {
     let mut by_iops: Vec<&&RunResult> = runs.iter().collect();
     by_iops.sort_by(|a, b| a.summary().iops.total_cmp(&b.summary().iops));
     let median_run = by_iops[by_iops.len() / 2];
-    let timeline = median_run
-        .intervals
+    // Without the run's last, partial window: it is not a rate worth plotting.
+    let timeline = crate::metrics::whole_windows(&median_run.intervals)
         .iter()
         .filter(|s| s.dur_ms > 0)
         .map(|s| TimelinePoint {
@@ -426,6 +426,7 @@ pub fn compare(
         metadata,
         published,
         warnings,
+        preset_scales: Vec::new(),
     })
 }
 

@@ -22,9 +22,10 @@ pub use kernel_settings::{KernelSettingRow, kernel_setting_rows};
 pub use metrics::{
     Direction, Headline, METRICS, MetricDef, is_kind_metric, merged_value, metric, run_value,
 };
+pub use published::published_ratios;
 pub use rows::{
-    Comparison, MetaRow, MetricComparison, PERCENTILE_POINTS, PublishedRow, SideSummary, Sweep,
-    SweepPoint, TimelinePoint, Verdict,
+    Comparison, MetaRow, MetricComparison, PERCENTILE_POINTS, PublishedRatio, PublishedRow,
+    SideSummary, Sweep, SweepPoint, TimelinePoint, Verdict,
 };
 pub use stats::{Stats, Welch, describe, welch_t_test};
 

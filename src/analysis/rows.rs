@@ -123,6 +123,27 @@ pub struct SideSummary {
 }
 
 impl SideSummary {
+    /// The side's name with the runs it stands for: `nossd (runs 3,4,5)`; just `run 12`
+    /// when the name already is the runs.
+    pub fn title(&self) -> String {
+        let runs = match &self.run_ids[..] {
+            [one] => format!("run {one}"),
+            ids => format!(
+                "runs {}",
+                ids.iter()
+                    .map(|i| i.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+        };
+        if self.name == runs || self.name.ends_with(&format!("({runs})")) || self.run_ids.is_empty()
+        {
+            self.name.clone()
+        } else {
+            format!("{} ({runs})", self.name)
+        }
+    }
+
     /// The write (or sync) latency series as (position in [`PERCENTILE_POINTS`], µs), for
     /// charts with one category per percentile.
     pub fn percentile_series(&self, sync: bool) -> Vec<(f64, f64)> {
@@ -201,4 +222,20 @@ pub struct Comparison {
     pub published: Vec<PublishedRow>,
     /// Things that make the verdict weaker: different workloads, unequal background load.
     pub warnings: Vec<String>,
+    /// The preset scales the compared runs ran at, when any is not 1 (the published
+    /// figures are full scale: only ratios compare). Absent for full-scale or ad-hoc runs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub preset_scales: Vec<f64>,
+}
+
+/// A published before → after ratio of one metric beside the measured candidate /
+/// baseline ratio: what a scaled-down run can be held to.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PublishedRatio {
+    /// The metric (`mib_per_sec`).
+    pub metric: String,
+    /// The published `after / before`.
+    pub published: f64,
+    /// The measured `candidate / baseline`, when both sides measured it.
+    pub measured: Option<f64>,
 }

@@ -174,12 +174,12 @@ pub fn presets(args: PresetsArgs) -> Result<u8, CliError> {
                 let all = serde_json::json!(all);
                 super::launch::print_json(&report::versioned([("presets", all)]))?;
             } else {
+                outln!("{:<24} {:<6} TITLE", "NAME", "QUICK");
                 for p in &all {
-                    outln!("{:<24} {}", p.name, p.title);
+                    outln!("{:<24} {:<6} {}", p.name, p.scale.quick, p.title);
                 }
                 outln!(
-                    "\n`fsynclab presets NAME` shows one in full; run it with `fsynclab run --preset NAME --scale {}`.",
-                    all.first().map(|p| p.scale.quick).unwrap_or(0.05)
+                    "\n`fsynclab presets NAME` shows one in full; run it quickly with `fsynclab run --preset NAME --scale QUICK` (its own QUICK scale above), or at full scale without --scale."
                 );
             }
         }

@@ -286,8 +286,9 @@ impl Worded for TargetError {
             PseudoFs { path, fs } => format!(
                 "target {} is on {fs}, a kernel pseudo filesystem, not storage: writing test files there \
                  measures nothing and can change the system; choose a directory on a real filesystem \
-                 with {target} (or make one with fsynclab scratch create)",
-                path.display()
+                 with {target} (or make one with {})",
+                path.display(),
+                names.make_scratch()
             ),
             Open { path, source } => format!(
                 "cannot open target {} as a directory: {source}",

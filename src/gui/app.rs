@@ -176,6 +176,7 @@ impl Cx<'_> {
             Ok(()) => {
                 self.status.info("run started");
                 self.state.tab = Tab::Run;
+                self.state.last_label = Some(self.state.label.trim().to_string());
             }
             Err(e) => self.status.error(e.clone()),
         }
@@ -285,7 +286,10 @@ impl LabApp {
         if was_active && !self.runner.is_active() {
             let live = &self.runner.live;
             match (&live.error, live.results.last()) {
-                (Some(e), _) => self.status.error(format!("run failed: {e}")),
+                (Some(e), _) => self.status.error(match live.stored_runs.last() {
+                    Some(id) => format!("run {id} failed: {e}"),
+                    None => format!("the run did not start (nothing was stored): {e}"),
+                }),
                 (None, Some(r)) if r.status == crate::metrics::RunStatus::Failed => {
                     self.status.error(format!(
                         "run {} failed: {}",

@@ -6,6 +6,7 @@ mod app;
 pub mod autopilot;
 mod close;
 mod db;
+pub mod icon;
 pub mod names;
 pub mod panels;
 pub mod plots;
@@ -62,11 +63,18 @@ pub fn launch(db_path: PathBuf) -> Result<(), GuiError> {
             Some(PathBuf::from("/dev/null"))
         }
     };
+    let mut viewport = egui::ViewportBuilder::default();
+    match icon::window_icon() {
+        Ok(icon) => viewport = viewport.with_icon(icon),
+        Err(why) => eprintln!("note: {why}; the window opens without its icon"),
+    }
     let options = eframe::NativeOptions {
-        viewport: egui::ViewportBuilder::default()
+        viewport: viewport
             .with_title("fsynclab")
             .with_inner_size([1360.0, 900.0])
-            .with_min_inner_size([900.0, 600.0]),
+            .with_min_inner_size([900.0, 600.0])
+            // The desktop entry's StartupWMClass, so the menu entry and the window match.
+            .with_app_id("fsynclab"),
         persistence_path,
         ..Default::default()
     };

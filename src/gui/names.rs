@@ -72,6 +72,10 @@ impl SettingNames for GuiLabels {
     fn subject(&self, setting: Setting) -> String {
         label(setting).to_string()
     }
+
+    fn make_scratch(&self) -> String {
+        "\"Scratch filesystems\" on the Setup tab".to_string()
+    }
 }
 
 /// A library error as the window says it: settings named by their labels.

@@ -3,7 +3,7 @@
 
 use egui_plot::{Legend, Line, Plot, PlotPoints};
 
-use crate::metrics::IntervalSample;
+use crate::metrics::{IntervalSample, whole_windows};
 
 /// Height of the small timeline plots.
 pub const TIMELINE_HEIGHT: f32 = 180.0;
@@ -12,15 +12,13 @@ fn secs(s: &IntervalSample) -> f64 {
     s.t_ms as f64 / 1e3
 }
 
-/// Windows shorter than this (the run's last, partial window) give rates that are mostly
-/// noise; they are left out of rate plots.
-const MIN_RATE_WINDOW_MS: u64 = 20;
-
 /// Writes per second over time.
 pub fn iops_over_time(ui: &mut egui::Ui, id_salt: &str, samples: &[IntervalSample]) {
-    let points: PlotPoints = samples
+    // The run's last, partial window is left out of rates and per-window figures
+    // (`whole_windows`): plotted beside full windows it drew a spike or drop at every end.
+    let points: PlotPoints = whole_windows(samples)
         .iter()
-        .filter(|s| s.dur_ms >= MIN_RATE_WINDOW_MS)
+        .filter(|s| s.dur_ms > 0)
         .map(|s| [secs(s), s.writes as f64 / (s.dur_ms as f64 / 1e3)])
         .collect();
     Plot::new(format!("{id_salt}-iops"))
@@ -36,7 +34,7 @@ pub fn iops_over_time(ui: &mut egui::Ui, id_salt: &str, samples: &[IntervalSampl
 /// Sync latency p50 and p99 per interval, in ms.
 pub fn sync_latency_over_time(ui: &mut egui::Ui, id_salt: &str, samples: &[IntervalSample]) {
     let series = |f: fn(&IntervalSample) -> Option<u64>| -> PlotPoints {
-        samples
+        whole_windows(samples)
             .iter()
             .filter_map(|s| Some([secs(s), f(s)? as f64 / 1e6]))
             .collect()
@@ -64,9 +62,9 @@ pub fn flushes_over_time(ui: &mut egui::Ui, id_salt: &str, samples: &[IntervalSa
             Some([secs(s), total])
         })
         .collect();
-    let per_sync: PlotPoints = samples
+    let per_sync: PlotPoints = whole_windows(samples)
         .iter()
-        .filter(|s| s.syncs > 0 && s.dur_ms >= MIN_RATE_WINDOW_MS)
+        .filter(|s| s.syncs > 0 && s.dur_ms > 0)
         .filter_map(|s| Some([secs(s), s.device_flushes? as f64 / s.syncs as f64]))
         .collect();
     ui.columns(2, |cols| {

@@ -55,6 +55,9 @@ pub struct LiveRun {
     pub experiment_id: Option<i64>,
     /// The error that ended the launch.
     pub error: Option<String>,
+    /// Ids of the runs this launch stored (each announced by `Finished`, whatever its
+    /// status): empty when a launch failed before any run existed.
+    pub stored_runs: Vec<i64>,
     /// What was launched, in words (workload, target, label), fixed at start.
     pub description: String,
     /// The launch is a matrix (it makes and destroys scratch filesystems).
@@ -319,8 +322,9 @@ fn apply_event(live: &mut LiveRun, event: EngineEvent) {
             live.samples.push(sample);
         }
         EngineEvent::RunDirCreated { .. } => {}
-        EngineEvent::Finished { status, .. } => {
+        EngineEvent::Finished { run_id, status } => {
             live.phase = format!("run {}", status.as_str());
+            live.stored_runs.push(run_id);
         }
     }
 }

@@ -79,6 +79,18 @@ pub struct UiState {
     pub fio_job: Option<LoadedFioJob>,
     /// The Fleet tab's form.
     pub fleet: FleetForm,
+    /// The label the last run of this session was started with (runtime only): the form
+    /// says when the next run would carry it again.
+    #[serde(skip)]
+    pub last_label: Option<String>,
+}
+
+impl UiState {
+    /// Whether the Label field still holds the label the last run was started with.
+    pub fn label_is_last_runs(&self) -> bool {
+        let label = self.label.trim();
+        !label.is_empty() && self.last_label.as_deref() == Some(label)
+    }
 }
 
 /// A fio job read into the form ("Open fio job…").
@@ -156,8 +168,21 @@ pub const DEFAULT_PRESET: &str = "btrfs-log-commit";
 
 /// History columns available, in default order.
 pub const HISTORY_COLUMNS: &[&str] = &[
-    "id", "created", "status", "label", "preset", "kernel", "fs", "device", "IOPS", "MiB/s",
-    "sync p99", "fl/sync",
+    "id",
+    "created",
+    "status",
+    "label",
+    "preset",
+    "kernel",
+    "fs",
+    "mount options",
+    "device",
+    "threads",
+    "sync",
+    "IOPS",
+    "MiB/s",
+    "sync p99",
+    "fl/sync",
 ];
 
 impl Default for UiState {
@@ -183,6 +208,7 @@ impl Default for UiState {
             dark_mode: false,
             fio_job: None,
             fleet: FleetForm::default(),
+            last_label: None,
         }
     }
 }

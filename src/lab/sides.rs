@@ -86,29 +86,48 @@ pub fn load_side(store: &Store, side: &SideSpec) -> Result<SideInput, LabError> 
         runs: Vec::new(),
         unmeasured: Vec::new(),
     };
+    let mut labels: Vec<Option<String>> = Vec::new();
     for id in ids {
         let stored = store.load_run(id)?;
+        if !labels.contains(&stored.row.label) {
+            labels.push(stored.row.label.clone());
+        }
         match stored.result {
             Some(result) => input.runs.push(result),
             None => input.unmeasured.push((id, stored.row.status)),
         }
     }
+    if let (SideSpec::Runs(_) | SideSpec::Experiment(_), [Some(label)]) = (side, &labels[..]) {
+        // The runs' own label says what the side is; the ids are shown beside it.
+        input.name = label.clone();
+    }
     Ok(input)
 }
 
-/// The preset's published figures when every run of both sides came from the same preset.
-fn common_preset(store: &Store, runs: &[&RunResult]) -> Result<Option<String>, StoreError> {
+/// The preset every run of both sides came from (if one), with the scales other than 1
+/// they ran at (the published figures are full scale).
+fn common_preset(
+    store: &Store,
+    runs: &[&RunResult],
+) -> Result<(Option<String>, Vec<f64>), StoreError> {
     let mut name: Option<String> = None;
+    let mut scales: Vec<f64> = Vec::new();
     for r in runs {
         let row = store.load_run(r.id)?.row;
+        if let Some(scale) = row.preset_scale.filter(|s| *s != 1.0)
+            && !scales.contains(&scale)
+        {
+            scales.push(scale);
+        }
         match (&name, row.preset) {
-            (_, None) => return Ok(None),
+            (_, None) => return Ok((None, Vec::new())),
             (None, Some(p)) => name = Some(p),
-            (Some(n), Some(p)) if *n != p => return Ok(None),
+            (Some(n), Some(p)) if *n != p => return Ok((None, Vec::new())),
             _ => {}
         }
     }
-    Ok(name)
+    scales.sort_by(f64::total_cmp);
+    Ok((name, scales))
 }
 
 /// Loads both sides and compares them, with the published figures of their common preset.
@@ -117,16 +136,26 @@ pub fn compare_sides(
     baseline: &SideSpec,
     candidate: &SideSpec,
 ) -> Result<Comparison, LabError> {
-    let base = load_side(store, baseline)?;
-    let cand = load_side(store, candidate)?;
+    let mut base = load_side(store, baseline)?;
+    let mut cand = load_side(store, candidate)?;
+    if base.name == cand.name {
+        // Two sides with one label (run 4 vs run 9, both "demo"): say which is which.
+        base.name = format!("{} ({})", base.name, baseline.describe());
+        cand.name = format!("{} ({})", cand.name, candidate.describe());
+    }
     let all: Vec<&RunResult> = base.runs.iter().chain(&cand.runs).collect();
-    let published = match common_preset(store, &all)? {
+    let (preset, scales) = common_preset(store, &all)?;
+    let published = match preset {
         Some(name) => spec::load_preset(&name)
             .map(|p| p.published)
             .unwrap_or_default(),
         None => Vec::new(),
     };
-    Ok(analysis::compare(&base, &cand, &published)?)
+    let mut comparison = analysis::compare(&base, &cand, &published)?;
+    if !comparison.published.is_empty() {
+        comparison.preset_scales = scales;
+    }
+    Ok(comparison)
 }
 
 #[cfg(test)]

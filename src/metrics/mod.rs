@@ -383,6 +383,27 @@ pub(crate) fn mean_stddev(values: &[f64]) -> (f64, f64) {
     (mean, var.sqrt())
 }
 
+/// The samples without the run's last window when it is partial (shorter than 90% of the
+/// median of the windows before it): a run rarely ends on a window boundary, and a rate or
+/// ratio over the few milliseconds after the last full window plotted beside full windows
+/// draws a spike or a drop that did not happen. One window alone is kept as it is.
+pub fn whole_windows(samples: &[IntervalSample]) -> &[IntervalSample] {
+    let Some((last, rest)) = samples.split_last() else {
+        return samples;
+    };
+    if rest.is_empty() {
+        return samples;
+    }
+    let mut lengths: Vec<u64> = rest.iter().map(|s| s.dur_ms).collect();
+    lengths.sort_unstable();
+    let full = lengths[lengths.len() / 2];
+    if last.dur_ms * 10 < full * 9 {
+        rest
+    } else {
+        samples
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -408,5 +429,28 @@ mod tests {
             assert_eq!(RunStatus::parse(s.as_str()), Some(s));
         }
         assert_eq!(RunStatus::parse("done"), None);
+    }
+
+    #[test]
+    fn a_partial_last_window_is_left_out_and_a_full_one_kept() {
+        let window = |t_ms, dur_ms| IntervalSample {
+            t_ms,
+            dur_ms,
+            ..Default::default()
+        };
+        let partial = [window(1000, 1000), window(2000, 1000), window(2130, 130)];
+        assert_eq!(whole_windows(&partial).len(), 2);
+        let full = [window(1000, 1000), window(2000, 1000), window(2990, 990)];
+        assert_eq!(whole_windows(&full).len(), 3);
+        // A long stall before the end does not make a normal last window look partial.
+        let stall = [
+            window(1000, 1000),
+            window(4000, 3000),
+            window(5000, 1000),
+            window(6000, 1000),
+        ];
+        assert_eq!(whole_windows(&stall).len(), 4);
+        assert_eq!(whole_windows(&[window(130, 130)]).len(), 1);
+        assert!(whole_windows(&[]).is_empty());
     }
 }

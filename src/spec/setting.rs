@@ -240,6 +240,12 @@ pub trait SettingNames {
     fn subject(&self, setting: Setting) -> String {
         setting.key().to_string()
     }
+
+    /// Where this front end makes a scratch filesystem (a message proposing one says it):
+    /// the command unless the front end has its own place for it.
+    fn make_scratch(&self) -> String {
+        "fsynclab scratch create".to_string()
+    }
 }
 
 /// The library's own wording: the preset key, with ` = value` when a value is proposed

@@ -70,6 +70,20 @@ pub struct RunRow {
     pub progress_t_ms: Option<u64>,
     /// For a run without a result: the writes it streamed.
     pub progress_writes: Option<u64>,
+    /// Worker threads (clients of a fileserver run), from the stored workload; what tells
+    /// the points of a threads sweep apart. Not in `list --json` (its fields are the
+    /// columns of `runs`; the workload is in `show`).
+    #[serde(skip)]
+    pub threads: Option<u32>,
+    /// How writes are made durable (`fsync`, `fdatasync`, `none`...; a smallfiles run's
+    /// file sync), from the stored workload. Not in `list --json`, as `threads`.
+    #[serde(skip)]
+    pub sync: Option<String>,
+    /// The superblock options of the target's mount (btrfs `ssd`/`nossd`, ext4
+    /// `data=`...), from the stored system: `mount_options` alone are the per-mount ones.
+    /// Not in `list --json`, as `threads`.
+    #[serde(skip)]
+    pub super_options: Option<String>,
 }
 
 /// A run loaded whole.
@@ -125,7 +139,11 @@ const ROW_SELECT: &str = "SELECT r.id, r.experiment_id, r.label, \
      r.status, r.error, r.kind, r.preset, r.preset_scale, r.target, r.fs_type, \
      r.mount_options, r.device, r.kernel_release, r.created_at_ms, r.wall_ns, r.writes, \
      r.syncs, r.iops, r.mib_per_sec, r.write_p99_ns, r.sync_p50_ns, r.sync_p99_ns, \
-     r.flushes_per_sync, r.progress_t_ms, r.progress_writes, r.uuid FROM runs r";
+     r.flushes_per_sync, r.progress_t_ms, r.progress_writes, r.uuid, \
+     json_extract(r.spec_json, '$.threads'), \
+     CASE r.kind WHEN 'smallfiles' THEN json_extract(r.spec_json, '$.smallfiles.sync') \
+       ELSE json_extract(r.spec_json, '$.sync') END, \
+     json_extract(r.system_json, '$.mount.super_options') FROM runs r";
 
 fn conversion_error(
     column: usize,
@@ -174,6 +192,21 @@ fn row_from(row: &Row<'_>) -> rusqlite::Result<RunRow> {
         flushes_per_sync: row.get(23)?,
         progress_t_ms: opt_u64_at(row, 24)?,
         progress_writes: opt_u64_at(row, 25)?,
+        threads: row
+            .get::<_, Option<i64>>(27)?
+            .and_then(|t| u32::try_from(t).ok()),
+        sync: row
+            .get::<_, Option<rusqlite::types::Value>>(28)?
+            .and_then(|v| match v {
+                rusqlite::types::Value::Text(t) => Some(t),
+                _ => None,
+            }),
+        super_options: row
+            .get::<_, Option<rusqlite::types::Value>>(29)?
+            .and_then(|v| match v {
+                rusqlite::types::Value::Text(t) => Some(t),
+                _ => None,
+            }),
     })
 }
 

@@ -210,12 +210,12 @@ fn statistics_table(ui: &mut egui::Ui, c: &Comparison, styles: &[SideStyle; 2]) 
             ui.strong("metric");
             ui.strong("headline");
             ui.label(
-                RichText::new(format!("baseline {}", c.baseline.name))
+                RichText::new(format!("baseline {}", c.baseline.title()))
                     .color(styles[0].color)
                     .strong(),
             );
             ui.label(
-                RichText::new(format!("candidate {}", c.candidate.name))
+                RichText::new(format!("candidate {}", c.candidate.title()))
                     .color(styles[1].color)
                     .strong(),
             );
@@ -261,6 +261,41 @@ fn published_table(ui: &mut egui::Ui, c: &Comparison) {
         return;
     }
     ui.heading("Published in the seed thread vs measured here");
+    if !c.preset_scales.is_empty() {
+        let scales: Vec<String> = c.preset_scales.iter().map(|s| format!("×{s}")).collect();
+        ui.label(
+            RichText::new(format!(
+                "These runs were scaled ({} of the published workload): their absolute \
+                 figures are not the published ones. Compare the ratios after / before.",
+                scales.join(", ")
+            ))
+            .color(ui.visuals().warn_fg_color),
+        );
+    }
+    let ratios = crate::analysis::published_ratios(c);
+    if !ratios.is_empty() {
+        egui::Grid::new("compare-published-ratios")
+            .striped(true)
+            .num_columns(3)
+            .spacing([18.0, 4.0])
+            .show(ui, |ui| {
+                for h in [
+                    "metric",
+                    "published after / before",
+                    "measured candidate / baseline",
+                ] {
+                    ui.strong(h);
+                }
+                ui.end_row();
+                for r in &ratios {
+                    ui.label(&r.metric);
+                    ui.label(format!("×{:.2}", r.published));
+                    ui.label(r.measured.map_or("-".into(), |m| format!("×{m:.2}")));
+                    ui.end_row();
+                }
+            });
+        ui.add_space(6.0);
+    }
     egui::Grid::new("compare-published")
         .striped(true)
         .num_columns(5)
@@ -299,12 +334,12 @@ fn metadata_table(ui: &mut egui::Ui, c: &Comparison, styles: &[SideStyle; 2]) {
     let header = |ui: &mut egui::Ui| {
         ui.strong("field");
         ui.label(
-            RichText::new(format!("baseline {}", c.baseline.name))
+            RichText::new(format!("baseline {}", c.baseline.title()))
                 .color(styles[0].color)
                 .strong(),
         );
         ui.label(
-            RichText::new(format!("candidate {}", c.candidate.name))
+            RichText::new(format!("candidate {}", c.candidate.title()))
                 .color(styles[1].color)
                 .strong(),
         );

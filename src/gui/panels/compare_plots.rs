@@ -13,7 +13,7 @@ use egui_plot::{
     LineStyle, MarkerShape, Plot, PlotPoint, Points, Text,
 };
 
-use crate::analysis::{Comparison, MetricComparison, SideSummary, Sweep};
+use crate::analysis::{Comparison, MetricComparison, SideSummary, Stats, Sweep};
 use crate::report::fmt_ns;
 
 /// Height of one plot of the grid.
@@ -155,8 +155,24 @@ fn plot_title(ui: &mut egui::Ui, title: &str) {
 }
 
 fn base_plot<'a>(id: &str, x_label: &str, y_label: &str) -> Plot<'a> {
-    bare_plot(id, x_label, y_label)
-        .legend(Legend::default().color_conflict_handling(ColorConflictHandling::PickFirst))
+    // Top left: the top right is where the data that matters sits (p99.99 and the
+    // maximum of the percentile plots, the CDF's tail).
+    bare_plot(id, x_label, y_label).legend(
+        Legend::default()
+            .position(egui_plot::Corner::LeftTop)
+            .color_conflict_handling(ColorConflictHandling::PickFirst),
+    )
+}
+
+/// The top of a bar plot's y range: room above the highest bar or whisker for the value
+/// label (plots clipped the labels and whiskers at their top).
+fn bars_top(sides: &[(Option<f64>, Option<&Stats>)]) -> f64 {
+    let highest = sides
+        .iter()
+        .flat_map(|(value, stats)| [*value, stats.and_then(|s| s.ci95).map(|c| c.1)])
+        .flatten()
+        .fold(0.0, f64::max);
+    highest * 1.2
 }
 
 /// A plot without legend (bar charts name their bars on the x axis, and a legend would
@@ -269,6 +285,7 @@ fn throughput_bars(
     let axis_names = names.map(str::to_string);
     bare_plot(&format!("bars-{key}"), "", &format!("{what} ({unit})"))
         .include_y(0.0)
+        .include_y(bars_top(&sides))
         .include_x(-0.6)
         .include_x(1.6)
         .x_grid_spacer(|input: GridInput| {
@@ -487,5 +504,20 @@ pub(super) fn plots_grid(ui: &mut egui::Ui, c: &Comparison, styles: &[SideStyle;
             }
         });
         ui.add_space(8.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bar_plots_leave_room_above_the_highest_whisker() {
+        let stats = crate::analysis::describe(&[80.0, 100.0, 120.0]).unwrap();
+        let hi = stats.ci95.unwrap().1;
+        assert!(hi > 120.0, "{hi}");
+        let top = bars_top(&[(Some(100.0), Some(&stats)), (Some(90.0), None)]);
+        assert!(top >= hi * 1.15, "{top}");
+        assert_eq!(bars_top(&[(None, None), (None, None)]), 0.0);
     }
 }

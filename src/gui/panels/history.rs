@@ -86,19 +86,22 @@ impl HistoryPanel {
         if let Some(id) = cx.cache.show_details.take() {
             self.details.open(id, cx);
         }
-        if self.details.is_open() {
+        // The toolbar and the actions span the whole width above the details panel, and
+        // the panel stays while there are runs (a placeholder until one is clicked): when
+        // opening it narrowed them, they wrapped onto more lines and the rows moved under
+        // the pointer between two clicks.
+        self.toolbar(ui, cx);
+        self.sync_view(cx);
+        ui.separator();
+        self.actions(ui, cx);
+        ui.separator();
+        if self.details.is_open() || !cx.cache.runs.is_empty() {
             egui::Panel::right("history-details")
                 .resizable(true)
                 .default_size(460.0)
                 .min_size(300.0)
                 .show(ui, |ui| self.details.ui(ui, cx));
         }
-
-        self.toolbar(ui, cx);
-        self.sync_view(cx);
-        ui.separator();
-        self.actions(ui, cx);
-        ui.separator();
         self.table(ui, cx);
         self.delete_dialog(ui, cx);
         if self.transfer.poll(cx.status) {
@@ -226,7 +229,12 @@ impl HistoryPanel {
             {
                 self.transfer.show(Transfer::Import);
             }
-            if n > 0 && ui.button("Clear selection").clicked() {
+            // Always there (disabled without a selection): a button appearing on the first
+            // click could wrap the row and move the table under the pointer.
+            if ui
+                .add_enabled(any, egui::Button::new("Clear selection"))
+                .clicked()
+            {
                 self.selected.clear();
                 self.anchor = None;
             }

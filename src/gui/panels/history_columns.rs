@@ -21,7 +21,10 @@ pub(super) enum Col {
     Preset,
     Kernel,
     Fs,
+    MountOptions,
     Device,
+    Threads,
+    Sync,
     Iops,
     MibPerSec,
     SyncP99,
@@ -29,7 +32,7 @@ pub(super) enum Col {
 }
 
 impl Col {
-    pub(super) const ALL: [Col; 12] = [
+    pub(super) const ALL: [Col; 15] = [
         Col::Id,
         Col::Created,
         Col::Status,
@@ -37,7 +40,10 @@ impl Col {
         Col::Preset,
         Col::Kernel,
         Col::Fs,
+        Col::MountOptions,
         Col::Device,
+        Col::Threads,
+        Col::Sync,
         Col::Iops,
         Col::MibPerSec,
         Col::SyncP99,
@@ -53,7 +59,10 @@ impl Col {
             Col::Preset => "preset",
             Col::Kernel => "kernel",
             Col::Fs => "fs",
+            Col::MountOptions => "mount options",
             Col::Device => "device",
+            Col::Threads => "threads",
+            Col::Sync => "sync",
             Col::Iops => "IOPS",
             Col::MibPerSec => "MiB/s",
             Col::SyncP99 => "sync p99",
@@ -68,7 +77,12 @@ impl Col {
     fn numeric(self) -> bool {
         matches!(
             self,
-            Col::Id | Col::Iops | Col::MibPerSec | Col::SyncP99 | Col::FlushesPerSync
+            Col::Id
+                | Col::Threads
+                | Col::Iops
+                | Col::MibPerSec
+                | Col::SyncP99
+                | Col::FlushesPerSync
         )
     }
 
@@ -81,6 +95,9 @@ impl Col {
             Col::Kernel => 150.0,
             Col::Fs => 60.0,
             Col::Device => 80.0,
+            Col::MountOptions => 170.0,
+            Col::Threads => 60.0,
+            Col::Sync => 80.0,
             Col::Iops | Col::MibPerSec | Col::SyncP99 => 80.0,
             Col::FlushesPerSync => 64.0,
         }
@@ -116,6 +133,14 @@ impl Col {
             Col::Kernel => opt(s(&a.kernel_release), s(&b.kernel_release), asc, text),
             Col::Fs => opt(s(&a.fs_type), s(&b.fs_type), asc, text),
             Col::Device => opt(s(&a.device), s(&b.device), asc, text),
+            Col::MountOptions => opt(
+                Some(mount_options(a)).filter(|o| !o.is_empty()),
+                Some(mount_options(b)).filter(|o| !o.is_empty()),
+                asc,
+                |x, y| x.cmp(&y),
+            ),
+            Col::Threads => opt(a.threads, b.threads, asc, |x, y| x.cmp(&y)),
+            Col::Sync => opt(s(&a.sync), s(&b.sync), asc, text),
             Col::Iops => opt(a.iops, b.iops, asc, float),
             Col::MibPerSec => opt(a.mib_per_sec, b.mib_per_sec, asc, float),
             Col::SyncP99 => opt(a.sync_p99_ns, b.sync_p99_ns, asc, |x, y| x.cmp(&y)),
@@ -147,6 +172,12 @@ impl Col {
             Col::Kernel => or_dash(&run.kernel_release),
             Col::Fs => or_dash(&run.fs_type),
             Col::Device => or_dash(&run.device),
+            Col::MountOptions => match mount_options(run) {
+                o if o.is_empty() => "—".into(),
+                o => o,
+            },
+            Col::Threads => run.threads.map_or("—".into(), |t| t.to_string()),
+            Col::Sync => or_dash(&run.sync),
             Col::Iops => run.iops.map_or("—".into(), |v| format!("{v:.0}")),
             Col::MibPerSec => run.mib_per_sec.map_or("—".into(), |v| format!("{v:.2}")),
             Col::SyncP99 => run.sync_p99_ns.map_or("—".into(), |v| fmt_ns(v as f64)),
@@ -155,6 +186,15 @@ impl Col {
                 .map_or("—".into(), |v| format!("{v:.2}")),
         }
     }
+}
+
+/// The per-mount and superblock options as one list (`rw,relatime,nossd,...`): what tells
+/// a btrfs `nossd` run from an `ssd` one.
+fn mount_options(run: &RunRow) -> String {
+    crate::report::merged_options(
+        run.mount_options.as_deref().unwrap_or(""),
+        run.super_options.as_deref().unwrap_or(""),
+    )
 }
 
 /// A status colour that reads on both themes; the status text is always shown with it.

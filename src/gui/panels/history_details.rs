@@ -55,6 +55,7 @@ impl RunDetails {
     /// Draws the view (inside a side panel).
     pub(super) fn ui(&mut self, ui: &mut egui::Ui, cx: &mut Cx) {
         let Some(id) = self.id else {
+            ui.weak("Click a run to see its details, plots and actions here.");
             return;
         };
         ui.horizontal(|ui| {

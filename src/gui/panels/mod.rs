@@ -22,7 +22,7 @@ pub use compare::ComparePanel;
 pub use fleet::FleetPanel;
 pub use history::HistoryPanel;
 pub use run::RunPanel;
-pub use setup::SetupPanel;
+pub use setup::{BROWSE_NOTE_TTL, SetupPanel};
 pub use setup_fio_job::{FioJobForm, apply_job, load_job};
 
 /// A dialog's last message under its buttons: in the error colour when `is_error`.

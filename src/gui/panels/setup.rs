@@ -6,8 +6,9 @@
 //! up in the cached table without touching the filesystem.
 
 use std::path::{Component, Path, PathBuf};
+use std::time::{Duration, Instant};
 
-use egui::{Button, Grid, Label, RichText, TextEdit, Ui};
+use egui::{Align, Button, Grid, Label, Layout, RichText, TextEdit, Ui};
 
 use super::setup_fields::error_lines;
 use super::setup_matrix::MatrixForm;
@@ -46,6 +47,16 @@ const PSEUDO_FS: &[&str] = &[
 /// What the dialog thread says when it returns no folder.
 const NO_FOLDER: &str = "cancelled or no file dialog available — type a path";
 
+/// How long the Browse… note stays (it also goes when the target changes).
+pub const BROWSE_NOTE_TTL: Duration = Duration::from_secs(6);
+
+/// The layout of the Setup tab's two columns: top-down, widgets as wide as they ask.
+/// Not `ui.columns`' own justified layout: a wrapped label in a justified layout is laid
+/// out with justified text, every gap stretched to the column's width (the "Device:" line).
+pub fn column_layout() -> Layout {
+    Layout::top_down(Align::Min)
+}
+
 /// The mount table and the device behind each mount (or why there is none).
 type ScanResult = Result<(Vec<MountInfo>, Vec<Result<DeviceInfo, String>>), String>;
 
@@ -60,7 +71,12 @@ pub struct SetupPanel {
     scan: Option<Task<ScanResult>>,
     show_all_mounts: bool,
     browse: Option<Task<Option<PathBuf>>>,
-    browse_note: Option<String>,
+    /// The Browse… note, until when it shows, and the target it was about (it goes
+    /// when the target changes).
+    browse_note: Option<(String, Instant, String)>,
+    /// The target the mount table was last read for: a changed target (typed, browsed,
+    /// a scratch filesystem made) reads it again.
+    scanned_for: Option<String>,
     form: WorkloadForm,
     scratch: ScratchPanel,
     matrix: MatrixForm,
@@ -81,33 +97,86 @@ impl SetupPanel {
         self.scratch.set_manager(manager);
     }
 
+    /// The answer of the folder dialog (`None`: cancelled, or no dialog available), as the
+    /// dialog thread gives it (tests give it directly).
+    pub fn browse_answered(&mut self, state: &mut UiState, answer: Option<PathBuf>) {
+        match answer {
+            Some(path) => {
+                state.target = path.display().to_string();
+                self.browse_note = None;
+            }
+            None => {
+                let until = Instant::now() + BROWSE_NOTE_TTL;
+                self.browse_note = Some((NO_FOLDER.into(), until, state.target.clone()));
+            }
+        }
+    }
+
     /// Draws the tab.
     pub fn ui(&mut self, ui: &mut Ui, cx: &mut Cx) {
-        // Read before any widget runs: a text field that loses focus on this Enter must
-        // not also start a run.
-        let enter =
-            !ui.ctx().egui_wants_keyboard_input() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+        // Read before any widget runs. Enter starts the run when no field has focus, or
+        // when it made a single-line field give up its focus (a multi-line field keeps it
+        // and takes the Enter as a new line).
+        let enter = ui.input(|i| i.key_pressed(egui::Key::Enter));
+        let focused_before = ui.memory(|m| m.focused());
         if !self.scanned {
             self.scanned = true;
+            self.scanned_for = Some(cx.state.target.clone());
             self.start_scan(ui.ctx());
         }
         self.poll(cx);
+        self.rescan_on_target_change(ui.ctx(), cx);
+        if self.browse_note.as_ref().is_some_and(|(_, until, target)| {
+            Instant::now() >= *until || *target != cx.state.target
+        }) {
+            self.browse_note = None;
+        }
+        if let Some((_, until, _)) = &self.browse_note {
+            ui.ctx()
+                .request_repaint_after(until.saturating_duration_since(Instant::now()));
+        }
 
-        self.start_strip(ui, cx, enter);
+        self.start_strip(ui, cx);
         ui.separator();
         egui::ScrollArea::vertical()
             .auto_shrink([false, false])
             .show(ui, |ui| {
                 ui.columns(2, |columns| {
-                    columns[0].push_id("target-column", |ui| self.target_ui(ui, cx));
+                    columns[0].push_id("target-column", |ui| {
+                        ui.with_layout(column_layout(), |ui| self.target_ui(ui, cx));
+                    });
                     columns[1].push_id("workload-column", |ui| {
-                        self.form.ui(ui, cx.state);
-                        ui.add_space(12.0);
-                        let manager = self.scratch.manager();
-                        self.matrix.ui(ui, cx, manager);
+                        ui.with_layout(column_layout(), |ui| {
+                            self.form.ui(ui, cx.state);
+                            ui.add_space(12.0);
+                            let manager = self.scratch.manager();
+                            self.matrix.ui(ui, cx, manager);
+                        });
                     });
                 });
             });
+        let focused_after = ui.memory(|m| m.focused());
+        let by_key = enter && (focused_before.is_none() || focused_after.is_none());
+        if by_key && !cx.runner.is_active() && cx.launch_from_form().is_ok() {
+            self.start(cx);
+        }
+    }
+
+    /// Starts the form's run, keeping the refusal to show beside the button.
+    fn start(&mut self, cx: &mut Cx) {
+        match cx.start_run() {
+            Ok(()) => self.start_error = None,
+            Err(e) => self.start_error = Some((e, Box::new(cx.state.clone()))),
+        }
+    }
+
+    /// Reads the mount table again when the target changed since it was last read (one
+    /// scan at a time; a change during a scan is read when it ends).
+    fn rescan_on_target_change(&mut self, ctx: &egui::Context, cx: &Cx) {
+        if self.scan.is_none() && self.scanned_for.as_deref() != Some(cx.state.target.as_str()) {
+            self.scanned_for = Some(cx.state.target.clone());
+            self.start_scan(ctx);
+        }
     }
 
     /// Takes the scan and dialog results that arrived.
@@ -125,11 +194,8 @@ impl SetupPanel {
             None => {}
         }
         match Task::take_done(&mut self.browse) {
-            Some(Ok(Some(path))) => {
-                cx.state.target = path.display().to_string();
-                self.browse_note = None;
-            }
-            Some(Ok(None) | Err(_)) => self.browse_note = Some(NO_FOLDER.into()),
+            Some(Ok(answer)) => self.browse_answered(cx.state, answer),
+            Some(Err(_)) => self.browse_answered(cx.state, None),
             None => {}
         }
     }
@@ -165,7 +231,13 @@ impl SetupPanel {
                 self.browse = Some(task);
                 self.browse_note = None;
             }
-            Err(e) => self.browse_note = Some(format!("cannot open the file dialog: {e}")),
+            Err(e) => {
+                self.browse_note = Some((
+                    format!("cannot open the file dialog: {e}"),
+                    Instant::now() + BROWSE_NOTE_TTL,
+                    current.to_string(),
+                ))
+            }
         }
     }
 
@@ -182,22 +254,18 @@ impl SetupPanel {
     }
 
     /// The always-visible strip: "Start run", what will run where, and why a start failed.
-    fn start_strip(&mut self, ui: &mut Ui, cx: &mut Cx, enter: bool) {
+    fn start_strip(&mut self, ui: &mut Ui, cx: &mut Cx) {
         let active = cx.runner.is_active();
         ui.horizontal(|ui| {
             let button = Button::new(RichText::new("Start run").strong().size(18.0))
                 .min_size(egui::vec2(150.0, 40.0));
             let clicked = ui
                 .add_enabled(!active, button)
-                .on_hover_text("validate the form and start the run (Enter)")
+                .on_hover_text("validate the form and start the run (Enter, also in a field)")
                 .on_disabled_hover_text("a run is in progress: watch or cancel it on the Run tab")
                 .clicked();
-            let by_key = enter && !active && cx.launch_from_form().is_ok();
-            if clicked || by_key {
-                match cx.start_run() {
-                    Ok(()) => self.start_error = None,
-                    Err(e) => self.start_error = Some((e, Box::new(cx.state.clone()))),
-                }
+            if clicked {
+                self.start(cx);
             }
             if let Some(plan) = self.series_of(cx) {
                 let hover = format!(
@@ -274,7 +342,7 @@ impl SetupPanel {
         });
         if self.browse.is_some() {
             ui.weak("waiting for the file dialog…");
-        } else if let Some(note) = &self.browse_note {
+        } else if let Some((note, _, _)) = &self.browse_note {
             ui.colored_label(ui.visuals().warn_fg_color, note);
         }
         self.target_mount_ui(ui, cx.state.target.trim());
@@ -509,4 +577,43 @@ fn device_summary(d: &DeviceInfo) -> String {
         parts.push(format!("loop over {b}"));
     }
     parts.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A long label laid out in a Setup column the way the panel lays it out.
+    fn wrapped_in_column(layout: Option<Layout>) -> bool {
+        let ctx = egui::Context::default();
+        let mut justified = None;
+        let mut output = ctx.run_ui(egui::RawInput::default(), |ui| {
+            ui.columns(2, |columns| {
+                let mut draw = |ui: &mut Ui| {
+                    let text = "Device: vda, 0x1af4, rotational no, write cache write back, \
+                                scheduler mq-deadline, and more words so it wraps";
+                    let (_, galley, _) = Label::new(text).wrap().layout_in_ui(ui);
+                    justified = Some(galley.job.justify);
+                };
+                match layout {
+                    Some(l) => {
+                        columns[0].with_layout(l, |ui| draw(ui));
+                    }
+                    None => draw(&mut columns[0]),
+                }
+            });
+        });
+        output.textures_delta.clear();
+        justified.expect("the label was laid out")
+    }
+
+    #[test]
+    fn wrapped_text_in_a_setup_column_is_not_justified() {
+        // `ui.columns` alone justifies wrapped text (stretched gaps on the Device line).
+        assert!(
+            wrapped_in_column(None),
+            "egui changed: columns no longer justify"
+        );
+        assert!(!wrapped_in_column(Some(column_layout())));
+    }
 }

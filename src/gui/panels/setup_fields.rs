@@ -129,12 +129,26 @@ pub(super) fn run_options_ui(ui: &mut Ui, state: &mut UiState) {
             "stored with the run, e.g. before / nossd (--label)",
             &[],
             |ui, s, id| {
-                ui.add(
-                    TextEdit::singleline(&mut s.label)
-                        .desired_width(200.0)
-                        .hint_text("e.g. nossd"),
-                )
-                .labelled_by(id);
+                ui.horizontal(|ui| {
+                    ui.add(
+                        TextEdit::singleline(&mut s.label)
+                            .desired_width(200.0)
+                            .hint_text("e.g. nossd"),
+                    )
+                    .labelled_by(id);
+                    // A label left over from the last run is said so, not carried silently.
+                    if s.label_is_last_runs() {
+                        ui.label(
+                            RichText::new("same as the last run")
+                                .italics()
+                                .color(ui.visuals().warn_fg_color),
+                        )
+                        .on_hover_text(
+                            "the last run was stored with this label; change it to tell the \
+                             next run apart",
+                        );
+                    }
+                });
                 crate::spec::check_text("Label", s.label.trim())
                     .err()
                     .map(|e| e.to_string())

@@ -131,19 +131,26 @@ impl KindForm {
             "how each file is made durable (--file-sync)",
             &["smallfiles.sync"],
             |ui, s, _| {
-                ui.horizontal_wrapped(|ui| {
-                    for (m, hover) in [
-                        (FileSync::Fsync, "fsync before close (fs_mark -S 1)"),
-                        (FileSync::Fdatasync, "fdatasync before close"),
-                        (FileSync::OSync, "open with O_SYNC"),
-                        (FileSync::None, "no sync (fs_mark -S 0)"),
-                        (
-                            FileSync::Syncfs,
-                            "one syncfs per thread after its last file",
-                        ),
-                    ] {
-                        ui.radio_value(&mut s.spec.smallfiles.sync, m, m.as_str())
-                            .on_hover_text(hover);
+                // Two fixed lines, not a wrapped group: a grid cell sized for one line let
+                // a wrapped second line overlap the next row ("syncfs" over "Extras").
+                let choices = [
+                    (FileSync::Fsync, "fsync before close (fs_mark -S 1)"),
+                    (FileSync::Fdatasync, "fdatasync before close"),
+                    (FileSync::OSync, "open with O_SYNC"),
+                    (FileSync::None, "no sync (fs_mark -S 0)"),
+                    (
+                        FileSync::Syncfs,
+                        "one syncfs per thread after its last file",
+                    ),
+                ];
+                ui.vertical(|ui| {
+                    for line in choices.chunks(3) {
+                        ui.horizontal(|ui| {
+                            for &(m, hover) in line {
+                                ui.radio_value(&mut s.spec.smallfiles.sync, m, m.as_str())
+                                    .on_hover_text(hover);
+                            }
+                        });
                     }
                 });
                 None

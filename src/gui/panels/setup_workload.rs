@@ -78,9 +78,17 @@ impl WorkloadForm {
         let Some(preset) = self.presets.get(index) else {
             return;
         };
-        match preset.scaled(state.scale) {
+        // Another preset starts at its own quick scale: the previous preset's scale means
+        // nothing for it (0.05 of btrfs-log-commit is a 0.2 s fsync-methods run).
+        let scale = if state.preset.as_deref() == Some(preset.name.as_str()) {
+            state.scale
+        } else {
+            preset.scale.quick
+        };
+        match preset.scaled(scale) {
             Ok(spec) => {
                 state.spec = spec;
+                state.scale = scale;
                 state.preset = Some(preset.name.clone());
                 state.fio_job = None;
                 self.preset_error = None;

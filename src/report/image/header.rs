@@ -85,7 +85,7 @@ where
     ))?;
     area.draw(&Circle::new((x + seg / 2, y), s.i(5.0), BASE.filled()))?;
     let label = fit(
-        &format!("baseline: {}", c.baseline.name),
+        &format!("baseline: {}", c.baseline.title()),
         &font,
         half - seg - s.i(24.0),
     );
@@ -108,7 +108,7 @@ where
         CAND.filled(),
     ))?;
     let label = fit(
-        &format!("candidate: {}", c.candidate.name),
+        &format!("candidate: {}", c.candidate.title()),
         &font,
         half - seg - s.i(24.0),
     );

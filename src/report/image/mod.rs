@@ -7,6 +7,7 @@
 //! timelines), the statistics table and the published figures of the seed thread.
 
 mod charts;
+mod glyphs;
 mod header;
 mod style;
 mod tables;
@@ -17,6 +18,7 @@ use plotters::prelude::*;
 
 use crate::analysis::{Comparison, MetricComparison, SideSummary};
 use charts::{Axis, Bar, DrawResult, LineChart, bar_chart, line_chart};
+use glyphs::GlyphFixed;
 use style::{Scale, fmt_si};
 
 /// Output format of [`render_comparison`].
@@ -133,7 +135,8 @@ pub fn render_comparison(
         ImageFormat::Png => {
             let mut buf = vec![255u8; w as usize * h as usize * 3];
             {
-                let root = BitMapBackend::with_buffer(&mut buf, (w, h)).into_drawing_area();
+                let root =
+                    GlyphFixed(BitMapBackend::with_buffer(&mut buf, (w, h))).into_drawing_area();
                 draw_page(&root, c, &layout, &title)?;
                 root.present().map_err(|e| part("page", e))?;
             }

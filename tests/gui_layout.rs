@@ -1,0 +1,192 @@
+//! No two interactive widgets of the Setup tab overlap, in every form layout (each
+//! workload kind, both counting modes, the matrix and suggested-matrices sections open) at
+//! the window's minimum size (900 × 600), its default size (1360 × 900), and both widths
+//! with a tall window so every row of the form is on screen at once. Widget rectangles
+//! are the accesskit node bounds egui publishes.
+
+mod gui_common;
+
+use egui::accesskit::Role;
+use egui::{Rect, pos2, vec2};
+use egui_kittest::Harness;
+use egui_kittest::kittest::{NodeT, Queryable};
+use fsynclab::gui::{LabApp, Tab, UiState};
+use fsynclab::spec::{FileioMode, WorkloadKind};
+
+/// Roles a user clicks, types into or drags.
+const INTERACTIVE: &[Role] = &[
+    Role::Button,
+    Role::DefaultButton,
+    Role::CheckBox,
+    Role::RadioButton,
+    Role::TextInput,
+    Role::MultilineTextInput,
+    Role::ComboBox,
+    Role::SpinButton,
+    Role::Slider,
+    Role::Link,
+    Role::Tab,
+];
+
+/// An interactive widget: its id, its ancestors' ids, what it says and where it is.
+struct Widget {
+    id: String,
+    ancestors: Vec<String>,
+    name: String,
+    rect: Rect,
+}
+
+fn widgets(h: &Harness<'static, LabApp>, window: Rect) -> Vec<Widget> {
+    let mut out = Vec::new();
+    for node in h.root().children_recursive() {
+        let ak = node.accesskit_node();
+        if !INTERACTIVE.contains(&ak.role()) || ak.is_hidden() {
+            continue;
+        }
+        let Some(b) = ak.bounding_box() else { continue };
+        let rect = Rect::from_min_max(
+            pos2(b.x0 as f32, b.y0 as f32),
+            pos2(b.x1 as f32, b.y1 as f32),
+        );
+        // Only what is on screen: rows scrolled out of the viewport share coordinates
+        // with the panels around it.
+        if !window.contains_rect(rect) || rect.area() < 1.0 {
+            continue;
+        }
+        let mut ancestors = Vec::new();
+        let mut up = ak.parent();
+        while let Some(p) = up {
+            ancestors.push(format!("{:?}", p.id()));
+            up = p.parent();
+        }
+        let name = ak
+            .label()
+            .or_else(|| ak.value().map(|v| v.to_string()))
+            .unwrap_or_default();
+        out.push(Widget {
+            id: format!("{:?}", ak.id()),
+            ancestors,
+            name: format!("{:?} {name:?}", ak.role()),
+            rect,
+        });
+    }
+    out
+}
+
+/// Every pair of widgets whose rectangles share more than half a pixel each way.
+fn overlaps(widgets: &[Widget]) -> Vec<String> {
+    let mut found = Vec::new();
+    for (i, a) in widgets.iter().enumerate() {
+        for b in &widgets[i + 1..] {
+            if a.ancestors.contains(&b.id) || b.ancestors.contains(&a.id) {
+                continue;
+            }
+            let common = a.rect.intersect(b.rect);
+            if common.width() > 0.5 && common.height() > 0.5 {
+                found.push(format!(
+                    "{} at {:?} overlaps {} at {:?}",
+                    a.name, a.rect, b.name, b.rect
+                ));
+            }
+        }
+    }
+    found
+}
+
+fn open_section(h: &mut Harness<'static, LabApp>, starts_with: &str) {
+    let label = h
+        .query_all_by_label_contains(starts_with)
+        .next()
+        .and_then(|n| n.accesskit_node().label());
+    if let Some(label) = label {
+        h.get_by_label(&label).click();
+        h.run_steps(4);
+    }
+}
+
+/// The Setup tab with `kind` (and `mode`) at `size`, sections open: its overlaps.
+fn layout_problems(size: (f32, f32), kind: WorkloadKind, mode: FileioMode) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let mut state = UiState {
+        tab: Tab::Setup,
+        target: dir.path().display().to_string(),
+        ..UiState::default()
+    };
+    state.spec.kind = kind;
+    state.spec.mode = mode;
+    let app = LabApp::new(dir.path().join("gui.sqlite"), state);
+    let mut h = Harness::builder()
+        .with_size(vec2(size.0, size.1))
+        .build_ui_state(|ui, app: &mut LabApp| app.ui_root(ui), app);
+    h.run_steps(4);
+    open_section(&mut h, "Matrix (scratch");
+    open_section(&mut h, "Suggested matrices");
+    h.run_steps(4);
+    let window = Rect::from_min_size(pos2(0.0, 0.0), vec2(size.0, size.1));
+    let all = widgets(&h, window);
+    assert!(
+        all.len() > 20,
+        "only {} widgets found: the query is wrong",
+        all.len()
+    );
+    overlaps(&all)
+        .into_iter()
+        .map(|o| format!("{kind:?}/{mode:?} at {}×{}: {o}", size.0, size.1))
+        .collect()
+}
+
+#[test]
+fn no_setup_widgets_overlap_in_any_layout_at_min_and_default_sizes() {
+    let layouts = [
+        (WorkloadKind::Fileio, FileioMode::Fio),
+        (WorkloadKind::Fileio, FileioMode::Sysbench),
+        (WorkloadKind::Smallfiles, FileioMode::Fio),
+        (WorkloadKind::Fileserver, FileioMode::Fio),
+        (WorkloadKind::Grouplog, FileioMode::Fio),
+    ];
+    let sizes = [
+        (900.0, 600.0),
+        (1360.0, 900.0),
+        (900.0, 3000.0),
+        (1360.0, 3000.0),
+    ];
+    let mut problems = Vec::new();
+    for size in sizes {
+        for (kind, mode) in layouts {
+            problems.extend(layout_problems(size, kind, mode));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn the_overlap_check_sees_an_overlap() {
+    // The checker itself: two rectangles that share a corner region are reported, a
+    // widget inside its own container is not.
+    let a = Widget {
+        id: "1".into(),
+        ancestors: vec![],
+        name: "a".into(),
+        rect: Rect::from_min_size(pos2(0.0, 0.0), vec2(10.0, 10.0)),
+    };
+    let b = Widget {
+        id: "2".into(),
+        ancestors: vec![],
+        name: "b".into(),
+        rect: Rect::from_min_size(pos2(5.0, 5.0), vec2(10.0, 10.0)),
+    };
+    let inner = Widget {
+        id: "3".into(),
+        ancestors: vec!["1".into()],
+        name: "inner".into(),
+        rect: Rect::from_min_size(pos2(1.0, 1.0), vec2(2.0, 2.0)),
+    };
+    assert_eq!(overlaps(&[a, b]).len(), 1);
+    let a = Widget {
+        id: "1".into(),
+        ancestors: vec![],
+        name: "a".into(),
+        rect: Rect::from_min_size(pos2(0.0, 0.0), vec2(4.0, 4.0)),
+    };
+    assert!(overlaps(&[a, inner]).is_empty());
+}
