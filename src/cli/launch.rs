@@ -6,7 +6,7 @@ use std::sync::mpsc;
 
 use anyhow::anyhow;
 
-use super::progress::show_progress;
+use super::progress::{Progress, show_progress};
 use super::signals::cancelled_exit_code;
 use super::{CliError, EXIT_FAILED};
 use crate::engine::{CancelToken, EngineEvent};
@@ -16,18 +16,18 @@ use crate::report;
 use crate::store::Store;
 
 /// Runs `launch` into `store` and prints it (`json`: one JSON document instead of text;
-/// `no_bar`: no progress bar). Returns the exit code.
+/// `progress`: the bar and status lines). Returns the exit code.
 pub(super) fn run(
     store: &Store,
     launch: &ValidLaunch,
-    no_bar: bool,
+    progress: Progress,
     json: bool,
 ) -> Result<u8, CliError> {
     let cancel = CancelToken::new();
     // The handlers only set a flag: the run stops after the calls in flight.
     super::signals::install(cancel.clone());
     let (tx, rx) = mpsc::channel::<EngineEvent>();
-    let progress = std::thread::spawn(move || show_progress(rx, no_bar));
+    let progress = std::thread::spawn(move || show_progress(rx, progress));
     let shape = launch.launch();
     let outcome = lab::launch(store, launch, &tx, &cancel, |label, r| match shape {
         _ if json => {}

@@ -45,6 +45,7 @@ mod names;
 mod progress;
 mod run;
 mod scratch;
+mod shell;
 mod signals;
 
 use std::path::PathBuf;
@@ -87,6 +88,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run a workload (a preset or ad-hoc options) and store the result.
+    #[command(after_help = run::RUN_EXAMPLES)]
     Run(Box<run::RunArgs>),
     /// List stored runs, newest first.
     List(browse::ListArgs),
@@ -117,6 +119,10 @@ pub enum Command {
     /// Remove the fsynclab-<id> directories of runs whose process is gone (killed runs);
     /// only directories the database records, never anything else.
     Clean,
+    /// Print a shell completion script: `fsynclab completions bash > ~/.local/share/bash-completion/completions/fsynclab`.
+    Completions(shell::CompletionsArgs),
+    /// Print the manual page (roff) of fsynclab or of one subcommand: `fsynclab man | man -l -`.
+    Man(shell::ManArgs),
 }
 
 /// Exit code for a usage or validation error.
@@ -258,6 +264,11 @@ pub fn no_window_message() -> String {
 /// Runs a parsed command line; the process exit code. Without a subcommand it opens
 /// `window` (see [`Window`]), or says there is none.
 pub fn execute(cli: Cli, window: Option<Window>) -> ExitCode {
+    log::debug!(
+        "fsynclab {}: {:?}",
+        env!("CARGO_PKG_VERSION"),
+        cli.command.as_ref().map(command_name)
+    );
     let result = match cli.command {
         None => open_window(&cli.db, window),
         Some(Command::Run(args)) => run::execute(&cli.db, *args),
@@ -273,6 +284,8 @@ pub fn execute(cli: Cli, window: Option<Window>) -> ExitCode {
         Some(Command::Fleet(args)) => fleet::fleet(&cli.db, args),
         Some(Command::Export(args)) => export::export(&cli.db, args),
         Some(Command::Clean) => clean(&cli.db),
+        Some(Command::Completions(args)) => shell::completions(args),
+        Some(Command::Man(args)) => shell::man(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),
@@ -281,6 +294,15 @@ pub fn execute(cli: Cli, window: Option<Window>) -> ExitCode {
             ExitCode::from(e.code)
         }
     }
+}
+
+/// The subcommand's name, for the log.
+fn command_name(command: &Command) -> String {
+    format!("{command:?}")
+        .split(['(', ' ', '{'])
+        .next()
+        .unwrap_or_default()
+        .to_lowercase()
 }
 
 /// The error and its causes, each said once: a cause whose text (or final clause, after an
