@@ -10,6 +10,7 @@ mod meta;
 mod metrics;
 mod published;
 mod rows;
+mod series;
 mod stats;
 
 pub use compare::{ALPHA, AnalysisError, SideInput, compare};
@@ -23,6 +24,10 @@ pub use metrics::{
 pub use rows::{
     Comparison, MetaRow, MetricComparison, PERCENTILE_POINTS, PublishedRow, SideSummary, Sweep,
     SweepPoint, TimelinePoint, Verdict,
+};
+pub use series::{
+    Neighbour, SeriesPoint, intervals_overlap, mark_neighbours, run_series_points, series_metric,
+    sweep_points,
 };
 pub use stats::{Stats, Welch, describe, welch_t_test};
 

@@ -41,12 +41,28 @@ pub(super) fn run(
     let cancelled = cancel.is_cancelled();
     match outcome {
         Ok(LaunchOutcome::Single(result)) => single(&result, json),
-        Ok(LaunchOutcome::Repeat(series)) => repeat(&series, json, cancelled),
+        Ok(LaunchOutcome::Repeat(series)) => {
+            if let (Launch::Repeat { sweep: Some(sw), .. }, false) = (shape, json) {
+                summary(None, &sw.field, &series.results);
+            }
+            repeat(&series, json, cancelled)
+        }
         Ok(LaunchOutcome::Series(variants)) => {
             let planned = match shape {
                 Launch::Series { plan, .. } => plan.variants.len(),
                 _ => variants.len(),
             };
+            let field = match shape {
+                Launch::Series { plan, .. } => plan.sweep.as_deref(),
+                _ => None,
+            }
+            .and_then(|s| lab::SweepSpec::parse(s).ok())
+            .map(|s| s.field);
+            if let (Some(field), false) = (&field, json) {
+                for v in &variants {
+                    summary(Some(&v.label), field, &v.series.results);
+                }
+            }
             series(&variants, planned, json, cancelled)
         }
         Ok(LaunchOutcome::Matrix(matrix)) => Ok(self::matrix(store, &matrix)),
@@ -91,6 +107,23 @@ fn repeat(outcome: &lab::SeriesOutcome, json: bool, cancelled: bool) -> Result<u
         Some(RunStatus::Finished) if outcome.stopped.is_none() => 0,
         _ => EXIT_FAILED,
     })
+}
+
+/// The summary lines of a sweep: each point's mean and 95 % CI of the kind's main
+/// metric, and which points cannot be told apart from their neighbour.
+fn summary(title: Option<&str>, field: &str, results: &[RunResult]) {
+    let finished: Vec<&RunResult> = results
+        .iter()
+        .filter(|r| r.status == RunStatus::Finished)
+        .collect();
+    let Some(first) = finished.first() else {
+        return;
+    };
+    let key = crate::analysis::series_metric(first);
+    let points = crate::analysis::run_series_points(&finished, field, key);
+    if !points.is_empty() {
+        out!("{}", report::series_summary(title, field, key, &points));
+    }
 }
 
 fn stopped_note(stopped: Option<&str>) -> String {

@@ -9,6 +9,7 @@ mod imported;
 mod kinds;
 mod listing;
 mod output;
+mod series;
 pub mod raw;
 mod shapes;
 mod sysbench;
@@ -26,6 +27,7 @@ pub use listing::{
 pub use output::{OutputError, REPORT_FORMATS, report_files, report_format, write_report_files};
 pub use shapes::{ExperimentJson, JSON_SCHEMA_VERSION, run_shape, versioned};
 pub use sysbench::{sysbench_json, sysbench_text};
+pub use series::series_summary;
 pub use text::{
     fmt_bytes_per_sec, fmt_ns, run_json, run_line, summary_text, unfinished_run_json, where_line,
 };
