@@ -42,7 +42,13 @@ pub(super) fn run(
     match outcome {
         Ok(LaunchOutcome::Single(result)) => single(&result, json),
         Ok(LaunchOutcome::Repeat(series)) => {
-            if let (Launch::Repeat { sweep: Some(sw), .. }, false) = (shape, json) {
+            if let (
+                Launch::Repeat {
+                    sweep: Some(sw), ..
+                },
+                false,
+            ) = (shape, json)
+            {
                 summary(None, &sw.field, &series.results);
             }
             repeat(&series, json, cancelled)

@@ -9,8 +9,8 @@ mod imported;
 mod kinds;
 mod listing;
 mod output;
-mod series;
 pub mod raw;
+mod series;
 mod shapes;
 mod sysbench;
 mod text;
@@ -25,9 +25,9 @@ pub use listing::{
     ListWidth, cut_middle, fmt_utc_ms, matrix_options_line, progress_line, run_header, runs_table,
 };
 pub use output::{OutputError, REPORT_FORMATS, report_files, report_format, write_report_files};
+pub use series::series_summary;
 pub use shapes::{ExperimentJson, JSON_SCHEMA_VERSION, run_shape, versioned};
 pub use sysbench::{sysbench_json, sysbench_text};
-pub use series::series_summary;
 pub use text::{
     fmt_bytes_per_sec, fmt_ns, run_json, run_line, summary_text, unfinished_run_json, where_line,
 };

@@ -8,7 +8,12 @@ use crate::analysis::{Neighbour, SeriesPoint, metric};
 
 /// Lines summarising `points` of metric `key` over `field`, headed by `title` (a series
 /// variant's label, or none): `  threads=2      6352 files/s  95% CI [5900, 6800]  n=3  ≈ threads=1 (CIs overlap: not distinguishable)`.
-pub fn series_summary(title: Option<&str>, field: &str, key: &str, points: &[SeriesPoint]) -> String {
+pub fn series_summary(
+    title: Option<&str>,
+    field: &str,
+    key: &str,
+    points: &[SeriesPoint],
+) -> String {
     let mut out = String::new();
     let unit = metric(key).map_or("", |m| m.unit);
     let _ = writeln!(
@@ -23,7 +28,9 @@ pub fn series_summary(title: Option<&str>, field: &str, key: &str, points: &[Ser
             .ci95
             .map(|(lo, hi)| format!("95% CI [{}, {}]", num(lo), num(hi)))
             .unwrap_or_else(|| "no CI (1 run)".into());
-        let prev = previous.map(|v| format!("{field}={}", trim(v))).unwrap_or_default();
+        let prev = previous
+            .map(|v| format!("{field}={}", trim(v)))
+            .unwrap_or_default();
         let mark = match p.vs_previous {
             Neighbour::First => String::new(),
             Neighbour::Distinct => format!("  differs from {prev}"),
@@ -86,9 +93,15 @@ mod tests {
         ];
         crate::analysis::mark_neighbours(&mut points);
         let text = series_summary(Some("base"), "threads", "files_per_sec", &points);
-        assert!(text.starts_with("base: files_per_sec over threads"), "{text}");
+        assert!(
+            text.starts_with("base: files_per_sec over threads"),
+            "{text}"
+        );
         assert!(text.contains("threads=1"), "{text}");
         assert!(text.contains("6924 files/s"), "{text}");
-        assert!(text.contains("95% CI [5900, 6800]  n=3  ≈ threads=1 (CIs overlap"), "{text}");
+        assert!(
+            text.contains("95% CI [5900, 6800]  n=3  ≈ threads=1 (CIs overlap"),
+            "{text}"
+        );
     }
 }
