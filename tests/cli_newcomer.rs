@@ -329,3 +329,60 @@ fn rust_log_reaches_the_logger_and_the_window_speaks_wayland() {
         "{eframe}"
     );
 }
+
+/// Item 26: a sweep started from a preset repeats each point 3 times unless told, and its
+/// summary lines give each point's 95 % CI and mark what cannot be told apart.
+#[test]
+fn a_preset_sweep_repeats_each_point_and_summarises_with_cis() {
+    let lab = Lab::new();
+    let sweep = [
+        "--preset",
+        "fsync-methods",
+        "--sweep",
+        "threads=1,2",
+        "--duration",
+        "0.15",
+        "--file-size",
+        "256k",
+    ];
+    let doc = lab.run_doc(&sweep);
+    let experiments = doc["experiments"].as_array().unwrap();
+    assert_eq!(
+        experiments[0]["run_ids"].as_array().unwrap().len(),
+        6,
+        "{doc}"
+    );
+    let text = stdout_of(
+        lab.cmd()
+            .args(["run", "--quiet"])
+            .args(sweep)
+            .arg("--target")
+            .arg(&lab.target),
+    );
+    assert!(
+        text.contains("iops over threads (mean and 95% CI per point):"),
+        "{text}"
+    );
+    let point_lines: Vec<&str> = text
+        .lines()
+        .filter(|l| l.trim_start().starts_with("threads="))
+        .collect();
+    assert_eq!(point_lines.len(), 2, "{text}");
+    assert!(
+        point_lines
+            .iter()
+            .all(|l| l.contains("95% CI [") && l.contains("n=3")),
+        "{text}"
+    );
+    assert!(
+        point_lines[1].contains("≈ threads=1") || point_lines[1].contains("differs from threads=1"),
+        "{text}"
+    );
+    // --repeat 1 is honoured, and says that one run gives no interval.
+    let doc = lab.run_doc(&[&sweep[..], &["--repeat", "1"]].concat());
+    assert_eq!(
+        doc["experiments"][0]["run_ids"].as_array().unwrap().len(),
+        2,
+        "{doc}"
+    );
+}
