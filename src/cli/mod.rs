@@ -47,6 +47,7 @@ mod run;
 mod scratch;
 mod shell;
 mod signals;
+mod sudo;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -269,6 +270,7 @@ pub fn execute(cli: Cli, window: Option<Window>) -> ExitCode {
         env!("CARGO_PKG_VERSION"),
         cli.command.as_ref().map(command_name)
     );
+    let uses_database = sudo::uses_database(cli.command.as_ref());
     let result = match cli.command {
         None => open_window(&cli.db, window),
         Some(Command::Run(args)) => run::execute(&cli.db, *args),
@@ -287,6 +289,9 @@ pub fn execute(cli: Cli, window: Option<Window>) -> ExitCode {
         Some(Command::Completions(args)) => shell::completions(args),
         Some(Command::Man(args)) => shell::man(args),
     };
+    if uses_database {
+        sudo::after_command(&cli.db);
+    }
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
