@@ -2,7 +2,7 @@
 # Opens the real lab window under Xvfb on a demo database made from real short runs,
 # drives it with the autopilot (FSYNCLAB_GUI_SCRIPT) and saves docs/screenshots/*.png.
 #   scripts/screenshots.sh          (root: btrfs nossd vs ssd on a loop image; else ext4 dir vs tmpfs)
-# Needs: xvfb (xvfb-run), libxcursor1 libxi6 libxkbcommon-x11-0 (see .ci/run for the list).
+# Needs: xvfb xauth (xvfb-run) and the window's runtime libraries (README, "The two commands").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v xvfb-run >/dev/null || { echo "install xvfb (apt-get install xvfb xauth)" >&2; exit 2; }

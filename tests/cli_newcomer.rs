@@ -386,3 +386,40 @@ fn a_preset_sweep_repeats_each_point_and_summarises_with_cis() {
         "{doc}"
     );
 }
+
+/// Item 20: the README puts fsynclab on the PATH before its examples use it, names the
+/// window's runtime libraries and what Browse… needs; the screenshot script points to a
+/// list that exists; the two set-up commands are still there.
+#[test]
+fn readme_sets_up_a_newcomer_before_the_examples() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let readme = std::fs::read_to_string(format!("{root}/README.md")).unwrap();
+    let install = readme
+        .find("cargo install --path . --locked")
+        .expect("README says how to install fsynclab");
+    let first_use = readme.find("fsynclab run ").expect("an example");
+    assert!(
+        install < first_use,
+        "the install comes after the first example"
+    );
+    for needed in [
+        "cargo run --release",
+        "cargo test",
+        "libxkbcommon-x11-0",
+        "libgl1-mesa-dri",
+        "xdg-desktop-portal",
+        "zenity",
+        "RUST_LOG",
+        "fsynclab completions",
+        "fsynclab man",
+        "--status-interval",
+        "Under `sudo`",
+    ] {
+        assert!(readme.contains(needed), "README lacks {needed}");
+    }
+    let script = std::fs::read_to_string(format!("{root}/scripts/screenshots.sh")).unwrap();
+    assert!(
+        !script.contains("see .ci/run for the list"),
+        "a list that does not exist"
+    );
+}
