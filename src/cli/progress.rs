@@ -40,7 +40,7 @@ impl Progress {
                     "--status-interval {s}: use 0 (no status lines) to 86400 seconds"
                 )));
             }
-            Some(s) if s == 0.0 => None,
+            Some(0.0) => None,
             Some(s) => Some(Duration::from_secs_f64(s.max(0.1))),
             None if !terminal && !quiet => Some(DEFAULT_STATUS_INTERVAL),
             None => None,
@@ -214,6 +214,10 @@ impl StatusLines {
     }
 }
 
+fn style(template: &str) -> ProgressStyle {
+    ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -241,8 +245,4 @@ mod tests {
             assert!(e.error.to_string().contains("--status-interval"));
         }
     }
-}
-
-fn style(template: &str) -> ProgressStyle {
-    ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar())
 }
