@@ -4,6 +4,11 @@
 use clap::Parser;
 
 fn main() -> std::process::ExitCode {
+    // RUST_LOG chooses what is logged on stderr (`RUST_LOG=debug`, `RUST_LOG=eframe=info`);
+    // without it, warnings and errors: eframe's, rfd's and the library's are never lost.
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn"))
+        .format_timestamp(None)
+        .init();
     let cli = fsynclab::cli::Cli::parse();
     fsynclab::cli::execute(cli, window())
 }

@@ -141,6 +141,9 @@ fn fsync_methods_series_runs_every_method_at_every_thread_count() {
             "--file-size",
             "1M",
             "--series",
+            // One run per point (a preset's series repeats each 3 times by default).
+            "--repeat",
+            "1",
         ],
     );
     let all_runs = v["runs"].as_array().unwrap();

@@ -219,7 +219,7 @@ fn detect_sweep(base: &[&RunResult], cand: &[&RunResult]) -> Option<String> {
     numeric.then_some(field)
 }
 
-fn field_value(run: &RunResult, field: &str) -> Option<f64> {
+pub(super) fn field_value(run: &RunResult, field: &str) -> Option<f64> {
     spec_fields(run).get(field)?.as_f64()
 }
 

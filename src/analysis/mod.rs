@@ -11,6 +11,7 @@ mod meta;
 mod metrics;
 mod published;
 mod rows;
+mod series;
 mod stats;
 
 pub use compare::{ALPHA, AnalysisError, SideInput, compare};
@@ -26,6 +27,10 @@ pub use published::published_ratios;
 pub use rows::{
     Comparison, MetaRow, MetricComparison, PERCENTILE_POINTS, PublishedRatio, PublishedRow,
     SideSummary, Sweep, SweepPoint, TimelinePoint, Verdict,
+};
+pub use series::{
+    Neighbour, SeriesPoint, intervals_overlap, mark_neighbours, run_series_points, series_metric,
+    sweep_points,
 };
 pub use stats::{Stats, Welch, describe, welch_t_test};
 

@@ -25,9 +25,13 @@ pub struct ListArgs {
     /// Only runs of this experiment.
     #[arg(long)]
     pub experiment: Option<i64>,
-    /// At most this many runs.
+    /// At most this many runs (1 or more).
     #[arg(long, default_value_t = 50)]
     pub limit: usize,
+    /// Every label, preset, kernel and filesystem in full (by default a long one is cut in
+    /// the middle: its start and its end stay).
+    #[arg(long)]
+    pub wide: bool,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -63,7 +67,13 @@ pub fn list(db: &Option<PathBuf>, args: ListArgs) -> Result<u8, CliError> {
         })?),
         None => None,
     };
+    if args.limit == 0 {
+        return Err(CliError::usage(anyhow::anyhow!(
+            "--limit 0 would list no run; use 1 or more (the default is 50)"
+        )));
+    }
     let store = open_store(db, OpenMode::ReadOnly)?;
+    let chosen = super::listing::chosen_filters(&args);
     let filter = RunFilter {
         text: args.filter,
         status,
@@ -76,9 +86,25 @@ pub fn list(db: &Option<PathBuf>, args: ListArgs) -> Result<u8, CliError> {
     if args.json {
         super::launch::print_json(&report::versioned([("runs", serde_json::json!(rows))]))?;
     } else if rows.is_empty() {
-        outln!("{}", super::listing::NO_RUNS_HINT);
+        let any = RunFilter {
+            limit: Some(1),
+            ..Default::default()
+        };
+        if chosen.is_empty() || store.list_runs(&any)?.is_empty() {
+            outln!("{}", super::listing::NO_RUNS_HINT);
+        } else {
+            outln!(
+                "no stored run matches {}; `fsynclab list` without it shows every run",
+                chosen.join(" ")
+            );
+        }
     } else {
-        out!("{}", report::runs_table(&rows));
+        let width = if args.wide {
+            report::ListWidth::Wide
+        } else {
+            report::ListWidth::Fit
+        };
+        out!("{}", report::runs_table(&rows, width));
     }
     Ok(0)
 }
@@ -113,7 +139,14 @@ pub fn show(db: &Option<PathBuf>, args: ShowArgs) -> Result<u8, CliError> {
             out!("{}", report::summary_text(result));
         }
         (None, true) => {
-            let mut value = serde_json::to_value(&stored.row).map_err(CliError::failed)?;
+            let mut value = report::unfinished_run_json(&stored);
+            value["uuid"] = serde_json::json!(stored.row.uuid);
+            value["label"] = serde_json::json!(stored.row.label);
+            value["tags"] = serde_json::json!(stored.row.tags);
+            value["preset"] = serde_json::json!(stored.row.preset);
+            value["experiment_id"] = serde_json::json!(stored.row.experiment_id);
+            value["system"] = serde_json::json!(stored.system);
+            value["origin"] = serde_json::json!(stored.origin);
             value["progress"] = serde_json::json!(stored.progress);
             value["intervals"] = serde_json::json!(stored.partial_intervals);
             value["run_dir"] = serde_json::json!(dir_line.as_ref().and(stored.run_dir.as_ref()));

@@ -196,12 +196,13 @@ pub(super) fn execute(db: &Option<PathBuf>, args: &RunArgs) -> Result<u8, CliErr
     let store = open_store(db, crate::store::OpenMode::ReadWrite)?;
     if jobs.len() == 1 {
         let only = jobs.remove(0);
-        return super::launch::run(&store, &only.launch, args.quiet, args.json)
+        let progress = super::progress::Progress::for_stderr(args.quiet, args.status_interval)?;
+        return super::launch::run(&store, &only.launch, progress, args.json)
             .map_err(|e| only.blame_directory(path, e));
     }
     // Single runs of several jobs go into one experiment; repeats and sweeps make one
     // experiment per job, as a preset's series makes one per variant.
-    if args.repeat == 1 && args.sweep.is_none() {
+    if super::run::repeat_of(args) == 1 && args.sweep.is_none() {
         let name = format!("fio job file {}", path.display());
         let experiment = store.create_experiment(&name)?;
         for job in &mut jobs {
@@ -226,8 +227,8 @@ fn run_jobs(
     let cancel = CancelToken::new();
     super::signals::install(cancel.clone());
     let (tx, rx) = mpsc::channel::<EngineEvent>();
-    let quiet = args.quiet;
-    let progress = std::thread::spawn(move || super::progress::show_progress(rx, quiet));
+    let shown = super::progress::Progress::for_stderr(args.quiet, args.status_interval)?;
+    let progress = std::thread::spawn(move || super::progress::show_progress(rx, shown));
     let mut results: Vec<(String, RunResult)> = Vec::new();
     let mut failure = None;
     for job in jobs {
@@ -260,7 +261,8 @@ fn run_jobs(
     }
     Ok(if cancel.is_cancelled() {
         super::signals::cancelled_exit_code()
-    } else if results.len() < jobs.len() * args.repeat as usize && args.sweep.is_none()
+    } else if results.len() < jobs.len() * super::run::repeat_of(args) as usize
+        && args.sweep.is_none()
         || results.iter().any(|(_, r)| r.status != RunStatus::Finished)
     {
         EXIT_FAILED

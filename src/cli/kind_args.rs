@@ -8,39 +8,39 @@ use crate::spec::{self, FileSync, FileioMode, Strategy, WorkloadKind, WorkloadSp
 #[derive(Args, Debug, Default, Clone)]
 pub struct KindArgs {
     /// Workload kind: fileio, smallfiles, fileserver or grouplog.
-    #[arg(long, value_parser = str::parse::<WorkloadKind>)]
+    #[arg(long, value_parser = str::parse::<WorkloadKind>, help_heading = "Workload")]
     pub kind: Option<WorkloadKind>,
     /// fileio request counting: fio (per thread) or sysbench (shared event sequence,
     /// fsync every N requests per file, fsyncs count as events).
-    #[arg(long, value_parser = str::parse::<FileioMode>)]
+    #[arg(long, value_parser = str::parse::<FileioMode>, help_heading = "sysbench mode")]
     pub mode: Option<FileioMode>,
-    /// smallfiles: files each thread creates.
-    #[arg(long, value_name = "N")]
-    pub files: Option<u64>,
-    /// smallfiles: how each file is made durable: fsync, fdatasync, o_sync, none or syncfs.
-    #[arg(long, value_parser = str::parse::<FileSync>)]
-    pub file_sync: Option<FileSync>,
-    /// smallfiles: set a 64-byte extended attribute on each file.
-    #[arg(long)]
-    pub xattr: bool,
-    /// smallfiles: a timed chown phase over every file after the create phase.
-    #[arg(long)]
-    pub chown: bool,
-    /// smallfiles: a timed unlink phase over every file at the end.
-    #[arg(long)]
-    pub unlink: bool,
-    /// fileserver: number of clients (the same as --threads).
-    #[arg(long, value_name = "N")]
-    pub clients: Option<u32>,
     /// grouplog: solo, leader, delay:<µs>, adaptive, adaptive:<cap µs> or jbd.
-    #[arg(long, value_parser = Strategy::parse)]
+    #[arg(long, value_parser = Strategy::parse, help_heading = "grouplog")]
     pub strategy: Option<Strategy>,
     /// grouplog: bytes per record.
-    #[arg(long, value_parser = spec::parse_size)]
+    #[arg(long, value_parser = spec::parse_size, help_heading = "grouplog")]
     pub record_size: Option<u64>,
     /// grouplog: length of the circular log.
-    #[arg(long, value_parser = spec::parse_size)]
+    #[arg(long, value_parser = spec::parse_size, help_heading = "grouplog")]
     pub log_size: Option<u64>,
+    /// fileserver: number of clients (the same as --threads).
+    #[arg(long, value_name = "N", help_heading = "fileserver")]
+    pub clients: Option<u32>,
+    /// smallfiles: files each thread creates.
+    #[arg(long, value_name = "N", help_heading = "smallfiles")]
+    pub files: Option<u64>,
+    /// smallfiles: how each file is made durable: fsync, fdatasync, o_sync, none or syncfs.
+    #[arg(long, value_parser = str::parse::<FileSync>, help_heading = "smallfiles")]
+    pub file_sync: Option<FileSync>,
+    /// smallfiles: set a 64-byte extended attribute on each file.
+    #[arg(long, help_heading = "smallfiles")]
+    pub xattr: bool,
+    /// smallfiles: a timed chown phase over every file after the create phase.
+    #[arg(long, help_heading = "smallfiles")]
+    pub chown: bool,
+    /// smallfiles: a timed unlink phase over every file at the end.
+    #[arg(long, help_heading = "smallfiles")]
+    pub unlink: bool,
 }
 
 impl KindArgs {

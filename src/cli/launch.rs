@@ -6,7 +6,7 @@ use std::sync::mpsc;
 
 use anyhow::anyhow;
 
-use super::progress::show_progress;
+use super::progress::{Progress, show_progress};
 use super::signals::cancelled_exit_code;
 use super::{CliError, EXIT_FAILED};
 use crate::engine::{CancelToken, EngineEvent};
@@ -16,18 +16,18 @@ use crate::report;
 use crate::store::Store;
 
 /// Runs `launch` into `store` and prints it (`json`: one JSON document instead of text;
-/// `no_bar`: no progress bar). Returns the exit code.
+/// `progress`: the bar and status lines). Returns the exit code.
 pub(super) fn run(
     store: &Store,
     launch: &ValidLaunch,
-    no_bar: bool,
+    progress: Progress,
     json: bool,
 ) -> Result<u8, CliError> {
     let cancel = CancelToken::new();
     // The handlers only set a flag: the run stops after the calls in flight.
     super::signals::install(cancel.clone());
     let (tx, rx) = mpsc::channel::<EngineEvent>();
-    let progress = std::thread::spawn(move || show_progress(rx, no_bar));
+    let progress = std::thread::spawn(move || show_progress(rx, progress));
     let shape = launch.launch();
     let outcome = lab::launch(store, launch, &tx, &cancel, |label, r| match shape {
         _ if json => {}
@@ -41,12 +41,34 @@ pub(super) fn run(
     let cancelled = cancel.is_cancelled();
     match outcome {
         Ok(LaunchOutcome::Single(result)) => single(&result, json),
-        Ok(LaunchOutcome::Repeat(series)) => repeat(&series, json, cancelled),
+        Ok(LaunchOutcome::Repeat(series)) => {
+            if let (
+                Launch::Repeat {
+                    sweep: Some(sw), ..
+                },
+                false,
+            ) = (shape, json)
+            {
+                summary(None, &sw.field, &series.results);
+            }
+            repeat(&series, json, cancelled)
+        }
         Ok(LaunchOutcome::Series(variants)) => {
             let planned = match shape {
                 Launch::Series { plan, .. } => plan.variants.len(),
                 _ => variants.len(),
             };
+            let field = match shape {
+                Launch::Series { plan, .. } => plan.sweep.as_deref(),
+                _ => None,
+            }
+            .and_then(|s| lab::SweepSpec::parse(s).ok())
+            .map(|s| s.field);
+            if let (Some(field), false) = (&field, json) {
+                for v in &variants {
+                    summary(Some(&v.label), field, &v.series.results);
+                }
+            }
             series(&variants, planned, json, cancelled)
         }
         Ok(LaunchOutcome::Matrix(matrix)) => Ok(self::matrix(store, &matrix)),
@@ -91,6 +113,23 @@ fn repeat(outcome: &lab::SeriesOutcome, json: bool, cancelled: bool) -> Result<u
         Some(RunStatus::Finished) if outcome.stopped.is_none() => 0,
         _ => EXIT_FAILED,
     })
+}
+
+/// The summary lines of a sweep: each point's mean and 95 % CI of the kind's main
+/// metric, and which points cannot be told apart from their neighbour.
+fn summary(title: Option<&str>, field: &str, results: &[RunResult]) {
+    let finished: Vec<&RunResult> = results
+        .iter()
+        .filter(|r| r.status == RunStatus::Finished)
+        .collect();
+    let Some(first) = finished.first() else {
+        return;
+    };
+    let key = crate::analysis::series_metric(first);
+    let points = crate::analysis::run_series_points(&finished, field, key);
+    if !points.is_empty() {
+        out!("{}", report::series_summary(title, field, key, &points));
+    }
 }
 
 fn stopped_note(stopped: Option<&str>) -> String {

@@ -45,7 +45,9 @@ mod names;
 mod progress;
 mod run;
 mod scratch;
+mod shell;
 mod signals;
+mod sudo;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -87,6 +89,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run a workload (a preset or ad-hoc options) and store the result.
+    #[command(after_help = run::RUN_EXAMPLES)]
     Run(Box<run::RunArgs>),
     /// List stored runs, newest first.
     List(browse::ListArgs),
@@ -117,6 +120,10 @@ pub enum Command {
     /// Remove the fsynclab-<id> directories of runs whose process is gone (killed runs);
     /// only directories the database records, never anything else.
     Clean,
+    /// Print a shell completion script: `fsynclab completions bash > ~/.local/share/bash-completion/completions/fsynclab`.
+    Completions(shell::CompletionsArgs),
+    /// Print the manual page (roff) of fsynclab or of one subcommand: `fsynclab man | man -l -`.
+    Man(shell::ManArgs),
 }
 
 /// Exit code for a usage or validation error.
@@ -258,6 +265,12 @@ pub fn no_window_message() -> String {
 /// Runs a parsed command line; the process exit code. Without a subcommand it opens
 /// `window` (see [`Window`]), or says there is none.
 pub fn execute(cli: Cli, window: Option<Window>) -> ExitCode {
+    log::debug!(
+        "fsynclab {}: {:?}",
+        env!("CARGO_PKG_VERSION"),
+        cli.command.as_ref().map(command_name)
+    );
+    let uses_database = sudo::uses_database(cli.command.as_ref());
     let result = match cli.command {
         None => open_window(&cli.db, window),
         Some(Command::Run(args)) => run::execute(&cli.db, *args),
@@ -273,7 +286,12 @@ pub fn execute(cli: Cli, window: Option<Window>) -> ExitCode {
         Some(Command::Fleet(args)) => fleet::fleet(&cli.db, args),
         Some(Command::Export(args)) => export::export(&cli.db, args),
         Some(Command::Clean) => clean(&cli.db),
+        Some(Command::Completions(args)) => shell::completions(args),
+        Some(Command::Man(args)) => shell::man(args),
     };
+    if uses_database {
+        sudo::after_command(&cli.db);
+    }
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
@@ -281,6 +299,15 @@ pub fn execute(cli: Cli, window: Option<Window>) -> ExitCode {
             ExitCode::from(e.code)
         }
     }
+}
+
+/// The subcommand's name, for the log.
+fn command_name(command: &Command) -> String {
+    format!("{command:?}")
+        .split(['(', ' ', '{'])
+        .next()
+        .unwrap_or_default()
+        .to_lowercase()
 }
 
 /// The error and its causes, each said once: a cause whose text (or final clause, after an

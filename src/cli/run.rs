@@ -12,113 +12,158 @@ use crate::engine::EngineError;
 use crate::lab::{self, Launch, QuietWait, RunRequest, SweepSpec, ValidLaunch};
 use crate::spec::{self, OpenFlags, Pattern, Prepare, SyncMethod, WorkloadSpec};
 
-/// Arguments of `fsynclab run`.
+/// Arguments of `fsynclab run`, grouped in `--help` under the headings Workload, fileio,
+/// sysbench mode, grouplog, fileserver, smallfiles, Run control and Output (in that order).
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Preset name (see `fsynclab presets`) or path to a preset .toml file.
-    #[arg(long)]
+    #[arg(long, help_heading = "Workload")]
     pub preset: Option<String>,
     /// Scale the preset's sizes/counts by this factor (e.g. 0.05 for a quick run).
-    #[arg(long)]
+    #[arg(long, help_heading = "Workload")]
     pub scale: Option<f64>,
     /// Directory to run in (a private fsynclab-<id> directory is created inside it)
     /// [default: ., or a fio job's directory=].
-    #[arg(long)]
+    #[arg(long, help_heading = "Workload")]
     pub target: Option<PathBuf>,
     /// Run the jobs of a fio job file (one run per job; see docs/FIO.md). The workload
     /// comes from the file only: the preset and workload options are refused with it.
-    #[arg(long, value_name = "FILE", conflicts_with_all = super::fio_job::CONFLICTS)]
+    #[arg(long, value_name = "FILE", conflicts_with_all = super::fio_job::CONFLICTS, help_heading = "Workload")]
     pub fio_job: Option<PathBuf>,
     /// With --fio-job: run only the job (section) of this name.
-    #[arg(long, value_name = "NAME", requires = "fio_job")]
+    #[arg(
+        long,
+        value_name = "NAME",
+        requires = "fio_job",
+        help_heading = "Workload"
+    )]
     pub job: Option<String>,
     /// With --fio-job: refuse options the reader does not know instead of ignoring them
     /// with a warning.
-    #[arg(long, requires = "fio_job")]
+    #[arg(long, requires = "fio_job", help_heading = "Workload")]
     pub strict: bool,
-    /// Label for the run (e.g. before, after, nossd).
-    #[arg(long)]
-    pub label: Option<String>,
-    /// Tag for the run (repeatable).
-    #[arg(long = "tag")]
-    pub tags: Vec<String>,
     /// Set any workload field: --set key=value (repeatable; applied last).
-    #[arg(long = "set", value_name = "KEY=VALUE")]
+    #[arg(long = "set", value_name = "KEY=VALUE", help_heading = "Workload")]
     pub settings: Vec<String>,
     /// Worker threads (writers, clients).
-    #[arg(long)]
+    #[arg(long, help_heading = "Workload")]
     pub threads: Option<u32>,
-    #[command(flatten)]
-    pub kind: super::kind_args::KindArgs,
-    /// Block size per write (multiple of 512): 4k, 8k, 512...
-    #[arg(long = "bs", value_parser = parse_size_arg)]
-    pub block_size: Option<u64>,
     /// Size of each test file: 64M, 1G... (smallfiles: bytes per small file, 0 for empty)
-    #[arg(long, value_parser = parse_size_arg)]
+    #[arg(long, value_parser = parse_size_arg, help_heading = "Workload")]
     pub file_size: Option<u64>,
-    /// Bytes each thread writes (default: the file size).
-    #[arg(long, value_parser = parse_size_arg)]
-    pub io_size: Option<u64>,
-    /// Block order: seq or rand (every block once per pass).
-    #[arg(long, value_parser = str::parse::<Pattern>)]
-    pub pattern: Option<Pattern>,
     /// Sync call: fsync, fdatasync, sync_file_range or none.
-    #[arg(long, value_parser = str::parse::<SyncMethod>)]
+    #[arg(long, value_parser = str::parse::<SyncMethod>, help_heading = "Workload")]
     pub sync: Option<SyncMethod>,
     /// Writes between two syncs, per thread.
-    #[arg(long)]
+    #[arg(long, help_heading = "Workload")]
     pub sync_every: Option<u32>,
-    /// Open flags, comma-separated: sync, dsync, direct.
-    #[arg(long, value_parser = OpenFlags::parse)]
-    pub open_flags: Option<OpenFlags>,
-    /// N files shared by all threads (sysbench --file-num) instead of one per thread.
-    #[arg(long)]
-    pub shared_files: Option<u32>,
     /// Run for S seconds instead of a byte count.
-    #[arg(long)]
+    #[arg(long, help_heading = "Workload")]
     pub duration: Option<f64>,
-    /// Stop after N writes in total, shared by all threads (sysbench --max-requests).
-    #[arg(long)]
-    pub requests: Option<u64>,
+    /// Block size per write (multiple of 512): 4k, 8k, 512...
+    #[arg(long = "bs", value_parser = parse_size_arg, help_heading = "fileio")]
+    pub block_size: Option<u64>,
+    /// Bytes each thread writes (default: the file size).
+    #[arg(long, value_parser = parse_size_arg, help_heading = "fileio")]
+    pub io_size: Option<u64>,
+    /// Block order: seq or rand (every block once per pass).
+    #[arg(long, value_parser = str::parse::<Pattern>, help_heading = "fileio")]
+    pub pattern: Option<Pattern>,
+    /// Open flags, comma-separated: sync, dsync, direct.
+    #[arg(long, value_parser = OpenFlags::parse, help_heading = "fileio")]
+    pub open_flags: Option<OpenFlags>,
     /// File preparation before timing: sparse (ftruncate to the size), empty (size 0, the
     /// writes extend the file: fio fallocate=none), fallocate or fill.
-    #[arg(long, value_parser = str::parse::<Prepare>)]
+    #[arg(long, value_parser = str::parse::<Prepare>, help_heading = "fileio")]
     pub prepare: Option<Prepare>,
     /// Sync every file once more when a thread finishes (fio end_fsync).
-    #[arg(long)]
+    #[arg(long, help_heading = "fileio")]
     pub final_sync: bool,
+    /// N files shared by all threads (sysbench --file-num) instead of one per thread.
+    #[arg(long, help_heading = "sysbench mode")]
+    pub shared_files: Option<u32>,
+    /// Stop after N writes in total, shared by all threads (sysbench --max-requests).
+    #[arg(long, help_heading = "sysbench mode")]
+    pub requests: Option<u64>,
+    #[command(flatten)]
+    pub kind: super::kind_args::KindArgs,
+    /// Label for the run (e.g. before, after, nossd).
+    #[arg(long, help_heading = "Run control")]
+    pub label: Option<String>,
+    /// Tag for the run (repeatable).
+    #[arg(long = "tag", help_heading = "Run control")]
+    pub tags: Vec<String>,
     /// Keep the test files after the run.
-    #[arg(long)]
+    #[arg(long, help_heading = "Run control")]
     pub keep: bool,
     /// Run even when the target directory is writable by other users and not sticky
     /// (mode 777, 775): another user could rename the run directory away and plant a
     /// symlink. fsynclab reaches every file through directory descriptors and warns
     /// loudly; prefer a private directory (sticky ones like /tmp need no flag).
-    #[arg(long)]
+    #[arg(long, help_heading = "Run control")]
     pub allow_shared_target: bool,
     /// Run the preset's suggested series: every variant (e.g. each group-commit strategy),
     /// each over the preset's sweep, one experiment per variant.
-    #[arg(long, requires = "preset")]
+    #[arg(long, requires = "preset", help_heading = "Run control")]
     pub series: bool,
-    /// Run the same workload N times into one experiment.
-    #[arg(long, default_value_t = 1)]
-    pub repeat: u32,
+    /// Run the same workload N times into one experiment [default: 1; 3 for a preset's
+    /// --series or --sweep, so every point has a confidence interval].
+    #[arg(long, value_name = "N", help_heading = "Run control")]
+    pub repeat: Option<u32>,
     /// Run once per value of a numeric workload field (× --repeat): --sweep threads=1,2,4,8
-    #[arg(long, value_name = "FIELD=V1,V2,...")]
+    #[arg(long, value_name = "FIELD=V1,V2,...", help_heading = "Run control")]
     pub sweep: Option<String>,
     /// Before each run, wait up to S seconds for background CPU to drop below
     /// --quiet-threshold (recorded with the run either way).
-    #[arg(long, value_name = "S")]
+    #[arg(long, value_name = "S", help_heading = "Run control")]
     pub quiet_wait: Option<f64>,
     /// Busy share of all CPUs, in %, below which the machine counts as quiet (100: any load).
-    #[arg(long, default_value_t = 10.0, value_name = "PCT")]
+    #[arg(
+        long,
+        default_value_t = 10.0,
+        value_name = "PCT",
+        help_heading = "Run control"
+    )]
     pub quiet_threshold: f64,
     /// Print one JSON object instead of the readable summary.
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     pub json: bool,
-    /// No progress bar.
-    #[arg(long, short)]
+    /// No progress bar (and no status lines unless --status-interval asks for them).
+    #[arg(long, short, help_heading = "Output")]
     pub quiet: bool,
+    /// Print a status line on stderr every S seconds (fio's --status-interval; 0: none)
+    /// [default: 10 when stderr is not a terminal (nohup, CI logs), else none: the bar].
+    #[arg(
+        long,
+        value_name = "S",
+        allow_negative_numbers = true,
+        help_heading = "Output"
+    )]
+    pub status_interval: Option<f64>,
+}
+
+/// The examples under `run --help`.
+pub const RUN_EXAMPLES: &str = "\
+Examples:
+  # A preset at its quick scale, in a directory on the filesystem under test
+  fsynclab run --preset btrfs-log-commit --scale 0.05 --target /mnt/test --label nossd
+  # Ad-hoc: 4 threads, 4k random writes, fdatasync after each, for 10 s
+  fsynclab run --threads 4 --bs 4k --sync fdatasync --duration 10 --target /mnt/test
+  # A sweep over thread counts, 3 runs per point
+  fsynclab run --preset jbd-sync-writers --scale 0.25 --sweep threads=1,2,4,8 --target DIR
+  # A preset's series (each variant, each point repeated 3 times by default)
+  fsynclab run --preset ext4-fsync-coordination --series --target DIR
+  # Under nohup or in CI: a status line every 30 s
+  nohup fsynclab run --preset fsync-methods --target DIR --status-interval 30 &
+  # The jobs of a fio job file
+  fsynclab run --fio-job job.fio --target DIR";
+
+/// `--repeat`, or its default: 3 for a preset's series or sweep (a one-off point
+/// misleads), else 1.
+pub fn repeat_of(args: &RunArgs) -> u32 {
+    args.repeat.unwrap_or_else(|| {
+        lab::default_repeat(args.preset.is_some() && (args.series || args.sweep.is_some()))
+    })
 }
 
 fn parse_size_arg(text: &str) -> Result<u64, String> {
@@ -215,7 +260,8 @@ pub(super) fn launch_with(
     for tag in &args.tags {
         spec::check_tag("--tag", tag).map_err(CliError::usage)?;
     }
-    lab::check_repeat("--repeat", args.repeat).map_err(|e| CliError::usage(anyhow!(e)))?;
+    let repeat = repeat_of(args);
+    lab::check_repeat("--repeat", repeat).map_err(|e| CliError::usage(anyhow!(e)))?;
     let sweep = args.sweep.as_deref().map(SweepSpec::parse).transpose();
     let sweep = sweep.map_err(CliError::usage)?;
     if args.series && sweep.is_some() {
@@ -238,7 +284,6 @@ pub(super) fn launch_with(
         warnings: Vec::new(),
     };
     let request = adjust(request);
-    let repeat = args.repeat;
     let launch = if args.series {
         let plan = preset_plan(args)?;
         Launch::Series {
@@ -264,12 +309,13 @@ pub(super) fn launch_with(
 
 /// `fsynclab run`.
 pub fn execute(db: &Option<PathBuf>, args: RunArgs) -> Result<u8, CliError> {
+    let progress = super::progress::Progress::for_stderr(args.quiet, args.status_interval)?;
     if args.fio_job.is_some() {
         return super::fio_job::execute(db, &args);
     }
     let launch = launch_of(&args)?;
     let store = open_store(db, crate::store::OpenMode::ReadWrite)?;
-    super::launch::run(&store, &launch, args.quiet, args.json)
+    super::launch::run(&store, &launch, progress, args.json)
 }
 
 /// `--quiet-wait` and `--quiet-threshold`, checked.
@@ -321,5 +367,71 @@ pub fn lab_error(e: lab::LabError) -> CliError {
         CliError::usage(err)
     } else {
         CliError::failed(err)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::{CommandFactory as _, Parser as _};
+
+    /// The help headings of `run --help`, in order: every option of `run` sits under one.
+    const HEADINGS: [&str; 8] = [
+        "Workload",
+        "fileio",
+        "sysbench mode",
+        "grouplog",
+        "fileserver",
+        "smallfiles",
+        "Run control",
+        "Output",
+    ];
+
+    /// Every option of `run` sits under one of the agreed headings, and every heading is
+    /// used: `run --help` reads by workload kind, not as a flat list of 40 options.
+    #[test]
+    fn every_run_option_has_one_of_the_headings() {
+        let cli = crate::cli::Cli::command();
+        let run = cli.find_subcommand("run").expect("run");
+        let mut used = Vec::new();
+        for arg in run.get_arguments() {
+            if arg.is_positional() || matches!(arg.get_id().as_str(), "help" | "db") {
+                continue;
+            }
+            let heading = arg.get_help_heading();
+            assert!(
+                heading.is_some_and(|h| HEADINGS.contains(&h)),
+                "--{} has heading {heading:?}",
+                arg.get_id()
+            );
+            used.push(heading.unwrap_or_default());
+        }
+        for h in HEADINGS {
+            assert!(used.contains(&h), "heading {h} has no option");
+        }
+    }
+
+    #[test]
+    fn a_preset_series_or_sweep_repeats_each_point_by_default() {
+        let parse = |args: &[&str]| {
+            let cli =
+                crate::cli::Cli::try_parse_from(["fsynclab", "run"].iter().chain(args).copied())
+                    .unwrap();
+            match cli.command {
+                Some(crate::cli::Command::Run(a)) => repeat_of(&a),
+                _ => unreachable!(),
+            }
+        };
+        assert_eq!(parse(&["--preset", "jbd-sync-writers", "--series"]), 3);
+        assert_eq!(
+            parse(&["--preset", "fsync-methods", "--sweep", "threads=1,2"]),
+            3
+        );
+        assert_eq!(
+            parse(&["--preset", "fsync-methods", "--series", "--repeat", "1"]),
+            1
+        );
+        assert_eq!(parse(&["--sweep", "threads=1,2"]), 1);
+        assert_eq!(parse(&["--preset", "fsync-methods"]), 1);
     }
 }

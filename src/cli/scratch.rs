@@ -309,10 +309,11 @@ pub fn matrix(db: &Option<PathBuf>, args: MatrixArgs) -> Result<u8, CliError> {
         scratch: manager,
         repeat: args.repeat,
     };
+    let progress = super::progress::Progress::for_stderr(args.quiet, None)?;
     super::launch::run(
         &store,
         &launch.validate().map_err(lab_error)?,
-        args.quiet,
+        progress,
         false,
     )
 }

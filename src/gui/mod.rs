@@ -59,7 +59,7 @@ pub fn launch(db_path: PathBuf) -> Result<(), GuiError> {
     ) {
         Ok(path) => path,
         Err(why) => {
-            eprintln!("note: the window's layout and form will not be saved: {why}");
+            log::warn!("the window's layout and form will not be saved: {why}");
             Some(PathBuf::from("/dev/null"))
         }
     };

@@ -27,7 +27,9 @@ pub fn clean_run_dirs(store: &Store) -> Result<CleanOutcome, StoreError> {
         match std::fs::symlink_metadata(&path) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 // Best effort: a read-only store records it on a later clean.
-                let _ = store.mark_dir_removed(dir.run_id);
+                if let Err(e) = store.mark_dir_removed(dir.run_id) {
+                    log::debug!("run {}: directory gone, not recorded yet: {e}", dir.run_id);
+                }
                 continue;
             }
             _ => {}
@@ -49,7 +51,13 @@ pub fn clean_run_dirs(store: &Store) -> Result<CleanOutcome, StoreError> {
         };
         match engine::remove_run_dir(&dir.target, &dir.name, &expected) {
             Ok(()) => {
-                let _ = store.mark_dir_removed(dir.run_id);
+                if let Err(e) = store.mark_dir_removed(dir.run_id) {
+                    log::warn!(
+                        "run {}: removed {} but could not record it: {e}",
+                        dir.run_id,
+                        path.display()
+                    );
+                }
                 outcome.removed.push(path);
             }
             Err(e) => outcome.skipped.push((path, e.to_string())),

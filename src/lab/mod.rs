@@ -30,7 +30,10 @@ pub use fleet_run::{
 pub use launch::{Launch, LaunchOutcome, ValidLaunch, launch};
 pub use matrix::{MatrixConfig, MatrixOutcome, MatrixSpec};
 pub use plan::VariantOutcome;
-pub use series::{MAX_REPEAT, MAX_SWEEP_VALUES, SeriesOutcome, SweepSpec, check_repeat};
+pub use series::{
+    MAX_REPEAT, MAX_SWEEP_VALUES, PRESET_SERIES_REPEAT, SeriesOutcome, SweepSpec, check_repeat,
+    default_repeat,
+};
 pub use sides::{SideSpec, compare_sides, load_side};
 pub use worded::{explains_cause, worded_error};
 

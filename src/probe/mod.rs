@@ -9,6 +9,7 @@ mod kernel_settings_read;
 mod loop_tests;
 mod mountinfo;
 mod noise;
+mod sudo;
 mod sysfs;
 mod system;
 mod virt;
@@ -29,6 +30,7 @@ pub use mountinfo::{
     MOUNTINFO_PATH, list_mounts, merged_options, mount_for_path, parse_mountinfo, unescape_octal,
 };
 pub use noise::{Pressure, QuietOutcome, measure_cpu_busy, read_pressure, wait_for_quiet};
+pub use sudo::{SudoError, SudoUser, data_dir, safe_dir, sudo_user, sudo_user_from};
 pub use sysfs::{
     SYSFS_ROOT, device_for_mount, device_for_mount_in, device_holding_file, no_device_reason,
     parse_active_scheduler, parse_sysfs_bool, read_attribute,

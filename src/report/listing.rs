@@ -33,16 +33,59 @@ pub fn fmt_utc_ms(ms: i64) -> String {
     )
 }
 
-/// The `fsynclab list` table.
-pub fn runs_table(rows: &[RunRow]) -> String {
+/// How wide a text column of `fsynclab list` may grow before it is cut in the middle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ListWidth {
+    /// Columns fit their longest value up to a cap (label 24, preset 28, kernel 24,
+    /// filesystem 8 characters); longer values keep their start and end (`6.18.…-v1045`).
+    Fit,
+    /// Every value in full (`fsynclab list --wide`).
+    Wide,
+}
+
+/// The `fsynclab list` table. Label, preset, kernel and filesystem columns are as wide as
+/// their longest value (up to a cap unless `width` is [`ListWidth::Wide`]); a longer value
+/// is cut in the middle, since what tells runs apart is often at its end (a kernel's local
+/// version, a series variant's label).
+pub fn runs_table(rows: &[RunRow], width: ListWidth) -> String {
     let mut out = String::new();
     if rows.is_empty() {
         out.push_str("no runs stored yet\n");
         return out;
     }
+    let presets: Vec<String> = rows
+        .iter()
+        .map(|r| match (&r.preset, r.preset_scale) {
+            (Some(p), Some(s)) if s != 1.0 => format!("{p} ×{s}"),
+            (Some(p), _) => p.clone(),
+            (None, _) => r.kind.clone(),
+        })
+        .collect();
+    let label = |r: &RunRow| r.label.clone().unwrap_or_else(|| "-".into());
+    let kernel = |r: &RunRow| r.kernel_release.clone().unwrap_or_else(|| "-".into());
+    let fs = |r: &RunRow| r.fs_type.clone().unwrap_or_else(|| "-".into());
+    let cap = |n: usize| {
+        if width == ListWidth::Wide {
+            usize::MAX
+        } else {
+            n
+        }
+    };
+    let fit = |values: &mut dyn Iterator<Item = String>, header: &str, max: usize| {
+        values
+            .map(|v| v.chars().count())
+            .max()
+            .unwrap_or(0)
+            .max(header.chars().count())
+            .min(max)
+    };
+    let w_label = fit(&mut rows.iter().map(label), "label", cap(24));
+    let w_preset = fit(&mut presets.iter().cloned(), "preset", cap(28));
+    let w_kernel = fit(&mut rows.iter().map(kernel), "kernel", cap(24));
+    let w_fs = fit(&mut rows.iter().map(fs), "fs", cap(8));
     let _ = writeln!(
         out,
-        "{:>5}  {:<16}  {:<11}  {:<14}  {:<22}  {:<14}  {:<6}  {:>9}  {:>12}  {:>10}  {:>7}",
+        "{:>5}  {:<16}  {:<11}  {:<w_label$}  {:<w_preset$}  {:<w_kernel$}  {:<w_fs$}  {:>9}  {:>12}  {:>10}  {:>7}",
         "id",
         "created (UTC)",
         "status",
@@ -55,24 +98,19 @@ pub fn runs_table(rows: &[RunRow]) -> String {
         "sync p99",
         "fl/sync"
     );
-    for r in rows {
+    for (r, preset) in rows.iter().zip(&presets) {
         // A run stopped before its timed part stored zeros, not a measurement.
         let measured = r.wall_ns != Some(0);
-        let preset = match (&r.preset, r.preset_scale) {
-            (Some(p), Some(s)) if s != 1.0 => format!("{p} ×{s}"),
-            (Some(p), _) => p.clone(),
-            (None, _) => r.kind.clone(),
-        };
         let _ = writeln!(
             out,
-            "{:>5}  {:<16}  {:<11}  {:<14}  {:<22}  {:<14}  {:<6}  {:>9}  {:>12}  {:>10}  {:>7}",
+            "{:>5}  {:<16}  {:<11}  {:<w_label$}  {:<w_preset$}  {:<w_kernel$}  {:<w_fs$}  {:>9}  {:>12}  {:>10}  {:>7}",
             r.id,
             fmt_utc_ms(r.created_at_ms),
             r.status.as_str(),
-            truncate(r.label.as_deref().unwrap_or("-"), 14),
-            truncate(&preset, 22),
-            truncate(r.kernel_release.as_deref().unwrap_or("-"), 14),
-            truncate(r.fs_type.as_deref().unwrap_or("-"), 6),
+            cut_middle(&label(r), w_label),
+            cut_middle(preset, w_preset),
+            cut_middle(&kernel(r), w_kernel),
+            cut_middle(&fs(r), w_fs),
             if measured { iops_cell(r) } else { "-".into() },
             r.mib_per_sec
                 .filter(|_| measured)
@@ -99,14 +137,22 @@ fn iops_cell(r: &RunRow) -> String {
     }
 }
 
-fn truncate(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_string()
-    } else {
-        let mut t: String = s.chars().take(n - 1).collect();
-        t.push('…');
-        t
+/// `s` in at most `n` characters: its start and its end around `…` when it is longer
+/// (the end gets the larger half: a kernel's local version, a variant's label).
+pub fn cut_middle(s: &str, n: usize) -> String {
+    let len = s.chars().count();
+    if len <= n {
+        return s.to_string();
     }
+    if n <= 1 {
+        return "…".chars().take(n).collect();
+    }
+    let head = (n - 1) / 2;
+    let tail = n - 1 - head;
+    let mut t: String = s.chars().take(head).collect();
+    t.push('…');
+    t.extend(s.chars().skip(len - tail));
+    t
 }
 
 /// Header lines of `fsynclab show`: identity, label, tags, preset, experiment.
@@ -186,5 +232,15 @@ mod tests {
         // 2026-11-29 22:19:56 UTC
         assert_eq!(fmt_utc_ms(1_795_990_796_000), "2026-11-29 22:19");
         assert_eq!(fmt_utc_ms(951_782_400_000), "2000-02-29 00:00");
+    }
+
+    #[test]
+    fn cut_middle_keeps_both_ends() {
+        assert_eq!(cut_middle("6.18.44-fc-v1045", 20), "6.18.44-fc-v1045");
+        assert_eq!(cut_middle("6.18.44-fc-v1045-debug", 12), "6.18.…-debug");
+        assert_eq!(cut_middle("jbd-sync-writers-2threads", 10), "jbd-…reads");
+        assert_eq!(cut_middle("abc", 1), "…");
+        assert_eq!(cut_middle("abc", 0), "");
+        assert_eq!(cut_middle("ääääää", 5).chars().count(), 5);
     }
 }

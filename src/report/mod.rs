@@ -10,6 +10,7 @@ mod kinds;
 mod listing;
 mod output;
 pub mod raw;
+mod series;
 mod shapes;
 mod sysbench;
 mod text;
@@ -20,10 +21,14 @@ pub use gate::{compare_gate_json, gate_text};
 pub use image::{ImageFormat, ImageOptions, ReportError, render_comparison};
 pub use imported::{imported_line, imported_section, origin_lines};
 pub use kinds::{group_text, kind_json, kind_line, kind_section, ops_table, phases_text};
-pub use listing::{fmt_utc_ms, matrix_options_line, progress_line, run_header, runs_table};
+pub use listing::{
+    ListWidth, cut_middle, fmt_utc_ms, matrix_options_line, progress_line, run_header, runs_table,
+};
 pub use output::{OutputError, REPORT_FORMATS, report_files, report_format, write_report_files};
+pub use series::series_summary;
 pub use shapes::{ExperimentJson, JSON_SCHEMA_VERSION, run_shape, versioned};
 pub use sysbench::{sysbench_json, sysbench_text};
 pub use text::{
-    fmt_bytes_per_sec, fmt_ns, kernel_settings_text, run_json, run_line, summary_text, where_line,
+    fmt_bytes_per_sec, fmt_ns, kernel_settings_text, run_json, run_line, summary_text,
+    unfinished_run_json, where_line,
 };

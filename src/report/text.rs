@@ -366,6 +366,58 @@ pub fn run_json(r: &RunResult) -> serde_json::Value {
     })
 }
 
+/// The `--json` object of a run that stored no result (running, failed, interrupted): the
+/// keys of [`run_json`], the figures null (what was streamed is in `show`'s `progress`
+/// and `intervals`), so a script reads one shape whatever the status.
+pub fn unfinished_run_json(stored: &crate::store::StoredRun) -> serde_json::Value {
+    let (row, system) = (&stored.row, &stored.system);
+    let mount = system.mount.as_ref();
+    json!({
+        "id": row.id,
+        "status": row.status.as_str(),
+        "error": row.error,
+        "workload": stored.spec,
+        "started_at_ms": stored
+            .progress
+            .as_ref()
+            .and_then(|p| p.started_at_ms)
+            .unwrap_or(row.created_at_ms),
+        "wall_s": null,
+        "writes": null,
+        "syncs": null,
+        "bytes": null,
+        "iops": null,
+        "syncs_per_sec": null,
+        "mib_per_sec": null,
+        "write_lat_us": null,
+        "sync_lat_us": null,
+        "device": row.device,
+        "device_flushes": null,
+        "device_write_ios": null,
+        "device_bytes_written": null,
+        "flushes_per_sync": null,
+        "backing_device": system.backing_device.as_ref().map(|d| d.name.clone()),
+        "backing_flushes": null,
+        "backing_write_ios": null,
+        "device_bytes_per_app_byte": null,
+        "device_note": system.device_note,
+        "threads": [],
+        "fairness": null,
+        "fs_type": mount.map(|m| m.fs_type.clone()),
+        "mount_source": mount.map(|m| m.source.clone()),
+        "mount_options": mount.map(|m| merged_options(&m.mount_options, &m.super_options)),
+        "kernel": system.kernel_release,
+        "target": system.target,
+        "warnings": system.warnings,
+        "noise": null,
+        "clock_source": system.clock_source,
+        "kind": stored.spec.kind.as_str(),
+        "kind_detail": null,
+        "has_histograms": false,
+        "reported": null,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

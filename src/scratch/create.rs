@@ -92,7 +92,11 @@ impl Rollback {
 impl Drop for Rollback {
     fn drop(&mut self) {
         if self.armed {
-            let _ = self.undo();
+            // Dropped during an unwind or an early return: nobody reads the list, so it
+            // goes to the log (RUST_LOG) rather than nowhere.
+            for left in self.undo() {
+                log::warn!("scratch set-up not fully undone: {left}");
+            }
         }
     }
 }

@@ -65,9 +65,10 @@ impl ScratchManager {
 
     /// `$XDG_DATA_HOME/fsynclab/scratch` (next to the database, see `store::Store::default_path`).
     pub fn default_state_dir() -> Result<PathBuf, ScratchError> {
-        let dirs =
-            directories::ProjectDirs::from("", "", "fsynclab").ok_or(ScratchError::NoDataDir)?;
-        Ok(dirs.data_dir().join("scratch"))
+        // Under `sudo`, in the invoking user's data directory (the state directory itself
+        // stays root's: it holds mount points and the records of what was made).
+        let dir = crate::probe::data_dir().ok_or(ScratchError::NoDataDir)?;
+        Ok(dir.join("scratch"))
     }
 
     /// The state directory.

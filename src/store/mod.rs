@@ -294,11 +294,12 @@ impl std::fmt::Debug for LockWaitNotice {
 
 impl Store {
     /// The default database file: `$XDG_DATA_HOME/fsynclab/fsynclab.sqlite`, falling back to
-    /// `~/.local/share/fsynclab/fsynclab.sqlite` (the platform's data directory elsewhere).
+    /// `~/.local/share/fsynclab/fsynclab.sqlite` (the platform's data directory elsewhere);
+    /// under `sudo`, in the invoking user's data directory ([`crate::probe::data_dir`]).
     pub fn default_path() -> Result<PathBuf, StoreError> {
-        let dirs =
-            directories::ProjectDirs::from("", "", "fsynclab").ok_or(StoreError::NoDataDir)?;
-        Ok(dirs.data_dir().join(DB_FILE_NAME))
+        // Under `sudo`, the invoking user's (see `probe::sudo_user`).
+        let dir = crate::probe::data_dir().ok_or(StoreError::NoDataDir)?;
+        Ok(dir.join(DB_FILE_NAME))
     }
 
     /// The database file, `None` in memory.

@@ -467,7 +467,10 @@ impl Store {
             Err(e) => return Err(lock_err(e)),
         }
         let meta = std::fs::symlink_metadata(&dir).map_err(lock_err)?;
-        if !meta.is_dir() || meta.uid() != nix::unistd::geteuid().as_raw() {
+        // Root (under sudo) uses the invoking user's database and its `.locks`, handed to
+        // that user after each command; the lock file is opened O_NOFOLLOW either way.
+        let euid = nix::unistd::geteuid().as_raw();
+        if !meta.is_dir() || (meta.uid() != euid && euid != 0) {
             return Err(lock_err(io::Error::other(format!(
                 "{} is not a directory owned by this user",
                 dir.display()

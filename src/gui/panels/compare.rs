@@ -10,7 +10,7 @@ use super::compare_plots::{SideStyle, plots_grid, side_styles};
 use crate::analysis::{Comparison, MetricComparison, Stats, Verdict};
 use crate::gui::{Cx, DbRequest};
 use crate::lab::SideSpec;
-use crate::report::{self, fmt_bytes_per_sec, fmt_ns};
+use crate::report::{self, fmt_bytes_per_sec};
 use crate::store::Experiment;
 
 /// The Compare tab's own state (runtime only; the side texts live in `UiState`).
@@ -137,10 +137,12 @@ fn distinct_labels(cx: &Cx) -> Vec<String> {
 }
 
 /// A value with its unit, as the tables show it.
+/// A value in its metric's unit, never rescaled: the table names rows by their keys
+/// (`sync_p99_us`, `wall_s`: the names `--fail-on` and `--json` use), so the value is in
+/// the unit the key names (issue 15: `_us` rows once showed ms).
 fn fmt_value(v: f64, unit: &str) -> String {
     match unit {
-        "µs" => fmt_ns(v * 1e3),
-        "s" => fmt_ns(v * 1e9),
+        "µs" | "s" | "ms" => format!("{} {unit}", crate::report::fmt_num(v).trim()),
         "MiB/s" => fmt_bytes_per_sec(v),
         _ => format!("{} {unit}", crate::report::fmt_num(v).trim())
             .trim_end()
@@ -558,5 +560,24 @@ impl ComparePanel {
         });
         cx.cache.comparison_pending = true;
         cx.cache.comparison_error = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every metric whose key names a unit shows its values in that unit.
+    #[test]
+    fn values_are_shown_in_the_unit_their_key_names() {
+        for m in crate::analysis::METRICS {
+            let shown = fmt_value(18_071.55, m.unit);
+            for (suffix, unit) in [("_us", " µs"), ("_ms", " ms"), ("_s", " s")] {
+                if m.key.ends_with(suffix) {
+                    assert!(shown.ends_with(unit), "{}: {shown}", m.key);
+                    assert!(shown.starts_with("18071.55"), "{}: {shown}", m.key);
+                }
+            }
+        }
     }
 }

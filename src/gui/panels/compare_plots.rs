@@ -16,6 +16,8 @@ use egui_plot::{
 use crate::analysis::{Comparison, MetricComparison, SideSummary, Stats, Sweep};
 use crate::report::fmt_ns;
 
+mod sweep;
+
 /// Height of one plot of the grid.
 const PLOT_HEIGHT: f32 = 230.0;
 
@@ -364,24 +366,6 @@ fn percentiles(side: &SideSummary, sync: bool) -> Vec<(f64, f64)> {
     side.percentile_series(sync)
 }
 
-fn sweep_series(sw: &Sweep, key: &str) -> [Vec<(f64, f64)>; 2] {
-    let side = |cand: bool| -> Vec<(f64, f64)> {
-        sw.points
-            .iter()
-            .filter_map(|p| {
-                let m = find(&p.metrics, key)?;
-                let v = if cand {
-                    m.candidate_value
-                } else {
-                    m.baseline_value
-                }?;
-                Some((p.value, v))
-            })
-            .collect()
-    };
-    [side(false), side(true)]
-}
-
 /// Draws every plot of the comparison, two per row.
 pub(super) fn plots_grid(ui: &mut egui::Ui, c: &Comparison, styles: &[SideStyle; 2]) {
     let names = [c.baseline.name.as_str(), c.candidate.name.as_str()];
@@ -399,21 +383,16 @@ pub(super) fn plots_grid(ui: &mut egui::Ui, c: &Comparison, styles: &[SideStyle;
                 ("iops", "IOPS", AxisKind::Linear),
                 ("sync_p99_us", "sync p99", AxisKind::LogUs),
             ] {
-                let series = sweep_series(sw, key);
-                let field = sw.field.as_str();
                 cells.push(Box::new(move |ui| {
-                    line_chart(
+                    sweep::sweep_chart(
                         ui,
                         names,
                         styles,
-                        LineChart {
-                            id: &format!("sweep-{key}"),
-                            title: format!("{what} vs {field} (headline per point)"),
-                            x_label: field,
-                            y_label: what,
-                            x: AxisKind::Linear,
+                        sweep::SweepChart {
+                            sweep: sw,
+                            key,
+                            what,
                             y,
-                            series,
                         },
                     )
                 }));

@@ -11,7 +11,9 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use super::style::{
     BASE, CAND, INK, MUTED, Scale, fit, fmt_plain, fmt_si, fmt_us_tick, log_ticks, trim_num,
 };
-use crate::analysis::Stats;
+use crate::analysis::{SeriesPoint, Stats};
+
+mod whiskers;
 
 /// What a chart drawing step returns; the caller names the chart in the `ReportError`.
 pub(super) type DrawResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
@@ -198,6 +200,8 @@ pub(super) struct LineChart {
     pub base: Vec<(f64, f64)>,
     /// Candidate points (data values).
     pub cand: Vec<(f64, f64)>,
+    /// A sweep's points with their 95 % CI (baseline, candidate): whiskers and `≈` marks.
+    pub ci: Option<[Vec<SeriesPoint>; 2]>,
 }
 
 fn placeholder<DB: DrawingBackend>(
@@ -273,7 +277,8 @@ where
         return placeholder(area, s, &lc.caption, "no data on either side");
     }
     let raw_x: Vec<f64> = lc.base.iter().chain(&lc.cand).map(|p| p.0).collect();
-    let raw_y: Vec<f64> = lc.base.iter().chain(&lc.cand).map(|p| p.1).collect();
+    let mut raw_y: Vec<f64> = lc.base.iter().chain(&lc.cand).map(|p| p.1).collect();
+    raw_y.extend(whiskers::whisker_values(lc));
     let mut chart = chart_frame(area, s, &lc.caption, lc.x.range(&raw_x), lc.y.range(&raw_y))?;
     let xf = |v: &f64| lc.x.label(*v);
     let yf = |v: &f64| lc.y.label(*v);
@@ -291,6 +296,9 @@ where
         .draw()?;
     draw_side(&mut chart, s, &base, false)?;
     draw_side(&mut chart, s, &cand, true)?;
+    if let Some(ci) = &lc.ci {
+        whiskers::draw(&mut chart, s, lc, ci)?;
+    }
     Ok(())
 }
 

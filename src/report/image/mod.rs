@@ -313,6 +313,7 @@ fn percentiles(c: &Comparison, sync: bool) -> LineChart {
         y: Axis::LogUs,
         base: pts(&c.baseline),
         cand: pts(&c.candidate),
+        ci: None,
     }
 }
 
@@ -325,6 +326,7 @@ fn cdf_chart(c: &Comparison) -> LineChart {
         y: Axis::Fraction,
         base: c.baseline.sync_cdf.clone(),
         cand: c.candidate.sync_cdf.clone(),
+        ci: None,
     }
 }
 
@@ -351,6 +353,7 @@ fn iops_timeline(c: &Comparison) -> LineChart {
         },
         base: pts(&c.baseline),
         cand: pts(&c.candidate),
+        ci: None,
     }
 }
 
@@ -372,6 +375,7 @@ fn p99_timeline(c: &Comparison) -> LineChart {
         y: Axis::LogUs,
         base: pts(&c.baseline),
         cand: pts(&c.candidate),
+        ci: None,
     }
 }
 
@@ -400,7 +404,10 @@ fn sweep_charts(sw: &crate::analysis::Sweep) -> (LineChart, LineChart) {
     let x_desc = format!("{}{}", sw.field, if log { " (log scale)" } else { "" });
     (
         LineChart {
-            caption: format!("IOPS vs {} (hmean per point)", sw.field),
+            caption: format!(
+                "IOPS vs {} (hmean; whiskers: 95% CI; ≈: CI overlaps the previous point)",
+                sw.field
+            ),
             x_desc: x_desc.clone(),
             y_desc: "IOPS (writes/s)".into(),
             x: x.clone(),
@@ -410,15 +417,20 @@ fn sweep_charts(sw: &crate::analysis::Sweep) -> (LineChart, LineChart) {
             },
             base: series("iops", false),
             cand: series("iops", true),
+            ci: Some([false, true].map(|c| crate::analysis::sweep_points(sw, "iops", c))),
         },
         LineChart {
-            caption: format!("Sync p99 vs {} (merged per point)", sw.field),
+            caption: format!(
+                "Sync p99 vs {} (merged; whiskers: 95% CI; ≈: overlaps the previous)",
+                sw.field
+            ),
             x_desc,
             y_desc: "sync p99 (µs, log scale)".into(),
             x,
             y: Axis::LogUs,
             base: series("sync_p99_us", false),
             cand: series("sync_p99_us", true),
+            ci: Some([false, true].map(|c| crate::analysis::sweep_points(sw, "sync_p99_us", c))),
         },
     )
 }
