@@ -13,7 +13,7 @@ use egui_plot::{
     LineStyle, MarkerShape, Plot, PlotPoint, Points, Text,
 };
 
-use crate::analysis::{Comparison, MetricComparison, SideSummary, Stats, Sweep};
+use crate::analysis::{Comparison, MetricComparison, SideSummary, Stats};
 use crate::report::fmt_ns;
 
 mod sweep;
