@@ -319,6 +319,9 @@ pub fn run_json(r: &RunResult) -> serde_json::Value {
         "kind_detail": super::kinds::kind_json(r),
         "has_histograms": r.has_histograms(),
         "reported": r.reported,
+        "kernel_trace": r.kernel_trace.clone().unwrap_or_else(|| crate::metrics::KernelTrace::off(
+            "not recorded (stored before kernel tracing existed, or imported)"
+        )),
     })
 }
 
