@@ -14,6 +14,8 @@
 
 pub mod accum;
 pub mod events;
+#[cfg(test)]
+mod fixture_tests;
 pub mod parse;
 mod reader;
 pub mod tracefs;
