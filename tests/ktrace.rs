@@ -214,7 +214,29 @@ fn traced_runs_on_ext4_xfs_btrfs_cancel_and_kill() {
         instances_of(pid)
     );
 
-    // Kill: the instance stays (its owner cannot clean up), the next start removes it.
+    // Kill: the instance stays (its owner cannot clean up); `clean` removes it...
+    let mut child = start_long_run(&db, &ext4);
+    let pid = child.id();
+    signal(&child, nix::sys::signal::Signal::SIGKILL);
+    child.wait().expect("reap");
+    assert_eq!(
+        instances_of(pid).len(),
+        1,
+        "a killed run's instance stays until swept"
+    );
+    let out = traced(&db).arg("clean").output().expect("clean");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains(&format!("removed trace instance fsynclab-{pid}-")),
+        "{said}"
+    );
+    assert!(
+        instances_of(pid).is_empty(),
+        "clean left {:?}",
+        instances_of(pid)
+    );
+
+    // ... and so does the next traced start.
     let mut child = start_long_run(&db, &ext4);
     let pid = child.id();
     signal(&child, nix::sys::signal::Signal::SIGKILL);

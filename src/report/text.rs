@@ -219,6 +219,11 @@ pub fn summary_text(r: &RunResult) -> String {
         );
     }
     out.push_str(&super::kinds::kind_section(r));
+    if let Some(kt) = &r.kernel_trace {
+        for (label, text) in super::kernel::kernel_rows(kt) {
+            let _ = writeln!(out, "{label:<9} {text}");
+        }
+    }
     for w in &r.warnings {
         let _ = writeln!(out, "warning   {w}");
     }
