@@ -354,6 +354,17 @@ fn add_kernel_trace(result: &mut RunResult, kernel: KernelTrace, counts: &[(u64,
     if let Some(warning) = flush_disagreement(&kernel, result.summary().device_flushes) {
         result.warnings.push(warning);
     }
+    if let Some(lost) = kernel.dropped.filter(|&n| n > 0) {
+        result.warnings.push(format!(
+            "the kernel tracer lost {lost} events (ring buffer overrun or unreadable lines): \
+             its counts are low"
+        ));
+    }
+    if kernel.enabled && let Some(reason) = &kernel.reason {
+        result
+            .warnings
+            .push(format!("kernel trace incomplete: {reason}"));
+    }
     result.kernel_trace = Some(kernel);
 }
 
@@ -525,6 +536,22 @@ mod tests {
         };
         assert!(!after.is_usage());
         assert_eq!(after.to_string(), format!("run 7 failed: {}", refusal()));
+    }
+
+    #[test]
+    fn traced_flushes_more_than_five_percent_off_the_counter_warn() {
+        let kt = |flushes| KernelTrace {
+            enabled: true,
+            block_flushes: Some(flushes),
+            ..Default::default()
+        };
+        assert_eq!(flush_disagreement(&kt(100), Some(105)), None);
+        assert_eq!(flush_disagreement(&kt(105), Some(100)), None);
+        let w = flush_disagreement(&kt(100), Some(106)).expect("6 % apart");
+        assert!(w.contains("100 flush requests") && w.contains("106"), "{w}");
+        assert!(flush_disagreement(&kt(0), Some(0)).is_none());
+        assert!(flush_disagreement(&kt(10), None).is_none());
+        assert!(flush_disagreement(&KernelTrace::off("x"), Some(10)).is_none());
     }
 
     #[test]
