@@ -28,8 +28,8 @@ run() { # target label args... → prints the kernel_trace figures asked for in 
 import json, os, sys
 r = json.load(sys.stdin)["runs"][0]; k = r["kernel_trace"]
 vals = " ".join(f"{f}={k[f]:.3g}" if isinstance(k[f], float) else f"{f}={k[f]}" for f in os.environ["FIELDS"].split())
-p99 = r["sync_lat_us"]["p99"]
-print(f"{os.environ[\"LABEL\"]:>10}: {r[\"syncs\"]} syncs, {r[\"iops\"]:.0f} IOPS, sync p99 {p99:.0f} us, {vals}, dropped={k[\"dropped\"]}")'
+label = os.environ["LABEL"]
+print("%10s: %d syncs, %.0f IOPS, sync p99 %.0f us, %s, dropped=%s" % (label, r["syncs"], r["iops"], r["sync_lat_us"]["p99"], vals, k["dropped"]))'
 }
 echo "load before: $(uptime)"
 fs ext4 ext4; fs xfs xfs; fs nossd btrfs nossd; fs ssd btrfs ssd

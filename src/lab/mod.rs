@@ -360,7 +360,9 @@ fn add_kernel_trace(result: &mut RunResult, kernel: KernelTrace, counts: &[(u64,
              its counts are low"
         ));
     }
-    if kernel.enabled && let Some(reason) = &kernel.reason {
+    if kernel.enabled
+        && let Some(reason) = &kernel.reason
+    {
         result
             .warnings
             .push(format!("kernel trace incomplete: {reason}"));

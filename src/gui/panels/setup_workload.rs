@@ -203,6 +203,12 @@ impl WorkloadForm {
             ui.add(Label::new(RichText::new(format!("Seed: {seed}")).weak()).wrap());
         }
         ui.add(Label::new(preset.description.trim()).wrap());
+        if !preset.watch.is_empty() {
+            ui.label(egui::RichText::new("What to watch (kernel trace)").strong());
+            for w in &preset.watch {
+                ui.add(Label::new(format!("{}: {}", w.metric, w.why)).wrap());
+            }
+        }
         if !preset.published.is_empty() {
             egui::CollapsingHeader::new("Published figures")
                 .default_open(true)
