@@ -110,7 +110,7 @@ pub enum Tracing {
     /// Tracing, until [`Session::finish`].
     On(Session),
     /// Not tracing.
-    Off(KernelTrace),
+    Off(Box<KernelTrace>),
 }
 
 /// Starts tracing run `run_id` on the target `system` describes. `Auto` falls back to
@@ -121,14 +121,14 @@ pub fn start(
     system: &SystemInfo,
 ) -> Result<Tracing, TraceError> {
     if mode == KernelTraceMode::Off {
-        return Ok(Tracing::Off(KernelTrace::off(
+        return Ok(Tracing::Off(Box::new(KernelTrace::off(
             "turned off (kernel_trace = off)",
-        )));
+        ))));
     }
     match Session::start(run_id, system) {
         Ok(session) => Ok(Tracing::On(session)),
         Err(e) if mode == KernelTraceMode::Auto => {
-            Ok(Tracing::Off(KernelTrace::off(e.to_string())))
+            Ok(Tracing::Off(Box::new(KernelTrace::off(e.to_string()))))
         }
         Err(e) => Err(e),
     }

@@ -292,7 +292,7 @@ fn run_one_with(
     // Stopped and removed on every way out, before the result is looked at.
     let kernel = match tracing {
         Tracing::On(session) => session.finish(outcome.as_ref().map_or(0, |r| r.syncs)),
-        Tracing::Off(off) => off,
+        Tracing::Off(off) => *off,
     };
     note_dir_removed(store, run_id, &ctx.target, &dir_name, request.keep_files);
     let mut result = match outcome {
