@@ -137,6 +137,9 @@ pub fn start(
 /// One run's trace instance and reader.
 pub struct Session {
     dir: PathBuf,
+    /// The owner lock (see [`tracefs::hold_owner_lock`]), released after the instance is
+    /// removed.
+    owner: Option<(PathBuf, nix::fcntl::Flock<std::fs::File>)>,
     reader: Option<Reader>,
     groups: Groups,
     events: Vec<String>,
@@ -164,7 +167,17 @@ impl Session {
                 reason: "the kernel offers none of the events fsynclab uses".into(),
             });
         }
-        let dir = tracefs::create(&root, &tracefs::instance_name(run_id), &chosen)?;
+        let name = tracefs::instance_name(run_id);
+        // Locked before the instance exists, so no sweep can take it for a dead run's.
+        let owner = tracefs::hold_owner_lock(&name)?;
+        let owner = (tracefs::owner_lock_path(&name), owner);
+        let dir = match tracefs::create(&root, &name, &chosen) {
+            Ok(dir) => dir,
+            Err(e) => {
+                let _ = std::fs::remove_file(&owner.0);
+                return Err(e);
+            }
+        };
         let live = Arc::new(LiveKernel::default());
         let acc = Accumulator::new(
             targets,
@@ -176,11 +189,13 @@ impl Session {
             Ok(reader) => reader,
             Err(e) => {
                 let _ = tracefs::remove(&dir);
+                let _ = std::fs::remove_file(&owner.0);
                 return Err(e);
             }
         };
         Ok(Session {
             dir,
+            owner: Some(owner),
             reader: Some(reader),
             groups,
             events: chosen.iter().map(|e| e.full_name()).collect(),
@@ -218,7 +233,17 @@ impl Session {
         trace.reason = (!problems.is_empty()).then(|| problems.join("; "));
         // Finished: nothing left for Drop.
         self.dir = PathBuf::new();
+        self.release_owner();
         trace
+    }
+}
+
+impl Session {
+    /// Removes and unlocks the owner lock (after the instance is gone).
+    fn release_owner(&mut self) {
+        if let Some((path, _lock)) = self.owner.take() {
+            let _ = std::fs::remove_file(path);
+        }
     }
 }
 
@@ -231,6 +256,7 @@ impl Drop for Session {
         if !self.dir.as_os_str().is_empty() {
             let _ = tracefs::remove(&self.dir);
         }
+        self.release_owner();
     }
 }
 

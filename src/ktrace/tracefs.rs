@@ -20,7 +20,8 @@ use super::events::EventChoice;
 pub const TRACEFS: &str = "/sys/kernel/tracing";
 /// The lock serializing tracefs control across fsynclab processes.
 pub const LOCK_PATH: &str = "/run/fsynclab-tracefs.lock";
-/// Prefix of fsynclab's instance names: `fsynclab-<pid>-<start ticks>-<run id>`.
+/// Prefix of fsynclab's instance names: `fsynclab-<pid>-<start ticks>-<run id>.<n>` (n
+/// counts this process's sessions: runs of two databases may share a run id).
 pub const INSTANCE_PREFIX: &str = "fsynclab-";
 /// Ring buffer per CPU, KiB: room for about a second of a fast run's events.
 const BUFFER_KB: u32 = 4096;
@@ -65,6 +66,49 @@ impl ControlLock {
     }
 }
 
+/// The owner lock of instance `name`: held (flock) by the session for its whole life, so
+/// the sweep knows a live owner whatever PID namespace it runs in (a process in
+/// `unshare --pid` names its instances with a pid the host does not see).
+pub fn owner_lock_path(name: &str) -> PathBuf {
+    PathBuf::from(format!("/run/{name}.lock"))
+}
+
+/// Creates and locks the owner lock of instance `name` (a new root-owned file, never
+/// following a symlink); held until the returned guard drops.
+pub fn hold_owner_lock(name: &str) -> Result<nix::fcntl::Flock<File>, TraceError> {
+    let path = owner_lock_path(name);
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(&path)
+        .map_err(|e| io("create the trace owner lock", &path, e))?;
+    nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive)
+        .map_err(|(_, errno)| io("lock", &path, errno.into()))
+}
+
+/// Whether the owner of instance `name` is alive: its owner lock is held, or (no lock
+/// file: an instance of an older build) its pid and start time still run.
+fn owner_alive(name: &str, pid: i64, start: i64) -> bool {
+    let path = owner_lock_path(name);
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(&path);
+    match file {
+        Ok(file) => {
+            match nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock) {
+                // Taken: nobody holds it, the owner is gone; dropped (unlocked) here.
+                Ok(_) => false,
+                Err(_) => true,
+            }
+        }
+        Err(_) => crate::store::owner_alive(Some(pid), Some(start)),
+    }
+}
+
 /// Writes `text` to a tracefs control file.
 fn write_control(path: &Path, text: &str) -> Result<(), TraceError> {
     let mut file = OpenOptions::new()
@@ -77,10 +121,12 @@ fn write_control(path: &Path, text: &str) -> Result<(), TraceError> {
         .map_err(|e| io("write", path, e))
 }
 
-/// The instance name for run `run_id` of this process.
+/// A new instance name for run `run_id` of this process.
 pub fn instance_name(run_id: i64) -> String {
+    static SESSIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = SESSIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let (pid, start) = crate::store::current_owner();
-    format!("{INSTANCE_PREFIX}{pid}-{}-{run_id}", start.unwrap_or(0))
+    format!("{INSTANCE_PREFIX}{pid}-{}-{run_id}.{n}", start.unwrap_or(0))
 }
 
 /// The owner (pid, start ticks) an instance name records, when it is one of fsynclab's.
@@ -88,7 +134,9 @@ pub fn instance_owner(name: &str) -> Option<(i64, i64)> {
     let mut parts = name.strip_prefix(INSTANCE_PREFIX)?.splitn(3, '-');
     let pid = parts.next()?.parse().ok()?;
     let start = parts.next()?.parse().ok()?;
-    parts.next()?.parse::<i64>().ok()?;
+    let (run, n) = parts.next()?.split_once('.')?;
+    run.parse::<i64>().ok()?;
+    n.parse::<u64>().ok()?;
     Some((pid, start))
 }
 
@@ -154,10 +202,11 @@ pub fn sweep(root: &Path) -> Result<Vec<String>, TraceError> {
         let Some((pid, start)) = instance_owner(&name) else {
             continue;
         };
-        if crate::store::owner_alive(Some(pid), Some(start)) {
+        if owner_alive(&name, pid, start) {
             continue;
         }
         disable_and_remove(&entry.path())?;
+        let _ = std::fs::remove_file(owner_lock_path(&name));
         removed.push(name);
     }
     Ok(removed)
@@ -207,12 +256,18 @@ mod tests {
 
     #[test]
     fn instance_names_record_their_owner() {
-        assert_eq!(instance_owner("fsynclab-123-456-7"), Some((123, 456)));
+        assert_eq!(instance_owner("fsynclab-123-456-7.0"), Some((123, 456)));
+        assert_eq!(instance_owner("fsynclab-123-456-7"), None);
         assert_eq!(instance_owner("fsynclab-fixture-1"), None);
         assert_eq!(instance_owner("fsynclab-1-2"), None);
         assert_eq!(instance_owner("other-1-2-3"), None);
         let mine = instance_name(9);
         let (pid, _) = instance_owner(&mine).unwrap();
         assert_eq!(pid, i64::from(std::process::id()));
+        assert_ne!(
+            instance_name(9),
+            mine,
+            "two sessions of one run id get two instances"
+        );
     }
 }
