@@ -98,12 +98,9 @@ fn owner_alive(name: &str, pid: i64, start: i64) -> bool {
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(&path);
     match file {
+        // Taken (and dropped, so unlocked, at once): nobody holds it, the owner is gone.
         Ok(file) => {
-            match nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock) {
-                // Taken: nobody holds it, the owner is gone; dropped (unlocked) here.
-                Ok(_) => false,
-                Err(_) => true,
-            }
+            nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock).is_err()
         }
         Err(_) => crate::store::owner_alive(Some(pid), Some(start)),
     }
