@@ -27,6 +27,7 @@ pub mod engine;
 pub mod fio;
 #[cfg(feature = "gui")]
 pub mod gui;
+pub mod ktrace;
 pub mod lab;
 pub mod metrics;
 pub mod probe;

@@ -40,6 +40,7 @@ fn seed_runs(db: &Path, target: &Path) {
                 quiet: None,
                 origin: None,
                 warnings: Vec::new(),
+                kernel_trace: fsynclab::ktrace::KernelTraceMode::Off,
             };
             lab::execute(&store, &request, &events, &CancelToken::new()).expect("tiny run");
         }

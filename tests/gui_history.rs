@@ -53,6 +53,7 @@ fn lab_with_runs(labels: &[&str]) -> Lab {
             quiet: None,
             origin: None,
             warnings: Vec::new(),
+            kernel_trace: fsynclab::ktrace::KernelTraceMode::Off,
         };
         execute(&store, &request, &events, &CancelToken::new()).expect("tiny run");
     }

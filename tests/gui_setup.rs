@@ -264,7 +264,12 @@ fn shared_target_needs_the_checkbox_and_then_warns() {
 #[test]
 fn a_presets_suggested_matrices_show_their_exact_options() {
     let dir = tempfile::tempdir().unwrap();
-    let mut h = harness(&dir, ad_hoc_state());
+    // Taller than `harness`: the preset's description, its "what to watch" header and the
+    // form stand above the matrices, whose rows must be on screen once expanded.
+    let app = LabApp::new(dir.path().join("gui.sqlite"), ad_hoc_state());
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1360.0, 1400.0))
+        .build_ui_state(|ui, app: &mut LabApp| app.ui_root(ui), app);
     h.run_steps(3);
     h.get_by_role_and_label(Role::ComboBox, "Preset").click();
     h.run_steps(2);

@@ -365,3 +365,33 @@ fn write_examples_when_asked() {
         std::fs::write(dir.join(format!("{name}.svg")), svg).unwrap();
     }
 }
+
+#[test]
+fn traced_runs_get_a_kernel_panel_with_the_kernel_figures() {
+    let traced = |id, sync_us, handles: f64| {
+        let mut r = run_at(id, sync_us, spec());
+        r.kernel_trace = Some(fsynclab::metrics::KernelTrace {
+            enabled: true,
+            journal_commits: Some(100),
+            commits_per_sync: Some(1.0 / handles),
+            handles_per_commit: Some(handles),
+            dstate_us_per_sync: Some(sync_us as f64 * 0.8),
+            ..Default::default()
+        });
+        r
+    };
+    let c = compare(
+        &side("1 thread", vec![traced(1, 400, 2.5), traced(2, 420, 2.6)]),
+        &side(
+            "8 threads",
+            vec![traced(3, 300, 12.0), traced(4, 310, 12.3)],
+        ),
+        &[],
+    )
+    .unwrap();
+    let page = svg(&c);
+    assert!(page.contains("from kernel tracepoints"), "no Kernel panel");
+    assert!(page.contains("handles/commit") && page.contains("D state/sync"));
+    // Untraced runs: no panel.
+    assert!(!svg(&comparison()).contains("from kernel tracepoints"));
+}

@@ -127,6 +127,20 @@ pub const METRICS: &[MetricDef] = &[
     ),
     m("commit_p50_us", "commit p50", "µs", Down, Amean),
     m("commit_p99_us", "commit p99", "µs", Down, Amean),
+    // The kernel's side (traced runs only, docs/KERNEL-TRACE.md): so a comparison of two
+    // kernels shows which kernel-side figure moved.
+    m(
+        "kt_commits_per_sync",
+        "kernel commits/sync",
+        "",
+        Down,
+        Amean,
+    ),
+    m("kt_handles_per_commit", "handles/commit", "", Up, Amean),
+    m("kt_log_forces_per_sync", "log forces/sync", "", Down, Amean),
+    m("kt_flush_p50_us", "flush p50 (traced)", "µs", Down, Amean),
+    m("kt_flush_p99_us", "flush p99 (traced)", "µs", Down, Amean),
+    m("kt_dstate_us_per_sync", "D state/sync", "µs", Down, Amean),
 ];
 
 /// Index in [`METRICS`] of the first kind-specific metric.
@@ -209,7 +223,14 @@ fn kind_value(key: &str, run: &RunResult) -> Option<f64> {
     let sysbench = || SysbenchSummary::of(run);
     let phase = |name: &str| run.phases.iter().find(|p| p.phase == name);
     let op = |name: &str| run.ops.iter().find(|o| o.op == name);
+    let kt = run.kernel_trace.as_ref().filter(|k| k.enabled);
     match key {
+        "kt_commits_per_sync" => kt?.commits_per_sync,
+        "kt_handles_per_commit" => kt?.handles_per_commit,
+        "kt_log_forces_per_sync" => kt?.log_forces_per_sync,
+        "kt_flush_p50_us" => kt?.flush_lat_us.map(|l| l.p50),
+        "kt_flush_p99_us" => kt?.flush_lat_us.map(|l| l.p99),
+        "kt_dstate_us_per_sync" => kt?.dstate_us_per_sync,
         // Events are writes plus periodic syncs, not the end syncs (sysbench's count).
         "events_per_sec" => per_sec(sysbench()?.events as f64),
         "event_mean_us" => sysbench()

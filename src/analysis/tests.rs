@@ -339,3 +339,39 @@ fn no_io_size_is_the_same_work_as_io_size_equal_to_the_file_size() {
     assert_eq!(key(&plain), key(&spelled));
     assert_ne!(key(&plain), key(&more));
 }
+
+#[test]
+fn kernel_side_figures_are_compared_with_significance_when_traced() {
+    let traced = |id, handles: f64| {
+        let mut r = run_at(id, 10_000);
+        r.kernel_trace = Some(crate::metrics::KernelTrace {
+            enabled: true,
+            journal_commits: Some(10),
+            commits_per_sync: Some(1.0 / handles),
+            handles_per_commit: Some(handles),
+            dstate_us_per_sync: Some(100.0),
+            ..Default::default()
+        });
+        r
+    };
+    let base = side("1t", vec![traced(1, 2.5), traced(2, 2.6), traced(3, 2.55)]);
+    let cand = side(
+        "8t",
+        vec![traced(4, 12.0), traced(5, 12.2), traced(6, 11.9)],
+    );
+    let c = compare(&base, &cand, &[]).unwrap();
+    let handles = metric(&c, "kt_handles_per_commit");
+    assert_eq!(handles.verdict, Verdict::Better);
+    assert!(handles.significant(), "{handles:?}");
+    assert_eq!(metric(&c, "kt_commits_per_sync").verdict, Verdict::Better);
+    // xfs figures on ext4 runs do not apply: no row.
+    assert!(c.metrics.iter().all(|m| m.key != "kt_log_forces_per_sync"));
+    // Untraced runs have no kernel rows at all.
+    let plain = compare(
+        &side("a", vec![run_at(1, 10_000), run_at(2, 10_000)]),
+        &side("b", vec![run_at(3, 10_000), run_at(4, 10_000)]),
+        &[],
+    )
+    .unwrap();
+    assert!(plain.metrics.iter().all(|m| !m.key.starts_with("kt_")));
+}

@@ -53,6 +53,12 @@ pub fn preset_text(p: &Preset) -> String {
     if let Ok(q) = p.scaled(p.scale.quick) {
         let _ = writeln!(out, "quick (--scale {}): {}", p.scale.quick, q.describe());
     }
+    if !p.watch.is_empty() {
+        let _ = writeln!(out, "\nwhat to watch (kernel trace, docs/KERNEL-TRACE.md):");
+        for w in &p.watch {
+            let _ = writeln!(out, "  {:<20} {}", w.metric, w.why);
+        }
+    }
     if !p.published.is_empty() {
         let _ = writeln!(out, "\npublished figures:");
         for f in &p.published {

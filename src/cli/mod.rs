@@ -219,7 +219,15 @@ fn clean(db: &Option<PathBuf>) -> Result<u8, CliError> {
     for (path, why) in &outcome.skipped {
         eprintln!("left {}: {why}", path.display());
     }
-    if outcome.removed.is_empty() && outcome.skipped.is_empty() {
+    // Trace instances of killed runs (their owner is gone; live runs' are kept).
+    let swept = crate::ktrace::sweep().unwrap_or_else(|e| {
+        errln!("trace instances not swept: {e}");
+        Vec::new()
+    });
+    for name in &swept {
+        outln!("removed trace instance {name}");
+    }
+    if outcome.removed.is_empty() && outcome.skipped.is_empty() && swept.is_empty() {
         outln!("nothing to clean: no run directory was left behind");
     }
     Ok(if outcome.skipped.is_empty() {

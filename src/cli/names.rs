@@ -48,6 +48,7 @@ pub fn flag(setting: Setting) -> CliFlag {
         Setting::Target => Long("--target"),
         Setting::Keep => Long("--keep"),
         Setting::AllowSharedTarget => Long("--allow-shared-target"),
+        Setting::KernelTrace => Long("--kernel-trace"),
         Setting::Database => Long("--db"),
         Setting::Force => Long("--force"),
         Setting::ScratchFs => Long("--fs"),

@@ -125,6 +125,17 @@ pub struct RunArgs {
         help_heading = "Run control"
     )]
     pub quiet_threshold: f64,
+    /// Trace the kernel's side of the run from tracepoints (journal commits, log forces,
+    /// flushes, D-state time; see docs/KERNEL-TRACE.md): auto = on when root with tracefs,
+    /// else off with the reason recorded; on = refuse the run when it cannot trace.
+    #[arg(
+        long,
+        value_enum,
+        default_value = "auto",
+        env = "FSYNCLAB_KERNEL_TRACE",
+        value_name = "MODE"
+    )]
+    pub kernel_trace: KernelTraceArg,
     /// Print one JSON object instead of the readable summary.
     #[arg(long, help_heading = "Output")]
     pub json: bool,
@@ -164,6 +175,27 @@ pub fn repeat_of(args: &RunArgs) -> u32 {
     args.repeat.unwrap_or_else(|| {
         lab::default_repeat(args.preset.is_some() && (args.series || args.sweep.is_some()))
     })
+}
+
+/// `--kernel-trace` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum KernelTraceArg {
+    /// On when running as root with tracefs available.
+    Auto,
+    /// On, or the run is refused (exit 2).
+    On,
+    /// Off.
+    Off,
+}
+
+impl From<KernelTraceArg> for crate::ktrace::KernelTraceMode {
+    fn from(arg: KernelTraceArg) -> Self {
+        match arg {
+            KernelTraceArg::Auto => Self::Auto,
+            KernelTraceArg::On => Self::On,
+            KernelTraceArg::Off => Self::Off,
+        }
+    }
 }
 
 fn parse_size_arg(text: &str) -> Result<u64, String> {
@@ -282,6 +314,7 @@ pub(super) fn launch_with(
         quiet: quiet_wait(args)?,
         origin: None,
         warnings: Vec::new(),
+        kernel_trace: args.kernel_trace.into(),
     };
     let request = adjust(request);
     let launch = if args.series {

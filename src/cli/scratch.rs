@@ -114,6 +114,15 @@ pub struct MatrixArgs {
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Trace the kernel's side of each run (see `fsynclab run --kernel-trace`).
+    #[arg(
+        long,
+        value_enum,
+        default_value = "auto",
+        env = "FSYNCLAB_KERNEL_TRACE",
+        value_name = "MODE"
+    )]
+    pub kernel_trace: super::run::KernelTraceArg,
 }
 
 fn manager() -> Result<ScratchManager, CliError> {
@@ -302,6 +311,7 @@ pub fn matrix(db: &Option<PathBuf>, args: MatrixArgs) -> Result<u8, CliError> {
         quiet: None,
         origin: None,
         warnings: Vec::new(),
+        kernel_trace: args.kernel_trace.into(),
     };
     let launch = Launch::Matrix {
         request,

@@ -39,7 +39,7 @@ mod target_error;
 mod worker;
 
 pub use api::{CancelToken, EngineError, EngineEvent, RunContext};
-pub(crate) use clock::clock_source;
+pub(crate) use clock::{clock_source, monotonic_ns};
 pub use dirfd::{DirHandle, RunDirIds, remove_run_dir};
 pub use failure::{IoFailure, copy_io_error};
 #[cfg(any(test, feature = "test-support"))]

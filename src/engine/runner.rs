@@ -410,5 +410,6 @@ fn empty_result(
         phases: Vec::new(),
         group: None,
         reported: None,
+        kernel_trace: None,
     }
 }

@@ -113,6 +113,8 @@ impl<'a> Sampler<'a> {
             sync_p50_ns,
             sync_p99_ns,
             device_flushes,
+            kernel_commits: None,
+            kernel_flushes: None,
         };
         std::mem::swap(&mut self.prev, &mut self.now);
         self.prev_flushes = flushes.or(self.prev_flushes);

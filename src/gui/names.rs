@@ -42,6 +42,7 @@ pub fn label(setting: Setting) -> &'static str {
         Setting::Target => "Target directory",
         Setting::Keep => "Keep files",
         Setting::AllowSharedTarget => "Shared target",
+        Setting::KernelTrace => "Kernel trace",
         Setting::Database => "Database (chosen when fsynclab starts)",
         Setting::Force => "Replace existing files",
         Setting::ScratchFs => "Filesystem",

@@ -89,3 +89,35 @@ pub fn flushes_over_time(ui: &mut egui::Ui, id_salt: &str, samples: &[IntervalSa
             });
     });
 }
+
+/// Journal/log commits and device flushes per second the kernel tracer saw, over time
+/// (nothing when the run was not traced).
+pub fn kernel_rates_over_time(ui: &mut egui::Ui, id_salt: &str, samples: &[IntervalSample]) {
+    let rate = |count: Option<u64>, s: &IntervalSample| {
+        (s.dur_ms >= MIN_RATE_WINDOW_MS)
+            .then(|| Some([secs(s), count? as f64 * 1000.0 / s.dur_ms as f64]))
+            .flatten()
+    };
+    let commits: PlotPoints = samples
+        .iter()
+        .filter_map(|s| rate(s.kernel_commits, s))
+        .collect();
+    let flushes: PlotPoints = samples
+        .iter()
+        .filter_map(|s| rate(s.kernel_flushes, s))
+        .collect();
+    if commits.points().is_empty() && flushes.points().is_empty() {
+        return;
+    }
+    Plot::new(format!("{id_salt}-kernel"))
+        .allow_scroll(false)
+        .height(TIMELINE_HEIGHT)
+        .x_axis_label("time (s)")
+        .y_axis_label("kernel events per second")
+        .include_y(0.0)
+        .legend(Legend::default())
+        .show(ui, |plot| {
+            plot.line(Line::new("commits/s (traced)", commits));
+            plot.line(Line::new("flushes/s (traced)", flushes));
+        });
+}

@@ -63,6 +63,8 @@ pub struct UiState {
     /// Not persisted: a safety override is given again in each session.
     #[serde(skip)]
     pub allow_shared_target: bool,
+    /// `--kernel-trace`: trace the kernel's side of runs (auto: when root with tracefs).
+    pub kernel_trace: crate::ktrace::KernelTraceMode,
     /// History text filter.
     pub history_filter: String,
     /// History columns shown (by name), in order.
@@ -201,6 +203,7 @@ impl Default for UiState {
             sweep: String::new(),
             quiet_wait_s: 0.0,
             allow_shared_target: false,
+            kernel_trace: crate::ktrace::KernelTraceMode::Auto,
             history_filter: String::new(),
             history_columns: HISTORY_COLUMNS.iter().map(|c| c.to_string()).collect(),
             compare_baseline: String::new(),

@@ -31,6 +31,7 @@ fn request(target: &Path) -> RunRequest {
         quiet: None,
         origin: None,
         warnings: Vec::new(),
+        kernel_trace: crate::ktrace::KernelTraceMode::Off,
     }
 }
 

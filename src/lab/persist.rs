@@ -9,41 +9,81 @@
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
+use std::sync::atomic::Ordering;
+
 use crate::engine::EngineEvent;
+use crate::ktrace::LiveKernel;
 use crate::metrics::IntervalSample;
 use crate::store::{RunProgress, Store};
 
 /// Longest time between two saves of a running run's samples.
 pub const SAVE_EVERY: Duration = Duration::from_secs(1);
 
+/// The kernel tracer's commits and flushes per interval, by the interval's `t_ms`, as
+/// the persister filled them in (the engine's own samples know nothing of the tracer).
+pub(super) type KernelCounts = Vec<(u64, u64, u64)>;
+
 /// Runs `measure` with an event sender whose interval samples are also appended to run
-/// `run_id` in `store`'s file; every event is forwarded to `events` in order.
+/// `run_id` in `store`'s file; every event is forwarded to `events` in order. With
+/// `kernel`, each interval sample gets the tracer's commits and flushes since the previous
+/// one (returned too, for the final result).
 pub(super) fn streamed<T>(
     store: &Store,
     run_id: i64,
     events: &Sender<EngineEvent>,
+    kernel: Option<&LiveKernel>,
     measure: impl FnOnce(&Sender<EngineEvent>) -> T,
-) -> T {
+) -> (T, KernelCounts) {
     let writer = match store.reopen() {
         Some(Ok(writer)) => writer,
         // In memory, or the second connection failed: the result is still stored at the
         // end, as before streaming existed.
-        _ => return measure(events),
+        _ => return (measure(events), Vec::new()),
     };
     let (tx, rx) = mpsc::channel::<EngineEvent>();
     std::thread::scope(|scope| {
         let forward = events.clone();
         let persister = std::thread::Builder::new()
             .name("fsynclab-persist".into())
-            .spawn_scoped(scope, move || persist(&writer, run_id, &rx, &forward));
+            .spawn_scoped(scope, move || {
+                persist(&writer, run_id, &rx, &forward, kernel)
+            });
         let outcome = match persister {
             Ok(_) => measure(&tx),
             Err(_) => measure(events),
         };
         // The engine is done: the persister saves what is left and ends.
         drop(tx);
-        outcome
+        let counts = match persister {
+            Ok(handle) => handle.join().unwrap_or_default(),
+            Err(_) => Vec::new(),
+        };
+        (outcome, counts)
     })
+}
+
+/// The tracer's totals at the previous interval.
+struct KernelDeltas<'a> {
+    live: &'a LiveKernel,
+    commits: u64,
+    flushes: u64,
+    counts: KernelCounts,
+}
+
+impl KernelDeltas<'_> {
+    /// Fills `sample` with what the tracer counted since the previous sample.
+    fn fill(&mut self, sample: &mut IntervalSample) {
+        let commits = self.live.commits.load(Ordering::Relaxed);
+        let flushes = self.live.flushes.load(Ordering::Relaxed);
+        let (dc, df) = (
+            commits.saturating_sub(self.commits),
+            flushes.saturating_sub(self.flushes),
+        );
+        (self.commits, self.flushes) = (commits, flushes);
+        sample.kernel_commits = Some(dc);
+        sample.kernel_flushes = Some(df);
+        self.counts.push((sample.t_ms, dc, df));
+    }
 }
 
 /// The persister loop: forward, batch, save every [`SAVE_EVERY`] and at the end.
@@ -52,15 +92,25 @@ fn persist(
     run_id: i64,
     rx: &mpsc::Receiver<EngineEvent>,
     forward: &Sender<EngineEvent>,
-) {
+    kernel: Option<&LiveKernel>,
+) -> KernelCounts {
     let mut batch = Batch::default();
     let mut last_save = Instant::now();
+    let mut deltas = kernel.map(|live| KernelDeltas {
+        live,
+        commits: 0,
+        flushes: 0,
+        counts: Vec::new(),
+    });
     loop {
         let wait = SAVE_EVERY.saturating_sub(last_save.elapsed());
         match rx.recv_timeout(wait) {
-            Ok(event) => {
-                match &event {
+            Ok(mut event) => {
+                match &mut event {
                     EngineEvent::Interval(sample) => {
+                        if let Some(deltas) = &mut deltas {
+                            deltas.fill(sample);
+                        }
                         batch.push(sample);
                         // A sample that completes a second of the run is saved at once,
                         // so a kill loses less than the last second.
@@ -74,6 +124,10 @@ fn persist(
                         let _ = writer.set_run_dir_identity(run_id, *dev, *ino);
                     }
                     EngineEvent::Started { .. } => {
+                        if let Some(live) = kernel {
+                            live.window_start_ns
+                                .store(crate::engine::monotonic_ns(), Ordering::Relaxed);
+                        }
                         let _ = writer.set_started(run_id, crate::store::now_ms());
                     }
                     _ => {}
@@ -83,7 +137,7 @@ fn persist(
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => {
                 batch.save(writer, run_id);
-                return;
+                return deltas.map(|d| d.counts).unwrap_or_default();
             }
         }
         if last_save.elapsed() >= SAVE_EVERY {
@@ -171,7 +225,7 @@ mod tests {
         let id = store.begin_run(&new).unwrap();
         let (events, seen) = mpsc::channel();
         let reader = Store::open_read_only(&path).unwrap();
-        let saved_midway = streamed(&store, id, &events, |tx| {
+        let (saved_midway, _) = streamed(&store, id, &events, None, |tx| {
             for t in 1..=5 {
                 tx.send(EngineEvent::Interval(sample(t * 100))).unwrap();
             }

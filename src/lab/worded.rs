@@ -25,7 +25,9 @@ impl Worded for LabError {
                 source.worded(names)
             ),
             LabError::Export(e) => e.worded(names),
-            LabError::Analysis(_) | LabError::Text(_) => self.to_string(),
+            LabError::Analysis(_) | LabError::Text(_) | LabError::KernelTrace(_) => {
+                self.to_string()
+            }
             LabError::Bundle(crate::lab::bundle_import::BundleImportError::Bundle {
                 path,
                 source,

@@ -4,6 +4,7 @@
 //! Everything here is plain data (`Serialize`); nothing here measures or formats.
 
 mod histogram;
+mod kernel;
 mod ops;
 mod reported;
 mod sparse;
@@ -13,6 +14,7 @@ pub use histogram::{
     LIVE_BUCKETS, LatencyHistogram, LatencySummary, LiveBuckets, bucket_percentile_ns, bump,
     live_bucket_bounds, live_bucket_index,
 };
+pub use kernel::{FlushLatency, KernelTrace};
 pub use ops::{GroupCommitStats, OpStats, PhaseStats, merge_ops};
 pub use reported::{ReportedDisk, ReportedFigures, ReportedLatency, ReportedPercentile};
 pub use sysbench::{END_SYNC_PREFIX, SysbenchSummary, event_latency, is_sysbench};
@@ -94,6 +96,14 @@ pub struct IntervalSample {
     pub sync_p99_ns: Option<u64>,
     /// Device cache flushes completed in the window; `None` where the device is unknown.
     pub device_flushes: Option<u64>,
+    /// Journal or log commits the kernel tracer saw in the window (see
+    /// [`KernelTrace::commits`]); `None` when tracing was off.
+    #[serde(default)]
+    pub kernel_commits: Option<u64>,
+    /// Flush requests the kernel tracer saw complete in the window; `None` when tracing
+    /// was off.
+    #[serde(default)]
+    pub kernel_flushes: Option<u64>,
 }
 
 /// What one worker thread did (sysbench's "threads fairness").
@@ -245,6 +255,10 @@ pub struct RunResult {
     /// for fsynclab's own runs.
     #[serde(default)]
     pub reported: Option<ReportedFigures>,
+    /// The kernel's account of the run (journal commits, log forces, flushes, D-state
+    /// time); `None` for runs stored before the tracer existed and imports.
+    #[serde(default)]
+    pub kernel_trace: Option<KernelTrace>,
 }
 
 /// Pressure-stall counters of one resource (`/proc/pressure/cpu` or `io`), "some" line.

@@ -262,6 +262,11 @@ pub fn summary_text(r: &RunResult) -> String {
         );
     }
     out.push_str(&super::kinds::kind_section(r));
+    if let Some(kt) = &r.kernel_trace {
+        for (label, text) in super::kernel::kernel_rows(kt) {
+            let _ = writeln!(out, "{label:<9} {text}");
+        }
+    }
     for w in &r.warnings {
         let _ = writeln!(out, "warning   {w}");
     }
@@ -363,6 +368,9 @@ pub fn run_json(r: &RunResult) -> serde_json::Value {
         "has_histograms": r.has_histograms(),
         "reported": r.reported,
         "kernel_settings": r.system.kernel_settings,
+        "kernel_trace": r.kernel_trace.clone().unwrap_or_else(|| crate::metrics::KernelTrace::off(
+            "not recorded (stored before kernel tracing existed, or imported)"
+        )),
     })
 }
 
@@ -415,6 +423,8 @@ pub fn unfinished_run_json(stored: &crate::store::StoredRun) -> serde_json::Valu
         "kind_detail": null,
         "has_histograms": false,
         "reported": null,
+        "kernel_settings": system.kernel_settings,
+        "kernel_trace": null,
     })
 }
 

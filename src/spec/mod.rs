@@ -10,6 +10,7 @@ mod set;
 mod setting;
 mod size;
 mod text;
+mod watch;
 
 pub use kinds::{
     FileSync, FileioMode, FileserverSpec, GrouplogSpec, MAX_DELAY_US, SmallfilesSpec, Strategy,
@@ -26,6 +27,7 @@ pub(crate) use setting::KeyNames;
 pub use setting::{Hint, Neutral, Piece, Setting, SettingNames, Worded};
 pub use size::{format_size, format_size_approx, parse_size};
 pub use text::{MAX_TEXT_BYTES, TextError, check_tag, check_text, escape_control, is_unsafe_char};
+pub use watch::{MAX_WHY_CHARS, WATCHABLE, Watch, check_watch};
 
 use serde::{Deserialize, Serialize};
 

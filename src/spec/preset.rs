@@ -124,6 +124,9 @@ pub struct Preset {
     /// The series the seed thread compared (`run --preset NAME --series`).
     #[serde(default)]
     pub series: Option<super::SeriesPlan>,
+    /// The kernel-trace figures that bear on the seed's patch ("what to watch").
+    #[serde(default)]
+    pub watch: Vec<super::Watch>,
 }
 
 /// Why a preset could not be loaded or scaled.
@@ -262,6 +265,9 @@ impl Preset {
             }
             check_matrix_options(m, index + 1, origin)?;
         }
+        super::check_watch(&preset.watch).map_err(|problem| {
+            PresetError::Scale(format!("preset '{}' ({origin}): {problem}", preset.name))
+        })?;
         if let Some(plan) = &preset.series {
             plan.variant_specs(&preset.workload)
                 .map_err(|source| PresetError::Invalid {
@@ -438,6 +444,10 @@ mod tests {
                     || preset.seed.is_none()
                     || preset.published_note.is_some(),
                 "{name}: a seed preset needs its published figures, or a published_note saying why there are none"
+            );
+            assert!(
+                !preset.watch.is_empty(),
+                "{name}: every preset names the kernel figures to watch ([[watch]])"
             );
             for f in &preset.published {
                 assert!(

@@ -76,6 +76,8 @@ pub enum Setting {
     Keep,
     /// Run on a directory other users can write to.
     AllowSharedTarget,
+    /// Trace the kernel's side of the run (`auto`, `on`, `off`).
+    KernelTrace,
     /// The database file.
     Database,
     /// Replace an existing output file.
@@ -102,7 +104,7 @@ pub enum Setting {
 
 impl Setting {
     /// Every setting, for the front ends' table tests.
-    pub const ALL: [Setting; 44] = [
+    pub const ALL: [Setting; 45] = [
         Setting::Threads,
         Setting::Clients,
         Setting::BlockSize,
@@ -136,6 +138,7 @@ impl Setting {
         Setting::Target,
         Setting::Keep,
         Setting::AllowSharedTarget,
+        Setting::KernelTrace,
         Setting::Database,
         Setting::Force,
         Setting::ScratchFs,
@@ -185,6 +188,7 @@ impl Setting {
             Setting::Target => "target",
             Setting::Keep => "keep",
             Setting::AllowSharedTarget => "allow_shared_target",
+            Setting::KernelTrace => "kernel_trace",
             Setting::Database => "database",
             Setting::Force => "force",
             Setting::ScratchFs => "fs",
@@ -213,6 +217,7 @@ impl Setting {
                 | Setting::Target
                 | Setting::Keep
                 | Setting::AllowSharedTarget
+                | Setting::KernelTrace
                 | Setting::Database
                 | Setting::Force
                 | Setting::ScratchFs

@@ -248,6 +248,7 @@ struct Detail {
     noise_json: Option<String>,
     detail_json: Option<String>,
     origin_json: Option<String>,
+    kernel_trace_json: Option<String>,
 }
 
 impl Store {
@@ -317,7 +318,7 @@ impl Store {
             .ok_or(StoreError::NotFound { id })?;
         let detail = self.conn.query_row(
             "SELECT spec_json, system_json, started_at_ms, bytes, device_json, warnings_json, \
-             noise_json, detail_json, origin_json FROM runs WHERE id = ?1",
+             noise_json, detail_json, origin_json, kernel_trace_json FROM runs WHERE id = ?1",
             [id],
             |r| {
                 Ok(Detail {
@@ -330,6 +331,7 @@ impl Store {
                     noise_json: r.get(6)?,
                     detail_json: r.get(7)?,
                     origin_json: r.get(8)?,
+                    kernel_trace_json: r.get(9)?,
                 })
             },
         )?;
@@ -412,6 +414,11 @@ impl Store {
             phases: kind_detail.phases,
             group: kind_detail.group,
             reported: kind_detail.reported,
+            kernel_trace: detail
+                .kernel_trace_json
+                .as_deref()
+                .map(serde_json::from_str)
+                .transpose()?,
         })
     }
 
@@ -443,7 +450,7 @@ impl Store {
     pub fn load_intervals(&self, id: i64) -> Result<Vec<IntervalSample>, StoreError> {
         let mut stmt = self.conn.prepare(
             "SELECT t_ms, dur_ms, writes, syncs, bytes, write_p50_ns, write_p99_ns, sync_p50_ns, \
-             sync_p99_ns, device_flushes FROM intervals WHERE run_id = ?1 ORDER BY idx",
+             sync_p99_ns, device_flushes, kernel_commits, kernel_flushes FROM intervals WHERE run_id = ?1 ORDER BY idx",
         )?;
         let rows = stmt.query_map([id], |r| {
             Ok(IntervalSample {
@@ -457,6 +464,8 @@ impl Store {
                 sync_p50_ns: opt_u64_at(r, 7)?,
                 sync_p99_ns: opt_u64_at(r, 8)?,
                 device_flushes: opt_u64_at(r, 9)?,
+                kernel_commits: opt_u64_at(r, 10)?,
+                kernel_flushes: opt_u64_at(r, 11)?,
             })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)

@@ -348,7 +348,8 @@ fn update_row(tx: &Transaction<'_>, result: &RunResult) -> Result<(), StoreError
              syncs = ?12, bytes = ?13, iops = ?14, mib_per_sec = ?15, write_p50_ns = ?16, \
              write_p99_ns = ?17, sync_p50_ns = ?18, sync_p99_ns = ?19, device_flushes = ?20, \
              flushes_per_sync = ?21, spec_json = ?22, system_json = ?23, device_json = ?24, \
-             warnings_json = ?25, noise_json = ?26, detail_json = ?27 WHERE id = ?1",
+             warnings_json = ?25, noise_json = ?26, detail_json = ?27, \
+             kernel_trace_json = ?28 WHERE id = ?1",
         params![
             id,
             result.status.as_str(),
@@ -383,6 +384,11 @@ fn update_row(tx: &Transaction<'_>, result: &RunResult) -> Result<(), StoreError
             KindDetail::of(result)
                 .map(|d| serde_json::to_string(&d))
                 .transpose()?,
+            result
+                .kernel_trace
+                .as_ref()
+                .map(serde_json::to_string)
+                .transpose()?,
         ],
     )?;
     if changed == 0 {
@@ -392,12 +398,12 @@ fn update_row(tx: &Transaction<'_>, result: &RunResult) -> Result<(), StoreError
     Ok(())
 }
 
-/// The 12 parameters of an `intervals` row, in column order.
+/// The 14 parameters of an `intervals` row, in column order.
 pub(super) fn interval_params(
     run_id: i64,
     idx: u64,
     sample: &IntervalSample,
-) -> Result<[rusqlite::types::Value; 12], StoreError> {
+) -> Result<[rusqlite::types::Value; 14], StoreError> {
     use rusqlite::types::Value;
     let opt =
         |what, v| Ok::<_, StoreError>(to_opt_int(what, v)?.map_or(Value::Null, Value::Integer));
@@ -414,6 +420,8 @@ pub(super) fn interval_params(
         opt("interval sync p50", sample.sync_p50_ns)?,
         opt("interval sync p99", sample.sync_p99_ns)?,
         opt("interval device flushes", sample.device_flushes)?,
+        opt("interval kernel commits", sample.kernel_commits)?,
+        opt("interval kernel flushes", sample.kernel_flushes)?,
     ])
 }
 
@@ -426,8 +434,8 @@ fn write_children(tx: &Transaction<'_>, result: &RunResult) -> Result<(), StoreE
     }
     let mut insert = tx.prepare(
         "INSERT INTO intervals (run_id, idx, t_ms, dur_ms, writes, syncs, bytes, write_p50_ns, \
-         write_p99_ns, sync_p50_ns, sync_p99_ns, device_flushes) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+         write_p99_ns, sync_p50_ns, sync_p99_ns, device_flushes, kernel_commits, kernel_flushes) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
     )?;
     for (idx, sample) in result.intervals.iter().enumerate() {
         insert.execute(interval_params(

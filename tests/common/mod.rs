@@ -67,10 +67,14 @@ impl Lab {
     }
 }
 
-/// `fsynclab` with no `--db` and no FSYNCLAB_DB (XDG_DATA_HOME pointed nowhere useful).
+/// `fsynclab` with no `--db` and no FSYNCLAB_DB (XDG_DATA_HOME pointed nowhere useful),
+/// and kernel tracing off (FSYNCLAB_KERNEL_TRACE=off): the suite's binaries run in
+/// parallel as root, and only tests/ktrace.rs traces, one run at a time. A test that wants
+/// tracing passes `--kernel-trace`, which beats the environment.
 pub fn bare_cmd() -> Command {
     let mut c = Command::cargo_bin("fsynclab").expect("binary");
     c.env_remove("FSYNCLAB_DB");
+    c.env("FSYNCLAB_KERNEL_TRACE", "off");
     c
 }
 

@@ -332,6 +332,7 @@ pub(super) fn read_entry(
         phases: Vec::new(),
         group: None,
         reported: Some(reported),
+        kernel_trace: None,
     };
     let origin = RunOrigin {
         kind: OriginKind::FioImport,

@@ -115,7 +115,13 @@ impl RunDetails {
                             plots::iops_over_time(ui, &salt, &result.intervals);
                             plots::sync_latency_over_time(ui, &salt, &result.intervals);
                             plots::flushes_over_time(ui, &salt, &result.intervals);
+                            plots::kernel_rates_over_time(ui, &salt, &result.intervals);
                         });
+                        if let Some(kt) = &result.kernel_trace {
+                            section(ui, "Kernel", |ui| {
+                                grid(ui, "history-detail-kernel", &crate::report::kernel_rows(kt));
+                            });
+                        }
                     }
                     _ => {
                         ui.label("No measurements stored for this run (it failed before measuring, was interrupted, or is still running).");

@@ -191,6 +191,29 @@ pub(super) fn run_options_ui(ui: &mut Ui, state: &mut UiState) {
         row(
             ui,
             state,
+            "Kernel trace",
+            "count journal commits, log forces, flushes and D-state time from kernel \
+             tracepoints while the run goes: auto = when running as root with tracefs \
+             (--kernel-trace)",
+            &[],
+            |ui, s, id| {
+                use crate::ktrace::KernelTraceMode;
+                ui.horizontal(|ui| {
+                    for mode in [
+                        KernelTraceMode::Auto,
+                        KernelTraceMode::On,
+                        KernelTraceMode::Off,
+                    ] {
+                        ui.radio_value(&mut s.kernel_trace, mode, mode.as_str())
+                            .labelled_by(id);
+                    }
+                });
+                None
+            },
+        );
+        row(
+            ui,
+            state,
             "Quiet wait",
             "wait up to this long for an idle CPU before each run; 0: off (--quiet-wait)",
             &[],

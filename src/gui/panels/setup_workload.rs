@@ -211,6 +211,19 @@ impl WorkloadForm {
             ui.add(Label::new(RichText::new(format!("Seed: {seed}")).weak()).wrap());
         }
         ui.add(Label::new(preset.description.trim()).wrap());
+        if !preset.watch.is_empty() {
+            // Collapsed: one line until opened, so the form below stays in view.
+            egui::CollapsingHeader::new(format!(
+                "What to watch in the kernel trace ({})",
+                preset.watch.len()
+            ))
+            .id_salt("setup-preset-watch")
+            .show(ui, |ui| {
+                for w in &preset.watch {
+                    ui.add(Label::new(format!("{}: {}", w.metric, w.why)).wrap());
+                }
+            });
+        }
         if !preset.published.is_empty() {
             egui::CollapsingHeader::new("Published figures")
                 .default_open(true)

@@ -171,6 +171,8 @@ struct Layout {
     meta: Vec<Vec<header::Seg>>,
     line_h: i32,
     stats: Vec<tables::StatRow>,
+    /// The kernel tracer's rows (the "Kernel" panel; empty when untraced).
+    kernel: Vec<tables::StatRow>,
     published: usize,
 }
 
@@ -185,6 +187,7 @@ impl Layout {
             meta: header::meta_lines(c, scale, width as i32),
             line_h: scale.i(25.0),
             stats: tables::stat_rows(c),
+            kernel: tables::kernel_rows(c),
             published: c.published.len(),
         }
     }
@@ -193,6 +196,13 @@ impl Layout {
     }
     fn stats_h(&self) -> i32 {
         tables::table_height(self.scale, self.stats.len())
+    }
+    fn kernel_h(&self) -> i32 {
+        if self.kernel.is_empty() {
+            0
+        } else {
+            tables::table_height(self.scale, self.kernel.len())
+        }
     }
     fn published_h(&self) -> i32 {
         if self.published == 0 {
@@ -205,6 +215,7 @@ impl Layout {
         header::header_height(self.scale)
             + self.meta_h()
             + self.stats_h()
+            + self.kernel_h()
             + self.published_h()
             + self.scale.i(12.0)
     }
@@ -232,8 +243,14 @@ where
         .map_err(|e| part("metadata strip", e))?;
     let charts_h = h as i32 - layout.text_h();
     let (grid, rest) = rest.split_vertically(charts_h);
-    let (stats, published) = rest.split_vertically(layout.stats_h());
-    tables::draw_stats(&stats, s, &layout.stats).map_err(|e| part("statistics table", e))?;
+    let (stats, rest) = rest.split_vertically(layout.stats_h());
+    tables::draw_stats(&stats, s, "Statistics", &layout.stats)
+        .map_err(|e| part("statistics table", e))?;
+    let (kernel, published) = rest.split_vertically(layout.kernel_h());
+    if !layout.kernel.is_empty() {
+        tables::draw_stats(&kernel, s, "Kernel", &layout.kernel)
+            .map_err(|e| part("kernel panel", e))?;
+    }
     if layout.published > 0 {
         tables::draw_published(&published, s, c).map_err(|e| part("published table", e))?;
     }

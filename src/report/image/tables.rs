@@ -41,12 +41,32 @@ fn stat_row(metric_name: String, m: &MetricComparison) -> StatRow {
 /// Sweep metrics shown per point (the table would be too long with all of them).
 pub(super) const SWEEP_KEYS: &[&str] = &["iops", "mib_per_sec", "write_p99_us", "sync_p99_us"];
 
-/// The rows of the statistics table: every metric, or the main metrics at each sweep point.
+/// Whether a metric is the kernel tracer's (shown in the "Kernel" panel).
+fn is_kernel(m: &MetricComparison) -> bool {
+    m.key.starts_with("kt_")
+}
+
+/// The rows of the "Kernel" panel: the kernel tracer's figures of a comparison of traced
+/// runs (none for a sweep, whose table is per point).
+pub(super) fn kernel_rows(c: &Comparison) -> Vec<StatRow> {
+    if c.sweep.is_some() {
+        return Vec::new();
+    }
+    c.metrics
+        .iter()
+        .filter(|m| is_kernel(m))
+        .map(|m| stat_row(m.label.clone(), m))
+        .collect()
+}
+
+/// The rows of the statistics table: every metric but the kernel's, or the main metrics at
+/// each sweep point.
 pub(super) fn stat_rows(c: &Comparison) -> Vec<StatRow> {
     match &c.sweep {
         None => c
             .metrics
             .iter()
+            .filter(|m| !is_kernel(m))
             .map(|m| stat_row(m.label.clone(), m))
             .collect(),
         Some(sw) => {
@@ -189,21 +209,23 @@ where
     Ok(())
 }
 
-/// Draws the statistics table.
+/// Draws the statistics table under `title` ("Statistics", or "Kernel" for the kernel
+/// tracer's figures).
 pub(super) fn draw_stats<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     s: Scale,
+    title: &str,
     rows: &[StatRow],
 ) -> DrawResult
 where
     DB::ErrorType: 'static,
 {
-    draw_heading(
-        area,
-        s,
-        "Statistics",
-        "headline per side · gain: positive = better (either direction) · * significant at 95% (Welch's t-test)",
-    )?;
+    let note = if title == "Statistics" {
+        "headline per side · gain: positive = better (either direction) · * significant at 95% (Welch's t-test)"
+    } else {
+        "from kernel tracepoints (docs/KERNEL-TRACE.md) · * significant at 95% (Welch's t-test)"
+    };
+    draw_heading(area, s, title, note)?;
     let body: Vec<Vec<(String, RGBColor, bool)>> = rows
         .iter()
         .map(|r| {

@@ -124,6 +124,8 @@ fn result_for(id: i64, new: &NewRun) -> RunResult {
         sync_p50_ns: if k == 2 { None } else { Some(400_000) },
         sync_p99_ns: if k == 2 { None } else { Some(1_000_000) },
         device_flushes: Some(340),
+        kernel_commits: if k == 1 { None } else { Some(k + 2) },
+        kernel_flushes: Some(k * 3),
     };
     RunResult {
         id,
@@ -201,6 +203,7 @@ fn result_for(id: i64, new: &NewRun) -> RunResult {
             gather_wait_ns: 500_000,
         }),
         reported: None,
+        kernel_trace: None,
     }
 }
 

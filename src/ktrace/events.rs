@@ -1,0 +1,181 @@
+//! Which tracepoints a run enables, picked from what the running kernel offers
+//! (`available_events`), each with its kernel-side filter. Pure: the caller reads the file.
+
+use super::accum::{Groups, Targets};
+
+/// The filesystem family of the target, which decides the journal/log events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FsFamily {
+    /// ext4 (and ext3 on ext4): jbd2.
+    Ext4,
+    /// xfs: log forces and in-core log writes.
+    Xfs,
+    /// btrfs: fsync and transaction commits.
+    Btrfs,
+    /// Anything else (tmpfs...): block and scheduler events only.
+    Other,
+}
+
+impl FsFamily {
+    /// The family of a mount's filesystem type.
+    pub fn of(fs_type: &str) -> FsFamily {
+        match fs_type {
+            "ext4" | "ext3" => FsFamily::Ext4,
+            "xfs" => FsFamily::Xfs,
+            "btrfs" => FsFamily::Btrfs,
+            _ => FsFamily::Other,
+        }
+    }
+}
+
+/// One tracepoint to enable and the filter written to it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EventChoice {
+    /// `block`, `jbd2`...
+    pub system: &'static str,
+    /// `block_rq_issue`...
+    pub name: &'static str,
+    /// The kernel-side filter (`events/<system>/<name>/filter`), when there is one.
+    pub filter: Option<String>,
+}
+
+impl EventChoice {
+    /// `system:name`, as `available_events` and the run's metadata name it.
+    pub fn full_name(&self) -> String {
+        format!("{}:{}", self.system, self.name)
+    }
+}
+
+/// Prefix of the engine's worker thread names (`fsynclab-w0`...): the scheduler filter.
+pub const WORKER_COMM_GLOB: &str = "fsynclab-w*";
+
+/// The events to enable for a run on `fs` with `targets`, of those `available` lists, and
+/// which figure groups they make available. A group is on only when all of its events exist.
+pub fn select(available: &str, fs: FsFamily, targets: &Targets) -> (Vec<EventChoice>, Groups) {
+    let has = |system: &str, name: &str| {
+        available
+            .lines()
+            .any(|l| l.trim().split_once(':') == Some((system, name)))
+    };
+    let mut chosen = Vec::new();
+    let mut groups = Groups::default();
+    let mut group = |system: &'static str, names: &[&'static str], filter: Option<String>| {
+        if !names.iter().all(|n| has(system, n)) {
+            return false;
+        }
+        for &name in names {
+            chosen.push(EventChoice {
+                system,
+                name,
+                filter: filter.clone(),
+            });
+        }
+        true
+    };
+    let devs: Vec<u64> = [targets.dev, targets.backing]
+        .into_iter()
+        .flatten()
+        .map(|d| d.kernel_dev_t())
+        .collect();
+    let dev_filter = |devs: &[u64]| {
+        devs.iter()
+            .map(|d| format!("dev == {d}"))
+            .collect::<Vec<_>>()
+            .join(" || ")
+    };
+    if !devs.is_empty() {
+        // Only flushes, preflushes and FUA writes: their rwbs holds an F.
+        let filter = format!("({}) && rwbs ~ \"*F*\"", dev_filter(&devs));
+        groups.block = group(
+            "block",
+            &["block_rq_issue", "block_rq_complete"],
+            Some(filter),
+        );
+    }
+    let fs_dev = targets.dev.map(|d| dev_filter(&[d.kernel_dev_t()]));
+    match fs {
+        FsFamily::Ext4 if fs_dev.is_some() => {
+            groups.jbd2 = group(
+                "jbd2",
+                &["jbd2_start_commit", "jbd2_end_commit", "jbd2_run_stats"],
+                fs_dev,
+            );
+        }
+        FsFamily::Xfs if fs_dev.is_some() => {
+            groups.xfs = group("xfs", &["xfs_log_force", "xlog_iclog_sync"], fs_dev);
+        }
+        // btrfs events print a filesystem id, which filters cannot compare: the
+        // accumulator keeps the target's own by its fsid.
+        FsFamily::Btrfs if targets.btrfs_fsid.is_some() => {
+            groups.btrfs = group(
+                "btrfs",
+                &["btrfs_sync_file", "btrfs_transaction_commit"],
+                None,
+            );
+        }
+        _ => {}
+    }
+    groups.sched = group(
+        "sched",
+        &["sched_switch"],
+        Some(format!(
+            "prev_comm ~ \"{WORKER_COMM_GLOB}\" || next_comm ~ \"{WORKER_COMM_GLOB}\""
+        )),
+    );
+    (chosen, groups)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ktrace::parse::Dev;
+
+    const AVAILABLE: &str = "sched:sched_switch\njbd2:jbd2_run_stats\njbd2:jbd2_end_commit\n\
+        jbd2:jbd2_start_commit\nxfs:xfs_log_force\nxfs:xlog_iclog_sync\nbtrfs:btrfs_sync_file\n\
+        btrfs:btrfs_transaction_commit\nblock:block_rq_issue\nblock:block_rq_complete\n";
+
+    fn loop_targets() -> Targets {
+        Targets {
+            dev: Some(Dev { major: 7, minor: 1 }),
+            backing: Some(Dev {
+                major: 253,
+                minor: 0,
+            }),
+            btrfs_fsid: None,
+        }
+    }
+
+    #[test]
+    fn ext4_on_a_loop_device_filters_both_devices() {
+        let (events, groups) = select(AVAILABLE, FsFamily::Ext4, &loop_targets());
+        assert!(groups.block && groups.jbd2 && groups.sched && !groups.xfs && !groups.btrfs);
+        let issue = &events[0];
+        assert_eq!(issue.full_name(), "block:block_rq_issue");
+        assert_eq!(
+            issue.filter.as_deref(),
+            Some("(dev == 7340033 || dev == 265289728) && rwbs ~ \"*F*\"")
+        );
+        let jbd2: Vec<_> = events.iter().filter(|e| e.system == "jbd2").collect();
+        assert_eq!(jbd2.len(), 3);
+        assert_eq!(jbd2[0].filter.as_deref(), Some("dev == 7340033"));
+    }
+
+    #[test]
+    fn only_what_the_kernel_offers() {
+        let (events, groups) = select(
+            "block:block_rq_issue\nxfs:xfs_log_force\n",
+            FsFamily::Xfs,
+            &loop_targets(),
+        );
+        assert!(events.is_empty(), "{events:?}");
+        assert_eq!(groups, Groups::default());
+        // btrfs needs its fsid; tmpfs gets the scheduler only.
+        let (_, groups) = select(AVAILABLE, FsFamily::Btrfs, &loop_targets());
+        assert!(!groups.btrfs);
+        let (events, groups) = select(AVAILABLE, FsFamily::Other, &Targets::default());
+        assert!(groups.sched && !groups.block);
+        assert_eq!(events.len(), 1);
+        assert_eq!(FsFamily::of("ext3"), FsFamily::Ext4);
+        assert_eq!(FsFamily::of("tmpfs"), FsFamily::Other);
+    }
+}

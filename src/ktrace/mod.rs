@@ -1,0 +1,308 @@
+//! The kernel's side of every fsync (issue 14): journal commits, log forces, cache flushes
+//! and D-state sleeps, counted from tracepoints in a private tracefs instance while a run
+//! goes.
+//!
+//! ```text
+//! available_events ─► events::select ─► tracefs::create (under the control lock)
+//!                                              │
+//!   trace_pipe (O_NONBLOCK, poll) ─► reader ─► parse ─► accum::Accumulator ─► KernelTrace
+//!                                              │                 └─► LiveKernel (commits/s, flushes/s)
+//!                       stop: flag, join, per_cpu/*/stats (drops), tracefs::remove
+//! ```
+//! Parsing and accounting are pure and fixture-tested; the reader and the tracefs control
+//! are thin. See docs/KERNEL-TRACE.md.
+
+pub mod accum;
+pub mod events;
+#[cfg(test)]
+mod fixture_tests;
+pub mod parse;
+mod reader;
+pub mod tracefs;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+pub use accum::{Accumulator, Groups, LiveKernel, Targets};
+pub use events::FsFamily;
+
+use crate::metrics::KernelTrace;
+use crate::probe::SystemInfo;
+use parse::Dev;
+use reader::Reader;
+
+/// `--kernel-trace`: whether a run traces the kernel.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum KernelTraceMode {
+    /// On when running as root with tracefs available, else off with the reason recorded.
+    #[default]
+    Auto,
+    /// On, or the run is refused.
+    On,
+    /// Off.
+    Off,
+}
+
+impl KernelTraceMode {
+    /// The name users type.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KernelTraceMode::Auto => "auto",
+            KernelTraceMode::On => "on",
+            KernelTraceMode::Off => "off",
+        }
+    }
+}
+
+/// Why tracing could not be done.
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    /// Not root, no tracefs, no usable event.
+    #[error("kernel tracing is unavailable: {reason}")]
+    Unavailable {
+        /// Why.
+        reason: String,
+    },
+    /// A tracefs file could not be used.
+    #[error("cannot {what} {}: {source}", path.display())]
+    Io {
+        /// What was being done.
+        what: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// The lock file is not a root-owned regular file only root can write.
+    #[error(
+        "{} is not a regular file owned by root and writable only by it; remove it",
+        path.display()
+    )]
+    UnsafeLock {
+        /// The lock file.
+        path: PathBuf,
+    },
+}
+
+/// Whether tracing can be on for this process: root and tracefs (mounted now if needed).
+pub fn available() -> Result<PathBuf, TraceError> {
+    if !nix::unistd::geteuid().is_root() {
+        return Err(TraceError::Unavailable {
+            reason: "tracefs needs root".into(),
+        });
+    }
+    tracefs::ensure_mounted()
+}
+
+/// Removes the trace instances of fsynclab processes that are gone (the next start after a
+/// kill, and `fsynclab clean`); returns their names. Nothing to do without root or tracefs.
+pub fn sweep() -> Result<Vec<String>, TraceError> {
+    if !nix::unistd::geteuid().is_root() || !Path::new(tracefs::TRACEFS).join("instances").is_dir()
+    {
+        return Ok(Vec::new());
+    }
+    tracefs::sweep(Path::new(tracefs::TRACEFS))
+}
+
+/// A run's tracing: on, or off and why.
+pub enum Tracing {
+    /// Tracing, until [`Session::finish`].
+    On(Session),
+    /// Not tracing.
+    Off(Box<KernelTrace>),
+}
+
+/// Starts tracing run `run_id` on the target `system` describes. `Auto` falls back to
+/// [`Tracing::Off`] with the reason; `On` returns the error.
+pub fn start(
+    mode: KernelTraceMode,
+    run_id: i64,
+    system: &SystemInfo,
+) -> Result<Tracing, TraceError> {
+    if mode == KernelTraceMode::Off {
+        return Ok(Tracing::Off(Box::new(KernelTrace::off(
+            "turned off (kernel_trace = off)",
+        ))));
+    }
+    match Session::start(run_id, system) {
+        Ok(session) => Ok(Tracing::On(session)),
+        Err(e) if mode == KernelTraceMode::Auto => {
+            Ok(Tracing::Off(Box::new(KernelTrace::off(e.to_string()))))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// One run's trace instance and reader.
+pub struct Session {
+    dir: PathBuf,
+    /// The owner lock (see [`tracefs::hold_owner_lock`]), released after the instance is
+    /// removed.
+    owner: Option<(PathBuf, nix::fcntl::Flock<std::fs::File>)>,
+    reader: Option<Reader>,
+    groups: Groups,
+    events: Vec<String>,
+    live: Arc<LiveKernel>,
+}
+
+impl Session {
+    fn start(run_id: i64, system: &SystemInfo) -> Result<Session, TraceError> {
+        let root = available()?;
+        if let Err(e) = tracefs::sweep(&root) {
+            log::warn!("sweeping old trace instances: {e}");
+        }
+        let available_path = root.join("available_events");
+        let offered =
+            std::fs::read_to_string(&available_path).map_err(|source| TraceError::Io {
+                what: "read",
+                path: available_path,
+                source,
+            })?;
+        let fs = FsFamily::of(system.mount.as_ref().map_or("", |m| m.fs_type.as_str()));
+        let targets = targets_of(system);
+        let (chosen, groups) = events::select(&offered, fs, &targets);
+        if chosen.is_empty() {
+            return Err(TraceError::Unavailable {
+                reason: "the kernel offers none of the events fsynclab uses".into(),
+            });
+        }
+        let name = tracefs::instance_name(run_id);
+        // Locked before the instance exists, so no sweep can take it for a dead run's.
+        let owner = tracefs::hold_owner_lock(&name)?;
+        let owner = (tracefs::owner_lock_path(&name), owner);
+        let dir = match tracefs::create(&root, &name, &chosen) {
+            Ok(dir) => dir,
+            Err(e) => {
+                let _ = std::fs::remove_file(&owner.0);
+                return Err(e);
+            }
+        };
+        let live = Arc::new(LiveKernel::default());
+        let acc = Accumulator::new(
+            targets,
+            Box::new(|tid| Path::new(&format!("/proc/self/task/{tid}")).exists()),
+            Arc::clone(&live),
+        );
+        // The pipe is opened in its own step, after the control lock is released.
+        let reader = match Reader::start(&dir, acc) {
+            Ok(reader) => reader,
+            Err(e) => {
+                let _ = tracefs::remove(&dir);
+                let _ = std::fs::remove_file(&owner.0);
+                return Err(e);
+            }
+        };
+        Ok(Session {
+            dir,
+            owner: Some(owner),
+            reader: Some(reader),
+            groups,
+            events: chosen.iter().map(|e| e.full_name()).collect(),
+            live,
+        })
+    }
+
+    /// The totals the window shows live (commits/s, flushes/s).
+    pub fn live(&self) -> Arc<LiveKernel> {
+        Arc::clone(&self.live)
+    }
+
+    /// Stops the reader (joined: its descriptor closed), reads the drop counters, removes
+    /// the instance and returns the run's figures for `syncs` sync calls.
+    pub fn finish(mut self, syncs: u64) -> KernelTrace {
+        let acc = self.reader.take().and_then(Reader::stop);
+        let lost = lost_events(&self.dir);
+        let removed = tracefs::remove(&self.dir);
+        let mut trace = match &acc {
+            Some(acc) => acc.finish(self.groups, syncs, lost.unwrap_or(0)),
+            None => KernelTrace {
+                enabled: true,
+                reason: Some("the trace reader failed".into()),
+                ..Default::default()
+            },
+        };
+        trace.events = std::mem::take(&mut self.events);
+        let mut problems: Vec<String> = trace.reason.take().into_iter().collect();
+        if lost.is_none() {
+            problems.push("the lost-event counters could not be read".into());
+        }
+        if let Err(e) = removed {
+            problems.push(e.to_string());
+        }
+        trace.reason = (!problems.is_empty()).then(|| problems.join("; "));
+        // Finished: nothing left for Drop.
+        self.dir = PathBuf::new();
+        self.release_owner();
+        trace
+    }
+}
+
+impl Session {
+    /// Removes and unlocks the owner lock (after the instance is gone).
+    fn release_owner(&mut self) {
+        if let Some((path, _lock)) = self.owner.take() {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        // An early way out (a panic, an error before finish): the same order as finish.
+        if let Some(reader) = self.reader.take() {
+            let _ = reader.stop();
+        }
+        if !self.dir.as_os_str().is_empty() {
+            let _ = tracefs::remove(&self.dir);
+        }
+        self.release_owner();
+    }
+}
+
+/// Events the instance's CPUs lost (overrun + dropped), `None` when unreadable.
+fn lost_events(dir: &Path) -> Option<u64> {
+    let per_cpu = std::fs::read_dir(dir.join("per_cpu")).ok()?;
+    let mut lost = 0;
+    for cpu in per_cpu.flatten() {
+        let text = std::fs::read_to_string(cpu.path().join("stats")).ok()?;
+        lost += parse::parse_cpu_stats(&text)?;
+    }
+    Some(lost)
+}
+
+/// The run's devices and btrfs filesystem id, from the probe and sysfs.
+fn targets_of(system: &SystemInfo) -> Targets {
+    let dev_of = |name: &str| {
+        std::fs::read_to_string(Path::new("/sys/class/block").join(name).join("dev"))
+            .ok()
+            .and_then(|text| Dev::parse(&text))
+    };
+    let Some(device) = &system.device else {
+        return Targets::default();
+    };
+    let backing = device
+        .loop_backing_file
+        .as_deref()
+        .and_then(|file| crate::probe::device_holding_file(Path::new(file)).ok())
+        .and_then(|d| dev_of(&d.name));
+    let fs_device = device.partition.as_deref().unwrap_or(&device.name);
+    let btrfs_fsid = match system.mount.as_ref().map(|m| m.fs_type.as_str()) {
+        Some("btrfs") => btrfs_fsid_of(Path::new("/sys/fs/btrfs"), fs_device),
+        _ => None,
+    };
+    Targets {
+        dev: dev_of(&device.name),
+        backing,
+        btrfs_fsid,
+    }
+}
+
+/// The btrfs filesystem (`/sys/fs/btrfs/<fsid>`) with `device` among its devices.
+pub fn btrfs_fsid_of(sysfs_btrfs: &Path, device: &str) -> Option<String> {
+    std::fs::read_dir(sysfs_btrfs)
+        .ok()?
+        .flatten()
+        .find(|fs| fs.path().join("devices").join(device).exists())
+        .map(|fs| fs.file_name().to_string_lossy().into_owned())
+}

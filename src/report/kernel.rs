@@ -1,0 +1,115 @@
+//! The kernel's account of a run in words: one place that formats a [`KernelTrace`] for
+//! the text summary (`run`, `show`) and the window's History details.
+
+use crate::metrics::{FlushLatency, KernelTrace};
+
+/// `(label, text)` rows describing `kt`: whether tracing was on and why not, then each
+/// figure that applies, filesystem by filesystem.
+pub fn kernel_rows(kt: &KernelTrace) -> Vec<(&'static str, String)> {
+    let mut rows = Vec::new();
+    if !kt.enabled {
+        let why = kt.reason.as_deref().unwrap_or("not recorded");
+        rows.push(("kernel trace", format!("off: {why}")));
+        return rows;
+    }
+    let lost = match kt.dropped {
+        Some(0) => "none lost".to_string(),
+        Some(n) => format!("{n} LOST (figures are low)"),
+        None => "losses unknown".to_string(),
+    };
+    rows.push((
+        "kernel trace",
+        format!(
+            "on: {} events read, {lost} · {}",
+            kt.events_read.unwrap_or(0),
+            kt.events.join(", ")
+        ),
+    ));
+    if let Some(flushes) = kt.block_flushes {
+        let lat = kt.flush_lat_us.map(lat_text).unwrap_or_default();
+        let fua = kt
+            .fua_writes
+            .map(|f| format!(" · {f} FUA writes"))
+            .unwrap_or_default();
+        let backing = kt
+            .backing_flushes
+            .map(|f| format!(" · backing disk {f} flushes"))
+            .unwrap_or_default();
+        rows.push(("flushes", format!("{flushes}{lat}{fua}{backing}")));
+    }
+    if let Some(commits) = kt.journal_commits {
+        let mut text = format!("{commits} jbd2 commits");
+        push_opt(&mut text, kt.commits_per_sync, "per sync", 3);
+        push_opt(&mut text, kt.handles_per_commit, "handles/commit", 2);
+        push_opt(&mut text, kt.blocks_per_commit, "blocks/commit", 1);
+        if let Some(c) = kt.commit_us {
+            text.push_str(&format!(" · commit{}", lat_text(c)));
+        }
+        rows.push(("journal", text));
+    }
+    if let Some(forces) = kt.log_forces {
+        let mut text = format!("{forces} xfs log forces");
+        push_opt(&mut text, kt.log_forces_per_sync, "per sync", 3);
+        if let Some(writes) = kt.log_writes {
+            text.push_str(&format!(" · {writes} log writes"));
+        }
+        rows.push(("log", text));
+    }
+    if let (Some(syncs), Some(trans)) = (kt.log_commits, kt.transaction_commits) {
+        rows.push((
+            "btrfs",
+            format!("{syncs} sync_file (log path) · {trans} transaction commits"),
+        ));
+    }
+    if let Some(total) = kt.dstate_us {
+        let mut text = format!("{:.3} s in D state", total as f64 / 1e6);
+        push_opt(&mut text, kt.dstate_us_per_sync, "µs per sync", 1);
+        rows.push(("D state", text));
+    }
+    rows
+}
+
+fn push_opt(text: &mut String, value: Option<f64>, unit: &str, decimals: usize) {
+    if let Some(v) = value {
+        text.push_str(&format!(" · {v:.decimals$} {unit}"));
+    }
+}
+
+fn lat_text(l: FlushLatency) -> String {
+    format!(
+        " · p50 {:.0} µs · p99 {:.0} µs · max {:.0} µs",
+        l.p50, l.p99, l.max
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn off_says_why_and_on_shows_what_applies() {
+        let rows = kernel_rows(&KernelTrace::off("tracefs needs root"));
+        assert_eq!(
+            rows,
+            vec![("kernel trace", "off: tracefs needs root".into())]
+        );
+        let kt = KernelTrace {
+            enabled: true,
+            events: vec!["jbd2:jbd2_end_commit".into()],
+            dropped: Some(3),
+            events_read: Some(10),
+            journal_commits: Some(4),
+            handles_per_commit: Some(2.5),
+            ..Default::default()
+        };
+        let rows = kernel_rows(&kt);
+        assert!(rows[0].1.contains("3 LOST"), "{rows:?}");
+        assert_eq!(rows[1].0, "journal");
+        assert!(rows[1].1.contains("2.50 handles/commit"), "{rows:?}");
+        assert_eq!(
+            rows.len(),
+            2,
+            "no xfs, btrfs, flush or D-state rows: {rows:?}"
+        );
+    }
+}
