@@ -46,6 +46,7 @@ fn seed_preset(
                 experiment_id: None,
                 keep_files: false,
                 allow_shared_target: false,
+                kernel_trace: fsynclab::ktrace::KernelTraceMode::Off,
                 quiet: None,
                 origin: None,
                 warnings: Vec::new(),

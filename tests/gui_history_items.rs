@@ -36,6 +36,7 @@ fn seed(db: &std::path::Path, target: &std::path::Path, runs: &[(&str, u32, Sync
             experiment_id: None,
             keep_files: false,
             allow_shared_target: false,
+            kernel_trace: fsynclab::ktrace::KernelTraceMode::Off,
             quiet: None,
             origin: None,
             warnings: Vec::new(),

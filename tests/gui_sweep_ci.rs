@@ -35,6 +35,7 @@ fn seed_sweep(db: &Path, target: &Path) {
                     experiment_id: None,
                     keep_files: false,
                     allow_shared_target: false,
+                    kernel_trace: fsynclab::ktrace::KernelTraceMode::Off,
                     quiet: None,
                     origin: None,
                     warnings: Vec::new(),

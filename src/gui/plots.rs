@@ -94,10 +94,11 @@ pub fn flushes_over_time(ui: &mut egui::Ui, id_salt: &str, samples: &[IntervalSa
 /// (nothing when the run was not traced).
 pub fn kernel_rates_over_time(ui: &mut egui::Ui, id_salt: &str, samples: &[IntervalSample]) {
     let rate = |count: Option<u64>, s: &IntervalSample| {
-        (s.dur_ms >= MIN_RATE_WINDOW_MS)
+        (s.dur_ms > 0)
             .then(|| Some([secs(s), count? as f64 * 1000.0 / s.dur_ms as f64]))
             .flatten()
     };
+    let samples = whole_windows(samples);
     let commits: PlotPoints = samples
         .iter()
         .filter_map(|s| rate(s.kernel_commits, s))
