@@ -59,6 +59,8 @@ pub fn flag(setting: Setting) -> CliFlag {
         Setting::Device => Long("--device"),
         Setting::DestroyDataOn => Long("--destroy-data-on"),
         Setting::Kind => Long("--kind"),
+        Setting::Settle => Long("--settle"),
+        Setting::Warmup => Long("--warmup"),
     }
 }
 

@@ -32,6 +32,7 @@ mod offsets;
 mod runner;
 mod sampler;
 mod scratch;
+mod settle;
 mod smallfiles;
 mod sysbench;
 mod target;

@@ -35,6 +35,16 @@ pub(crate) fn run_in_scratch<K: Kind, B: Backend>(
         }
         Err(PrepareStop::Error(e)) => return Err(e),
     };
+    if spec.settle {
+        let settled = super::settle::settle(
+            backend,
+            ctx,
+            scratch,
+            crate::probe::SettleRule::default(),
+            cancel,
+        );
+        warnings.extend(settled.warning);
+    }
     let lives: Vec<Live> = (0..spec.threads).map(|_| Live::default()).collect();
     let device = DeviceProbe::before(ctx);
     let mut sampler = Sampler::new(&lives, K::bytes_per_write(spec), device.stat_path());

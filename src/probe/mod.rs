@@ -7,6 +7,7 @@ mod blockstat;
 mod loop_tests;
 mod mountinfo;
 mod noise;
+mod settle;
 mod sysfs;
 mod system;
 
@@ -17,6 +18,10 @@ pub use mountinfo::{
     MOUNTINFO_PATH, list_mounts, merged_options, mount_for_path, parse_mountinfo, unescape_octal,
 };
 pub use noise::{Pressure, QuietOutcome, measure_cpu_busy, read_pressure, wait_for_quiet};
+pub use settle::{
+    MEMINFO_PATH, SettleRule, SettleSample, SettleVerdict, Settler, parse_meminfo_dirty,
+    read_settle_sample,
+};
 pub use sysfs::{
     SYSFS_ROOT, device_for_mount, device_for_mount_in, device_holding_file, no_device_reason,
     parse_active_scheduler, parse_sysfs_bool, read_attribute,
