@@ -217,3 +217,6 @@ mod tests;
 
 #[cfg(test)]
 mod tests_grouplog;
+
+#[cfg(test)]
+mod tests_warmup;
