@@ -111,9 +111,11 @@ impl RunDetails {
                                 return;
                             }
                             let salt = format!("history-{id}");
-                            plots::iops_over_time(ui, &salt, &result.intervals);
-                            plots::sync_latency_over_time(ui, &salt, &result.intervals);
-                            plots::flushes_over_time(ui, &salt, &result.intervals);
+                            let warmup_ms = result.spec.warmup_ns() / 1_000_000;
+                            let samples = &result.intervals;
+                            plots::iops_over_time(ui, &salt, samples, warmup_ms);
+                            plots::sync_latency_over_time(ui, &salt, samples, warmup_ms);
+                            plots::flushes_over_time(ui, &salt, samples, warmup_ms);
                         });
                     }
                     _ => {

@@ -310,6 +310,7 @@ fn percentiles(c: &Comparison, sync: bool) -> LineChart {
         y: Axis::LogUs,
         base: pts(&c.baseline),
         cand: pts(&c.candidate),
+        shade_to_x: 0.0,
     }
 }
 
@@ -322,6 +323,7 @@ fn cdf_chart(c: &Comparison) -> LineChart {
         y: Axis::Fraction,
         base: c.baseline.sync_cdf.clone(),
         cand: c.candidate.sync_cdf.clone(),
+        shade_to_x: 0.0,
     }
 }
 
@@ -330,6 +332,14 @@ fn runs_note(c: &Comparison) -> String {
         "run #{} vs #{}",
         c.baseline.timeline_run, c.candidate.timeline_run
     )
+}
+
+/// The warm-up to shade at the start of the timelines: the longer of the two runs' (the
+/// sides normally share one workload, and so one warm-up).
+fn warmup_shade(c: &Comparison) -> f64 {
+    c.baseline
+        .timeline_warmup_s
+        .max(c.candidate.timeline_warmup_s)
 }
 
 fn iops_timeline(c: &Comparison) -> LineChart {
@@ -348,6 +358,7 @@ fn iops_timeline(c: &Comparison) -> LineChart {
         },
         base: pts(&c.baseline),
         cand: pts(&c.candidate),
+        shade_to_x: warmup_shade(c),
     }
 }
 
@@ -369,6 +380,7 @@ fn p99_timeline(c: &Comparison) -> LineChart {
         y: Axis::LogUs,
         base: pts(&c.baseline),
         cand: pts(&c.candidate),
+        shade_to_x: warmup_shade(c),
     }
 }
 
@@ -407,6 +419,7 @@ fn sweep_charts(sw: &crate::analysis::Sweep) -> (LineChart, LineChart) {
             },
             base: series("iops", false),
             cand: series("iops", true),
+            shade_to_x: 0.0,
         },
         LineChart {
             caption: format!("Sync p99 vs {} (merged per point)", sw.field),
@@ -416,6 +429,7 @@ fn sweep_charts(sw: &crate::analysis::Sweep) -> (LineChart, LineChart) {
             y: Axis::LogUs,
             base: series("sync_p99_us", false),
             cand: series("sync_p99_us", true),
+            shade_to_x: 0.0,
         },
     )
 }
