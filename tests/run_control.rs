@@ -38,20 +38,13 @@ fn a_bad_warm_up_exits_2_naming_the_field_and_the_fix() {
         &["--kind", "grouplog", "--warmup", "1"],
         "a warm-up for a grouplog run",
     );
-    refused(
-        &lab,
-        &["--set", "warmup_s=-2"],
-        "warmup_s: -2 s of warm-up",
-    );
+    refused(&lab, &["--set", "warmup_s=-2"], "warmup_s: -2 s of warm-up");
     assert!(lab.target_entries().is_empty());
 }
 
 #[test]
 fn the_run_control_flags_are_grouped_in_help() {
-    let out = common::bare_cmd()
-        .args(["run", "--help"])
-        .output()
-        .unwrap();
+    let out = common::bare_cmd().args(["run", "--help"]).output().unwrap();
     let help = String::from_utf8_lossy(&out.stdout);
     let heading = help.find("Run control:").expect("a Run control heading");
     for flag in ["--settle", "--no-settle", "--warmup <S>"] {

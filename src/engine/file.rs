@@ -141,7 +141,10 @@ pub trait Backend: Sync {
         &self,
         stat_paths: &[&std::path::Path],
     ) -> Result<crate::probe::SettleSample, crate::probe::ProbeError> {
-        crate::probe::read_settle_sample(stat_paths, std::path::Path::new(crate::probe::MEMINFO_PATH))
+        crate::probe::read_settle_sample(
+            stat_paths,
+            std::path::Path::new(crate::probe::MEMINFO_PATH),
+        )
     }
     /// Sleeps `ms` between two settle samples (the fake does not wait).
     fn settle_pause(&self, ms: u64) {

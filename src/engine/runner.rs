@@ -238,7 +238,11 @@ struct Sampling<'a> {
 /// workers' stop flag. At the end of a warm-up the device counters are read again, so
 /// the run's flushes count from there like its syncs. Returns whether the run was
 /// cancelled.
-fn sample_until_done(run: &Sampling<'_>, sampler: &mut Sampler<'_>, device: &mut DeviceProbe<'_>) -> bool {
+fn sample_until_done(
+    run: &Sampling<'_>,
+    sampler: &mut Sampler<'_>,
+    device: &mut DeviceProbe<'_>,
+) -> bool {
     let Sampling {
         spec,
         shared,
@@ -250,7 +254,8 @@ fn sample_until_done(run: &Sampling<'_>, sampler: &mut Sampler<'_>, device: &mut
     let mut cancelled = false;
     let tick = Duration::from_millis(spec.interval_ms);
     let mut next_tick = start + tick;
-    let mut warm_end = (spec.warmup_ns() > 0).then(|| start + Duration::from_nanos(spec.warmup_ns()));
+    let mut warm_end =
+        (spec.warmup_ns() > 0).then(|| start + Duration::from_nanos(spec.warmup_ns()));
     loop {
         let wake = warm_end.map_or(next_tick, |w| w.min(next_tick));
         let wait = wake.saturating_duration_since(Instant::now());

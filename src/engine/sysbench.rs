@@ -13,9 +13,7 @@
 use std::sync::atomic::Ordering;
 
 use super::file::{AlignedBuf, Backend, Clock, SyncFile};
-use super::harness::{
-    Counts, Timed, Worker, WorkerOutput, end_warmup, record_sync, run_worker,
-};
+use super::harness::{Counts, Timed, Worker, WorkerOutput, end_warmup, record_sync, run_worker};
 use super::offsets::mix;
 use super::scratch::describe_io_error;
 use super::worker::{WorkerPlan, open_plan_files};

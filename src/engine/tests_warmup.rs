@@ -74,8 +74,15 @@ fn sysbench_mode_measures_the_same_event_sequence_after_a_warm_up() {
     assert_eq!((plain.writes, plain.syncs), (100, 20));
     assert_eq!((warmed.writes, warmed.syncs), (100, 20));
     assert_eq!(warmed.write_lat.count(), 100);
-    let ops: Vec<_> = warmed.ops.iter().map(|o| (o.op.as_str(), o.count)).collect();
-    assert!(ops.contains(&("write", 100)) && ops.contains(&("fsync", 20)), "{ops:?}");
+    let ops: Vec<_> = warmed
+        .ops
+        .iter()
+        .map(|o| (o.op.as_str(), o.count))
+        .collect();
+    assert!(
+        ops.contains(&("write", 100)) && ops.contains(&("fsync", 20)),
+        "{ops:?}"
+    );
     // The warm-up's events are in the timeline on top of the 120.
     let (w, s) = timeline_writes(&warmed);
     assert!(w > 100 && s > 20, "{w} writes, {s} syncs in the timeline");

@@ -7,9 +7,7 @@ use std::sync::atomic::Ordering;
 
 use super::dirfd::DirHandle;
 use super::file::{AlignedBuf, Backend, Clock, SyncFile};
-use super::harness::{
-    Counts, Timed, Worker, WorkerOutput, end_warmup, record_sync, run_worker,
-};
+use super::harness::{Counts, Timed, Worker, WorkerOutput, end_warmup, record_sync, run_worker};
 use super::offsets::{BlockOrder, mix};
 use super::scratch::{IoSite, describe_io_error, io_failure};
 use crate::spec::{StopRule, SyncMethod, WorkloadSpec};

@@ -382,9 +382,10 @@ fn fileio_options(spec: &WorkloadSpec) -> Result<FioOptions, ExportError> {
         }
     }
     if spec.warmup_ns() > 0 {
-        lines.push(("ramp_time", fio_time(std::time::Duration::from_nanos(
-            spec.warmup_ns(),
-        ))));
+        lines.push((
+            "ramp_time",
+            fio_time(std::time::Duration::from_nanos(spec.warmup_ns())),
+        ));
     }
     lines.push(("numjobs", spec.threads.to_string()));
     shared_file(spec, &mut lines, &mut notes)?;

@@ -114,7 +114,11 @@ pub fn control_line(r: &RunResult) -> String {
     if warmup_ms == 0 {
         return format!("{settle} · no warm-up");
     }
-    let flagged = r.intervals.iter().filter(|s| s.in_warmup(warmup_ms)).count();
+    let flagged = r
+        .intervals
+        .iter()
+        .filter(|s| s.in_warmup(warmup_ms))
+        .count();
     format!(
         "{settle} · warm-up {:.1} s left out of the figures ({flagged} of {} timeline windows)",
         warmup_ms as f64 / 1000.0,
