@@ -316,6 +316,7 @@ fn side_summary(input: &SideInput, runs: &[&RunResult]) -> SideSummary {
         workloads,
         timeline,
         timeline_run: median_run.id,
+        timeline_warmup_s: median_run.spec.warmup_ns() as f64 / 1e9,
         write_percentiles: side_percentiles(runs, false).unwrap_or_else(|| pct_points(&write)),
         sync_percentiles: side_percentiles(runs, true).unwrap_or_else(|| pct_points(&sync)),
         sync_cdf: sync

@@ -109,6 +109,7 @@ mod tests {
             workloads: Vec::new(),
             timeline: Vec::new(),
             timeline_run: 0,
+            timeline_warmup_s: 0.0,
             write_percentiles: Vec::new(),
             sync_percentiles: Vec::new(),
             sync_cdf: Vec::new(),

@@ -97,6 +97,10 @@ pub const PERCENTILE_POINTS: [(f64, &str); 6] = [
     (100.0, "max"),
 ];
 
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
+}
+
 /// What a side is, with the series the report plots.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SideSummary {
@@ -114,6 +118,9 @@ pub struct SideSummary {
     pub timeline: Vec<TimelinePoint>,
     /// Id of the run the timeline comes from.
     pub timeline_run: i64,
+    /// That run's warm-up in seconds (0: none), shaded at the start of its timeline.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub timeline_warmup_s: f64,
     /// (percentile, µs) of the merged write latency.
     pub write_percentiles: Vec<(f64, f64)>,
     /// (percentile, µs) of the merged sync latency.

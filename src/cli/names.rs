@@ -60,6 +60,8 @@ pub fn flag(setting: Setting) -> CliFlag {
         Setting::Device => Long("--device"),
         Setting::DestroyDataOn => Long("--destroy-data-on"),
         Setting::Kind => Long("--kind"),
+        Setting::Settle => Long("--settle"),
+        Setting::Warmup => Long("--warmup"),
     }
 }
 

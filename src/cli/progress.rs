@@ -95,8 +95,11 @@ pub fn show_progress(rx: mpsc::Receiver<EngineEvent>, progress: Progress) {
                 run_id,
                 expected_writes,
                 duration,
+                warmup,
                 ..
             } => {
+                // The bar covers the warm-up too: the live counters count its writes.
+                let duration = duration.map(|d| d + warmup.unwrap_or_default());
                 if let Some(n) = expected_writes {
                     bar.set_length(n);
                     bar.set_style(style("run {prefix} {bar:30} {pos}/{len} writes {elapsed_precise} ETA {eta} {msg}"));

@@ -93,6 +93,19 @@ pub struct RunArgs {
     /// Tag for the run (repeatable).
     #[arg(long = "tag", help_heading = "Run control")]
     pub tags: Vec<String>,
+    /// After preparing, syncfs the target and wait (up to 10 s) until the device's
+    /// in-flight requests and the dirty/writeback pages are zero or steady, so the fill's
+    /// writeback does not run into the timed part [default: on with --preset, else off].
+    #[arg(long, overrides_with = "no_settle", help_heading = "Run control")]
+    pub settle: bool,
+    /// Start the timed part right after preparing (no settle step).
+    #[arg(long, overrides_with = "settle", help_heading = "Run control")]
+    pub no_settle: bool,
+    /// Seconds of warm-up (fio ramp_time, dbench's warm-up; fileio and fileserver): run
+    /// but left out of the stored figures, shaded in the timeline; the stop rule counts
+    /// from its end.
+    #[arg(long, value_name = "S", help_heading = "Run control")]
+    pub warmup: Option<f64>,
     /// Keep the test files after the run.
     #[arg(long, help_heading = "Run control")]
     pub keep: bool,
@@ -262,6 +275,15 @@ pub fn build_spec(args: &RunArgs) -> Result<(WorkloadSpec, Option<String>, Optio
     }
     if args.final_sync {
         spec.final_sync = true;
+    }
+    if args.settle {
+        spec.settle = true;
+    }
+    if args.no_settle {
+        spec.settle = false;
+    }
+    if let Some(v) = args.warmup {
+        spec.warmup_s = Some(v);
     }
     for setting in &args.settings {
         spec = spec::apply_setting(&spec, setting).map_err(CliError::usage)?;

@@ -110,8 +110,10 @@ pub enum EngineEvent {
         threads: u32,
         /// Writes the run will do, when known in advance.
         expected_writes: Option<u64>,
-        /// Planned duration of a time-based run.
+        /// Planned duration of a time-based run (after its warm-up).
         duration: Option<Duration>,
+        /// The warm-up at the start (run, not in the figures), if any.
+        warmup: Option<Duration>,
     },
     /// One interval sample.
     Interval(crate::metrics::IntervalSample),

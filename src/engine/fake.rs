@@ -445,4 +445,16 @@ impl Backend for FakeBackend {
             thread,
         }
     }
+
+    fn settle_sample(
+        &self,
+        stat_paths: &[&std::path::Path],
+    ) -> Result<crate::probe::SettleSample, crate::probe::ProbeError> {
+        Ok(crate::probe::SettleSample {
+            in_flight: vec![0; stat_paths.len()],
+            ..Default::default()
+        })
+    }
+
+    fn settle_pause(&self, _ms: u64) {}
 }

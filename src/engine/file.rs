@@ -134,6 +134,22 @@ pub trait Backend: Sync {
     fn clock(&self, thread: u32) -> Self::Clock;
     /// The directory operations of worker `thread` ([`PREPARE_THREAD`] while preparing).
     fn dir_ops(&self, thread: u32) -> Self::Dir;
+    /// One reading of the counters the settle step waits on: the in-flight requests of the
+    /// devices whose stat files are `stat_paths`, and the page cache's dirty and writeback
+    /// pages. The real devices by default; the fake reports everything quiet.
+    fn settle_sample(
+        &self,
+        stat_paths: &[&std::path::Path],
+    ) -> Result<crate::probe::SettleSample, crate::probe::ProbeError> {
+        crate::probe::read_settle_sample(
+            stat_paths,
+            std::path::Path::new(crate::probe::MEMINFO_PATH),
+        )
+    }
+    /// Sleeps `ms` between two settle samples (the fake does not wait).
+    fn settle_pause(&self, ms: u64) {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
 }
 
 /// Real files and CLOCK_MONOTONIC.

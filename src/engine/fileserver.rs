@@ -22,7 +22,9 @@ use super::file::{
 use super::fileserver_mix::{
     DIRS, MAX_IO_BYTES, MAX_OPEN, Mix, NAME_LEN, OPS, Op, Step, dir_name, write_name,
 };
-use super::harness::{Counts, PrepareStop, Timed, Worker, WorkerOutput, record_sync, run_worker};
+use super::harness::{
+    Counts, PrepareStop, Timed, Worker, WorkerOutput, end_warmup, record_sync, run_worker,
+};
 use super::kind::Kind;
 use super::offsets::mix;
 use super::scratch::{IoSite, ScratchDir, describe_io_error, io_failure};
@@ -386,7 +388,15 @@ fn step_loop<B: Backend>(
     let (clock, live) = (&t.clock, t.live);
     let mut c = Counts::default();
     let (mut now, deadline) = (t.start_ns, t.deadline_ns);
+    let mut warming = t.warm_end_ns != 0;
     while !t.stopped() && now < deadline {
+        if warming && now >= t.warm_end_ns {
+            // dbench leaves its warm-up out of its figures: so do the client's.
+            end_warmup(&mut t.out, &mut c);
+            client.ops.iter_mut().for_each(OpStats::clear);
+            t.start_ns = now;
+            warming = false;
+        }
         let step = client.generator.next_step();
         names_of(&step, &mut a, &mut b);
         if let Step::Write { offset, len, .. } = step
@@ -437,6 +447,10 @@ fn step_loop<B: Backend>(
             }
             _ => {}
         }
+    }
+    if warming {
+        end_warmup(&mut t.out, &mut c);
+        client.ops.iter_mut().for_each(OpStats::clear);
     }
     c
 }

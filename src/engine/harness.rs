@@ -44,6 +44,11 @@ pub(crate) struct Shared {
     /// The run's one deadline under [`StopRule::Duration`], on the workers' clock, set
     /// before the start gate opens (see [`Shared::set_deadline`]); `u64::MAX` otherwise.
     pub deadline: Padded<AtomicU64>,
+    /// The end of the warm-up on the workers' clock (0: no warm-up), set with the deadline.
+    pub warm_end: Padded<AtomicU64>,
+    /// Next event of the sysbench-mode sequence during the warm-up: warm-up events are
+    /// drawn apart, so the measured part is the same event sequence with or without one.
+    pub warm_ticket: Padded<AtomicU64>,
 }
 
 impl Shared {
@@ -57,16 +62,24 @@ impl Shared {
             })),
             ticket: Padded(AtomicU64::new(0)),
             deadline: Padded(AtomicU64::new(u64::MAX)),
+            warm_end: Padded(AtomicU64::new(0)),
+            warm_ticket: Padded(AtomicU64::new(0)),
         }
     }
 
     /// Sets the run's one deadline under a duration: `gate_ns` (the workers' clock, read
-    /// by the coordinator as it opens the start gate) plus the duration. Every worker
-    /// reads it after the gate, so workers scheduled late (many threads on few cores) run
-    /// shorter instead of each running the full duration from its own start.
-    pub fn set_deadline(&self, rule: StopRule, gate_ns: u64) {
+    /// by the coordinator as it opens the start gate) plus the warm-up (`warmup_ns`, 0 for
+    /// none) plus the duration. Every worker reads it after the gate, so workers scheduled
+    /// late (many threads on few cores) run shorter instead of each running the full
+    /// duration from its own start. The warm-up ends at `gate_ns + warmup_ns` for all.
+    pub fn set_deadline(&self, rule: StopRule, gate_ns: u64, warmup_ns: u64) {
+        let measured_from = gate_ns.saturating_add(warmup_ns);
+        if warmup_ns > 0 {
+            self.warm_end.0.store(measured_from, Ordering::Release);
+        }
         if let StopRule::Duration(d) = rule {
-            let deadline = gate_ns.saturating_add(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+            let deadline =
+                measured_from.saturating_add(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
             self.deadline.0.store(deadline, Ordering::Release);
         }
     }
@@ -208,6 +221,21 @@ pub(crate) struct Timed<'a, C> {
     pub start_ns: u64,
     /// The run's deadline on `clock` (`u64::MAX` without a duration).
     pub deadline_ns: u64,
+    /// The end of the warm-up on `clock` (0: no warm-up). A kind's loop calls
+    /// [`end_warmup`] the first time its clock passes it; `start_ns` then moves there.
+    pub warm_end_ns: u64,
+}
+
+/// Ends a worker's warm-up: forgets what `out` and `counts` recorded so far (histograms,
+/// operations, counts; no allocation), so the figures start here. The live counters are
+/// left alone: the timeline keeps the warm-up, flagged.
+pub(crate) fn end_warmup(out: &mut WorkerOutput, counts: &mut Counts) {
+    out.write_lat.clear();
+    out.sync_lat.clear();
+    for op in &mut out.ops {
+        op.clear();
+    }
+    *counts = Counts::default();
 }
 
 impl<C> Timed<'_, C> {
@@ -254,8 +282,11 @@ pub(crate) fn run_worker<B: Backend, S>(
         live: w.live,
         start_ns,
         deadline_ns: w.shared.deadline(),
+        warm_end_ns: w.shared.warm_end.0.load(Ordering::Acquire),
     };
     let counts = body(&mut state, &mut timed);
+    // After a warm-up the worker's figures start where it ended.
+    let start_ns = timed.start_ns;
     let Timed { clock, mut out, .. } = timed;
     if out.error.is_some() {
         w.shared.stop.0.store(true, Ordering::Relaxed);

@@ -11,8 +11,9 @@
 //! spawn-and-sample, aggregate, device accounting; generic over the kind) → the kinds
 //! (`fileio` with `worker` and `sysbench`, `grouplog`, `fileserver`, `smallfiles`) →
 //! `kind` (the trait) and `harness` (the types every worker shares and the worker
-//! prologue/epilogue) → `file` (the backend), `fake`, `scratch`, `target`, `dirfd`,
-//! `gate`, `sampler`, `offsets`, `clock` → `api` (events, context, cancel token, errors).
+//! prologue/epilogue) → `file` (the backend), `fake`, `scratch`, `settle`, `target`,
+//! `dirfd`, `gate`, `sampler`, `offsets`, `clock` → `api` (events, context, cancel token,
+//! errors).
 
 mod api;
 mod clock;
@@ -32,6 +33,7 @@ mod offsets;
 mod runner;
 mod sampler;
 mod scratch;
+mod settle;
 mod smallfiles;
 mod sysbench;
 mod target;
@@ -216,3 +218,6 @@ mod tests;
 
 #[cfg(test)]
 mod tests_grouplog;
+
+#[cfg(test)]
+mod tests_warmup;

@@ -35,8 +35,18 @@ pub(crate) fn run_in_scratch<K: Kind, B: Backend>(
         }
         Err(PrepareStop::Error(e)) => return Err(e),
     };
+    if spec.settle {
+        let settled = super::settle::settle(
+            backend,
+            ctx,
+            scratch,
+            crate::probe::SettleRule::default(),
+            cancel,
+        );
+        warnings.extend(settled.warning);
+    }
     let lives: Vec<Live> = (0..spec.threads).map(|_| Live::default()).collect();
-    let device = DeviceProbe::before(ctx);
+    let mut device = DeviceProbe::before(ctx);
     let mut sampler = Sampler::new(&lives, K::bytes_per_write(spec), device.stat_path());
     let spawned = spawn_and_sample::<K, B>(
         backend,
@@ -45,6 +55,7 @@ pub(crate) fn run_in_scratch<K: Kind, B: Backend>(
         &plan,
         &lives,
         &mut sampler,
+        &mut device,
         events,
         cancel,
     );
@@ -121,6 +132,7 @@ fn spawn_and_sample<K: Kind, B: Backend>(
     plan: &K::Plan,
     lives: &[Live],
     sampler: &mut Sampler<'_>,
+    device: &mut DeviceProbe<'_>,
     events: &Sender<EngineEvent>,
     cancel: &CancelToken,
 ) -> Spawned {
@@ -178,48 +190,89 @@ fn spawn_and_sample<K: Kind, B: Backend>(
             return handles.into_iter().map(|h| h.join()).collect::<Vec<_>>();
         }
         // One deadline for the whole run, from the gate opening, on the workers' clock.
-        shared.set_deadline(stop_rule, backend.clock(spec.threads).now_ns());
+        shared.set_deadline(
+            stop_rule,
+            backend.clock(spec.threads).now_ns(),
+            spec.warmup_ns(),
+        );
         gate.open();
         let start = Instant::now();
         spawned.started_at_ms = now_ms();
         let _ = events.send(EngineEvent::Started {
             run_id: ctx.run_id,
             threads: spec.threads,
-            expected_writes: K::expected_writes(spec),
+            // A warm-up's writes come on top of the measured ones: no known total then.
+            expected_writes: K::expected_writes(spec).filter(|_| spec.warmup_ns() == 0),
             duration: match stop_rule {
                 StopRule::Duration(d) => Some(d),
                 _ => None,
             },
+            warmup: (spec.warmup_ns() > 0).then(|| Duration::from_nanos(spec.warmup_ns())),
         });
-        spawned.cancelled =
-            sample_until_done(spec, &shared, sampler, start, &done_rx, events, cancel);
+        let run = Sampling {
+            spec,
+            shared: &shared,
+            start,
+            done_rx: &done_rx,
+            events,
+            cancel,
+        };
+        spawned.cancelled = sample_until_done(&run, sampler, device);
         handles.into_iter().map(|h| h.join()).collect::<Vec<_>>()
     });
     spawned
 }
 
-/// Samples every interval until every worker has reported done; a cancel sets the
-/// workers' stop flag. Returns whether the run was cancelled.
-fn sample_until_done(
-    spec: &WorkloadSpec,
-    shared: &Shared,
-    sampler: &mut Sampler<'_>,
+/// What the coordinator samples while the workers run.
+struct Sampling<'a> {
+    spec: &'a WorkloadSpec,
+    shared: &'a Shared,
+    /// When the start gate opened.
     start: Instant,
-    done_rx: &mpsc::Receiver<()>,
-    events: &Sender<EngineEvent>,
-    cancel: &CancelToken,
+    done_rx: &'a mpsc::Receiver<()>,
+    events: &'a Sender<EngineEvent>,
+    cancel: &'a CancelToken,
+}
+
+/// Samples every interval until every worker has reported done; a cancel sets the
+/// workers' stop flag. At the end of a warm-up the device counters are read again, so
+/// the run's flushes count from there like its syncs. Returns whether the run was
+/// cancelled.
+fn sample_until_done(
+    run: &Sampling<'_>,
+    sampler: &mut Sampler<'_>,
+    device: &mut DeviceProbe<'_>,
 ) -> bool {
+    let Sampling {
+        spec,
+        shared,
+        start,
+        done_rx,
+        events,
+        cancel,
+    } = *run;
     let mut cancelled = false;
     let tick = Duration::from_millis(spec.interval_ms);
     let mut next_tick = start + tick;
+    let mut warm_end =
+        (spec.warmup_ns() > 0).then(|| start + Duration::from_nanos(spec.warmup_ns()));
     loop {
-        let wait = next_tick.saturating_duration_since(Instant::now());
+        let wake = warm_end.map_or(next_tick, |w| w.min(next_tick));
+        let wait = wake.saturating_duration_since(Instant::now());
         match done_rx.recv_timeout(wait) {
             Ok(()) => {}
             Err(RecvTimeoutError::Timeout) => {
-                let sample = sampler.sample(start.elapsed());
-                let _ = events.send(EngineEvent::Interval(sample));
-                next_tick += tick;
+                if let Some(w) = warm_end
+                    && Instant::now() >= w
+                {
+                    device.rebase();
+                    warm_end = None;
+                }
+                if Instant::now() >= next_tick {
+                    let sample = sampler.sample(start.elapsed());
+                    let _ = events.send(EngineEvent::Interval(sample));
+                    next_tick += tick;
+                }
             }
             Err(RecvTimeoutError::Disconnected) => break,
         }
@@ -310,6 +363,21 @@ impl<'a> DeviceProbe<'a> {
             device,
             before,
             backing,
+        }
+    }
+
+    /// Reads the counters again: the run's device figures count from now (the end of a
+    /// warm-up). A counter that cannot be read now keeps its earlier reading.
+    fn rebase(&mut self) {
+        if let (Some(d), Ok(before)) = (self.device, &mut self.before)
+            && let Ok(now) = crate::probe::read_blockstat(d)
+        {
+            *before = now;
+        }
+        if let Some((d, before)) = &mut self.backing
+            && let Ok(now) = crate::probe::read_blockstat(d)
+        {
+            *before = now;
         }
     }
 

@@ -13,7 +13,7 @@
 use std::sync::atomic::Ordering;
 
 use super::file::{AlignedBuf, Backend, Clock, SyncFile};
-use super::harness::{Counts, Timed, Worker, WorkerOutput, record_sync, run_worker};
+use super::harness::{Counts, Timed, Worker, WorkerOutput, end_warmup, record_sync, run_worker};
 use super::offsets::mix;
 use super::scratch::describe_io_error;
 use super::worker::{WorkerPlan, open_plan_files};
@@ -136,12 +136,24 @@ fn event_loop<F: SyncFile, C: Clock>(
     let (clock, live, shared) = (&t.clock, t.live, t.shared);
     let mut c = Counts::default();
     let (mut now, deadline) = (t.start_ns, t.deadline_ns);
+    let mut warming = t.warm_end_ns != 0;
     loop {
+        if warming && now >= t.warm_end_ns {
+            end_warmup(&mut t.out, &mut c);
+            t.start_ns = now;
+            warming = false;
+        }
         if shared.stop.0.load(Ordering::Relaxed) || now >= deadline {
             break;
         }
-        let ticket = shared.ticket.0.fetch_add(1, Ordering::Relaxed);
-        if ticket >= limit {
+        // Warm-up events come from their own ticket: the measured events are the first
+        // `limit` of the sequence, as without a warm-up.
+        let ticket = if warming {
+            shared.warm_ticket.0.fetch_add(1, Ordering::Relaxed)
+        } else {
+            shared.ticket.0.fetch_add(1, Ordering::Relaxed)
+        };
+        if !warming && ticket >= limit {
             break;
         }
         let (file_index, t0, done, t1) = match event_of(ticket, sync_every, file_count) {
@@ -184,6 +196,9 @@ fn event_loop<F: SyncFile, C: Clock>(
         }
         c.busy_ns += ns;
         now = t1;
+    }
+    if warming {
+        end_warmup(&mut t.out, &mut c);
     }
     c.bytes = c.writes * block_size;
     c

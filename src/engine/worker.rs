@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 
 use super::dirfd::DirHandle;
 use super::file::{AlignedBuf, Backend, Clock, SyncFile};
-use super::harness::{Counts, Timed, Worker, WorkerOutput, record_sync, run_worker};
+use super::harness::{Counts, Timed, Worker, WorkerOutput, end_warmup, record_sync, run_worker};
 use super::offsets::{BlockOrder, mix};
 use super::scratch::{IoSite, describe_io_error, io_failure};
 use crate::spec::{StopRule, SyncMethod, WorkloadSpec};
@@ -126,11 +126,18 @@ fn write_loop<F: SyncFile, C: Clock>(
     let (clock, live, shared) = (&t.clock, t.live, t.shared);
     let mut c = Counts::default();
     let (mut now, deadline) = (t.start_ns, t.deadline_ns);
+    let mut warming = t.warm_end_ns != 0;
     loop {
+        if warming && now >= t.warm_end_ns {
+            // The warm-up is over: the figures, the byte and request budgets start here.
+            end_warmup(&mut t.out, &mut c);
+            t.start_ns = now;
+            warming = false;
+        }
         if shared.stop.0.load(Ordering::Relaxed)
             || now >= deadline
             || c.bytes.saturating_add(block_size) > byte_limit
-            || (counted && shared.remaining.0.fetch_sub(1, Ordering::Relaxed) <= 0)
+            || (counted && !warming && shared.remaining.0.fetch_sub(1, Ordering::Relaxed) <= 0)
         {
             break;
         }
@@ -183,6 +190,10 @@ fn write_loop<F: SyncFile, C: Clock>(
                 break;
             }
         }
+    }
+    if warming {
+        // Stopped inside the warm-up (cancel, error): nothing was measured.
+        end_warmup(&mut t.out, &mut c);
     }
     c
 }

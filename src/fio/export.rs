@@ -14,6 +14,7 @@
 //! | `io_size` (bytes per thread) | `io_size`, whole blocks |
 //! | `requests` (writes in total) | `io_size` = requests / threads blocks per job |
 //! | `duration_s` | `runtime` + `time_based=1` |
+//! | `warmup_s` | `ramp_time` |
 //! | `sync` + `sync_every` | `fsync=N`, `fdatasync=N`, `sync_file_range=wait_before,write,wait_after:N` |
 //! | `open_flags` sync / dsync / direct | `sync=sync` / `sync=dsync` / `direct=1` |
 //! | `prepare` sparse / empty / fallocate / fill | `fallocate=truncate` / `fallocate=none` / `fallocate=native` / `overwrite=1` |
@@ -379,6 +380,12 @@ fn fileio_options(spec: &WorkloadSpec) -> Result<FioOptions, ExportError> {
             lines.push(("runtime", fio_time(duration)));
             lines.push(("time_based", "1".into()));
         }
+    }
+    if spec.warmup_ns() > 0 {
+        lines.push((
+            "ramp_time",
+            fio_time(std::time::Duration::from_nanos(spec.warmup_ns())),
+        ));
     }
     lines.push(("numjobs", spec.threads.to_string()));
     shared_file(spec, &mut lines, &mut notes)?;

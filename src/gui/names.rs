@@ -54,6 +54,8 @@ pub fn label(setting: Setting) -> &'static str {
         Setting::Device => "Device",
         Setting::DestroyDataOn => "the device confirmation",
         Setting::Kind => "Workload kind",
+        Setting::Settle => "Settle after prepare",
+        Setting::Warmup => "Warm-up",
     }
 }
 

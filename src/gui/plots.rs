@@ -1,7 +1,7 @@
 //! Plot builders shared by the tabs (egui_plot 0.38). Series come from stored or live
 //! [`IntervalSample`]s; nothing here computes a statistic beyond unit conversion.
 
-use egui_plot::{Legend, Line, Plot, PlotPoints};
+use egui_plot::{Legend, Line, Plot, PlotPoints, PlotUi, Span};
 
 use crate::metrics::{IntervalSample, whole_windows};
 
@@ -12,8 +12,24 @@ fn secs(s: &IntervalSample) -> f64 {
     s.t_ms as f64 / 1e3
 }
 
+/// Shades the warm-up (`warmup_ms`, 0: none) at the start of a timeline: run, kept in the
+/// timeline, left out of the figures.
+fn shade_warmup(plot: &mut PlotUi<'_>, warmup_ms: u64) {
+    if warmup_ms > 0 {
+        plot.span(
+            Span::new("warm-up (not in the figures)", 0.0..=warmup_ms as f64 / 1e3)
+                .fill(egui::Color32::from_rgba_unmultiplied(128, 128, 128, 40)),
+        );
+    }
+}
+
 /// Writes per second over time.
-pub fn iops_over_time(ui: &mut egui::Ui, id_salt: &str, samples: &[IntervalSample]) {
+pub fn iops_over_time(
+    ui: &mut egui::Ui,
+    id_salt: &str,
+    samples: &[IntervalSample],
+    warmup_ms: u64,
+) {
     // The run's last, partial window is left out of rates and per-window figures
     // (`whole_windows`): plotted beside full windows it drew a spike or drop at every end.
     let points: PlotPoints = whole_windows(samples)
@@ -28,11 +44,19 @@ pub fn iops_over_time(ui: &mut egui::Ui, id_salt: &str, samples: &[IntervalSampl
         .y_axis_label("IOPS (writes/s)")
         .include_y(0.0)
         .legend(Legend::default())
-        .show(ui, |plot| plot.line(Line::new("IOPS", points)));
+        .show(ui, |plot| {
+            shade_warmup(plot, warmup_ms);
+            plot.line(Line::new("IOPS", points));
+        });
 }
 
 /// Sync latency p50 and p99 per interval, in ms.
-pub fn sync_latency_over_time(ui: &mut egui::Ui, id_salt: &str, samples: &[IntervalSample]) {
+pub fn sync_latency_over_time(
+    ui: &mut egui::Ui,
+    id_salt: &str,
+    samples: &[IntervalSample],
+    warmup_ms: u64,
+) {
     let series = |f: fn(&IntervalSample) -> Option<u64>| -> PlotPoints {
         whole_windows(samples)
             .iter()
@@ -47,13 +71,19 @@ pub fn sync_latency_over_time(ui: &mut egui::Ui, id_salt: &str, samples: &[Inter
         .include_y(0.0)
         .legend(Legend::default())
         .show(ui, |plot| {
+            shade_warmup(plot, warmup_ms);
             plot.line(Line::new("sync p50", series(|s| s.sync_p50_ns)));
             plot.line(Line::new("sync p99", series(|s| s.sync_p99_ns)));
         });
 }
 
 /// Device flushes: cumulative count, and flushes per sync in each interval.
-pub fn flushes_over_time(ui: &mut egui::Ui, id_salt: &str, samples: &[IntervalSample]) {
+pub fn flushes_over_time(
+    ui: &mut egui::Ui,
+    id_salt: &str,
+    samples: &[IntervalSample],
+    warmup_ms: u64,
+) {
     let mut total = 0.0;
     let cumulative: PlotPoints = samples
         .iter()
@@ -75,7 +105,8 @@ pub fn flushes_over_time(ui: &mut egui::Ui, id_salt: &str, samples: &[IntervalSa
             .y_axis_label("device flushes (cumulative)")
             .include_y(0.0)
             .show(&mut cols[0], |plot| {
-                plot.line(Line::new("flushes", cumulative))
+                shade_warmup(plot, warmup_ms);
+                plot.line(Line::new("flushes", cumulative));
             });
         Plot::new(format!("{id_salt}-fps"))
             .allow_scroll(false)
@@ -85,7 +116,8 @@ pub fn flushes_over_time(ui: &mut egui::Ui, id_salt: &str, samples: &[IntervalSa
             .include_y(0.0)
             .include_y(1.0)
             .show(&mut cols[1], |plot| {
-                plot.line(Line::new("flushes/sync", per_sync))
+                shade_warmup(plot, warmup_ms);
+                plot.line(Line::new("flushes/sync", per_sync));
             });
     });
 }

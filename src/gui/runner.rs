@@ -39,6 +39,8 @@ pub struct LiveRun {
     pub expected_writes: Option<u64>,
     /// Planned duration of a time-based run.
     pub duration: Option<Duration>,
+    /// Warm-up of the current run in ms (0: none), shaded in its timeline.
+    pub warmup_ms: u64,
     /// Writes done so far in the current run.
     pub writes_done: u64,
     /// Device flushes so far in the current run (when the device is known).
@@ -305,12 +307,14 @@ fn apply_event(live: &mut LiveRun, event: EngineEvent) {
             run_id,
             expected_writes,
             duration,
+            warmup,
             ..
         } => {
             live.phase = "running".into();
             live.run_id = Some(run_id);
             live.expected_writes = expected_writes;
             live.duration = duration;
+            live.warmup_ms = warmup.map_or(0, |w| w.as_millis() as u64);
             live.started = Some(Instant::now());
         }
         EngineEvent::Interval(sample) => {

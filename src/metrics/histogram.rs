@@ -140,6 +140,15 @@ impl LatencyHistogram {
         }
     }
 
+    /// Forgets every count, keeping the memory (no allocation: the end of a worker's
+    /// warm-up, in its hot loop).
+    pub fn clear(&mut self) {
+        match &mut self.counts {
+            Counts::Dense(dense) => dense.reset(),
+            Counts::Sparse(sparse) => sparse.clear(),
+        }
+    }
+
     /// Heap bytes this histogram holds (the list, or the dense counts).
     pub fn heap_bytes(&self) -> usize {
         match &self.counts {

@@ -106,6 +106,15 @@ pub struct IntervalSample {
     pub kernel_flushes: Option<u64>,
 }
 
+impl IntervalSample {
+    /// Whether this window belongs to a warm-up of `warmup_ms` (0: none): its midpoint
+    /// lies before the warm-up's end. Warm-up windows stay in the timeline, flagged (shaded
+    /// in plots); the run's figures leave them out.
+    pub fn in_warmup(&self, warmup_ms: u64) -> bool {
+        warmup_ms > 0 && self.t_ms.saturating_sub(self.dur_ms / 2) < warmup_ms
+    }
+}
+
 /// What one worker thread did (sysbench's "threads fairness").
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ThreadStats {

@@ -20,6 +20,13 @@ pub struct OpStats {
 }
 
 impl OpStats {
+    /// Forgets the calls recorded (the end of a warm-up), keeping the name and memory.
+    pub fn clear(&mut self) {
+        self.count = 0;
+        self.bytes = 0;
+        self.lat.clear();
+    }
+
     /// An empty entry for `op`.
     pub fn new(op: &str) -> Self {
         Self {

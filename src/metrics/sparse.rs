@@ -117,6 +117,13 @@ impl SparseCounts {
         true
     }
 
+    /// Forgets every value, keeping the memory.
+    pub fn clear(&mut self) {
+        self.index.clear();
+        self.count.clear();
+        self.total = 0;
+    }
+
     /// Values recorded.
     pub fn total(&self) -> u64 {
         self.total

@@ -9,6 +9,7 @@ mod kernel_settings_read;
 mod loop_tests;
 mod mountinfo;
 mod noise;
+mod settle;
 mod sudo;
 mod sysfs;
 mod system;
@@ -30,6 +31,10 @@ pub use mountinfo::{
     MOUNTINFO_PATH, list_mounts, merged_options, mount_for_path, parse_mountinfo, unescape_octal,
 };
 pub use noise::{Pressure, QuietOutcome, measure_cpu_busy, read_pressure, wait_for_quiet};
+pub use settle::{
+    MEMINFO_PATH, SettleRule, SettleSample, SettleVerdict, Settler, parse_meminfo_dirty,
+    read_settle_sample,
+};
 pub use sudo::{SudoError, SudoUser, data_dir, safe_dir, sudo_user, sudo_user_from};
 pub use sysfs::{
     SYSFS_ROOT, device_for_mount, device_for_mount_in, device_holding_file, no_device_reason,

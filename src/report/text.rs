@@ -143,6 +143,29 @@ pub fn kernel_settings_text(settings: &KernelSettings) -> String {
     out
 }
 
+/// The run-control line: the settle step and the warm-up.
+pub fn control_line(r: &RunResult) -> String {
+    let settle = if r.spec.settle {
+        "settled after prepare (syncfs, device and page cache quiet)"
+    } else {
+        "no settle step after prepare"
+    };
+    let warmup_ms = r.spec.warmup_ns() / 1_000_000;
+    if warmup_ms == 0 {
+        return format!("{settle} · no warm-up");
+    }
+    let flagged = r
+        .intervals
+        .iter()
+        .filter(|s| s.in_warmup(warmup_ms))
+        .count();
+    format!(
+        "{settle} · warm-up {:.1} s left out of the figures ({flagged} of {} timeline windows)",
+        warmup_ms as f64 / 1000.0,
+        r.intervals.len()
+    )
+}
+
 /// The readable summary of a run.
 pub fn summary_text(r: &RunResult) -> String {
     let s = r.summary();
@@ -152,6 +175,9 @@ pub fn summary_text(r: &RunResult) -> String {
         let _ = writeln!(out, "error     {e}");
     }
     let _ = writeln!(out, "workload  {}", r.spec.describe());
+    if r.reported.is_none() {
+        let _ = writeln!(out, "control   {}", control_line(r));
+    }
     let _ = writeln!(out, "target    {}", where_line(&r.system));
     let _ = writeln!(out, "device    {}", device_line(&r.system));
     let sys = &r.system;

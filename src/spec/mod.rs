@@ -269,6 +269,15 @@ pub struct WorkloadSpec {
     pub fileserver: FileserverSpec,
     /// `grouplog` parameters (`threads` is the number of writers, `sync` the flush call).
     pub grouplog: GrouplogSpec,
+    /// Settle after preparing: `syncfs` the target, then wait until the device's in-flight
+    /// requests and the page cache's dirty and writeback pages are zero or steady, so the
+    /// fill's writeback and journal work do not run into the timed part (sysbench prepares
+    /// in a separate process, seconds earlier). On by default for presets.
+    pub settle: bool,
+    /// Seconds of warm-up at the start of the timed part (fio `ramp_time`, dbench's
+    /// warm-up): run but left out of the stored figures and histograms, kept (flagged) in
+    /// the timeline. The stop rule counts from its end. fileio and fileserver only.
+    pub warmup_s: Option<f64>,
 }
 
 impl Default for WorkloadSpec {
@@ -294,6 +303,8 @@ impl Default for WorkloadSpec {
             smallfiles: SmallfilesSpec::default(),
             fileserver: FileserverSpec::default(),
             grouplog: GrouplogSpec::default(),
+            settle: false,
+            warmup_s: None,
         }
     }
 }
@@ -351,6 +362,8 @@ pub const MAX_FILE_SIZE: u64 = 64 << 40;
 pub const MIN_DURATION_S: f64 = 0.001;
 /// Longest duration accepted (7 days).
 pub const MAX_DURATION_S: f64 = 7.0 * 86400.0;
+/// Longest warm-up accepted (1 hour).
+pub const MAX_WARMUP_S: f64 = 3600.0;
 /// Most requests in one run (10^12: weeks of writes at a million a second).
 pub const MAX_REQUESTS: u64 = 1_000_000_000_000;
 
@@ -372,6 +385,14 @@ impl WorkloadSpec {
             StopRule::TotalRequests(requests)
         } else {
             StopRule::BytesPerThread(self.io_size_per_thread())
+        }
+    }
+
+    /// The warm-up in nanoseconds (0 without one).
+    pub fn warmup_ns(&self) -> u64 {
+        match self.warmup_s {
+            Some(s) if s.is_finite() && s > 0.0 => (s.min(MAX_WARMUP_S) * 1e9) as u64,
+            _ => 0,
         }
     }
 

@@ -232,7 +232,7 @@ impl super::Worded for PresetError {
 impl Preset {
     /// Parses preset TOML; `origin` names the file in error messages.
     pub fn from_toml(text: &str, origin: &str) -> Result<Preset, PresetError> {
-        let preset: Preset = toml::from_str(text).map_err(|e| {
+        let mut preset: Preset = toml::from_str(text).map_err(|e| {
             let offset = e.span().map(|s| s.start).unwrap_or(0);
             let (line, column) = line_column(text, offset);
             PresetError::Parse {
@@ -242,6 +242,15 @@ impl Preset {
                 message: e.message().trim().to_string(),
             }
         })?;
+        // Presets replay published benchmarks whose prepare ran seconds before the timed
+        // phase: they settle unless the preset says `settle = false`.
+        let says_settle = toml::from_str::<toml::Table>(text)
+            .ok()
+            .and_then(|t| t.get("workload")?.get("settle").cloned())
+            .is_some();
+        if !says_settle {
+            preset.workload.settle = true;
+        }
         preset
             .workload
             .validate()

@@ -85,6 +85,7 @@ pub(super) fn stop_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
             ),
         ));
     }
+    warmup_problems(spec, errs);
     if spec.duration_s.is_some() && spec.requests.is_some() {
         errs.push(spec_error(
             Setting::Requests,
@@ -137,6 +138,37 @@ pub(super) fn stop_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
             Setting::IntervalMs,
             format!("{} ms", spec.interval_ms),
             crate::hint!("use 10 to 60000 ms (", (Setting::IntervalMs, "100"), ")"),
+        ));
+    }
+}
+
+/// Problems with the warm-up: its range, and the kinds that have one.
+fn warmup_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
+    let Some(w) = spec.warmup_s else { return };
+    if !(w.is_finite() && w > 0.0 && w <= MAX_WARMUP_S) {
+        let shown = if w.is_finite() && (w == 0.0 || (1e-3..1e7).contains(&w.abs())) {
+            format!("{w} s of warm-up")
+        } else {
+            format!("{w:.3e} s of warm-up")
+        };
+        errs.push(spec_error(
+            Setting::Warmup,
+            shown,
+            crate::hint!(
+                format!("use more than 0 and at most {MAX_WARMUP_S} s, or leave out "),
+                Setting::Warmup,
+                " for none"
+            ),
+        ));
+    }
+    if matches!(spec.kind, WorkloadKind::Smallfiles | WorkloadKind::Grouplog) {
+        errs.push(spec_error(
+            Setting::Warmup,
+            format!("a warm-up for a {} run", spec.kind.as_str()),
+            crate::hint!(
+                "a warm-up applies to fileio and fileserver runs only; leave out ",
+                Setting::Warmup
+            ),
         ));
     }
 }

@@ -100,11 +100,15 @@ pub enum Setting {
     DestroyDataOn,
     /// `kind`: the workload kind.
     Kind,
+    /// `settle`: wait for the device and page cache to go quiet after preparing.
+    Settle,
+    /// `warmup_s`: seconds at the start left out of the figures.
+    Warmup,
 }
 
 impl Setting {
     /// Every setting, for the front ends' table tests.
-    pub const ALL: [Setting; 45] = [
+    pub const ALL: [Setting; 47] = [
         Setting::Threads,
         Setting::Clients,
         Setting::BlockSize,
@@ -150,6 +154,8 @@ impl Setting {
         Setting::Device,
         Setting::DestroyDataOn,
         Setting::Kind,
+        Setting::Settle,
+        Setting::Warmup,
     ];
 
     /// The neutral name: a workload field's preset key (`block_size`, `grouplog.log_size`),
@@ -200,6 +206,8 @@ impl Setting {
             Setting::Device => "device",
             Setting::DestroyDataOn => "destroy_data_on",
             Setting::Kind => "kind",
+            Setting::Settle => "settle",
+            Setting::Warmup => "warmup_s",
         }
     }
 
@@ -420,7 +428,7 @@ mod tests {
             .iter()
             .filter(|s| s.is_workload_field())
             .count();
-        assert_eq!(fields, 23, "the spec's settable fields, Clients included");
+        assert_eq!(fields, 25, "the spec's settable fields, Clients included");
         assert!(Setting::ALL.iter().all(|s| !s.key().is_empty()));
     }
 
@@ -437,7 +445,11 @@ mod tests {
             // while unset; every other key names a value of the spec.
             let optional = matches!(
                 s,
-                Setting::IoSize | Setting::Duration | Setting::Requests | Setting::SharedFiles
+                Setting::IoSize
+                    | Setting::Duration
+                    | Setting::Requests
+                    | Setting::SharedFiles
+                    | Setting::Warmup
             );
             assert!(optional || slot.is_some(), "{} is not a spec key", s.key());
         }

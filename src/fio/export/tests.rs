@@ -190,6 +190,16 @@ fn requests_split_evenly_over_jobs() {
 }
 
 #[test]
+fn warmup_is_ramp_time() {
+    let mut spec = seed000();
+    assert_eq!(value(&export(&spec), "ramp_time"), None);
+    spec.warmup_s = Some(2.0);
+    assert_eq!(value(&export(&spec), "ramp_time").as_deref(), Some("2s"));
+    spec.warmup_s = Some(0.25);
+    assert_eq!(value(&export(&spec), "ramp_time").as_deref(), Some("250ms"));
+}
+
+#[test]
 fn duration_is_runtime_time_based() {
     let mut spec = seed000();
     spec.duration_s = Some(5.0);

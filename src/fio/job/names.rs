@@ -16,6 +16,7 @@ impl FioNames {
             Setting::FileSize => "size/filesize",
             Setting::IoSize => "io_size",
             Setting::Duration => "runtime",
+            Setting::Warmup => "ramp_time",
             Setting::Sync => "fsync/fdatasync/sync_file_range",
             Setting::SyncEvery => "fsync",
             Setting::SharedFiles => "filename",

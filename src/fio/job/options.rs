@@ -175,6 +175,8 @@ struct Job {
     fallocate: Option<(Prepare, Option<String>)>,
     overwrite: bool,
     runtime: Option<(FioOption, u64)>,
+    /// `ramp_time` in µs: the warm-up.
+    ramp_us: u64,
     time_based: bool,
     directory: Option<PathBuf>,
     filename: Option<String>,
@@ -358,15 +360,9 @@ impl Job {
             }
             "time_based" => self.time_based = flag_of(o)?,
             "ramp_time" => {
-                let us = parse_fio_time_us(value_of(o)?)
-                    .map_err(|p| refuse(o, p, "write ramp_time=0"))?;
-                if us != 0 {
-                    return Err(refuse(
-                        o,
-                        "asks for an unmeasured warm-up; the engine has none and would count those writes, so no figure would match fio's",
-                        "drop ramp_time (or write ramp_time=0); to warm the filesystem up, do a throwaway run first",
-                    ));
-                }
+                // fio runs the job for ramp_time before it starts counting: the warm-up.
+                self.ramp_us = parse_fio_time_us(value_of(o)?)
+                    .map_err(|p| refuse(o, p, "write e.g. ramp_time=2 (seconds) or 500ms"))?;
             }
             "directory" => {
                 self.directory = directory_of(o)?;
@@ -508,6 +504,9 @@ impl Job {
 
     /// `runtime` + `time_based` → a duration; `runtime` alone is refused.
     fn stop_rule(&self, spec: &mut WorkloadSpec) -> Result<(), JobError> {
+        if self.ramp_us > 0 {
+            spec.warmup_s = Some(self.ramp_us as f64 / 1e6);
+        }
         match (&self.runtime, self.time_based) {
             (Some((_, us)), true) if *us > 0 => spec.duration_s = Some(*us as f64 / 1e6),
             (_, true) => {

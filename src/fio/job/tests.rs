@@ -357,8 +357,12 @@ fn time_based_and_runtime() {
     assert!(e.contains("runtime is not set"), "{e}");
     // runtime=0 is fio's "no limit".
     assert_eq!(job("runtime=0").unwrap().spec.duration_s, None);
-    let e = err_text("ramp_time=5");
-    assert!(e.contains("ramp_time=5") && e.contains("warm-up"), "{e}");
+    // ramp_time is the warm-up: run, left out of the figures.
+    assert_eq!(job("ramp_time=5").unwrap().spec.warmup_s, Some(5.0));
+    assert_eq!(job("ramp_time=500ms").unwrap().spec.warmup_s, Some(0.5));
+    assert_eq!(job("ramp_time=0").unwrap().spec.warmup_s, None);
+    let e = err_text("ramp_time=soon");
+    assert!(e.contains("ramp_time"), "{e}");
 }
 
 #[test]

@@ -112,10 +112,12 @@ impl RunDetails {
                                 return;
                             }
                             let salt = format!("history-{id}");
-                            plots::iops_over_time(ui, &salt, &result.intervals);
-                            plots::sync_latency_over_time(ui, &salt, &result.intervals);
-                            plots::flushes_over_time(ui, &salt, &result.intervals);
-                            plots::kernel_rates_over_time(ui, &salt, &result.intervals);
+                            let warmup_ms = result.spec.warmup_ns() / 1_000_000;
+                            let samples = &result.intervals;
+                            plots::iops_over_time(ui, &salt, samples, warmup_ms);
+                            plots::sync_latency_over_time(ui, &salt, samples, warmup_ms);
+                            plots::flushes_over_time(ui, &salt, samples, warmup_ms);
+                            plots::kernel_rates_over_time(ui, &salt, samples);
                         });
                         if let Some(kt) = &result.kernel_trace {
                             section(ui, "Kernel", |ui| {

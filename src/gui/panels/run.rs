@@ -336,11 +336,11 @@ fn timeline(ui: &mut egui::Ui, live: &LiveRun) {
     ui.label(RichText::new(title).strong());
     let samples = &live.samples;
     ui.columns(2, |cols| {
-        plots::iops_over_time(&mut cols[0], "run-live", samples);
-        plots::sync_latency_over_time(&mut cols[1], "run-live", samples);
+        plots::iops_over_time(&mut cols[0], "run-live", samples, live.warmup_ms);
+        plots::sync_latency_over_time(&mut cols[1], "run-live", samples, live.warmup_ms);
     });
     if samples.iter().any(|s| s.device_flushes.is_some()) {
-        plots::flushes_over_time(ui, "run-live", samples);
+        plots::flushes_over_time(ui, "run-live", samples, live.warmup_ms);
     } else if !samples.is_empty() {
         ui.label(RichText::new("device counters unavailable: no flush plot for this run").weak());
     }

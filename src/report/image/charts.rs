@@ -202,6 +202,8 @@ pub(super) struct LineChart {
     pub cand: Vec<(f64, f64)>,
     /// A sweep's points with their 95 % CI (baseline, candidate): whiskers and `≈` marks.
     pub ci: Option<[Vec<SeriesPoint>; 2]>,
+    /// An x range from 0 to shade (a warm-up, left out of the figures); 0: none.
+    pub shade_to_x: f64,
 }
 
 fn placeholder<DB: DrawingBackend>(
@@ -294,6 +296,15 @@ where
         .light_line_style(WHITE.stroke_width(0))
         .axis_style(MUTED.stroke_width(1))
         .draw()?;
+    if lc.shade_to_x > 0.0
+        && let (Some(x0), Some(x1)) = (lc.x.map(0.0), lc.x.map(lc.shade_to_x))
+    {
+        let y = chart.y_range();
+        chart.draw_series(std::iter::once(Rectangle::new(
+            [(x0, y.start), (x1, y.end)],
+            RGBAColor(128, 128, 128, 0.18).filled(),
+        )))?;
+    }
     draw_side(&mut chart, s, &base, false)?;
     draw_side(&mut chart, s, &cand, true)?;
     if let Some(ci) = &lc.ci {

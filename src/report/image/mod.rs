@@ -331,6 +331,7 @@ fn percentiles(c: &Comparison, sync: bool) -> LineChart {
         base: pts(&c.baseline),
         cand: pts(&c.candidate),
         ci: None,
+        shade_to_x: 0.0,
     }
 }
 
@@ -344,6 +345,7 @@ fn cdf_chart(c: &Comparison) -> LineChart {
         base: c.baseline.sync_cdf.clone(),
         cand: c.candidate.sync_cdf.clone(),
         ci: None,
+        shade_to_x: 0.0,
     }
 }
 
@@ -352,6 +354,14 @@ fn runs_note(c: &Comparison) -> String {
         "run #{} vs #{}",
         c.baseline.timeline_run, c.candidate.timeline_run
     )
+}
+
+/// The warm-up to shade at the start of the timelines: the longer of the two runs' (the
+/// sides normally share one workload, and so one warm-up).
+fn warmup_shade(c: &Comparison) -> f64 {
+    c.baseline
+        .timeline_warmup_s
+        .max(c.candidate.timeline_warmup_s)
 }
 
 fn iops_timeline(c: &Comparison) -> LineChart {
@@ -371,6 +381,7 @@ fn iops_timeline(c: &Comparison) -> LineChart {
         base: pts(&c.baseline),
         cand: pts(&c.candidate),
         ci: None,
+        shade_to_x: warmup_shade(c),
     }
 }
 
@@ -393,6 +404,7 @@ fn p99_timeline(c: &Comparison) -> LineChart {
         base: pts(&c.baseline),
         cand: pts(&c.candidate),
         ci: None,
+        shade_to_x: warmup_shade(c),
     }
 }
 
@@ -435,6 +447,7 @@ fn sweep_charts(sw: &crate::analysis::Sweep) -> (LineChart, LineChart) {
             base: series("iops", false),
             cand: series("iops", true),
             ci: Some([false, true].map(|c| crate::analysis::sweep_points(sw, "iops", c))),
+            shade_to_x: 0.0,
         },
         LineChart {
             caption: format!(
@@ -448,6 +461,7 @@ fn sweep_charts(sw: &crate::analysis::Sweep) -> (LineChart, LineChart) {
             base: series("sync_p99_us", false),
             cand: series("sync_p99_us", true),
             ci: Some([false, true].map(|c| crate::analysis::sweep_points(sw, "sync_p99_us", c))),
+            shade_to_x: 0.0,
         },
     )
 }
