@@ -20,7 +20,7 @@ use crate::store::{OriginKind, RunOrigin, Store};
 
 /// The `run` options that set the workload: the job file is the workload, so they are
 /// refused with `--fio-job` rather than silently overriding it.
-pub(super) const CONFLICTS: [&str; 28] = [
+pub(super) const CONFLICTS: [&str; 32] = [
     "preset",
     "scale",
     "series",
@@ -49,6 +49,10 @@ pub(super) const CONFLICTS: [&str; 28] = [
     "record_size",
     "log_size",
     "clients",
+    "ioengine",
+    "iodepth",
+    "link_sync",
+    "fixedbufs",
 ];
 
 /// One job to run: its name and its launch.

@@ -59,6 +59,10 @@ pub fn flag(setting: Setting) -> CliFlag {
         Setting::Device => Long("--device"),
         Setting::DestroyDataOn => Long("--destroy-data-on"),
         Setting::Kind => Long("--kind"),
+        Setting::IoEngine => Long("--ioengine"),
+        Setting::IoDepth => Long("--iodepth"),
+        Setting::LinkSync => Long("--link-sync"),
+        Setting::FixedBufs => Long("--fixedbufs"),
     }
 }
 

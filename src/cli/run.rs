@@ -10,7 +10,7 @@ use clap::Args;
 use super::{CliError, open_store};
 use crate::engine::EngineError;
 use crate::lab::{self, Launch, QuietWait, RunRequest, SweepSpec, ValidLaunch};
-use crate::spec::{self, OpenFlags, Pattern, Prepare, SyncMethod, WorkloadSpec};
+use crate::spec::{self, IoEngine, OpenFlags, Pattern, Prepare, SyncMethod, WorkloadSpec};
 
 /// Arguments of `fsynclab run`.
 #[derive(Debug, Args)]
@@ -87,6 +87,19 @@ pub struct RunArgs {
     /// Sync every file once more when a thread finishes (fio end_fsync).
     #[arg(long)]
     pub final_sync: bool,
+    /// fileio I/O engine: sync (one pwrite/fsync call at a time) or io_uring (writes and
+    /// syncs submitted asynchronously, --iodepth in flight per thread).
+    #[arg(long, value_parser = str::parse::<IoEngine>)]
+    pub ioengine: Option<IoEngine>,
+    /// io_uring: requests in flight per thread, writes and syncs together (fio iodepth).
+    #[arg(long)]
+    pub iodepth: Option<u32>,
+    /// io_uring: link each sync behind the write before it (IOSQE_IO_LINK).
+    #[arg(long)]
+    pub link_sync: bool,
+    /// io_uring: write from registered buffers (IORING_OP_WRITE_FIXED, fio fixedbufs=1).
+    #[arg(long)]
+    pub fixedbufs: bool,
     /// Keep the test files after the run.
     #[arg(long)]
     pub keep: bool,
@@ -186,6 +199,14 @@ pub fn build_spec(args: &RunArgs) -> Result<(WorkloadSpec, Option<String>, Optio
     if args.final_sync {
         spec.final_sync = true;
     }
+    if let Some(v) = args.ioengine {
+        spec.ioengine = v;
+    }
+    if let Some(v) = args.iodepth {
+        spec.iodepth = v;
+    }
+    spec.link_sync |= args.link_sync;
+    spec.fixedbufs |= args.fixedbufs;
     for setting in &args.settings {
         spec = spec::apply_setting(&spec, setting).map_err(CliError::usage)?;
     }

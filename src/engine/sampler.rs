@@ -113,6 +113,7 @@ impl<'a> Sampler<'a> {
             sync_p50_ns,
             sync_p99_ns,
             device_flushes,
+            inflight: None,
         };
         std::mem::swap(&mut self.prev, &mut self.now);
         self.prev_flushes = flushes.or(self.prev_flushes);

@@ -53,6 +53,10 @@ pub fn label(setting: Setting) -> &'static str {
         Setting::Device => "Device",
         Setting::DestroyDataOn => "the device confirmation",
         Setting::Kind => "Workload kind",
+        Setting::IoEngine => "I/O engine",
+        Setting::IoDepth => "I/O depth",
+        Setting::LinkSync => "Link each sync to its write",
+        Setting::FixedBufs => "Fixed buffers",
     }
 }
 

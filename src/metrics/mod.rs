@@ -94,6 +94,10 @@ pub struct IntervalSample {
     pub sync_p99_ns: Option<u64>,
     /// Device cache flushes completed in the window; `None` where the device is unknown.
     pub device_flushes: Option<u64>,
+    /// Mean requests in flight per thread over the window (io_uring engine); `None` for
+    /// synchronous runs, whose depth is 1 by construction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inflight: Option<f64>,
 }
 
 /// What one worker thread did (sysbench's "threads fairness").

@@ -2,6 +2,7 @@
 //! replay the seed threads' benchmarks.
 
 mod input_file;
+mod ioengine;
 mod kinds;
 mod plan;
 mod preset;
@@ -15,6 +16,7 @@ pub use kinds::{
     FileSync, FileioMode, FileserverSpec, GrouplogSpec, MAX_DELAY_US, SmallfilesSpec, Strategy,
 };
 
+pub use ioengine::{IoEngine, MAX_IODEPTH, MAX_RING_BUFFER_BYTES};
 pub use input_file::{InputFileError, MAX_INPUT_FILE_BYTES, read_small_bytes, read_small_file};
 pub use plan::{SeriesPlan, Variant};
 pub use preset::{
@@ -267,6 +269,19 @@ pub struct WorkloadSpec {
     pub fileserver: FileserverSpec,
     /// `grouplog` parameters (`threads` is the number of writers, `sync` the flush call).
     pub grouplog: GrouplogSpec,
+    /// `fileio`: synchronous calls or io_uring (fio `ioengine`).
+    #[serde(skip_serializing_if = "ioengine::is_default")]
+    pub ioengine: IoEngine,
+    /// io_uring: requests in flight per thread, writes and syncs together (fio `iodepth`).
+    #[serde(default = "ioengine::one", skip_serializing_if = "ioengine::is_one")]
+    pub iodepth: u32,
+    /// io_uring: submit each sync linked (`IOSQE_IO_LINK`) behind the write before it, so
+    /// the kernel starts it when that write completes.
+    #[serde(skip_serializing_if = "ioengine::is_default")]
+    pub link_sync: bool,
+    /// io_uring: write from registered buffers (`IORING_OP_WRITE_FIXED`, fio `fixedbufs`).
+    #[serde(skip_serializing_if = "ioengine::is_default")]
+    pub fixedbufs: bool,
 }
 
 impl Default for WorkloadSpec {
@@ -292,6 +307,10 @@ impl Default for WorkloadSpec {
             smallfiles: SmallfilesSpec::default(),
             fileserver: FileserverSpec::default(),
             grouplog: GrouplogSpec::default(),
+            ioengine: IoEngine::Sync,
+            iodepth: 1,
+            link_sync: false,
+            fixedbufs: false,
         }
     }
 }
@@ -409,6 +428,7 @@ impl WorkloadSpec {
         problems::size_problems(self, &mut errs);
         problems::stop_problems(self, &mut errs);
         kinds::kind_problems(self, &mut errs);
+        ioengine::ioengine_problems(self, &mut errs);
         errs
     }
 
@@ -537,8 +557,17 @@ impl WorkloadSpec {
             Prepare::Empty => ", files start empty",
             Prepare::Sparse | Prepare::Fallocate | Prepare::Fill => "",
         };
+        let engine = match self.ioengine {
+            IoEngine::Sync => String::new(),
+            IoEngine::IoUring => format!(
+                ", io_uring depth {}{}{}",
+                self.iodepth,
+                if self.link_sync { ", linked syncs" } else { "" },
+                if self.fixedbufs { ", fixed buffers" } else { "" }
+            ),
+        };
         format!(
-            "fileio{} {} threads, {} {:?} writes, {}, {} × {}{}, {}, flags {}",
+            "fileio{} {} threads, {} {:?} writes, {}, {} × {}{}, {}, flags {}{engine}",
             if self.mode == FileioMode::Sysbench {
                 " (sysbench)"
             } else {

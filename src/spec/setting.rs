@@ -98,11 +98,19 @@ pub enum Setting {
     DestroyDataOn,
     /// `kind`: the workload kind.
     Kind,
+    /// `ioengine`: synchronous calls or io_uring.
+    IoEngine,
+    /// `iodepth`: io_uring requests in flight per thread.
+    IoDepth,
+    /// `link_sync`: each sync linked behind its write.
+    LinkSync,
+    /// `fixedbufs`: registered write buffers.
+    FixedBufs,
 }
 
 impl Setting {
     /// Every setting, for the front ends' table tests.
-    pub const ALL: [Setting; 44] = [
+    pub const ALL: [Setting; 48] = [
         Setting::Threads,
         Setting::Clients,
         Setting::BlockSize,
@@ -147,6 +155,10 @@ impl Setting {
         Setting::Device,
         Setting::DestroyDataOn,
         Setting::Kind,
+        Setting::IoEngine,
+        Setting::IoDepth,
+        Setting::LinkSync,
+        Setting::FixedBufs,
     ];
 
     /// The neutral name: a workload field's preset key (`block_size`, `grouplog.log_size`),
@@ -196,6 +208,10 @@ impl Setting {
             Setting::Device => "device",
             Setting::DestroyDataOn => "destroy_data_on",
             Setting::Kind => "kind",
+            Setting::IoEngine => "ioengine",
+            Setting::IoDepth => "iodepth",
+            Setting::LinkSync => "link_sync",
+            Setting::FixedBufs => "fixedbufs",
         }
     }
 
@@ -409,7 +425,7 @@ mod tests {
             .iter()
             .filter(|s| s.is_workload_field())
             .count();
-        assert_eq!(fields, 23, "the spec's settable fields, Clients included");
+        assert_eq!(fields, 27, "the spec's settable fields, Clients included");
         assert!(Setting::ALL.iter().all(|s| !s.key().is_empty()));
     }
 

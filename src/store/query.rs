@@ -410,7 +410,7 @@ impl Store {
     pub fn load_intervals(&self, id: i64) -> Result<Vec<IntervalSample>, StoreError> {
         let mut stmt = self.conn.prepare(
             "SELECT t_ms, dur_ms, writes, syncs, bytes, write_p50_ns, write_p99_ns, sync_p50_ns, \
-             sync_p99_ns, device_flushes FROM intervals WHERE run_id = ?1 ORDER BY idx",
+             sync_p99_ns, device_flushes, inflight FROM intervals WHERE run_id = ?1 ORDER BY idx",
         )?;
         let rows = stmt.query_map([id], |r| {
             Ok(IntervalSample {
@@ -424,6 +424,7 @@ impl Store {
                 sync_p50_ns: opt_u64_at(r, 7)?,
                 sync_p99_ns: opt_u64_at(r, 8)?,
                 device_flushes: opt_u64_at(r, 9)?,
+                inflight: r.get::<_, Option<f64>>(10)?,
             })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)

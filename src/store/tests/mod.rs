@@ -114,6 +114,8 @@ fn result_for(id: i64, new: &NewRun) -> RunResult {
         sync_p50_ns: if k == 2 { None } else { Some(400_000) },
         sync_p99_ns: if k == 2 { None } else { Some(1_000_000) },
         device_flushes: Some(340),
+        // One window with a mean depth, so the REAL column round-trips; NULL elsewhere.
+        inflight: if k == 1 { Some(3.25) } else { None },
     };
     RunResult {
         id,
