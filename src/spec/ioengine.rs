@@ -79,7 +79,9 @@ pub(super) fn ioengine_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) 
             if set {
                 errs.push(spec_error(
                     field,
-                    format!("{what} need the io_uring engine; the sync engine makes one call at a time"),
+                    format!(
+                        "{what} need the io_uring engine; the sync engine makes one call at a time"
+                    ),
                     crate::hint!("set ", (Setting::IoEngine, "io_uring"), " or drop ", field),
                 ));
             }
@@ -92,7 +94,11 @@ pub(super) fn ioengine_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) 
             format!(
                 "io_uring runs the fileio kind in fio mode, not {}{}",
                 spec.kind.as_str(),
-                if spec.kind == WorkloadKind::Fileio { " in sysbench mode" } else { "" }
+                if spec.kind == WorkloadKind::Fileio {
+                    " in sysbench mode"
+                } else {
+                    ""
+                }
             ),
             crate::hint!(
                 "use ",
@@ -105,14 +111,24 @@ pub(super) fn ioengine_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) 
         errs.push(spec_error(
             Setting::LinkSync,
             "a write linked to its sync is two requests in flight, more than iodepth 1",
-            crate::hint!("raise ", (Setting::IoDepth, "2"), " or drop ", Setting::LinkSync),
+            crate::hint!(
+                "raise ",
+                (Setting::IoDepth, "2"),
+                " or drop ",
+                Setting::LinkSync
+            ),
         ));
     }
     if spec.link_sync && spec.sync == super::SyncMethod::None {
         errs.push(spec_error(
             Setting::LinkSync,
             "there is no sync to link (sync = none)",
-            crate::hint!("choose a ", Setting::Sync, " method or drop ", Setting::LinkSync),
+            crate::hint!(
+                "choose a ",
+                Setting::Sync,
+                " method or drop ",
+                Setting::LinkSync
+            ),
         ));
     }
     let ring_bytes = u64::from(spec.iodepth).saturating_mul(spec.block_size);
@@ -153,7 +169,12 @@ mod tests {
         for e in [IoEngine::Sync, IoEngine::IoUring] {
             assert_eq!(e.as_str().parse::<IoEngine>(), Ok(e));
         }
-        assert!("libaio".parse::<IoEngine>().unwrap_err().contains("io_uring"));
+        assert!(
+            "libaio"
+                .parse::<IoEngine>()
+                .unwrap_err()
+                .contains("io_uring")
+        );
     }
 
     #[test]
@@ -189,8 +210,15 @@ mod tests {
         };
         let errs = spec.problems();
         assert_eq!(errs.len(), 2, "{errs:?}");
-        assert!(errs.iter().all(|e| e.fix.settings().any(|s| s == Setting::IoEngine)));
-        assert!(errs[0].to_string().contains("ioengine = io_uring"), "{}", errs[0]);
+        assert!(
+            errs.iter()
+                .all(|e| e.fix.settings().any(|s| s == Setting::IoEngine))
+        );
+        assert!(
+            errs[0].to_string().contains("ioengine = io_uring"),
+            "{}",
+            errs[0]
+        );
     }
 
     #[test]
@@ -200,12 +228,22 @@ mod tests {
             requests: Some(100),
             ..uring(1)
         };
-        assert!(sysbench.problems().iter().any(|e| e.field == Setting::IoEngine));
+        assert!(
+            sysbench
+                .problems()
+                .iter()
+                .any(|e| e.field == Setting::IoEngine)
+        );
         let grouplog = WorkloadSpec {
             kind: WorkloadKind::Grouplog,
             ..uring(1)
         };
-        assert!(grouplog.problems().iter().any(|e| e.field == Setting::IoEngine));
+        assert!(
+            grouplog
+                .problems()
+                .iter()
+                .any(|e| e.field == Setting::IoEngine)
+        );
     }
 
     #[test]

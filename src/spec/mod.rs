@@ -16,8 +16,8 @@ pub use kinds::{
     FileSync, FileioMode, FileserverSpec, GrouplogSpec, MAX_DELAY_US, SmallfilesSpec, Strategy,
 };
 
-pub use ioengine::{IoEngine, MAX_IODEPTH, MAX_RING_BUFFER_BYTES};
 pub use input_file::{InputFileError, MAX_INPUT_FILE_BYTES, read_small_bytes, read_small_file};
+pub use ioengine::{IoEngine, MAX_IODEPTH, MAX_RING_BUFFER_BYTES};
 pub use plan::{SeriesPlan, Variant};
 pub use preset::{
     MatrixSuggestion, Preset, PresetError, PublishedFigure, ScaleRule, builtin_presets, load_preset,
@@ -563,7 +563,11 @@ impl WorkloadSpec {
                 ", io_uring depth {}{}{}",
                 self.iodepth,
                 if self.link_sync { ", linked syncs" } else { "" },
-                if self.fixedbufs { ", fixed buffers" } else { "" }
+                if self.fixedbufs {
+                    ", fixed buffers"
+                } else {
+                    ""
+                }
             ),
         };
         format!(
