@@ -337,7 +337,18 @@ impl RunResult {
         }
     }
 
-    /// Headline figures.
+    /// Mean requests in flight per thread over the run (io_uring runs): the intervals'
+    /// means weighted by their length; `None` for synchronous runs.
+    pub fn mean_inflight(&self) -> Option<f64> {
+        let (mut weighted, mut ms) = (0.0, 0u64);
+        for i in self.intervals.iter().filter(|i| i.dur_ms > 0) {
+            weighted += i.inflight? * i.dur_ms as f64;
+            ms += i.dur_ms;
+        }
+        (ms > 0).then(|| weighted / ms as f64)
+    }
+
+    /// Headline figures of the run.
     pub fn summary(&self) -> RunSummary {
         let secs = self.wall_secs();
         let per_sec = |n: f64| if secs > 0.0 { n / secs } else { 0.0 };

@@ -218,6 +218,13 @@ pub fn summary_text(r: &RunResult) -> String {
             s.thread_busy_stddev_s
         );
     }
+    if let Some(depth) = r.mean_inflight() {
+        let _ = writeln!(
+            out,
+            "queue     io_uring depth {} · {depth:.2} requests in flight per thread on average",
+            r.spec.iodepth
+        );
+    }
     out.push_str(&super::kinds::kind_section(r));
     for w in &r.warnings {
         let _ = writeln!(out, "warning   {w}");
@@ -319,6 +326,7 @@ pub fn run_json(r: &RunResult) -> serde_json::Value {
         "kind_detail": super::kinds::kind_json(r),
         "has_histograms": r.has_histograms(),
         "reported": r.reported,
+        "inflight_mean": r.mean_inflight(),
     })
 }
 
