@@ -114,6 +114,7 @@ impl RunDetails {
                             plots::iops_over_time(ui, &salt, &result.intervals);
                             plots::sync_latency_over_time(ui, &salt, &result.intervals);
                             plots::flushes_over_time(ui, &salt, &result.intervals);
+                            plots::inflight_over_time(ui, &salt, &result.intervals);
                         });
                     }
                     _ => {

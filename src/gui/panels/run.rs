@@ -344,4 +344,5 @@ fn timeline(ui: &mut egui::Ui, live: &LiveRun) {
     } else if !samples.is_empty() {
         ui.label(RichText::new("device counters unavailable: no flush plot for this run").weak());
     }
+    plots::inflight_over_time(ui, "run-live", samples);
 }
