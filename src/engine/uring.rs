@@ -405,7 +405,7 @@ fn complete<R: Ring, C: Clock>(
             }
             s.writes_in_flight[file as usize] -= 1;
             s.release(slot);
-            if result < 0 || result == 0 {
+            if result <= 0 {
                 let e = if result == 0 {
                     std::io::Error::from(std::io::ErrorKind::WriteZero)
                 } else {
