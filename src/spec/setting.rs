@@ -439,10 +439,18 @@ mod tests {
                 slot = slot.and_then(|t| t.get(part));
             }
             // Optional fields (io_size, duration_s, requests, shared_files) are absent
-            // while unset; every other key names a value of the spec.
+            // while unset, and the io_uring ones while at their synchronous default; every
+            // other key names a value of the spec.
             let optional = matches!(
                 s,
-                Setting::IoSize | Setting::Duration | Setting::Requests | Setting::SharedFiles
+                Setting::IoSize
+                    | Setting::Duration
+                    | Setting::Requests
+                    | Setting::SharedFiles
+                    | Setting::IoEngine
+                    | Setting::IoDepth
+                    | Setting::LinkSync
+                    | Setting::FixedBufs
             );
             assert!(optional || slot.is_some(), "{} is not a spec key", s.key());
         }
