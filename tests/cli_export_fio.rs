@@ -89,6 +89,20 @@ fn every_builtin_preset_exports_where_its_kind_allows_and_fio_parses_it() {
             let what = format!("{} {variant:?}", preset.name);
             let (code, stdout, stderr) = export(&lab, &args);
             let w = &preset.workload;
+            // A linked-sync variant has no fio equivalent: refused naming link_sync.
+            let linked = variant.as_ref().is_some_and(|v| {
+                preset.series.as_ref().is_some_and(|plan| {
+                    plan.variants
+                        .iter()
+                        .any(|x| &x.label == v && x.set.iter().any(|s| s == "link_sync=true"))
+                })
+            });
+            if linked {
+                assert_eq!(code, 2, "{what} must be refused: {stdout}");
+                assert!(stderr.contains("link_sync"), "{what}: {stderr}");
+                refused += 1;
+                continue;
+            }
             if w.kind == WorkloadKind::Fileio && w.mode == FileioMode::Fio {
                 assert_eq!(code, 0, "{what}: {stderr}");
                 assert_eq!(option(&stdout, "directory"), Some(target), "{what}");

@@ -55,6 +55,44 @@ fn has_text_label(h: &Harness<'static, LabApp>, text: &str) -> bool {
 }
 
 #[test]
+fn an_io_uring_run_plots_its_depth_and_a_sync_run_does_not() {
+    let db = tempfile::tempdir().unwrap();
+    let target = tempfile::tempdir().unwrap();
+    let spec = WorkloadSpec {
+        threads: 1,
+        file_size: 4 << 20,
+        duration_s: Some(0.5),
+        ioengine: fsynclab::spec::IoEngine::IoUring,
+        iodepth: 8,
+        sync: SyncMethod::None,
+        ..Default::default()
+    };
+    let mut h = harness(&db, state(spec, &target.path().display().to_string()));
+    h.run();
+    h.get_by_label("Start run").click();
+    step_until_idle(&mut h, Duration::from_secs(60));
+    let live = &h.state().runner.live;
+    assert!(live.error.is_none(), "launch failed: {:?}", live.error);
+    assert!(live.samples.iter().any(|s| s.inflight.is_some()));
+    let depth_label = |h: &Harness<'static, LabApp>| {
+        h.query_all_by_label_contains("requests in flight per thread on average")
+            .any(|n| n.accesskit_node().role() == Role::Label)
+    };
+    assert!(depth_label(&h), "no depth caption for an io_uring run");
+
+    let sync_spec = WorkloadSpec {
+        threads: 1,
+        file_size: 64 * 1024,
+        ..Default::default()
+    };
+    let mut h = harness(&db, state(sync_spec, &target.path().display().to_string()));
+    h.run();
+    h.get_by_label("Start run").click();
+    step_until_idle(&mut h, Duration::from_secs(60));
+    assert!(!depth_label(&h), "a synchronous run has no depth plot");
+}
+
+#[test]
 fn tiny_run_finishes_and_shows_its_summary() {
     let db = tempfile::tempdir().unwrap();
     let target = tempfile::tempdir().unwrap();

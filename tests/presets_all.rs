@@ -84,6 +84,20 @@ fn check_fileio(run: &Value, w: &Value) {
         );
         return;
     }
+    if w["ioengine"] == "io_uring" {
+        let depth = run["inflight_mean"]
+            .as_f64()
+            .expect("io_uring runs report their depth");
+        assert!(
+            depth > 0.0 && depth <= u(&w["iodepth"]) as f64 + 1e-9,
+            "{depth}"
+        );
+    } else {
+        assert!(
+            run["inflight_mean"].is_null(),
+            "synchronous runs have no depth"
+        );
+    }
     let every = u(&w["sync_every"]);
     let per_write_sync = w["sync"] != "none";
     let size_based = w["duration_s"].is_null() && w["requests"].is_null();

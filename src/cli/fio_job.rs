@@ -20,7 +20,7 @@ use crate::store::{OriginKind, RunOrigin, Store};
 
 /// The `run` options that set the workload: the job file is the workload, so they are
 /// refused with `--fio-job` rather than silently overriding it.
-pub(super) const CONFLICTS: [&str; 31] = [
+pub(super) const CONFLICTS: [&str; 35] = [
     "preset",
     "scale",
     "series",
@@ -52,6 +52,10 @@ pub(super) const CONFLICTS: [&str; 31] = [
     "settle",
     "no_settle",
     "warmup",
+    "ioengine",
+    "iodepth",
+    "link_sync",
+    "fixedbufs",
 ];
 
 /// One job to run: its name and its launch.

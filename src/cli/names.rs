@@ -62,6 +62,10 @@ pub fn flag(setting: Setting) -> CliFlag {
         Setting::Kind => Long("--kind"),
         Setting::Settle => Long("--settle"),
         Setting::Warmup => Long("--warmup"),
+        Setting::IoEngine => Long("--ioengine"),
+        Setting::IoDepth => Long("--iodepth"),
+        Setting::LinkSync => Long("--link-sync"),
+        Setting::FixedBufs => Long("--fixedbufs"),
     }
 }
 

@@ -10,7 +10,7 @@ use clap::Args;
 use super::{CliError, open_store};
 use crate::engine::EngineError;
 use crate::lab::{self, Launch, QuietWait, RunRequest, SweepSpec, ValidLaunch};
-use crate::spec::{self, OpenFlags, Pattern, Prepare, SyncMethod, WorkloadSpec};
+use crate::spec::{self, IoEngine, OpenFlags, Pattern, Prepare, SyncMethod, WorkloadSpec};
 
 /// Arguments of `fsynclab run`, grouped in `--help` under the headings Workload, fileio,
 /// sysbench mode, grouplog, fileserver, smallfiles, Run control and Output (in that order).
@@ -79,6 +79,19 @@ pub struct RunArgs {
     /// Sync every file once more when a thread finishes (fio end_fsync).
     #[arg(long, help_heading = "fileio")]
     pub final_sync: bool,
+    /// fileio I/O engine: sync (one pwrite/fsync call at a time) or io_uring (writes and
+    /// syncs submitted asynchronously, --iodepth in flight per thread).
+    #[arg(long, value_parser = str::parse::<IoEngine>, help_heading = "fileio")]
+    pub ioengine: Option<IoEngine>,
+    /// io_uring: requests in flight per thread, writes and syncs together (fio iodepth).
+    #[arg(long, help_heading = "fileio")]
+    pub iodepth: Option<u32>,
+    /// io_uring: link each sync behind the write before it (IOSQE_IO_LINK).
+    #[arg(long, help_heading = "fileio")]
+    pub link_sync: bool,
+    /// io_uring: write from registered buffers (IORING_OP_WRITE_FIXED, fio fixedbufs=1).
+    #[arg(long, help_heading = "fileio")]
+    pub fixedbufs: bool,
     /// N files shared by all threads (sysbench --file-num) instead of one per thread.
     #[arg(long, help_heading = "sysbench mode")]
     pub shared_files: Option<u32>,
@@ -285,6 +298,14 @@ pub fn build_spec(args: &RunArgs) -> Result<(WorkloadSpec, Option<String>, Optio
     if let Some(v) = args.warmup {
         spec.warmup_s = Some(v);
     }
+    if let Some(v) = args.ioengine {
+        spec.ioengine = v;
+    }
+    if let Some(v) = args.iodepth {
+        spec.iodepth = v;
+    }
+    spec.link_sync |= args.link_sync;
+    spec.fixedbufs |= args.fixedbufs;
     for setting in &args.settings {
         spec = spec::apply_setting(&spec, setting).map_err(CliError::usage)?;
     }

@@ -103,6 +103,12 @@ pub struct FakeBackend {
     /// sync sleeps its scripted latency, so threads really overlap (group-commit tests:
     /// followers arrive while a leader's "flush" takes its time).
     pub real_time: bool,
+    /// io_uring: request number (per worker ring, from 0) → the result it completes with
+    /// instead of success (a short byte count, `-EAGAIN`, `-EIO`...).
+    pub ring_results: Vec<(u64, i32)>,
+    /// io_uring: building a worker's ring fails with this errno.
+    pub ring_errno: Option<i32>,
+    ring_log: Arc<Mutex<Vec<super::fake_ring::FakeRingEvent>>>,
     ops: Arc<OpScript>,
     clocks: Mutex<HashMap<u32, Arc<AtomicU64>>>,
     total_writes: Arc<AtomicU64>,
@@ -136,6 +142,11 @@ impl FakeBackend {
 
     fn script(&mut self) -> &mut OpScript {
         Arc::get_mut(&mut self.ops).expect("a fake is scripted before it is used")
+    }
+
+    /// Everything the workers' fake rings saw, in order.
+    pub fn ring_log(&self) -> Vec<super::fake_ring::FakeRingEvent> {
+        self.ring_log.lock().map(|l| l.clone()).unwrap_or_default()
     }
 
     /// How many times the workers called `op` (failed calls included).
@@ -386,6 +397,7 @@ impl Backend for FakeBackend {
     type File = FakeFile;
     type Clock = FakeClock;
     type Dir = FakeDirOps;
+    type Ring = super::fake_ring::FakeRing;
 
     fn create(
         &self,
@@ -457,4 +469,22 @@ impl Backend for FakeBackend {
     }
 
     fn settle_pause(&self, _ms: u64) {}
+    fn ring(
+        &self,
+        _files: &[FakeFile],
+        setup: super::ring::RingSetup,
+        thread: u32,
+    ) -> io::Result<super::fake_ring::FakeRing> {
+        if let Some(errno) = self.ring_errno {
+            return Err(io::Error::from_raw_os_error(errno));
+        }
+        Ok(super::fake_ring::FakeRing::new(
+            thread,
+            self.clock_cell(thread),
+            setup,
+            (self.write_ns.clone(), self.sync_ns.clone()),
+            self.ring_results.clone(),
+            self.ring_log.clone(),
+        ))
+    }
 }

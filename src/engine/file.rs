@@ -18,6 +18,7 @@ use nix::fcntl::OFlag;
 use super::api::CancelToken;
 pub use super::clock::{Clock, RealClock};
 use super::dirfd::DirHandle;
+pub use super::ring::{RealRing, Ring, RingOp, RingSetup};
 use crate::spec::{OpenFlags, Prepare, SyncMethod};
 
 /// The worker index the backend is given for calls made while preparing a run (before
@@ -107,6 +108,8 @@ pub trait Backend: Sync {
     type Clock: Clock + Send;
     /// The name operations workers make in their directories.
     type Dir: DirOps<File = Self::File> + Send;
+    /// The submission/completion ring of an `io_uring` worker.
+    type Ring: Ring + Send;
 
     /// Creates a new file `name` in `dir` (openat O_CREAT | O_EXCL | O_NOFOLLOW, mode
     /// 0600), prepares it and fsyncs it, so preparation is not paid for by the first timed
@@ -150,6 +153,9 @@ pub trait Backend: Sync {
     fn settle_pause(&self, ms: u64) {
         std::thread::sleep(std::time::Duration::from_millis(ms));
     }
+    /// The io_uring of worker `thread` over its open `files` (the `io_uring` engine),
+    /// with the slots and buffers `setup` asks for; built before the start gate.
+    fn ring(&self, files: &[Self::File], setup: RingSetup, thread: u32) -> io::Result<Self::Ring>;
 }
 
 /// Real files and CLOCK_MONOTONIC.
@@ -342,6 +348,7 @@ impl Backend for RealBackend {
     type File = RealFile;
     type Clock = RealClock;
     type Dir = RealDirOps;
+    type Ring = RealRing;
 
     fn create(
         &self,
@@ -402,6 +409,10 @@ impl Backend for RealBackend {
 
     fn dir_ops(&self, _thread: u32) -> RealDirOps {
         RealDirOps
+    }
+
+    fn ring(&self, files: &[RealFile], setup: RingSetup, _thread: u32) -> io::Result<RealRing> {
+        RealRing::new(files.iter().map(|f| f.file.as_raw_fd()).collect(), setup)
     }
 }
 

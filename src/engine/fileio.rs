@@ -8,8 +8,9 @@ use super::harness::{PrepareStop, Worker, WorkerOutput};
 use super::kind::Kind;
 use super::scratch::{IoSite, ScratchDir};
 use super::sysbench::{run_sysbench_worker, writes_in};
+use super::uring::run_fileio_uring;
 use super::worker::{WorkerPlan, run_fileio};
-use crate::spec::{FileioMode, Prepare, StopRule, SyncMethod, WorkloadSpec};
+use crate::spec::{FileioMode, IoEngine, Prepare, StopRule, SyncMethod, WorkloadSpec};
 use std::sync::mpsc::Sender;
 
 /// The `fileio` kind (plain and sysbench mode).
@@ -99,9 +100,15 @@ impl Kind for Fileio {
         let plan = &plans[w.thread as usize];
         if spec.mode == FileioMode::Sysbench {
             run_sysbench_worker(backend, spec, plan, w)
+        } else if spec.ioengine == IoEngine::IoUring {
+            run_fileio_uring(backend, spec, plan, w)
         } else {
             run_fileio(backend, spec, plan, w)
         }
+    }
+
+    fn measures_depth(spec: &WorkloadSpec) -> bool {
+        spec.ioengine == IoEngine::IoUring
     }
 
     fn space_needed(spec: &WorkloadSpec) -> u64 {

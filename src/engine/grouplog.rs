@@ -123,7 +123,7 @@ pub(crate) struct GroupLog {
     pub dir: std::sync::Arc<super::dirfd::DirHandle>,
     /// The log's name in it.
     pub name: String,
-    next_seq: Padded<AtomicU64>,
+    pub(super) next_seq: Padded<AtomicU64>,
     state: Mutex<State>,
     flushed: Condvar,
 }
@@ -167,6 +167,22 @@ impl GroupLog {
         }
     }
 
+    /// Adds the flushes of writers that flushed on their own (solo, uring): one flush per
+    /// commit, batches of one.
+    pub(super) fn add_own_flushes(&self, flushes: u64) {
+        let mut s = self.lock();
+        s.stats.flushes += flushes;
+        s.stats.commits += flushes;
+        s.stats.record_batches(1, flushes);
+    }
+
+    /// Marks the log failed and wakes every waiting writer.
+    pub(super) fn fail(&self) {
+        let mut s = self.lock();
+        s.failed = true;
+        self.flushed.notify_all();
+    }
+
     fn lock(&self) -> MutexGuard<'_, State> {
         // Poisoning only means a writer panicked holding the lock; the counters remain
         // meaningful and the panic itself is reported by the engine.
@@ -188,7 +204,7 @@ impl GroupLog {
 /// How long a leader waits before flushing, given the learned flush time.
 fn gather_delay_ns(strategy: Strategy, avg_flush_ns: u64, batch_start_ns: u64, now: u64) -> u64 {
     match strategy {
-        Strategy::Solo | Strategy::Leader => 0,
+        Strategy::Solo | Strategy::Leader | Strategy::Uring => 0,
         Strategy::Delay { us } => us * 1000,
         Strategy::Adaptive { cap_us } => match cap_us {
             Some(cap) => avg_flush_ns.min(cap * 1000),
@@ -224,6 +240,9 @@ fn run_writer<B: Backend>(
         files: vec![log.name.clone()],
         start_block: 0,
     };
+    if spec.grouplog.strategy == Strategy::Uring {
+        return super::grouplog_uring::run_uring_writer(backend, spec, log, plan, w);
+    }
     let open = || {
         let opened = open_plan_files(backend, spec, &plan).map(|mut files| files.remove(0));
         let record_size = spec.grouplog.record_size as usize;
@@ -239,16 +258,11 @@ fn run_writer<B: Backend>(
         let counts = append_loop(spec, log, &plan, file, buf, [commit, wait], t);
         let strategy = spec.grouplog.strategy;
         if strategy == Strategy::Solo && counts.syncs > 0 {
-            let mut s = log.lock();
-            s.stats.flushes += counts.syncs;
-            s.stats.commits += counts.syncs;
-            s.stats.record_batches(1, counts.syncs);
+            log.add_own_flushes(counts.syncs);
         }
         if t.out.error.is_some() {
             t.shared.stop.0.store(true, Ordering::Relaxed);
-            let mut s = log.lock();
-            s.failed = true;
-            log.flushed.notify_all();
+            log.fail();
         }
         t.out.ops = vec![
             std::mem::replace(commit, OpStats::new("commit")),

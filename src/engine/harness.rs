@@ -27,6 +27,9 @@ pub(crate) struct Live {
     pub syncs: AtomicU64,
     pub write_buckets: LiveBuckets,
     pub sync_buckets: LiveBuckets,
+    /// io_uring workers: requests in flight integrated over time (request·ns on the
+    /// worker's clock), for the sampler's mean depth per interval.
+    pub inflight_area: AtomicU64,
 }
 
 /// A value alone on its cache lines (no false sharing with its neighbours).

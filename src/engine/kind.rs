@@ -59,6 +59,12 @@ pub(crate) trait Kind {
         Vec::new()
     }
 
+    /// Whether the workers publish their in-flight depth (`Live::inflight_area`), so the
+    /// intervals carry its mean.
+    fn measures_depth(_spec: &WorkloadSpec) -> bool {
+        false
+    }
+
     /// Group-commit accounting after the run, for the kinds that have it.
     fn group_stats(_plan: &Self::Plan, _spec: &WorkloadSpec) -> Option<GroupCommitStats> {
         None

@@ -21,15 +21,19 @@ mod dirfd;
 mod failure;
 #[cfg(any(test, feature = "test-support"))]
 mod fake;
+#[cfg(any(test, feature = "test-support"))]
+mod fake_ring;
 mod file;
 mod fileio;
 mod fileserver;
 mod fileserver_mix;
 mod gate;
 mod grouplog;
+mod grouplog_uring;
 mod harness;
 mod kind;
 mod offsets;
+mod ring;
 mod runner;
 mod sampler;
 mod scratch;
@@ -38,6 +42,7 @@ mod smallfiles;
 mod sysbench;
 mod target;
 mod target_error;
+mod uring;
 mod worker;
 
 pub use api::{CancelToken, EngineError, EngineEvent, RunContext};
@@ -46,11 +51,14 @@ pub use dirfd::{DirHandle, RunDirIds, remove_run_dir};
 pub use failure::{IoFailure, copy_io_error};
 #[cfg(any(test, feature = "test-support"))]
 pub use fake::{FAKE_OPS, FakeBackend, FakeClock, FakeDirOps, FakeFile, FakeOp};
+#[cfg(any(test, feature = "test-support"))]
+pub use fake_ring::{FakeRing, FakeRingEvent};
 pub use file::{
     Backend, Clock, DirOps, OpenAt, PREPARE_THREAD, RealBackend, RealClock, RealDirOps, RealFile,
-    SyncFile,
+    RealRing, Ring, RingOp, RingSetup, SyncFile,
 };
 pub(crate) use fileserver::open_files_per_client;
+pub use ring::{io_uring_problem, probe_io_uring, unavailable_reason, uses_io_uring};
 pub(crate) use scratch::check_target;
 pub use target::shared_writable;
 pub use target_error::TargetError;

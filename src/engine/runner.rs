@@ -47,7 +47,12 @@ pub(crate) fn run_in_scratch<K: Kind, B: Backend>(
     }
     let lives: Vec<Live> = (0..spec.threads).map(|_| Live::default()).collect();
     let mut device = DeviceProbe::before(ctx);
-    let mut sampler = Sampler::new(&lives, K::bytes_per_write(spec), device.stat_path());
+    let mut sampler = Sampler::new(
+        &lives,
+        K::bytes_per_write(spec),
+        device.stat_path(),
+        K::measures_depth(spec),
+    );
     let spawned = spawn_and_sample::<K, B>(
         backend,
         spec,

@@ -19,6 +19,9 @@ pub(super) struct Sampler<'a> {
     prev_flushes: Option<u64>,
     scratch: Vec<u64>,
     samples: Vec<IntervalSample>,
+    /// Whether workers publish their in-flight depth (the io_uring engine), and the sum
+    /// of their depth integrals at the last sample.
+    depth: Option<u64>,
 }
 
 #[derive(Clone, Default)]
@@ -41,7 +44,14 @@ impl Totals {
 }
 
 impl<'a> Sampler<'a> {
-    pub fn new(lives: &'a [Live], block_size: u64, stat_path: Option<PathBuf>) -> Self {
+    /// A sampler of `lives`; `measures_depth` for workers that publish their in-flight
+    /// depth (the io_uring engine), so samples carry `inflight`.
+    pub fn new(
+        lives: &'a [Live],
+        block_size: u64,
+        stat_path: Option<PathBuf>,
+        measures_depth: bool,
+    ) -> Self {
         let prev_flushes = stat_path.as_deref().and_then(read_flushes);
         Self {
             lives,
@@ -53,6 +63,7 @@ impl<'a> Sampler<'a> {
             prev_flushes,
             scratch: vec![0; LIVE_BUCKETS],
             samples: Vec::with_capacity(1024),
+            depth: measures_depth.then_some(0),
         }
     }
 
@@ -115,6 +126,7 @@ impl<'a> Sampler<'a> {
             device_flushes,
             kernel_commits: None,
             kernel_flushes: None,
+            inflight: self.mean_depth(elapsed.saturating_sub(self.last_t)),
         };
         std::mem::swap(&mut self.prev, &mut self.now);
         self.prev_flushes = flushes.or(self.prev_flushes);
@@ -123,6 +135,20 @@ impl<'a> Sampler<'a> {
             self.samples.push(sample.clone());
         }
         sample
+    }
+
+    /// Mean requests in flight per worker over a window of `window` (None for workers that
+    /// do not publish their depth, or an empty window).
+    fn mean_depth(&mut self, window: Duration) -> Option<f64> {
+        let prev = self.depth?;
+        let area: u64 = self
+            .lives
+            .iter()
+            .map(|l| l.inflight_area.load(Ordering::Relaxed))
+            .sum();
+        self.depth = Some(area);
+        let window_ns = window.as_nanos() as f64 * self.lives.len().max(1) as f64;
+        (window_ns > 0.0).then(|| area.saturating_sub(prev) as f64 / window_ns)
     }
 
     pub fn into_samples(self) -> Vec<IntervalSample> {

@@ -4,6 +4,7 @@
 use std::sync::mpsc;
 
 use super::*;
+use crate::engine::{FakeRingEvent, RingOp};
 use crate::metrics::GroupCommitStats;
 use crate::metrics::RunStatus;
 use crate::spec::{Strategy, SyncMethod, WorkloadKind};
@@ -175,4 +176,42 @@ fn a_failed_flush_fails_the_run_without_hanging_its_followers() {
     assert_eq!(g.flushes, 5, "the five flushes before the failure count");
     assert!(g.commits >= 5 && g.commits < 10_000);
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn uring_writers_submit_a_linked_flush_each_and_account_their_own_flushes() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut fake = FakeBackend::new(vec![1_000], vec![FLUSH_NS]);
+    // A short record write (cancelling its linked flush) and an -EAGAIN flush on the way.
+    fake.ring_results = vec![(2, 100), (7, -libc::EAGAIN)];
+    let spec = grouplog(Strategy::Uring, 2, 40);
+    let ctx = RunContext::new(7, dir.path().to_path_buf());
+    let (tx, _rx) = mpsc::channel();
+    let r = run_with(&fake, &spec, &ctx, &tx, &CancelToken::new()).unwrap();
+    assert_eq!(r.status, RunStatus::Finished, "{:?}", r.error);
+    let g = r.group.clone().unwrap();
+    assert_eq!(g.strategy, "uring");
+    check_accounting(&r, &g, 40);
+    assert_eq!(
+        g.flushes, 40,
+        "one flush per record: the filesystem batches, not fsynclab"
+    );
+    let log = fake.ring_log();
+    let linked = log
+        .iter()
+        .filter(|e| {
+            matches!(
+                e,
+                FakeRingEvent::Queued {
+                    link: true,
+                    op: RingOp::Write { .. },
+                    ..
+                }
+            )
+        })
+        .count();
+    assert_eq!(linked, 40, "every record's write carries its flush");
+    // The linked flush start when the write completed: the flush time is what it waited.
+    let sync = r.sync_lat.summary();
+    assert!(sync.min_ns >= FLUSH_NS - FLUSH_NS / 500, "{}", sync.min_ns);
 }

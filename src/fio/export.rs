@@ -21,13 +21,14 @@
 //! | `final_sync` | `end_fsync=1` |
 //! | `seed` | `randseed` (fio's generator differs: same coverage, other order) |
 //! | `shared_files = 1` | `filename=` one file for every clone |
+//! | `ioengine` sync / io_uring, `iodepth`, `fixedbufs` | `ioengine=psync` / `ioengine=io_uring`, `iodepth=N`, `fixedbufs=1` (`link_sync` has no fio equivalent: refused) |
 
 use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::spec::{
-    FileioMode, Neutral, Pattern, Prepare, Setting, SettingNames, SpecError, StopRule, SyncMethod,
-    Worded, WorkloadKind, WorkloadSpec,
+    FileioMode, IoEngine, Neutral, Pattern, Prepare, Setting, SettingNames, SpecError, StopRule,
+    SyncMethod, Worded, WorkloadKind, WorkloadSpec,
 };
 
 /// Longest job name accepted (fio job names are free text; ours are also file names).
@@ -353,6 +354,19 @@ fn fileio_options(spec: &WorkloadSpec) -> Result<FioOptions, ExportError> {
             ),
         ));
     }
+    if spec.link_sync {
+        return Err(refuse_field(
+            Setting::LinkSync,
+            "true",
+            "fio's io_uring engine never links a sync behind its write (IOSQE_IO_LINK), so \
+             no fio job makes the same requests",
+            crate::hint!(
+                "export it without ",
+                Setting::LinkSync,
+                " or run it with fsynclab"
+            ),
+        ));
+    }
     let mut lines: Vec<(&'static str, String)> = Vec::new();
     let mut notes = Vec::new();
     let bs = spec.block_size;
@@ -360,7 +374,16 @@ fn fileio_options(spec: &WorkloadSpec) -> Result<FioOptions, ExportError> {
         Pattern::Rand => "randwrite",
         Pattern::Seq => "write",
     };
-    lines.push(("ioengine", "psync".into()));
+    match spec.ioengine {
+        IoEngine::Sync => lines.push(("ioengine", "psync".into())),
+        IoEngine::IoUring => {
+            lines.push(("ioengine", "io_uring".into()));
+            lines.push(("iodepth", spec.iodepth.to_string()));
+            if spec.fixedbufs {
+                lines.push(("fixedbufs", "1".into()));
+            }
+        }
+    }
     lines.push(("rw", rw.into()));
     lines.push(("bs", fio_size(bs)));
     lines.push(("size", fio_size(spec.file_size)));

@@ -56,6 +56,10 @@ pub fn label(setting: Setting) -> &'static str {
         Setting::Kind => "Workload kind",
         Setting::Settle => "Settle after prepare",
         Setting::Warmup => "Warm-up",
+        Setting::IoEngine => "I/O engine",
+        Setting::IoDepth => "I/O depth",
+        Setting::LinkSync => "Link each sync to its write",
+        Setting::FixedBufs => "Fixed buffers",
     }
 }
 

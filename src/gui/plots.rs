@@ -154,3 +154,34 @@ pub fn kernel_rates_over_time(ui: &mut egui::Ui, id_salt: &str, samples: &[Inter
             plot.line(Line::new("flushes/s (traced)", flushes));
         });
 }
+
+/// The mean requests in flight per thread in each interval (io_uring runs), with the
+/// run's mean as a label (a caption screen readers and tests can find); nothing for
+/// synchronous runs, whose depth is 1 by construction.
+pub fn inflight_over_time(ui: &mut egui::Ui, id_salt: &str, samples: &[IntervalSample]) {
+    let points: PlotPoints = samples
+        .iter()
+        .filter(|s| s.dur_ms > 0)
+        .filter_map(|s| Some([secs(s), s.inflight?]))
+        .collect();
+    if points.points().is_empty() {
+        return;
+    }
+    let (weighted, ms) = samples
+        .iter()
+        .filter_map(|s| Some((s.inflight? * s.dur_ms as f64, s.dur_ms)))
+        .fold((0.0, 0u64), |(w, m), (a, b)| (w + a, m + b));
+    if ms > 0 {
+        ui.label(format!(
+            "{:.2} requests in flight per thread on average (io_uring)",
+            weighted / ms as f64
+        ));
+    }
+    Plot::new(format!("{id_salt}-inflight"))
+        .allow_scroll(false)
+        .height(TIMELINE_HEIGHT)
+        .x_axis_label("time (s)")
+        .y_axis_label("requests in flight per thread")
+        .include_y(0.0)
+        .show(ui, |plot| plot.line(Line::new("in flight", points)));
+}

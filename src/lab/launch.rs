@@ -151,6 +151,15 @@ impl Launch {
             }
         };
         self.request().check_text()?;
+        // io_uring refused by the kernel (too old, io_uring_disabled, seccomp) is a usage
+        // error found here, before anything is stored; probed once per launch.
+        let first_uring = groups
+            .iter()
+            .flat_map(|(_, specs)| specs)
+            .find(|s| crate::engine::uses_io_uring(s));
+        if let Some(e) = first_uring.and_then(crate::engine::io_uring_problem) {
+            return Err(spec_error(e));
+        }
         if let Launch::Matrix { matrix, .. } = &self {
             matrix.check_options()?;
         }

@@ -96,6 +96,10 @@ pub struct IntervalSample {
     pub sync_p99_ns: Option<u64>,
     /// Device cache flushes completed in the window; `None` where the device is unknown.
     pub device_flushes: Option<u64>,
+    /// Mean requests in flight per thread over the window (io_uring engine); `None` for
+    /// synchronous runs, whose depth is 1 by construction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inflight: Option<f64>,
     /// Journal or log commits the kernel tracer saw in the window (see
     /// [`KernelTrace::commits`]); `None` when tracing was off.
     #[serde(default)]
@@ -356,7 +360,18 @@ impl RunResult {
         }
     }
 
-    /// Headline figures.
+    /// Mean requests in flight per thread over the run (io_uring runs): the intervals'
+    /// means weighted by their length; `None` for synchronous runs.
+    pub fn mean_inflight(&self) -> Option<f64> {
+        let (mut weighted, mut ms) = (0.0, 0u64);
+        for i in self.intervals.iter().filter(|i| i.dur_ms > 0) {
+            weighted += i.inflight? * i.dur_ms as f64;
+            ms += i.dur_ms;
+        }
+        (ms > 0).then(|| weighted / ms as f64)
+    }
+
+    /// Headline figures of the run.
     pub fn summary(&self) -> RunSummary {
         let secs = self.wall_secs();
         let per_sec = |n: f64| if secs > 0.0 { n / secs } else { 0.0 };

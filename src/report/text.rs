@@ -287,6 +287,13 @@ pub fn summary_text(r: &RunResult) -> String {
             s.thread_busy_stddev_s
         );
     }
+    if let Some(depth) = r.mean_inflight() {
+        let _ = writeln!(
+            out,
+            "queue     io_uring depth {} · {depth:.2} requests in flight per thread on average",
+            r.spec.iodepth
+        );
+    }
     out.push_str(&super::kinds::kind_section(r));
     if let Some(kt) = &r.kernel_trace {
         for (label, text) in super::kernel::kernel_rows(kt) {
@@ -397,6 +404,7 @@ pub fn run_json(r: &RunResult) -> serde_json::Value {
         "kernel_trace": r.kernel_trace.clone().unwrap_or_else(|| crate::metrics::KernelTrace::off(
             "not recorded (stored before kernel tracing existed, or imported)"
         )),
+        "inflight_mean": r.mean_inflight(),
     })
 }
 
@@ -451,6 +459,7 @@ pub fn unfinished_run_json(stored: &crate::store::StoredRun) -> serde_json::Valu
         "reported": null,
         "kernel_settings": system.kernel_settings,
         "kernel_trace": null,
+        "inflight_mean": null,
     })
 }
 

@@ -145,10 +145,15 @@ pub enum Strategy {
     /// jbd: a writer waits while now < batch start + average commit time, the average
     /// updated `(new + old) / 2` as the jbd patch does.
     Jbd,
+    /// io_uring: every writer submits its record write and, linked behind it
+    /// (`IOSQE_IO_LINK`), its own flush through its own ring, and waits for both; no
+    /// coordination in the application — the filesystem batches the concurrent flushes.
+    Uring,
 }
 
 impl Strategy {
-    /// Parses `solo`, `leader`, `delay:<µs>`, `adaptive`, `adaptive:<cap µs>`, `jbd`.
+    /// Parses `solo`, `leader`, `delay:<µs>`, `adaptive`, `adaptive:<cap µs>`, `jbd`,
+    /// `uring`.
     pub fn parse(text: &str) -> Result<Self, String> {
         let t = text.trim().to_ascii_lowercase();
         let (name, arg) = match t.split_once(':') {
@@ -165,6 +170,7 @@ impl Strategy {
             ("solo", None) => Ok(Strategy::Solo),
             ("leader", None) => Ok(Strategy::Leader),
             ("jbd", None) => Ok(Strategy::Jbd),
+            ("uring", None) => Ok(Strategy::Uring),
             ("adaptive", None) => Ok(Strategy::Adaptive { cap_us: None }),
             ("adaptive", Some(a)) => Ok(Strategy::Adaptive {
                 cap_us: Some(micros(a)?),
@@ -172,7 +178,7 @@ impl Strategy {
             ("delay", Some(a)) => Ok(Strategy::Delay { us: micros(a)? }),
             ("delay", None) => Err(format!("'{text}' needs a delay in µs, e.g. delay:500")),
             _ => Err(format!(
-                "unknown strategy '{text}'; use solo, leader, delay:<µs>, adaptive, adaptive:<cap µs> or jbd"
+                "unknown strategy '{text}'; use solo, leader, delay:<µs>, adaptive, adaptive:<cap µs>, jbd or uring"
             )),
         }
     }
@@ -183,6 +189,7 @@ impl Strategy {
             Strategy::Solo => "solo".into(),
             Strategy::Leader => "leader".into(),
             Strategy::Jbd => "jbd".into(),
+            Strategy::Uring => "uring".into(),
             Strategy::Delay { us } => format!("delay:{us}"),
             Strategy::Adaptive { cap_us: None } => "adaptive".into(),
             Strategy::Adaptive { cap_us: Some(c) } => format!("adaptive:{c}"),

@@ -2,6 +2,7 @@
 //! replay the seed threads' benchmarks.
 
 mod input_file;
+mod ioengine;
 mod kinds;
 mod plan;
 mod preset;
@@ -17,6 +18,7 @@ pub use kinds::{
 };
 
 pub use input_file::{InputFileError, MAX_INPUT_FILE_BYTES, read_small_bytes, read_small_file};
+pub use ioengine::{IoEngine, MAX_IODEPTH, MAX_RING_BUFFER_BYTES};
 pub use plan::{SeriesPlan, Variant};
 pub use preset::{
     MatrixSuggestion, Preset, PresetError, PublishedFigure, ScaleRule, builtin_presets, load_preset,
@@ -278,6 +280,19 @@ pub struct WorkloadSpec {
     /// warm-up): run but left out of the stored figures and histograms, kept (flagged) in
     /// the timeline. The stop rule counts from its end. fileio and fileserver only.
     pub warmup_s: Option<f64>,
+    /// `fileio`: synchronous calls or io_uring (fio `ioengine`).
+    #[serde(skip_serializing_if = "ioengine::is_default")]
+    pub ioengine: IoEngine,
+    /// io_uring: requests in flight per thread, writes and syncs together (fio `iodepth`).
+    #[serde(default = "ioengine::one", skip_serializing_if = "ioengine::is_one")]
+    pub iodepth: u32,
+    /// io_uring: submit each sync linked (`IOSQE_IO_LINK`) behind the write before it, so
+    /// the kernel starts it when that write completes.
+    #[serde(skip_serializing_if = "ioengine::is_default")]
+    pub link_sync: bool,
+    /// io_uring: write from registered buffers (`IORING_OP_WRITE_FIXED`, fio `fixedbufs`).
+    #[serde(skip_serializing_if = "ioengine::is_default")]
+    pub fixedbufs: bool,
 }
 
 impl Default for WorkloadSpec {
@@ -305,6 +320,10 @@ impl Default for WorkloadSpec {
             grouplog: GrouplogSpec::default(),
             settle: false,
             warmup_s: None,
+            ioengine: IoEngine::Sync,
+            iodepth: 1,
+            link_sync: false,
+            fixedbufs: false,
         }
     }
 }
@@ -432,6 +451,7 @@ impl WorkloadSpec {
         problems::size_problems(self, &mut errs);
         problems::stop_problems(self, &mut errs);
         kinds::kind_problems(self, &mut errs);
+        ioengine::ioengine_problems(self, &mut errs);
         errs
     }
 
@@ -560,8 +580,21 @@ impl WorkloadSpec {
             Prepare::Empty => ", files start empty",
             Prepare::Sparse | Prepare::Fallocate | Prepare::Fill => "",
         };
+        let engine = match self.ioengine {
+            IoEngine::Sync => String::new(),
+            IoEngine::IoUring => format!(
+                ", io_uring depth {}{}{}",
+                self.iodepth,
+                if self.link_sync { ", linked syncs" } else { "" },
+                if self.fixedbufs {
+                    ", fixed buffers"
+                } else {
+                    ""
+                }
+            ),
+        };
         format!(
-            "fileio{} {} threads, {} {:?} writes, {}, {} × {}{}, {}, flags {}",
+            "fileio{} {} threads, {} {:?} writes, {}, {} × {}{}, {}, flags {}{engine}",
             if self.mode == FileioMode::Sysbench {
                 " (sysbench)"
             } else {

@@ -37,6 +37,10 @@ const BUILTIN: &[(&str, &str)] = &[
         "jbd-sync-writers",
         include_str!("../../presets/jbd-sync-writers.toml"),
     ),
+    (
+        "uring-depth",
+        include_str!("../../presets/uring-depth.toml"),
+    ),
 ];
 
 /// A figure published in the seed thread, kept beside what the lab measures.

@@ -104,11 +104,19 @@ pub enum Setting {
     Settle,
     /// `warmup_s`: seconds at the start left out of the figures.
     Warmup,
+    /// `ioengine`: synchronous calls or io_uring.
+    IoEngine,
+    /// `iodepth`: io_uring requests in flight per thread.
+    IoDepth,
+    /// `link_sync`: each sync linked behind its write.
+    LinkSync,
+    /// `fixedbufs`: registered write buffers.
+    FixedBufs,
 }
 
 impl Setting {
     /// Every setting, for the front ends' table tests.
-    pub const ALL: [Setting; 47] = [
+    pub const ALL: [Setting; 51] = [
         Setting::Threads,
         Setting::Clients,
         Setting::BlockSize,
@@ -156,6 +164,10 @@ impl Setting {
         Setting::Kind,
         Setting::Settle,
         Setting::Warmup,
+        Setting::IoEngine,
+        Setting::IoDepth,
+        Setting::LinkSync,
+        Setting::FixedBufs,
     ];
 
     /// The neutral name: a workload field's preset key (`block_size`, `grouplog.log_size`),
@@ -208,6 +220,10 @@ impl Setting {
             Setting::Kind => "kind",
             Setting::Settle => "settle",
             Setting::Warmup => "warmup_s",
+            Setting::IoEngine => "ioengine",
+            Setting::IoDepth => "iodepth",
+            Setting::LinkSync => "link_sync",
+            Setting::FixedBufs => "fixedbufs",
         }
     }
 
@@ -428,7 +444,7 @@ mod tests {
             .iter()
             .filter(|s| s.is_workload_field())
             .count();
-        assert_eq!(fields, 25, "the spec's settable fields, Clients included");
+        assert_eq!(fields, 29, "the spec's settable fields, Clients included");
         assert!(Setting::ALL.iter().all(|s| !s.key().is_empty()));
     }
 
@@ -442,7 +458,8 @@ mod tests {
                 slot = slot.and_then(|t| t.get(part));
             }
             // Optional fields (io_size, duration_s, requests, shared_files) are absent
-            // while unset; every other key names a value of the spec.
+            // while unset, and the io_uring ones while at their synchronous default; every
+            // other key names a value of the spec.
             let optional = matches!(
                 s,
                 Setting::IoSize
@@ -450,6 +467,10 @@ mod tests {
                     | Setting::Requests
                     | Setting::SharedFiles
                     | Setting::Warmup
+                    | Setting::IoEngine
+                    | Setting::IoDepth
+                    | Setting::LinkSync
+                    | Setting::FixedBufs
             );
             assert!(optional || slot.is_some(), "{} is not a spec key", s.key());
         }

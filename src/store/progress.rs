@@ -152,8 +152,8 @@ impl Store {
             let mut insert = tx.prepare_cached(
                 "INSERT OR REPLACE INTO intervals (run_id, idx, t_ms, dur_ms, writes, syncs, bytes, \
                  write_p50_ns, write_p99_ns, sync_p50_ns, sync_p99_ns, device_flushes, \
-                 kernel_commits, kernel_flushes) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                 kernel_commits, kernel_flushes, inflight) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
             )?;
             for (offset, sample) in samples.iter().enumerate() {
                 let idx = u64::try_from(first_idx + offset).unwrap_or(u64::MAX);

@@ -450,7 +450,7 @@ impl Store {
     pub fn load_intervals(&self, id: i64) -> Result<Vec<IntervalSample>, StoreError> {
         let mut stmt = self.conn.prepare(
             "SELECT t_ms, dur_ms, writes, syncs, bytes, write_p50_ns, write_p99_ns, sync_p50_ns, \
-             sync_p99_ns, device_flushes, kernel_commits, kernel_flushes FROM intervals WHERE run_id = ?1 ORDER BY idx",
+             sync_p99_ns, device_flushes, kernel_commits, kernel_flushes, inflight FROM intervals WHERE run_id = ?1 ORDER BY idx",
         )?;
         let rows = stmt.query_map([id], |r| {
             Ok(IntervalSample {
@@ -466,6 +466,7 @@ impl Store {
                 device_flushes: opt_u64_at(r, 9)?,
                 kernel_commits: opt_u64_at(r, 10)?,
                 kernel_flushes: opt_u64_at(r, 11)?,
+                inflight: r.get::<_, Option<f64>>(12)?,
             })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)

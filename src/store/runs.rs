@@ -403,7 +403,7 @@ pub(super) fn interval_params(
     run_id: i64,
     idx: u64,
     sample: &IntervalSample,
-) -> Result<[rusqlite::types::Value; 14], StoreError> {
+) -> Result<[rusqlite::types::Value; 15], StoreError> {
     use rusqlite::types::Value;
     let opt =
         |what, v| Ok::<_, StoreError>(to_opt_int(what, v)?.map_or(Value::Null, Value::Integer));
@@ -422,6 +422,11 @@ pub(super) fn interval_params(
         opt("interval device flushes", sample.device_flushes)?,
         opt("interval kernel commits", sample.kernel_commits)?,
         opt("interval kernel flushes", sample.kernel_flushes)?,
+        // A non-finite mean (never produced by the sampler) is stored as unknown.
+        sample
+            .inflight
+            .filter(|v| v.is_finite())
+            .map_or(Value::Null, Value::Real),
     ])
 }
 
@@ -434,8 +439,8 @@ fn write_children(tx: &Transaction<'_>, result: &RunResult) -> Result<(), StoreE
     }
     let mut insert = tx.prepare(
         "INSERT INTO intervals (run_id, idx, t_ms, dur_ms, writes, syncs, bytes, write_p50_ns, \
-         write_p99_ns, sync_p50_ns, sync_p99_ns, device_flushes, kernel_commits, kernel_flushes) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+         write_p99_ns, sync_p50_ns, sync_p99_ns, device_flushes, kernel_commits, kernel_flushes, inflight) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
     )?;
     for (idx, sample) in result.intervals.iter().enumerate() {
         insert.execute(interval_params(

@@ -442,3 +442,26 @@ fn job_names_are_allow_listed() {
         assert!(text.contains(&format!("\n[{good}]\n")));
     }
 }
+
+#[test]
+fn io_uring_specs_export_their_engine_and_read_back_the_same() {
+    let mut spec = WorkloadSpec {
+        ioengine: crate::spec::IoEngine::IoUring,
+        iodepth: 16,
+        fixedbufs: true,
+        duration_s: Some(3.0),
+        ..WorkloadSpec::default()
+    };
+    let text = export(&spec);
+    assert_eq!(value(&text, "ioengine").as_deref(), Some("io_uring"));
+    assert_eq!(value(&text, "iodepth").as_deref(), Some("16"));
+    assert_eq!(value(&text, "fixedbufs").as_deref(), Some("1"));
+    let file = crate::fio::job::parse_job_file(&text, &|_: &str| None).unwrap();
+    let back = crate::fio::job::options_to_spec(&file.jobs[0].options, true).unwrap();
+    assert_eq!(
+        (back.spec.ioengine, back.spec.iodepth, back.spec.fixedbufs),
+        (spec.ioengine, 16, true)
+    );
+    spec.link_sync = true;
+    assert_eq!(refused_field(&spec), Setting::LinkSync);
+}

@@ -23,6 +23,9 @@ impl FioNames {
             Setting::Pattern => "rw",
             Setting::OpenFlags => "sync/direct",
             Setting::Prepare => "fallocate",
+            Setting::IoEngine => "ioengine",
+            Setting::IoDepth => "iodepth",
+            Setting::FixedBufs => "fixedbufs",
             other => other.key(),
         }
     }

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use super::FioOption;
 use super::value::{KbBase, parse_bool, parse_count, parse_fio_size, parse_fio_time_us};
 use crate::spec::{
-    FileioMode, OpenFlags, Pattern, Prepare, SpecError, SyncMethod, Worded, WorkloadKind,
+    FileioMode, IoEngine, OpenFlags, Pattern, Prepare, SpecError, SyncMethod, Worded, WorkloadKind,
     WorkloadSpec,
 };
 
@@ -182,6 +182,9 @@ struct Job {
     filename: Option<String>,
     final_sync: bool,
     seed: Option<u64>,
+    ioengine: IoEngine,
+    iodepth: Option<(String, u32)>,
+    fixedbufs: bool,
     warnings: Vec<String>,
 }
 
@@ -333,26 +336,26 @@ impl Job {
             "buffered" => self.open_flags.direct = !bool_of(o)?,
             "fallocate" => self.fallocate = Some(fallocate_of(o)?),
             "overwrite" => self.overwrite = bool_of(o)?,
-            "ioengine" => match value_of(o)? {
-                "psync" | "sync" | "pvsync" => {}
-                other => {
-                    return Err(refuse(
-                        o,
-                        format!(
-                            "the {other} engine is not one the engine replays: it issues one blocking write at a time"
-                        ),
-                        "write ioengine=psync (or sync, pvsync)",
-                    ));
-                }
-            },
-            "iodepth" => {
-                if count_of(o, "depth")? > 1 {
-                    self.warnings.push(format!(
-                        "iodepth={} ignored: the synchronous engines (psync, sync, pvsync) have one write in flight, in fio too",
-                        value_of(o)?
-                    ));
+            "ioengine" => {
+                self.ioengine = match value_of(o)? {
+                    "psync" | "sync" | "pvsync" => IoEngine::Sync,
+                    "io_uring" => IoEngine::IoUring,
+                    other => {
+                        return Err(refuse(
+                            o,
+                            format!(
+                                "the {other} engine is not one the engine replays: it has the synchronous calls and io_uring"
+                            ),
+                            "write ioengine=psync (or sync, pvsync) or ioengine=io_uring",
+                        ));
+                    }
                 }
             }
+            "iodepth" => {
+                let depth = u32::try_from(count_of(o, "depth")?).unwrap_or(u32::MAX);
+                self.iodepth = Some((value_of(o)?.to_string(), depth));
+            }
+            "fixedbufs" => self.fixedbufs = flag_of(o)?,
             "runtime" | "timeout" => {
                 let us = parse_fio_time_us(value_of(o)?)
                     .map_err(|p| refuse(o, p, "write e.g. runtime=30 (seconds) or 500ms"))?;
@@ -448,6 +451,7 @@ impl Job {
             None => Prepare::Fallocate,
         };
         spec.final_sync = self.final_sync;
+        self.engine(&mut spec);
         if let Some(seed) = self.seed {
             spec.seed = seed;
         }
@@ -462,6 +466,23 @@ impl Job {
             ));
         }
         Ok((spec, self))
+    }
+
+    /// `ioengine`, `iodepth` and `fixedbufs`: a depth above 1 means something only to
+    /// io_uring (the synchronous engines have one write in flight, in fio too); the spec's
+    /// own check refuses `fixedbufs` without io_uring, naming both options.
+    fn engine(&mut self, spec: &mut WorkloadSpec) {
+        spec.ioengine = self.ioengine;
+        spec.fixedbufs = self.fixedbufs;
+        match (self.ioengine, &self.iodepth) {
+            (IoEngine::IoUring, Some((_, depth))) => spec.iodepth = *depth,
+            (IoEngine::Sync, Some((text, depth))) if *depth > 1 => {
+                self.warnings.push(format!(
+                    "iodepth={text} ignored: the synchronous engines (psync, sync, pvsync) have one write in flight, in fio too; ioengine=io_uring keeps the depth"
+                ));
+            }
+            _ => {}
+        }
     }
 
     fn sync_method(&self, spec: &mut WorkloadSpec, options: &[FioOption]) -> Result<(), JobError> {

@@ -376,7 +376,7 @@ fn unsupported_options_are_refused_by_name() {
         ("rw=write:4k", "offset"),
         ("rw=append", "not a fio I/O pattern"),
         ("ioengine=libaio", "libaio engine"),
-        ("ioengine=io_uring", "io_uring engine"),
+        ("ioengine=posixaio", "posixaio engine"),
         ("bs=4k,8k", "list"),
         ("bs=4k-16k", "range"),
         ("nrfiles=4", "several files"),
@@ -539,4 +539,29 @@ fn the_job_file_reader_refuses_what_is_not_a_small_regular_file() {
     assert!(e.to_string().contains("/nonexistent/x.fio"), "{e}");
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fio/qd1.fio");
     assert!(read_job_file(&path).unwrap().contains("[qd1]"));
+}
+
+#[test]
+fn io_uring_jobs_keep_their_engine_depth_and_fixed_buffers() {
+    let job = self::job("ioengine=io_uring\niodepth=8\nfixedbufs\n").unwrap();
+    assert_eq!(job.spec.ioengine, crate::spec::IoEngine::IoUring);
+    assert_eq!((job.spec.iodepth, job.spec.fixedbufs), (8, true));
+    assert!(
+        job.warnings.iter().all(|w| !w.contains("iodepth")),
+        "{:?}",
+        job.warnings
+    );
+    // Registered buffers without io_uring: refused with fio's option names.
+    let e = self::job("ioengine=psync\nfixedbufs=1\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("fio option fixedbufs") && e.contains("ioengine=io_uring"),
+        "{e}"
+    );
+    // A depth no engine can have is refused naming iodepth.
+    let e = self::job("ioengine=io_uring\niodepth=5000\n")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("fio option iodepth"), "{e}");
 }

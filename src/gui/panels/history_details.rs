@@ -118,6 +118,7 @@ impl RunDetails {
                             plots::sync_latency_over_time(ui, &salt, samples, warmup_ms);
                             plots::flushes_over_time(ui, &salt, samples, warmup_ms);
                             plots::kernel_rates_over_time(ui, &salt, samples);
+                            plots::inflight_over_time(ui, &salt, samples);
                         });
                         if let Some(kt) = &result.kernel_trace {
                             section(ui, "Kernel", |ui| {

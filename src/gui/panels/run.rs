@@ -345,4 +345,5 @@ fn timeline(ui: &mut egui::Ui, live: &LiveRun) {
         ui.label(RichText::new("device counters unavailable: no flush plot for this run").weak());
     }
     plots::kernel_rates_over_time(ui, "run-live", samples);
+    plots::inflight_over_time(ui, "run-live", samples);
 }

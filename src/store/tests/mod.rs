@@ -126,6 +126,8 @@ fn result_for(id: i64, new: &NewRun) -> RunResult {
         device_flushes: Some(340),
         kernel_commits: if k == 1 { None } else { Some(k + 2) },
         kernel_flushes: Some(k * 3),
+        // One window with a mean depth, so the REAL column round-trips; NULL elsewhere.
+        inflight: if k == 1 { Some(3.25) } else { None },
     };
     RunResult {
         id,

@@ -1,0 +1,279 @@
+//! The io_uring side of the [`Backend`](super::Backend): the [`Ring`] trait a worker
+//! submits its writes and syncs through, the real ring on the `io-uring` crate, and the
+//! preflight probe that turns "io_uring unavailable" into an error naming `ioengine`.
+//!
+//! A ring owns the worker's write buffers (one per slot, so a write in flight is never
+//! overwritten by the next one) and registers them with the kernel for `WRITE_FIXED`.
+//! Requests carry their slot as `user_data`; nothing here allocates after the ring is
+//! built.
+
+use std::io;
+use std::os::fd::RawFd;
+
+use io_uring::{IoUring, opcode, squeue, types};
+
+use super::file::AlignedBuf;
+use crate::spec::{IoEngine, Setting, SpecError, Strategy, SyncMethod, WorkloadKind, WorkloadSpec};
+
+/// One request a worker puts on its ring.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RingOp {
+    /// Write `len` bytes from slot `slot`'s buffer, starting `skip` bytes into it, at
+    /// `offset` of file `file` (`skip` > 0 only for the rest of a short write).
+    Write {
+        /// Index of the file in the worker's list.
+        file: u32,
+        /// Buffer slot.
+        slot: u32,
+        /// File offset.
+        offset: u64,
+        /// Bytes already written of the slot's buffer.
+        skip: u32,
+        /// Bytes to write.
+        len: u32,
+    },
+    /// Make file `file` durable with `method` (`IORING_OP_FSYNC`, with
+    /// `IORING_FSYNC_DATASYNC` for fdatasync; `IORING_OP_SYNC_FILE_RANGE`).
+    Sync {
+        /// Index of the file in the worker's list.
+        file: u32,
+        /// The sync call.
+        method: SyncMethod,
+    },
+}
+
+/// How a worker's ring is built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RingSetup {
+    /// Requests in flight at most (the ring's slots and buffers).
+    pub depth: u32,
+    /// Bytes of each slot's buffer.
+    pub block_size: usize,
+    /// Register the buffers and write with `IORING_OP_WRITE_FIXED`.
+    pub fixed_buffers: bool,
+    /// Seed of the buffers' contents.
+    pub seed: u64,
+}
+
+/// A submission/completion ring of one worker (io_uring, or the scripted fake).
+pub trait Ring {
+    /// Queues `op` with `user_data`; `link` makes the next queued request start only when
+    /// this one completed (`IOSQE_IO_LINK`). The caller never queues more than the
+    /// setup's depth at once.
+    fn queue(&mut self, op: RingOp, user_data: u64, link: bool) -> io::Result<()>;
+    /// Submits what was queued and waits until at least `wait_for` completions are ready
+    /// (retrying io_uring_enter on EINTR).
+    fn submit(&mut self, wait_for: u32) -> io::Result<()>;
+    /// The next ready completion: `(user_data, result)`, the result being bytes written
+    /// (or 0 for a sync) or a negative errno.
+    fn next_completion(&mut self) -> Option<(u64, i32)>;
+    /// The buffer of `slot`, to stamp before a write.
+    fn buffer(&mut self, slot: u32) -> &mut AlignedBuf;
+}
+
+/// A real io_uring over the worker's open files.
+pub struct RealRing {
+    // Declared first so the ring (and what the kernel holds of the buffers) goes first.
+    ring: IoUring,
+    fds: Vec<RawFd>,
+    bufs: Vec<AlignedBuf>,
+    fixed: bool,
+}
+
+impl RealRing {
+    /// A ring over `fds` (which outlive it: the worker holds the files) with the slots
+    /// and buffers `setup` asks for.
+    pub fn new(fds: Vec<RawFd>, setup: RingSetup) -> io::Result<Self> {
+        let entries = setup.depth.max(2).next_power_of_two();
+        let ring = IoUring::new(entries)?;
+        let bufs: Vec<AlignedBuf> = (0..setup.depth)
+            .map(|slot| AlignedBuf::new(setup.block_size, setup.seed ^ u64::from(slot)))
+            .collect();
+        if setup.fixed_buffers {
+            let iovecs: Vec<libc::iovec> = bufs
+                .iter()
+                .map(|b| libc::iovec {
+                    iov_base: b.as_slice().as_ptr() as *mut libc::c_void,
+                    iov_len: b.as_slice().len(),
+                })
+                .collect();
+            // SAFETY: the buffers live in `self` as long as the ring that registered them
+            // (the ring is dropped first) and are never moved (heap allocations).
+            unsafe { ring.submitter().register_buffers(&iovecs)? };
+        }
+        Ok(Self {
+            ring,
+            fds,
+            bufs,
+            fixed: setup.fixed_buffers,
+        })
+    }
+}
+
+impl Ring for RealRing {
+    #[inline]
+    fn queue(&mut self, op: RingOp, user_data: u64, link: bool) -> io::Result<()> {
+        let entry = match op {
+            RingOp::Write {
+                file,
+                slot,
+                offset,
+                skip,
+                len,
+            } => {
+                let fd = types::Fd(self.fds[file as usize]);
+                // SAFETY: `skip + len` is within the slot's buffer (the worker never asks
+                // for more than the block it stamped).
+                let ptr = unsafe {
+                    self.bufs[slot as usize]
+                        .as_slice()
+                        .as_ptr()
+                        .add(skip as usize)
+                };
+                if self.fixed {
+                    opcode::WriteFixed::new(fd, ptr, len, slot as u16)
+                        .offset(offset)
+                        .build()
+                } else {
+                    opcode::Write::new(fd, ptr, len).offset(offset).build()
+                }
+            }
+            RingOp::Sync { file, method } => {
+                let fd = types::Fd(self.fds[file as usize]);
+                match method {
+                    SyncMethod::Fdatasync => opcode::Fsync::new(fd)
+                        .flags(types::FsyncFlags::DATASYNC)
+                        .build(),
+                    SyncMethod::SyncFileRange => opcode::SyncFileRange::new(fd, 0)
+                        .flags(
+                            libc::SYNC_FILE_RANGE_WAIT_BEFORE
+                                | libc::SYNC_FILE_RANGE_WRITE
+                                | libc::SYNC_FILE_RANGE_WAIT_AFTER,
+                        )
+                        .build(),
+                    SyncMethod::Fsync | SyncMethod::None => opcode::Fsync::new(fd).build(),
+                }
+            }
+        };
+        let flags = if link {
+            squeue::Flags::IO_LINK
+        } else {
+            squeue::Flags::empty()
+        };
+        let entry = entry.user_data(user_data).flags(flags);
+        // SAFETY: the entry's buffer and file outlive the request (see `RealRing::new`).
+        unsafe { self.ring.submission().push(&entry) }
+            .map_err(|_| io::Error::other("io_uring submission queue full (a bug in fsynclab)"))
+    }
+
+    #[inline]
+    fn submit(&mut self, wait_for: u32) -> io::Result<()> {
+        loop {
+            match self.ring.submit_and_wait(wait_for as usize) {
+                Ok(_) => return Ok(()),
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+                // The completion queue is momentarily full: reap, then submit again.
+                Err(e) if e.raw_os_error() == Some(libc::EBUSY) => return Ok(()),
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    #[inline]
+    fn next_completion(&mut self) -> Option<(u64, i32)> {
+        self.ring
+            .completion()
+            .next()
+            .map(|c| (c.user_data(), c.result()))
+    }
+
+    #[inline]
+    fn buffer(&mut self, slot: u32) -> &mut AlignedBuf {
+        &mut self.bufs[slot as usize]
+    }
+}
+
+/// Why io_uring cannot be used here, when it cannot: builds a small ring and submits a
+/// no-op through it (seccomp filters that allow `io_uring_setup` may still refuse
+/// `io_uring_enter`).
+pub fn probe_io_uring() -> Result<(), io::Error> {
+    let mut ring = IoUring::new(2)?;
+    let nop = opcode::Nop::new().build().user_data(1);
+    // SAFETY: a no-op references no memory.
+    unsafe { ring.submission().push(&nop) }.map_err(|_| io::Error::other("ring full"))?;
+    ring.submit_and_wait(1)?;
+    match ring.completion().next().map(|c| c.result()) {
+        Some(r) if r < 0 => Err(io::Error::from_raw_os_error(-r)),
+        _ => Ok(()),
+    }
+}
+
+/// Advice for an io_uring that failed with `e`: what the kernel says and the fix.
+pub fn unavailable_reason(e: &io::Error) -> String {
+    let setting = std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled")
+        .ok()
+        .map(|s| s.trim().to_string());
+    match (e.raw_os_error(), setting.as_deref()) {
+        (Some(libc::ENOSYS), _) => {
+            "the kernel has no io_uring (ENOSYS: too old, or built without CONFIG_IO_URING)".into()
+        }
+        (Some(libc::EPERM), Some("2")) => {
+            "io_uring is disabled on this machine (kernel.io_uring_disabled = 2)".into()
+        }
+        (Some(libc::EPERM), Some("1")) => "io_uring is limited to the io_uring_group by \
+             kernel.io_uring_disabled = 1 and this user is not in it"
+            .into(),
+        (Some(libc::EPERM), _) => {
+            "io_uring is not permitted here (EPERM: a seccomp filter or a container policy)".into()
+        }
+        _ => format!("io_uring could not be set up: {e}"),
+    }
+}
+
+/// Whether `spec` needs io_uring (the `io_uring` engine, or grouplog's `uring` strategy).
+pub fn uses_io_uring(spec: &WorkloadSpec) -> bool {
+    spec.ioengine == IoEngine::IoUring
+        || (spec.kind == WorkloadKind::Grouplog && spec.grouplog.strategy == Strategy::Uring)
+}
+
+/// The preflight of a spec that needs io_uring: `None` when the kernel lets this process
+/// use it, else the error naming the setting (`ioengine`, or grouplog's strategy) and the
+/// fix.
+pub fn io_uring_problem(spec: &WorkloadSpec) -> Option<SpecError> {
+    if !uses_io_uring(spec) {
+        return None;
+    }
+    let e = probe_io_uring().err()?;
+    let field = if spec.ioengine == IoEngine::IoUring {
+        Setting::IoEngine
+    } else {
+        Setting::Strategy
+    };
+    let other = if field == Setting::IoEngine {
+        (Setting::IoEngine, "sync")
+    } else {
+        (Setting::Strategy, "leader")
+    };
+    Some(SpecError {
+        field,
+        problem: unavailable_reason(&e),
+        fix: crate::hint!(
+            "use ",
+            other,
+            ", or let this user use io_uring (as root: sysctl kernel.io_uring_disabled=0)"
+        ),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unavailable_reasons_name_the_cause() {
+        let enosys = unavailable_reason(&io::Error::from_raw_os_error(libc::ENOSYS));
+        assert!(enosys.contains("ENOSYS"), "{enosys}");
+        let other = unavailable_reason(&io::Error::from_raw_os_error(libc::ENOMEM));
+        assert!(other.contains("could not be set up"), "{other}");
+    }
+}

@@ -1,0 +1,533 @@
+//! The `fileio` worker of the `io_uring` engine: the same block order, sync cadence and
+//! stop rules as the synchronous loop in `super::worker`, but writes and syncs are
+//! submitted through the worker's [`Ring`] with up to `iodepth` requests in flight.
+//!
+//! Issue order is strict: a sync is queued after the write that makes it due and before
+//! any later write. With `link_sync` the two go to the kernel together, the write carrying
+//! `IOSQE_IO_LINK`, so the sync starts when the write completes. Without it the sync waits
+//! in the worker until every write in flight to its file has completed (so it covers them,
+//! as an application's fsync after its writes does). Latency runs from the submission
+//! (the clock read before `io_uring_enter`) to the completion being reaped (the clock read
+//! after it), per request, writes and syncs apart. Nothing is allocated after the gate:
+//! slots, buffers, per-file counters and the queue of deferred syncs are sized up front.
+
+use std::sync::atomic::Ordering;
+
+use super::file::{Backend, Clock, Ring, RingOp, RingSetup};
+use super::harness::{Counts, Timed, Worker, WorkerOutput, record_sync, run_worker};
+use super::offsets::{BlockOrder, mix};
+use super::scratch::{describe_io_error, io_failure};
+use super::worker::{WorkerPlan, open_plan_files};
+use crate::spec::{StopRule, SyncMethod, WorkloadSpec};
+
+/// What a slot holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SlotState {
+    Free,
+    Write,
+    Sync(SyncMethod),
+    /// A sync cancelled behind a failed or short linked write: queued again once its
+    /// file's writes have all completed.
+    Deferred(SyncMethod),
+}
+
+/// One request slot (its index is the request's `user_data`).
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    state: SlotState,
+    file: u32,
+    offset: u64,
+    /// Bytes of the block already written (short writes continue from here).
+    done: u32,
+    submitted_ns: u64,
+    /// Queued since the last submission (its submission time is not set yet); a request
+    /// queued again (short write, -EAGAIN, cancelled sync) keeps its first submission time.
+    fresh: bool,
+}
+
+/// What the worker holds from before the gate.
+pub(crate) struct Opened<F, R> {
+    // The ring first: it is dropped before the files it refers to.
+    ring: R,
+    files: Vec<F>,
+}
+
+/// The bookkeeping of the requests in flight.
+struct Slots {
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    /// Requests queued or in the kernel.
+    in_flight: u32,
+    /// Writes in flight per file.
+    writes_in_flight: Vec<u32>,
+    /// Writes since each file's last sync was issued.
+    pending: Vec<u64>,
+    /// Writes completed since each file's last sync completed (for the final sync).
+    dirty: Vec<u64>,
+    /// Clock of the last change of `in_flight`, and the time-weighted sum so far
+    /// (request·ns), published for the sampler's mean depth.
+    last_change_ns: u64,
+    area: u64,
+}
+
+impl Slots {
+    fn new(depth: u32, files: usize, now_ns: u64) -> Self {
+        Self {
+            slots: vec![
+                Slot {
+                    state: SlotState::Free,
+                    file: 0,
+                    offset: 0,
+                    done: 0,
+                    submitted_ns: 0,
+                    fresh: false,
+                };
+                depth as usize
+            ],
+            free: (0..depth).rev().collect(),
+            in_flight: 0,
+            writes_in_flight: vec![0; files],
+            pending: vec![0; files],
+            dirty: vec![0; files],
+            last_change_ns: now_ns,
+            area: 0,
+        }
+    }
+
+    /// Accounts the depth held since the last change, up to `now_ns`.
+    #[inline(always)]
+    fn advance(&mut self, now_ns: u64) {
+        let dt = now_ns.saturating_sub(self.last_change_ns);
+        self.area = self
+            .area
+            .saturating_add(u64::from(self.in_flight).saturating_mul(dt));
+        self.last_change_ns = now_ns.max(self.last_change_ns);
+    }
+
+    fn take(&mut self, state: SlotState, file: u32, offset: u64) -> u32 {
+        let slot = self.free.pop().expect("the caller checked a slot is free");
+        self.slots[slot as usize] = Slot {
+            state,
+            file,
+            offset,
+            done: 0,
+            submitted_ns: 0,
+            fresh: true,
+        };
+        self.in_flight += 1;
+        slot
+    }
+
+    fn release(&mut self, slot: u32) {
+        self.slots[slot as usize].state = SlotState::Free;
+        self.free.push(slot);
+        self.in_flight -= 1;
+    }
+}
+
+/// Runs one `fileio` worker on io_uring to its stop condition.
+pub(crate) fn run_fileio_uring<B: Backend>(
+    backend: &B,
+    spec: &WorkloadSpec,
+    plan: &WorkerPlan,
+    w: Worker<'_>,
+) -> WorkerOutput {
+    let open = || {
+        let files = open_plan_files(backend, spec, plan)?;
+        let setup = RingSetup {
+            depth: spec.iodepth,
+            block_size: spec.block_size as usize,
+            fixed_buffers: spec.fixedbufs,
+            seed: mix(spec.seed ^ u64::from(plan.thread)),
+        };
+        let ring = backend.ring(&files, setup, plan.thread).map_err(|e| {
+            let name = plan.files.first().map_or("", String::as_str);
+            io_failure(plan.site(spec, name), "set up io_uring for", None, &e)
+        })?;
+        Ok(Opened { ring, files })
+    };
+    run_worker(backend, w, open, |o, t| {
+        let mut s = Slots::new(spec.iodepth, o.files.len(), t.start_ns);
+        let mut c = Counts::default();
+        submit_loop(spec, plan, &mut o.ring, &mut s, t, &mut c);
+        drain(&mut o.ring, &mut s, t, &mut c, spec, plan);
+        if spec.final_sync && t.out.error.is_none() {
+            final_syncs(spec, plan, &mut o.ring, &mut s, t, &mut c);
+        }
+        c
+    })
+}
+
+/// What the next request of the strict issue order is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Next {
+    Write,
+    /// An unlinked sync of this file, waiting for its file's writes to complete.
+    Sync(u32),
+}
+
+/// Issues, submits and reaps until the stop rule ends the run (or an error).
+fn submit_loop<R: Ring, C: Clock>(
+    spec: &WorkloadSpec,
+    plan: &WorkerPlan,
+    ring: &mut R,
+    s: &mut Slots,
+    t: &mut Timed<'_, C>,
+    c: &mut Counts,
+) {
+    let block_size = spec.block_size;
+    let blocks_per_file = spec.blocks_per_file().max(1);
+    let files = s.pending.len() as u64;
+    let mut order = BlockOrder::new(
+        blocks_per_file * files,
+        spec.pattern,
+        mix(spec.seed.wrapping_add(u64::from(plan.thread))),
+        plan.start_block,
+    );
+    let sync_every = if spec.sync == SyncMethod::None {
+        0
+    } else {
+        u64::from(spec.sync_every)
+    };
+    let stop_rule = spec.stop_rule();
+    let counted = matches!(stop_rule, StopRule::TotalRequests(_));
+    let byte_limit = match stop_rule {
+        StopRule::BytesPerThread(b) => b,
+        _ => u64::MAX,
+    };
+    let stamp = (u64::from(plan.thread) << 48) ^ mix(spec.seed);
+    let mut next = Next::Write;
+    // The next block, drawn but not yet written (its file decides whether a sync is due).
+    let mut held: Option<u64> = None;
+    let mut issued_bytes = 0u64;
+    let mut issued_writes = 0u64;
+    let mut stopping = false;
+    let mut now = t.start_ns;
+    loop {
+        // Issue as much of the sequence as the free slots allow.
+        requeue_deferred(ring, s, t, spec, plan);
+        while !stopping && t.out.error.is_none() {
+            match next {
+                Next::Sync(f) => {
+                    if s.writes_in_flight[f as usize] > 0 || s.free.is_empty() {
+                        break;
+                    }
+                    queue_sync(ring, s, f, spec.sync, t, spec, plan);
+                    next = Next::Write;
+                }
+                Next::Write => {
+                    if t.stopped()
+                        || now >= t.deadline_ns
+                        || issued_bytes.saturating_add(block_size) > byte_limit
+                    {
+                        stopping = true;
+                        break;
+                    }
+                    let block = *held.get_or_insert_with(|| order.next_block());
+                    let file = (block / blocks_per_file) as u32;
+                    // fio decides to sync when it fetches the next I/O (see worker.rs).
+                    let last_write =
+                        issued_bytes.saturating_add(block_size.saturating_mul(2)) > byte_limit;
+                    let due = sync_every != 0
+                        && s.pending[file as usize] + 1 == sync_every
+                        && !last_write;
+                    let linked = due && spec.link_sync;
+                    if s.free.len() < if linked { 2 } else { 1 } {
+                        break;
+                    }
+                    if counted && t.shared.remaining.0.fetch_sub(1, Ordering::Relaxed) <= 0 {
+                        stopping = true;
+                        break;
+                    }
+                    held = None;
+                    let offset = (block % blocks_per_file) * block_size;
+                    let slot = s.take(SlotState::Write, file, offset);
+                    ring.buffer(slot).stamp(offset ^ stamp, issued_writes);
+                    let op = write_op(file, slot, offset, 0, block_size as u32);
+                    if let Err(e) = ring.queue(op, u64::from(slot), linked) {
+                        fail(t, spec, plan, file, "write", Some(offset), &e);
+                        break;
+                    }
+                    s.writes_in_flight[file as usize] += 1;
+                    s.pending[file as usize] += 1;
+                    issued_bytes += block_size;
+                    issued_writes += 1;
+                    if linked {
+                        queue_sync(ring, s, file, spec.sync, t, spec, plan);
+                    } else if due {
+                        next = Next::Sync(file);
+                    }
+                }
+            }
+        }
+        if s.in_flight == 0 {
+            break;
+        }
+        now = submit_and_reap(ring, s, t, c, spec, plan);
+        if t.out.error.is_some() {
+            break;
+        }
+    }
+}
+
+fn write_op(file: u32, slot: u32, offset: u64, skip: u32, len: u32) -> RingOp {
+    RingOp::Write {
+        file,
+        slot,
+        offset,
+        skip,
+        len,
+    }
+}
+
+/// Queues a sync of `file` in a free slot (the caller checked there is one).
+fn queue_sync<R: Ring, C: Clock>(
+    ring: &mut R,
+    s: &mut Slots,
+    file: u32,
+    method: SyncMethod,
+    t: &mut Timed<'_, C>,
+    spec: &WorkloadSpec,
+    plan: &WorkerPlan,
+) {
+    let slot = s.take(SlotState::Sync(method), file, 0);
+    s.pending[file as usize] = 0;
+    if let Err(e) = ring.queue(RingOp::Sync { file, method }, u64::from(slot), false) {
+        fail(t, spec, plan, file, method.as_str(), None, &e);
+    }
+}
+
+/// Queues again the syncs a failed linked write cancelled, once their files are idle.
+fn requeue_deferred<R: Ring, C: Clock>(
+    ring: &mut R,
+    s: &mut Slots,
+    t: &mut Timed<'_, C>,
+    spec: &WorkloadSpec,
+    plan: &WorkerPlan,
+) {
+    for slot in 0..s.slots.len() {
+        let Slot { state, file, .. } = s.slots[slot];
+        if let SlotState::Deferred(method) = state
+            && s.writes_in_flight[file as usize] == 0
+        {
+            // Its latency keeps running from its first submission.
+            s.slots[slot].state = SlotState::Sync(method);
+            if let Err(e) = ring.queue(RingOp::Sync { file, method }, slot as u64, false) {
+                fail(t, spec, plan, file, method.as_str(), None, &e);
+            }
+        }
+    }
+}
+
+/// Submits what was queued, waits for at least one completion and handles every ready
+/// one; returns the clock after the wait.
+fn submit_and_reap<R: Ring, C: Clock>(
+    ring: &mut R,
+    s: &mut Slots,
+    t: &mut Timed<'_, C>,
+    c: &mut Counts,
+    spec: &WorkloadSpec,
+    plan: &WorkerPlan,
+) -> u64 {
+    let t0 = t.clock.now_ns();
+    for slot in s.slots.iter_mut().filter(|s| s.fresh) {
+        slot.fresh = false;
+        slot.submitted_ns = t0;
+    }
+    s.advance(t0);
+    let waited = ring.submit(1);
+    let t1 = t.clock.now_ns();
+    s.advance(t1);
+    t.live.inflight_area.store(s.area, Ordering::Relaxed);
+    c.busy_ns += t1.saturating_sub(t0);
+    if let Err(e) = waited {
+        let file = s
+            .slots
+            .iter()
+            .find(|x| x.state != SlotState::Free)
+            .map_or(0, |x| x.file);
+        fail(t, spec, plan, file, "io_uring_enter", None, &e);
+        return t1;
+    }
+    while let Some((user_data, result)) = ring.next_completion() {
+        complete(ring, s, t, c, user_data as u32, result, t1, spec, plan);
+    }
+    t1
+}
+
+/// Handles one completion reaped at `now_ns`.
+#[allow(clippy::too_many_arguments)]
+fn complete<R: Ring, C: Clock>(
+    ring: &mut R,
+    s: &mut Slots,
+    t: &mut Timed<'_, C>,
+    c: &mut Counts,
+    slot: u32,
+    result: i32,
+    now_ns: u64,
+    spec: &WorkloadSpec,
+    plan: &WorkerPlan,
+) {
+    let Some(&Slot {
+        state,
+        file,
+        offset,
+        done,
+        submitted_ns,
+        ..
+    }) = s.slots.get(slot as usize)
+    else {
+        let e = std::io::Error::other(format!("io_uring completed unknown request {slot}"));
+        fail(t, spec, plan, 0, "io_uring completion", None, &e);
+        return;
+    };
+    let retry = result == -libc::EAGAIN || result == -libc::EINTR;
+    let latency = now_ns.saturating_sub(submitted_ns);
+    match state {
+        SlotState::Write => {
+            let remaining = spec.block_size as u32 - done;
+            if retry || (result > 0 && (result as u32) < remaining) {
+                // Short or interrupted: the rest of the block (its latency keeps running).
+                let written = if retry { 0 } else { result as u32 };
+                let x = &mut s.slots[slot as usize];
+                x.done += written;
+                let op = write_op(
+                    file,
+                    slot,
+                    offset + u64::from(x.done),
+                    x.done,
+                    remaining - written,
+                );
+                if let Err(e) = ring.queue(op, u64::from(slot), false) {
+                    fail(t, spec, plan, file, "write", Some(offset), &e);
+                }
+                return;
+            }
+            s.writes_in_flight[file as usize] -= 1;
+            s.release(slot);
+            if result <= 0 {
+                let e = if result == 0 {
+                    std::io::Error::from(std::io::ErrorKind::WriteZero)
+                } else {
+                    std::io::Error::from_raw_os_error(-result)
+                };
+                fail(t, spec, plan, file, "write", Some(offset), &e);
+                return;
+            }
+            t.out.write_lat.record(latency);
+            t.live.write_buckets.record(latency);
+            crate::metrics::bump(&t.live.writes, 1);
+            c.writes += 1;
+            c.bytes += spec.block_size;
+            s.dirty[file as usize] += 1;
+        }
+        SlotState::Sync(method) => {
+            if retry {
+                if let Err(e) = ring.queue(RingOp::Sync { file, method }, u64::from(slot), false) {
+                    fail(t, spec, plan, file, method.as_str(), None, &e);
+                }
+                return;
+            }
+            if result == -libc::ECANCELED {
+                s.slots[slot as usize].state = SlotState::Deferred(method);
+                return;
+            }
+            s.release(slot);
+            if result < 0 {
+                let e = std::io::Error::from_raw_os_error(-result);
+                fail(t, spec, plan, file, method.as_str(), None, &e);
+                return;
+            }
+            record_sync(&mut t.out.sync_lat, t.live, latency);
+            c.syncs += 1;
+            s.dirty[file as usize] = 0;
+        }
+        SlotState::Free | SlotState::Deferred(_) => {
+            let e = std::io::Error::other(format!("io_uring completed idle request {slot}"));
+            fail(t, spec, plan, file, "io_uring completion", None, &e);
+        }
+    }
+}
+
+/// Records the run's first error (later ones are consequences).
+fn fail<C>(
+    t: &mut Timed<'_, C>,
+    spec: &WorkloadSpec,
+    plan: &WorkerPlan,
+    file: u32,
+    op: &str,
+    offset: Option<u64>,
+    e: &std::io::Error,
+) {
+    if t.out.error.is_none() {
+        let name = plan.files.get(file as usize).map_or("", String::as_str);
+        t.out.error = Some(describe_io_error(plan.site(spec, name), op, offset, e));
+    }
+}
+
+/// Waits for every request still in flight (after the stop or an error), so no buffer
+/// or file is released while the kernel uses it; completions after an error are not
+/// counted. Deferred syncs are dropped.
+fn drain<R: Ring, C: Clock>(
+    ring: &mut R,
+    s: &mut Slots,
+    t: &mut Timed<'_, C>,
+    c: &mut Counts,
+    spec: &WorkloadSpec,
+    plan: &WorkerPlan,
+) {
+    for slot in 0..s.slots.len() as u32 {
+        if matches!(s.slots[slot as usize].state, SlotState::Deferred(_)) {
+            s.release(slot);
+        }
+    }
+    while s.in_flight > 0 {
+        if t.out.error.is_some() {
+            let waited = ring.submit(1);
+            s.advance(t.clock.now_ns());
+            if waited.is_err() {
+                return;
+            }
+            while let Some((user_data, _)) = ring.next_completion() {
+                if let Some(x) = s.slots.get(user_data as usize)
+                    && x.state != SlotState::Free
+                {
+                    s.release(user_data as u32);
+                }
+            }
+        } else {
+            submit_and_reap(ring, s, t, c, spec, plan);
+            requeue_deferred(ring, s, t, spec, plan);
+        }
+    }
+    t.live.inflight_area.store(s.area, Ordering::Relaxed);
+}
+
+/// fio's end_fsync: one fsync per file with completed writes not yet covered by a
+/// completed sync, submitted together (up to the depth) and timed each.
+fn final_syncs<R: Ring, C: Clock>(
+    spec: &WorkloadSpec,
+    plan: &WorkerPlan,
+    ring: &mut R,
+    s: &mut Slots,
+    t: &mut Timed<'_, C>,
+    c: &mut Counts,
+) {
+    for file in 0..s.dirty.len() as u32 {
+        if s.dirty[file as usize] == 0 {
+            continue;
+        }
+        if s.free.is_empty() {
+            drain(ring, s, t, c, spec, plan);
+        }
+        if t.out.error.is_some() {
+            return;
+        }
+        queue_sync(ring, s, file, SyncMethod::Fsync, t, spec, plan);
+    }
+    drain(ring, s, t, c, spec, plan);
+}
+
+#[cfg(test)]
+#[path = "uring_tests.rs"]
+mod tests;

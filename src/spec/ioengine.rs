@@ -1,0 +1,260 @@
+//! How a `fileio` worker issues its writes and syncs: synchronous syscalls (`sync`, the
+//! default) or io_uring (`io_uring`) with up to `iodepth` requests in flight per thread,
+//! optionally each sync linked behind the write before it (`link_sync`) and writes from
+//! registered buffers (`fixedbufs`). The names are fio's (`ioengine`, `iodepth`,
+//! `fixedbufs`).
+
+use serde::{Deserialize, Serialize};
+
+use super::{FileioMode, Setting, SpecError, WorkloadKind, WorkloadSpec, format_size, spec_error};
+
+/// The I/O engine of a `fileio` run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IoEngine {
+    /// pwrite(2) and fsync(2)/fdatasync(2)/sync_file_range(2), one call at a time (fio
+    /// `psync`/`sync`).
+    #[default]
+    Sync,
+    /// io_uring: `IORING_OP_WRITE`/`WRITE_FIXED` and `IORING_OP_FSYNC`/`SYNC_FILE_RANGE`
+    /// submitted asynchronously, up to `iodepth` in flight per thread.
+    IoUring,
+}
+
+impl IoEngine {
+    /// The name used on the command line, in presets and in fio job files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IoEngine::Sync => "sync",
+            IoEngine::IoUring => "io_uring",
+        }
+    }
+}
+
+impl std::str::FromStr for IoEngine {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        super::parse_name(s, "sync, io_uring")
+    }
+}
+
+/// Deepest queue accepted per thread (fio allows more; deeper queues than this on one
+/// file measure the kernel's io-wq pool, not the filesystem).
+pub const MAX_IODEPTH: u32 = 1024;
+/// Most bytes of write buffers one io_uring worker holds (one buffer per slot).
+pub const MAX_RING_BUFFER_BYTES: u64 = 256 << 20;
+
+/// Serde's `skip_serializing_if` for fields left at their default, so the JSON of a
+/// synchronous spec stays what it was before io_uring existed.
+pub(super) fn is_default<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
+}
+
+/// serde default of `iodepth`.
+pub(super) fn one() -> u32 {
+    1
+}
+
+/// serde's `skip_serializing_if` for `iodepth`.
+pub(super) fn is_one(v: &u32) -> bool {
+    *v == 1
+}
+
+/// Problems with the engine settings.
+pub(super) fn ioengine_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
+    if spec.iodepth == 0 || spec.iodepth > MAX_IODEPTH {
+        errs.push(spec_error(
+            Setting::IoDepth,
+            format!("{} requests in flight", spec.iodepth),
+            crate::hint!(format!("use 1 to {MAX_IODEPTH} ("), Setting::IoDepth, ")"),
+        ));
+    }
+    if spec.ioengine == IoEngine::Sync {
+        let needs_uring = [
+            (spec.iodepth > 1, Setting::IoDepth, "a depth above 1"),
+            (spec.link_sync, Setting::LinkSync, "linked syncs"),
+            (spec.fixedbufs, Setting::FixedBufs, "registered buffers"),
+        ];
+        for (set, field, what) in needs_uring {
+            if set {
+                errs.push(spec_error(
+                    field,
+                    format!(
+                        "{what} need the io_uring engine; the sync engine makes one call at a time"
+                    ),
+                    crate::hint!("set ", (Setting::IoEngine, "io_uring"), " or drop ", field),
+                ));
+            }
+        }
+        return;
+    }
+    if spec.kind != WorkloadKind::Fileio || spec.mode != FileioMode::Fio {
+        errs.push(spec_error(
+            Setting::IoEngine,
+            format!(
+                "io_uring runs the fileio kind in fio mode, not {}{}",
+                spec.kind.as_str(),
+                if spec.kind == WorkloadKind::Fileio {
+                    " in sysbench mode"
+                } else {
+                    ""
+                }
+            ),
+            crate::hint!(
+                "use ",
+                (Setting::IoEngine, "sync"),
+                " here (grouplog has its own uring strategy)"
+            ),
+        ));
+    }
+    if spec.link_sync && spec.iodepth < 2 {
+        errs.push(spec_error(
+            Setting::LinkSync,
+            "a write linked to its sync is two requests in flight, more than iodepth 1",
+            crate::hint!(
+                "raise ",
+                (Setting::IoDepth, "2"),
+                " or drop ",
+                Setting::LinkSync
+            ),
+        ));
+    }
+    if spec.link_sync && spec.sync == super::SyncMethod::None {
+        errs.push(spec_error(
+            Setting::LinkSync,
+            "there is no sync to link (sync = none)",
+            crate::hint!(
+                "choose a ",
+                Setting::Sync,
+                " method or drop ",
+                Setting::LinkSync
+            ),
+        ));
+    }
+    let ring_bytes = u64::from(spec.iodepth).saturating_mul(spec.block_size);
+    if ring_bytes > MAX_RING_BUFFER_BYTES {
+        errs.push(spec_error(
+            Setting::IoDepth,
+            format!(
+                "{} requests of {} need {} of buffers per thread, more than {}",
+                spec.iodepth,
+                format_size(spec.block_size),
+                format_size(ring_bytes),
+                format_size(MAX_RING_BUFFER_BYTES)
+            ),
+            crate::hint!("lower ", Setting::IoDepth, " or ", Setting::BlockSize),
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::SyncMethod;
+
+    fn uring(depth: u32) -> WorkloadSpec {
+        WorkloadSpec {
+            ioengine: IoEngine::IoUring,
+            iodepth: depth,
+            ..Default::default()
+        }
+    }
+
+    fn first_field(spec: &WorkloadSpec) -> Option<Setting> {
+        spec.validate().err().map(|e| e.field)
+    }
+
+    #[test]
+    fn engine_names_round_trip() {
+        for e in [IoEngine::Sync, IoEngine::IoUring] {
+            assert_eq!(e.as_str().parse::<IoEngine>(), Ok(e));
+        }
+        assert!(
+            "libaio"
+                .parse::<IoEngine>()
+                .unwrap_err()
+                .contains("io_uring")
+        );
+    }
+
+    #[test]
+    fn uring_settings_are_checked() {
+        assert_eq!(first_field(&uring(8)), None);
+        assert_eq!(first_field(&uring(0)), Some(Setting::IoDepth));
+        assert_eq!(first_field(&uring(MAX_IODEPTH + 1)), Some(Setting::IoDepth));
+        let linked = WorkloadSpec {
+            link_sync: true,
+            ..uring(1)
+        };
+        assert_eq!(first_field(&linked), Some(Setting::LinkSync));
+        let nothing_to_link = WorkloadSpec {
+            link_sync: true,
+            sync: SyncMethod::None,
+            ..uring(4)
+        };
+        assert_eq!(first_field(&nothing_to_link), Some(Setting::LinkSync));
+        let huge = WorkloadSpec {
+            block_size: 64 << 20,
+            file_size: 64 << 20,
+            ..uring(8)
+        };
+        assert_eq!(first_field(&huge), Some(Setting::IoDepth));
+    }
+
+    #[test]
+    fn uring_options_without_the_uring_engine_name_the_engine() {
+        let spec = WorkloadSpec {
+            iodepth: 4,
+            fixedbufs: true,
+            ..Default::default()
+        };
+        let errs = spec.problems();
+        assert_eq!(errs.len(), 2, "{errs:?}");
+        assert!(
+            errs.iter()
+                .all(|e| e.fix.settings().any(|s| s == Setting::IoEngine))
+        );
+        assert!(
+            errs[0].to_string().contains("ioengine = io_uring"),
+            "{}",
+            errs[0]
+        );
+    }
+
+    #[test]
+    fn uring_is_refused_for_other_kinds_and_sysbench_mode() {
+        let sysbench = WorkloadSpec {
+            mode: FileioMode::Sysbench,
+            requests: Some(100),
+            ..uring(1)
+        };
+        assert!(
+            sysbench
+                .problems()
+                .iter()
+                .any(|e| e.field == Setting::IoEngine)
+        );
+        let grouplog = WorkloadSpec {
+            kind: WorkloadKind::Grouplog,
+            ..uring(1)
+        };
+        assert!(
+            grouplog
+                .problems()
+                .iter()
+                .any(|e| e.field == Setting::IoEngine)
+        );
+    }
+
+    #[test]
+    fn a_sync_spec_serializes_as_before_and_old_json_reads() {
+        let json = serde_json::to_string(&WorkloadSpec::default()).unwrap();
+        for key in ["ioengine", "iodepth", "link_sync", "fixedbufs"] {
+            assert!(!json.contains(key), "{json}");
+        }
+        let back: WorkloadSpec = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.iodepth, 1);
+        let json = serde_json::to_string(&uring(16)).unwrap();
+        assert!(json.contains("\"ioengine\":\"io_uring\"") && json.contains("\"iodepth\":16"));
+    }
+}
