@@ -307,17 +307,31 @@ fn relabels_deletes_and_compares_a_selection() {
     assert_eq!(cells, 2);
     let mut ids = left.clone();
     ids.sort_unstable();
+    // The upper of the two rows, then ctrl-click the lower one (tree order need not be
+    // screen order; once a row is selected, History details shows its label too).
+    let mut rows: Vec<f32> = h
+        .get_all_by_role_and_label(Role::Label, "renamed")
+        .map(|n| n.rect().top())
+        .collect();
+    rows.sort_by(f32::total_cmp);
     h.get_all_by_role_and_label(Role::Label, "renamed")
-        .next()
+        .find(|n| (n.rect().top() - rows[0]).abs() < 0.5)
         .expect("row")
         .click();
     h.run_steps(2);
     h.get_all_by_role_and_label(Role::Label, "renamed")
-        .min_by(|a, b| b.rect().top().total_cmp(&a.rect().top()))
+        .find(|n| (n.rect().top() - rows[1]).abs() < 0.5)
         .expect("row")
         .click_modifiers(Modifiers::CTRL);
     h.run_steps(2);
-    assert!(h.query_by_label("2 selected").is_some());
+    let tops: Vec<f32> = h
+        .get_all_by_role_and_label(Role::Label, "renamed")
+        .map(|n| n.rect().top())
+        .collect();
+    assert!(
+        h.query_by_label("2 selected").is_some(),
+        "two rows selected; the rows' tops: {tops:?}"
+    );
     h.get_by_label("Compare selected").click();
     h.run_steps(2);
     let app = h.state();
