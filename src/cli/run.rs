@@ -159,7 +159,8 @@ pub struct RunArgs {
         value_enum,
         default_value = "auto",
         env = "FSYNCLAB_KERNEL_TRACE",
-        value_name = "MODE"
+        value_name = "MODE",
+        help_heading = "Run control"
     )]
     pub kernel_trace: KernelTraceArg,
     /// Print one JSON object instead of the readable summary.
@@ -206,11 +207,13 @@ pub fn repeat_of(args: &RunArgs) -> u32 {
 /// `--kernel-trace` values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum KernelTraceArg {
-    /// On when running as root with tracefs available.
+    // Plain comments, not doc comments: clap would list documented values one per line,
+    // which switches the whole `run --help` to the long, spaced-out layout.
+    // On when running as root with tracefs available.
     Auto,
-    /// On, or the run is refused (exit 2).
+    // On, or the run is refused (exit 2).
     On,
-    /// Off.
+    // Off.
     Off,
 }
 
