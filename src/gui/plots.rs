@@ -1,7 +1,7 @@
 //! Plot builders shared by the tabs (egui_plot 0.38). Series come from stored or live
 //! [`IntervalSample`]s; nothing here computes a statistic beyond unit conversion.
 
-use egui_plot::{Legend, Line, Plot, PlotPoints};
+use egui_plot::{Corner, Legend, Line, Plot, PlotPoints};
 
 use crate::metrics::{IntervalSample, whole_windows};
 
@@ -14,41 +14,108 @@ fn secs(s: &IntervalSample) -> f64 {
 
 /// Writes per second over time.
 pub fn iops_over_time(ui: &mut egui::Ui, id_salt: &str, samples: &[IntervalSample]) {
-    // The run's last, partial window is left out of rates and per-window figures
-    // (`whole_windows`): plotted beside full windows it drew a spike or drop at every end.
-    let points: PlotPoints = whole_windows(samples)
-        .iter()
-        .filter(|s| s.dur_ms > 0)
-        .map(|s| [secs(s), s.writes as f64 / (s.dur_ms as f64 / 1e3)])
-        .collect();
+    let points = iops_points(samples);
+    let corner = legend_corner(&[&points]);
     Plot::new(format!("{id_salt}-iops"))
         .allow_scroll(false)
         .height(TIMELINE_HEIGHT)
         .x_axis_label("time (s)")
         .y_axis_label("IOPS (writes/s)")
         .include_y(0.0)
-        .legend(Legend::default())
-        .show(ui, |plot| plot.line(Line::new("IOPS", points)));
+        .legend(Legend::default().position(corner))
+        .show(ui, |plot| {
+            plot.line(Line::new("IOPS", PlotPoints::from(points)))
+        });
+}
+
+/// The points of the IOPS timeline: writes per second of each whole window. The run's
+/// last, partial window is left out of rates and per-window figures (`whole_windows`):
+/// plotted beside full windows it drew a spike or drop at every end.
+pub fn iops_points(samples: &[IntervalSample]) -> Vec<[f64; 2]> {
+    whole_windows(samples)
+        .iter()
+        .filter(|s| s.dur_ms > 0)
+        .map(|s| [secs(s), s.writes as f64 / (s.dur_ms as f64 / 1e3)])
+        .collect()
+}
+
+/// The points of a sync latency timeline (`pick`: p50 or p99 of a window, in ns), in ms,
+/// whole windows only.
+pub fn latency_points(
+    samples: &[IntervalSample],
+    pick: fn(&IntervalSample) -> Option<u64>,
+) -> Vec<[f64; 2]> {
+    whole_windows(samples)
+        .iter()
+        .filter_map(|s| Some([secs(s), pick(s)? as f64 / 1e6]))
+        .collect()
+}
+
+/// The points of the flushes-per-sync timeline, whole windows only.
+pub fn flushes_per_sync_points(samples: &[IntervalSample]) -> Vec<[f64; 2]> {
+    whole_windows(samples)
+        .iter()
+        .filter(|s| s.syncs > 0 && s.dur_ms > 0)
+        .filter_map(|s| Some([secs(s), s.device_flushes? as f64 / s.syncs as f64]))
+        .collect()
+}
+
+/// The corner of a timeline plot whose legend covers the fewest points of `series`, so
+/// the legend never sits on a p99 spike or the line's plateau. The plot's y range starts
+/// at 0 (`include_y(0.0)`); a corner's box is the outer 40 % of the width and 35 % of the
+/// height on its side. Ties go to the first of top left, top right, bottom left, bottom
+/// right.
+pub fn legend_corner(series: &[&[[f64; 2]]]) -> Corner {
+    let points = || {
+        series
+            .iter()
+            .flat_map(|s| s.iter())
+            .filter(|p| p.iter().all(|v| v.is_finite()))
+    };
+    let (mut x0, mut x1, mut y0, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, 0.0_f64, 0.0_f64);
+    for [x, y] in points() {
+        (x0, x1) = (x0.min(*x), x1.max(*x));
+        (y0, y1) = (y0.min(*y), y1.max(*y));
+    }
+    if !(x1 > x0 && y1 > y0) {
+        return Corner::LeftTop;
+    }
+    let count = |left: bool, top: bool| {
+        points()
+            .filter(|[x, y]| {
+                let (fx, fy) = ((x - x0) / (x1 - x0), (y - y0) / (y1 - y0));
+                let in_x = if left { fx <= 0.4 } else { fx >= 0.6 };
+                let in_y = if top { fy >= 0.65 } else { fy <= 0.35 };
+                in_x && in_y
+            })
+            .count()
+    };
+    [
+        (Corner::LeftTop, count(true, true)),
+        (Corner::RightTop, count(false, true)),
+        (Corner::LeftBottom, count(true, false)),
+        (Corner::RightBottom, count(false, false)),
+    ]
+    .into_iter()
+    .min_by_key(|(_, n)| *n)
+    .map_or(Corner::LeftTop, |(corner, _)| corner)
 }
 
 /// Sync latency p50 and p99 per interval, in ms.
 pub fn sync_latency_over_time(ui: &mut egui::Ui, id_salt: &str, samples: &[IntervalSample]) {
-    let series = |f: fn(&IntervalSample) -> Option<u64>| -> PlotPoints {
-        whole_windows(samples)
-            .iter()
-            .filter_map(|s| Some([secs(s), f(s)? as f64 / 1e6]))
-            .collect()
-    };
+    let p50 = latency_points(samples, |s| s.sync_p50_ns);
+    let p99 = latency_points(samples, |s| s.sync_p99_ns);
+    let corner = legend_corner(&[&p50, &p99]);
     Plot::new(format!("{id_salt}-sync"))
         .allow_scroll(false)
         .height(TIMELINE_HEIGHT)
         .x_axis_label("time (s)")
         .y_axis_label("sync latency (ms)")
         .include_y(0.0)
-        .legend(Legend::default())
+        .legend(Legend::default().position(corner))
         .show(ui, |plot| {
-            plot.line(Line::new("sync p50", series(|s| s.sync_p50_ns)));
-            plot.line(Line::new("sync p99", series(|s| s.sync_p99_ns)));
+            plot.line(Line::new("sync p50", PlotPoints::from(p50)));
+            plot.line(Line::new("sync p99", PlotPoints::from(p99)));
         });
 }
 
@@ -62,11 +129,7 @@ pub fn flushes_over_time(ui: &mut egui::Ui, id_salt: &str, samples: &[IntervalSa
             Some([secs(s), total])
         })
         .collect();
-    let per_sync: PlotPoints = whole_windows(samples)
-        .iter()
-        .filter(|s| s.syncs > 0 && s.dur_ms > 0)
-        .filter_map(|s| Some([secs(s), s.device_flushes? as f64 / s.syncs as f64]))
-        .collect();
+    let per_sync = PlotPoints::from(flushes_per_sync_points(samples));
     ui.columns(2, |cols| {
         Plot::new(format!("{id_salt}-flushes"))
             .allow_scroll(false)
