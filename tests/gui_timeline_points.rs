@@ -107,3 +107,20 @@ fn no_data_keeps_the_default_corner() {
         Corner::LeftTop
     ));
 }
+
+#[test]
+fn timeline_y_axes_get_three_to_six_labelled_marks() {
+    use fsynclab::gui::plots::tick_step;
+    for span in [
+        0.9, 1.0, 2.5, 7.0, 120.0, 130.0, 999.0, 1800.0, 6924.0, 1.2e6,
+    ] {
+        let step = tick_step(span);
+        let marks = (span / step).floor() as usize + 1;
+        assert!(
+            (3..=6).contains(&marks),
+            "span {span}: step {step}, {marks} marks"
+        );
+    }
+    assert_eq!(tick_step(0.0), 1.0);
+    assert_eq!(tick_step(f64::NAN), 1.0);
+}

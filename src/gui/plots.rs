@@ -1,7 +1,7 @@
 //! Plot builders shared by the tabs (egui_plot 0.38). Series come from stored or live
 //! [`IntervalSample`]s; nothing here computes a statistic beyond unit conversion.
 
-use egui_plot::{Corner, Legend, Line, Plot, PlotPoints};
+use egui_plot::{Corner, GridInput, Legend, Line, Plot, PlotPoints, uniform_grid_spacer};
 
 use crate::metrics::{IntervalSample, whole_windows};
 
@@ -19,6 +19,7 @@ pub fn iops_over_time(ui: &mut egui::Ui, id_salt: &str, samples: &[IntervalSampl
     Plot::new(format!("{id_salt}-iops"))
         .allow_scroll(false)
         .height(TIMELINE_HEIGHT)
+        .y_grid_spacer(uniform_grid_spacer(y_steps))
         .x_axis_label("time (s)")
         .y_axis_label("IOPS (writes/s)")
         .include_y(0.0)
@@ -58,6 +59,29 @@ pub fn flushes_per_sync_points(samples: &[IntervalSample]) -> Vec<[f64; 2]> {
         .filter(|s| s.syncs > 0 && s.dur_ms > 0)
         .filter_map(|s| Some([secs(s), s.device_flushes? as f64 / s.syncs as f64]))
         .collect()
+}
+
+/// Grid steps (small, medium, large) of a timeline's y axis: egui_plot's default steps are
+/// powers of ten, so a 180 px plot from 0 to 120 labelled only 0 and 100. The large,
+/// labelled step is the 1-2-5 step giving 3 to 6 marks over the visible range.
+fn y_steps(input: GridInput) -> [f64; 3] {
+    let large = tick_step(input.bounds.1 - input.bounds.0);
+    [large / 10.0, large / 2.0, large]
+}
+
+/// The 1-2-5 step no smaller than a fifth of `span` (so 3 to 6 marks cover it); 1 for an
+/// empty or invalid span.
+pub fn tick_step(span: f64) -> f64 {
+    let raw = span.abs() / 5.0;
+    if !(raw.is_finite() && raw > 0.0) {
+        return 1.0;
+    }
+    let mag = 10f64.powf(raw.log10().floor());
+    [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * mag)
+        .find(|step| *step >= raw * 0.999)
+        .unwrap_or(10.0 * mag)
 }
 
 /// The corner of a timeline plot whose legend covers the fewest points of `series`, so
@@ -109,6 +133,7 @@ pub fn sync_latency_over_time(ui: &mut egui::Ui, id_salt: &str, samples: &[Inter
     Plot::new(format!("{id_salt}-sync"))
         .allow_scroll(false)
         .height(TIMELINE_HEIGHT)
+        .y_grid_spacer(uniform_grid_spacer(y_steps))
         .x_axis_label("time (s)")
         .y_axis_label("sync latency (ms)")
         .include_y(0.0)
@@ -134,6 +159,7 @@ pub fn flushes_over_time(ui: &mut egui::Ui, id_salt: &str, samples: &[IntervalSa
         Plot::new(format!("{id_salt}-flushes"))
             .allow_scroll(false)
             .height(TIMELINE_HEIGHT)
+            .y_grid_spacer(uniform_grid_spacer(y_steps))
             .x_axis_label("time (s)")
             .y_axis_label("device flushes (cumulative)")
             .include_y(0.0)
@@ -143,6 +169,7 @@ pub fn flushes_over_time(ui: &mut egui::Ui, id_salt: &str, samples: &[IntervalSa
         Plot::new(format!("{id_salt}-fps"))
             .allow_scroll(false)
             .height(TIMELINE_HEIGHT)
+            .y_grid_spacer(uniform_grid_spacer(y_steps))
             .x_axis_label("time (s)")
             .y_axis_label("flushes per sync")
             .include_y(0.0)
