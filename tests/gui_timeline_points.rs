@@ -124,3 +124,15 @@ fn timeline_y_axes_get_three_to_six_labelled_marks() {
     assert_eq!(tick_step(0.0), 1.0);
     assert_eq!(tick_step(f64::NAN), 1.0);
 }
+
+#[test]
+fn tick_labels_have_the_decimals_their_step_needs() {
+    use fsynclab::gui::plots::tick_decimals;
+    assert_eq!(tick_decimals(0.5), 1);
+    assert_eq!(tick_decimals(0.2), 1);
+    assert_eq!(tick_decimals(0.1), 1);
+    assert_eq!(tick_decimals(0.05), 2);
+    assert_eq!(tick_decimals(1.0), 0);
+    assert_eq!(tick_decimals(250.0), 0);
+    assert_eq!(tick_decimals(0.0), 0);
+}

@@ -1,7 +1,7 @@
 //! Plot builders shared by the tabs (egui_plot 0.38). Series come from stored or live
 //! [`IntervalSample`]s; nothing here computes a statistic beyond unit conversion.
 
-use egui_plot::{Corner, GridInput, Legend, Line, Plot, PlotPoints, uniform_grid_spacer};
+use egui_plot::{Corner, GridInput, GridMark, Legend, Line, Plot, PlotPoints, uniform_grid_spacer};
 
 use crate::metrics::{IntervalSample, whole_windows};
 
@@ -20,6 +20,7 @@ pub fn iops_over_time(ui: &mut egui::Ui, id_salt: &str, samples: &[IntervalSampl
         .allow_scroll(false)
         .height(TIMELINE_HEIGHT)
         .y_grid_spacer(uniform_grid_spacer(y_steps))
+        .y_axis_formatter(y_label)
         .x_axis_label("time (s)")
         .y_axis_label("IOPS (writes/s)")
         .include_y(0.0)
@@ -64,9 +65,23 @@ pub fn flushes_per_sync_points(samples: &[IntervalSample]) -> Vec<[f64; 2]> {
 /// Grid steps (small, medium, large) of a timeline's y axis: egui_plot's default steps are
 /// powers of ten, so a 180 px plot from 0 to 120 labelled only 0 and 100. The large,
 /// labelled step is the 1-2-5 step giving 3 to 6 marks over the visible range.
-fn y_steps(input: GridInput) -> [f64; 3] {
+pub fn y_steps(input: GridInput) -> [f64; 3] {
     let large = tick_step(input.bounds.1 - input.bounds.0);
     [large / 10.0, large / 2.0, large]
+}
+
+/// A y tick's label with as many decimals as its step needs (egui_plot's rounding of
+/// log10 showed the 0.5 steps of flushes per sync as "0, 0, 1, 2, 2").
+pub fn y_label(mark: GridMark, _range: &std::ops::RangeInclusive<f64>) -> String {
+    format!("{:.*}", tick_decimals(mark.step_size), mark.value)
+}
+
+/// Decimals that tell ticks `step` apart: 0 for 1 and above, 1 for 0.5 or 0.2, 2 for 0.05.
+pub fn tick_decimals(step: f64) -> usize {
+    if !(step.is_finite() && step > 0.0) {
+        return 0;
+    }
+    (-step.log10() - 1e-9).ceil().clamp(0.0, 9.0) as usize
 }
 
 /// The 1-2-5 step no smaller than a fifth of `span` (so 3 to 6 marks cover it); 1 for an
@@ -134,6 +149,7 @@ pub fn sync_latency_over_time(ui: &mut egui::Ui, id_salt: &str, samples: &[Inter
         .allow_scroll(false)
         .height(TIMELINE_HEIGHT)
         .y_grid_spacer(uniform_grid_spacer(y_steps))
+        .y_axis_formatter(y_label)
         .x_axis_label("time (s)")
         .y_axis_label("sync latency (ms)")
         .include_y(0.0)
@@ -160,6 +176,7 @@ pub fn flushes_over_time(ui: &mut egui::Ui, id_salt: &str, samples: &[IntervalSa
             .allow_scroll(false)
             .height(TIMELINE_HEIGHT)
             .y_grid_spacer(uniform_grid_spacer(y_steps))
+            .y_axis_formatter(y_label)
             .x_axis_label("time (s)")
             .y_axis_label("device flushes (cumulative)")
             .include_y(0.0)
@@ -170,6 +187,7 @@ pub fn flushes_over_time(ui: &mut egui::Ui, id_salt: &str, samples: &[IntervalSa
             .allow_scroll(false)
             .height(TIMELINE_HEIGHT)
             .y_grid_spacer(uniform_grid_spacer(y_steps))
+            .y_axis_formatter(y_label)
             .x_axis_label("time (s)")
             .y_axis_label("flushes per sync")
             .include_y(0.0)
