@@ -136,3 +136,21 @@ fn tick_labels_have_the_decimals_their_step_needs() {
     assert_eq!(tick_decimals(250.0), 0);
     assert_eq!(tick_decimals(0.0), 0);
 }
+
+#[test]
+fn every_grid_step_is_a_1_2_5_step() {
+    use egui_plot::GridInput;
+    use fsynclab::gui::plots::y_steps;
+    for span in [0.9, 2.2, 7.0, 130.0, 1800.0, 2.4e5] {
+        for step in y_steps(GridInput {
+            bounds: (0.0, span),
+            base_step_size: span / 1000.0,
+        }) {
+            let mantissa = step / 10f64.powf(step.log10().floor());
+            assert!(
+                [1.0, 2.0, 5.0].iter().any(|m| (mantissa - m).abs() < 1e-6),
+                "span {span}: step {step}"
+            );
+        }
+    }
+}

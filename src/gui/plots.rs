@@ -64,10 +64,18 @@ pub fn flushes_per_sync_points(samples: &[IntervalSample]) -> Vec<[f64; 2]> {
 
 /// Grid steps (small, medium, large) of a timeline's y axis: egui_plot's default steps are
 /// powers of ten, so a 180 px plot from 0 to 120 labelled only 0 and 100. The large,
-/// labelled step is the 1-2-5 step giving 3 to 6 marks over the visible range.
+/// labelled step is the 1-2-5 step giving 3 to 6 marks over the visible range, the medium
+/// one a 1-2-5 step too.
 pub fn y_steps(input: GridInput) -> [f64; 3] {
     let large = tick_step(input.bounds.1 - input.bounds.0);
-    [large / 10.0, large / 2.0, large]
+    // Halving a 5 step gives 2.5 steps whose labels ("0.2" for 0.25) would mislead.
+    let mantissa = large / 10f64.powf(large.log10().floor());
+    let medium = if (mantissa - 5.0).abs() < 1e-6 {
+        large / 5.0
+    } else {
+        large / 2.0
+    };
+    [large / 10.0, medium, large]
 }
 
 /// A y tick's label with as many decimals as its step needs (egui_plot's rounding of
