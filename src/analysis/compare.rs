@@ -23,13 +23,24 @@ pub const ALPHA: f64 = 0.05;
 #[derive(Debug, thiserror::Error)]
 pub enum AnalysisError {
     /// A side has no finished run.
-    #[error("{side} has no finished runs{detail}; choose runs that finished (see `fsynclab list`)")]
+    #[error("{}", crate::spec::Worded::worded(self, &crate::spec::Neutral))]
     EmptySide {
         /// Which side, by its name.
         side: String,
         /// Which runs were left out and why.
         detail: String,
     },
+}
+
+impl crate::spec::Worded for AnalysisError {
+    fn worded(&self, names: &dyn crate::spec::SettingNames) -> String {
+        match self {
+            AnalysisError::EmptySide { side, detail } => format!(
+                "{side} has no finished runs{detail}; choose runs that finished (see {})",
+                names.action(crate::spec::Action::ListRuns)
+            ),
+        }
+    }
 }
 
 /// The runs of one side, as resolved from a run id, experiment or label.

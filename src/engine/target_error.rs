@@ -5,7 +5,7 @@
 use std::io;
 use std::path::PathBuf;
 
-use crate::spec::{Neutral, Setting, SettingNames, Worded, WorkloadKind, format_size};
+use crate::spec::{Action, Neutral, Setting, SettingNames, Worded, WorkloadKind, format_size};
 
 /// Why the target cannot be used; every message names the problem and the fix.
 #[derive(Debug, thiserror::Error)]
@@ -295,8 +295,9 @@ impl Worded for TargetError {
                 path.display()
             ),
             RunDirExists { path } => format!(
-                "run directory {} already exists; remove it (fsynclab clean) or choose another target",
-                path.display()
+                "run directory {} already exists; remove it ({}) or choose another target",
+                path.display(),
+                names.action(Action::Clean)
             ),
             CreateRunDir {
                 target,
@@ -309,8 +310,9 @@ impl Worded for TargetError {
                  fsynclab-<run id>-<n>); nothing was removed"
             ),
             TooManyRunDirs { target, run_id } => format!(
-                "too many fsynclab-{run_id}* directories in {}; remove stale ones (fsynclab clean)",
-                target.display()
+                "too many fsynclab-{run_id}* directories in {}; remove stale ones ({})",
+                target.display(),
+                names.action(Action::Clean)
             ),
             NoXattr {
                 dir, mount, xattr, ..

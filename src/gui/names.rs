@@ -4,7 +4,7 @@
 
 use std::error::Error;
 
-use crate::spec::{Setting, SettingNames};
+use crate::spec::{Action, Setting, SettingNames};
 
 /// The label of the control that sets `setting` (settings the window has no control for
 /// are named so a window user can tell which part of a run they concern).
@@ -82,6 +82,19 @@ impl SettingNames for GuiLabels {
 
     fn make_scratch(&self) -> String {
         "\"Scratch filesystems\" on the Setup tab".to_string()
+    }
+
+    fn action(&self, action: Action<'_>) -> String {
+        match action {
+            Action::Clean => "by hand, or restart the lab (it removes the run directories of \
+                              runs that ended when it starts)"
+                .to_string(),
+            Action::ListRuns => "the History tab".to_string(),
+            Action::ListScratch => "\"Scratch filesystems\" on the Setup tab".to_string(),
+            Action::DestroyScratch(name) => {
+                format!("\"Destroy\" beside {name} under \"Scratch filesystems\" on the Setup tab")
+            }
+        }
     }
 }
 

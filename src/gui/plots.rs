@@ -1,7 +1,9 @@
 //! Plot builders shared by the tabs (egui_plot 0.38). Series come from stored or live
 //! [`IntervalSample`]s; nothing here computes a statistic beyond unit conversion.
 
-use egui_plot::{Legend, Line, Plot, PlotPoints, PlotUi, Span};
+use egui_plot::{
+    Corner, GridInput, GridMark, Legend, Line, Plot, PlotPoints, PlotUi, Span, uniform_grid_spacer,
+};
 
 use crate::metrics::{IntervalSample, whole_windows};
 
@@ -30,24 +32,139 @@ pub fn iops_over_time(
     samples: &[IntervalSample],
     warmup_ms: u64,
 ) {
-    // The run's last, partial window is left out of rates and per-window figures
-    // (`whole_windows`): plotted beside full windows it drew a spike or drop at every end.
-    let points: PlotPoints = whole_windows(samples)
-        .iter()
-        .filter(|s| s.dur_ms > 0)
-        .map(|s| [secs(s), s.writes as f64 / (s.dur_ms as f64 / 1e3)])
-        .collect();
+    let points = iops_points(samples);
+    let corner = legend_corner(&[&points]);
     Plot::new(format!("{id_salt}-iops"))
         .allow_scroll(false)
         .height(TIMELINE_HEIGHT)
+        .y_grid_spacer(uniform_grid_spacer(y_steps))
+        .y_axis_formatter(y_label)
         .x_axis_label("time (s)")
         .y_axis_label("IOPS (writes/s)")
         .include_y(0.0)
-        .legend(Legend::default())
+        .legend(Legend::default().position(corner))
         .show(ui, |plot| {
             shade_warmup(plot, warmup_ms);
-            plot.line(Line::new("IOPS", points));
+            plot.line(Line::new("IOPS", PlotPoints::from(points)));
         });
+}
+
+/// The points of the IOPS timeline: writes per second of each whole window. The run's
+/// last, partial window is left out of rates and per-window figures (`whole_windows`):
+/// plotted beside full windows it drew a spike or drop at every end.
+pub fn iops_points(samples: &[IntervalSample]) -> Vec<[f64; 2]> {
+    whole_windows(samples)
+        .iter()
+        .filter(|s| s.dur_ms > 0)
+        .map(|s| [secs(s), s.writes as f64 / (s.dur_ms as f64 / 1e3)])
+        .collect()
+}
+
+/// The points of a sync latency timeline (`pick`: p50 or p99 of a window, in ns), in ms,
+/// whole windows only.
+pub fn latency_points(
+    samples: &[IntervalSample],
+    pick: fn(&IntervalSample) -> Option<u64>,
+) -> Vec<[f64; 2]> {
+    whole_windows(samples)
+        .iter()
+        .filter_map(|s| Some([secs(s), pick(s)? as f64 / 1e6]))
+        .collect()
+}
+
+/// The points of the flushes-per-sync timeline, whole windows only.
+pub fn flushes_per_sync_points(samples: &[IntervalSample]) -> Vec<[f64; 2]> {
+    whole_windows(samples)
+        .iter()
+        .filter(|s| s.syncs > 0 && s.dur_ms > 0)
+        .filter_map(|s| Some([secs(s), s.device_flushes? as f64 / s.syncs as f64]))
+        .collect()
+}
+
+/// Grid steps (small, medium, large) of a timeline's y axis: egui_plot's default steps are
+/// powers of ten, so a 180 px plot from 0 to 120 labelled only 0 and 100. The large,
+/// labelled step is the 1-2-5 step giving 3 to 6 marks over the visible range, the medium
+/// one a 1-2-5 step too.
+pub fn y_steps(input: GridInput) -> [f64; 3] {
+    let large = tick_step(input.bounds.1 - input.bounds.0);
+    // Halving a 5 step gives 2.5 steps whose labels ("0.2" for 0.25) would mislead.
+    let mantissa = large / 10f64.powf(large.log10().floor());
+    let medium = if (mantissa - 5.0).abs() < 1e-6 {
+        large / 5.0
+    } else {
+        large / 2.0
+    };
+    [large / 10.0, medium, large]
+}
+
+/// A y tick's label with as many decimals as its step needs (egui_plot's rounding of
+/// log10 showed the 0.5 steps of flushes per sync as "0, 0, 1, 2, 2").
+pub fn y_label(mark: GridMark, _range: &std::ops::RangeInclusive<f64>) -> String {
+    format!("{:.*}", tick_decimals(mark.step_size), mark.value)
+}
+
+/// Decimals that tell ticks `step` apart: 0 for 1 and above, 1 for 0.5 or 0.2, 2 for 0.05.
+pub fn tick_decimals(step: f64) -> usize {
+    if !(step.is_finite() && step > 0.0) {
+        return 0;
+    }
+    (-step.log10() - 1e-9).ceil().clamp(0.0, 9.0) as usize
+}
+
+/// The 1-2-5 step no smaller than a fifth of `span` (so 3 to 6 marks cover it); 1 for an
+/// empty or invalid span.
+pub fn tick_step(span: f64) -> f64 {
+    let raw = span.abs() / 5.0;
+    if !(raw.is_finite() && raw > 0.0) {
+        return 1.0;
+    }
+    let mag = 10f64.powf(raw.log10().floor());
+    [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * mag)
+        .find(|step| *step >= raw * 0.999)
+        .unwrap_or(10.0 * mag)
+}
+
+/// The corner of a timeline plot whose legend covers the fewest points of `series`, so
+/// the legend never sits on a p99 spike or the line's plateau. The plot's y range starts
+/// at 0 (`include_y(0.0)`); a corner's box is the outer 40 % of the width and 35 % of the
+/// height on its side. Ties go to the first of top left, top right, bottom left, bottom
+/// right.
+pub fn legend_corner(series: &[&[[f64; 2]]]) -> Corner {
+    let points = || {
+        series
+            .iter()
+            .flat_map(|s| s.iter())
+            .filter(|p| p.iter().all(|v| v.is_finite()))
+    };
+    let (mut x0, mut x1, mut y0, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, 0.0_f64, 0.0_f64);
+    for [x, y] in points() {
+        (x0, x1) = (x0.min(*x), x1.max(*x));
+        (y0, y1) = (y0.min(*y), y1.max(*y));
+    }
+    if !(x1 > x0 && y1 > y0) {
+        return Corner::LeftTop;
+    }
+    let count = |left: bool, top: bool| {
+        points()
+            .filter(|[x, y]| {
+                let (fx, fy) = ((x - x0) / (x1 - x0), (y - y0) / (y1 - y0));
+                let in_x = if left { fx <= 0.4 } else { fx >= 0.6 };
+                let in_y = if top { fy >= 0.65 } else { fy <= 0.35 };
+                in_x && in_y
+            })
+            .count()
+    };
+    [
+        (Corner::LeftTop, count(true, true)),
+        (Corner::RightTop, count(false, true)),
+        (Corner::LeftBottom, count(true, false)),
+        (Corner::RightBottom, count(false, false)),
+    ]
+    .into_iter()
+    .min_by_key(|(_, n)| *n)
+    .map_or(Corner::LeftTop, |(corner, _)| corner)
 }
 
 /// Sync latency p50 and p99 per interval, in ms.
@@ -57,23 +174,22 @@ pub fn sync_latency_over_time(
     samples: &[IntervalSample],
     warmup_ms: u64,
 ) {
-    let series = |f: fn(&IntervalSample) -> Option<u64>| -> PlotPoints {
-        whole_windows(samples)
-            .iter()
-            .filter_map(|s| Some([secs(s), f(s)? as f64 / 1e6]))
-            .collect()
-    };
+    let p50 = latency_points(samples, |s| s.sync_p50_ns);
+    let p99 = latency_points(samples, |s| s.sync_p99_ns);
+    let corner = legend_corner(&[&p50, &p99]);
     Plot::new(format!("{id_salt}-sync"))
         .allow_scroll(false)
         .height(TIMELINE_HEIGHT)
+        .y_grid_spacer(uniform_grid_spacer(y_steps))
+        .y_axis_formatter(y_label)
         .x_axis_label("time (s)")
         .y_axis_label("sync latency (ms)")
         .include_y(0.0)
-        .legend(Legend::default())
+        .legend(Legend::default().position(corner))
         .show(ui, |plot| {
             shade_warmup(plot, warmup_ms);
-            plot.line(Line::new("sync p50", series(|s| s.sync_p50_ns)));
-            plot.line(Line::new("sync p99", series(|s| s.sync_p99_ns)));
+            plot.line(Line::new("sync p50", PlotPoints::from(p50)));
+            plot.line(Line::new("sync p99", PlotPoints::from(p99)));
         });
 }
 
@@ -92,15 +208,13 @@ pub fn flushes_over_time(
             Some([secs(s), total])
         })
         .collect();
-    let per_sync: PlotPoints = whole_windows(samples)
-        .iter()
-        .filter(|s| s.syncs > 0 && s.dur_ms > 0)
-        .filter_map(|s| Some([secs(s), s.device_flushes? as f64 / s.syncs as f64]))
-        .collect();
+    let per_sync = PlotPoints::from(flushes_per_sync_points(samples));
     ui.columns(2, |cols| {
         Plot::new(format!("{id_salt}-flushes"))
             .allow_scroll(false)
             .height(TIMELINE_HEIGHT)
+            .y_grid_spacer(uniform_grid_spacer(y_steps))
+            .y_axis_formatter(y_label)
             .x_axis_label("time (s)")
             .y_axis_label("device flushes (cumulative)")
             .include_y(0.0)
@@ -111,6 +225,8 @@ pub fn flushes_over_time(
         Plot::new(format!("{id_salt}-fps"))
             .allow_scroll(false)
             .height(TIMELINE_HEIGHT)
+            .y_grid_spacer(uniform_grid_spacer(y_steps))
+            .y_axis_formatter(y_label)
             .x_axis_label("time (s)")
             .y_axis_label("flushes per sync")
             .include_y(0.0)

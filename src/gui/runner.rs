@@ -252,10 +252,14 @@ fn run_launch(
         LaunchOutcome::Repeat(series) => Ok(Some(series.experiment_id)),
         LaunchOutcome::Series(variants) => Ok(variants.last().map(|v| v.series.experiment_id)),
         LaunchOutcome::Matrix(o) => match (o.stopped, o.problems.first()) {
-            (_, Some(problem)) => Err(problem.clone()),
+            (_, Some(problem)) => Err(crate::spec::Worded::worded(
+                problem,
+                &crate::gui::names::GuiLabels,
+            )),
             (Some(why), None) if !cancel.is_cancelled() => Err(format!(
-                "the matrix stopped after {} configuration(s): {why} (experiment {})",
+                "the matrix stopped after {} configuration(s): {} (experiment {})",
                 o.configs.len(),
+                crate::spec::Worded::worded(&why, &crate::gui::names::GuiLabels),
                 o.experiment_id
             )),
             _ => Ok(Some(o.experiment_id)),

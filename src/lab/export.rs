@@ -30,7 +30,7 @@ pub enum Selection {
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {
     /// The selection holds no run.
-    #[error("{what} holds no run; see `fsynclab list` for labels, experiments and ids")]
+    #[error("{}", crate::spec::Worded::worded(self, &crate::spec::Neutral))]
     NothingSelected {
         /// The selection, in words (`label "nosuch"`).
         what: String,
@@ -74,6 +74,10 @@ pub enum ExportError {
 impl crate::spec::Worded for ExportError {
     fn worded(&self, names: &dyn crate::spec::SettingNames) -> String {
         match self {
+            ExportError::NothingSelected { what } => format!(
+                "{what} holds no run; see {} for labels, experiments and ids",
+                names.action(crate::spec::Action::ListRuns)
+            ),
             ExportError::Exists { path } => format!(
                 "{} already exists; choose another file, or replace it with {} (a link is \
                  never followed)",

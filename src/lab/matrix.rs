@@ -4,6 +4,7 @@
 
 use std::sync::mpsc::Sender;
 
+use super::matrix_words::{MatrixProblem, MatrixStop};
 use crate::engine::{CancelToken, EngineEvent};
 use crate::metrics::{RunResult, RunStatus};
 use crate::scratch::{
@@ -158,12 +159,12 @@ pub struct MatrixOutcome {
     /// (label, run ids) per configuration, in order.
     pub configs: Vec<(String, Vec<i64>)>,
     /// Why the matrix stopped early, if it did.
-    pub stopped: Option<String>,
+    pub stopped: Option<MatrixStop>,
     /// Whether it stopped because it was cancelled.
     pub cancelled: bool,
     /// Things that went wrong without stopping it (a filesystem that could not be
-    /// destroyed: remove it with `fsynclab scratch destroy NAME`).
-    pub problems: Vec<String>,
+    /// destroyed).
+    pub problems: Vec<MatrixProblem>,
 }
 
 /// Runs `request` (its target is replaced) `repeat` times on a fresh scratch filesystem
@@ -205,7 +206,7 @@ pub(super) fn run_matrix(
     }
     for (index, config) in configs.iter().enumerate() {
         if cancel.is_cancelled() {
-            outcome.stopped = Some("cancelled".into());
+            outcome.stopped = Some(MatrixStop::Cancelled);
             outcome.cancelled = true;
             break;
         }
@@ -225,7 +226,7 @@ pub(super) fn run_matrix(
             Err(e) if outcome.configs.is_empty() => return Err(e.into()),
             Err(e) => {
                 // Later configurations failing keeps what the earlier ones measured.
-                outcome.stopped = Some(format!("cannot make the filesystem for {label}: {e}"));
+                outcome.stopped = Some(MatrixStop::Scratch { label, error: e });
                 break;
             }
         };
@@ -233,10 +234,12 @@ pub(super) fn run_matrix(
             match store.create_experiment(&name) {
                 Ok(id) => outcome.experiment_id = id,
                 Err(e) => {
-                    if let Err(d) = scratch.destroy(&recipe.name) {
-                        outcome
-                            .problems
-                            .push(format!("{} was not destroyed: {d}", recipe.name));
+                    if let Err(error) = scratch.destroy(&recipe.name) {
+                        outcome.problems.push(MatrixProblem {
+                            name: recipe.name.clone(),
+                            context: format!(" ({label})"),
+                            error,
+                        });
                     }
                     return Err(e.into());
                 }
@@ -255,11 +258,12 @@ pub(super) fn run_matrix(
         let (ids, failure) = (ran.ids, ran.failure);
         // Destroy even after a failure: a matrix never leaves filesystems behind, and a
         // filesystem that will not go is reported, not dropped.
-        if let Err(e) = scratch.destroy(&recipe.name) {
-            outcome.problems.push(format!(
-                "{} ({label}) could not be destroyed: {e}; remove it with `fsynclab scratch destroy {}`",
-                recipe.name, recipe.name
-            ));
+        if let Err(error) = scratch.destroy(&recipe.name) {
+            outcome.problems.push(MatrixProblem {
+                name: recipe.name.clone(),
+                context: format!(" ({label})"),
+                error,
+            });
         }
         outcome.configs.push((label, ids));
         if let Some(f) = failure {
@@ -275,7 +279,7 @@ struct ConfigRuns {
     /// Stored runs, in order.
     ids: Vec<i64>,
     /// Why the configuration (and so the matrix) stopped early.
-    failure: Option<String>,
+    failure: Option<MatrixStop>,
     /// It stopped because a run was cancelled.
     cancelled: bool,
 }
@@ -299,7 +303,7 @@ fn run_config(
     let target = match crate::engine::check_target(&request.target, request.allow_shared_target) {
         Ok(target) => target,
         Err(e) => {
-            done.failure = Some(e.to_string());
+            done.failure = Some(MatrixStop::Target(e));
             return done;
         }
     };
@@ -310,13 +314,15 @@ fn run_config(
                 done.ids.push(result.id);
                 if result.status != RunStatus::Finished {
                     done.cancelled = result.status == RunStatus::Cancelled;
-                    done.failure =
-                        Some(format!("a run on {label} ended {}", result.status.as_str()));
+                    done.failure = Some(MatrixStop::Ended {
+                        label,
+                        status: result.status,
+                    });
                     break;
                 }
             }
             Err(e) => {
-                done.failure = Some(e.to_string());
+                done.failure = Some(MatrixStop::Run(Box::new(e)));
                 break;
             }
         }
@@ -348,7 +354,7 @@ fn matrix_owner(name: &str) -> Option<(i64, i64)> {
 
 /// Destroys the filesystems left by matrix processes that are gone; returns a problem per
 /// filesystem that would not go (those destroyed are not reported).
-fn destroy_orphans(scratch: &ScratchManager) -> Vec<String> {
+fn destroy_orphans(scratch: &ScratchManager) -> Vec<MatrixProblem> {
     let Ok(list) = scratch.list() else {
         return Vec::new();
     };
@@ -359,11 +365,10 @@ fn destroy_orphans(scratch: &ScratchManager) -> Vec<String> {
             if crate::store::owner_alive(Some(pid), (ticks != 0).then_some(ticks)) {
                 return None;
             }
-            scratch.destroy(&name).err().map(|e| {
-                format!(
-                    "{name}, left by a matrix that was killed, could not be destroyed: {e}; \
-                     remove it with `fsynclab scratch destroy {name}`"
-                )
+            scratch.destroy(&name).err().map(|error| MatrixProblem {
+                name,
+                context: ", left by a matrix that was killed,".into(),
+                error,
             })
         })
         .collect()

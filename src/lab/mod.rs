@@ -13,6 +13,7 @@ mod fleet_run;
 pub mod import;
 mod launch;
 mod matrix;
+mod matrix_words;
 mod persist;
 mod plan;
 mod series;
@@ -29,6 +30,7 @@ pub use fleet_run::{
 };
 pub use launch::{Launch, LaunchOutcome, ValidLaunch, launch};
 pub use matrix::{MatrixConfig, MatrixOutcome, MatrixSpec};
+pub use matrix_words::{MatrixProblem, MatrixStop};
 pub use plan::VariantOutcome;
 pub use series::{
     MAX_REPEAT, MAX_SWEEP_VALUES, PRESET_SERIES_REPEAT, SeriesOutcome, SweepSpec, check_repeat,

@@ -25,9 +25,8 @@ impl Worded for LabError {
                 source.worded(names)
             ),
             LabError::Export(e) => e.worded(names),
-            LabError::Analysis(_) | LabError::Text(_) | LabError::KernelTrace(_) => {
-                self.to_string()
-            }
+            LabError::Analysis(e) => e.worded(names),
+            LabError::Text(_) | LabError::KernelTrace(_) => self.to_string(),
             LabError::Bundle(crate::lab::bundle_import::BundleImportError::Bundle {
                 path,
                 source,
@@ -81,6 +80,8 @@ pub fn worded_error(error: &(dyn Error + 'static), names: &dyn SettingNames) -> 
     } else if let Some(e) = error.downcast_ref::<StoreError>() {
         e.worded(names)
     } else if let Some(e) = error.downcast_ref::<super::export::ExportError>() {
+        e.worded(names)
+    } else if let Some(e) = error.downcast_ref::<crate::analysis::AnalysisError>() {
         e.worded(names)
     } else if let Some(e) = error.downcast_ref::<OutputError>() {
         e.worded(names)

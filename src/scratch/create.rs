@@ -252,10 +252,7 @@ impl ScratchManager {
             if let ScratchError::MountFailed { left_over, .. } = &mut err
                 && !left.is_empty()
             {
-                *left_over = Some(format!(
-                    "{}; run fsynclab scratch destroy {name}",
-                    left.join(", ")
-                ));
+                *left_over = Some((left.join(", "), name.clone()));
             }
             return Err(err);
         }

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use crate::probe::ProbeError;
-use crate::spec::{Neutral, Setting, SettingNames, Worded};
+use crate::spec::{Action, Neutral, Setting, SettingNames, Worded};
 
 /// Errors of scratch filesystem management; each message names the problem and the fix.
 #[derive(Debug, thiserror::Error)]
@@ -39,11 +39,7 @@ pub enum ScratchError {
         size_bytes: u64,
     },
     /// `mount` failed; the half-made filesystem was removed (or `left_over` says what was not).
-    #[error(
-        "mount -o '{options}' failed: {stderr}{}; {}",
-        kernel_suffix(.kernel_message),
-        cleanup_text(.left_over)
-    )]
+    #[error("{}", self.worded(&Neutral))]
     MountFailed {
         /// The mount options given.
         options: String,
@@ -51,8 +47,9 @@ pub enum ScratchError {
         stderr: String,
         /// The kernel's last relevant log lines, when `dmesg` was readable.
         kernel_message: Option<String>,
-        /// What the rollback could not undo and how to finish it, `None` when all was undone.
-        left_over: Option<String>,
+        /// What the rollback could not undo and the name of the scratch filesystem whose
+        /// destruction finishes it, `None` when all was undone.
+        left_over: Option<(String, String)>,
     },
     /// fsynclab refused to touch something it did not make (a symlink, a foreign loop).
     #[error("refusing to touch {}: {reason}", .path.display())]
@@ -69,7 +66,7 @@ pub enum ScratchError {
         name: String,
     },
     /// No scratch filesystem with that name.
-    #[error("no scratch filesystem named {name}; see fsynclab scratch list")]
+    #[error("{}", self.worded(&Neutral))]
     NotFound {
         /// The name.
         name: String,
@@ -210,7 +207,7 @@ pub enum ScratchError {
         source: std::io::Error,
     },
     /// A recipe file could not be parsed.
-    #[error("bad recipe {}: {source}; remove it with fsynclab scratch destroy", .path.display())]
+    #[error("{}", self.worded(&Neutral))]
     BadRecipe {
         /// The recipe file.
         path: PathBuf,
@@ -268,10 +265,38 @@ impl Worded for ScratchError {
                 names.name(Setting::ScratchSize, Some("300M"))
             ),
             ScratchError::Exists { name } => format!(
-                "a scratch filesystem named {name} already exists; choose another {} or run \
-                 fsynclab scratch destroy {name}",
-                names.name(Setting::ScratchName, None)
+                "a scratch filesystem named {name} already exists; choose another {} or destroy \
+                 it with {}",
+                names.name(Setting::ScratchName, None),
+                names.action(Action::DestroyScratch(name))
             ),
+            ScratchError::NotFound { name } => format!(
+                "no scratch filesystem named {name}; see {}",
+                names.action(Action::ListScratch)
+            ),
+            ScratchError::MountFailed {
+                options,
+                stderr,
+                kernel_message,
+                left_over,
+            } => format!(
+                "mount -o '{options}' failed: {stderr}{}; {}",
+                kernel_suffix(kernel_message),
+                cleanup_text(left_over, names)
+            ),
+            ScratchError::BadRecipe { path, source } => {
+                // The recipe is `<state dir>/<name>/recipe.json`.
+                let name = path
+                    .parent()
+                    .and_then(|d| d.file_name())
+                    .and_then(|s| s.to_str())
+                    .unwrap_or("NAME");
+                format!(
+                    "bad recipe {}: {source}; remove it with {}",
+                    path.display(),
+                    names.action(Action::DestroyScratch(name))
+                )
+            }
             ScratchError::UnknownBacking { given } => format!(
                 "unknown backing {given:?}; choose disk or ram (or give a device with {})",
                 names.name(Setting::Device, None)
@@ -328,9 +353,12 @@ fn kernel_suffix(kernel_message: &Option<String>) -> String {
     }
 }
 
-fn cleanup_text(left_over: &Option<String>) -> String {
+fn cleanup_text(left_over: &Option<(String, String)>, names: &dyn SettingNames) -> String {
     match left_over {
-        Some(left) => format!("the half-made filesystem was NOT fully removed: {left}"),
+        Some((left, name)) => format!(
+            "the half-made filesystem was NOT fully removed: {left}; remove it with {}",
+            names.action(Action::DestroyScratch(name))
+        ),
         None => "the half-made filesystem was removed".to_string(),
     }
 }
@@ -392,11 +420,11 @@ mod tests {
             options: "bogus".into(),
             stderr: "x".into(),
             kernel_message: None,
-            left_over: Some("/dev/loop3 still attached; run fsynclab scratch destroy s".into()),
+            left_over: Some(("/dev/loop3 still attached".into(), "s".into())),
         };
         assert_eq!(
             err.to_string(),
-            "mount -o 'bogus' failed: x; the half-made filesystem was NOT fully removed: /dev/loop3 still attached; run fsynclab scratch destroy s"
+            "mount -o 'bogus' failed: x; the half-made filesystem was NOT fully removed: /dev/loop3 still attached; remove it with fsynclab scratch destroy s"
         );
         assert_eq!(
             ScratchError::NotFound { name: "x".into() }.to_string(),

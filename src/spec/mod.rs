@@ -26,7 +26,7 @@ pub use preset::{
 pub use set::apply_setting;
 #[cfg(test)]
 pub(crate) use setting::KeyNames;
-pub use setting::{Hint, Neutral, Piece, Setting, SettingNames, Worded};
+pub use setting::{Action, Hint, Neutral, Piece, Setting, SettingNames, Worded};
 pub use size::{format_size, format_size_approx, parse_size};
 pub use text::{MAX_TEXT_BYTES, TextError, check_tag, check_text, escape_control, is_unsafe_char};
 pub use watch::{MAX_WHY_CHARS, WATCHABLE, Watch, check_watch};

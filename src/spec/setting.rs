@@ -275,6 +275,32 @@ pub trait SettingNames {
     fn make_scratch(&self) -> String {
         "fsynclab scratch create".to_string()
     }
+
+    /// Where this front end does `action` (a message proposing one says it): the command
+    /// unless the front end has its own place for it.
+    fn action(&self, action: Action<'_>) -> String {
+        match action {
+            Action::Clean => "fsynclab clean".to_string(),
+            Action::ListRuns => "`fsynclab list`".to_string(),
+            Action::ListScratch => "fsynclab scratch list".to_string(),
+            Action::DestroyScratch(name) => format!("fsynclab scratch destroy {name}"),
+        }
+    }
+}
+
+/// Something a library message proposes the user do next, worded by the front end that
+/// shows the message ([`SettingNames::action`]): the CLI names its command, the window the
+/// control that does it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action<'a> {
+    /// Remove stale run directories from a target.
+    Clean,
+    /// See the stored runs (their ids, labels and experiments).
+    ListRuns,
+    /// See the scratch filesystems.
+    ListScratch,
+    /// Destroy the scratch filesystem with this name.
+    DestroyScratch(&'a str),
 }
 
 /// The library's own wording: the preset key, with ` = value` when a value is proposed

@@ -60,7 +60,7 @@ use std::time::Duration;
 use rusqlite::Connection;
 
 use crate::metrics::MetricsError;
-use crate::spec::{Neutral, Setting, SettingNames, Worded};
+use crate::spec::{Action, Neutral, Setting, SettingNames, Worded};
 
 /// Name of the database file inside the data directory.
 pub const DB_FILE_NAME: &str = "fsynclab.sqlite";
@@ -158,7 +158,7 @@ pub enum StoreError {
         waited_s: u64,
     },
     /// No run has this id.
-    #[error("no run with id {id}; see `fsynclab list`")]
+    #[error("{}", self.worded(&Neutral))]
     NotFound {
         /// The id asked for.
         id: i64,
@@ -261,6 +261,12 @@ impl Worded for StoreError {
                 format!(
                     "cannot create the run lock file {shown}: {source}; the directory beside the database must be \
          writable by this user (or choose another database with {db})"
+                )
+            }
+            StoreError::NotFound { id } => {
+                format!(
+                    "no run with id {id}; see {}",
+                    names.action(Action::ListRuns)
                 )
             }
             StoreError::NoDataDir => format!(

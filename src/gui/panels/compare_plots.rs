@@ -290,6 +290,9 @@ fn throughput_bars(
         .include_y(bars_top(&sides))
         .include_x(-0.6)
         .include_x(1.6)
+        // 1-2-5 steps: egui_plot's powers of ten labelled a bar plot only 0 and 1000.
+        .y_grid_spacer(egui_plot::uniform_grid_spacer(crate::gui::plots::y_steps))
+        .y_axis_formatter(crate::gui::plots::y_label)
         .x_grid_spacer(|input: GridInput| {
             [0.0, 1.0]
                 .into_iter()

@@ -353,6 +353,22 @@ where
     Ok(())
 }
 
+/// Pixels a bar's value label needs above the bar or whisker: the 15 px text (with its
+/// line height), the 5 px gap below it and a little air above it.
+const BAR_LABEL_PX: f64 = 15.0 * 1.3 + 5.0 + 4.0;
+
+/// The least top of a bar chart's y range so that `label_px` pixels of a `plot_px` tall
+/// plotting area stay free above `highest` (the highest bar or whisker end) for its value
+/// label; at least 15 % above it. The labels and whiskers were clipped at the plot top when
+/// the headroom was a fixed share of the range.
+pub(super) fn bar_top(highest: f64, plot_px: f64, label_px: f64) -> f64 {
+    if !(highest.is_finite() && highest > 0.0) {
+        return 1.0;
+    }
+    let share = (label_px / plot_px.max(1.0)).clamp(0.0, 0.6);
+    (highest / (1.0 - share)).max(highest * 1.15)
+}
+
 /// One side's bar: headline value and the per-run statistics (for the whisker).
 pub(super) struct Bar<'a> {
     /// Side name.
@@ -382,9 +398,13 @@ where
         top.extend(b.value);
         top.extend(b.stats.and_then(|st| st.ci95).map(|c| c.1));
     }
-    // Headroom for the value labels above the bars.
+    // Headroom for the value labels above the bars and whiskers: as many pixels as the
+    // label takes, out of the plotting area's height (caption, margins and the x labels
+    // are not part of it).
     let highest = top.iter().copied().fold(0.0, f64::max);
-    top.push(highest * 1.15);
+    let (_, h) = area.dim_in_pixel();
+    let plot_px = f64::from(h) - s.px(40.0 + 2.0 * 10.0 + 52.0);
+    top.push(bar_top(highest, plot_px, s.px(BAR_LABEL_PX)));
     let yaxis = Axis::Linear {
         from_zero: true,
         fmt: fmt_si,
@@ -465,3 +485,7 @@ where
     }
     Ok(())
 }
+
+#[cfg(test)]
+#[path = "charts_tests.rs"]
+mod tests;
