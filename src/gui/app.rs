@@ -96,8 +96,11 @@ impl Cx<'_> {
     /// error names the field and the fix (the same messages as the CLI).
     pub fn launch_from_form(&self) -> Result<ValidLaunch, String> {
         let request = self.form_request()?;
-        let repeat = self.state.repeat;
-        let launch = match self.state.sweep.trim() {
+        let sweep = self.state.sweep.trim();
+        let repeat = self
+            .state
+            .repeat_for(self.state.preset.is_some() && !sweep.is_empty());
+        let launch = match sweep {
             "" if repeat == 1 => Launch::Single(request),
             "" => Launch::Repeat {
                 request,
@@ -129,7 +132,7 @@ impl Cx<'_> {
         validated(Launch::Series {
             request,
             plan,
-            repeat: self.state.repeat,
+            repeat: self.state.repeat_for(true),
         })
     }
 

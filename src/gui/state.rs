@@ -55,6 +55,9 @@ pub struct UiState {
     pub label: String,
     /// Repetitions per configuration.
     pub repeat: u32,
+    /// Whether the user set Repetitions: until then a preset's series or sweep repeats
+    /// each point [`crate::lab::PRESET_SERIES_REPEAT`] times, as the CLI does.
+    pub repeat_set: bool,
     /// Sweep, as `field=v1,v2` (empty: none).
     pub sweep: String,
     /// `--quiet-wait` seconds (0: off).
@@ -200,6 +203,7 @@ impl Default for UiState {
                 .unwrap_or_default(),
             label: String::new(),
             repeat: 1,
+            repeat_set: false,
             sweep: String::new(),
             quiet_wait_s: 0.0,
             allow_shared_target: false,
@@ -216,9 +220,34 @@ impl Default for UiState {
     }
 }
 
+impl UiState {
+    /// Runs per configuration for a launch: Repetitions as set, or, while the user has not
+    /// set it, the lab's default — 3 for a preset's series or sweep (a one-off point
+    /// misleads), else Repetitions' own value.
+    pub fn repeat_for(&self, preset_series_or_sweep: bool) -> u32 {
+        if self.repeat_set || !preset_series_or_sweep {
+            self.repeat
+        } else {
+            crate::lab::default_repeat(true).max(self.repeat)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_preset_series_repeats_each_point_unless_repetitions_was_set() {
+        let mut state = UiState::default();
+        assert_eq!(state.repeat_for(true), crate::lab::PRESET_SERIES_REPEAT);
+        assert_eq!(state.repeat_for(false), 1, "a single run stays single");
+        state.repeat = 1;
+        state.repeat_set = true;
+        assert_eq!(state.repeat_for(true), 1, "told otherwise");
+        state.repeat = 5;
+        assert_eq!(state.repeat_for(true), 5);
+    }
 
     #[test]
     fn old_or_partial_state_still_loads() {

@@ -158,11 +158,15 @@ pub(super) fn run_options_ui(ui: &mut Ui, state: &mut UiState) {
             ui,
             state,
             "Repetitions",
-            "runs per configuration (--repeat)",
+            "runs per configuration (--repeat); until set, a preset's series or sweep runs \
+             each point 3 times",
             &[],
             |ui, s, id| {
-                ui.add(DragValue::new(&mut s.repeat).range(0..=crate::lab::MAX_REPEAT))
-                    .labelled_by(id);
+                let edited = ui
+                    .add(DragValue::new(&mut s.repeat).range(0..=crate::lab::MAX_REPEAT))
+                    .labelled_by(id)
+                    .changed();
+                s.repeat_set |= edited;
                 crate::lab::check_repeat("Repetitions", s.repeat).err()
             },
         );
