@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Cross-check fsynclab's io_uring engine against fio's (issue 16): the same job shape, run
-# alternately (fio, fsynclab, fio, ...) ROUNDS times, reported as same-run ratios and their
+# alternately ROUNDS times (fio first in odd rounds, fsynclab first in even ones), reported as same-run ratios and their
 # median. Part 1 on tmpfs (tool cost: fsync is a no-op there) at iodepth 1 and 8; part 2 on
 # a loop ext4 made here (image on /var/tmp, removed at the end): IOPS and device flushes per
 # fsync, read from the loop device's stat file (field 16, flush requests completed — the same
@@ -10,6 +10,7 @@
 # that depth) and fsynclab's inflight_mean.
 #
 # Usage (root for part 2): scripts/cross-check-uring.sh [FSYNCLAB] [ROUNDS] [SECONDS]
+# DEPTHS="1 8" (default) picks the iodepths; LAB_ARGS adds fsynclab run options (e.g. --link-sync).
 # PARTS=tmpfs|ext4|"tmpfs ext4" (default both) picks the halves to run.
 set -euo pipefail
 FSYNCLAB=${1:-target/release/fsynclab}
@@ -69,11 +70,20 @@ compare() {
     local ratios="" fpr=""
     for r in $(seq 1 "$ROUNDS"); do
         local f0=0 f1=0 f1b=0 f2=0 fio_iops fio_syncs fio_depth lab_iops lab_syncs lab_depth
-        if [ -n "$dev" ]; then sync_fs "$dir"; f0=$(flushes "$dev"); fi
-        read -r fio_iops fio_syncs fio_depth < <(run_fio "$dir" "$depth" "$sync")
-        if [ -n "$dev" ]; then f1=$(flushes "$dev"); sync_fs "$dir"; f1b=$(flushes "$dev"); fi
-        read -r lab_iops lab_syncs lab_depth < <(run_lab "$dir" "$depth" "$sync")
-        if [ -n "$dev" ]; then f2=$(flushes "$dev"); fi
+        # Odd rounds run fio first, even rounds fsynclab first, so neither tool always
+        # inherits the other's leftovers (freed blocks, journal, backing-file writeback).
+        local first
+        for first in 0 1; do
+            if [ $(((r + first) % 2)) = 1 ]; then
+                if [ -n "$dev" ]; then sync_fs "$dir"; f0=$(flushes "$dev"); fi
+                read -r fio_iops fio_syncs fio_depth < <(run_fio "$dir" "$depth" "$sync")
+                if [ -n "$dev" ]; then f1=$(flushes "$dev"); fi
+            else
+                if [ -n "$dev" ]; then sync_fs "$dir"; f1b=$(flushes "$dev"); fi
+                read -r lab_iops lab_syncs lab_depth < <(run_lab "$dir" "$depth" "$sync")
+                if [ -n "$dev" ]; then f2=$(flushes "$dev"); fi
+            fi
+        done
         local ratio; ratio=$(python3 -c "print(f'{$lab_iops/$fio_iops:.3f}')")
         ratios+="$ratio"$'\n'
         if [ -n "$dev" ]; then
@@ -109,7 +119,7 @@ if [[ " $PARTS " == *" tmpfs "* ]]; then
     mkdir -p "$WORK/tmpfs"
     mount -t tmpfs -o size=512m tmpfs "$WORK/tmpfs" 2>/dev/null || WORKT=/dev/shm
     TMPFS_DIR=${WORKT:-$WORK/tmpfs}
-    for depth in 1 8; do
+    for depth in ${DEPTHS:-1 8}; do
         compare "tmpfs iodepth=$depth" "$TMPFS_DIR" "$depth" fsync
     done
 fi
@@ -123,7 +133,7 @@ elif [ "$(id -u)" = 0 ]; then
     mount "$LOOP" "$MNT"
     chmod 700 "$MNT"
     dev=$(basename "$LOOP")
-    for depth in 1 8; do
+    for depth in ${DEPTHS:-1 8}; do
         compare "loop ext4 iodepth=$depth" "$MNT" "$depth" fsync "$dev"
     done
 else
