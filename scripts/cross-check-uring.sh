@@ -1,15 +1,22 @@
 #!/usr/bin/env bash
 # Cross-check fsynclab's io_uring engine against fio's (issue 16): the same job shape, run
-# alternately (fio, fsynclab, fio, ...) ROUNDS times, reported as same-run ratios and their
+# alternately ROUNDS times (fio first in odd rounds, fsynclab first in even ones), reported as same-run ratios and their
 # median. Part 1 on tmpfs (tool cost: fsync is a no-op there) at iodepth 1 and 8; part 2 on
 # a loop ext4 made here (image on /var/tmp, removed at the end): IOPS and device flushes per
-# fsync, read from the loop device's stat file around each run for both tools.
+# fsync, read from the loop device's stat file (field 16, flush requests completed — the same
+# field scripts/bench-vs-fio.sh and src/probe/blockstat.rs read) around each run for both
+# tools, divided by each tool's own count of fsyncs (fio: sync.total_ios, fsynclab: syncs).
+# Each round also prints the depth each tool kept: fio's iodepth_level (% of I/Os issued at
+# that depth) and fsynclab's inflight_mean.
 #
 # Usage (root for part 2): scripts/cross-check-uring.sh [FSYNCLAB] [ROUNDS] [SECONDS]
+# DEPTHS="1 8" (default) picks the iodepths; LAB_ARGS adds fsynclab run options (e.g. --link-sync).
+# PARTS=tmpfs|ext4|"tmpfs ext4" (default both) picks the halves to run.
 set -euo pipefail
 FSYNCLAB=${1:-target/release/fsynclab}
 ROUNDS=${2:-5}
 SECS=${3:-3}
+PARTS=${PARTS:-tmpfs ext4}
 command -v fio >/dev/null || { echo "fio is not installed (apt-get install fio)"; exit 1; }
 WORK=$(mktemp -d /tmp/xcheck-uring.XXXXXX)
 IMG=/var/tmp/xcheck-uring-$$.img
@@ -24,23 +31,35 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# flush_ios of a block device (field 15 of /sys/block/X/stat).
-flushes() { awk '{print $15}' "/sys/block/$1/stat"; }
+# flush_ios of a block device: field 16 of /sys/block/X/stat (flush requests completed,
+# kernel 5.5+; loop devices count them). Field 15 is discard ticks, always 0 here: reading it
+# made every flushes-per-fsync a division by zero.
+flushes() {
+    awk -v d="$1" 'NF < 16 { print "no flush counter (field 16) in /sys/block/" d "/stat" > "/dev/stderr"; exit 1 }
+        { print $16 }' "/sys/block/$1/stat"
+}
 
-# run_fio DIR DEPTH SYNC → "iops"
+# run_fio DIR DEPTH SYNC → "iops syncs depth-distribution"
 run_fio() {
     fio --name=u --directory="$1" --ioengine=io_uring --iodepth="$2" --rw=randwrite --bs=4k \
         --size=64m --"$3"=1 --overwrite=1 --runtime="$SECS" --time_based --randrepeat=0 \
         --output-format=json 2>/dev/null |
-        python3 -c 'import json,sys; print(json.load(sys.stdin)["jobs"][0]["write"]["iops"])'
+        python3 -c 'import json,sys
+j = json.load(sys.stdin)["jobs"][0]
+lv = ",".join(f"{k}:{v:.0f}" for k, v in j["iodepth_level"].items() if v >= 0.5)
+print(j["write"]["iops"], j["sync"]["total_ios"], lv)'
     rm -f "$1"/u.0.0
 }
 
-# run_lab DIR DEPTH SYNC → "iops"
+# run_lab DIR DEPTH SYNC → "iops syncs inflight_mean"
 run_lab() {
     "$FSYNCLAB" --db "$WORK/lab.sqlite" run --quiet --json --target "$1" --ioengine io_uring \
-        --iodepth "$2" --bs 4k --file-size 64M --sync "$3" --prepare fill --duration "$SECS" |
-        python3 -c 'import json,sys; print(json.load(sys.stdin)["runs"][0]["iops"])'
+        --iodepth "$2" --bs 4k --file-size 64M --sync "$3" --prepare fill --duration "$SECS" \
+        ${LAB_ARGS:-} |
+        python3 -c 'import json,sys
+r = json.load(sys.stdin)["runs"][0]
+d = r.get("inflight_mean")
+print(r["iops"], r["syncs"], "NA" if d is None else f"{d:.2f}")'
 }
 
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
@@ -50,29 +69,41 @@ compare() {
     local label=$1 dir=$2 depth=$3 sync=$4 dev=${5:-}
     local ratios="" fpr=""
     for r in $(seq 1 "$ROUNDS"); do
-        local f0 fio_iops f1 lab_iops f2
-        [ -n "$dev" ] && sync_fs "$dir"
-        f0=$([ -n "$dev" ] && flushes "$dev" || echo 0)
-        fio_iops=$(run_fio "$dir" "$depth" "$sync")
-        f1=$([ -n "$dev" ] && flushes "$dev" || echo 0)
-        [ -n "$dev" ] && sync_fs "$dir"
-        local f1b; f1b=$([ -n "$dev" ] && flushes "$dev" || echo 0)
-        lab_iops=$(run_lab "$dir" "$depth" "$sync")
-        f2=$([ -n "$dev" ] && flushes "$dev" || echo 0)
+        local f0=0 f1=0 f1b=0 f2=0 fio_iops fio_syncs fio_depth lab_iops lab_syncs lab_depth
+        # Odd rounds run fio first, even rounds fsynclab first, so neither tool always
+        # inherits the other's leftovers (freed blocks, journal, backing-file writeback).
+        local first
+        for first in 0 1; do
+            if [ $(((r + first) % 2)) = 1 ]; then
+                if [ -n "$dev" ]; then sync_fs "$dir"; f0=$(flushes "$dev"); fi
+                read -r fio_iops fio_syncs fio_depth < <(run_fio "$dir" "$depth" "$sync")
+                if [ -n "$dev" ]; then f1=$(flushes "$dev"); fi
+            else
+                if [ -n "$dev" ]; then sync_fs "$dir"; f1b=$(flushes "$dev"); fi
+                read -r lab_iops lab_syncs lab_depth < <(run_lab "$dir" "$depth" "$sync")
+                if [ -n "$dev" ]; then f2=$(flushes "$dev"); fi
+            fi
+        done
         local ratio; ratio=$(python3 -c "print(f'{$lab_iops/$fio_iops:.3f}')")
         ratios+="$ratio"$'\n'
         if [ -n "$dev" ]; then
-            # flushes per fsync: device flushes over the run / syncs (= writes, fsync=1),
-            # writes = iops × seconds (both tools run time-based for SECS).
+            # flushes per fsync: the device's flushes over the run (fio's includes its
+            # layout, fsynclab's its fill: a few flushes against thousands of fsyncs) over
+            # the fsyncs the tool itself counted.
+            if [ $((f1 - f0)) -le 0 ] || [ "$fio_syncs" -le 0 ] || [ "$lab_syncs" -le 0 ]; then
+                echo "$label round $r: no flushes or no fsyncs counted (fio $((f1 - f0)) flushes /" \
+                    "$fio_syncs fsyncs, fsynclab $((f2 - f1b)) / $lab_syncs): is $dev the device under $dir?" >&2
+                exit 1
+            fi
             local ff fl
-            ff=$(python3 -c "print(($f1-$f0)/($fio_iops*$SECS))")
-            fl=$(python3 -c "print(($f2-$f1b)/($lab_iops*$SECS))")
-            fpr+=$(python3 -c "print(f'{$fl/$ff:.3f}')")$'\n'
-            printf '%s round %d: fio %.0f IOPS %.3f flushes/fsync · fsynclab %.0f IOPS %.3f flushes/fsync · ratio %s\n' \
-                "$label" "$r" "$fio_iops" "$ff" "$lab_iops" "$fl" "$ratio"
+            ff=$(python3 -c "print(($f1-$f0)/$fio_syncs)")
+            fl=$(python3 -c "print(($f2-$f1b)/$lab_syncs)")
+            fpr+=$(python3 -c "print(f'{$fl/$ff:.4f}')")$'\n'
+            printf '%s round %d: fio %.0f IOPS %.4f flushes/fsync depth%% %s · fsynclab %.0f IOPS %.4f flushes/fsync depth %s · ratio %s\n' \
+                "$label" "$r" "$fio_iops" "$ff" "$fio_depth" "$lab_iops" "$fl" "$lab_depth" "$ratio"
         else
-            printf '%s round %d: fio %.0f IOPS · fsynclab %.0f IOPS · ratio %s\n' \
-                "$label" "$r" "$fio_iops" "$lab_iops" "$ratio"
+            printf '%s round %d: fio %.0f IOPS depth%% %s · fsynclab %.0f IOPS depth %s · ratio %s\n' \
+                "$label" "$r" "$fio_iops" "$fio_depth" "$lab_iops" "$lab_depth" "$ratio"
         fi
     done
     echo "$label: median IOPS ratio fsynclab/fio $(printf '%s' "$ratios" | median)"
@@ -84,13 +115,17 @@ compare() {
 sync_fs() { sync -f "$1"; }
 
 echo "load before: $(uptime)"
-mkdir -p "$WORK/tmpfs"
-mount -t tmpfs -o size=512m tmpfs "$WORK/tmpfs" 2>/dev/null || WORKT=/dev/shm
-TMPFS_DIR=${WORKT:-$WORK/tmpfs}
-for depth in 1 8; do
-    compare "tmpfs iodepth=$depth" "$TMPFS_DIR" "$depth" fsync
-done
-if [ "$(id -u)" = 0 ]; then
+if [[ " $PARTS " == *" tmpfs "* ]]; then
+    mkdir -p "$WORK/tmpfs"
+    mount -t tmpfs -o size=512m tmpfs "$WORK/tmpfs" 2>/dev/null || WORKT=/dev/shm
+    TMPFS_DIR=${WORKT:-$WORK/tmpfs}
+    for depth in ${DEPTHS:-1 8}; do
+        compare "tmpfs iodepth=$depth" "$TMPFS_DIR" "$depth" fsync
+    done
+fi
+if [[ " $PARTS " != *" ext4 "* ]]; then
+    :
+elif [ "$(id -u)" = 0 ]; then
     truncate -s 2G "$IMG"
     LOOP=$(losetup --find --show "$IMG")
     mkfs.ext4 -q -F "$LOOP"
@@ -98,7 +133,7 @@ if [ "$(id -u)" = 0 ]; then
     mount "$LOOP" "$MNT"
     chmod 700 "$MNT"
     dev=$(basename "$LOOP")
-    for depth in 1 8; do
+    for depth in ${DEPTHS:-1 8}; do
         compare "loop ext4 iodepth=$depth" "$MNT" "$depth" fsync "$dev"
     done
 else
