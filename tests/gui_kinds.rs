@@ -117,6 +117,10 @@ fn a_preset_series_runs_every_variant_from_the_window() {
         spec: preset.scaled(scale).unwrap(),
         scale,
         target: target.path().display().to_string(),
+        // Repetitions set to 1 (a preset's series otherwise repeats each point 3 times;
+        // gui::state tests that default): one run per point keeps this test short.
+        repeat: 1,
+        repeat_set: true,
         ..UiState::default()
     };
     let mut h = harness(&dir, state);
