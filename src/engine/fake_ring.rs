@@ -10,7 +10,7 @@ use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use super::file::AlignedBuf;
+use super::buf::AlignedBuf;
 use super::ring::{Ring, RingOp, RingSetup};
 
 /// What a fake ring saw, in order.

@@ -16,6 +16,7 @@
 //! errors).
 
 mod api;
+mod buf;
 mod clock;
 mod dirfd;
 mod failure;

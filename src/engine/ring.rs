@@ -12,7 +12,7 @@ use std::os::fd::RawFd;
 
 use io_uring::{IoUring, opcode, squeue, types};
 
-use super::file::AlignedBuf;
+use super::buf::AlignedBuf;
 use crate::spec::{IoEngine, Setting, SpecError, Strategy, SyncMethod, WorkloadKind, WorkloadSpec};
 
 /// One request a worker puts on its ring.
