@@ -15,6 +15,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
+/// The `uring` strategy (a child module: it uses [`GroupLog`], and the dispatch here uses it).
+#[path = "grouplog_uring.rs"]
+mod uring;
+
 use std::sync::mpsc::Sender;
 
 use super::api::{CancelToken, EngineEvent};
@@ -241,7 +245,7 @@ fn run_writer<B: Backend>(
         start_block: 0,
     };
     if spec.grouplog.strategy == Strategy::Uring {
-        return super::grouplog_uring::run_uring_writer(backend, spec, log, plan, w);
+        return uring::run_uring_writer(backend, spec, log, plan, w);
     }
     let open = || {
         let opened = open_plan_files(backend, spec, &plan).map(|mut files| files.remove(0));

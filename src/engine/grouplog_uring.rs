@@ -8,12 +8,12 @@
 
 use std::sync::atomic::Ordering;
 
-use super::file::{Backend, Clock, Ring, RingOp, RingSetup};
-use super::grouplog::GroupLog;
-use super::harness::{Counts, Timed, Worker, WorkerOutput, record_sync, run_worker};
-use super::offsets::mix;
-use super::scratch::{describe_io_error, io_failure};
-use super::worker::{WorkerPlan, open_plan_files};
+use super::GroupLog;
+use crate::engine::file::{Backend, Clock, Ring, RingOp, RingSetup};
+use crate::engine::harness::{Counts, Timed, Worker, WorkerOutput, record_sync, run_worker};
+use crate::engine::offsets::mix;
+use crate::engine::scratch::{describe_io_error, io_failure};
+use crate::engine::worker::{WorkerPlan, open_plan_files};
 use crate::metrics::{OpStats, bump};
 use crate::spec::{StopRule, WorkloadSpec};
 

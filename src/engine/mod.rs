@@ -30,7 +30,6 @@ mod fileserver;
 mod fileserver_mix;
 mod gate;
 mod grouplog;
-mod grouplog_uring;
 mod harness;
 mod kind;
 mod offsets;
