@@ -260,20 +260,32 @@ fn run_writer<B: Backend>(
     };
     run_worker(backend, w, open, |(file, buf, [commit, wait]), t| {
         let counts = append_loop(spec, log, &plan, file, buf, [commit, wait], t);
-        let strategy = spec.grouplog.strategy;
-        if strategy == Strategy::Solo && counts.syncs > 0 {
-            log.add_own_flushes(counts.syncs);
-        }
-        if t.out.error.is_some() {
-            t.shared.stop.0.store(true, Ordering::Relaxed);
-            log.fail();
-        }
-        t.out.ops = vec![
-            std::mem::replace(commit, OpStats::new("commit")),
-            std::mem::replace(wait, OpStats::new("wait")),
-        ];
+        let own_flushes = spec.grouplog.strategy == Strategy::Solo;
+        finish_writer(log, t, own_flushes.then_some(counts.syncs), [commit, wait]);
         counts
     })
+}
+
+/// The end of a writer, whatever its strategy: flushes it issued itself counted on the log
+/// (`own_flushes`), the run stopped and the log failed on an error, the commit/wait stats
+/// handed back.
+pub(super) fn finish_writer<C: Clock>(
+    log: &GroupLog,
+    t: &mut Timed<'_, C>,
+    own_flushes: Option<u64>,
+    [commit, wait]: [&mut OpStats; 2],
+) {
+    if let Some(syncs) = own_flushes.filter(|&n| n > 0) {
+        log.add_own_flushes(syncs);
+    }
+    if t.out.error.is_some() {
+        t.shared.stop.0.store(true, Ordering::Relaxed);
+        log.fail();
+    }
+    t.out.ops = vec![
+        std::mem::replace(commit, OpStats::new("commit")),
+        std::mem::replace(wait, OpStats::new("wait")),
+    ];
 }
 
 /// Appends records, each made durable before the next, until the stop rule ends it.

@@ -47,17 +47,7 @@ pub(super) fn run_uring_writer<B: Backend>(
     };
     run_worker(backend, w, open, |(ring, _files, [commit, wait]), t| {
         let counts = append_loop(spec, log, &plan, ring, [commit, wait], t);
-        if counts.syncs > 0 {
-            log.add_own_flushes(counts.syncs);
-        }
-        if t.out.error.is_some() {
-            t.shared.stop.0.store(true, Ordering::Relaxed);
-            log.fail();
-        }
-        t.out.ops = vec![
-            std::mem::replace(commit, OpStats::new("commit")),
-            std::mem::replace(wait, OpStats::new("wait")),
-        ];
+        super::finish_writer(log, t, Some(counts.syncs), [commit, wait]);
         counts
     })
 }
