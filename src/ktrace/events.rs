@@ -49,6 +49,9 @@ impl EventChoice {
 /// Prefix of the engine's worker thread names (`fsynclab-w0`...): the scheduler filter.
 pub const WORKER_COMM_GLOB: &str = "fsynclab-w*";
 
+/// `TASK_UNINTERRUPTIBLE` in `sched_switch`'s `prev_state` (the `D` state).
+const TASK_UNINTERRUPTIBLE: u32 = 2;
+
 /// The events to enable for a run on `fs` with `targets`, of those `available` lists, and
 /// which figure groups they make available. A group is on only when all of its events exist.
 pub fn select(available: &str, fs: FsFamily, targets: &Targets) -> (Vec<EventChoice>, Groups) {
@@ -115,11 +118,15 @@ pub fn select(available: &str, fs: FsFamily, targets: &Targets) -> (Vec<EventCho
         }
         _ => {}
     }
+    // Only switches that start a D-state sleep of a worker (preemptions and S sleeps are
+    // dropped in the kernel) and switches back to a worker: the accumulator needs no more,
+    // and a CPU-bound run under load switches mostly by preemption.
     groups.sched = group(
         "sched",
         &["sched_switch"],
         Some(format!(
-            "prev_comm ~ \"{WORKER_COMM_GLOB}\" || next_comm ~ \"{WORKER_COMM_GLOB}\""
+            "(prev_comm ~ \"{WORKER_COMM_GLOB}\" && prev_state & {TASK_UNINTERRUPTIBLE}) || \
+             next_comm ~ \"{WORKER_COMM_GLOB}\""
         )),
     );
     (chosen, groups)
@@ -158,6 +165,15 @@ mod tests {
         let jbd2: Vec<_> = events.iter().filter(|e| e.system == "jbd2").collect();
         assert_eq!(jbd2.len(), 3);
         assert_eq!(jbd2[0].filter.as_deref(), Some("dev == 7340033"));
+        let sched = events.iter().find(|e| e.system == "sched").unwrap();
+        assert_eq!(
+            sched.filter.as_deref(),
+            Some(
+                "(prev_comm ~ \"fsynclab-w*\" && prev_state & 2) || \
+                 next_comm ~ \"fsynclab-w*\""
+            ),
+            "switch-outs are kept only when the worker goes to sleep in D"
+        );
     }
 
     #[test]
