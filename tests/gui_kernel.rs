@@ -42,7 +42,10 @@ fn kernel_samples() -> Vec<IntervalSample> {
 fn journal_less_trace() -> KernelTrace {
     KernelTrace {
         enabled: true,
-        events: vec!["block:block_rq_complete".into(), "sched:sched_switch".into()],
+        events: vec![
+            "block:block_rq_complete".into(),
+            "sched:sched_switch".into(),
+        ],
         dropped: Some(0),
         events_read: Some(812),
         block_flushes: Some(80),
@@ -99,20 +102,29 @@ fn store_traced_run(db: &Path, label: &str, kernel: KernelTrace) -> i64 {
 /// Clicks the Kernel trace radio button `mode`: the three are labelled by the row's
 /// label, in the order auto, on, off.
 fn click_kernel_trace(h: &mut Harness<'static, LabApp>, mode: KernelTraceMode) {
-    h.get_by_role_and_label(Role::Label, "Kernel trace").scroll_to_me();
+    h.get_by_role_and_label(Role::Label, "Kernel trace")
+        .scroll_to_me();
     let _ = h.try_run();
     let mut radios: Vec<_> = h
         .get_all_by_role_and_label(Role::RadioButton, "Kernel trace")
         .collect();
     assert_eq!(radios.len(), 3, "auto, on, off");
     radios.sort_by(|a, b| a.rect().left().total_cmp(&b.rect().left()));
-    let at = [KernelTraceMode::Auto, KernelTraceMode::On, KernelTraceMode::Off]
-        .iter()
-        .position(|m| *m == mode)
-        .unwrap();
+    let at = [
+        KernelTraceMode::Auto,
+        KernelTraceMode::On,
+        KernelTraceMode::Off,
+    ]
+    .iter()
+    .position(|m| *m == mode)
+    .unwrap();
     radios.swap_remove(at).click();
     h.run_steps(3);
-    assert_eq!(h.state().state.kernel_trace, mode, "after clicking {mode:?}");
+    assert_eq!(
+        h.state().state.kernel_trace,
+        mode,
+        "after clicking {mode:?}"
+    );
 }
 
 #[test]
@@ -148,7 +160,10 @@ fn the_kernel_trace_setting_reaches_the_run() {
     assert_eq!(result.status, RunStatus::Finished);
     let kt = result.kernel_trace.as_ref().expect("kernel_trace recorded");
     assert!(!kt.enabled, "{kt:?}");
-    assert_eq!(kt.reason.as_deref(), Some("turned off (kernel_trace = off)"));
+    assert_eq!(
+        kt.reason.as_deref(),
+        Some("turned off (kernel_trace = off)")
+    );
     let stored = Store::open_read_only(&db)
         .unwrap()
         .load_run(result.id)
@@ -233,13 +248,22 @@ fn history_details_show_the_kernel_section_with_dashes_for_what_does_not_apply()
         "no Kernel section"
     );
     assert!(has_label_containing(&h, "on: 812 events read, none lost"));
-    assert!(has_label_containing(&h, "80 · p50 250 µs · p99 900 µs · max 1200 µs"));
+    assert!(has_label_containing(
+        &h,
+        "80 · p50 250 µs · p99 900 µs · max 1200 µs"
+    ));
     assert!(has_label_containing(
         &h,
         "40 jbd2 commits · 0.100 per sync · 2.50 handles/commit · — blocks/commit"
     ));
-    assert!(has_label_containing(&h, "0.040 s in D state · 100.0 µs per sync"));
-    assert!(has_label_containing(&h, "kernel trace: 10.0 commits/s, 20.0 flushes/s"));
+    assert!(has_label_containing(
+        &h,
+        "0.040 s in D state · 100.0 µs per sync"
+    ));
+    assert!(has_label_containing(
+        &h,
+        "kernel trace: 10.0 commits/s, 20.0 flushes/s"
+    ));
 
     open(&mut h, "nojournal", journal_less);
     assert!(has_label_containing(
@@ -256,7 +280,10 @@ fn each_presets_what_to_watch_list_is_shown_in_setup() {
     let mut h = gui_common::harness_on(&dir.path().join("gui.sqlite"), Tab::Setup);
     h.run_steps(3);
     let presets = builtin_presets();
-    assert!(presets.iter().all(|p| !p.watch.is_empty()), "every preset names its figures");
+    assert!(
+        presets.iter().all(|p| !p.watch.is_empty()),
+        "every preset names its figures"
+    );
     for preset in presets {
         if h.state().state.preset.as_deref() != Some(preset.name.as_str()) {
             h.get_by_role_and_label(Role::ComboBox, "Preset").click();
@@ -264,10 +291,16 @@ fn each_presets_what_to_watch_list_is_shown_in_setup() {
             h.get_by_label(&preset.name).click();
             h.run_steps(3);
         }
-        assert_eq!(h.state().state.preset.as_deref(), Some(preset.name.as_str()));
+        assert_eq!(
+            h.state().state.preset.as_deref(),
+            Some(preset.name.as_str())
+        );
         let line = |w: &fsynclab::spec::Watch| format!("{}: {}", w.metric, w.why);
         // Collapsed until opened (it stays open from one preset to the next).
-        if h.query_all_by_label(&line(&preset.watch[0])).next().is_none() {
+        if h.query_all_by_label(&line(&preset.watch[0]))
+            .next()
+            .is_none()
+        {
             let header = format!("What to watch in the kernel trace ({})", preset.watch.len());
             h.get_by_label(&header).click();
             h.run_steps(3);

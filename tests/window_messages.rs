@@ -213,9 +213,14 @@ fn the_history_transfer_dialogs_name_window_actions_not_commands() {
     let mut h = gui_common::harness_on(&db, Tab::History);
     h.run_steps(3);
     let shows_cli = |h: &Harness<'static, LabApp>| {
-        ["fsynclab export", "fsynclab import", "--format", "--output-format"]
-            .iter()
-            .any(|cli| h.query_all_by_label_contains(cli).next().is_some())
+        [
+            "fsynclab export",
+            "fsynclab import",
+            "--format",
+            "--output-format",
+        ]
+        .iter()
+        .any(|cli| h.query_all_by_label_contains(cli).next().is_some())
     };
     // Import: the dialog says how a bundle is made, in the window's words.
     let neither = dir.path().join("notes.txt");
@@ -235,7 +240,9 @@ fn the_history_transfer_dialogs_name_window_actions_not_commands() {
     let status = &h.state().status;
     assert!(status.is_error, "{}", status.message);
     assert!(
-        status.message.contains("neither a bundle (made by Export selected… on the History tab)")
+        status
+            .message
+            .contains("neither a bundle (made by Export selected… on the History tab)")
             && !names_the_cli(&status.message),
         "{}",
         status.message
@@ -260,7 +267,9 @@ fn cleaning_with_another_users_database_is_explained_in_the_window() {
     std::os::unix::fs::chown(&db, Some(65534), Some(65534)).unwrap();
     let mut h = gui_common::harness_on(&db, Tab::History);
     gui_common::wait_for(&mut h, "the clean refusal", |a| {
-        a.status.message.contains("leftover run directories not removed")
+        a.status
+            .message
+            .contains("leftover run directories not removed")
     });
     let status = &h.state().status;
     assert!(
@@ -275,7 +284,9 @@ fn cleaning_with_another_users_database_is_explained_in_the_window() {
         fsynclab::lab::clean_run_dirs(&fsynclab::store::Store::open_read_only(&db).unwrap())
             .unwrap();
     assert!(
-        cleaned.skipped[0].1.ends_with("run `fsynclab clean` as its owner"),
+        cleaned.skipped[0]
+            .1
+            .ends_with("run `fsynclab clean` as its owner"),
         "{cleaned:?}"
     );
 }

@@ -262,9 +262,11 @@ pub fn kernel_rates_over_time(ui: &mut egui::Ui, id_salt: &str, samples: &[Inter
     // not apply (a journal-less ext4 has no commits) is a dash, never 0.
     let mean = |points: &PlotPoints| {
         let p = points.points();
-        (!p.is_empty())
-            .then(|| format!("{:.1}", p.iter().map(|v| v.y).sum::<f64>() / p.len() as f64))
-            .unwrap_or_else(|| "—".into())
+        if p.is_empty() {
+            "—".to_string()
+        } else {
+            format!("{:.1}", p.iter().map(|v| v.y).sum::<f64>() / p.len() as f64)
+        }
     };
     ui.label(format!(
         "kernel trace: {} commits/s, {} flushes/s on average",

@@ -79,7 +79,10 @@ fn feed_everything(acc: &mut Accumulator) {
             dev: DEV,
             rwbs: flush,
         },
-        Event::RqComplete { dev: DEV, rwbs: fua },
+        Event::RqComplete {
+            dev: DEV,
+            rwbs: fua,
+        },
         Event::RqComplete {
             dev: BACKING,
             rwbs: flush,

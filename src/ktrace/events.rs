@@ -193,7 +193,10 @@ mod tests {
 
     #[test]
     fn a_journal_less_ext4_enables_no_jbd2_event() {
-        assert_eq!(FsFamily::of_mount("ext4", || false), FsFamily::Ext4NoJournal);
+        assert_eq!(
+            FsFamily::of_mount("ext4", || false),
+            FsFamily::Ext4NoJournal
+        );
         assert_eq!(FsFamily::of_mount("ext4", || true), FsFamily::Ext4);
         assert_eq!(
             FsFamily::of_mount("xfs", || panic!("asked for xfs")),

@@ -71,7 +71,8 @@ mod tests {
 
     // Recorded on this machine: `mkfs.ext4 -q -F` and `mkfs.ext4 -q -F -O ^has_journal` on
     // 8 MiB images, then the 1024 bytes at offset 1024.
-    const JOURNAL: &[u8] = include_bytes!("../../tests/fixtures/ktrace/ext4-superblock-journal.bin");
+    const JOURNAL: &[u8] =
+        include_bytes!("../../tests/fixtures/ktrace/ext4-superblock-journal.bin");
     const NO_JOURNAL: &[u8] =
         include_bytes!("../../tests/fixtures/ktrace/ext4-superblock-nojournal.bin");
 

@@ -40,7 +40,11 @@ pub(super) fn trace_error_words(
 /// Puts the tracer's figures into `result`: the run's totals, each interval's commits and
 /// flushes (by `t_ms`), and a warning when the traced flushes and the block-stat counter
 /// disagree by more than [`FLUSH_AGREEMENT`].
-pub(super) fn add_kernel_trace(result: &mut RunResult, kernel: KernelTrace, counts: &[(u64, u64, u64)]) {
+pub(super) fn add_kernel_trace(
+    result: &mut RunResult,
+    kernel: KernelTrace,
+    counts: &[(u64, u64, u64)],
+) {
     // A per-interval figure applies where the run's figure does (a journal-less ext4 has
     // no commits, tmpfs no flushes): null, never 0, elsewhere.
     let (commits_apply, flushes_apply) =
@@ -119,8 +123,8 @@ mod tests {
     fn run_with_intervals() -> (RunResult, Vec<(u64, u64, u64)>) {
         let spec = crate::spec::WorkloadSpec::default();
         let system = crate::probe::SystemInfo::default();
-        let mut result = crate::engine::fake_run(1, vec![1_000], vec![9_000], &spec, system)
-            .expect("fake run");
+        let mut result =
+            crate::engine::fake_run(1, vec![1_000], vec![9_000], &spec, system).expect("fake run");
         result.intervals.clear();
         for t_ms in [1000, 2000] {
             result.intervals.push(IntervalSample {
@@ -155,7 +159,11 @@ mod tests {
         };
         add_kernel_trace(&mut result, kernel, &counts);
         for s in &result.intervals {
-            assert_eq!((s.kernel_commits, s.kernel_flushes), (None, Some(0)), "{s:?}");
+            assert_eq!(
+                (s.kernel_commits, s.kernel_flushes),
+                (None, Some(0)),
+                "{s:?}"
+            );
         }
         // A journalled ext4: both apply, 0 is a count.
         let (mut result, counts) = run_with_intervals();

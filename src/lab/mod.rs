@@ -22,7 +22,6 @@ mod sides;
 mod worded;
 
 pub use clean::clean_run_dirs;
-pub use kernel::FLUSH_AGREEMENT;
 pub use fleet::{
     DEFAULT_FLEET_LABEL, FleetError, FleetJob, FleetRequest, MAX_TIMEOUT as MAX_FLEET_TIMEOUT,
     ValidFleet, check_target,
@@ -30,6 +29,7 @@ pub use fleet::{
 pub use fleet_run::{
     CHECK_TIMEOUT, FleetEvent, FleetOutcome, HostOutcome, HostStatus, check_hosts, run_fleet,
 };
+pub use kernel::FLUSH_AGREEMENT;
 pub use launch::{Launch, LaunchOutcome, ValidLaunch, launch};
 pub use matrix::{MatrixConfig, MatrixOutcome, MatrixSpec};
 pub use matrix_words::{MatrixProblem, MatrixStop};

@@ -285,7 +285,7 @@ pub trait SettingNames {
             Action::ListScratch => "fsynclab scratch list".to_string(),
             Action::DestroyScratch(name) => format!("fsynclab scratch destroy {name}"),
             Action::CleanAsOwner => "run `fsynclab clean` as its owner".to_string(),
-            Action::ExportBundle => "fsynclab export --format bundle".to_string(),
+            Action::ExportBundle => "fsynclab export (format bundle)".to_string(),
             Action::Import => "fsynclab import".to_string(),
         }
     }

@@ -363,6 +363,9 @@ mod tests {
             .expect("handles/commit row");
         assert_eq!(handles.cand, "-", "{handles:?}");
         assert_ne!(handles.base, "-", "{handles:?}");
-        assert!(handles.gain.is_none() && !handles.significant, "{handles:?}");
+        assert!(
+            handles.gain.is_none() && !handles.significant,
+            "{handles:?}"
+        );
     }
 }
