@@ -1,6 +1,6 @@
 //! The kernel tracer on real filesystems (root, loop devices, tracefs): ext4 journal
-//! commits and flushes against the block-stat counter, xfs log forces, btrfs sync events,
-//! and no `fsynclab-*` trace instance left after a normal run, a cancel, and a kill
+//! commits and flushes against the block-stat counter, null journal figures on an ext4
+//! without a journal, xfs log forces, btrfs sync events, and no `fsynclab-*` trace instance left after a normal run, a cancel, and a kill
 //! followed by the next start.
 //!
 //! Every traced run of the test suite happens here, in ONE test function, one run at a
@@ -111,6 +111,14 @@ fn traced_runs_on_ext4_xfs_btrfs_cancel_and_kill() {
     let ext4 = mount(FsKind::Ext4, "kt-ext4");
     let xfs = mount(FsKind::Xfs, "kt-xfs");
     let btrfs = mount(FsKind::Btrfs, "kt-btrfs");
+    let ext4_no_journal = {
+        let mut request = scratch_common::request(FsKind::Ext4, 512, "kt-ext4-nojournal");
+        request.mkfs_opts = "-O ^has_journal".into();
+        lab.manager
+            .create(&request)
+            .unwrap_or_else(|e| panic!("create kt-ext4-nojournal: {e}"))
+            .mount_point
+    };
 
     // ext4: journal commits, flushes within 5 % of the block-stat counter.
     let run = traced_run(&db, &ext4, "2");
@@ -172,6 +180,32 @@ fn traced_runs_on_ext4_xfs_btrfs_cancel_and_kill() {
         run["kernel_trace"]["transaction_commits"]
             .as_u64()
             .is_some()
+    );
+
+    // ext4 without a journal: the journal figures do not apply (null, never 0), and the
+    // intervals carry flushes but no commits.
+    let run = traced_run(&db, &ext4_no_journal, "2");
+    let kt = &run["kernel_trace"];
+    assert_eq!(kt["enabled"], true, "{kt}");
+    for field in [
+        "journal_commits",
+        "commits_per_sync",
+        "handles_per_commit",
+        "blocks_per_commit",
+        "commit_us",
+        "log_forces",
+        "log_commits",
+        "transaction_commits",
+    ] {
+        assert!(kt[field].is_null(), "{field} on a journal-less ext4: {kt}");
+    }
+    assert!(!kt["events"].to_string().contains("jbd2:"), "{kt}");
+    assert!(kt["block_flushes"].as_u64().is_some(), "{kt}");
+    let id = run["id"].as_i64().expect("id");
+    let stored = store.load_run(id).expect("load").result.expect("result");
+    assert!(
+        stored.intervals.iter().all(|s| s.kernel_commits.is_none()),
+        "per-interval commits on a journal-less ext4"
     );
 
     // A normal run leaves no instance (checked by pid: each run is its own process).

@@ -1,9 +1,19 @@
 //! Issue 15 item 10: a library error the window can show names the window's controls,
 //! never a command-line command or flag; the CLI's wording (the errors' `Display`) still
-//! names the command.
+//! names the command. Also triggered in the window (egui_kittest): the History transfer
+//! dialogs and their errors, and the refusal to clean with another user's database.
+
+mod gui_common;
 
 use std::error::Error;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+use fsynclab::cli::CliNames;
+use fsynclab::gui::{LabApp, Tab};
+use fsynclab::ktrace::TraceError;
+use fsynclab::lab::worded_error;
 
 use fsynclab::analysis::AnalysisError;
 use fsynclab::engine::{EngineError, TargetError};
@@ -168,4 +178,115 @@ fn a_matrix_problem_and_stop_are_worded_by_the_window() {
         status: RunStatus::Failed,
     };
     assert_eq!(ended.worded(&GuiLabels), "a run on ext4 ended failed");
+}
+
+#[test]
+fn the_kernel_trace_error_names_the_setting_in_each_front_ends_words() {
+    let e = LabError::KernelTrace(TraceError::Unavailable {
+        reason: "the kernel offers none of the events fsynclab uses".into(),
+    });
+    let window = words(&e);
+    assert!(!window.contains("--"), "{window}");
+    assert!(
+        window.starts_with("Kernel trace: kernel tracing is unavailable")
+            && window.ends_with("or use \"Kernel trace\" = off"),
+        "{window}"
+    );
+    let cli = worded_error(&e, &CliNames);
+    assert!(
+        cli.starts_with("kernel_trace: ") && cli.ends_with("or use --kernel-trace off"),
+        "{cli}"
+    );
+}
+
+/// Opens History's `button` dialog and types `path` into its File box.
+fn dialog_with_file(h: &mut Harness<'static, LabApp>, button: &str, path: &Path) {
+    h.get_by_label(button).click();
+    h.run_steps(2);
+    gui_common::retype(h, "File", &path.display().to_string());
+}
+
+#[test]
+fn the_history_transfer_dialogs_name_window_actions_not_commands() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.sqlite");
+    let mut h = gui_common::harness_on(&db, Tab::History);
+    h.run_steps(3);
+    let shows_cli = |h: &Harness<'static, LabApp>| {
+        [
+            "fsynclab export",
+            "fsynclab import",
+            "--format",
+            "--output-format",
+        ]
+        .iter()
+        .any(|cli| h.query_all_by_label_contains(cli).next().is_some())
+    };
+    // Import: the dialog says how a bundle is made, in the window's words.
+    let neither = dir.path().join("notes.txt");
+    std::fs::write(&neither, "{\"not\": \"fio\"}").unwrap();
+    dialog_with_file(&mut h, "Import…", &neither);
+    assert!(h.query_by_label("Import runs").is_some());
+    assert!(!shows_cli(&h), "the Import dialog names a command");
+    assert!(
+        h.query_by_label_contains("made by Export selected… on the History tab")
+            .is_some()
+    );
+    let before = h.state().status.message.clone();
+    h.get_by_label("Import").click();
+    gui_common::wait_for(&mut h, "the import's outcome", |a| {
+        a.status.message != before
+    });
+    let status = &h.state().status;
+    assert!(status.is_error, "{}", status.message);
+    assert!(
+        status
+            .message
+            .contains("neither a bundle (made by Export selected… on the History tab)")
+            && !names_the_cli(&status.message),
+        "{}",
+        status.message
+    );
+}
+
+#[test]
+fn cleaning_with_another_users_database_is_explained_in_the_window() {
+    if !nix::unistd::geteuid().is_root() {
+        assert_ne!(
+            std::env::var("CI").as_deref(),
+            Ok("true"),
+            "CI runs as root: this test must not skip there"
+        );
+        eprintln!("skipped: giving the database to another user needs root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.sqlite");
+    drop(fsynclab::store::Store::open(&db).unwrap());
+    // nobody's database, opened by root (as under sudo with the user's database).
+    std::os::unix::fs::chown(&db, Some(65534), Some(65534)).unwrap();
+    let mut h = gui_common::harness_on(&db, Tab::History);
+    gui_common::wait_for(&mut h, "the clean refusal", |a| {
+        a.status
+            .message
+            .contains("leftover run directories not removed")
+    });
+    let status = &h.state().status;
+    assert!(
+        status.message.contains("owned by uid 65534")
+            && status.message.contains("start the lab as its owner")
+            && !names_the_cli(&status.message),
+        "{}",
+        status.message
+    );
+    // The CLI keeps its command.
+    let cleaned =
+        fsynclab::lab::clean_run_dirs(&fsynclab::store::Store::open_read_only(&db).unwrap())
+            .unwrap();
+    assert!(
+        cleaned.skipped[0]
+            .1
+            .ends_with("run `fsynclab clean` as its owner"),
+        "{cleaned:?}"
+    );
 }

@@ -375,3 +375,30 @@ fn kernel_side_figures_are_compared_with_significance_when_traced() {
     .unwrap();
     assert!(plain.metrics.iter().all(|m| !m.key.starts_with("kt_")));
 }
+
+#[test]
+fn a_journal_less_side_is_missing_from_the_journal_rows_never_zero() {
+    let traced = |id, handles: Option<f64>| {
+        let mut r = run_at(id, 10_000);
+        r.kernel_trace = Some(crate::metrics::KernelTrace {
+            enabled: true,
+            journal_commits: handles.map(|_| 10),
+            commits_per_sync: handles.map(|h| 1.0 / h),
+            handles_per_commit: handles,
+            block_flushes: Some(20),
+            ..Default::default()
+        });
+        r
+    };
+    // Journalled ext4 against ext4 without a journal: null on one side.
+    let base = side("journal", vec![traced(1, Some(2.5)), traced(2, Some(2.6))]);
+    let cand = side("nojournal", vec![traced(3, None), traced(4, None)]);
+    let c = compare(&base, &cand, &[]).unwrap();
+    for key in ["kt_handles_per_commit", "kt_commits_per_sync"] {
+        let m = metric(&c, key);
+        assert_eq!(m.verdict, Verdict::Missing, "{m:?}");
+        assert_eq!(m.candidate_value, None, "{m:?}");
+        assert!(m.candidate.is_none() && m.gain_pct.is_none(), "{m:?}");
+        assert!(m.baseline_value.is_some(), "{m:?}");
+    }
+}

@@ -326,6 +326,7 @@ impl LabApp {
             self.started = true;
             self.db.set_context(&ctx);
             self.runner.set_context(&ctx);
+            ctx.set_fonts(fonts_with_symbols());
             self.db.request(DbRequest::ListExperiments);
         }
         ctx.set_theme(if self.state.dark_mode {
@@ -447,6 +448,18 @@ impl eframe::App for LabApp {
     fn save(&mut self, storage: &mut dyn eframe::Storage) {
         eframe::set_value(storage, STATE_KEY, &self.state);
     }
+}
+
+/// egui's fonts with Hack as the proportional face's last fallback: Ubuntu Light lacks
+/// symbols the presets' texts use ("58.4 → 63.6"), which would otherwise draw as tofu.
+fn fonts_with_symbols() -> egui::FontDefinitions {
+    let mut fonts = egui::FontDefinitions::default();
+    if let Some(family) = fonts.families.get_mut(&egui::FontFamily::Proportional)
+        && !family.iter().any(|f| f == "Hack")
+    {
+        family.push("Hack".to_owned());
+    }
+    fonts
 }
 
 /// The run request the form `s` describes, after the checks worded for the form (a target

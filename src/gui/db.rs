@@ -91,14 +91,22 @@ impl DbClient {
                 }
             };
             // Directories left by killed runs go at every start of the window.
-            if let Ok(cleaned) = lab::clean_run_dirs(&store)
-                && !cleaned.removed.is_empty()
-            {
+            if let Ok(cleaned) = lab::clean_run_dirs(&store) {
                 let n = cleaned.removed.len();
-                eprintln!(
-                    "note: removed {n} {} left by runs that ended without cleaning up",
-                    if n == 1 { "directory" } else { "directories" }
-                );
+                if n > 0 {
+                    eprintln!(
+                        "note: removed {n} {} left by runs that ended without cleaning up",
+                        if n == 1 { "directory" } else { "directories" }
+                    );
+                }
+                // Another user's database: say why nothing is cleaned, in the window's words.
+                if let Some(foreign) = cleaned.foreign {
+                    use crate::spec::Worded;
+                    send(DbReply::Error(format!(
+                        "leftover run directories not removed: {}",
+                        foreign.worded(&crate::gui::names::GuiLabels)
+                    )));
+                }
             }
             let mut writer: Option<Store> = None;
             for request in requests {

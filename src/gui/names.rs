@@ -94,6 +94,11 @@ impl SettingNames for GuiLabels {
             Action::DestroyScratch(name) => {
                 format!("\"Destroy\" beside {name} under \"Scratch filesystems\" on the Setup tab")
             }
+            Action::CleanAsOwner => "start the lab as its owner (the lab removes leftover run \
+                                     directories when it starts)"
+                .to_string(),
+            Action::ExportBundle => "Export selected… on the History tab".to_string(),
+            Action::Import => "Import… on the History tab".to_string(),
         }
     }
 }

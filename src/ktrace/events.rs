@@ -6,8 +6,11 @@ use super::accum::{Groups, Targets};
 /// The filesystem family of the target, which decides the journal/log events.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FsFamily {
-    /// ext4 (and ext3 on ext4): jbd2.
+    /// ext4 (and ext3 on ext4) with a jbd2 journal.
     Ext4,
+    /// ext4 without a journal (`mkfs.ext4 -O ^has_journal`): no jbd2 events, the journal
+    /// figures do not apply (null).
+    Ext4NoJournal,
     /// xfs: log forces and in-core log writes.
     Xfs,
     /// btrfs: fsync and transaction commits.
@@ -24,6 +27,15 @@ impl FsFamily {
             "xfs" => FsFamily::Xfs,
             "btrfs" => FsFamily::Btrfs,
             _ => FsFamily::Other,
+        }
+    }
+
+    /// The family of a mount's filesystem type, with whether an ext4 has a journal
+    /// (`has_journal` is asked only for ext4).
+    pub fn of_mount(fs_type: &str, has_journal: impl FnOnce() -> bool) -> FsFamily {
+        match FsFamily::of(fs_type) {
+            FsFamily::Ext4 if !has_journal() => FsFamily::Ext4NoJournal,
+            family => family,
         }
     }
 }
@@ -193,5 +205,21 @@ mod tests {
         assert_eq!(events.len(), 1);
         assert_eq!(FsFamily::of("ext3"), FsFamily::Ext4);
         assert_eq!(FsFamily::of("tmpfs"), FsFamily::Other);
+    }
+
+    #[test]
+    fn a_journal_less_ext4_enables_no_jbd2_event() {
+        assert_eq!(
+            FsFamily::of_mount("ext4", || false),
+            FsFamily::Ext4NoJournal
+        );
+        assert_eq!(FsFamily::of_mount("ext4", || true), FsFamily::Ext4);
+        assert_eq!(
+            FsFamily::of_mount("xfs", || panic!("asked for xfs")),
+            FsFamily::Xfs
+        );
+        let (events, groups) = select(AVAILABLE, FsFamily::Ext4NoJournal, &loop_targets());
+        assert!(groups.block && groups.sched && !groups.jbd2, "{groups:?}");
+        assert!(events.iter().all(|e| e.system != "jbd2"), "{events:?}");
     }
 }

@@ -13,9 +13,12 @@
 //! are thin. See docs/KERNEL-TRACE.md.
 
 pub mod accum;
+#[cfg(test)]
+mod accum_tests;
 pub mod events;
 #[cfg(test)]
 mod fixture_tests;
+pub mod journal;
 pub mod parse;
 mod reader;
 pub mod tracefs;
@@ -159,8 +162,11 @@ impl Session {
                 path: available_path,
                 source,
             })?;
-        let fs = FsFamily::of(system.mount.as_ref().map_or("", |m| m.fs_type.as_str()));
         let targets = targets_of(system);
+        let fs = FsFamily::of_mount(
+            system.mount.as_ref().map_or("", |m| m.fs_type.as_str()),
+            || fs_device(system).is_none_or(journal::ext4_has_journal),
+        );
         let (chosen, groups) = events::select(&offered, fs, &targets);
         if chosen.is_empty() {
             return Err(TraceError::Unavailable {
@@ -286,7 +292,7 @@ fn targets_of(system: &SystemInfo) -> Targets {
         .as_deref()
         .and_then(|file| crate::probe::device_holding_file(Path::new(file)).ok())
         .and_then(|d| dev_of(&d.name));
-    let fs_device = device.partition.as_deref().unwrap_or(&device.name);
+    let fs_device = fs_device(system).unwrap_or(&device.name);
     let btrfs_fsid = match system.mount.as_ref().map(|m| m.fs_type.as_str()) {
         Some("btrfs") => btrfs_fsid_of(Path::new("/sys/fs/btrfs"), fs_device),
         _ => None,
@@ -296,6 +302,12 @@ fn targets_of(system: &SystemInfo) -> Targets {
         backing,
         btrfs_fsid,
     }
+}
+
+/// The block device the target's filesystem is on (`sda1`, `loop3`).
+fn fs_device(system: &SystemInfo) -> Option<&str> {
+    let device = system.device.as_ref()?;
+    Some(device.partition.as_deref().unwrap_or(&device.name))
 }
 
 /// The btrfs filesystem (`/sys/fs/btrfs/<fsid>`) with `device` among its devices.

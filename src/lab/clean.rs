@@ -10,16 +10,20 @@ use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use crate::engine;
-use crate::store::{CleanOutcome, Store, StoreError};
+use crate::spec::Worded;
+use crate::store::{CleanOutcome, ForeignDatabase, Store, StoreError};
 
 /// Removes the leftover directories of runs that ended (or whose process died) without
 /// removing them; a directory already gone is only recorded as such.
 pub fn clean_run_dirs(store: &Store) -> Result<CleanOutcome, StoreError> {
     let mut outcome = CleanOutcome::default();
-    if let Some(reason) = foreign_database(store) {
-        outcome
-            .skipped
-            .push((store.path().unwrap_or(Path::new("")).to_path_buf(), reason));
+    if let Some(foreign) = foreign_database(store) {
+        // The CLI lists it with the directories left; the window words it itself.
+        outcome.skipped.push((
+            store.path().unwrap_or(Path::new("")).to_path_buf(),
+            foreign.worded(&crate::spec::Neutral),
+        ));
+        outcome.foreign = Some(foreign);
         return Ok(outcome);
     }
     for dir in store.leftover_run_dirs()? {
@@ -69,14 +73,11 @@ pub fn clean_run_dirs(store: &Store) -> Result<CleanOutcome, StoreError> {
 /// Why the database's records must not choose directories to remove: a file owned by
 /// another user (root cleaning with a user's database) could name any `fsynclab-<id>`
 /// directory root made, kept runs' included.
-fn foreign_database(store: &Store) -> Option<String> {
+fn foreign_database(store: &Store) -> Option<ForeignDatabase> {
     let meta = std::fs::metadata(store.path()?).ok()?;
-    let euid = nix::unistd::geteuid().as_raw();
-    (meta.uid() != euid).then(|| {
-        format!(
-            "the database is owned by uid {}, not by this user (uid {euid}): its records are not \
-             trusted to name directories to remove; run `fsynclab clean` as its owner",
-            meta.uid()
-        )
+    let uid = nix::unistd::geteuid().as_raw();
+    (meta.uid() != uid).then_some(ForeignDatabase {
+        owner_uid: meta.uid(),
+        uid,
     })
 }

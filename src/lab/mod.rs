@@ -11,6 +11,7 @@ mod fleet_fio;
 mod fleet_job;
 mod fleet_run;
 pub mod import;
+mod kernel;
 mod launch;
 mod matrix;
 mod matrix_words;
@@ -28,6 +29,7 @@ pub use fleet::{
 pub use fleet_run::{
     CHECK_TIMEOUT, FleetEvent, FleetOutcome, HostOutcome, HostStatus, check_hosts, run_fleet,
 };
+pub use kernel::FLUSH_AGREEMENT;
 pub use launch::{Launch, LaunchOutcome, ValidLaunch, launch};
 pub use matrix::{MatrixConfig, MatrixOutcome, MatrixSpec};
 pub use matrix_words::{MatrixProblem, MatrixStop};
@@ -45,7 +47,7 @@ use std::time::Duration;
 
 use crate::engine::{self, CancelToken, EngineError, EngineEvent, RunContext, TargetError};
 use crate::ktrace::{KernelTraceMode, Tracing};
-use crate::metrics::{KernelTrace, NoiseInfo, PressureDelta, RunResult, RunStatus};
+use crate::metrics::{NoiseInfo, PressureDelta, RunResult, RunStatus};
 use crate::probe;
 use crate::spec::{Setting, WorkloadSpec};
 use crate::store::{NewRun, Store, StoreError};
@@ -238,7 +240,7 @@ fn run_one_with(
     let system = probe_system(target);
     preflight(&request.spec, &system)?;
     if request.kernel_trace == KernelTraceMode::On {
-        crate::ktrace::available().map_err(trace_refused)?;
+        crate::ktrace::available().map_err(kernel::trace_refused)?;
     }
     let run_id = store.begin_run(&NewRun {
         spec: request.spec.clone(),
@@ -310,7 +312,7 @@ fn run_one_with(
     result
         .warnings
         .splice(0..0, request.warnings.iter().cloned());
-    add_kernel_trace(&mut result, kernel, &kernel_counts);
+    kernel::add_kernel_trace(&mut result, kernel, &kernel_counts);
     noise.cpu_pressure = pressure_delta("cpu", cpu_before);
     noise.io_pressure = pressure_delta("io", io_before);
     result.noise = Some(noise);
@@ -332,68 +334,6 @@ fn run_one_with(
             })
         }
     }
-}
-
-/// `kernel_trace = on` where tracing cannot be done: the user's input (exit 2).
-fn trace_refused(e: crate::ktrace::TraceError) -> LabError {
-    LabError::Engine(EngineError::Spec(crate::spec::SpecError {
-        field: Setting::KernelTrace,
-        problem: e.to_string(),
-        fix: crate::hint!(
-            "run as root with tracefs at /sys/kernel/tracing, or use ",
-            (Setting::KernelTrace, "off")
-        ),
-    }))
-}
-
-/// Puts the tracer's figures into `result`: the run's totals, each interval's commits and
-/// flushes (by `t_ms`), and a warning when the traced flushes and the block-stat counter
-/// disagree by more than [`FLUSH_AGREEMENT`].
-fn add_kernel_trace(result: &mut RunResult, kernel: KernelTrace, counts: &[(u64, u64, u64)]) {
-    for sample in &mut result.intervals {
-        if let Some(&(_, commits, flushes)) = counts.iter().find(|c| c.0 == sample.t_ms) {
-            sample.kernel_commits = Some(commits);
-            sample.kernel_flushes = Some(flushes);
-        }
-    }
-    if let Some(warning) = flush_disagreement(&kernel, result.summary().device_flushes) {
-        result.warnings.push(warning);
-    }
-    if let Some(lost) = kernel.dropped.filter(|&n| n > 0) {
-        result.warnings.push(format!(
-            "the kernel tracer lost {lost} events (ring buffer overrun or unreadable lines): \
-             its counts are low"
-        ));
-    }
-    if kernel.enabled
-        && let Some(reason) = &kernel.reason
-    {
-        result
-            .warnings
-            .push(format!("kernel trace incomplete: {reason}"));
-    }
-    result.kernel_trace = Some(kernel);
-}
-
-/// Largest relative difference between traced flushes and the block-stat counter that
-/// passes without a warning.
-pub const FLUSH_AGREEMENT: f64 = 0.05;
-
-/// The warning when the tracer's flush count and the device's counter differ by more than
-/// [`FLUSH_AGREEMENT`].
-fn flush_disagreement(kernel: &KernelTrace, device_flushes: Option<u64>) -> Option<String> {
-    let (traced, counted) = (kernel.block_flushes?, device_flushes?);
-    let larger = traced.max(counted);
-    if larger == 0 {
-        return None;
-    }
-    let apart = traced.abs_diff(counted) as f64 / larger as f64;
-    (apart > FLUSH_AGREEMENT).then(|| {
-        format!(
-            "the kernel tracer saw {traced} flush requests but the device's counter {counted}              ({:.1} % apart): events were lost or the device is shared; trust neither figure",
-            apart * 100.0
-        )
-    })
 }
 
 /// What the probe finds for `target`, with the clock source and, on a scratch
@@ -543,22 +483,6 @@ mod tests {
         };
         assert!(!after.is_usage());
         assert_eq!(after.to_string(), format!("run 7 failed: {}", refusal()));
-    }
-
-    #[test]
-    fn traced_flushes_more_than_five_percent_off_the_counter_warn() {
-        let kt = |flushes| KernelTrace {
-            enabled: true,
-            block_flushes: Some(flushes),
-            ..Default::default()
-        };
-        assert_eq!(flush_disagreement(&kt(100), Some(105)), None);
-        assert_eq!(flush_disagreement(&kt(105), Some(100)), None);
-        let w = flush_disagreement(&kt(100), Some(106)).expect("6 % apart");
-        assert!(w.contains("100 flush requests") && w.contains("106"), "{w}");
-        assert!(flush_disagreement(&kt(0), Some(0)).is_none());
-        assert!(flush_disagreement(&kt(10), None).is_none());
-        assert!(flush_disagreement(&KernelTrace::off("x"), Some(10)).is_none());
     }
 
     #[test]

@@ -26,7 +26,8 @@ impl Worded for LabError {
             ),
             LabError::Export(e) => e.worded(names),
             LabError::Analysis(e) => e.worded(names),
-            LabError::Text(_) | LabError::KernelTrace(_) => self.to_string(),
+            LabError::KernelTrace(e) => super::kernel::trace_error_words(e, names),
+            LabError::Text(_) => self.to_string(),
             LabError::Bundle(crate::lab::bundle_import::BundleImportError::Bundle {
                 path,
                 source,

@@ -61,6 +61,13 @@ pub fn kernel_rows(kt: &KernelTrace) -> Vec<(&'static str, String)> {
             format!("{syncs} sync_file (log path) · {trans} transaction commits"),
         ));
     }
+    if kt.journal_commits.is_none() && kt.log_forces.is_none() && kt.log_commits.is_none() {
+        // Null, not 0: a journal-less ext4, tmpfs... has no commit to count.
+        rows.push((
+            "journal",
+            "— (does not apply: no jbd2 journal, xfs log or btrfs log on this filesystem)".into(),
+        ));
+    }
     if let Some(total) = kt.dstate_us {
         let mut text = format!("{:.3} s in D state", total as f64 / 1e6);
         push_opt(&mut text, kt.dstate_us_per_sync, "µs per sync", 1);
@@ -69,9 +76,12 @@ pub fn kernel_rows(kt: &KernelTrace) -> Vec<(&'static str, String)> {
     rows
 }
 
+/// Appends ` · <value> <unit>`; a figure that does not apply (or had nothing to divide by)
+/// is `—`, never 0.
 fn push_opt(text: &mut String, value: Option<f64>, unit: &str, decimals: usize) {
-    if let Some(v) = value {
-        text.push_str(&format!(" · {v:.decimals$} {unit}"));
+    match value {
+        Some(v) => text.push_str(&format!(" · {v:.decimals$} {unit}")),
+        None => text.push_str(&format!(" · — {unit}")),
     }
 }
 
@@ -106,10 +116,27 @@ mod tests {
         assert!(rows[0].1.contains("3 LOST"), "{rows:?}");
         assert_eq!(rows[1].0, "journal");
         assert!(rows[1].1.contains("2.50 handles/commit"), "{rows:?}");
+        // A figure of a shown row that is null is a dash, never 0.
+        assert!(rows[1].1.contains("· — per sync"), "{rows:?}");
         assert_eq!(
             rows.len(),
             2,
             "no xfs, btrfs, flush or D-state rows: {rows:?}"
         );
+    }
+
+    #[test]
+    fn a_journal_less_filesystem_says_the_journal_does_not_apply() {
+        let kt = KernelTrace {
+            enabled: true,
+            events_read: Some(10),
+            dropped: Some(0),
+            block_flushes: Some(7),
+            ..Default::default()
+        };
+        let rows = kernel_rows(&kt);
+        let journal = rows.iter().find(|r| r.0 == "journal").expect("journal row");
+        assert!(journal.1.starts_with("— (does not apply"), "{rows:?}");
+        assert!(!journal.1.contains('0'), "{rows:?}");
     }
 }

@@ -284,6 +284,9 @@ pub trait SettingNames {
             Action::ListRuns => "`fsynclab list`".to_string(),
             Action::ListScratch => "fsynclab scratch list".to_string(),
             Action::DestroyScratch(name) => format!("fsynclab scratch destroy {name}"),
+            Action::CleanAsOwner => "run `fsynclab clean` as its owner".to_string(),
+            Action::ExportBundle => "fsynclab export (format bundle)".to_string(),
+            Action::Import => "fsynclab import".to_string(),
         }
     }
 }
@@ -301,6 +304,13 @@ pub enum Action<'a> {
     ListScratch,
     /// Destroy the scratch filesystem with this name.
     DestroyScratch(&'a str),
+    /// Remove stale run directories as the database's owner (another user's database is
+    /// not trusted to name directories to remove).
+    CleanAsOwner,
+    /// Write selected runs to a bundle file another lab can import.
+    ExportBundle,
+    /// Import a bundle or fio's JSON output.
+    Import,
 }
 
 /// The library's own wording: the preset key, with ` = value` when a value is proposed

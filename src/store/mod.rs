@@ -48,7 +48,7 @@ mod tests;
 pub use bundle::{Bundle, BundleError, MAX_BUNDLE_VALUE_BYTES, MergeCounts, SQLITE_HEADER};
 pub use open::{OpenMode, STREAM_BUSY_TIMEOUT};
 pub use origin::{OriginKind, RunOrigin};
-pub use progress::{CleanOutcome, RunDir, RunProgress, WRITE_PATIENCE};
+pub use progress::{CleanOutcome, ForeignDatabase, RunDir, RunProgress, WRITE_PATIENCE};
 pub use query::{RunFilter, RunRow, StoredRun};
 pub use runs::{Experiment, NewRun};
 

@@ -94,6 +94,32 @@ pub struct CleanOutcome {
     pub removed: Vec<PathBuf>,
     /// Directories left, each with the reason.
     pub skipped: Vec<(PathBuf, String)>,
+    /// Set when nothing was cleaned because the database belongs to another user.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub foreign: Option<ForeignDatabase>,
+}
+
+/// The database belongs to another user (root cleaning with a user's database): its
+/// records are not trusted to name directories to remove, since they could name any
+/// `fsynclab-<id>` directory root made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct ForeignDatabase {
+    /// The database file's owner.
+    pub owner_uid: u32,
+    /// This process's effective user.
+    pub uid: u32,
+}
+
+impl crate::spec::Worded for ForeignDatabase {
+    fn worded(&self, names: &dyn crate::spec::SettingNames) -> String {
+        format!(
+            "the database is owned by uid {}, not by this user (uid {}): its records are not \
+             trusted to name directories to remove; {}",
+            self.owner_uid,
+            self.uid,
+            names.action(crate::spec::Action::CleanAsOwner)
+        )
+    }
 }
 
 /// A recorded directory with what tells whether its run's owner is gone.

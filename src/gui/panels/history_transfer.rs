@@ -7,9 +7,11 @@
 use std::path::{Path, PathBuf};
 
 use crate::gui::Status;
+use crate::gui::names::GuiLabels;
 use crate::gui::task::Task;
 use crate::lab::bundle_import::{import_bundle, is_bundle_file, merge_summary};
 use crate::lab::export::{Selection, export_bundle, select};
+use crate::spec::{Action, SettingNames};
 use crate::store::{OpenMode, Store};
 
 /// Said when the file dialog returns nothing (cancelled, or no dialog backend at all).
@@ -85,8 +87,9 @@ pub(crate) fn import_from(db: &Path, file: &Path) -> Result<String, String> {
     let text = fio::read_fio_text(file).map_err(|e| format!("{name}: {e}"))?;
     if !fio::looks_like_fio_output(&text) {
         return Err(format!(
-            "{name}: neither a bundle (fsynclab export --format bundle) nor fio's JSON output \
-             (fio --output-format=json or json+)"
+            "{name}: neither a bundle (made by {}) nor fio's JSON output (fio's json or json+ \
+             output format)",
+            GuiLabels.action(Action::ExportBundle)
         ));
     }
     let mut output = fio::parse_fio_output(&text).map_err(|e| format!("{name}: {e}"))?;
@@ -225,18 +228,19 @@ impl TransferDialog {
             match &what {
                 Transfer::Export(ids) => {
                     ui.heading(format!("Export {} selected run(s)", ids.len()));
-                    ui.label(
+                    ui.label(format!(
                         "A bundle: one SQLite file with the runs and everything stored with \
-                         them, for Import… (or fsynclab import) in another lab.",
-                    );
+                         them, for {} of another lab.",
+                        GuiLabels.action(Action::Import)
+                    ));
                 }
                 Transfer::Import => {
                     ui.heading("Import runs");
-                    ui.label(
-                        "A bundle (Export selected… or fsynclab export --format bundle): runs \
-                         already here are skipped. Or fio's JSON output (--output-format=json \
-                         or json+).",
-                    );
+                    ui.label(format!(
+                        "A bundle (made by {}): runs already here are skipped. Or fio's JSON \
+                         output (fio's json or json+ output format).",
+                        GuiLabels.action(Action::ExportBundle)
+                    ));
                 }
             }
             ui.add_space(6.0);

@@ -8,7 +8,8 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::charts::DrawResult;
 use super::style::{
-    ALERT, BASE, CAND, CAND_TEXT, INK, MUTED, PAD, Scale, fit, text_width, wrap_items, wrap_words,
+    ALERT, BASE, CAND, CAND_TEXT, INK, MUTED, PAD, Scale, code_spans, fit, text_width, wrap_items,
+    wrap_words,
 };
 use crate::analysis::Comparison;
 
@@ -222,9 +223,17 @@ where
         let mut x = s.i(PAD);
         let y = row as i32 * line_h;
         for (text, colour) in line {
-            let font = if text == ARROW { &mono } else { &sans };
-            area.draw_text(text, &font.color(colour), (x, y))?;
-            x += text_width(text, font);
+            if text == ARROW {
+                area.draw_text(text, &mono.color(colour), (x, y))?;
+                x += text_width(text, &mono);
+                continue;
+            }
+            // Flags and commands in the monospace face: "--repeat" keeps both hyphens.
+            for (piece, code) in code_spans(text) {
+                let font = if code { &mono } else { &sans };
+                area.draw_text(piece, &font.color(colour), (x, y))?;
+                x += text_width(piece, font);
+            }
         }
     }
     Ok(())
@@ -286,5 +295,45 @@ mod tests {
             .collect::<Vec<_>>()
             .join("\n");
         assert!(same.contains("HZ 250"), "{same}");
+    }
+
+    /// The ink column runs of the first text line drawn by [`draw_lines`] for `lines`.
+    fn drawn_ink_runs(lines: &[Vec<Seg>]) -> Vec<(i32, i32)> {
+        use super::super::glyphs::GlyphFixed;
+        super::super::style::register_fonts().unwrap();
+        let (w, h) = (400u32, 40u32);
+        let mut buf = vec![255u8; (w * h * 3) as usize];
+        {
+            let root = GlyphFixed(BitMapBackend::with_buffer(&mut buf, (w, h))).into_drawing_area();
+            draw_lines(&root, Scale(1.0), lines, 24).unwrap();
+            root.present().unwrap();
+        }
+        let inked = |x: u32| (0..h).any(|y| buf[((y * w + x) * 3) as usize] < 200);
+        let mut runs: Vec<(i32, i32)> = Vec::new();
+        for x in 0..w {
+            if !inked(x) {
+                continue;
+            }
+            let x = x as i32;
+            match runs.last_mut() {
+                Some(run) if run.1 + 1 == x => run.1 = x,
+                _ => runs.push((x, x)),
+            }
+        }
+        runs
+    }
+
+    #[test]
+    fn two_hyphens_of_a_flag_draw_as_two_separate_inks() {
+        let runs = drawn_ink_runs(&[vec![("--repeat 3".into(), INK)]]);
+        // Two hyphen-wide inks (under half the 17 px em each) with blank columns between
+        // them, then the word.
+        assert!(runs.len() >= 3, "{runs:?}");
+        let width = |r: (i32, i32)| r.1 - r.0 + 1;
+        assert!(
+            width(runs[0]) < 9 && (width(runs[0]) - width(runs[1])).abs() <= 1,
+            "'--' did not draw as two hyphens: ink columns {runs:?}"
+        );
+        assert!(runs[1].0 > runs[0].1 + 1, "{runs:?}");
     }
 }

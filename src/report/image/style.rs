@@ -261,3 +261,68 @@ pub(super) fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
     kept.sort_by(f64::total_cmp);
     if kept.len() < 2 { vec![lo, hi] } else { kept }
 }
+
+/// `text` cut into pieces, each marked whether it is command-line text: a flag (`--repeat`,
+/// `-O`) or an `fsynclab` command with its subcommand. Those are drawn in the monospace face,
+/// where each hyphen stays a hyphen (the proportional face runs `--` into one dash).
+pub(super) fn code_spans(text: &str) -> Vec<(&str, bool)> {
+    let flag = |w: &str| {
+        w.strip_prefix("--")
+            .or_else(|| w.strip_prefix('-'))
+            .and_then(|rest| rest.chars().next())
+            .is_some_and(|c| c.is_ascii_alphabetic())
+    };
+    let mut spans = Vec::new();
+    let (mut plain_from, mut at, mut after_fsynclab) = (0, 0, false);
+    for word in text.split(' ') {
+        let start = at;
+        at += word.len() + 1;
+        // Quotes and punctuation around a flag stay in the surrounding face.
+        let core = word
+            .trim_end_matches([',', '.', ')', ';', ':', '\'', '"', '`'])
+            .trim_start_matches(['(', '\'', '"', '`']);
+        let command = core == "fsynclab" || (after_fsynclab && !core.is_empty());
+        after_fsynclab = core == "fsynclab";
+        if core.is_empty() || !(flag(core) || command) {
+            continue;
+        }
+        let from = start + word.find(core).unwrap_or(0);
+        let to = from + core.len();
+        if from > plain_from {
+            spans.push((&text[plain_from..from], false));
+        }
+        spans.push((&text[from..to], true));
+        plain_from = to;
+    }
+    if plain_from < text.len() || spans.is_empty() {
+        spans.push((&text[plain_from..], false));
+    }
+    spans
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_and_fsynclab_commands_are_code() {
+        assert_eq!(
+            code_spans("repeat it (fsynclab run --repeat 3), or -O ^has_journal"),
+            vec![
+                ("repeat it (", false),
+                ("fsynclab", true),
+                (" ", false),
+                ("run", true),
+                (" ", false),
+                ("--repeat", true),
+                (" 3), or ", false),
+                ("-O", true),
+                (" ^has_journal", false),
+            ]
+        );
+        // Prose with hyphens, negative numbers and dashes is not.
+        for prose in ["a non-zero gain of -5 % – then", "", "x - y"] {
+            assert_eq!(code_spans(prose), vec![(prose, false)]);
+        }
+    }
+}

@@ -12,6 +12,7 @@ use super::style::{
 use crate::analysis::{Comparison, MetricComparison, Verdict, metric};
 
 /// One row of the statistics table.
+#[derive(Debug)]
 pub(super) struct StatRow {
     metric: String,
     how: &'static str,
@@ -313,4 +314,58 @@ where
         &header,
         &body,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn traced(id: i64, handles: Option<f64>) -> crate::metrics::RunResult {
+        let spec = crate::spec::WorkloadSpec {
+            threads: 1,
+            file_size: 8 * 4096,
+            ..Default::default()
+        };
+        let mut run = crate::engine::fake_run(
+            id,
+            vec![1_000],
+            vec![9_000],
+            &spec,
+            crate::probe::SystemInfo::default(),
+        )
+        .unwrap();
+        run.kernel_trace = Some(crate::metrics::KernelTrace {
+            enabled: true,
+            journal_commits: handles.map(|_| 10),
+            handles_per_commit: handles,
+            ..Default::default()
+        });
+        run
+    }
+
+    #[test]
+    fn the_kernel_panel_shows_a_null_side_as_a_dash_not_zero() {
+        let side = |name: &str, runs| crate::analysis::SideInput {
+            name: name.into(),
+            runs,
+            unmeasured: vec![],
+        };
+        let c = crate::analysis::compare(
+            &side("journal", vec![traced(1, Some(2.5)), traced(2, Some(2.7))]),
+            &side("nojournal", vec![traced(3, None), traced(4, None)]),
+            &[],
+        )
+        .unwrap();
+        let rows = kernel_rows(&c);
+        let handles = rows
+            .iter()
+            .find(|r| r.metric == "handles/commit")
+            .expect("handles/commit row");
+        assert_eq!(handles.cand, "-", "{handles:?}");
+        assert_ne!(handles.base, "-", "{handles:?}");
+        assert!(
+            handles.gain.is_none() && !handles.significant,
+            "{handles:?}"
+        );
+    }
 }

@@ -1,0 +1,184 @@
+//! The kernel tracer's part of a run: refusing `kernel_trace = on` where tracing cannot
+//! be done, and putting the tracer's figures into the run's result.
+
+use super::LabError;
+use crate::engine::EngineError;
+use crate::metrics::{KernelTrace, RunResult};
+use crate::spec::Setting;
+
+/// What to do when tracing was asked for and cannot be done: the setting, named by the
+/// front end that shows the message.
+fn trace_fix() -> crate::spec::Hint {
+    crate::hint!(
+        "run as root with tracefs at /sys/kernel/tracing, or use ",
+        (Setting::KernelTrace, "off")
+    )
+}
+
+/// `kernel_trace = on` where tracing cannot be done: the user's input (exit 2).
+pub(super) fn trace_refused(e: crate::ktrace::TraceError) -> LabError {
+    LabError::Engine(EngineError::Spec(crate::spec::SpecError {
+        field: Setting::KernelTrace,
+        problem: e.to_string(),
+        fix: trace_fix(),
+    }))
+}
+
+/// A tracer error of a run with `kernel_trace = on` ([`LabError::KernelTrace`]) in the
+/// words of a front end: the setting it concerns and how to run without it.
+pub(super) fn trace_error_words(
+    e: &crate::ktrace::TraceError,
+    names: &dyn crate::spec::SettingNames,
+) -> String {
+    format!(
+        "{}: {e}; {}",
+        names.subject(Setting::KernelTrace),
+        trace_fix().render(names)
+    )
+}
+
+/// Puts the tracer's figures into `result`: the run's totals, each interval's commits and
+/// flushes (by `t_ms`), and a warning when the traced flushes and the block-stat counter
+/// disagree by more than [`FLUSH_AGREEMENT`].
+pub(super) fn add_kernel_trace(
+    result: &mut RunResult,
+    kernel: KernelTrace,
+    counts: &[(u64, u64, u64)],
+) {
+    // A per-interval figure applies where the run's figure does (a journal-less ext4 has
+    // no commits, tmpfs no flushes): null, never 0, elsewhere.
+    let (commits_apply, flushes_apply) =
+        (kernel.commits().is_some(), kernel.block_flushes.is_some());
+    for sample in &mut result.intervals {
+        if let Some(&(_, commits, flushes)) = counts.iter().find(|c| c.0 == sample.t_ms) {
+            sample.kernel_commits = commits_apply.then_some(commits);
+            sample.kernel_flushes = flushes_apply.then_some(flushes);
+        }
+    }
+    if let Some(warning) = flush_disagreement(&kernel, result.summary().device_flushes) {
+        result.warnings.push(warning);
+    }
+    if let Some(lost) = kernel.dropped.filter(|&n| n > 0) {
+        result.warnings.push(format!(
+            "the kernel tracer lost {lost} events (ring buffer overrun or unreadable lines): \
+             its counts are low"
+        ));
+    }
+    if kernel.enabled
+        && let Some(reason) = &kernel.reason
+    {
+        result
+            .warnings
+            .push(format!("kernel trace incomplete: {reason}"));
+    }
+    result.kernel_trace = Some(kernel);
+}
+
+/// Largest relative difference between traced flushes and the block-stat counter that
+/// passes without a warning.
+pub const FLUSH_AGREEMENT: f64 = 0.05;
+
+/// The warning when the tracer's flush count and the device's counter differ by more than
+/// [`FLUSH_AGREEMENT`].
+fn flush_disagreement(kernel: &KernelTrace, device_flushes: Option<u64>) -> Option<String> {
+    let (traced, counted) = (kernel.block_flushes?, device_flushes?);
+    let larger = traced.max(counted);
+    if larger == 0 {
+        return None;
+    }
+    let apart = traced.abs_diff(counted) as f64 / larger as f64;
+    (apart > FLUSH_AGREEMENT).then(|| {
+        format!(
+            "the kernel tracer saw {traced} flush requests but the device's counter {counted} \
+             ({:.1} % apart): events were lost or the device is shared; trust neither figure",
+            apart * 100.0
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::IntervalSample;
+
+    #[test]
+    fn traced_flushes_more_than_five_percent_off_the_counter_warn() {
+        let kt = |flushes| KernelTrace {
+            enabled: true,
+            block_flushes: Some(flushes),
+            ..Default::default()
+        };
+        assert_eq!(flush_disagreement(&kt(100), Some(105)), None);
+        assert_eq!(flush_disagreement(&kt(105), Some(100)), None);
+        let w = flush_disagreement(&kt(100), Some(106)).expect("6 % apart");
+        assert!(w.contains("100 flush requests") && w.contains("106"), "{w}");
+        assert!(w.contains("counter 106 (5.7 % apart)"), "{w}");
+        assert!(flush_disagreement(&kt(0), Some(0)).is_none());
+        assert!(flush_disagreement(&kt(10), None).is_none());
+        assert!(flush_disagreement(&KernelTrace::off("x"), Some(10)).is_none());
+    }
+
+    /// A run of two intervals with the tracer's per-interval counts (t_ms, commits,
+    /// flushes) of 0.
+    fn run_with_intervals() -> (RunResult, Vec<(u64, u64, u64)>) {
+        let spec = crate::spec::WorkloadSpec::default();
+        let system = crate::probe::SystemInfo::default();
+        let mut result =
+            crate::engine::fake_run(1, vec![1_000], vec![9_000], &spec, system).expect("fake run");
+        result.intervals.clear();
+        for t_ms in [1000, 2000] {
+            result.intervals.push(IntervalSample {
+                t_ms,
+                ..Default::default()
+            });
+        }
+        (result, vec![(1000, 0, 0), (2000, 0, 0)])
+    }
+
+    #[test]
+    fn a_tracer_error_names_the_setting_in_each_front_ends_words() {
+        let e = crate::ktrace::TraceError::Unavailable {
+            reason: "the kernel offers none of the events fsynclab uses".into(),
+        };
+        let neutral = trace_error_words(&e, &crate::spec::Neutral);
+        assert!(
+            neutral.starts_with("kernel_trace: kernel tracing is unavailable")
+                && neutral.ends_with("or use kernel_trace = off"),
+            "{neutral}"
+        );
+    }
+
+    #[test]
+    fn interval_counts_that_do_not_apply_are_null_never_zero() {
+        // A journal-less ext4 on a loop device: flushes apply, commits do not.
+        let (mut result, counts) = run_with_intervals();
+        let kernel = KernelTrace {
+            enabled: true,
+            block_flushes: Some(0),
+            ..Default::default()
+        };
+        add_kernel_trace(&mut result, kernel, &counts);
+        for s in &result.intervals {
+            assert_eq!(
+                (s.kernel_commits, s.kernel_flushes),
+                (None, Some(0)),
+                "{s:?}"
+            );
+        }
+        // A journalled ext4: both apply, 0 is a count.
+        let (mut result, counts) = run_with_intervals();
+        let kernel = KernelTrace {
+            enabled: true,
+            block_flushes: Some(0),
+            journal_commits: Some(0),
+            ..Default::default()
+        };
+        add_kernel_trace(&mut result, kernel, &counts);
+        assert!(
+            result
+                .intervals
+                .iter()
+                .all(|s| s.kernel_commits == Some(0) && s.kernel_flushes == Some(0))
+        );
+    }
+}
