@@ -18,10 +18,7 @@ use fsynclab::store::{RunFilter, Store};
 use gui_common::step_until;
 
 fn harness(db_dir: &tempfile::TempDir, state: UiState) -> Harness<'static, LabApp> {
-    let app = LabApp::new(db_dir.path().join("gui.sqlite"), state);
-    Harness::builder()
-        .with_size(egui::vec2(1360.0, 900.0))
-        .build_ui_state(|ui, app: &mut LabApp| app.ui_root(ui), app)
+    gui_common::harness_with(&db_dir.path().join("gui.sqlite"), state)
 }
 
 /// A 30 s run on `target` (cancelled long before it ends), `repeat` times.

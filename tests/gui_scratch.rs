@@ -2,7 +2,8 @@
 //! mounted, run on and destroyed (root only; skipped with a reason otherwise, never when
 //! CI=true).
 
-use std::os::unix::fs::MetadataExt;
+mod gui_common;
+
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -17,17 +18,7 @@ use fsynclab::store::{RunFilter, Store};
 
 /// True when the test may run; prints why not otherwise (fails under CI=true).
 fn root_or_skip(test: &str) -> bool {
-    let root = std::fs::metadata("/proc/self")
-        .map(|m| m.uid() == 0)
-        .unwrap_or(false);
-    if !root {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "{test}: needs root (losetup, mkfs, mount) and CI=true forbids skipping"
-        );
-        eprintln!("skipping {test}: scratch filesystems need root (losetup, mkfs, mount)");
-    }
-    root
+    gui_common::root_or_skip(test, "scratch filesystems: losetup, mkfs, mount")
 }
 
 /// A temporary state directory and a RAM directory under /dev/shm, removed on drop.
@@ -72,9 +63,7 @@ impl Drop for Dirs {
 fn harness(dirs: &Dirs, state: UiState) -> Harness<'static, LabApp> {
     let mut app = LabApp::new(dirs.db(), state);
     app.setup.set_scratch_manager(dirs.manager());
-    Harness::builder()
-        .with_size(egui::vec2(1360.0, 900.0))
-        .build_ui_state(|ui, app: &mut LabApp| app.ui_root(ui), app)
+    gui_common::window(app, gui_common::WINDOW_SIZE)
 }
 
 fn step_until(
