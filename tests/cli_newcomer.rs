@@ -4,46 +4,16 @@
 
 mod common;
 
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::Lab;
+use common::{Lab, stdout_of};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
-fn stdout_of(cmd: &mut Command) -> String {
-    let out = cmd.output().expect("run fsynclab");
-    assert!(
-        out.status.success(),
-        "{:?} failed: {}",
-        cmd,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
+/// One finished 0.2 s run labelled `label` on the lab's target.
 fn quick_run(lab: &Lab, label: &str) {
-    let out = lab
-        .cmd()
-        .args([
-            "run",
-            "--quiet",
-            "--json",
-            "--duration",
-            "0.2",
-            "--label",
-            label,
-        ])
-        .args(["--file-size", "1M"])
-        .arg("--target")
-        .arg(&lab.target)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    lab.run_json(&["--duration", "0.2", "--label", label, "--file-size", "1M"]);
 }
 
 /// Item 15: a filter that matches nothing says so, not "no runs stored yet".

@@ -4,7 +4,7 @@
 pub mod fio_server;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 
 use assert_cmd::cargo::CommandCargoExt;
 
@@ -43,12 +43,17 @@ impl Lab {
 
     /// Like [`Lab::run_json`], but the whole printed document (checked to be version 1).
     pub fn run_doc(&self, args: &[&str]) -> serde_json::Value {
+        self.run_doc_on(&self.target, args)
+    }
+
+    /// Like [`Lab::run_doc`], on `target` instead of the lab's target directory.
+    pub fn run_doc_on(&self, target: &Path, args: &[&str]) -> serde_json::Value {
         let out = self
             .cmd()
             .args(["run", "--quiet", "--json"])
             .args(args)
             .arg("--target")
-            .arg(&self.target)
+            .arg(target)
             .output()
             .expect("run fsynclab");
         assert!(
@@ -136,6 +141,22 @@ impl Drop for TmpfsMount {
     fn drop(&mut self) {
         let _ = Command::new("umount").arg(&self.path).status();
     }
+}
+
+/// The standard output of `cmd`, after checking it succeeded (its stderr shown when not).
+pub fn stdout_of(cmd: &mut Command) -> String {
+    let out = cmd.output().expect("run fsynclab");
+    assert_success(&out, &format!("{cmd:?}"));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Fails the test unless `out` is a success, showing `what` ran and its stderr.
+pub fn assert_success(out: &Output, what: &str) {
+    assert!(
+        out.status.success(),
+        "{what} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// Parses command output as JSON, showing the output when it is not.
