@@ -303,12 +303,9 @@ fn append_loop<F: SyncFile, C: Clock>(
     let records_in_log = (spec.grouplog.log_size / record_size).max(1);
     let counted = matches!(spec.stop_rule(), StopRule::TotalRequests(_));
     let mut c = Counts::default();
-    let (mut now, deadline) = (t.start_ns, t.deadline_ns);
+    let mut now = t.start_ns;
     loop {
-        if t.shared.stop.0.load(Ordering::Relaxed)
-            || now >= deadline
-            || (counted && t.shared.remaining.0.fetch_sub(1, Ordering::Relaxed) <= 0)
-        {
+        if t.request_denied(now, counted) {
             break;
         }
         let seq = log.next_seq.0.fetch_add(1, Ordering::Relaxed);
