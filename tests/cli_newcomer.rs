@@ -4,7 +4,6 @@
 
 mod common;
 
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use common::{Lab, stdout_of};
@@ -73,24 +72,16 @@ fn list_keeps_the_end_of_long_labels_and_wide_shows_them_whole() {
 fn show_json_of_an_interrupted_run_has_the_documented_keys() {
     let lab = Lab::new();
     quick_run(&lab, "done");
-    let mut child = lab
-        .cmd()
-        .args([
-            "run",
-            "--quiet",
-            "--json",
-            "--duration",
-            "30",
-            "--label",
-            "killed",
-        ])
-        .args(["--file-size", "1M"])
-        .arg("--target")
-        .arg(&lab.target)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let killed = [
+        "--json",
+        "--duration",
+        "30",
+        "--label",
+        "killed",
+        "--file-size",
+        "1M",
+    ];
+    let mut child = lab.spawn_run(&lab.target, &killed);
     // Wait until run 2 streams its progress, then kill it without a chance to clean up.
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
