@@ -6,8 +6,6 @@
 //! (PostgreSQL's AIO) rather than share one ring behind a lock. io_uring runs the
 //! blocking flush in an io-wq kernel thread, not in the writer's thread.
 
-use std::sync::atomic::Ordering;
-
 use super::GroupLog;
 use crate::engine::file::{Backend, Clock, Ring, RingOp, RingSetup};
 use crate::engine::harness::{Counts, Timed, Worker, WorkerOutput, record_sync, run_worker};
@@ -135,8 +133,7 @@ fn append_loop<R: Ring, C: Clock>(
         if t.request_denied(now, counted) {
             break;
         }
-        let seq = log.next_seq.0.fetch_add(1, Ordering::Relaxed);
-        let offset = (seq % records_in_log) * record_size;
+        let (seq, offset) = log.next_record(record_size, records_in_log);
         ring.buffer(0).stamp(offset, seq);
         let t0 = t.clock.now_ns();
         let (t1, t2) = match commit_one(ring, spec, offset, &t.clock) {
