@@ -138,14 +138,7 @@ fn long_run_is_cancelled_and_kept_with_its_data() {
         ..Default::default()
     };
     let mut h = harness(&db, state(spec, &target.path().display().to_string()));
-    h.run();
-    h.get_by_label("Start run").click();
-    h.run_steps(2);
-    assert!(
-        h.state().runner.is_active(),
-        "not started: {}",
-        h.state().status.message
-    );
+    gui_common::start_run(&mut h);
 
     // Watch it for ~0.5 s of timed work (preparation comes first).
     let deadline = Instant::now() + Duration::from_secs(20);

@@ -3,6 +3,7 @@
 //! CI=true).
 
 mod gui_common;
+use gui_common::step_until;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -64,20 +65,6 @@ fn harness(dirs: &Dirs, state: UiState) -> Harness<'static, LabApp> {
     let mut app = LabApp::new(dirs.db(), state);
     app.setup.set_scratch_manager(dirs.manager());
     gui_common::window(app, gui_common::WINDOW_SIZE)
-}
-
-fn step_until(
-    h: &mut Harness<'static, LabApp>,
-    what: &str,
-    limit: Duration,
-    done: impl Fn(&Harness<'static, LabApp>) -> bool,
-) {
-    let start = Instant::now();
-    while !done(h) {
-        assert!(start.elapsed() < limit, "timed out waiting for {what}");
-        h.run_steps(3);
-        std::thread::sleep(Duration::from_millis(30));
-    }
 }
 
 /// Scrolls to the widget and lets the scroll animation end (a click lands on the rect's
@@ -302,7 +289,7 @@ fn closing_during_a_matrix_destroys_its_scratch_filesystem_first() {
     if !root_or_skip("closing_during_a_matrix_destroys_its_scratch_filesystem_first") {
         return;
     }
-    use egui::{ViewportCommand, ViewportEvent, ViewportId};
+    use egui::{ViewportCommand, ViewportId};
     let dirs = Dirs::new();
     let mut state = UiState {
         preset: None,
@@ -347,12 +334,7 @@ fn closing_during_a_matrix_destroys_its_scratch_filesystem_first() {
     );
 
     // The window manager's close button.
-    h.input_mut()
-        .viewports
-        .entry(ViewportId::ROOT)
-        .or_default()
-        .events
-        .push(ViewportEvent::Close);
+    gui_common::press_close(&mut h);
     h.run_steps(2);
     assert!(
         h.query_all_by_label_contains("scratch filesystem is unmounted and destroyed")

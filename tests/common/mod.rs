@@ -51,14 +51,7 @@ impl Lab {
 
     /// Like [`Lab::run_doc`], on `target` instead of the lab's target directory.
     pub fn run_doc_on(&self, target: &Path, args: &[&str]) -> serde_json::Value {
-        let out = self
-            .cmd()
-            .args(["run", "--quiet", "--json"])
-            .args(args)
-            .arg("--target")
-            .arg(target)
-            .output()
-            .expect("run fsynclab");
+        let out = self.run_on(target, args);
         assert!(
             out.status.success(),
             "fsynclab run {args:?} failed: {}",
@@ -67,6 +60,18 @@ impl Lab {
         let doc = json_of(&out.stdout);
         assert_eq!(doc["schema_version"], 1, "{doc}");
         doc
+    }
+
+    /// What `fsynclab --db <db> run --quiet --json <args> --target <target>` did, whether
+    /// it succeeded or not.
+    pub fn run_on(&self, target: &Path, args: &[&str]) -> Output {
+        self.cmd()
+            .args(["run", "--quiet", "--json"])
+            .args(args)
+            .arg("--target")
+            .arg(target)
+            .output()
+            .expect("run fsynclab")
     }
 
     /// Starts `fsynclab --db <db> run --quiet <args> --target <target>` in the background,

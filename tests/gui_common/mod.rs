@@ -129,3 +129,25 @@ pub fn root_or_skip(test: &str, why: &str) -> bool {
     }
     root
 }
+
+/// Clicks "Start run" and checks the run started (the status line shown when not).
+pub fn start_run(h: &mut Harness<'static, LabApp>) {
+    h.run();
+    h.get_by_label("Start run").click();
+    h.run_steps(2);
+    assert!(
+        h.state().runner.is_active(),
+        "not started: {}",
+        h.state().status.message
+    );
+}
+
+/// Queues the window manager's close button (a close event) for the next frame.
+pub fn press_close(h: &mut Harness<'static, LabApp>) {
+    h.input_mut()
+        .viewports
+        .entry(egui::ViewportId::ROOT)
+        .or_default()
+        .events
+        .push(egui::ViewportEvent::Close);
+}
