@@ -12,22 +12,16 @@ use fsynclab::store::Store;
 /// Three runs in `lab`: two repeats of one experiment (label `rep`, tag `x`) and one
 /// imported fio run (its origin kept).
 fn seed(lab: &Lab) {
-    let out = lab
-        .cmd()
-        .args([
-            "run",
-            "--quiet",
-            "--json",
-            "--file-size",
-            "128k",
-            "--repeat",
-            "2",
-        ])
-        .args(["--label", "rep", "--tag", "x", "--target"])
-        .arg(&lab.target)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    lab.run_doc(&[
+        "--file-size",
+        "128k",
+        "--repeat",
+        "2",
+        "--label",
+        "rep",
+        "--tag",
+        "x",
+    ]);
     let out = lab
         .cmd()
         .arg("import")

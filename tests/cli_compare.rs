@@ -8,26 +8,8 @@ use predicates::prelude::*;
 
 /// Runs `fsynclab run --quiet --json` with small files and returns its `runs`.
 fn run(lab: &Lab, extra: &[&str]) -> serde_json::Value {
-    let out = lab
-        .cmd()
-        .args([
-            "run",
-            "--quiet",
-            "--json",
-            "--file-size",
-            "128k",
-            "--target",
-        ])
-        .arg(&lab.target)
-        .args(extra)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    payload(&out.stdout, "runs")
+    let args = [&["--file-size", "128k"], extra].concat();
+    lab.run_doc(&args)["runs"].clone()
 }
 
 #[test]

@@ -4,46 +4,15 @@
 
 mod common;
 
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::Lab;
+use common::{Lab, stdout_of};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
-fn stdout_of(cmd: &mut Command) -> String {
-    let out = cmd.output().expect("run fsynclab");
-    assert!(
-        out.status.success(),
-        "{:?} failed: {}",
-        cmd,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
+/// One finished 0.2 s run labelled `label` on the lab's target.
 fn quick_run(lab: &Lab, label: &str) {
-    let out = lab
-        .cmd()
-        .args([
-            "run",
-            "--quiet",
-            "--json",
-            "--duration",
-            "0.2",
-            "--label",
-            label,
-        ])
-        .args(["--file-size", "1M"])
-        .arg("--target")
-        .arg(&lab.target)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    lab.run_json(&["--duration", "0.2", "--label", label, "--file-size", "1M"]);
 }
 
 /// Item 15: a filter that matches nothing says so, not "no runs stored yet".
@@ -103,24 +72,16 @@ fn list_keeps_the_end_of_long_labels_and_wide_shows_them_whole() {
 fn show_json_of_an_interrupted_run_has_the_documented_keys() {
     let lab = Lab::new();
     quick_run(&lab, "done");
-    let mut child = lab
-        .cmd()
-        .args([
-            "run",
-            "--quiet",
-            "--json",
-            "--duration",
-            "30",
-            "--label",
-            "killed",
-        ])
-        .args(["--file-size", "1M"])
-        .arg("--target")
-        .arg(&lab.target)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let killed = [
+        "--json",
+        "--duration",
+        "30",
+        "--label",
+        "killed",
+        "--file-size",
+        "1M",
+    ];
+    let mut child = lab.spawn_run(&lab.target, &killed);
     // Wait until run 2 streams its progress, then kill it without a chance to clean up.
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {

@@ -9,39 +9,22 @@ use predicates::prelude::*;
 #[test]
 fn ad_hoc_run_stores_and_reports_everything() {
     let lab = Lab::new();
-    let out = lab
-        .cmd()
-        .args([
-            "run",
-            "--quiet",
-            "--json",
-            "--threads",
-            "2",
-            "--bs",
-            "4k",
-            "--file-size",
-            "256k",
-        ])
-        .args([
-            "--sync",
-            "fdatasync",
-            "--sync-every",
-            "2",
-            "--label",
-            "adhoc",
-            "--tag",
-            "ci",
-        ])
-        .arg("--target")
-        .arg(&lab.target)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v = common::one_run(&out.stdout);
+    let v = lab.run_json(&[
+        "--threads",
+        "2",
+        "--bs",
+        "4k",
+        "--file-size",
+        "256k",
+        "--sync",
+        "fdatasync",
+        "--sync-every",
+        "2",
+        "--label",
+        "adhoc",
+        "--tag",
+        "ci",
+    ]);
     assert_eq!(v["status"], "finished");
     assert_eq!(v["writes"], 128);
     // 32 due per thread; as fio, none after a size-based thread's last write.

@@ -8,7 +8,7 @@ mod gui_common;
 
 use std::time::{Duration, Instant};
 
-use egui::{ViewportCommand, ViewportEvent, ViewportId};
+use egui::{ViewportCommand, ViewportId};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use fsynclab::gui::{CloseState, LabApp, Tab, UiState};
@@ -18,10 +18,7 @@ use fsynclab::store::{RunFilter, Store};
 use gui_common::step_until;
 
 fn harness(db_dir: &tempfile::TempDir, state: UiState) -> Harness<'static, LabApp> {
-    let app = LabApp::new(db_dir.path().join("gui.sqlite"), state);
-    Harness::builder()
-        .with_size(egui::vec2(1360.0, 900.0))
-        .build_ui_state(|ui, app: &mut LabApp| app.ui_root(ui), app)
+    gui_common::harness_with(&db_dir.path().join("gui.sqlite"), state)
 }
 
 /// A 30 s run on `target` (cancelled long before it ends), `repeat` times.
@@ -44,14 +41,7 @@ fn long_run(target: &tempfile::TempDir, repeat: u32) -> UiState {
 
 /// Starts the run and steps until its timed part has gone on for a little while.
 fn start_and_wait_for_data(h: &mut Harness<'static, LabApp>) {
-    h.run();
-    h.get_by_label("Start run").click();
-    h.run_steps(2);
-    assert!(
-        h.state().runner.is_active(),
-        "not started: {}",
-        h.state().status.message
-    );
+    gui_common::start_run(h);
     step_until(h, "the timed part", Duration::from_secs(20), |h| {
         h.state()
             .runner
@@ -63,12 +53,7 @@ fn start_and_wait_for_data(h: &mut Harness<'static, LabApp>) {
 
 /// The window manager's close button: one frame with a close event.
 fn press_close(h: &mut Harness<'static, LabApp>) {
-    h.input_mut()
-        .viewports
-        .entry(ViewportId::ROOT)
-        .or_default()
-        .events
-        .push(ViewportEvent::Close);
+    gui_common::press_close(h);
     h.run_steps(1);
 }
 

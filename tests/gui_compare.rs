@@ -5,44 +5,26 @@
 
 mod gui_common;
 use std::path::Path;
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
-use fsynclab::engine::CancelToken;
 use fsynclab::gui::{LabApp, Tab};
-use fsynclab::lab::{self, RunRequest};
 use fsynclab::spec::{SyncMethod, WorkloadSpec};
 use fsynclab::store::Store;
 
 /// Two finished runs labelled `fsync` (sync=fsync) and two labelled `nosync` (sync=none).
 fn seed_runs(db: &Path, target: &Path) {
     let store = Store::open(db).expect("open the test database");
-    let (events, _keep) = mpsc::channel();
     for (label, sync) in [("fsync", SyncMethod::Fsync), ("nosync", SyncMethod::None)] {
         for _ in 0..2 {
-            let request = RunRequest {
-                spec: WorkloadSpec {
-                    threads: 1,
-                    file_size: 128 << 10,
-                    sync,
-                    ..Default::default()
-                },
-                target: target.to_path_buf(),
-                label: Some(label.into()),
-                tags: Vec::new(),
-                preset: None,
-                preset_scale: None,
-                experiment_id: None,
-                keep_files: false,
-                allow_shared_target: false,
-                quiet: None,
-                origin: None,
-                warnings: Vec::new(),
-                kernel_trace: fsynclab::ktrace::KernelTraceMode::Off,
+            let spec = WorkloadSpec {
+                threads: 1,
+                file_size: 128 << 10,
+                sync,
+                ..Default::default()
             };
-            lab::execute(&store, &request, &events, &CancelToken::new()).expect("tiny run");
+            gui_common::record_run(&store, target, label, spec);
         }
     }
 }

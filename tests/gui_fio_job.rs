@@ -18,10 +18,7 @@ use fsynclab::spec::{Pattern, Prepare, SyncMethod};
 use fsynclab::store::{OriginKind, Store};
 
 fn harness(dir: &tempfile::TempDir) -> Harness<'static, LabApp> {
-    let app = LabApp::new(dir.path().join("gui.sqlite"), UiState::default());
-    Harness::builder()
-        .with_size(egui::vec2(1360.0, 900.0))
-        .build_ui_state(|ui, app: &mut LabApp| app.ui_root(ui), app)
+    gui_common::harness_with(&dir.path().join("gui.sqlite"), UiState::default())
 }
 
 fn has_label_containing(h: &Harness<'static, LabApp>, text: &str) -> bool {

@@ -13,19 +13,10 @@ use gui_common::{retype, step_until};
 
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
-use fsynclab::gui::{LabApp, Tab, UiState};
+use fsynclab::gui::{LabApp, Tab};
 
 fn harness(dir: &tempfile::TempDir) -> Harness<'static, LabApp> {
-    let app = LabApp::new(
-        dir.path().join("gui.sqlite"),
-        UiState {
-            tab: Tab::Fleet,
-            ..UiState::default()
-        },
-    );
-    Harness::builder()
-        .with_size(egui::vec2(1360.0, 900.0))
-        .build_ui_state(|ui, app: &mut LabApp| app.ui_root(ui), app)
+    gui_common::harness_on(&dir.path().join("gui.sqlite"), Tab::Fleet)
 }
 
 fn shows(h: &Harness<'static, LabApp>, text: &str) -> bool {

@@ -16,10 +16,7 @@ use fsynclab::gui::{LabApp, Tab, UiState};
 use fsynclab::metrics::RunStatus;
 
 fn harness(db: &std::path::Path, state: UiState) -> Harness<'static, LabApp> {
-    let app = LabApp::new(db.to_path_buf(), state);
-    Harness::builder()
-        .with_size(egui::vec2(1360.0, 900.0))
-        .build_ui_state(|ui, app: &mut LabApp| app.ui_root(ui), app)
+    gui_common::harness_with(db, state)
 }
 
 fn click_tab(h: &mut Harness<'static, LabApp>, tab: Tab) {

@@ -5,15 +5,12 @@
 mod gui_common;
 use gui_common::wait_for;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use egui::{Modifiers, Role};
 use egui_kittest::kittest::Queryable;
 use egui_kittest::{Harness, Node};
-use fsynclab::engine::CancelToken;
 use fsynclab::gui::{LabApp, Tab};
-use fsynclab::lab::{RunRequest, execute};
 use fsynclab::spec::WorkloadSpec;
 use fsynclab::store::{NewRun, RunFilter, RunRow, Store};
 
@@ -38,24 +35,10 @@ fn lab_with_runs(labels: &[&str]) -> Lab {
     let target = dir.path().join("target");
     std::fs::create_dir(&target).expect("target dir");
     let store = Store::open(&db).expect("open store");
-    let (events, _rx) = mpsc::channel();
     for label in labels {
-        let request = RunRequest {
-            spec: tiny_spec(),
-            target: target.clone(),
-            label: Some(label.to_string()),
-            tags: vec!["gui-test".into()],
-            preset: None,
-            preset_scale: None,
-            experiment_id: None,
-            keep_files: false,
-            allow_shared_target: false,
-            quiet: None,
-            origin: None,
-            warnings: Vec::new(),
-            kernel_trace: fsynclab::ktrace::KernelTraceMode::Off,
-        };
-        execute(&store, &request, &events, &CancelToken::new()).expect("tiny run");
+        let mut request = gui_common::tiny_request(tiny_spec(), &target, label);
+        request.tags = vec!["gui-test".into()];
+        gui_common::record(&store, &request);
     }
     Lab { dir, db }
 }

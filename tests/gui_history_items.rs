@@ -4,44 +4,26 @@
 //! differently mounted filesystems are told apart.
 
 mod gui_common;
-use gui_common::wait_for;
-use std::sync::mpsc;
+use gui_common::{record_run, wait_for};
 
 use egui::Role;
 use egui_kittest::kittest::Queryable;
 use egui_kittest::{Harness, Node};
-use fsynclab::engine::CancelToken;
 use fsynclab::gui::{LabApp, Tab, UiState};
-use fsynclab::lab::{RunRequest, execute};
 use fsynclab::spec::{SyncMethod, WorkloadSpec};
 use fsynclab::store::Store;
 
 /// Real tiny runs: (label, threads, sync).
 fn seed(db: &std::path::Path, target: &std::path::Path, runs: &[(&str, u32, SyncMethod)]) {
     let store = Store::open(db).expect("open store");
-    let (events, _rx) = mpsc::channel();
     for (label, threads, sync) in runs {
-        let request = RunRequest {
-            spec: WorkloadSpec {
-                threads: *threads,
-                sync: *sync,
-                file_size: 64 << 10,
-                ..Default::default()
-            },
-            target: target.to_path_buf(),
-            label: Some(label.to_string()),
-            tags: Vec::new(),
-            preset: None,
-            preset_scale: None,
-            experiment_id: None,
-            keep_files: false,
-            allow_shared_target: false,
-            kernel_trace: fsynclab::ktrace::KernelTraceMode::Off,
-            quiet: None,
-            origin: None,
-            warnings: Vec::new(),
+        let spec = WorkloadSpec {
+            threads: *threads,
+            sync: *sync,
+            file_size: 64 << 10,
+            ..Default::default()
         };
-        execute(&store, &request, &events, &CancelToken::new()).expect("tiny run");
+        record_run(&store, target, label, spec);
     }
 }
 
@@ -50,10 +32,7 @@ fn harness(db: &std::path::Path, size: (f32, f32)) -> Harness<'static, LabApp> {
         tab: Tab::History,
         ..Default::default()
     };
-    let app = LabApp::new(db.to_path_buf(), state);
-    Harness::builder()
-        .with_size(egui::vec2(size.0, size.1))
-        .build_ui_state(|ui, app: &mut LabApp| app.ui_root(ui), app)
+    gui_common::window(LabApp::new(db.to_path_buf(), state), size)
 }
 
 /// The table cell showing `text` (the leftmost node with that label).

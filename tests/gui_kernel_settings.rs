@@ -2,6 +2,7 @@
 //! section for a run that recorded them and none for an older run; the Compare tab's
 //! "what differs" table names the one setting that differs.
 
+mod common;
 mod gui_common;
 use std::path::Path;
 
@@ -10,18 +11,10 @@ use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use fsynclab::gui::{LabApp, Tab};
 use fsynclab::probe::{DirtySettings, KernelSettings, SystemInfo};
-use fsynclab::spec::WorkloadSpec;
-use fsynclab::store::{NewRun, Store};
 
 /// Stores a finished fake run labelled `label` whose `vm.dirty_ratio` is `dirty_ratio`
 /// (no kernel settings at all when `None`, as runs stored before they were recorded).
 fn store_run(db: &Path, label: &str, dirty_ratio: Option<u64>) -> i64 {
-    let spec = WorkloadSpec {
-        threads: 1,
-        file_size: 16 * 4096,
-        final_sync: true,
-        ..Default::default()
-    };
     let system = SystemInfo {
         kernel_settings: dirty_ratio.map(|ratio| KernelSettings {
             hz: Some(250),
@@ -34,23 +27,7 @@ fn store_run(db: &Path, label: &str, dirty_ratio: Option<u64>) -> i64 {
         }),
         ..SystemInfo::default()
     };
-    let result = fsynclab::engine::fake_run(0, vec![1_000], vec![9_000], &spec, system.clone())
-        .expect("fake run");
-    let new = NewRun {
-        spec,
-        system,
-        target: "/tmp".into(),
-        label: Some(label.into()),
-        tags: Vec::new(),
-        experiment_id: None,
-        preset: None,
-        preset_scale: None,
-        origin: None,
-    };
-    Store::open(db)
-        .expect("open store")
-        .insert_finished(&new, &result)
-        .expect("store run")
+    common::store_fake_run(db, Path::new("/tmp"), label, system)
 }
 
 /// Opens the details of the run labelled `label` (its table cell: the leftmost label).

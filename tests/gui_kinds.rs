@@ -16,9 +16,7 @@ use fsynclab::spec::{Strategy, WorkloadKind, WorkloadSpec};
 
 fn harness(dir: &tempfile::TempDir, state: UiState) -> Harness<'static, LabApp> {
     let app = LabApp::new(dir.path().join("gui.sqlite"), state);
-    Harness::builder()
-        .with_size(egui::vec2(1360.0, 1400.0))
-        .build_ui_state(|ui, app: &mut LabApp| app.ui_root(ui), app)
+    gui_common::window(app, (1360.0, 1400.0))
 }
 
 fn has(h: &Harness<'static, LabApp>, text: &str) -> bool {

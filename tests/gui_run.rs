@@ -1,6 +1,8 @@
 //! The Run tab, driven headless with egui_kittest: start a tiny real run and read its
 //! summary, cancel a long run, and a launch that cannot start.
 
+mod gui_common;
+
 use std::time::{Duration, Instant};
 
 use egui::accesskit::Role;
@@ -11,10 +13,7 @@ use fsynclab::metrics::RunStatus;
 use fsynclab::spec::{SyncMethod, WorkloadSpec};
 
 fn harness(db_dir: &tempfile::TempDir, state: UiState) -> Harness<'static, LabApp> {
-    let app = LabApp::new(db_dir.path().join("gui.sqlite"), state);
-    Harness::builder()
-        .with_size(egui::vec2(1360.0, 900.0))
-        .build_ui_state(|ui, app: &mut LabApp| app.ui_root(ui), app)
+    gui_common::harness_with(&db_dir.path().join("gui.sqlite"), state)
 }
 
 /// The Run tab with `spec` on `target` (no preset, one run).
@@ -139,14 +138,7 @@ fn long_run_is_cancelled_and_kept_with_its_data() {
         ..Default::default()
     };
     let mut h = harness(&db, state(spec, &target.path().display().to_string()));
-    h.run();
-    h.get_by_label("Start run").click();
-    h.run_steps(2);
-    assert!(
-        h.state().runner.is_active(),
-        "not started: {}",
-        h.state().status.message
-    );
+    gui_common::start_run(&mut h);
 
     // Watch it for ~0.5 s of timed work (preparation comes first).
     let deadline = Instant::now() + Duration::from_secs(20);

@@ -2,7 +2,9 @@
 //! mounted, run on and destroyed (root only; skipped with a reason otherwise, never when
 //! CI=true).
 
-use std::os::unix::fs::MetadataExt;
+mod gui_common;
+use gui_common::step_until;
+
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -17,17 +19,7 @@ use fsynclab::store::{RunFilter, Store};
 
 /// True when the test may run; prints why not otherwise (fails under CI=true).
 fn root_or_skip(test: &str) -> bool {
-    let root = std::fs::metadata("/proc/self")
-        .map(|m| m.uid() == 0)
-        .unwrap_or(false);
-    if !root {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "{test}: needs root (losetup, mkfs, mount) and CI=true forbids skipping"
-        );
-        eprintln!("skipping {test}: scratch filesystems need root (losetup, mkfs, mount)");
-    }
-    root
+    gui_common::root_or_skip(test, "scratch filesystems: losetup, mkfs, mount")
 }
 
 /// A temporary state directory and a RAM directory under /dev/shm, removed on drop.
@@ -72,23 +64,7 @@ impl Drop for Dirs {
 fn harness(dirs: &Dirs, state: UiState) -> Harness<'static, LabApp> {
     let mut app = LabApp::new(dirs.db(), state);
     app.setup.set_scratch_manager(dirs.manager());
-    Harness::builder()
-        .with_size(egui::vec2(1360.0, 900.0))
-        .build_ui_state(|ui, app: &mut LabApp| app.ui_root(ui), app)
-}
-
-fn step_until(
-    h: &mut Harness<'static, LabApp>,
-    what: &str,
-    limit: Duration,
-    done: impl Fn(&Harness<'static, LabApp>) -> bool,
-) {
-    let start = Instant::now();
-    while !done(h) {
-        assert!(start.elapsed() < limit, "timed out waiting for {what}");
-        h.run_steps(3);
-        std::thread::sleep(Duration::from_millis(30));
-    }
+    gui_common::window(app, gui_common::WINDOW_SIZE)
 }
 
 /// Scrolls to the widget and lets the scroll animation end (a click lands on the rect's
@@ -313,7 +289,7 @@ fn closing_during_a_matrix_destroys_its_scratch_filesystem_first() {
     if !root_or_skip("closing_during_a_matrix_destroys_its_scratch_filesystem_first") {
         return;
     }
-    use egui::{ViewportCommand, ViewportEvent, ViewportId};
+    use egui::{ViewportCommand, ViewportId};
     let dirs = Dirs::new();
     let mut state = UiState {
         preset: None,
@@ -358,12 +334,7 @@ fn closing_during_a_matrix_destroys_its_scratch_filesystem_first() {
     );
 
     // The window manager's close button.
-    h.input_mut()
-        .viewports
-        .entry(ViewportId::ROOT)
-        .or_default()
-        .events
-        .push(ViewportEvent::Close);
+    gui_common::press_close(&mut h);
     h.run_steps(2);
     assert!(
         h.query_all_by_label_contains("scratch filesystem is unmounted and destroyed")

@@ -17,10 +17,7 @@ use fsynclab::metrics::RunStatus;
 use fsynclab::spec::{Prepare, WorkloadSpec, builtin_presets};
 
 fn harness(dir: &tempfile::TempDir, state: UiState) -> Harness<'static, LabApp> {
-    let app = LabApp::new(dir.path().join("gui.sqlite"), state);
-    Harness::builder()
-        .with_size(egui::vec2(1360.0, 900.0))
-        .build_ui_state(|ui, app: &mut LabApp| app.ui_root(ui), app)
+    gui_common::harness_with(&dir.path().join("gui.sqlite"), state)
 }
 
 /// An ad-hoc workload with an empty target.
@@ -267,9 +264,7 @@ fn a_presets_suggested_matrices_show_their_exact_options() {
     // Taller than `harness`: the preset's description, its "what to watch" header and the
     // form stand above the matrices, whose rows must be on screen once expanded.
     let app = LabApp::new(dir.path().join("gui.sqlite"), ad_hoc_state());
-    let mut h = Harness::builder()
-        .with_size(egui::vec2(1360.0, 1400.0))
-        .build_ui_state(|ui, app: &mut LabApp| app.ui_root(ui), app);
+    let mut h = gui_common::window(app, (1360.0, 1400.0));
     h.run_steps(3);
     h.get_by_role_and_label(Role::ComboBox, "Preset").click();
     h.run_steps(2);

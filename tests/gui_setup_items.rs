@@ -6,7 +6,6 @@
 
 mod gui_common;
 
-use std::os::unix::fs::MetadataExt;
 use std::time::{Duration, Instant};
 
 use egui::Key;
@@ -20,10 +19,7 @@ use fsynclab::spec::{WorkloadSpec, load_preset};
 use gui_common::{retype, step_until};
 
 fn harness(dir: &tempfile::TempDir, state: UiState) -> Harness<'static, LabApp> {
-    let app = LabApp::new(dir.path().join("gui.sqlite"), state);
-    Harness::builder()
-        .with_size(egui::vec2(1360.0, 900.0))
-        .build_ui_state(|ui, app: &mut LabApp| app.ui_root(ui), app)
+    gui_common::harness_with(&dir.path().join("gui.sqlite"), state)
 }
 
 fn has_label_containing(h: &Harness<'static, LabApp>, text: &str) -> bool {
@@ -186,17 +182,7 @@ fn the_browse_note_goes_when_the_target_changes_or_after_a_while() {
 }
 
 fn root_or_skip(test: &str) -> bool {
-    let root = std::fs::metadata("/proc/self")
-        .map(|m| m.uid() == 0)
-        .unwrap_or(false);
-    if !root {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "{test}: needs root (mount) and CI=true forbids skipping"
-        );
-        eprintln!("skipping {test}: mounting a tmpfs needs root");
-    }
-    root
+    gui_common::root_or_skip(test, "mounting a tmpfs")
 }
 
 /// Unmounts its directory on drop.

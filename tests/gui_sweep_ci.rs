@@ -4,43 +4,25 @@
 mod gui_common;
 
 use std::path::Path;
-use std::sync::mpsc;
 
 use egui_kittest::kittest::Queryable;
-use fsynclab::engine::CancelToken;
 use fsynclab::gui::Tab;
-use fsynclab::lab::{self, RunRequest};
 use fsynclab::spec::{SyncMethod, WorkloadSpec};
 use fsynclab::store::Store;
 
 /// Labels `a` and `b`, each two tiny runs at 1 and at 2 threads.
 fn seed_sweep(db: &Path, target: &Path) {
     let store = Store::open(db).expect("open the test database");
-    let (events, _keep) = mpsc::channel();
     for label in ["a", "b"] {
         for threads in [1, 2] {
             for _ in 0..2 {
-                let request = RunRequest {
-                    spec: WorkloadSpec {
-                        threads,
-                        file_size: 64 << 10,
-                        sync: SyncMethod::None,
-                        ..Default::default()
-                    },
-                    target: target.to_path_buf(),
-                    label: Some(label.into()),
-                    tags: Vec::new(),
-                    preset: None,
-                    preset_scale: None,
-                    experiment_id: None,
-                    keep_files: false,
-                    allow_shared_target: false,
-                    kernel_trace: fsynclab::ktrace::KernelTraceMode::Off,
-                    quiet: None,
-                    origin: None,
-                    warnings: Vec::new(),
+                let spec = WorkloadSpec {
+                    threads,
+                    file_size: 64 << 10,
+                    sync: SyncMethod::None,
+                    ..Default::default()
                 };
-                lab::execute(&store, &request, &events, &CancelToken::new()).expect("tiny run");
+                gui_common::record_run(&store, target, label, spec);
             }
         }
     }

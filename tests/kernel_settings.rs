@@ -8,8 +8,6 @@ mod common;
 use assert_cmd::prelude::*;
 use common::{Lab, json_of};
 use fsynclab::probe::{DirtySettings, KernelSettings, QueueSettings, SystemInfo};
-use fsynclab::spec::WorkloadSpec;
-use fsynclab::store::{NewRun, Store};
 
 /// The settings recorded on the lab VM (tests/fixtures/probe/kernel), `dirty_ratio` given.
 fn lab_vm(dirty_ratio: u64) -> KernelSettings {
@@ -41,34 +39,12 @@ fn lab_vm(dirty_ratio: u64) -> KernelSettings {
 
 /// Stores a finished run of the scripted fake engine with `settings`, through the store API.
 fn store_run(lab: &Lab, label: &str, settings: Option<KernelSettings>) -> i64 {
-    let spec = WorkloadSpec {
-        threads: 1,
-        file_size: 16 * 4096,
-        final_sync: true,
-        ..Default::default()
-    };
     let system = SystemInfo {
         kernel_release: Some("6.18.44".into()),
         kernel_settings: settings,
         ..SystemInfo::default()
     };
-    let result = fsynclab::engine::fake_run(0, vec![1_000], vec![9_000], &spec, system.clone())
-        .expect("fake run");
-    let new = NewRun {
-        spec,
-        system,
-        target: lab.target.clone(),
-        label: Some(label.into()),
-        tags: Vec::new(),
-        experiment_id: None,
-        preset: None,
-        preset_scale: None,
-        origin: None,
-    };
-    Store::open(&lab.db)
-        .expect("open store")
-        .insert_finished(&new, &result)
-        .expect("store run")
+    common::store_fake_run(&lab.db, &lab.target, label, system)
 }
 
 fn stdout(lab: &Lab, args: &[&str]) -> String {

@@ -204,16 +204,23 @@ fn ok(lab: &Lab, args: &[&str], target: Option<&Path>) {
 
 /// Starts a long run and returns once it has streamed progress.
 fn start_long_run(lab: &Lab, target: &Path, label: &str) -> Child {
-    let mut child = lab
-        .cmd()
-        .args(["run", "--quiet", "--threads", "1", "--bs", "4k"])
-        .args(["--file-size", "1M", "--sync", "fsync", "--duration", "30"])
-        .args(["--label", label, "--target"])
-        .arg(target)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = lab.spawn_run(
+        target,
+        &[
+            "--threads",
+            "1",
+            "--bs",
+            "4k",
+            "--file-size",
+            "1M",
+            "--sync",
+            "fsync",
+            "--duration",
+            "30",
+            "--label",
+            label,
+        ],
+    );
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         std::thread::sleep(Duration::from_millis(200));

@@ -15,21 +15,16 @@ const OPS: [&str; 13] = [
 #[test]
 fn tiny_preset_run_does_every_operation_and_cleans_up() {
     let lab = Lab::new();
-    let out = lab
-        .cmd()
-        .args(["run", "--quiet", "--json", "--preset", "xfs-cil-dbench"])
-        .args(["--clients", "2", "--duration", "1"])
-        .args(["--set", "fileserver.files_per_client=16"])
-        .arg("--target")
-        .arg(&lab.target)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v = common::one_run(&out.stdout);
+    let v = lab.run_json(&[
+        "--preset",
+        "xfs-cil-dbench",
+        "--clients",
+        "2",
+        "--duration",
+        "1",
+        "--set",
+        "fileserver.files_per_client=16",
+    ]);
     assert_eq!(v["status"], "finished");
     let ops = v["kind_detail"]["ops"].as_array().expect("ops table");
     let count = |name: &str| -> u64 {

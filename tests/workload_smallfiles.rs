@@ -11,14 +11,7 @@ use serde_json::Value;
 
 /// `fsynclab run --quiet --json --target <target> <args>`; returns (exit code, JSON or stderr).
 fn run(lab: &Lab, target: &Path, args: &[&str]) -> (i32, Value, String) {
-    let out = lab
-        .cmd()
-        .args(["run", "--quiet", "--json"])
-        .args(args)
-        .arg("--target")
-        .arg(target)
-        .output()
-        .unwrap();
+    let out = lab.run_on(target, args);
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     let code = out.status.code().unwrap_or(-1);
     let json = if code == 0 || !out.stdout.is_empty() {

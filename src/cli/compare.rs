@@ -139,13 +139,7 @@ pub fn compare(db: &Option<PathBuf>, args: CompareArgs) -> Result<u8, CliError> 
 /// `fsynclab report`.
 pub fn report(db: &Option<PathBuf>, args: ReportArgs) -> Result<u8, CliError> {
     let (b, c) = sides(&args.baseline, &args.candidate)?;
-    let output_error = |e: report::OutputError| {
-        if e.is_usage() {
-            CliError::usage(e)
-        } else {
-            CliError::failed(e)
-        }
-    };
+    let output_error = |e: report::OutputError| CliError::usage_if(e.is_usage(), e);
     report::report_format(&args.out).map_err(output_error)?;
     let store = open_store(db, OpenMode::ReadOnly)?;
     let comparison = lab::compare_sides(&store, &b, &c).map_err(lab_error)?;

@@ -5,8 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use super::{CliError, open_store};
-use crate::lab::LabError;
+use super::{CliError, open_store, run::lab_error};
 use crate::lab::export::{Selection, export_bundle, parse_run_ids, select};
 use crate::report::raw::RawFormat;
 use crate::store::OpenMode;
@@ -72,14 +71,6 @@ fn selection(args: &ExportArgs) -> Result<Selection, CliError> {
     })
 }
 
-fn lab_error(e: LabError) -> CliError {
-    if e.is_usage() {
-        CliError::usage(e)
-    } else {
-        CliError::failed(e)
-    }
-}
-
 /// `fsynclab export`.
 pub fn export(db: &Option<PathBuf>, args: ExportArgs) -> Result<u8, CliError> {
     let selection = selection(&args)?;
@@ -124,15 +115,8 @@ fn raw(
     format.write(&runs, &mut bytes).map_err(CliError::failed)?;
     match &args.out {
         Some(out) => {
-            crate::report::write_report_files(&[(out.clone(), bytes)], args.force).map_err(
-                |e| {
-                    if e.is_usage() {
-                        CliError::usage(e)
-                    } else {
-                        CliError::failed(e)
-                    }
-                },
-            )?;
+            crate::report::write_report_files(&[(out.clone(), bytes)], args.force)
+                .map_err(|e| CliError::usage_if(e.is_usage(), e))?;
             errln!(
                 "wrote {} run{} to {}",
                 runs.len(),

@@ -105,13 +105,8 @@ pub fn export_fio_job(db: &Option<PathBuf>, args: ExportFioArgs) -> Result<u8, C
         None => out!("{text}"),
         Some(path) => {
             let files = [(path.clone(), text.into_bytes())];
-            crate::report::write_report_files(&files, args.force).map_err(|e| {
-                if e.is_usage() {
-                    CliError::usage(e)
-                } else {
-                    CliError::failed(e)
-                }
-            })?;
+            crate::report::write_report_files(&files, args.force)
+                .map_err(|e| CliError::usage_if(e.is_usage(), e))?;
             errln!("wrote {}", path.display());
         }
     }

@@ -103,13 +103,7 @@ pub fn import(db: &Option<PathBuf>, args: ImportArgs) -> Result<u8, CliError> {
         .iter()
         .map(|p| read_bundle(p).map(|b| (p, b)))
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| {
-            if e.is_usage() {
-                CliError::usage(e)
-            } else {
-                CliError::failed(e)
-            }
-        })?;
+        .map_err(|e| CliError::usage_if(e.is_usage(), e))?;
     let parsed = parse_all(&fio_files)?;
     let store = open_store(db, OpenMode::ReadWrite)?;
     for (path, bundle) in checked {
@@ -118,11 +112,7 @@ pub fn import(db: &Option<PathBuf>, args: ImportArgs) -> Result<u8, CliError> {
                 path: path.clone(),
                 source: Box::new(source),
             };
-            if e.is_usage() {
-                CliError::usage(e)
-            } else {
-                CliError::failed(e)
-            }
+            CliError::usage_if(e.is_usage(), e)
         })?;
         let ids: Vec<String> = counts.new_ids.iter().map(i64::to_string).collect();
         outln!(
@@ -185,13 +175,7 @@ pub fn import(db: &Option<PathBuf>, args: ImportArgs) -> Result<u8, CliError> {
                 &args.tags,
                 Some(experiment),
             )
-            .map_err(|e| {
-                if e.is_usage() {
-                    CliError::usage(e)
-                } else {
-                    CliError::failed(e)
-                }
-            })?;
+            .map_err(|e| CliError::usage_if(e.is_usage(), e))?;
             for (id, run) in ids.iter().zip(&runs) {
                 outln!("{}", stored_line(*id, run, label.as_deref(), experiment));
             }

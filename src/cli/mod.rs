@@ -158,6 +158,15 @@ impl CliError {
             error: error.into(),
         }
     }
+    /// `error` as a usage error (exit 2) when `usage` (the input was at fault), else as a
+    /// failure (exit 1).
+    fn usage_if(usage: bool, error: impl Into<anyhow::Error>) -> Self {
+        if usage {
+            Self::usage(error)
+        } else {
+            Self::failed(error)
+        }
+    }
 }
 
 impl From<StoreError> for CliError {
@@ -365,5 +374,14 @@ mod tests {
             chain_text(&e),
             "cannot open d: file is not a database; choose another"
         );
+    }
+
+    #[test]
+    fn usage_errors_exit_2_and_failures_exit_1() {
+        let usage = CliError::usage_if(true, anyhow::anyhow!("bad --threads"));
+        assert_eq!(usage.code, EXIT_USAGE);
+        assert_eq!(usage.error.to_string(), "bad --threads");
+        let failed = CliError::usage_if(false, anyhow::anyhow!("disk full"));
+        assert_eq!(failed.code, EXIT_FAILED);
     }
 }

@@ -440,13 +440,7 @@ fn preset_plan(args: &RunArgs) -> Result<spec::SeriesPlan, CliError> {
 
 /// Maps a lab error to the exit code it deserves.
 pub fn lab_error(e: lab::LabError) -> CliError {
-    let usage = e.is_usage();
-    let err = anyhow::Error::new(e);
-    if usage {
-        CliError::usage(err)
-    } else {
-        CliError::failed(err)
-    }
+    CliError::usage_if(e.is_usage(), e)
 }
 
 #[cfg(test)]

@@ -132,13 +132,7 @@ fn manager() -> Result<ScratchManager, CliError> {
 }
 
 fn scratch_error(e: crate::scratch::ScratchError) -> CliError {
-    let usage = e.is_usage();
-    let err = anyhow::Error::new(e);
-    if usage {
-        CliError::usage(err)
-    } else {
-        CliError::failed(err)
-    }
+    CliError::usage_if(e.is_usage(), e)
 }
 
 /// `fsynclab scratch`.

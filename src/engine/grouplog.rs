@@ -127,7 +127,7 @@ pub(crate) struct GroupLog {
     pub dir: std::sync::Arc<super::dirfd::DirHandle>,
     /// The log's name in it.
     pub name: String,
-    pub(super) next_seq: Padded<AtomicU64>,
+    next_seq: Padded<AtomicU64>,
     state: Mutex<State>,
     flushed: Condvar,
 }
@@ -151,6 +151,14 @@ struct State {
 }
 
 impl GroupLog {
+    /// Takes the next record for a writer's loop: its sequence number and its offset in
+    /// a log of `records_in_log` records of `record_size` bytes (it wraps around).
+    #[inline(always)]
+    pub(super) fn next_record(&self, record_size: u64, records_in_log: u64) -> (u64, u64) {
+        let seq = self.next_seq.0.fetch_add(1, Ordering::Relaxed);
+        (seq, (seq % records_in_log) * record_size)
+    }
+
     pub fn new(
         dir: std::sync::Arc<super::dirfd::DirHandle>,
         name: String,
@@ -303,16 +311,12 @@ fn append_loop<F: SyncFile, C: Clock>(
     let records_in_log = (spec.grouplog.log_size / record_size).max(1);
     let counted = matches!(spec.stop_rule(), StopRule::TotalRequests(_));
     let mut c = Counts::default();
-    let (mut now, deadline) = (t.start_ns, t.deadline_ns);
+    let mut now = t.start_ns;
     loop {
-        if t.shared.stop.0.load(Ordering::Relaxed)
-            || now >= deadline
-            || (counted && t.shared.remaining.0.fetch_sub(1, Ordering::Relaxed) <= 0)
-        {
+        if t.request_denied(now, counted) {
             break;
         }
-        let seq = log.next_seq.0.fetch_add(1, Ordering::Relaxed);
-        let offset = (seq % records_in_log) * record_size;
+        let (seq, offset) = log.next_record(record_size, records_in_log);
         buf.stamp(offset, seq);
 
         let t0 = t.clock.now_ns();

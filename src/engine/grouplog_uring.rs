@@ -6,8 +6,6 @@
 //! (PostgreSQL's AIO) rather than share one ring behind a lock. io_uring runs the
 //! blocking flush in an io-wq kernel thread, not in the writer's thread.
 
-use std::sync::atomic::Ordering;
-
 use super::GroupLog;
 use crate::engine::file::{Backend, Clock, Ring, RingOp, RingSetup};
 use crate::engine::harness::{Counts, Timed, Worker, WorkerOutput, record_sync, run_worker};
@@ -130,16 +128,12 @@ fn append_loop<R: Ring, C: Clock>(
     let records_in_log = (spec.grouplog.log_size / record_size).max(1);
     let counted = matches!(spec.stop_rule(), StopRule::TotalRequests(_));
     let mut c = Counts::default();
-    let (mut now, deadline) = (t.start_ns, t.deadline_ns);
+    let mut now = t.start_ns;
     loop {
-        if t.stopped()
-            || now >= deadline
-            || (counted && t.shared.remaining.0.fetch_sub(1, Ordering::Relaxed) <= 0)
-        {
+        if t.request_denied(now, counted) {
             break;
         }
-        let seq = log.next_seq.0.fetch_add(1, Ordering::Relaxed);
-        let offset = (seq % records_in_log) * record_size;
+        let (seq, offset) = log.next_record(record_size, records_in_log);
         ring.buffer(0).stamp(offset, seq);
         let t0 = t.clock.now_ns();
         let (t1, t2) = match commit_one(ring, spec, offset, &t.clock) {

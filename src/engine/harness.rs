@@ -247,6 +247,16 @@ impl<C> Timed<'_, C> {
     pub fn stopped(&self) -> bool {
         self.shared.stop.0.load(Ordering::Relaxed)
     }
+
+    /// Whether a worker whose clock reads `now` must start no other request: the run
+    /// stopped, its deadline passed, or (`counted`: a request-count stop rule) the run's
+    /// requests are spent. Takes one request from the run's count when it is not.
+    #[inline(always)]
+    pub fn request_denied(&self, now: u64, counted: bool) -> bool {
+        self.stopped()
+            || now >= self.deadline_ns
+            || (counted && self.shared.remaining.0.fetch_sub(1, Ordering::Relaxed) <= 0)
+    }
 }
 
 /// Runs one worker: `open` (before the gate; an error is an open error that aborts the

@@ -4,9 +4,12 @@
 pub mod fio_server;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command, Output, Stdio};
 
 use assert_cmd::cargo::CommandCargoExt;
+use fsynclab::probe::SystemInfo;
+use fsynclab::spec::WorkloadSpec;
+use fsynclab::store::{NewRun, Store};
 
 /// A temp dir with a database path and an empty target directory.
 pub struct Lab {
@@ -43,14 +46,12 @@ impl Lab {
 
     /// Like [`Lab::run_json`], but the whole printed document (checked to be version 1).
     pub fn run_doc(&self, args: &[&str]) -> serde_json::Value {
-        let out = self
-            .cmd()
-            .args(["run", "--quiet", "--json"])
-            .args(args)
-            .arg("--target")
-            .arg(&self.target)
-            .output()
-            .expect("run fsynclab");
+        self.run_doc_on(&self.target, args)
+    }
+
+    /// Like [`Lab::run_doc`], on `target` instead of the lab's target directory.
+    pub fn run_doc_on(&self, target: &Path, args: &[&str]) -> serde_json::Value {
+        let out = self.run_on(target, args);
         assert!(
             out.status.success(),
             "fsynclab run {args:?} failed: {}",
@@ -59,6 +60,32 @@ impl Lab {
         let doc = json_of(&out.stdout);
         assert_eq!(doc["schema_version"], 1, "{doc}");
         doc
+    }
+
+    /// What `fsynclab --db <db> run --quiet --json <args> --target <target>` did, whether
+    /// it succeeded or not.
+    pub fn run_on(&self, target: &Path, args: &[&str]) -> Output {
+        self.cmd()
+            .args(["run", "--quiet", "--json"])
+            .args(args)
+            .arg("--target")
+            .arg(target)
+            .output()
+            .expect("run fsynclab")
+    }
+
+    /// Starts `fsynclab --db <db> run --quiet <args> --target <target>` in the background,
+    /// its output discarded (a run to watch, kill or wait for).
+    pub fn spawn_run(&self, target: &Path, args: &[&str]) -> Child {
+        self.cmd()
+            .args(["run", "--quiet"])
+            .args(args)
+            .arg("--target")
+            .arg(target)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start fsynclab run")
     }
 
     /// Entries in the target directory (must be empty after every run).
@@ -138,6 +165,22 @@ impl Drop for TmpfsMount {
     }
 }
 
+/// The standard output of `cmd`, after checking it succeeded (its stderr shown when not).
+pub fn stdout_of(cmd: &mut Command) -> String {
+    let out = cmd.output().expect("run fsynclab");
+    assert_success(&out, &format!("{cmd:?}"));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Fails the test unless `out` is a success, showing `what` ran and its stderr.
+pub fn assert_success(out: &Output, what: &str) {
+    assert!(
+        out.status.success(),
+        "{what} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// Parses command output as JSON, showing the output when it is not.
 pub fn json_of(output: &[u8]) -> serde_json::Value {
     serde_json::from_slice(output)
@@ -157,6 +200,35 @@ pub fn payload(output: &[u8], key: &str) -> serde_json::Value {
     let doc = json_of(output);
     assert_eq!(doc["schema_version"], 1, "{doc}");
     doc[key].clone()
+}
+
+/// Stores in database `db` a finished run of the scripted fake engine (one 1 µs write, one
+/// 9 µs sync, 64 KiB file, final sync) measured on `system`, labelled `label`, with `target`
+/// as its target, through the store API; its id.
+pub fn store_fake_run(db: &Path, target: &Path, label: &str, system: SystemInfo) -> i64 {
+    let spec = WorkloadSpec {
+        threads: 1,
+        file_size: 16 * 4096,
+        final_sync: true,
+        ..Default::default()
+    };
+    let result = fsynclab::engine::fake_run(0, vec![1_000], vec![9_000], &spec, system.clone())
+        .expect("fake run");
+    let new = NewRun {
+        spec,
+        system,
+        target: target.to_path_buf(),
+        label: Some(label.into()),
+        tags: Vec::new(),
+        experiment_id: None,
+        preset: None,
+        preset_scale: None,
+        origin: None,
+    };
+    Store::open(db)
+        .expect("open store")
+        .insert_finished(&new, &result)
+        .expect("store run")
 }
 
 /// Holds the write lock on the lab's database from another connection until dropped

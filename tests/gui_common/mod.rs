@@ -1,15 +1,23 @@
 //! Helpers shared by the lab-window tests (egui_kittest, headless).
 #![allow(dead_code)]
 
+use std::path::Path;
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use egui::{Key, Modifiers};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
-use std::path::Path;
 
+use fsynclab::engine::CancelToken;
 use fsynclab::gui::LabApp;
 use fsynclab::gui::{Tab, UiState};
+use fsynclab::lab::{self, RunRequest};
+use fsynclab::spec::WorkloadSpec;
+use fsynclab::store::Store;
+
+/// The window's default size in the tests (width, height).
+pub const WINDOW_SIZE: (f32, f32) = (1360.0, 900.0);
 
 /// Steps the UI (with small real sleeps, for the background threads) until `done`,
 /// failing after `limit`.
@@ -39,16 +47,58 @@ pub fn retype(h: &mut Harness<'static, LabApp>, label: &str, text: &str) {
     let _ = h.try_run();
 }
 
-/// The lab window on database `db`, opened on `tab`, at the default size (1360 × 900).
+/// The lab window drawing `app` headless, `size` (width, height) points large.
+pub fn window(app: LabApp, size: (f32, f32)) -> Harness<'static, LabApp> {
+    Harness::builder()
+        .with_size(egui::vec2(size.0, size.1))
+        .build_ui_state(|ui, app: &mut LabApp| app.ui_root(ui), app)
+}
+
+/// The lab window on database `db` with the persisted `state`, at [`WINDOW_SIZE`].
+pub fn harness_with(db: &Path, state: UiState) -> Harness<'static, LabApp> {
+    window(LabApp::new(db.to_path_buf(), state), WINDOW_SIZE)
+}
+
+/// The lab window on database `db`, opened on `tab`, at [`WINDOW_SIZE`].
 pub fn harness_on(db: &Path, tab: Tab) -> Harness<'static, LabApp> {
     let state = UiState {
         tab,
         ..Default::default()
     };
-    let app = LabApp::new(db.to_path_buf(), state);
-    Harness::builder()
-        .with_size(egui::vec2(1360.0, 900.0))
-        .build_ui_state(|ui, app: &mut LabApp| app.ui_root(ui), app)
+    harness_with(db, state)
+}
+
+/// A request for one run of `spec` on `target` labelled `label`: no tags, no preset,
+/// no kernel trace, files removed afterwards.
+pub fn tiny_request(spec: WorkloadSpec, target: &Path, label: &str) -> RunRequest {
+    RunRequest {
+        spec,
+        target: target.to_path_buf(),
+        label: Some(label.to_string()),
+        tags: Vec::new(),
+        preset: None,
+        preset_scale: None,
+        experiment_id: None,
+        keep_files: false,
+        allow_shared_target: false,
+        kernel_trace: fsynclab::ktrace::KernelTraceMode::Off,
+        quiet: None,
+        origin: None,
+        warnings: Vec::new(),
+    }
+}
+
+/// Runs `request` through the library into `store` (a real, finished run); its id.
+pub fn record(store: &Store, request: &RunRequest) -> i64 {
+    let (events, _keep) = mpsc::channel();
+    lab::execute(store, request, &events, &CancelToken::new())
+        .expect("tiny run")
+        .id
+}
+
+/// [`record`] of [`tiny_request`]: one run of `spec` on `target` labelled `label`.
+pub fn record_run(store: &Store, target: &Path, label: &str, spec: WorkloadSpec) -> i64 {
+    record(store, &tiny_request(spec, target, label))
 }
 
 /// Steps frames (with short sleeps for the database worker) until `done` holds of the app,
@@ -64,4 +114,40 @@ pub fn wait_for(h: &mut Harness<'static, LabApp>, what: &str, done: impl Fn(&Lab
         std::thread::sleep(Duration::from_millis(15));
     }
     h.run_steps(3);
+}
+
+/// True when the test runs as root; otherwise prints that `test` is skipped and why
+/// (`why`: what needs root), or fails it when CI=true (CI never skips).
+pub fn root_or_skip(test: &str, why: &str) -> bool {
+    let root = nix::unistd::geteuid().is_root();
+    if !root {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "{test}: needs root ({why}) and CI=true forbids skipping"
+        );
+        eprintln!("skipping {test}: needs root ({why})");
+    }
+    root
+}
+
+/// Clicks "Start run" and checks the run started (the status line shown when not).
+pub fn start_run(h: &mut Harness<'static, LabApp>) {
+    h.run();
+    h.get_by_label("Start run").click();
+    h.run_steps(2);
+    assert!(
+        h.state().runner.is_active(),
+        "not started: {}",
+        h.state().status.message
+    );
+}
+
+/// Queues the window manager's close button (a close event) for the next frame.
+pub fn press_close(h: &mut Harness<'static, LabApp>) {
+    h.input_mut()
+        .viewports
+        .entry(egui::ViewportId::ROOT)
+        .or_default()
+        .events
+        .push(egui::ViewportEvent::Close);
 }

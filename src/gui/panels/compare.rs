@@ -211,16 +211,7 @@ fn statistics_table(ui: &mut egui::Ui, c: &Comparison, styles: &[SideStyle; 2]) 
         .show(ui, |ui| {
             ui.strong("metric");
             ui.strong("headline");
-            ui.label(
-                RichText::new(format!("baseline {}", c.baseline.title()))
-                    .color(styles[0].color)
-                    .strong(),
-            );
-            ui.label(
-                RichText::new(format!("candidate {}", c.candidate.title()))
-                    .color(styles[1].color)
-                    .strong(),
-            );
+            side_headers(ui, c, styles);
             ui.strong("gain");
             ui.strong("verdict");
             ui.end_row();
@@ -330,21 +321,26 @@ fn published_table(ui: &mut egui::Ui, c: &Comparison) {
         });
 }
 
+/// The two sides' column headers, each named by its runs and in its plot colour.
+fn side_headers(ui: &mut egui::Ui, c: &Comparison, styles: &[SideStyle; 2]) {
+    for (side, name, style) in [
+        ("baseline", &c.baseline, &styles[0]),
+        ("candidate", &c.candidate, &styles[1]),
+    ] {
+        ui.label(
+            RichText::new(format!("{side} {}", name.title()))
+                .color(style.color)
+                .strong(),
+        );
+    }
+}
+
 fn metadata_table(ui: &mut egui::Ui, c: &Comparison, styles: &[SideStyle; 2]) {
     ui.heading("What differs");
     let warn = ui.visuals().warn_fg_color;
     let header = |ui: &mut egui::Ui| {
         ui.strong("field");
-        ui.label(
-            RichText::new(format!("baseline {}", c.baseline.title()))
-                .color(styles[0].color)
-                .strong(),
-        );
-        ui.label(
-            RichText::new(format!("candidate {}", c.candidate.title()))
-                .color(styles[1].color)
-                .strong(),
-        );
+        side_headers(ui, c, styles);
         ui.end_row();
     };
     let differing: Vec<_> = c.metadata.iter().filter(|m| m.differs).collect();

@@ -9,11 +9,10 @@ use crate::gui::Status;
 use crate::gui::task::Task;
 use crate::report;
 
+use super::path_dialog::{NO_DIALOG, expand_home, take_browsed};
+
 /// Extensions the export understands.
 const FORMATS: [&str; 5] = report::REPORT_FORMATS;
-
-/// Said when the save dialog returns nothing (cancelled, or no dialog backend at all).
-const NO_DIALOG: &str = "cancelled or no file dialog available — type a path";
 
 /// The dialog's state (runtime only).
 #[derive(Debug)]
@@ -48,17 +47,6 @@ impl Default for ExportDialog {
     }
 }
 
-/// `~/x` → the home directory's `x`.
-fn expand_home(text: &str) -> PathBuf {
-    match (
-        text.strip_prefix("~/"),
-        directories::UserDirs::new().map(|d| d.home_dir().to_path_buf()),
-    ) {
-        (Some(rest), Some(home)) => home.join(rest),
-        _ => PathBuf::from(text),
-    }
-}
-
 fn format_of(path: &Path) -> Result<String, String> {
     report::report_format(path).map_err(|e| e.to_string())
 }
@@ -90,15 +78,7 @@ impl ExportDialog {
                 }
             }
         }
-        // A dialog thread that died counts as no dialog.
-        match Task::take_done(&mut self.browsing).map(|done| done.unwrap_or(None)) {
-            Some(Some(path)) => {
-                self.path = path.display().to_string();
-                self.message = None;
-            }
-            Some(None) => self.message = Some((NO_DIALOG.into(), false)),
-            None => {}
-        }
+        take_browsed(&mut self.browsing, &mut self.path, &mut self.message);
     }
 
     /// Opens the dialog.

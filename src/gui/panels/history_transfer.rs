@@ -14,8 +14,7 @@ use crate::lab::export::{Selection, export_bundle, select};
 use crate::spec::{Action, SettingNames};
 use crate::store::{OpenMode, Store};
 
-/// Said when the file dialog returns nothing (cancelled, or no dialog backend at all).
-const NO_DIALOG: &str = "cancelled or no file dialog available — type a path";
+use super::path_dialog::{NO_DIALOG, expand_home, take_browsed};
 
 /// What the dialog does.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -41,17 +40,6 @@ pub(super) struct TransferDialog {
     browsing: Option<Task<Option<PathBuf>>>,
     /// Replace an existing file (`export --force`).
     replace: bool,
-}
-
-/// `~/x` → the home directory's `x`.
-fn expand_home(text: &str) -> PathBuf {
-    match (
-        text.strip_prefix("~/"),
-        directories::UserDirs::new().map(|d| d.home_dir().to_path_buf()),
-    ) {
-        (Some(rest), Some(home)) => home.join(rest),
-        _ => PathBuf::from(text),
-    }
 }
 
 /// Writes runs `ids` of the database at `db` as a bundle at `out` (worker thread).
@@ -154,14 +142,7 @@ impl TransferDialog {
                 }
             }
         }
-        match Task::take_done(&mut self.browsing).map(|done| done.unwrap_or(None)) {
-            Some(Some(path)) => {
-                self.path = path.display().to_string();
-                self.message = None;
-            }
-            Some(None) => self.message = Some((NO_DIALOG.into(), false)),
-            None => {}
-        }
+        take_browsed(&mut self.browsing, &mut self.path, &mut self.message);
         changed
     }
 
