@@ -27,8 +27,17 @@
 # from the sequence's.
 #
 # LOOP_MUTEX=1 adds a fourth tool, loop-m: the loop with sysbench's global mutex (-m).
+# LOOP_1M=1 adds loop-1m: the loop filling its file in 1 MiB writes (-c 1024) instead of
+# 4 KiB ones. That was fsynclab's fill before issue 16's fix: ext4 (Linux 6.16+) caches a
+# file written in 1 MiB writes in 1 MiB folios, and the 4k rndwr phase over them runs at
+# 0.6-0.8 of the rate over 4 KiB folios (docs/PERFORMANCE.md, "The fill's folio size").
+# Every tool fills in 4 KiB writes otherwise: sysbench prepare writes --file-block-size
+# blocks, fsynclab's fill writes its block size, the loop -c 4.
 #
-# Environment: ROUNDS (3), EVENTS (10000), EVENTS_TMPFS (200000), SB_FRESH (1), LOOP_MUTEX (0),
+# PERF=1 also counts writeback:folio_wait_writeback on the loop device's bdi (waits for a
+# folio under writeback: what the large folios multiply).
+#
+# Environment: ROUNDS (3), EVENTS (10000), EVENTS_TMPFS (200000), SB_FRESH (1), LOOP_MUTEX (0), LOOP_1M (0),
 #   FSES ("ext4 btrfs"), SETTLE (1), PERF (0), TMPFS (1),
 #   IMG_DIR (/var/tmp), IMG_SIZE (1G), FSYNCLAB (binary; default target/release/fsynclab,
 #   built if missing), KEEP_RAW (dir to copy the raw outputs to).
@@ -39,6 +48,7 @@ EVENTS=${EVENTS:-10000}
 EVENTS_TMPFS=${EVENTS_TMPFS:-200000}
 SB_FRESH=${SB_FRESH:-1}
 LOOP_MUTEX=${LOOP_MUTEX:-0}
+LOOP_1M=${LOOP_1M:-0}
 IMG_DIR=${IMG_DIR:-/var/tmp}
 IMG_SIZE=${IMG_SIZE:-1G}
 KEEP_RAW=${KEEP_RAW:-}
@@ -119,16 +129,20 @@ DEV="" # device whose flushes are counted (empty: none)
 flushes() { if [[ -n $DEV ]]; then awk '{print $16}' "/sys/block/$DEV/stat"; else echo NA; fi; }
 delta() { if [[ $1 == NA ]]; then echo NA; else echo $(($2 - $1)); fi; }
 # PERF=1 on ext4: the journal commits of one command (jbd2 tracepoint filtered on the loop
-# device's dev_t, major << 20 | minor), appended to $WORK/commits.
+# device's dev_t, major << 20 | minor) into $WORK/commits, and its folio writeback waits
+# (filtered on the device's bdi name, "major:minor") into $WORK/fwaits.
 COMMITS_OF=""
 counted() { # command...
     if [[ $PERF == 1 && -n $COMMITS_OF ]]; then
         perf stat -x, -o "$WORK/perf.out" -a -e jbd2:jbd2_start_commit \
-            --filter "dev == $COMMITS_OF" -- "$@"
+            --filter "dev == $COMMITS_OF" -e writeback:folio_wait_writeback \
+            --filter "name == \"$((COMMITS_OF >> 20)):$((COMMITS_OF & 0xfffff))\"" -- "$@"
         awk -F, '/jbd2_start_commit/ {print $1}' "$WORK/perf.out" >"$WORK/commits"
+        awk -F, '/folio_wait_writeback/ {print $1}' "$WORK/perf.out" >"$WORK/fwaits"
     else
         "$@"
         echo NA >"$WORK/commits"
+        echo NA >"$WORK/fwaits"
     fi
 }
 
@@ -154,7 +168,7 @@ writes = round((events + end) / (1 + f / w))
 fsyncs = round(writes * f / w)
 p95 = num("95th percentile:")
 row = [sys.argv[2], sys.argv[3], "sysbench", events, "%.4f" % total, "%.1f" % (events / total),
-       writes, fsyncs, sys.argv[4], p95, sys.argv[6]]
+       writes, fsyncs, sys.argv[4], p95, sys.argv[6], sys.argv[7]]
 print("\t".join(str(x) for x in row))
 '
 
@@ -166,7 +180,7 @@ fl = j.get("device_flushes") if sys.argv[4] else None
 total = s["total_time_s"]
 row = [sys.argv[2], sys.argv[3], sys.argv[6], s["events"], "%.4f" % total,
        "%.1f" % (s["events"] / total), s["event_writes"], j["syncs"],
-       "NA" if fl is None else fl, "%.2f" % s["latency_ms"]["p95"], sys.argv[5]]
+       "NA" if fl is None else fl, "%.2f" % s["latency_ms"]["p95"], sys.argv[5], sys.argv[7]]
 print("\t".join(str(x) for x in row))
 '
 
@@ -182,7 +196,7 @@ run_sysbench() { # case dir events round
     # shellcheck disable=SC2086
     (cd "$2/sb" && counted sysbench fileio $args run >"$out")
     f1=$(flushes)
-    python3 -c "$SB_PARSE" "$out" "$1" "$4" "$(delta "$f0" "$f1")" $THREADS "$(cat "$WORK/commits")" >>"$RESULTS"
+    python3 -c "$SB_PARSE" "$out" "$1" "$4" "$(delta "$f0" "$f1")" $THREADS "$(cat "$WORK/commits")" "$(cat "$WORK/fwaits")" >>"$RESULTS"
 }
 
 run_fsynclab() { # case dir events round [settle flag] [tool name]
@@ -196,7 +210,7 @@ run_fsynclab() { # case dir events round [settle flag] [tool name]
     counted "$FSYNCLAB" --db "$DB" run --quiet --json --mode sysbench --threads $THREADS --bs 4k \
         --file-size $FILE_SIZE --requests "$3" --sync fsync --sync-every $FREQ \
         --final-sync --prepare fill $settle --target "$2/fl" >"$out"
-    python3 -c "$FL_PARSE" "$out" "$1" "$4" "$DEV" "$(cat "$WORK/commits")" "$name" >>"$RESULTS"
+    python3 -c "$FL_PARSE" "$out" "$1" "$4" "$DEV" "$(cat "$WORK/commits")" "$name" "$(cat "$WORK/fwaits")" >>"$RESULTS"
 }
 
 # SETTLE=both: fsynclab with --no-settle as a tool of its own (fsynclab-ns) in every round.
@@ -207,24 +221,27 @@ run_loop() { # case dir events round [extra flag] [tool name]
     sync -f "$2"
     f0=$(flushes)
     # shellcheck disable=SC2086
-    counted "$LOOPBIN" -f "$2/c/test_file" -n "$3" -t $THREADS -e $FREQ -s "${FILE_SIZE%M}" ${5:-} >"$out"
+    counted "$LOOPBIN" -f "$2/c/test_file" -n "$3" -t $THREADS -e $FREQ -s "${FILE_SIZE%M}" ${5:--c 4} >"$out"
     f1=$(flushes)
-    python3 -c "$LOOP_PARSE" "$out" "$1" "$4" "$(delta "$f0" "$f1")" "$name" "$(cat "$WORK/commits")" >>"$RESULTS"
+    python3 -c "$LOOP_PARSE" "$out" "$1" "$4" "$(delta "$f0" "$f1")" "$name" "$(cat "$WORK/commits")" "$(cat "$WORK/fwaits")" >>"$RESULTS"
 }
 
-run_loop_m() { run_loop "$1" "$2" "$3" "$4" -m loop-m; }
+run_loop_m() { run_loop "$1" "$2" "$3" "$4" "-m -c 4" loop-m; }
+# LOOP_1M=1: the loop filling its file in 1 MiB writes (fsynclab's fill before issue 16).
+run_loop_1m() { run_loop "$1" "$2" "$3" "$4" "-c 1024" loop-1m; }
 
 LOOP_PARSE='
 import re, sys
 kv = dict(re.findall(r"(\w+)=([0-9.]+)", open(sys.argv[1]).read()))
 row = [sys.argv[2], sys.argv[3], sys.argv[5], kv["events"], "%.4f" % float(kv["wall_s"]),
-       kv["events_per_s"], kv["writes"], kv["fsyncs"], sys.argv[4], "NA", sys.argv[6]]
+       kv["events_per_s"], kv["writes"], kv["fsyncs"], sys.argv[4], "NA", sys.argv[6], sys.argv[7]]
 print("\t".join(str(x) for x in row))
 '
 
 run_case() { # case dir events
     local tools=(fsynclab sysbench loop) r k
     [[ $LOOP_MUTEX == 1 ]] && tools+=(loop_m)
+    [[ $LOOP_1M == 1 ]] && tools+=(loop_1m)
     [[ $SETTLE == both ]] && tools+=(fsynclab_ns)
     local n=${#tools[@]}
     echo "# case $1: $3 events in $2"
@@ -266,9 +283,9 @@ for case in dict.fromkeys(r[0] for r in rows):
     rs = [r for r in rows if r[0] == case]
     events = int(rs[0][3])
     print(f"\n## {case}")
-    print(f"{'round':>5} {'tool':<9} {'events':>7} {'time s':>8} {'events/s':>9} {'writes':>7} {'fsyncs':>7} {'flushes':>7} {'p95 ms':>7} {'commits':>7}")
+    print(f"{'round':>5} {'tool':<11} {'events':>7} {'time s':>8} {'events/s':>9} {'writes':>7} {'fsyncs':>7} {'flushes':>7} {'p95 ms':>7} {'commits':>7} {'fwaits':>7}")
     for r in rs:
-        print(f"{r[1]:>5} {r[2]:<9} {r[3]:>7} {r[4]:>8} {r[5]:>9} {r[6]:>7} {r[7]:>7} {r[8]:>7} {r[9]:>7} {r[10]:>7}")
+        print(f"{r[1]:>5} {r[2]:<11} {r[3]:>7} {r[4]:>8} {r[5]:>9} {r[6]:>7} {r[7]:>7} {r[8]:>7} {r[9]:>7} {r[10]:>7} {r[11]:>7}")
     measured = [r for r in rs if r[1] != "0"]
     tools = tuple(dict.fromkeys(r[2] for r in measured))
     med = {t: statistics.median(float(r[5]) for r in measured if r[2] == t) for t in tools}
@@ -286,6 +303,11 @@ for case in dict.fromkeys(r[0] for r in rows):
     cm = {t: [float(r[10]) for r in measured if r[2] == t and r[10] != "NA"] for t in tools}
     if all(cm.values()):
         print("median journal commits: " + ", ".join(f"{t} {statistics.median(cm[t]):.0f}" for t in tools))
+        fpc = {t: statistics.median(float(r[7]) / float(r[10]) for r in measured if r[2] == t) for t in tools}
+        print("median fsyncs per commit: " + ", ".join(f"{t} {fpc[t]:.2f}" for t in tools))
+    fw = {t: [float(r[11]) for r in measured if r[2] == t and r[11] != "NA"] for t in tools}
+    if all(fw.values()):
+        print("median folio writeback waits: " + ", ".join(f"{t} {statistics.median(fw[t]):.0f}" for t in tools))
     periodic = events // (freq + 1)
     want = (events, events - periodic, periodic + threads)
     bad = [r for r in rs if (int(r[3]), int(r[6]), int(r[7])) != want]

@@ -31,6 +31,7 @@
 static int fd;
 static long events = 10000, freq = 5, nthreads = 4, bs = 4096;
 static long long file_size = 128LL << 20;
+static long fill_chunk = 1 << 20;
 static atomic_long ticket, writes, fsyncs;
 static pthread_barrier_t start;
 static int use_mutex;
@@ -99,7 +100,7 @@ int main(int argc, char **argv)
 {
     const char *path = NULL;
     int opt;
-    while ((opt = getopt(argc, argv, "f:n:t:e:s:b:m")) != -1) {
+    while ((opt = getopt(argc, argv, "f:n:t:e:s:b:c:m")) != -1) {
         switch (opt) {
         case 'f': path = optarg; break;
         case 'n': events = atol(optarg); break;
@@ -107,30 +108,31 @@ int main(int argc, char **argv)
         case 'e': freq = atol(optarg); break;
         case 's': file_size = atoll(optarg) << 20; break;
         case 'b': bs = atol(optarg); break;
+        case 'c': fill_chunk = atol(optarg) << 10; break;
         case 'm': use_mutex = 1; break;
         default:
-            fprintf(stderr, "usage: %s -f FILE [-n EVENTS] [-t THREADS] [-e FREQ] [-s MIB] [-b BS] [-m]\n",
+            fprintf(stderr, "usage: %s -f FILE [-n EVENTS] [-t THREADS] [-e FREQ] [-s MIB] [-b BS] [-c FILL_KIB] [-m]\n",
                     argv[0]);
             return 2;
         }
     }
     if (!path || events < 1 || nthreads < 1 || nthreads > 1024 || freq < 1 || bs < 512 ||
-        file_size < bs) {
+        file_size < bs || fill_chunk < 4096 || file_size % fill_chunk) {
         fprintf(stderr, "%s: need -f FILE and positive sizes (see the header)\n", argv[0]);
         return 2;
     }
     fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
     if (fd < 0)
         die(path);
-    char *chunk = calloc(1, 1 << 20);
+    char *chunk = calloc(1, fill_chunk);
     if (!chunk)
         die("calloc");
-    for (long long off = 0; off < file_size; off += 1 << 20) {
-        for (int i = 0; i < (1 << 20); i += 8) {
+    for (long long off = 0; off < file_size; off += fill_chunk) {
+        for (long i = 0; i + 8 <= fill_chunk; i += 8) {
             uint64_t v = mix((uint64_t)(off + i));
             memcpy(chunk + i, &v, 8);
         }
-        if (pwrite(fd, chunk, 1 << 20, off) != 1 << 20)
+        if (pwrite(fd, chunk, fill_chunk, off) != fill_chunk)
             die("fill");
     }
     if (fsync(fd))

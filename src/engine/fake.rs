@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use super::api::CancelToken;
 use super::dirfd::DirHandle;
-use super::file::{Backend, Clock, DirOps, OpenAt, PREPARE_THREAD, SyncFile};
+use super::file::{Backend, Clock, DirOps, FileLayout, OpenAt, PREPARE_THREAD, SyncFile};
 use crate::spec::{OpenFlags, Prepare, SyncMethod};
 
 /// A call of the fake other than write and sync, for scripted latencies and failures.
@@ -114,7 +114,7 @@ pub struct FakeBackend {
     total_writes: Arc<AtomicU64>,
     total_syncs: Arc<AtomicU64>,
     created: Mutex<Vec<String>>,
-    preparations: Mutex<Vec<(u64, Prepare)>>,
+    layouts: Mutex<Vec<FileLayout>>,
 }
 
 impl FakeBackend {
@@ -162,10 +162,16 @@ impl FakeBackend {
     /// The size and preparation each created file was asked for, in creation order (the
     /// only file work before the timed phase: a fake file is never truncated or allocated).
     pub fn preparations(&self) -> Vec<(u64, Prepare)> {
-        self.preparations
-            .lock()
-            .map(|c| c.clone())
-            .unwrap_or_default()
+        self.layouts()
+            .into_iter()
+            .map(|l| (l.size_bytes, l.prepare))
+            .collect()
+    }
+
+    /// The whole layout each created file was asked for (size, preparation, fill write
+    /// length, seed), in creation order.
+    pub fn layouts(&self) -> Vec<FileLayout> {
+        self.layouts.lock().map(|c| c.clone()).unwrap_or_default()
     }
 
     fn clock_cell(&self, thread: u32) -> Arc<AtomicU64> {
@@ -403,18 +409,16 @@ impl Backend for FakeBackend {
         &self,
         _dir: &DirHandle,
         name: &str,
-        size: u64,
-        prepare: Prepare,
-        _seed: u64,
+        layout: &FileLayout,
         cancel: &CancelToken,
     ) -> io::Result<()> {
         if cancel.is_cancelled() {
             return Err(io::Error::from(io::ErrorKind::Interrupted));
         }
-        self.preparations
+        self.layouts
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .push((size, prepare));
+            .push(*layout);
         self.created
             .lock()
             .unwrap_or_else(|e| e.into_inner())

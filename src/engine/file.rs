@@ -25,6 +25,44 @@ use crate::spec::{OpenFlags, Prepare, SyncMethod};
 /// any worker exists): the fake keeps a clock of its own for it.
 pub const PREPARE_THREAD: u32 = u32::MAX;
 
+/// The shortest write of a [`Prepare::Fill`]: one page (writes of less fill the same
+/// one-page folios with more syscalls).
+pub const FILL_WRITE_MIN: usize = 4096;
+
+/// What [`Backend::create`] makes of a new test file: its size, how it is prepared and,
+/// for a fill, how long each fill write is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileLayout {
+    /// Size of the prepared file (0 for [`Prepare::Empty`]).
+    pub size_bytes: u64,
+    /// How the file is prepared.
+    pub prepare: Prepare,
+    /// Length of each write of a [`Prepare::Fill`]: the workload's block size (see
+    /// [`fill_write_bytes`]), so the page cache holds the file in folios of the size the
+    /// timed writes make, as after `sysbench prepare` and fio's layout.
+    pub fill_write_bytes: usize,
+    /// Picks the fill data.
+    pub seed: u64,
+}
+
+/// The length of each fill write for a workload of `block_size` byte writes: the block size
+/// itself, as `sysbench prepare` (`--file-block-size` writes) and fio's layout (writes of
+/// the largest write `bs`) fill their files, at least [`FILL_WRITE_MIN`] (a page: smaller
+/// writes land in the same one-page folios) and at most `MAX_BLOCK_SIZE`.
+///
+/// Why it matters: since Linux 6.16 ext4 caches a file written in large writes in large
+/// folios (a 1 MiB write makes one order-8 folio). A 4 KiB write then dirties a block of a
+/// 1 MiB folio, and an fsync that finds that folio still under writeback from another
+/// thread's fsync waits for it, so concurrent fsyncs share fewer journal commits: on a loop
+/// ext4 the seed-001 replay over a 1 MiB-filled file ran at 0.5–0.8 of sysbench's event
+/// rate (docs/PERFORMANCE.md, "The fill's folio size").
+pub fn fill_write_bytes(block_size: u64) -> usize {
+    let capped = block_size.min(crate::spec::MAX_BLOCK_SIZE);
+    usize::try_from(capped)
+        .unwrap_or(FILL_WRITE_MIN)
+        .max(FILL_WRITE_MIN)
+}
+
 /// A file the engine writes and syncs. Implementations do no allocation per call.
 pub trait SyncFile {
     /// Writes all of `buf` at `offset`.
@@ -112,16 +150,13 @@ pub trait Backend: Sync {
     type Ring: Ring + Send;
 
     /// Creates a new file `name` in `dir` (openat O_CREAT | O_EXCL | O_NOFOLLOW, mode
-    /// 0600), prepares it and fsyncs it, so preparation is not paid for by the first timed
-    /// sync. `seed` picks the fill data; a cancel during a long fill returns
-    /// `ErrorKind::Interrupted`.
+    /// 0600), prepares it as `layout` says and fsyncs it, so preparation is not paid for by
+    /// the first timed sync. A cancel during a long fill returns `ErrorKind::Interrupted`.
     fn create(
         &self,
         dir: &DirHandle,
         name: &str,
-        size: u64,
-        prepare: Prepare,
-        seed: u64,
+        layout: &FileLayout,
         cancel: &CancelToken,
     ) -> io::Result<()>;
     /// Opens the existing test file `name` in `dir` for worker `thread` with the given
@@ -354,13 +389,12 @@ impl Backend for RealBackend {
         &self,
         dir: &DirHandle,
         name: &str,
-        size: u64,
-        prepare: Prepare,
-        seed: u64,
+        layout: &FileLayout,
         cancel: &CancelToken,
     ) -> io::Result<()> {
         let file = dir.create_file(name, OFlag::empty())?;
-        match prepare {
+        let size = layout.size_bytes;
+        match layout.prepare {
             Prepare::Sparse => file.set_len(size)?,
             // Created with O_EXCL, so it is new and already of size 0: nothing to do; the
             // timed writes extend it (fio's fallocate=none).
@@ -375,7 +409,8 @@ impl Backend for RealBackend {
                 }
             }
             Prepare::Fill => {
-                let mut chunk = fill_pattern(1 << 20, seed);
+                // One write per block, as sysbench prepare does (see fill_write_bytes).
+                let mut chunk = fill_pattern(layout.fill_write_bytes.max(8), layout.seed);
                 let mut offset = 0u64;
                 while offset < size {
                     if cancel.is_cancelled() {
@@ -424,6 +459,50 @@ pub use super::buf::{AlignedBuf, fill_pattern};
 mod tests {
     use super::*;
 
+    fn sparse(size_bytes: u64) -> FileLayout {
+        FileLayout {
+            size_bytes,
+            prepare: Prepare::Sparse,
+            fill_write_bytes: FILL_WRITE_MIN,
+            seed: 1,
+        }
+    }
+
+    #[test]
+    fn fill_writes_are_the_block_size_within_a_page_and_the_largest_block() {
+        assert_eq!(fill_write_bytes(4096), 4096);
+        assert_eq!(fill_write_bytes(16 << 10), 16 << 10);
+        assert_eq!(fill_write_bytes(1 << 20), 1 << 20);
+        assert_eq!(fill_write_bytes(512), FILL_WRITE_MIN);
+        assert_eq!(fill_write_bytes(0), FILL_WRITE_MIN);
+        let max = usize::try_from(crate::spec::MAX_BLOCK_SIZE).unwrap();
+        assert_eq!(fill_write_bytes(u64::MAX), max);
+    }
+
+    #[test]
+    fn a_fill_is_written_in_writes_of_the_layouts_length() {
+        // Each fill write stamps its own offset into its first 8 bytes, so the stamps show
+        // where the writes began: every 4 KiB for 4 KiB fill writes (not every 1 MiB).
+        let dir = tempfile::tempdir().unwrap();
+        let handle = DirHandle::open(dir.path()).unwrap();
+        let layout = FileLayout {
+            size_bytes: 64 << 10,
+            prepare: Prepare::Fill,
+            fill_write_bytes: 4096,
+            seed: 9,
+        };
+        RealBackend
+            .create(&handle, "f", &layout, &CancelToken::new())
+            .unwrap();
+        let data = std::fs::read(dir.path().join("f")).unwrap();
+        assert_eq!(data.len(), 64 << 10);
+        for offset in (0..data.len()).step_by(4096) {
+            let stamp = u64::from_le_bytes(data[offset..offset + 8].try_into().unwrap());
+            assert_eq!(stamp, offset as u64, "fill write at {offset}");
+        }
+        assert_eq!(data[8..4096], fill_pattern(4096, 9)[8..]);
+    }
+
     #[test]
     fn aligned_buffer_is_aligned_and_filled() {
         let buf = AlignedBuf::new(8192, 3);
@@ -439,11 +518,11 @@ mod tests {
         let path = dir.path().join("f");
         let c = CancelToken::new();
         RealBackend
-            .create(&handle, "f", 16384, Prepare::Sparse, 1, &c)
+            .create(&handle, "f", &sparse(16384), &c)
             .unwrap();
         assert!(
             RealBackend
-                .create(&handle, "f", 16384, Prepare::Sparse, 1, &c)
+                .create(&handle, "f", &sparse(16384), &c)
                 .is_err(),
             "O_EXCL"
         );
@@ -476,14 +555,7 @@ mod tests {
         std::os::unix::fs::symlink(&real, &link).unwrap();
         assert!(
             RealBackend
-                .create(
-                    &handle,
-                    "link",
-                    4096,
-                    Prepare::Sparse,
-                    1,
-                    &CancelToken::new()
-                )
+                .create(&handle, "link", &sparse(4096), &CancelToken::new())
                 .is_err()
         );
         assert!(
@@ -496,7 +568,7 @@ mod tests {
         let c = CancelToken::new();
         assert!(
             RealBackend
-                .create(&handle, "dangling", 4096, Prepare::Sparse, 1, &c)
+                .create(&handle, "dangling", &sparse(4096), &c)
                 .is_err()
         );
         assert!(!dir.path().join("absent").exists());

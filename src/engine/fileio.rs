@@ -3,7 +3,7 @@
 //! mode in `super::sysbench`).
 
 use super::api::{CancelToken, EngineEvent};
-use super::file::Backend;
+use super::file::{Backend, FileLayout, fill_write_bytes};
 use super::harness::{PrepareStop, Worker, WorkerOutput};
 use super::kind::Kind;
 use super::scratch::{IoSite, ScratchDir};
@@ -46,14 +46,13 @@ impl Kind for Fileio {
                 Prepare::Fallocate => "fallocate",
                 _ => "prepare",
             };
-            match backend.create(
-                &dir,
-                &name,
-                spec.file_size,
-                spec.prepare,
-                spec.seed ^ u64::from(i),
-                cancel,
-            ) {
+            let layout = FileLayout {
+                size_bytes: spec.file_size,
+                prepare: spec.prepare,
+                fill_write_bytes: fill_write_bytes(spec.block_size),
+                seed: spec.seed ^ u64::from(i),
+            };
+            match backend.create(&dir, &name, &layout, cancel) {
                 Ok(()) => names.push(name),
                 Err(e) => {
                     let site = IoSite {

@@ -54,8 +54,8 @@ pub use fake::{FAKE_OPS, FakeBackend, FakeClock, FakeDirOps, FakeFile, FakeOp};
 #[cfg(any(test, feature = "test-support"))]
 pub use fake_ring::{FakeRing, FakeRingEvent};
 pub use file::{
-    Backend, Clock, DirOps, OpenAt, PREPARE_THREAD, RealBackend, RealClock, RealDirOps, RealFile,
-    RealRing, Ring, RingOp, RingSetup, SyncFile,
+    Backend, Clock, DirOps, FILL_WRITE_MIN, FileLayout, OpenAt, PREPARE_THREAD, RealBackend,
+    RealClock, RealDirOps, RealFile, RealRing, Ring, RingOp, RingSetup, SyncFile, fill_write_bytes,
 };
 pub(crate) use fileserver::open_files_per_client;
 pub use ring::{io_uring_problem, probe_io_uring, unavailable_reason, uses_io_uring};

@@ -3,7 +3,7 @@
 use super::*;
 use crate::engine::{CancelToken, FakeBackend, RunContext, run_with};
 use crate::metrics::{RunResult, RunStatus, SysbenchSummary};
-use crate::spec::FileioMode;
+use crate::spec::{FileioMode, Prepare};
 
 fn sysbench_spec(threads: u32, files: Option<u32>, requests: u64) -> WorkloadSpec {
     WorkloadSpec {
@@ -174,4 +174,28 @@ fn offsets_are_uniform_over_all_blocks_of_all_files() {
     // 1000 expected per block; uniform with replacement, so not exactly 1000.
     assert!(hits.iter().all(|&h| (850..1150).contains(&h)), "{hits:?}");
     assert!(hits.iter().any(|&h| h != 1000));
+}
+
+#[test]
+fn a_filled_file_is_written_in_blocks_of_the_workload_as_sysbench_prepare_does() {
+    // sysbench prepare writes its files in --file-block-size writes; a fill in larger writes
+    // leaves large page-cache folios on ext4 (Linux 6.16+) and slows the replay's fsyncs.
+    for block_size in [4096, 16 << 10] {
+        let spec = WorkloadSpec {
+            block_size,
+            prepare: Prepare::Fill,
+            ..sysbench_spec(4, None, 60)
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = RunContext::new(1, dir.path().to_path_buf());
+        let (tx, _rx) = std::sync::mpsc::channel();
+        let fake = FakeBackend::new(vec![1_000], vec![5_000]);
+        let r = run_with(&fake, &spec, &ctx, &tx, &CancelToken::new()).unwrap();
+        assert_eq!(r.status, RunStatus::Finished, "{:?}", r.error);
+        let layouts = fake.layouts();
+        assert_eq!(layouts.len(), 1, "one shared file");
+        assert_eq!(layouts[0].prepare, Prepare::Fill);
+        assert_eq!(layouts[0].size_bytes, spec.file_size);
+        assert_eq!(layouts[0].fill_write_bytes as u64, block_size);
+    }
 }
