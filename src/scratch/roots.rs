@@ -121,7 +121,37 @@ pub(super) fn prepare_root(dir: &Path, private: bool) -> Result<PathBuf, Scratch
     }
     let canonical = std::fs::canonicalize(dir).map_err(|e| ScratchError::io("resolve", dir, e))?;
     check_shape(&canonical)?;
+    if euid() == 0 {
+        check_ancestors(&canonical)?;
+    }
     Ok(canonical)
+}
+
+/// As root: refuses a root whose ancestors another user could rename entries in (owned by
+/// someone other than root, or writable by others and not sticky). Such a user could swap
+/// the root, or a directory above it, for a link after the checks, and every path fsynclab
+/// builds below it (mount points above all: `mount` follows links) would then land where
+/// they chose: `sudo -E` with the user's `XDG_DATA_HOME`, or a state directory in their
+/// home.
+fn check_ancestors(canonical: &Path) -> Result<(), ScratchError> {
+    for ancestor in canonical.ancestors().skip(1) {
+        let meta = std::fs::symlink_metadata(ancestor)
+            .map_err(|e| ScratchError::io("inspect", ancestor, e))?;
+        if crate::probe::safe_dir(meta.uid(), meta.mode(), 0, false).is_err() {
+            return Err(bad(
+                canonical,
+                format!(
+                    "{} above it (owner uid {}, mode {:o}) lets another user swap it for a \
+                     link; use a directory only root can change (sudo without -E keeps \
+                     root's own)",
+                    ancestor.display(),
+                    meta.uid(),
+                    meta.mode() & 0o7777
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The type of `path` itself (never following a symlink), `None` when it does not exist.
