@@ -134,7 +134,11 @@ fn a_scratch_state_below_another_users_directory_is_refused() {
         err.contains(&theirs.display().to_string()) && err.contains("swap it for a link"),
         "{err}"
     );
-    assert!(!data.exists(), "something was made below {}", theirs.display());
+    assert!(
+        !data.exists(),
+        "something was made below {}",
+        theirs.display()
+    );
 }
 
 /// The user swaps `~/.local` for a link to root's own data directory between the check
@@ -147,14 +151,12 @@ fn a_data_dir_swapped_for_a_link_never_hands_roots_files_over() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home");
     let user = Attacker::new("l", &home);
-    let sudo = fsynclab::probe::sudo_user_from(
-        0,
-        Some(&user.uid.to_string()),
-        Some(&user.name),
-        |_| Some((user.name.clone(), user.gid, home.clone())),
-    )
-    .unwrap()
-    .unwrap();
+    let sudo =
+        fsynclab::probe::sudo_user_from(0, Some(&user.uid.to_string()), Some(&user.name), |_| {
+            Some((user.name.clone(), user.gid, home.clone()))
+        })
+        .unwrap()
+        .unwrap();
     // The check: the real directories are made and handed over.
     let data = sudo.data_dir().unwrap();
     assert_eq!(uid_of(&data), user.uid);
@@ -195,14 +197,12 @@ fn planted_database_files_are_not_followed_or_chowned() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home");
     let user = Attacker::new("p", &home);
-    let sudo = fsynclab::probe::sudo_user_from(
-        0,
-        Some(&user.uid.to_string()),
-        Some(&user.name),
-        |_| Some((user.name.clone(), user.gid, home.clone())),
-    )
-    .unwrap()
-    .unwrap();
+    let sudo =
+        fsynclab::probe::sudo_user_from(0, Some(&user.uid.to_string()), Some(&user.name), |_| {
+            Some((user.name.clone(), user.gid, home.clone()))
+        })
+        .unwrap()
+        .unwrap();
     let data = sudo.data_dir().unwrap();
     let victim = dir.path().join("victim");
     std::fs::write(&victim, b"root's").unwrap();

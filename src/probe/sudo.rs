@@ -9,7 +9,7 @@
 //! Parsing the variables is pure ([`sudo_user_from`]); the rest are thin readers.
 
 use std::os::fd::{AsFd, OwnedFd};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use nix::fcntl::{OFlag, openat};
@@ -317,6 +317,7 @@ pub fn own_data_dir() -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     fn lookup(uid: u32) -> Option<(String, u32, PathBuf)> {
         (uid == 1000).then(|| ("alice".into(), 1000, "/home/alice".into()))
