@@ -3,9 +3,11 @@
 //! agreeing with the password database) whose home no other user can swap (every
 //! ancestor a real directory owned by root or the user and not writable by others unless
 //! sticky; the home itself the user's and not group- or other-writable), the default
-//! database and scratch state go under `<home>/.local/share/fsynclab`; the directories
-//! fsynclab makes there, and the database files, are handed to the user. Everything
-//! below the home is reached through directory descriptors opened `O_NOFOLLOW`.
+//! database goes under `<home>/.local/share/fsynclab`; the directories fsynclab makes
+//! there, and the database files, are handed to the user. Everything below the home is
+//! reached through directory descriptors opened `O_NOFOLLOW`, the hand-over included.
+//! The scratch state stays root's ([`own_data_dir`]): the user can rename anything in
+//! their own data directory.
 //! Parsing the variables is pure ([`sudo_user_from`]); the rest are thin readers.
 
 use std::os::fd::{AsFd, OwnedFd};
