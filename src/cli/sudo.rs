@@ -35,9 +35,7 @@ pub fn after_command(db: &Option<PathBuf>) {
         Some(p) => p.clone(),
         None => match Store::default_path() {
             Ok(path) => {
-                if let Some(dir) = path.parent() {
-                    user.give_database(dir, DB_FILE_NAME);
-                }
+                user.give_database(DB_FILE_NAME);
                 path
             }
             Err(_) => return,

@@ -3,18 +3,26 @@
 //! agreeing with the password database) whose home no other user can swap (every
 //! ancestor a real directory owned by root or the user and not writable by others unless
 //! sticky; the home itself the user's and not group- or other-writable), the default
-//! database and scratch state go under `<home>/.local/share/fsynclab`; the directories
-//! fsynclab makes there, and the database files, are handed to the user. Everything
-//! below the home is reached through directory descriptors opened `O_NOFOLLOW`.
+//! database goes under `<home>/.local/share/fsynclab`; the directories fsynclab makes
+//! there, and the database files, are handed to the user. Everything below the home is
+//! reached through directory descriptors opened `O_NOFOLLOW`, the hand-over included.
+//! The scratch state stays root's ([`own_data_dir`]): the user can rename anything in
+//! their own data directory.
 //! Parsing the variables is pure ([`sudo_user_from`]); the rest are thin readers.
 
 use std::os::fd::{AsFd, OwnedFd};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use nix::fcntl::{AtFlags, OFlag, openat};
-use nix::sys::stat::{Mode, SFlag, fstat, fstatat, mkdirat};
-use nix::unistd::{Gid, Uid, fchown, fchownat};
+use nix::fcntl::{OFlag, openat};
+use nix::sys::stat::{Mode, SFlag, fstat, mkdirat};
+use nix::unistd::{Gid, Uid, fchown};
+
+/// Directories below the home: never through a link.
+const DIR_FLAGS: OFlag = OFlag::O_DIRECTORY
+    .union(OFlag::O_NOFOLLOW)
+    .union(OFlag::O_RDONLY)
+    .union(OFlag::O_CLOEXEC);
 
 /// The user who ran `sudo fsynclab`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -166,19 +174,28 @@ impl SudoUser {
     /// `<home>/.local/share/fsynclab`, created as needed: each directory made (or found
     /// owned by root, from an older sudo run) is handed to the user.
     pub fn data_dir(&self) -> Result<PathBuf, SudoError> {
+        self.open_data_dir(true)?;
+        Ok(self.home.join(".local/share/fsynclab"))
+    }
+
+    /// Opens `<home>/.local/share/fsynclab` from the checked home, one component at a time
+    /// without following a link; each must be the user's (one root made, from an older
+    /// sudo run, is handed over). `create` makes missing ones (mode 0700, handed over).
+    fn open_data_dir(&self, create: bool) -> Result<OwnedFd, SudoError> {
         let mut dir = self.open_home()?;
-        let flags = OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_RDONLY | OFlag::O_CLOEXEC;
         for name in [".local", "share", "fsynclab"] {
             let fail = |e: nix::Error| SudoError::UnsafeHome {
                 user: self.name.clone(),
                 home: self.home.clone(),
                 why: format!("{name}: {e}"),
             };
-            match mkdirat(dir.as_fd(), name, Mode::from_bits_truncate(0o700)) {
-                Ok(()) | Err(nix::Error::EEXIST) => {}
-                Err(e) => return Err(fail(e)),
+            if create {
+                match mkdirat(dir.as_fd(), name, Mode::from_bits_truncate(0o700)) {
+                    Ok(()) | Err(nix::Error::EEXIST) => {}
+                    Err(e) => return Err(fail(e)),
+                }
             }
-            let next = openat(dir.as_fd(), name, flags, Mode::empty()).map_err(fail)?;
+            let next = openat(dir.as_fd(), name, DIR_FLAGS, Mode::empty()).map_err(fail)?;
             let st = fstat(next.as_fd()).map_err(fail)?;
             if st.st_uid == 0 {
                 fchown(
@@ -192,27 +209,32 @@ impl SudoUser {
             }
             dir = next;
         }
-        Ok(self.home.join(".local/share/fsynclab"))
+        Ok(dir)
     }
 
-    /// Hands the database files in `dir` to the user: `db_name`, its `-wal`, `-shm` and
-    /// `.locks` directory (with the lock files in it), each only when root owns it, never
-    /// through a link, a regular file only with a single link. What fails goes to the log.
-    pub fn give_database(&self, dir: &Path, db_name: &str) {
-        let flags = OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_RDONLY | OFlag::O_CLOEXEC;
-        let Ok(dirfd) = nix::fcntl::open(dir, flags, Mode::empty()) else {
-            return;
+    /// Hands the database files in the user's data directory to the user: `db_name`, its
+    /// `-wal`, `-shm` and `.locks` directory (with the lock files in it), each only when
+    /// root owns it, never through a link, a regular file only with a single link. The
+    /// directory is reached again from the checked home, never by its path (the user may
+    /// have swapped a directory on it for a link since, to have root's own files handed
+    /// over). What fails goes to the log.
+    pub fn give_database(&self, db_name: &str) {
+        let dirfd = match self.open_data_dir(false) {
+            Ok(fd) => fd,
+            Err(e) => {
+                log::warn!("database files not handed to {}: {e}", self.name);
+                return;
+            }
         };
         for suffix in ["", "-wal", "-shm", ".locks"] {
             let name = format!("{db_name}{suffix}");
-            self.give(&dirfd, &name);
+            let Some(opened) = self.give(&dirfd, &name) else {
+                continue;
+            };
             if suffix != ".locks" {
                 continue;
             }
-            let Ok(locks) = openat(dirfd.as_fd(), name.as_str(), flags, Mode::empty()) else {
-                continue;
-            };
-            let names: Vec<String> = match locks.try_clone().map(nix::dir::Dir::from_fd) {
+            let names: Vec<String> = match opened.try_clone().map(nix::dir::Dir::from_fd) {
                 Ok(Ok(mut listing)) => listing
                     .iter()
                     .flatten()
@@ -222,31 +244,31 @@ impl SudoUser {
                 _ => Vec::new(),
             };
             for lock in names {
-                self.give(&locks, &lock);
+                self.give(&opened, &lock);
             }
         }
     }
 
-    fn give(&self, dir: &OwnedFd, name: &str) {
-        let Ok(st) = fstatat(dir.as_fd(), name, AtFlags::AT_SYMLINK_NOFOLLOW) else {
-            return;
-        };
+    /// Opens `name` in `dir` without following a link (non-blocking, so a FIFO cannot
+    /// hang it) and hands what was opened to the user when root owns it and it is a
+    /// directory or a single-link regular file: checked and changed through the one
+    /// descriptor, so nothing swapped in meanwhile is touched. Returns the descriptor.
+    fn give(&self, dir: &OwnedFd, name: &str) -> Option<OwnedFd> {
+        let flags = OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
+        let fd = openat(dir.as_fd(), name, flags, Mode::empty()).ok()?;
+        let st = fstat(fd.as_fd()).ok()?;
         let kind = SFlag::from_bits_truncate(st.st_mode & SFlag::S_IFMT.bits());
-        let ours = st.st_uid == 0
-            && (kind == SFlag::S_IFDIR || (kind == SFlag::S_IFREG && st.st_nlink == 1));
+        let is_dir = kind == SFlag::S_IFDIR;
+        let ours = st.st_uid == 0 && (is_dir || (kind == SFlag::S_IFREG && st.st_nlink == 1));
         if !ours {
-            return;
+            // The user's already (handed over by an earlier command): still listed.
+            return (is_dir && st.st_uid == self.uid).then_some(fd);
         }
         let owner = (Some(Uid::from_raw(self.uid)), Some(Gid::from_raw(self.gid)));
-        if let Err(e) = fchownat(
-            dir.as_fd(),
-            name,
-            owner.0,
-            owner.1,
-            AtFlags::AT_SYMLINK_NOFOLLOW,
-        ) {
+        if let Err(e) = fchown(fd.as_fd(), owner.0, owner.1) {
             log::warn!("could not hand {name} to {}: {e}", self.name);
         }
+        Some(fd)
     }
 }
 
@@ -283,12 +305,21 @@ pub fn data_dir() -> Option<PathBuf> {
             Err(e) => log::warn!("{e}; using root's data directory"),
         }
     }
+    own_data_dir()
+}
+
+/// This process's own data directory, never the sudo user's: `$XDG_DATA_HOME/fsynclab`
+/// (`~/.local/share/fsynclab`); `None` without a home. Under sudo, root keeps what only
+/// root may change here (the scratch state: mount points and records of what was made),
+/// since the user can rename anything in their own data directory.
+pub fn own_data_dir() -> Option<PathBuf> {
     directories::ProjectDirs::from("", "", "fsynclab").map(|d| d.data_dir().to_path_buf())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     fn lookup(uid: u32) -> Option<(String, u32, PathBuf)> {
         (uid == 1000).then(|| ("alice".into(), 1000, "/home/alice".into()))

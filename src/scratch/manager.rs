@@ -63,11 +63,12 @@ impl ScratchManager {
         self
     }
 
-    /// `$XDG_DATA_HOME/fsynclab/scratch` (next to the database, see `store::Store::default_path`).
+    /// `$XDG_DATA_HOME/fsynclab/scratch` (next to the database, see
+    /// `store::Store::default_path`), but under `sudo` root's own: the invoking user could
+    /// rename entries in their data directory, swapping the state directory (which holds
+    /// mount points) for a link after it was checked.
     pub fn default_state_dir() -> Result<PathBuf, ScratchError> {
-        // Under `sudo`, in the invoking user's data directory (the state directory itself
-        // stays root's: it holds mount points and the records of what was made).
-        let dir = crate::probe::data_dir().ok_or(ScratchError::NoDataDir)?;
+        let dir = crate::probe::own_data_dir().ok_or(ScratchError::NoDataDir)?;
         Ok(dir.join("scratch"))
     }
 

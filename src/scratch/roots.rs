@@ -87,6 +87,14 @@ pub(super) fn prepare_root(dir: &Path, private: bool) -> Result<PathBuf, Scratch
     let meta = match std::fs::symlink_metadata(dir) {
         Ok(meta) => meta,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            // Nothing is made below a directory another user could swap.
+            if euid() == 0
+                && let Some(existing) = dir.ancestors().find(|a| a.exists())
+            {
+                let canonical = std::fs::canonicalize(existing)
+                    .map_err(|e| ScratchError::io("resolve", existing, e))?;
+                check_ancestors(dir, &canonical)?;
+            }
             DirBuilder::new()
                 .recursive(true)
                 .mode(0o700)
@@ -121,7 +129,38 @@ pub(super) fn prepare_root(dir: &Path, private: bool) -> Result<PathBuf, Scratch
     }
     let canonical = std::fs::canonicalize(dir).map_err(|e| ScratchError::io("resolve", dir, e))?;
     check_shape(&canonical)?;
+    if let (0, Some(parent)) = (euid(), canonical.parent()) {
+        check_ancestors(&canonical, parent)?;
+    }
     Ok(canonical)
+}
+
+/// As root: refuses a root whose ancestors another user could rename entries in (owned by
+/// someone other than root, or writable by others and not sticky). Such a user could swap
+/// the root, or a directory above it, for a link after the checks, and every path fsynclab
+/// builds below it (mount points above all: `mount` follows links) would then land where
+/// they chose: `sudo -E` with the user's `XDG_DATA_HOME`, or a state directory in their
+/// home. `from` is the canonical directory the checks start at (the root's parent, or the
+/// nearest existing directory above a root not made yet).
+fn check_ancestors(root: &Path, from: &Path) -> Result<(), ScratchError> {
+    for ancestor in from.ancestors() {
+        let meta = std::fs::symlink_metadata(ancestor)
+            .map_err(|e| ScratchError::io("inspect", ancestor, e))?;
+        if crate::probe::safe_dir(meta.uid(), meta.mode(), 0, false).is_err() {
+            return Err(bad(
+                root,
+                format!(
+                    "{} above it (owner uid {}, mode {:o}) lets another user swap it for a \
+                     link; use a directory only root can change (sudo without -E keeps \
+                     root's own)",
+                    ancestor.display(),
+                    meta.uid(),
+                    meta.mode() & 0o7777
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The type of `path` itself (never following a symlink), `None` when it does not exist.

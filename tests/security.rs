@@ -1,0 +1,232 @@
+//! Attacks by an unprivileged local user on what root's fsynclab does (docs/SECURITY.md):
+//! each test sets up what the attacker could have prepared (a throwaway user made with
+//! `useradd`, or directories owned by `nobody`), lets root's fsynclab (or the library, for
+//! the state a race would leave) act on it, and checks that nothing outside the user's
+//! own files was written, chowned or mounted over. Needs root: skipped (saying why)
+//! without, never with CI=true.
+
+mod common;
+
+use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+use std::path::Path;
+use std::process::Command;
+
+/// `nobody`: owns the attacker's directories where no login is needed.
+const NOBODY: u32 = 65534;
+
+/// A user made for one test, deleted on drop; its home is made and handed to it.
+struct Attacker {
+    name: String,
+    uid: u32,
+    gid: u32,
+}
+
+impl Attacker {
+    fn new(tag: &str, home: &Path) -> Self {
+        let name = format!("fslx{tag}{}", std::process::id() % 100_000);
+        let _ = Command::new("userdel").arg(&name).output();
+        let out = Command::new("useradd")
+            .args(["-M", "-s", "/bin/sh", "-d"])
+            .arg(home)
+            .arg(&name)
+            .output()
+            .expect("useradd");
+        assert!(
+            out.status.success(),
+            "useradd: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let id = |flag: &str| -> u32 {
+            let out = Command::new("id").arg(flag).arg(&name).output().unwrap();
+            String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+        };
+        let (uid, gid) = (id("-u"), id("-g"));
+        std::fs::create_dir(home).unwrap();
+        std::os::unix::fs::chown(home, Some(uid), Some(gid)).unwrap();
+        std::fs::set_permissions(home, std::fs::Permissions::from_mode(0o700)).unwrap();
+        Self { name, uid, gid }
+    }
+
+    /// `fsynclab` as root, as `sudo` run by this user starts it (root's `HOME`).
+    fn sudo_fsynclab(&self, root_home: &Path) -> Command {
+        let mut c = common::bare_cmd();
+        c.env("SUDO_UID", self.uid.to_string())
+            .env("SUDO_GID", self.gid.to_string())
+            .env("SUDO_USER", &self.name)
+            .env("HOME", root_home)
+            .env_remove("XDG_DATA_HOME");
+        c
+    }
+
+    /// Makes `path` (a directory or symlink already there) the attacker's.
+    fn own(&self, path: &Path) {
+        std::os::unix::fs::lchown(path, Some(self.uid), Some(self.gid)).unwrap();
+    }
+}
+
+impl Drop for Attacker {
+    fn drop(&mut self) {
+        let _ = Command::new("userdel").arg(&self.name).output();
+    }
+}
+
+fn uid_of(path: &Path) -> u32 {
+    std::fs::symlink_metadata(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .uid()
+}
+
+/// Under sudo the scratch state directory (mount points, records of what root made) stays
+/// root's: in the user's data directory the user could rename it, or `fsynclab` above it,
+/// and put a link there after the checks, so that root mounts a scratch filesystem over
+/// `/etc` (mount follows links).
+#[test]
+fn sudo_keeps_the_scratch_state_out_of_the_users_directory() {
+    if !common::require_root("sudo_keeps_the_scratch_state_out...", "useradd, chown") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (home, root_home) = (dir.path().join("home"), dir.path().join("roothome"));
+    std::fs::create_dir(&root_home).unwrap();
+    let user = Attacker::new("s", &home);
+
+    let out = user
+        .sudo_fsynclab(&root_home)
+        .args(["scratch", "destroy", "--all"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let theirs = home.join(".local/share/fsynclab/scratch");
+    assert!(
+        !theirs.exists(),
+        "root's scratch state was made in the user's directory: {}",
+        theirs.display()
+    );
+    let ours = root_home.join(".local/share/fsynclab/scratch");
+    assert_eq!(uid_of(&ours), 0, "{err}");
+}
+
+/// `sudo -E` keeps the user's `XDG_DATA_HOME`: a state directory below a directory another
+/// user owns is refused (exit 1, as every unsafe state directory), naming that directory,
+/// before anything is made in it.
+#[test]
+fn a_scratch_state_below_another_users_directory_is_refused() {
+    if !common::require_root("a_scratch_state_below_another_users...", "chown") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let theirs = dir.path().join("theirs");
+    std::fs::create_dir(&theirs).unwrap();
+    std::os::unix::fs::chown(&theirs, Some(NOBODY), Some(NOBODY)).unwrap();
+    let data = theirs.join("data");
+
+    let out = common::bare_cmd()
+        .env("XDG_DATA_HOME", &data)
+        .env_remove("SUDO_UID")
+        .env_remove("SUDO_USER")
+        .args(["scratch", "destroy", "--all"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&theirs.display().to_string()) && err.contains("swap it for a link"),
+        "{err}"
+    );
+    assert!(
+        !data.exists(),
+        "something was made below {}",
+        theirs.display()
+    );
+}
+
+/// The user swaps `~/.local` for a link to root's own data directory between the check
+/// and the hand-over after the command: root's database must stay root's.
+#[test]
+fn a_data_dir_swapped_for_a_link_never_hands_roots_files_over() {
+    if !common::require_root("a_data_dir_swapped_for_a_link...", "useradd, chown") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let user = Attacker::new("l", &home);
+    let sudo =
+        fsynclab::probe::sudo_user_from(0, Some(&user.uid.to_string()), Some(&user.name), |_| {
+            Some((user.name.clone(), user.gid, home.clone()))
+        })
+        .unwrap()
+        .unwrap();
+    // The check: the real directories are made and handed over.
+    let data = sudo.data_dir().unwrap();
+    assert_eq!(uid_of(&data), user.uid);
+
+    // Root's own data directory, with its database and a run's lock file.
+    let victim = dir.path().join("root-local");
+    let victim_data = victim.join("share/fsynclab");
+    std::fs::create_dir_all(victim_data.join("fsynclab.sqlite.locks")).unwrap();
+    let precious = [
+        victim_data.join("fsynclab.sqlite"),
+        victim_data.join("fsynclab.sqlite.locks/run-1.lock"),
+    ];
+    for file in &precious {
+        std::fs::write(file, b"root's").unwrap();
+    }
+    // The swap.
+    std::fs::rename(home.join(".local"), home.join(".local-away")).unwrap();
+    std::os::unix::fs::symlink(&victim, home.join(".local")).unwrap();
+    user.own(&home.join(".local"));
+
+    sudo.give_database("fsynclab.sqlite");
+    for path in precious
+        .iter()
+        .chain([&victim_data.join("fsynclab.sqlite.locks")])
+    {
+        assert_eq!(uid_of(path), 0, "{} was handed over", path.display());
+    }
+}
+
+/// Files the user planted where root's database files go: a hard link to one of their
+/// own files, a FIFO (which must not hang the hand-over) and a symlink to a root file.
+/// Only root's single-link regular files and directories are handed over.
+#[test]
+fn planted_database_files_are_not_followed_or_chowned() {
+    if !common::require_root("planted_database_files...", "useradd, chown") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let user = Attacker::new("p", &home);
+    let sudo =
+        fsynclab::probe::sudo_user_from(0, Some(&user.uid.to_string()), Some(&user.name), |_| {
+            Some((user.name.clone(), user.gid, home.clone()))
+        })
+        .unwrap()
+        .unwrap();
+    let data = sudo.data_dir().unwrap();
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, b"root's").unwrap();
+    std::os::unix::fs::symlink(&victim, data.join("fsynclab.sqlite")).unwrap();
+    user.own(&data.join("fsynclab.sqlite"));
+    nix::unistd::mkfifo(
+        &data.join("fsynclab.sqlite-wal"),
+        nix::sys::stat::Mode::from_bits_truncate(0o600),
+    )
+    .unwrap();
+    user.own(&data.join("fsynclab.sqlite-wal"));
+    // A root file with two links (one the user could have made to a file they may write).
+    let twice = dir.path().join("twice");
+    std::fs::write(&twice, b"root's").unwrap();
+    std::fs::hard_link(&twice, data.join("fsynclab.sqlite-shm")).unwrap();
+
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        sudo.give_database("fsynclab.sqlite");
+        let _ = done_tx.send(());
+    });
+    done_rx
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .expect("the hand-over hung on the planted FIFO");
+    assert_eq!(uid_of(&victim), 0, "the symlink was followed");
+    assert_eq!(uid_of(&twice), 0, "a hard-linked root file was handed over");
+}
