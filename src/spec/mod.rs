@@ -18,7 +18,7 @@ pub use kinds::{
 };
 
 pub use input_file::{InputFileError, MAX_INPUT_FILE_BYTES, read_small_bytes, read_small_file};
-pub use ioengine::{IoEngine, MAX_IODEPTH, MAX_RING_BUFFER_BYTES};
+pub use ioengine::{IoEngine, MAX_IODEPTH, MAX_RING_BUFFER_BYTES, SyncOrder};
 pub use plan::{SeriesPlan, Variant};
 pub use preset::{
     MatrixSuggestion, Preset, PresetError, PublishedFigure, ScaleRule, builtin_presets, load_preset,
@@ -293,6 +293,10 @@ pub struct WorkloadSpec {
     /// io_uring: write from registered buffers (`IORING_OP_WRITE_FIXED`, fio `fixedbufs`).
     #[serde(skip_serializing_if = "ioengine::is_default")]
     pub fixedbufs: bool,
+    /// io_uring: whether an unlinked sync waits for the writes before it (`ordered`, the
+    /// default) or goes right behind its write as fio's does (`unordered`).
+    #[serde(skip_serializing_if = "ioengine::is_default")]
+    pub sync_order: SyncOrder,
 }
 
 impl Default for WorkloadSpec {
@@ -324,6 +328,7 @@ impl Default for WorkloadSpec {
             iodepth: 1,
             link_sync: false,
             fixedbufs: false,
+            sync_order: SyncOrder::Ordered,
         }
     }
 }
@@ -583,9 +588,14 @@ impl WorkloadSpec {
         let engine = match self.ioengine {
             IoEngine::Sync => String::new(),
             IoEngine::IoUring => format!(
-                ", io_uring depth {}{}{}",
+                ", io_uring depth {}{}{}{}",
                 self.iodepth,
                 if self.link_sync { ", linked syncs" } else { "" },
+                if self.sync_order == SyncOrder::Unordered {
+                    ", unordered syncs"
+                } else {
+                    ""
+                },
                 if self.fixedbufs {
                     ", fixed buffers"
                 } else {
