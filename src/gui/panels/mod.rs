@@ -11,6 +11,7 @@ mod history_transfer;
 mod run;
 mod run_summary;
 mod setup;
+mod setup_durability;
 mod setup_fields;
 mod setup_fio_job;
 mod setup_kinds;
