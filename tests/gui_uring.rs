@@ -26,6 +26,8 @@ fn small_fileio(target: &tempfile::TempDir) -> UiState {
         tab: Tab::Setup,
         preset: None,
         target: target.path().display().to_string(),
+        // Tests never use the kernel's tracefs (only tests/ktrace.rs does).
+        kernel_trace: fsynclab::ktrace::KernelTraceMode::Off,
         spec: WorkloadSpec {
             threads: 1,
             file_size: 64 << 10,
