@@ -129,9 +129,14 @@ fn without_io_uring_the_choices_are_disabled_with_the_reason() {
     let target = tempfile::tempdir().unwrap();
     let mut h = harness(&db, small_fileio(&target));
     let reason = "io_uring is disabled on this machine (kernel.io_uring_disabled = 2)";
-    h.state_mut().setup.set_io_uring_available(Err(reason.into()));
+    h.state_mut()
+        .setup
+        .set_io_uring_available(Err(reason.into()));
     h.run_steps(2);
-    assert!(has_label_containing(&h, &format!("io_uring unavailable: {reason}")));
+    assert!(has_label_containing(
+        &h,
+        &format!("io_uring unavailable: {reason}")
+    ));
     assert!(is_disabled(&h, "io_uring"));
     assert!(!is_disabled(&h, "sync"));
     h.get_by_label("io_uring").click();

@@ -87,7 +87,12 @@ fn an_unordered_run_is_recorded_and_shown() {
     let text = String::from_utf8_lossy(&show.stdout);
     assert!(text.contains("unordered syncs"), "{text}");
     // --set reaches the same field.
-    let run = lab.run_json(&run_args(&["--iodepth", "2", "--set", "sync_order=unordered"]));
+    let run = lab.run_json(&run_args(&[
+        "--iodepth",
+        "2",
+        "--set",
+        "sync_order=unordered",
+    ]));
     assert_eq!(run["workload"]["sync_order"].as_str(), Some("unordered"));
 }
 
@@ -114,11 +119,32 @@ fn bad_engine_input_exits_2_naming_the_option() {
         // Unordered syncs: io_uring only, not linked, a sync to order, a known name.
         (&["--sync-order", "unordered"], "--sync-order"),
         (
-            &["--ioengine", "io_uring", "--iodepth", "4", "--link-sync", "--sync-order", "unordered"],
+            &[
+                "--ioengine",
+                "io_uring",
+                "--iodepth",
+                "4",
+                "--link-sync",
+                "--sync-order",
+                "unordered",
+            ],
             "--sync-order",
         ),
-        (&["--ioengine", "io_uring", "--sync", "none", "--sync-order", "unordered"], "--sync-order"),
-        (&["--ioengine", "io_uring", "--sync-order", "loose"], "--sync-order"),
+        (
+            &[
+                "--ioengine",
+                "io_uring",
+                "--sync",
+                "none",
+                "--sync-order",
+                "unordered",
+            ],
+            "--sync-order",
+        ),
+        (
+            &["--ioengine", "io_uring", "--sync-order", "loose"],
+            "--sync-order",
+        ),
     ];
     for (args, named) in cases {
         let out = lab

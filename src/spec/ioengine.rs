@@ -289,7 +289,12 @@ mod tests {
         for o in [SyncOrder::Ordered, SyncOrder::Unordered] {
             assert_eq!(o.as_str().parse::<SyncOrder>(), Ok(o));
         }
-        assert!("loose".parse::<SyncOrder>().unwrap_err().contains("unordered"));
+        assert!(
+            "loose"
+                .parse::<SyncOrder>()
+                .unwrap_err()
+                .contains("unordered")
+        );
         let unordered = WorkloadSpec {
             sync_order: SyncOrder::Unordered,
             ..uring(8)
@@ -302,7 +307,11 @@ mod tests {
         let errs = on_sync_engine.problems();
         assert_eq!(errs.len(), 1, "{errs:?}");
         assert_eq!(errs[0].field, Setting::SyncOrder);
-        assert!(errs[0].to_string().contains("ioengine = io_uring"), "{}", errs[0]);
+        assert!(
+            errs[0].to_string().contains("ioengine = io_uring"),
+            "{}",
+            errs[0]
+        );
         let linked = WorkloadSpec {
             link_sync: true,
             ..unordered.clone()
@@ -343,7 +352,13 @@ mod tests {
     #[test]
     fn a_sync_spec_serializes_as_before_and_old_json_reads() {
         let json = serde_json::to_string(&WorkloadSpec::default()).unwrap();
-        for key in ["ioengine", "iodepth", "link_sync", "fixedbufs", "sync_order"] {
+        for key in [
+            "ioengine",
+            "iodepth",
+            "link_sync",
+            "fixedbufs",
+            "sync_order",
+        ] {
             assert!(!json.contains(key), "{json}");
         }
         let back: WorkloadSpec = serde_json::from_str(&json).unwrap();

@@ -485,6 +485,9 @@ fn unordered_syncs_export_as_fios_plain_shape_and_ordered_ones_say_they_differ()
     let back = crate::fio::job::options_to_spec(&file.jobs[0].options, true).unwrap();
     assert_eq!(back.spec.sync_order, crate::spec::SyncOrder::Unordered);
     let text = export(&ordered);
-    assert!(text.contains("sync_order = ordered has no fio equivalent"), "{text}");
+    assert!(
+        text.contains("sync_order = ordered has no fio equivalent"),
+        "{text}"
+    );
     assert_eq!(options(&text), options(&export(&unordered)));
 }

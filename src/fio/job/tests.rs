@@ -571,7 +571,11 @@ fn io_uring_jobs_keep_their_engine_depth_and_fixed_buffers() {
     );
     for ordered in ["iodepth=1\nfsync=1", "iodepth=8", "iodepth=1"] {
         let job = self::job(&format!("ioengine=io_uring\n{ordered}\n")).unwrap();
-        assert_eq!(job.spec.sync_order, crate::spec::SyncOrder::Ordered, "{ordered}");
+        assert_eq!(
+            job.spec.sync_order,
+            crate::spec::SyncOrder::Ordered,
+            "{ordered}"
+        );
     }
     // A depth no engine can have is refused naming iodepth.
     let e = self::job("ioengine=io_uring\niodepth=5000\n")

@@ -142,7 +142,6 @@ pub(super) fn durability_ui(ui: &mut Ui, state: &mut UiState) {
     });
 }
 
-
 /// The fileio io_uring section. `unavailable`: why io_uring cannot be chosen here (the
 /// choice is disabled and the reason shown); the synchronous engine stays choosable, so a
 /// preset that asks for io_uring on a machine without it can be switched back.

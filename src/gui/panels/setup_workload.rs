@@ -8,9 +8,7 @@ use super::setup_durability::{UringProbe, durability_ui, uring_ui};
 use super::setup_fields::{SizeField, error_lines, grid, parse_seed, row, run_options_ui};
 use super::setup_kinds::KindForm;
 use crate::gui::UiState;
-use crate::spec::{
-    Pattern, Prepare, Preset, WorkloadKind, builtin_presets, format_size,
-};
+use crate::spec::{Pattern, Prepare, Preset, WorkloadKind, builtin_presets, format_size};
 
 /// What the preset ComboBox shows for a workload that comes from no preset.
 const CUSTOM: &str = "Custom (ad-hoc)";
