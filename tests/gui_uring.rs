@@ -9,7 +9,7 @@ use std::time::Duration;
 use gui_common::{retype, step_until};
 
 use egui_kittest::Harness;
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT, Queryable};
 use fsynclab::gui::{LabApp, Tab, UiState};
 use fsynclab::metrics::RunStatus;
 use fsynclab::spec::{IoEngine, SyncOrder, WorkloadKind, WorkloadSpec};

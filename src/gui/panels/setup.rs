@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use egui::{Align, Button, Label, Layout, RichText, TextEdit, Ui};
+use egui::{Align, Button, Layout, RichText, TextEdit, Ui};
 
 use super::setup_fields::error_lines;
 use super::setup_matrix::MatrixForm;
@@ -387,6 +387,7 @@ impl SetupPanel {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use egui::Label;
 
     /// A long label laid out in a Setup column the way the panel lays it out.
     fn wrapped_in_column(layout: Option<Layout>) -> bool {
