@@ -11,6 +11,9 @@
 #
 # Usage (root for part 2): scripts/cross-check-uring.sh [FSYNCLAB] [ROUNDS] [SECONDS]
 # DEPTHS="1 8" (default) picks the iodepths; LAB_ARGS adds fsynclab run options (e.g. --link-sync).
+# ORDER=unordered (default) runs fsynclab with --sync-order unordered at depths above 1, the
+# shape fio's io_uring engine has there (each fsync queued right behind its write, unwaited);
+# ORDER=ordered keeps fsynclab's default (each fsync waits for the writes before it).
 # PARTS=tmpfs|ext4|"tmpfs ext4" (default both) picks the halves to run.
 set -euo pipefail
 FSYNCLAB=${1:-target/release/fsynclab}
@@ -53,9 +56,13 @@ print(j["write"]["iops"], j["sync"]["total_ios"], lv)'
 
 # run_lab DIR DEPTH SYNC → "iops syncs inflight_mean"
 run_lab() {
+    local order=()
+    if [ "$2" -gt 1 ] && [ "${ORDER:-unordered}" = unordered ]; then
+        order=(--sync-order unordered)
+    fi
     "$FSYNCLAB" --db "$WORK/lab.sqlite" run --quiet --json --target "$1" --ioengine io_uring \
         --iodepth "$2" --bs 4k --file-size 64M --sync "$3" --prepare fill --duration "$SECS" \
-        ${LAB_ARGS:-} |
+        --kernel-trace off "${order[@]}" ${LAB_ARGS:-} |
         python3 -c 'import json,sys
 r = json.load(sys.stdin)["runs"][0]
 d = r.get("inflight_mean")

@@ -1,5 +1,5 @@
 //! No two interactive widgets of the Setup tab overlap, in every form layout (each
-//! workload kind, both counting modes, the matrix and suggested-matrices sections open) at
+//! workload kind, both counting modes, fileio on io_uring with its settings enabled, the matrix and suggested-matrices sections open) at
 //! the window's minimum size (900 × 600), its default size (1360 × 900), and both widths
 //! with a tall window so every row of the form is on screen at once. Widget rectangles
 //! are the accesskit node bounds egui publishes.
@@ -11,7 +11,7 @@ use egui::{Rect, pos2, vec2};
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
 use fsynclab::gui::{LabApp, Tab, UiState};
-use fsynclab::spec::{FileioMode, WorkloadKind};
+use fsynclab::spec::{FileioMode, IoEngine, WorkloadKind};
 
 /// Roles a user clicks, types into or drags.
 const INTERACTIVE: &[Role] = &[
@@ -104,8 +104,14 @@ fn open_section(h: &mut Harness<'static, LabApp>, starts_with: &str) {
     }
 }
 
-/// The Setup tab with `kind` (and `mode`) at `size`, sections open: its overlaps.
-fn layout_problems(size: (f32, f32), kind: WorkloadKind, mode: FileioMode) -> Vec<String> {
+/// The Setup tab with `kind` (and `mode`, and `engine`) at `size`, sections open: its
+/// overlaps. io_uring counts as available, so its settings are enabled.
+fn layout_problems(
+    size: (f32, f32),
+    kind: WorkloadKind,
+    mode: FileioMode,
+    engine: IoEngine,
+) -> Vec<String> {
     let dir = tempfile::tempdir().unwrap();
     let mut state = UiState {
         tab: Tab::Setup,
@@ -114,10 +120,15 @@ fn layout_problems(size: (f32, f32), kind: WorkloadKind, mode: FileioMode) -> Ve
     };
     state.spec.kind = kind;
     state.spec.mode = mode;
+    state.spec.ioengine = engine;
+    if engine == IoEngine::IoUring {
+        state.spec.iodepth = 8;
+    }
     let app = LabApp::new(dir.path().join("gui.sqlite"), state);
     let mut h = Harness::builder()
         .with_size(vec2(size.0, size.1))
         .build_ui_state(|ui, app: &mut LabApp| app.ui_root(ui), app);
+    h.state_mut().setup.set_io_uring_available(Ok(()));
     h.run_steps(4);
     open_section(&mut h, "Matrix (scratch");
     open_section(&mut h, "Suggested matrices");
@@ -131,18 +142,19 @@ fn layout_problems(size: (f32, f32), kind: WorkloadKind, mode: FileioMode) -> Ve
     );
     overlaps(&all)
         .into_iter()
-        .map(|o| format!("{kind:?}/{mode:?} at {}×{}: {o}", size.0, size.1))
+        .map(|o| format!("{kind:?}/{mode:?}/{engine:?} at {}×{}: {o}", size.0, size.1))
         .collect()
 }
 
 #[test]
 fn no_setup_widgets_overlap_in_any_layout_at_min_and_default_sizes() {
     let layouts = [
-        (WorkloadKind::Fileio, FileioMode::Fio),
-        (WorkloadKind::Fileio, FileioMode::Sysbench),
-        (WorkloadKind::Smallfiles, FileioMode::Fio),
-        (WorkloadKind::Fileserver, FileioMode::Fio),
-        (WorkloadKind::Grouplog, FileioMode::Fio),
+        (WorkloadKind::Fileio, FileioMode::Fio, IoEngine::Sync),
+        (WorkloadKind::Fileio, FileioMode::Fio, IoEngine::IoUring),
+        (WorkloadKind::Fileio, FileioMode::Sysbench, IoEngine::Sync),
+        (WorkloadKind::Smallfiles, FileioMode::Fio, IoEngine::Sync),
+        (WorkloadKind::Fileserver, FileioMode::Fio, IoEngine::Sync),
+        (WorkloadKind::Grouplog, FileioMode::Fio, IoEngine::Sync),
     ];
     let sizes = [
         (900.0, 600.0),
@@ -152,8 +164,8 @@ fn no_setup_widgets_overlap_in_any_layout_at_min_and_default_sizes() {
     ];
     let mut problems = Vec::new();
     for size in sizes {
-        for (kind, mode) in layouts {
-            problems.extend(layout_problems(size, kind, mode));
+        for (kind, mode, engine) in layouts {
+            problems.extend(layout_problems(size, kind, mode, engine));
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));

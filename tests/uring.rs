@@ -72,6 +72,31 @@ fn every_sync_method_runs_on_the_ring() {
 }
 
 #[test]
+fn an_unordered_run_is_recorded_and_shown() {
+    let lab = Lab::new();
+    let run = lab.run_json(&run_args(&["--iodepth", "8", "--sync-order", "unordered"]));
+    assert_eq!(run["status"], "finished", "{run}");
+    assert_eq!(run["workload"]["sync_order"].as_str(), Some("unordered"));
+    // The same counts as ordered: only when each sync is issued changes.
+    assert_eq!(
+        (run["writes"].as_u64(), run["syncs"].as_u64()),
+        (Some(256), Some(254))
+    );
+    let id = run["id"].as_i64().unwrap().to_string();
+    let show = lab.cmd().args(["show", &id]).output().unwrap();
+    let text = String::from_utf8_lossy(&show.stdout);
+    assert!(text.contains("unordered syncs"), "{text}");
+    // --set reaches the same field.
+    let run = lab.run_json(&run_args(&[
+        "--iodepth",
+        "2",
+        "--set",
+        "sync_order=unordered",
+    ]));
+    assert_eq!(run["workload"]["sync_order"].as_str(), Some("unordered"));
+}
+
+#[test]
 fn a_synchronous_run_has_no_depth() {
     let lab = Lab::new();
     let run = lab.run_json(&["--file-size", "256k"]);
@@ -85,12 +110,41 @@ fn a_synchronous_run_has_no_depth() {
 #[test]
 fn bad_engine_input_exits_2_naming_the_option() {
     let lab = Lab::new();
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 9] = [
         (&["--ioengine", "libaio"], "--ioengine"),
         (&["--iodepth", "4"], "--ioengine io_uring"),
         (&["--link-sync"], "--ioengine io_uring"),
         (&["--ioengine", "io_uring", "--iodepth", "0"], "iodepth"),
         (&["--ioengine", "io_uring", "--link-sync"], "--iodepth 2"),
+        // Unordered syncs: io_uring only, not linked, a sync to order, a known name.
+        (&["--sync-order", "unordered"], "--sync-order"),
+        (
+            &[
+                "--ioengine",
+                "io_uring",
+                "--iodepth",
+                "4",
+                "--link-sync",
+                "--sync-order",
+                "unordered",
+            ],
+            "--sync-order",
+        ),
+        (
+            &[
+                "--ioengine",
+                "io_uring",
+                "--sync",
+                "none",
+                "--sync-order",
+                "unordered",
+            ],
+            "--sync-order",
+        ),
+        (
+            &["--ioengine", "io_uring", "--sync-order", "loose"],
+            "--sync-order",
+        ),
     ];
     for (args, named) in cases {
         let out = lab

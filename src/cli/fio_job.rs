@@ -20,7 +20,7 @@ use crate::store::{OriginKind, RunOrigin, Store};
 
 /// The `run` options that set the workload: the job file is the workload, so they are
 /// refused with `--fio-job` rather than silently overriding it.
-pub(super) const CONFLICTS: [&str; 35] = [
+pub(super) const CONFLICTS: [&str; 36] = [
     "preset",
     "scale",
     "series",
@@ -56,6 +56,7 @@ pub(super) const CONFLICTS: [&str; 35] = [
     "iodepth",
     "link_sync",
     "fixedbufs",
+    "sync_order",
 ];
 
 /// One job to run: its name and its launch.

@@ -66,6 +66,7 @@ pub fn flag(setting: Setting) -> CliFlag {
         Setting::IoDepth => Long("--iodepth"),
         Setting::LinkSync => Long("--link-sync"),
         Setting::FixedBufs => Long("--fixedbufs"),
+        Setting::SyncOrder => Long("--sync-order"),
     }
 }
 

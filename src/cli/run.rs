@@ -10,7 +10,9 @@ use clap::Args;
 use super::{CliError, open_store};
 use crate::engine::EngineError;
 use crate::lab::{self, Launch, QuietWait, RunRequest, SweepSpec, ValidLaunch};
-use crate::spec::{self, IoEngine, OpenFlags, Pattern, Prepare, SyncMethod, WorkloadSpec};
+use crate::spec::{
+    self, IoEngine, OpenFlags, Pattern, Prepare, SyncMethod, SyncOrder, WorkloadSpec,
+};
 
 /// Arguments of `fsynclab run`, grouped in `--help` under the headings Workload, fileio,
 /// sysbench mode, grouplog, fileserver, smallfiles, Run control and Output (in that order).
@@ -92,6 +94,11 @@ pub struct RunArgs {
     /// io_uring: write from registered buffers (IORING_OP_WRITE_FIXED, fio fixedbufs=1).
     #[arg(long, help_heading = "fileio")]
     pub fixedbufs: bool,
+    /// io_uring: ordered (default: a sync waits for the writes before it) or unordered (a
+    /// sync goes right behind its write without waiting, as fio's fsync=N at iodepth > 1;
+    /// a benchmark shape, not a durability guarantee).
+    #[arg(long, value_parser = str::parse::<SyncOrder>, help_heading = "fileio")]
+    pub sync_order: Option<SyncOrder>,
     /// N files shared by all threads (sysbench --file-num) instead of one per thread.
     #[arg(long, help_heading = "sysbench mode")]
     pub shared_files: Option<u32>,
@@ -309,6 +316,9 @@ pub fn build_spec(args: &RunArgs) -> Result<(WorkloadSpec, Option<String>, Optio
     }
     spec.link_sync |= args.link_sync;
     spec.fixedbufs |= args.fixedbufs;
+    if let Some(v) = args.sync_order {
+        spec.sync_order = v;
+    }
     for setting in &args.settings {
         spec = spec::apply_setting(&spec, setting).map_err(CliError::usage)?;
     }

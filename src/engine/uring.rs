@@ -6,7 +6,9 @@
 //! any later write. With `link_sync` the two go to the kernel together, the write carrying
 //! `IOSQE_IO_LINK`, so the sync starts when the write completes. Without it the sync waits
 //! in the worker until every write in flight to its file has completed (so it covers them,
-//! as an application's fsync after its writes does). Latency runs from the submission
+//! as an application's fsync after its writes does) — unless `sync_order` is `unordered`:
+//! then it is queued right behind its write without waiting, as fio's io_uring engine
+//! does, and may complete before that write. Latency runs from the submission
 //! (the clock read before `io_uring_enter`) to the completion being reaped (the clock read
 //! after it), per request, writes and syncs apart. Nothing is allocated after the gate:
 //! slots, buffers, per-file counters and the queue of deferred syncs are sized up front.
@@ -18,7 +20,7 @@ use super::harness::{Counts, Timed, Worker, WorkerOutput, record_sync, run_worke
 use super::offsets::{BlockOrder, mix};
 use super::scratch::{describe_io_error, io_failure};
 use super::worker::{WorkerPlan, open_plan_files};
-use crate::spec::{StopRule, SyncMethod, WorkloadSpec};
+use crate::spec::{StopRule, SyncMethod, SyncOrder, WorkloadSpec};
 
 /// What a slot holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -196,6 +198,7 @@ fn submit_loop<R: Ring, C: Clock>(
         _ => u64::MAX,
     };
     let stamp = (u64::from(plan.thread) << 48) ^ mix(spec.seed);
+    let ordered = spec.sync_order == SyncOrder::Ordered;
     let mut next = Next::Write;
     // The next block, drawn but not yet written (its file decides whether a sync is due).
     let mut held: Option<u64> = None;
@@ -209,7 +212,7 @@ fn submit_loop<R: Ring, C: Clock>(
         while !stopping && t.out.error.is_none() {
             match next {
                 Next::Sync(f) => {
-                    if s.writes_in_flight[f as usize] > 0 || s.free.is_empty() {
+                    if (ordered && s.writes_in_flight[f as usize] > 0) || s.free.is_empty() {
                         break;
                     }
                     queue_sync(ring, s, f, spec.sync, t, spec, plan);
@@ -440,7 +443,11 @@ fn complete<R: Ring, C: Clock>(
             }
             record_sync(&mut t.out.sync_lat, t.live, latency);
             c.syncs += 1;
-            s.dirty[file as usize] = 0;
+            // An unordered sync may not cover the writes that completed while it ran, so
+            // the file stays dirty for the final sync.
+            if spec.sync_order == SyncOrder::Ordered {
+                s.dirty[file as usize] = 0;
+            }
         }
         SlotState::Free | SlotState::Deferred(_) => {
             let e = std::io::Error::other(format!("io_uring completed idle request {slot}"));

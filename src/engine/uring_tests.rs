@@ -264,3 +264,56 @@ fn the_depth_integral_weights_each_depth_by_its_time() {
     assert_eq!(s.area, 2 * 1_000 + 3_000);
     assert_eq!(s.free.len(), 3);
 }
+
+/// Queued syncs that found a write still open (queued, not yet completed), per run.
+fn syncs_queued_over_open_writes(log: &[FakeRingEvent]) -> usize {
+    let mut open_writes: Vec<u64> = Vec::new();
+    let mut over = 0;
+    for e in log {
+        match e {
+            FakeRingEvent::Queued { op, .. } => match op {
+                RingOp::Write { slot, .. } => open_writes.push(u64::from(*slot)),
+                RingOp::Sync { .. } => over += usize::from(!open_writes.is_empty()),
+            },
+            FakeRingEvent::Completed { user_data, .. } => open_writes.retain(|s| s != user_data),
+            FakeRingEvent::Submitted { .. } => {}
+        }
+    }
+    over
+}
+
+#[test]
+fn an_unordered_sync_goes_right_behind_its_write_without_waiting() {
+    // Writes slower than syncs: an unordered sync completes before the write it follows.
+    let fake = FakeBackend::new(vec![20_000], vec![1_000]);
+    let spec = WorkloadSpec {
+        sync_order: crate::spec::SyncOrder::Unordered,
+        ..uring(8, 20)
+    };
+    let r = run(&fake, &spec);
+    assert_eq!(r.status, RunStatus::Finished, "{:?}", r.error);
+    assert_eq!((r.writes, r.syncs), (20, 19));
+    let log = fake.ring_log();
+    let ops = queued(&log);
+    // fio's shape: write, sync, write, sync …, nothing linked, the queue kept full.
+    assert!(ops.iter().all(|(_, link)| !link));
+    for pair in ops.windows(2).take(10) {
+        assert_ne!(
+            matches!(pair[0].0, RingOp::Sync { .. }),
+            matches!(pair[1].0, RingOp::Sync { .. }),
+            "{pair:?}"
+        );
+    }
+    assert_eq!(max_in_flight(&log), 8);
+    assert_eq!(syncs_queued_over_open_writes(&log), 19);
+    // So each sync's latency is its own (1 µs), not its write's plus its own.
+    assert!(r.sync_lat.summary().max_ns < 2_000);
+
+    // The same run ordered: no sync is queued while a write is open, and it waits.
+    let fake = FakeBackend::new(vec![20_000], vec![1_000]);
+    let r = run(&fake, &uring(8, 20));
+    assert_eq!((r.writes, r.syncs), (20, 19));
+    let log = fake.ring_log();
+    assert_eq!(syncs_queued_over_open_writes(&log), 0);
+    assert!(max_in_flight(&log) <= 2, "{}", max_in_flight(&log));
+}

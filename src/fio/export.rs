@@ -22,13 +22,14 @@
 //! | `seed` | `randseed` (fio's generator differs: same coverage, other order) |
 //! | `shared_files = 1` | `filename=` one file for every clone |
 //! | `ioengine` sync / io_uring, `iodepth`, `fixedbufs` | `ioengine=psync` / `ioengine=io_uring`, `iodepth=N`, `fixedbufs=1` (`link_sync` has no fio equivalent: refused) |
+//! | `sync_order` unordered / ordered | fio's own shape at `iodepth` > 1 (its syncs are unordered) / the same job with a note: fio has no ordered sync |
 
 use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::spec::{
     FileioMode, IoEngine, Neutral, Pattern, Prepare, Setting, SettingNames, SpecError, StopRule,
-    SyncMethod, Worded, WorkloadKind, WorkloadSpec,
+    SyncMethod, SyncOrder, Worded, WorkloadKind, WorkloadSpec,
 };
 
 /// Longest job name accepted (fio job names are free text; ours are also file names).
@@ -381,6 +382,17 @@ fn fileio_options(spec: &WorkloadSpec) -> Result<FioOptions, ExportError> {
             lines.push(("iodepth", spec.iodepth.to_string()));
             if spec.fixedbufs {
                 lines.push(("fixedbufs", "1".into()));
+            }
+            if spec.iodepth > 1
+                && spec.sync != SyncMethod::None
+                && spec.sync_order == SyncOrder::Ordered
+            {
+                notes.push(
+                    "sync_order = ordered has no fio equivalent: fio's io_uring engine queues \
+                     each sync right behind its write without waiting for it (fsynclab's \
+                     sync_order = unordered), so this job makes fio's unordered syncs."
+                        .into(),
+                );
             }
         }
     }

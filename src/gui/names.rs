@@ -60,6 +60,7 @@ pub fn label(setting: Setting) -> &'static str {
         Setting::IoDepth => "I/O depth",
         Setting::LinkSync => "Link each sync to its write",
         Setting::FixedBufs => "Fixed buffers",
+        Setting::SyncOrder => "Sync order",
     }
 }
 

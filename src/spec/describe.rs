@@ -2,7 +2,9 @@
 //! what the run list, reports and the window show beside the figures.
 
 use super::format_size;
-use super::{FileioMode, IoEngine, Prepare, StopRule, SyncMethod, WorkloadKind, WorkloadSpec};
+use super::{
+    FileioMode, IoEngine, Prepare, StopRule, SyncMethod, SyncOrder, WorkloadKind, WorkloadSpec,
+};
 
 impl WorkloadSpec {
     /// One line a storage engineer reads at a glance.
@@ -119,9 +121,14 @@ impl WorkloadSpec {
         let engine = match self.ioengine {
             IoEngine::Sync => String::new(),
             IoEngine::IoUring => format!(
-                ", io_uring depth {}{}{}",
+                ", io_uring depth {}{}{}{}",
                 self.iodepth,
                 if self.link_sync { ", linked syncs" } else { "" },
+                if self.sync_order == SyncOrder::Unordered {
+                    ", unordered syncs"
+                } else {
+                    ""
+                },
                 if self.fixedbufs {
                     ", fixed buffers"
                 } else {

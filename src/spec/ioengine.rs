@@ -2,7 +2,8 @@
 //! default) or io_uring (`io_uring`) with up to `iodepth` requests in flight per thread,
 //! optionally each sync linked behind the write before it (`link_sync`) and writes from
 //! registered buffers (`fixedbufs`). The names are fio's (`ioengine`, `iodepth`,
-//! `fixedbufs`).
+//! `fixedbufs`), and whether an unlinked sync waits for the writes it follows
+//! (`sync_order`: fsynclab's ordered default, or fio's unordered shape).
 
 use serde::{Deserialize, Serialize};
 
@@ -35,6 +36,39 @@ impl std::str::FromStr for IoEngine {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
         super::parse_name(s, "sync, io_uring")
+    }
+}
+
+/// Whether an io_uring sync waits for the writes before it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SyncOrder {
+    /// A due sync is submitted once every write in flight to its file has completed (or
+    /// linked behind its write with `link_sync`), so it covers them: an application's
+    /// "write, then make it durable".
+    #[default]
+    Ordered,
+    /// A due sync is submitted right behind the write that makes it due, without waiting
+    /// for any write to complete, as fio's io_uring engine does with `fsync=N` at
+    /// `iodepth` > 1: the sync may complete before the write it follows, so it guarantees
+    /// nothing about that write. A benchmark shape, not a durability guarantee.
+    Unordered,
+}
+
+impl SyncOrder {
+    /// The name used on the command line and in presets.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SyncOrder::Ordered => "ordered",
+            SyncOrder::Unordered => "unordered",
+        }
+    }
+}
+
+impl std::str::FromStr for SyncOrder {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        super::parse_name(s, "ordered, unordered")
     }
 }
 
@@ -74,6 +108,11 @@ pub(super) fn ioengine_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) 
             (spec.iodepth > 1, Setting::IoDepth, "a depth above 1"),
             (spec.link_sync, Setting::LinkSync, "linked syncs"),
             (spec.fixedbufs, Setting::FixedBufs, "registered buffers"),
+            (
+                spec.sync_order == SyncOrder::Unordered,
+                Setting::SyncOrder,
+                "unordered syncs",
+            ),
         ];
         for (set, field, what) in needs_uring {
             if set {
@@ -128,6 +167,30 @@ pub(super) fn ioengine_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) 
                 Setting::Sync,
                 " method or drop ",
                 Setting::LinkSync
+            ),
+        ));
+    }
+    if spec.sync_order == SyncOrder::Unordered && spec.link_sync {
+        errs.push(spec_error(
+            Setting::SyncOrder,
+            "a linked sync always starts after its write, so it cannot be unordered",
+            crate::hint!(
+                "drop ",
+                Setting::LinkSync,
+                " or use ",
+                (Setting::SyncOrder, "ordered")
+            ),
+        ));
+    }
+    if spec.sync_order == SyncOrder::Unordered && spec.sync == super::SyncMethod::None {
+        errs.push(spec_error(
+            Setting::SyncOrder,
+            "there is no sync to order (sync = none)",
+            crate::hint!(
+                "choose a ",
+                Setting::Sync,
+                " method or drop ",
+                Setting::SyncOrder
             ),
         ));
     }
@@ -222,6 +285,46 @@ mod tests {
     }
 
     #[test]
+    fn sync_order_names_round_trip_and_unordered_needs_uring_and_a_sync() {
+        for o in [SyncOrder::Ordered, SyncOrder::Unordered] {
+            assert_eq!(o.as_str().parse::<SyncOrder>(), Ok(o));
+        }
+        assert!(
+            "loose"
+                .parse::<SyncOrder>()
+                .unwrap_err()
+                .contains("unordered")
+        );
+        let unordered = WorkloadSpec {
+            sync_order: SyncOrder::Unordered,
+            ..uring(8)
+        };
+        assert_eq!(first_field(&unordered), None);
+        let on_sync_engine = WorkloadSpec {
+            sync_order: SyncOrder::Unordered,
+            ..Default::default()
+        };
+        let errs = on_sync_engine.problems();
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert_eq!(errs[0].field, Setting::SyncOrder);
+        assert!(
+            errs[0].to_string().contains("ioengine = io_uring"),
+            "{}",
+            errs[0]
+        );
+        let linked = WorkloadSpec {
+            link_sync: true,
+            ..unordered.clone()
+        };
+        assert_eq!(first_field(&linked), Some(Setting::SyncOrder));
+        let no_sync = WorkloadSpec {
+            sync: SyncMethod::None,
+            ..unordered
+        };
+        assert_eq!(first_field(&no_sync), Some(Setting::SyncOrder));
+    }
+
+    #[test]
     fn uring_is_refused_for_other_kinds_and_sysbench_mode() {
         let sysbench = WorkloadSpec {
             mode: FileioMode::Sysbench,
@@ -249,12 +352,26 @@ mod tests {
     #[test]
     fn a_sync_spec_serializes_as_before_and_old_json_reads() {
         let json = serde_json::to_string(&WorkloadSpec::default()).unwrap();
-        for key in ["ioengine", "iodepth", "link_sync", "fixedbufs"] {
+        for key in [
+            "ioengine",
+            "iodepth",
+            "link_sync",
+            "fixedbufs",
+            "sync_order",
+        ] {
             assert!(!json.contains(key), "{json}");
         }
         let back: WorkloadSpec = serde_json::from_str(&json).unwrap();
         assert_eq!(back.iodepth, 1);
         let json = serde_json::to_string(&uring(16)).unwrap();
         assert!(json.contains("\"ioengine\":\"io_uring\"") && json.contains("\"iodepth\":16"));
+        let unordered = WorkloadSpec {
+            sync_order: SyncOrder::Unordered,
+            ..uring(4)
+        };
+        let json = serde_json::to_string(&unordered).unwrap();
+        assert!(json.contains("\"sync_order\":\"unordered\""), "{json}");
+        let back: WorkloadSpec = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.sync_order, SyncOrder::Unordered);
     }
 }

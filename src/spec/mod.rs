@@ -19,7 +19,7 @@ pub use kinds::{
 };
 
 pub use input_file::{InputFileError, MAX_INPUT_FILE_BYTES, read_small_bytes, read_small_file};
-pub use ioengine::{IoEngine, MAX_IODEPTH, MAX_RING_BUFFER_BYTES};
+pub use ioengine::{IoEngine, MAX_IODEPTH, MAX_RING_BUFFER_BYTES, SyncOrder};
 pub use plan::{SeriesPlan, Variant};
 pub use preset::{
     MatrixSuggestion, Preset, PresetError, PublishedFigure, ScaleRule, builtin_presets, load_preset,
@@ -294,6 +294,10 @@ pub struct WorkloadSpec {
     /// io_uring: write from registered buffers (`IORING_OP_WRITE_FIXED`, fio `fixedbufs`).
     #[serde(skip_serializing_if = "ioengine::is_default")]
     pub fixedbufs: bool,
+    /// io_uring: whether an unlinked sync waits for the writes before it (`ordered`, the
+    /// default) or goes right behind its write as fio's does (`unordered`).
+    #[serde(skip_serializing_if = "ioengine::is_default")]
+    pub sync_order: SyncOrder,
 }
 
 impl Default for WorkloadSpec {
@@ -325,6 +329,7 @@ impl Default for WorkloadSpec {
             iodepth: 1,
             link_sync: false,
             fixedbufs: false,
+            sync_order: SyncOrder::Ordered,
         }
     }
 }

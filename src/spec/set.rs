@@ -75,7 +75,7 @@ fn unknown_key(key: &str) -> SpecError {
         fix: "use a field of the workload table: threads, block_size, file_size, io_size, \
               duration_s, requests, pattern, sync, sync_every, open_flags.{sync,dsync,direct}, \
               final_sync, prepare, shared_files, seed, interval_ms, ioengine, iodepth, \
-              link_sync, fixedbufs"
+              link_sync, fixedbufs, sync_order"
             .into(),
     }
 }

@@ -112,11 +112,13 @@ pub enum Setting {
     LinkSync,
     /// `fixedbufs`: registered write buffers.
     FixedBufs,
+    /// `sync_order`: whether an io_uring sync waits for the writes before it.
+    SyncOrder,
 }
 
 impl Setting {
     /// Every setting, for the front ends' table tests.
-    pub const ALL: [Setting; 51] = [
+    pub const ALL: [Setting; 52] = [
         Setting::Threads,
         Setting::Clients,
         Setting::BlockSize,
@@ -168,6 +170,7 @@ impl Setting {
         Setting::IoDepth,
         Setting::LinkSync,
         Setting::FixedBufs,
+        Setting::SyncOrder,
     ];
 
     /// The neutral name: a workload field's preset key (`block_size`, `grouplog.log_size`),
@@ -224,6 +227,7 @@ impl Setting {
             Setting::IoDepth => "iodepth",
             Setting::LinkSync => "link_sync",
             Setting::FixedBufs => "fixedbufs",
+            Setting::SyncOrder => "sync_order",
         }
     }
 
@@ -480,7 +484,7 @@ mod tests {
             .iter()
             .filter(|s| s.is_workload_field())
             .count();
-        assert_eq!(fields, 29, "the spec's settable fields, Clients included");
+        assert_eq!(fields, 30, "the spec's settable fields, Clients included");
         assert!(Setting::ALL.iter().all(|s| !s.key().is_empty()));
     }
 
@@ -507,6 +511,7 @@ mod tests {
                     | Setting::IoDepth
                     | Setting::LinkSync
                     | Setting::FixedBufs
+                    | Setting::SyncOrder
             );
             assert!(optional || slot.is_some(), "{} is not a spec key", s.key());
         }

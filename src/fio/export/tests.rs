@@ -465,3 +465,29 @@ fn io_uring_specs_export_their_engine_and_read_back_the_same() {
     spec.link_sync = true;
     assert_eq!(refused_field(&spec), Setting::LinkSync);
 }
+
+#[test]
+fn unordered_syncs_export_as_fios_plain_shape_and_ordered_ones_say_they_differ() {
+    let ordered = WorkloadSpec {
+        ioengine: crate::spec::IoEngine::IoUring,
+        iodepth: 8,
+        duration_s: Some(3.0),
+        ..WorkloadSpec::default()
+    };
+    let unordered = WorkloadSpec {
+        sync_order: crate::spec::SyncOrder::Unordered,
+        ..ordered.clone()
+    };
+    let text = export(&unordered);
+    assert_eq!(value(&text, "fsync").as_deref(), Some("1"));
+    assert!(!text.contains("sync_order"), "{text}");
+    let file = crate::fio::job::parse_job_file(&text, &|_: &str| None).unwrap();
+    let back = crate::fio::job::options_to_spec(&file.jobs[0].options, true).unwrap();
+    assert_eq!(back.spec.sync_order, crate::spec::SyncOrder::Unordered);
+    let text = export(&ordered);
+    assert!(
+        text.contains("sync_order = ordered has no fio equivalent"),
+        "{text}"
+    );
+    assert_eq!(options(&text), options(&export(&unordered)));
+}

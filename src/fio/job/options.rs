@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use super::FioOption;
 use super::value::{KbBase, parse_bool, parse_count, parse_fio_size, parse_fio_time_us};
 use crate::spec::{
-    FileioMode, IoEngine, OpenFlags, Pattern, Prepare, SpecError, SyncMethod, Worded, WorkloadKind,
-    WorkloadSpec,
+    FileioMode, IoEngine, OpenFlags, Pattern, Prepare, SpecError, SyncMethod, SyncOrder, Worded,
+    WorkloadKind, WorkloadSpec,
 };
 
 /// A job translated: the spec, the job's `directory` (the run's target unless the user
@@ -470,12 +470,24 @@ impl Job {
 
     /// `ioengine`, `iodepth` and `fixedbufs`: a depth above 1 means something only to
     /// io_uring (the synchronous engines have one write in flight, in fio too); the spec's
-    /// own check refuses `fixedbufs` without io_uring, naming both options.
+    /// own check refuses `fixedbufs` without io_uring, naming both options. fio's io_uring
+    /// engine queues a periodic sync right behind its write without waiting for it (io_u.c
+    /// `get_rw_ddir` counts issued writes, not completed ones), so at a depth above 1 the
+    /// job's syncs are `sync_order = unordered`. Called after the sync method is known.
     fn engine(&mut self, spec: &mut WorkloadSpec) {
         spec.ioengine = self.ioengine;
         spec.fixedbufs = self.fixedbufs;
         match (self.ioengine, &self.iodepth) {
-            (IoEngine::IoUring, Some((_, depth))) => spec.iodepth = *depth,
+            (IoEngine::IoUring, Some((text, depth))) => {
+                spec.iodepth = *depth;
+                if *depth > 1 && spec.sync != SyncMethod::None {
+                    spec.sync_order = SyncOrder::Unordered;
+                    self.warnings.push(format!(
+                        "iodepth={text} with {}: fio's io_uring engine queues each sync right behind its write without waiting for it, so a sync may complete before the write it follows; the run keeps fio's shape (sync_order = unordered) — a benchmark shape, not a durability guarantee",
+                        spec.sync.as_str()
+                    ));
+                }
+            }
             (IoEngine::Sync, Some((text, depth))) if *depth > 1 => {
                 self.warnings.push(format!(
                     "iodepth={text} ignored: the synchronous engines (psync, sync, pvsync) have one write in flight, in fio too; ioengine=io_uring keeps the depth"

@@ -559,6 +559,24 @@ fn io_uring_jobs_keep_their_engine_depth_and_fixed_buffers() {
         e.contains("fio option fixedbufs") && e.contains("ioengine=io_uring"),
         "{e}"
     );
+    // fio's syncs at a depth above 1 are unordered: the import keeps that, and says so.
+    let job = self::job("ioengine=io_uring\niodepth=8\nfdatasync=2\n").unwrap();
+    assert_eq!(job.spec.sync_order, crate::spec::SyncOrder::Unordered);
+    assert!(
+        job.warnings
+            .iter()
+            .any(|w| w.contains("iodepth=8 with fdatasync") && w.contains("unordered")),
+        "{:?}",
+        job.warnings
+    );
+    for ordered in ["iodepth=1\nfsync=1", "iodepth=8", "iodepth=1"] {
+        let job = self::job(&format!("ioengine=io_uring\n{ordered}\n")).unwrap();
+        assert_eq!(
+            job.spec.sync_order,
+            crate::spec::SyncOrder::Ordered,
+            "{ordered}"
+        );
+    }
     // A depth no engine can have is refused naming iodepth.
     let e = self::job("ioengine=io_uring\niodepth=5000\n")
         .unwrap_err()

@@ -16,6 +16,8 @@ pub(super) struct KindForm {
     log_size: SizeField,
     strategy_text: String,
     strategy_synced: Option<Strategy>,
+    /// Why io_uring cannot be used here (`None`: it can), from the workload form's probe.
+    pub(super) uring_unavailable: Option<String>,
     strategy_error: Option<String>,
 }
 
@@ -174,6 +176,7 @@ impl KindForm {
     }
 
     fn grouplog_rows(&mut self, ui: &mut Ui, state: &mut UiState) {
+        let uring_unavailable = self.uring_unavailable.as_ref();
         count_row(
             ui,
             state,
@@ -192,13 +195,23 @@ impl KindForm {
             ui,
             state,
             "Strategy",
-            "solo, leader, delay:<µs>, adaptive, adaptive:<cap µs>, jbd (--strategy)",
+            "solo, leader, delay:<µs>, adaptive, adaptive:<cap µs>, jbd, uring (--strategy)",
             &["grouplog.strategy"],
             |ui, s, id| {
                 ui.vertical(|ui| {
                     ui.horizontal(|ui| {
-                        for name in ["solo", "leader", "delay:500", "adaptive", "jbd"] {
-                            if ui.selectable_label(*text == name, name).clicked() {
+                        for name in ["solo", "leader", "delay:500", "adaptive", "jbd", "uring"] {
+                            // uring needs io_uring: disabled, with the reason, without it.
+                            let blocked = (name == "uring").then_some(uring_unavailable).flatten();
+                            let chip = ui.add_enabled(
+                                blocked.is_none(),
+                                egui::Button::selectable(*text == name, name),
+                            );
+                            let chip = match blocked {
+                                Some(reason) => chip.on_disabled_hover_text(reason.as_str()),
+                                None => chip,
+                            };
+                            if chip.clicked() {
                                 *text = name.to_string();
                                 if let Ok(st) = Strategy::parse(name) {
                                     s.spec.grouplog.strategy = st;

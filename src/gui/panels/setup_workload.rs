@@ -4,12 +4,11 @@
 
 use egui::{DragValue, Grid, Label, RichText, TextEdit, Ui};
 
+use super::setup_durability::{UringProbe, durability_ui, uring_ui};
 use super::setup_fields::{SizeField, error_lines, grid, parse_seed, row, run_options_ui};
 use super::setup_kinds::KindForm;
 use crate::gui::UiState;
-use crate::spec::{
-    Pattern, Prepare, Preset, SyncMethod, WorkloadKind, builtin_presets, format_size,
-};
+use crate::spec::{Pattern, Prepare, Preset, WorkloadKind, builtin_presets, format_size};
 
 /// What the preset ComboBox shows for a workload that comes from no preset.
 const CUSTOM: &str = "Custom (ad-hoc)";
@@ -39,6 +38,8 @@ pub(super) struct WorkloadForm {
     last_requests: u64,
     last_shared_files: u32,
     kind: KindForm,
+    /// Whether io_uring works here (asked once, off the UI thread).
+    pub(super) uring: UringProbe,
     /// "Open fio job…".
     pub(super) fio: super::setup_fio_job::FioJobForm,
 }
@@ -59,6 +60,7 @@ impl Default for WorkloadForm {
             last_requests: 10_000,
             last_shared_files: 4,
             kind: KindForm::default(),
+            uring: UringProbe::default(),
             fio: Default::default(),
         }
     }
@@ -104,6 +106,8 @@ impl WorkloadForm {
         self.file_size.follow(Some(state.spec.file_size));
         self.io_size.follow(state.spec.io_size);
         self.kind.follow(state);
+        self.uring.poll(ui.ctx());
+        self.kind.uring_unavailable = self.uring.unavailable();
         if self.seed_synced != Some(state.spec.seed) {
             self.seed_text = format!("{:#x}", state.spec.seed);
             self.seed_synced = Some(state.spec.seed);
@@ -122,7 +126,11 @@ impl WorkloadForm {
         }
         if matches!(kind, WorkloadKind::Fileio | WorkloadKind::Grouplog) {
             ui.add_space(8.0);
-            self.durability_ui(ui, state);
+            durability_ui(ui, state);
+        }
+        if kind == WorkloadKind::Fileio {
+            ui.add_space(8.0);
+            uring_ui(ui, state, self.uring.unavailable());
         }
         ui.add_space(8.0);
         self.stop_ui(ui, state);
@@ -368,87 +376,6 @@ impl WorkloadForm {
                 });
                 None
             });
-        });
-    }
-
-    fn durability_ui(&mut self, ui: &mut Ui, state: &mut UiState) {
-        ui.label(RichText::new("Durability").strong());
-        grid("durability").show(ui, |ui| {
-            row(
-                ui,
-                state,
-                "Sync method",
-                "the call that makes writes durable",
-                &["sync"],
-                |ui, s, _| {
-                    ui.horizontal(|ui| {
-                        for (m, hover) in [
-                            (SyncMethod::Fsync, "data and all metadata"),
-                            (
-                                SyncMethod::Fdatasync,
-                                "data and the metadata needed to read it",
-                            ),
-                            (
-                                SyncMethod::SyncFileRange,
-                                "writeback only: no cache flush, no metadata",
-                            ),
-                            (
-                                SyncMethod::None,
-                                "no sync call (with O_SYNC/O_DSYNC, or buffered)",
-                            ),
-                        ] {
-                            ui.radio_value(&mut s.spec.sync, m, m.as_str())
-                                .on_hover_text(hover);
-                        }
-                    });
-                    None
-                },
-            );
-            row(
-                ui,
-                state,
-                "Sync every",
-                "writes between two syncs, per thread (fio fsync=N)",
-                &["sync_every"],
-                |ui, s, id| {
-                    let enabled =
-                        s.spec.sync != SyncMethod::None && s.spec.kind == WorkloadKind::Fileio;
-                    ui.add_enabled(
-                        enabled,
-                        DragValue::new(&mut s.spec.sync_every)
-                            .range(0..=u32::MAX)
-                            .suffix(" writes"),
-                    )
-                    .labelled_by(id);
-                    None
-                },
-            );
-            row(
-                ui,
-                state,
-                "Open flags",
-                "extra open(2) flags of the test files",
-                &["open_flags"],
-                |ui, s, _| {
-                    ui.horizontal(|ui| {
-                        ui.checkbox(&mut s.spec.open_flags.sync, "O_SYNC");
-                        ui.checkbox(&mut s.spec.open_flags.dsync, "O_DSYNC");
-                        ui.checkbox(&mut s.spec.open_flags.direct, "O_DIRECT");
-                    });
-                    None
-                },
-            );
-            row(
-                ui,
-                state,
-                "Final sync",
-                "one more sync per file when a thread finishes (fio end_fsync)",
-                &["final_sync"],
-                |ui, s, _| {
-                    ui.checkbox(&mut s.spec.final_sync, "sync each file at the end");
-                    None
-                },
-            );
         });
     }
 
