@@ -38,7 +38,8 @@
 # folio under writeback: what the large folios multiply).
 #
 # Environment: ROUNDS (3), EVENTS (10000), EVENTS_TMPFS (200000), SB_FRESH (1), LOOP_MUTEX (0), LOOP_1M (0),
-#   FSES ("ext4 btrfs"), SETTLE (1), PERF (0), TMPFS (1),
+#   FSES ("ext4 btrfs"), SETTLE (1), PERF (0), TMPFS (1), KTRACE (off: fsynclab's
+#   --kernel-trace; on/auto trace fsynclab's runs, which sysbench's are not),
 #   IMG_DIR (/var/tmp), IMG_SIZE (1G), FSYNCLAB (binary; default target/release/fsynclab,
 #   built if missing), KEEP_RAW (dir to copy the raw outputs to).
 set -euo pipefail
@@ -56,6 +57,7 @@ FSES=${FSES:-ext4 btrfs}
 SETTLE=${SETTLE:-1}
 PERF=${PERF:-0}
 TMPFS=${TMPFS:-1}
+KTRACE=${KTRACE:-off}
 THREADS=4
 FILE_SIZE=128M
 FREQ=5
@@ -207,9 +209,12 @@ run_fsynclab() { # case dir events round [settle flag] [tool name]
     # its device counters (device_flushes) cover the timed part only.
     local settle=${5:---settle}
     [[ $SETTLE == 0 ]] && settle=--no-settle
+    # The kernel tracer is off unless KTRACE says otherwise (KTRACE=on or auto): sysbench has
+    # none, and at ~10k events/s on a loop ext4 the traced run is slower and commits more
+    # often (docs/PERFORMANCE.md, "The kernel tracer in the sysbench cross-check").
     counted "$FSYNCLAB" --db "$DB" run --quiet --json --mode sysbench --threads $THREADS --bs 4k \
         --file-size $FILE_SIZE --requests "$3" --sync fsync --sync-every $FREQ \
-        --final-sync --prepare fill $settle --target "$2/fl" >"$out"
+        --final-sync --prepare fill $settle --kernel-trace "$KTRACE" --target "$2/fl" >"$out"
     python3 -c "$FL_PARSE" "$out" "$1" "$4" "$DEV" "$(cat "$WORK/commits")" "$name" "$(cat "$WORK/fwaits")" >>"$RESULTS"
 }
 
