@@ -6,66 +6,11 @@
 
 mod common;
 
-use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// A user made for one test, deleted (with its mail spool) on drop.
-struct ThrowawayUser {
-    name: String,
-    uid: u32,
-    gid: u32,
-}
-
-impl ThrowawayUser {
-    fn new(tag: &str, home: &Path) -> Self {
-        let name = format!("fsl{tag}{}", std::process::id() % 100_000);
-        let _ = Command::new("userdel").arg(&name).output();
-        let out = Command::new("useradd")
-            .args(["-M", "-s", "/bin/sh", "-d"])
-            .arg(home)
-            .arg(&name)
-            .output()
-            .expect("useradd");
-        assert!(
-            out.status.success(),
-            "useradd: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let id = |flag: &str| -> u32 {
-            let out = Command::new("id").arg(flag).arg(&name).output().unwrap();
-            String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
-        };
-        let (uid, gid) = (id("-u"), id("-g"));
-        std::fs::create_dir(home).unwrap();
-        std::os::unix::fs::chown(home, Some(uid), Some(gid)).unwrap();
-        std::fs::set_permissions(home, std::fs::Permissions::from_mode(0o700)).unwrap();
-        Self { name, uid, gid }
-    }
-
-    /// `fsynclab` as root, as `sudo` by this user would start it.
-    fn sudo_fsynclab(&self, root_home: &Path) -> Command {
-        let mut c = common::bare_cmd();
-        c.env("SUDO_UID", self.uid.to_string())
-            .env("SUDO_GID", self.gid.to_string())
-            .env("SUDO_USER", &self.name)
-            .env("HOME", root_home)
-            .env_remove("XDG_DATA_HOME");
-        c
-    }
-}
-
-impl Drop for ThrowawayUser {
-    fn drop(&mut self) {
-        let _ = Command::new("userdel").arg(&self.name).output();
-    }
-}
-
-fn owner(path: &Path) -> u32 {
-    std::fs::symlink_metadata(path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        .uid()
-}
+use common::users::{ThrowawayUser, owner};
 
 fn run_args(target: &Path) -> Vec<String> {
     [

@@ -7,68 +7,13 @@
 
 mod common;
 
-use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+use std::os::unix::fs::MetadataExt as _;
 use std::path::Path;
-use std::process::Command;
 
 /// `nobody`: owns the attacker's directories where no login is needed.
 const NOBODY: u32 = 65534;
 
-/// A user made for one test, deleted on drop; its home is made and handed to it.
-struct Attacker {
-    name: String,
-    uid: u32,
-    gid: u32,
-}
-
-impl Attacker {
-    fn new(tag: &str, home: &Path) -> Self {
-        let name = format!("fslx{tag}{}", std::process::id() % 100_000);
-        let _ = Command::new("userdel").arg(&name).output();
-        let out = Command::new("useradd")
-            .args(["-M", "-s", "/bin/sh", "-d"])
-            .arg(home)
-            .arg(&name)
-            .output()
-            .expect("useradd");
-        assert!(
-            out.status.success(),
-            "useradd: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let id = |flag: &str| -> u32 {
-            let out = Command::new("id").arg(flag).arg(&name).output().unwrap();
-            String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
-        };
-        let (uid, gid) = (id("-u"), id("-g"));
-        std::fs::create_dir(home).unwrap();
-        std::os::unix::fs::chown(home, Some(uid), Some(gid)).unwrap();
-        std::fs::set_permissions(home, std::fs::Permissions::from_mode(0o700)).unwrap();
-        Self { name, uid, gid }
-    }
-
-    /// `fsynclab` as root, as `sudo` run by this user starts it (root's `HOME`).
-    fn sudo_fsynclab(&self, root_home: &Path) -> Command {
-        let mut c = common::bare_cmd();
-        c.env("SUDO_UID", self.uid.to_string())
-            .env("SUDO_GID", self.gid.to_string())
-            .env("SUDO_USER", &self.name)
-            .env("HOME", root_home)
-            .env_remove("XDG_DATA_HOME");
-        c
-    }
-
-    /// Makes `path` (a directory or symlink already there) the attacker's.
-    fn own(&self, path: &Path) {
-        std::os::unix::fs::lchown(path, Some(self.uid), Some(self.gid)).unwrap();
-    }
-}
-
-impl Drop for Attacker {
-    fn drop(&mut self) {
-        let _ = Command::new("userdel").arg(&self.name).output();
-    }
-}
+use common::users::ThrowawayUser as Attacker;
 
 fn uid_of(path: &Path) -> u32 {
     std::fs::symlink_metadata(path)

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod fio_server;
+pub mod users;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
