@@ -7,18 +7,24 @@
 
 mod common;
 
-use std::os::unix::fs::MetadataExt as _;
 use std::path::Path;
 
 /// `nobody`: owns the attacker's directories where no login is needed.
 const NOBODY: u32 = 65534;
 
-use common::users::ThrowawayUser as Attacker;
+use common::users::{ThrowawayUser as Attacker, owner};
 
-fn uid_of(path: &Path) -> u32 {
-    std::fs::symlink_metadata(path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        .uid()
+/// A throwaway user with `home`, and the sudo identity root's fsynclab sees when that user
+/// runs it through `sudo`.
+fn attacker_under_sudo(tag: &str, home: &Path) -> (Attacker, fsynclab::probe::SudoUser) {
+    let user = Attacker::new(tag, home);
+    let sudo =
+        fsynclab::probe::sudo_user_from(0, Some(&user.uid.to_string()), Some(&user.name), |_| {
+            Some((user.name.clone(), user.gid, home.to_path_buf()))
+        })
+        .unwrap()
+        .unwrap();
+    (user, sudo)
 }
 
 /// Under sudo the scratch state directory (mount points, records of what root made) stays
@@ -49,7 +55,7 @@ fn sudo_keeps_the_scratch_state_out_of_the_users_directory() {
         theirs.display()
     );
     let ours = root_home.join(".local/share/fsynclab/scratch");
-    assert_eq!(uid_of(&ours), 0, "{err}");
+    assert_eq!(owner(&ours), 0, "{err}");
 }
 
 /// `sudo -E` keeps the user's `XDG_DATA_HOME`: a state directory below a directory another
@@ -95,16 +101,10 @@ fn a_data_dir_swapped_for_a_link_never_hands_roots_files_over() {
     }
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home");
-    let user = Attacker::new("l", &home);
-    let sudo =
-        fsynclab::probe::sudo_user_from(0, Some(&user.uid.to_string()), Some(&user.name), |_| {
-            Some((user.name.clone(), user.gid, home.clone()))
-        })
-        .unwrap()
-        .unwrap();
+    let (user, sudo) = attacker_under_sudo("l", &home);
     // The check: the real directories are made and handed over.
     let data = sudo.data_dir().unwrap();
-    assert_eq!(uid_of(&data), user.uid);
+    assert_eq!(owner(&data), user.uid);
 
     // Root's own data directory, with its database and a run's lock file.
     let victim = dir.path().join("root-local");
@@ -127,7 +127,7 @@ fn a_data_dir_swapped_for_a_link_never_hands_roots_files_over() {
         .iter()
         .chain([&victim_data.join("fsynclab.sqlite.locks")])
     {
-        assert_eq!(uid_of(path), 0, "{} was handed over", path.display());
+        assert_eq!(owner(path), 0, "{} was handed over", path.display());
     }
 }
 
@@ -141,13 +141,7 @@ fn planted_database_files_are_not_followed_or_chowned() {
     }
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home");
-    let user = Attacker::new("p", &home);
-    let sudo =
-        fsynclab::probe::sudo_user_from(0, Some(&user.uid.to_string()), Some(&user.name), |_| {
-            Some((user.name.clone(), user.gid, home.clone()))
-        })
-        .unwrap()
-        .unwrap();
+    let (user, sudo) = attacker_under_sudo("p", &home);
     let data = sudo.data_dir().unwrap();
     let victim = dir.path().join("victim");
     std::fs::write(&victim, b"root's").unwrap();
@@ -172,6 +166,6 @@ fn planted_database_files_are_not_followed_or_chowned() {
     done_rx
         .recv_timeout(std::time::Duration::from_secs(10))
         .expect("the hand-over hung on the planted FIFO");
-    assert_eq!(uid_of(&victim), 0, "the symlink was followed");
-    assert_eq!(uid_of(&twice), 0, "a hard-linked root file was handed over");
+    assert_eq!(owner(&victim), 0, "the symlink was followed");
+    assert_eq!(owner(&twice), 0, "a hard-linked root file was handed over");
 }
