@@ -249,15 +249,7 @@ fn traced_runs_on_ext4_xfs_btrfs_cancel_and_kill() {
     );
 
     // Kill: the instance stays (its owner cannot clean up); `clean` removes it...
-    let mut child = start_long_run(&db, &ext4);
-    let pid = child.id();
-    signal(&child, nix::sys::signal::Signal::SIGKILL);
-    child.wait().expect("reap");
-    assert_eq!(
-        instances_of(pid).len(),
-        1,
-        "a killed run's instance stays until swept"
-    );
+    let pid = kill_a_traced_run(&db, &ext4);
     let out = traced(&db).arg("clean").output().expect("clean");
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -271,15 +263,7 @@ fn traced_runs_on_ext4_xfs_btrfs_cancel_and_kill() {
     );
 
     // ... and so does the next traced start.
-    let mut child = start_long_run(&db, &ext4);
-    let pid = child.id();
-    signal(&child, nix::sys::signal::Signal::SIGKILL);
-    child.wait().expect("reap");
-    assert_eq!(
-        instances_of(pid).len(),
-        1,
-        "a killed run's instance stays until swept"
-    );
+    let pid = kill_a_traced_run(&db, &ext4);
     traced_run(&db, &ext4, "1");
     assert!(
         instances_of(pid).is_empty(),
@@ -383,4 +367,19 @@ fn kernel_trace_on_without_root_is_refused_by_name_and_auto_runs_untraced() {
         kt["journal_commits"].is_null() && kt["dropped"].is_null(),
         "{kt}"
     );
+}
+
+/// Starts a long traced run on `target`, SIGKILLs it and checks that its trace instance
+/// stays (its owner could not clean up); returns the dead run's pid.
+fn kill_a_traced_run(db: &Path, target: &Path) -> u32 {
+    let mut child = start_long_run(db, target);
+    let pid = child.id();
+    signal(&child, nix::sys::signal::Signal::SIGKILL);
+    child.wait().expect("reap");
+    assert_eq!(
+        instances_of(pid).len(),
+        1,
+        "a killed run's instance stays until swept"
+    );
+    pid
 }
