@@ -231,9 +231,15 @@ fn traced_runs_on_ext4_xfs_btrfs_cancel_and_kill() {
         instances_of(pid)
     );
 
-    // Cancel (SIGINT): exit 130, instance removed.
+    // Cancel (SIGINT): exit 130, instance removed. Before that: the reader thread runs in
+    // SCHED_IDLE, so it never takes CPU time from the work it traces.
     let child = start_long_run(&db, &ext4);
     let pid = child.id();
+    assert_eq!(
+        reader_policy(pid),
+        Some(libc::SCHED_IDLE),
+        "the trace reader's scheduling policy"
+    );
     signal(&child, nix::sys::signal::Signal::SIGINT);
     let out = child.wait_with_output().expect("wait");
     assert_eq!(
@@ -367,6 +373,18 @@ fn kernel_trace_on_without_root_is_refused_by_name_and_auto_runs_untraced() {
         kt["journal_commits"].is_null() && kt["dropped"].is_null(),
         "{kt}"
     );
+}
+
+/// The scheduling policy (`policy` in `/proc/<pid>/task/<tid>/sched`) of the run's trace
+/// reader thread (`fsynclab-ktrace`), when it is found.
+fn reader_policy(pid: u32) -> Option<i32> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    let reader = tasks.flatten().find(|t| {
+        std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim() == "fsynclab-ktrace")
+    })?;
+    let sched = std::fs::read_to_string(reader.path().join("sched")).ok()?;
+    let line = sched.lines().find(|l| l.starts_with("policy"))?;
+    line.split(':').nth(1)?.trim().parse().ok()
 }
 
 /// Starts a long traced run on `target`, SIGKILLs it and checks that its trace instance

@@ -5,7 +5,7 @@
 //! ```text
 //! available_events ─► events::select ─► tracefs::create (under the control lock)
 //!                                              │
-//!   trace_pipe (O_NONBLOCK, poll) ─► reader ─► parse ─► accum::Accumulator ─► KernelTrace
+//!   trace_pipe (O_NONBLOCK, drained every 50 ms) ─► reader ─► parse ─► accum::Accumulator ─► KernelTrace
 //!                                              │                 └─► LiveKernel (commits/s, flushes/s)
 //!                       stop: flag, join, per_cpu/*/stats (drops), tracefs::remove
 //! ```

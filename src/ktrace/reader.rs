@@ -1,11 +1,13 @@
-//! The thin reader: one thread reading an instance's `trace_pipe` opened `O_NONBLOCK`,
-//! waiting in `poll` with a short timeout, so it is never blocked inside a tracefs read.
-//! Stopping sets a flag; the thread reads what is left, closes its descriptor and returns
-//! the accumulator. Only after it is joined may the instance be disabled and removed.
+//! The thin reader: one thread reading an instance's `trace_pipe` opened `O_NONBLOCK`, so it
+//! is never blocked inside a tracefs read. It wakes on a fixed period and drains what the
+//! ring buffers hold, rather than waiting in `poll`: a `poll` waiter is woken by the kernel
+//! after every event, which put thousands of reader wake-ups a second on the CPUs the run
+//! measures (docs/PERFORMANCE.md, "Kernel tracer overhead"). Stopping sets a flag; the
+//! thread reads what is left, closes its descriptor and returns the accumulator. Only after
+//! it is joined may the instance be disabled and removed.
 
 use std::fs::{File, OpenOptions};
 use std::io::{ErrorKind, Read};
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::sync::Arc;
@@ -15,12 +17,13 @@ use std::thread::JoinHandle;
 use super::TraceError;
 use super::accum::Accumulator;
 
-/// Longest wait in `poll` before the stop flag is looked at again, ms.
-const POLL_MS: u8 = 50;
+/// Sleep between drains, ms. The ring buffer (`tracefs::BUFFER_KB` per CPU, ~40k events)
+/// holds far more than a period's events at any rate the reader keeps up with.
+const PERIOD_MS: u64 = 50;
 /// Bytes per read.
 const CHUNK: usize = 64 * 1024;
-/// Reads after the stop flag is seen: enough to drain what the buffers still hold, bounded
-/// so a flood cannot keep the reader from returning.
+/// Reads per drain: enough to empty what the buffers hold, bounded so a flood cannot keep
+/// the reader from seeing the stop flag.
 const DRAIN_READS: u32 = 4096;
 
 /// A running reader.
@@ -78,40 +81,20 @@ impl Drop for Reader {
 }
 
 fn read_loop(mut pipe: File, mut acc: Accumulator, stop: &AtomicBool) -> Accumulator {
+    run_when_idle();
     let mut buf = vec![0u8; CHUNK];
     // Bytes of a line not yet complete (a read may end mid-line).
     let mut partial: Vec<u8> = Vec::new();
-    let mut drain_left = DRAIN_READS;
     loop {
         let stopping = stop.load(Ordering::Acquire);
+        // Bounded, so a flood cannot keep the reader from seeing the stop flag; after the
+        // flag, one last drain of what the buffers still hold.
+        let emptied = drain(&mut pipe, &mut buf, &mut partial, &mut acc);
         if stopping {
-            if drain_left == 0 {
-                break;
-            }
-            drain_left -= 1;
-        } else if !wait_readable(&pipe) {
-            continue;
+            break;
         }
-        match pipe.read(&mut buf) {
-            Ok(0) => {
-                if stopping {
-                    break;
-                }
-            }
-            Ok(n) => take_lines(&mut partial, &buf[..n], &mut acc),
-            Err(e) if e.kind() == ErrorKind::WouldBlock => {
-                if stopping {
-                    break;
-                }
-            }
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(_) => {
-                if stopping {
-                    break;
-                }
-                // Unexpected: wait for the stop flag without spinning.
-                std::thread::sleep(std::time::Duration::from_millis(u64::from(POLL_MS)));
-            }
+        if emptied {
+            std::thread::sleep(std::time::Duration::from_millis(PERIOD_MS));
         }
     }
     if !partial.is_empty() {
@@ -121,15 +104,28 @@ fn read_loop(mut pipe: File, mut acc: Accumulator, stop: &AtomicBool) -> Accumul
     acc
 }
 
-/// Waits up to [`POLL_MS`] for data.
-fn wait_readable(pipe: &File) -> bool {
-    let mut fd = libc::pollfd {
-        fd: pipe.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: `fd` is one valid pollfd for a descriptor `pipe` keeps open during the call.
-    unsafe { libc::poll(&mut fd, 1, libc::c_int::from(POLL_MS)) > 0 }
+/// Puts the calling thread in `SCHED_IDLE`, so it reads (and the kernel formats) the trace
+/// only on CPU time the run leaves unused and never delays the work on the fsync path. Best
+/// effort: a refusal leaves the thread where it was.
+fn run_when_idle() {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: pid 0 is the calling thread; `param` is a valid sched_param for SCHED_IDLE.
+    unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) };
+}
+
+/// Reads until the pipe is empty (or an error), at most [`DRAIN_READS`] times, feeding
+/// whole lines. False when it stopped at the bound with data perhaps left.
+fn drain(pipe: &mut File, buf: &mut [u8], partial: &mut Vec<u8>, acc: &mut Accumulator) -> bool {
+    for _ in 0..DRAIN_READS {
+        match pipe.read(buf) {
+            Ok(0) => return true,
+            Ok(n) => take_lines(partial, &buf[..n], acc),
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            // Empty (`WouldBlock`) or unexpected: try again next period.
+            Err(_) => return true,
+        }
+    }
+    false
 }
 
 /// Feeds the complete lines of `partial` + `bytes` to `acc`, keeping an unfinished tail.
