@@ -183,7 +183,7 @@ run_case tmpfs-8j "$TMPFS_MNT" 8 64M "$IO_TMPFS_8J"
 IMG=$(mktemp "$IMG_DIR/fsynclab-bench.XXXXXX.img")
 [[ $(stat -f -c %T "$IMG") != tmpfs ]] || die "$IMG_DIR is tmpfs; set IMG_DIR to a real disk"
 truncate -s "$IMG_SIZE" "$IMG"
-mkfs.ext4 -q -F "$IMG"
+mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$IMG"
 LOOP=$(losetup -f --show "$IMG")
 mount "$LOOP" "$EXT4_MNT"
 STAT_DEV=$(basename "$LOOP")

@@ -47,7 +47,7 @@ cleanup() {
 }
 trap cleanup EXIT
 truncate -s "$IMG_SIZE" "$IMG"
-mkfs.ext4 -q -F "$IMG"
+mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$IMG"
 mount -o loop "$IMG" "$MNT"
 echo "# $(date -u '+%F %T UTC') · $(uname -r) · ext4 on $(findmnt -no SOURCE "$MNT") (image $IMG)"
 echo "# fs_mark $(dpkg-query -W -f '${Version}' fsmark 2>/dev/null) · $("$FSYNCLAB" --version)"

@@ -116,7 +116,7 @@ mount_loop() { # fs
     [[ $(stat -f -c %T "$IMG") != tmpfs ]] || die "$IMG_DIR is tmpfs; set IMG_DIR to a real disk"
     truncate -s "$IMG_SIZE" "$IMG"
     case $1 in
-    ext4) mkfs.ext4 -q -F "$IMG" ;;
+    ext4) mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$IMG" ;;
     btrfs) mkfs.btrfs -q -f "$IMG" >/dev/null ;;
     *) die "unknown fs $1" ;;
     esac

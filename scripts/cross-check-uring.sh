@@ -135,7 +135,7 @@ if [[ " $PARTS " != *" ext4 "* ]]; then
 elif [ "$(id -u)" = 0 ]; then
     truncate -s 2G "$IMG"
     LOOP=$(losetup --find --show "$IMG")
-    mkfs.ext4 -q -F "$LOOP"
+    mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$LOOP"
     mkdir -p "$MNT"
     mount "$LOOP" "$MNT"
     chmod 700 "$MNT"

@@ -9,7 +9,7 @@ set -euo pipefail
 bin=${FSYNCLAB:-target/release/fsynclab}
 T=/sys/kernel/tracing
 work=$(mktemp -d /var/tmp/ktg.XXXXXX)
-truncate -s 1G $work/img; loop=$(losetup -f --show $work/img); mkfs.ext4 -q $loop; mkdir $work/m; mount $loop $work/m
+truncate -s 1G $work/img; loop=$(losetup -f --show $work/img); mkfs.ext4 -q -E lazy_itable_init=0,lazy_journal_init=0 $loop; mkdir $work/m; mount $loop $work/m
 dev=$(( (16#$(stat -c %t $loop) << 20) | 16#$(stat -c %T $loop) ))
 cleanup() { set +e; [ -n "${catpid:-}" ] && kill $catpid; rmdir $T/instances/ktg 2>/dev/null; umount $work/m; losetup -d $loop; rm -rf $work; }
 trap cleanup EXIT

@@ -16,7 +16,7 @@ cleanup() {
 trap cleanup EXIT
 truncate -s 1G "$work/ext4.img"
 losetup --find --show "$work/ext4.img" > "$work/loop"
-mkfs.ext4 -q "$(cat "$work/loop")"
+mkfs.ext4 -q -E lazy_itable_init=0,lazy_journal_init=0 "$(cat "$work/loop")"
 mkdir "$work/ext4" "$work/tmpfs"
 mount "$(cat "$work/loop")" "$work/ext4"
 mount -t tmpfs -o size=512M tmpfs "$work/tmpfs"

@@ -35,7 +35,7 @@ trap cleanup EXIT
 mkdir "$MNT"
 truncate -s "$IMG_SIZE" "$IMG"
 LOOP=$(losetup --find --show "$IMG")
-mkfs.ext4 -q "$LOOP"
+mkfs.ext4 -q -E lazy_itable_init=0,lazy_journal_init=0 "$LOOP"
 mount "$LOOP" "$MNT"
 echo "# $(date -u +%FT%TZ) ext4 on $LOOP ($IMG_SIZE image in $IMG_DIR), ${SECS}s per run, rounds $ROUNDS"
 echo "# $($BIN --version 2>/dev/null || echo fsynclab) · $(dbench --help 2>&1 | head -1 || true)"

@@ -63,6 +63,33 @@ fn ext4_with_data_journal() {
     roundtrip(&lab, &req, "data=journal");
 }
 
+/// A scratch ext4 has every inode table zeroed at mkfs time, so no `ext4lazyinit` thread
+/// writes beside the first runs (docs/SCRATCH.md, "Fresh ext4").
+#[test]
+fn fresh_ext4_needs_no_lazy_init() {
+    if !root_or_skip("fresh_ext4_needs_no_lazy_init") {
+        return;
+    }
+    let lab = Lab::new("ext4-eager");
+    let recipe = lab
+        .manager
+        .create(&request(FsKind::Ext4, 512, "ext4-eager"))
+        .expect("create");
+    let out = std::process::Command::new("dumpe2fs")
+        .arg(&recipe.device)
+        .output()
+        .expect("dumpe2fs (e2fsprogs, beside mkfs.ext4)");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let groups = text
+        .lines()
+        .filter(|l| l.starts_with("Group ") && l.contains("(Blocks"))
+        .count();
+    let zeroed = text.matches("ITABLE_ZEROED").count();
+    lab.manager.destroy("ext4-eager").expect("destroy");
+    assert!(groups > 1, "{text}");
+    assert_eq!(zeroed, groups, "groups with their inode table zeroed");
+}
+
 #[test]
 fn xfs_with_direct_io_loop() {
     if !root_or_skip("xfs_with_direct_io_loop") {

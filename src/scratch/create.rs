@@ -16,7 +16,7 @@ use super::system::{
 };
 use super::{
     Backing, CreateRequest, MIN_SIZE_BYTES, ScratchError, ScratchManager, ScratchRecipe,
-    check_mkfs_options, check_mount_options, require_root, validate_name,
+    check_mkfs_options, check_mount_options, require_root, validate_name, with_eager_init,
 };
 use crate::probe::list_mounts;
 
@@ -241,7 +241,7 @@ impl ScratchManager {
             .iter()
             .map(|arg| arg.to_string())
             .collect();
-        args.extend(mkfs_args);
+        args.extend(with_eager_init(req.fs, mkfs_args));
         args.push(device.clone());
         run(&mkfs, &args)?;
 

@@ -41,7 +41,7 @@ pub use checks::{require_root, split_options, validate_name};
 pub use device::{DeviceNumber, mounted_entry};
 pub use error::{ScratchError, human_size};
 pub use manager::ScratchManager;
-pub use options::{check_mkfs_options, check_mount_options};
+pub use options::{check_mkfs_options, check_mount_options, with_eager_init};
 pub use owned::{StalePlan, find_stale};
 pub use roots::{RAM_DIR_PREFIX, default_ram_dir};
 pub use system::{LoopDevice, kernel_lines_after, list_loop_devices};

@@ -341,3 +341,40 @@ fn no_option_can_turn_a_filesystem_error_into_a_kernel_panic() {
     assert!(check_mount_options(Ext4, "errors=remount-ro").is_ok());
     assert!(check_mount_options(Btrfs, "fatal_errors=bug").is_ok());
 }
+
+#[test]
+fn fresh_ext4_is_initialised_at_mkfs_unless_the_user_chose() {
+    let eager = |text: &str| {
+        with_eager_init(
+            FsKind::Ext4,
+            check_mkfs_options(FsKind::Ext4, text).unwrap(),
+        )
+    };
+    assert_eq!(eager(""), ["-E", "lazy_itable_init=0,lazy_journal_init=0"]);
+    assert_eq!(
+        eager("-b 4096 -E stride=16"),
+        [
+            "-b",
+            "4096",
+            "-E",
+            "stride=16,lazy_itable_init=0,lazy_journal_init=0"
+        ]
+    );
+    // The user's own choice stays, and only mke2fs's last -E is extended.
+    assert_eq!(
+        eager("-E lazy_itable_init=1 -L x"),
+        ["-E", "lazy_itable_init=1,lazy_journal_init=0", "-L", "x"]
+    );
+    assert_eq!(
+        eager("-E stride=8 -E lazy_journal_init,lazy_itable_init=1"),
+        [
+            "-E",
+            "stride=8",
+            "-E",
+            "lazy_journal_init,lazy_itable_init=1"
+        ]
+    );
+    for fs in [FsKind::Xfs, FsKind::Btrfs] {
+        assert!(with_eager_init(fs, Vec::new()).is_empty());
+    }
+}
