@@ -1,0 +1,114 @@
+#!/bin/bash
+# What the kernel tracer's events cost, measured inside one run (docs/PERFORMANCE.md,
+# "Kernel tracer overhead"): one long untraced fsynclab run (--kernel-trace off) on a fresh
+# loop ext4, while a hand-made trace instance holding fsynclab's events and filters is
+# switched on and off every PERIOD seconds. Each 100 ms interval of the run is classed by
+# the state it lay wholly in; each "on" period's syncs/s is divided by the mean of its
+# neighbouring "off" periods, and the median of those ratios is printed with its quartiles.
+# Pairing periods seconds apart cancels the slow drifts that make separate runs differ by
+# ±20 % here. The reader drains `trace_pipe` every 50 ms in SCHED_IDLE, as fsynclab's does.
+# Root. Environment: FSYNCLAB (binary, default target/release/fsynclab), GRPS (event groups,
+# default "sched block jbd"), NOREADER=1 (no reader at all: the events' own cost), PERIOD (2),
+# DUR (run seconds, 90), THREADS (4), BACKING_DEV (the loop image's disk as major:minor,
+# default that of /var/tmp).
+set -euo pipefail
+bin=${FSYNCLAB:-target/release/fsynclab}
+T=/sys/kernel/tracing; P=${PERIOD:-2}; D=${DUR:-90}; TH=${THREADS:-4}; G=${GRPS:-sched block jbd}
+[ -d $T/instances ] || { echo "tracefs is not mounted at $T" >&2; exit 2; }
+work=$(mktemp -d /var/tmp/ktrace-toggle.XXXXXX)
+I=$T/instances/fsynclab-toggle-$$
+rpid=
+cleanup() {
+    set +e
+    [ -n "$rpid" ] && { kill "$rpid"; wait "$rpid"; }
+    [ -d "$I" ] && { echo 0 > "$I/tracing_on"; rmdir "$I"; }
+    mountpoint -q "$work/m" && umount "$work/m"
+    [ -n "${loop:-}" ] && losetup -d "$loop"
+    rm -rf "$work"
+}
+trap cleanup EXIT
+truncate -s 1G "$work/img"
+loop=$(losetup -f --show "$work/img")
+# Inode tables zeroed now, not by ext4lazyinit during the run (docs/SCRATCH.md, "Fresh ext4").
+mkfs.ext4 -q -E lazy_itable_init=0,lazy_journal_init=0 "$loop"
+mkdir "$work/m"; mount "$loop" "$work/m"
+devt() { echo $(( ($1 << 20) | $2 )); }
+dev=$(devt $((16#$(stat -c %t "$loop"))) $((16#$(stat -c %T "$loop"))))
+back=${BACKING_DEV:-$(mountpoint -d "$(df --output=target /var/tmp | tail -1)")}
+bdev=$(devt "${back%%:*}" "${back##*:}")
+mkdir "$I"; echo 4096 > "$I/buffer_size_kb"; echo mono > "$I/trace_clock"
+enables=()
+add() { echo "$3" > "$I/events/$1/$2/filter"; enables+=("$I/events/$1/$2/enable"); }
+for g in $G; do case $g in
+    sched) add sched sched_switch '(prev_comm ~ "fsynclab-w*" && prev_state & 2) || next_comm ~ "fsynclab-w*"';;
+    block) for e in block_rq_issue block_rq_complete; do add block $e "(dev == $dev || dev == $bdev) && rwbs ~ \"*F*\""; done;;
+    jbd) for e in jbd2_start_commit jbd2_end_commit jbd2_run_stats; do add jbd2 $e "dev == $dev"; done;;
+    *) echo "GRPS: unknown group '$g' (sched, block, jbd)" >&2; exit 2;;
+esac; done
+: > "$work/events"
+if [ -z "${NOREADER:-}" ]; then
+    chrt -i 0 python3 -c '
+import os, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_NONBLOCK)
+out = open(sys.argv[2], "wb")
+while True:
+    while True:
+        try:
+            b = os.read(fd, 65536)
+        except BlockingIOError:
+            break
+        if not b:
+            break
+        out.write(b)
+    out.flush()
+    time.sleep(0.05)
+' "$I/trace_pipe" "$work/events" & rpid=$!
+fi
+reader="drain every 50 ms, SCHED_IDLE"; [ -n "${NOREADER:-}" ] && reader=none
+echo "groups: $G; reader: $reader; load: $(uptime)"
+"$bin" --db "$work/db.sqlite" run --quiet --json --kernel-trace off --threads "$TH" \
+    --set "duration_s=$D" --target "$work/m" > "$work/run.json" &
+runpid=$!
+state=0
+while kill -0 $runpid 2>/dev/null; do
+    state=$((1 - state))
+    for e in "${enables[@]}"; do echo $state > "$e"; done
+    echo "$(date +%s%3N) $state" >> "$work/toggles"
+    sleep "$P"
+done
+wait $runpid
+echo "events read: $(wc -l < "$work/events")"
+"$bin" --db "$work/db.sqlite" show --json 1 > "$work/show.json"
+python3 - "$work/show.json" "$work/toggles" "$P" <<'PY'
+import json, statistics as st, sys
+run = json.load(open(sys.argv[1]))["run"]
+t0 = run["started_at_ms"]
+toggles = [tuple(map(int, l.split())) for l in open(sys.argv[2])]
+period_s = float(sys.argv[3])
+def period_of(a, b):
+    for i, (t, v) in enumerate(toggles):
+        end = toggles[i + 1][0] if i + 1 < len(toggles) else 1 << 62
+        if t <= a and b <= end:
+            return i, v
+    return None, None
+periods = {}
+for iv in run["intervals"]:
+    end = t0 + iv["t_ms"]
+    i, v = period_of(end - iv["dur_ms"] - 20, end + 20)  # 20 ms guard
+    if i is None:
+        continue
+    p = periods.setdefault(i, [v, 0, 0])
+    p[1] += iv["syncs"]; p[2] += iv["dur_ms"]
+rates = [(v, s / d * 1000) for _, (v, s, d) in sorted(periods.items()) if d >= 600 * period_s]
+on = [x for v, x in rates if v == 1]
+off = [x for v, x in rates if v == 0]
+ratios = []
+for k, (v, x) in enumerate(rates):
+    if v == 1:
+        nb = [rates[j][1] for j in (k - 1, k + 1) if 0 <= j < len(rates) and rates[j][0] == 0]
+        if nb:
+            ratios.append(x / (sum(nb) / len(nb)))
+q = st.quantiles(ratios, n=4)
+print(f"periods on {len(on)}, off {len(off)}; median syncs/s on {st.median(on):.0f}, off {st.median(off):.0f}")
+print(f"on/off: median of neighbour ratios {st.median(ratios):.3f} (n={len(ratios)}, quartiles {q[0]:.3f}-{q[2]:.3f}); ratio of means {st.mean(on) / st.mean(off):.3f}")
+PY
