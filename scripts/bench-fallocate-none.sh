@@ -17,6 +17,8 @@
 #   IMG_SIZE (2G), QUIET_WAIT (s to wait for an idle CPU before a round, 60), QUIET_PCT (25),
 #   FSYNCLAB (optional binary), KEEP_RAW (dir to copy raw outputs to).
 set -euo pipefail
+# fsynclab untraced, like the reference tool (docs/KERNEL-TRACE.md, "Overhead"); override to trace.
+export FSYNCLAB_KERNEL_TRACE=${FSYNCLAB_KERNEL_TRACE:-off}
 
 ROUNDS=${ROUNDS:-3}
 JOBS=${JOBS:-8}

@@ -24,6 +24,8 @@
 #   FSYNCLAB (path of the binary; default target/release/fsynclab, built if missing),
 #   KEEP_RAW (dir to copy the raw outputs to).
 set -euo pipefail
+# fsynclab untraced, like the reference tool (docs/KERNEL-TRACE.md, "Overhead"); override to trace.
+export FSYNCLAB_KERNEL_TRACE=${FSYNCLAB_KERNEL_TRACE:-off}
 
 ROUNDS=${ROUNDS:-3}
 QUIET_WAIT=${QUIET_WAIT:-90}

@@ -24,6 +24,8 @@
 # Environment: ROUNDS (6), IMG (/var/tmp/fsynclab-fsmark.img), IMG_SIZE (4G),
 #   FSYNCLAB (default target/release/fsynclab, built if missing).
 set -euo pipefail
+# fsynclab untraced, like the reference tool (docs/KERNEL-TRACE.md, "Overhead"); override to trace.
+export FSYNCLAB_KERNEL_TRACE=${FSYNCLAB_KERNEL_TRACE:-off}
 
 ROUNDS=${ROUNDS:-6}
 IMG=${IMG:-/var/tmp/fsynclab-fsmark.img}

@@ -21,6 +21,8 @@
 #   8 MiB, the reference A-ext4 shape), IMG_DIR (/var/tmp), IMG_SIZE (2G), FSYNCLAB (binary;
 #   default target/release/fsynclab, built if missing), KEEP_RAW (dir to copy raw outputs to).
 set -euo pipefail
+# fsynclab untraced, like the reference tool (docs/KERNEL-TRACE.md, "Overhead"); override to trace.
+export FSYNCLAB_KERNEL_TRACE=${FSYNCLAB_KERNEL_TRACE:-off}
 
 ROUNDS=${ROUNDS:-3}
 PRESET=${PRESET:-btrfs-log-commit}

@@ -8,6 +8,8 @@
 #   sudo scripts/xcheck-dbench.sh                 # CLIENTS="1 2 4 8 16" SECS=10 ROUNDS=3
 #   sudo CLIENTS="1 8" SECS=5 ROUNDS=1 scripts/xcheck-dbench.sh
 set -euo pipefail
+# fsynclab untraced, like the reference tool (docs/KERNEL-TRACE.md, "Overhead"); override to trace.
+export FSYNCLAB_KERNEL_TRACE=${FSYNCLAB_KERNEL_TRACE:-off}
 
 CLIENTS=${CLIENTS:-"1 2 4 8 16"}
 SECS=${SECS:-10}
