@@ -34,6 +34,7 @@
 //! needs the database (the GUI's worker, a run's persister) opens its own `Store` on the
 //! same path; WAL mode and a 5 s busy timeout let them share it.
 
+mod anchor;
 mod bundle;
 mod bundle_merge;
 mod open;
@@ -45,7 +46,10 @@ mod schema;
 #[cfg(test)]
 mod tests;
 
+pub use anchor::{AnchorError, anchor_dir, is_anchored, through_anchor};
 pub use bundle::{Bundle, BundleError, MAX_BUNDLE_VALUE_BYTES, MergeCounts, SQLITE_HEADER};
+#[cfg(any(test, feature = "test-support"))]
+pub use open::race;
 pub use open::{OpenMode, STREAM_BUSY_TIMEOUT};
 pub use origin::{OriginKind, RunOrigin};
 pub use progress::{CleanOutcome, ForeignDatabase, RunDir, RunProgress, WRITE_PATIENCE};

@@ -17,6 +17,7 @@ use std::time::Duration;
 use nix::fcntl::{Flock, FlockArg};
 use rusqlite::{Connection, ErrorCode, OpenFlags, TransactionBehavior};
 
+use super::anchor::through_anchor;
 use super::{BUSY_TIMEOUT, INTERRUPTED_MESSAGE, Store, StoreError, schema};
 
 /// How a [`Store`] is opened.
@@ -104,9 +105,10 @@ fn connect_read_only(path: &Path) -> Result<Connection, StoreError> {
 /// and writes its header and schema over the device's first blocks.
 fn refuse_non_file(path: &Path) -> Result<(), StoreError> {
     use std::os::unix::fs::FileTypeExt;
+    let held = through_anchor(path);
     // A link another user made (in their directory, under `sudo -E`) would have root
     // create or write a database wherever it points (`/etc/sudoers.d/x`...).
-    if let Ok(link) = std::fs::symlink_metadata(path)
+    if let Ok(link) = std::fs::symlink_metadata(&held)
         && link.file_type().is_symlink()
     {
         let euid = nix::unistd::geteuid().as_raw();
@@ -117,7 +119,7 @@ fn refuse_non_file(path: &Path) -> Result<(), StoreError> {
             });
         }
     }
-    let Ok(meta) = std::fs::metadata(path) else {
+    let Ok(meta) = std::fs::metadata(&held) else {
         return Ok(());
     };
     let kind = meta.file_type();
@@ -214,7 +216,9 @@ impl Store {
     /// Opens the database at `path` in `mode`.
     pub fn open_with(path: &Path, mode: OpenMode) -> Result<Store, StoreError> {
         refuse_non_file(path)?;
-        let exists = std::fs::metadata(path).is_ok_and(|m| m.len() > 0);
+        #[cfg(any(test, feature = "test-support"))]
+        race::checked(path);
+        let exists = std::fs::metadata(through_anchor(path)).is_ok_and(|m| m.len() > 0);
         if exists {
             let check = connect_read_only(path)?;
             let found = check_existing(&check, path)?;
@@ -225,9 +229,12 @@ impl Store {
             }
         }
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|source| StoreError::CreateDir {
-                path: parent.to_path_buf(),
-                source,
+            // An anchored directory (the sudo user's) exists: never re-made by path.
+            std::fs::create_dir_all(through_anchor(parent)).map_err(|source| {
+                StoreError::CreateDir {
+                    path: parent.to_path_buf(),
+                    source,
+                }
             })?;
         }
         let conn = Connection::open(path).map_err(|source| StoreError::Open {
@@ -440,8 +447,8 @@ impl Store {
 
     /// `<db>.locks`: the directory of per-run lock files, `None` in memory.
     fn locks_dir(&self) -> Option<PathBuf> {
-        let path = self.path.as_ref()?;
-        let mut name = path.as_os_str().to_owned();
+        // In the sudo user's directory: through the descriptor held since the check.
+        let mut name = through_anchor(self.path.as_ref()?).into_os_string();
         name.push(".locks");
         Some(PathBuf::from(name))
     }
@@ -548,6 +555,36 @@ impl Store {
             LockProbe::Held => false,
             LockProbe::Free(_) => true,
             LockProbe::Missing => interrupted || !super::owner_alive(pid, ticks),
+        }
+    }
+}
+
+/// Test support: a race made deterministic. [`before_sqlite_open`] runs a closure once,
+/// when [`Store::open_with`] has checked `path` and is about to hand it to SQLite: the
+/// instant a user racing root's fsynclab would swap a directory on the path.
+#[cfg(any(test, feature = "test-support"))]
+pub mod race {
+    use std::path::{Path, PathBuf};
+    use std::sync::Mutex;
+
+    type Pending = Vec<(PathBuf, Box<dyn FnOnce() + Send>)>;
+    static PENDING: Mutex<Pending> = Mutex::new(Vec::new());
+
+    /// Runs `swap` once, right after the checks of the next open of `path`.
+    pub fn before_sqlite_open(path: &Path, swap: impl FnOnce() + Send + 'static) {
+        let mut pending = PENDING.lock().unwrap_or_else(|e| e.into_inner());
+        pending.push((path.to_path_buf(), Box::new(swap)));
+    }
+
+    /// Called by [`super::Store::open_with`] between its checks and SQLite's open.
+    pub(super) fn checked(path: &Path) {
+        let swap = {
+            let mut pending = PENDING.lock().unwrap_or_else(|e| e.into_inner());
+            let at = pending.iter().position(|(p, _)| p == path);
+            at.map(|i| pending.remove(i).1)
+        };
+        if let Some(swap) = swap {
+            swap();
         }
     }
 }
