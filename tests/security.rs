@@ -236,3 +236,50 @@ fn a_data_dir_swapped_before_sqlite_opens_it_is_not_followed() {
             .is_file()
     );
 }
+
+/// During a run the user swaps `fsynclab.sqlite.locks` (in their data directory) for a
+/// link to a directory holding a root file named like the run's lock: when the run ends,
+/// root removes its own lock file, never the one the link leads to.
+#[test]
+fn a_locks_dir_swapped_during_a_run_never_removes_files_elsewhere() {
+    use fsynclab::store::{DB_FILE_NAME, NewRun, Store};
+    if !common::require_root("a_locks_dir_swapped_during_a_run...", "useradd, chown") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let (user, sudo) = attacker_under_sudo("k", &home);
+    let data = sudo.data_dir().unwrap();
+    let store = Store::open(&data.join(DB_FILE_NAME)).unwrap();
+    let new = NewRun {
+        spec: fsynclab::spec::WorkloadSpec::default(),
+        system: fsynclab::probe::SystemInfo::default(),
+        target: dir.path().to_path_buf(),
+        label: None,
+        tags: Vec::new(),
+        experiment_id: None,
+        preset: None,
+        preset_scale: None,
+        origin: None,
+    };
+    let id = store.begin_run(&new).unwrap();
+    let victim = dir.path().join("victim");
+    std::fs::create_dir(&victim).unwrap();
+    let precious = victim.join(format!("run-{id}.lock"));
+    std::fs::write(&precious, b"root's").unwrap();
+    let locks = data.join(format!("{DB_FILE_NAME}.locks"));
+    std::fs::rename(&locks, data.join("locks-away")).unwrap();
+    std::os::unix::fs::symlink(&victim, &locks).unwrap();
+    user.own(&locks);
+
+    store.fail_run(id, "stopped").unwrap();
+    assert!(
+        precious.exists(),
+        "root removed {} through the swapped link",
+        precious.display()
+    );
+    assert!(
+        !data.join(format!("locks-away/run-{id}.lock")).exists(),
+        "the run's own lock file was left"
+    );
+}

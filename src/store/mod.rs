@@ -41,6 +41,7 @@ mod open;
 mod origin;
 mod progress;
 mod query;
+mod run_lock;
 mod runs;
 mod schema;
 #[cfg(test)]
@@ -289,7 +290,7 @@ pub struct Store {
     read_only: bool,
     interrupted: Vec<i64>,
     /// Lock files of the runs this store began and has not finished (see `open.rs`).
-    run_locks: RefCell<HashMap<i64, nix::fcntl::Flock<std::fs::File>>>,
+    run_locks: RefCell<HashMap<i64, run_lock::RunLock>>,
     lock_wait: Option<LockWaitNotice>,
 }
 

@@ -8,16 +8,14 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::fs::File;
-use std::io;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use nix::fcntl::{Flock, FlockArg};
 use rusqlite::{Connection, ErrorCode, OpenFlags, TransactionBehavior};
 
 use super::anchor::through_anchor;
+use super::run_lock::{DeadRun, LockProbe};
 use super::{BUSY_TIMEOUT, INTERRUPTED_MESSAGE, Store, StoreError, schema};
 
 /// How a [`Store`] is opened.
@@ -436,126 +434,11 @@ impl Store {
         tx.commit()?;
         // Marked: their lock files (taken by the probe, still held) go.
         for (id, lock) in dead {
-            if lock.is_some()
-                && let Some(file) = self.run_lock_path(*id)
-            {
-                let _ = std::fs::remove_file(file);
+            if let Some(lock) = lock {
+                lock.remove(*id);
             }
         }
         Ok(marked)
-    }
-
-    /// `<db>.locks`: the directory of per-run lock files, `None` in memory.
-    fn locks_dir(&self) -> Option<PathBuf> {
-        // In the sudo user's directory: through the descriptor held since the check.
-        let mut name = through_anchor(self.path.as_ref()?).into_os_string();
-        name.push(".locks");
-        Some(PathBuf::from(name))
-    }
-
-    fn run_lock_path(&self, id: i64) -> Option<PathBuf> {
-        Some(self.locks_dir()?.join(format!("run-{id}.lock")))
-    }
-
-    /// Creates and locks run `id`'s lock file (mode 0600, never through a link) and keeps
-    /// it for the run's life; the kernel drops the lock when the process ends, however it
-    /// ends, which is how a later open tells a dead run from a live one in any namespace.
-    pub(super) fn take_run_lock(&self, id: i64) -> Result<(), StoreError> {
-        let (Some(dir), Some(file)) = (self.locks_dir(), self.run_lock_path(id)) else {
-            return Ok(());
-        };
-        let lock_err = |source: io::Error| StoreError::RunLock {
-            path: file.clone(),
-            source,
-        };
-        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(lock_err(e)),
-        }
-        let meta = std::fs::symlink_metadata(&dir).map_err(lock_err)?;
-        // Root (under sudo) uses the invoking user's database and its `.locks`, handed to
-        // that user after each command; the lock file is opened O_NOFOLLOW either way.
-        let euid = nix::unistd::geteuid().as_raw();
-        if !meta.is_dir() || (meta.uid() != euid && euid != 0) {
-            return Err(lock_err(io::Error::other(format!(
-                "{} is not a directory owned by this user",
-                dir.display()
-            ))));
-        }
-        let handle = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&file)
-            .map_err(lock_err)?;
-        Flock::lock(handle, FlockArg::LockExclusiveNonblock)
-            .map(|locked| {
-                self.run_locks.borrow_mut().insert(id, locked);
-            })
-            .map_err(|(_, errno)| lock_err(io::Error::from(errno)))
-    }
-
-    /// Releases run `id`'s lock and removes its file (the run has its final status).
-    pub(super) fn release_run_lock(&self, id: i64) {
-        if let Some(locked) = self.run_locks.borrow_mut().remove(&id) {
-            if let Some(file) = self.run_lock_path(id) {
-                let _ = std::fs::remove_file(file);
-            }
-            drop(locked);
-        }
-    }
-
-    /// Whether another process (or this one, on another descriptor) holds run `id`'s lock.
-    fn probe_run_lock(&self, id: i64) -> LockProbe {
-        let Some(file) = self.run_lock_path(id) else {
-            return LockProbe::Missing;
-        };
-        if self.run_locks.borrow().contains_key(&id) {
-            return LockProbe::Held;
-        }
-        let handle = match std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&file)
-        {
-            Ok(h) => h,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return LockProbe::Missing,
-            // Unreadable or a link: cannot tell, so do not call the run dead.
-            Err(_) => return LockProbe::Held,
-        };
-        // Only a run's own process (this user, or root under sudo) makes its lock file: one
-        // owned by anyone else was planted (by whoever can rename entries beside the
-        // database, swapping `<db>.locks` for their own) to make a live run look dead.
-        let euid = nix::unistd::geteuid().as_raw();
-        match handle.metadata() {
-            Ok(meta) if meta.uid() == euid || meta.uid() == 0 => {}
-            _ => return LockProbe::Held,
-        }
-        match Flock::lock(handle, FlockArg::LockExclusiveNonblock) {
-            Ok(locked) => LockProbe::Free(locked),
-            Err(_) => LockProbe::Held,
-        }
-    }
-
-    /// Whether run `id`'s owner is gone, for `clean`: nobody holds its lock, and either it
-    /// was found `interrupted` (its process died), or its lock file is still there (it
-    /// ended without finishing), or its pid and start time no longer match a live process.
-    pub(super) fn owner_gone(
-        &self,
-        id: i64,
-        interrupted: bool,
-        pid: Option<i64>,
-        ticks: Option<i64>,
-    ) -> bool {
-        match self.probe_run_lock(id) {
-            LockProbe::Held => false,
-            LockProbe::Free(_) => true,
-            LockProbe::Missing => interrupted || !super::owner_alive(pid, ticks),
-        }
     }
 }
 
@@ -587,17 +470,4 @@ pub mod race {
             swap();
         }
     }
-}
-
-/// A `running` run whose owner is gone, with its lock (held by the sweep) when it had one.
-type DeadRun = (i64, Option<Flock<File>>);
-
-/// What probing a run's lock file found.
-enum LockProbe {
-    /// A live process holds it.
-    Held,
-    /// Nobody held it (the owner is gone); the probe holds it now, until dropped.
-    Free(Flock<File>),
-    /// There is no lock file.
-    Missing,
 }
