@@ -84,13 +84,20 @@ struct Anchor {
 /// anchor is never replaced or dropped, so a descriptor number handed out stays valid.
 static ANCHORS: Mutex<Vec<Anchor>> = Mutex::new(Vec::new());
 
+/// SQLite's untyped system-call pointer, and the types of the calls replaced.
+type RawCall = unsafe extern "C" fn();
+type OpenCall = unsafe extern "C" fn(*const c_char, c_int, c_int) -> c_int;
+type AccessCall = unsafe extern "C" fn(*const c_char, c_int) -> c_int;
+type StatCall = unsafe extern "C" fn(*const c_char, *mut libc::stat) -> c_int;
+type UnlinkCall = unsafe extern "C" fn(*const c_char) -> c_int;
+
 /// SQLite's own calls, kept for the paths that are not anchored.
 struct Originals {
-    open: unsafe extern "C" fn(*const c_char, c_int, c_int) -> c_int,
-    access: unsafe extern "C" fn(*const c_char, c_int) -> c_int,
-    stat: unsafe extern "C" fn(*const c_char, *mut libc::stat) -> c_int,
-    lstat: unsafe extern "C" fn(*const c_char, *mut libc::stat) -> c_int,
-    unlink: unsafe extern "C" fn(*const c_char) -> c_int,
+    open: OpenCall,
+    access: AccessCall,
+    stat: StatCall,
+    lstat: StatCall,
+    unlink: UnlinkCall,
 }
 
 static ORIGINALS: OnceLock<Result<Originals, String>> = OnceLock::new();
@@ -267,27 +274,32 @@ fn install() -> Result<Originals, String> {
             return Err("SQLite's file layer lacks a system call to replace".into());
         };
         let originals = Originals {
-            open: std::mem::transmute::<unsafe extern "C" fn(), _>(open),
-            access: std::mem::transmute::<unsafe extern "C" fn(), _>(access),
-            stat: std::mem::transmute::<unsafe extern "C" fn(), _>(stat),
-            lstat: std::mem::transmute::<unsafe extern "C" fn(), _>(lstat),
-            unlink: std::mem::transmute::<unsafe extern "C" fn(), _>(unlink),
+            open: std::mem::transmute::<RawCall, OpenCall>(open),
+            access: std::mem::transmute::<RawCall, AccessCall>(access),
+            stat: std::mem::transmute::<RawCall, StatCall>(stat),
+            lstat: std::mem::transmute::<RawCall, StatCall>(lstat),
+            unlink: std::mem::transmute::<RawCall, UnlinkCall>(unlink),
         };
-        type Open = unsafe extern "C" fn(*const c_char, c_int, c_int) -> c_int;
-        type Access = unsafe extern "C" fn(*const c_char, c_int) -> c_int;
-        type Stat = unsafe extern "C" fn(*const c_char, *mut libc::stat) -> c_int;
-        type Unlink = unsafe extern "C" fn(*const c_char) -> c_int;
         let hooks: [(&CStr, ffi::sqlite3_syscall_ptr); 5] = [
-            (c"open", Some(std::mem::transmute::<Open, _>(hook_open))),
+            (
+                c"open",
+                Some(std::mem::transmute::<OpenCall, RawCall>(hook_open)),
+            ),
             (
                 c"access",
-                Some(std::mem::transmute::<Access, _>(hook_access)),
+                Some(std::mem::transmute::<AccessCall, RawCall>(hook_access)),
             ),
-            (c"stat", Some(std::mem::transmute::<Stat, _>(hook_stat))),
-            (c"lstat", Some(std::mem::transmute::<Stat, _>(hook_lstat))),
+            (
+                c"stat",
+                Some(std::mem::transmute::<StatCall, RawCall>(hook_stat)),
+            ),
+            (
+                c"lstat",
+                Some(std::mem::transmute::<StatCall, RawCall>(hook_lstat)),
+            ),
             (
                 c"unlink",
-                Some(std::mem::transmute::<Unlink, _>(hook_unlink)),
+                Some(std::mem::transmute::<UnlinkCall, RawCall>(hook_unlink)),
             ),
         ];
         for (name, hook) in hooks {
