@@ -169,3 +169,117 @@ fn planted_database_files_are_not_followed_or_chowned() {
     assert_eq!(owner(&victim), 0, "the symlink was followed");
     assert_eq!(owner(&twice), 0, "a hard-linked root file was handed over");
 }
+
+/// The user swaps `~/.local` for a link to a directory of their choice in the instant
+/// between fsynclab's checks of their data directory and SQLite's open (made deterministic
+/// by the test-support hook `store::race::before_sqlite_open`). Root's database, its
+/// `-wal`, `-shm` and the run lock files (made then, and lazily later by a second
+/// connection and a run) must all go to the directory that was checked, none to theirs.
+#[test]
+fn a_data_dir_swapped_before_sqlite_opens_it_is_not_followed() {
+    use fsynclab::store::{DB_FILE_NAME, NewRun, Store};
+    if !common::require_root("a_data_dir_swapped_before_sqlite...", "useradd, chown") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let (user, sudo) = attacker_under_sudo("r", &home);
+    let data = sudo.data_dir().unwrap();
+    // Where the user wants root's files (a stand-in for /etc or root's own data).
+    let theirs = dir.path().join("elsewhere/share/fsynclab");
+    std::fs::create_dir_all(&theirs).unwrap();
+    let db = data.join(DB_FILE_NAME);
+    let (at, to, uid, gid) = (
+        home.clone(),
+        dir.path().join("elsewhere"),
+        user.uid,
+        user.gid,
+    );
+    fsynclab::store::race::before_sqlite_open(&db, move || {
+        std::fs::rename(at.join(".local"), at.join(".local-away")).unwrap();
+        std::os::unix::fs::symlink(&to, at.join(".local")).unwrap();
+        std::os::unix::fs::lchown(at.join(".local"), Some(uid), Some(gid)).unwrap();
+    });
+
+    let store = Store::open(&db).unwrap();
+    assert!(
+        std::fs::read_link(home.join(".local")).is_ok(),
+        "the swap did not happen"
+    );
+    // Later opens by path: the persister's connection, a run's lock file.
+    let second = store.reopen().unwrap().unwrap();
+    let new = NewRun {
+        spec: fsynclab::spec::WorkloadSpec::default(),
+        system: fsynclab::probe::SystemInfo::default(),
+        target: dir.path().to_path_buf(),
+        label: None,
+        tags: Vec::new(),
+        experiment_id: None,
+        preset: None,
+        preset_scale: None,
+        origin: None,
+    };
+    let id = store.begin_run(&new).unwrap();
+    drop(second);
+    let planted = common::entries(&theirs);
+    drop(store);
+    let planted_after = common::entries(&theirs);
+    assert!(
+        planted.is_empty() && planted_after.is_empty(),
+        "root made {planted:?} / {planted_after:?} in the user's chosen directory"
+    );
+    let checked = home.join(".local-away/share/fsynclab");
+    assert!(checked.join(DB_FILE_NAME).is_file());
+    assert!(
+        checked
+            .join(format!("{DB_FILE_NAME}.locks/run-{id}.lock"))
+            .is_file()
+    );
+}
+
+/// During a run the user swaps `fsynclab.sqlite.locks` (in their data directory) for a
+/// link to a directory holding a root file named like the run's lock: when the run ends,
+/// root removes its own lock file, never the one the link leads to.
+#[test]
+fn a_locks_dir_swapped_during_a_run_never_removes_files_elsewhere() {
+    use fsynclab::store::{DB_FILE_NAME, NewRun, Store};
+    if !common::require_root("a_locks_dir_swapped_during_a_run...", "useradd, chown") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let (user, sudo) = attacker_under_sudo("k", &home);
+    let data = sudo.data_dir().unwrap();
+    let store = Store::open(&data.join(DB_FILE_NAME)).unwrap();
+    let new = NewRun {
+        spec: fsynclab::spec::WorkloadSpec::default(),
+        system: fsynclab::probe::SystemInfo::default(),
+        target: dir.path().to_path_buf(),
+        label: None,
+        tags: Vec::new(),
+        experiment_id: None,
+        preset: None,
+        preset_scale: None,
+        origin: None,
+    };
+    let id = store.begin_run(&new).unwrap();
+    let victim = dir.path().join("victim");
+    std::fs::create_dir(&victim).unwrap();
+    let precious = victim.join(format!("run-{id}.lock"));
+    std::fs::write(&precious, b"root's").unwrap();
+    let locks = data.join(format!("{DB_FILE_NAME}.locks"));
+    std::fs::rename(&locks, data.join("locks-away")).unwrap();
+    std::os::unix::fs::symlink(&victim, &locks).unwrap();
+    user.own(&locks);
+
+    store.fail_run(id, "stopped").unwrap();
+    assert!(
+        precious.exists(),
+        "root removed {} through the swapped link",
+        precious.display()
+    );
+    assert!(
+        !data.join(format!("locks-away/run-{id}.lock")).exists(),
+        "the run's own lock file was left"
+    );
+}

@@ -172,10 +172,19 @@ impl SudoUser {
     }
 
     /// `<home>/.local/share/fsynclab`, created as needed: each directory made (or found
-    /// owned by root, from an older sudo run) is handed to the user.
+    /// owned by root, from an older sudo run) is handed to the user. The directory as
+    /// checked stays open and SQLite's files in it are opened through that descriptor
+    /// ([`crate::store::anchor_dir`]), so a directory on the path swapped for a link
+    /// after this check never takes root's database files elsewhere.
     pub fn data_dir(&self) -> Result<PathBuf, SudoError> {
-        self.open_data_dir(true)?;
-        Ok(self.home.join(".local/share/fsynclab"))
+        let fd = self.open_data_dir(true)?;
+        let dir = self.home.join(".local/share/fsynclab");
+        crate::store::anchor_dir(&dir, fd).map_err(|e| SudoError::UnsafeHome {
+            user: self.name.clone(),
+            home: self.home.clone(),
+            why: format!("the data directory cannot be held open for SQLite: {e}"),
+        })?;
+        Ok(dir)
     }
 
     /// Opens `<home>/.local/share/fsynclab` from the checked home, one component at a time

@@ -34,18 +34,23 @@
 //! needs the database (the GUI's worker, a run's persister) opens its own `Store` on the
 //! same path; WAL mode and a 5 s busy timeout let them share it.
 
+mod anchor;
 mod bundle;
 mod bundle_merge;
 mod open;
 mod origin;
 mod progress;
 mod query;
+mod run_lock;
 mod runs;
 mod schema;
 #[cfg(test)]
 mod tests;
 
+pub use anchor::{AnchorError, anchor_dir, is_anchored, through_anchor};
 pub use bundle::{Bundle, BundleError, MAX_BUNDLE_VALUE_BYTES, MergeCounts, SQLITE_HEADER};
+#[cfg(any(test, feature = "test-support"))]
+pub use open::race;
 pub use open::{OpenMode, STREAM_BUSY_TIMEOUT};
 pub use origin::{OriginKind, RunOrigin};
 pub use progress::{CleanOutcome, ForeignDatabase, RunDir, RunProgress, WRITE_PATIENCE};
@@ -285,7 +290,7 @@ pub struct Store {
     read_only: bool,
     interrupted: Vec<i64>,
     /// Lock files of the runs this store began and has not finished (see `open.rs`).
-    run_locks: RefCell<HashMap<i64, nix::fcntl::Flock<std::fs::File>>>,
+    run_locks: RefCell<HashMap<i64, run_lock::RunLock>>,
     lock_wait: Option<LockWaitNotice>,
 }
 

@@ -8,15 +8,14 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::fs::File;
-use std::io;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use nix::fcntl::{Flock, FlockArg};
 use rusqlite::{Connection, ErrorCode, OpenFlags, TransactionBehavior};
 
+use super::anchor::through_anchor;
+use super::run_lock::{DeadRun, LockProbe};
 use super::{BUSY_TIMEOUT, INTERRUPTED_MESSAGE, Store, StoreError, schema};
 
 /// How a [`Store`] is opened.
@@ -104,9 +103,10 @@ fn connect_read_only(path: &Path) -> Result<Connection, StoreError> {
 /// and writes its header and schema over the device's first blocks.
 fn refuse_non_file(path: &Path) -> Result<(), StoreError> {
     use std::os::unix::fs::FileTypeExt;
+    let held = through_anchor(path);
     // A link another user made (in their directory, under `sudo -E`) would have root
     // create or write a database wherever it points (`/etc/sudoers.d/x`...).
-    if let Ok(link) = std::fs::symlink_metadata(path)
+    if let Ok(link) = std::fs::symlink_metadata(&held)
         && link.file_type().is_symlink()
     {
         let euid = nix::unistd::geteuid().as_raw();
@@ -117,7 +117,7 @@ fn refuse_non_file(path: &Path) -> Result<(), StoreError> {
             });
         }
     }
-    let Ok(meta) = std::fs::metadata(path) else {
+    let Ok(meta) = std::fs::metadata(&held) else {
         return Ok(());
     };
     let kind = meta.file_type();
@@ -214,7 +214,9 @@ impl Store {
     /// Opens the database at `path` in `mode`.
     pub fn open_with(path: &Path, mode: OpenMode) -> Result<Store, StoreError> {
         refuse_non_file(path)?;
-        let exists = std::fs::metadata(path).is_ok_and(|m| m.len() > 0);
+        #[cfg(any(test, feature = "test-support"))]
+        race::checked(path);
+        let exists = std::fs::metadata(through_anchor(path)).is_ok_and(|m| m.len() > 0);
         if exists {
             let check = connect_read_only(path)?;
             let found = check_existing(&check, path)?;
@@ -225,9 +227,12 @@ impl Store {
             }
         }
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|source| StoreError::CreateDir {
-                path: parent.to_path_buf(),
-                source,
+            // An anchored directory (the sudo user's) exists: never re-made by path.
+            std::fs::create_dir_all(through_anchor(parent)).map_err(|source| {
+                StoreError::CreateDir {
+                    path: parent.to_path_buf(),
+                    source,
+                }
             })?;
         }
         let conn = Connection::open(path).map_err(|source| StoreError::Open {
@@ -429,138 +434,40 @@ impl Store {
         tx.commit()?;
         // Marked: their lock files (taken by the probe, still held) go.
         for (id, lock) in dead {
-            if lock.is_some()
-                && let Some(file) = self.run_lock_path(*id)
-            {
-                let _ = std::fs::remove_file(file);
+            if let Some(lock) = lock {
+                lock.remove(*id);
             }
         }
         Ok(marked)
     }
-
-    /// `<db>.locks`: the directory of per-run lock files, `None` in memory.
-    fn locks_dir(&self) -> Option<PathBuf> {
-        let path = self.path.as_ref()?;
-        let mut name = path.as_os_str().to_owned();
-        name.push(".locks");
-        Some(PathBuf::from(name))
-    }
-
-    fn run_lock_path(&self, id: i64) -> Option<PathBuf> {
-        Some(self.locks_dir()?.join(format!("run-{id}.lock")))
-    }
-
-    /// Creates and locks run `id`'s lock file (mode 0600, never through a link) and keeps
-    /// it for the run's life; the kernel drops the lock when the process ends, however it
-    /// ends, which is how a later open tells a dead run from a live one in any namespace.
-    pub(super) fn take_run_lock(&self, id: i64) -> Result<(), StoreError> {
-        let (Some(dir), Some(file)) = (self.locks_dir(), self.run_lock_path(id)) else {
-            return Ok(());
-        };
-        let lock_err = |source: io::Error| StoreError::RunLock {
-            path: file.clone(),
-            source,
-        };
-        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(lock_err(e)),
-        }
-        let meta = std::fs::symlink_metadata(&dir).map_err(lock_err)?;
-        // Root (under sudo) uses the invoking user's database and its `.locks`, handed to
-        // that user after each command; the lock file is opened O_NOFOLLOW either way.
-        let euid = nix::unistd::geteuid().as_raw();
-        if !meta.is_dir() || (meta.uid() != euid && euid != 0) {
-            return Err(lock_err(io::Error::other(format!(
-                "{} is not a directory owned by this user",
-                dir.display()
-            ))));
-        }
-        let handle = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&file)
-            .map_err(lock_err)?;
-        Flock::lock(handle, FlockArg::LockExclusiveNonblock)
-            .map(|locked| {
-                self.run_locks.borrow_mut().insert(id, locked);
-            })
-            .map_err(|(_, errno)| lock_err(io::Error::from(errno)))
-    }
-
-    /// Releases run `id`'s lock and removes its file (the run has its final status).
-    pub(super) fn release_run_lock(&self, id: i64) {
-        if let Some(locked) = self.run_locks.borrow_mut().remove(&id) {
-            if let Some(file) = self.run_lock_path(id) {
-                let _ = std::fs::remove_file(file);
-            }
-            drop(locked);
-        }
-    }
-
-    /// Whether another process (or this one, on another descriptor) holds run `id`'s lock.
-    fn probe_run_lock(&self, id: i64) -> LockProbe {
-        let Some(file) = self.run_lock_path(id) else {
-            return LockProbe::Missing;
-        };
-        if self.run_locks.borrow().contains_key(&id) {
-            return LockProbe::Held;
-        }
-        let handle = match std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&file)
-        {
-            Ok(h) => h,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return LockProbe::Missing,
-            // Unreadable or a link: cannot tell, so do not call the run dead.
-            Err(_) => return LockProbe::Held,
-        };
-        // Only a run's own process (this user, or root under sudo) makes its lock file: one
-        // owned by anyone else was planted (by whoever can rename entries beside the
-        // database, swapping `<db>.locks` for their own) to make a live run look dead.
-        let euid = nix::unistd::geteuid().as_raw();
-        match handle.metadata() {
-            Ok(meta) if meta.uid() == euid || meta.uid() == 0 => {}
-            _ => return LockProbe::Held,
-        }
-        match Flock::lock(handle, FlockArg::LockExclusiveNonblock) {
-            Ok(locked) => LockProbe::Free(locked),
-            Err(_) => LockProbe::Held,
-        }
-    }
-
-    /// Whether run `id`'s owner is gone, for `clean`: nobody holds its lock, and either it
-    /// was found `interrupted` (its process died), or its lock file is still there (it
-    /// ended without finishing), or its pid and start time no longer match a live process.
-    pub(super) fn owner_gone(
-        &self,
-        id: i64,
-        interrupted: bool,
-        pid: Option<i64>,
-        ticks: Option<i64>,
-    ) -> bool {
-        match self.probe_run_lock(id) {
-            LockProbe::Held => false,
-            LockProbe::Free(_) => true,
-            LockProbe::Missing => interrupted || !super::owner_alive(pid, ticks),
-        }
-    }
 }
 
-/// A `running` run whose owner is gone, with its lock (held by the sweep) when it had one.
-type DeadRun = (i64, Option<Flock<File>>);
+/// Test support: a race made deterministic. [`before_sqlite_open`] runs a closure once,
+/// when [`Store::open_with`] has checked `path` and is about to hand it to SQLite: the
+/// instant a user racing root's fsynclab would swap a directory on the path.
+#[cfg(any(test, feature = "test-support"))]
+pub mod race {
+    use std::path::{Path, PathBuf};
+    use std::sync::Mutex;
 
-/// What probing a run's lock file found.
-enum LockProbe {
-    /// A live process holds it.
-    Held,
-    /// Nobody held it (the owner is gone); the probe holds it now, until dropped.
-    Free(Flock<File>),
-    /// There is no lock file.
-    Missing,
+    type Pending = Vec<(PathBuf, Box<dyn FnOnce() + Send>)>;
+    static PENDING: Mutex<Pending> = Mutex::new(Vec::new());
+
+    /// Runs `swap` once, right after the checks of the next open of `path`.
+    pub fn before_sqlite_open(path: &Path, swap: impl FnOnce() + Send + 'static) {
+        let mut pending = PENDING.lock().unwrap_or_else(|e| e.into_inner());
+        pending.push((path.to_path_buf(), Box::new(swap)));
+    }
+
+    /// Called by [`super::Store::open_with`] between its checks and SQLite's open.
+    pub(super) fn checked(path: &Path) {
+        let swap = {
+            let mut pending = PENDING.lock().unwrap_or_else(|e| e.into_inner());
+            let at = pending.iter().position(|(p, _)| p == path);
+            at.map(|i| pending.remove(i).1)
+        };
+        if let Some(swap) = swap {
+            swap();
+        }
+    }
 }
