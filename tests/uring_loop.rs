@@ -100,13 +100,21 @@ fn write_back(file: &std::fs::File) {
         | libc::SYNC_FILE_RANGE_WAIT_AFTER;
     // SAFETY: a valid descriptor; the call reads no memory of ours.
     let rc = unsafe { libc::sync_file_range(file.as_raw_fd(), 0, 0, flags) };
-    assert_eq!(rc, 0, "sync_file_range: {}", std::io::Error::last_os_error());
+    assert_eq!(
+        rc,
+        0,
+        "sync_file_range: {}",
+        std::io::Error::last_os_error()
+    );
 }
 
 /// Every regular file under `dir`.
 fn files_under(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).expect("read_dir").map(Result::unwrap) {
+    for entry in std::fs::read_dir(dir)
+        .expect("read_dir")
+        .map(Result::unwrap)
+    {
         let path = entry.path();
         if entry.file_type().unwrap().is_dir() {
             out.extend(files_under(&path));
@@ -160,7 +168,8 @@ fn run_and_check(order: &str) -> (u64, u64) {
     opened.iter().for_each(write_back);
     let after = lo.sectors_written();
     assert_eq!(
-        after, before,
+        after,
+        before,
         "{order}: the run left {} sectors of its writes unsynced",
         after - before
     );
