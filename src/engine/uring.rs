@@ -42,6 +42,9 @@ struct Slot {
     /// Bytes of the block already written (short writes continue from here).
     done: u32,
     submitted_ns: u64,
+    /// A sync: how many of its file's writes it covers (a lower bound, see
+    /// [`Slots::completed`]).
+    covers: u64,
     /// Queued since the last submission (its submission time is not set yet); a request
     /// queued again (short write, -EAGAIN, cancelled sync) keeps its first submission time.
     fresh: bool,
@@ -64,8 +67,15 @@ struct Slots {
     writes_in_flight: Vec<u32>,
     /// Writes since each file's last sync was issued.
     pending: Vec<u64>,
-    /// Writes completed since each file's last sync completed (for the final sync).
-    dirty: Vec<u64>,
+    /// Writes completed per file. A sync covers the writes that completed before the
+    /// kernel started it: at least those completed when it was queued (ordered: every
+    /// write issued before it) plus, when linked, the write it is linked behind. Writes
+    /// completing while it runs are not covered — they keep the file needing the final
+    /// sync.
+    completed: Vec<u64>,
+    /// Per file, the most writes a completed ordered sync covered (`completed` above it
+    /// means the file has writes no completed sync covers).
+    synced: Vec<u64>,
     /// Clock of the last change of `in_flight`, and the time-weighted sum so far
     /// (request·ns), published for the sampler's mean depth.
     last_change_ns: u64,
@@ -82,6 +92,7 @@ impl Slots {
                     offset: 0,
                     done: 0,
                     submitted_ns: 0,
+                    covers: 0,
                     fresh: false,
                 };
                 depth as usize
@@ -90,7 +101,8 @@ impl Slots {
             in_flight: 0,
             writes_in_flight: vec![0; files],
             pending: vec![0; files],
-            dirty: vec![0; files],
+            completed: vec![0; files],
+            synced: vec![0; files],
             last_change_ns: now_ns,
             area: 0,
         }
@@ -114,6 +126,7 @@ impl Slots {
             offset,
             done: 0,
             submitted_ns: 0,
+            covers: 0,
             fresh: true,
         };
         self.in_flight += 1;
@@ -215,7 +228,7 @@ fn submit_loop<R: Ring, C: Clock>(
                     if (ordered && s.writes_in_flight[f as usize] > 0) || s.free.is_empty() {
                         break;
                     }
-                    queue_sync(ring, s, f, spec.sync, t, spec, plan);
+                    queue_sync(ring, s, f, spec.sync, false, t, spec, plan);
                     next = Next::Write;
                 }
                 Next::Write => {
@@ -256,7 +269,7 @@ fn submit_loop<R: Ring, C: Clock>(
                     issued_bytes += block_size;
                     issued_writes += 1;
                     if linked {
-                        queue_sync(ring, s, file, spec.sync, t, spec, plan);
+                        queue_sync(ring, s, file, spec.sync, true, t, spec, plan);
                     } else if due {
                         next = Next::Sync(file);
                     }
@@ -283,17 +296,21 @@ fn write_op(file: u32, slot: u32, offset: u64, skip: u32, len: u32) -> RingOp {
     }
 }
 
-/// Queues a sync of `file` in a free slot (the caller checked there is one).
+/// Queues a sync of `file` in a free slot (the caller checked there is one); `linked`:
+/// it goes behind the write queued just before it.
+#[allow(clippy::too_many_arguments)]
 fn queue_sync<R: Ring, C: Clock>(
     ring: &mut R,
     s: &mut Slots,
     file: u32,
     method: SyncMethod,
+    linked: bool,
     t: &mut Timed<'_, C>,
     spec: &WorkloadSpec,
     plan: &WorkerPlan,
 ) {
     let slot = s.take(SlotState::Sync(method), file, 0);
+    s.slots[slot as usize].covers = s.completed[file as usize] + u64::from(linked);
     s.pending[file as usize] = 0;
     if let Err(e) = ring.queue(RingOp::Sync { file, method }, u64::from(slot), false) {
         fail(t, spec, plan, file, method.as_str(), None, &e);
@@ -377,6 +394,7 @@ fn complete<R: Ring, C: Clock>(
         offset,
         done,
         submitted_ns,
+        covers,
         ..
     }) = s.slots.get(slot as usize)
     else {
@@ -422,7 +440,7 @@ fn complete<R: Ring, C: Clock>(
             crate::metrics::bump(&t.live.writes, 1);
             c.writes += 1;
             c.bytes += spec.block_size;
-            s.dirty[file as usize] += 1;
+            s.completed[file as usize] += 1;
         }
         SlotState::Sync(method) => {
             if retry {
@@ -443,10 +461,11 @@ fn complete<R: Ring, C: Clock>(
             }
             record_sync(&mut t.out.sync_lat, t.live, latency);
             c.syncs += 1;
-            // An unordered sync may not cover the writes that completed while it ran, so
-            // the file stays dirty for the final sync.
+            // An unordered sync may not cover even the write it follows, so it counts for
+            // nothing: every file written keeps needing the final sync.
             if spec.sync_order == SyncOrder::Ordered {
-                s.dirty[file as usize] = 0;
+                let synced = &mut s.synced[file as usize];
+                *synced = (*synced).max(covers);
             }
         }
         SlotState::Free | SlotState::Deferred(_) => {
@@ -511,7 +530,8 @@ fn drain<R: Ring, C: Clock>(
 }
 
 /// fio's end_fsync: one fsync per file with completed writes not yet covered by a
-/// completed sync, submitted together (up to the depth) and timed each.
+/// completed sync (a write that completed while its file's last sync ran is not),
+/// submitted together (up to the depth) and timed each.
 fn final_syncs<R: Ring, C: Clock>(
     spec: &WorkloadSpec,
     plan: &WorkerPlan,
@@ -520,8 +540,8 @@ fn final_syncs<R: Ring, C: Clock>(
     t: &mut Timed<'_, C>,
     c: &mut Counts,
 ) {
-    for file in 0..s.dirty.len() as u32 {
-        if s.dirty[file as usize] == 0 {
+    for file in 0..s.completed.len() as u32 {
+        if s.completed[file as usize] <= s.synced[file as usize] {
             continue;
         }
         if s.free.is_empty() {
@@ -530,7 +550,7 @@ fn final_syncs<R: Ring, C: Clock>(
         if t.out.error.is_some() {
             return;
         }
-        queue_sync(ring, s, file, SyncMethod::Fsync, t, spec, plan);
+        queue_sync(ring, s, file, SyncMethod::Fsync, false, t, spec, plan);
     }
     drain(ring, s, t, c, spec, plan);
 }

@@ -254,6 +254,40 @@ fn final_sync_and_request_counts_work_on_the_ring() {
 }
 
 #[test]
+fn a_write_completing_while_the_last_sync_runs_still_gets_the_final_sync() {
+    // Syncs slower than writes, ordered, a sync after every write: the last write is
+    // queued behind the sync of the one before and completes first. That sync started
+    // before the write existed, so it covers nothing of it: the final sync must follow.
+    let fake = FakeBackend::new(vec![1_000], vec![20_000]);
+    let spec = WorkloadSpec {
+        final_sync: true,
+        ..uring(4, 10)
+    };
+    let r = run(&fake, &spec);
+    assert_eq!(r.status, RunStatus::Finished, "{:?}", r.error);
+    assert_eq!((r.writes, r.syncs), (10, 10));
+    let ops = queued(&fake.ring_log());
+    assert!(
+        matches!(ops.last(), Some((RingOp::Sync { .. }, false))),
+        "the final sync is queued last: {ops:?}"
+    );
+    // Linked: the sync behind the 9th write covers it, not the 10th.
+    let fake = FakeBackend::new(vec![1_000], vec![20_000]);
+    let spec = WorkloadSpec {
+        final_sync: true,
+        link_sync: true,
+        ..uring(4, 10)
+    };
+    let r = run(&fake, &spec);
+    assert_eq!((r.writes, r.syncs), (10, 10));
+    // Syncs faster than writes: the last periodic sync completes before the last write
+    // is queued, and the final sync still covers that write.
+    let fake = FakeBackend::new(vec![20_000], vec![1_000]);
+    let r = run(&fake, &spec);
+    assert_eq!((r.writes, r.syncs), (10, 10));
+}
+
+#[test]
 fn the_depth_integral_weights_each_depth_by_its_time() {
     let mut s = Slots::new(4, 1, 1_000);
     s.take(SlotState::Write, 0, 0);

@@ -8,6 +8,7 @@ use std::time::Duration;
 use super::fleet::{FleetError, ValidFleet};
 use super::fleet_fio::{self, ClientEnd, JobDir};
 use super::fleet_job;
+use super::fleet_probe;
 use crate::engine::CancelToken;
 use crate::fio::client::FleetHost;
 use crate::store::Store;
@@ -35,7 +36,7 @@ pub fn check_hosts(hosts: &[FleetHost], timeout: Duration) -> Vec<HostStatus> {
         let spawned = std::thread::Builder::new()
             .name("fsynclab-fleet-check".into())
             .spawn(move || {
-                let _ = thread_tx.send((i, fleet_fio::probe_host(&host, timeout)));
+                let _ = thread_tx.send((i, fleet_probe::probe_host(&host, timeout)));
             });
         if let Err(e) = spawned {
             let _ = tx.send((i, Err(format!("cannot start the check: {e}"))));
@@ -155,7 +156,7 @@ pub fn run_fleet(
             total: fleet.hosts.len(),
         });
     }
-    if let Some((first, second, addr)) = fleet_fio::same_server(&fleet.hosts) {
+    if let Some((first, second, addr)) = fleet_probe::same_server(&fleet.hosts) {
         return Err(FleetError::SameServer {
             first: first.to_string(),
             second: second.to_string(),
@@ -337,7 +338,7 @@ mod tests {
 
     #[test]
     fn unreachable_hosts_are_named_and_nothing_runs() {
-        let (_held, port) = super::super::fleet_fio::closed_port();
+        let (_held, port) = super::super::fleet_probe::closed_port();
         let fleet = ValidFleet {
             hosts: vec![FleetHost::parse(&format!("127.0.0.1:{port}")).unwrap()],
             job_text: "[w]\n".into(),

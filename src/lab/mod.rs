@@ -9,6 +9,7 @@ pub mod export;
 mod fleet;
 mod fleet_fio;
 mod fleet_job;
+mod fleet_probe;
 mod fleet_run;
 pub mod import;
 mod kernel;

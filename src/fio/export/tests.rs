@@ -1,5 +1,5 @@
 use super::*;
-use crate::spec::{KeyNames, OpenFlags, Worded};
+use crate::spec::{KeyNames, OpenFlags, Worded, WorkloadKind};
 use std::path::PathBuf;
 
 /// The seed-000 shape at the fixture's size: 4 threads, 8 MiB each, fsync every write.

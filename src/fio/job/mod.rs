@@ -15,6 +15,7 @@
 //! `include` directives are refused: a job file run as root must not pull in other files.
 
 mod names;
+mod option_values;
 mod options;
 mod value;
 

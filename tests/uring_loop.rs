@@ -1,0 +1,199 @@
+//! The io_uring final sync (`--final-sync`, fio's end_fsync) on a real filesystem: a loop
+//! ext4 of the test's own. docs/WORKLOADS.md "Sync order": an unordered sync covers nothing
+//! for sure, so every file written gets the final sync, and when the run ends every write
+//! is on the device; an ordered sync covers the writes completed before it started, so a
+//! write completing while its file's last sync runs still gets the final sync.
+//!
+//! How "on the device" is checked: after the run (files kept), `sync_file_range(WRITE |
+//! WAIT_AFTER)` of every file must write nothing to the loop device (its sectors-written
+//! counter does not move); the same call after one unsynced write must. The filesystem is
+//! made without lazy inode-table init and mounted with `commit=300`, so nothing else
+//! writes to the device during the check. Needs root (losetup, mkfs, mount); without it
+//! the test prints why it skips, except under `CI=true`.
+
+mod common;
+
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{Lab, require_root};
+
+fn sh(program: &str, args: &[&str]) -> String {
+    let out = Command::new(program)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {program}: {e}"));
+    assert!(
+        out.status.success(),
+        "{program} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// A 64 MiB ext4 image on a loop device, mounted; unmounted and detached on drop.
+struct LoopExt4 {
+    _dir: tempfile::TempDir,
+    node: String,
+    mnt: PathBuf,
+    mounted: bool,
+}
+
+impl LoopExt4 {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let image = dir.path().join("ext4.img");
+        std::fs::File::create(&image)
+            .and_then(|f| f.set_len(64 << 20))
+            .expect("image");
+        let image = image.to_str().expect("utf-8");
+        sh(
+            "mkfs.ext4",
+            &[
+                "-F",
+                "-q",
+                "-E",
+                "lazy_itable_init=0,lazy_journal_init=0",
+                image,
+            ],
+        );
+        let node = sh("losetup", &["--find", "--show", image]);
+        let mut lo = Self {
+            mnt: dir.path().join("mnt"),
+            _dir: dir,
+            node,
+            mounted: false,
+        };
+        std::fs::create_dir(&lo.mnt).expect("mount point");
+        let mnt = lo.mnt.to_str().expect("utf-8").to_string();
+        sh("mount", &["-t", "ext4", "-o", "commit=300", &lo.node, &mnt]);
+        lo.mounted = true;
+        lo
+    }
+
+    /// Sectors written to the loop device so far (/sys/block/loopN/stat, field 7).
+    fn sectors_written(&self) -> u64 {
+        let name = self.node.trim_start_matches("/dev/");
+        let stat = std::fs::read_to_string(format!("/sys/block/{name}/stat")).expect("stat");
+        stat.split_whitespace()
+            .nth(6)
+            .and_then(|f| f.parse().ok())
+            .expect("sectors written")
+    }
+}
+
+impl Drop for LoopExt4 {
+    fn drop(&mut self) {
+        if self.mounted {
+            let _ = Command::new("umount").arg(&self.mnt).status();
+        }
+        let _ = Command::new("losetup").args(["-d", &self.node]).status();
+    }
+}
+
+/// Writes back whatever of `file` is dirty and waits for it (no flush, no journal).
+fn write_back(file: &std::fs::File) {
+    let flags = libc::SYNC_FILE_RANGE_WAIT_BEFORE
+        | libc::SYNC_FILE_RANGE_WRITE
+        | libc::SYNC_FILE_RANGE_WAIT_AFTER;
+    // SAFETY: a valid descriptor; the call reads no memory of ours.
+    let rc = unsafe { libc::sync_file_range(file.as_raw_fd(), 0, 0, flags) };
+    assert_eq!(
+        rc,
+        0,
+        "sync_file_range: {}",
+        std::io::Error::last_os_error()
+    );
+}
+
+/// Every regular file under `dir`.
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir)
+        .expect("read_dir")
+        .map(Result::unwrap)
+    {
+        let path = entry.path();
+        if entry.file_type().unwrap().is_dir() {
+            out.extend(files_under(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// Runs on a fresh loop ext4 and checks every write is on the device at the end;
+/// returns (writes, syncs).
+fn run_and_check(order: &str) -> (u64, u64) {
+    let lab = Lab::new();
+    let lo = LoopExt4::new();
+    let doc = lab.run_doc_on(
+        &lo.mnt,
+        &[
+            "--kernel-trace",
+            "off",
+            "--ioengine",
+            "io_uring",
+            "--iodepth",
+            "8",
+            "--sync-order",
+            order,
+            "--sync-every",
+            "1",
+            "--final-sync",
+            "--threads",
+            "2",
+            "--bs",
+            "4k",
+            "--file-size",
+            "1M",
+            "--keep",
+        ],
+    );
+    let run = &doc["runs"][0];
+    assert_eq!(run["status"], "finished", "{order}: {run}");
+    let files = files_under(&lo.mnt)
+        .into_iter()
+        .filter(|p| !p.starts_with(lo.mnt.join("lost+found")))
+        .collect::<Vec<_>>();
+    assert_eq!(files.len(), 2, "{order}: one file per thread: {files:?}");
+    let opened: Vec<_> = files
+        .iter()
+        .map(|p| std::fs::OpenOptions::new().write(true).open(p).unwrap())
+        .collect();
+    let before = lo.sectors_written();
+    opened.iter().for_each(write_back);
+    let after = lo.sectors_written();
+    assert_eq!(
+        after,
+        before,
+        "{order}: the run left {} sectors of its writes unsynced",
+        after - before
+    );
+    // The probe can see an unsynced write.
+    opened[0].write_at(&[0x5a; 4096], 0).unwrap();
+    write_back(&opened[0]);
+    assert!(lo.sectors_written() >= after + 8, "{order}: probe blind");
+    (
+        run["writes"].as_u64().expect("writes"),
+        run["syncs"].as_u64().expect("syncs"),
+    )
+}
+
+#[test]
+fn the_final_sync_leaves_every_write_on_a_loop_ext4_in_both_orders() {
+    if !require_root("uring_loop", "it makes a loop ext4 (losetup, mkfs, mount)") {
+        return;
+    }
+    // Unordered: 255 periodic syncs per thread (none after the last write, as fio) and
+    // the final sync of each file, whatever the periodic syncs covered.
+    assert_eq!(run_and_check("unordered"), (512, 512));
+    // Ordered: the same count (the last write always needs the final sync), and the
+    // last write is covered even when it completes while the sync before it runs.
+    for _ in 0..3 {
+        assert_eq!(run_and_check("ordered"), (512, 512));
+    }
+}
