@@ -283,3 +283,110 @@ fn a_locks_dir_swapped_during_a_run_never_removes_files_elsewhere() {
         "the run's own lock file was left"
     );
 }
+
+/// A user allowed `sudo fsynclab` names where its output goes (`export-fio-job --output`,
+/// and the same writer serves `report --out` and `export --out`): root's rights must not
+/// come with it. A root-only directory is refused (nothing created, exit non-zero), a
+/// root-owned file is not replaced even with `--force`, and a file written in the user's
+/// own directory is the user's.
+#[test]
+fn output_files_under_sudo_are_written_with_the_users_rights() {
+    if !common::require_root("output_files_under_sudo...", "useradd, setfsuid") {
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let home = dir.path().join("home");
+    let user = Attacker::new("o", &home);
+    let root_home = dir.path().join("root-home");
+    std::fs::create_dir(&root_home).unwrap();
+    let export = |out: &Path, force: bool| {
+        let mut cmd = user.sudo_fsynclab(&root_home);
+        cmd.args(["export-fio-job", "--preset", "fsync-methods", "--output"])
+            .arg(out);
+        if force {
+            cmd.arg("--force");
+        }
+        cmd.output().expect("export-fio-job")
+    };
+
+    let root_only = dir.path().join("root-only");
+    std::fs::create_dir(&root_only).unwrap();
+    std::fs::set_permissions(&root_only, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let out = export(&root_only.join("job.fio"), false);
+    assert!(!out.status.success(), "written into a root-only directory");
+    assert_eq!(std::fs::read_dir(&root_only).unwrap().count(), 0);
+
+    let roots_file = dir.path().join("roots.conf");
+    std::fs::write(&roots_file, b"root's").unwrap();
+    let out = export(&roots_file, true);
+    assert!(!out.status.success(), "replaced a root-owned file");
+    assert_eq!(std::fs::read(&roots_file).unwrap(), b"root's");
+
+    // A home made unsafe on purpose (so fsynclab distrusts it for the database) does not
+    // bring root's rights back.
+    std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let out = export(&root_only.join("job.fio"), false);
+    assert!(
+        !out.status.success(),
+        "written as root once the home was distrusted"
+    );
+    assert_eq!(std::fs::read_dir(&root_only).unwrap().count(), 0);
+    std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o700)).unwrap();
+
+    // A bundle of the user's runs goes through its own writer: the same rule.
+    let target = dir.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let ran = user
+        .sudo_fsynclab(&root_home)
+        .args([
+            "run",
+            "--quiet",
+            "--kernel-trace",
+            "off",
+            "--set",
+            "duration_s=0.2",
+        ])
+        .arg("--target")
+        .arg(&target)
+        .output()
+        .expect("run");
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    let bundle = |out: &Path| {
+        let mut cmd = user.sudo_fsynclab(&root_home);
+        cmd.args(["export", "--all", "--format", "bundle", "--out"])
+            .arg(out);
+        cmd.output().expect("export")
+    };
+    let out = bundle(&root_only.join("runs.bundle"));
+    assert!(
+        !out.status.success(),
+        "bundle written into a root-only directory"
+    );
+    assert_eq!(std::fs::read_dir(&root_only).unwrap().count(), 0);
+    let out = bundle(&home.join("runs.bundle"));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        owner(&home.join("runs.bundle")),
+        user.uid,
+        "the bundle is the user's"
+    );
+
+    let mine = home.join("job.fio");
+    let out = export(&mine, false);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(owner(&mine), user.uid, "the job file is the user's");
+}

@@ -179,17 +179,19 @@ pub struct BundleWritten {
 }
 
 /// Writes `runs` as a bundle to `out` (see the module documentation); `force` replaces an
-/// existing regular file.
+/// existing regular file. Under `sudo fsynclab` the file is checked and written with the
+/// invoking user's rights ([`crate::probe::with_invoking_user_files`], docs/SECURITY.md).
 pub fn export_bundle(
     store: &Store,
     runs: &[StoredRun],
     out: &Path,
     force: bool,
 ) -> Result<BundleWritten, LabError> {
-    let dir = check_out(out, force)?;
+    use crate::probe::with_invoking_user_files as as_user;
+    let dir = as_user(|| check_out(out, force))?;
     let ids: Vec<i64> = runs.iter().map(|r| r.row.id).collect();
     let bytes = store.write_bundle(&ids)?;
-    place_file(&dir, out, &bytes, force)?;
+    as_user(|| place_file(&dir, out, &bytes, force))?;
     Ok(BundleWritten {
         path: out.to_path_buf(),
         runs: ids.len(),

@@ -35,7 +35,10 @@ pub use settle::{
     MEMINFO_PATH, SettleRule, SettleSample, SettleVerdict, Settler, parse_meminfo_dirty,
     read_settle_sample,
 };
-pub use sudo::{SudoError, SudoUser, data_dir, own_data_dir, safe_dir, sudo_user, sudo_user_from};
+pub use sudo::{
+    SudoError, SudoUser, data_dir, own_data_dir, safe_dir, sudo_user, sudo_user_from,
+    with_invoking_user_files,
+};
 pub use sysfs::{
     SYSFS_ROOT, device_for_mount, device_for_mount_in, device_holding_file, no_device_reason,
     parse_active_scheduler, parse_sysfs_bool, read_attribute,

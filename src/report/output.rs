@@ -288,7 +288,14 @@ fn write_one(path: &Path, bytes: &[u8], force: bool) -> Result<(), OutputError> 
 /// Writes every file (see the module docs). All destinations are checked first, so a
 /// refusal leaves none of them written; `force` replaces existing files (and links,
 /// without following them).
+/// Under `sudo fsynclab` the checks and writes run with the invoking user's filesystem
+/// identity ([`crate::probe::with_invoking_user_files`]): the files are the user's, and
+/// only where the user may write.
 pub fn write_report_files(files: &[(PathBuf, Vec<u8>)], force: bool) -> Result<(), OutputError> {
+    crate::probe::with_invoking_user_files(|| write_all(files, force))
+}
+
+fn write_all(files: &[(PathBuf, Vec<u8>)], force: bool) -> Result<(), OutputError> {
     let asked = files.last().map(|(path, _)| path);
     for (path, _) in files {
         check_destination(path, force).map_err(|e| match e {
