@@ -5,7 +5,7 @@
 use egui::{DragValue, Grid, Label, RichText, TextEdit, Ui};
 
 use super::setup_durability::{UringProbe, durability_ui, uring_ui};
-use super::setup_fields::{SizeField, error_lines, grid, parse_seed, row, run_options_ui};
+use super::setup_fields::{SizeField, error_lines, grid, parse_seed, row};
 use super::setup_kinds::KindForm;
 use crate::gui::UiState;
 use crate::spec::{Pattern, Prepare, Preset, WorkloadKind, builtin_presets, format_size};
@@ -136,8 +136,6 @@ impl WorkloadForm {
         self.stop_ui(ui, state);
         ui.add_space(8.0);
         self.sampling_ui(ui, state);
-        ui.add_space(12.0);
-        run_options_ui(ui, state);
     }
 
     fn preset_ui(&mut self, ui: &mut Ui, state: &mut UiState) {
