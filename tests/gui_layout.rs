@@ -223,8 +223,14 @@ fn label_field_at_default_size() -> Rect {
     h.state_mut().setup.set_io_uring_available(Ok(()));
     h.run_steps(4);
     let node = h.get_by_role_and_label(Role::TextInput, "Label");
-    let b = node.accesskit_node().bounding_box().expect("the Label field has bounds");
-    Rect::from_min_max(pos2(b.x0 as f32, b.y0 as f32), pos2(b.x1 as f32, b.y1 as f32))
+    let b = node
+        .accesskit_node()
+        .bounding_box()
+        .expect("the Label field has bounds");
+    Rect::from_min_max(
+        pos2(b.x0 as f32, b.y0 as f32),
+        pos2(b.x1 as f32, b.y1 as f32),
+    )
 }
 
 #[test]

@@ -77,7 +77,10 @@ fn the_io_uring_controls_reach_the_run_request() {
     // Until io_uring is chosen its settings are not drawn (the engine choice is).
     assert!(!is_disabled(&h, "io_uring"));
     for setting in URING_SETTINGS {
-        assert!(!has_label(&h, setting), "{setting} drawn on the sync engine");
+        assert!(
+            !has_label(&h, setting),
+            "{setting} drawn on the sync engine"
+        );
     }
     h.get_by_label("io_uring").click();
     h.run_steps(2);

@@ -208,7 +208,8 @@ pub(super) fn uring_ui(ui: &mut Ui, state: &mut UiState, unavailable: Option<Str
             "io_uring requests in flight per thread, writes and syncs together (--iodepth)",
             &["iodepth"],
             |ui, s, id| {
-                ui.add(DragValue::new(&mut s.spec.iodepth)
+                ui.add(
+                    DragValue::new(&mut s.spec.iodepth)
                         .range(0..=1_000_000)
                         .suffix(" requests"),
                 )
@@ -224,8 +225,10 @@ pub(super) fn uring_ui(ui: &mut Ui, state: &mut UiState, unavailable: Option<Str
              the write completes (--link-sync)",
             &["link_sync"],
             |ui, s, _| {
-                ui.add(egui::Checkbox::new(&mut s.spec.link_sync, "linked (IOSQE_IO_LINK)"),
-                );
+                ui.add(egui::Checkbox::new(
+                    &mut s.spec.link_sync,
+                    "linked (IOSQE_IO_LINK)",
+                ));
                 None
             },
         );
@@ -263,8 +266,10 @@ pub(super) fn uring_ui(ui: &mut Ui, state: &mut UiState, unavailable: Option<Str
             "write from registered buffers: IORING_OP_WRITE_FIXED (--fixedbufs)",
             &["fixedbufs"],
             |ui, s, _| {
-                ui.add(egui::Checkbox::new(&mut s.spec.fixedbufs, "registered (WRITE_FIXED)"),
-                );
+                ui.add(egui::Checkbox::new(
+                    &mut s.spec.fixedbufs,
+                    "registered (WRITE_FIXED)",
+                ));
                 None
             },
         );
