@@ -202,3 +202,45 @@ fn the_overlap_check_sees_an_overlap() {
     };
     assert!(overlaps(&[a, inner]).is_empty());
 }
+
+/// The height of the status bar at the window's foot (one line of text in its frame): a
+/// widget whose bottom edge is below `height - STATUS_BAR` is hidden under it or below.
+const STATUS_BAR: f32 = 28.0;
+
+/// Where a fresh window (every setting at its default: the default preset, the sync engine,
+/// io_uring available) draws the Run options' Label field at the default size, 1360 × 900.
+fn label_field_at_default_size() -> Rect {
+    let dir = tempfile::tempdir().unwrap();
+    let state = UiState {
+        tab: Tab::Setup,
+        target: dir.path().display().to_string(),
+        ..UiState::default()
+    };
+    let app = LabApp::new(dir.path().join("gui.sqlite"), state);
+    let mut h = Harness::builder()
+        .with_size(vec2(1360.0, 900.0))
+        .build_ui_state(|ui, app: &mut LabApp| app.ui_root(ui), app);
+    h.state_mut().setup.set_io_uring_available(Ok(()));
+    h.run_steps(4);
+    let node = h.get_by_role_and_label(Role::TextInput, "Label");
+    let b = node
+        .accesskit_node()
+        .bounding_box()
+        .expect("the Label field has bounds");
+    Rect::from_min_max(
+        pos2(b.x0 as f32, b.y0 as f32),
+        pos2(b.x1 as f32, b.y1 as f32),
+    )
+}
+
+#[test]
+fn the_run_options_are_above_the_fold_at_the_default_size_with_the_default_settings() {
+    let fold = 900.0 - STATUS_BAR;
+    let label = label_field_at_default_size();
+    eprintln!("Label field at {label:?}");
+    assert!(
+        label.min.y > 0.0 && label.max.y <= fold,
+        "the Run options' Label field is at {label:?}, below the fold at y = {fold} of a \
+         1360×900 window: a first-time user does not see it"
+    );
+}

@@ -67,9 +67,8 @@ fn enter_in_a_single_line_field_starts_the_run_and_the_label_is_flagged_after() 
     let target = tempfile::tempdir().unwrap();
     let mut h = harness(&dir, tiny_state(&target));
     h.run_steps(2);
-    // The run options sit below the io_uring section, under the fold at the default size:
-    // focus the field (as Tab would) rather than click where it is not drawn.
-    h.get_by_label("Label").focus();
+    // The run options are in view at the default size (tests/gui_layout.rs): a click.
+    h.get_by_label("Label").click();
     h.run_steps(2);
     h.get_by_label("Label").type_text("enter-test");
     h.run_steps(1);

@@ -41,6 +41,18 @@ fn has_label_containing(h: &Harness<'static, LabApp>, text: &str) -> bool {
     h.query_all_by_label_contains(text).next().is_some()
 }
 
+/// The io_uring settings' field labels, drawn only once io_uring is chosen.
+const URING_SETTINGS: [&str; 4] = [
+    "I/O depth",
+    "Link each sync to its write",
+    "Sync order",
+    "Fixed buffers",
+];
+
+fn has_label(h: &Harness<'static, LabApp>, text: &str) -> bool {
+    h.query_by_label(text).is_some()
+}
+
 fn is_disabled(h: &Harness<'static, LabApp>, label: &str) -> bool {
     h.get_by_label(label).accesskit_node().is_disabled()
 }
@@ -62,10 +74,19 @@ fn the_io_uring_controls_reach_the_run_request() {
         return;
     }
     assert!(!has_label_containing(&h, "io_uring unavailable"));
-    // Until io_uring is chosen its settings are disabled.
-    assert!(is_disabled(&h, "I/O depth"));
+    // Until io_uring is chosen its settings are not drawn (the engine choice is).
+    assert!(!is_disabled(&h, "io_uring"));
+    for setting in URING_SETTINGS {
+        assert!(
+            !has_label(&h, setting),
+            "{setting} drawn on the sync engine"
+        );
+    }
     h.get_by_label("io_uring").click();
     h.run_steps(2);
+    for setting in URING_SETTINGS {
+        assert!(has_label(&h, setting), "{setting} missing on io_uring");
+    }
     assert!(!is_disabled(&h, "I/O depth"));
     retype(&mut h, "I/O depth", "4");
     h.get_by_label("unordered").click();
@@ -147,4 +168,30 @@ fn without_io_uring_the_choices_are_disabled_with_the_reason() {
     h.run_steps(3);
     assert!(is_disabled(&h, "uring"));
     assert!(!is_disabled(&h, "leader"));
+}
+
+#[test]
+fn back_on_the_sync_engine_a_setting_only_io_uring_takes_stays_in_view_to_drop() {
+    let db = tempfile::tempdir().unwrap();
+    let target = tempfile::tempdir().unwrap();
+    let mut state = small_fileio(&target);
+    state.spec.ioengine = IoEngine::IoUring;
+    let mut h = harness(&db, state);
+    h.state_mut().setup.set_io_uring_available(Ok(()));
+    h.run_steps(2);
+    retype(&mut h, "I/O depth", "4");
+    // Back to sync: the depth it cannot take stays drawn with the library's refusal
+    // under it, and the field is there to drop it.
+    h.get_by_label("sync").click();
+    h.run_steps(2);
+    assert_eq!(h.state().state.spec.ioengine, IoEngine::Sync);
+    assert!(has_label(&h, "I/O depth"));
+    assert!(has_label_containing(&h, "need the io_uring engine"));
+    assert!(!is_disabled(&h, "I/O depth"));
+    retype(&mut h, "I/O depth", "1");
+    assert!(h.state().state.spec.problems().is_empty());
+    // Dropped: the settings leave with it.
+    for setting in URING_SETTINGS {
+        assert!(!has_label(&h, setting), "{setting} still drawn");
+    }
 }

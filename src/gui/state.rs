@@ -84,9 +84,9 @@ pub struct UiState {
     pub fio_job: Option<LoadedFioJob>,
     /// The Fleet tab's form.
     pub fleet: FleetForm,
-    /// The label the last run of this session was started with (runtime only): the form
-    /// says when the next run would carry it again.
-    #[serde(skip)]
+    /// The label the last run started from the window was started with (persisted with
+    /// the label, so a label carried over a restart is still said so): the form says when
+    /// the next run would carry it again.
     pub last_label: Option<String>,
 }
 

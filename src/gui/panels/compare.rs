@@ -391,7 +391,8 @@ fn sides_legend(ui: &mut egui::Ui, c: &Comparison, styles: &[SideStyle; 2]) {
                     .color(styles[i].color)
                     .strong(),
             );
-            ui.label(format!("runs {} — {}", ids.join(","), styles[i].look));
+            let runs = if ids.len() == 1 { "run" } else { "runs" };
+            ui.label(format!("{runs} {} — {}", ids.join(","), styles[i].look));
         });
     }
 }

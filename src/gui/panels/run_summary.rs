@@ -94,7 +94,8 @@ fn one_result(ui: &mut egui::Ui, r: &RunResult) {
         .show(ui, |ui| {
             ui.label("IOPS");
             ui.label(RichText::new(format!("{:.0}", s.iops)).strong());
-            ui.label("MiB/s");
+            // Not "MiB/s": the value carries its own unit (KiB/s, MiB/s, GiB/s).
+            ui.label("Throughput");
             ui.label(RichText::new(fmt_bytes_per_sec(s.mib_per_sec)).strong());
             ui.end_row();
 

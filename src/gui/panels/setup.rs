@@ -325,7 +325,8 @@ impl SetupPanel {
         });
     }
 
-    /// The target column: path, what it is on, warnings, the mount list.
+    /// The target column: path, what it is on, warnings, the run options, scratch
+    /// filesystems, the mount list.
     fn target_ui(&mut self, ui: &mut Ui, cx: &mut Cx) {
         ui.heading("Target");
         ui.horizontal(|ui| {
@@ -355,6 +356,12 @@ impl SetupPanel {
             ui.colored_label(ui.visuals().warn_fg_color, note);
         }
         self.target_mount_ui(ui, cx.state.target.trim());
+
+        // Right under the target, not at the foot of the workload form: whatever the
+        // preset's notes and the form's sections take, the label a run is stored under
+        // stays in view at the default window size.
+        ui.add_space(12.0);
+        super::setup_fields::run_options_ui(ui, cx.state);
 
         ui.add_space(12.0);
         self.scratch.ui(ui, cx);

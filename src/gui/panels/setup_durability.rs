@@ -1,8 +1,9 @@
 //! The Setup tab's durability section (sync method, cadence, open flags, final sync) and,
-//! for the fileio kind, its io_uring section: engine, depth, linked syncs, sync order and
-//! registered buffers. Whether io_uring works here is asked once, on a background thread
-//! ([`UringProbe`]); until it answers, or when it cannot work, the io_uring choices are
-//! disabled with the reason beside them. Every message is the library's own validation
+//! for the fileio kind, its io_uring section: the engine choice, always shown, and under it
+//! depth, linked syncs, sync order and registered buffers, shown once io_uring is chosen
+//! ([`uring_settings_shown`]). Whether io_uring works here is asked once, on a background
+//! thread ([`UringProbe`]); until it answers, or when it cannot work, the io_uring choice is
+//! disabled with the reason beside it. Every message is the library's own validation
 //! (`WorkloadSpec::problems`), worded for the window.
 
 use egui::{DragValue, Label, RichText, Ui};
@@ -10,7 +11,7 @@ use egui::{DragValue, Label, RichText, Ui};
 use super::setup_fields::{grid, row};
 use crate::gui::UiState;
 use crate::gui::task::Task;
-use crate::spec::{IoEngine, SyncMethod, SyncOrder, WorkloadKind};
+use crate::spec::{IoEngine, SyncMethod, SyncOrder, WorkloadKind, WorkloadSpec};
 
 /// Whether io_uring can be used by this process: the engine's own probe (a small ring and
 /// a no-op through it), run once on a thread so the UI thread never waits on the kernel.
@@ -142,16 +143,31 @@ pub(super) fn durability_ui(ui: &mut Ui, state: &mut UiState) {
     });
 }
 
+/// Whether the io_uring settings (depth, linked syncs, sync order, fixed buffers) are
+/// drawn: when io_uring is the engine, or when one of them holds a value only io_uring
+/// takes — then the library's refusal ("… need the io_uring engine") sits under the field
+/// that causes it, with the field there to drop it. On the sync engine with its defaults
+/// the four rows are left out, so the run options stay in view at the default window size.
+fn uring_settings_shown(spec: &WorkloadSpec) -> bool {
+    let defaults = WorkloadSpec::default();
+    spec.ioengine == IoEngine::IoUring
+        || spec.iodepth != defaults.iodepth
+        || spec.link_sync != defaults.link_sync
+        || spec.sync_order != defaults.sync_order
+        || spec.fixedbufs != defaults.fixedbufs
+}
+
 /// The fileio io_uring section. `unavailable`: why io_uring cannot be chosen here (the
 /// choice is disabled and the reason shown); the synchronous engine stays choosable, so a
-/// preset that asks for io_uring on a machine without it can be switched back.
+/// preset that asks for io_uring on a machine without it can be switched back. The engine
+/// choice is always drawn, its settings only as [`uring_settings_shown`] says.
 pub(super) fn uring_ui(ui: &mut Ui, state: &mut UiState, unavailable: Option<String>) {
     ui.label(RichText::new("Asynchronous I/O (io_uring)").strong());
     if let Some(reason) = &unavailable {
         let text = format!("io_uring unavailable: {reason}");
         ui.add(Label::new(RichText::new(text).color(ui.visuals().warn_fg_color)).wrap());
     }
-    let uring = state.spec.ioengine == IoEngine::IoUring;
+    let settings = uring_settings_shown(&state.spec);
     grid("io-uring").show(ui, |ui| {
         row(
             ui,
@@ -170,7 +186,10 @@ pub(super) fn uring_ui(ui: &mut Ui, state: &mut UiState, unavailable: Option<Str
                     );
                     let choose = match &unavailable {
                         Some(reason) => choose.on_disabled_hover_text(reason.as_str()),
-                        None => choose.on_hover_text("IORING_OP_WRITE and IORING_OP_FSYNC"),
+                        None => choose.on_hover_text(
+                            "IORING_OP_WRITE and IORING_OP_FSYNC; its settings (depth, \
+                             linked syncs, sync order, fixed buffers) appear below",
+                        ),
                     };
                     if choose.clicked() {
                         s.spec.ioengine = IoEngine::IoUring;
@@ -179,6 +198,9 @@ pub(super) fn uring_ui(ui: &mut Ui, state: &mut UiState, unavailable: Option<Str
                 None
             },
         );
+        if !settings {
+            return;
+        }
         row(
             ui,
             state,
@@ -186,8 +208,7 @@ pub(super) fn uring_ui(ui: &mut Ui, state: &mut UiState, unavailable: Option<Str
             "io_uring requests in flight per thread, writes and syncs together (--iodepth)",
             &["iodepth"],
             |ui, s, id| {
-                ui.add_enabled(
-                    uring,
+                ui.add(
                     DragValue::new(&mut s.spec.iodepth)
                         .range(0..=1_000_000)
                         .suffix(" requests"),
@@ -204,10 +225,10 @@ pub(super) fn uring_ui(ui: &mut Ui, state: &mut UiState, unavailable: Option<Str
              the write completes (--link-sync)",
             &["link_sync"],
             |ui, s, _| {
-                ui.add_enabled(
-                    uring,
-                    egui::Checkbox::new(&mut s.spec.link_sync, "linked (IOSQE_IO_LINK)"),
-                );
+                ui.add(egui::Checkbox::new(
+                    &mut s.spec.link_sync,
+                    "linked (IOSQE_IO_LINK)",
+                ));
                 None
             },
         );
@@ -230,7 +251,7 @@ pub(super) fn uring_ui(ui: &mut Ui, state: &mut UiState, unavailable: Option<Str
                     ] {
                         let selected = s.spec.sync_order == order;
                         let button = egui::RadioButton::new(selected, order.as_str());
-                        if ui.add_enabled(uring, button).on_hover_text(hover).clicked() {
+                        if ui.add(button).on_hover_text(hover).clicked() {
                             s.spec.sync_order = order;
                         }
                     }
@@ -245,10 +266,10 @@ pub(super) fn uring_ui(ui: &mut Ui, state: &mut UiState, unavailable: Option<Str
             "write from registered buffers: IORING_OP_WRITE_FIXED (--fixedbufs)",
             &["fixedbufs"],
             |ui, s, _| {
-                ui.add_enabled(
-                    uring,
-                    egui::Checkbox::new(&mut s.spec.fixedbufs, "registered (WRITE_FIXED)"),
-                );
+                ui.add(egui::Checkbox::new(
+                    &mut s.spec.fixedbufs,
+                    "registered (WRITE_FIXED)",
+                ));
                 None
             },
         );

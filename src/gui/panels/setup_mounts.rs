@@ -40,9 +40,16 @@ impl SetupPanel {
             .iter()
             .position(|m| std::ptr::eq(m, mount))
             .and_then(|i| self.devices.get(i));
+        // Both option lists: a filesystem's own options (btrfs nossd/ssd, ext4 data=, xfs
+        // logbsize) are in the superblock's list, not the mount's.
         ui.label(format!(
-            "Target is on {} mounted at {} (source {}, options {})",
-            mount.fs_type, mount.mount_point, mount.source, mount.mount_options
+            "Target is on {} mounted at {} (source {}, mount options {}, {} options {})",
+            mount.fs_type,
+            mount.mount_point,
+            mount.source,
+            mount.mount_options,
+            mount.fs_type,
+            mount.super_options
         ));
         match device {
             Some(Ok(d)) => ui.label(format!("Device: {}", device_summary(d))),

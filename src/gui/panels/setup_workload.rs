@@ -5,7 +5,7 @@
 use egui::{DragValue, Grid, Label, RichText, TextEdit, Ui};
 
 use super::setup_durability::{UringProbe, durability_ui, uring_ui};
-use super::setup_fields::{SizeField, error_lines, grid, parse_seed, row, run_options_ui};
+use super::setup_fields::{SizeField, error_lines, grid, parse_seed, row};
 use super::setup_kinds::KindForm;
 use crate::gui::UiState;
 use crate::spec::{Pattern, Prepare, Preset, WorkloadKind, builtin_presets, format_size};
@@ -136,8 +136,6 @@ impl WorkloadForm {
         self.stop_ui(ui, state);
         ui.add_space(8.0);
         self.sampling_ui(ui, state);
-        ui.add_space(12.0);
-        run_options_ui(ui, state);
     }
 
     fn preset_ui(&mut self, ui: &mut Ui, state: &mut UiState) {
@@ -218,7 +216,7 @@ impl WorkloadForm {
         if let Some(seed) = &preset.seed_title {
             ui.add(Label::new(RichText::new(format!("Seed: {seed}")).weak()).wrap());
         }
-        ui.add(Label::new(preset.description.trim()).wrap());
+        ui.add(Label::new(reflow(&preset.description)).wrap());
         if !preset.watch.is_empty() {
             // Collapsed: one line until opened, so the form below stays in view.
             egui::CollapsingHeader::new(format!(
@@ -545,5 +543,38 @@ impl WorkloadForm {
                 },
             );
         });
+    }
+}
+
+/// A preset's TOML text as the window wraps it: the line breaks of the file joined into
+/// spaces (the label wraps at the column's width, and a break kept from the file would cut
+/// a line short wherever it falls), paragraphs (blank lines) kept.
+fn reflow(text: &str) -> String {
+    let mut paragraphs: Vec<String> = Vec::new();
+    let mut words: Vec<&str> = Vec::new();
+    for line in text.lines().chain([""]) {
+        if line.trim().is_empty() {
+            if !words.is_empty() {
+                paragraphs.push(words.join(" "));
+                words.clear();
+            }
+        } else {
+            words.extend(line.split_whitespace());
+        }
+    }
+    paragraphs.join("\n\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::reflow;
+
+    #[test]
+    fn a_presets_line_breaks_become_spaces_and_its_paragraphs_stay() {
+        assert_eq!(
+            reflow("  Watch fsync p50\n(whole 4 ms ticks)\n \nSecond  one.\n"),
+            "Watch fsync p50 (whole 4 ms ticks)\n\nSecond one."
+        );
+        assert_eq!(reflow(""), "");
     }
 }
