@@ -56,4 +56,12 @@ FIELDS="log_commits transaction_commits dstate_us_per_sync block_flushes"
 for i in $(seq "$rounds"); do
     run "$work/mnt-nossd" nossd --threads 2; run "$work/mnt-ssd" ssd --threads 2
 done
+echo "== btrfs nossd vs ssd, 8 threads, order alternated (where the jiffy sleep shows)"
+for i in $(seq "$rounds"); do
+    if [ $((i % 2)) = 1 ]; then
+        run "$work/mnt-nossd" nossd8 --threads 8; run "$work/mnt-ssd" ssd8 --threads 8
+    else
+        run "$work/mnt-ssd" ssd8 --threads 8; run "$work/mnt-nossd" nossd8 --threads 8
+    fi
+done
 echo "load after: $(uptime)"
