@@ -37,6 +37,23 @@ fn small_fileio(target: &tempfile::TempDir) -> UiState {
     }
 }
 
+/// A small fileio Setup with the io_uring engine chosen and io_uring available, drawn; the
+/// database and target directories live as long as the returned guards.
+fn on_io_uring() -> (
+    tempfile::TempDir,
+    tempfile::TempDir,
+    Harness<'static, LabApp>,
+) {
+    let db = tempfile::tempdir().unwrap();
+    let target = tempfile::tempdir().unwrap();
+    let mut state = small_fileio(&target);
+    state.spec.ioengine = IoEngine::IoUring;
+    let mut h = harness(&db, state);
+    h.state_mut().setup.set_io_uring_available(Ok(()));
+    h.run_steps(2);
+    (db, target, h)
+}
+
 fn has_label_containing(h: &Harness<'static, LabApp>, text: &str) -> bool {
     h.query_all_by_label_contains(text).next().is_some()
 }
@@ -123,13 +140,7 @@ fn the_io_uring_controls_reach_the_run_request() {
 
 #[test]
 fn an_invalid_depth_shows_the_fields_message_in_the_windows_words() {
-    let db = tempfile::tempdir().unwrap();
-    let target = tempfile::tempdir().unwrap();
-    let mut state = small_fileio(&target);
-    state.spec.ioengine = IoEngine::IoUring;
-    let mut h = harness(&db, state);
-    h.state_mut().setup.set_io_uring_available(Ok(()));
-    h.run_steps(2);
+    let (_db, _target, mut h) = on_io_uring();
     retype(&mut h, "I/O depth", "5000");
     assert_eq!(h.state().state.spec.iodepth, 5000);
     assert!(has_label_containing(&h, "5000 requests in flight"));
@@ -172,13 +183,7 @@ fn without_io_uring_the_choices_are_disabled_with_the_reason() {
 
 #[test]
 fn back_on_the_sync_engine_a_setting_only_io_uring_takes_stays_in_view_to_drop() {
-    let db = tempfile::tempdir().unwrap();
-    let target = tempfile::tempdir().unwrap();
-    let mut state = small_fileio(&target);
-    state.spec.ioengine = IoEngine::IoUring;
-    let mut h = harness(&db, state);
-    h.state_mut().setup.set_io_uring_available(Ok(()));
-    h.run_steps(2);
+    let (_db, _target, mut h) = on_io_uring();
     retype(&mut h, "I/O depth", "4");
     // Back to sync: the depth it cannot take stays drawn with the library's refusal
     // under it, and the field is there to drop it.

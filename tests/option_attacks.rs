@@ -9,7 +9,7 @@ use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{Lab, require_root};
+use common::{Lab, require_root, sh};
 
 /// A loop device over a fresh ext4 image, detached (and the image removed) on drop.
 struct Victim {
@@ -25,8 +25,8 @@ impl Victim {
         std::fs::File::create(&image)
             .and_then(|f| f.set_len(32 << 20))
             .expect("victim image");
-        run("mkfs.ext4", &["-F", "-q", "-L", "victim", path(&image)]);
-        let node = run("losetup", &["--find", "--show", path(&image)]);
+        sh("mkfs.ext4", &["-F", "-q", "-L", "victim", path(&image)]);
+        let node = sh("losetup", &["--find", "--show", path(&image)]);
         Victim {
             node,
             image,
@@ -61,19 +61,6 @@ fn path(p: &Path) -> &str {
     p.to_str().expect("utf-8 path")
 }
 
-fn run(program: &str, args: &[&str]) -> String {
-    let out = Command::new(program)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {program}: {e}"));
-    assert!(
-        out.status.success(),
-        "{program} {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
-
 /// `fsynclab` with this test's database and scratch state.
 fn cmd(lab: &Lab) -> Command {
     let mut c = lab.cmd();
@@ -94,7 +81,7 @@ fn refused(lab: &Lab, victim: &Victim, args: &[&str], wanted: &str) {
     );
     assert_eq!(victim.fingerprint(), before, "{args:?} changed the victim");
     // Nothing was made: no image attached from this test's state.
-    let loops = run("losetup", &["-a"]);
+    let loops = sh("losetup", &["-a"]);
     let ours = lab.dir.path().join("xdg").display().to_string();
     assert!(!loops.contains(&ours), "{args:?} attached {loops}");
 }

@@ -27,6 +27,12 @@ fn attacker_under_sudo(tag: &str, home: &Path) -> (Attacker, fsynclab::probe::Su
     (user, sudo)
 }
 
+/// The attacker's move: `path` renamed to `away`, and a link to `to` put in its place.
+fn swap_for_link(path: &Path, away: &Path, to: &Path) {
+    std::fs::rename(path, away).unwrap();
+    std::os::unix::fs::symlink(to, path).unwrap();
+}
+
 /// Under sudo the scratch state directory (mount points, records of what root made) stays
 /// root's: in the user's data directory the user could rename it, or `fsynclab` above it,
 /// and put a link there after the checks, so that root mounts a scratch filesystem over
@@ -118,8 +124,7 @@ fn a_data_dir_swapped_for_a_link_never_hands_roots_files_over() {
         std::fs::write(file, b"root's").unwrap();
     }
     // The swap.
-    std::fs::rename(home.join(".local"), home.join(".local-away")).unwrap();
-    std::os::unix::fs::symlink(&victim, home.join(".local")).unwrap();
+    swap_for_link(&home.join(".local"), &home.join(".local-away"), &victim);
     user.own(&home.join(".local"));
 
     sudo.give_database("fsynclab.sqlite");
@@ -196,8 +201,7 @@ fn a_data_dir_swapped_before_sqlite_opens_it_is_not_followed() {
         user.gid,
     );
     fsynclab::store::race::before_sqlite_open(&db, move || {
-        std::fs::rename(at.join(".local"), at.join(".local-away")).unwrap();
-        std::os::unix::fs::symlink(&to, at.join(".local")).unwrap();
+        swap_for_link(&at.join(".local"), &at.join(".local-away"), &to);
         std::os::unix::fs::lchown(at.join(".local"), Some(uid), Some(gid)).unwrap();
     });
 
@@ -268,8 +272,7 @@ fn a_locks_dir_swapped_during_a_run_never_removes_files_elsewhere() {
     let precious = victim.join(format!("run-{id}.lock"));
     std::fs::write(&precious, b"root's").unwrap();
     let locks = data.join(format!("{DB_FILE_NAME}.locks"));
-    std::fs::rename(&locks, data.join("locks-away")).unwrap();
-    std::os::unix::fs::symlink(&victim, &locks).unwrap();
+    swap_for_link(&locks, &data.join("locks-away"), &victim);
     user.own(&locks);
 
     store.fail_run(id, "stopped").unwrap();

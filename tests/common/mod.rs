@@ -166,6 +166,21 @@ impl Drop for TmpfsMount {
     }
 }
 
+/// Runs a system tool (`losetup`, `mkfs.ext4`, `mount`...) and returns its trimmed stdout;
+/// panics with its stderr when it fails.
+pub fn sh(program: &str, args: &[&str]) -> String {
+    let out = Command::new(program)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {program}: {e}"));
+    assert!(
+        out.status.success(),
+        "{program} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
 /// The standard output of `cmd`, after checking it succeeded (its stderr shown when not).
 pub fn stdout_of(cmd: &mut Command) -> String {
     let out = cmd.output().expect("run fsynclab");
