@@ -61,7 +61,11 @@ pub enum ExportError {
         path: PathBuf,
     },
     /// Writing the output failed.
-    #[error("cannot write {}: {source}; check the directory's permissions and free space", path.display())]
+    #[error(
+        "cannot write {}: {source}; check the directory's permissions (under sudo: yours, as \
+         fsynclab writes files with your rights) and free space",
+        path.display()
+    )]
     Io {
         /// The path.
         path: PathBuf,

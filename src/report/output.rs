@@ -55,7 +55,10 @@ pub enum OutputError {
     #[error("cannot render the report: {0}")]
     Render(String),
     /// The directory or file could not be written.
-    #[error("cannot write {path}: {source}; check the directory exists and is writable")]
+    #[error(
+        "cannot write {path}: {source}; check the directory exists and is writable (under \
+         sudo: writable by you, as fsynclab writes files with your rights)"
+    )]
     Io {
         /// The file.
         path: PathBuf,
