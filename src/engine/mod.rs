@@ -17,7 +17,7 @@
 
 mod api;
 mod buf;
-mod clock;
+pub(crate) mod clock;
 mod dirfd;
 mod failure;
 #[cfg(any(test, feature = "test-support"))]

@@ -61,6 +61,8 @@ impl LiveKernel {
 /// Running totals of one traced run.
 pub struct Accumulator {
     targets: Targets,
+    /// `targets.btrfs_fsid` parsed, compared with each btrfs event's.
+    fsid: Option<uuid::Uuid>,
     is_ours: Box<dyn FnMut(u32) -> bool + Send>,
     ours: HashMap<u32, bool>,
     live: Arc<LiveKernel>,
@@ -97,6 +99,10 @@ impl Accumulator {
         live: Arc<LiveKernel>,
     ) -> Self {
         Accumulator {
+            fsid: targets
+                .btrfs_fsid
+                .as_deref()
+                .and_then(|id| uuid::Uuid::try_parse(id).ok()),
             targets,
             is_ours,
             ours: HashMap::new(),
@@ -139,12 +145,21 @@ impl Accumulator {
             .as_ref()
             .and_then(|l| Some((l, parse_event(l)?)))
         {
-            Some((l, event)) => {
-                self.events_read += 1;
-                self.feed(l.ts_ns, event);
-            }
+            Some((l, event)) => self.feed_event(l.ts_ns, event),
             None => self.unparsed += 1,
         }
+    }
+
+    /// Feeds one decoded event (the binary reader's way in); counted as read.
+    pub fn feed_event(&mut self, ts_ns: u64, event: Event) {
+        self.events_read += 1;
+        self.feed(ts_ns, event);
+    }
+
+    /// Counts `n` records that were not events fsynclab asked for, or did not decode (counted
+    /// as dropped, never silent).
+    pub fn count_unparsed(&mut self, n: u64) {
+        self.unparsed += n;
     }
 
     fn ours(&mut self, tid: u32) -> bool {
@@ -160,8 +175,8 @@ impl Accumulator {
         self.targets.dev == Some(dev)
     }
 
-    fn on_fs(&self, fsid: &str) -> bool {
-        self.targets.btrfs_fsid.as_deref() == Some(fsid)
+    fn on_fs(&self, fsid: uuid::Uuid) -> bool {
+        self.fsid == Some(fsid)
     }
 
     fn commit(&mut self) {
@@ -169,7 +184,7 @@ impl Accumulator {
     }
 
     /// Accounts one event at `ts_ns`.
-    pub fn feed(&mut self, ts_ns: u64, event: Event<'_>) {
+    pub fn feed(&mut self, ts_ns: u64, event: Event) {
         if !self.live.counts(ts_ns) {
             return;
         }
@@ -250,6 +265,7 @@ impl Accumulator {
             events: Vec::new(),
             dropped: Some(lost + self.unparsed),
             events_read: Some(self.events_read),
+            reader: None,
             block_flushes: only(
                 groups.block && self.targets.dev.is_some(),
                 self.block_flushes,

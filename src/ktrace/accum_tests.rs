@@ -20,6 +20,10 @@ const BACKING: Dev = Dev {
 };
 const FSID: &str = "af55f504-0000-4000-8000-000000000001";
 
+fn fsid() -> uuid::Uuid {
+    uuid::Uuid::try_parse(FSID).unwrap()
+}
+
 /// Every figure by its `kernel_trace` name, `Some` when it has a value.
 fn figures(kt: &KernelTrace) -> Vec<(&'static str, bool)> {
     vec![
@@ -96,8 +100,8 @@ fn feed_everything(acc: &mut Accumulator) {
         Event::JbdEndCommit { dev: DEV, tid: 5 },
         Event::XfsLogForce { dev: DEV },
         Event::XfsIclogSync { dev: DEV },
-        Event::BtrfsSyncFile { fsid: FSID },
-        Event::BtrfsTransactionCommit { fsid: FSID },
+        Event::BtrfsSyncFile { fsid: fsid() },
+        Event::BtrfsTransactionCommit { fsid: fsid() },
         Event::SchedSwitch {
             prev_pid: 42,
             prev_d: true,

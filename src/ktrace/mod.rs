@@ -5,8 +5,10 @@
 //! ```text
 //! available_events ─► events::select ─► tracefs::create (under the control lock)
 //!                                              │
-//!   trace_pipe (O_NONBLOCK, drained every 50 ms) ─► reader ─► parse ─► accum::Accumulator ─► KernelTrace
-//!                                              │                 └─► LiveKernel (commits/s, flushes/s)
+//!   per_cpu/cpuN/trace_pipe_raw (O_NONBLOCK, drained every 50 ms) ─► reader ─► raw + decode
+//!     (or trace_pipe, text, when the binary layout is not one fsynclab decodes) ─► parse
+//!        ─► merged by timestamp ─► accum::Accumulator ─► KernelTrace
+//!                                              │      └─► LiveKernel (commits/s, flushes/s)
 //!                       stop: flag, join, per_cpu/*/stats (drops), tracefs::remove
 //! ```
 //! Parsing and accounting are pure and fixture-tested; the reader and the tracefs control
@@ -15,11 +17,13 @@
 pub mod accum;
 #[cfg(test)]
 mod accum_tests;
+pub mod decode;
 pub mod events;
 #[cfg(test)]
 mod fixture_tests;
 pub mod journal;
 pub mod parse;
+pub mod raw;
 mod reader;
 pub mod tracefs;
 
@@ -32,7 +36,26 @@ pub use events::FsFamily;
 use crate::metrics::KernelTrace;
 use crate::probe::SystemInfo;
 use parse::Dev;
-use reader::Reader;
+use reader::{Reader, Source};
+
+/// The environment variable that makes the reader read text (`text`) instead of binary
+/// pages (`raw`, the default): for measuring one against the other.
+pub const READER_ENV: &str = "FSYNCLAB_KTRACE_READER";
+
+/// Whether [`READER_ENV`] asks for the text reader; `Err` for a value that is neither.
+fn force_text() -> Result<bool, TraceError> {
+    match std::env::var_os(READER_ENV) {
+        None => Ok(false),
+        Some(v) if v == "raw" => Ok(false),
+        Some(v) if v == "text" => Ok(true),
+        Some(v) => Err(TraceError::Unavailable {
+            reason: format!(
+                "{READER_ENV}={} is not a reader; set it to raw or text, or unset it",
+                v.to_string_lossy()
+            ),
+        }),
+    }
+}
 
 /// `--kernel-trace`: whether a run traces the kernel.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -144,6 +167,8 @@ pub struct Session {
     /// removed.
     owner: Option<(PathBuf, nix::fcntl::Flock<std::fs::File>)>,
     reader: Option<Reader>,
+    /// `raw` or `text`.
+    reader_kind: &'static str,
     groups: Groups,
     events: Vec<String>,
     live: Arc<LiveKernel>,
@@ -152,6 +177,7 @@ pub struct Session {
 impl Session {
     fn start(run_id: i64, system: &SystemInfo) -> Result<Session, TraceError> {
         let root = available()?;
+        let force_text = force_text()?;
         if let Err(e) = tracefs::sweep(&root) {
             log::warn!("sweeping old trace instances: {e}");
         }
@@ -191,7 +217,13 @@ impl Session {
             Arc::clone(&live),
         );
         // The pipe is opened in its own step, after the control lock is released.
-        let reader = match Reader::start(&dir, acc) {
+        let source = Source {
+            dir: &dir,
+            root: &root,
+            events: &chosen,
+            force_text,
+        };
+        let reader = match Reader::start(&source, acc) {
             Ok(reader) => reader,
             Err(e) => {
                 let _ = tracefs::remove(&dir);
@@ -202,6 +234,7 @@ impl Session {
         Ok(Session {
             dir,
             owner: Some(owner),
+            reader_kind: reader.kind(),
             reader: Some(reader),
             groups,
             events: chosen.iter().map(|e| e.full_name()).collect(),
@@ -229,6 +262,7 @@ impl Session {
             },
         };
         trace.events = std::mem::take(&mut self.events);
+        trace.reader = Some(self.reader_kind.to_string());
         let mut problems: Vec<String> = trace.reason.take().into_iter().collect();
         if lost.is_none() {
             problems.push("the lost-event counters could not be read".into());

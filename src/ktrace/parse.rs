@@ -121,7 +121,7 @@ pub fn parse_rwbs(rwbs: &str) -> Rwbs {
 
 /// The events fsynclab uses, with the fields it needs.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Event<'a> {
+pub enum Event {
     /// `block_rq_issue`.
     RqIssue {
         /// Device.
@@ -171,13 +171,13 @@ pub enum Event<'a> {
     },
     /// `btrfs_sync_file`.
     BtrfsSyncFile {
-        /// Filesystem id as printed (`af55f504-...`).
-        fsid: &'a str,
+        /// Filesystem id (printed `af55f504-...`; 16 bytes in the binary record).
+        fsid: uuid::Uuid,
     },
     /// `btrfs_transaction_commit`.
     BtrfsTransactionCommit {
         /// Filesystem id.
-        fsid: &'a str,
+        fsid: uuid::Uuid,
     },
     /// `sched_switch`.
     SchedSwitch {
@@ -191,7 +191,7 @@ pub enum Event<'a> {
 }
 
 /// The event of `line`, when it is one fsynclab uses and its fields parse.
-pub fn parse_event<'a>(line: &TraceLine<'a>) -> Option<Event<'a>> {
+pub fn parse_event(line: &TraceLine<'_>) -> Option<Event> {
     let body = line.body;
     let mut words = body.split_ascii_whitespace();
     Some(match line.event {
@@ -225,10 +225,10 @@ pub fn parse_event<'a>(line: &TraceLine<'a>) -> Option<Event<'a>> {
             dev: Dev::parse(field(body, "dev")?)?,
         },
         "btrfs_sync_file" => Event::BtrfsSyncFile {
-            fsid: body.split_once(": ")?.0,
+            fsid: uuid::Uuid::try_parse(body.split_once(": ")?.0).ok()?,
         },
         "btrfs_transaction_commit" => Event::BtrfsTransactionCommit {
-            fsid: body.split_once(": ")?.0,
+            fsid: uuid::Uuid::try_parse(body.split_once(": ")?.0).ok()?,
         },
         "sched_switch" => {
             let prev_state = eq_field(body, "prev_state")?;

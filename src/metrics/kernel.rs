@@ -32,6 +32,10 @@ pub struct KernelTrace {
     pub dropped: Option<u64>,
     /// Events the reader parsed and counted.
     pub events_read: Option<u64>,
+    /// How the events were read: `raw` (binary pages of `per_cpu/cpuN/trace_pipe_raw`) or
+    /// `text` (`trace_pipe`, when the kernel's binary layout is not one fsynclab decodes);
+    /// `None` when tracing was off (and in runs stored before the field existed).
+    pub reader: Option<String>,
     /// Flush requests completed on the target's block device (rwbs operation `F`).
     pub block_flushes: Option<u64>,
     /// FUA writes completed on the target's block device.
