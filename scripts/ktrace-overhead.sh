@@ -2,7 +2,8 @@
 # Overhead of the kernel tracer: IOPS with --kernel-trace on vs off, alternating rounds on
 # the same target, same-run ratios (on/off of each round pair), median of the ratios.
 # Targets: a loop ext4 on a disk image (disk-bound) and a tmpfs directory (CPU-bound).
-# Root. Usage: scripts/ktrace-overhead.sh [rounds] [seconds per run] [threads]
+# Root. Usage: [TARGETS="ext4 tmpfs"] scripts/ktrace-overhead.sh [rounds] [seconds per run] [threads]
+# (FSYNCLAB_KTRACE_READER=text measures the text reader instead of the binary one.)
 set -euo pipefail
 rounds=${1:-5}; secs=${2:-3}; threads=${3:-1}
 bin=${FSYNCLAB:-${CARGO_TARGET_DIR:-target}/release/fsynclab}
@@ -26,7 +27,7 @@ iops() { # target mode
         --set "duration_s=$secs" --target "$1" |
         python3 -c 'import json,sys; r=json.load(sys.stdin)["runs"][0]; k=r["kernel_trace"]; print(r["iops"], k.get("events_read") or 0, k.get("dropped") or 0, r["wall_s"])'
 }
-for target in ext4 tmpfs; do
+for target in ${TARGETS:-ext4 tmpfs}; do
     ratios=()
     for round in $(seq "$rounds"); do
         # Alternate which mode goes first so drift does not favour one.

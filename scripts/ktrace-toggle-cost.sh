@@ -6,13 +6,17 @@
 # the state it lay wholly in; each "on" period's syncs/s is divided by the mean of its
 # neighbouring "off" periods, and the median of those ratios is printed with its quartiles.
 # Pairing periods seconds apart cancels the slow drifts that make separate runs differ by
-# ±20 % here. The reader drains `trace_pipe` every 50 ms in SCHED_IDLE, as fsynclab's does.
+# ±20 % here. The reader drains every 50 ms in SCHED_IDLE, as fsynclab's does: binary pages of
+# every CPU's `trace_pipe_raw` (READER=raw, the default, as fsynclab reads), or the text
+# `trace_pipe` (READER=text, fsynclab's fallback), or nothing (READER=none: the events' own cost).
 # Root. Environment: FSYNCLAB (binary, default target/release/fsynclab), GRPS (event groups,
-# default "sched block jbd"), NOREADER=1 (no reader at all: the events' own cost), PERIOD (2),
+# default "sched block jbd"), READER (raw, text or none; NOREADER=1 means none), PERIOD (2),
 # DUR (run seconds, 90), THREADS (4), BACKING_DEV (the loop image's disk as major:minor,
 # default that of /var/tmp).
 set -euo pipefail
 bin=${FSYNCLAB:-target/release/fsynclab}
+R=${READER:-raw}; [ -n "${NOREADER:-}" ] && R=none
+case $R in raw|text|none) ;; *) echo "READER: '$R' is not raw, text or none" >&2; exit 2;; esac
 T=/sys/kernel/tracing; P=${PERIOD:-2}; D=${DUR:-90}; TH=${THREADS:-4}; G=${GRPS:-sched block jbd}
 [ -d $T/instances ] || { echo "tracefs is not mounted at $T" >&2; exit 2; }
 work=$(mktemp -d /var/tmp/ktrace-toggle.XXXXXX)
@@ -46,25 +50,30 @@ for g in $G; do case $g in
     *) echo "GRPS: unknown group '$g' (sched, block, jbd)" >&2; exit 2;;
 esac; done
 : > "$work/events"
-if [ -z "${NOREADER:-}" ]; then
+if [ "$R" != none ]; then
+    # Counts bytes (raw) or lines (text) read; drains every CPU's pipe, then sleeps 50 ms.
     chrt -i 0 python3 -c '
-import os, sys, time
-fd = os.open(sys.argv[1], os.O_RDONLY | os.O_NONBLOCK)
-out = open(sys.argv[2], "wb")
+import glob, os, sys, time
+mode, inst, out = sys.argv[1], sys.argv[2], sys.argv[3]
+paths = sorted(glob.glob(inst + "/per_cpu/cpu*/trace_pipe_raw")) if mode == "raw" else [inst + "/trace_pipe"]
+fds = [os.open(p, os.O_RDONLY | os.O_NONBLOCK) for p in paths]
+got = 0
 while True:
-    while True:
-        try:
-            b = os.read(fd, 65536)
-        except BlockingIOError:
-            break
-        if not b:
-            break
-        out.write(b)
-    out.flush()
+    for fd in fds:
+        while True:
+            try:
+                b = os.read(fd, 65536)
+            except BlockingIOError:
+                break
+            if not b:
+                break
+            got += len(b) if mode == "raw" else b.count(b"\n")
+    with open(out, "w") as f:
+        f.write(str(got))
     time.sleep(0.05)
-' "$I/trace_pipe" "$work/events" & rpid=$!
+' "$R" "$I" "$work/events" & rpid=$!
 fi
-reader="drain every 50 ms, SCHED_IDLE"; [ -n "${NOREADER:-}" ] && reader=none
+reader="$R, drained every 50 ms in SCHED_IDLE"; [ "$R" = none ] && reader=none
 echo "groups: $G; reader: $reader; load: $(uptime)"
 "$bin" --db "$work/db.sqlite" run --quiet --json --kernel-trace off --threads "$TH" \
     --set "duration_s=$D" --target "$work/m" > "$work/run.json" &
@@ -77,7 +86,8 @@ while kill -0 $runpid 2>/dev/null; do
     sleep "$P"
 done
 wait $runpid
-echo "events read: $(wc -l < "$work/events")"
+[ "$R" = raw ] && unit="bytes of pages" || unit=lines
+[ "$R" = none ] || echo "read: $(cat "$work/events") $unit"
 "$bin" --db "$work/db.sqlite" show --json 1 > "$work/show.json"
 python3 - "$work/show.json" "$work/toggles" "$P" <<'PY'
 import json, statistics as st, sys

@@ -3,8 +3,14 @@
 # loop filesystem per type, a private trace instance with the events fsynclab uses filtered
 # to the loop device, 200 O_DSYNC writes with dd, then the instance's `trace` text (read,
 # not consumed; no trace_pipe reader is ever open). Root; removes everything it makes.
+# With --raw (second argument) it writes to <out>/raw/ instead: the same text, then the same
+# events as binary pages consumed from every CPU's trace_pipe_raw (<fs>.cpuN.raw), the events'
+# format files (formats/<event>.format) and events/header_page — the binary reader's fixtures,
+# which must give the text's figures.
 set -euo pipefail
 out=${1:-tests/fixtures/ktrace}
+raw=${2:-}
+if [ "$raw" = --raw ]; then out=$out/raw; mkdir -p "$out/formats"; cat /sys/kernel/tracing/events/header_page > "$out/header_page"; fi
 T=/sys/kernel/tracing
 work=$(mktemp -d /tmp/ktrace-fix.XXXXXX)
 inst=$T/instances/fsynclab-fixture-$$
@@ -29,7 +35,9 @@ for fs in ext4 xfs btrfs; do
     mkdir "$inst"
     echo mono > "$inst/trace_clock"
     for e in block/block_rq_issue block/block_rq_complete; do
-        echo "dev == $kdev" > "$inst/events/$e/filter"; echo 1 > "$inst/events/$e/enable"
+        # The binary fixtures keep flushes and FUA writes only, as fsynclab's filter does.
+        if [ "$raw" = --raw ]; then f="dev == $kdev && rwbs ~ \"*F*\""; else f="dev == $kdev"; fi
+        echo "$f" > "$inst/events/$e/filter"; echo 1 > "$inst/events/$e/enable"
     done
     case $fs in
         ext4) evs="jbd2/jbd2_start_commit jbd2/jbd2_end_commit jbd2/jbd2_run_stats" ;;
@@ -46,7 +54,17 @@ for fs in ext4 xfs btrfs; do
     sync -f "$work/$fs/f"
     echo 0 > "$inst/tracing_on"
     grep -v '^#' "$inst/trace" > "$out/$fs.txt"
-    for s in "$inst"/per_cpu/cpu*/stats; do echo "== $s"; cat "$s"; done > "$out/$fs-stats.txt"
+    if [ "$raw" = --raw ]; then
+        for c in "$inst"/per_cpu/cpu*; do
+            # Non-blocking: dd stops (EAGAIN) when the CPU's buffer is empty.
+            dd if="$c/trace_pipe_raw" of="$out/$fs.$(basename "$c").raw" bs=64k iflag=nonblock status=none 2>/dev/null || true
+        done
+        for e in block/block_rq_issue block/block_rq_complete $evs sched/sched_switch; do
+            cat "$inst/events/$e/format" > "$out/formats/$(basename "$e").format"
+        done
+    else
+        for s in "$inst"/per_cpu/cpu*/stats; do echo "== $s"; cat "$s"; done > "$out/$fs-stats.txt"
+    fi
     echo > "$inst/set_event"; rmdir "$inst"
     echo "$fs: $(wc -l < "$out/$fs.txt") lines, device $dev ($maj,$min)"
 done

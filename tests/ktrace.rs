@@ -43,7 +43,13 @@ fn instances_of(pid: u32) -> Vec<String> {
 
 /// A short traced run on `target`; its one run object.
 fn traced_run(db: &Path, target: &Path, threads: &str) -> serde_json::Value {
+    traced_run_reading(db, target, threads, "raw")
+}
+
+/// A short traced run on `target` with the trace read as `reader` (`raw` or `text`).
+fn traced_run_reading(db: &Path, target: &Path, threads: &str, reader: &str) -> serde_json::Value {
     let out = traced(db)
+        .env("FSYNCLAB_KTRACE_READER", reader)
         .args([
             "run",
             "--quiet",
@@ -120,10 +126,28 @@ fn traced_runs_on_ext4_xfs_btrfs_cancel_and_kill() {
             .mount_point
     };
 
-    // ext4: journal commits, flushes within 5 % of the block-stat counter.
+    // ext4: journal commits, flushes within 5 % of the block-stat counter; by either reader.
+    for reader in ["text", "raw"] {
+        let run = traced_run_reading(&db, &ext4, "2", reader);
+        let kt = &run["kernel_trace"];
+        assert_eq!(kt["reader"], reader, "{kt}");
+        assert_eq!(kt["dropped"], 0, "{kt}");
+        assert!(kt["journal_commits"].as_u64().expect("commits") > 0, "{kt}");
+        let traced_flushes = kt["block_flushes"].as_u64().expect("flushes");
+        let counted = run["device_flushes"].as_u64().expect("block-stat flushes");
+        let apart = traced_flushes.abs_diff(counted) as f64 / counted.max(1) as f64;
+        assert!(
+            counted > 0 && apart <= 0.05,
+            "{reader}: traced {traced_flushes} vs counter {counted}"
+        );
+    }
     let run = traced_run(&db, &ext4, "2");
     let kt = &run["kernel_trace"];
     assert_eq!(kt["enabled"], true, "{kt}");
+    assert_eq!(
+        kt["reader"], "raw",
+        "binary pages unless asked for text: {kt}"
+    );
     assert!(
         kt["events"].to_string().contains("jbd2:jbd2_end_commit"),
         "{kt}"
@@ -166,12 +190,14 @@ fn traced_runs_on_ext4_xfs_btrfs_cancel_and_kill() {
 
     // xfs: log forces; btrfs: sync events.
     let run = traced_run(&db, &xfs, "1");
+    assert_eq!(run["kernel_trace"]["reader"], "raw", "{run}");
     assert!(
         run["kernel_trace"]["log_forces"].as_u64().expect("forces") > 0,
         "{run}"
     );
     assert!(run["kernel_trace"]["journal_commits"].is_null());
     let run = traced_run(&db, &btrfs, "1");
+    assert_eq!(run["kernel_trace"]["reader"], "raw", "{run}");
     assert!(
         run["kernel_trace"]["log_commits"].as_u64().expect("syncs") > 0,
         "{run}"
@@ -305,6 +331,21 @@ fn a_bad_kernel_trace_value_is_refused_by_name() {
         String::from_utf8_lossy(&out.stderr).contains("--kernel-trace"),
         "{}",
         String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(lab.target_entries().is_empty());
+    // The reader's variable too, even in auto, whether or not tracing could be on.
+    let out = lab
+        .cmd()
+        .env("FSYNCLAB_KTRACE_READER", "binary")
+        .args(["run", "--kernel-trace", "auto", "--target"])
+        .arg(&lab.target)
+        .output()
+        .expect("run");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("FSYNCLAB_KTRACE_READER=binary") && err.contains("raw or text"),
+        "{err}"
     );
     assert!(lab.target_entries().is_empty());
 }

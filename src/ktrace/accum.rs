@@ -156,6 +156,18 @@ impl Accumulator {
         self.feed(ts_ns, event);
     }
 
+    /// Feeds the records of `pending` (read from several CPUs, in no order) that are at or
+    /// before `watermark`, in timestamp order, and keeps the rest for a later call: events
+    /// that pair across CPUs (a flush issued on one completes on another) meet in order.
+    pub fn feed_merged(&mut self, pending: &mut Vec<(u64, Event)>, watermark: u64) {
+        // Stable: records of one CPU with equal timestamps keep their order.
+        pending.sort_by_key(|&(ts, _)| ts);
+        let ready = pending.partition_point(|&(ts, _)| ts <= watermark);
+        for (ts, event) in pending.drain(..ready) {
+            self.feed_event(ts, event);
+        }
+    }
+
     /// Counts `n` records that were not events fsynclab asked for, or did not decode (counted
     /// as dropped, never silent).
     pub fn count_unparsed(&mut self, n: u64) {

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use super::parse::{Dev, Event, parse_rwbs};
-use super::raw::{read_u32, read_u64};
+use super::raw::{PageFault, PageLayout, read_u32, read_u64, walk_page};
 
 /// One field of an event record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,16 +71,44 @@ pub fn parse_format(text: &str) -> Option<Format> {
 /// How to turn one event's record into an [`Event`].
 #[derive(Clone, Copy, Debug)]
 enum Recipe {
-    RqIssue { dev: Field, rwbs: Field },
-    RqComplete { dev: Field, rwbs: Field },
-    JbdStart { dev: Field, tid: Field },
-    JbdEnd { dev: Field, tid: Field },
-    JbdRunStats { dev: Field, handles: Field, logged: Field },
-    XfsLogForce { dev: Field },
-    XfsIclogSync { dev: Field },
-    BtrfsSyncFile { fsid: Field },
-    BtrfsCommit { fsid: Field },
-    SchedSwitch { prev_pid: Field, prev_state: Field, next_pid: Field },
+    RqIssue {
+        dev: Field,
+        rwbs: Field,
+    },
+    RqComplete {
+        dev: Field,
+        rwbs: Field,
+    },
+    JbdStart {
+        dev: Field,
+        tid: Field,
+    },
+    JbdEnd {
+        dev: Field,
+        tid: Field,
+    },
+    JbdRunStats {
+        dev: Field,
+        handles: Field,
+        logged: Field,
+    },
+    XfsLogForce {
+        dev: Field,
+    },
+    XfsIclogSync {
+        dev: Field,
+    },
+    BtrfsSyncFile {
+        fsid: Field,
+    },
+    BtrfsCommit {
+        fsid: Field,
+    },
+    SchedSwitch {
+        prev_pid: Field,
+        prev_state: Field,
+        next_pid: Field,
+    },
 }
 
 /// Decodes records by their `common_type`, for the events it was built from.
@@ -121,7 +149,10 @@ impl Decoder {
             Some(parse_rwbs(std::str::from_utf8(&bytes[..len]).ok()?))
         };
         let fsid = |f: Field| {
-            let bytes: [u8; 16] = record.get(f.offset..f.offset.checked_add(16)?)?.try_into().ok()?;
+            let bytes: [u8; 16] = record
+                .get(f.offset..f.offset.checked_add(16)?)?
+                .try_into()
+                .ok()?;
             Some(uuid::Uuid::from_bytes(bytes))
         };
         Some(match *self.recipes.get(&id)? {
@@ -165,6 +196,27 @@ impl Decoder {
             },
         })
     }
+}
+
+/// Decodes the records of one page into `out` as `(timestamp, event)`; returns the newest
+/// timestamp seen (0 for none) and the records that did not decode (unknown type, short
+/// record, or a fault that ended the page early: counted as one).
+pub fn decode_page(
+    page: &[u8],
+    layout: &PageLayout,
+    decoder: &Decoder,
+    out: &mut Vec<(u64, Event)>,
+) -> (u64, u64) {
+    let mut newest = 0;
+    let mut undecoded = 0;
+    let walked: Result<u64, PageFault> = walk_page(page, layout, |ts, record| {
+        newest = newest.max(ts);
+        match decoder.decode(record) {
+            Some(event) => out.push((ts, event)),
+            None => undecoded += 1,
+        }
+    });
+    (newest, undecoded + u64::from(walked.is_err()))
 }
 
 /// The task-state bits `sched_switch` reports (below `TASK_REPORT_MAX`, the "preempted"
@@ -295,7 +347,10 @@ mod tests {
         let renamed = SCHED_SWITCH.replace("name: sched_switch", "name: sched_wakeup");
         let err = Decoder::new(&[parse_format(&renamed).unwrap()]).unwrap_err();
         assert!(err.contains("sched_wakeup"), "{err}");
-        let resized = SCHED_SWITCH.replace("prev_pid;\toffset:24;\tsize:4", "prev_pid;\toffset:24;\tsize:2");
+        let resized = SCHED_SWITCH.replace(
+            "prev_pid;\toffset:24;\tsize:4",
+            "prev_pid;\toffset:24;\tsize:2",
+        );
         assert!(Decoder::new(&[parse_format(&resized).unwrap()]).is_err());
         assert_eq!(parse_format("ID: 3\n"), None);
         assert_eq!(parse_format("name: x\nID: nope\n"), None);

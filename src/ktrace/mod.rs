@@ -24,6 +24,8 @@ mod fixture_tests;
 pub mod journal;
 pub mod parse;
 pub mod raw;
+#[cfg(test)]
+mod raw_fixture_tests;
 mod reader;
 pub mod tracefs;
 
@@ -151,7 +153,9 @@ pub fn start(
             "turned off (kernel_trace = off)",
         ))));
     }
-    match Session::start(run_id, system) {
+    // A bad value is refused even in `auto`: a typo must not silently change the reader.
+    let force_text = force_text()?;
+    match Session::start(run_id, system, force_text) {
         Ok(session) => Ok(Tracing::On(session)),
         Err(e) if mode == KernelTraceMode::Auto => {
             Ok(Tracing::Off(Box::new(KernelTrace::off(e.to_string()))))
@@ -175,9 +179,8 @@ pub struct Session {
 }
 
 impl Session {
-    fn start(run_id: i64, system: &SystemInfo) -> Result<Session, TraceError> {
+    fn start(run_id: i64, system: &SystemInfo, force_text: bool) -> Result<Session, TraceError> {
         let root = available()?;
-        let force_text = force_text()?;
         if let Err(e) = tracefs::sweep(&root) {
             log::warn!("sweeping old trace instances: {e}");
         }

@@ -214,7 +214,10 @@ mod tests {
         (delta << 5) | type_len
     }
 
-    fn walk(page: &[u8]) -> (Vec<(u64, Vec<u32>)>, Result<u64, PageFault>) {
+    /// Records seen: (timestamp, payload words).
+    type Seen = Vec<(u64, Vec<u32>)>;
+
+    fn walk(page: &[u8]) -> (Seen, Result<u64, PageFault>) {
         let mut seen = Vec::new();
         let result = walk_page(page, &layout(), |ts, payload| {
             let words = payload
@@ -280,7 +283,7 @@ mod tests {
         let top = 3u64 << 59;
         let (seen, result) = walk(&page(top | 77, &records, 1 << 31));
         assert_eq!(result, Ok(1));
-        assert_eq!(seen, vec![(top | ((2 << 27) | 9) + 1, vec![5])]);
+        assert_eq!(seen, vec![((top | (2 << 27) | 9) + 1, vec![5])]);
         // A padding header with no room for a length ends the data.
         let (seen, result) = walk(&page(0, &[header(1, 1), 5, header(TYPE_PADDING, 0)], 0));
         assert_eq!((seen.len(), result), (1, Ok(1)));

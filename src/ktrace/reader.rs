@@ -26,10 +26,10 @@ use std::thread::JoinHandle;
 
 use super::TraceError;
 use super::accum::Accumulator;
-use super::decode::{Decoder, parse_format};
+use super::decode::{Decoder, decode_page, parse_format};
 use super::events::EventChoice;
 use super::parse::Event;
-use super::raw::{PageLayout, parse_header_page, walk_page};
+use super::raw::{PageLayout, parse_header_page};
 // CLOCK_MONOTONIC: the clock of the instance's `mono` trace clock.
 use crate::engine::clock::monotonic_ns;
 
@@ -204,7 +204,8 @@ impl RawInput {
     /// Reads the page layout and the enabled events' formats and opens every CPU's pipe;
     /// `Err` says why binary reading is not possible (the caller reads text instead).
     fn open(source: &Source<'_>) -> Result<RawInput, String> {
-        let read = |path: PathBuf| read_whole(&path).map_err(|e| format!("{}: {e}", path.display()));
+        let read =
+            |path: PathBuf| read_whole(&path).map_err(|e| format!("{}: {e}", path.display()));
         let header = read(source.root.join("events").join("header_page"))?;
         let layout = parse_header_page(&header)
             .ok_or("events/header_page does not describe a page fsynclab reads")?;
@@ -273,15 +274,10 @@ impl RawInput {
                         break;
                     }
                 };
-                let mut undecoded = 0;
-                let walked = walk_page(&page[..n], &self.layout, |ts, record| {
-                    newest = newest.max(ts);
-                    match self.decoder.decode(record) {
-                        Some(event) => self.pending.push((ts, event)),
-                        None => undecoded += 1,
-                    }
-                });
-                acc.count_unparsed(undecoded + u64::from(walked.is_err()));
+                let (page_newest, undecoded) =
+                    decode_page(&page[..n], &self.layout, &self.decoder, &mut self.pending);
+                newest = newest.max(page_newest);
+                acc.count_unparsed(undecoded);
             }
             if !cpu_emptied {
                 emptied = false;
@@ -289,12 +285,7 @@ impl RawInput {
                 watermark = watermark.min(newest);
             }
         }
-        // Stable: records of one CPU with equal timestamps keep their order.
-        self.pending.sort_by_key(|&(ts, _)| ts);
-        let ready = self.pending.partition_point(|&(ts, _)| ts <= watermark);
-        for (ts, event) in self.pending.drain(..ready) {
-            acc.feed_event(ts, event);
-        }
+        acc.feed_merged(&mut self.pending, watermark);
         emptied
     }
 }
