@@ -393,3 +393,167 @@ fn output_files_under_sudo_are_written_with_the_users_rights() {
     );
     assert_eq!(owner(&mine), user.uid, "the job file is the user's");
 }
+
+/// `sudo fsynclab --db ~/lab/runs.sqlite`: the user swaps `lab` for a link to a directory
+/// of their choice in the instant between fsynclab's checks of the explicit path and
+/// SQLite's open (the test-support hook `store::race::before_sqlite_open`). The database,
+/// its `-wal`/`-shm` and the run lock files must all go to the directory that was
+/// checked: before, SQLite resolved the path again and root wrote them in the user's
+/// chosen directory.
+#[test]
+fn an_explicit_db_dir_swapped_before_sqlite_opens_it_is_not_followed() {
+    use fsynclab::store::{NewRun, Store};
+    if !common::require_root("an_explicit_db_dir_swapped...", "useradd, chown") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let user = Attacker::new("d", &home);
+    let lab = home.join("lab");
+    std::fs::create_dir(&lab).unwrap();
+    user.own(&lab);
+    let theirs = dir.path().join("elsewhere");
+    std::fs::create_dir(&theirs).unwrap();
+    let db = fsynclab::store::anchor_database(&lab.join("runs.sqlite"), Some((user.uid, user.gid)))
+        .unwrap();
+    let (at, to, uid, gid) = (lab.clone(), theirs.clone(), user.uid, user.gid);
+    fsynclab::store::race::before_sqlite_open(&db, move || {
+        swap_for_link(&at, &at.with_file_name("lab-away"), &to);
+        std::os::unix::fs::lchown(&at, Some(uid), Some(gid)).unwrap();
+    });
+
+    let store = Store::open(&db).unwrap();
+    assert!(std::fs::read_link(&lab).is_ok(), "the swap did not happen");
+    let second = store.reopen().unwrap().unwrap();
+    let new = NewRun {
+        spec: fsynclab::spec::WorkloadSpec::default(),
+        system: fsynclab::probe::SystemInfo::default(),
+        target: dir.path().to_path_buf(),
+        label: None,
+        tags: Vec::new(),
+        experiment_id: None,
+        preset: None,
+        preset_scale: None,
+        origin: None,
+    };
+    let id = store.begin_run(&new).unwrap();
+    drop(second);
+    let planted = common::entries(&theirs);
+    drop(store);
+    let planted_after = common::entries(&theirs);
+    assert!(
+        planted.is_empty() && planted_after.is_empty(),
+        "root made {planted:?} / {planted_after:?} in the user's chosen directory"
+    );
+    let checked = home.join("lab-away");
+    assert!(checked.join("runs.sqlite").is_file());
+    assert!(
+        checked
+            .join(format!("runs.sqlite.locks/run-{id}.lock"))
+            .is_file()
+    );
+}
+
+/// What an explicit `--db` may name as root: under sudo only a directory of the invoking
+/// user's own (a root-only directory, or one reached through the user's link to it, is
+/// refused with exit 2 and nothing is made there; a new directory in their home is made
+/// and theirs); as plain root a directory another user owns is refused, root's works.
+#[test]
+fn an_explicit_db_as_root_goes_only_where_the_rules_allow() {
+    use std::os::unix::fs::PermissionsExt as _;
+    if !common::require_root("an_explicit_db_as_root...", "useradd, chown") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let home = dir.path().join("home");
+    let user = Attacker::new("e", &home);
+    let root_home = dir.path().join("root-home");
+    let root_only = dir.path().join("root-only");
+    for d in [&root_home, &root_only] {
+        std::fs::create_dir(d).unwrap();
+    }
+    let link = home.join("to-root");
+    std::os::unix::fs::symlink(&root_only, &link).unwrap();
+    user.own(&link);
+    let list = |mut cmd: std::process::Command, db: &Path| {
+        cmd.arg("--db").arg(db).arg("list").output().expect("list")
+    };
+    for db in [root_only.join("runs.sqlite"), link.join("runs.sqlite")] {
+        let out = list(user.sudo_fsynclab(&root_home), &db);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{}: {err}", db.display());
+        assert!(
+            err.contains("not safe for root") && err.contains("--db"),
+            "{err}"
+        );
+        assert!(
+            common::entries(&root_only).is_empty(),
+            "made in {}",
+            db.display()
+        );
+    }
+    let mine = home.join("lab/runs.sqlite");
+    let out = list(user.sudo_fsynclab(&root_home), &mine);
+    common::assert_success(&out, "sudo fsynclab --db in the user's own directory");
+    assert!(mine.is_file());
+    assert_eq!(
+        owner(&home.join("lab")),
+        user.uid,
+        "the directory made is the user's"
+    );
+
+    // Plain root (no sudo): the attacker's directory is refused, root's own works.
+    let plain = |db: &Path| {
+        let mut cmd = common::bare_cmd();
+        cmd.env_remove("SUDO_UID")
+            .env_remove("SUDO_USER")
+            .env("HOME", &root_home);
+        list(cmd, db)
+    };
+    let out = plain(&home.join("lab/other.sqlite"));
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!home.join("lab/other.sqlite").exists());
+    let out = plain(&root_only.join("runs.sqlite"));
+    common::assert_success(&out, "root's --db in root's directory");
+    assert_eq!(owner(&root_only.join("runs.sqlite")), 0);
+}
+
+/// A plain user's own `--db` is theirs to choose: not checked, not anchored, works.
+#[test]
+fn a_plain_users_own_db_keeps_working() {
+    use std::os::unix::fs::PermissionsExt as _;
+    if !common::require_root("a_plain_users_own_db...", "useradd, setpriv") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let home = dir.path().join("home");
+    let user = Attacker::new("u", &home);
+    let db = home.join("any/where/runs.sqlite");
+    let out = std::process::Command::new("setpriv")
+        .args([
+            "--reuid",
+            &user.uid.to_string(),
+            "--regid",
+            &user.gid.to_string(),
+        ])
+        .args(["--clear-groups", "--"])
+        .arg(assert_cmd::cargo::cargo_bin("fsynclab"))
+        .arg("--db")
+        .arg(&db)
+        .arg("list")
+        .env("HOME", &home)
+        .env_remove("SUDO_UID")
+        .env_remove("SUDO_USER")
+        .env_remove("FSYNCLAB_DB")
+        .output()
+        .expect("setpriv");
+    common::assert_success(&out, "a user's own --db");
+    assert_eq!(owner(&db), user.uid);
+}
