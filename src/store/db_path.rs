@@ -13,7 +13,8 @@
 //!
 //! Who may own what (`uid` is the invoking user under sudo, root otherwise): directories
 //! on the way owned by root or `uid`, not writable by others unless sticky; the database's
-//! directory owned by `uid` and writable by nobody else. So under sudo the database goes
+//! directory owned by `uid` and writable by nobody else (for plain root, also a root-owned
+//! sticky directory such as `/tmp`). So under sudo the database goes
 //! only into a directory of the invoking user's own (as outputs are written with their
 //! rights), and a plain root keeps it in root's directories.
 
@@ -181,6 +182,12 @@ fn check_dir(dir: &OwnedFd, uid: u32, last: bool) -> Result<(), String> {
     let st = fstat(dir.as_fd()).map_err(|e| e.to_string())?;
     if kind_of(&st) != SFlag::S_IFDIR {
         return Err("it is not a directory".into());
+    }
+    // Plain root's database directly in a root-owned sticky directory (`/tmp`, a tmpfs's
+    // root): others cannot rename or remove root's entries there, and what they plant
+    // beside it is never followed (`O_NOFOLLOW`) and refused when not a regular file.
+    if last && uid == 0 && st.st_uid == 0 && st.st_mode & 0o1000 != 0 {
+        return Ok(());
     }
     crate::probe::safe_dir(st.st_uid, st.st_mode, uid, last).map_err(|why| {
         // safe_dir speaks of the home; here it is the database's directory.
