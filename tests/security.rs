@@ -557,3 +557,91 @@ fn a_plain_users_own_db_keeps_working() {
     common::assert_success(&out, "a user's own --db");
     assert_eq!(owner(&db), user.uid);
 }
+
+/// A user allowed only `sudo fsynclab` names a root-only file as a preset, a fio job, fio
+/// output or a bundle: it must be read with the user's rights, so it is refused (permission
+/// denied) and nothing of it is quoted. Before, root read it and the parse error quoted its
+/// keys (`unknown field `secretkey``), values and positions (`/etc/shadow:1:26`), and a
+/// root-only database could be imported into the user's own.
+#[test]
+fn input_files_under_sudo_are_read_with_the_users_rights() {
+    use std::os::unix::fs::PermissionsExt as _;
+    if !common::require_root("input_files_under_sudo...", "useradd, setfsuid") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let home = dir.path().join("home");
+    let user = Attacker::new("i", &home);
+    let root_home = dir.path().join("root-home");
+    let root_only = dir.path().join("root-only");
+    for d in [&root_home, &root_only] {
+        std::fs::create_dir(d).unwrap();
+    }
+    std::fs::set_permissions(&root_only, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let secret = root_only.join("secret.toml");
+    std::fs::write(&secret, "secretkey = \"hunter2\"\n").unwrap();
+    let fio_out = root_only.join("fio.json");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fio/A-ext4.out"),
+        &fio_out,
+    )
+    .unwrap();
+    // Root's own database with a run, as a bundle-shaped file.
+    let roots_db = root_only.join("roots.sqlite");
+    let ran = common::bare_cmd()
+        .env_remove("SUDO_UID")
+        .arg("--db")
+        .arg(&roots_db)
+        .args([
+            "run",
+            "--quiet",
+            "--kernel-trace",
+            "off",
+            "--set",
+            "duration_s=0.2",
+        ])
+        .arg("--target")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    common::assert_success(&ran, "root's own run");
+    let attempts: [Vec<std::ffi::OsString>; 4] = [
+        vec![
+            "export-fio-job".into(),
+            "--preset".into(),
+            secret.clone().into(),
+        ],
+        vec![
+            "run".into(),
+            "--fio-job".into(),
+            secret.clone().into(),
+            "--target".into(),
+            home.clone().into(),
+        ],
+        vec!["import".into(), fio_out.into()],
+        vec!["import".into(), roots_db.into()],
+    ];
+    for args in attempts {
+        let out = user.sudo_fsynclab(&root_home).args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success(),
+            "{args:?} read a root-only file: {err}"
+        );
+        assert!(
+            !err.contains("secretkey") && !err.contains("hunter2") && !err.contains(":1:"),
+            "{args:?} quoted the root-only file: {err}"
+        );
+    }
+    let data = home.join(".local/share/fsynclab/fsynclab.sqlite");
+    if data.exists() {
+        let out = user
+            .sudo_fsynclab(&root_home)
+            .args(["list", "--json"])
+            .output()
+            .unwrap();
+        let runs = common::payload(&out.stdout, "runs");
+        assert_eq!(runs.as_array().map(Vec::len), Some(0), "imported: {runs}");
+    }
+}
