@@ -393,3 +393,255 @@ fn output_files_under_sudo_are_written_with_the_users_rights() {
     );
     assert_eq!(owner(&mine), user.uid, "the job file is the user's");
 }
+
+/// `sudo fsynclab --db ~/lab/runs.sqlite`: the user swaps `lab` for a link to a directory
+/// of their choice in the instant between fsynclab's checks of the explicit path and
+/// SQLite's open (the test-support hook `store::race::before_sqlite_open`). The database,
+/// its `-wal`/`-shm` and the run lock files must all go to the directory that was
+/// checked: before, SQLite resolved the path again and root wrote them in the user's
+/// chosen directory.
+#[test]
+fn an_explicit_db_dir_swapped_before_sqlite_opens_it_is_not_followed() {
+    use fsynclab::store::{NewRun, Store};
+    if !common::require_root("an_explicit_db_dir_swapped...", "useradd, chown") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let user = Attacker::new("d", &home);
+    let lab = home.join("lab");
+    std::fs::create_dir(&lab).unwrap();
+    user.own(&lab);
+    let theirs = dir.path().join("elsewhere");
+    std::fs::create_dir(&theirs).unwrap();
+    let db = fsynclab::store::anchor_database(&lab.join("runs.sqlite"), Some((user.uid, user.gid)))
+        .unwrap();
+    let (at, to, uid, gid) = (lab.clone(), theirs.clone(), user.uid, user.gid);
+    fsynclab::store::race::before_sqlite_open(&db, move || {
+        swap_for_link(&at, &at.with_file_name("lab-away"), &to);
+        std::os::unix::fs::lchown(&at, Some(uid), Some(gid)).unwrap();
+    });
+
+    let store = Store::open(&db).unwrap();
+    assert!(std::fs::read_link(&lab).is_ok(), "the swap did not happen");
+    let second = store.reopen().unwrap().unwrap();
+    let new = NewRun {
+        spec: fsynclab::spec::WorkloadSpec::default(),
+        system: fsynclab::probe::SystemInfo::default(),
+        target: dir.path().to_path_buf(),
+        label: None,
+        tags: Vec::new(),
+        experiment_id: None,
+        preset: None,
+        preset_scale: None,
+        origin: None,
+    };
+    let id = store.begin_run(&new).unwrap();
+    drop(second);
+    let planted = common::entries(&theirs);
+    drop(store);
+    let planted_after = common::entries(&theirs);
+    assert!(
+        planted.is_empty() && planted_after.is_empty(),
+        "root made {planted:?} / {planted_after:?} in the user's chosen directory"
+    );
+    let checked = home.join("lab-away");
+    assert!(checked.join("runs.sqlite").is_file());
+    assert!(
+        checked
+            .join(format!("runs.sqlite.locks/run-{id}.lock"))
+            .is_file()
+    );
+}
+
+/// What an explicit `--db` may name as root: under sudo only a directory of the invoking
+/// user's own (a root-only directory, or one reached through the user's link to it, is
+/// refused with exit 2 and nothing is made there; a new directory in their home is made
+/// and theirs); as plain root a directory another user owns is refused, root's works.
+#[test]
+fn an_explicit_db_as_root_goes_only_where_the_rules_allow() {
+    use std::os::unix::fs::PermissionsExt as _;
+    if !common::require_root("an_explicit_db_as_root...", "useradd, chown") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let home = dir.path().join("home");
+    let user = Attacker::new("e", &home);
+    let root_home = dir.path().join("root-home");
+    let root_only = dir.path().join("root-only");
+    for d in [&root_home, &root_only] {
+        std::fs::create_dir(d).unwrap();
+    }
+    let link = home.join("to-root");
+    std::os::unix::fs::symlink(&root_only, &link).unwrap();
+    user.own(&link);
+    let list = |mut cmd: std::process::Command, db: &Path| {
+        cmd.arg("--db").arg(db).arg("list").output().expect("list")
+    };
+    for db in [root_only.join("runs.sqlite"), link.join("runs.sqlite")] {
+        let out = list(user.sudo_fsynclab(&root_home), &db);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{}: {err}", db.display());
+        assert!(
+            err.contains("not safe for root") && err.contains("--db"),
+            "{err}"
+        );
+        assert!(
+            common::entries(&root_only).is_empty(),
+            "made in {}",
+            db.display()
+        );
+    }
+    let mine = home.join("lab/runs.sqlite");
+    let out = list(user.sudo_fsynclab(&root_home), &mine);
+    common::assert_success(&out, "sudo fsynclab --db in the user's own directory");
+    assert!(mine.is_file());
+    assert_eq!(
+        owner(&home.join("lab")),
+        user.uid,
+        "the directory made is the user's"
+    );
+
+    // Plain root (no sudo): the attacker's directory is refused, root's own works.
+    let plain = |db: &Path| {
+        let mut cmd = common::bare_cmd();
+        cmd.env_remove("SUDO_UID")
+            .env_remove("SUDO_USER")
+            .env("HOME", &root_home);
+        list(cmd, db)
+    };
+    let out = plain(&home.join("lab/other.sqlite"));
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!home.join("lab/other.sqlite").exists());
+    let out = plain(&root_only.join("runs.sqlite"));
+    common::assert_success(&out, "root's --db in root's directory");
+    assert_eq!(owner(&root_only.join("runs.sqlite")), 0);
+}
+
+/// A plain user's own `--db` is theirs to choose: not checked, not anchored, works.
+#[test]
+fn a_plain_users_own_db_keeps_working() {
+    use std::os::unix::fs::PermissionsExt as _;
+    if !common::require_root("a_plain_users_own_db...", "useradd, setpriv") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let home = dir.path().join("home");
+    let user = Attacker::new("u", &home);
+    let db = home.join("any/where/runs.sqlite");
+    let out = std::process::Command::new("setpriv")
+        .args([
+            "--reuid",
+            &user.uid.to_string(),
+            "--regid",
+            &user.gid.to_string(),
+        ])
+        .args(["--clear-groups", "--"])
+        .arg(assert_cmd::cargo::cargo_bin("fsynclab"))
+        .arg("--db")
+        .arg(&db)
+        .arg("list")
+        .env("HOME", &home)
+        .env_remove("SUDO_UID")
+        .env_remove("SUDO_USER")
+        .env_remove("FSYNCLAB_DB")
+        .output()
+        .expect("setpriv");
+    common::assert_success(&out, "a user's own --db");
+    assert_eq!(owner(&db), user.uid);
+}
+
+/// A user allowed only `sudo fsynclab` names a root-only file as a preset, a fio job, fio
+/// output or a bundle: it must be read with the user's rights, so it is refused (permission
+/// denied) and nothing of it is quoted. Before, root read it and the parse error quoted its
+/// keys (`unknown field `secretkey``), values and positions (`/etc/shadow:1:26`), and a
+/// root-only database could be imported into the user's own.
+#[test]
+fn input_files_under_sudo_are_read_with_the_users_rights() {
+    use std::os::unix::fs::PermissionsExt as _;
+    if !common::require_root("input_files_under_sudo...", "useradd, setfsuid") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let home = dir.path().join("home");
+    let user = Attacker::new("i", &home);
+    let root_home = dir.path().join("root-home");
+    let root_only = dir.path().join("root-only");
+    for d in [&root_home, &root_only] {
+        std::fs::create_dir(d).unwrap();
+    }
+    std::fs::set_permissions(&root_only, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let secret = root_only.join("secret.toml");
+    std::fs::write(&secret, "secretkey = \"hunter2\"\n").unwrap();
+    let fio_out = root_only.join("fio.json");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fio/A-ext4.out"),
+        &fio_out,
+    )
+    .unwrap();
+    // Root's own database with a run, as a bundle-shaped file.
+    let roots_db = root_only.join("roots.sqlite");
+    let ran = common::bare_cmd()
+        .env_remove("SUDO_UID")
+        .arg("--db")
+        .arg(&roots_db)
+        .args([
+            "run",
+            "--quiet",
+            "--kernel-trace",
+            "off",
+            "--set",
+            "duration_s=0.2",
+        ])
+        .arg("--target")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    common::assert_success(&ran, "root's own run");
+    let attempts: [Vec<std::ffi::OsString>; 4] = [
+        vec![
+            "export-fio-job".into(),
+            "--preset".into(),
+            secret.clone().into(),
+        ],
+        vec![
+            "run".into(),
+            "--fio-job".into(),
+            secret.clone().into(),
+            "--target".into(),
+            home.clone().into(),
+        ],
+        vec!["import".into(), fio_out.into()],
+        vec!["import".into(), roots_db.into()],
+    ];
+    for args in attempts {
+        let out = user.sudo_fsynclab(&root_home).args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success(),
+            "{args:?} read a root-only file: {err}"
+        );
+        assert!(
+            !err.contains("secretkey") && !err.contains("hunter2") && !err.contains(":1:"),
+            "{args:?} quoted the root-only file: {err}"
+        );
+    }
+    let data = home.join(".local/share/fsynclab/fsynclab.sqlite");
+    if data.exists() {
+        let out = user
+            .sudo_fsynclab(&root_home)
+            .args(["list", "--json"])
+            .output()
+            .unwrap();
+        let runs = common::payload(&out.stdout, "runs");
+        assert_eq!(runs.as_array().map(Vec::len), Some(0), "imported: {runs}");
+    }
+}

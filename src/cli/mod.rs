@@ -171,7 +171,12 @@ impl CliError {
 
 impl From<StoreError> for CliError {
     fn from(e: StoreError) -> Self {
-        let code = if matches!(e, StoreError::NotFound { .. } | StoreError::NotAFile { .. }) {
+        let code = if matches!(
+            e,
+            StoreError::NotFound { .. }
+                | StoreError::NotAFile { .. }
+                | StoreError::UnsafeDirectory { .. }
+        ) {
             EXIT_USAGE
         } else {
             EXIT_FAILED
@@ -187,10 +192,7 @@ impl From<StoreError> for CliError {
 /// that only read (no write lock, a read-only file works), read-write for runs. Notes
 /// runs found interrupted, and says so when a write waits for another process's lock.
 fn open_store(db: &Option<PathBuf>, mode: OpenMode) -> Result<Store, CliError> {
-    let path = match db {
-        Some(p) => p.clone(),
-        None => Store::default_path()?,
-    };
+    let path = Store::path_for(db.as_deref())?;
     let mut store = Store::open_with(&path, mode)?;
     for id in store.interrupted_on_open() {
         eprintln!("note: run {id} was left running by a process that died; marked interrupted");
@@ -213,10 +215,7 @@ fn open_store(db: &Option<PathBuf>, mode: OpenMode) -> Result<Store, CliError> {
 
 /// `fsynclab clean`: removes the directories of runs whose process is gone, and says which.
 fn clean(db: &Option<PathBuf>) -> Result<u8, CliError> {
-    let path = match db {
-        Some(p) => p.clone(),
-        None => Store::default_path()?,
-    };
+    let path = Store::path_for(db.as_deref())?;
     let store = Store::open(&path)?;
     for id in store.interrupted_on_open() {
         errln!("note: run {id} was left running by a process that died; marked interrupted");
@@ -256,10 +255,7 @@ fn open_window(db: &Option<PathBuf>, window: Option<Window>) -> Result<u8, CliEr
     let Some(window) = window else {
         return Err(CliError::usage(anyhow::anyhow!(no_window_message())));
     };
-    let path = match db {
-        Some(p) => p.clone(),
-        None => Store::default_path()?,
-    };
+    let path = Store::path_for(db.as_deref())?;
     window(path).map_err(CliError::usage)?;
     Ok(0)
 }

@@ -52,6 +52,11 @@ impl BundleImportError {
 /// regular file is opened (non-blocking); anything else answers `false` and is left to the
 /// reader that refuses it by name.
 pub fn is_bundle_file(path: &Path) -> bool {
+    // Under sudo with the user's rights: a root-only file is not even sniffed.
+    crate::probe::with_invoking_user_files(|| sniff_bundle(path))
+}
+
+fn sniff_bundle(path: &Path) -> bool {
     let Ok(meta) = std::fs::metadata(path) else {
         return false;
     };
@@ -74,13 +79,15 @@ pub fn is_bundle_file(path: &Path) -> bool {
 
 /// Reads and checks the bundle at `path` (see [`Bundle::from_bytes`]).
 pub fn read_bundle(path: &Path) -> Result<Bundle, BundleImportError> {
-    let bytes =
-        crate::spec::read_small_bytes(path, MAX_BUNDLE_FILE_BYTES, true).map_err(|source| {
-            BundleImportError::File {
-                path: path.to_path_buf(),
-                source,
-            }
-        })?;
+    // A bundle a user names: under sudo, read with their rights (as presets and fio files
+    // are, see `spec::read_small_bytes`), so root's own databases cannot be imported.
+    let bytes = crate::probe::with_invoking_user_files(|| {
+        crate::spec::read_small_bytes(path, MAX_BUNDLE_FILE_BYTES, true)
+    })
+    .map_err(|source| BundleImportError::File {
+        path: path.to_path_buf(),
+        source,
+    })?;
     Bundle::from_bytes(bytes).map_err(|source| BundleImportError::Bundle {
         path: path.to_path_buf(),
         source: Box::new(source),

@@ -36,8 +36,8 @@ pub use settle::{
     read_settle_sample,
 };
 pub use sudo::{
-    SudoError, SudoUser, data_dir, own_data_dir, safe_dir, sudo_user, sudo_user_from,
-    with_invoking_user_files,
+    SudoError, SudoUser, data_dir, invoking_user_ids, own_data_dir, safe_dir, sudo_user,
+    sudo_user_from, with_invoking_user_files,
 };
 pub use sysfs::{
     SYSFS_ROOT, device_for_mount, device_for_mount_in, device_holding_file, no_device_reason,

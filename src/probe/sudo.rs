@@ -327,6 +327,16 @@ pub fn with_invoking_user_files<T>(f: impl FnOnce() -> T) -> T {
     f()
 }
 
+/// As root under `sudo fsynclab` (by a user other than root): the invoking user's uid
+/// and gid from sudo's `SUDO_UID`/`SUDO_GID`, also when [`sudo_user`] distrusts their
+/// home (see [`with_invoking_user_files`]); `None` otherwise.
+pub fn invoking_user_ids() -> Option<(u32, u32)> {
+    if !nix::unistd::geteuid().is_root() {
+        return None;
+    }
+    invoking_ids().map(|(uid, gid)| (uid.as_raw(), gid.as_raw()))
+}
+
 /// The invoking user's uid and gid from sudo's variables, read once: `None` without a
 /// numeric non-zero `SUDO_UID`. Without `SUDO_GID`, the user's primary group, else
 /// `nogroup` (65534).

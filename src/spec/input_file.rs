@@ -80,11 +80,25 @@ pub fn read_small_file(
 }
 
 /// [`read_small_file`] for binary content (a bundle): the same checks, the bytes as read.
+/// A file a user named (`nofollow` false: a preset, a fio job or fio output) is read, under
+/// `sudo fsynclab`, with the invoking user's rights
+/// ([`crate::probe::with_invoking_user_files`]): a user allowed only `sudo fsynclab` must
+/// not read root's files through it (parse errors quote keys, values and positions).
+/// fsynclab's own state (`nofollow` true) is read with the process's rights.
 pub fn read_small_bytes(
     path: &Path,
     max_bytes: u64,
     nofollow: bool,
 ) -> Result<Vec<u8>, InputFileError> {
+    if nofollow {
+        read_checked(path, max_bytes, true)
+    } else {
+        crate::probe::with_invoking_user_files(|| read_checked(path, max_bytes, false))
+    }
+}
+
+/// [`read_small_bytes`] with this thread's filesystem identity as it is.
+fn read_checked(path: &Path, max_bytes: u64, nofollow: bool) -> Result<Vec<u8>, InputFileError> {
     let meta = if nofollow {
         std::fs::symlink_metadata(path)?
     } else {

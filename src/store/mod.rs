@@ -37,6 +37,7 @@
 mod anchor;
 mod bundle;
 mod bundle_merge;
+mod db_path;
 mod open;
 mod origin;
 mod progress;
@@ -49,6 +50,7 @@ mod tests;
 
 pub use anchor::{AnchorError, anchor_dir, is_anchored, through_anchor};
 pub use bundle::{Bundle, BundleError, MAX_BUNDLE_VALUE_BYTES, MergeCounts, SQLITE_HEADER};
+pub use db_path::{Invoker, anchor_database};
 #[cfg(any(test, feature = "test-support"))]
 pub use open::race;
 pub use open::{OpenMode, STREAM_BUSY_TIMEOUT};
@@ -96,6 +98,17 @@ pub enum StoreError {
         path: PathBuf,
         /// What is there (`a block device`...).
         kind: &'static str,
+    },
+    /// As root, an explicit database path runs through a directory another user could
+    /// swap or write in (see `db_path.rs`): nothing was created in it.
+    #[error("{}", self.worded(&Neutral))]
+    UnsafeDirectory {
+        /// The path given.
+        path: PathBuf,
+        /// The directory (or link) at fault.
+        dir: PathBuf,
+        /// What is wrong with it.
+        why: String,
     },
     /// The file could not be opened as an SQLite database.
     #[error("{}", self.worded(&Neutral))]
@@ -232,6 +245,14 @@ impl Worded for StoreError {
          give a database file path with {db} (or FSYNCLAB_DB)"
                 )
             }
+            StoreError::UnsafeDirectory { path, dir, why } => {
+                let (shown, at) = (path.display(), dir.display());
+                format!(
+                    "database path {shown} is not safe for root: {at}: {why}; another user could swap it \
+         between fsynclab's checks and SQLite's open. Give {db} a directory only root can change \
+         (under sudo: one of your own that nobody else can write), or leave {db} out for the default"
+                )
+            }
             StoreError::Open { path, source } => {
                 let shown = path.display();
                 format!(
@@ -311,6 +332,19 @@ impl Store {
         // Under `sudo`, the invoking user's (see `probe::sudo_user`).
         let dir = crate::probe::data_dir().ok_or(StoreError::NoDataDir)?;
         Ok(dir.join(DB_FILE_NAME))
+    }
+
+    /// The database to open: `explicit` (`--db`, `FSYNCLAB_DB`) or [`Store::default_path`].
+    /// As root an explicit path is anchored ([`anchor_database`]): its directories are
+    /// checked, the database's directory is held open, and the path returned is the one
+    /// to hand to [`Store::open`] (absolute, without links). Under sudo it must be a
+    /// directory of the invoking user's own. Other users' paths are returned as given.
+    pub fn path_for(explicit: Option<&Path>) -> Result<PathBuf, StoreError> {
+        match explicit {
+            None => Store::default_path(),
+            Some(path) if !nix::unistd::geteuid().is_root() => Ok(path.to_path_buf()),
+            Some(path) => anchor_database(path, crate::probe::invoking_user_ids()),
+        }
     }
 
     /// The database file, `None` in memory.
