@@ -4,6 +4,7 @@
 
 mod gui_common;
 use std::path::Path;
+use std::time::Duration;
 
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
@@ -140,4 +141,61 @@ fn compare_load_note_says_differed_only_when_the_shown_figures_differ() {
         .unwrap_or_else(|| panic!("no load note in {notes:?}"));
     assert!(differed.contains("30%") && differed.contains("4%"), "{differed}");
     assert!(differed.contains("(baseline)"), "{differed}");
+}
+
+/// Every text painted in the last frame (plot tick labels are painted, not widgets).
+fn painted_texts(h: &Harness<'static, LabApp>) -> Vec<String> {
+    fn walk(shape: &egui::Shape, out: &mut Vec<String>) {
+        match shape {
+            egui::Shape::Text(t) => out.push(t.galley.text().to_string()),
+            egui::Shape::Vec(shapes) => shapes.iter().for_each(|s| walk(s, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for clipped in &h.output().shapes {
+        walk(&clipped.shape, &mut out);
+    }
+    out
+}
+
+#[test]
+fn run_tab_time_axis_has_a_tick_every_half_second_with_its_unit() {
+    let db = tempfile::tempdir().unwrap();
+    let target = tempfile::tempdir().unwrap();
+    let spec = WorkloadSpec {
+        threads: 1,
+        file_size: 1 << 20,
+        duration_s: Some(2.5),
+        ..Default::default()
+    };
+    let state = fsynclab::gui::UiState {
+        tab: Tab::Run,
+        target: target.path().display().to_string(),
+        preset: None,
+        spec,
+        kernel_trace: fsynclab::ktrace::KernelTraceMode::Off,
+        ..Default::default()
+    };
+    let mut h = gui_common::harness_with(&db.path().join("gui.sqlite"), state);
+    gui_common::start_run(&mut h);
+    // The live plots, once two seconds are in: egui_plot's powers of ten labelled this
+    // span "1" alone, with no unit.
+    gui_common::step_until(&mut h, "2 s of live samples", Duration::from_secs(60), |h| {
+        h.state()
+            .runner
+            .live
+            .samples
+            .last()
+            .is_some_and(|s| s.t_ms >= 2000)
+    });
+    h.run_steps(2);
+    let live = painted_texts(&h);
+    for tick in ["0.0 s", "0.5 s", "1.0 s", "1.5 s", "2.0 s"] {
+        assert!(live.iter().any(|t| t == tick), "no {tick:?} tick in {live:?}");
+    }
+    assert!(!live.iter().any(|t| t == "1"), "a bare '1' tick: {live:?}");
+    // The kernel-trace plot is not drawn: this run is not traced.
+    assert!(!live.iter().any(|t| t.starts_with("kernel trace")));
+    assert!(live.iter().any(|t| t == "time since start"));
 }
