@@ -98,6 +98,7 @@ fn compare_warnings(db: &Path, a: &str, b: &str) -> Vec<String> {
         app.cache.comparison.is_some() || app.cache.comparison_error.is_some()
     });
     assert_eq!(h.state().cache.comparison_error, None);
+    no_vertical_grid_lines_in_the_bars(&h);
     let shown: Vec<String> = h
         .query_all_by_label_contains("WARNING: ")
         .filter_map(|n| {
@@ -108,6 +109,26 @@ fn compare_warnings(db: &Path, a: &str, b: &str) -> Vec<String> {
     let computed = &h.state().cache.comparison.as_ref().unwrap().warnings;
     assert_eq!(shown.len(), computed.len(), "shown {shown:?}, computed {computed:?}");
     shown
+}
+
+/// The IOPS bar plot has no vertical grid lines: one through each bar's centre read as
+/// a whisker spanning the whole plot. (Its 95% CI whiskers are lines, not segments.)
+fn no_vertical_grid_lines_in_the_bars(h: &Harness<'static, LabApp>) {
+    let title = h
+        .get_by_label("IOPS (writes/s, Hmean; whiskers: 95% CI)")
+        .rect();
+    let plot = egui::Rect::from_min_size(title.left_bottom(), egui::vec2(600.0, 230.0));
+    let mut vertical = Vec::new();
+    for clipped in &h.output().shapes {
+        if let egui::Shape::LineSegment { points: [a, b], .. } = &clipped.shape
+            && (a.x - b.x).abs() < 0.5
+            && (a.y - b.y).abs() > 100.0
+            && plot.contains(a.lerp(*b, 0.5))
+        {
+            vertical.push((a.x, a.y, b.y));
+        }
+    }
+    assert!(vertical.is_empty(), "vertical lines in the bar plot: {vertical:?}");
 }
 
 #[test]
