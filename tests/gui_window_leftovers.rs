@@ -47,8 +47,20 @@ fn history_preset_column_shows_a_scaled_preset_whole() {
     let dir = tempfile::tempdir().unwrap();
     let target = tempfile::tempdir().unwrap();
     let db = dir.path().join("lab.sqlite");
-    record(&db, target.path(), "nossd", Some(("btrfs-log-commit", 0.01)), 1);
-    record(&db, target.path(), "grouplog", Some(("ext4-fsync-coordination", 0.05)), 1);
+    record(
+        &db,
+        target.path(),
+        "nossd",
+        Some(("btrfs-log-commit", 0.01)),
+        1,
+    );
+    record(
+        &db,
+        target.path(),
+        "grouplog",
+        Some(("ext4-fsync-coordination", 0.05)),
+        1,
+    );
     record(&db, target.path(), "plain", None, 1);
 
     let mut h = gui_common::harness_on(&db, Tab::History);
@@ -67,7 +79,10 @@ fn history_preset_column_shows_a_scaled_preset_whole() {
     }
     // The columns after it are still in the window at 1360 points.
     let kernel = h.get_by_label("kernel").rect();
-    assert!(kernel.right() < 1360.0, "kernel header off screen: {kernel:?}");
+    assert!(
+        kernel.right() < 1360.0,
+        "kernel header off screen: {kernel:?}"
+    );
 }
 
 /// Sets the background CPU busy share (0..1) recorded before each run labelled `label`.
@@ -107,7 +122,11 @@ fn compare_warnings(db: &Path, a: &str, b: &str) -> Vec<String> {
         })
         .collect();
     let computed = &h.state().cache.comparison.as_ref().unwrap().warnings;
-    assert_eq!(shown.len(), computed.len(), "shown {shown:?}, computed {computed:?}");
+    assert_eq!(
+        shown.len(),
+        computed.len(),
+        "shown {shown:?}, computed {computed:?}"
+    );
     shown
 }
 
@@ -128,7 +147,10 @@ fn no_vertical_grid_lines_in_the_bars(h: &Harness<'static, LabApp>) {
             vertical.push((a.x, a.y, b.y));
         }
     }
-    assert!(vertical.is_empty(), "vertical lines in the bar plot: {vertical:?}");
+    assert!(
+        vertical.is_empty(),
+        "vertical lines in the bar plot: {vertical:?}"
+    );
 }
 
 #[test]
@@ -160,7 +182,10 @@ fn compare_load_note_says_differed_only_when_the_shown_figures_differ() {
         .iter()
         .find(|w| w.contains("background load differed"))
         .unwrap_or_else(|| panic!("no load note in {notes:?}"));
-    assert!(differed.contains("30%") && differed.contains("4%"), "{differed}");
+    assert!(
+        differed.contains("30%") && differed.contains("4%"),
+        "{differed}"
+    );
     assert!(differed.contains("(baseline)"), "{differed}");
 }
 
@@ -202,18 +227,26 @@ fn run_tab_time_axis_has_a_tick_every_half_second_with_its_unit() {
     gui_common::start_run(&mut h);
     // The live plots, once two seconds are in: egui_plot's powers of ten labelled this
     // span "1" alone, with no unit.
-    gui_common::step_until(&mut h, "2 s of live samples", Duration::from_secs(60), |h| {
-        h.state()
-            .runner
-            .live
-            .samples
-            .last()
-            .is_some_and(|s| s.t_ms >= 2000)
-    });
+    gui_common::step_until(
+        &mut h,
+        "2 s of live samples",
+        Duration::from_secs(60),
+        |h| {
+            h.state()
+                .runner
+                .live
+                .samples
+                .last()
+                .is_some_and(|s| s.t_ms >= 2000)
+        },
+    );
     h.run_steps(2);
     let live = painted_texts(&h);
     for tick in ["0.0 s", "0.5 s", "1.0 s", "1.5 s", "2.0 s"] {
-        assert!(live.iter().any(|t| t == tick), "no {tick:?} tick in {live:?}");
+        assert!(
+            live.iter().any(|t| t == tick),
+            "no {tick:?} tick in {live:?}"
+        );
     }
     assert!(!live.iter().any(|t| t == "1"), "a bare '1' tick: {live:?}");
     // The kernel-trace plot is not drawn: this run is not traced.

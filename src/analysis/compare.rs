@@ -527,6 +527,9 @@ mod load_note_tests {
         let high = load_note(26.0, 20.0).unwrap();
         assert!(high.contains("26%") && high.contains("20%") && !high.contains("differed"));
         let baseline_busier = load_note(60.0, 5.0).unwrap();
-        assert!(baseline_busier.contains("busier side (baseline)"), "{baseline_busier}");
+        assert!(
+            baseline_busier.contains("busier side (baseline)"),
+            "{baseline_busier}"
+        );
     }
 }

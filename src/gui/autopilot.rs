@@ -427,7 +427,10 @@ mod tests {
 
     #[test]
     fn a_scripted_window_hovers_nothing() {
-        assert!(hovered_after(false), "the pointer should hover without the hook");
+        assert!(
+            hovered_after(false),
+            "the pointer should hover without the hook"
+        );
         assert!(!hovered_after(true), "the parked pointer still hovers");
     }
 

@@ -63,7 +63,11 @@ const LABEL_SPACING_IN_BASE_STEPS: f64 = 10.0;
 /// 5 or 10 s. (egui_plot's default powers of ten labelled a 12 s run only "0" and "10",
 /// a 2 s one only "1".) `min_step_s` 0 or invalid: the span alone decides.
 pub fn time_step(span_s: f64, min_step_s: f64) -> (f64, f64) {
-    let span = if span_s.is_finite() { span_s.abs() } else { 0.0 };
+    let span = if span_s.is_finite() {
+        span_s.abs()
+    } else {
+        0.0
+    };
     let min = if min_step_s.is_finite() {
         min_step_s.abs()
     } else {
@@ -92,7 +96,11 @@ pub fn time_steps(input: GridInput) -> [f64; 3] {
 /// "10 s".
 pub fn time_label(mark: GridMark, _range: &std::ops::RangeInclusive<f64>) -> String {
     // -0.0 would print as "-0 s".
-    let value = if mark.value.abs() < 1e-9 { 0.0 } else { mark.value };
+    let value = if mark.value.abs() < 1e-9 {
+        0.0
+    } else {
+        mark.value
+    };
     format!("{:.*} s", tick_decimals(mark.step_size), value)
 }
 
@@ -282,11 +290,13 @@ pub fn flushes_over_time(
         .collect();
     let per_sync = PlotPoints::from(flushes_per_sync_points(samples));
     ui.columns(2, |cols| {
-        timeline_plot(format!("{id_salt}-flushes"), "device flushes (cumulative)")
-            .show(&mut cols[0], |plot| {
+        timeline_plot(format!("{id_salt}-flushes"), "device flushes (cumulative)").show(
+            &mut cols[0],
+            |plot| {
                 shade_warmup(plot, warmup_ms);
                 plot.line(Line::new("flushes", cumulative));
-            });
+            },
+        );
         timeline_plot(format!("{id_salt}-fps"), "flushes per sync")
             .include_y(1.0)
             .show(&mut cols[1], |plot| {
@@ -361,8 +371,11 @@ pub fn inflight_over_time(ui: &mut egui::Ui, id_salt: &str, samples: &[IntervalS
             weighted / ms as f64
         ));
     }
-    timeline_plot(format!("{id_salt}-inflight"), "requests in flight per thread")
-        .show(ui, |plot| plot.line(Line::new("in flight", points)));
+    timeline_plot(
+        format!("{id_salt}-inflight"),
+        "requests in flight per thread",
+    )
+    .show(ui, |plot| plot.line(Line::new("in flight", points)));
 }
 
 #[cfg(test)]
@@ -385,12 +398,18 @@ mod tests {
         // The Run tab's plots are about 600 points wide at 1360x900 (two columns).
         for span in [10.0, 12.0, 20.0, 30.0, 45.0, 60.0] {
             let (large, fine, labels) = ticks(span, 600.0);
-            assert!([1.0, 2.0, 5.0, 10.0].contains(&large), "{span} s: step {large}");
+            assert!(
+                [1.0, 2.0, 5.0, 10.0].contains(&large),
+                "{span} s: step {large}"
+            );
             // The old powers of ten labelled a 12 s run "0" and "10" only.
             assert!((5..=12).contains(&labels), "{span} s: {labels} labels");
             let px_per_s = 600.0 / span;
             assert!(large * px_per_s >= 80.0, "{span} s: labels overlap");
-            assert!(fine * px_per_s < 60.0, "{span} s: fine marks would be labelled");
+            assert!(
+                fine * px_per_s < 60.0,
+                "{span} s: fine marks would be labelled"
+            );
         }
         assert_eq!(ticks(12.0, 600.0).0, 2.0);
         assert_eq!(ticks(60.0, 600.0).0, 10.0);

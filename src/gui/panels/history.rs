@@ -309,11 +309,7 @@ impl HistoryPanel {
                     } else {
                         col.initial_width()
                     };
-                    table = table.column(
-                        Column::initial(width)
-                            .at_least(32.0)
-                            .clip(true),
-                    );
+                    table = table.column(Column::initial(width).at_least(32.0).clip(true));
                 }
                 table
                     .header(row_height + 2.0, |mut header| {
