@@ -445,6 +445,12 @@ impl eframe::App for LabApp {
         self.ui_root(ui);
     }
 
+    fn raw_input_hook(&mut self, _ctx: &egui::Context, raw_input: &mut egui::RawInput) {
+        if self.autopilot.as_ref().is_some_and(|p| !p.finished()) {
+            super::autopilot::hide_pointer(raw_input);
+        }
+    }
+
     fn save(&mut self, storage: &mut dyn eframe::Storage) {
         eframe::set_value(storage, STATE_KEY, &self.state);
     }

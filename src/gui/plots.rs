@@ -10,6 +10,100 @@ use crate::metrics::{IntervalSample, whole_windows};
 /// Height of the small timeline plots.
 pub const TIMELINE_HEIGHT: f32 = 180.0;
 
+/// The time axis' name; each labelled tick carries the unit ("5 s").
+pub const TIME_AXIS: &str = "time since start";
+
+/// A timeline plot: fixed height, no wheel zoom, the time axis with [`time_steps`] and
+/// [`time_label`], and the y axis with [`y_steps`] and [`y_label`].
+fn timeline_plot<'a>(id: String, y_axis: &str) -> Plot<'a> {
+    Plot::new(id)
+        .allow_scroll(false)
+        .height(TIMELINE_HEIGHT)
+        .x_grid_spacer(uniform_grid_spacer(time_steps))
+        .x_axis_formatter(time_label)
+        .x_axis_label(TIME_AXIS)
+        .y_grid_spacer(uniform_grid_spacer(y_steps))
+        .y_axis_formatter(y_label)
+        .y_axis_label(y_axis.to_string())
+        .include_y(0.0)
+}
+
+/// The labelled steps a time axis may use, in seconds, each with the finer step of its
+/// unlabelled grid lines: 1-2-5 up to 10 s, then the steps of a clock. The finer step is
+/// at most two fifths of the labelled one, so its marks never get labels of their own
+/// (egui_plot labels marks 60 points apart or more, and [`time_steps`] picks the labelled
+/// step from 80 points).
+const TIME_STEPS_S: [(f64, f64); 17] = [
+    (0.1, 0.02),
+    (0.2, 0.05),
+    (0.5, 0.1),
+    (1.0, 0.2),
+    (2.0, 0.5),
+    (5.0, 1.0),
+    (10.0, 2.0),
+    (15.0, 5.0),
+    (30.0, 10.0),
+    (60.0, 10.0),
+    (120.0, 30.0),
+    (300.0, 60.0),
+    (600.0, 120.0),
+    (900.0, 300.0),
+    (1800.0, 600.0),
+    (3600.0, 600.0),
+    (7200.0, 1800.0),
+];
+
+/// egui_plot's `base_step_size` is the data span of 8 points (its minimum grid spacing);
+/// ten of them are the 80 points from which x tick labels are painted at full strength.
+const LABEL_SPACING_IN_BASE_STEPS: f64 = 10.0;
+
+/// The labelled time step (s) of a timeline spanning `span_s` seconds, whose labels must
+/// be at least `min_step_s` apart to be painted: the smallest step of [`TIME_STEPS_S`]
+/// no smaller than that and giving at most 12 labels, so a 10–60 s run reads every 1, 2,
+/// 5 or 10 s. (egui_plot's default powers of ten labelled a 12 s run only "0" and "10",
+/// a 2 s one only "1".) `min_step_s` 0 or invalid: the span alone decides.
+pub fn time_step(span_s: f64, min_step_s: f64) -> (f64, f64) {
+    let span = if span_s.is_finite() {
+        span_s.abs()
+    } else {
+        0.0
+    };
+    let min = if min_step_s.is_finite() {
+        min_step_s.abs()
+    } else {
+        0.0
+    };
+    let floor = min.max(span / 12.0);
+    TIME_STEPS_S
+        .into_iter()
+        .find(|(step, _)| *step >= floor * 0.999)
+        .unwrap_or_else(|| {
+            // Beyond two hours: whole hours, a 1-2-5 count of them.
+            let hours = tick_step(floor / 3600.0 * 5.0).max(1.0) * 3600.0;
+            (hours, hours / 4.0)
+        })
+}
+
+/// Grid steps (fine, fine, labelled) of a timeline's time axis, from the visible range
+/// and the plot's width (see [`time_step`]).
+pub fn time_steps(input: GridInput) -> [f64; 3] {
+    let span = input.bounds.1 - input.bounds.0;
+    let (large, fine) = time_step(span, input.base_step_size * LABEL_SPACING_IN_BASE_STEPS);
+    [fine, fine, large]
+}
+
+/// A time tick's label with its unit and as many decimals as its step needs: "0.5 s",
+/// "10 s".
+pub fn time_label(mark: GridMark, _range: &std::ops::RangeInclusive<f64>) -> String {
+    // -0.0 would print as "-0 s".
+    let value = if mark.value.abs() < 1e-9 {
+        0.0
+    } else {
+        mark.value
+    };
+    format!("{:.*} s", tick_decimals(mark.step_size), value)
+}
+
 fn secs(s: &IntervalSample) -> f64 {
     s.t_ms as f64 / 1e3
 }
@@ -34,14 +128,7 @@ pub fn iops_over_time(
 ) {
     let points = iops_points(samples);
     let corner = legend_corner(&[&points]);
-    Plot::new(format!("{id_salt}-iops"))
-        .allow_scroll(false)
-        .height(TIMELINE_HEIGHT)
-        .y_grid_spacer(uniform_grid_spacer(y_steps))
-        .y_axis_formatter(y_label)
-        .x_axis_label("time (s)")
-        .y_axis_label("IOPS (writes/s)")
-        .include_y(0.0)
+    timeline_plot(format!("{id_salt}-iops"), "IOPS (writes/s)")
         .legend(Legend::default().position(corner))
         .show(ui, |plot| {
             shade_warmup(plot, warmup_ms);
@@ -177,14 +264,7 @@ pub fn sync_latency_over_time(
     let p50 = latency_points(samples, |s| s.sync_p50_ns);
     let p99 = latency_points(samples, |s| s.sync_p99_ns);
     let corner = legend_corner(&[&p50, &p99]);
-    Plot::new(format!("{id_salt}-sync"))
-        .allow_scroll(false)
-        .height(TIMELINE_HEIGHT)
-        .y_grid_spacer(uniform_grid_spacer(y_steps))
-        .y_axis_formatter(y_label)
-        .x_axis_label("time (s)")
-        .y_axis_label("sync latency (ms)")
-        .include_y(0.0)
+    timeline_plot(format!("{id_salt}-sync"), "sync latency (ms)")
         .legend(Legend::default().position(corner))
         .show(ui, |plot| {
             shade_warmup(plot, warmup_ms);
@@ -210,26 +290,14 @@ pub fn flushes_over_time(
         .collect();
     let per_sync = PlotPoints::from(flushes_per_sync_points(samples));
     ui.columns(2, |cols| {
-        Plot::new(format!("{id_salt}-flushes"))
-            .allow_scroll(false)
-            .height(TIMELINE_HEIGHT)
-            .y_grid_spacer(uniform_grid_spacer(y_steps))
-            .y_axis_formatter(y_label)
-            .x_axis_label("time (s)")
-            .y_axis_label("device flushes (cumulative)")
-            .include_y(0.0)
-            .show(&mut cols[0], |plot| {
+        timeline_plot(format!("{id_salt}-flushes"), "device flushes (cumulative)").show(
+            &mut cols[0],
+            |plot| {
                 shade_warmup(plot, warmup_ms);
                 plot.line(Line::new("flushes", cumulative));
-            });
-        Plot::new(format!("{id_salt}-fps"))
-            .allow_scroll(false)
-            .height(TIMELINE_HEIGHT)
-            .y_grid_spacer(uniform_grid_spacer(y_steps))
-            .y_axis_formatter(y_label)
-            .x_axis_label("time (s)")
-            .y_axis_label("flushes per sync")
-            .include_y(0.0)
+            },
+        );
+        timeline_plot(format!("{id_salt}-fps"), "flushes per sync")
             .include_y(1.0)
             .show(&mut cols[1], |plot| {
                 shade_warmup(plot, warmup_ms);
@@ -273,12 +341,7 @@ pub fn kernel_rates_over_time(ui: &mut egui::Ui, id_salt: &str, samples: &[Inter
         mean(&commits),
         mean(&flushes)
     ));
-    Plot::new(format!("{id_salt}-kernel"))
-        .allow_scroll(false)
-        .height(TIMELINE_HEIGHT)
-        .x_axis_label("time (s)")
-        .y_axis_label("kernel events per second")
-        .include_y(0.0)
+    timeline_plot(format!("{id_salt}-kernel"), "kernel events per second")
         .legend(Legend::default())
         .show(ui, |plot| {
             plot.line(Line::new("commits/s (traced)", commits));
@@ -308,11 +371,75 @@ pub fn inflight_over_time(ui: &mut egui::Ui, id_salt: &str, samples: &[IntervalS
             weighted / ms as f64
         ));
     }
-    Plot::new(format!("{id_salt}-inflight"))
-        .allow_scroll(false)
-        .height(TIMELINE_HEIGHT)
-        .x_axis_label("time (s)")
-        .y_axis_label("requests in flight per thread")
-        .include_y(0.0)
-        .show(ui, |plot| plot.line(Line::new("in flight", points)));
+    timeline_plot(
+        format!("{id_salt}-inflight"),
+        "requests in flight per thread",
+    )
+    .show(ui, |plot| plot.line(Line::new("in flight", points)));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The labelled step and label count of a `span_s` timeline drawn `width_pt` wide,
+    /// as egui_plot asks (`base_step_size`: the span of 8 points).
+    fn ticks(span_s: f64, width_pt: f64) -> (f64, f64, usize) {
+        let base = span_s / width_pt * 8.0;
+        let [fine, _, large] = time_steps(GridInput {
+            bounds: (0.0, span_s),
+            base_step_size: base,
+        });
+        (large, fine, (span_s / large).floor() as usize + 1)
+    }
+
+    #[test]
+    fn runs_of_10_to_60_s_get_a_label_every_1_2_5_or_10_s() {
+        // The Run tab's plots are about 600 points wide at 1360x900 (two columns).
+        for span in [10.0, 12.0, 20.0, 30.0, 45.0, 60.0] {
+            let (large, fine, labels) = ticks(span, 600.0);
+            assert!(
+                [1.0, 2.0, 5.0, 10.0].contains(&large),
+                "{span} s: step {large}"
+            );
+            // The old powers of ten labelled a 12 s run "0" and "10" only.
+            assert!((5..=12).contains(&labels), "{span} s: {labels} labels");
+            let px_per_s = 600.0 / span;
+            assert!(large * px_per_s >= 80.0, "{span} s: labels overlap");
+            assert!(
+                fine * px_per_s < 60.0,
+                "{span} s: fine marks would be labelled"
+            );
+        }
+        assert_eq!(ticks(12.0, 600.0).0, 2.0);
+        assert_eq!(ticks(60.0, 600.0).0, 10.0);
+        // A wide plot of a 10 s run: every second.
+        assert_eq!(ticks(10.0, 1280.0).0, 1.0);
+    }
+
+    #[test]
+    fn short_and_long_spans_stay_readable() {
+        // The first seconds of a live run: half seconds, not a lone "1".
+        let (large, _, labels) = ticks(1.7, 600.0);
+        assert_eq!(large, 0.5);
+        assert!(labels >= 4);
+        // An hour: every 5 or 10 minutes; a day: whole hours.
+        assert!([300.0, 600.0].contains(&ticks(3600.0, 600.0).0));
+        let (day, fine, _) = ticks(86_400.0, 600.0);
+        assert!(day >= 3600.0 && day % 3600.0 == 0.0 && fine < day, "{day}");
+        // No width known, or nonsense input: the span alone decides, never a panic.
+        assert_eq!(time_step(12.0, 0.0).0, 1.0);
+        assert_eq!(time_step(f64::NAN, f64::INFINITY).0, 0.1);
+        assert_eq!(time_step(0.0, 0.0).0, 0.1);
+    }
+
+    #[test]
+    fn time_labels_carry_the_unit_and_the_decimals_of_their_step() {
+        let label = |value, step_size| time_label(GridMark { value, step_size }, &(0.0..=1.0));
+        assert_eq!(label(10.0, 5.0), "10 s");
+        assert_eq!(label(1.5, 0.5), "1.5 s");
+        assert_eq!(label(0.2, 0.1), "0.2 s");
+        assert_eq!(label(-0.0, 2.0), "0 s");
+        assert_eq!(label(120.0, 60.0), "120 s");
+    }
 }

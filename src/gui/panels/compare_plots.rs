@@ -290,6 +290,9 @@ fn throughput_bars(
         .include_y(bars_top(&sides))
         .include_x(-0.6)
         .include_x(1.6)
+        // Labels only on x: a grid line through each bar's centre read as a whisker
+        // spanning the whole plot (the baseline seemed to have a 0..2000 CI).
+        .show_grid([false, true])
         // 1-2-5 steps: egui_plot's powers of ten labelled a bar plot only 0 and 1000.
         .y_grid_spacer(egui_plot::uniform_grid_spacer(crate::gui::plots::y_steps))
         .y_axis_formatter(crate::gui::plots::y_label)

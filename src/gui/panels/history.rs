@@ -14,7 +14,8 @@ use egui::{Align, Layout, RichText, Sense};
 use egui_extras::{Column, TableBuilder};
 
 use super::history_columns::{
-    Choices, Col, Filters, cell_ui, click_modifiers, columns_menu, combo, sort_header,
+    Choices, Col, Filters, cell_ui, click_modifiers, columns_menu, combo, fit_texts, fitted_width,
+    sort_header,
 };
 use super::history_details::RunDetails;
 use super::history_transfer::{Transfer, TransferDialog};
@@ -35,6 +36,9 @@ pub struct HistoryPanel {
     ascending: bool,
     filters: Filters,
     choices: Choices,
+    /// The longest distinct preset cells of the rows (see [`fit_texts`]): the preset
+    /// column opens wide enough for them.
+    preset_texts: Vec<String>,
     /// Selected run ids.
     selected: BTreeSet<i64>,
     /// Run id a shift-click extends the selection from.
@@ -57,6 +61,7 @@ impl Default for HistoryPanel {
             ascending: false,
             filters: Filters::default(),
             choices: Choices::default(),
+            preset_texts: Vec::new(),
             selected: BTreeSet::new(),
             anchor: None,
             new_label: String::new(),
@@ -120,6 +125,7 @@ impl HistoryPanel {
         }
         if new_rows {
             self.choices = Choices::of(runs);
+            self.preset_texts = fit_texts(Col::Preset, runs);
         }
         self.built_from = Some(identity);
         self.dirty = false;
@@ -287,19 +293,23 @@ impl HistoryPanel {
             .show(ui, |ui| {
                 // Cells are plain text: clicks go to the row, not to text selection.
                 ui.style_mut().interaction.selectable_labels = false;
+                let preset_width = fitted_width(ui, Col::Preset, &self.preset_texts);
+                // Widths are persisted: "-v2" drops those saved while the preset column
+                // opened at a fixed 130 points and clipped "btrfs-log-commit ×0.01".
                 let mut table = TableBuilder::new(ui)
-                    .id_salt("history-table")
+                    .id_salt("history-table-v2")
                     .striped(true)
                     .resizable(true)
                     .sense(Sense::click())
                     .cell_layout(Layout::left_to_right(Align::Center))
                     .auto_shrink([false, false]);
                 for col in &cols {
-                    table = table.column(
-                        Column::initial(col.initial_width())
-                            .at_least(32.0)
-                            .clip(true),
-                    );
+                    let width = if *col == Col::Preset {
+                        preset_width
+                    } else {
+                        col.initial_width()
+                    };
+                    table = table.column(Column::initial(width).at_least(32.0).clip(true));
                 }
                 table
                     .header(row_height + 2.0, |mut header| {

@@ -188,6 +188,44 @@ impl Col {
     }
 }
 
+/// How many distinct cell texts [`fit_texts`] keeps: the longest by characters, enough
+/// for proportional glyphs to make a shorter one the widest.
+const FIT_TEXTS: usize = 8;
+
+/// Widest a column sized to its content opens; wider texts are truncated with the full
+/// text on hover.
+const FIT_MAX_WIDTH: f32 = 320.0;
+
+/// The longest distinct texts of `col` over `runs` (by characters, at most
+/// [`FIT_TEXTS`]), for [`fitted_width`]. Built when the rows change, not per frame.
+pub(super) fn fit_texts(col: Col, runs: &[RunRow]) -> Vec<String> {
+    let distinct: std::collections::BTreeSet<String> = runs.iter().map(|r| col.cell(r)).collect();
+    let mut texts: Vec<String> = distinct.into_iter().collect();
+    texts.sort_by_key(|t| std::cmp::Reverse(t.chars().count()));
+    texts.truncate(FIT_TEXTS);
+    texts
+}
+
+/// The width `col` opens at: its usual width, or wider so the widest of `texts` shows
+/// whole in the body font (a preset with its scale, "ext4-fsync-coordination ×0.05",
+/// clipped to "ext4-fsync-coo…" lost the scale), at most [`FIT_MAX_WIDTH`].
+pub(super) fn fitted_width(ui: &egui::Ui, col: Col, texts: &[String]) -> f32 {
+    let font = egui::TextStyle::Body.resolve(ui.style());
+    let color = ui.visuals().text_color();
+    let widest = texts
+        .iter()
+        .map(|t| {
+            ui.painter()
+                .layout_no_wrap(t.clone(), font.clone(), color)
+                .size()
+                .x
+        })
+        .fold(0.0_f32, f32::max);
+    // The cell's inner margins and the resize handle beside it.
+    let needed = widest + 2.0 * ui.spacing().item_spacing.x + 4.0;
+    col.initial_width().max(needed.min(FIT_MAX_WIDTH))
+}
+
 /// The per-mount and superblock options as one list (`rw,relatime,nossd,...`): what tells
 /// a btrfs `nossd` run from an `ssd` one.
 fn mount_options(run: &RunRow) -> String {
