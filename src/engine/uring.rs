@@ -228,7 +228,12 @@ fn submit_loop<R: Ring, C: Clock>(
                     if (ordered && s.writes_in_flight[f as usize] > 0) || s.free.is_empty() {
                         break;
                     }
-                    queue_sync(ring, s, f, spec.sync, false, t, spec, plan);
+                    let req = SyncRequest {
+                        file: f,
+                        method: spec.sync,
+                        linked: false,
+                    };
+                    queue_sync(ring, s, req, t, spec, plan);
                     next = Next::Write;
                 }
                 Next::Write => {
@@ -269,7 +274,12 @@ fn submit_loop<R: Ring, C: Clock>(
                     issued_bytes += block_size;
                     issued_writes += 1;
                     if linked {
-                        queue_sync(ring, s, file, spec.sync, true, t, spec, plan);
+                        let req = SyncRequest {
+                            file,
+                            method: spec.sync,
+                            linked: true,
+                        };
+                        queue_sync(ring, s, req, t, spec, plan);
                     } else if due {
                         next = Next::Sync(file);
                     }
@@ -296,19 +306,29 @@ fn write_op(file: u32, slot: u32, offset: u64, skip: u32, len: u32) -> RingOp {
     }
 }
 
-/// Queues a sync of `file` in a free slot (the caller checked there is one); `linked`:
-/// it goes behind the write queued just before it.
-#[allow(clippy::too_many_arguments)]
-fn queue_sync<R: Ring, C: Clock>(
-    ring: &mut R,
-    s: &mut Slots,
+/// A sync to queue: of which file, with which call, and whether it goes linked behind the
+/// write queued just before it.
+#[derive(Clone, Copy, Debug)]
+struct SyncRequest {
     file: u32,
     method: SyncMethod,
     linked: bool,
+}
+
+/// Queues the sync `req` in a free slot (the caller checked there is one).
+fn queue_sync<R: Ring, C: Clock>(
+    ring: &mut R,
+    s: &mut Slots,
+    req: SyncRequest,
     t: &mut Timed<'_, C>,
     spec: &WorkloadSpec,
     plan: &WorkerPlan,
 ) {
+    let SyncRequest {
+        file,
+        method,
+        linked,
+    } = req;
     let slot = s.take(SlotState::Sync(method), file, 0);
     s.slots[slot as usize].covers = s.completed[file as usize] + u64::from(linked);
     s.pending[file as usize] = 0;
@@ -550,7 +570,12 @@ fn final_syncs<R: Ring, C: Clock>(
         if t.out.error.is_some() {
             return;
         }
-        queue_sync(ring, s, file, SyncMethod::Fsync, false, t, spec, plan);
+        let req = SyncRequest {
+            file,
+            method: SyncMethod::Fsync,
+            linked: false,
+        };
+        queue_sync(ring, s, req, t, spec, plan);
     }
     drain(ring, s, t, c, spec, plan);
 }
