@@ -151,7 +151,10 @@ fn run_and_check(what: &str, args: &[&str], unsynced_sectors: u64) -> (u64, u64)
     let before = lo.sectors_written();
     opened.iter().for_each(write_back);
     let after = lo.sectors_written();
-    eprintln!("{what}: {} sectors left unsynced by the run", after - before);
+    eprintln!(
+        "{what}: {} sectors left unsynced by the run",
+        after - before
+    );
     assert!(
         after - before <= unsynced_sectors,
         "{what}: the run left {} sectors of its writes unsynced (at most {unsynced_sectors} expected)",
