@@ -4,7 +4,10 @@
 //!
 //! Issue order is strict: a sync is queued after the write that makes it due and before
 //! any later write. With `link_sync` the two go to the kernel together, the write carrying
-//! `IOSQE_IO_LINK`, so the sync starts when the write completes. Without it the sync waits
+//! `IOSQE_IO_LINK`, so the sync starts when the write completes — but only when no other
+//! write the sync covers (queued to its file since the file's last sync) is still in
+//! flight: a link waits for one write, not for the others, so then the sync is held as an
+//! unlinked one is. Unlinked, the sync waits
 //! in the worker until every write in flight to its file has completed (so it covers them,
 //! as an application's fsync after its writes does) — unless `sync_order` is `unordered`:
 //! then it is queued right behind its write without waiting, as fio's io_uring engine
@@ -45,6 +48,9 @@ struct Slot {
     /// A sync: how many of its file's writes it covers (a lower bound, see
     /// [`Slots::completed`]).
     covers: u64,
+    /// A write: its file's sync generation when it was queued (see
+    /// [`Slots::uncovered`]).
+    sync_gen: u64,
     /// Queued since the last submission (its submission time is not set yet); a request
     /// queued again (short write, -EAGAIN, cancelled sync) keeps its first submission time.
     fresh: bool,
@@ -67,6 +73,13 @@ struct Slots {
     writes_in_flight: Vec<u32>,
     /// Writes since each file's last sync was issued.
     pending: Vec<u64>,
+    /// Writes in flight per file queued since its last sync was queued: no sync covers
+    /// them yet. A sync may go linked behind its write only when this is 0 (the link
+    /// makes the kernel wait for that one write, not for the others).
+    uncovered: Vec<u32>,
+    /// Syncs queued per file: a write queued under an older generation is covered by a
+    /// sync queued after it, so its completion leaves `uncovered` alone.
+    sync_gen: Vec<u64>,
     /// Writes completed per file. A sync covers the writes that completed before the
     /// kernel started it: at least those completed when it was queued (ordered: every
     /// write issued before it) plus, when linked, the write it is linked behind. Writes
@@ -93,6 +106,7 @@ impl Slots {
                     done: 0,
                     submitted_ns: 0,
                     covers: 0,
+                    sync_gen: 0,
                     fresh: false,
                 };
                 depth as usize
@@ -101,6 +115,8 @@ impl Slots {
             in_flight: 0,
             writes_in_flight: vec![0; files],
             pending: vec![0; files],
+            uncovered: vec![0; files],
+            sync_gen: vec![0; files],
             completed: vec![0; files],
             synced: vec![0; files],
             last_change_ns: now_ns,
@@ -127,6 +143,7 @@ impl Slots {
             done: 0,
             submitted_ns: 0,
             covers: 0,
+            sync_gen: self.sync_gen[file as usize],
             fresh: true,
         };
         self.in_flight += 1;
@@ -228,7 +245,12 @@ fn submit_loop<R: Ring, C: Clock>(
                     if (ordered && s.writes_in_flight[f as usize] > 0) || s.free.is_empty() {
                         break;
                     }
-                    queue_sync(ring, s, f, spec.sync, false, t, spec, plan);
+                    let req = SyncRequest {
+                        file: f,
+                        method: spec.sync,
+                        linked: false,
+                    };
+                    queue_sync(ring, s, req, t, spec, plan);
                     next = Next::Write;
                 }
                 Next::Write => {
@@ -247,7 +269,9 @@ fn submit_loop<R: Ring, C: Clock>(
                     let due = sync_every != 0
                         && s.pending[file as usize] + 1 == sync_every
                         && !last_write;
-                    let linked = due && spec.link_sync;
+                    // Linked only when every write the sync covers besides this one has
+                    // completed; otherwise held like an unlinked ordered sync.
+                    let linked = due && spec.link_sync && s.uncovered[file as usize] == 0;
                     if s.free.len() < if linked { 2 } else { 1 } {
                         break;
                     }
@@ -265,11 +289,17 @@ fn submit_loop<R: Ring, C: Clock>(
                         break;
                     }
                     s.writes_in_flight[file as usize] += 1;
+                    s.uncovered[file as usize] += 1;
                     s.pending[file as usize] += 1;
                     issued_bytes += block_size;
                     issued_writes += 1;
                     if linked {
-                        queue_sync(ring, s, file, spec.sync, true, t, spec, plan);
+                        let req = SyncRequest {
+                            file,
+                            method: spec.sync,
+                            linked: true,
+                        };
+                        queue_sync(ring, s, req, t, spec, plan);
                     } else if due {
                         next = Next::Sync(file);
                     }
@@ -296,22 +326,34 @@ fn write_op(file: u32, slot: u32, offset: u64, skip: u32, len: u32) -> RingOp {
     }
 }
 
-/// Queues a sync of `file` in a free slot (the caller checked there is one); `linked`:
-/// it goes behind the write queued just before it.
-#[allow(clippy::too_many_arguments)]
-fn queue_sync<R: Ring, C: Clock>(
-    ring: &mut R,
-    s: &mut Slots,
+/// A sync to queue: of which file, with which call, and whether it goes linked behind the
+/// write queued just before it.
+#[derive(Clone, Copy, Debug)]
+struct SyncRequest {
     file: u32,
     method: SyncMethod,
     linked: bool,
+}
+
+/// Queues the sync `req` in a free slot (the caller checked there is one).
+fn queue_sync<R: Ring, C: Clock>(
+    ring: &mut R,
+    s: &mut Slots,
+    req: SyncRequest,
     t: &mut Timed<'_, C>,
     spec: &WorkloadSpec,
     plan: &WorkerPlan,
 ) {
+    let SyncRequest {
+        file,
+        method,
+        linked,
+    } = req;
     let slot = s.take(SlotState::Sync(method), file, 0);
     s.slots[slot as usize].covers = s.completed[file as usize] + u64::from(linked);
     s.pending[file as usize] = 0;
+    s.uncovered[file as usize] = 0;
+    s.sync_gen[file as usize] += 1;
     if let Err(e) = ring.queue(RingOp::Sync { file, method }, u64::from(slot), false) {
         fail(t, spec, plan, file, method.as_str(), None, &e);
     }
@@ -395,6 +437,7 @@ fn complete<R: Ring, C: Clock>(
         done,
         submitted_ns,
         covers,
+        sync_gen,
         ..
     }) = s.slots.get(slot as usize)
     else {
@@ -425,6 +468,9 @@ fn complete<R: Ring, C: Clock>(
                 return;
             }
             s.writes_in_flight[file as usize] -= 1;
+            if sync_gen == s.sync_gen[file as usize] {
+                s.uncovered[file as usize] -= 1;
+            }
             s.release(slot);
             if result <= 0 {
                 let e = if result == 0 {
@@ -550,7 +596,12 @@ fn final_syncs<R: Ring, C: Clock>(
         if t.out.error.is_some() {
             return;
         }
-        queue_sync(ring, s, file, SyncMethod::Fsync, false, t, spec, plan);
+        let req = SyncRequest {
+            file,
+            method: SyncMethod::Fsync,
+            linked: false,
+        };
+        queue_sync(ring, s, req, t, spec, plan);
     }
     drain(ring, s, t, c, spec, plan);
 }

@@ -351,3 +351,91 @@ fn an_unordered_sync_goes_right_behind_its_write_without_waiting() {
     assert_eq!(syncs_queued_over_open_writes(&log), 0);
     assert!(max_in_flight(&log) <= 2, "{}", max_in_flight(&log));
 }
+
+/// Syncs queued while a write they are counted as covering was still open: a write
+/// queued since the file's previous sync, not yet completed, and not the write the sync
+/// is linked behind (the kernel starts a linked sync when that one write completes, not
+/// the others). One file per worker, so "the file's previous sync" is the previous sync.
+fn syncs_queued_before_the_writes_they_cover(log: &[FakeRingEvent]) -> usize {
+    let mut since_sync: Vec<u64> = Vec::new();
+    let mut linked_behind: Option<u64> = None;
+    let mut violations = 0;
+    for e in log {
+        match e {
+            FakeRingEvent::Queued { op, link, .. } => match op {
+                RingOp::Write { slot, .. } => {
+                    since_sync.push(u64::from(*slot));
+                    linked_behind = link.then_some(u64::from(*slot));
+                }
+                RingOp::Sync { .. } => {
+                    violations += since_sync
+                        .iter()
+                        .filter(|w| Some(**w) != linked_behind)
+                        .count();
+                    since_sync.clear();
+                    linked_behind = None;
+                }
+            },
+            FakeRingEvent::Completed { user_data, .. } => since_sync.retain(|s| s != user_data),
+            FakeRingEvent::Submitted { .. } => {}
+        }
+    }
+    violations
+}
+
+#[test]
+fn a_linked_sync_is_held_while_earlier_writes_it_covers_are_in_flight() {
+    // Every fourth write is due a sync; writes alternate slow and fast, so when the fourth
+    // is queued the first and third are still in flight. Linked behind the fourth, the
+    // sync would start (and here complete) before them and cover neither: it must be
+    // held until they have completed, as an unlinked ordered sync is.
+    let fake = FakeBackend::new(vec![10_000, 1_000], vec![2_000]);
+    let spec = WorkloadSpec {
+        link_sync: true,
+        sync_every: 4,
+        ..uring(8, 24)
+    };
+    let r = run(&fake, &spec);
+    assert_eq!(r.status, RunStatus::Finished, "{:?}", r.error);
+    // Syncs after writes 4, 8, … 20 (none after the last write, as fio).
+    assert_eq!((r.writes, r.syncs), (24, 5));
+    let log = fake.ring_log();
+    assert_eq!(syncs_queued_before_the_writes_they_cover(&log), 0);
+    // Held syncs are queued on their own, unlinked, after their writes completed.
+    let ops = queued(&log);
+    assert_eq!(ops.iter().filter(|(_, link)| *link).count(), 0, "{ops:?}");
+    // Each held sync starts once the slow writes completed: 10 µs after the round's
+    // submission, so its latency is its own (2 µs), not a write's plus its own.
+    assert!(r.sync_lat.summary().max_ns < 3_000);
+}
+
+#[test]
+fn a_sync_is_linked_when_no_write_it_covers_is_in_flight() {
+    // A sync after every write: each write's earlier writes are covered by their own
+    // syncs, so every sync goes linked behind its write (the queue stays full).
+    let fake = FakeBackend::new(vec![10_000, 1_000], vec![2_000]);
+    let spec = WorkloadSpec {
+        link_sync: true,
+        ..uring(8, 12)
+    };
+    let r = run(&fake, &spec);
+    assert_eq!((r.writes, r.syncs), (12, 11));
+    let log = fake.ring_log();
+    assert_eq!(syncs_queued_before_the_writes_they_cover(&log), 0);
+    assert_eq!(queued(&log).iter().filter(|(_, link)| *link).count(), 11);
+    assert!(max_in_flight(&log) > 2, "{}", max_in_flight(&log));
+    // Every fourth write, depth 3, writes all as fast: the first three fill the queue and
+    // complete together, so the fourth is queued with none of them in flight and its sync
+    // goes linked behind it; the same for the eighth (the fifth to seventh completed).
+    let fake = FakeBackend::new(vec![1_000], vec![2_000]);
+    let spec = WorkloadSpec {
+        link_sync: true,
+        sync_every: 4,
+        ..uring(3, 12)
+    };
+    let r = run(&fake, &spec);
+    assert_eq!((r.writes, r.syncs), (12, 2));
+    let log = fake.ring_log();
+    assert_eq!(syncs_queued_before_the_writes_they_cover(&log), 0);
+    assert_eq!(queued(&log).iter().filter(|(_, link)| *link).count(), 2);
+}
