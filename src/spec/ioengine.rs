@@ -43,9 +43,10 @@ impl std::str::FromStr for IoEngine {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SyncOrder {
-    /// A due sync is submitted once every write in flight to its file has completed (or
-    /// linked behind its write with `link_sync`), so it covers them: an application's
-    /// "write, then make it durable".
+    /// A due sync is submitted once every write in flight to its file has completed (or,
+    /// with `link_sync`, linked behind its write when no other write it covers is still in
+    /// flight, else held like this), so it covers them: an application's "write, then make
+    /// it durable".
     #[default]
     Ordered,
     /// A due sync is submitted right behind the write that makes it due, without waiting
