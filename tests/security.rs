@@ -182,7 +182,7 @@ fn planted_database_files_are_not_followed_or_chowned() {
 /// connection and a run) must all go to the directory that was checked, none to theirs.
 #[test]
 fn a_data_dir_swapped_before_sqlite_opens_it_is_not_followed() {
-    use fsynclab::store::{DB_FILE_NAME, NewRun, Store};
+    use fsynclab::store::DB_FILE_NAME;
     if !common::require_root("a_data_dir_swapped_before_sqlite...", "useradd, chown") {
         return;
     }
@@ -205,33 +205,7 @@ fn a_data_dir_swapped_before_sqlite_opens_it_is_not_followed() {
         std::os::unix::fs::lchown(at.join(".local"), Some(uid), Some(gid)).unwrap();
     });
 
-    let store = Store::open(&db).unwrap();
-    assert!(
-        std::fs::read_link(home.join(".local")).is_ok(),
-        "the swap did not happen"
-    );
-    // Later opens by path: the persister's connection, a run's lock file.
-    let second = store.reopen().unwrap().unwrap();
-    let new = NewRun {
-        spec: fsynclab::spec::WorkloadSpec::default(),
-        system: fsynclab::probe::SystemInfo::default(),
-        target: dir.path().to_path_buf(),
-        label: None,
-        tags: Vec::new(),
-        experiment_id: None,
-        preset: None,
-        preset_scale: None,
-        origin: None,
-    };
-    let id = store.begin_run(&new).unwrap();
-    drop(second);
-    let planted = common::entries(&theirs);
-    drop(store);
-    let planted_after = common::entries(&theirs);
-    assert!(
-        planted.is_empty() && planted_after.is_empty(),
-        "root made {planted:?} / {planted_after:?} in the user's chosen directory"
-    );
+    let id = open_begin_and_check(&db, &home.join(".local"), dir.path(), &theirs);
     let checked = home.join(".local-away/share/fsynclab");
     assert!(checked.join(DB_FILE_NAME).is_file());
     assert!(
@@ -402,7 +376,6 @@ fn output_files_under_sudo_are_written_with_the_users_rights() {
 /// chosen directory.
 #[test]
 fn an_explicit_db_dir_swapped_before_sqlite_opens_it_is_not_followed() {
-    use fsynclab::store::{NewRun, Store};
     if !common::require_root("an_explicit_db_dir_swapped...", "useradd, chown") {
         return;
     }
@@ -422,29 +395,7 @@ fn an_explicit_db_dir_swapped_before_sqlite_opens_it_is_not_followed() {
         std::os::unix::fs::lchown(&at, Some(uid), Some(gid)).unwrap();
     });
 
-    let store = Store::open(&db).unwrap();
-    assert!(std::fs::read_link(&lab).is_ok(), "the swap did not happen");
-    let second = store.reopen().unwrap().unwrap();
-    let new = NewRun {
-        spec: fsynclab::spec::WorkloadSpec::default(),
-        system: fsynclab::probe::SystemInfo::default(),
-        target: dir.path().to_path_buf(),
-        label: None,
-        tags: Vec::new(),
-        experiment_id: None,
-        preset: None,
-        preset_scale: None,
-        origin: None,
-    };
-    let id = store.begin_run(&new).unwrap();
-    drop(second);
-    let planted = common::entries(&theirs);
-    drop(store);
-    let planted_after = common::entries(&theirs);
-    assert!(
-        planted.is_empty() && planted_after.is_empty(),
-        "root made {planted:?} / {planted_after:?} in the user's chosen directory"
-    );
+    let id = open_begin_and_check(&db, &lab, dir.path(), &theirs);
     let checked = home.join("lab-away");
     assert!(checked.join("runs.sqlite").is_file());
     assert!(
@@ -644,4 +595,38 @@ fn input_files_under_sudo_are_read_with_the_users_rights() {
         let runs = common::payload(&out.stdout, "runs");
         assert_eq!(runs.as_array().map(Vec::len), Some(0), "imported: {runs}");
     }
+}
+
+/// Opens the store at `db` (a race hook swaps `swapped` for a link inside the open), then
+/// opens by path what later steps open — the persister's connection, a run's lock file —
+/// and asserts root made nothing in `theirs` while the store was open or after. The run id.
+fn open_begin_and_check(db: &Path, swapped: &Path, target: &Path, theirs: &Path) -> i64 {
+    use fsynclab::store::{NewRun, Store};
+    let store = Store::open(db).unwrap();
+    assert!(
+        std::fs::read_link(swapped).is_ok(),
+        "the swap did not happen"
+    );
+    let second = store.reopen().unwrap().unwrap();
+    let new = NewRun {
+        spec: fsynclab::spec::WorkloadSpec::default(),
+        system: fsynclab::probe::SystemInfo::default(),
+        target: target.to_path_buf(),
+        label: None,
+        tags: Vec::new(),
+        experiment_id: None,
+        preset: None,
+        preset_scale: None,
+        origin: None,
+    };
+    let id = store.begin_run(&new).unwrap();
+    drop(second);
+    let planted = common::entries(theirs);
+    drop(store);
+    let planted_after = common::entries(theirs);
+    assert!(
+        planted.is_empty() && planted_after.is_empty(),
+        "root made {planted:?} / {planted_after:?} in the user's chosen directory"
+    );
+    id
 }

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use super::parse::{Dev, Event, parse_rwbs};
-use super::raw::{PageFault, PageLayout, read_u32, read_u64, walk_page};
+use super::raw::{PageFault, PageLayout, header_field, read_u32, read_u64, walk_page};
 
 /// One field of an event record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,26 +39,9 @@ pub fn parse_format(text: &str) -> Option<Format> {
             name = Some(n.trim().to_string());
         } else if let Some(n) = line.strip_prefix("ID:") {
             id = n.trim().parse().ok();
-        } else if let Some(rest) = line.strip_prefix("field:") {
-            let mut parts = rest.split(';').map(str::trim);
-            let declaration = parts.next()?;
-            let field_name = declaration.rsplit(' ').next()?.split('[').next()?;
-            let mut offset = None;
-            let mut size = None;
-            for part in parts {
-                if let Some(n) = part.strip_prefix("offset:") {
-                    offset = n.parse().ok();
-                } else if let Some(n) = part.strip_prefix("size:") {
-                    size = n.parse().ok();
-                }
-            }
-            fields.insert(
-                field_name.to_string(),
-                Field {
-                    offset: offset?,
-                    size: size?,
-                },
-            );
+        } else if line.starts_with("field:") {
+            let (field_name, offset, size) = header_field(line)?;
+            fields.insert(field_name.to_string(), Field { offset, size });
         }
     }
     Some(Format {

@@ -52,8 +52,9 @@ pub fn parse_header_page(text: &str) -> Option<PageLayout> {
         })
 }
 
-/// `field: <type> <name>;\toffset:<n>;\tsize:<n>;...` → (name, offset, size).
-fn header_field(line: &str) -> Option<(&str, usize, usize)> {
+/// `field: <type> <name>;\toffset:<n>;\tsize:<n>;...` → (name, offset, size), as
+/// `header_page` and the events' `format` files write their fields (`name[10]` → `name`).
+pub fn header_field(line: &str) -> Option<(&str, usize, usize)> {
     let rest = line.trim().strip_prefix("field:")?;
     let mut parts = rest.split(';').map(str::trim);
     let declaration = parts.next()?;

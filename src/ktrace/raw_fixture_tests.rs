@@ -5,8 +5,9 @@
 
 use std::sync::Arc;
 
-use super::accum::{Accumulator, Groups, LiveKernel, Targets};
+use super::accum::{Accumulator, LiveKernel, Targets};
 use super::decode::{Decoder, decode_page, parse_format};
+use super::fixture_tests::ALL;
 use super::parse::{Dev, parse_line};
 use super::raw::parse_header_page;
 use crate::metrics::KernelTrace;
@@ -30,14 +31,6 @@ const FORMATS: [&[u8]; 10] = [
     fixture!("formats/btrfs_transaction_commit.format"),
     fixture!("formats/sched_switch.format"),
 ];
-
-const ALL: Groups = Groups {
-    block: true,
-    jbd2: true,
-    xfs: true,
-    btrfs: true,
-    sched: true,
-};
 
 fn text(bytes: &[u8]) -> &str {
     std::str::from_utf8(bytes).expect("utf-8 fixture")
