@@ -248,8 +248,11 @@ fn run_tab_time_axis_has_a_tick_every_half_second_with_its_unit() {
             "no {tick:?} tick in {live:?}"
         );
     }
-    assert!(!live.iter().any(|t| t == "1"), "a bare '1' tick: {live:?}");
+    // (A bare "1" may still be painted: the y axes' own labels, e.g. sync latency in ms.)
     // The kernel-trace plot is not drawn: this run is not traced.
-    assert!(!live.iter().any(|t| t.starts_with("kernel trace")));
+    assert!(
+        !live.iter().any(|t| t.starts_with("kernel trace")),
+        "{live:?}"
+    );
     assert!(live.iter().any(|t| t == "time since start"));
 }

@@ -13,8 +13,8 @@ pub const TIMELINE_HEIGHT: f32 = 180.0;
 /// The time axis' name; each labelled tick carries the unit ("5 s").
 pub const TIME_AXIS: &str = "time since start";
 
-/// A timeline plot: fixed height, no wheel zoom, the time axis with [`time_steps`] and
-/// [`time_label`], and the y axis with [`y_steps`] and [`y_label`].
+/// A timeline plot: fixed height, no wheel zoom, the time axis from 0 with [`time_steps`]
+/// and [`time_label`], and the y axis with [`y_steps`] and [`y_label`].
 fn timeline_plot<'a>(id: String, y_axis: &str) -> Plot<'a> {
     Plot::new(id)
         .allow_scroll(false)
@@ -26,6 +26,9 @@ fn timeline_plot<'a>(id: String, y_axis: &str) -> Plot<'a> {
         .y_axis_formatter(y_label)
         .y_axis_label(y_axis.to_string())
         .include_y(0.0)
+        // Time since start begins at 0: otherwise the axis starts wherever the first sample
+        // falls (~0.1 s) and its first label depends on that margin.
+        .include_x(0.0)
 }
 
 /// The labelled steps a time axis may use, in seconds, each with the finer step of its
