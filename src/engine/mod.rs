@@ -43,6 +43,7 @@ mod sysbench;
 mod target;
 mod target_error;
 mod uring;
+mod uring_slots;
 mod worker;
 
 pub use api::{CancelToken, EngineError, EngineEvent, RunContext};
