@@ -584,6 +584,10 @@ fn input_files_under_sudo_are_read_with_the_users_rights() {
             !err.contains("secretkey") && !err.contains("hunter2") && !err.contains(":1:"),
             "{args:?} quoted the root-only file: {err}"
         );
+        assert!(
+            err.contains("with your own rights"),
+            "{args:?}: the refusal does not say why: {err}"
+        );
     }
     let data = home.join(".local/share/fsynclab/fsynclab.sqlite");
     if data.exists() {

@@ -34,8 +34,21 @@ pub enum InputFileError {
     #[error("it is not UTF-8 text")]
     NotText,
     /// Opening or reading failed.
-    #[error(transparent)]
+    #[error("{0}{hint}", hint = permission_hint(.0))]
     Io(#[from] std::io::Error),
+}
+
+/// Under `sudo fsynclab`, a refused read says why root could not read the file: files a
+/// user names are read with that user's rights (see [`read_small_bytes`]).
+fn permission_hint(e: &std::io::Error) -> &'static str {
+    if e.kind() == std::io::ErrorKind::PermissionDenied
+        && crate::probe::invoking_user_ids().is_some()
+    {
+        " (under sudo, fsynclab reads the files you name with your own rights: make it \
+         readable by you)"
+    } else {
+        ""
+    }
 }
 
 /// What a non-regular file is, in words; `None` for a regular file.
