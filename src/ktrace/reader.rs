@@ -290,9 +290,9 @@ impl RawInput {
     }
 }
 
-/// A tracefs control file's text, read with a buffer larger than it: `events/header_page`
-/// is generated per read and ends after a short first read (`read_to_string` probes with
-/// 32 bytes and got only the first field).
+/// A tracefs control file's text, read with a buffer larger than it: on this kernel
+/// `read_to_string` of `events/header_page` returned its first 33 bytes (`\tfield: u64
+/// timestamp;\toffset:0;`) and then end of file, where one 64 KiB read returns all of it.
 fn read_whole(path: &Path) -> std::io::Result<String> {
     let mut file = File::open(path)?;
     let mut text = Vec::new();
