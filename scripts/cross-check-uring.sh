@@ -8,6 +8,14 @@
 # tools, divided by each tool's own count of fsyncs (fio: sync.total_ios, fsynclab: syncs).
 # Each round also prints the depth each tool kept: fio's iodepth_level (% of I/Os issued at
 # that depth) and fsynclab's inflight_mean.
+# FLUSHES=timed (default) counts only the timed phase's flushes: fio's file is laid out first
+# by a `--create_only=1` run of the same job (fio fsyncs it, create_fsync), the file system
+# is synced, and only then are the counter read and the timed job run on the laid-out file;
+# fsynclab runs with --settle and its own `device_flushes` (the same counter, read around its
+# timed phase) is used. FLUSHES=run counts each tool's whole run, layout/fill included (the
+# figures before session 11): a fixed number of layout flushes per run then weighs more in
+# slower runs, so that ratio follows the IOPS ratio. Each loop-ext4 round also prints the
+# journal's commits per fsync of each tool (/proc/fs/jbd2/DEV-8/info around the run).
 #
 # Usage (root for part 2): scripts/cross-check-uring.sh [FSYNCLAB] [ROUNDS] [SECONDS]
 # DEPTHS="1 8" (default) picks the iodepths; LAB_ARGS adds fsynclab run options (e.g. --link-sync).
@@ -20,6 +28,8 @@ FSYNCLAB=${1:-target/release/fsynclab}
 ROUNDS=${2:-5}
 SECS=${3:-3}
 PARTS=${PARTS:-tmpfs ext4}
+FLUSHES=${FLUSHES:-timed}
+case $FLUSHES in timed|run) ;; *) echo "FLUSHES: '$FLUSHES' is not timed or run" >&2; exit 2;; esac
 command -v fio >/dev/null || { echo "fio is not installed (apt-get install fio)"; exit 1; }
 WORK=$(mktemp -d /tmp/xcheck-uring.XXXXXX)
 IMG=/var/tmp/xcheck-uring-$$.img
@@ -42,6 +52,16 @@ flushes() {
         { print $16 }' "/sys/block/$1/stat"
 }
 
+# fio_layout DIR DEPTH SYNC: lays out the job's file (and fsyncs it) without running the job.
+fio_layout() {
+    fio --name=u --directory="$1" --ioengine=io_uring --iodepth="$2" --rw=randwrite --bs=4k \
+        --size=64m --"$3"=1 --overwrite=1 --create_only=1 >/dev/null 2>&1
+}
+
+# commits DEV: journal transactions the ext4 on DEV has committed (first field of
+# /proc/fs/jbd2/DEV-8/info; fsynclab's count includes its fill's few commits).
+commits() { awk 'NR == 1 { print $1 }' "/proc/fs/jbd2/$1-8/info"; }
+
 # run_fio DIR DEPTH SYNC → "iops syncs depth-distribution"
 run_fio() {
     fio --name=u --directory="$1" --ioengine=io_uring --iodepth="$2" --rw=randwrite --bs=4k \
@@ -54,19 +74,21 @@ print(j["write"]["iops"], j["sync"]["total_ios"], lv)'
     rm -f "$1"/u.0.0
 }
 
-# run_lab DIR DEPTH SYNC → "iops syncs inflight_mean"
+# run_lab DIR DEPTH SYNC → "iops syncs inflight_mean device_flushes"
 run_lab() {
-    local order=()
+    local order=() settle=()
     if [ "$2" -gt 1 ] && [ "${ORDER:-unordered}" = unordered ]; then
         order=(--sync-order unordered)
     fi
+    [ "$FLUSHES" = timed ] && settle=(--settle)
     "$FSYNCLAB" --db "$WORK/lab.sqlite" run --quiet --json --target "$1" --ioengine io_uring \
         --iodepth "$2" --bs 4k --file-size 64M --sync "$3" --prepare fill --duration "$SECS" \
-        --kernel-trace off "${order[@]}" ${LAB_ARGS:-} |
+        --kernel-trace off "${order[@]}" "${settle[@]}" ${LAB_ARGS:-} |
         python3 -c 'import json,sys
 r = json.load(sys.stdin)["runs"][0]
 d = r.get("inflight_mean")
-print(r["iops"], r["syncs"], "NA" if d is None else f"{d:.2f}")'
+f = r.get("device_flushes")
+print(r["iops"], r["syncs"], "NA" if d is None else f"{d:.2f}", "NA" if f is None else f)'
 }
 
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
@@ -76,26 +98,31 @@ compare() {
     local label=$1 dir=$2 depth=$3 sync=$4 dev=${5:-}
     local ratios="" fpr=""
     for r in $(seq 1 "$ROUNDS"); do
-        local f0=0 f1=0 f1b=0 f2=0 fio_iops fio_syncs fio_depth lab_iops lab_syncs lab_depth
+        local f0=0 f1=0 f1b=0 f2=0 t0=0 t1=0 t2=0 t3=0 fio_iops fio_syncs fio_depth lab_iops lab_syncs lab_depth lab_fl
         # Odd rounds run fio first, even rounds fsynclab first, so neither tool always
         # inherits the other's leftovers (freed blocks, journal, backing-file writeback).
         local first
         for first in 0 1; do
             if [ $(((r + first) % 2)) = 1 ]; then
-                if [ -n "$dev" ]; then sync_fs "$dir"; f0=$(flushes "$dev"); fi
+                if [ -n "$dev" ] && [ "$FLUSHES" = timed ]; then fio_layout "$dir" "$depth" "$sync"; fi
+                if [ -n "$dev" ]; then sync_fs "$dir"; f0=$(flushes "$dev"); t0=$(commits "$dev"); fi
                 read -r fio_iops fio_syncs fio_depth < <(run_fio "$dir" "$depth" "$sync")
-                if [ -n "$dev" ]; then f1=$(flushes "$dev"); fi
+                if [ -n "$dev" ]; then f1=$(flushes "$dev"); t1=$(commits "$dev"); fi
             else
-                if [ -n "$dev" ]; then sync_fs "$dir"; f1b=$(flushes "$dev"); fi
-                read -r lab_iops lab_syncs lab_depth < <(run_lab "$dir" "$depth" "$sync")
-                if [ -n "$dev" ]; then f2=$(flushes "$dev"); fi
+                if [ -n "$dev" ]; then sync_fs "$dir"; f1b=$(flushes "$dev"); t2=$(commits "$dev"); fi
+                read -r lab_iops lab_syncs lab_depth lab_fl < <(run_lab "$dir" "$depth" "$sync")
+                if [ -n "$dev" ]; then f2=$(flushes "$dev"); t3=$(commits "$dev"); fi
+                if [ -n "$dev" ] && [ "$FLUSHES" = timed ]; then
+                    [ "$lab_fl" = NA ] && { echo "fsynclab measured no device_flushes on $dev" >&2; exit 1; }
+                    f1b=0 f2=$lab_fl
+                fi
             fi
         done
         local ratio; ratio=$(python3 -c "print(f'{$lab_iops/$fio_iops:.3f}')")
         ratios+="$ratio"$'\n'
         if [ -n "$dev" ]; then
-            # flushes per fsync: the device's flushes over the run (fio's includes its
-            # layout, fsynclab's its fill: a few flushes against thousands of fsyncs) over
+            # flushes per fsync: the device's flushes over the timed phase (FLUSHES=timed)
+            # or the whole run (FLUSHES=run: fio's layout and fsynclab's fill included) over
             # the fsyncs the tool itself counted.
             if [ $((f1 - f0)) -le 0 ] || [ "$fio_syncs" -le 0 ] || [ "$lab_syncs" -le 0 ]; then
                 echo "$label round $r: no flushes or no fsyncs counted (fio $((f1 - f0)) flushes /" \
@@ -106,8 +133,11 @@ compare() {
             ff=$(python3 -c "print(($f1-$f0)/$fio_syncs)")
             fl=$(python3 -c "print(($f2-$f1b)/$lab_syncs)")
             fpr+=$(python3 -c "print(f'{$fl/$ff:.4f}')")$'\n'
-            printf '%s round %d: fio %.0f IOPS %.4f flushes/fsync depth%% %s · fsynclab %.0f IOPS %.4f flushes/fsync depth %s · ratio %s\n' \
-                "$label" "$r" "$fio_iops" "$ff" "$fio_depth" "$lab_iops" "$fl" "$lab_depth" "$ratio"
+            local cf cl
+            cf=$(python3 -c "print(f'{($t1-$t0)/$fio_syncs:.4f}')")
+            cl=$(python3 -c "print(f'{($t3-$t2)/$lab_syncs:.4f}')")
+            printf '%s round %d: fio %.0f IOPS %.4f flushes/fsync %s commits/fsync depth%% %s · fsynclab %.0f IOPS %.4f flushes/fsync %s commits/fsync depth %s · ratio %s\n' \
+                "$label" "$r" "$fio_iops" "$ff" "$cf" "$fio_depth" "$lab_iops" "$fl" "$cl" "$lab_depth" "$ratio"
         else
             printf '%s round %d: fio %.0f IOPS depth%% %s · fsynclab %.0f IOPS depth %s · ratio %s\n' \
                 "$label" "$r" "$fio_iops" "$fio_depth" "$lab_iops" "$lab_depth" "$ratio"

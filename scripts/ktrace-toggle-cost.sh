@@ -10,7 +10,7 @@
 # every CPU's `trace_pipe_raw` (READER=raw, the default, as fsynclab reads), or the text
 # `trace_pipe` (READER=text, fsynclab's fallback), or nothing (READER=none: the events' own cost).
 # Root. Environment: FSYNCLAB (binary, default target/release/fsynclab), GRPS (event groups,
-# default "sched block jbd"), READER (raw, text or none; NOREADER=1 means none), PERIOD (2),
+# default "sched block jbd"; the controls "reject" and "nofire" are described below), READER (raw, text or none; NOREADER=1 means none), PERIOD (2),
 # DUR (run seconds, 90), THREADS (4), BACKING_DEV (the loop image's disk as major:minor,
 # default that of /var/tmp).
 set -euo pipefail
@@ -47,7 +47,15 @@ for g in $G; do case $g in
     sched) add sched sched_switch '(prev_comm ~ "fsynclab-w*" && prev_state & 2) || next_comm ~ "fsynclab-w*"';;
     block) for e in block_rq_issue block_rq_complete; do add block $e "(dev == $dev || dev == $bdev) && rwbs ~ \"*F*\""; done;;
     jbd) for e in jbd2_start_commit jbd2_end_commit jbd2_run_stats; do add jbd2 $e "dev == $dev"; done;;
-    *) echo "GRPS: unknown group '$g' (sched, block, jbd)" >&2; exit 2;;
+    # Controls. reject: fsynclab's six events enabled with filters nothing passes (the
+    # tracepoints' and filters' cost, nothing written to the buffer). nofire: six xfs events
+    # that never fire while no xfs is mounted (what switching events on and off costs by itself).
+    reject) add sched sched_switch 'prev_pid == 0 && next_pid == 0'
+        for e in block_rq_issue block_rq_complete; do add block $e 'dev == 1'; done
+        for e in jbd2_start_commit jbd2_end_commit jbd2_run_stats; do add jbd2 $e 'dev == 1'; done;;
+    nofire) grep -qw xfs /proc/mounts && { echo "GRPS=nofire needs no xfs mounted" >&2; exit 2; }
+        for e in xfs_log_force xfs_log_regrant xfs_log_cil_wait xlog_iclog_sync xlog_iclog_write xfs_log_reserve; do add xfs $e 0; done;;
+    *) echo "GRPS: unknown group '$g' (sched, block, jbd; controls: reject, nofire)" >&2; exit 2;;
 esac; done
 : > "$work/events"
 if [ "$R" != none ]; then
