@@ -12,7 +12,9 @@
 # Root. Environment: FSYNCLAB (binary, default target/release/fsynclab), GRPS (event groups,
 # default "sched block jbd"; the controls "reject" and "nofire" are described below), READER (raw, text or none; NOREADER=1 means none), PERIOD (2),
 # DUR (run seconds, 90), THREADS (4), BACKING_DEV (the loop image's disk as major:minor,
-# default that of /var/tmp).
+# default that of /var/tmp), WIOPS (a slower device: the run's writes to the loop device are
+# throttled to WIOPS per second by a blkio cgroup, v1 `blkio.throttle.write_iops_device` or
+# v2 `io.max wiops=`; the fsyncs' own writes are charged to it, so each fsync waits longer).
 set -euo pipefail
 bin=${FSYNCLAB:-target/release/fsynclab}
 R=${READER:-raw}; [ -n "${NOREADER:-}" ] && R=none
@@ -26,6 +28,7 @@ cleanup() {
     set +e
     [ -n "$rpid" ] && { kill "$rpid"; wait "$rpid"; }
     [ -d "$I" ] && { echo 0 > "$I/tracing_on"; rmdir "$I"; }
+    [ -n "${cg:-}" ] && [ -d "$cg" ] && rmdir "$cg"
     mountpoint -q "$work/m" && umount "$work/m"
     [ -n "${loop:-}" ] && losetup -d "$loop"
     rm -rf "$work"
@@ -40,6 +43,21 @@ devt() { echo $(( ($1 << 20) | $2 )); }
 dev=$(devt $((16#$(stat -c %t "$loop"))) $((16#$(stat -c %T "$loop"))))
 back=${BACKING_DEV:-$(mountpoint -d "$(df --output=target /var/tmp | tail -1)")}
 bdev=$(devt "${back%%:*}" "${back##*:}")
+cg=
+if [ -n "${WIOPS:-}" ]; then
+    case $WIOPS in ''|*[!0-9]*|0) echo "WIOPS: '$WIOPS' is not a positive whole number" >&2; exit 2;; esac
+    mm="$((16#$(stat -c %t "$loop"))):$((16#$(stat -c %T "$loop")))"
+    if [ -d /sys/fs/cgroup/blkio ]; then
+        cg=/sys/fs/cgroup/blkio/fsynclab-toggle-$$; mkdir "$cg"
+        echo "$mm $WIOPS" > "$cg/blkio.throttle.write_iops_device"
+    elif grep -qw io /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+        echo +io > /sys/fs/cgroup/cgroup.subtree_control
+        cg=/sys/fs/cgroup/fsynclab-toggle-$$; mkdir "$cg"
+        echo "$mm wiops=$WIOPS" > "$cg/io.max"
+    else
+        echo "WIOPS: no blkio (v1) or io (v2) cgroup controller here" >&2; exit 2
+    fi
+fi
 mkdir "$I"; echo 4096 > "$I/buffer_size_kb"; echo mono > "$I/trace_clock"
 enables=()
 add() { echo "$3" > "$I/events/$1/$2/filter"; enables+=("$I/events/$1/$2/enable"); }
@@ -82,8 +100,10 @@ while True:
 ' "$R" "$I" "$work/events" & rpid=$!
 fi
 reader="$R, drained every 50 ms in SCHED_IDLE"; [ "$R" = none ] && reader=none
-echo "groups: $G; reader: $reader; load: $(uptime)"
-"$bin" --db "$work/db.sqlite" run --quiet --json --kernel-trace off --threads "$TH" \
+echo "groups: $G; reader: $reader; writes throttled: ${WIOPS:-no}; load: $(uptime)"
+inner=("$bin")
+[ -n "$cg" ] && inner=(sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$cg" "$bin")
+"${inner[@]}" --db "$work/db.sqlite" run --quiet --json --kernel-trace off --threads "$TH" \
     --set "duration_s=$D" --target "$work/m" > "$work/run.json" &
 runpid=$!
 state=0
