@@ -276,7 +276,13 @@ mod tests {
         );
         let e = open_dir(&dir.path().join("file"), me()).unwrap_err();
         assert!(
-            matches!(&e, WalkError::Io { errno: nix::Error::ENOTDIR, .. }),
+            matches!(
+                &e,
+                WalkError::Io {
+                    errno: nix::Error::ENOTDIR,
+                    ..
+                }
+            ),
             "{e:?}"
         );
     }

@@ -684,7 +684,11 @@ fn another_users_link_to_a_root_only_directory_is_not_a_target() {
         let out = run_as_root(None, &db, &target);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{}: {err}", target.display());
-        let named = format!("{} is a symbolic link made by uid {}", link.display(), user.uid);
+        let named = format!(
+            "{} is a symbolic link made by uid {}",
+            link.display(),
+            user.uid
+        );
         assert!(
             err.contains(&named) && err.contains("--target") && err.contains("as that user"),
             "{err}"
@@ -697,7 +701,10 @@ fn another_users_link_to_a_root_only_directory_is_not_a_target() {
     }
     // The same link as a fio job's directory= (the target when no --target is given).
     let job = dir.path().join("job.fio");
-    let text = format!("[a]\nrw=randwrite\nsize=64k\ndirectory={}\n", last.display());
+    let text = format!(
+        "[a]\nrw=randwrite\nsize=64k\ndirectory={}\n",
+        last.display()
+    );
     std::fs::write(&job, text).unwrap();
     let out = common::bare_cmd()
         .env_remove("SUDO_UID")
@@ -714,7 +721,10 @@ fn another_users_link_to_a_root_only_directory_is_not_a_target() {
         err.contains("directory= (line 4)") && err.contains("symbolic link made by uid"),
         "{err}"
     );
-    assert!(common::entries(&root_only).is_empty(), "measured via directory=");
+    assert!(
+        common::entries(&root_only).is_empty(),
+        "measured via directory="
+    );
 }
 
 /// What must keep working as root: a real directory another user owns (plain root measures

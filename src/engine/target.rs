@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::api::EngineError;
-use crate::pathwalk::WalkError;
 use super::dirfd::DirHandle;
 use super::target_error::TargetError;
+use crate::pathwalk::WalkError;
 
 /// Filesystems that are kernel interfaces, not storage, by mountinfo type name.
 pub const PSEUDO_FILESYSTEMS: &[&str] = &[

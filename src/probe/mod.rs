@@ -44,7 +44,9 @@ pub use sysfs::{
     SYSFS_ROOT, device_for_mount, device_for_mount_in, device_holding_file, no_device_reason,
     parse_active_scheduler, parse_sysfs_bool, read_attribute,
 };
-pub use system::{Machine, collect, collect_held, is_memory_fs, machine, read_blockstat, warnings_for};
+pub use system::{
+    Machine, collect, collect_held, is_memory_fs, machine, read_blockstat, warnings_for,
+};
 pub use virt::{VirtSigns, cpuid_hypervisor_signature, detect_virtualization};
 
 use serde::{Deserialize, Serialize};

@@ -145,7 +145,9 @@ fn collect_where(target: &Path, held: Option<BorrowedFd<'_>>) -> SystemInfo {
         .and_then(|dir| nix::sys::stat::fstat(dir).ok())
         .map(|st| device_numbers(st.st_dev));
     let canonical = match held {
-        Some(dir) => held_path(dir).ok_or_else(|| std::io::Error::other("no path for the held directory")),
+        Some(dir) => {
+            held_path(dir).ok_or_else(|| std::io::Error::other("no path for the held directory"))
+        }
         None => std::fs::canonicalize(target),
     };
     info.target = match canonical {
