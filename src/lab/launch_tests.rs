@@ -2,6 +2,7 @@
 //! way to the engine, and that `lab` alone sends `Finished`, once per stored run, on every
 //! way a run ends.
 
+use std::path::Path;
 use std::sync::mpsc;
 
 use super::*;

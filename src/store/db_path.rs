@@ -144,7 +144,6 @@ fn hand_over(dir: &OwnedFd, invoker: Invoker) -> nix::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::ffi::OsStr;
     use std::os::unix::fs::PermissionsExt as _;
 
     /// This process's own ids, as the invoker whose directories the walk accepts (the
