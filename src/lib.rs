@@ -30,6 +30,7 @@ pub mod gui;
 pub mod ktrace;
 pub mod lab;
 pub mod metrics;
+pub mod pathwalk;
 pub mod probe;
 pub mod report;
 pub mod scratch;

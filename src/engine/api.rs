@@ -151,8 +151,13 @@ impl CancelToken {
 pub struct RunContext {
     /// Store id of the run (names the scratch directory).
     pub run_id: i64,
-    /// The directory the scratch directory is created in.
+    /// The directory the scratch directory is created in (messages and records; see
+    /// `target_dir`).
     pub target: PathBuf,
+    /// The target as checked and held open by `engine::check_target`: when set, the run
+    /// uses this descriptor and never resolves `target` again. `None`: the engine checks
+    /// and opens `target` itself.
+    pub target_dir: Option<std::sync::Arc<std::os::fd::OwnedFd>>,
     /// Name of the run directory to create in `target` (`fsynclab-<digits>[-<digits>]`),
     /// recorded by the caller before the run; an existing one is an error. `None`: the
     /// engine picks `fsynclab-<run_id>`, or `-2`, `-3`... if that exists.
@@ -174,6 +179,7 @@ impl RunContext {
         Self {
             run_id,
             target,
+            target_dir: None,
             dir_name: None,
             allow_shared_target: false,
             keep_files: false,

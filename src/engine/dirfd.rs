@@ -17,6 +17,7 @@ use nix::sys::stat::{FileStat, Mode, SFlag, fstat, fstatat, mkdirat};
 use nix::unistd::{UnlinkatFlags, unlinkat};
 
 use super::api::EngineError;
+use crate::pathwalk::WalkError;
 
 /// Flags every directory of a run is opened with.
 const DIR_FLAGS: OFlag = OFlag::O_RDONLY
@@ -36,28 +37,47 @@ pub struct DirHandle {
 }
 
 impl DirHandle {
-    /// Opens `path` as a directory (`O_DIRECTORY|O_CLOEXEC`, following a symlink only in
-    /// `path` itself, as the user named it).
-    pub fn open(path: &Path) -> io::Result<DirHandle> {
-        let fd = nix::fcntl::open(
-            path,
-            OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
-            Mode::empty(),
-        )?;
+    /// Opens directory `path` and holds it. As root the path is walked from `/` one
+    /// component at a time ([`crate::pathwalk`]): a symbolic link on the way is followed
+    /// only when root or the invoking user (sudo's `SUDO_UID`) made it, so another user
+    /// cannot point root's files at a directory of their choice by planting a link; a
+    /// directory another user owns is still entered. [`DirHandle::path`] is then the real
+    /// path (no links, no `..`). As any other user the kernel resolves the path as named
+    /// (only that user's own rights are at stake).
+    pub fn open(path: &Path) -> Result<DirHandle, WalkError> {
+        let absolute = crate::pathwalk::absolute(path).map_err(|e| WalkError::Io {
+            path: path.to_path_buf(),
+            errno: nix::Error::from_raw(e.raw_os_error().unwrap_or(libc::EIO)),
+        })?;
+        if !nix::unistd::geteuid().is_root() {
+            let fd = nix::fcntl::open(
+                &absolute,
+                OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+                Mode::empty(),
+            )
+            .map_err(|errno| WalkError::Io {
+                path: path.to_path_buf(),
+                errno,
+            })?;
+            return Ok(DirHandle { fd, path: absolute });
+        }
+        let trusted = crate::probe::invoking_user_ids().map_or(0, |(uid, _)| uid);
+        let (path, fd) = crate::pathwalk::open_dir(&absolute, trusted)?;
+        Ok(DirHandle { fd, path })
+    }
+
+    /// A directory already held open (`fd`, reached as `path`): a new descriptor of the
+    /// same open directory, nothing resolved by path.
+    pub fn from_held(fd: &OwnedFd, path: &Path) -> io::Result<DirHandle> {
         Ok(DirHandle {
-            fd,
+            fd: fd.try_clone()?,
             path: path.to_path_buf(),
         })
     }
 
-    /// Opens an already resolved (canonical) directory path with `O_NOFOLLOW` as well: a
-    /// symlink put in place of its last component since it was resolved is refused.
-    pub fn open_resolved(canonical: &Path) -> io::Result<DirHandle> {
-        let fd = nix::fcntl::open(canonical, DIR_FLAGS, Mode::empty())?;
-        Ok(DirHandle {
-            fd,
-            path: canonical.to_path_buf(),
-        })
+    /// The descriptor, given up.
+    pub fn into_fd(self) -> OwnedFd {
+        self.fd
     }
 
     /// The descriptor.

@@ -61,7 +61,7 @@ pub use file::{
 pub(crate) use fileserver::open_files_per_client;
 pub use ring::{io_uring_problem, probe_io_uring, unavailable_reason, uses_io_uring};
 pub(crate) use scratch::check_target;
-pub use target::shared_writable;
+pub use target::{CheckedTarget, shared_writable};
 pub use target_error::TargetError;
 
 use std::sync::mpsc::Sender;
@@ -90,35 +90,42 @@ pub fn run_with<B: Backend>(
     cancel: &CancelToken,
 ) -> Result<RunResult, EngineError> {
     spec.validate()?;
-    let canonical = check_target(&ctx.target, ctx.allow_shared_target)?;
-    run_in_target(backend, spec, ctx, &canonical, events, cancel)
+    let target = check_target(&ctx.target, ctx.allow_shared_target)?.dir()?;
+    run_in_target(backend, spec, ctx, target, events, cancel)
 }
 
-/// Runs `spec` on real files in `ctx.target` when the caller has validated the spec and
-/// checked the target with [`check_target`] (`ctx.target` is its canonical path):
-/// `crate::lab` does both once per run, before the run is stored. The target is still
-/// opened once without following links and re-checked through its descriptor.
+/// Runs `spec` on real files in the target `crate::lab` checked with [`check_target`]
+/// and holds in `ctx.target_dir` (the spec validated too: both are done once per run,
+/// before the run is stored). The held directory is re-checked through its descriptor;
+/// without one, the target is checked and opened here.
 pub(crate) fn run_checked(
     spec: &WorkloadSpec,
     ctx: &RunContext,
     events: &Sender<EngineEvent>,
     cancel: &CancelToken,
 ) -> Result<RunResult, EngineError> {
-    run_in_target(&RealBackend, spec, ctx, &ctx.target, events, cancel)
+    let target = match &ctx.target_dir {
+        Some(fd) => DirHandle::from_held(fd, &ctx.target).map_err(|source| TargetError::Open {
+            path: ctx.target.clone(),
+            source,
+        })?,
+        None => check_target(&ctx.target, ctx.allow_shared_target)?.dir()?,
+    };
+    run_in_target(&RealBackend, spec, ctx, target, events, cancel)
 }
 
-/// The run in the checked target `canonical`. No `Finished` here: `crate::lab` sends it
+/// The run in the checked and opened `target`. No `Finished` here: `crate::lab` sends it
 /// once the result is stored.
 fn run_in_target<B: Backend>(
     backend: &B,
     spec: &WorkloadSpec,
     ctx: &RunContext,
-    canonical: &std::path::Path,
+    target: DirHandle,
     events: &Sender<EngineEvent>,
     cancel: &CancelToken,
 ) -> Result<RunResult, EngineError> {
     let (target, shared_warning) =
-        target::open_target(&ctx.target, canonical, ctx.allow_shared_target)?;
+        target::recheck_target(&ctx.target, target, ctx.allow_shared_target)?;
     let mut scratch = ScratchDir::create(target, ctx.run_id, ctx.dir_name.as_deref())?;
     let (dev, ino) = scratch.dev_ino();
     let _ = events.send(EngineEvent::RunDirCreated { dev, ino });

@@ -2,7 +2,7 @@
 //! target that turn errno values into messages naming the problem and the fix.
 
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use nix::sys::stat::FileStat;
@@ -10,49 +10,20 @@ use nix::sys::stat::FileStat;
 use super::api::EngineError;
 use super::dirfd::{self, DirHandle, is_run_dir_name};
 use super::failure::IoFailure;
+use super::target::CheckedTarget;
 use super::target_error::TargetError;
 use crate::spec::WorkloadKind;
 
-/// Checks that `target` exists, is a directory, is not on a pseudo filesystem (proc,
-/// sysfs, devtmpfs...), is writable and not on a read-only mount, and (unless
-/// `allow_shared`) is not writable by other users without the sticky bit. Returns the
-/// canonical path. The run then opens that path once (`O_DIRECTORY|O_NOFOLLOW`) and
-/// re-checks the filesystem type and the mode through the descriptor.
-pub fn check_target(target: &Path, allow_shared: bool) -> Result<PathBuf, EngineError> {
+/// Opens `target` once ([`DirHandle::open`]: as root, walked from `/` without following
+/// another user's link) and checks through that descriptor that it is a directory, not on
+/// a pseudo filesystem (proc, sysfs, devtmpfs...), writable and not on a read-only mount,
+/// and (unless `allow_shared`) not writable by other users without the sticky bit. The
+/// run and the probe then use the held directory; its path is never resolved again.
+pub fn check_target(target: &Path, allow_shared: bool) -> Result<CheckedTarget, EngineError> {
     #[cfg(test)]
     crate::test_hooks::bump(&crate::test_hooks::TARGET_CHECKS);
-    let path = target.to_path_buf();
-    let meta = std::fs::metadata(target).map_err(|source| match source.kind() {
-        io::ErrorKind::NotFound => TargetError::Missing { path, source },
-        io::ErrorKind::PermissionDenied => TargetError::Unreachable { path, source },
-        _ => TargetError::Inspect { path, source },
-    })?;
-    let path = target.to_path_buf();
-    if !meta.is_dir() {
-        return Err(TargetError::NotADirectory { path }.into());
-    }
-    let canonical =
-        std::fs::canonicalize(target).map_err(|source| TargetError::Resolve { path, source })?;
-    let path = target.to_path_buf();
-    super::target::refuse_pseudo_fs(target, &canonical)?;
-    if let Ok(stat) = nix::sys::statvfs::statvfs(&canonical)
-        && stat.flags().contains(nix::sys::statvfs::FsFlags::ST_RDONLY)
-    {
-        return Err(TargetError::ReadOnly { path }.into());
-    }
-    if nix::unistd::access(
-        &canonical,
-        nix::unistd::AccessFlags::W_OK | nix::unistd::AccessFlags::X_OK,
-    )
-    .is_err()
-    {
-        return Err(TargetError::NotWritable { path }.into());
-    }
-    let mode = std::os::unix::fs::PermissionsExt::mode(&meta.permissions());
-    if !allow_shared && super::target::shared_writable(mode) {
-        return Err(super::target::shared_target_error(target, mode).into());
-    }
-    Ok(canonical)
+    let dir = DirHandle::open(target).map_err(|e| super::target::walk_error(target, e))?;
+    super::target::check_opened(target, dir, allow_shared)
 }
 
 /// Free bytes available to this user on the filesystem holding `dir`.

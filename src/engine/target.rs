@@ -3,11 +3,15 @@
 //! without the sticky bit is refused unless `--allow-shared-target` says to go on (another
 //! user could rename the run directory away and put a symlink in its place).
 
-use std::path::Path;
+use std::io;
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::api::EngineError;
 use super::dirfd::DirHandle;
 use super::target_error::TargetError;
+use crate::pathwalk::WalkError;
 
 /// Filesystems that are kernel interfaces, not storage, by mountinfo type name.
 pub const PSEUDO_FILESYSTEMS: &[&str] = &[
@@ -84,21 +88,6 @@ pub fn pseudo_fs_error(shown: &Path, fs: &'static str) -> TargetError {
     }
 }
 
-/// Refuses `canonical` (a directory path) when it lies on a pseudo filesystem, by its
-/// mountinfo type and its statfs magic.
-pub fn refuse_pseudo_fs(shown: &Path, canonical: &Path) -> Result<(), EngineError> {
-    let mount_type = crate::probe::list_mounts().ok().and_then(|mounts| {
-        crate::probe::mount_for_path(&mounts, canonical).map(|m| m.fs_type.clone())
-    });
-    let magic = nix::sys::statfs::statfs(canonical)
-        .ok()
-        .map(|s| magic_of(&s));
-    match pseudo_fs(mount_type.as_deref(), magic) {
-        Some(fs) => Err(pseudo_fs_error(shown, fs).into()),
-        None => Ok(()),
-    }
-}
-
 /// Whether `mode` lets group or others write the directory without the sticky bit (so
 /// they may rename or delete entries they do not own).
 pub fn shared_writable(mode: u32) -> bool {
@@ -125,18 +114,108 @@ pub fn shared_target_warning(shown: &Path, mode: u32) -> String {
     )
 }
 
-/// Opens the checked target (`canonical`) once, and re-checks through the descriptor what
-/// the path checks saw: a directory, not on a pseudo filesystem, not shared-writable
-/// unless `allow_shared` (then with a warning).
-pub fn open_target(
+/// A target checked by [`super::check_target`] and held open: the run and the probe use
+/// this descriptor, never the path again (another user cannot swap a directory or a link
+/// on the way between the check and the use).
+#[derive(Clone, Debug)]
+pub struct CheckedTarget {
+    fd: Arc<OwnedFd>,
+    path: PathBuf,
+}
+
+impl CheckedTarget {
+    /// The target's real path when it was opened (no links, no `..`): for messages and
+    /// records only.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The held descriptor (for [`super::RunContext::target_dir`]).
+    pub fn held(&self) -> Arc<OwnedFd> {
+        Arc::clone(&self.fd)
+    }
+
+    /// A [`DirHandle`] of the held directory (a new descriptor of it).
+    pub fn dir(&self) -> Result<DirHandle, EngineError> {
+        DirHandle::from_held(&self.fd, &self.path).map_err(|source| {
+            TargetError::Open {
+                path: self.path.clone(),
+                source,
+            }
+            .into()
+        })
+    }
+}
+
+/// Why the walk to target `shown` stopped, worded as a target error.
+pub fn walk_error(shown: &Path, e: WalkError) -> TargetError {
+    let path = shown.to_path_buf();
+    match e {
+        WalkError::UntrustedLink { link, owner } => TargetError::ForeignLink { path, link, owner },
+        WalkError::TooManyLinks { .. } => TargetError::Resolve {
+            path,
+            source: io::Error::from_raw_os_error(libc::ELOOP),
+        },
+        WalkError::Io { errno, .. } => {
+            let source = io::Error::from(errno);
+            match errno {
+                nix::Error::ENOENT => TargetError::Missing { path, source },
+                nix::Error::EACCES => TargetError::Unreachable { path, source },
+                nix::Error::ENOTDIR => TargetError::NotADirectory { path },
+                _ => TargetError::Inspect { path, source },
+            }
+        }
+    }
+}
+
+/// Checks the opened target `dir` (reached as `shown`) through its descriptor: not on a
+/// pseudo filesystem, not read-only, writable by this user, not shared-writable unless
+/// `allow_shared`. Holds it as a [`CheckedTarget`].
+pub fn check_opened(
     shown: &Path,
-    canonical: &Path,
+    dir: DirHandle,
     allow_shared: bool,
-) -> Result<(DirHandle, Option<String>), EngineError> {
-    let dir = DirHandle::open_resolved(canonical).map_err(|source| TargetError::Open {
-        path: shown.to_path_buf(),
+) -> Result<CheckedTarget, EngineError> {
+    let path = shown.to_path_buf();
+    let st = dir.stat().map_err(|source| TargetError::Inspect {
+        path: path.clone(),
         source,
     })?;
+    let mount_type = crate::probe::list_mounts().ok().and_then(|mounts| {
+        crate::probe::mount_for_path(&mounts, dir.path()).map(|m| m.fs_type.clone())
+    });
+    let magic = nix::sys::statfs::fstatfs(dir.fd())
+        .ok()
+        .map(|s| magic_of(&s));
+    if let Some(fs) = pseudo_fs(mount_type.as_deref(), magic) {
+        return Err(pseudo_fs_error(shown, fs).into());
+    }
+    if let Ok(stat) = nix::sys::statvfs::fstatvfs(dir.fd())
+        && stat.flags().contains(nix::sys::statvfs::FsFlags::ST_RDONLY)
+    {
+        return Err(TargetError::ReadOnly { path }.into());
+    }
+    let access = nix::unistd::AccessFlags::W_OK | nix::unistd::AccessFlags::X_OK;
+    if nix::unistd::faccessat(dir.fd(), ".", access, nix::fcntl::AtFlags::empty()).is_err() {
+        return Err(TargetError::NotWritable { path }.into());
+    }
+    if !allow_shared && shared_writable(st.st_mode) {
+        return Err(shared_target_error(shown, st.st_mode).into());
+    }
+    let path = dir.path().to_path_buf();
+    Ok(CheckedTarget {
+        fd: Arc::new(dir.into_fd()),
+        path,
+    })
+}
+
+/// Re-checks the held target through its descriptor as the run starts: not on a pseudo
+/// filesystem, not shared-writable unless `allow_shared` (then with a warning).
+pub fn recheck_target(
+    shown: &Path,
+    dir: DirHandle,
+    allow_shared: bool,
+) -> Result<(DirHandle, Option<String>), EngineError> {
     let st = dir.stat().map_err(|source| TargetError::Inspect {
         path: shown.to_path_buf(),
         source,
@@ -176,16 +255,18 @@ mod tests {
 
     #[test]
     fn real_pseudo_targets_are_refused_with_the_fix() {
+        let check = |dir: &Path| super::super::check_target(dir, true);
         for (dir, fs) in [("/proc", "proc"), ("/sys", "sysfs")] {
             let shown = Path::new(dir);
-            let e = refuse_pseudo_fs(shown, shown).unwrap_err();
+            let e = check(shown).unwrap_err();
             let text = e.to_string();
             assert!(e.is_usage());
             assert!(
                 text.contains(fs) && text.contains("real filesystem"),
                 "{text}"
             );
-            let e = open_target(shown, shown, true).unwrap_err().to_string();
+            let opened = DirHandle::open(shown).unwrap();
+            let e = recheck_target(shown, opened, true).unwrap_err().to_string();
             assert!(e.contains(fs), "{e}");
         }
         // /dev is devtmpfs on most machines (tmpfs inside some containers).
@@ -193,11 +274,11 @@ mod tests {
         if crate::probe::mount_for_path(&mounts, Path::new("/dev"))
             .is_some_and(|m| m.fs_type == "devtmpfs")
         {
-            let e = refuse_pseudo_fs(Path::new("/dev"), Path::new("/dev")).unwrap_err();
+            let e = check(Path::new("/dev")).unwrap_err();
             assert!(e.to_string().contains("devtmpfs"), "{e}");
         }
         let ok = tempfile::tempdir().unwrap();
-        refuse_pseudo_fs(ok.path(), ok.path()).unwrap();
+        check(ok.path()).unwrap();
     }
 
     #[test]
@@ -209,7 +290,8 @@ mod tests {
         assert!(!shared_writable(0o040755));
         let dir = tempfile::tempdir().unwrap();
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
-        let e = open_target(dir.path(), dir.path(), false).unwrap_err();
+        let open = || DirHandle::open(dir.path()).unwrap();
+        let e = super::super::check_target(dir.path(), false).unwrap_err();
         let text = e.to_string();
         assert!(e.is_usage());
         assert!(
@@ -218,7 +300,10 @@ mod tests {
                 && text.contains("(allow_shared_target)"),
             "{text}"
         );
-        let (_, warning) = open_target(dir.path(), dir.path(), true).unwrap();
+        let e = recheck_target(dir.path(), open(), false).unwrap_err();
+        assert!(e.is_usage() && e.to_string().contains("0777"), "{e}");
+        assert!(super::super::check_target(dir.path(), true).is_ok());
+        let (_, warning) = recheck_target(dir.path(), open(), true).unwrap();
         let warning = warning.unwrap();
         assert!(
             warning.contains("not sticky")
@@ -227,7 +312,7 @@ mod tests {
             "labelled where shown, and no CLI flag in what the window shows too: {warning}"
         );
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o1777)).unwrap();
-        let (_, warning) = open_target(dir.path(), dir.path(), false).unwrap();
+        let (_, warning) = recheck_target(dir.path(), open(), false).unwrap();
         assert_eq!(warning, None, "sticky /tmp-like directories are fine");
     }
 }

@@ -44,6 +44,16 @@ pub enum TargetError {
         /// Why.
         source: io::Error,
     },
+    /// As root, a symbolic link on the way to the target was made by a user other than
+    /// root and the invoking one (see `crate::pathwalk`): not followed.
+    ForeignLink {
+        /// The target as given.
+        path: PathBuf,
+        /// The link.
+        link: PathBuf,
+        /// Its owner's uid.
+        owner: u32,
+    },
     /// The target is on a read-only mount.
     ReadOnly {
         /// The target as given.
@@ -157,6 +167,7 @@ impl TargetError {
             | Inspect { path, .. }
             | NotADirectory { path }
             | Resolve { path, .. }
+            | ForeignLink { path, .. }
             | ReadOnly { path }
             | NotWritable { path }
             | Shared { path, .. }
@@ -269,6 +280,15 @@ impl Worded for TargetError {
             Resolve { path, source } => {
                 format!("cannot resolve target {}: {source}", path.display())
             }
+            ForeignLink { path, link, owner } => format!(
+                "target {}: {} is a symbolic link made by uid {owner}, and fsynclab as root \
+                 follows only links made by root or by you (another user could point your run \
+                 at a directory of their choice); give the directory it leads to without the \
+                 link (if that is really where you want to measure) with {target}, or run \
+                 fsynclab as that user",
+                path.display(),
+                link.display()
+            ),
             ReadOnly { path } => format!(
                 "target {} is read-only (mounted ro); choose a writable directory",
                 path.display()

@@ -7,7 +7,6 @@
 //! canonicalised once, in [`launch`] (once per configuration for a matrix); the engine
 //! then opens that canonical path once and re-checks it through the descriptor.
 
-use std::path::PathBuf;
 use std::sync::mpsc::Sender;
 
 use crate::engine::{self, CancelToken, EngineError, EngineEvent};
@@ -328,8 +327,8 @@ pub fn launch(
 pub(super) struct Checked<'a> {
     /// The run request (label, tags, spec of the first run...).
     pub request: &'a RunRequest,
-    /// The target, checked and canonical.
-    pub target: PathBuf,
+    /// The target, checked and held open.
+    pub target: crate::engine::CheckedTarget,
     /// Runs per spec.
     pub repeat: u32,
     /// The sweep, for the experiment's name.

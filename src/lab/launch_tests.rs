@@ -2,6 +2,7 @@
 //! way to the engine, and that `lab` alone sends `Finished`, once per stored run, on every
 //! way a run ends.
 
+use std::path::Path;
 use std::sync::mpsc;
 
 use super::*;
@@ -144,7 +145,7 @@ fn an_engine_error_is_stored_as_failed_and_finishes_as_failed() {
     let e = run_one_with(
         &store,
         &request(dir.path()),
-        dir.path(),
+        &crate::engine::check_target(dir.path(), false).unwrap(),
         &tx,
         &CancelToken::new(),
         |_, _, _, _| {
@@ -172,7 +173,7 @@ fn a_result_the_store_refuses_is_handed_back_and_finishes_as_failed() {
     let e = run_one_with(
         &store,
         &request(dir.path()),
-        dir.path(),
+        &crate::engine::check_target(dir.path(), false).unwrap(),
         &tx,
         &CancelToken::new(),
         |spec, ctx, _, _| {

@@ -42,7 +42,7 @@ pub use series::{
 pub use sides::{SideSpec, compare_sides, load_side};
 pub use worded::{explains_cause, worded_error};
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::mpsc::Sender;
 use std::time::Duration;
 
@@ -194,12 +194,12 @@ pub fn execute(
     run_one(store, valid.launch().request(), &target, events, cancel)
 }
 
-/// Runs `request` (its spec validated) on `target` (checked and canonical, see
+/// Runs `request` (its spec validated) on `target` (checked and held open, see
 /// [`engine::check_target`]) and stores it.
 fn run_one(
     store: &Store,
     request: &RunRequest,
-    target: &Path,
+    target: &engine::CheckedTarget,
     events: &Sender<EngineEvent>,
     cancel: &CancelToken,
 ) -> Result<RunResult, LabError> {
@@ -228,7 +228,7 @@ impl Drop for FinishNotice<'_> {
 fn run_one_with(
     store: &Store,
     request: &RunRequest,
-    target: &Path,
+    target: &engine::CheckedTarget,
     events: &Sender<EngineEvent>,
     cancel: &CancelToken,
     engine_run: impl FnOnce(
@@ -246,7 +246,7 @@ fn run_one_with(
     let run_id = store.begin_run(&NewRun {
         spec: request.spec.clone(),
         system: system.clone(),
-        target: target.to_path_buf(),
+        target: target.path().to_path_buf(),
         label: request.label.clone(),
         tags: request.tags.clone(),
         experiment_id: request.experiment_id,
@@ -262,7 +262,7 @@ fn run_one_with(
         status: RunStatus::Failed,
     };
     // Recorded before the engine creates it, so a kill leaves a directory `clean` knows.
-    let dir_name = match store.plan_run_dir(run_id, target, request.keep_files) {
+    let dir_name = match store.plan_run_dir(run_id, target.path(), request.keep_files) {
         Ok(name) => name,
         Err(e) => {
             let _ = store.fail_run(run_id, &e.to_string());
@@ -271,7 +271,8 @@ fn run_one_with(
     };
     let ctx = RunContext {
         run_id,
-        target: target.to_path_buf(),
+        target: target.path().to_path_buf(),
+        target_dir: Some(target.held()),
         dir_name: Some(dir_name.clone()),
         allow_shared_target: request.allow_shared_target,
         keep_files: request.keep_files,
@@ -302,7 +303,7 @@ fn run_one_with(
         Tracing::On(session) => session.finish(outcome.as_ref().map_or(0, |r| r.syncs)),
         Tracing::Off(off) => *off,
     };
-    note_dir_removed(store, run_id, &ctx.target, &dir_name, request.keep_files);
+    note_dir_removed(store, run_id, target, &dir_name, request.keep_files);
     let mut result = match outcome {
         Ok(result) => result,
         Err(e) => {
@@ -337,10 +338,11 @@ fn run_one_with(
     }
 }
 
-/// What the probe finds for `target`, with the clock source and, on a scratch
-/// filesystem, its full recipe.
-fn probe_system(target: &Path) -> probe::SystemInfo {
-    let mut system = probe::collect(target);
+/// What the probe finds for the held `target` (its device from the descriptor), with the
+/// clock source and, on a scratch filesystem, its full recipe.
+fn probe_system(checked: &engine::CheckedTarget) -> probe::SystemInfo {
+    let target = checked.path();
+    let mut system = probe::collect_held(&checked.held(), target);
     system.clock_source = Some(engine::clock_source().to_string());
     // A run on a scratch filesystem records its full recipe (fs, mkfs and mount options,
     // backing, image size, loop direct I/O), so comparisons show exactly what differed.
@@ -361,11 +363,18 @@ fn probe_system(target: &Path) -> probe::SystemInfo {
 
 /// Records that the run's directory is gone once the engine removed it (never for
 /// `--keep`); a directory left behind stays recorded for `fsynclab clean`.
-fn note_dir_removed(store: &Store, run_id: i64, target: &Path, name: &str, keep: bool) {
+fn note_dir_removed(
+    store: &Store,
+    run_id: i64,
+    target: &engine::CheckedTarget,
+    name: &str,
+    keep: bool,
+) {
+    let flags = nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW;
     if !keep
         && matches!(
-            std::fs::symlink_metadata(target.join(name)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound
+            nix::sys::stat::fstatat(target.held().as_ref(), name, flags),
+            Err(nix::Error::ENOENT)
         )
     {
         let _ = store.mark_dir_removed(run_id);

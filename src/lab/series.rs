@@ -156,7 +156,7 @@ pub(super) fn run_series(
     let (request, repeat) = (run.request, run.repeat);
     // Refused input (too few file descriptors, O_DIRECT misaligned...) fails here, before
     // the experiment is created.
-    let system = crate::probe::collect(&run.target);
+    let system = crate::probe::collect_held(&run.target.held(), run.target.path());
     for spec in specs {
         super::preflight(spec, &system)?;
     }

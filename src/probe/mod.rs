@@ -28,7 +28,8 @@ pub use kernel_settings_read::{
     read_kernel_settings, read_kernel_settings_in,
 };
 pub use mountinfo::{
-    MOUNTINFO_PATH, list_mounts, merged_options, mount_for_path, parse_mountinfo, unescape_octal,
+    MOUNTINFO_PATH, list_mounts, merged_options, mount_for_device, mount_for_path, parse_mountinfo,
+    unescape_octal,
 };
 pub use noise::{Pressure, QuietOutcome, measure_cpu_busy, read_pressure, wait_for_quiet};
 pub use settle::{
@@ -43,7 +44,9 @@ pub use sysfs::{
     SYSFS_ROOT, device_for_mount, device_for_mount_in, device_holding_file, no_device_reason,
     parse_active_scheduler, parse_sysfs_bool, read_attribute,
 };
-pub use system::{Machine, collect, is_memory_fs, machine, read_blockstat, warnings_for};
+pub use system::{
+    Machine, collect, collect_held, is_memory_fs, machine, read_blockstat, warnings_for,
+};
 pub use virt::{VirtSigns, cpuid_hypervisor_signature, detect_virtualization};
 
 use serde::{Deserialize, Serialize};

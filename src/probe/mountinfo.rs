@@ -153,6 +153,26 @@ pub fn mount_for_path<'a>(mounts: &'a [MountInfo], canonical_path: &Path) -> Opt
     best.map(|(_, mount)| mount)
 }
 
+/// The mount a directory with device numbers `dev` (its `fstat`) and real path
+/// `real_path` is on: among the mounts of that device, the one whose mount point is the
+/// longest prefix of the path ([`mount_for_path`] among them). When no mount shows that
+/// device (a btrfs subvolume reports its own), [`mount_for_path`] over all.
+pub fn mount_for_device<'a>(
+    mounts: &'a [MountInfo],
+    dev: (u32, u32),
+    real_path: &Path,
+) -> Option<&'a MountInfo> {
+    let same: Vec<MountInfo> = mounts
+        .iter()
+        .filter(|m| (m.major, m.minor) == dev)
+        .cloned()
+        .collect();
+    match mount_for_path(&same, real_path) {
+        Some(found) => mounts.iter().find(|m| m.mount_id == found.mount_id),
+        None => mount_for_path(mounts, real_path),
+    }
+}
+
 /// Mount and superblock options as one list, each option once (`rw,relatime,ssd,...`).
 pub fn merged_options(mount_options: &str, super_options: &str) -> String {
     let mut seen: Vec<&str> = Vec::new();
@@ -259,6 +279,23 @@ mod tests {
         assert_eq!(find("/mnt/nfs/a"), Some(42));
         assert_eq!(find("/mnt/a\\b/c"), Some(43));
         assert_eq!(mount_for_path(&[], Path::new("/x")), None);
+    }
+
+    #[test]
+    fn mount_for_device_prefers_the_held_directorys_device() {
+        let mounts = parse_mountinfo(SYNTHETIC).expect("parses");
+        let find = |dev: (u32, u32), path: &str| {
+            mount_for_device(&mounts, dev, Path::new(path)).map(|m| m.mount_id)
+        };
+        // The held directory is on the root filesystem, below a path another filesystem
+        // was mounted over since it was opened: the root mount, not the one on top.
+        let root = &mounts[0];
+        assert_eq!(find((root.major, root.minor), "/home/user/t"), Some(1));
+        assert_eq!(find((0, 45), "/home/user/t"), Some(36));
+        // Two mounts of one device: the longest prefix of the path among them.
+        assert_eq!(find((0, 53), "/tmp/run"), Some(44));
+        // A device no mount shows (a btrfs subvolume's own): by path, as before.
+        assert_eq!(find((0, 999), "/home/user/t"), Some(36));
     }
 
     #[test]

@@ -1,11 +1,12 @@
 //! [`collect`]: everything recorded about where a run happens. Never fails: what cannot be
 //! read stays `None` and, when it matters for reading the results, becomes a warning.
 
+use std::os::fd::{AsFd, AsRawFd as _, BorrowedFd};
 use std::path::{Path, PathBuf};
 
 use super::{
     BlockStat, DeviceInfo, MountInfo, ProbeError, SystemInfo, device_for_mount, list_mounts,
-    mount_for_path,
+    mount_for_device, mount_for_path,
 };
 
 /// Whether `fs_type` keeps its data in memory only, so fsync and fdatasync persist nothing.
@@ -95,7 +96,18 @@ pub fn warnings_for(mount: &MountInfo, device: Option<&DeviceInfo>) -> Vec<Strin
 /// shape fsync. Never fails: unknown values stay `None`, and a missing mount or device is
 /// explained in `device_note`.
 pub fn collect(target: &Path) -> SystemInfo {
-    let mut info = collect_where(target);
+    with_kernel_settings(collect_where(target, None))
+}
+
+/// [`collect`] for a target directory held open (`dir`, reached as `target`): the mount
+/// and device are found from the descriptor (`fstat`'s device; the path the kernel gives
+/// the open directory), never by resolving `target` again, so a directory swapped on the
+/// way after the target was opened cannot make the probe describe another device.
+pub fn collect_held(dir: &impl AsFd, target: &Path) -> SystemInfo {
+    with_kernel_settings(collect_where(target, Some(dir.as_fd())))
+}
+
+fn with_kernel_settings(mut info: SystemInfo) -> SystemInfo {
     info.kernel_settings = Some(super::read_kernel_settings(
         info.kernel_release.as_deref(),
         info.device.as_ref(),
@@ -104,8 +116,15 @@ pub fn collect(target: &Path) -> SystemInfo {
     info
 }
 
-/// The machine, mount and device part of [`collect`].
-fn collect_where(target: &Path) -> SystemInfo {
+/// The path the kernel gives open directory `dir` now (its `/proc/self/fd` link).
+fn held_path(dir: BorrowedFd<'_>) -> Option<PathBuf> {
+    let link = format!("/proc/self/fd/{}", dir.as_raw_fd());
+    let path = PathBuf::from(nix::fcntl::readlink(link.as_str()).ok()?);
+    path.is_absolute().then_some(path)
+}
+
+/// The machine, mount and device part of [`collect`] ([`collect_held`] with `held`).
+fn collect_where(target: &Path, held: Option<BorrowedFd<'_>>) -> SystemInfo {
     let mut info = SystemInfo {
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
         hostname: nix::unistd::gethostname()
@@ -122,7 +141,16 @@ fn collect_where(target: &Path) -> SystemInfo {
         info.kernel_release = Some(uname.release().to_string_lossy().into_owned());
         info.kernel_version = Some(uname.version().to_string_lossy().into_owned());
     }
-    info.target = match std::fs::canonicalize(target) {
+    let held_dev = held
+        .and_then(|dir| nix::sys::stat::fstat(dir).ok())
+        .map(|st| device_numbers(st.st_dev));
+    let canonical = match held {
+        Some(dir) => {
+            held_path(dir).ok_or_else(|| std::io::Error::other("no path for the held directory"))
+        }
+        None => std::fs::canonicalize(target),
+    };
+    info.target = match canonical {
         Ok(canonical) => canonical,
         Err(error) => {
             info.warnings.push(format!(
@@ -139,7 +167,11 @@ fn collect_where(target: &Path) -> SystemInfo {
             return info;
         }
     };
-    let Some(mount) = mount_for_path(&mounts, &info.target).cloned() else {
+    let mount = match held_dev {
+        Some(dev) => mount_for_device(&mounts, dev, &info.target),
+        None => mount_for_path(&mounts, &info.target),
+    };
+    let Some(mount) = mount.cloned() else {
         info.device_note = Some(format!("no mount found for {}", info.target.display()));
         return info;
     };
@@ -164,6 +196,13 @@ fn collect_where(target: &Path) -> SystemInfo {
         .extend(warnings_for(&mount, info.device.as_ref()));
     info.mount = Some(mount);
     info
+}
+
+/// A `dev_t`'s major and minor numbers, as mountinfo shows them.
+#[allow(clippy::useless_conversion)]
+fn device_numbers(dev: libc::dev_t) -> (u32, u32) {
+    let (major, minor) = (libc::major(dev), libc::minor(dev));
+    (u32::from(major), u32::from(minor))
 }
 
 fn absolute_or_given(target: &Path) -> PathBuf {

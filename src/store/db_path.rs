@@ -18,64 +18,27 @@
 //! only into a directory of the invoking user's own (as outputs are written with their
 //! rights), and a plain root keeps it in root's directories.
 
-use std::ffi::OsString;
 use std::os::fd::{AsFd, OwnedFd};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
-use nix::fcntl::{AtFlags, OFlag, open, openat, readlinkat};
-use nix::sys::stat::{FileStat, Mode, SFlag, fstat, fstatat, mkdirat};
+use nix::sys::stat::{Mode, SFlag, fstat, mkdirat};
 use nix::unistd::{Gid, Uid, fchown};
 
 use super::StoreError;
-
-/// Directories on the way: never through a link (links are read and checked apart).
-const DIR_FLAGS: OFlag = OFlag::O_DIRECTORY
-    .union(OFlag::O_NOFOLLOW)
-    .union(OFlag::O_RDONLY)
-    .union(OFlag::O_CLOEXEC);
-
-/// Links followed on one path at most (the kernel's own limit).
-const MAX_LINKS: usize = 40;
+use crate::pathwalk::{Walk, WalkError, kind_of};
 
 /// Whose directories an explicit database may be kept in: the invoking user's under sudo
 /// (uid, primary gid; directories fsynclab makes on the way are handed to them), root's
 /// otherwise (`None`).
 pub type Invoker = Option<(u32, u32)>;
 
-/// The components still to walk, last first (a stack), from `path`'s own components.
-fn stack_of(path: &Path) -> Vec<OsString> {
-    let mut parts: Vec<OsString> = path
-        .components()
-        .filter_map(|c| match c {
-            Component::Normal(name) => Some(name.to_os_string()),
-            Component::ParentDir => Some(OsString::from("..")),
-            Component::RootDir | Component::CurDir | Component::Prefix(_) => None,
-        })
-        .collect();
-    parts.reverse();
-    parts
-}
-
-/// The real path of a walked chain of directory names below `/`.
-fn real_path(chain: &[(OsString, OwnedFd)]) -> PathBuf {
-    let mut path = PathBuf::from("/");
-    for (name, _) in chain {
-        path.push(name);
-    }
-    path
-}
-
-fn kind_of(st: &FileStat) -> SFlag {
-    SFlag::from_bits_truncate(st.st_mode & SFlag::S_IFMT.bits())
-}
-
 /// As root: walks `path` from `/` (relative to the current directory when relative)
-/// without following a link that neither root nor the invoker made, checks every
-/// directory reached (see the module documentation), makes missing directories (mode
-/// 0755, handed to the invoker under sudo), holds the database's directory open and
-/// anchors it. Returns the path SQLite must be given: absolute, without links or `..`,
-/// never read as an SQLite `file:` URI. An unsafe path is refused before anything is made
-/// in an unsafe directory.
+/// without following a link that neither root nor the invoker made
+/// ([`crate::pathwalk`]), checks every directory reached (see the module documentation),
+/// makes missing directories (mode 0755, handed to the invoker under sudo), holds the
+/// database's directory open and anchors it. Returns the path SQLite must be given:
+/// absolute, without links or `..`, never read as an SQLite `file:` URI. An unsafe path
+/// is refused before anything is made in an unsafe directory.
 pub fn anchor_database(path: &Path, invoker: Invoker) -> Result<PathBuf, StoreError> {
     let uid = invoker.map_or(0, |(uid, _)| uid);
     let refuse = |dir: &Path, why: String| StoreError::UnsafeDirectory {
@@ -83,70 +46,41 @@ pub fn anchor_database(path: &Path, invoker: Invoker) -> Result<PathBuf, StoreEr
         dir: dir.to_path_buf(),
         why,
     };
-    let absolute = if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        let cwd = std::env::current_dir()
-            .map_err(|e| refuse(Path::new("."), format!("the current directory: {e}")))?;
-        cwd.join(path)
-    };
-    let root =
-        open("/", DIR_FLAGS, Mode::empty()).map_err(|e| refuse(Path::new("/"), e.to_string()))?;
-    check_dir(&root, uid, false).map_err(|why| refuse(Path::new("/"), why))?;
-    let mut pending = stack_of(&absolute);
-    let mut chain: Vec<(OsString, OwnedFd)> = Vec::new();
-    let mut links = 0;
-    let file_name = loop {
-        let Some(name) = pending.pop() else {
-            return Err(refuse(
-                &real_path(&chain),
-                "the path names a directory, not a database file".into(),
-            ));
-        };
-        if name == ".." {
-            chain.pop();
-            continue;
+    // Named by the directory the walk stopped in (the link's, for a link).
+    let walked = |e: WalkError| match &e {
+        WalkError::Io { path, errno } => refuse(path, errno.to_string()),
+        WalkError::UntrustedLink { link: at, .. } | WalkError::TooManyLinks { at } => {
+            refuse(at.parent().unwrap_or(Path::new("/")), e.to_string())
         }
-        let here = real_path(&chain);
-        let cur = chain.last().map_or(&root, |(_, fd)| fd);
-        let is_file = pending.is_empty();
-        match fstatat(cur.as_fd(), name.as_os_str(), AtFlags::AT_SYMLINK_NOFOLLOW) {
-            Ok(st) if kind_of(&st) == SFlag::S_IFLNK => {
-                let link = here.join(&name);
-                if st.st_uid != 0 && st.st_uid != uid {
-                    return Err(refuse(
-                        &here,
-                        format!(
-                            "{} is a symbolic link made by uid {}",
-                            link.display(),
-                            st.st_uid
-                        ),
-                    ));
-                }
-                links += 1;
-                if links > MAX_LINKS {
-                    return Err(refuse(&here, "too many symbolic links on the way".into()));
-                }
-                let target = readlinkat(cur.as_fd(), name.as_os_str())
-                    .map_err(|e| refuse(&here, format!("{}: {e}", link.display())))?;
-                let target = PathBuf::from(target);
-                if target.is_absolute() {
-                    chain.clear();
-                }
-                pending.extend(stack_of(&target));
-                continue;
+    };
+    let absolute = crate::pathwalk::absolute(path)
+        .map_err(|e| refuse(Path::new("."), format!("the current directory: {e}")))?;
+    let mut walk = Walk::new(&absolute, uid).map_err(walked)?;
+    check_dir(walk.cur(), uid, false).map_err(|why| refuse(Path::new("/"), why))?;
+    let file_name = loop {
+        let step = match walk.next_step() {
+            Ok(Some(step)) => step,
+            Ok(None) => {
+                return Err(refuse(
+                    &walk.here(),
+                    "the path names a directory, not a database file".into(),
+                ));
             }
-            Ok(_) if is_file => break name,
-            Err(nix::Error::ENOENT) if is_file => break name,
+            Err(e) => return Err(walked(e)),
+        };
+        let here = walk.here();
+        let name = step.name;
+        match step.stat {
+            Ok(_) if step.is_last => break name,
+            Err(nix::Error::ENOENT) if step.is_last => break name,
             Ok(_) => {}
             Err(nix::Error::ENOENT) => match mkdirat(
-                cur.as_fd(),
+                walk.cur(),
                 name.as_os_str(),
                 Mode::from_bits_truncate(0o755),
             ) {
                 Ok(()) => {
-                    let made = openat(cur.as_fd(), name.as_os_str(), DIR_FLAGS, Mode::empty())
-                        .map_err(|e| refuse(&here.join(&name), e.to_string()))?;
+                    let made = walk.open_dir(&name).map_err(walked)?;
                     hand_over(&made, invoker)
                         .map_err(|e| refuse(&here.join(&name), e.to_string()))?;
                 }
@@ -155,22 +89,18 @@ pub fn anchor_database(path: &Path, invoker: Invoker) -> Result<PathBuf, StoreEr
             },
             Err(e) => return Err(refuse(&here.join(&name), e.to_string())),
         }
-        let next =
-            openat(cur.as_fd(), name.as_os_str(), DIR_FLAGS, Mode::empty()).map_err(|e| {
-                refuse(
-                    &here.join(&name),
-                    format!("{e} (not a directory, or swapped for a link)"),
-                )
-            })?;
-        check_dir(&next, uid, false).map_err(|why| refuse(&here.join(&name), why))?;
-        chain.push((name, next));
+        let next = walk.open_dir(&name).map_err(|e| match e {
+            WalkError::Io { path, errno } => refuse(
+                &path,
+                format!("{errno} (not a directory, or swapped for a link)"),
+            ),
+            e => walked(e),
+        })?;
+        check_dir(next.as_fd(), uid, false).map_err(|why| refuse(&here.join(&name), why))?;
+        walk.enter(name, next);
     };
-    let dir = real_path(&chain);
-    let held = match chain.pop() {
-        Some((_, fd)) => fd,
-        None => root,
-    };
-    check_dir(&held, uid, true).map_err(|why| refuse(&dir, why))?;
+    let (dir, held) = walk.finish();
+    check_dir(held.as_fd(), uid, true).map_err(|why| refuse(&dir, why))?;
     let database = dir.join(&file_name);
     super::anchor_dir(&dir, held)
         .map_err(|e| refuse(&dir, format!("cannot be held open for SQLite: {}", e.why)))?;
@@ -178,8 +108,8 @@ pub fn anchor_database(path: &Path, invoker: Invoker) -> Result<PathBuf, StoreEr
 }
 
 /// [`crate::probe::safe_dir`] on an opened directory: `last` is the database's own.
-fn check_dir(dir: &OwnedFd, uid: u32, last: bool) -> Result<(), String> {
-    let st = fstat(dir.as_fd()).map_err(|e| e.to_string())?;
+fn check_dir(dir: std::os::fd::BorrowedFd<'_>, uid: u32, last: bool) -> Result<(), String> {
+    let st = fstat(dir).map_err(|e| e.to_string())?;
     if kind_of(&st) != SFlag::S_IFDIR {
         return Err("it is not a directory".into());
     }
@@ -214,16 +144,7 @@ fn hand_over(dir: &OwnedFd, invoker: Invoker) -> nix::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::ffi::OsStr;
     use std::os::unix::fs::PermissionsExt as _;
-
-    #[test]
-    fn components_are_walked_in_order_with_dotdot_kept() {
-        let stack = stack_of(Path::new("/a/./b/../c.sqlite"));
-        let order: Vec<&OsStr> = stack.iter().rev().map(OsString::as_os_str).collect();
-        assert_eq!(order, ["a", "b", "..", "c.sqlite"].map(OsStr::new));
-        assert!(stack_of(Path::new("/")).is_empty());
-    }
 
     /// This process's own ids, as the invoker whose directories the walk accepts (the
     /// walk itself runs as any user; fsynclab calls it as root).
