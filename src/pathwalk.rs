@@ -16,7 +16,7 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Component, Path, PathBuf};
 
 use nix::fcntl::{AtFlags, OFlag, open, openat, readlinkat};
-use nix::sys::stat::{FileStat, Mode, SFlag, fstatat};
+use nix::sys::stat::{FileStat, Mode, SFlag, fstat, fstatat};
 
 /// Directories on the way: never through a link (links are read and checked apart).
 pub const DIR_FLAGS: OFlag = OFlag::O_DIRECTORY
@@ -149,7 +149,7 @@ impl Walk {
             }
             let stat = fstatat(self.cur(), name.as_os_str(), AtFlags::AT_SYMLINK_NOFOLLOW);
             match stat {
-                Ok(st) if kind_of(&st) == SFlag::S_IFLNK => self.follow(&name, st.st_uid)?,
+                Ok(st) if kind_of(&st) == SFlag::S_IFLNK => self.follow(name)?,
                 stat => {
                     let is_last = self.pending.is_empty();
                     return Ok(Some(Step {
@@ -162,18 +162,38 @@ impl Walk {
         }
     }
 
-    /// Puts link `name` (owned by `owner`) of the current directory's target in its place.
-    fn follow(&mut self, name: &OsString, owner: u32) -> Result<(), WalkError> {
-        let link = self.here().join(name);
-        if owner != 0 && owner != self.trusted {
-            return Err(WalkError::UntrustedLink { link, owner });
-        }
+    /// Puts link `name` of the current directory's target in its place, if root or the
+    /// trusted user made it. The link is opened once (`O_PATH|O_NOFOLLOW`) and its owner and
+    /// its target are both read from that descriptor, so a link swapped in between the check
+    /// and the read (a rename in a directory the user owns) is never the one followed.
+    fn follow(&mut self, name: OsString) -> Result<(), WalkError> {
+        let link = self.here().join(&name);
+        let io = |errno| WalkError::Io {
+            path: link.clone(),
+            errno,
+        };
+        let flags = OFlag::O_PATH | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+        let fd = openat(self.cur(), name.as_os_str(), flags, Mode::empty()).map_err(io)?;
+        let st = fstat(fd.as_fd()).map_err(io)?;
         self.links += 1;
         if self.links > MAX_LINKS {
             return Err(WalkError::TooManyLinks { at: link });
         }
-        let target = readlinkat(self.cur(), name.as_os_str())
-            .map_err(|errno| WalkError::Io { path: link, errno })?;
+        if kind_of(&st) != SFlag::S_IFLNK {
+            // Swapped for something else since it was looked at: look again.
+            self.pending.push(name);
+            return Ok(());
+        }
+        if st.st_uid != 0 && st.st_uid != self.trusted {
+            return Err(WalkError::UntrustedLink {
+                link,
+                owner: st.st_uid,
+            });
+        }
+        #[cfg(test)]
+        tests::after_link_check();
+        // An empty path reads the link the O_PATH descriptor holds (Linux 2.6.39+).
+        let target = readlinkat(fd.as_fd(), "").map_err(io)?;
         let target = PathBuf::from(target);
         if target.is_absolute() {
             self.chain.clear();
@@ -235,8 +255,21 @@ pub fn open_dir(path: &Path, trusted: u32) -> Result<(PathBuf, OwnedFd), WalkErr
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::cell::RefCell;
     use std::ffi::OsStr;
     use std::os::unix::fs::symlink;
+
+    thread_local! {
+        static AFTER_LINK_CHECK: RefCell<Option<Box<dyn FnOnce()>>> = RefCell::new(None);
+    }
+
+    /// Called by [`Walk::follow`] between a link's owner check and the read of its target:
+    /// the instant a user racing root would swap the link.
+    pub(super) fn after_link_check() {
+        if let Some(swap) = AFTER_LINK_CHECK.with(|h| h.borrow_mut().take()) {
+            swap();
+        }
+    }
 
     #[test]
     fn components_are_walked_in_order_with_dotdot_kept() {
@@ -318,5 +351,42 @@ mod tests {
         );
         // The trusted user's own link is followed.
         assert!(open_dir(&link, 65534).is_ok());
+    }
+
+    #[test]
+    fn a_link_swapped_after_its_check_is_not_the_one_followed() {
+        if !nix::unistd::geteuid().is_root() {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "needs root (lchown) and CI=true forbids skipping"
+            );
+            eprintln!(
+                "skipping a_link_swapped_after_its_check_is_not_the_one_followed: needs root"
+            );
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir(base.join("real")).unwrap();
+        std::fs::create_dir(base.join("secret")).unwrap();
+        // Root's own link, and one another user made, ready to be renamed over it.
+        symlink("real", base.join("l")).unwrap();
+        symlink("secret", base.join("evil")).unwrap();
+        std::os::unix::fs::lchown(base.join("evil"), Some(65534), Some(65534)).unwrap();
+        let (from, to) = (base.join("evil"), base.join("l"));
+        AFTER_LINK_CHECK.with(|h| {
+            *h.borrow_mut() = Some(Box::new(move || std::fs::rename(&from, &to).unwrap()));
+        });
+        let got = open_dir(&base.join("l"), 0);
+        assert!(
+            AFTER_LINK_CHECK.with(|h| h.borrow().is_none()),
+            "the swap never ran"
+        );
+        let (path, _fd) = got.unwrap();
+        assert_eq!(
+            path,
+            base.join("real"),
+            "followed the link swapped in after the check"
+        );
     }
 }
