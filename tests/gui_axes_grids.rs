@@ -10,7 +10,7 @@ use std::path::Path;
 
 use egui::Role;
 use egui_kittest::Harness;
-use egui_kittest::kittest::{NodeT, Queryable};
+use egui_kittest::kittest::Queryable;
 use fsynclab::gui::{LabApp, Tab};
 use fsynclab::metrics::{GroupCommitStats, LatencyHistogram, OpStats, RunResult};
 use fsynclab::probe::SystemInfo;
@@ -67,7 +67,11 @@ fn compare_latency_axes_name_the_unit_above_20_ms() {
     // Sync latencies of 25 to 120 ms on one side, 5 ms on the other (compare.png's sync
     // plot lost its readable labels past 20 ms).
     for _ in 0..2 {
-        store(&db, "slow", &scripted(vec![25_000_000, 60_000_000, 120_000_000]));
+        store(
+            &db,
+            "slow",
+            &scripted(vec![25_000_000, 60_000_000, 120_000_000]),
+        );
         store(&db, "fast", &scripted(vec![5_000_000]));
     }
     // Tall enough to draw every plot without scrolling.
@@ -184,8 +188,7 @@ fn grouplog_figures_sit_in_grid_cells_in_order() {
         let label = cell(&h, name);
         let value_rect = if name == "Commits" {
             // "553 (550.2/s)": the rate depends on the scripted run's wall time.
-            h.get_all_by_role(Role::Label)
-                .filter(|n| n.label().is_some_and(|l| l.starts_with("553 (")))
+            h.query_all_by_label_contains("553 (")
                 .map(|n| n.rect())
                 .next()
                 .expect("no commit count cell")
@@ -198,7 +201,10 @@ fn grouplog_figures_sit_in_grid_cells_in_order() {
             (label.center().y - value_rect.center().y).abs() < 3.0,
             "{value:?} is not on the {name:?} row: {label:?} {value_rect:?}"
         );
-        assert!(value_rect.left() > label.right(), "{value:?} not right of {name:?}");
+        assert!(
+            value_rect.left() > label.right(),
+            "{value:?} not right of {name:?}"
+        );
         let x = *value_x.get_or_insert(value_rect.left());
         assert!(
             (value_rect.left() - x).abs() < 0.5,
@@ -214,5 +220,8 @@ fn grouplog_figures_sit_in_grid_cells_in_order() {
     for heading in [per_sec, p50] {
         assert!(heading.center().y < commit.center().y);
     }
-    assert!(h.query_by_label_contains("max latency of any operation").is_some());
+    assert!(
+        h.query_by_label_contains("max latency of any operation")
+            .is_some()
+    );
 }

@@ -151,10 +151,7 @@ mod tests {
     fn axis_labels_name_the_measure_and_the_unit() {
         let ms = LatencyUnit::for_max_us(28_000.0);
         assert_eq!(ms.axis_label("latency"), "latency (ms)");
-        assert_eq!(
-            LatencyUnit::Seconds.axis_label("sync p99"),
-            "sync p99 (s)"
-        );
+        assert_eq!(LatencyUnit::Seconds.axis_label("sync p99"), "sync p99 (s)");
         assert_eq!(
             LatencyUnit::Micros.axis_label("sync latency"),
             "sync latency (µs)"
@@ -195,7 +192,10 @@ mod tests {
     #[test]
     fn a_4_to_30_ms_axis_gets_5_10_and_20_ms_marks() {
         let ms = LatencyUnit::Millis;
-        let got: Vec<String> = marks(3.6, 4.5).iter().map(|m| ms.log_tick(m.value)).collect();
+        let got: Vec<String> = marks(3.6, 4.5)
+            .iter()
+            .map(|m| ms.log_tick(m.value))
+            .collect();
         assert_eq!(got, ["5", "10", "20"]);
     }
 

@@ -192,10 +192,12 @@ fn bare_plot<'a>(id: &str, x_label: &str, y_label: &str) -> Plot<'a> {
 fn line_chart(ui: &mut egui::Ui, names: [&str; 2], styles: &[SideStyle; 2], chart: LineChart) {
     plot_title(ui, &chart.title);
     let (xk, yk) = (chart.x, chart.y);
-    let (x_unit, x_label) = xk.unit_and_label(chart.x_label, chart.series.iter().flatten().map(|p| p.0));
-    let (y_unit, y_label) = yk.unit_and_label(chart.y_label, chart.series.iter().flatten().map(|p| p.1));
-    let mut plot = base_plot(chart.id, &x_label, &y_label).label_formatter(
-        move |pos: &HoverPosition<'_>| {
+    let (x_unit, x_label) =
+        xk.unit_and_label(chart.x_label, chart.series.iter().flatten().map(|p| p.0));
+    let (y_unit, y_label) =
+        yk.unit_and_label(chart.y_label, chart.series.iter().flatten().map(|p| p.1));
+    let mut plot =
+        base_plot(chart.id, &x_label, &y_label).label_formatter(move |pos: &HoverPosition<'_>| {
             let (name, p) = match pos {
                 HoverPosition::NearDataPoint {
                     plot_name,
@@ -209,8 +211,7 @@ fn line_chart(ui: &mut egui::Ui, names: [&str; 2], styles: &[SideStyle; 2], char
                     .trim()
                     .into(),
             )
-        },
-    );
+        });
     for (kind, unit, is_x) in [(xk, x_unit, true), (yk, y_unit, false)] {
         let fmt = move |m: GridMark, _: &std::ops::RangeInclusive<f64>| kind.tick(m.value, unit);
         plot = match (kind, is_x) {

@@ -8,9 +8,7 @@
 use egui::{Grid, Label, RichText, Ui};
 
 use crate::metrics::{GroupCommitStats, OpStats, PhaseStats, RunResult};
-use crate::report::{
-    fileserver_throughput, fmt_ns, imported_section, op_wall_secs, sysbench_text,
-};
+use crate::report::{fileserver_throughput, fmt_ns, imported_section, op_wall_secs, sysbench_text};
 
 /// Header of the per-operation grid.
 pub const OPS_HEADER: [&str; 7] = ["operation", "count", "per sec", "mean", "p50", "p99", "max"];
@@ -126,7 +124,16 @@ fn op_row(ui: &mut Ui, r: &RunResult, op: &OpStats) -> u64 {
 
 /// The group-commit rows: (name from [`GROUP_ROWS`], value), the ones this run has.
 pub fn group_rows(g: &GroupCommitStats, r: &RunResult) -> Vec<(&'static str, String)> {
-    let [strategy, commits, flushes, batch, device, learned, gather, sizes] = GROUP_ROWS;
+    let [
+        strategy,
+        commits,
+        flushes,
+        batch,
+        device,
+        learned,
+        gather,
+        sizes,
+    ] = GROUP_ROWS;
     let secs = r.wall_secs();
     let mut rows = vec![(strategy, g.strategy.clone())];
     let per_sec = if secs > 0.0 {

@@ -47,11 +47,10 @@ pub(super) fn sweep_chart(
     let (unit, y_label) = match y {
         AxisKind::LogUs => y.unit_and_label(
             chart.what,
-            sides.iter().flatten().flat_map(|p| {
-                [Some(p.value), p.ci95.map(|c| c.1)]
-                    .into_iter()
-                    .flatten()
-            }),
+            sides
+                .iter()
+                .flatten()
+                .flat_map(|p| [Some(p.value), p.ci95.map(|c| c.1)].into_iter().flatten()),
         ),
         _ if chart.unit.is_empty() => y.unit_and_label(chart.what, []),
         _ => y.unit_and_label(&format!("{} ({})", chart.what, chart.unit), []),
