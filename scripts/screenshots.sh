@@ -8,6 +8,7 @@
 # looks like a user's machine; nothing outside that namespace is unmounted.
 #   scripts/screenshots.sh          (root: btrfs nossd vs ssd on a loop image; else ext4 dir vs tmpfs)
 #   FSYNCLAB_BIN=path/to/fsynclab scripts/screenshots.sh   (use that binary, no release build)
+#   KERNEL_TRACE=off scripts/screenshots.sh   (runs and window runs untraced; default auto)
 # Needs (Debian/Ubuntu): xvfb xauth (xvfb-run), Mesa GL for eframe's glow renderer
 # (libgl1-mesa-dri libegl1 mesa-utils), X11 keyboard and cursor libraries
 # (libxkbcommon-x11-0 libxcursor1 libxi6), python3; as root also btrfs-progs.
@@ -45,7 +46,13 @@ cleanup() {
 trap cleanup EXIT
 mkdir -p "$OUT" "$WORK/mnt" "$WORK/dir"
 
-run() { "$BIN" --db "$DB" run --quiet "$@" >/dev/null; }
+KERNEL_TRACE=${KERNEL_TRACE:-auto}
+case $KERNEL_TRACE in auto | on | off) ;; *)
+    echo "KERNEL_TRACE must be auto, on or off, not $KERNEL_TRACE" >&2
+    exit 2
+    ;;
+esac
+run() { "$BIN" --db "$DB" run --quiet --kernel-trace "$KERNEL_TRACE" "$@" >/dev/null; }
 if [[ $(id -u) == 0 ]] && command -v mkfs.btrfs >/dev/null; then
     truncate -s 1G "$WORK/btrfs.img"
     mkfs.btrfs -q -f "$WORK/btrfs.img" >/dev/null
@@ -91,13 +98,14 @@ window() {
 SCRIPT="scale=0.01;preset=btrfs-log-commit;target=$TARGET;label=demo;tab=setup;wait=1.5;shot=$OUT/setup.png"
 # A close request during the run opens the dialog (the run goes on); it goes away by
 # itself when the run ends.
-SCRIPT+=";set=duration_s=12;start;wait=3;shot=$OUT/run-live.png;quit;wait=0.5;shot=$OUT/close-during-run.png"
+# The Setup shots show the default kernel-trace choice; the runs use $KERNEL_TRACE.
+SCRIPT+=";kernel_trace=$KERNEL_TRACE;set=duration_s=12;start;wait=3;shot=$OUT/run-live.png;quit;wait=0.5;shot=$OUT/close-during-run.png"
 SCRIPT+=";wait_run;wait=1;shot=$OUT/run-finished.png"
 SCRIPT+=";tab=history;detail=$FIRST;wait=2;shot=$OUT/history.png"
 SCRIPT+=";tab=compare;compare=$BASE,$CAND;wait_compare;wait=1.5;shot=$OUT/compare.png"
 SCRIPT+=";dark;wait=1;shot=$OUT/compare-dark.png;light"
-SCRIPT+=";tab=setup;scale=0.05;preset=ext4-fsync-coordination;label=grouplog;wait=1.5;shot=$OUT/setup-grouplog.png"
-SCRIPT+=";start;wait_run;wait=1;shot=$OUT/run-grouplog.png;quit"
+SCRIPT+=";tab=setup;kernel_trace=auto;scale=0.05;preset=ext4-fsync-coordination;label=grouplog;wait=1.5;shot=$OUT/setup-grouplog.png"
+SCRIPT+=";kernel_trace=$KERNEL_TRACE;start;wait_run;wait=1;shot=$OUT/run-grouplog.png;quit"
 window "$SCRIPT"
 
 if command -v fio >/dev/null; then

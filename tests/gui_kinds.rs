@@ -100,7 +100,10 @@ fn a_grouplog_run_from_the_window_shows_its_group_commit_figures() {
         Duration::from_secs(60),
         |h| has(h, "grouplog figures"),
     );
-    assert!(has(&h, "strategy leader · 200 commits"));
+    // A grid, not a block aligned with spaces: each figure in its own cell.
+    assert!(has(&h, "Strategy") && h.query_by_label("leader").is_some());
+    assert!(h.query_by_label("Commits").is_some());
+    assert!(has(&h, "200 ("), "no commit count cell");
     assert_eq!(std::fs::read_dir(target.path()).unwrap().count(), 0);
 }
 

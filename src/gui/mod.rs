@@ -4,6 +4,7 @@
 
 mod app;
 pub mod autopilot;
+pub mod axis;
 mod close;
 mod db;
 pub mod icon;

@@ -5,6 +5,7 @@ use egui_plot::{
     Corner, GridInput, GridMark, Legend, Line, Plot, PlotPoints, PlotUi, Span, uniform_grid_spacer,
 };
 
+use crate::gui::axis::LatencyUnit;
 use crate::metrics::{IntervalSample, whole_windows};
 
 /// Height of the small timeline plots.
@@ -257,17 +258,34 @@ pub fn legend_corner(series: &[&[[f64; 2]]]) -> Corner {
     .map_or(Corner::LeftTop, |(corner, _)| corner)
 }
 
-/// Sync latency p50 and p99 per interval, in ms.
+/// Latency series in ms (from [`latency_points`]) redrawn in the unit their largest value
+/// asks for: µs under 1 ms, s from 1 s (a 1500 ms p99 read "1500" on an axis named ms).
+pub fn in_latency_unit<const N: usize>(
+    series_ms: [Vec<[f64; 2]>; N],
+) -> (LatencyUnit, [Vec<[f64; 2]>; N]) {
+    let unit = LatencyUnit::for_values_us(series_ms.iter().flatten().map(|p| p[1] * 1e3));
+    let scaled = series_ms.map(|points| {
+        points
+            .into_iter()
+            .map(|[t, ms]| [t, unit.from_us(ms * 1e3)])
+            .collect()
+    });
+    (unit, scaled)
+}
+
+/// Sync latency p50 and p99 per interval, in the unit of [`in_latency_unit`].
 pub fn sync_latency_over_time(
     ui: &mut egui::Ui,
     id_salt: &str,
     samples: &[IntervalSample],
     warmup_ms: u64,
 ) {
-    let p50 = latency_points(samples, |s| s.sync_p50_ns);
-    let p99 = latency_points(samples, |s| s.sync_p99_ns);
+    let (unit, [p50, p99]) = in_latency_unit([
+        latency_points(samples, |s| s.sync_p50_ns),
+        latency_points(samples, |s| s.sync_p99_ns),
+    ]);
     let corner = legend_corner(&[&p50, &p99]);
-    timeline_plot(format!("{id_salt}-sync"), "sync latency (ms)")
+    timeline_plot(format!("{id_salt}-sync"), &unit.axis_label("sync latency"))
         .legend(Legend::default().position(corner))
         .show(ui, |plot| {
             shade_warmup(plot, warmup_ms);
@@ -434,6 +452,19 @@ mod tests {
         assert_eq!(time_step(12.0, 0.0).0, 1.0);
         assert_eq!(time_step(f64::NAN, f64::INFINITY).0, 0.1);
         assert_eq!(time_step(0.0, 0.0).0, 0.1);
+    }
+
+    #[test]
+    fn sync_latency_timelines_switch_unit_as_the_values_grow() {
+        let (unit, [a, b]) = in_latency_unit([vec![[0.1, 0.002]], vec![[0.1, 0.8]]]);
+        assert_eq!(unit.axis_label("sync latency"), "sync latency (µs)");
+        assert!((a[0][1] - 2.0).abs() < 1e-9 && (b[0][1] - 800.0).abs() < 1e-9);
+        let (unit, [a]) = in_latency_unit([vec![[0.1, 7.0], [0.2, 28.5]]]);
+        assert_eq!(unit.axis_label("sync latency"), "sync latency (ms)");
+        assert_eq!(a, vec![[0.1, 7.0], [0.2, 28.5]]);
+        let (unit, [a]) = in_latency_unit([vec![[1.0, 1500.0]]]);
+        assert_eq!(unit.axis_label("sync latency"), "sync latency (s)");
+        assert!((a[0][1] - 1.5).abs() < 1e-9);
     }
 
     #[test]

@@ -144,7 +144,7 @@ pub fn phases_text(phases: &[PhaseStats]) -> String {
 /// Seconds an operation's rate is computed over: the phase of the same name (smallfiles'
 /// `chown`, `unlink`), else the first phase (the per-file calls of the `create` phase), else
 /// the whole run.
-fn op_wall_secs(r: &RunResult, op: &str) -> f64 {
+pub fn op_wall_secs(r: &RunResult, op: &str) -> f64 {
     r.phases
         .iter()
         .find(|p| p.phase == op)

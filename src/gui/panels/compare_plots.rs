@@ -14,6 +14,7 @@ use egui_plot::{
 };
 
 use crate::analysis::{Comparison, MetricComparison, SideSummary, Stats};
+use crate::gui::axis::{LatencyUnit, log_marks};
 use crate::report::fmt_ns;
 
 mod sweep;
@@ -87,7 +88,30 @@ impl AxisKind {
         }
     }
 
-    /// Text of a plot coordinate.
+    /// The unit a latency axis showing `values` (not plot coordinates) is drawn in, and
+    /// its label: what it measures and the unit, "latency (ms)". Other axes keep `what`.
+    fn unit_and_label(
+        self,
+        what: &str,
+        values: impl IntoIterator<Item = f64>,
+    ) -> (LatencyUnit, String) {
+        let unit = LatencyUnit::for_values_us(values);
+        match self {
+            AxisKind::LogUs => (unit, unit.axis_label(what)),
+            _ => (unit, what.to_string()),
+        }
+    }
+
+    /// A tick's label: a latency as a number in the axis' `unit` (named in the axis
+    /// label), other axes as [`AxisKind::text`].
+    fn tick(self, v: f64, unit: LatencyUnit) -> String {
+        match self {
+            AxisKind::LogUs => unit.log_tick(v),
+            _ => self.text(v),
+        }
+    }
+
+    /// Text of a plot coordinate, with its unit (hover labels).
     fn text(self, v: f64) -> String {
         match self {
             AxisKind::Linear => egui_plot::format_number(v, 2),
@@ -102,30 +126,6 @@ impl AxisKind {
             }
         }
     }
-}
-
-/// Grid marks at 1, 2 and 5 × 10ⁿ µs of a log10 axis (every digit when zoomed in).
-fn log_marks(input: GridInput) -> Vec<GridMark> {
-    let (lo, hi) = input.bounds;
-    if !(lo.is_finite() && hi.is_finite()) || hi - lo > 30.0 {
-        return Vec::new();
-    }
-    let steps: &[f64] = match hi - lo {
-        span if span > 5.0 => &[1.0],
-        span if span > 0.8 => &[1.0, 2.0, 5.0],
-        _ => &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0],
-    };
-    let mut marks = Vec::new();
-    for decade in (lo.floor() as i32)..=(hi.ceil() as i32) {
-        for &k in steps {
-            let value = decade as f64 + k.log10();
-            if (lo..=hi).contains(&value) {
-                let step_size = if k == 1.0 { 1.0 } else { 0.3 };
-                marks.push(GridMark { value, step_size });
-            }
-        }
-    }
-    marks
 }
 
 /// Grid marks at the percentile categories.
@@ -192,8 +192,12 @@ fn bare_plot<'a>(id: &str, x_label: &str, y_label: &str) -> Plot<'a> {
 fn line_chart(ui: &mut egui::Ui, names: [&str; 2], styles: &[SideStyle; 2], chart: LineChart) {
     plot_title(ui, &chart.title);
     let (xk, yk) = (chart.x, chart.y);
-    let mut plot = base_plot(chart.id, chart.x_label, chart.y_label).label_formatter(
-        move |pos: &HoverPosition<'_>| {
+    let (x_unit, x_label) =
+        xk.unit_and_label(chart.x_label, chart.series.iter().flatten().map(|p| p.0));
+    let (y_unit, y_label) =
+        yk.unit_and_label(chart.y_label, chart.series.iter().flatten().map(|p| p.1));
+    let mut plot =
+        base_plot(chart.id, &x_label, &y_label).label_formatter(move |pos: &HoverPosition<'_>| {
             let (name, p) = match pos {
                 HoverPosition::NearDataPoint {
                     plot_name,
@@ -207,10 +211,9 @@ fn line_chart(ui: &mut egui::Ui, names: [&str; 2], styles: &[SideStyle; 2], char
                     .trim()
                     .into(),
             )
-        },
-    );
-    for (kind, is_x) in [(xk, true), (yk, false)] {
-        let fmt = move |m: GridMark, _: &std::ops::RangeInclusive<f64>| kind.text(m.value);
+        });
+    for (kind, unit, is_x) in [(xk, x_unit, true), (yk, y_unit, false)] {
+        let fmt = move |m: GridMark, _: &std::ops::RangeInclusive<f64>| kind.tick(m.value, unit);
         plot = match (kind, is_x) {
             (AxisKind::Linear, true) => plot.include_x(0.0),
             (AxisKind::Linear, false) => plot.include_y(0.0),
@@ -389,6 +392,7 @@ pub(super) fn plots_grid(ui: &mut egui::Ui, c: &Comparison, styles: &[SideStyle;
                 ("iops", "IOPS", AxisKind::Linear),
                 ("sync_p99_us", "sync p99", AxisKind::LogUs),
             ] {
+                let unit = find(&c.metrics, key).map_or("", |m| m.unit.as_str());
                 cells.push(Box::new(move |ui| {
                     sweep::sweep_chart(
                         ui,
@@ -398,6 +402,7 @@ pub(super) fn plots_grid(ui: &mut egui::Ui, c: &Comparison, styles: &[SideStyle;
                             sweep: sw,
                             key,
                             what,
+                            unit,
                             y,
                         },
                     )
@@ -471,7 +476,7 @@ pub(super) fn plots_grid(ui: &mut egui::Ui, c: &Comparison, styles: &[SideStyle;
                     id: &format!("timeline-{what}"),
                     title,
                     x_label: "time since start (s)",
-                    y_label: what,
+                    y_label: if p99 { what } else { "IOPS (writes/s)" },
                     x: AxisKind::Linear,
                     y,
                     series,

@@ -99,11 +99,11 @@ impl RunDetails {
                         if result.reported.is_none() {
                             fairness(ui, result);
                         }
-                        let kind_figures = crate::report::kind_section(result);
-                        if !kind_figures.is_empty() {
+                        if !crate::report::kind_section(result).is_empty() {
                             let title = format!("{} figures", result.spec.kind.as_str());
                             section(ui, &title, |ui| {
-                                ui.label(egui::RichText::new(kind_figures).monospace());
+                                let salt = format!("history-{id}");
+                                super::kind_figures::kind_figures(ui, result, &salt);
                             });
                         }
                         section(ui, "Plots", |ui| {

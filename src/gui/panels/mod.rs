@@ -8,6 +8,7 @@ mod history;
 mod history_columns;
 mod history_details;
 mod history_transfer;
+mod kind_figures;
 mod path_dialog;
 mod run;
 mod run_summary;

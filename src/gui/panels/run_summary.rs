@@ -144,11 +144,10 @@ fn one_result(ui: &mut egui::Ui, r: &RunResult) {
             latency_row(ui, "sync", &s.sync_lat);
         });
 
-    let kind_figures = kind_section(r);
-    if !kind_figures.is_empty() {
+    if !kind_section(r).is_empty() {
         ui.add_space(6.0);
         ui.label(RichText::new(format!("{} figures", r.spec.kind.as_str())).strong());
-        ui.label(RichText::new(kind_figures).monospace());
+        super::kind_figures::kind_figures(ui, r, &format!("run-{}", r.id));
     }
 
     if !r.warnings.is_empty() {

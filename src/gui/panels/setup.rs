@@ -60,8 +60,9 @@ pub fn column_layout() -> Layout {
     Layout::top_down(Align::Min)
 }
 
-/// The mount table and the device behind each mount (or why there is none).
-type ScanResult = Result<(Vec<MountInfo>, Vec<Result<DeviceInfo, String>>), String>;
+/// The mount table, the device behind each mount (or why there is none) and the indices
+/// of the mounts the picker lists (see [`mounts::picker_rows`]).
+type ScanResult = Result<(Vec<MountInfo>, Vec<Result<DeviceInfo, String>>, Vec<usize>), String>;
 
 /// The Setup tab's own state.
 #[derive(Debug, Default)]
@@ -69,6 +70,10 @@ pub struct SetupPanel {
     mounts: Vec<MountInfo>,
     /// `devices[i]` is the device of `mounts[i]`.
     devices: Vec<Result<DeviceInfo, String>>,
+    /// Indices into `mounts` of the rows the mount picker lists: one per place (a mount
+    /// stacked over another at the same path, or a second path to the same directory,
+    /// is listed once).
+    picker: Vec<usize>,
     mounts_error: Option<String>,
     scanned: bool,
     scan: Option<Task<ScanResult>>,
@@ -191,9 +196,10 @@ impl SetupPanel {
     /// Takes the scan and dialog results that arrived.
     fn poll(&mut self, cx: &mut Cx) {
         match Task::take_done(&mut self.scan) {
-            Some(Ok(Ok((mounts, devices)))) => {
+            Some(Ok(Ok((mounts, devices, picker)))) => {
                 self.mounts = mounts;
                 self.devices = devices;
+                self.picker = picker;
                 self.mounts_error = None;
             }
             Some(Ok(Err(e))) => self.mounts_error = Some(e),
@@ -215,7 +221,12 @@ impl SetupPanel {
             probe::list_mounts()
                 .map(|mounts| {
                     let devices = mounts.iter().map(probe::device_for_mount).collect();
-                    (mounts, devices)
+                    let keys: Vec<_> = mounts
+                        .iter()
+                        .map(|m| mounts::MountKey::of(&m.mount_point))
+                        .collect();
+                    let picker = mounts::picker_rows(&mounts, &keys);
+                    (mounts, devices, picker)
                 })
                 .map_err(|e| e.to_string())
         });

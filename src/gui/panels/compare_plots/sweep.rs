@@ -14,6 +14,8 @@ pub(super) struct SweepChart<'a> {
     pub sweep: &'a Sweep,
     pub key: &'a str,
     pub what: &'a str,
+    /// The metric's unit, named on a linear y axis (a latency axis names its own).
+    pub unit: &'a str,
     pub y: AxisKind,
 }
 
@@ -42,8 +44,19 @@ pub(super) fn sweep_chart(
     );
     let y = chart.y;
     let sides = [false, true].map(|cand| sweep_points(chart.sweep, chart.key, cand));
-    let mut plot = base_plot(&format!("sweep-{}", chart.key), field, chart.what).include_x(0.0);
-    let fmt = move |m: GridMark, _: &std::ops::RangeInclusive<f64>| y.text(m.value);
+    let (unit, y_label) = match y {
+        AxisKind::LogUs => y.unit_and_label(
+            chart.what,
+            sides
+                .iter()
+                .flatten()
+                .flat_map(|p| [Some(p.value), p.ci95.map(|c| c.1)].into_iter().flatten()),
+        ),
+        _ if chart.unit.is_empty() => y.unit_and_label(chart.what, []),
+        _ => y.unit_and_label(&format!("{} ({})", chart.what, chart.unit), []),
+    };
+    let mut plot = base_plot(&format!("sweep-{}", chart.key), field, &y_label).include_x(0.0);
+    let fmt = move |m: GridMark, _: &std::ops::RangeInclusive<f64>| y.tick(m.value, unit);
     plot = match y {
         AxisKind::LogUs => plot.y_grid_spacer(log_marks).y_axis_formatter(fmt),
         _ => plot.include_y(0.0),
