@@ -44,22 +44,6 @@ fn store(db: &Path, label: &str, result: &RunResult) -> i64 {
     store.insert_finished(&new, result).unwrap()
 }
 
-/// Every text painted in the last frame (axis labels and ticks are painted, not widgets).
-fn painted_texts(h: &Harness<'static, LabApp>) -> Vec<String> {
-    fn walk(shape: &egui::Shape, out: &mut Vec<String>) {
-        match shape {
-            egui::Shape::Text(t) => out.push(t.galley.text().to_string()),
-            egui::Shape::Vec(shapes) => shapes.iter().for_each(|s| walk(s, out)),
-            _ => {}
-        }
-    }
-    let mut out = Vec::new();
-    for clipped in &h.output().shapes {
-        walk(&clipped.shape, &mut out);
-    }
-    out
-}
-
 #[test]
 fn compare_latency_axes_name_the_unit_above_20_ms() {
     let dir = tempfile::tempdir().unwrap();
@@ -89,7 +73,7 @@ fn compare_latency_axes_name_the_unit_above_20_ms() {
         a.cache.comparison.is_some() || a.cache.comparison_error.is_some()
     });
     assert_eq!(h.state().cache.comparison_error, None);
-    let texts = painted_texts(&h);
+    let texts = gui_common::painted_texts(&h);
     // Each latency axis says what it measures and its unit (the writes stay in µs).
     for label in [
         "latency (µs)",

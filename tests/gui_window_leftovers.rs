@@ -189,22 +189,6 @@ fn compare_load_note_says_differed_only_when_the_shown_figures_differ() {
     assert!(differed.contains("(baseline)"), "{differed}");
 }
 
-/// Every text painted in the last frame (plot tick labels are painted, not widgets).
-fn painted_texts(h: &Harness<'static, LabApp>) -> Vec<String> {
-    fn walk(shape: &egui::Shape, out: &mut Vec<String>) {
-        match shape {
-            egui::Shape::Text(t) => out.push(t.galley.text().to_string()),
-            egui::Shape::Vec(shapes) => shapes.iter().for_each(|s| walk(s, out)),
-            _ => {}
-        }
-    }
-    let mut out = Vec::new();
-    for clipped in &h.output().shapes {
-        walk(&clipped.shape, &mut out);
-    }
-    out
-}
-
 #[test]
 fn run_tab_time_axis_has_a_tick_every_half_second_with_its_unit() {
     let db = tempfile::tempdir().unwrap();
@@ -241,7 +225,7 @@ fn run_tab_time_axis_has_a_tick_every_half_second_with_its_unit() {
         },
     );
     h.run_steps(2);
-    let live = painted_texts(&h);
+    let live = gui_common::painted_texts(&h);
     for tick in ["0.0 s", "0.5 s", "1.0 s", "1.5 s", "2.0 s"] {
         assert!(
             live.iter().any(|t| t == tick),

@@ -237,19 +237,7 @@ pub fn group_text(g: &GroupCommitStats, r: &RunResult) -> String {
             fmt_ns(g.gather_wait_ns as f64)
         );
     }
-    let batches: Vec<String> = g
-        .batch_sizes
-        .iter()
-        .enumerate()
-        .filter(|(_, n)| **n > 0)
-        .map(|(size, n)| {
-            if size == GroupCommitStats::MAX_TRACKED_BATCH {
-                format!("≥{size}×{n}")
-            } else {
-                format!("{size}×{n}")
-            }
-        })
-        .collect();
+    let batches = batch_sizes(g);
     if !batches.is_empty() {
         let _ = writeln!(
             out,
@@ -258,6 +246,24 @@ pub fn group_text(g: &GroupCommitStats, r: &RunResult) -> String {
         );
     }
     out
+}
+
+/// The group-commit batch sizes that occurred, as `size×flushes` ("≥size" for the last,
+/// open-ended bucket), smallest first.
+pub fn batch_sizes(g: &GroupCommitStats) -> Vec<String> {
+    g.batch_sizes
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| **n > 0)
+        .map(|(size, n)| {
+            let more = if size == GroupCommitStats::MAX_TRACKED_BATCH {
+                "≥"
+            } else {
+                ""
+            };
+            format!("{more}{size}×{n}")
+        })
+        .collect()
 }
 
 /// The kind-specific part of the `--json` object (latencies in µs).

@@ -23,8 +23,8 @@ pub use image::{ImageFormat, ImageOptions, ReportError, render_comparison};
 pub use imported::{imported_line, imported_section, origin_lines};
 pub use kernel::kernel_rows;
 pub use kinds::{
-    FileserverThroughput, fileserver_throughput, group_text, kind_json, kind_line, kind_section,
-    op_wall_secs, ops_table, phases_text,
+    FileserverThroughput, batch_sizes, fileserver_throughput, group_text, kind_json, kind_line,
+    kind_section, op_wall_secs, ops_table, phases_text,
 };
 pub use listing::{
     ListWidth, cut_middle, fmt_utc_ms, matrix_options_line, progress_line, run_header, runs_table,

@@ -151,3 +151,19 @@ pub fn press_close(h: &mut Harness<'static, LabApp>) {
         .events
         .push(egui::ViewportEvent::Close);
 }
+
+/// Every text painted in the last frame (axis labels and plot ticks are painted, not widgets).
+pub fn painted_texts(h: &Harness<'static, LabApp>) -> Vec<String> {
+    fn walk(shape: &egui::Shape, out: &mut Vec<String>) {
+        match shape {
+            egui::Shape::Text(t) => out.push(t.galley.text().to_string()),
+            egui::Shape::Vec(shapes) => shapes.iter().for_each(|s| walk(s, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for clipped in &h.output().shapes {
+        walk(&clipped.shape, &mut out);
+    }
+    out
+}

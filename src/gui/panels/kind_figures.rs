@@ -8,7 +8,9 @@
 use egui::{Grid, Label, RichText, Ui};
 
 use crate::metrics::{GroupCommitStats, OpStats, PhaseStats, RunResult};
-use crate::report::{fileserver_throughput, fmt_ns, imported_section, op_wall_secs, sysbench_text};
+use crate::report::{
+    batch_sizes, fileserver_throughput, fmt_ns, imported_section, op_wall_secs, sysbench_text,
+};
 
 /// Header of the per-operation grid.
 pub const OPS_HEADER: [&str; 7] = ["operation", "count", "per sec", "mean", "p50", "p99", "max"];
@@ -165,20 +167,7 @@ pub fn group_rows(g: &GroupCommitStats, r: &RunResult) -> Vec<(&'static str, Str
             format!("{} in total", fmt_ns(g.gather_wait_ns as f64)),
         ));
     }
-    let batches: Vec<String> = g
-        .batch_sizes
-        .iter()
-        .enumerate()
-        .filter(|(_, n)| **n > 0)
-        .map(|(size, n)| {
-            let more = if size == GroupCommitStats::MAX_TRACKED_BATCH {
-                "≥"
-            } else {
-                ""
-            };
-            format!("{more}{size}×{n}")
-        })
-        .collect();
+    let batches = batch_sizes(g);
     if !batches.is_empty() {
         rows.push((sizes, batches.join("  ")));
     }
