@@ -38,3 +38,5 @@ pub mod spec;
 pub mod store;
 #[cfg(test)]
 pub(crate) mod test_hooks;
+#[cfg(test)]
+mod test_support;

@@ -331,12 +331,7 @@ mod tests {
 
     #[test]
     fn another_users_link_is_refused_by_name() {
-        if !nix::unistd::geteuid().is_root() {
-            assert!(
-                std::env::var("CI").as_deref() != Ok("true"),
-                "needs root (lchown) and CI=true forbids skipping"
-            );
-            eprintln!("skipping another_users_link_is_refused_by_name: needs root");
+        if !crate::test_support::root_or_skip("another_users_link_is_refused_by_name", "lchown") {
             return;
         }
         let dir = tempfile::tempdir().unwrap();
@@ -355,14 +350,10 @@ mod tests {
 
     #[test]
     fn a_link_swapped_after_its_check_is_not_the_one_followed() {
-        if !nix::unistd::geteuid().is_root() {
-            assert!(
-                std::env::var("CI").as_deref() != Ok("true"),
-                "needs root (lchown) and CI=true forbids skipping"
-            );
-            eprintln!(
-                "skipping a_link_swapped_after_its_check_is_not_the_one_followed: needs root"
-            );
+        if !crate::test_support::root_or_skip(
+            "a_link_swapped_after_its_check_is_not_the_one_followed",
+            "lchown",
+        ) {
             return;
         }
         let dir = tempfile::tempdir().unwrap();

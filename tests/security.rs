@@ -207,12 +207,7 @@ fn a_data_dir_swapped_before_sqlite_opens_it_is_not_followed() {
 
     let id = open_begin_and_check(&db, &home.join(".local"), dir.path(), &theirs);
     let checked = home.join(".local-away/share/fsynclab");
-    assert!(checked.join(DB_FILE_NAME).is_file());
-    assert!(
-        checked
-            .join(format!("{DB_FILE_NAME}.locks/run-{id}.lock"))
-            .is_file()
-    );
+    assert_database_and_lock_in(&checked, DB_FILE_NAME, id);
 }
 
 /// During a run the user swaps `fsynclab.sqlite.locks` (in their data directory) for a
@@ -397,12 +392,7 @@ fn an_explicit_db_dir_swapped_before_sqlite_opens_it_is_not_followed() {
 
     let id = open_begin_and_check(&db, &lab, dir.path(), &theirs);
     let checked = home.join("lab-away");
-    assert!(checked.join("runs.sqlite").is_file());
-    assert!(
-        checked
-            .join(format!("runs.sqlite.locks/run-{id}.lock"))
-            .is_file()
-    );
+    assert_database_and_lock_in(&checked, "runs.sqlite", id);
 }
 
 /// What an explicit `--db` may name as root: under sudo only a directory of the invoking
@@ -633,4 +623,16 @@ fn open_begin_and_check(db: &Path, swapped: &Path, target: &Path, theirs: &Path)
         "root made {planted:?} / {planted_after:?} in the user's chosen directory"
     );
     id
+}
+
+/// Root's database `name` and run `id`'s lock file are in `checked`: the directory as it was
+/// checked, wherever the user's swap moved it.
+fn assert_database_and_lock_in(checked: &Path, name: &str, id: i64) {
+    assert!(
+        checked.join(name).is_file(),
+        "{name} not in {}",
+        checked.display()
+    );
+    let lock = checked.join(format!("{name}.locks/run-{id}.lock"));
+    assert!(lock.is_file(), "{} missing", lock.display());
 }

@@ -143,12 +143,7 @@ fn running_run_of_a_dead_process_becomes_interrupted_on_reopen() {
 
 #[test]
 fn a_lock_file_planted_by_another_user_does_not_make_a_live_run_dead() {
-    if !nix::unistd::geteuid().is_root() {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "needs root (chown) and CI=true forbids skipping"
-        );
-        eprintln!("skipping a_lock_file_planted_by_another_user...: needs root to chown");
+    if !crate::test_support::root_or_skip("a_lock_file_planted_by_another_user...", "chown") {
         return;
     }
     let (_dir, path) = temp_db();
@@ -197,12 +192,7 @@ fn a_path_that_is_not_a_regular_file_is_refused() {
 
 #[test]
 fn a_database_link_made_by_another_user_is_refused() {
-    if !nix::unistd::geteuid().is_root() {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "needs root (lchown) and CI=true forbids skipping"
-        );
-        eprintln!("skipping a_database_link_made_by_another_user...: needs root to lchown");
+    if !crate::test_support::root_or_skip("a_database_link_made_by_another_user...", "lchown") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
