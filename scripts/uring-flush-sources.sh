@@ -35,9 +35,14 @@ for line in open(path):
     m = re.match(r'\s*(\S+)-(\d+)\s+\[', line)
     if not m: continue
     comm = re.sub(r'[-/]?\d+$', '', m.group(1).split('/')[0])
+    # The kernel's glob filter reads the whole 8-byte rwbs field, stale bytes after its NUL
+    # included, so a few plain writes ("WS") pass "*F*": keep only what has an F.
     if 'block_bio_queue:' in line:
-        bio[(comm, line.split('block_bio_queue: ')[1].split()[1])] += 1
-    elif 'block_rq_issue:' in line: rq[line.split('block_rq_issue: ')[1].split()[1]] += 1
+        rwbs = line.split('block_bio_queue: ')[1].split()[1]
+        if 'F' in rwbs: bio[(comm, rwbs)] += 1
+    elif 'block_rq_issue:' in line:
+        rwbs = line.split('block_rq_issue: ')[1].split()[1]
+        if 'F' in rwbs: rq[rwbs] += 1
     elif 'jbd2_commit_flushing' in line: commits += 1
 print(f"{label}: syncs {syncs}, commits/fsync {commits/syncs:.4f}")
 for (c, r), n in sorted(bio.items(), key=lambda x: -x[1]): print(f"   bio {r:6} from {c:14} {n:7} = {n/syncs:.4f}/fsync")
