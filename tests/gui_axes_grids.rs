@@ -31,15 +31,8 @@ fn scripted(sync_ns: Vec<u64>) -> RunResult {
 fn store(db: &Path, label: &str, result: &RunResult) -> i64 {
     let store = Store::open(db).unwrap();
     let new = NewRun {
-        spec: result.spec.clone(),
-        system: SystemInfo::default(),
-        target: "/mnt/axes".into(),
         label: Some(label.into()),
-        tags: Vec::new(),
-        experiment_id: None,
-        preset: None,
-        preset_scale: None,
-        origin: None,
+        ..NewRun::new(result.spec.clone(), SystemInfo::default(), "/mnt/axes")
     };
     store.insert_finished(&new, result).unwrap()
 }

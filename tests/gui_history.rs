@@ -342,15 +342,12 @@ fn thousands_of_runs_render_in_one_frame() {
     for i in 1..n {
         let id = store
             .begin_run(&NewRun {
-                spec: seed.spec.clone(),
-                system: seed.system.clone(),
-                target: seed.system.target.clone(),
                 label: Some(format!("copy-{}", i % 50)),
-                tags: Vec::new(),
-                experiment_id: None,
-                preset: None,
-                preset_scale: None,
-                origin: None,
+                ..NewRun::new(
+                    seed.spec.clone(),
+                    seed.system.clone(),
+                    seed.system.target.clone(),
+                )
             })
             .expect("begin");
         result.id = id;

@@ -86,15 +86,8 @@ fn store_traced_run(db: &Path, label: &str, kernel: KernelTrace) -> i64 {
     result.intervals = kernel_samples();
     result.kernel_trace = Some(kernel);
     let new = NewRun {
-        spec,
-        system: SystemInfo::default(),
-        target: "/mnt/kt".into(),
         label: Some(label.into()),
-        tags: Vec::new(),
-        experiment_id: None,
-        preset: None,
-        preset_scale: None,
-        origin: None,
+        ..NewRun::new(spec, SystemInfo::default(), "/mnt/kt")
     };
     store.insert_finished(&new, &result).unwrap()
 }

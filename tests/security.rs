@@ -12,7 +12,7 @@ use std::path::Path;
 /// `nobody`: owns the attacker's directories where no login is needed.
 const NOBODY: u32 = 65534;
 
-use common::users::{ThrowawayUser as Attacker, owner};
+use common::users::{SudoScene, ThrowawayUser as Attacker, owner};
 
 /// A throwaway user with `home`, and the sudo identity root's fsynclab sees when that user
 /// runs it through `sudo`.
@@ -224,17 +224,7 @@ fn a_locks_dir_swapped_during_a_run_never_removes_files_elsewhere() {
     let (user, sudo) = attacker_under_sudo("k", &home);
     let data = sudo.data_dir().unwrap();
     let store = Store::open(&data.join(DB_FILE_NAME)).unwrap();
-    let new = NewRun {
-        spec: fsynclab::spec::WorkloadSpec::default(),
-        system: fsynclab::probe::SystemInfo::default(),
-        target: dir.path().to_path_buf(),
-        label: None,
-        tags: Vec::new(),
-        experiment_id: None,
-        preset: None,
-        preset_scale: None,
-        origin: None,
-    };
+    let new = NewRun::new(Default::default(), Default::default(), dir.path());
     let id = store.begin_run(&new).unwrap();
     let victim = dir.path().join("victim");
     std::fs::create_dir(&victim).unwrap();
@@ -267,14 +257,10 @@ fn output_files_under_sudo_are_written_with_the_users_rights() {
         return;
     }
     use std::os::unix::fs::PermissionsExt as _;
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let home = dir.path().join("home");
-    let user = Attacker::new("o", &home);
-    let root_home = dir.path().join("root-home");
-    std::fs::create_dir(&root_home).unwrap();
+    let scene = SudoScene::new("o");
+    let (dir, home, user, root_only) = (&scene.dir, &scene.home, &scene.user, &scene.root_only);
     let export = |out: &Path, force: bool| {
-        let mut cmd = user.sudo_fsynclab(&root_home);
+        let mut cmd = scene.sudo_fsynclab();
         cmd.args(["export-fio-job", "--preset", "fsync-methods", "--output"])
             .arg(out);
         if force {
@@ -283,12 +269,9 @@ fn output_files_under_sudo_are_written_with_the_users_rights() {
         cmd.output().expect("export-fio-job")
     };
 
-    let root_only = dir.path().join("root-only");
-    std::fs::create_dir(&root_only).unwrap();
-    std::fs::set_permissions(&root_only, std::fs::Permissions::from_mode(0o700)).unwrap();
     let out = export(&root_only.join("job.fio"), false);
     assert!(!out.status.success(), "written into a root-only directory");
-    assert_eq!(std::fs::read_dir(&root_only).unwrap().count(), 0);
+    assert_eq!(std::fs::read_dir(root_only).unwrap().count(), 0);
 
     let roots_file = dir.path().join("roots.conf");
     std::fs::write(&roots_file, b"root's").unwrap();
@@ -298,20 +281,20 @@ fn output_files_under_sudo_are_written_with_the_users_rights() {
 
     // A home made unsafe on purpose (so fsynclab distrusts it for the database) does not
     // bring root's rights back.
-    std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o777)).unwrap();
+    std::fs::set_permissions(home, std::fs::Permissions::from_mode(0o777)).unwrap();
     let out = export(&root_only.join("job.fio"), false);
     assert!(
         !out.status.success(),
         "written as root once the home was distrusted"
     );
-    assert_eq!(std::fs::read_dir(&root_only).unwrap().count(), 0);
-    std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o700)).unwrap();
+    assert_eq!(std::fs::read_dir(root_only).unwrap().count(), 0);
+    std::fs::set_permissions(home, std::fs::Permissions::from_mode(0o700)).unwrap();
 
     // A bundle of the user's runs goes through its own writer: the same rule.
     let target = dir.path().join("target");
     std::fs::create_dir(&target).unwrap();
-    let ran = user
-        .sudo_fsynclab(&root_home)
+    let ran = scene
+        .sudo_fsynclab()
         .args([
             "run",
             "--quiet",
@@ -330,7 +313,7 @@ fn output_files_under_sudo_are_written_with_the_users_rights() {
         String::from_utf8_lossy(&ran.stderr)
     );
     let bundle = |out: &Path| {
-        let mut cmd = user.sudo_fsynclab(&root_home);
+        let mut cmd = scene.sudo_fsynclab();
         cmd.args(["export", "--all", "--format", "bundle", "--out"])
             .arg(out);
         cmd.output().expect("export")
@@ -340,7 +323,7 @@ fn output_files_under_sudo_are_written_with_the_users_rights() {
         !out.status.success(),
         "bundle written into a root-only directory"
     );
-    assert_eq!(std::fs::read_dir(&root_only).unwrap().count(), 0);
+    assert_eq!(std::fs::read_dir(root_only).unwrap().count(), 0);
     let out = bundle(&home.join("runs.bundle"));
     assert!(
         out.status.success(),
@@ -401,27 +384,20 @@ fn an_explicit_db_dir_swapped_before_sqlite_opens_it_is_not_followed() {
 /// and theirs); as plain root a directory another user owns is refused, root's works.
 #[test]
 fn an_explicit_db_as_root_goes_only_where_the_rules_allow() {
-    use std::os::unix::fs::PermissionsExt as _;
     if !common::require_root("an_explicit_db_as_root...", "useradd, chown") {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let home = dir.path().join("home");
-    let user = Attacker::new("e", &home);
-    let root_home = dir.path().join("root-home");
-    let root_only = dir.path().join("root-only");
-    for d in [&root_home, &root_only] {
-        std::fs::create_dir(d).unwrap();
-    }
+    let scene = SudoScene::new("e");
+    let (home, user, root_home, root_only) =
+        (&scene.home, &scene.user, &scene.root_home, &scene.root_only);
     let link = home.join("to-root");
-    std::os::unix::fs::symlink(&root_only, &link).unwrap();
+    std::os::unix::fs::symlink(root_only, &link).unwrap();
     user.own(&link);
     let list = |mut cmd: std::process::Command, db: &Path| {
         cmd.arg("--db").arg(db).arg("list").output().expect("list")
     };
     for db in [root_only.join("runs.sqlite"), link.join("runs.sqlite")] {
-        let out = list(user.sudo_fsynclab(&root_home), &db);
+        let out = list(user.sudo_fsynclab(root_home), &db);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{}: {err}", db.display());
         assert!(
@@ -429,13 +405,13 @@ fn an_explicit_db_as_root_goes_only_where_the_rules_allow() {
             "{err}"
         );
         assert!(
-            common::entries(&root_only).is_empty(),
+            common::entries(root_only).is_empty(),
             "made in {}",
             db.display()
         );
     }
     let mine = home.join("lab/runs.sqlite");
-    let out = list(user.sudo_fsynclab(&root_home), &mine);
+    let out = list(user.sudo_fsynclab(root_home), &mine);
     common::assert_success(&out, "sudo fsynclab --db in the user's own directory");
     assert!(mine.is_file());
     assert_eq!(
@@ -449,7 +425,7 @@ fn an_explicit_db_as_root_goes_only_where_the_rules_allow() {
         let mut cmd = common::bare_cmd();
         cmd.env_remove("SUDO_UID")
             .env_remove("SUDO_USER")
-            .env("HOME", &root_home);
+            .env("HOME", root_home);
         list(cmd, db)
     };
     let out = plain(&home.join("lab/other.sqlite"));
@@ -506,20 +482,17 @@ fn a_plain_users_own_db_keeps_working() {
 /// root-only database could be imported into the user's own.
 #[test]
 fn input_files_under_sudo_are_read_with_the_users_rights() {
-    use std::os::unix::fs::PermissionsExt as _;
     if !common::require_root("input_files_under_sudo...", "useradd, setfsuid") {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let home = dir.path().join("home");
-    let user = Attacker::new("i", &home);
-    let root_home = dir.path().join("root-home");
-    let root_only = dir.path().join("root-only");
-    for d in [&root_home, &root_only] {
-        std::fs::create_dir(d).unwrap();
-    }
-    std::fs::set_permissions(&root_only, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let scene = SudoScene::new("i");
+    let (dir, home, user, root_home, root_only) = (
+        &scene.dir,
+        &scene.home,
+        &scene.user,
+        &scene.root_home,
+        &scene.root_only,
+    );
     let secret = root_only.join("secret.toml");
     std::fs::write(&secret, "secretkey = \"hunter2\"\n").unwrap();
     let fio_out = root_only.join("fio.json");
@@ -564,7 +537,7 @@ fn input_files_under_sudo_are_read_with_the_users_rights() {
         vec!["import".into(), roots_db.into()],
     ];
     for args in attempts {
-        let out = user.sudo_fsynclab(&root_home).args(&args).output().unwrap();
+        let out = user.sudo_fsynclab(root_home).args(&args).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(
             !out.status.success(),
@@ -582,7 +555,7 @@ fn input_files_under_sudo_are_read_with_the_users_rights() {
     let data = home.join(".local/share/fsynclab/fsynclab.sqlite");
     if data.exists() {
         let out = user
-            .sudo_fsynclab(&root_home)
+            .sudo_fsynclab(root_home)
             .args(["list", "--json"])
             .output()
             .unwrap();
@@ -602,17 +575,7 @@ fn open_begin_and_check(db: &Path, swapped: &Path, target: &Path, theirs: &Path)
         "the swap did not happen"
     );
     let second = store.reopen().unwrap().unwrap();
-    let new = NewRun {
-        spec: fsynclab::spec::WorkloadSpec::default(),
-        system: fsynclab::probe::SystemInfo::default(),
-        target: target.to_path_buf(),
-        label: None,
-        tags: Vec::new(),
-        experiment_id: None,
-        preset: None,
-        preset_scale: None,
-        origin: None,
-    };
+    let new = NewRun::new(Default::default(), Default::default(), target);
     let id = store.begin_run(&new).unwrap();
     drop(second);
     let planted = common::entries(theirs);

@@ -8,7 +8,7 @@ mod common;
 
 use std::path::Path;
 
-use common::users::ThrowawayUser as Attacker;
+use common::users::{SudoScene, ThrowawayUser as Attacker};
 
 /// `fsynclab run --target <target>` as root (plain, or under sudo by `user`), with a short
 /// run, the database in `db`, no kernel tracing.
@@ -106,16 +106,11 @@ fn another_users_link_to_a_root_only_directory_is_not_a_target() {
 /// it, by descriptor), root's own link, and under sudo the invoking user's own link.
 #[test]
 fn own_links_and_another_users_real_directory_stay_targets() {
-    use std::os::unix::fs::PermissionsExt as _;
     if !common::require_root("own_links_..._stay_targets", "useradd, chown") {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let home = dir.path().join("home");
-    let user = Attacker::new("k", &home);
-    let root_home = dir.path().join("root-home");
-    std::fs::create_dir(&root_home).unwrap();
+    let scene = SudoScene::new("k");
+    let (dir, home, user, root_home) = (&scene.dir, &scene.home, &scene.user, &scene.root_home);
     let theirs = home.join("real");
     std::fs::create_dir(&theirs).unwrap();
     user.own(&theirs);
@@ -133,7 +128,7 @@ fn own_links_and_another_users_real_directory_stay_targets() {
         assert_eq!(run["status"], "finished", "{run}");
     }
     let user_db = home.join("lab/runs.sqlite");
-    let out = run_as_root(Some((&user, &root_home)), &user_db, &their_link);
+    let out = run_as_root(Some((user, root_home)), &user_db, &their_link);
     common::assert_success(&out, "sudo fsynclab on the user's own link");
     let run = common::one_run(&out.stdout);
     assert_eq!(

@@ -52,15 +52,15 @@ pub fn store_imported_tagged(
     let mut ids = Vec::with_capacity(runs.len());
     for run in runs {
         let new = NewRun {
-            spec: run.result.spec.clone(),
-            system: run.result.system.clone(),
-            target: run.result.system.target.clone(),
             label: Some(label.map_or_else(|| default_label(run), str::to_string)),
             tags: tags.to_vec(),
             experiment_id,
-            preset: None,
-            preset_scale: None,
             origin: Some(run.origin.clone()),
+            ..NewRun::new(
+                run.result.spec.clone(),
+                run.result.system.clone(),
+                run.result.system.target.clone(),
+            )
         };
         ids.push(store.insert_finished(&new, &run.result)?);
     }

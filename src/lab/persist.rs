@@ -211,17 +211,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("runs.sqlite");
         let store = Store::open(&path).unwrap();
-        let new = crate::store::NewRun {
-            spec: Default::default(),
-            system: Default::default(),
-            target: dir.path().to_path_buf(),
-            label: None,
-            tags: vec![],
-            experiment_id: None,
-            preset: None,
-            preset_scale: None,
-            origin: None,
-        };
+        let new = crate::store::NewRun::new(Default::default(), Default::default(), dir.path());
         let id = store.begin_run(&new).unwrap();
         let (events, seen) = mpsc::channel();
         let reader = Store::open_read_only(&path).unwrap();

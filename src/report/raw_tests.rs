@@ -7,21 +7,16 @@ use crate::store::{NewRun, Store};
 use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
 
 fn new_run(label: &str) -> NewRun {
+    let spec = WorkloadSpec {
+        requests: Some(200),
+        duration_s: None,
+        interval_ms: 10,
+        ..Default::default()
+    };
     NewRun {
-        spec: WorkloadSpec {
-            requests: Some(200),
-            duration_s: None,
-            interval_ms: 10,
-            ..Default::default()
-        },
-        system: SystemInfo::default(),
-        target: "/mnt/t".into(),
         label: Some(label.into()),
         tags: vec!["nvme".into()],
-        experiment_id: None,
-        preset: None,
-        preset_scale: None,
-        origin: None,
+        ..NewRun::new(spec, SystemInfo::default(), "/mnt/t")
     }
 }
 

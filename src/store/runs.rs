@@ -33,6 +33,24 @@ pub struct NewRun {
     pub origin: Option<super::RunOrigin>,
 }
 
+impl NewRun {
+    /// A run of `spec` on `system` in `target` and nothing else: no label, tags, experiment,
+    /// preset or origin (give those with `NewRun { label: …, ..NewRun::new(…) }`).
+    pub fn new(spec: WorkloadSpec, system: SystemInfo, target: impl Into<PathBuf>) -> Self {
+        Self {
+            spec,
+            system,
+            target: target.into(),
+            label: None,
+            tags: Vec::new(),
+            experiment_id: None,
+            preset: None,
+            preset_scale: None,
+            origin: None,
+        }
+    }
+}
+
 /// A named group of runs (a sweep or a comparison).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Experiment {

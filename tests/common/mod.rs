@@ -231,15 +231,8 @@ pub fn store_fake_run(db: &Path, target: &Path, label: &str, system: SystemInfo)
     let result = fsynclab::engine::fake_run(0, vec![1_000], vec![9_000], &spec, system.clone())
         .expect("fake run");
     let new = NewRun {
-        spec,
-        system,
-        target: target.to_path_buf(),
         label: Some(label.into()),
-        tags: Vec::new(),
-        experiment_id: None,
-        preset: None,
-        preset_scale: None,
-        origin: None,
+        ..NewRun::new(spec, system, target)
     };
     Store::open(db)
         .expect("open store")

@@ -74,3 +74,47 @@ pub fn owner(path: &Path) -> u32 {
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
         .uid()
 }
+
+/// The stage of most sudo attacks: a temporary directory others may enter (mode 0755)
+/// holding a throwaway user with `home`, root's own home `root_home` and `root_only`, a
+/// directory of root's that only root may enter (mode 0700).
+pub struct SudoScene {
+    /// Removed (with all of the above) on drop.
+    pub dir: tempfile::TempDir,
+    /// The user's home (theirs, mode 0700).
+    pub home: std::path::PathBuf,
+    /// The user, deleted on drop.
+    pub user: ThrowawayUser,
+    /// `HOME` of root's fsynclab.
+    pub root_home: std::path::PathBuf,
+    /// Root's directory the user cannot enter.
+    pub root_only: std::path::PathBuf,
+}
+
+impl SudoScene {
+    /// Sets the scene for user `tag` (see [`ThrowawayUser::new`]).
+    pub fn new(tag: &str) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let home = dir.path().join("home");
+        let user = ThrowawayUser::new(tag, &home);
+        let root_home = dir.path().join("root-home");
+        let root_only = dir.path().join("root-only");
+        for d in [&root_home, &root_only] {
+            std::fs::create_dir(d).unwrap();
+        }
+        std::fs::set_permissions(&root_only, std::fs::Permissions::from_mode(0o700)).unwrap();
+        Self {
+            dir,
+            home,
+            user,
+            root_home,
+            root_only,
+        }
+    }
+
+    /// `fsynclab` as root, started by this scene's user through `sudo`.
+    pub fn sudo_fsynclab(&self) -> Command {
+        self.user.sudo_fsynclab(&self.root_home)
+    }
+}
