@@ -27,6 +27,27 @@ fn missing_target() {
     );
 }
 
+/// A target below a file: as root (the path walked one component at a time) the message
+/// names the file that stopped the walk; as another user the kernel resolves the path and
+/// the target alone is named.
+#[test]
+fn target_below_a_file_names_the_file_as_root() {
+    let lab = Lab::new();
+    let file = lab.dir.path().join("file");
+    std::fs::write(&file, b"x").unwrap();
+    let below = file.join("sub");
+    let expected = if nix::unistd::geteuid().is_root() {
+        format!(
+            "target {}: {} is not a directory",
+            below.display(),
+            file.display()
+        )
+    } else {
+        format!("target {} is not a directory", below.display())
+    };
+    refused(&lab, &["--target", below.to_str().unwrap()], &expected);
+}
+
 #[test]
 fn target_not_a_directory() {
     let lab = Lab::new();

@@ -254,7 +254,7 @@ mod tests {
         let missing = dir.path().join("nope");
         let e = check_target(&missing, false).unwrap_err();
         assert!(
-            matches!(&e, EngineError::Target(TargetError::Missing { path, source })
+            matches!(&e, EngineError::Target(TargetError::Missing { path, source, .. })
                 if path == &missing && source.kind() == io::ErrorKind::NotFound),
             "{e:?}"
         );
@@ -268,6 +268,43 @@ mod tests {
         let e = check_target(&file, false).unwrap_err().to_string();
         assert!(e.contains("not a directory"), "{e}");
         assert!(check_target(dir.path(), false).is_ok());
+    }
+
+    /// Root's walk says which component above the target stopped it; as another user the
+    /// kernel resolves the path and only the target is named (both are checked, whoever
+    /// runs the tests).
+    #[test]
+    fn a_target_below_a_file_or_a_missing_directory_names_that_component() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("file");
+        std::fs::write(&file, b"x").unwrap();
+        let root = nix::unistd::geteuid().is_root();
+        let below_file = file.join("sub");
+        let e = check_target(&below_file, false).unwrap_err();
+        let EngineError::Target(TargetError::NotADirectory { path, at }) = &e else {
+            panic!("{e:?}");
+        };
+        assert_eq!(path, &below_file);
+        assert_eq!(at.as_deref(), root.then_some(file.as_path()), "{e:?}");
+        if root {
+            let text = e.to_string();
+            assert!(
+                text.contains(&format!(
+                    "target {}: {} is not a directory",
+                    below_file.display(),
+                    file.display()
+                )),
+                "{text}"
+            );
+        }
+        let gone = dir.path().join("gone");
+        let below_gone = gone.join("sub/deeper");
+        let e = check_target(&below_gone, false).unwrap_err();
+        let EngineError::Target(TargetError::Missing { path, at, .. }) = &e else {
+            panic!("{e:?}");
+        };
+        assert_eq!(path, &below_gone);
+        assert_eq!(at.as_deref(), root.then_some(gone.as_path()), "{e:?}");
     }
 
     #[test]

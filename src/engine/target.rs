@@ -156,12 +156,18 @@ pub fn walk_error(shown: &Path, e: WalkError) -> TargetError {
             path,
             source: io::Error::from_raw_os_error(libc::ELOOP),
         },
-        WalkError::Io { errno, .. } => {
+        WalkError::Io {
+            path: component,
+            errno,
+        } => {
             let source = io::Error::from(errno);
+            // Root's walk names the component it stopped at: worth saying when it is not
+            // the target as given (a directory above it, or where a link led).
+            let at = (component != path).then_some(component);
             match errno {
-                nix::Error::ENOENT => TargetError::Missing { path, source },
-                nix::Error::EACCES => TargetError::Unreachable { path, source },
-                nix::Error::ENOTDIR => TargetError::NotADirectory { path },
+                nix::Error::ENOENT => TargetError::Missing { path, at, source },
+                nix::Error::EACCES => TargetError::Unreachable { path, at, source },
+                nix::Error::ENOTDIR => TargetError::NotADirectory { path, at },
                 _ => TargetError::Inspect { path, source },
             }
         }

@@ -15,6 +15,8 @@ pub enum TargetError {
     Missing {
         /// The target as given.
         path: PathBuf,
+        /// The missing component, when root's walk named one other than `path`.
+        at: Option<PathBuf>,
         /// stat(2)'s ENOENT.
         source: io::Error,
     },
@@ -22,6 +24,9 @@ pub enum TargetError {
     Unreachable {
         /// The target as given.
         path: PathBuf,
+        /// The component that could not be reached, when the walk named one other than
+        /// `path`.
+        at: Option<PathBuf>,
         /// stat(2)'s EACCES.
         source: io::Error,
     },
@@ -36,6 +41,8 @@ pub enum TargetError {
     NotADirectory {
         /// The target as given.
         path: PathBuf,
+        /// The component that is not a directory, when the walk named one other than `path`.
+        at: Option<PathBuf>,
     },
     /// The target's canonical path cannot be found.
     Resolve {
@@ -165,7 +172,7 @@ impl TargetError {
             Missing { path, .. }
             | Unreachable { path, .. }
             | Inspect { path, .. }
-            | NotADirectory { path }
+            | NotADirectory { path, .. }
             | Resolve { path, .. }
             | ForeignLink { path, .. }
             | ReadOnly { path }
@@ -257,25 +264,34 @@ fn workers_to_lower(kind: WorkloadKind, names: &dyn SettingNames) -> (&'static s
     }
 }
 
+/// `sep` and the component where a walk stopped, or nothing.
+fn stopped_at(at: &Option<PathBuf>, sep: &str) -> String {
+    at.as_ref()
+        .map_or_else(String::new, |a| format!("{sep}{}", a.display()))
+}
+
 impl Worded for TargetError {
     fn worded(&self, names: &dyn SettingNames) -> String {
         use TargetError::*;
         let target = names.name(Setting::Target, None);
         match self {
-            Missing { path, .. } => format!(
-                "target {} does not exist; create it or choose an existing directory with {target}",
-                path.display()
+            Missing { path, at, .. } => format!(
+                "target {}{} does not exist; create it or choose an existing directory with {target}",
+                path.display(),
+                stopped_at(at, ": ")
             ),
-            Unreachable { path, .. } => format!(
-                "permission denied reaching target {}; choose a directory you can write",
-                path.display()
+            Unreachable { path, at, .. } => format!(
+                "permission denied reaching target {}{}; choose a directory you can write",
+                path.display(),
+                stopped_at(at, " at ")
             ),
             Inspect { path, source } => {
                 format!("cannot inspect target {}: {source}", path.display())
             }
-            NotADirectory { path } => format!(
-                "target {} is not a directory; choose a directory with {target} (fsynclab creates its files inside it)",
-                path.display()
+            NotADirectory { path, at } => format!(
+                "target {}{} is not a directory; choose a directory with {target} (fsynclab creates its files inside it)",
+                path.display(),
+                stopped_at(at, ": ")
             ),
             Resolve { path, source } => {
                 format!("cannot resolve target {}: {source}", path.display())
@@ -381,6 +397,7 @@ mod tests {
     fn each_refusal_names_the_setting_to_change() {
         let missing = TargetError::Missing {
             path: "/nope".into(),
+            at: None,
             source: io::Error::from_raw_os_error(libc::ENOENT),
         };
         assert!(

@@ -483,6 +483,7 @@ mod tests {
         let refusal = || {
             EngineError::from(TargetError::NotADirectory {
                 path: "/srv/file".into(),
+                at: None,
             })
         };
         let before = LabError::Engine(refusal());
