@@ -1,7 +1,8 @@
 /*
  * uring-loop.c - the minimal io_uring reference for fsynclab's io_uring engine (issue 16).
  *
- * One thread, one existing file (laid out beforehand, e.g. by fio --create_only=1), one ring
+ * One thread, one existing regular file (laid out beforehand, e.g. by fio --create_only=1;
+ * never opened through a link: it is overwritten at random), one ring
  * set up as fio 3.33 sets its own (COOP_TASKRUN | SINGLE_ISSUER | DEFER_TASKRUN). For SECS
  * seconds it keeps DEPTH requests in flight, alternately a 4 KiB IORING_OP_WRITE at a random
  * block (a permutation of the file's blocks, reshuffled every pass: every block once per
@@ -32,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -74,11 +76,15 @@ int main(int argc, char **argv)
     int each = strcmp(argv[5], "each") == 0;
     if (strchr(extra, 's'))
         setsid();
-    int fd = open(argv[1], O_RDWR);
-    if (fd < 0) {
+    /* It overwrites FILE at random: never through a link, only a regular file. */
+    int fd = open(argv[1], O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) < 0) {
         perror(argv[1]);
         return 1;
     }
+    if (!S_ISREG(st.st_mode))
+        return usage("FILE is not a regular file");
     long blocks = mib * (1024 * 1024 / BS);
     if (lseek(fd, 0, SEEK_END) < blocks * BS)
         return usage("FILE is shorter than FILE_MIB: lay it out first");
