@@ -108,8 +108,10 @@ int main(int argc, char **argv)
     }
     long *perm = malloc(blocks * sizeof *perm);
     char *buf;
-    if (!perm || posix_memalign((void **)&buf, BS, (size_t)BS * depth))
+    if (!perm || posix_memalign((void **)&buf, BS, (size_t)BS * depth)) {
+        fprintf(stderr, "uring-loop: out of memory for %ld blocks\n", blocks);
         return 1;
+    }
     memset(buf, 0xab, (size_t)BS * depth);
     for (long i = 0; i < blocks; i++)
         perm[i] = i;

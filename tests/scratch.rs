@@ -3,6 +3,7 @@
 //! fails. Every test has its own state directory (a tempdir) and RAM directory (under
 //! /dev/shm) and removes what it made, also when it panics.
 
+mod common;
 mod scratch_common;
 
 use scratch_common::*;

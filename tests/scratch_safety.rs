@@ -1,6 +1,7 @@
 //! Scratch-filesystem safety: real-device refusals, recipes and symlinks that must never
 //! reach what fsynclab did not create, unsafe state directories. Root, as tests/scratch.rs.
 
+mod common;
 mod scratch_common;
 
 use scratch_common::*;

@@ -10,17 +10,10 @@ pub use fsynclab::probe::{MountInfo, list_mounts};
 pub use fsynclab::scratch::{
     Backing, CreateRequest, FsKind, ScratchError, ScratchManager, list_loop_devices,
 };
-/// Whether the test may run: root, or else a printed skip (a failure under `CI=true`).
+/// Whether the test may run: root, or else a printed skip (a failure under `CI=true`);
+/// the rule of every test that needs root (`common::require_root`).
 pub fn root_or_skip(test: &str) -> bool {
-    if nix::unistd::geteuid().is_root() {
-        return true;
-    }
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "{test} needs root and CI=true forbids skipping: run the scratch tests as root"
-    );
-    eprintln!("skipping {test}: needs root (losetup, mkfs, mount)");
-    false
+    super::common::require_root(test, "losetup, mkfs, mount")
 }
 
 pub fn sh(program: &str, args: &[&str]) -> String {
