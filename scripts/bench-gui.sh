@@ -8,7 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PAIRS=${PAIRS:-3}
 command -v xvfb-run >/dev/null || { echo "install xvfb (apt-get install xvfb xauth)" >&2; exit 2; }
-cargo build --release --quiet
+# The autopilot drives the window: tooling, enabled only in this build.
+cargo build --release --quiet -p fsynclab --features autopilot
 BIN=$PWD/target/release/fsynclab
 WORK=$(mktemp -d /var/tmp/fsynclab-benchgui.XXXXXX)
 trap 'rm -rf "$WORK" /dev/shm/fsynclab-benchgui' EXIT

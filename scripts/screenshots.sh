@@ -7,7 +7,7 @@
 # that hides loop and sandbox mounts other than the demo's, so the Setup tab's mount table
 # looks like a user's machine; nothing outside that namespace is unmounted.
 #   scripts/screenshots.sh          (root: btrfs nossd vs ssd on a loop image; else ext4 dir vs tmpfs)
-#   FSYNCLAB_BIN=path/to/fsynclab scripts/screenshots.sh   (use that binary, no release build)
+#   FSYNCLAB_BIN=path/to/fsynclab scripts/screenshots.sh   (use that binary, built with --features autopilot)
 #   KERNEL_TRACE=off scripts/screenshots.sh   (runs and window runs untraced; default auto)
 # Needs (Debian/Ubuntu): xvfb xauth (xvfb-run), Mesa GL for eframe's glow renderer
 # (libgl1-mesa-dri libegl1 mesa-utils), X11 keyboard and cursor libraries
@@ -31,7 +31,8 @@ fi
 if [[ -n ${FSYNCLAB_BIN:-} ]]; then
     BIN=$(realpath "$FSYNCLAB_BIN")
 else
-    cargo build --release --quiet
+    # The autopilot is tooling, never in a release build users get: this build enables it.
+    cargo build --release --quiet -p fsynclab --features autopilot
     BIN=${CARGO_TARGET_DIR:-$PWD/target}/release/fsynclab
 fi
 OUT=$PWD/docs/screenshots

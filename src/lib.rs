@@ -15,18 +15,16 @@
 //!                report::{summary_text, run_json, compare_table, markdown, csv, image} | gui::panels
 //! ```
 //!
-//! The library does the work; the CLI ([`cli`]) and the lab window (`gui`, behind the `gui`
-//! cargo feature, on by default) parse input, call it and render. Measuring never formats,
-//! reporting never measures. Without the `gui` feature the library links no GUI crate.
+//! The library does the work; the command line (the `fsynclab` crate, crates/fsynclab) and
+//! the lab window (the `fsynclab-gui` crate, crates/gui) parse input, call it and render.
+//! Measuring never formats, reporting never measures. The library links no GUI crate and no
+//! command-line parser.
 
 #![warn(missing_docs)]
 
 pub mod analysis;
-pub mod cli;
 pub mod engine;
 pub mod fio;
-#[cfg(feature = "gui")]
-pub mod gui;
 pub mod ktrace;
 pub mod lab;
 pub mod metrics;
@@ -38,5 +36,5 @@ pub mod spec;
 pub mod store;
 #[cfg(test)]
 pub(crate) mod test_hooks;
-#[cfg(test)]
-mod test_support;
+#[cfg(any(test, feature = "test-support"))]
+pub mod test_support;

@@ -3,7 +3,7 @@
 /// Whether a unit test that needs root can go on: true as root; otherwise prints why the
 /// test named `test` is skipped (`why`: what it needs root for) and returns false — or
 /// fails it under `CI=true`, where skipping is forbidden.
-pub(crate) fn root_or_skip(test: &str, why: &str) -> bool {
+pub fn root_or_skip(test: &str, why: &str) -> bool {
     if nix::unistd::geteuid().is_root() {
         return true;
     }

@@ -1,0 +1,139 @@
+//! How the window names a setting in a library message: by the label of the control that
+//! sets it ("Block size"). The one table of setting → label; the form's rows use the same
+//! labels, and a kittest checks a bad field shows its label, never a command-line flag.
+
+use std::error::Error;
+
+use fsynclab::spec::{Action, Setting, SettingNames};
+
+/// The label of the control that sets `setting` (settings the window has no control for
+/// are named so a window user can tell which part of a run they concern).
+pub fn label(setting: Setting) -> &'static str {
+    match setting {
+        Setting::Threads => "Threads",
+        Setting::Clients => "Clients",
+        Setting::BlockSize => "Block size",
+        Setting::FileSize | Setting::SmallfilesFileSize => "File size",
+        Setting::IoSize => "Bytes per thread",
+        Setting::Duration => "Duration",
+        Setting::Requests => "Total requests",
+        Setting::Sync => "Sync method",
+        Setting::SyncEvery => "Sync every",
+        Setting::SharedFiles => "Shared files",
+        Setting::IntervalMs => "Interval",
+        Setting::Pattern => "Pattern",
+        Setting::Mode => "Counting",
+        Setting::OpenFlags => "Open flags",
+        Setting::Prepare => "Prepare",
+        Setting::SmallfilesFiles => "Files per thread",
+        Setting::SmallfilesSync => "File sync",
+        Setting::SmallfilesXattr => "64-byte xattr",
+        Setting::FilesPerClient => "Files per client",
+        Setting::RecordSize => "Record size",
+        Setting::LogSize => "Log size",
+        Setting::Strategy => "Strategy",
+        Setting::Set => "the workload form",
+        Setting::Scale => "Scale",
+        Setting::Series => "Series",
+        Setting::SeriesSweep => "the preset's series sweep",
+        Setting::Sweep => "Sweep",
+        Setting::Repeat => "Repetitions",
+        Setting::Matrix => "Matrix",
+        Setting::Target => "Target directory",
+        Setting::Keep => "Keep files",
+        Setting::AllowSharedTarget => "Shared target",
+        Setting::KernelTrace => "Kernel trace",
+        Setting::Database => "Database (chosen when fsynclab starts)",
+        Setting::Force => "Replace existing files",
+        Setting::ScratchFs => "Filesystem",
+        Setting::MkfsOpts => "mkfs options",
+        Setting::MountOpts => "Mount options",
+        Setting::Backing => "Backing",
+        Setting::ScratchSize => "Scratch size",
+        Setting::ScratchName => "Name",
+        Setting::Device => "Device",
+        Setting::DestroyDataOn => "the device confirmation",
+        Setting::Kind => "Workload kind",
+        Setting::Settle => "Settle after prepare",
+        Setting::Warmup => "Warm-up",
+        Setting::IoEngine => "I/O engine",
+        Setting::IoDepth => "I/O depth",
+        Setting::LinkSync => "Link each sync to its write",
+        Setting::FixedBufs => "Fixed buffers",
+        Setting::SyncOrder => "Sync order",
+    }
+}
+
+/// The window's [`SettingNames`]: quoted labels (`"Block size"`, `"Sync method" =
+/// fdatasync`); an error's subject is the bare label (`Block size: ...`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct GuiLabels;
+
+impl SettingNames for GuiLabels {
+    fn name(&self, setting: Setting, value: Option<&str>) -> String {
+        match value {
+            Some(v) => format!("\"{}\" = {v}", label(setting)),
+            None => format!("\"{}\"", label(setting)),
+        }
+    }
+
+    fn subject(&self, setting: Setting) -> String {
+        label(setting).to_string()
+    }
+
+    fn make_scratch(&self) -> String {
+        "\"Scratch filesystems\" on the Setup tab".to_string()
+    }
+
+    fn action(&self, action: Action<'_>) -> String {
+        match action {
+            Action::Clean => "by hand, or restart the lab (it removes the run directories of \
+                              runs that ended when it starts)"
+                .to_string(),
+            Action::ListRuns => "the History tab".to_string(),
+            Action::ListScratch => "\"Scratch filesystems\" on the Setup tab".to_string(),
+            Action::DestroyScratch(name) => {
+                format!("\"Destroy\" beside {name} under \"Scratch filesystems\" on the Setup tab")
+            }
+            Action::CleanAsOwner => "start the lab as its owner (the lab removes leftover run \
+                                     directories when it starts)"
+                .to_string(),
+            Action::ExportBundle => "Export selected… on the History tab".to_string(),
+            Action::Import => "Import… on the History tab".to_string(),
+        }
+    }
+}
+
+/// A library error as the window says it: settings named by their labels.
+pub fn words(error: &(dyn Error + 'static)) -> String {
+    fsynclab::lab::worded_error(error, &GuiLabels)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_setting_has_a_label_and_no_flag() {
+        for setting in Setting::ALL {
+            let l = label(setting);
+            assert!(!l.is_empty() && !l.starts_with('-'), "{setting:?}: {l:?}");
+            let worded = GuiLabels.name(setting, Some("1"));
+            assert!(!worded.contains("--"), "{worded}");
+        }
+    }
+
+    #[test]
+    fn a_spec_error_names_the_label() {
+        let spec = fsynclab::spec::WorkloadSpec {
+            block_size: 100,
+            ..Default::default()
+        };
+        let e = spec.validate().unwrap_err();
+        assert_eq!(
+            words(&e),
+            "Block size: 100 bytes is not a multiple of 512 between 512 and 64M; \
+             use e.g. 4k, 8k or 512 (\"Block size\")"
+        );
+    }
+}

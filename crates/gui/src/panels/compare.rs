@@ -1,0 +1,580 @@
+//! The Compare tab: choose a baseline and a candidate (run ids, `exp:N` or a label), ask
+//! the database worker for the [`Comparison`], and show it side by side — warnings, what
+//! differs, the plots, the mmtests-style statistics table and the published figures — with
+//! "Export report…" and "Copy table". Every number comes from the library.
+
+use egui::{Color32, RichText};
+
+use super::compare_export::ExportDialog;
+use super::compare_plots::{SideStyle, plots_grid, side_styles};
+use crate::{Cx, DbRequest};
+use fsynclab::analysis::{Comparison, MetricComparison, Stats, Verdict};
+use fsynclab::lab::SideSpec;
+use fsynclab::report::{self, fmt_bytes_per_sec};
+use fsynclab::store::Experiment;
+
+/// The Compare tab's own state (runtime only; the side texts live in `UiState`).
+#[derive(Debug, Default)]
+pub struct ComparePanel {
+    export: ExportDialog,
+    /// The tab has asked for labels and experiments since it was created.
+    asked: bool,
+    /// "Compare sides" was pressed: empty sides are errors from now on.
+    tried: bool,
+    /// The comparison asked for and not yet reported in the status line.
+    awaiting: Option<String>,
+}
+
+/// One row of the sides grid: "Baseline" or "Candidate", the text field, its quick
+/// pickers and its parse error.
+fn side_picker(
+    ui: &mut egui::Ui,
+    which: &str,
+    text: &mut String,
+    labels: &[String],
+    experiments: &[Experiment],
+    tried: bool,
+    style: &SideStyle,
+) -> SidePicked {
+    let mut picked = SidePicked::default();
+    let label = ui
+        .horizontal(|ui| {
+            swatch(ui, style.color);
+            ui.label(which)
+        })
+        .inner;
+    let edit = egui::TextEdit::singleline(text)
+        .hint_text("12  ·  12,13  ·  exp:3  ·  a label")
+        .desired_width(260.0);
+    let response = ui.add_sized([260.0, 20.0], edit).labelled_by(label.id);
+    picked.enter = response.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+    let combo = egui::ComboBox::from_id_salt(format!("{which}-labels"))
+        .selected_text("pick a label")
+        .width(150.0)
+        .show_ui(ui, |ui| {
+            if labels.is_empty() {
+                ui.weak("no labelled runs yet");
+            }
+            for l in labels {
+                // A label that reads as run ids or exp:N needs the label: prefix.
+                let as_side = match SideSpec::parse(l) {
+                    Ok(SideSpec::Label(parsed)) if parsed == *l => l.clone(),
+                    _ => format!("label:{l}"),
+                };
+                if ui.selectable_label(*text == as_side, l).clicked() {
+                    *text = as_side;
+                }
+            }
+        });
+    combo
+        .response
+        .clone()
+        .accessible_name(format!("{which} label"));
+    picked.opened |= combo.response.clicked();
+    let combo = egui::ComboBox::from_id_salt(format!("{which}-experiments"))
+        .selected_text("pick an experiment")
+        .width(170.0)
+        .show_ui(ui, |ui| {
+            if experiments.is_empty() {
+                ui.weak("no experiments yet (repeat or sweep a run)");
+            }
+            for e in experiments {
+                let side = format!("exp:{}", e.id);
+                if ui
+                    .selectable_label(*text == side, format!("{side}  {}", e.name))
+                    .clicked()
+                {
+                    *text = side;
+                }
+            }
+        });
+    combo
+        .response
+        .clone()
+        .accessible_name(format!("{which} experiment"));
+    picked.opened |= combo.response.clicked();
+    match SideSpec::parse(text) {
+        Err(e) if tried || !text.trim().is_empty() => {
+            ui.colored_label(
+                ui.visuals().error_fg_color,
+                format!("{}: {e}", which.to_lowercase()),
+            );
+        }
+        _ => {
+            ui.label("");
+        }
+    }
+    ui.end_row();
+    picked
+}
+
+/// A small square of a side's colour.
+fn swatch(ui: &mut egui::Ui, color: Color32) {
+    let (rect, _) = ui.allocate_exact_size(egui::vec2(12.0, 12.0), egui::Sense::hover());
+    ui.painter().rect_filled(rect, 2.0, color);
+}
+
+/// What happened in a side picker this frame.
+#[derive(Default)]
+struct SidePicked {
+    /// Enter was pressed in the text field.
+    enter: bool,
+    /// A quick picker was opened (labels and experiments should be fresh).
+    opened: bool,
+}
+
+/// Distinct labels of the cached runs, sorted.
+fn distinct_labels(cx: &Cx) -> Vec<String> {
+    let mut labels: Vec<String> = cx
+        .cache
+        .runs
+        .iter()
+        .filter_map(|r| r.label.clone())
+        .collect();
+    labels.sort();
+    labels.dedup();
+    labels
+}
+
+/// A value with its unit, as the tables show it.
+/// A value in its metric's unit, never rescaled: the table names rows by their keys
+/// (`sync_p99_us`, `wall_s`: the names `--fail-on` and `--json` use), so the value is in
+/// the unit the key names (issue 15: `_us` rows once showed ms).
+fn fmt_value(v: f64, unit: &str) -> String {
+    match unit {
+        "µs" | "s" | "ms" => format!("{} {unit}", fsynclab::report::fmt_num(v).trim()),
+        "MiB/s" => fmt_bytes_per_sec(v),
+        _ => format!("{} {unit}", fsynclab::report::fmt_num(v).trim())
+            .trim_end()
+            .to_string(),
+    }
+}
+
+fn stats_hover(stats: Option<&Stats>, unit: &str) -> String {
+    let Some(s) = stats else {
+        return "not measured".into();
+    };
+    let ci = s.ci95.map_or("none (n = 1)".to_string(), |(lo, hi)| {
+        format!("{} … {}", fmt_value(lo, unit), fmt_value(hi, unit))
+    });
+    format!(
+        "n = {}\nmean {}\nstddev {} ({:.1}%)\nmin {}  max {}\n95% CI of the mean: {ci}",
+        s.n,
+        fmt_value(s.amean, unit),
+        fmt_value(s.stddev, unit),
+        s.coeff_var_pct,
+        fmt_value(s.min, unit),
+        fmt_value(s.max, unit),
+    )
+}
+
+fn better_color(ui: &egui::Ui) -> Color32 {
+    if ui.visuals().dark_mode {
+        Color32::from_rgb(110, 210, 110)
+    } else {
+        Color32::from_rgb(0, 125, 30)
+    }
+}
+
+/// Rows of the statistics table: (metric label, metric).
+fn stat_rows(c: &Comparison) -> Vec<(String, &MetricComparison)> {
+    match &c.sweep {
+        Some(sw) => sw
+            .points
+            .iter()
+            .flat_map(|p| {
+                let point = egui_plot::format_number(p.value, 2);
+                p.metrics
+                    .iter()
+                    .map(move |m| (format!("{}-{point}", m.key), m))
+            })
+            .collect(),
+        None => c.metrics.iter().map(|m| (m.key.clone(), m)).collect(),
+    }
+}
+
+fn statistics_table(ui: &mut egui::Ui, c: &Comparison, styles: &[SideStyle; 2]) {
+    ui.heading("Statistics");
+    ui.label(
+        RichText::new(
+            "Gains are positive when the candidate is better; * marks a difference significant \
+             at 95% (Welch's t-test). Hover a value for n, spread and the 95% CI.",
+        )
+        .weak(),
+    );
+    let better = better_color(ui);
+    let worse = ui.visuals().error_fg_color;
+    egui::Grid::new("compare-stats")
+        .striped(true)
+        .num_columns(6)
+        .spacing([18.0, 4.0])
+        .show(ui, |ui| {
+            ui.strong("metric");
+            ui.strong("headline");
+            side_headers(ui, c, styles);
+            ui.strong("gain");
+            ui.strong("verdict");
+            ui.end_row();
+            for (label, m) in stat_rows(c) {
+                ui.label(&label)
+                    .on_hover_text(format!("{} ({})", m.label, m.unit));
+                ui.label(m.headline.as_str());
+                for (value, stats) in [
+                    (m.baseline_value, m.baseline.as_ref()),
+                    (m.candidate_value, m.candidate.as_ref()),
+                ] {
+                    let text = value.map_or("-".into(), |v| fmt_value(v, &m.unit));
+                    ui.label(text).on_hover_text(stats_hover(stats, &m.unit));
+                }
+                let mark = if m.significant() { "*" } else { "" };
+                ui.label(
+                    m.gain_pct
+                        .map_or("-".into(), |g| format!("{mark}{g:+.2}%{mark}")),
+                );
+                let words = RichText::new(m.verdict.describe());
+                let words = match m.verdict {
+                    Verdict::Better => words.color(better).strong(),
+                    Verdict::Worse => words.color(worse).strong(),
+                    _ => words.weak(),
+                };
+                let p = m.welch.map_or("no t-test (a side has n < 2)".into(), |w| {
+                    format!(
+                        "Welch's t-test: p = {:.4}, t = {:.2}, df = {:.1}",
+                        w.p_value, w.t, w.df
+                    )
+                });
+                ui.label(words).on_hover_text(p);
+                ui.end_row();
+            }
+        });
+}
+
+fn published_table(ui: &mut egui::Ui, c: &Comparison) {
+    if c.published.is_empty() {
+        return;
+    }
+    ui.heading("Published in the seed thread vs measured here");
+    if !c.preset_scales.is_empty() {
+        let scales: Vec<String> = c.preset_scales.iter().map(|s| format!("×{s}")).collect();
+        ui.label(
+            RichText::new(format!(
+                "These runs were scaled ({} of the published workload): their absolute \
+                 figures are not the published ones. Compare the ratios after / before.",
+                scales.join(", ")
+            ))
+            .color(ui.visuals().warn_fg_color),
+        );
+    }
+    let ratios = fsynclab::analysis::published_ratios(c);
+    if !ratios.is_empty() {
+        egui::Grid::new("compare-published-ratios")
+            .striped(true)
+            .num_columns(3)
+            .spacing([18.0, 4.0])
+            .show(ui, |ui| {
+                for h in [
+                    "metric",
+                    "published after / before",
+                    "measured candidate / baseline",
+                ] {
+                    ui.strong(h);
+                }
+                ui.end_row();
+                for r in &ratios {
+                    ui.label(&r.metric);
+                    ui.label(format!("×{:.2}", r.published));
+                    ui.label(r.measured.map_or("-".into(), |m| format!("×{m:.2}")));
+                    ui.end_row();
+                }
+            });
+        ui.add_space(6.0);
+    }
+    egui::Grid::new("compare-published")
+        .striped(true)
+        .num_columns(5)
+        .spacing([18.0, 4.0])
+        .show(ui, |ui| {
+            for h in [
+                "published side",
+                "metric",
+                "published",
+                "measured (baseline / candidate)",
+                "as published",
+            ] {
+                ui.strong(h);
+            }
+            ui.end_row();
+            for p in &c.published {
+                let f = &p.figure;
+                let measured = |v: Option<f64>| v.map_or("-".into(), |v| fmt_value(v, &f.unit));
+                ui.label(&f.side);
+                ui.label(&f.metric);
+                ui.label(fmt_value(f.value, &f.unit));
+                ui.label(format!(
+                    "{} / {}",
+                    measured(p.baseline),
+                    measured(p.candidate)
+                ));
+                ui.label(RichText::new(&f.as_published).italics());
+                ui.end_row();
+            }
+        });
+}
+
+/// The two sides' column headers, each named by its runs and in its plot colour.
+fn side_headers(ui: &mut egui::Ui, c: &Comparison, styles: &[SideStyle; 2]) {
+    for (side, name, style) in [
+        ("baseline", &c.baseline, &styles[0]),
+        ("candidate", &c.candidate, &styles[1]),
+    ] {
+        ui.label(
+            RichText::new(format!("{side} {}", name.title()))
+                .color(style.color)
+                .strong(),
+        );
+    }
+}
+
+fn metadata_table(ui: &mut egui::Ui, c: &Comparison, styles: &[SideStyle; 2]) {
+    ui.heading("What differs");
+    let warn = ui.visuals().warn_fg_color;
+    let header = |ui: &mut egui::Ui| {
+        ui.strong("field");
+        side_headers(ui, c, styles);
+        ui.end_row();
+    };
+    let differing: Vec<_> = c.metadata.iter().filter(|m| m.differs).collect();
+    if differing.is_empty() {
+        ui.label("Nothing recorded differs between the two sides.");
+    } else {
+        egui::Grid::new("compare-meta-differs")
+            .striped(true)
+            .num_columns(3)
+            .max_col_width(520.0)
+            .show(ui, |ui| {
+                header(ui);
+                for m in differing {
+                    ui.label(RichText::new(format!("≠ {}", m.field)).color(warn).strong());
+                    ui.add(egui::Label::new(RichText::new(&m.baseline).strong()).wrap());
+                    ui.add(egui::Label::new(RichText::new(&m.candidate).strong()).wrap());
+                    ui.end_row();
+                }
+            });
+    }
+    let same: Vec<_> = c.metadata.iter().filter(|m| !m.differs).collect();
+    if !same.is_empty() {
+        egui::CollapsingHeader::new(format!("{} fields are the same on both sides", same.len()))
+            .id_salt("compare-meta-same")
+            .show(ui, |ui| {
+                egui::Grid::new("compare-meta-same-grid")
+                    .striped(true)
+                    .num_columns(2)
+                    .max_col_width(900.0)
+                    .show(ui, |ui| {
+                        for m in same {
+                            ui.label(&m.field);
+                            ui.add(egui::Label::new(&m.baseline).wrap());
+                            ui.end_row();
+                        }
+                    });
+            });
+    }
+}
+
+fn sides_legend(ui: &mut egui::Ui, c: &Comparison, styles: &[SideStyle; 2]) {
+    for (i, side) in [&c.baseline, &c.candidate].into_iter().enumerate() {
+        let ids: Vec<String> = side.run_ids.iter().map(|i| i.to_string()).collect();
+        ui.horizontal(|ui| {
+            swatch(ui, styles[i].color);
+            ui.label(
+                RichText::new(format!("{} {}", ["baseline", "candidate"][i], side.name))
+                    .color(styles[i].color)
+                    .strong(),
+            );
+            let runs = if ids.len() == 1 { "run" } else { "runs" };
+            ui.label(format!("{runs} {} — {}", ids.join(","), styles[i].look));
+        });
+    }
+}
+
+fn warnings(ui: &mut egui::Ui, c: &Comparison) {
+    let warn = ui.visuals().warn_fg_color;
+    for w in &c.warnings {
+        egui::Frame::group(ui.style())
+            .stroke(egui::Stroke::new(2.0, warn))
+            .show(ui, |ui| {
+                ui.set_width(ui.available_width());
+                ui.label(
+                    RichText::new(format!("WARNING: {w}"))
+                        .color(warn)
+                        .strong()
+                        .size(15.0),
+                );
+            });
+    }
+}
+
+fn comparison_view(ui: &mut egui::Ui, c: &Comparison, styles: &[SideStyle; 2]) {
+    sides_legend(ui, c, styles);
+    ui.add_space(4.0);
+    warnings(ui, c);
+    ui.add_space(8.0);
+    metadata_table(ui, c, styles);
+    ui.add_space(8.0);
+    ui.separator();
+    plots_grid(ui, c, styles);
+    ui.separator();
+    statistics_table(ui, c, styles);
+    ui.add_space(8.0);
+    published_table(ui, c);
+}
+
+impl ComparePanel {
+    /// Draws the tab.
+    pub fn ui(&mut self, ui: &mut egui::Ui, cx: &mut Cx) {
+        self.export.poll(cx.status);
+        if !cx.cache.comparison_pending
+            && let Some(sides) = self.awaiting.take()
+            && cx.cache.comparison_error.is_none()
+        {
+            cx.status.info(format!("compared {sides}"));
+        }
+        let mut refresh = !self.asked;
+        self.asked = true;
+        let styles = side_styles(ui.visuals().dark_mode);
+        let labels = distinct_labels(cx);
+        egui::ScrollArea::vertical()
+            .auto_shrink(false)
+            .show(ui, |ui| {
+                ui.heading("Compare");
+                let mut go = false;
+                egui::Grid::new("compare-sides")
+                    .num_columns(5)
+                    .spacing([10.0, 6.0])
+                    .show(ui, |ui| {
+                        for (i, which) in ["Baseline", "Candidate"].into_iter().enumerate() {
+                            let text = if i == 0 {
+                                &mut cx.state.compare_baseline
+                            } else {
+                                &mut cx.state.compare_candidate
+                            };
+                            let picked = side_picker(
+                                ui,
+                                which,
+                                text,
+                                &labels,
+                                &cx.cache.experiments,
+                                self.tried,
+                                &styles[i],
+                            );
+                            go |= picked.enter;
+                            refresh |= picked.opened;
+                        }
+                    });
+                ui.horizontal(|ui| {
+                    let pending = cx.cache.comparison_pending;
+                    go |= ui
+                        .add_enabled(!pending, egui::Button::new("Compare sides"))
+                        .clicked();
+                    if ui.button("Swap sides").clicked() {
+                        std::mem::swap(
+                            &mut cx.state.compare_baseline,
+                            &mut cx.state.compare_candidate,
+                        );
+                    }
+                    if go && !pending {
+                        self.compare(cx);
+                    }
+                    if cx.cache.comparison_pending {
+                        ui.spinner();
+                        ui.label("comparing…");
+                    }
+                    ui.separator();
+                    let comparison = cx.cache.comparison.as_deref();
+                    let has = comparison.is_some();
+                    if ui
+                        .add_enabled(has, egui::Button::new("Export report…"))
+                        .clicked()
+                    {
+                        self.export.show();
+                    }
+                    if ui
+                        .add_enabled(has, egui::Button::new("Copy table"))
+                        .clicked()
+                        && let Some(c) = comparison
+                    {
+                        ui.ctx().copy_text(report::compare_table(c));
+                        cx.status
+                            .info("copied the statistics table (mmtests style) to the clipboard");
+                    }
+                });
+                if let Some(e) = &cx.cache.comparison_error {
+                    ui.colored_label(
+                        ui.visuals().error_fg_color,
+                        format!("comparison failed: {e}"),
+                    );
+                }
+                ui.separator();
+                match cx.cache.comparison.as_deref() {
+                    Some(c) => comparison_view(ui, c, &styles),
+                    None if !cx.cache.comparison_pending => {
+                        ui.label(
+                            RichText::new(
+                                "Choose a baseline and a candidate — run ids (12 or 12,13), an \
+                                 experiment (exp:3) or a label — then press Compare.",
+                            )
+                            .weak(),
+                        );
+                    }
+                    None => {}
+                }
+            });
+        if (refresh || cx.cache.runs_stale) && !cx.cache.runs_pending {
+            cx.refresh_runs();
+            cx.db.request(DbRequest::ListExperiments);
+        }
+        self.export.ui(ui.ctx(), cx.cache.comparison.as_deref());
+    }
+
+    /// Parses both sides and asks the database worker for the comparison.
+    fn compare(&mut self, cx: &mut Cx) {
+        self.tried = true;
+        let sides = (
+            SideSpec::parse(&cx.state.compare_baseline),
+            SideSpec::parse(&cx.state.compare_candidate),
+        );
+        let (Ok(baseline), Ok(candidate)) = sides else {
+            cx.status
+                .error("fix the sides first (see the messages next to them)");
+            return;
+        };
+        let sides = format!("{} with {}", baseline.describe(), candidate.describe());
+        cx.status.info(format!("comparing {sides}…"));
+        self.awaiting = Some(sides);
+        cx.db.request(DbRequest::Compare {
+            baseline,
+            candidate,
+        });
+        cx.cache.comparison_pending = true;
+        cx.cache.comparison_error = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every metric whose key names a unit shows its values in that unit.
+    #[test]
+    fn values_are_shown_in_the_unit_their_key_names() {
+        for m in fsynclab::analysis::METRICS {
+            let shown = fmt_value(18_071.55, m.unit);
+            for (suffix, unit) in [("_us", " µs"), ("_ms", " ms"), ("_s", " s")] {
+                if m.key.ends_with(suffix) {
+                    assert!(shown.ends_with(unit), "{}: {shown}", m.key);
+                    assert!(shown.starts_with("18071.55"), "{}: {shown}", m.key);
+                }
+            }
+        }
+    }
+}
