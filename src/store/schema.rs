@@ -94,6 +94,15 @@ impl From<rusqlite::Error> for MigrationFailed {
 /// Each step takes the write lock first (`BEGIN IMMEDIATE`) and reads the version again, so
 /// two processes opening a new file at once do not both apply the same migration.
 pub(crate) fn migrate(conn: &mut Connection) -> Result<Outcome, MigrationFailed> {
+    migrate_with(conn, MIGRATIONS)
+}
+
+/// [`migrate`] with the list of `migrations` to apply (tests give it a failing one).
+fn migrate_with(
+    conn: &mut Connection,
+    migrations: &[Migration],
+) -> Result<Outcome, MigrationFailed> {
+    let supported_version = || i64::try_from(migrations.len()).unwrap_or(i64::MAX);
     let found = user_version(conn)?;
     if found > supported_version() {
         return Ok(Outcome::Newer { found });
@@ -103,7 +112,7 @@ pub(crate) fn migrate(conn: &mut Connection) -> Result<Outcome, MigrationFailed>
     if found == supported_version() {
         return Ok(Outcome::Current);
     }
-    for (index, migration) in MIGRATIONS.iter().enumerate() {
+    for (index, migration) in migrations.iter().enumerate() {
         let version = i64::try_from(index + 1).unwrap_or(i64::MAX);
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let current = user_version(&tx)?;
@@ -223,16 +232,47 @@ mod tests {
 
     #[test]
     fn a_failing_migration_leaves_no_partial_schema() {
-        // The atomicity the runner relies on: statements and version bump in one transaction.
+        // migrate() itself: the first step applies; the second fails on its second
+        // statement, so neither its first table nor its version bump is kept.
+        let steps = [
+            Migration {
+                name: "0001_good",
+                sql: "CREATE TABLE good (x);",
+            },
+            Migration {
+                name: "0002_bad",
+                sql: "CREATE TABLE half (x); CREATE TABLE good (x);",
+            },
+        ];
         let mut conn = Connection::open_in_memory().unwrap();
-        let tx = conn.transaction().unwrap();
-        let err = tx.execute_batch("CREATE TABLE a (x); CREATE TABLE a (x);");
-        assert!(err.is_err());
-        drop(tx);
-        let tables: i64 = conn
-            .query_row("SELECT count(*) FROM sqlite_master", [], |row| row.get(0))
-            .unwrap();
-        assert_eq!(tables, 0);
-        assert_eq!(user_version(&conn).unwrap(), 0);
+        let err = migrate_with(&mut conn, &steps).unwrap_err();
+        assert_eq!(err.name, Some("0002_bad"));
+        assert!(
+            err.source.to_string().contains("already exists"),
+            "{}",
+            err.source
+        );
+        let tables: Vec<String> = conn
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+            .unwrap()
+            .query_map([], |row| row.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(tables, ["good"]);
+        assert_eq!(user_version(&conn).unwrap(), 1);
+        // Fixed, the same database goes on from version 1.
+        let fixed = [
+            Migration {
+                name: "0001_good",
+                sql: "CREATE TABLE good (x);",
+            },
+            Migration {
+                name: "0002_fixed",
+                sql: "CREATE TABLE half (x);",
+            },
+        ];
+        assert_eq!(migrate_with(&mut conn, &fixed).unwrap(), Outcome::Current);
+        assert_eq!(user_version(&conn).unwrap(), 2);
     }
 }

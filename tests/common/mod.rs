@@ -120,17 +120,17 @@ pub fn is_root() -> bool {
     nix::unistd::geteuid().is_root()
 }
 
-/// True when the test may use root-only facilities. Outside CI a non-root run skips with
-/// the reason printed; with CI=true a missing facility fails the test instead.
+/// True when the test may use root-only facilities: the workspace's one skip rule
+/// ([`fsynclab::test_support::root_or_skip`]): outside CI a non-root run skips with the
+/// reason printed; with CI=true a missing facility fails the test instead.
 pub fn require_root(test: &str, why: &str) -> bool {
-    if is_root() {
-        return true;
-    }
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("{test} needs root ({why}) and CI=true forbids skipping");
-    }
-    eprintln!("SKIPPED {test}: needs root ({why})");
-    false
+    fsynclab::test_support::root_or_skip(test, why)
+}
+
+/// The skip rule for anything else a test needs (fio, a tool, a kernel setting): prints
+/// `SKIPPED test: why` and returns false, or fails the test under CI=true.
+pub fn skip_or_fail(test: &str, why: &str) -> bool {
+    fsynclab::test_support::skip_or_fail(test, why)
 }
 
 /// A tmpfs mounted on a fresh directory, unmounted on drop.

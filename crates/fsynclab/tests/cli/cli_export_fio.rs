@@ -18,18 +18,7 @@ use serde_json::Value;
 
 /// Whether `fio` can be run: with CI=true a missing fio fails the test.
 fn fio_available(test: &str) -> bool {
-    let found = Command::new("fio")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if found {
-        return true;
-    }
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("{test} needs fio (apt-get install fio) and CI=true forbids skipping");
-    }
-    eprintln!("SKIPPED {test}: fio is not installed (apt-get install fio)");
-    false
+    common::fio_server::fio_present(test)
 }
 
 /// `fio --parse-only FILE` succeeds, fio's complaint shown when it does not.

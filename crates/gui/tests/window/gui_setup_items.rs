@@ -184,7 +184,7 @@ fn the_browse_note_goes_when_the_target_changes_or_after_a_while() {
 }
 
 fn root_or_skip(test: &str) -> bool {
-    gui_common::root_or_skip(test, "mounting a tmpfs")
+    crate::common::require_root(test, "mounting a tmpfs")
 }
 
 /// Unmounts its directory on drop.

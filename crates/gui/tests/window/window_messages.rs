@@ -246,13 +246,10 @@ fn the_history_transfer_dialogs_name_window_actions_not_commands() {
 
 #[test]
 fn cleaning_with_another_users_database_is_explained_in_the_window() {
-    if !nix::unistd::geteuid().is_root() {
-        assert_ne!(
-            std::env::var("CI").as_deref(),
-            Ok("true"),
-            "CI runs as root: this test must not skip there"
-        );
-        eprintln!("skipped: giving the database to another user needs root");
+    if !common::require_root(
+        "cleaning_with_another_users_database_is_explained_in_the_window",
+        "giving the database to another user",
+    ) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -144,20 +144,6 @@ pub fn wait_for(h: &mut Harness<'static, LabApp>, what: &str, done: impl Fn(&Lab
     h.run_steps(3);
 }
 
-/// True when the test runs as root; otherwise prints that `test` is skipped and why
-/// (`why`: what needs root), or fails it when CI=true (CI never skips).
-pub fn root_or_skip(test: &str, why: &str) -> bool {
-    let root = nix::unistd::geteuid().is_root();
-    if !root {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "{test}: needs root ({why}) and CI=true forbids skipping"
-        );
-        eprintln!("skipping {test}: needs root ({why})");
-    }
-    root
-}
-
 /// Clicks "Start run" and checks the run started (the status line shown when not).
 pub fn start_run(h: &mut Harness<'static, LabApp>) {
     h.run();
