@@ -246,7 +246,7 @@ fn the_history_transfer_dialogs_name_window_actions_not_commands() {
 
 #[test]
 fn cleaning_with_another_users_database_is_explained_in_the_window() {
-    if !common::require_root(
+    if !crate::common::require_root(
         "cleaning_with_another_users_database_is_explained_in_the_window",
         "giving the database to another user",
     ) {
