@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use super::fleet::{FleetError, ValidFleet};
 use super::fleet_fio::{self, ClientEnd, JobDir};
-use super::fleet_job;
 use super::fleet_probe;
+use super::fleet_store;
 use crate::engine::CancelToken;
 use crate::fio::client::FleetHost;
 use crate::store::Store;
@@ -316,7 +316,7 @@ fn store_host(
     stdout: &str,
     outcome: &mut HostOutcome,
 ) -> Result<Vec<i64>, String> {
-    let runs = fleet_job::host_runs(fleet, host, stdout)?;
+    let runs = fleet_store::host_runs(fleet, host, stdout)?;
     let experiment_id = match outcome.experiment_id {
         Some(id) => id,
         None => {
@@ -327,7 +327,7 @@ fn store_host(
             id
         }
     };
-    let ids = fleet_job::store_runs(store, fleet, host, &runs, experiment_id)?;
+    let ids = fleet_store::store_runs(store, fleet, host, &runs, experiment_id)?;
     outcome.run_ids.extend(&ids);
     Ok(ids)
 }

@@ -17,7 +17,7 @@ use crate::store::Store;
 
 use super::matrix::{MatrixOutcome, MatrixSpec, run_matrix};
 use super::plan::VariantOutcome;
-use super::series::{SeriesOutcome, SweepSpec, run_series};
+use super::series::{Checked, SeriesOutcome, SweepSpec, run_series};
 use super::{LabError, MAX_REPEAT, MAX_SWEEP_VALUES, RunRequest, run_one};
 
 /// What to launch. Every variant carries the run request (spec, target, label...); the
@@ -321,16 +321,4 @@ pub fn launch(
             Ok(LaunchOutcome::Series(outcomes))
         }
     }
-}
-
-/// A series' request on its checked target (the canonical path).
-pub(super) struct Checked<'a> {
-    /// The run request (label, tags, spec of the first run...).
-    pub request: &'a RunRequest,
-    /// The target, checked and held open.
-    pub target: crate::engine::CheckedTarget,
-    /// Runs per spec.
-    pub repeat: u32,
-    /// The sweep, for the experiment's name.
-    pub sweep: Option<&'a SweepSpec>,
 }

@@ -9,7 +9,6 @@ use crate::metrics::{RunResult, RunStatus};
 use crate::spec::{self, Setting, SpecError, WorkloadSpec};
 use crate::store::Store;
 
-use super::launch::Checked;
 use super::{LabError, RunRequest, run_one};
 
 /// Most runs per configuration (`--repeat`): a typo guard, not a limit on real work.
@@ -206,6 +205,18 @@ pub(super) fn run_series(
         results,
         stopped: None,
     })
+}
+
+/// A series' request on its checked target (the canonical path).
+pub(super) struct Checked<'a> {
+    /// The run request (label, tags, spec of the first run...).
+    pub request: &'a RunRequest,
+    /// The target, checked and held open.
+    pub target: crate::engine::CheckedTarget,
+    /// Runs per spec.
+    pub repeat: u32,
+    /// The sweep, for the experiment's name.
+    pub sweep: Option<&'a SweepSpec>,
 }
 
 #[cfg(test)]

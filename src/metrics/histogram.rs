@@ -11,12 +11,8 @@ use hdrhistogram::serialization::{
 use serde::{Deserialize, Serialize};
 
 use super::MetricsError;
+pub use super::sparse::MAX_LATENCY_NS;
 use super::sparse::{SparseCounts, empty_dense};
-
-/// Largest latency a histogram can hold: one hour, in nanoseconds. Larger values saturate.
-pub const MAX_LATENCY_NS: u64 = 3_600_000_000_000;
-/// Significant decimal digits kept by every latency histogram (0.1% resolution).
-pub const SIGNIFICANT_DIGITS: u8 = 3;
 
 /// A latency histogram in nanoseconds (hdrhistogram, 1 ns .. 1 h, 3 significant digits).
 ///

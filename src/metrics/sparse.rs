@@ -7,7 +7,12 @@
 
 use hdrhistogram::Histogram;
 
-use super::histogram::{MAX_LATENCY_NS, SIGNIFICANT_DIGITS};
+// The bounds of every latency histogram live here, below the dense histogram that
+// re-exports them, so the two files do not import each other.
+/// Largest latency a histogram can hold: one hour, in nanoseconds. Larger values saturate.
+pub const MAX_LATENCY_NS: u64 = 3_600_000_000_000;
+/// Significant decimal digits kept by every latency histogram (0.1% resolution).
+pub const SIGNIFICANT_DIGITS: u8 = 3;
 
 /// log2 of the sub-buckets in half an HDR bucket at 3 significant digits (2048 sub-buckets,
 /// the lower half of each bucket above the first is unused, as in hdrhistogram).

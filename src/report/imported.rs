@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::text::{fmt_bytes_per_sec, fmt_ns};
+use super::units::{fmt_bytes_per_sec, fmt_ns};
 use crate::metrics::{ReportedLatency, RunResult};
 use crate::store::RunOrigin;
 

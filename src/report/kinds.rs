@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use serde_json::json;
 
-use super::text::fmt_ns;
+use super::units::fmt_ns;
 use crate::analysis::run_value;
 use crate::metrics::{GroupCommitStats, OpStats, PhaseStats, RunResult, SysbenchSummary};
 use crate::spec::WorkloadKind;

@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use super::text::{fmt_bytes_per_sec, fmt_ns};
+use super::units::{fmt_bytes_per_sec, fmt_ns};
 use crate::spec::MatrixSuggestion;
 use crate::store::RunRow;
 

@@ -15,6 +15,7 @@ mod series;
 mod shapes;
 mod sysbench;
 mod text;
+mod units;
 
 pub use crate::probe::merged_options;
 pub use compare::{compare_csv, compare_json, compare_markdown, compare_table, num as fmt_num};
@@ -34,6 +35,6 @@ pub use series::series_summary;
 pub use shapes::{ExperimentJson, JSON_SCHEMA_VERSION, run_shape, versioned};
 pub use sysbench::{sysbench_json, sysbench_text};
 pub use text::{
-    fmt_bytes_per_sec, fmt_ns, kernel_settings_text, run_json, run_line, summary_text,
-    unfinished_run_json, where_line,
+    kernel_settings_text, run_json, run_line, summary_text, unfinished_run_json, where_line,
 };
+pub use units::{fmt_bytes_per_sec, fmt_ns};

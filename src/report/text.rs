@@ -9,27 +9,7 @@ use crate::analysis::kernel_setting_rows;
 use crate::metrics::{LatencySummary, RunResult};
 use crate::probe::{KernelSettings, SystemInfo};
 
-/// A latency in the unit that keeps 3–4 significant digits: `850 ns`, `12.3 µs`, `4.01 ms`, `1.20 s`.
-pub fn fmt_ns(ns: f64) -> String {
-    if ns < 1_000.0 {
-        format!("{ns:.0} ns")
-    } else if ns < 1_000_000.0 {
-        format!("{:.1} µs", ns / 1e3)
-    } else if ns < 1_000_000_000.0 {
-        format!("{:.2} ms", ns / 1e6)
-    } else {
-        format!("{:.2} s", ns / 1e9)
-    }
-}
-
-/// A throughput in MiB/s or KiB/s.
-pub fn fmt_bytes_per_sec(mib_per_sec: f64) -> String {
-    if mib_per_sec >= 1.0 {
-        format!("{mib_per_sec:.2} MiB/s")
-    } else {
-        format!("{:.1} KiB/s", mib_per_sec * 1024.0)
-    }
-}
+use super::units::{fmt_bytes_per_sec, fmt_ns};
 
 fn lat_row(out: &mut String, name: &str, s: &LatencySummary) {
     if s.count == 0 {

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::device::{check_device, existing_ancestor};
-use super::manager::{DISK_IMAGE, MOUNT_DIR, RECIPE_FILE, euid};
+use super::layout::{DISK_IMAGE, MOUNT_DIR, RECIPE_FILE, euid};
 use super::marks::MARKER_FILE;
 use super::system::{
     self, MOUNT_PACKAGE, detach, loop_backing_path, read_kernel_log, read_loop_dio, require_tool,

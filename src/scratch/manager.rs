@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use super::device::existing_ancestor;
+use super::layout::{DISK_IMAGE, MOUNT_DIR, RECIPE_FILE, euid, read_mountinfo, read_recipe};
 use super::marks::{MARKER_FILE, entries, is_marked, not_ours, recipe_is_own, remove_recipe_dir};
 use super::owned::{Scope, find_stale, select_owned};
 use super::roots::{
@@ -10,11 +11,8 @@ use super::roots::{
 };
 use super::system::{LoopDevice, MOUNT_PACKAGE, detach, list_loop_devices, require_tool, unmount};
 use super::{ScratchError, ScratchRecipe, ScratchStatus, require_root, validate_name};
-use crate::probe::{MOUNTINFO_PATH, ProbeError, parse_mountinfo};
+use crate::probe::parse_mountinfo;
 
-pub(super) const RECIPE_FILE: &str = "recipe.json";
-pub(super) const MOUNT_DIR: &str = "mnt";
-pub(super) const DISK_IMAGE: &str = "image.img";
 /// Makes and removes scratch filesystems under a state directory (recipes, mount points,
 /// disk images) and a RAM directory (RAM images). Both directories must be fsynclab's own:
 /// loops backed by files under them and mounts under the state directory count as ours.
@@ -23,19 +21,6 @@ pub struct ScratchManager {
     pub(super) state_dir: PathBuf,
     pub(super) ram_dir: PathBuf,
     pub(super) protect: Vec<PathBuf>,
-}
-
-pub(super) fn euid() -> u32 {
-    nix::unistd::geteuid().as_raw()
-}
-
-pub(super) fn read_mountinfo() -> Result<String, ScratchError> {
-    std::fs::read_to_string(MOUNTINFO_PATH).map_err(|source| {
-        ScratchError::Probe(ProbeError::Read {
-            path: MOUNTINFO_PATH.into(),
-            source,
-        })
-    })
 }
 
 impl ScratchManager {
@@ -412,23 +397,6 @@ fn loop_attached(recipe: &ScratchRecipe, loops: &[LoopDevice]) -> bool {
     loops
         .iter()
         .any(|lo| lo.node() == *node && lo.backing_file == *image)
-}
-
-/// Reads `recipe.json`, never through a symlink.
-pub(super) fn read_recipe(recipe_dir: &Path) -> Result<ScratchRecipe, ScratchError> {
-    let path = recipe_dir.join(RECIPE_FILE);
-    let text = crate::spec::read_small_file(&path, crate::spec::MAX_INPUT_FILE_BYTES, true)
-        .map_err(|e| match e {
-            crate::spec::InputFileError::Io(e) => ScratchError::io("read", &path, e),
-            other => ScratchError::BadRecipe {
-                path: path.clone(),
-                source: Box::new(other),
-            },
-        })?;
-    serde_json::from_str(&text).map_err(|e| ScratchError::BadRecipe {
-        path,
-        source: Box::new(e),
-    })
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use std::path::Path;
 use super::ScratchError;
 use super::ScratchRecipe;
 use super::checks::validate_name;
-use super::manager::{DISK_IMAGE, MOUNT_DIR, RECIPE_FILE, read_mountinfo, read_recipe};
+use super::layout::{DISK_IMAGE, MOUNT_DIR, RECIPE_FILE, read_mountinfo, read_recipe};
 use super::owned::image_owner_name;
 use super::roots::{Roots, require_real};
 use super::system::LoopDevice;

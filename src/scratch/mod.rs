@@ -23,6 +23,7 @@ mod checks;
 mod create;
 mod device;
 mod error;
+mod layout;
 mod manager;
 mod marks;
 mod options;

@@ -11,49 +11,12 @@
 //! `rtdev=`, `-J device=`, `-d file=`, mount's `device=`, `loop`, `offset=` and every option
 //! not on the list. Pure: no file is opened, no program runs.
 
+pub use super::options_table::OUTSIDE_REASON;
+use super::options_table::Value;
 use super::options_table::{
     GENERIC_MOUNT, MkfsFlag, mkfs_flags, mount_options, refused_mkfs_reason, refused_mount_reason,
 };
 use super::{FsKind, ScratchError, split_options};
-
-/// How a flag's or a sub-option's value is checked.
-#[derive(Clone, Copy, Debug)]
-pub(super) enum Value {
-    /// No value: a flag on its own.
-    Flag,
-    /// No value, or a value passing the inner rule (`lazy_itable_init[=0|1]`, `compress[=zstd]`).
-    Maybe(&'static Value),
-    /// Decimal digits, at most 12.
-    Count,
-    /// A signed count: an optional `-` and at most 12 digits.
-    SignedCount,
-    /// A size: at most 15 digits and one unit letter (`k m g t p e`, either case, or xfs's
-    /// `s` sectors and `b` blocks), e.g. `4096`, `64m`, `32k`, `8s`.
-    Size,
-    /// A percentage such as `0`, `5` or `0.5`.
-    Percent,
-    /// A label: 1 to 64 of `A-Z a-z 0-9 space _ . + : @ -`, not starting with `-`.
-    Label,
-    /// A UUID or one of the words mkfs takes instead (`random`, `time`, `clear`...): 1 to
-    /// 36 of `0-9 a-z A-Z -`.
-    Uuid,
-    /// One of a fixed set of words.
-    OneOf(&'static [&'static str]),
-    /// A comma-separated feature list, each name 1 to 40 of `a-z 0-9 _ -`, optionally
-    /// prefixed by `^` (turn off).
-    Features,
-    /// A colon-separated list of words of `a-z` (ext4's `quotatype=usrquota:grpquota`).
-    Words,
-    /// btrfs `compress=`: an algorithm, optionally `:level`.
-    Compress,
-    /// Comma-separated `key[=value]` sub-options, each from this table.
-    Sub(&'static [(&'static str, Value)]),
-}
-
-/// Why a word that names a path or a device is refused.
-pub const OUTSIDE_REASON: &str = "it names a path or a device outside the filesystem being \
-     made; fsynclab makes filesystems only on its own image or the device it was given (with \
-     its typed confirmation), and logs and journals stay internal";
 
 fn refuse(what: &str, fs: FsKind, token: &str, reason: impl Into<String>) -> ScratchError {
     ScratchError::OptionRefused {

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use super::ScratchRecipe;
 use super::checks::validate_name;
-use super::manager::{DISK_IMAGE, MOUNT_DIR};
+use super::layout::{DISK_IMAGE, MOUNT_DIR};
 use super::system::LoopDevice;
 use crate::probe::{MountInfo, ProbeError, parse_mountinfo};
 

@@ -7,7 +7,7 @@ use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Component, Path, PathBuf};
 
 use super::ScratchError;
-use super::manager::euid;
+use super::layout::euid;
 
 /// Default RAM directories are this prefix plus 16 hex digits of the FNV-1a hash of the
 /// canonical state directory: each state directory has its own.

@@ -73,7 +73,7 @@ pub fn list(db: &Option<PathBuf>, args: ListArgs) -> Result<u8, CliError> {
         )));
     }
     let store = open_store(db, OpenMode::ReadOnly)?;
-    let chosen = super::listing::chosen_filters(&args);
+    let chosen = chosen_filters(&args);
     let filter = RunFilter {
         text: args.filter,
         status,
@@ -218,4 +218,20 @@ pub fn presets(args: PresetsArgs) -> Result<u8, CliError> {
         }
     }
     Ok(0)
+}
+
+/// The filters of a `list` command line, as typed (`--status failed`), to say what
+/// matched nothing.
+fn chosen_filters(args: &ListArgs) -> Vec<String> {
+    let mut chosen = Vec::new();
+    let mut add = |flag: &str, value: Option<String>| {
+        if let Some(v) = value {
+            chosen.push(format!("{flag} {v}"));
+        }
+    };
+    add("--filter", args.filter.clone());
+    add("--label", args.label.clone());
+    add("--status", args.status.clone());
+    add("--experiment", args.experiment.map(|e| e.to_string()));
+    chosen
 }

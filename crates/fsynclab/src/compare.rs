@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::anyhow;
 use clap::Args;
 
-use super::{CliError, EXIT_REGRESSION, open_store, run::lab_error};
+use super::{CliError, EXIT_REGRESSION, launch::lab_error, open_store};
 use fsynclab::analysis::{self, GateError, GateRule, GateStatus, GateVerdict};
 use fsynclab::lab::{self, SideSpec};
 use fsynclab::report;

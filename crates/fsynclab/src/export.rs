@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use super::{CliError, open_store, run::lab_error};
+use super::{CliError, launch::lab_error, open_store};
 use fsynclab::lab::export::{Selection, export_bundle, parse_run_ids, select};
 use fsynclab::report::raw::RawFormat;
 use fsynclab::store::OpenMode;

@@ -18,47 +18,6 @@ use fsynclab::metrics::{RunResult, RunStatus};
 use fsynclab::report;
 use fsynclab::store::{OriginKind, RunOrigin, Store};
 
-/// The `run` options that set the workload: the job file is the workload, so they are
-/// refused with `--fio-job` rather than silently overriding it.
-pub(super) const CONFLICTS: [&str; 36] = [
-    "preset",
-    "scale",
-    "series",
-    "settings",
-    "threads",
-    "block_size",
-    "file_size",
-    "io_size",
-    "pattern",
-    "sync",
-    "sync_every",
-    "open_flags",
-    "shared_files",
-    "duration",
-    "requests",
-    "prepare",
-    "final_sync",
-    "kind",
-    "mode",
-    "files",
-    "file_sync",
-    "xattr",
-    "chown",
-    "unlink",
-    "strategy",
-    "record_size",
-    "log_size",
-    "clients",
-    "settle",
-    "no_settle",
-    "warmup",
-    "ioengine",
-    "iodepth",
-    "link_sync",
-    "fixedbufs",
-    "sync_order",
-];
-
 /// One job to run: its name and its launch.
 struct JobLaunch {
     name: String,
@@ -199,6 +158,8 @@ fn is_target_error(error: &anyhow::Error) -> bool {
 
 /// `fsynclab run --fio-job FILE`.
 pub(super) fn execute(db: &Option<PathBuf>, args: &RunArgs) -> Result<u8, CliError> {
+    // The progress settings are checked first, as for every run.
+    super::progress::Progress::for_stderr(args.quiet, args.status_interval)?;
     let path = args.fio_job.as_deref().unwrap_or(Path::new(""));
     let mut jobs = plan(args, path)?;
     let store = open_store(db, fsynclab::store::OpenMode::ReadWrite)?;
@@ -218,7 +179,7 @@ pub(super) fn execute(db: &Option<PathBuf>, args: &RunArgs) -> Result<u8, CliErr
             request.experiment_id = Some(experiment);
             job.launch = Launch::Single(request)
                 .validate()
-                .map_err(super::run::lab_error)?;
+                .map_err(super::launch::lab_error)?;
         }
     }
     run_jobs(&store, &jobs, args, path)
@@ -265,7 +226,7 @@ fn run_jobs(
     let _ = progress.join();
     print_results(&results, args.json)?;
     if let Some((job, e)) = failure {
-        return Err(job.blame_directory(path, super::run::lab_error(e)));
+        return Err(job.blame_directory(path, super::launch::lab_error(e)));
     }
     Ok(if cancel.is_cancelled() {
         super::signals::cancelled_exit_code()

@@ -79,7 +79,7 @@ pub(super) fn run(
                 "the run was measured but could not be stored: {source}"
             )))
         }
-        Err(e) => Err(super::run::lab_error(e)),
+        Err(e) => Err(lab_error(e)),
     }
 }
 
@@ -256,4 +256,9 @@ fn print_result(result: &RunResult, json: bool) -> Result<(), CliError> {
         out!("{}", report::summary_text(result));
     }
     Ok(())
+}
+
+/// Maps a lab error to the exit code it deserves.
+pub fn lab_error(e: lab::LabError) -> CliError {
+    CliError::usage_if(e.is_usage(), e)
 }

@@ -286,6 +286,7 @@ pub fn execute(cli: Cli, window: Option<Window>) -> ExitCode {
     let uses_database = sudo::uses_database(cli.command.as_ref());
     let result = match cli.command {
         None => open_window(&cli.db, window),
+        Some(Command::Run(args)) if args.fio_job.is_some() => fio_job::execute(&cli.db, &args),
         Some(Command::Run(args)) => run::execute(&cli.db, *args),
         Some(Command::List(args)) => browse::list(&cli.db, args),
         Some(Command::Show(args)) => browse::show(&cli.db, args),

@@ -9,22 +9,6 @@ use fsynclab::spec::Preset;
 /// What `fsynclab list` says when there are no runs.
 pub const NO_RUNS_HINT: &str = "no runs stored yet; start one with `fsynclab run --preset btrfs-log-commit --scale 0.05 --target DIR`";
 
-/// The filters of a `list` command line, as typed (`--status failed`), to say what
-/// matched nothing.
-pub fn chosen_filters(args: &super::browse::ListArgs) -> Vec<String> {
-    let mut chosen = Vec::new();
-    let mut add = |flag: &str, value: Option<String>| {
-        if let Some(v) = value {
-            chosen.push(format!("{flag} {v}"));
-        }
-    };
-    add("--filter", args.filter.clone());
-    add("--label", args.label.clone());
-    add("--status", args.status.clone());
-    add("--experiment", args.experiment.map(|e| e.to_string()));
-    chosen
-}
-
 /// The line naming a run's directory while it still exists (or `None`).
 pub fn run_dir_line(dir: &fsynclab::store::RunDir, running: bool) -> Option<String> {
     let path = dir.path();

@@ -14,6 +14,47 @@ use fsynclab::spec::{
     self, IoEngine, OpenFlags, Pattern, Prepare, SyncMethod, SyncOrder, WorkloadSpec,
 };
 
+/// The `run` options that set the workload: the job file is the workload, so they are
+/// refused with `--fio-job` rather than silently overriding it.
+pub(super) const FIO_JOB_CONFLICTS: [&str; 36] = [
+    "preset",
+    "scale",
+    "series",
+    "settings",
+    "threads",
+    "block_size",
+    "file_size",
+    "io_size",
+    "pattern",
+    "sync",
+    "sync_every",
+    "open_flags",
+    "shared_files",
+    "duration",
+    "requests",
+    "prepare",
+    "final_sync",
+    "kind",
+    "mode",
+    "files",
+    "file_sync",
+    "xattr",
+    "chown",
+    "unlink",
+    "strategy",
+    "record_size",
+    "log_size",
+    "clients",
+    "settle",
+    "no_settle",
+    "warmup",
+    "ioengine",
+    "iodepth",
+    "link_sync",
+    "fixedbufs",
+    "sync_order",
+];
+
 /// Arguments of `fsynclab run`, grouped in `--help` under the headings Workload, fileio,
 /// sysbench mode, grouplog, fileserver, smallfiles, Run control and Output (in that order).
 #[derive(Debug, Args)]
@@ -30,7 +71,7 @@ pub struct RunArgs {
     pub target: Option<PathBuf>,
     /// Run the jobs of a fio job file (one run per job; see docs/FIO.md). The workload
     /// comes from the file only: the preset and workload options are refused with it.
-    #[arg(long, value_name = "FILE", conflicts_with_all = super::fio_job::CONFLICTS, help_heading = "Workload")]
+    #[arg(long, value_name = "FILE", conflicts_with_all = FIO_JOB_CONFLICTS, help_heading = "Workload")]
     pub fio_job: Option<PathBuf>,
     /// With --fio-job: run only the job (section) of this name.
     #[arg(
@@ -392,16 +433,13 @@ pub(super) fn launch_with(
     launch.validate().map_err(|e| match e {
         // A spec (or sweep point) the user wrote: its own words, as every option error.
         lab::LabError::Engine(EngineError::Spec(e)) => CliError::usage(e),
-        e => lab_error(e),
+        e => super::launch::lab_error(e),
     })
 }
 
 /// `fsynclab run`.
 pub fn execute(db: &Option<PathBuf>, args: RunArgs) -> Result<u8, CliError> {
     let progress = super::progress::Progress::for_stderr(args.quiet, args.status_interval)?;
-    if args.fio_job.is_some() {
-        return super::fio_job::execute(db, &args);
-    }
     let launch = launch_of(&args)?;
     let store = open_store(db, fsynclab::store::OpenMode::ReadWrite)?;
     super::launch::run(&store, &launch, progress, args.json)
@@ -446,11 +484,6 @@ fn preset_plan(args: &RunArgs) -> Result<spec::SeriesPlan, CliError> {
             with.join(", ")
         ))
     })
-}
-
-/// Maps a lab error to the exit code it deserves.
-pub fn lab_error(e: lab::LabError) -> CliError {
-    CliError::usage_if(e.is_usage(), e)
 }
 
 #[cfg(test)]

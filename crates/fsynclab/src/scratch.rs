@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::anyhow;
 use clap::{Args, Subcommand};
 
-use super::{CliError, open_store, run::lab_error};
+use super::{CliError, launch::lab_error, open_store};
 use fsynclab::lab::{self, Launch, MatrixSpec, RunRequest};
 use fsynclab::report;
 use fsynclab::scratch::{

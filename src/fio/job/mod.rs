@@ -14,6 +14,7 @@
 //! variable's value, and by the empty string when the variable is unset (fio's rule).
 //! `include` directives are refused: a job file run as root must not pull in other files.
 
+mod error;
 mod names;
 mod option_values;
 mod options;

@@ -6,24 +6,10 @@
 use std::path::PathBuf;
 
 use super::FioOption;
-use super::options::JobError;
+use super::error::JobError;
+pub(super) use super::error::at_line;
 use super::value::{KbBase, parse_bool, parse_count, parse_fio_size};
 use crate::spec::{Pattern, Prepare};
-
-pub(super) fn shown(key: &str, value: Option<&str>) -> String {
-    match value {
-        Some(v) => format!("{key}={v}"),
-        None => key.to_string(),
-    }
-}
-
-pub(super) fn at_line(line: usize) -> String {
-    if line == 0 {
-        String::new()
-    } else {
-        format!(" (line {line})")
-    }
-}
 
 pub(super) fn refuse(
     o: &FioOption,

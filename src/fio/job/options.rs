@@ -7,14 +7,15 @@
 use std::path::PathBuf;
 
 use super::FioOption;
+pub use super::error::JobError;
 use super::option_values::{
     at_line, bool_of, count_of, count_u32, directory_of, fallocate_of, filename_of, flag_of,
-    kb_base_of, refuse, rw_of, shown, size_of, sync_file_range_of, value_of,
+    kb_base_of, refuse, rw_of, size_of, sync_file_range_of, value_of,
 };
 use super::value::{KbBase, parse_fio_time_us};
 use crate::spec::{
-    FileioMode, IoEngine, OpenFlags, Pattern, Prepare, SpecError, SyncMethod, SyncOrder, Worded,
-    WorkloadKind, WorkloadSpec,
+    FileioMode, IoEngine, OpenFlags, Pattern, Prepare, SyncMethod, SyncOrder, WorkloadKind,
+    WorkloadSpec,
 };
 
 /// A job translated: the spec, the job's `directory` (the run's target unless the user
@@ -30,48 +31,6 @@ pub struct JobSpec {
     pub warnings: Vec<String>,
     /// The option names this reader does not know (ignored; an error in strict mode).
     pub unknown: Vec<String>,
-}
-
-/// Why a job cannot run as the engine's workload.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum JobError {
-    /// An option the engine cannot do, or a value it cannot read.
-    #[error("fio option {}{}: {problem}; {fix}", shown(key, value.as_deref()), at_line(*line))]
-    Option {
-        /// The option name.
-        key: String,
-        /// Its value as written (after `${VAR}` substitution).
-        value: Option<String>,
-        /// Its line (0: not from a file).
-        line: usize,
-        /// What is wrong.
-        problem: String,
-        /// What to write instead.
-        fix: String,
-    },
-    /// An option the job must have.
-    #[error("fio option {option} is not set: {problem}; {fix}")]
-    Missing {
-        /// The option.
-        option: &'static str,
-        /// Why it is needed.
-        problem: &'static str,
-        /// What to write.
-        fix: &'static str,
-    },
-    /// Unknown options in strict mode.
-    #[error("unknown fio option(s) {}: strict mode refuses options it would ignore; remove them, or run without strict to ignore them with a warning", options.join(", "))]
-    Unknown {
-        /// Each as `key (line N)`.
-        options: Vec<String>,
-    },
-    /// The options map to a workload the engine refuses (a block size not a multiple of
-    /// 512, too many jobs...): the spec's own check, worded with fio's option names.
-    #[error("{}", spec_error.worded(&super::FioNames))]
-    Invalid {
-        /// The spec's complaint.
-        spec_error: SpecError,
-    },
 }
 
 /// The options read so far (a later option of the same name replaces an earlier one).

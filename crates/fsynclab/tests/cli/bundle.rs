@@ -1,9 +1,6 @@
 //! Bundles end to end: `export --format bundle` then `import` into other databases, and
 //! hostile bundles refused by name with nothing imported.
 
-#[allow(unused_imports)]
-use crate::common;
-
 use std::path::{Path, PathBuf};
 use std::process::Output;
 

@@ -1,7 +1,6 @@
 //! Bad input, each case: a clear message naming the problem and the fix, the right exit
 //! code (2 for usage, 1 for a failed run), no panic, nothing left outside the scratch dir.
 
-#[allow(unused_imports)]
 use crate::common;
 
 use std::os::unix::fs::PermissionsExt;

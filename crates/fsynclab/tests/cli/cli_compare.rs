@@ -1,8 +1,5 @@
 //! `run --repeat/--sweep`, `compare` and `report` end to end on real short runs.
 
-#[allow(unused_imports)]
-use crate::common;
-
 use crate::common::{Lab, json_of, payload};
 use assert_cmd::prelude::*;
 use predicates::prelude::*;

@@ -1,7 +1,6 @@
 //! The database under contention and damage: readers never wait for a writer, read-only
 //! files and mounts list, a damaged file or a device given as `--db` is refused untouched.
 
-#[allow(unused_imports)]
 use crate::common;
 
 use std::process::Command;

@@ -6,7 +6,6 @@
 //!
 //! fio must be installed with CI=true; outside CI the tests that need it skip saying why.
 
-#[allow(unused_imports)]
 use crate::common;
 
 use std::path::Path;

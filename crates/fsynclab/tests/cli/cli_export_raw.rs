@@ -7,9 +7,6 @@
 //! The exporters are driven through the library (`report::raw`) on the runs the store
 //! loads; `fsynclab export --format ...` calls the same functions.
 
-#[allow(unused_imports)]
-use crate::common;
-
 use std::path::PathBuf;
 
 use crate::common::Lab;

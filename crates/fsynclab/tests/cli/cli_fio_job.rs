@@ -2,7 +2,6 @@
 //! `--strict`, warnings, bad files exit 2 naming the option), and, as root, the same job run
 //! by real fio and by `run --fio-job` on one ext4 loop doing the same writes and syncs.
 
-#[allow(unused_imports)]
 use crate::common;
 
 use std::path::{Path, PathBuf};

@@ -4,9 +4,6 @@
 //! job with its runtime changed), so a "within noise" or "9% worse" verdict is not left to
 //! the machine's noise.
 
-#[allow(unused_imports)]
-use crate::common;
-
 use crate::common::{Lab, json_of};
 use assert_cmd::prelude::*;
 use predicates::prelude::*;

@@ -2,7 +2,6 @@
 //! fio's own, imported runs compare (a real before/after: ext4 vs btrfs), re-import is
 //! detected, hostile files exit 2 naming the file and the field.
 
-#[allow(unused_imports)]
 use crate::common;
 
 use std::path::PathBuf;

@@ -3,7 +3,6 @@
 //! existing files. Each refusal exits 2 with a message naming the field and the fix, and
 //! leaves no run and no experiment in the database.
 
-#[allow(unused_imports)]
 use crate::common;
 
 use std::time::{Duration, Instant};

@@ -2,9 +2,6 @@
 //! (docs/EXPORT.md "## JSON shapes"): `run` single, `--repeat` and `--series` print the
 //! same keys; `list`, `show`, `presets` and `compare` carry `schema_version` too.
 
-#[allow(unused_imports)]
-use crate::common;
-
 use crate::common::{Lab, json_of};
 use serde_json::Value;
 

@@ -2,7 +2,6 @@
 //! matched, `show --json` with one shape, `run --help` in groups, completions, the man
 //! page, status lines without a terminal, the logger. Real `fsynclab` processes.
 
-#[allow(unused_imports)]
 use crate::common;
 
 use std::time::{Duration, Instant};

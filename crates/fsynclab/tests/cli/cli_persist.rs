@@ -1,7 +1,6 @@
 //! No run lost: streaming to the database, signals, the database under contention and
 //! damage, runs in another PID namespace. Real `fsynclab` processes, real kills.
 
-#[allow(unused_imports)]
 use crate::common;
 
 use std::process::{Child, Command, Stdio};

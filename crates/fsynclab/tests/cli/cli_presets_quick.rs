@@ -1,9 +1,6 @@
 //! `fsynclab presets` tells each preset's own quick scale (issue 15 item 2: it told every
 //! preset "--scale 0.05", a 0.2 s run for fsync-methods).
 
-#[allow(unused_imports)]
-use crate::common;
-
 use crate::common::Lab;
 use fsynclab::spec::builtin_presets;
 

@@ -1,6 +1,5 @@
 //! End-to-end CLI tests: real short runs, JSON output, list/show, presets, exit codes.
 
-#[allow(unused_imports)]
 use crate::common;
 
 use crate::common::Lab;

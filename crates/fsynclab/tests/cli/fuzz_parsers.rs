@@ -11,9 +11,6 @@
 //! under `cargo test`; `scripts/fuzz.sh` runs a large fixed number). Each target prints how
 //! many inputs it executed.
 
-#[allow(unused_imports)]
-use crate::fuzz_common;
-
 use std::path::Path;
 
 use crate::fuzz_common::{fuzz, replay_corpus};

@@ -3,7 +3,6 @@
 //! that differs in its "what differs" table (text, JSON, Markdown); runs stored before
 //! they were recorded show nothing and compare as before.
 
-#[allow(unused_imports)]
 use crate::common;
 
 use crate::common::{Lab, json_of};

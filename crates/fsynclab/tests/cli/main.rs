@@ -22,6 +22,7 @@ mod cli_presets_quick;
 mod cli_run;
 mod cli_words;
 mod desktop_entry;
+mod file_cycles;
 mod fuzz_parsers;
 mod kernel_settings;
 mod library_words;

@@ -3,9 +3,6 @@
 //! = files chowned = files unlinked, commits all in some flush's batch, flushes = syncs.
 //! A new preset is covered here without a new test.
 
-#[allow(unused_imports)]
-use crate::common;
-
 use crate::common::Lab;
 use fsynclab::spec::builtin_presets;
 use serde_json::Value;

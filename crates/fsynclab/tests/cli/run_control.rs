@@ -2,7 +2,6 @@
 //! for presets, recorded with the run) and `--warmup S` (fileio and fileserver; refused
 //! elsewhere and out of range with exit 2 naming the field).
 
-#[allow(unused_imports)]
 use crate::common;
 
 use crate::common::Lab;

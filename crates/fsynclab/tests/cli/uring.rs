@@ -2,7 +2,6 @@
 //! (writes, linked syncs, registered buffers), the mean depth in `show`, and bad input
 //! refused with exit 2 naming the option.
 
-#[allow(unused_imports)]
 use crate::common;
 
 use crate::common::Lab;

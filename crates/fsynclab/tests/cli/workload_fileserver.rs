@@ -1,9 +1,6 @@
 //! The `fileserver` workload end to end through the CLI: a tiny preset run in a temp dir,
 //! its per-operation table and dbench-style figures, cleanup, and bad input.
 
-#[allow(unused_imports)]
-use crate::common;
-
 use crate::common::Lab;
 use assert_cmd::prelude::*;
 use predicates::prelude::*;

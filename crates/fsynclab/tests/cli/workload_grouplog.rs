@@ -1,9 +1,6 @@
 //! The grouplog workload end to end: the seed-002 preset's series at a tiny scale on a real
 //! directory, the counts every run must satisfy, and bad input.
 
-#[allow(unused_imports)]
-use crate::common;
-
 use crate::common::{Lab, TmpfsMount, require_root};
 use assert_cmd::prelude::*;
 use predicates::prelude::*;

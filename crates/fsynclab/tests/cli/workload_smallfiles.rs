@@ -2,7 +2,6 @@
 //! sync method's call count, phases and per-op tables, the duration stop, the owner the chown
 //! phase gives, and the refusals (bad counts, sizes, a filesystem without user xattrs).
 
-#[allow(unused_imports)]
 use crate::common;
 
 use std::path::Path;

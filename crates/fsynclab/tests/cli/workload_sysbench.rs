@@ -2,7 +2,6 @@
 //! write and sync counts as sysbench counts them, the sysbench-shaped summary, the
 //! fsync-methods preset once per method, and refused input.
 
-#[allow(unused_imports)]
 use crate::common;
 
 use crate::common::Lab;

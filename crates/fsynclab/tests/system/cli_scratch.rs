@@ -1,7 +1,6 @@
 //! `fsynclab scratch` and `fsynclab matrix` for real (root: loop devices, mkfs, mount).
 //! Each test has its own XDG_DATA_HOME, so its scratch state is its own.
 
-#[allow(unused_imports)]
 use crate::common;
 
 use std::process::Command;

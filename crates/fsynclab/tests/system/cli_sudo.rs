@@ -4,7 +4,6 @@
 //! with the variables sudo sets (SUDO_UID, SUDO_GID, SUDO_USER, HOME=/root-like), then as
 //! the user through `setpriv`. Needs root: skipped (saying why) without, never with CI=true.
 
-#[allow(unused_imports)]
 use crate::common;
 
 use std::os::unix::fs::PermissionsExt as _;

@@ -6,7 +6,6 @@
 //! must come out byte for byte identical. Also: pseudo-filesystem targets, shared targets
 //! without the flag, and inode exhaustion, through the CLI.
 
-#[allow(unused_imports)]
 use crate::common;
 
 use std::os::unix::fs::PermissionsExt;

@@ -6,7 +6,6 @@
 //! fio must be installed: without it these tests skip printing why, except with CI=true,
 //! where they fail.
 
-#[allow(unused_imports)]
 use crate::common;
 
 use std::io::{BufRead, BufReader};

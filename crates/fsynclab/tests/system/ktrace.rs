@@ -8,9 +8,7 @@
 //! binaries run with FSYNCLAB_KERNEL_TRACE=off, see tests/common). Under CI=true nothing
 //! here may skip.
 
-#[allow(unused_imports)]
 use crate::common;
-#[allow(unused_imports)]
 use crate::scratch_common;
 
 use std::path::Path;

@@ -3,9 +3,6 @@
 //! naming the refused word, and the victim's `blkid -p` and bytes must not change. Root
 //! (loop devices); outside CI the test skips with a message when not root.
 
-#[allow(unused_imports)]
-use crate::common;
-
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::process::Command;

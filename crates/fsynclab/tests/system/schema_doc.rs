@@ -5,9 +5,7 @@
 //! a real fio result — returning the columns the page shows and plausible values. The
 //! page's Python histogram decoder and the `sqlite3` shell are run against it too.
 
-#[allow(unused_imports)]
 use crate::common;
-#[allow(unused_imports)]
 use crate::schema_doc_common;
 
 use std::collections::BTreeMap;

@@ -3,11 +3,6 @@
 //! fails. Every test has its own state directory (a tempdir) and RAM directory (under
 //! /dev/shm) and removes what it made, also when it panics.
 
-#[allow(unused_imports)]
-use crate::common;
-#[allow(unused_imports)]
-use crate::scratch_common;
-
 use crate::scratch_common::*;
 
 /// Creates, checks the mount, list and recipe_for_path, destroys and checks nothing is left.

@@ -1,11 +1,6 @@
 //! Scratch-filesystem safety: real-device refusals, recipes and symlinks that must never
 //! reach what fsynclab did not create, unsafe state directories. Root, as tests/scratch.rs.
 
-#[allow(unused_imports)]
-use crate::common;
-#[allow(unused_imports)]
-use crate::scratch_common;
-
 use crate::scratch_common::*;
 fn device_request(device: &str, confirm: Option<&str>) -> CreateRequest {
     CreateRequest {

@@ -5,15 +5,13 @@
 //! own files was written, chowned or mounted over. Needs root: skipped (saying why)
 //! without, never with CI=true.
 
-#[allow(unused_imports)]
-use crate::common;
-
 use std::path::Path;
+
+use crate::common;
+use crate::common::users::{SudoScene, ThrowawayUser as Attacker, owner};
 
 /// `nobody`: owns the attacker's directories where no login is needed.
 const NOBODY: u32 = 65534;
-
-use crate::common::users::{SudoScene, ThrowawayUser as Attacker, owner};
 
 /// A throwaway user with `home`, and the sudo identity root's fsynclab sees when that user
 /// runs it through `sudo`.

@@ -4,7 +4,6 @@
 //! links, the sudo user's own links and a real directory another user owns stay targets.
 //! Needs root: skipped (saying why) without, never with CI=true.
 
-#[allow(unused_imports)]
 use crate::common;
 
 use std::path::Path;

@@ -4,7 +4,6 @@
 //! runs while the sysctl is set); the old value is restored even when the test fails.
 //! Needs root; without it the test prints why it skips, except under `CI=true`.
 
-#[allow(unused_imports)]
 use crate::common;
 
 use crate::common::{Lab, require_root};

@@ -15,9 +15,6 @@
 //! writes to the device during the check. Needs root (losetup, mkfs, mount); without it
 //! the test prints why it skips, except under `CI=true`.
 
-#[allow(unused_imports)]
-use crate::common;
-
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};

@@ -4,7 +4,6 @@
 //! a grouplog run's group-commit figures sit in grid cells, labels in one column and
 //! values in the next, in order (they were a block aligned with spaces).
 
-#[allow(unused_imports)]
 use crate::gui_common;
 
 use crate::gui_common::wait_for;

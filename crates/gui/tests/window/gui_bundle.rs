@@ -2,7 +2,6 @@
 //! runs go to a bundle, the bundle and a fio JSON file come into another database, and a
 //! second import of the bundle adds nothing; each outcome is on the status line.
 
-#[allow(unused_imports)]
 use crate::gui_common;
 
 use crate::gui_common::wait_for;

@@ -4,7 +4,6 @@
 //! closes. A series says it stopped. Also: a label with a control character is refused
 //! inline.
 
-#[allow(unused_imports)]
 use crate::gui_common;
 
 use std::time::{Duration, Instant};

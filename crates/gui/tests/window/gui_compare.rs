@@ -3,7 +3,6 @@
 //! warnings shown, a bad side rejected inline, the report exported as PNG, the table
 //! copied.
 
-#[allow(unused_imports)]
 use crate::gui_common;
 
 use std::path::Path;

@@ -3,9 +3,6 @@
 //! figures of a scaled run come with the published and measured ratios and a word that
 //! the runs were scaled.
 
-#[allow(unused_imports)]
-use crate::gui_common;
-
 use std::path::PathBuf;
 
 use crate::gui_common::{harness_on, record, tiny_request, wait_for};

@@ -3,7 +3,6 @@
 //! its warnings, a run that records the job as its origin, and an edited form that says it
 //! is no longer the job (and whose run records none).
 
-#[allow(unused_imports)]
 use crate::gui_common;
 
 use std::time::Duration;

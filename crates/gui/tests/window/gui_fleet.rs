@@ -3,9 +3,6 @@
 //! closed port shown as unreachable, and a fleet run on two real `fio --server` processes
 //! whose experiments open on the Compare tab.
 
-#[allow(unused_imports)]
-use crate::common;
-#[allow(unused_imports)]
 use crate::gui_common;
 
 use std::time::Duration;

@@ -1,7 +1,6 @@
 //! The lab window's flows end to end, driven headless with egui_kittest (no display, no
 //! GPU): widgets are found by their labels and clicked or typed into, as a user would.
 
-#[allow(unused_imports)]
 use crate::gui_common;
 
 use std::time::Duration;

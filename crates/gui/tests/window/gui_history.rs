@@ -2,7 +2,6 @@
 //! tiny runs: listing, text and menu filters, sorting, the columns menu, multi-select,
 //! relabel, delete with confirmation, details, compare, and a frame with thousands of runs.
 
-#[allow(unused_imports)]
 use crate::gui_common;
 
 use crate::gui_common::wait_for;

@@ -3,7 +3,6 @@
 //! the table has threads, sync and mount-options columns, so sweep points and runs on
 //! differently mounted filesystems are told apart.
 
-#[allow(unused_imports)]
 use crate::gui_common;
 
 use crate::gui_common::{record_run, wait_for};

@@ -2,7 +2,6 @@
 //! (imported)", their details say where they came from and what they lack, and two of
 //! them compare (ext4 vs btrfs from the real fio 3.33 outputs) with the import rows.
 
-#[allow(unused_imports)]
 use crate::gui_common;
 
 use crate::gui_common::wait_for;

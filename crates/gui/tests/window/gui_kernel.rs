@@ -4,7 +4,6 @@
 //! commits/s and flushes/s plot, History details' Kernel section (a figure that does not
 //! apply is a dash, never 0), and each preset's "what to watch" list.
 
-#[allow(unused_imports)]
 use crate::gui_common;
 
 use crate::gui_common::{step_until, wait_for};

@@ -2,9 +2,7 @@
 //! section for a run that recorded them and none for an older run; the Compare tab's
 //! "what differs" table names the one setting that differs.
 
-#[allow(unused_imports)]
 use crate::common;
-#[allow(unused_imports)]
 use crate::gui_common;
 
 use std::path::Path;

@@ -3,7 +3,6 @@
 //! run started from the window stores its group-commit figures (a fileserver run its dbench-style
 //! figures).
 
-#[allow(unused_imports)]
 use crate::gui_common;
 
 use std::time::Duration;

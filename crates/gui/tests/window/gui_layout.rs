@@ -4,7 +4,6 @@
 //! with a tall window so every row of the form is on screen at once. Widget rectangles
 //! are the accesskit node bounds egui publishes.
 
-#[allow(unused_imports)]
 use crate::gui_common;
 
 use egui::accesskit::Role;

@@ -5,7 +5,6 @@
 //! notes wrap as one paragraph and a one-run side of a comparison says "run", not "runs".
 //! (The run summary's "Throughput", once "MiB/s" beside a KiB/s figure: tests/gui_run.rs.)
 
-#[allow(unused_imports)]
 use crate::gui_common;
 
 use std::time::Duration;

@@ -1,7 +1,6 @@
 //! The Run tab, driven headless with egui_kittest: start a tiny real run and read its
 //! summary, cancel a long run, and a launch that cannot start.
 
-#[allow(unused_imports)]
 use crate::gui_common;
 
 use std::time::{Duration, Instant};

@@ -2,7 +2,6 @@
 //! mounted, run on and destroyed (root only; skipped with a reason otherwise, never when
 //! CI=true).
 
-#[allow(unused_imports)]
 use crate::gui_common;
 
 use crate::gui_common::step_until;

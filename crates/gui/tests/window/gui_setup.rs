@@ -2,7 +2,6 @@
 //! mount it is on and the tmpfs warning, get the library's validation message inline
 //! (worded with the form's labels), start a tiny real run.
 
-#[allow(unused_imports)]
 use crate::gui_common;
 
 use std::time::Duration;

@@ -4,7 +4,6 @@
 //! the Browse… note goes away, and the target line follows a mount made after the window
 //! read the mount table.
 
-#[allow(unused_imports)]
 use crate::gui_common;
 
 use std::time::{Duration, Instant};

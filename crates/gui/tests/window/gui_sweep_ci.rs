@@ -1,7 +1,6 @@
 //! Issue 15 item 26 in the window: a sweep compared on the Compare tab plots every point
 //! with its 95 % CI and says which points cannot be told apart (egui_kittest, headless).
 
-#[allow(unused_imports)]
 use crate::gui_common;
 
 use std::path::Path;

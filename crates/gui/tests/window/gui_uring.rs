@@ -2,9 +2,6 @@
 //! reach the run request, an invalid depth shows the library's message under its field in
 //! the window's words, and without io_uring the choices are disabled with the reason.
 
-#[allow(unused_imports)]
-use crate::gui_common;
-
 use std::time::Duration;
 
 use crate::gui_common::{retype, step_until};

@@ -2,7 +2,6 @@
 //! tiny runs: the History preset column shows a scaled preset whole, and the Compare
 //! tab's background-load note says "differed" only when the figures it shows differ.
 
-#[allow(unused_imports)]
 use crate::gui_common;
 
 use std::path::Path;

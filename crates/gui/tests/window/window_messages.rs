@@ -3,7 +3,6 @@
 //! names the command. Also triggered in the window (egui_kittest): the History transfer
 //! dialogs and their errors, and the refusal to clean with another user's database.
 
-#[allow(unused_imports)]
 use crate::gui_common;
 
 use std::error::Error;
