@@ -74,6 +74,45 @@ enum Next {
     Sync(u32),
 }
 
+/// What the submit loop reads of the spec and the worker's plan, worked out once before it
+/// starts.
+struct LoopPlan {
+    block_size: u64,
+    blocks_per_file: u64,
+    /// Writes per sync of a file (0: no syncs).
+    sync_every: u64,
+    /// The run stops after a total request count shared by the workers.
+    counted: bool,
+    /// Bytes this worker may write (`u64::MAX` when another rule stops it).
+    byte_limit: u64,
+    /// Mixed into every buffer so no two writes carry the same bytes.
+    stamp: u64,
+    /// A sync waits for its file's writes to complete.
+    ordered: bool,
+}
+
+impl LoopPlan {
+    fn new(spec: &WorkloadSpec, plan: &WorkerPlan) -> Self {
+        let stop_rule = spec.stop_rule();
+        LoopPlan {
+            block_size: spec.block_size,
+            blocks_per_file: spec.blocks_per_file().max(1),
+            sync_every: if spec.sync == SyncMethod::None {
+                0
+            } else {
+                u64::from(spec.sync_every)
+            },
+            counted: matches!(stop_rule, StopRule::TotalRequests(_)),
+            byte_limit: match stop_rule {
+                StopRule::BytesPerThread(b) => b,
+                _ => u64::MAX,
+            },
+            stamp: (u64::from(plan.thread) << 48) ^ mix(spec.seed),
+            ordered: spec.sync_order == SyncOrder::Ordered,
+        }
+    }
+}
+
 /// Issues, submits and reaps until the stop rule ends the run (or an error).
 fn submit_loop<R: Ring, C: Clock>(
     spec: &WorkloadSpec,
@@ -83,8 +122,15 @@ fn submit_loop<R: Ring, C: Clock>(
     t: &mut Timed<'_, C>,
     c: &mut Counts,
 ) {
-    let block_size = spec.block_size;
-    let blocks_per_file = spec.blocks_per_file().max(1);
+    let LoopPlan {
+        block_size,
+        blocks_per_file,
+        sync_every,
+        counted,
+        byte_limit,
+        stamp,
+        ordered,
+    } = LoopPlan::new(spec, plan);
     let files = s.pending.len() as u64;
     let mut order = BlockOrder::new(
         blocks_per_file * files,
@@ -92,19 +138,6 @@ fn submit_loop<R: Ring, C: Clock>(
         mix(spec.seed.wrapping_add(u64::from(plan.thread))),
         plan.start_block,
     );
-    let sync_every = if spec.sync == SyncMethod::None {
-        0
-    } else {
-        u64::from(spec.sync_every)
-    };
-    let stop_rule = spec.stop_rule();
-    let counted = matches!(stop_rule, StopRule::TotalRequests(_));
-    let byte_limit = match stop_rule {
-        StopRule::BytesPerThread(b) => b,
-        _ => u64::MAX,
-    };
-    let stamp = (u64::from(plan.thread) << 48) ^ mix(spec.seed);
-    let ordered = spec.sync_order == SyncOrder::Ordered;
     let mut next = Next::Write;
     // The next block, drawn but not yet written (its file decides whether a sync is due).
     let mut held: Option<u64> = None;

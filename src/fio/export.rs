@@ -235,33 +235,7 @@ fn refuse_field(
 
 /// The options of a valid `fileio` spec in fio mode, or the first field fio cannot express.
 fn fileio_options(spec: &WorkloadSpec) -> Result<FioOptions, ExportError> {
-    if spec.mode == FileioMode::Sysbench {
-        return Err(refuse_field(
-            Setting::Mode,
-            "sysbench",
-            "sysbench mode counts its sync interval over all threads' requests together and \
-             counts fsyncs as requests, while fio's fsync=N counts each job's own writes, so \
-             no fio job makes the same syncs",
-            crate::hint!(
-                "export it in fio mode (",
-                (Setting::Mode, "fio"),
-                ") or run it with fsynclab"
-            ),
-        ));
-    }
-    if spec.link_sync {
-        return Err(refuse_field(
-            Setting::LinkSync,
-            "true",
-            "fio's io_uring engine never links a sync behind its write (IOSQE_IO_LINK), so \
-             no fio job makes the same requests",
-            crate::hint!(
-                "export it without ",
-                Setting::LinkSync,
-                " or run it with fsynclab"
-            ),
-        ));
-    }
+    refuse_unexportable(spec)?;
     let mut lines: Vec<(&'static str, String)> = Vec::new();
     let mut notes = Vec::new();
     let bs = spec.block_size;
@@ -269,27 +243,7 @@ fn fileio_options(spec: &WorkloadSpec) -> Result<FioOptions, ExportError> {
         Pattern::Rand => "randwrite",
         Pattern::Seq => "write",
     };
-    match spec.ioengine {
-        IoEngine::Sync => lines.push(("ioengine", "psync".into())),
-        IoEngine::IoUring => {
-            lines.push(("ioengine", "io_uring".into()));
-            lines.push(("iodepth", spec.iodepth.to_string()));
-            if spec.fixedbufs {
-                lines.push(("fixedbufs", "1".into()));
-            }
-            if spec.iodepth > 1
-                && spec.sync != SyncMethod::None
-                && spec.sync_order == SyncOrder::Ordered
-            {
-                notes.push(
-                    "sync_order = ordered has no fio equivalent: fio's io_uring engine queues \
-                     each sync right behind its write without waiting for it (fsynclab's \
-                     sync_order = unordered), so this job makes fio's unordered syncs."
-                        .into(),
-                );
-            }
-        }
-    }
+    engine_lines(spec, &mut lines, &mut notes);
     lines.push(("rw", rw.into()));
     lines.push(("bs", fio_size(bs)));
     lines.push(("size", fio_size(spec.file_size)));
@@ -345,6 +299,68 @@ fn fileio_options(spec: &WorkloadSpec) -> Result<FioOptions, ExportError> {
     // ext4 loop 3x the IOPS (scripts/fio-roundtrip.sh). unlink=1 makes every run start new.
     lines.push(("unlink", "1".into()));
     Ok(FioOptions { lines, notes })
+}
+
+/// The settings no fio job can reproduce: refused before anything is written.
+fn refuse_unexportable(spec: &WorkloadSpec) -> Result<(), ExportError> {
+    if spec.mode == FileioMode::Sysbench {
+        return Err(refuse_field(
+            Setting::Mode,
+            "sysbench",
+            "sysbench mode counts its sync interval over all threads' requests together and \
+             counts fsyncs as requests, while fio's fsync=N counts each job's own writes, so \
+             no fio job makes the same syncs",
+            crate::hint!(
+                "export it in fio mode (",
+                (Setting::Mode, "fio"),
+                ") or run it with fsynclab"
+            ),
+        ));
+    }
+    if spec.link_sync {
+        return Err(refuse_field(
+            Setting::LinkSync,
+            "true",
+            "fio's io_uring engine never links a sync behind its write (IOSQE_IO_LINK), so \
+             no fio job makes the same requests",
+            crate::hint!(
+                "export it without ",
+                Setting::LinkSync,
+                " or run it with fsynclab"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// `ioengine` and, on io_uring, its depth and buffers (with a note where fio's syncs are
+/// ordered differently).
+fn engine_lines(
+    spec: &WorkloadSpec,
+    lines: &mut Vec<(&'static str, String)>,
+    notes: &mut Vec<String>,
+) {
+    match spec.ioengine {
+        IoEngine::Sync => lines.push(("ioengine", "psync".into())),
+        IoEngine::IoUring => {
+            lines.push(("ioengine", "io_uring".into()));
+            lines.push(("iodepth", spec.iodepth.to_string()));
+            if spec.fixedbufs {
+                lines.push(("fixedbufs", "1".into()));
+            }
+            if spec.iodepth > 1
+                && spec.sync != SyncMethod::None
+                && spec.sync_order == SyncOrder::Ordered
+            {
+                notes.push(
+                    "sync_order = ordered has no fio equivalent: fio's io_uring engine queues \
+                     each sync right behind its write without waiting for it (fsynclab's \
+                     sync_order = unordered), so this job makes fio's unordered syncs."
+                        .into(),
+                );
+            }
+        }
+    }
 }
 
 /// Per-job bytes for a total request count: fio's io_size is per job, fsynclab's requests

@@ -320,14 +320,18 @@ fn run_one_with(
     noise.cpu_pressure = pressure_delta("cpu", cpu_before);
     noise.io_pressure = pressure_delta("io", io_before);
     result.noise = Some(noise);
+    let stored = store_result(store, run_id, result)?;
+    notice.status = stored.status;
+    Ok(stored)
+}
+
+/// Stores a finished run's `result`. When the store refuses it the row is marked failed
+/// (never left `running`) and the result is handed back in the error, so the caller can
+/// still show it: a measurement is never silently lost.
+fn store_result(store: &Store, run_id: i64, result: RunResult) -> Result<RunResult, LabError> {
     match store.finish_run(&result) {
-        Ok(()) => {
-            notice.status = result.status;
-            Ok(result)
-        }
+        Ok(()) => Ok(result),
         Err(source) => {
-            // Keep the row from staying `running`, and hand the result back so the
-            // caller can still show it: a measurement is never silently lost.
             let _ = store.fail_run(
                 run_id,
                 &format!("measured, but storing the result failed: {source}"),

@@ -161,25 +161,7 @@ pub fn summary_text(r: &RunResult) -> String {
     let _ = writeln!(out, "target    {}", where_line(&r.system));
     let _ = writeln!(out, "device    {}", device_line(&r.system));
     let sys = &r.system;
-    if let Some(rep) = &r.reported {
-        let _ = writeln!(
-            out,
-            "system    imported: machine facts unknown · host {} · measured by {}",
-            sys.hostname.as_deref().unwrap_or("not in fio's output"),
-            rep.tool
-        );
-    } else {
-        let _ = writeln!(
-            out,
-            "system    {} · {} × {} · {:.1} GiB · fsynclab {} · clock {}",
-            sys.kernel_release.as_deref().unwrap_or("?"),
-            sys.cpu_count,
-            sys.cpu_model.as_deref().unwrap_or("?"),
-            sys.memory_bytes as f64 / (1u64 << 30) as f64,
-            sys.tool_version,
-            sys.clock_source.as_deref().unwrap_or("?")
-        );
-    }
+    out.push_str(&system_line(r));
     if let Some(settings) = &sys.kernel_settings {
         out.push_str(&kernel_settings_text(settings));
     }
@@ -213,6 +195,67 @@ pub fn summary_text(r: &RunResult) -> String {
     );
     lat_row(&mut out, "write", &s.write_lat);
     lat_row(&mut out, "sync", &s.sync_lat);
+    out.push_str(&device_lines(r, &s));
+    // An import has no per-thread figures (its section says so).
+    if r.reported.is_none() {
+        let _ = writeln!(
+            out,
+            "fairness  writes/thread {:.1} ± {:.1} · busy/thread {:.3} ± {:.3} s",
+            s.thread_writes_mean,
+            s.thread_writes_stddev,
+            s.thread_busy_mean_s,
+            s.thread_busy_stddev_s
+        );
+    }
+    if let Some(depth) = r.mean_inflight() {
+        let _ = writeln!(
+            out,
+            "queue     io_uring depth {} · {depth:.2} requests in flight per thread on average",
+            r.spec.iodepth
+        );
+    }
+    out.push_str(&super::kinds::kind_section(r));
+    if let Some(kt) = &r.kernel_trace {
+        for (label, text) in super::kernel::kernel_rows(kt) {
+            let _ = writeln!(out, "{label:<9} {text}");
+        }
+    }
+    for w in &r.warnings {
+        let _ = writeln!(out, "warning   {w}");
+    }
+    out
+}
+
+/// The `system` line: the machine a run was measured on (or that an import does not say).
+fn system_line(r: &RunResult) -> String {
+    let mut out = String::new();
+    let sys = &r.system;
+    if let Some(rep) = &r.reported {
+        let _ = writeln!(
+            out,
+            "system    imported: machine facts unknown · host {} · measured by {}",
+            sys.hostname.as_deref().unwrap_or("not in fio's output"),
+            rep.tool
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "system    {} · {} × {} · {:.1} GiB · fsynclab {} · clock {}",
+            sys.kernel_release.as_deref().unwrap_or("?"),
+            sys.cpu_count,
+            sys.cpu_model.as_deref().unwrap_or("?"),
+            sys.memory_bytes as f64 / (1u64 << 30) as f64,
+            sys.tool_version,
+            sys.clock_source.as_deref().unwrap_or("?")
+        );
+    }
+    out
+}
+
+/// The `device` and `backing` lines: the counters of the device under the target (and of
+/// the disk under a loop device), or why there are none.
+fn device_lines(r: &RunResult, s: &crate::metrics::RunSummary) -> String {
+    let mut out = String::new();
     match r.device.counters() {
         Some(c) => {
             let flushes = match (s.device_flushes, s.flushes_per_sync) {
@@ -255,33 +298,6 @@ pub fn summary_text(r: &RunResult) -> String {
             b.write_ios(),
             crate::spec::format_size(b.bytes_written())
         );
-    }
-    // An import has no per-thread figures (its section says so).
-    if r.reported.is_none() {
-        let _ = writeln!(
-            out,
-            "fairness  writes/thread {:.1} ± {:.1} · busy/thread {:.3} ± {:.3} s",
-            s.thread_writes_mean,
-            s.thread_writes_stddev,
-            s.thread_busy_mean_s,
-            s.thread_busy_stddev_s
-        );
-    }
-    if let Some(depth) = r.mean_inflight() {
-        let _ = writeln!(
-            out,
-            "queue     io_uring depth {} · {depth:.2} requests in flight per thread on average",
-            r.spec.iodepth
-        );
-    }
-    out.push_str(&super::kinds::kind_section(r));
-    if let Some(kt) = &r.kernel_trace {
-        for (label, text) in super::kernel::kernel_rows(kt) {
-            let _ = writeln!(out, "{label:<9} {text}");
-        }
-    }
-    for w in &r.warnings {
-        let _ = writeln!(out, "warning   {w}");
     }
     out
 }

@@ -10,6 +10,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use super::device::{check_device, existing_ancestor};
 use super::layout::{DISK_IMAGE, MOUNT_DIR, RECIPE_FILE, euid};
 use super::marks::MARKER_FILE;
+use super::roots::Roots;
 use super::system::{
     self, MOUNT_PACKAGE, detach, loop_backing_path, read_kernel_log, read_loop_dio, require_tool,
     run, unmount,
@@ -139,37 +140,7 @@ impl ScratchManager {
                 return Err(ScratchError::Exists { name: name.clone() });
             }
         }
-        let size_bytes = match &req.backing {
-            Backing::Device { path } => {
-                check_device(path, req.destroy_data_on.as_deref(), &self.protect)?
-            }
-            Backing::Disk | Backing::Ram => {
-                if req.size_bytes < MIN_SIZE_BYTES {
-                    return Err(ScratchError::TooSmall {
-                        size_bytes: req.size_bytes,
-                    });
-                }
-                let image_dir = match req.backing {
-                    Backing::Ram => &roots.ram,
-                    _ => &roots.state,
-                };
-                let available = available_bytes(image_dir)?;
-                if req.size_bytes > available {
-                    return Err(ScratchError::NoSpace {
-                        needed: req.size_bytes,
-                        available,
-                        dir: image_dir.clone(),
-                        alternative: if req.backing == Backing::Ram {
-                            "disk"
-                        } else {
-                            "ram"
-                        }
-                        .to_string(),
-                    });
-                }
-                req.size_bytes
-            }
-        };
+        let size_bytes = self.checked_size(req, &roots)?;
 
         // Checks passed: from here on everything made is undone on failure.
         let mut rollback = Rollback {
@@ -187,53 +158,8 @@ impl ScratchManager {
         std::fs::create_dir(&mount_point)
             .map_err(|e| ScratchError::io("create", &mount_point, e))?;
 
-        let (image, loop_device, loop_direct_io, device) = match &req.backing {
-            Backing::Device { path } => (None, None, None, path.to_string_lossy().into_owned()),
-            Backing::Disk | Backing::Ram => {
-                let image = if req.backing == Backing::Ram {
-                    roots.ram.join(format!("{name}.img"))
-                } else {
-                    recipe_dir.join(DISK_IMAGE)
-                };
-                // O_CREAT|O_EXCL|O_NOFOLLOW: never an existing file or a planted symlink.
-                let file = OpenOptions::new()
-                    .write(true)
-                    .create_new(true)
-                    .mode(0o600)
-                    .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-                    .open(&image)
-                    .map_err(|e| ScratchError::io("create", &image, e))?;
-                rollback.image = Some(image.clone());
-                // Sparse: blocks are allocated as the filesystem writes them.
-                file.set_len(size_bytes)
-                    .map_err(|e| ScratchError::io("size", &image, e))?;
-                drop(file);
-                let mut args = vec!["--find".to_string(), "--show".to_string()];
-                if req.loop_direct_io {
-                    args.push("--direct-io=on".to_string());
-                }
-                args.push(image.to_string_lossy().into_owned());
-                let loop_node = run(&losetup, &args)?.trim().to_string();
-                // Before mkfs: the loop must be backed by our image, not by whatever a
-                // swapped path pointed at.
-                let backing = loop_backing_path(&loop_node);
-                rollback.loop_device = Some((
-                    loop_node.clone(),
-                    backing.clone().unwrap_or_else(|| image.clone()),
-                ));
-                if backing.as_deref() != Some(image.as_path()) {
-                    return Err(ScratchError::Unsafe {
-                        path: image,
-                        reason: format!(
-                            "losetup attached {loop_node} to {} instead; not formatting it",
-                            backing.map_or("nothing".into(), |b| b.display().to_string())
-                        ),
-                    });
-                }
-                let dio = read_loop_dio(&loop_node);
-                (Some(image), Some(loop_node.clone()), dio, loop_node)
-            }
-        };
+        let (image, loop_device, loop_direct_io, device) =
+            attach_backing(req, &roots, &name, size_bytes, &losetup, &mut rollback)?;
 
         let mut args: Vec<String> = req
             .fs
@@ -274,6 +200,42 @@ impl ScratchManager {
         write_recipe(&recipe_dir, &recipe)?;
         rollback.armed = false;
         Ok(recipe)
+    }
+
+    /// The filesystem's size: the device's (checked as safe to format) or the requested
+    /// image size, when it is large enough and fits where the image goes.
+    fn checked_size(&self, req: &CreateRequest, roots: &Roots) -> Result<u64, ScratchError> {
+        Ok(match &req.backing {
+            Backing::Device { path } => {
+                check_device(path, req.destroy_data_on.as_deref(), &self.protect)?
+            }
+            Backing::Disk | Backing::Ram => {
+                if req.size_bytes < MIN_SIZE_BYTES {
+                    return Err(ScratchError::TooSmall {
+                        size_bytes: req.size_bytes,
+                    });
+                }
+                let image_dir = match req.backing {
+                    Backing::Ram => &roots.ram,
+                    _ => &roots.state,
+                };
+                let available = available_bytes(image_dir)?;
+                if req.size_bytes > available {
+                    return Err(ScratchError::NoSpace {
+                        needed: req.size_bytes,
+                        available,
+                        dir: image_dir.clone(),
+                        alternative: if req.backing == Backing::Ram {
+                            "disk"
+                        } else {
+                            "ram"
+                        }
+                        .to_string(),
+                    });
+                }
+                req.size_bytes
+            }
+        })
     }
 
     /// Creates `<state_dir>/<name>` atomically: the requested name, or the first free
@@ -386,6 +348,71 @@ fn write_recipe(recipe_dir: &Path, recipe: &ScratchRecipe) -> Result<(), Scratch
         .and_then(|()| file.sync_all())
         .map_err(|e| ScratchError::io("write", &temp, e))?;
     std::fs::rename(&temp, &path).map_err(|e| ScratchError::io("rename", &temp, e))
+}
+
+/// What [`attach_backing`] made: the image, its loop device, the loop's direct I/O, and
+/// the device mkfs formats.
+type Attached = (Option<PathBuf>, Option<String>, Option<bool>, String);
+
+/// The device the filesystem is made on: the user's device, or a new sparse image (RAM or
+/// disk) attached to a loop device that is checked to be backed by that image. What it
+/// makes is recorded in `rollback`. Returns (image, loop device, its direct I/O, device).
+fn attach_backing(
+    req: &CreateRequest,
+    roots: &Roots,
+    name: &str,
+    size_bytes: u64,
+    losetup: &Path,
+    rollback: &mut Rollback,
+) -> Result<Attached, ScratchError> {
+    let recipe_dir = roots.state.join(name);
+    Ok(match &req.backing {
+        Backing::Device { path } => (None, None, None, path.to_string_lossy().into_owned()),
+        Backing::Disk | Backing::Ram => {
+            let image = if req.backing == Backing::Ram {
+                roots.ram.join(format!("{name}.img"))
+            } else {
+                recipe_dir.join(DISK_IMAGE)
+            };
+            // O_CREAT|O_EXCL|O_NOFOLLOW: never an existing file or a planted symlink.
+            let file = OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+                .open(&image)
+                .map_err(|e| ScratchError::io("create", &image, e))?;
+            rollback.image = Some(image.clone());
+            // Sparse: blocks are allocated as the filesystem writes them.
+            file.set_len(size_bytes)
+                .map_err(|e| ScratchError::io("size", &image, e))?;
+            drop(file);
+            let mut args = vec!["--find".to_string(), "--show".to_string()];
+            if req.loop_direct_io {
+                args.push("--direct-io=on".to_string());
+            }
+            args.push(image.to_string_lossy().into_owned());
+            let loop_node = run(losetup, &args)?.trim().to_string();
+            // Before mkfs: the loop must be backed by our image, not by whatever a
+            // swapped path pointed at.
+            let backing = loop_backing_path(&loop_node);
+            rollback.loop_device = Some((
+                loop_node.clone(),
+                backing.clone().unwrap_or_else(|| image.clone()),
+            ));
+            if backing.as_deref() != Some(image.as_path()) {
+                return Err(ScratchError::Unsafe {
+                    path: image,
+                    reason: format!(
+                        "losetup attached {loop_node} to {} instead; not formatting it",
+                        backing.map_or("nothing".into(), |b| b.display().to_string())
+                    ),
+                });
+            }
+            let dio = read_loop_dio(&loop_node);
+            (Some(image), Some(loop_node.clone()), dio, loop_node)
+        }
+    })
 }
 
 #[cfg(test)]

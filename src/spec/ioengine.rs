@@ -147,6 +147,26 @@ pub(super) fn ioengine_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) 
             ),
         ));
     }
+    sync_link_problems(spec, errs);
+    let ring_bytes = u64::from(spec.iodepth).saturating_mul(spec.block_size);
+    if ring_bytes > MAX_RING_BUFFER_BYTES {
+        errs.push(spec_error(
+            Setting::IoDepth,
+            format!(
+                "{} requests of {} need {} of buffers per thread, more than {}",
+                spec.iodepth,
+                format_size(spec.block_size),
+                format_size(ring_bytes),
+                format_size(MAX_RING_BUFFER_BYTES)
+            ),
+            crate::hint!("lower ", Setting::IoDepth, " or ", Setting::BlockSize),
+        ));
+    }
+}
+
+/// Problems of a linked or unordered sync on the ring: it needs a sync to link or order,
+/// and a linked sync is in flight behind its write.
+fn sync_link_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
     if spec.link_sync && spec.iodepth < 2 {
         errs.push(spec_error(
             Setting::LinkSync,
@@ -195,22 +215,7 @@ pub(super) fn ioengine_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) 
             ),
         ));
     }
-    let ring_bytes = u64::from(spec.iodepth).saturating_mul(spec.block_size);
-    if ring_bytes > MAX_RING_BUFFER_BYTES {
-        errs.push(spec_error(
-            Setting::IoDepth,
-            format!(
-                "{} requests of {} need {} of buffers per thread, more than {}",
-                spec.iodepth,
-                format_size(spec.block_size),
-                format_size(ring_bytes),
-                format_size(MAX_RING_BUFFER_BYTES)
-            ),
-            crate::hint!("lower ", Setting::IoDepth, " or ", Setting::BlockSize),
-        ));
-    }
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -380,6 +380,30 @@ impl LabApp {
             ctx.request_repaint_after(Duration::from_millis(every));
         }
 
+        self.tab_bar(ui);
+        self.status_bar(ui);
+        egui::CentralPanel::default().show(ui, |ui| {
+            let mut cx = Cx {
+                state: &mut self.state,
+                db: &self.db,
+                cache: &mut self.cache,
+                runner: &mut self.runner,
+                status: &mut self.status,
+            };
+            match cx.state.tab {
+                Tab::Setup => self.setup.ui(ui, &mut cx),
+                Tab::Run => self.run.ui(ui, &mut cx),
+                Tab::History => self.history.ui(ui, &mut cx),
+                Tab::Compare => self.compare.ui(ui, &mut cx),
+                Tab::Fleet => self.fleet.ui(ui, &mut cx),
+            }
+        });
+    }
+}
+
+impl LabApp {
+    /// The tab bar at the window's top: the tabs, the theme switch and the database path.
+    fn tab_bar(&mut self, ui: &mut egui::Ui) {
         egui::Panel::top("tabs").show(ui, |ui| {
             ui.horizontal(|ui| {
                 ui.heading("fsynclab");
@@ -408,6 +432,10 @@ impl LabApp {
                 });
             });
         });
+    }
+
+    /// The status bar at the window's foot: the live run's phase and the last message.
+    fn status_bar(&mut self, ui: &mut egui::Ui) {
         egui::Panel::bottom("status").show(ui, |ui| {
             ui.horizontal(|ui| {
                 let live = &self.runner.live;
@@ -428,22 +456,6 @@ impl LabApp {
                 };
                 ui.colored_label(color, &self.status.message);
             });
-        });
-        egui::CentralPanel::default().show(ui, |ui| {
-            let mut cx = Cx {
-                state: &mut self.state,
-                db: &self.db,
-                cache: &mut self.cache,
-                runner: &mut self.runner,
-                status: &mut self.status,
-            };
-            match cx.state.tab {
-                Tab::Setup => self.setup.ui(ui, &mut cx),
-                Tab::Run => self.run.ui(ui, &mut cx),
-                Tab::History => self.history.ui(ui, &mut cx),
-                Tab::Compare => self.compare.ui(ui, &mut cx),
-                Tab::Fleet => self.fleet.ui(ui, &mut cx),
-            }
         });
     }
 }

@@ -183,13 +183,9 @@ impl Autopilot {
         self.shot_requested
     }
 
-    /// Advances the script; `frame_cpu_ms` is the previous frame's CPU time.
-    pub fn step(&mut self, ctx: &egui::Context, cx: &mut Cx, frame_cpu_ms: Option<f32>) {
-        // Waiting for a run costs no extra frames (the app repaints during runs anyway):
-        // the autopilot must not load the machine it measures.
-        let idle_wait =
-            matches!(self.steps.get(self.next), Some(Step::WaitRun)) && cx.runner.is_active();
-        ctx.request_repaint_after(Duration::from_millis(if idle_wait { 1000 } else { 50 }));
+    /// Whether this frame belongs to something already under way: frames being recorded
+    /// (their CPU time appended to the file) or a screenshot not yet saved.
+    fn busy(&mut self, cx: &mut Cx, frame_cpu_ms: Option<f32>) -> bool {
         if self.frames_left > 0 {
             if let (Some(ms), Some(path)) = (frame_cpu_ms, &self.frames_file) {
                 let line = format!("{ms:.3}\n");
@@ -200,7 +196,7 @@ impl Autopilot {
                     .and_then(|mut f| f.write_all(line.as_bytes()));
             }
             self.frames_left -= 1;
-            return;
+            return true;
         }
         {
             let mut pending = self.shot_pending.lock().unwrap_or_else(|e| e.into_inner());
@@ -211,92 +207,29 @@ impl Autopilot {
                         cx.status.error(e);
                     }
                 }
-                None if self.waiting_for_shot() => return,
+                None if self.waiting_for_shot() => return true,
                 None => {}
             }
+        }
+        false
+    }
+
+    /// Advances the script; `frame_cpu_ms` is the previous frame's CPU time.
+    pub fn step(&mut self, ctx: &egui::Context, cx: &mut Cx, frame_cpu_ms: Option<f32>) {
+        // Waiting for a run costs no extra frames (the app repaints during runs anyway):
+        // the autopilot must not load the machine it measures.
+        let idle_wait =
+            matches!(self.steps.get(self.next), Some(Step::WaitRun)) && cx.runner.is_active();
+        ctx.request_repaint_after(Duration::from_millis(if idle_wait { 1000 } else { 50 }));
+        if self.busy(cx, frame_cpu_ms) {
+            return;
         }
         let Some(step) = self.steps.get(self.next).cloned() else {
             return;
         };
         let done = match step {
-            Step::Tab(t) => {
-                cx.state.tab = t;
-                true
-            }
-            Step::Target(t) => {
-                cx.state.target = t;
-                true
-            }
-            Step::FleetHost(host) => {
-                let hosts = &mut cx.state.fleet.hosts;
-                if hosts.len() == 1 && hosts[0].trim().is_empty() {
-                    hosts.clear();
-                }
-                hosts.push(host);
-                true
-            }
-            Step::FleetTarget(t) => {
-                cx.state.fleet.target = t;
-                true
-            }
-            Step::FleetCheck => {
-                cx.state.fleet.check_now = true;
-                true
-            }
-            Step::FleetJob(path) => {
-                cx.state.fleet.use_job_file = true;
-                cx.state.fleet.job_file = path;
-                true
-            }
-            Step::FleetRun => {
-                cx.state.fleet.run_now = true;
-                true
-            }
-            Step::Preset(name) => {
-                match fsynclab::spec::load_preset(&name).and_then(|p| p.scaled(cx.state.scale)) {
-                    Ok(spec) => {
-                        cx.state.spec = spec;
-                        cx.state.preset = Some(name);
-                    }
-                    Err(e) => cx.status.error(e.to_string()),
-                }
-                true
-            }
-            Step::Scale(s) => {
-                cx.state.scale = s;
-                // As the Scale field does: the preset's workload at the new scale.
-                if let Some(name) = cx.state.preset.clone()
-                    && let Ok(spec) = fsynclab::spec::load_preset(&name).and_then(|p| p.scaled(s))
-                {
-                    cx.state.spec = spec;
-                }
-                true
-            }
-            Step::Label(l) => {
-                cx.state.label = l;
-                true
-            }
-            Step::KernelTrace(mode) => {
-                cx.state.kernel_trace = mode;
-                true
-            }
-            Step::FioJob(path) => {
-                let loaded = fsynclab::fio::job::read_job_file(&path)
-                    .map_err(|e| e.to_string())
-                    .and_then(|text| {
-                        super::panels::load_job(&path.display().to_string(), &text, None)
-                    });
-                match loaded {
-                    Ok((job, directory)) => super::panels::apply_job(cx.state, job, directory),
-                    Err(e) => cx.status.error(e),
-                }
-                true
-            }
-            Step::Set(kv) => {
-                match fsynclab::spec::apply_setting(&cx.state.spec, &kv) {
-                    Ok(spec) => cx.state.spec = spec,
-                    Err(e) => cx.status.error(e.to_string()),
-                }
+            step if is_form_step(&step) => {
+                set_form(step, cx);
                 true
             }
             Step::Start => {
@@ -364,11 +297,103 @@ impl Autopilot {
                 ctx.send_viewport_cmd(egui::ViewportCommand::Close);
                 true
             }
+            // The form steps, handled above.
+            _ => true,
         };
         if done {
             self.next += 1;
             self.waiting_since = None;
         }
+    }
+}
+
+/// Whether `step` only fills in the form (a tab, a field, a preset, a job file).
+fn is_form_step(step: &Step) -> bool {
+    matches!(
+        step,
+        Step::Tab(_)
+            | Step::Target(_)
+            | Step::FleetHost(_)
+            | Step::FleetTarget(_)
+            | Step::FleetCheck
+            | Step::FleetJob(_)
+            | Step::FleetRun
+            | Step::Preset(_)
+            | Step::Scale(_)
+            | Step::Label(_)
+            | Step::KernelTrace(_)
+            | Step::FioJob(_)
+            | Step::Set(_)
+    )
+}
+
+/// Fills in the form as `step` says (a refused value goes to the status line).
+fn set_form(step: Step, cx: &mut Cx) {
+    match step {
+        Step::Tab(t) => {
+            cx.state.tab = t;
+        }
+        Step::Target(t) => {
+            cx.state.target = t;
+        }
+        Step::FleetHost(host) => {
+            let hosts = &mut cx.state.fleet.hosts;
+            if hosts.len() == 1 && hosts[0].trim().is_empty() {
+                hosts.clear();
+            }
+            hosts.push(host);
+        }
+        Step::FleetTarget(t) => {
+            cx.state.fleet.target = t;
+        }
+        Step::FleetCheck => {
+            cx.state.fleet.check_now = true;
+        }
+        Step::FleetJob(path) => {
+            cx.state.fleet.use_job_file = true;
+            cx.state.fleet.job_file = path;
+        }
+        Step::FleetRun => {
+            cx.state.fleet.run_now = true;
+        }
+        Step::Preset(name) => {
+            match fsynclab::spec::load_preset(&name).and_then(|p| p.scaled(cx.state.scale)) {
+                Ok(spec) => {
+                    cx.state.spec = spec;
+                    cx.state.preset = Some(name);
+                }
+                Err(e) => cx.status.error(e.to_string()),
+            }
+        }
+        Step::Scale(s) => {
+            cx.state.scale = s;
+            // As the Scale field does: the preset's workload at the new scale.
+            if let Some(name) = cx.state.preset.clone()
+                && let Ok(spec) = fsynclab::spec::load_preset(&name).and_then(|p| p.scaled(s))
+            {
+                cx.state.spec = spec;
+            }
+        }
+        Step::Label(l) => {
+            cx.state.label = l;
+        }
+        Step::KernelTrace(mode) => {
+            cx.state.kernel_trace = mode;
+        }
+        Step::FioJob(path) => {
+            let loaded = fsynclab::fio::job::read_job_file(&path)
+                .map_err(|e| e.to_string())
+                .and_then(|text| super::panels::load_job(&path.display().to_string(), &text, None));
+            match loaded {
+                Ok((job, directory)) => super::panels::apply_job(cx.state, job, directory),
+                Err(e) => cx.status.error(e),
+            }
+        }
+        Step::Set(kv) => match fsynclab::spec::apply_setting(&cx.state.spec, &kv) {
+            Ok(spec) => cx.state.spec = spec,
+            Err(e) => cx.status.error(e.to_string()),
+        },
+        _ => {}
     }
 }
 

@@ -2,8 +2,7 @@
 //! each test sets up what the attacker could have prepared (a throwaway user made with
 //! `useradd`, or directories owned by `nobody`), lets root's fsynclab (or the library, for
 //! the state a race would leave) act on it, and checks that nothing outside the user's
-//! own files was written, chowned or mounted over. Needs root: skipped (saying why)
-//! without, never with CI=true.
+//! own files was written, chowned or mounted over. Needs root (never skipped with CI=true).
 
 use std::path::Path;
 

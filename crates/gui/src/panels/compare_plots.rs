@@ -375,17 +375,16 @@ fn percentiles(side: &SideSummary, sync: bool) -> Vec<(f64, f64)> {
     side.percentile_series(sync)
 }
 
-/// Draws every plot of the comparison, two per row.
-pub(super) fn plots_grid(ui: &mut egui::Ui, c: &Comparison, styles: &[SideStyle; 2]) {
-    let names = [c.baseline.name.as_str(), c.candidate.name.as_str()];
-    let legend = [0, 1].map(|i| format!("{} {}", ["baseline", "candidate"][i], names[i]));
-    let names = [legend[0].as_str(), legend[1].as_str()];
-    let run_note = format!(
-        "median-IOPS run: #{} vs #{}",
-        c.baseline.timeline_run, c.candidate.timeline_run
-    );
-    type Draw<'d> = Box<dyn FnOnce(&mut egui::Ui) + 'd>;
-    let mut cells: Vec<Draw> = Vec::new();
+/// A cell of the plots' grid: draws one chart into its column.
+type Draw<'d> = Box<dyn FnOnce(&mut egui::Ui) + 'd>;
+
+/// The throughput cells: IOPS and sync p99 over a sweep's points, or IOPS and MiB/s bars.
+fn throughput_cells<'d>(
+    c: &'d Comparison,
+    names: [&'d str; 2],
+    styles: &'d [SideStyle; 2],
+    cells: &mut Vec<Draw<'d>>,
+) {
     match &c.sweep {
         Some(sw) => {
             for (key, what, y) in [
@@ -418,6 +417,19 @@ pub(super) fn plots_grid(ui: &mut egui::Ui, c: &Comparison, styles: &[SideStyle;
             }));
         }
     }
+}
+
+/// Draws every plot of the comparison, two per row.
+pub(super) fn plots_grid(ui: &mut egui::Ui, c: &Comparison, styles: &[SideStyle; 2]) {
+    let names = [c.baseline.name.as_str(), c.candidate.name.as_str()];
+    let legend = [0, 1].map(|i| format!("{} {}", ["baseline", "candidate"][i], names[i]));
+    let names = [legend[0].as_str(), legend[1].as_str()];
+    let run_note = format!(
+        "median-IOPS run: #{} vs #{}",
+        c.baseline.timeline_run, c.candidate.timeline_run
+    );
+    let mut cells: Vec<Draw> = Vec::new();
+    throughput_cells(c, names, styles, &mut cells);
     for (sync, which) in [(false, "write"), (true, "sync")] {
         cells.push(Box::new(move |ui| {
             line_chart(

@@ -170,35 +170,7 @@ pub(super) fn uring_ui(ui: &mut Ui, state: &mut UiState, unavailable: Option<Str
     }
     let settings = uring_settings_shown(&state.spec);
     grid("io-uring").show(ui, |ui| {
-        row(
-            ui,
-            state,
-            "I/O engine",
-            "sync: one pwrite/fsync call at a time; io_uring: writes and syncs submitted \
-             asynchronously, several in flight (--ioengine)",
-            &["ioengine"],
-            |ui, s, _| {
-                ui.horizontal(|ui| {
-                    ui.radio_value(&mut s.spec.ioengine, IoEngine::Sync, "sync")
-                        .on_hover_text("synchronous calls (fio psync)");
-                    let choose = ui.add_enabled(
-                        unavailable.is_none(),
-                        egui::RadioButton::new(s.spec.ioengine == IoEngine::IoUring, "io_uring"),
-                    );
-                    let choose = match &unavailable {
-                        Some(reason) => choose.on_disabled_hover_text(reason.as_str()),
-                        None => choose.on_hover_text(
-                            "IORING_OP_WRITE and IORING_OP_FSYNC; its settings (depth, \
-                             linked syncs, sync order, fixed buffers) appear below",
-                        ),
-                    };
-                    if choose.clicked() {
-                        s.spec.ioengine = IoEngine::IoUring;
-                    }
-                });
-                None
-            },
-        );
+        engine_row(ui, state, unavailable.as_deref());
         if !settings {
             return;
         }
@@ -275,4 +247,37 @@ pub(super) fn uring_ui(ui: &mut Ui, state: &mut UiState, unavailable: Option<Str
             },
         );
     });
+}
+
+/// The "I/O engine" row: sync, or io_uring (disabled, with the reason, when unavailable).
+fn engine_row(ui: &mut Ui, state: &mut UiState, unavailable: Option<&str>) {
+    row(
+        ui,
+        state,
+        "I/O engine",
+        "sync: one pwrite/fsync call at a time; io_uring: writes and syncs submitted \
+         asynchronously, several in flight (--ioengine)",
+        &["ioengine"],
+        |ui, s, _| {
+            ui.horizontal(|ui| {
+                ui.radio_value(&mut s.spec.ioengine, IoEngine::Sync, "sync")
+                    .on_hover_text("synchronous calls (fio psync)");
+                let choose = ui.add_enabled(
+                    unavailable.is_none(),
+                    egui::RadioButton::new(s.spec.ioengine == IoEngine::IoUring, "io_uring"),
+                );
+                let choose = match unavailable {
+                    Some(reason) => choose.on_disabled_hover_text(reason),
+                    None => choose.on_hover_text(
+                        "IORING_OP_WRITE and IORING_OP_FSYNC; its settings (depth, \
+                         linked syncs, sync order, fixed buffers) appear below",
+                    ),
+                };
+                if choose.clicked() {
+                    s.spec.ioengine = IoEngine::IoUring;
+                }
+            });
+            None
+        },
+    );
 }

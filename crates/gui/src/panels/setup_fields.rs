@@ -122,76 +122,7 @@ pub(super) fn parse_seed(text: &str) -> Result<u64, String> {
 pub(super) fn run_options_ui(ui: &mut Ui, state: &mut UiState) {
     ui.heading("Run options");
     grid("run-options").show(ui, |ui| {
-        row(
-            ui,
-            state,
-            "Label",
-            "stored with the run, e.g. before / nossd (--label)",
-            &[],
-            |ui, s, id| {
-                ui.horizontal(|ui| {
-                    ui.add(
-                        TextEdit::singleline(&mut s.label)
-                            .desired_width(200.0)
-                            .hint_text("e.g. nossd"),
-                    )
-                    .labelled_by(id);
-                    // A label left over from the last run is said so, not carried silently.
-                    if s.label_is_last_runs() {
-                        ui.label(
-                            RichText::new("same as the last run")
-                                .italics()
-                                .color(ui.visuals().warn_fg_color),
-                        )
-                        .on_hover_text(
-                            "the last run was stored with this label; change it to tell the \
-                             next run apart",
-                        );
-                    }
-                });
-                fsynclab::spec::check_text("Label", s.label.trim())
-                    .err()
-                    .map(|e| e.to_string())
-            },
-        );
-        row(
-            ui,
-            state,
-            "Repetitions",
-            "runs per configuration (--repeat); until set, a preset's series or sweep runs \
-             each point 3 times",
-            &[],
-            |ui, s, id| {
-                let edited = ui
-                    .add(DragValue::new(&mut s.repeat).range(0..=fsynclab::lab::MAX_REPEAT))
-                    .labelled_by(id)
-                    .changed();
-                s.repeat_set |= edited;
-                fsynclab::lab::check_repeat("Repetitions", s.repeat).err()
-            },
-        );
-        row(
-            ui,
-            state,
-            "Sweep",
-            "one run per value of a numeric field (--sweep field=v1,v2,...)",
-            &[],
-            |ui, s, id| {
-                ui.add(
-                    TextEdit::singleline(&mut s.sweep)
-                        .desired_width(200.0)
-                        .hint_text("threads=1,2,4"),
-                )
-                .labelled_by(id);
-                match s.sweep.trim() {
-                    "" => None,
-                    text => SweepSpec::parse(text)
-                        .and_then(|sweep| sweep.specs(&s.spec).map(|_| ()))
-                        .err()
-                        .map(|e| e.to_string()),
-                }
-            },
-        );
+        label_repeat_sweep_rows(ui, state);
         row(
             ui,
             state,
@@ -248,4 +179,78 @@ pub(super) fn run_options_ui(ui: &mut Ui, state: &mut UiState) {
             },
         );
     });
+}
+
+/// The Run options' first rows: the label, the repetitions and the sweep.
+fn label_repeat_sweep_rows(ui: &mut Ui, state: &mut UiState) {
+    row(
+        ui,
+        state,
+        "Label",
+        "stored with the run, e.g. before / nossd (--label)",
+        &[],
+        |ui, s, id| {
+            ui.horizontal(|ui| {
+                ui.add(
+                    TextEdit::singleline(&mut s.label)
+                        .desired_width(200.0)
+                        .hint_text("e.g. nossd"),
+                )
+                .labelled_by(id);
+                // A label left over from the last run is said so, not carried silently.
+                if s.label_is_last_runs() {
+                    ui.label(
+                        RichText::new("same as the last run")
+                            .italics()
+                            .color(ui.visuals().warn_fg_color),
+                    )
+                    .on_hover_text(
+                        "the last run was stored with this label; change it to tell the \
+                         next run apart",
+                    );
+                }
+            });
+            fsynclab::spec::check_text("Label", s.label.trim())
+                .err()
+                .map(|e| e.to_string())
+        },
+    );
+    row(
+        ui,
+        state,
+        "Repetitions",
+        "runs per configuration (--repeat); until set, a preset's series or sweep runs \
+         each point 3 times",
+        &[],
+        |ui, s, id| {
+            let edited = ui
+                .add(DragValue::new(&mut s.repeat).range(0..=fsynclab::lab::MAX_REPEAT))
+                .labelled_by(id)
+                .changed();
+            s.repeat_set |= edited;
+            fsynclab::lab::check_repeat("Repetitions", s.repeat).err()
+        },
+    );
+    row(
+        ui,
+        state,
+        "Sweep",
+        "one run per value of a numeric field (--sweep field=v1,v2,...)",
+        &[],
+        |ui, s, id| {
+            ui.add(
+                TextEdit::singleline(&mut s.sweep)
+                    .desired_width(200.0)
+                    .hint_text("threads=1,2,4"),
+            )
+            .labelled_by(id);
+            match s.sweep.trim() {
+                "" => None,
+                text => SweepSpec::parse(text)
+                    .and_then(|sweep| sweep.specs(&s.spec).map(|_| ()))
+                    .err()
+                    .map(|e| e.to_string()),
+            }
+        },
+    );
 }

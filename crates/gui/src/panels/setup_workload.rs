@@ -387,44 +387,11 @@ impl WorkloadForm {
             StopChoice::Bytes
         };
         grid("stop").show(ui, |ui| {
-            let (last_d, last_r) = (&mut self.last_duration_s, &mut self.last_requests);
-            row(
+            stop_choice_row(
                 ui,
                 state,
-                "Stop after",
-                "what ends the run",
-                &[],
-                |ui, s, _| {
-                    let mut choice = current;
-                    // Each kind offers the stop rules it accepts (the library refuses others).
-                    let kind = s.spec.kind;
-                    ui.horizontal(|ui| {
-                        match kind {
-                            WorkloadKind::Fileio => {
-                                ui.radio_value(&mut choice, StopChoice::Bytes, "by bytes");
-                            }
-                            WorkloadKind::Smallfiles => {
-                                ui.radio_value(&mut choice, StopChoice::Bytes, "by file count");
-                            }
-                            _ => {}
-                        }
-                        ui.radio_value(&mut choice, StopChoice::Duration, "by time");
-                        if matches!(kind, WorkloadKind::Fileio | WorkloadKind::Grouplog) {
-                            ui.radio_value(&mut choice, StopChoice::Requests, "by requests");
-                        }
-                    });
-                    if choice != current {
-                        if let Some(d) = s.spec.duration_s {
-                            *last_d = d;
-                        }
-                        if let Some(r) = s.spec.requests {
-                            *last_r = r;
-                        }
-                        s.spec.duration_s = (choice == StopChoice::Duration).then_some(*last_d);
-                        s.spec.requests = (choice == StopChoice::Requests).then_some(*last_r);
-                    }
-                    None
-                },
+                current,
+                (&mut self.last_duration_s, &mut self.last_requests),
             );
             if state.spec.kind == WorkloadKind::Fileio {
                 let io = &mut self.io_size;
@@ -563,6 +530,55 @@ fn reflow(text: &str) -> String {
         }
     }
     paragraphs.join("\n\n")
+}
+
+/// The "Stop after" row: bytes (or files), time or requests, as the kind accepts; a switch
+/// remembers the duration and request count it leaves in `last`.
+fn stop_choice_row(
+    ui: &mut Ui,
+    state: &mut UiState,
+    current: StopChoice,
+    last: (&mut f64, &mut u64),
+) {
+    let (last_d, last_r) = last;
+    row(
+        ui,
+        state,
+        "Stop after",
+        "what ends the run",
+        &[],
+        |ui, s, _| {
+            let mut choice = current;
+            // Each kind offers the stop rules it accepts (the library refuses others).
+            let kind = s.spec.kind;
+            ui.horizontal(|ui| {
+                match kind {
+                    WorkloadKind::Fileio => {
+                        ui.radio_value(&mut choice, StopChoice::Bytes, "by bytes");
+                    }
+                    WorkloadKind::Smallfiles => {
+                        ui.radio_value(&mut choice, StopChoice::Bytes, "by file count");
+                    }
+                    _ => {}
+                }
+                ui.radio_value(&mut choice, StopChoice::Duration, "by time");
+                if matches!(kind, WorkloadKind::Fileio | WorkloadKind::Grouplog) {
+                    ui.radio_value(&mut choice, StopChoice::Requests, "by requests");
+                }
+            });
+            if choice != current {
+                if let Some(d) = s.spec.duration_s {
+                    *last_d = d;
+                }
+                if let Some(r) = s.spec.requests {
+                    *last_r = r;
+                }
+                s.spec.duration_s = (choice == StopChoice::Duration).then_some(*last_d);
+                s.spec.requests = (choice == StopChoice::Requests).then_some(*last_r);
+            }
+            None
+        },
+    );
 }
 
 #[cfg(test)]
