@@ -23,17 +23,22 @@
 #![warn(missing_docs)]
 
 pub mod analysis;
+pub mod clock;
 pub mod engine;
 pub mod fio;
+pub mod fsopts;
+pub mod identity;
 pub mod ktrace;
 pub mod lab;
 pub mod metrics;
+pub mod owner;
 pub mod pathwalk;
 pub mod probe;
 pub mod report;
 pub mod scratch;
 pub mod spec;
 pub mod store;
+pub mod sysinfo;
 #[cfg(test)]
 pub(crate) mod test_hooks;
 #[cfg(any(test, feature = "test-support"))]

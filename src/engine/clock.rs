@@ -11,16 +11,7 @@ pub trait Clock {
     fn now_ns(&self) -> u64;
 }
 
-/// CLOCK_MONOTONIC in ns.
-pub fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC always exists on Linux.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
+pub use crate::clock::monotonic_ns;
 
 /// Conversion from TSC ticks to CLOCK_MONOTONIC nanoseconds.
 #[derive(Clone, Copy, Debug)]

@@ -31,7 +31,7 @@ use super::events::EventChoice;
 use super::parse::Event;
 use super::raw::{PageLayout, parse_header_page};
 // CLOCK_MONOTONIC: the clock of the instance's `mono` trace clock.
-use crate::engine::clock::monotonic_ns;
+use crate::clock::monotonic_ns;
 
 /// Sleep between drains, ms. The ring buffer (`tracefs::BUFFER_KB` per CPU, ~40k events)
 /// holds far more than a period's events at any rate the reader keeps up with.

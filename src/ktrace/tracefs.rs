@@ -102,7 +102,7 @@ fn owner_alive(name: &str, pid: i64, start: i64) -> bool {
         Ok(file) => {
             nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock).is_err()
         }
-        Err(_) => crate::store::owner_alive(Some(pid), Some(start)),
+        Err(_) => crate::owner::owner_alive(Some(pid), Some(start)),
     }
 }
 
@@ -122,7 +122,7 @@ fn write_control(path: &Path, text: &str) -> Result<(), TraceError> {
 pub fn instance_name(run_id: i64) -> String {
     static SESSIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = SESSIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let (pid, start) = crate::store::current_owner();
+    let (pid, start) = crate::owner::current_owner();
     format!("{INSTANCE_PREFIX}{pid}-{}-{run_id}.{n}", start.unwrap_or(0))
 }
 

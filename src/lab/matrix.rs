@@ -338,7 +338,7 @@ const MATRIX_PREFIX: &str = "matrix-";
 
 /// The name of this process's `n`-th matrix filesystem.
 fn matrix_scratch_name(n: usize) -> String {
-    let (pid, ticks) = crate::store::current_owner();
+    let (pid, ticks) = crate::owner::current_owner();
     format!("{MATRIX_PREFIX}{pid}-{}-{n}", ticks.unwrap_or(0))
 }
 
@@ -362,7 +362,7 @@ fn destroy_orphans(scratch: &ScratchManager) -> Vec<MatrixProblem> {
         .filter_map(|status| {
             let name = status.recipe.name;
             let (pid, ticks) = matrix_owner(&name)?;
-            if crate::store::owner_alive(Some(pid), (ticks != 0).then_some(ticks)) {
+            if crate::owner::owner_alive(Some(pid), (ticks != 0).then_some(ticks)) {
                 return None;
             }
             scratch.destroy(&name).err().map(|error| MatrixProblem {

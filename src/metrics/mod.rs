@@ -21,8 +21,8 @@ pub use sysbench::{END_SYNC_PREFIX, SysbenchSummary, event_latency, is_sysbench}
 
 use serde::{Deserialize, Serialize};
 
-use crate::probe::{BlockStat, SystemInfo};
 use crate::spec::WorkloadSpec;
+use crate::sysinfo::{BlockStat, SystemInfo};
 
 /// Errors of the metrics layer.
 #[derive(Debug, thiserror::Error)]

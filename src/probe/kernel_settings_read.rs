@@ -7,13 +7,13 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use super::DeviceInfo;
-use super::kernel_settings::{
+use super::sysfs::read_attribute;
+use super::virt::{VirtSigns, cpuid_hypervisor_signature, detect_virtualization};
+use crate::sysinfo::kernel_settings::{
     DirtySettings, KernelConfig, KernelSettings, QueueSettings, cmdline_preempt, hz_from_ticks,
     is_preempt_model_line, parse_kernel_config, parse_number_text, parse_preempt_debugfs,
     parse_timer_list, summarize_governors,
 };
-use super::sysfs::read_attribute;
-use super::virt::{VirtSigns, cpuid_hypervisor_signature, detect_virtualization};
 
 /// A decompressed kernel config is ~150 KB; anything past this is not one.
 const MAX_CONFIG_BYTES: u64 = 8 << 20;
@@ -268,3 +268,7 @@ fn read_virt_signs(roots: &KernelRoots) -> VirtSigns {
         dmi_product_name: read_attribute(&dmi, "product_name"),
     }
 }
+
+#[cfg(test)]
+#[path = "kernel_settings_tests.rs"]
+mod tests;

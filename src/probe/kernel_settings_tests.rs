@@ -7,6 +7,7 @@ use super::*;
 use crate::probe::{
     DeviceInfo, KernelRoots, inflate, inflate_config_prefix, preempt_model, read_kernel_settings_in,
 };
+use crate::sysinfo::kernel_settings::*;
 
 const TIMER_LIST_1: &str = include_str!("../../tests/fixtures/probe/kernel/timer_list.1.txt");
 const TIMER_LIST_2: &str = include_str!("../../tests/fixtures/probe/kernel/timer_list.2.txt");

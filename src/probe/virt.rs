@@ -3,7 +3,7 @@
 //! 0x40000000, x86 only) and the DMI vendor and product. Pure [`detect_virtualization`]
 //! over what the reader found.
 
-use super::kernel_settings::Virtualization;
+use crate::sysinfo::Virtualization;
 
 /// What the reader found; every field may be missing.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

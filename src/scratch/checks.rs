@@ -34,74 +34,6 @@ pub fn validate_name(name: &str) -> Result<(), ScratchError> {
     Ok(())
 }
 
-/// Splits an options string into arguments like a shell would split words, without running
-/// one: whitespace separates, `'...'` and `"..."` group (no expansion), `\` escapes the next
-/// character outside single quotes.
-pub fn split_options(what: &str, text: &str) -> Result<Vec<String>, ScratchError> {
-    let bad = |reason: &str| ScratchError::BadOptions {
-        what: what.to_string(),
-        given: text.to_string(),
-        reason: reason.to_string(),
-    };
-    let mut words = Vec::new();
-    let mut current = String::new();
-    let mut in_word = false;
-    let mut chars = text.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            c if c.is_whitespace() => {
-                if in_word {
-                    words.push(std::mem::take(&mut current));
-                    in_word = false;
-                }
-            }
-            '\'' => {
-                in_word = true;
-                loop {
-                    match chars.next() {
-                        Some('\'') => break,
-                        Some(inner) => current.push(inner),
-                        None => return Err(bad("unterminated single quote")),
-                    }
-                }
-            }
-            '"' => {
-                in_word = true;
-                loop {
-                    match chars.next() {
-                        Some('"') => break,
-                        Some('\\') => match chars.next() {
-                            Some(escaped @ ('"' | '\\')) => current.push(escaped),
-                            Some(other) => {
-                                current.push('\\');
-                                current.push(other);
-                            }
-                            None => return Err(bad("unterminated double quote")),
-                        },
-                        Some(inner) => current.push(inner),
-                        None => return Err(bad("unterminated double quote")),
-                    }
-                }
-            }
-            '\\' => {
-                in_word = true;
-                match chars.next() {
-                    Some(escaped) => current.push(escaped),
-                    None => return Err(bad("dangling backslash at the end")),
-                }
-            }
-            other => {
-                in_word = true;
-                current.push(other);
-            }
-        }
-    }
-    if in_word {
-        words.push(current);
-    }
-    Ok(words)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,20 +58,5 @@ mod tests {
                 "{bad}"
             );
         }
-    }
-
-    #[test]
-    fn option_splitting() {
-        let split = |t: &str| split_options("mkfs", t).unwrap();
-        assert!(split("").is_empty());
-        assert!(split("   ").is_empty());
-        assert_eq!(split("-b 4096  -m 0"), ["-b", "4096", "-m", "0"]);
-        assert_eq!(split("-L 'my label' -E x"), ["-L", "my label", "-E", "x"]);
-        assert_eq!(split(r#"-L "a \"b\"" c\ d"#), ["-L", r#"a "b""#, "c d"]);
-        assert_eq!(split("''"), [""]);
-        assert_eq!(split("$HOME;rm"), ["$HOME;rm"]);
-        assert!(split_options("mkfs", "-L 'x").is_err());
-        assert!(split_options("mkfs", "-L \"x").is_err());
-        assert!(split_options("mkfs", "x\\").is_err());
     }
 }

@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use crate::fsopts::OptionError;
 use crate::probe::ProbeError;
 use crate::spec::{Action, Neutral, Setting, SettingNames, Worded};
 
@@ -79,28 +80,10 @@ pub enum ScratchError {
         /// What is wrong.
         reason: String,
     },
-    /// The options string has an unterminated quote or a dangling backslash.
-    #[error("cannot split {what} options {given:?}: {reason}")]
-    BadOptions {
-        /// `mkfs` or `mount`.
-        what: String,
-        /// The options given.
-        given: String,
-        /// What is wrong.
-        reason: String,
-    },
-    /// An mkfs or mount option is not on the allow-list (see `scratch::check_mkfs_options`).
-    #[error("{what} option `{token}` is not allowed for {fs}: {reason}")]
-    OptionRefused {
-        /// `mkfs` or `mount`.
-        what: String,
-        /// The filesystem the options were for.
-        fs: String,
-        /// The refused word, with its value (`-l logdev=/dev/loop3`, `device=/dev/sdb`).
-        token: String,
-        /// Why, and what to do instead.
-        reason: String,
-    },
+    /// An mkfs or mount option string could not be split, or a word of it is not on the
+    /// allow-list (see [`crate::fsopts`]).
+    #[error(transparent)]
+    Options(#[from] OptionError),
     /// Unknown filesystem type name.
     #[error("unknown filesystem type {given:?}; choose ext4, xfs or btrfs")]
     UnknownFs {

@@ -26,8 +26,6 @@ mod error;
 mod layout;
 mod manager;
 mod marks;
-mod options;
-mod options_table;
 mod owned;
 mod roots;
 mod system;
@@ -38,11 +36,12 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-pub use checks::{require_root, split_options, validate_name};
+pub use crate::fsopts::{check_mkfs_options, check_mount_options, split_options, with_eager_init};
+pub use crate::sysinfo::{Backing, FsKind, ScratchRecipe};
+pub use checks::{require_root, validate_name};
 pub use device::{DeviceNumber, mounted_entry};
 pub use error::{ScratchError, human_size};
 pub use manager::ScratchManager;
-pub use options::{check_mkfs_options, check_mount_options, with_eager_init};
 pub use owned::{StalePlan, find_stale};
 pub use roots::{RAM_DIR_PREFIX, default_ram_dir};
 pub use system::{LoopDevice, kernel_lines_after, list_loop_devices};
@@ -53,18 +52,6 @@ pub const MIN_SIZE_BYTES: u64 = 300 << 20;
 
 /// Longest accepted scratch filesystem name.
 pub const MAX_NAME_LEN: usize = 40;
-
-/// A filesystem type fsynclab can make.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum FsKind {
-    /// ext4 (`mkfs.ext4`, e2fsprogs).
-    Ext4,
-    /// XFS (`mkfs.xfs`, xfsprogs).
-    Xfs,
-    /// Btrfs (`mkfs.btrfs`, btrfs-progs).
-    Btrfs,
-}
 
 impl FsKind {
     /// Every kind, in display order.
@@ -124,21 +111,6 @@ impl FromStr for FsKind {
                 given: text.to_string(),
             })
     }
-}
-
-/// Where the filesystem lives.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase", tag = "kind")]
-pub enum Backing {
-    /// A sparse image file in the state directory, attached as a loop device.
-    Disk,
-    /// A sparse image file in the RAM directory (tmpfs), attached as a loop device.
-    Ram,
-    /// A real block device; everything on it is destroyed.
-    Device {
-        /// The device node, e.g. `/dev/sdb`.
-        path: PathBuf,
-    },
 }
 
 impl Backing {
@@ -204,35 +176,6 @@ impl CreateRequest {
             destroy_data_on: None,
         }
     }
-}
-
-/// Everything that defines a scratch filesystem; recorded with every run made on it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ScratchRecipe {
-    /// The scratch filesystem's name.
-    pub name: String,
-    /// Filesystem type.
-    pub fs: FsKind,
-    /// Extra mkfs options as the user gave them.
-    pub mkfs_opts: String,
-    /// Mount options as the user gave them.
-    pub mount_opts: String,
-    /// Where it lives.
-    pub backing: Backing,
-    /// Image size, or the device size for [`Backing::Device`].
-    pub size_bytes: u64,
-    /// The image file (`None` for a device).
-    pub image: Option<PathBuf>,
-    /// The loop device, e.g. `/dev/loop3` (`None` for a device).
-    pub loop_device: Option<String>,
-    /// Direct I/O of the loop device as read back from `/sys/block/loopN/loop/dio`.
-    pub loop_direct_io: Option<bool>,
-    /// The block device mkfs'd (loop or real).
-    pub device: String,
-    /// Where it is mounted.
-    pub mount_point: PathBuf,
-    /// Creation time, milliseconds since the Unix epoch.
-    pub created_at_ms: i64,
 }
 
 /// A recipe and whether its pieces are still live.

@@ -42,7 +42,7 @@ pub enum InputFileError {
 /// user names are read with that user's rights (see [`read_small_bytes`]).
 fn permission_hint(e: &std::io::Error) -> &'static str {
     if e.kind() == std::io::ErrorKind::PermissionDenied
-        && crate::probe::invoking_user_ids().is_some()
+        && crate::identity::invoking_user_ids().is_some()
     {
         " (under sudo, fsynclab reads the files you name with your own rights: make it \
          readable by you)"
@@ -95,7 +95,7 @@ pub fn read_small_file(
 /// [`read_small_file`] for binary content (a bundle): the same checks, the bytes as read.
 /// A file a user named (`nofollow` false: a preset, a fio job or fio output) is read, under
 /// `sudo fsynclab`, with the invoking user's rights
-/// ([`crate::probe::with_invoking_user_files`]): a user allowed only `sudo fsynclab` must
+/// ([`crate::identity::with_invoking_user_files`]): a user allowed only `sudo fsynclab` must
 /// not read root's files through it (parse errors quote keys, values and positions).
 /// fsynclab's own state (`nofollow` true) is read with the process's rights.
 pub fn read_small_bytes(
@@ -106,7 +106,7 @@ pub fn read_small_bytes(
     if nofollow {
         read_checked(path, max_bytes, true)
     } else {
-        crate::probe::with_invoking_user_files(|| read_checked(path, max_bytes, false))
+        crate::identity::with_invoking_user_files(|| read_checked(path, max_bytes, false))
     }
 }
 

@@ -202,7 +202,7 @@ pub enum PresetError {
         /// The filesystem it was checked for.
         fs: String,
         /// What the allow-list said.
-        source: Box<crate::scratch::ScratchError>,
+        source: Box<crate::fsopts::OptionError>,
     },
 }
 
@@ -225,8 +225,8 @@ impl super::Worded for PresetError {
                 fs,
                 source,
             } => format!(
-                "{origin}: [[matrix]] {index} {field}[{item}] (for {fs}): {}; fix or remove it in the preset file",
-                source.worded(names)
+                // The refusal names the option and the filesystem, never a front end's control.
+                "{origin}: [[matrix]] {index} {field}[{item}] (for {fs}): {source}; fix or remove it in the preset file"
             ),
             other => other.to_string(),
         }
@@ -378,7 +378,8 @@ fn check_matrix_options(
     index: usize,
     origin: &str,
 ) -> Result<(), PresetError> {
-    use crate::scratch::{FsKind, check_mkfs_options, check_mount_options};
+    use crate::fsopts::{check_mkfs_options, check_mount_options};
+    use crate::sysinfo::FsKind;
     for fs in m.fs.iter().filter_map(|f| f.parse::<FsKind>().ok()) {
         let failure = |field, item, source| PresetError::MatrixOption {
             origin: origin.to_string(),

@@ -26,6 +26,7 @@ use nix::unistd::{Gid, Uid, fchown};
 
 use super::StoreError;
 use crate::pathwalk::{Walk, WalkError, kind_of};
+use crate::probe::{SudoError, SudoUser};
 
 /// Whose directories an explicit database may be kept in: the invoking user's under sudo
 /// (uid, primary gid; directories fsynclab makes on the way are handed to them), root's
@@ -139,6 +140,34 @@ fn hand_over(dir: &OwnedFd, invoker: Invoker) -> nix::Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// The sudo `user`'s `<home>/.local/share/fsynclab`, created as needed: each directory made (or found
+/// owned by root, from an older sudo run) is handed to the user. The directory as
+/// checked stays open and SQLite's files in it are opened through that descriptor
+/// ([`super::anchor_dir`]), so a directory on the path swapped for a link
+/// after this check never takes root's database files elsewhere.
+pub fn user_data_dir(user: &SudoUser) -> Result<PathBuf, SudoError> {
+    let fd = user.open_data_dir(true)?;
+    let dir = user.home.join(".local/share/fsynclab");
+    super::anchor_dir(&dir, fd).map_err(|e| SudoError::UnsafeHome {
+        user: user.name.clone(),
+        home: user.home.clone(),
+        why: format!("the data directory cannot be held open for SQLite: {e}"),
+    })?;
+    Ok(dir)
+}
+
+/// fsynclab's data directory: the sudo user's (see [`crate::probe::sudo_user`]) when trusted, else
+/// `$XDG_DATA_HOME/fsynclab` (`~/.local/share/fsynclab`); `None` without a home.
+pub fn data_dir() -> Option<PathBuf> {
+    if let Ok(Some(user)) = crate::probe::sudo_user() {
+        match user_data_dir(user) {
+            Ok(dir) => return Some(dir),
+            Err(e) => log::warn!("{e}; using root's data directory"),
+        }
+    }
+    crate::probe::own_data_dir()
 }
 
 #[cfg(test)]

@@ -50,7 +50,7 @@ mod tests;
 
 pub use anchor::{AnchorError, anchor_dir, is_anchored, through_anchor};
 pub use bundle::{Bundle, BundleError, MAX_BUNDLE_VALUE_BYTES, MergeCounts, SQLITE_HEADER};
-pub use db_path::{Invoker, anchor_database};
+pub use db_path::{Invoker, anchor_database, data_dir, user_data_dir};
 #[cfg(any(test, feature = "test-support"))]
 pub use open::race;
 pub use open::{OpenMode, STREAM_BUSY_TIMEOUT};
@@ -67,6 +67,7 @@ use std::time::Duration;
 use rusqlite::Connection;
 
 use crate::metrics::MetricsError;
+pub(crate) use crate::owner::{current_owner, owner_alive};
 use crate::spec::{Action, Neutral, Setting, SettingNames, Worded};
 
 /// Name of the database file inside the data directory.
@@ -327,10 +328,10 @@ impl std::fmt::Debug for LockWaitNotice {
 impl Store {
     /// The default database file: `$XDG_DATA_HOME/fsynclab/fsynclab.sqlite`, falling back to
     /// `~/.local/share/fsynclab/fsynclab.sqlite` (the platform's data directory elsewhere);
-    /// under `sudo`, in the invoking user's data directory ([`crate::probe::data_dir`]).
+    /// under `sudo`, in the invoking user's data directory ([`data_dir`]).
     pub fn default_path() -> Result<PathBuf, StoreError> {
         // Under `sudo`, the invoking user's (see `probe::sudo_user`).
-        let dir = crate::probe::data_dir().ok_or(StoreError::NoDataDir)?;
+        let dir = db_path::data_dir().ok_or(StoreError::NoDataDir)?;
         Ok(dir.join(DB_FILE_NAME))
     }
 
@@ -382,36 +383,4 @@ pub(crate) fn to_opt_int(
     value: Option<u64>,
 ) -> Result<Option<i64>, StoreError> {
     value.map(|v| to_int(what, v)).transpose()
-}
-
-/// This process's id and start time (in clock ticks since boot, `/proc/self/stat` field 22).
-pub(crate) fn current_owner() -> (i64, Option<i64>) {
-    let pid = std::process::id();
-    (i64::from(pid), process_start_ticks(pid))
-}
-
-/// Start time of a process, `None` when it does not exist (or `/proc` is unreadable).
-fn process_start_ticks(pid: u32) -> Option<i64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name (field 2) may contain spaces and parentheses: skip past the last ')'.
-    let after_name = stat.rsplit_once(')')?.1;
-    let mut fields = after_name.split_whitespace();
-    // Fields from 3 (state) on; a zombie (killed, not yet reaped) no longer runs.
-    if matches!(fields.next(), Some("Z" | "X")) {
-        return None;
-    }
-    // starttime is field 22.
-    fields.nth(22 - 4)?.parse().ok()
-}
-
-/// Whether the process that began a run still runs (same pid and same start time, so a
-/// recycled pid does not count).
-pub(crate) fn owner_alive(pid: Option<i64>, start_ticks: Option<i64>) -> bool {
-    let Some(pid) = pid.and_then(|p| u32::try_from(p).ok()) else {
-        return false;
-    };
-    match process_start_ticks(pid) {
-        None => false,
-        Some(now) => start_ticks.is_none_or(|then| then == now),
-    }
 }

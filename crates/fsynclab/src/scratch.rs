@@ -148,8 +148,8 @@ pub fn scratch(db: &Option<PathBuf>, args: ScratchArgs) -> Result<u8, CliError> 
     match args.action {
         ScratchAction::Create(a) => {
             // A refused option exits 2 before anything (even stale cleanup) is touched.
-            check_mkfs_options(a.fs, &a.mkfs_opts).map_err(scratch_error)?;
-            check_mount_options(a.fs, &a.mount_opts).map_err(scratch_error)?;
+            check_mkfs_options(a.fs, &a.mkfs_opts).map_err(|e| scratch_error(e.into()))?;
+            check_mount_options(a.fs, &a.mount_opts).map_err(|e| scratch_error(e.into()))?;
             match manager.cleanup_stale() {
                 Ok(done) => done.iter().for_each(|s| errln!("cleaned up: {s}")),
                 Err(e) => errln!("warning: stale scratch state could not be cleaned up: {e}"),

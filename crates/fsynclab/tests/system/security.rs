@@ -107,7 +107,7 @@ fn a_data_dir_swapped_for_a_link_never_hands_roots_files_over() {
     let home = dir.path().join("home");
     let (user, sudo) = attacker_under_sudo("l", &home);
     // The check: the real directories are made and handed over.
-    let data = sudo.data_dir().unwrap();
+    let data = fsynclab::store::user_data_dir(&sudo).unwrap();
     assert_eq!(owner(&data), user.uid);
 
     // Root's own data directory, with its database and a run's lock file.
@@ -145,7 +145,7 @@ fn planted_database_files_are_not_followed_or_chowned() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home");
     let (user, sudo) = attacker_under_sudo("p", &home);
-    let data = sudo.data_dir().unwrap();
+    let data = fsynclab::store::user_data_dir(&sudo).unwrap();
     let victim = dir.path().join("victim");
     std::fs::write(&victim, b"root's").unwrap();
     std::os::unix::fs::symlink(&victim, data.join("fsynclab.sqlite")).unwrap();
@@ -187,7 +187,7 @@ fn a_data_dir_swapped_before_sqlite_opens_it_is_not_followed() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home");
     let (user, sudo) = attacker_under_sudo("r", &home);
-    let data = sudo.data_dir().unwrap();
+    let data = fsynclab::store::user_data_dir(&sudo).unwrap();
     // Where the user wants root's files (a stand-in for /etc or root's own data).
     let theirs = dir.path().join("elsewhere/share/fsynclab");
     std::fs::create_dir_all(&theirs).unwrap();
@@ -220,7 +220,7 @@ fn a_locks_dir_swapped_during_a_run_never_removes_files_elsewhere() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home");
     let (user, sudo) = attacker_under_sudo("k", &home);
-    let data = sudo.data_dir().unwrap();
+    let data = fsynclab::store::user_data_dir(&sudo).unwrap();
     let store = Store::open(&data.join(DB_FILE_NAME)).unwrap();
     let new = NewRun::new(Default::default(), Default::default(), dir.path());
     let id = store.begin_run(&new).unwrap();

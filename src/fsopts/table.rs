@@ -3,7 +3,7 @@
 //! refuses by name. Read with mke2fs(8), mkfs.xfs(8), mkfs.btrfs(8), ext4(5), xfs(5),
 //! btrfs(5) and mount(8); docs/SCRATCH.md explains each choice.
 
-use super::FsKind;
+use crate::sysinfo::FsKind;
 
 /// How a flag's or a sub-option's value is checked.
 #[derive(Clone, Copy, Debug)]

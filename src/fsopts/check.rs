@@ -4,22 +4,23 @@
 //! A user's option string is never handed over as is. It is split into words
 //! ([`super::split_options`]) and each word is parsed as the tool would parse it — a flag,
 //! then its value — and accepted only when the flag is on the filesystem's allow-list
-//! ([`super::options_table`]) and its value passes the flag's own check (a number with an
+//! ([`super::table`]) and its value passes the flag's own check (a number with an
 //! optional unit suffix, a name from a fixed set, a label of a safe charset...). Anything
 //! that could make the tool reach outside the filesystem being made is refused with the
 //! word that was refused: a bare word (mkfs takes it for a device), any `/`, `logdev=`,
 //! `rtdev=`, `-J device=`, `-d file=`, mount's `device=`, `loop`, `offset=` and every option
 //! not on the list. Pure: no file is opened, no program runs.
 
-pub use super::options_table::OUTSIDE_REASON;
-use super::options_table::Value;
-use super::options_table::{
+pub use super::table::OUTSIDE_REASON;
+use super::table::Value;
+use super::table::{
     GENERIC_MOUNT, MkfsFlag, mkfs_flags, mount_options, refused_mkfs_reason, refused_mount_reason,
 };
-use super::{FsKind, ScratchError, split_options};
+use super::{OptionError, split_options};
+use crate::sysinfo::FsKind;
 
-fn refuse(what: &str, fs: FsKind, token: &str, reason: impl Into<String>) -> ScratchError {
-    ScratchError::OptionRefused {
+fn refuse(what: &str, fs: FsKind, token: &str, reason: impl Into<String>) -> OptionError {
+    OptionError::Refused {
         what: what.to_string(),
         fs: fs.as_str().to_string(),
         token: token.to_string(),
@@ -30,7 +31,7 @@ fn refuse(what: &str, fs: FsKind, token: &str, reason: impl Into<String>) -> Scr
 /// Checks an mkfs option string for `fs` and returns the words to pass to its mkfs tool
 /// (after fsynclab's own `-F`/`-f -q` and before the device, which fsynclab adds itself).
 /// Refuses, naming the word, anything not on the allow-list (see docs/SCRATCH.md).
-pub fn check_mkfs_options(fs: FsKind, text: &str) -> Result<Vec<String>, ScratchError> {
+pub fn check_mkfs_options(fs: FsKind, text: &str) -> Result<Vec<String>, OptionError> {
     let words = split_options("mkfs", text)?;
     let flags = mkfs_flags(fs);
     let mut index = 0;
@@ -144,7 +145,7 @@ fn unknown_flag_reason(fs: FsKind, name: &str, flags: &[MkfsFlag]) -> String {
 /// Checks a mount option string (`mount -o`) for `fs` and returns it trimmed (empty: no
 /// `-o`). Each comma-separated option must be on the allow-list for `fs` or the generic
 /// one, with a valid value; refuses, naming the option, anything else.
-pub fn check_mount_options(fs: FsKind, text: &str) -> Result<String, ScratchError> {
+pub fn check_mount_options(fs: FsKind, text: &str) -> Result<String, OptionError> {
     let trimmed = text.trim();
     if trimmed.is_empty() {
         return Ok(String::new());
@@ -339,5 +340,5 @@ fn describe(rule: Value) -> String {
 }
 
 #[cfg(test)]
-#[path = "options_tests.rs"]
+#[path = "check_tests.rs"]
 mod tests;

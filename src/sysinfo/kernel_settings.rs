@@ -230,6 +230,4 @@ pub fn summarize_governors<'a>(governors: impl IntoIterator<Item = &'a str>) -> 
     (!distinct.is_empty()).then(|| distinct.into_iter().collect::<Vec<_>>().join(", "))
 }
 
-#[cfg(test)]
-#[path = "kernel_settings_tests.rs"]
-mod tests;
+// Tests: probe/kernel_settings_tests.rs (the parsers with their readers, on fixtures).

@@ -1,16 +1,16 @@
 use super::*;
-use crate::scratch::FsKind::{Btrfs, Ext4, Xfs};
+use crate::sysinfo::FsKind::{Btrfs, Ext4, Xfs};
 
 fn refused_mkfs(fs: FsKind, text: &str) -> (String, String) {
     match check_mkfs_options(fs, text) {
-        Err(ScratchError::OptionRefused { token, reason, .. }) => (token, reason),
+        Err(OptionError::Refused { token, reason, .. }) => (token, reason),
         other => panic!("{fs} mkfs {text:?} was not refused: {other:?}"),
     }
 }
 
 fn refused_mount(fs: FsKind, text: &str) -> (String, String) {
     match check_mount_options(fs, text) {
-        Err(ScratchError::OptionRefused { token, reason, .. }) => (token, reason),
+        Err(OptionError::Refused { token, reason, .. }) => (token, reason),
         other => panic!("{fs} mount {text:?} was not refused: {other:?}"),
     }
 }
@@ -192,7 +192,7 @@ fn other_dangerous_or_useless_mkfs_flags_are_refused() {
     // Quoting errors are the splitter's.
     assert!(matches!(
         check_mkfs_options(Ext4, "-L 'x"),
-        Err(ScratchError::BadOptions { .. })
+        Err(OptionError::BadOptions { .. })
     ));
 }
 
@@ -258,7 +258,8 @@ fn messages_name_the_token_and_the_fix() {
         err.to_string(),
         format!("mkfs option `-l logdev=/dev/loop3` is not allowed for xfs: {OUTSIDE_REASON}")
     );
-    assert!(err.is_usage());
+    // The user's to fix: exit 2, like every scratch input error.
+    assert!(crate::scratch::ScratchError::from(err.clone()).is_usage());
     let err = check_mount_options(Btrfs, "device=/dev/sdb").unwrap_err();
     assert!(
         err.to_string()
