@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fuzzes every parser of hostile input on the stable toolchain (tests/fuzz_parsers.rs):
+# Fuzzes every parser of hostile input on the stable toolchain (crates/fsynclab/tests/cli/fuzz_parsers.rs):
 # the preset TOML parser, the size and --set (duration_s...) parsers, the mountinfo and
 # block-stat parsers, and the mkfs/mount option allow-list. Each target replays its corpus
 # (tests/fuzz_corpus/<target>/) and then runs a fixed number of generated cases:

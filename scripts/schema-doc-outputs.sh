@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates the sample output under each worked query of docs/SCHEMA.md from the database
-# tests/schema_doc.rs builds (real tiny runs), so the page shows what the queries return.
+# crates/fsynclab/tests/system/schema_doc.rs builds (real tiny runs), so the page shows what the queries return.
 #   scripts/schema-doc-outputs.sh        (as root the database also holds a failed run)
 # Needs: sqlite3, python3.
 set -euo pipefail

@@ -350,7 +350,7 @@ mod tests {
 
     #[test]
     fn other_whitespace_belongs_to_the_path() {
-        // Found by tests/fuzz_parsers.rs: the kernel does not escape `\r` or U+0085.
+        // Found by crates/fsynclab/tests/cli/fuzz_parsers.rs: the kernel does not escape `\r` or U+0085.
         let line = "1 2 7:0 / /srv/a\rb\u{85}c rw,relatime - ext4 /dev/loop0 rw";
         let mount = MountInfo::from_line(line).unwrap();
         assert_eq!(mount.mount_point, "/srv/a\rb\u{85}c");

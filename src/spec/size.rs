@@ -192,7 +192,7 @@ mod tests {
 
     #[test]
     fn large_sizes_are_exact() {
-        // Found by tests/fuzz_parsers.rs: an f64 rounded sizes above 2^53.
+        // Found by crates/fsynclab/tests/cli/fuzz_parsers.rs: an f64 rounded sizes above 2^53.
         assert_eq!(parse_size("9007199254740993"), Ok(9_007_199_254_740_993));
         assert_eq!(parse_size("18446744073709551615"), Ok(u64::MAX));
         assert_eq!(

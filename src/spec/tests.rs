@@ -150,7 +150,7 @@ fn stop_rule_precedence() {
         spec.stop_rule(),
         StopRule::Duration(std::time::Duration::from_millis(1500))
     );
-    // Found by tests/fuzz_parsers.rs: describe() of an unvalidated spec panicked.
+    // Found by crates/fsynclab/tests/cli/fuzz_parsers.rs: describe() of an unvalidated spec panicked.
     for (secs, wanted) in [
         (f64::INFINITY, std::time::Duration::MAX),
         (1e300, std::time::Duration::MAX),

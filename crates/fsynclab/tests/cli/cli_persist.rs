@@ -303,7 +303,7 @@ fn a_run_in_another_pid_namespace_is_not_marked_interrupted_while_alive() {
         .arg("--db")
         .arg(&lab.db)
         .env_remove("FSYNCLAB_DB")
-        // Only tests/ktrace.rs traces (see tests/common).
+        // Only crates/fsynclab/tests/system/ktrace.rs traces (see tests/common).
         .env("FSYNCLAB_KERNEL_TRACE", "off");
     let mut child = spawn(cmd, &lab, "60");
     wait_started(&lab, 1, &mut child);

@@ -1,5 +1,5 @@
 //! Scratch-filesystem safety: real-device refusals, recipes and symlinks that must never
-//! reach what fsynclab did not create, unsafe state directories. Root, as tests/scratch.rs.
+//! reach what fsynclab did not create, unsafe state directories. Root, as crates/fsynclab/tests/system/scratch.rs.
 
 use crate::scratch_common::*;
 fn device_request(device: &str, confirm: Option<&str>) -> CreateRequest {

@@ -157,7 +157,7 @@ fn lists_filters_sorts_and_shows_details() {
         .expect("kernel release probed");
     let heading = h.get_by_label(&format!("Run {beta}")).rect();
     // Nothing of the toolbar or the actions overflows under the details panel (they span
-    // the width above it, so opening it does not move the rows: tests/gui_history_items.rs).
+    // the width above it, so opening it does not move the rows: crates/gui/tests/window/gui_history_items.rs).
     for widget in ["Label", "Refresh", "Clear selection", "Compare selected"] {
         let rect = h.get_by_label(widget).rect();
         assert!(

@@ -1,5 +1,5 @@
 //! The window's kernel-trace elements (issue 14), driven headless with egui_kittest on
-//! stored runs built in the test (nothing is traced here: tests/ktrace.rs is the only test
+//! stored runs built in the test (nothing is traced here: crates/fsynclab/tests/system/ktrace.rs is the only test
 //! that traces): the Kernel trace setting in Setup reaches the run, the Run tab's live
 //! commits/s and flushes/s plot, History details' Kernel section (a figure that does not
 //! apply is a dash, never 0), and each preset's "what to watch" list.

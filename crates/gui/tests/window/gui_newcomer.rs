@@ -3,7 +3,7 @@
 //! driven headless with egui_kittest: the target line shows the filesystem's own mount
 //! options, a label carried over a restart is still said to be the last run's, a preset's
 //! notes wrap as one paragraph and a one-run side of a comparison says "run", not "runs".
-//! (The run summary's "Throughput", once "MiB/s" beside a KiB/s figure: tests/gui_run.rs.)
+//! (The run summary's "Throughput", once "MiB/s" beside a KiB/s figure: crates/gui/tests/window/gui_run.rs.)
 
 use crate::gui_common;
 

@@ -181,7 +181,7 @@ fn tmpfs_target_shows_the_loud_warning() {
 
 #[test]
 fn enter_with_no_field_focused_starts_the_run() {
-    // (Enter inside a single-line field starts it too: tests/gui_setup_items.rs.)
+    // (Enter inside a single-line field starts it too: crates/gui/tests/window/gui_setup_items.rs.)
     let dir = tempfile::tempdir().unwrap();
     let target = tempfile::tempdir().unwrap();
     let mut state = ad_hoc_state();

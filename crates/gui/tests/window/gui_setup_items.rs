@@ -67,7 +67,7 @@ fn enter_in_a_single_line_field_starts_the_run_and_the_label_is_flagged_after() 
     let target = tempfile::tempdir().unwrap();
     let mut h = harness(&dir, tiny_state(&target));
     h.run_steps(2);
-    // The run options are in view at the default size (tests/gui_layout.rs): a click.
+    // The run options are in view at the default size (crates/gui/tests/window/gui_layout.rs): a click.
     h.get_by_label("Label").click();
     h.run_steps(2);
     h.get_by_label("Label").type_text("enter-test");

@@ -24,7 +24,7 @@ fn small_fileio(target: &tempfile::TempDir) -> UiState {
         tab: Tab::Setup,
         preset: None,
         target: target.path().display().to_string(),
-        // Tests never use the kernel's tracefs (only tests/ktrace.rs does).
+        // Tests never use the kernel's tracefs (only crates/fsynclab/tests/system/ktrace.rs does).
         kernel_trace: fsynclab::ktrace::KernelTraceMode::Off,
         spec: WorkloadSpec {
             threads: 1,

@@ -1,4 +1,4 @@
-//! The harness of the fuzz targets in tests/fuzz_parsers.rs: generated cases through
+//! The harness of the fuzz targets in crates/fsynclab/tests/cli/fuzz_parsers.rs: generated cases through
 //! proptest (their number from `PROPTEST_CASES`), and each target's corpus
 //! (`tests/fuzz_corpus/<target>/`) replayed, every input counted and none allowed to panic.
 
@@ -8,7 +8,7 @@ use proptest::strategy::Strategy;
 use proptest::test_runner::{Config, TestRunner};
 
 /// Generated cases per target: `PROPTEST_CASES`, or `default` (kept small so that all of
-/// `cargo test --test fuzz_parsers` stays well under 20 s in a debug build).
+/// `cargo test -p fsynclab --test cli fuzz_parsers` stays well under 20 s in a debug build).
 fn cases(default: u32) -> u32 {
     std::env::var("PROPTEST_CASES")
         .ok()

@@ -1,4 +1,4 @@
-//! The checks of docs/SCHEMA.md's ten worked queries on the database `tests/schema_doc.rs`
+//! The checks of docs/SCHEMA.md's ten worked queries on the database `crates/fsynclab/tests/system/schema_doc.rs`
 //! builds, and the row helpers they use.
 #![allow(dead_code)]
 

@@ -1,4 +1,4 @@
-//! Fixtures shared by the scratch-filesystem tests (tests/scratch.rs, tests/scratch_safety.rs).
+//! Fixtures shared by the scratch-filesystem tests (crates/fsynclab/tests/system/scratch.rs, crates/fsynclab/tests/system/scratch_safety.rs).
 #![allow(dead_code, unused_imports)]
 
 pub use std::fs::OpenOptions;
