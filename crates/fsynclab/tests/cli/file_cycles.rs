@@ -63,8 +63,9 @@ fn modules(src: &Path) -> BTreeMap<ModPath, PathBuf> {
     out
 }
 
-/// The file's code without its test module and comment lines.
-fn code_of(path: &Path) -> String {
+/// The file's code without its test module and comment lines (`module_layers` reads it
+/// the same way).
+pub(crate) fn code_of(path: &Path) -> String {
     let text = std::fs::read_to_string(path).unwrap();
     let text = match text.find("#[cfg(test)]\nmod tests") {
         Some(i) => &text[..i],

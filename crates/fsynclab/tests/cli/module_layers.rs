@@ -6,17 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-fn code_of(path: &Path) -> String {
-    let text = std::fs::read_to_string(path).unwrap();
-    let text = match text.find("#[cfg(test)]\nmod tests {") {
-        Some(i) => &text[..i],
-        None => &text[..],
-    };
-    text.lines()
-        .filter(|l| !l.trim_start().starts_with("//"))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
+use super::file_cycles::code_of;
 
 /// Module name → engine modules it refers to (`mod.rs` itself left out: it is the top).
 fn graph() -> BTreeMap<String, BTreeSet<String>> {
