@@ -92,7 +92,8 @@ impl SetupPanel {
             .and_then(|i| self.devices.get(i));
         // Both option lists: a filesystem's own options (btrfs nossd/ssd, ext4 data=, xfs
         // logbsize) are in the superblock's list, not the mount's. One line that scrolls
-        // sideways: a host's long option lists never push the form down the window.
+        // sideways (the whole of it on hover): a host's long option lists never push the form
+        // down the window.
         let line = format!(
             "Target is on {} mounted at {} (source {}, mount options {}, {} options {})",
             mount.fs_type,
@@ -104,7 +105,10 @@ impl SetupPanel {
         );
         egui::ScrollArea::horizontal()
             .id_salt("target-mount-line")
-            .show(ui, |ui| ui.add(Label::new(line).extend()));
+            .show(ui, |ui| {
+                ui.add(Label::new(line.as_str()).extend())
+                    .on_hover_text(line.replace(", ", ",\n"))
+            });
         match device {
             Some(Ok(d)) => ui.label(format!("Device: {}", device_summary(d))),
             Some(Err(reason)) => ui.weak(format!("Device: none — {reason}")),
