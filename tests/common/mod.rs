@@ -127,6 +127,47 @@ pub fn require_root(test: &str, why: &str) -> bool {
     fsynclab::test_support::root_or_skip(test, why)
 }
 
+/// The programs scratch filesystems need, each with the Debian package that ships it.
+pub const SCRATCH_TOOLS: &[(&str, &str)] = &[
+    ("losetup", "mount"),
+    ("mkfs.ext4", "e2fsprogs"),
+    ("mkfs.xfs", "xfsprogs"),
+    ("mkfs.btrfs", "btrfs-progs"),
+];
+
+/// Whether `program` is on the PATH (or in /usr/sbin, /sbin, where root's tools live).
+pub fn on_path(program: &str) -> bool {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(["/usr/sbin", "/sbin"].map(PathBuf::from))
+        .any(|dir| dir.join(program).is_file())
+}
+
+/// Whether every program of `tools` (program, package) is installed; otherwise the skip
+/// rule, naming what to install.
+pub fn tools_or_skip(test: &str, tools: &[(&str, &str)]) -> bool {
+    let missing: Vec<&(&str, &str)> = tools.iter().filter(|(p, _)| !on_path(p)).collect();
+    if missing.is_empty() {
+        return true;
+    }
+    let programs: Vec<&str> = missing.iter().map(|(p, _)| *p).collect();
+    let packages: Vec<&str> = missing.iter().map(|(_, k)| *k).collect();
+    skip_or_fail(
+        test,
+        &format!(
+            "needs {} (apt-get install {})",
+            programs.join(", "),
+            packages.join(" ")
+        ),
+    )
+}
+
+/// Root and the programs scratch filesystems need (a fresh machine may lack xfsprogs or
+/// btrfs-progs: the test then skips saying so, or fails under CI=true).
+pub fn scratch_or_skip(test: &str, why: &str) -> bool {
+    require_root(test, why) && tools_or_skip(test, SCRATCH_TOOLS)
+}
+
 /// The skip rule for anything else a test needs (fio, a tool, a kernel setting): prints
 /// `SKIPPED test: why` and returns false, or fails the test under CI=true.
 pub fn skip_or_fail(test: &str, why: &str) -> bool {

@@ -334,10 +334,8 @@ fn fio_counts(job: &Path, dir: &Path) -> (u64, u64) {
 
 #[test]
 fn fio_and_run_fio_job_do_the_same_writes_and_syncs() {
-    if !require_root(
-        "fio_and_run_fio_job_do_the_same_writes_and_syncs",
-        "an ext4 loop mount",
-    ) {
+    let test = "fio_and_run_fio_job_do_the_same_writes_and_syncs";
+    if !require_root(test, "an ext4 loop mount") || !crate::common::fio_server::fio_present(test) {
         return;
     }
     let fs = Ext4Loop::new();

@@ -48,7 +48,7 @@ fn assert_nothing_left(lab: &Lab) {
 
 #[test]
 fn create_run_record_and_destroy() {
-    if !require_root(
+    if !crate::common::scratch_or_skip(
         "create_run_record_and_destroy",
         "creates loop-image filesystems",
     ) {
@@ -159,7 +159,7 @@ fn create_run_record_and_destroy() {
 
 #[test]
 fn matrix_runs_each_configuration_on_a_fresh_filesystem() {
-    if !require_root(
+    if !crate::common::scratch_or_skip(
         "matrix_runs_each_configuration",
         "creates loop-image filesystems",
     ) {
@@ -359,7 +359,7 @@ fn refusals_and_errors_are_explained() {
 /// scratch filesystem alone.
 #[test]
 fn a_killed_matrixs_filesystem_goes_at_the_next_matrix() {
-    if !require_root(
+    if !crate::common::scratch_or_skip(
         "a_killed_matrixs_filesystem_goes_at_the_next_matrix",
         "creates loop-image filesystems",
     ) {

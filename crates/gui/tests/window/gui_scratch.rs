@@ -20,7 +20,7 @@ use fsynclab_gui::{LabApp, Tab, UiState};
 
 /// True when the test may run; prints why not otherwise (fails under CI=true).
 fn root_or_skip(test: &str) -> bool {
-    crate::common::require_root(test, "scratch filesystems: losetup, mkfs, mount")
+    crate::common::scratch_or_skip(test, "scratch filesystems: losetup, mkfs, mount")
 }
 
 /// A temporary state directory and a RAM directory under /dev/shm, removed on drop.

@@ -13,7 +13,7 @@ pub use fsynclab::scratch::{
 /// Whether the test may run: root, or else a printed skip (a failure under `CI=true`);
 /// the rule of every test that needs root (`common::require_root`).
 pub fn root_or_skip(test: &str) -> bool {
-    super::common::require_root(test, "losetup, mkfs, mount")
+    super::common::scratch_or_skip(test, "losetup, mkfs, mount")
 }
 
 pub fn sh(program: &str, args: &[&str]) -> String {
