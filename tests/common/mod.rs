@@ -127,6 +127,28 @@ pub fn require_root(test: &str, why: &str) -> bool {
     fsynclab::test_support::root_or_skip(test, why)
 }
 
+/// Unmounts `mnt`, retrying for up to 5 s while it is busy (a writeback or a just-closed
+/// file can hold it for a moment), then lazily (`umount -l`) with a note: a test's mount
+/// never outlives the test.
+pub fn unmount_or_detach(mnt: &Path) {
+    for _ in 0..50 {
+        let done = Command::new("umount")
+            .arg(mnt)
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if done {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    eprintln!(
+        "note: {} stayed busy for 5 s; unmounted lazily (umount -l)",
+        mnt.display()
+    );
+    let _ = Command::new("umount").arg("-l").arg(mnt).status();
+}
+
 /// The programs scratch filesystems need, each with the Debian package that ships it.
 pub const SCRATCH_TOOLS: &[(&str, &str)] = &[
     ("losetup", "mount"),
@@ -203,7 +225,7 @@ impl TmpfsMount {
 
 impl Drop for TmpfsMount {
     fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.path).status();
+        unmount_or_detach(&self.path);
     }
 }
 

@@ -275,7 +275,7 @@ impl LoopExt4 {
 
 impl Drop for LoopExt4 {
     fn drop(&mut self) {
-        let _ = Command::new("umount").arg(self.mnt()).status();
+        crate::common::unmount_or_detach(&self.mnt());
         let _ = Command::new("losetup").args(["-d", &self.device]).status();
     }
 }

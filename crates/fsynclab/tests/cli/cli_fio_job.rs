@@ -310,7 +310,8 @@ impl Ext4Loop {
 
 impl Drop for Ext4Loop {
     fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.mnt).status();
+        // `mount -o loop` frees its loop device when the filesystem is unmounted.
+        crate::common::unmount_or_detach(&self.mnt);
     }
 }
 

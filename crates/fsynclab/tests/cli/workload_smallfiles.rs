@@ -274,7 +274,7 @@ fn xattrs_on_a_filesystem_without_user_xattrs_are_refused_by_name() {
     struct Unmount<'a>(&'a Path);
     impl Drop for Unmount<'_> {
         fn drop(&mut self) {
-            let _ = std::process::Command::new("umount").arg(self.0).status();
+            crate::common::unmount_or_detach(self.0);
         }
     }
     let _unmount = Unmount(dir.path());

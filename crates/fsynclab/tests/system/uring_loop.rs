@@ -76,7 +76,7 @@ impl LoopExt4 {
 impl Drop for LoopExt4 {
     fn drop(&mut self) {
         if self.mounted {
-            let _ = Command::new("umount").arg(&self.mnt).status();
+            crate::common::unmount_or_detach(&self.mnt);
         }
         let _ = Command::new("losetup").args(["-d", &self.node]).status();
     }

@@ -191,7 +191,7 @@ struct Mounted(std::path::PathBuf);
 
 impl Drop for Mounted {
     fn drop(&mut self) {
-        let _ = std::process::Command::new("umount").arg(&self.0).status();
+        crate::common::unmount_or_detach(&self.0);
     }
 }
 

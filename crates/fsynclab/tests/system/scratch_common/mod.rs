@@ -84,7 +84,7 @@ impl Lab {
 impl Drop for Lab {
     fn drop(&mut self) {
         for mount in self.own_mounts.iter().rev() {
-            let _ = Command::new("umount").arg(mount).status();
+            super::common::unmount_or_detach(mount);
         }
         for node in &self.own_loops {
             let _ = Command::new("losetup").args(["-d", node]).status();
