@@ -4,7 +4,7 @@
 # median. Part 1 on tmpfs (tool cost: fsync is a no-op there) at iodepth 1 and 8; part 2 on
 # a loop ext4 made here (image on /var/tmp, removed at the end): IOPS and device flushes per
 # fsync, read from the loop device's stat file (field 16, flush requests completed — the same
-# field scripts/bench-vs-fio.sh and src/probe/blockstat.rs read) around each run for both
+# field scripts/bench-vs-fio.sh and crates/core/src/sysinfo/blockstat.rs read) around each run for both
 # tools, divided by each tool's own count of fsyncs (fio: sync.total_ios, fsynclab: syncs).
 # Each round also prints the depth each tool kept: fio's iodepth_level (% of I/Os issued at
 # that depth) and fsynclab's inflight_mean.

@@ -19,27 +19,22 @@
 //! the lab window (the `fsynclab-gui` crate, crates/gui) parse input, call it and render.
 //! Measuring never formats, reporting never measures. The library links no GUI crate and no
 //! command-line parser.
+//!
+//! Each layer is a crate (bottom first): `fsynclab-core` (spec, metrics, sysinfo, fsopts,
+//! clock, identity), `fsynclab-sys` (probe, scratch, pathwalk, owner, ktrace),
+//! `fsynclab-engine`, `fsynclab-store`, `fsynclab-analysis` (analysis, report), and this one
+//! (lab, fio). Every layer's modules are re-exported here, so a front end names them all
+//! `fsynclab::…`.
 
 #![warn(missing_docs)]
 
-pub mod analysis;
-pub mod clock;
-pub mod engine;
+pub use fsynclab_analysis::{analysis, report};
+pub use fsynclab_core::{clock, fsopts, hint, identity, metrics, spec, sysinfo};
+pub use fsynclab_engine::engine;
+pub use fsynclab_store::store;
+pub use fsynclab_sys::{ktrace, owner, pathwalk, probe, scratch};
+
 pub mod fio;
-pub mod fsopts;
-pub mod identity;
-pub mod ktrace;
 pub mod lab;
-pub mod metrics;
-pub mod owner;
-pub mod pathwalk;
-pub mod probe;
-pub mod report;
-pub mod scratch;
-pub mod spec;
-pub mod store;
-pub mod sysinfo;
-#[cfg(test)]
-pub(crate) mod test_hooks;
 #[cfg(any(test, feature = "test-support"))]
-pub mod test_support;
+pub use fsynclab_core::{test_hooks, test_support};

@@ -13,9 +13,12 @@ fn graph() -> BTreeMap<String, BTreeSet<String>> {
     graph_of("engine")
 }
 
-/// Module name → sibling modules it refers to, for `src/<module>` (`mod.rs` left out).
+/// Module name → sibling modules it refers to, for `crates/<module>/src/<module>` (`mod.rs`
+/// left out).
 fn graph_of(module: &str) -> BTreeMap<String, BTreeSet<String>> {
     let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .join("crates")
+        .join(module)
         .join("src")
         .join(module);
     let crate_prefix = format!("crate::{module}::");

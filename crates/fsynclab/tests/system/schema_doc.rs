@@ -88,9 +88,10 @@ fn table_section<'a>(doc: &'a str, table: &str) -> &'a str {
 }
 
 /// Migration number (`0004`) that created each table and added each column, read from
-/// src/store/migrations/*.sql.
+/// crates/store/src/store/migrations/*.sql.
 fn migration_of_columns() -> (BTreeMap<String, String>, BTreeMap<(String, String), String>) {
-    let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join("src/store/migrations");
+    let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .join("crates/store/src/store/migrations");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())

@@ -1,0 +1,14 @@
+//! fsynclab's conclusions: metrics of runs, comparisons, gates and series (`analysis`), and
+//! their text, Markdown, CSV, PNG and SVG forms (`report`). Reporting never measures.
+
+#![warn(missing_docs)]
+
+// The layers below, under the paths these modules have always used (`crate::spec`, …).
+use fsynclab_core::{metrics, spec};
+#[cfg(test)]
+use fsynclab_engine::engine;
+use fsynclab_store::store;
+use fsynclab_sys::probe;
+
+pub mod analysis;
+pub mod report;
