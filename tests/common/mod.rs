@@ -36,7 +36,7 @@ impl Lab {
     }
 
     /// `fsynclab --db <db> run --quiet --json <args> --target <target>`: the one run's
-    /// object of the printed `{"schema_version": 1, "runs": [..], ..}`, after checking the
+    /// object of the printed `{"schema_version": 2, "runs": [..], ..}`, after checking the
     /// command succeeded (its stderr shown when it did not).
     pub fn run_json(&self, args: &[&str]) -> serde_json::Value {
         let doc = self.run_doc(args);
@@ -45,7 +45,7 @@ impl Lab {
         runs[0].clone()
     }
 
-    /// Like [`Lab::run_json`], but the whole printed document (checked to be version 1).
+    /// Like [`Lab::run_json`], but the whole printed document (checked to be version 2).
     pub fn run_doc(&self, args: &[&str]) -> serde_json::Value {
         self.run_doc_on(&self.target, args)
     }
@@ -59,7 +59,7 @@ impl Lab {
             String::from_utf8_lossy(&out.stderr)
         );
         let doc = json_of(&out.stdout);
-        assert_eq!(doc["schema_version"], 1, "{doc}");
+        assert_eq!(doc["schema_version"], 2, "{doc}");
         doc
     }
 
@@ -274,10 +274,10 @@ pub fn one_run(output: &[u8]) -> serde_json::Value {
 }
 
 /// The `key` of a versioned `--json` document (`runs` of `list`, `run` of `show`), after
-/// checking its `schema_version` is 1.
+/// checking its `schema_version` is 2.
 pub fn payload(output: &[u8], key: &str) -> serde_json::Value {
     let doc = json_of(output);
-    assert_eq!(doc["schema_version"], 1, "{doc}");
+    assert_eq!(doc["schema_version"], 2, "{doc}");
     doc[key].clone()
 }
 

@@ -29,11 +29,12 @@ pub struct CompareArgs {
     #[arg(long)]
     pub markdown: bool,
     /// Regression gate: exit 3 when a chosen metric of the candidate is significantly worse
-    /// (the table's Welch test, p < 0.05). `worse` checks IOPS, sync p99 and flushes per
-    /// sync; `worse=iops,sync_p99_us` names the metrics (the table's metric names).
+    /// (the table's ratio: its 95% interval excludes 1, by at least --min-change). `worse`
+    /// checks IOPS, sync p99 and flushes per sync; `worse=iops,sync_p99_us` names the
+    /// metrics (the table's metric names).
     #[arg(long, value_name = "worse[=METRICS]")]
     pub fail_on: Option<String>,
-    /// With --fail-on: ignore significant losses smaller than PCT % of the baseline.
+    /// With --fail-on: ignore significant changes smaller than PCT % (default 2).
     #[arg(
         long,
         value_name = "PCT",
@@ -122,7 +123,7 @@ pub fn compare(db: &Option<PathBuf>, args: CompareArgs) -> Result<u8, CliError> 
             let repeat = outcome
                 .checks
                 .iter()
-                .any(|c| c.verdict == GateVerdict::NotTestable);
+                .any(|c| c.verdict == GateVerdict::TooFewRuns);
             Err(CliError::usage(anyhow!(
                 "the regression gate cannot decide: {}{}",
                 outcome.undecided_because.join("; "),

@@ -1,6 +1,7 @@
-//! Baseline vs candidate: per-metric statistics, % change with the right sign, Welch's
-//! t-test, a verdict that says "unchanged" inside the noise, what differs between the
-//! sides, sweeps, and the series the report plots. Everything the report and the GUI show
+//! Baseline vs candidate: per-metric statistics, the change as a ratio with its 95 %
+//! interval (Welch's t-test on the logarithms, `ratio`), a verdict that never calls a wide
+//! interval "unchanged", the runs a 5 % change would need, what differs between the sides,
+//! sweeps, and the series the report plots. Everything the report and the GUI show
 //! is computed here; they only draw it.
 
 use std::collections::BTreeMap;
@@ -8,11 +9,14 @@ use std::collections::BTreeMap;
 use super::metrics::{
     Direction, Headline, METRICS, MetricDef, is_kind_metric, merged_value, run_value,
 };
+use super::ratio::{
+    DEFAULT_MIN_CHANGE_PCT, MIN_RUNS, POWER_CHANGE, RatioTest, ratio_test, runs_needed,
+};
 use super::rows::{
     Comparison, MetricComparison, PERCENTILE_POINTS, SideSummary, Sweep, SweepPoint, TimelinePoint,
     Verdict,
 };
-use super::stats::{Stats, describe, welch_t_test};
+use super::stats::{Stats, describe};
 use crate::metrics::{LatencyHistogram, RunResult, RunStatus};
 use crate::spec::PublishedFigure;
 
@@ -151,20 +155,14 @@ fn compare_one(
         }),
         _ => None,
     };
-    let welch = welch_t_test(&bv, &cv);
-    let verdict = match (&bstats, &cstats, welch, gain_pct) {
-        (None, _, _, _) | (_, None, _, _) => Verdict::Missing,
-        // A side without a headline (several imports without histograms): nothing to judge.
-        _ if baseline_value.is_none() || candidate_value.is_none() => Verdict::Missing,
-        (_, _, None, _) => Verdict::NotTestable,
-        (_, _, Some(w), Some(g)) if w.p_value < ALPHA && g != 0.0 => {
-            if g > 0.0 {
-                Verdict::Better
-            } else {
-                Verdict::Worse
-            }
-        }
-        _ => Verdict::Unchanged,
+    let test = ratio_test(&bv, &cv);
+    // A side without a headline (several imports without histograms): nothing to judge.
+    let measured = bstats.is_some() && cstats.is_some();
+    let measured = measured && baseline_value.is_some() && candidate_value.is_some();
+    let verdict = if measured {
+        verdict_of(def.direction, test.as_ref(), bv.len().min(cv.len()))
+    } else {
+        Verdict::Missing
     };
     MetricComparison {
         key: def.key.into(),
@@ -177,8 +175,36 @@ fn compare_one(
         baseline_value,
         candidate_value,
         gain_pct,
-        welch,
+        ratio: test.map(|t| t.ratio),
+        ratio_ci95: test.and_then(|t| t.ci95),
+        p_value: test.and_then(|t| t.welch).map(|w| w.p_value),
+        runs_needed_for_5pct: runs_needed(&bv, &cv, POWER_CHANGE),
+        welch: test.and_then(|t| t.welch),
         verdict,
+    }
+}
+
+/// The verdict on a metric both sides measured: no ratio when a side is not positive, too
+/// few runs below [`MIN_RUNS`] on a side, better or worse when the interval excludes 1 and
+/// the change is at least [`DEFAULT_MIN_CHANGE_PCT`], below the minimum change when only the
+/// first holds, no significant difference otherwise.
+fn verdict_of(direction: Direction, test: Option<&RatioTest>, min_runs: usize) -> Verdict {
+    let Some(test) = test else {
+        return Verdict::NoRatio;
+    };
+    if min_runs < MIN_RUNS {
+        return Verdict::TooFewRuns;
+    }
+    if !test.excludes_one() {
+        return Verdict::NoSignificantDifference;
+    }
+    if (test.ratio - 1.0).abs() * 100.0 < DEFAULT_MIN_CHANGE_PCT {
+        return Verdict::BelowMinChange;
+    }
+    let higher = test.ratio > 1.0;
+    match (direction, higher) {
+        (Direction::HigherIsBetter, true) | (Direction::LowerIsBetter, false) => Verdict::Better,
+        _ => Verdict::Worse,
     }
 }
 
@@ -493,6 +519,10 @@ fn missing_metrics() -> Vec<MetricComparison> {
             baseline_value: None,
             candidate_value: None,
             gain_pct: None,
+            ratio: None,
+            ratio_ci95: None,
+            p_value: None,
+            runs_needed_for_5pct: None,
             welch: None,
             verdict: Verdict::Missing,
         })

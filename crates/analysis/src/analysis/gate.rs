@@ -1,21 +1,23 @@
 //! The regression gate: did the candidate get significantly worse than the baseline on the
-//! metrics a CI job cares about? A pure reading of a [`Comparison`]: the verdicts are the
-//! comparison's own (the same Welch test at [`ALPHA`](super::ALPHA) the table shows), only
-//! narrowed to the chosen metrics and, with a minimum change, to changes big enough to matter.
+//! metrics a CI job cares about? A pure reading of a [`Comparison`]: the same ratio and 95 %
+//! interval the table shows (Welch's t on the logarithms), narrowed to the chosen metrics and
+//! to changes of at least the minimum change (2 % unless `--min-change` says otherwise).
 //!
 //! The rule (docs/STATISTICS.md, "Regression gate"):
-//! - a chosen metric the comparison calls *worse*, with a loss of at least the minimum change,
-//!   fails the gate;
-//! - a metric that cannot be tested (a side with a single value: Welch's t-test needs n ≥ 2 on
-//!   both sides) leaves the gate undecided unless another metric failed;
-//! - a metric not measured on both sides (flushes of an fio import, of a tmpfs run) is listed
-//!   and skipped when it is one of the default metrics, but leaves the gate undecided when the
-//!   user named it: a gate asked about a metric must not pass without looking at it;
+//! - a chosen metric whose ratio's interval excludes 1 on the worse side, by at least the
+//!   minimum change, fails the gate;
+//! - a metric with too few runs to tell (fewer than [`MIN_RUNS`](super::MIN_RUNS) on a side)
+//!   leaves the gate undecided unless another metric failed;
+//! - a metric not measured on both sides (flushes of an fio import, of a tmpfs run), or 0 on
+//!   a side (no ratio: the sync latency of `--sync none`), is listed and skipped when it is one
+//!   of the default metrics, but leaves the gate undecided when the user named it: a gate
+//!   asked about a metric must not pass without looking at it;
 //! - a gate that tested no metric at all is undecided too.
 
 use serde::{Deserialize, Serialize};
 
-use super::metrics::{METRICS, metric};
+use super::metrics::{Direction, METRICS, metric};
+use super::ratio::DEFAULT_MIN_CHANGE_PCT;
 use super::rows::{Comparison, MetricComparison, Verdict};
 
 /// The metrics the gate checks when none are named: IOPS, sync p99, flushes per sync.
@@ -61,8 +63,8 @@ pub enum GateError {
 pub struct GateRule {
     /// Metric keys (catalogue keys: `iops`, `sync_p99_us`...), in the order to report them.
     pub metrics: Vec<String>,
-    /// Significant losses smaller than this (in % of the baseline, the table's gain %) are
-    /// ignored; `None` counts every significant loss.
+    /// Significant changes smaller than this (in %, from the ratio) are ignored; `None`
+    /// means [`DEFAULT_MIN_CHANGE_PCT`] (2 %).
     pub min_change_pct: Option<f64>,
     /// Whether the user named the metrics: then a metric not measured on both sides leaves
     /// the gate undecided instead of being skipped.
@@ -132,12 +134,14 @@ pub enum GateVerdict {
     Worse,
     /// Significantly better by at least the minimum change.
     Better,
-    /// A significant change smaller than `--min-change`: ignored.
+    /// A significant change smaller than the minimum change: ignored.
     BelowMinChange,
-    /// Within the noise (Welch p ≥ 0.05).
-    Unchanged,
-    /// A side has a single value: Welch's t-test needs n ≥ 2 on both sides.
-    NotTestable,
+    /// The ratio's interval includes 1.
+    NoSignificantDifference,
+    /// A side has fewer than [`MIN_RUNS`](super::MIN_RUNS) runs.
+    TooFewRuns,
+    /// A side's value is 0: there is no ratio to judge.
+    NoRatio,
     /// Not measured on both sides.
     NotMeasured,
 }
@@ -149,10 +153,9 @@ impl GateVerdict {
             GateVerdict::Worse => "WORSE",
             GateVerdict::Better => "better",
             GateVerdict::BelowMinChange => "significant but below the minimum change: ignored",
-            GateVerdict::Unchanged => "unchanged (within noise)",
-            GateVerdict::NotTestable => {
-                "not testable: a side has a single value (Welch's t-test needs n >= 2)"
-            }
+            GateVerdict::NoSignificantDifference => "no significant difference",
+            GateVerdict::TooFewRuns => "too few runs to tell (3 per side needed)",
+            GateVerdict::NoRatio => "no ratio: a side is 0",
             GateVerdict::NotMeasured => "not measured on both sides",
         }
     }
@@ -173,7 +176,11 @@ pub struct GateCheck {
     pub candidate_value: Option<f64>,
     /// The comparison's gain %: positive is better whatever the direction.
     pub gain_pct: Option<f64>,
-    /// The comparison's Welch p-value.
+    /// The comparison's ratio, candidate / baseline.
+    pub ratio: Option<f64>,
+    /// Its 95 % interval.
+    pub ratio_ci95: Option<(f64, f64)>,
+    /// The p-value of Welch's t-test on the logarithms.
     pub p_value: Option<f64>,
     /// The gate's verdict.
     pub verdict: GateVerdict,
@@ -219,17 +226,22 @@ impl GateOutcome {
 
 /// The gate's verdict on one of the comparison's metrics.
 fn check(m: &MetricComparison, point: Option<f64>, min_change_pct: Option<f64>) -> GateCheck {
-    let big_enough = |gain: Option<f64>| match (gain, min_change_pct) {
-        (Some(g), Some(min)) => g.abs() >= min,
-        _ => true,
-    };
-    let verdict = match m.verdict {
-        Verdict::Worse | Verdict::Better if !big_enough(m.gain_pct) => GateVerdict::BelowMinChange,
-        Verdict::Worse => GateVerdict::Worse,
-        Verdict::Better => GateVerdict::Better,
-        Verdict::Unchanged => GateVerdict::Unchanged,
-        Verdict::NotTestable => GateVerdict::NotTestable,
-        Verdict::Missing => GateVerdict::NotMeasured,
+    let min = min_change_pct.unwrap_or(DEFAULT_MIN_CHANGE_PCT);
+    let significant = m
+        .ratio_ci95
+        .is_some_and(|(low, high)| low > 1.0 || high < 1.0);
+    let verdict = match (m.verdict, m.ratio) {
+        (Verdict::Missing, _) => GateVerdict::NotMeasured,
+        (Verdict::NoRatio, _) | (_, None) => GateVerdict::NoRatio,
+        (Verdict::TooFewRuns, _) => GateVerdict::TooFewRuns,
+        (_, Some(_)) if !significant => GateVerdict::NoSignificantDifference,
+        (_, Some(r)) if (r - 1.0).abs() * 100.0 < min => GateVerdict::BelowMinChange,
+        (_, Some(r)) => match (m.direction, r > 1.0) {
+            (Direction::HigherIsBetter, true) | (Direction::LowerIsBetter, false) => {
+                GateVerdict::Better
+            }
+            _ => GateVerdict::Worse,
+        },
     };
     GateCheck {
         key: m.key.clone(),
@@ -238,7 +250,9 @@ fn check(m: &MetricComparison, point: Option<f64>, min_change_pct: Option<f64>) 
         baseline_value: m.baseline_value,
         candidate_value: m.candidate_value,
         gain_pct: m.gain_pct,
-        p_value: m.welch.map(|w| w.p_value),
+        ratio: m.ratio,
+        ratio_ci95: m.ratio_ci95,
+        p_value: m.p_value,
         verdict,
     }
 }
@@ -252,6 +266,8 @@ fn absent(key: &str, point: Option<f64>) -> GateCheck {
         baseline_value: None,
         candidate_value: None,
         gain_pct: None,
+        ratio: None,
+        ratio_ci95: None,
         p_value: None,
         verdict: GateVerdict::NotMeasured,
     }
@@ -298,12 +314,20 @@ pub fn gate(comparison: &Comparison, rule: &GateRule) -> GateOutcome {
             .collect()
     };
     let mut undecided_because = Vec::new();
-    let untestable = named(GateVerdict::NotTestable);
-    if !untestable.is_empty() {
+    let few = named(GateVerdict::TooFewRuns);
+    if !few.is_empty() {
         undecided_because.push(format!(
-            "{} not testable: a side has a single value and Welch's t-test needs at least 2 \
-             runs per side; repeat each side (3 runs or more)",
-            is_are(&untestable)
+            "too few runs to judge {}: a verdict needs at least 3 runs per side; repeat each \
+             side",
+            few.join(", ")
+        ));
+    }
+    let no_ratio = named(GateVerdict::NoRatio);
+    if rule.named && !no_ratio.is_empty() {
+        undecided_because.push(format!(
+            "{} 0 on a side, so there is no ratio to judge; name metrics both sides measured \
+             above 0",
+            is_are(&no_ratio)
         ));
     }
     let unmeasured = named(GateVerdict::NotMeasured);
@@ -316,7 +340,7 @@ pub fn gate(comparison: &Comparison, rule: &GateRule) -> GateOutcome {
     let tested = checks.iter().any(|c| {
         !matches!(
             c.verdict,
-            GateVerdict::NotTestable | GateVerdict::NotMeasured
+            GateVerdict::TooFewRuns | GateVerdict::NoRatio | GateVerdict::NotMeasured
         )
     });
     if !tested && undecided_because.is_empty() {

@@ -127,7 +127,7 @@ fn more_flushes_per_sync_is_worse_and_fewer_is_better() {
 }
 
 #[test]
-fn noise_is_unchanged_and_passes() {
+fn noise_is_no_significant_difference_and_passes() {
     // Overlapping values: 10.0, 10.1, 9.9 µs against 10.1, 10.0, 9.95 µs.
     let c = compare(
         &side(
@@ -150,7 +150,7 @@ fn noise_is_unchanged_and_passes() {
     )
     .unwrap();
     let o = gate(&c, &GateRule::default_metrics());
-    assert_eq!(verdict(&o, "iops"), GateVerdict::Unchanged);
+    assert_eq!(verdict(&o, "iops"), GateVerdict::NoSignificantDifference);
     assert_eq!(o.status, GateStatus::Pass);
 }
 
@@ -182,11 +182,11 @@ fn single_runs_leave_the_gate_undecided() {
     )
     .unwrap();
     let o = gate(&c, &GateRule::default_metrics());
-    assert_eq!(verdict(&o, "iops"), GateVerdict::NotTestable);
+    assert_eq!(verdict(&o, "iops"), GateVerdict::TooFewRuns);
     assert_eq!(o.status, GateStatus::Undecided);
     assert!(
-        o.undecided_because[0].contains("iops, sync_p99_us are not testable")
-            && o.undecided_because[0].contains("3 runs or more"),
+        o.undecided_because[0].contains("too few runs to judge iops, sync_p99_us")
+            && o.undecided_because[0].contains("3 runs per side"),
         "{:?}",
         o.undecided_because
     );
@@ -219,6 +219,33 @@ fn a_named_unmeasured_metric_is_undecided_a_default_one_is_skipped() {
 }
 
 #[test]
+fn a_side_at_zero_has_no_ratio_and_a_named_metric_stays_undecided() {
+    // Barriers off on the candidate: 0 flushes per sync, so there is no ratio to judge.
+    let c = comparison(10_000, 10_000, [Some(100); 3], [Some(0); 3]);
+    let m = c
+        .metrics
+        .iter()
+        .find(|m| m.key == "flushes_per_sync")
+        .unwrap();
+    assert_eq!(m.verdict, Verdict::NoRatio);
+    assert_eq!((m.ratio, m.ratio_ci95), (None, None));
+    // Skipped as a default metric; undecided when named.
+    let o = gate(&c, &GateRule::default_metrics());
+    assert_eq!(verdict(&o, "flushes_per_sync"), GateVerdict::NoRatio);
+    assert_eq!(o.status, GateStatus::Pass);
+    let o = gate(
+        &c,
+        &GateRule::parse("worse=flushes_per_sync", None).unwrap(),
+    );
+    assert_eq!(o.status, GateStatus::Undecided);
+    assert!(
+        o.undecided_because[0].contains("no ratio"),
+        "{:?}",
+        o.undecided_because
+    );
+}
+
+#[test]
 fn sweeps_are_gated_per_point() {
     let at = |id: i64, threads: u32, op_ns: u64| {
         let mut s = spec();
@@ -232,18 +259,22 @@ fn sweeps_are_gated_per_point() {
         )
         .unwrap()
     };
-    // threads=1 unchanged, threads=2 slower.
+    // threads=1 the same, threads=2 slower.
     let base = vec![
         at(1, 1, 10_000),
         at(2, 1, 10_100),
+        at(9, 1, 9_950),
         at(3, 2, 10_000),
         at(4, 2, 10_100),
+        at(10, 2, 9_950),
     ];
     let cand = vec![
         at(5, 1, 10_050),
         at(6, 1, 10_000),
+        at(11, 1, 9_900),
         at(7, 2, 20_000),
         at(8, 2, 20_200),
+        at(12, 2, 19_900),
     ];
     let c = compare(&side("a", base), &side("b", cand), &[]).unwrap();
     let o = gate(&c, &GateRule::parse("worse=iops", None).unwrap());
@@ -253,7 +284,7 @@ fn sweeps_are_gated_per_point() {
     assert_eq!(
         points,
         [
-            (Some(1.0), GateVerdict::Unchanged),
+            (Some(1.0), GateVerdict::NoSignificantDifference),
             (Some(2.0), GateVerdict::Worse)
         ]
     );

@@ -10,6 +10,7 @@ mod kernel_settings;
 mod meta;
 mod metrics;
 mod published;
+mod ratio;
 mod rows;
 mod series;
 mod stats;
@@ -24,6 +25,10 @@ pub use metrics::{
     Direction, Headline, METRICS, MetricDef, is_kind_metric, merged_value, metric, run_value,
 };
 pub use published::published_ratios;
+pub use ratio::{
+    DEFAULT_MIN_CHANGE_PCT, MAX_RUNS_NEEDED, MIN_RUNS, POWER, POWER_CHANGE, RatioTest, ratio_test,
+    runs_needed,
+};
 pub use rows::{
     Comparison, MetaRow, MetricComparison, PERCENTILE_POINTS, PublishedRatio, PublishedRow,
     SideSummary, Sweep, SweepPoint, TimelinePoint, Verdict,

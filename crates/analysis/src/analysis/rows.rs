@@ -10,30 +10,38 @@ use super::stats::{Stats, Welch};
 use crate::metrics::RunStatus;
 use crate::spec::PublishedFigure;
 
-/// The verdict on one metric.
+/// The verdict on one metric (docs/STATISTICS.md, "Verdicts").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
-    /// Significantly better (p < 0.05).
+    /// The ratio's 95 % interval excludes 1, the change is at least the minimum change, and
+    /// the candidate is better.
     Better,
-    /// Significantly worse (p < 0.05).
+    /// As `Better`, the candidate worse.
     Worse,
-    /// Not significant: within the noise.
-    Unchanged,
-    /// A side has a single run: no significance can be claimed.
-    NotTestable,
+    /// The interval excludes 1 but the change is smaller than the minimum change.
+    BelowMinChange,
+    /// The interval includes 1: no significant difference (which is not "unchanged": the
+    /// interval says how large a change the runs cannot rule out).
+    NoSignificantDifference,
+    /// A side has fewer than [`MIN_RUNS`](super::MIN_RUNS) runs with the metric.
+    TooFewRuns,
+    /// A side's value is 0 (or negative): there is no ratio.
+    NoRatio,
     /// A side lacks the metric.
     Missing,
 }
 
 impl Verdict {
-    /// Words for tables and the GUI.
+    /// Short words for tables and the window (the report adds n and the interval).
     pub fn describe(self) -> &'static str {
         match self {
             Verdict::Better => "better",
             Verdict::Worse => "worse",
-            Verdict::Unchanged => "unchanged (within noise)",
-            Verdict::NotTestable => "n = 1: no significance can be claimed",
+            Verdict::BelowMinChange => "significant, below the minimum change",
+            Verdict::NoSignificantDifference => "no significant difference",
+            Verdict::TooFewRuns => "too few runs to tell",
+            Verdict::NoRatio => "no ratio: a side is 0",
             Verdict::Missing => "not measured on both sides",
         }
     }
@@ -60,18 +68,45 @@ pub struct MetricComparison {
     pub baseline_value: Option<f64>,
     /// Headline value of the candidate.
     pub candidate_value: Option<f64>,
-    /// Improvement in %: positive is better whatever the direction (mmtests convention).
+    /// Improvement of the headline values in %: positive is better whatever the direction
+    /// (mmtests convention).
     pub gain_pct: Option<f64>,
-    /// Welch's t-test on the per-run values.
+    /// Candidate / baseline of the geometric means of the per-run values: the change the
+    /// verdict is about. `None` when a side lacks the metric or has a value that is not
+    /// positive.
+    pub ratio: Option<f64>,
+    /// 95 % confidence interval of `ratio` (Welch's t on the logarithms); `None` unless
+    /// both sides have two runs or more.
+    pub ratio_ci95: Option<(f64, f64)>,
+    /// The p-value of that test.
+    pub p_value: Option<f64>,
+    /// Runs per side needed to detect a 5 % change of this metric at the measured spread
+    /// (80 % power, 5 % level); above [`MAX_RUNS_NEEDED`](super::MAX_RUNS_NEEDED) means
+    /// "more than that".
+    pub runs_needed_for_5pct: Option<u32>,
+    /// Welch's t-test on the logarithms of the per-run values (candidate − baseline).
     pub welch: Option<Welch>,
     /// The verdict.
     pub verdict: Verdict,
 }
 
 impl MetricComparison {
-    /// Whether the difference is significant at 95%.
+    /// Whether the verdict calls the change better or worse.
     pub fn significant(&self) -> bool {
         matches!(self.verdict, Verdict::Better | Verdict::Worse)
+    }
+
+    /// The change in %, candidate against baseline, from the ratio (−50 for a halving).
+    pub fn change_pct(&self) -> Option<f64> {
+        self.ratio.map(|r| (r - 1.0) * 100.0)
+    }
+
+    /// Runs on the smaller side (0 when a side lacks the metric).
+    pub fn min_runs(&self) -> usize {
+        match (&self.baseline, &self.candidate) {
+            (Some(b), Some(c)) => b.n.min(c.n),
+            _ => 0,
+        }
     }
 }
 

@@ -76,7 +76,7 @@ fn faster_candidate_is_better_with_the_right_signs() {
 }
 
 #[test]
-fn overlapping_results_are_unchanged_within_noise() {
+fn overlapping_results_show_no_significant_difference_and_their_interval() {
     let base = side(
         "a",
         vec![run_at(1, 10_000), run_at(2, 11_000), run_at(3, 9_000)],
@@ -87,8 +87,12 @@ fn overlapping_results_are_unchanged_within_noise() {
     );
     let c = compare(&base, &cand, &[]).unwrap();
     let iops = metric(&c, "iops");
-    assert_eq!(iops.verdict, Verdict::Unchanged);
-    assert!(iops.welch.unwrap().p_value > ALPHA);
+    assert_eq!(iops.verdict, Verdict::NoSignificantDifference);
+    assert!(iops.p_value.unwrap() > ALPHA);
+    let (low, high) = iops.ratio_ci95.unwrap();
+    assert!(low < 1.0 && high > 1.0 && low < iops.ratio.unwrap());
+    // The spread is about 8 %: a 5 % change needs more runs than these 3.
+    assert!(iops.runs_needed_for_5pct.unwrap() > 3);
 }
 
 #[test]
@@ -96,12 +100,66 @@ fn a_single_run_claims_no_significance() {
     let base = side("a", vec![run_at(1, 10_000)]);
     let cand = side("b", vec![run_at(2, 5_000), run_at(3, 5_100)]);
     let c = compare(&base, &cand, &[]).unwrap();
-    assert_eq!(metric(&c, "iops").verdict, Verdict::NotTestable);
+    assert_eq!(metric(&c, "iops").verdict, Verdict::TooFewRuns);
+    assert!(
+        metric(&c, "iops").ratio.unwrap() > 1.9,
+        "the ratio is still given"
+    );
     assert!(
         metric(&c, "iops").gain_pct.unwrap() > 90.0,
         "the change is still reported"
     );
     assert!(c.warnings.iter().any(|w| w.contains("single run")));
+}
+
+#[test]
+fn two_runs_a_side_are_too_few_whatever_the_p_value() {
+    let base = side("a", vec![run_at(1, 10_000), run_at(2, 10_010)]);
+    let cand = side("b", vec![run_at(3, 5_000), run_at(4, 5_010)]);
+    let c = compare(&base, &cand, &[]).unwrap();
+    let iops = metric(&c, "iops");
+    assert!(iops.p_value.unwrap() < 0.01);
+    assert_eq!(iops.verdict, Verdict::TooFewRuns);
+}
+
+#[test]
+fn a_two_hundred_fold_change_at_three_runs_is_worse_with_p_below_a_percent() {
+    // Issue 30: --sync none (~1 µs/op) against fsync (~200 µs/op), 3 runs each, with the
+    // fast side's spread large (±20 %): raw Welch barely cleared p < 0.05 here.
+    let base = side(
+        "nosync",
+        vec![run_at(1, 1_200), run_at(2, 1_000), run_at(3, 1_500)],
+    );
+    let cand = side(
+        "fsync",
+        vec![run_at(4, 200_000), run_at(5, 240_000), run_at(6, 210_000)],
+    );
+    let c = compare(&base, &cand, &[]).unwrap();
+    for key in ["iops", "wall_s"] {
+        let m = metric(&c, key);
+        assert_eq!(m.verdict, Verdict::Worse, "{key}");
+        assert!(m.p_value.unwrap() < 0.01, "{key}: {:?}", m.p_value);
+        let (low, high) = m.ratio_ci95.unwrap();
+        assert!(low <= m.ratio.unwrap() && m.ratio.unwrap() <= high);
+    }
+    let iops = metric(&c, "iops").ratio.unwrap();
+    assert!((0.003..0.01).contains(&iops), "{iops}");
+}
+
+#[test]
+fn a_small_significant_change_is_below_the_minimum_change() {
+    // 1 % slower, with no jitter at all: significant, but under the 2 % default.
+    let base = side(
+        "a",
+        vec![run_at(1, 10_000), run_at(2, 10_000), run_at(3, 10_000)],
+    );
+    let cand = side(
+        "b",
+        vec![run_at(4, 10_100), run_at(5, 10_100), run_at(6, 10_100)],
+    );
+    let c = compare(&base, &cand, &[]).unwrap();
+    assert_eq!(metric(&c, "iops").verdict, Verdict::BelowMinChange);
+    assert!(!metric(&c, "iops").significant());
 }
 
 #[test]

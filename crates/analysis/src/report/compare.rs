@@ -1,9 +1,11 @@
 //! Comparison outputs that are text: the mmtests-style table (pasteable into a mail),
-//! Markdown, CSV and JSON. All numbers come from [`crate::analysis::Comparison`].
+//! Markdown, CSV and JSON. All numbers come from [`crate::analysis::Comparison`]; verdicts
+//! are worded by `verdict.rs`.
 
 use std::fmt::Write as _;
 
-use crate::analysis::{Comparison, MetricComparison, Verdict};
+use super::verdict::{change_text, power_text, ratio_text, runs_needed_cell, verdict_text};
+use crate::analysis::{Comparison, MetricComparison};
 
 fn point_label(m: &MetricComparison, point: Option<f64>) -> String {
     match point {
@@ -11,6 +13,9 @@ fn point_label(m: &MetricComparison, point: Option<f64>) -> String {
         None => m.key.clone(),
     }
 }
+
+/// The metrics whose run count for a 5 % change is spelled out under the table.
+const POWER_KEYS: [&str; 2] = ["iops", "sync_p99_us"];
 
 fn trim_num(v: f64) -> String {
     if v.fract() == 0.0 {
@@ -31,26 +36,10 @@ fn rows(c: &Comparison) -> Vec<(Option<f64>, &MetricComparison)> {
     }
 }
 
-fn verdict_short(m: &MetricComparison) -> String {
-    match (m.verdict, m.welch) {
-        (Verdict::Better | Verdict::Worse | Verdict::Unchanged, Some(w)) => {
-            format!("{} ({})", m.verdict.describe(), fmt_p(w.p_value))
-        }
-        (v, _) => v.describe().to_string(),
-    }
-}
-
-fn fmt_p(p: f64) -> String {
-    if p < 0.0001 {
-        "p<0.0001".into()
-    } else {
-        format!("p={p:.4}")
-    }
-}
-
 /// The table kernel engineers read (mmtests compare style): headline kind, metric, the
-/// baseline with `(0.00%)`, the candidate with its gain and `*` marks when significant at
-/// 95%, then the verdict. Gains are positive when the candidate is better.
+/// baseline and candidate headline values, the change candidate / baseline as a ratio with
+/// its 95 % interval and in %, `*` when the verdict is better or worse, then the verdict
+/// with what it rests on. Below: the runs a 5 % change would need, per metric.
 pub fn compare_table(c: &Comparison) -> String {
     let mut out = String::new();
     let _ = writeln!(
@@ -73,28 +62,40 @@ pub fn compare_table(c: &Comparison) -> String {
     }
     let _ = writeln!(out);
     let (bname, cname) = (short(&c.baseline.name), short(&c.candidate.name));
-    let _ = writeln!(out, "{:<36} {:>21} {:>21}", "", bname, cname);
+    let _ = writeln!(
+        out,
+        "{:<35} {:>10} {:>10}  {:<25} {:>8}  {:>5}  verdict",
+        "", bname, cname, "ratio [95% CI]", "change", "n(5%)"
+    );
+    let mut power = Vec::new();
     for (point, m) in rows(c) {
         let label = point_label(m, point);
-        let (b, cv) = (m.baseline_value, m.candidate_value);
-        let base = b
-            .map(|v| format!("{} (   0.00%)", num(v)))
-            .unwrap_or_else(|| format!("{:>21}", "-"));
-        let cand = match (cv, m.gain_pct) {
-            (Some(v), Some(g)) => {
-                let mark = if m.significant() { '*' } else { ' ' };
-                format!("{} {mark}{g:>7.2}%{mark}", num(v))
-            }
-            (Some(v), None) => format!("{}     -    ", num(v)),
-            _ => format!("{:>21}", "-"),
-        };
+        let value = |v: Option<f64>| v.map_or_else(|| format!("{:>10}", "-"), num);
+        let mark = if m.significant() { '*' } else { ' ' };
         let _ = writeln!(
             out,
-            "{:<9} {:<22} {base:>21} {cand:>21}  {}",
+            "{:<9} {:<25} {} {}  {:<25} {:>8}{mark} {:>5}  {}",
             m.headline.as_str(),
             label,
-            verdict_short(m)
+            value(m.baseline_value),
+            value(m.candidate_value),
+            ratio_text(m),
+            change_text(m),
+            runs_needed_cell(m),
+            verdict_text(m)
         );
+        if point.is_none() && POWER_KEYS.contains(&m.key.as_str()) {
+            power.extend(power_text(m));
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\nratio: candidate / baseline of the per-run geometric means, 95% CI from Welch's t on \
+         the logarithms; * better or worse (CI excludes 1, change at least 2%); n(5%): runs per \
+         side to detect a 5% change (80% power)"
+    );
+    for p in power {
+        let _ = writeln!(out, "{p}");
     }
     if !c.published.is_empty() {
         let _ = writeln!(out, "\npublished in the seed thread vs measured here:");
@@ -145,8 +146,9 @@ fn short(name: &str) -> String {
 /// CSV of the statistics rows (one per metric, or per metric and sweep point).
 pub fn compare_csv(c: &Comparison) -> String {
     let mut out = String::from(
-        "point,metric,unit,headline,baseline,candidate,gain_pct,significant,p_value,verdict,\
-         baseline_n,candidate_n,baseline_ci_low,baseline_ci_high,candidate_ci_low,candidate_ci_high\n",
+        "point,metric,unit,headline,baseline,candidate,gain_pct,ratio,ratio_ci_low,ratio_ci_high,\
+         significant,p_value,verdict,runs_needed_for_5pct,baseline_n,candidate_n,baseline_ci_low,\
+         baseline_ci_high,candidate_ci_low,candidate_ci_high\n",
     );
     let f = |v: Option<f64>| v.map(|x| format!("{x}")).unwrap_or_default();
     for (point, m) in rows(c) {
@@ -156,7 +158,7 @@ pub fn compare_csv(c: &Comparison) -> String {
         );
         let _ = writeln!(
             out,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             f(point),
             m.key,
             m.unit,
@@ -164,9 +166,18 @@ pub fn compare_csv(c: &Comparison) -> String {
             f(m.baseline_value),
             f(m.candidate_value),
             f(m.gain_pct),
+            f(m.ratio),
+            f(m.ratio_ci95.map(|x| x.0)),
+            f(m.ratio_ci95.map(|x| x.1)),
             m.significant(),
-            f(m.welch.map(|w| w.p_value)),
-            m.verdict.describe().replace(',', ";"),
+            f(m.p_value),
+            serde_json::to_value(m.verdict)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default(),
+            m.runs_needed_for_5pct
+                .map(|n| n.to_string())
+                .unwrap_or_default(),
             m.baseline.as_ref().map(|s| s.n).unwrap_or(0),
             m.candidate.as_ref().map(|s| s.n).unwrap_or(0),
             f(bci.map(|x| x.0)),
@@ -194,8 +205,9 @@ pub fn compare_markdown(c: &Comparison, title: &str, image_file: Option<&str>) -
     let _ = writeln!(out, "# {title}\n");
     let _ = writeln!(
         out,
-        "Baseline **{}** (runs {}) vs candidate **{}** (runs {}). Gains are positive when the candidate is \
-         better; `*` marks a difference significant at 95% (Welch's t-test).\n",
+        "Baseline **{}** (runs {}) vs candidate **{}** (runs {}). Each change is the ratio \
+         candidate / baseline of the per-run geometric means with its 95% interval (Welch's \
+         t-test on the logarithms); `*` marks a change called better or worse.\n",
         md_escape(&c.baseline.name),
         ids(&c.baseline.run_ids),
         md_escape(&c.candidate.name),
@@ -229,17 +241,17 @@ pub fn compare_markdown(c: &Comparison, title: &str, image_file: Option<&str>) -
     let _ = writeln!(out, "\nSame on both sides: {}.\n", same.join("; "));
     let _ = writeln!(
         out,
-        "## Statistics\n\n| | metric | baseline | candidate | gain | verdict |\n|---|---|---:|---:|---:|---|"
+        "## Statistics\n\n| | metric | baseline | candidate | ratio [95% CI] | change | verdict | runs for 5% |\n|---|---|---:|---:|---:|---:|---|---:|"
     );
     for (point, m) in rows(c) {
         let v = |x: Option<f64>| {
             x.map(|v| num(v).trim().to_string())
                 .unwrap_or_else(|| "-".into())
         };
-        let gain = match m.gain_pct {
-            Some(g) if m.significant() => format!("*{g:.2}%*"),
-            Some(g) => format!("{g:.2}%"),
-            None => "-".into(),
+        let change = if m.significant() {
+            format!("*{}*", change_text(m))
+        } else {
+            change_text(m)
         };
         let unit = if m.unit.is_empty() {
             String::new()
@@ -248,14 +260,16 @@ pub fn compare_markdown(c: &Comparison, title: &str, image_file: Option<&str>) -
         };
         let _ = writeln!(
             out,
-            "| {} | {}{} | {} | {} | {} | {} |",
+            "| {} | {}{} | {} | {} | {} | {} | {} | {} |",
             m.headline.as_str(),
             point_label(m, point),
             unit,
             v(m.baseline_value),
             v(m.candidate_value),
-            gain.replace('*', "\\*"),
-            verdict_short(m)
+            ratio_text(m),
+            change.replace('*', "\\*"),
+            verdict_text(m),
+            runs_needed_cell(m)
         );
     }
     if !c.published.is_empty() {

@@ -13,25 +13,36 @@ fn where_at(o: &GateOutcome, c: &GateCheck) -> String {
     }
 }
 
-fn p_text(p: f64) -> String {
-    if p < 0.0001 {
-        "p<0.0001".into()
-    } else {
-        format!("p={p:.4}")
+use super::verdict::fmt_p as p_text;
+
+/// `0.00470× [0.00420, 0.00526] -99.5%`, or `-` without a ratio.
+fn check_ratio(c: &GateCheck) -> String {
+    match (c.ratio, c.ratio_ci95) {
+        (Some(r), Some((low, high))) => format!(
+            "{} [{}, {}] {:+.1}%",
+            super::verdict::fmt_ratio(r),
+            super::verdict::fmt_ratio(low).trim_end_matches('×'),
+            super::verdict::fmt_ratio(high).trim_end_matches('×'),
+            (r - 1.0) * 100.0
+        ),
+        (Some(r), None) => super::verdict::fmt_ratio(r),
+        _ => "-".into(),
     }
 }
 
 /// The rule in words: `worse=iops,sync_p99_us, minimum change 5%`.
 fn rule_text(o: &GateOutcome) -> String {
     let mut s = format!("worse={}", o.rule.metrics.join(","));
-    if let Some(min) = o.rule.min_change_pct {
-        let _ = write!(s, ", minimum change {min}%");
-    }
+    let min = o
+        .rule
+        .min_change_pct
+        .unwrap_or(crate::analysis::DEFAULT_MIN_CHANGE_PCT);
+    let _ = write!(s, ", minimum change {min}%");
     s
 }
 
-/// The gate as text: one line per checked metric (values, the comparison's gain % and
-/// p-value, the gate's verdict), then `PASS`, `FAIL` naming the worse metrics, or
+/// The gate as text: one line per checked metric (values, the comparison's ratio with its
+/// interval and p-value, the gate's verdict), then `PASS`, `FAIL` naming the worse metrics, or
 /// `UNDECIDED` with the reasons.
 pub fn gate_text(c: &Comparison, o: &GateOutcome) -> String {
     let mut out = String::new();
@@ -39,21 +50,19 @@ pub fn gate_text(c: &Comparison, o: &GateOutcome) -> String {
     let column = |name: &str| name.chars().take(10).collect::<String>();
     let _ = writeln!(
         out,
-        "  {:<30} {:>10} {:>10} {:>9}",
+        "  {:<30} {:>10} {:>10}  {:<26}",
         "metric",
         column(&c.baseline.name),
         column(&c.candidate.name),
-        "gain"
+        "ratio [95% CI]"
     );
     let value = |v: Option<f64>| v.map_or_else(|| format!("{:>10}", "-"), num);
     for check in &o.checks {
-        let gain = check
-            .gain_pct
-            .map_or_else(|| format!("{:>9}", "-"), |g| format!("{g:>8.2}%"));
+        let ratio = check_ratio(check);
         let p = check.p_value.map(p_text).unwrap_or_default();
         let _ = writeln!(
             out,
-            "  {:<30} {} {} {gain} {p:<9} {}",
+            "  {:<30} {} {}  {ratio:<26} {p:<9} {}",
             where_at(o, check),
             value(check.baseline_value),
             value(check.candidate_value),
@@ -73,9 +82,8 @@ pub fn gate_text(c: &Comparison, o: &GateOutcome) -> String {
                 .worse()
                 .iter()
                 .map(|w| {
-                    let gain = w.gain_pct.map(|g| format!("{g:.2}%")).unwrap_or_default();
                     let p = w.p_value.map(p_text).unwrap_or_default();
-                    format!("{} ({gain}, {p})", where_at(o, w))
+                    format!("{} ({}, {p})", where_at(o, w), check_ratio(w))
                 })
                 .collect();
             let _ = writeln!(

@@ -16,6 +16,7 @@ mod shapes;
 mod sysbench;
 mod text;
 mod units;
+mod verdict;
 
 pub use crate::probe::merged_options;
 pub use compare::{compare_csv, compare_json, compare_markdown, compare_table, num as fmt_num};
@@ -38,3 +39,6 @@ pub use text::{
     kernel_settings_text, run_json, run_line, summary_text, unfinished_run_json, where_line,
 };
 pub use units::{fmt_bytes_per_sec, fmt_ns};
+pub use verdict::{
+    change_text, fmt_p, fmt_ratio, power_text, ratio_text, runs_needed_cell, verdict_text,
+};

@@ -8,7 +8,7 @@ use crate::metrics::RunResult;
 
 /// Version of the `--json` shapes of the commands; bumped when a key is renamed, removed
 /// or changes meaning (adding a key does not bump it).
-pub const JSON_SCHEMA_VERSION: u32 = 1;
+pub const JSON_SCHEMA_VERSION: u32 = 2;
 
 /// `{"schema_version": 1, <key>: <value>, ...}` from `(key, value)` pairs.
 pub fn versioned<const N: usize>(fields: [(&str, Value); N]) -> Value {
@@ -72,7 +72,7 @@ mod tests {
     #[test]
     fn one_shape_for_single_repeat_and_series() {
         let single = run_shape(one(&result(1)), &[]);
-        assert_eq!(single["schema_version"], 1);
+        assert_eq!(single["schema_version"], 2);
         assert_eq!(single["runs"][0]["id"], 1);
         assert_eq!(single["experiments"], json!([]));
         let series_runs = [result(2), result(3)];

@@ -69,7 +69,10 @@ fn compare_prints_the_mmtests_table_and_json() {
         .assert()
         .success()
         .stdout(
-            predicate::str::contains("(   0.00%)")
+            predicate::str::contains("ratio [95% CI]")
+                .and(predicate::str::contains(
+                    "too few runs to tell (n=2; 3 per side needed)",
+                ))
                 .and(predicate::str::contains("Hmean"))
                 .and(predicate::str::contains("iops"))
                 .and(predicate::str::contains("DIFFERENT WORKLOADS"))
@@ -90,6 +93,17 @@ fn compare_prints_the_mmtests_table_and_json() {
             .iter()
             .any(|m| m["key"] == "iops")
     );
+    let iops = v["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["key"] == "iops")
+        .unwrap();
+    // Two runs a side: the ratio and its interval are given, the verdict is withheld.
+    assert_eq!(iops["verdict"], "too_few_runs");
+    assert!(iops["ratio"].as_f64().unwrap() > 1.0, "{iops}");
+    assert_eq!(iops["ratio_ci95"].as_array().unwrap().len(), 2);
+    assert!(iops["runs_needed_for_5pct"].as_u64().is_some(), "{iops}");
     let csv = lab
         .cmd()
         .args(["compare", "fsync", "none", "--csv"])

@@ -78,7 +78,7 @@ fn list_show_presets_and_compare_are_versioned_objects() {
             String::from_utf8_lossy(&out.stderr)
         );
         let v = json_of(&out.stdout);
-        assert_eq!(v["schema_version"], 1, "{args:?}: {v}");
+        assert_eq!(v["schema_version"], 2, "{args:?}: {v}");
         v
     };
     assert_eq!(

@@ -35,6 +35,7 @@ mod report_sweep_ci;
 mod run_control;
 mod run_duration;
 mod uring;
+mod verdict_words;
 mod workload_fileserver;
 mod workload_grouplog;
 mod workload_smallfiles;

@@ -31,7 +31,7 @@ fn run_doc(lab: &Lab, args: &[&str]) -> serde_json::Value {
         String::from_utf8_lossy(&out.stderr)
     );
     let doc = common::json_of(&out.stdout);
-    assert_eq!(doc["schema_version"], 1, "{doc}");
+    assert_eq!(doc["schema_version"], 2, "{doc}");
     doc
 }
 

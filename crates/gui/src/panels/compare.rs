@@ -197,8 +197,9 @@ fn statistics_table(ui: &mut egui::Ui, c: &Comparison, styles: &[SideStyle; 2]) 
     ui.heading("Statistics");
     ui.label(
         RichText::new(
-            "Gains are positive when the candidate is better; * marks a difference significant \
-             at 95% (Welch's t-test). Hover a value for n, spread and the 95% CI.",
+            "Change: candidate / baseline of the per-run geometric means, with its 95% interval \
+             (Welch's t-test on the logarithms); * marks a change called better or worse. Hover \
+             a value for n, spread and CI, a verdict for the test and the runs a 5% change needs.",
         )
         .weak(),
     );
@@ -212,7 +213,7 @@ fn statistics_table(ui: &mut egui::Ui, c: &Comparison, styles: &[SideStyle; 2]) 
             ui.strong("metric");
             ui.strong("headline");
             side_headers(ui, c, styles);
-            ui.strong("gain");
+            ui.strong("change [95% CI]");
             ui.strong("verdict");
             ui.end_row();
             for (label, m) in stat_rows(c) {
@@ -226,24 +227,33 @@ fn statistics_table(ui: &mut egui::Ui, c: &Comparison, styles: &[SideStyle; 2]) 
                     let text = value.map_or("-".into(), |v| fmt_value(v, &m.unit));
                     ui.label(text).on_hover_text(stats_hover(stats, &m.unit));
                 }
-                let mark = if m.significant() { "*" } else { "" };
-                ui.label(
-                    m.gain_pct
-                        .map_or("-".into(), |g| format!("{mark}{g:+.2}%{mark}")),
-                );
-                let words = RichText::new(m.verdict.describe());
+                let mark = if m.significant() { " *" } else { "" };
+                let change = match m.ratio {
+                    Some(_) => {
+                        format!("{} {}{mark}", report::ratio_text(m), report::change_text(m))
+                    }
+                    None => "-".into(),
+                };
+                ui.label(change);
+                let words = RichText::new(report::verdict_text(m));
                 let words = match m.verdict {
                     Verdict::Better => words.color(better).strong(),
                     Verdict::Worse => words.color(worse).strong(),
                     _ => words.weak(),
                 };
-                let p = m.welch.map_or("no t-test (a side has n < 2)".into(), |w| {
-                    format!(
-                        "Welch's t-test: p = {:.4}, t = {:.2}, df = {:.1}",
-                        w.p_value, w.t, w.df
-                    )
-                });
-                ui.label(words).on_hover_text(p);
+                let mut hover = m.welch.map_or(
+                    "no test: a side has a single run".to_string(),
+                    |w| {
+                        format!(
+                            "Welch's t-test on the logarithms: p = {:.4}, t = {:.2}, df = {:.1}",
+                            w.p_value, w.t, w.df
+                        )
+                    },
+                );
+                if let Some(power) = report::power_text(m) {
+                    hover.push_str(&format!("\n{power} (80% power)"));
+                }
+                ui.label(words).on_hover_text(hover);
                 ui.end_row();
             }
         });

@@ -14,11 +14,12 @@ use fsynclab::spec::{SyncMethod, WorkloadSpec};
 use fsynclab::store::Store;
 use fsynclab_gui::{LabApp, Tab};
 
-/// Two finished runs labelled `fsync` (sync=fsync) and two labelled `nosync` (sync=none).
+/// Three finished runs labelled `fsync` (sync=fsync) and three labelled `nosync`
+/// (sync=none): enough for a verdict.
 fn seed_runs(db: &Path, target: &Path) {
     let store = Store::open(db).expect("open the test database");
     for (label, sync) in [("fsync", SyncMethod::Fsync), ("nosync", SyncMethod::None)] {
-        for _ in 0..2 {
+        for _ in 0..3 {
             let spec = WorkloadSpec {
                 threads: 1,
                 file_size: 128 << 10,
@@ -72,7 +73,7 @@ fn compare_two_labels_export_and_copy() {
     let mut h = harness(&db);
     h.run_steps(3);
     // The label picker is filled from the run listing.
-    step_until(&mut h, "the run listing", |app| app.cache.runs.len() == 4);
+    step_until(&mut h, "the run listing", |app| app.cache.runs.len() == 6);
 
     type_into(&mut h, "Baseline", "fsync");
     type_into(&mut h, "Candidate", "nosync");
@@ -85,17 +86,34 @@ fn compare_two_labels_export_and_copy() {
     });
     assert_eq!(h.state().cache.comparison_error, None);
     let c = h.state().cache.comparison.as_deref().unwrap().clone();
-    assert_eq!(c.baseline.run_ids.len(), 2);
+    assert_eq!(c.baseline.run_ids.len(), 3);
 
-    // The statistics table, a verdict in words, and the loud workload warning.
+    // The statistics table, the change as a ratio with its interval, a verdict in words,
+    // and the loud workload warning.
     assert!(h.query_by_label("iops").is_some(), "no iops row");
-    let verdicts = ["better", "worse", "unchanged (within noise)"];
     assert!(
-        verdicts
-            .iter()
-            .any(|v| h.query_all_by_label(v).next().is_some()),
+        h.query_by_label("change [95% CI]").is_some(),
+        "no ratio column"
+    );
+    let iops = c.metrics.iter().find(|m| m.key == "iops").unwrap();
+    let ratio = fsynclab::report::ratio_text(iops);
+    assert!(ratio.contains('×') && ratio.contains('['), "{ratio}");
+    assert!(
+        h.query_all_by_label_contains(&ratio).next().is_some(),
+        "the iops ratio {ratio} is not shown"
+    );
+    // No sync at all is far faster: the verdict is "better", with its p-value.
+    assert!(
+        h.query_all_by_label_contains("better (p").next().is_some(),
         "no verdict word in the table"
     );
+    // Never the old wording, whatever the figures.
+    for word in ["unchanged", "within noise"] {
+        assert!(
+            h.query_all_by_label_contains(word).next().is_none(),
+            "the window says {word:?}"
+        );
+    }
     assert!(h.query_by_label_contains("DIFFERENT WORKLOADS").is_some());
     assert!(h.query_by_label_contains("What differs").is_some());
 

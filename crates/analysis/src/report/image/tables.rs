@@ -10,6 +10,7 @@ use super::style::{
     ALERT, BASE, CAND_TEXT, GOOD, INK, MUTED, PAD, RULE, STRIPE, Scale, fit, fmt_value, text_width,
 };
 use crate::analysis::{Comparison, MetricComparison, Verdict, metric};
+use crate::report::verdict::{change_text, ratio_text, verdict_text};
 
 /// One row of the statistics table.
 #[derive(Debug)]
@@ -18,9 +19,10 @@ pub(super) struct StatRow {
     how: &'static str,
     base: String,
     cand: String,
-    gain: Option<f64>,
+    change: String,
     significant: bool,
     verdict: Verdict,
+    words: String,
 }
 
 fn stat_row(metric_name: String, m: &MetricComparison) -> StatRow {
@@ -33,9 +35,13 @@ fn stat_row(metric_name: String, m: &MetricComparison) -> StatRow {
         how: m.headline.as_str(),
         base: value(m.baseline_value),
         cand: value(m.candidate_value),
-        gain: m.gain_pct,
+        change: match m.ratio {
+            Some(_) => format!("{} {}", ratio_text(m), change_text(m)),
+            None => "-".into(),
+        },
         significant: m.significant(),
         verdict: m.verdict,
+        words: verdict_text(m),
     }
 }
 
@@ -101,7 +107,7 @@ pub(super) fn stat_rows(c: &Comparison) -> Vec<StatRow> {
 }
 
 /// Column right edges (or left edges for text) as fractions of the usable width.
-const STAT_COLS: [f64; 6] = [0.0, 0.24, 0.33, 0.49, 0.65, 0.79];
+const STAT_COLS: [f64; 6] = [0.0, 0.19, 0.27, 0.38, 0.49, 0.72];
 
 fn draw_heading<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
@@ -222,9 +228,9 @@ where
     DB::ErrorType: 'static,
 {
     let note = if title == "Statistics" {
-        "headline per side · gain: positive = better (either direction) · * significant at 95% (Welch's t-test)"
+        "headline per side · change: candidate / baseline, 95% CI (Welch's t on logs) · * better or worse"
     } else {
-        "from kernel tracepoints (docs/KERNEL-TRACE.md) · * significant at 95% (Welch's t-test)"
+        "from kernel tracepoints (docs/KERNEL-TRACE.md) · change: candidate / baseline, 95% CI · * better or worse"
     };
     draw_heading(area, s, title, note)?;
     let body: Vec<Vec<(String, RGBColor, bool)>> = rows
@@ -235,18 +241,15 @@ where
                 Verdict::Worse => ALERT,
                 _ => INK,
             };
-            let gain = match r.gain {
-                Some(g) => format!("{g:+.1} %{}", if r.significant { " *" } else { "  " }),
-                None => "-  ".into(),
-            };
+            let change = format!("{}{}", r.change, if r.significant { " *" } else { "  " });
             vec![
                 (r.metric.clone(), INK, false),
                 (r.how.to_string(), MUTED, false),
                 (r.base.clone(), BASE, true),
                 (r.cand.clone(), CAND_TEXT, true),
-                (gain, if r.significant { tone } else { INK }, true),
+                (change, if r.significant { tone } else { INK }, true),
                 (
-                    r.verdict.describe().to_string(),
+                    r.words.clone(),
                     if r.significant { tone } else { MUTED },
                     false,
                 ),
@@ -258,7 +261,7 @@ where
         ("headline", false),
         ("baseline", true),
         ("candidate", true),
-        ("gain", true),
+        ("change [95% CI]", true),
         ("verdict", false),
     ];
     draw_table(area, s, &STAT_COLS, &header, &body)
@@ -363,9 +366,6 @@ mod tests {
             .expect("handles/commit row");
         assert_eq!(handles.cand, "-", "{handles:?}");
         assert_ne!(handles.base, "-", "{handles:?}");
-        assert!(
-            handles.gain.is_none() && !handles.significant,
-            "{handles:?}"
-        );
+        assert!(handles.change == "-" && !handles.significant, "{handles:?}");
     }
 }
