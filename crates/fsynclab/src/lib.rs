@@ -48,6 +48,7 @@ mod scratch;
 mod shell;
 mod signals;
 mod sudo;
+mod trend;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -102,6 +103,9 @@ pub enum Command {
     Compare(compare::CompareArgs),
     /// Write a comparison report: .png, .svg, .md (with image), .csv or .json.
     Report(compare::ReportArgs),
+    /// A metric over the history of one workload (--label, --preset) and the runs where it
+    /// changed, with the ratio and what differs either side.
+    Trend(trend::TrendArgs),
     /// Scratch filesystems on loop images (root): create, list, destroy.
     Scratch(scratch::ScratchArgs),
     /// Run a preset on a fresh scratch filesystem per configuration and compare (root).
@@ -293,6 +297,7 @@ pub fn execute(cli: Cli, window: Option<Window>) -> ExitCode {
         Some(Command::Presets(args)) => browse::presets(args),
         Some(Command::Compare(args)) => compare::compare(&cli.db, args),
         Some(Command::Report(args)) => compare::report(&cli.db, args),
+        Some(Command::Trend(args)) => trend::trend(&cli.db, args),
         Some(Command::Scratch(args)) => scratch::scratch(&cli.db, args),
         Some(Command::Matrix(args)) => scratch::matrix(&cli.db, args),
         Some(Command::ExportFioJob(args)) => fio_export::export_fio_job(&cli.db, args),

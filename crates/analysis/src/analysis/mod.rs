@@ -14,6 +14,7 @@ mod ratio;
 mod rows;
 mod series;
 mod stats;
+mod trend;
 
 pub use compare::{ALPHA, AnalysisError, SideInput, compare};
 pub use gate::{
@@ -38,6 +39,10 @@ pub use series::{
     sweep_points,
 };
 pub use stats::{Stats, Welch, describe, welch_t_test};
+pub use trend::{
+    CHANGE_ALPHA, ChangePoint, MIN_SEGMENT, TREND_METRICS, Trend, TrendPoint, change_points, trend,
+    trend_value,
+};
 
 #[cfg(test)]
 mod gate_tests;

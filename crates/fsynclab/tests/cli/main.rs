@@ -20,6 +20,7 @@ mod cli_newcomer;
 mod cli_persist;
 mod cli_presets_quick;
 mod cli_run;
+mod cli_trend;
 mod cli_words;
 mod desktop_entry;
 mod file_cycles;

@@ -1,0 +1,130 @@
+//! A trend in words and as JSON: the metric over a history of runs, and each change point
+//! with the runs either side, the ratio of the segments with its interval, and what differs.
+
+use std::fmt::Write as _;
+
+use super::listing::fmt_utc_ms;
+use super::verdict::fmt_ratio;
+use crate::analysis::{Trend, TrendPoint};
+
+/// `runs 1 … 30 (2026-12-01 10:00 → 2026-12-06 09:12)`.
+fn span(points: &[TrendPoint]) -> String {
+    match (points.first(), points.last()) {
+        (Some(first), Some(last)) => format!(
+            "runs {} … {} ({} → {})",
+            first.run_id,
+            last.run_id,
+            fmt_utc_ms(first.created_at_ms),
+            fmt_utc_ms(last.created_at_ms)
+        ),
+        _ => "no runs".into(),
+    }
+}
+
+/// The geometric mean of a segment's values (the arithmetic one when a value is not
+/// positive), for the segment lines.
+fn level(points: &[TrendPoint]) -> f64 {
+    let n = points.len().max(1) as f64;
+    if points.iter().all(|p| p.value > 0.0) {
+        (points.iter().map(|p| p.value.ln()).sum::<f64>() / n).exp()
+    } else {
+        points.iter().map(|p| p.value).sum::<f64>() / n
+    }
+}
+
+/// The trend as text: what it covers (`of` names the selection: `label nightly`), each
+/// segment's level, and each change point with what differs either side.
+pub fn trend_text(t: &Trend, of: &str) -> String {
+    let mut out = String::new();
+    let unit = if t.unit.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", t.unit)
+    };
+    let _ = writeln!(
+        out,
+        "{}{unit} over {} finished runs of {of}: {}",
+        t.label,
+        t.points.len(),
+        span(&t.points)
+    );
+    if t.without_metric > 0 {
+        let _ = writeln!(
+            out,
+            "({} finished runs of the selection have no {} and are left out)",
+            t.without_metric, t.label
+        );
+    }
+    let mut bounds: Vec<usize> = vec![0];
+    bounds.extend(t.change_points.iter().map(|c| c.index));
+    bounds.push(t.points.len());
+    let _ = writeln!(out, "\nsegments (geometric mean):");
+    for w in bounds.windows(2) {
+        let seg = &t.points[w[0]..w[1]];
+        if seg.is_empty() {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "  {:>12.2}  {} runs  {}",
+            level(seg),
+            seg.len(),
+            span(seg)
+        );
+    }
+    if t.change_points.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nno change point found: no split of these runs into an earlier and a later part \
+             (3 runs or more each) is significant"
+        );
+        return out;
+    }
+    let _ = writeln!(out, "\nchange points ({}):", t.change_points.len());
+    for c in &t.change_points {
+        let ratio = match (c.ratio, c.ratio_ci95) {
+            (Some(r), Some((low, high))) => format!(
+                "{} [{}, {}] {:+.1}%",
+                fmt_ratio(r),
+                fmt_ratio(low).trim_end_matches('×'),
+                fmt_ratio(high).trim_end_matches('×'),
+                (r - 1.0) * 100.0
+            ),
+            (Some(r), None) => fmt_ratio(r),
+            _ => "no ratio (a value is 0)".into(),
+        };
+        let when = fmt_utc_ms(t.points[c.index].created_at_ms);
+        let _ = writeln!(
+            out,
+            "  between run {} and run {} ({when}): {} {ratio} {}  ({} runs before, {} after; p={:.1e})",
+            c.before_run,
+            c.after_run,
+            t.label,
+            if c.better { "better" } else { "worse" },
+            c.runs.0,
+            c.runs.1,
+            c.p_value
+        );
+        if c.differs.is_empty() {
+            let _ = writeln!(out, "      nothing recorded differs between the two runs");
+        }
+        for d in &c.differs {
+            let _ = writeln!(
+                out,
+                "      {:<14} {}  →  {}",
+                d.field, d.baseline, d.candidate
+            );
+        }
+    }
+    out
+}
+
+/// `trend --json`: `{"schema_version", "metric", "label", "unit", "direction", "points",
+/// "without_metric", "change_points"}`.
+pub fn trend_json(t: &Trend) -> serde_json::Value {
+    let mut value = serde_json::to_value(t).unwrap_or_default();
+    if let Some(map) = value.as_object_mut() {
+        map.insert("schema_version".into(), super::JSON_SCHEMA_VERSION.into());
+    }
+    value
+}

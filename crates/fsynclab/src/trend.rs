@@ -1,0 +1,91 @@
+//! `fsynclab trend`: a metric over the history of one workload, with its change points.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::{CliError, open_store};
+use fsynclab::analysis::{self, TREND_METRICS};
+use fsynclab::metrics::RunStatus;
+use fsynclab::report;
+use fsynclab::store::{OpenMode, RunFilter};
+
+/// Most runs a trend reads.
+const MAX_TREND_RUNS: usize = 1_000_000;
+
+/// Arguments of `fsynclab trend`.
+#[derive(Debug, Args)]
+pub struct TrendArgs {
+    /// Follow the runs with this label.
+    #[arg(long)]
+    pub label: Option<String>,
+    /// Follow the runs of this preset.
+    #[arg(long)]
+    pub preset: Option<String>,
+    /// Only runs whose label, preset, target, filesystem, kernel or tags contain this text.
+    #[arg(long)]
+    pub filter: Option<String>,
+    /// The metric: iops, mib_per_sec, sync_p99_us, sync_p50_us, write_p99_us,
+    /// flushes_per_sync or wall_s.
+    #[arg(long, default_value = "iops")]
+    pub metric: String,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `fsynclab trend`.
+pub fn trend(db: &Option<PathBuf>, args: TrendArgs) -> Result<u8, CliError> {
+    let keys: Vec<&str> = TREND_METRICS.iter().map(|m| m.0).collect();
+    if !keys.contains(&args.metric.as_str()) {
+        return Err(CliError::usage(anyhow::anyhow!(
+            "--metric {:?} is not one a trend follows; use one of {}",
+            args.metric,
+            keys.join(", ")
+        )));
+    }
+    let mut of = Vec::new();
+    for (flag, value) in [
+        ("label", &args.label),
+        ("preset", &args.preset),
+        ("filter", &args.filter),
+    ] {
+        if let Some(v) = value {
+            of.push(format!("{flag} {v}"));
+        }
+    }
+    if of.is_empty() {
+        return Err(CliError::usage(anyhow::anyhow!(
+            "a trend follows one workload over time: give --label L, --preset P or --filter \
+             TEXT (see fsynclab list)"
+        )));
+    }
+    let store = open_store(db, OpenMode::ReadOnly)?;
+    let filter = RunFilter {
+        text: args.filter,
+        status: Some(RunStatus::Finished),
+        label: args.label,
+        preset: args.preset,
+        limit: Some(MAX_TREND_RUNS),
+        ..Default::default()
+    };
+    let rows = store.list_runs(&filter)?;
+    let Some(trend) = analysis::trend(&rows, &args.metric) else {
+        return Err(CliError::usage(anyhow::anyhow!(
+            "unknown metric {}",
+            args.metric
+        )));
+    };
+    if args.json {
+        super::launch::print_json(&report::trend_json(&trend))?;
+    } else if trend.points.is_empty() {
+        outln!(
+            "no finished run of {} has {}; `fsynclab list` shows the stored runs",
+            of.join(", "),
+            trend.label
+        );
+    } else {
+        out!("{}", report::trend_text(&trend, &of.join(", ")));
+    }
+    Ok(0)
+}
