@@ -70,6 +70,7 @@ pub fn trend(db: &Option<PathBuf>, args: TrendArgs) -> Result<u8, CliError> {
         ..Default::default()
     };
     let rows = store.list_runs(&filter)?;
+    let rows: Vec<&_> = rows.iter().collect();
     let Some(trend) = analysis::trend(&rows, &args.metric) else {
         return Err(CliError::usage(anyhow::anyhow!(
             "unknown metric {}",

@@ -125,10 +125,11 @@ pub fn trend_value(row: &RunRow, key: &str) -> Option<f64> {
 
 /// The trend of metric `key` over the finished runs among `rows` (any order: they are
 /// sorted by creation time); `None` for a key not in [`TREND_METRICS`].
-pub fn trend(rows: &[RunRow], key: &str) -> Option<Trend> {
+pub fn trend(rows: &[&RunRow], key: &str) -> Option<Trend> {
     let &(metric, label, unit, direction) = TREND_METRICS.iter().find(|m| m.0 == key)?;
     let mut finished: Vec<&RunRow> = rows
         .iter()
+        .copied()
         .filter(|r| r.status == RunStatus::Finished)
         .collect();
     finished.sort_by_key(|r| (r.created_at_ms, r.id));

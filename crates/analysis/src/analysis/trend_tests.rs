@@ -153,6 +153,7 @@ fn a_trend_names_the_runs_either_side_and_what_differs() {
         status: RunStatus::Failed,
         ..row(31, 1.0, "6.2")
     });
+    let rows: Vec<&RunRow> = rows.iter().collect();
     let t = trend(&rows, "iops").unwrap();
     assert_eq!(t.points.len(), 30, "the failed run is left out");
     assert_eq!(t.points[0].run_id, 1);

@@ -19,6 +19,7 @@ use super::history_columns::{
 };
 use super::history_details::RunDetails;
 use super::history_transfer::{Transfer, TransferDialog};
+use super::history_trend::TrendView;
 use crate::{Cx, DbRequest, Tab};
 use fsynclab::lab::SideSpec;
 
@@ -49,6 +50,11 @@ pub struct HistoryPanel {
     details: RunDetails,
     /// The Export selected… / Import… dialog.
     transfer: TransferDialog,
+    /// Whether the Trend view replaces the table.
+    trend_mode: bool,
+    trend: TrendView,
+    /// Counts rebuilds of `view`: the trend is recomputed when it changes.
+    view_generation: u64,
 }
 
 impl Default for HistoryPanel {
@@ -68,6 +74,9 @@ impl Default for HistoryPanel {
             confirm_delete: None,
             details: RunDetails::default(),
             transfer: TransferDialog::default(),
+            trend_mode: false,
+            trend: TrendView::default(),
+            view_generation: 0,
         }
     }
 }
@@ -107,7 +116,17 @@ impl HistoryPanel {
                 .min_size(300.0)
                 .show(ui, |ui| self.details.ui(ui, cx));
         }
-        self.table(ui, cx);
+        if self.trend_mode {
+            let shown: Vec<_> = self.view.iter().map(|&i| &cx.cache.runs[i]).collect();
+            let one = self.filters.label.is_some() || self.filters.preset.is_some();
+            egui::ScrollArea::vertical()
+                .id_salt("history-trend-scroll")
+                .show(ui, |ui| {
+                    self.trend.ui(ui, &shown, self.view_generation, one);
+                });
+        } else {
+            self.table(ui, cx);
+        }
         self.delete_dialog(ui, cx);
         if self.transfer.poll(cx.status) {
             cx.refresh_runs();
@@ -129,6 +148,7 @@ impl HistoryPanel {
         }
         self.built_from = Some(identity);
         self.dirty = false;
+        self.view_generation += 1;
         self.view.clear();
         self.view
             .extend((0..runs.len()).filter(|&i| self.filters.matches(&runs[i])));
@@ -164,6 +184,14 @@ impl HistoryPanel {
             if *f != Filters::default() && ui.button("Clear filters").clicked() {
                 *f = Filters::default();
             }
+            ui.separator();
+            ui.selectable_value(&mut self.trend_mode, false, "Table")
+                .on_hover_text("The runs, one per row");
+            ui.selectable_value(&mut self.trend_mode, true, "Trend")
+                .on_hover_text(
+                    "A metric over the runs shown, oldest first, with the change points: choose a \
+                 Label or a Preset first",
+                );
             ui.separator();
             columns_menu(ui, &mut cx.state.history_columns);
             if ui.button("Refresh").clicked() {

@@ -8,6 +8,7 @@ mod history;
 mod history_columns;
 mod history_details;
 mod history_transfer;
+mod history_trend;
 mod kind_figures;
 mod path_dialog;
 mod run;

@@ -27,6 +27,7 @@ mod gui_setup;
 mod gui_setup_items;
 mod gui_sweep_ci;
 mod gui_timeline_points;
+mod gui_trend;
 mod gui_uring;
 mod gui_window_leftovers;
 mod window_messages;

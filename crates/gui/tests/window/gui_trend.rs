@@ -1,0 +1,74 @@
+//! History → Trend (issue 30): a label's history with a known change (fsync, then no sync)
+//! plotted with its one change point, the runs either side, the ratio and what differs.
+
+use crate::gui_common;
+use crate::gui_common::wait_for;
+
+use egui::Role;
+use egui_kittest::kittest::Queryable;
+use fsynclab::spec::{SyncMethod, WorkloadSpec};
+use fsynclab::store::Store;
+use fsynclab_gui::Tab;
+
+#[test]
+fn a_labels_trend_shows_its_change_point_and_what_differs() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("trend.sqlite");
+    let target = dir.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let store = Store::open(&db).unwrap();
+    let mut ids = Vec::new();
+    for sync in [SyncMethod::Fsync, SyncMethod::None] {
+        for _ in 0..4 {
+            let spec = WorkloadSpec {
+                threads: 1,
+                file_size: 256 << 10,
+                sync,
+                ..Default::default()
+            };
+            ids.push(gui_common::record_run(&store, &target, "nightly", spec));
+        }
+    }
+    // Another workload the trend must not mix in.
+    gui_common::record_run(&store, &target, "other", WorkloadSpec::default());
+    drop(store);
+
+    let mut h = gui_common::harness_on(&db, Tab::History);
+    wait_for(&mut h, "nine rows", |a| a.cache.runs.len() == 9);
+    h.get_by_label("Trend").click();
+    h.run_steps(3);
+    assert!(
+        h.query_by_label_contains("choose a Label or a Preset")
+            .is_some(),
+        "the trend asks for one workload first"
+    );
+    h.get_by_label("Label").click();
+    h.run_steps(2);
+    h.get_by_role_and_label(Role::Button, "nightly").click();
+    h.run_steps(4);
+    assert!(
+        h.query_by_label("IOPS over 8 finished runs, oldest first: 1 change point")
+            .is_some(),
+        "no trend summary"
+    );
+    let between = format!("{} → {}", ids[3], ids[4]);
+    assert!(h.query_by_label(&between).is_some(), "no row for {between}");
+    assert!(h.query_all_by_label_contains("better").next().is_some());
+    assert!(
+        h.query_by_label_contains("sync: fsync → none").is_some(),
+        "what differs is not shown"
+    );
+    // Another metric: the total time falls at the same point.
+    h.get_by_label("Metric").click();
+    h.run_steps(2);
+    h.get_by_role_and_label(Role::Button, "total time").click();
+    h.run_steps(4);
+    assert!(
+        h.query_by_label("total time over 8 finished runs, oldest first: 1 change point")
+            .is_some()
+    );
+    // Back to the table.
+    h.get_by_label("Table").click();
+    h.run_steps(3);
+    assert!(h.query_by_label("8 of 9 runs shown").is_some());
+}
