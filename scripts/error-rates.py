@@ -19,7 +19,8 @@ A/B (a known change): the pool's per-run IOPS and sync p99, the candidate's mult
     scripts/error-rates.py [--bin target/release/fsynclab] [--target DIR] [--quick]
 
 Needs numpy and scipy. Writes its runs to a fresh database in a temporary directory (or
---db) and prints the tables as Markdown; --json FILE also writes the figures.
+--db: a database that already holds the runs of an earlier call is reused) and prints the
+tables as Markdown; --json FILE also writes the figures.
 """
 import argparse
 import json
@@ -51,7 +52,7 @@ def run(db, target, label, count):
 
 
 def per_run(db):
-    rows = json.loads(fsynclab(["list", "--json"], db).stdout)["runs"]
+    rows = json.loads(fsynclab(["list", "--json", "--limit", "1000000"], db).stdout)["runs"]
     return {r["id"]: r for r in rows if r["status"] == "finished"}
 
 
@@ -134,9 +135,12 @@ def main():
     target = ARGS.target or work
     pool_n, alt_n, comparisons = (24, 12, 100) if ARGS.quick else (60, 48, 1000)
     t0 = time.time()
-    run(db, target, "pool", pool_n)
-    for i in range(alt_n):
-        run(db, target, "A" if i % 2 == 0 else "B", 1)
+    if os.path.exists(db) and ids_of(per_run(db), "pool"):
+        print(f"reusing the runs in {db}", file=sys.stderr)
+    else:
+        run(db, target, "pool", pool_n)
+        for i in range(alt_n):
+            run(db, target, "A" if i % 2 == 0 else "B", 1)
     rows = per_run(db)
     pool, a_ids, b_ids = ids_of(rows, "pool"), ids_of(rows, "A"), ids_of(rows, "B")
     print(f"runs: pool {len(pool)}, A {len(a_ids)}, B {len(b_ids)} in {time.time() - t0:.0f} s",

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Opens the real lab window under Xvfb on a demo database made from real short runs,
 # drives it with the autopilot (FSYNCLAB_GUI_SCRIPT) and saves every docs/screenshots/*.png:
-# setup, run-live, close-during-run, run-finished, history, compare, compare-dark,
+# setup, run-live, close-during-run, run-finished, history, history-trend, compare, compare-dark,
 # setup-grouplog, run-grouplog and (when fio is installed) fleet, against two fio servers
 # started on 127.0.0.1. As root the window runs in a private mount namespace (unshare -m)
 # that hides loop and sandbox mounts other than the demo's, so the Setup tab's mount table
@@ -103,6 +103,7 @@ SCRIPT="scale=0.01;preset=btrfs-log-commit;target=$TARGET;label=demo;tab=setup;w
 SCRIPT+=";kernel_trace=$KERNEL_TRACE;set=duration_s=12;start;wait=3;shot=$OUT/run-live.png;quit;wait=0.5;shot=$OUT/close-during-run.png"
 SCRIPT+=";wait_run;wait=1;shot=$OUT/run-finished.png"
 SCRIPT+=";tab=history;detail=$FIRST;wait=2;shot=$OUT/history.png"
+SCRIPT+=";trend=preset:btrfs-log-commit;wait=2;shot=$OUT/history-trend.png"
 SCRIPT+=";tab=compare;compare=$BASE,$CAND;wait_compare;wait=1.5;shot=$OUT/compare.png"
 SCRIPT+=";dark;wait=1;shot=$OUT/compare-dark.png;light"
 SCRIPT+=";tab=setup;kernel_trace=auto;scale=0.05;preset=ext4-fsync-coordination;label=grouplog;wait=1.5;shot=$OUT/setup-grouplog.png"

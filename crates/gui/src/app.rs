@@ -45,6 +45,9 @@ pub struct Cache {
     pub run_detail: Option<Box<StoredRun>>,
     /// A run another tab (or the autopilot) asks the History tab to open in its details.
     pub show_details: Option<i64>,
+    /// The autopilot asks the History tab to show the Trend of this label (or of a preset:
+    /// `preset:NAME`).
+    pub show_trend: Option<String>,
     /// The autopilot asks the History tab to open Export selected… for these runs.
     pub show_export: Option<Vec<i64>>,
     /// The autopilot asks the History tab to open Import….

@@ -64,6 +64,8 @@ pub enum Step {
     WaitCompare,
     /// Open a run's details.
     Detail(i64),
+    /// Show History's Trend of a label (`preset:NAME`: of a preset).
+    Trend(String),
     /// Open History's Export selected… dialog for these runs.
     Export(Vec<i64>),
     /// Open History's Import… dialog.
@@ -130,6 +132,7 @@ fn parse_step(step: &str) -> Result<Step, String> {
         }
         "wait_compare" => Step::WaitCompare,
         "detail" => Step::Detail(value.parse().map_err(|_| bad())?),
+        "trend" => Step::Trend(value.into()),
         "export" => Step::Export(
             value
                 .split(',')
@@ -259,6 +262,10 @@ impl Autopilot {
             Step::WaitCompare => !cx.cache.comparison_pending,
             Step::Detail(id) => {
                 cx.cache.show_details = Some(id);
+                true
+            }
+            Step::Trend(label) => {
+                cx.cache.show_trend = Some(label);
                 true
             }
             Step::Export(ids) => {

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use super::metrics::{
-    Direction, Headline, METRICS, MetricDef, is_kind_metric, merged_value, run_value,
+    Direction, Headline, METRICS, MetricDef, is_kind_metric, merged_value, run_value, run_value_in,
 };
 use super::ratio::{
     DEFAULT_MIN_CHANGE_PCT, MIN_RUNS, POWER_CHANGE, RatioTest, ratio_test, runs_needed,
@@ -17,7 +17,7 @@ use super::rows::{
     Verdict,
 };
 use super::stats::{Stats, describe};
-use crate::metrics::{LatencyHistogram, RunResult, RunStatus};
+use crate::metrics::{LatencyHistogram, RunResult, RunStatus, RunSummary};
 use crate::spec::PublishedFigure;
 
 /// Significance level of the verdicts.
@@ -98,13 +98,29 @@ fn merged(runs: &[&RunResult]) -> (LatencyHistogram, LatencyHistogram) {
     (write, sync)
 }
 
+/// A side's runs with each run's summary, computed once (every metric reads it).
+type Summarised<'a> = [(&'a RunResult, RunSummary)];
+
+fn summarise<'a>(runs: &[&'a RunResult]) -> Vec<(&'a RunResult, RunSummary)> {
+    runs.iter().map(|r| (*r, r.summary())).collect()
+}
+
 /// Compares `metrics` (catalogue entries) of two run sets.
 fn compare_metrics(base: &[&RunResult], cand: &[&RunResult]) -> Vec<MetricComparison> {
     let (bw, bs) = merged(base);
     let (cw, cs) = merged(cand);
+    let (base_s, cand_s) = (summarise(base), summarise(cand));
     METRICS
         .iter()
-        .map(|def| compare_one(def, base, cand, (&bw, &bs), (&cw, &cs)))
+        .map(|def| {
+            compare_one(
+                def,
+                (base, &base_s),
+                (cand, &cand_s),
+                (&bw, &bs),
+                (&cw, &cs),
+            )
+        })
         .filter(|m| !is_kind_metric(&m.key) || m.baseline.is_some() || m.candidate.is_some())
         .collect()
 }
@@ -128,15 +144,17 @@ fn merged_headline(
 
 fn compare_one(
     def: &MetricDef,
-    base: &[&RunResult],
-    cand: &[&RunResult],
+    (base, base_s): (&[&RunResult], &Summarised),
+    (cand, cand_s): (&[&RunResult], &Summarised),
     base_hist: (&LatencyHistogram, &LatencyHistogram),
     cand_hist: (&LatencyHistogram, &LatencyHistogram),
 ) -> MetricComparison {
-    let values = |runs: &[&RunResult]| -> Vec<f64> {
-        runs.iter().filter_map(|r| run_value(def.key, r)).collect()
+    let values = |runs: &Summarised| -> Vec<f64> {
+        runs.iter()
+            .filter_map(|(r, s)| run_value_in(def.key, r, s))
+            .collect()
     };
-    let (bv, cv) = (values(base), values(cand));
+    let (bv, cv) = (values(base_s), values(cand_s));
     let (bstats, cstats) = (describe(&bv), describe(&cv));
     let headline =
         |stats: &Option<Stats>,
@@ -317,9 +335,18 @@ fn side_summary(input: &SideInput, runs: &[&RunResult]) -> SideSummary {
             })
             .collect()
     };
-    let mut by_iops: Vec<&&RunResult> = runs.iter().collect();
-    by_iops.sort_by(|a, b| a.summary().iops.total_cmp(&b.summary().iops));
-    let median_run = by_iops[by_iops.len() / 2];
+    // IOPS without the run's summary (which walks its histograms): writes over wall time.
+    let iops = |r: &RunResult| {
+        let secs = r.wall_secs();
+        if secs > 0.0 {
+            r.writes as f64 / secs
+        } else {
+            0.0
+        }
+    };
+    let mut by_iops: Vec<(f64, &&RunResult)> = runs.iter().map(|r| (iops(r), r)).collect();
+    by_iops.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let median_run = by_iops[by_iops.len() / 2].1;
     // Without the run's last, partial window: it is not a rate worth plotting.
     let timeline = crate::metrics::whole_windows(&median_run.intervals)
         .iter()

@@ -3,7 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::metrics::{LatencyHistogram, RunResult, SysbenchSummary, event_latency, is_sysbench};
+use crate::metrics::{
+    LatencyHistogram, RunResult, RunSummary, SysbenchSummary, event_latency, is_sysbench,
+};
 use crate::spec::WorkloadKind;
 
 /// Which direction of change is an improvement.
@@ -181,13 +183,29 @@ fn latency_parts(key: &str) -> Option<(bool, f64)> {
 /// Value of `key` for one run (latencies in µs); `None` when the run lacks it (no syncs,
 /// no device counters).
 pub fn run_value(key: &str, run: &RunResult) -> Option<f64> {
-    let s = run.summary();
+    run_value_in(key, run, &run.summary())
+}
+
+/// [`run_value`] with the run's summary already computed (`run.summary()`): a comparison
+/// reads every metric of every run, and each summary walks the run's histograms.
+pub fn run_value_in(key: &str, run: &RunResult, s: &RunSummary) -> Option<f64> {
     if let Some((sync, pct)) = latency_parts(key) {
         if !run.has_histograms() {
             return reported_value(run, sync, pct);
         }
-        let hist = if sync { &run.sync_lat } else { &run.write_lat };
-        return hist_value(hist, pct);
+        // The summary holds exactly the percentiles of the catalogue, from the histogram.
+        let lat = if sync { &s.sync_lat } else { &s.write_lat };
+        if lat.count == 0 {
+            return None;
+        }
+        let ns = match pct {
+            50.0 => lat.p50_ns,
+            90.0 => lat.p90_ns,
+            99.0 => lat.p99_ns,
+            99.9 => lat.p999_ns,
+            _ => lat.max_ns,
+        };
+        return Some(ns as f64 / 1e3);
     }
     match key {
         "iops" => Some(s.iops),

@@ -114,17 +114,27 @@ pub fn runs_needed(baseline: &[f64], candidate: &[f64], change: f64) -> Option<u
     if sd == 0.0 {
         return Some(MIN_RUNS as u32);
     }
-    for n in 2..=MAX_RUNS_NEEDED {
+    let power = |n: u32| -> Option<f64> {
         let df = 2.0 * f64::from(n) - 2.0;
         let shift = effect / (sd * (2.0 / f64::from(n)).sqrt());
         let dist = StudentsT::new(0.0, 1.0, df).ok()?;
         let crit = dist.inverse_cdf(0.975);
-        let power = dist.sf(crit - shift) + dist.cdf(-crit - shift);
-        if power >= POWER {
-            return Some(n.max(MIN_RUNS as u32));
+        Some(dist.sf(crit - shift) + dist.cdf(-crit - shift))
+    };
+    if power(MAX_RUNS_NEEDED)? < POWER {
+        return Some(MAX_RUNS_NEEDED + 1);
+    }
+    // The power grows with n: the smallest n that reaches it, by bisection.
+    let (mut low, mut high) = (1, MAX_RUNS_NEEDED);
+    while high - low > 1 {
+        let mid = low + (high - low) / 2;
+        if power(mid)? >= POWER {
+            high = mid;
+        } else {
+            low = mid;
         }
     }
-    Some(MAX_RUNS_NEEDED + 1)
+    Some(high.max(MIN_RUNS as u32))
 }
 
 #[cfg(test)]

@@ -97,6 +97,14 @@ impl HistoryPanel {
         if std::mem::take(&mut cx.cache.show_import) {
             self.transfer.show(Transfer::Import);
         }
+        if let Some(of) = cx.cache.show_trend.take() {
+            match of.strip_prefix("preset:") {
+                Some(preset) => self.filters.preset = Some(preset.to_string()),
+                None => self.filters.label = Some(of),
+            }
+            self.trend_mode = true;
+            self.dirty = true;
+        }
         if let Some(id) = cx.cache.show_details.take() {
             self.details.open(id, cx);
         }

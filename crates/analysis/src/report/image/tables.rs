@@ -10,7 +10,7 @@ use super::style::{
     ALERT, BASE, CAND_TEXT, GOOD, INK, MUTED, PAD, RULE, STRIPE, Scale, fit, fmt_value, text_width,
 };
 use crate::analysis::{Comparison, MetricComparison, Verdict, metric};
-use crate::report::verdict::{change_text, ratio_text, verdict_text};
+use crate::report::verdict::{change_text, ratio_text, runs_needed_cell, verdict_text};
 
 /// One row of the statistics table.
 #[derive(Debug)]
@@ -41,7 +41,11 @@ fn stat_row(metric_name: String, m: &MetricComparison) -> StatRow {
         },
         significant: m.significant(),
         verdict: m.verdict,
-        words: verdict_text(m),
+        words: match m.runs_needed_for_5pct {
+            // The runs a 5 % change needs, where the spread was measurable.
+            Some(_) => format!("{} · 5%: {} runs", verdict_text(m), runs_needed_cell(m)),
+            None => verdict_text(m),
+        },
     }
 }
 
@@ -228,7 +232,7 @@ where
     DB::ErrorType: 'static,
 {
     let note = if title == "Statistics" {
-        "headline per side · change: candidate / baseline, 95% CI (Welch's t on logs) · * better or worse"
+        "headline per side · change: candidate / baseline, 95% CI (Welch's t on logs) · * better or worse · 5%: runs a side to see a 5% change"
     } else {
         "from kernel tracepoints (docs/KERNEL-TRACE.md) · change: candidate / baseline, 95% CI · * better or worse"
     };
