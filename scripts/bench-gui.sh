@@ -2,11 +2,13 @@
 # GUI overhead, two measurements (docs/PERFORMANCE.md, "The lab window"):
 # 1. The same run started from the lab window (live plots on) and from the CLI, in
 #    alternating pairs on tmpfs (where overhead shows): median ratio of IOPS.
-# 2. Frame CPU time of the History tab with 10 000 runs in the database.
+# 2. Frame CPU time of the History tab with HISTORY_RUNS runs in the database (10 000).
 #   scripts/bench-gui.sh           (PAIRS=3 by default; needs xvfb-run)
+#   PAIRS=0 HISTORY_RUNS=100000 scripts/bench-gui.sh   (only the History frame time)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PAIRS=${PAIRS:-3}
+HISTORY_RUNS=${HISTORY_RUNS:-10000}
 command -v xvfb-run >/dev/null || { echo "install xvfb (apt-get install xvfb xauth)" >&2; exit 2; }
 # The autopilot drives the window: tooling, enabled only in this build.
 cargo build --release --quiet -p fsynclab --features autopilot
@@ -37,17 +39,23 @@ for ((i = 1; i <= PAIRS; i++)); do
     ratios+=("$r")
     printf 'pair %d: gui %.0f IOPS, cli %.0f IOPS, gui/cli %s\n' "$i" "$g" "$c" "$r"
 done
-python3 -c "import statistics,sys; print('median gui/cli', statistics.median(map(float, sys.argv[1:])))" "${ratios[@]}"
+if ((PAIRS > 0)); then
+    python3 -c "import statistics,sys; print('median gui/cli', statistics.median(map(float, sys.argv[1:])))" "${ratios[@]}"
+else
+    # The History part needs runs to copy: one short real run.
+    "$BIN" --db "$DB" run --quiet --target "$T" --file-size 1m >/dev/null
+fi
 
-echo "# History tab frame time with 10 000 runs"
-python3 - "$DB" <<'PY'
+echo "# History tab frame time with $HISTORY_RUNS runs"
+python3 - "$DB" "$HISTORY_RUNS" <<'PY'
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
+want = int(sys.argv[2])
 cols = [r[1] for r in db.execute("PRAGMA table_info(runs)") if r[1] != "id"]
 n = db.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
 sel = ",".join(cols)
-while n < 10000:
-    db.execute(f"INSERT INTO runs ({sel}) SELECT {sel} FROM runs LIMIT ?", (min(n, 10000 - n),))
+while n < want:
+    db.execute(f"INSERT INTO runs ({sel}) SELECT {sel} FROM runs LIMIT ?", (min(n, want - n),))
     n = db.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
 db.commit()
 print("runs in database:", n)

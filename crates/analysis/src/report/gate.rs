@@ -50,11 +50,12 @@ pub fn gate_text(c: &Comparison, o: &GateOutcome) -> String {
     let column = |name: &str| name.chars().take(10).collect::<String>();
     let _ = writeln!(
         out,
-        "  {:<30} {:>10} {:>10}  {:<26}",
+        "  {:<30} {:>10} {:>10}  {:<26} {:<9} verdict",
         "metric",
         column(&c.baseline.name),
         column(&c.candidate.name),
-        "ratio [95% CI]"
+        "ratio [95% CI]",
+        "p"
     );
     let value = |v: Option<f64>| v.map_or_else(|| format!("{:>10}", "-"), num);
     for check in &o.checks {
