@@ -54,8 +54,10 @@ want = int(sys.argv[2])
 cols = [r[1] for r in db.execute("PRAGMA table_info(runs)") if r[1] != "id"]
 n = db.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
 sel = ",".join(cols)
+# Each copy gets its own uuid (the column is unique).
+src = ",".join("lower(hex(randomblob(16)))" if c == "uuid" else c for c in cols)
 while n < want:
-    db.execute(f"INSERT INTO runs ({sel}) SELECT {sel} FROM runs LIMIT ?", (min(n, want - n),))
+    db.execute(f"INSERT INTO runs ({sel}) SELECT {src} FROM runs LIMIT ?", (min(n, want - n),))
     n = db.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
 db.commit()
 print("runs in database:", n)

@@ -9,7 +9,7 @@ SCALE=${SCALE:-0.02}
 REPEAT=${REPEAT:-3}
 [[ $(id -u) == 0 ]] || { echo "needs root (mkfs.btrfs, losetup, mount)" >&2; exit 2; }
 command -v mkfs.btrfs >/dev/null || { echo "install btrfs-progs" >&2; exit 2; }
-cargo build --release --quiet
+cargo build --release --quiet -p fsynclab
 BIN=$PWD/target/release/fsynclab
 WORK=$(mktemp -d /var/tmp/fsynclab-example.XXXXXX)
 DB=$WORK/example.sqlite

@@ -93,6 +93,22 @@ pub fn verdict_text(m: &MetricComparison) -> String {
     }
 }
 
+/// [`verdict_text`] for a table whose change column already shows the interval: `no
+/// significant difference (n=3)` without it.
+pub fn verdict_brief(m: &MetricComparison) -> String {
+    match m.verdict {
+        Verdict::NoSignificantDifference => {
+            let (nb, nc) = runs(m);
+            if nb == nc {
+                format!("no significant difference (n={nb})")
+            } else {
+                format!("no significant difference (n={nb} and {nc})")
+            }
+        }
+        _ => verdict_text(m),
+    }
+}
+
 /// `to see a 5 % change in sync p99 here you need 9 runs per side`, when the spread was
 /// measurable.
 pub fn power_text(m: &MetricComparison) -> Option<String> {

@@ -10,7 +10,7 @@ use super::style::{
     ALERT, BASE, CAND_TEXT, GOOD, INK, MUTED, PAD, RULE, STRIPE, Scale, fit, fmt_value, text_width,
 };
 use crate::analysis::{Comparison, MetricComparison, Verdict, metric};
-use crate::report::verdict::{change_text, ratio_text, runs_needed_cell, verdict_text};
+use crate::report::verdict::{change_text, ratio_text, runs_needed_cell, verdict_brief};
 
 /// One row of the statistics table.
 #[derive(Debug)]
@@ -43,8 +43,8 @@ fn stat_row(metric_name: String, m: &MetricComparison) -> StatRow {
         verdict: m.verdict,
         words: match m.runs_needed_for_5pct {
             // The runs a 5 % change needs, where the spread was measurable.
-            Some(_) => format!("{} · 5%: {} runs", verdict_text(m), runs_needed_cell(m)),
-            None => verdict_text(m),
+            Some(_) => format!("{} · 5%: {} runs", verdict_brief(m), runs_needed_cell(m)),
+            None => verdict_brief(m),
         },
     }
 }
