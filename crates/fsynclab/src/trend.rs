@@ -30,8 +30,11 @@ pub struct TrendArgs {
     #[arg(long, default_value = "iops")]
     pub metric: String,
     /// Print JSON.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "markdown")]
     pub json: bool,
+    /// Print a Markdown report (segments and change points in tables).
+    #[arg(long)]
+    pub markdown: bool,
 }
 
 /// `fsynclab trend`.
@@ -79,6 +82,8 @@ pub fn trend(db: &Option<PathBuf>, args: TrendArgs) -> Result<u8, CliError> {
     };
     if args.json {
         super::launch::print_json(&report::trend_json(&trend))?;
+    } else if args.markdown {
+        out!("{}", report::trend_markdown(&trend, &of.join(", ")));
     } else if trend.points.is_empty() {
         outln!(
             "no finished run of {} has {}; `fsynclab list` shows the stored runs",

@@ -192,6 +192,13 @@ fn mean(values: &[f64]) -> f64 {
 fn differs(before: &RunRow, after: &RunRow) -> Vec<MetaRow> {
     let text = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
     let threads = |r: &RunRow| r.threads.map_or("-".into(), |t| t.to_string());
+    // Per-mount and per-superblock options together: btrfs' `ssd` is a superblock option.
+    let options = |r: &RunRow| match (&r.mount_options, &r.super_options) {
+        (None, None) => "-".to_string(),
+        (m, s) => {
+            crate::probe::merged_options(m.as_deref().unwrap_or(""), s.as_deref().unwrap_or(""))
+        }
+    };
     [
         (
             "kernel",
@@ -199,11 +206,7 @@ fn differs(before: &RunRow, after: &RunRow) -> Vec<MetaRow> {
             text(&after.kernel_release),
         ),
         ("filesystem", text(&before.fs_type), text(&after.fs_type)),
-        (
-            "mount options",
-            text(&before.mount_options),
-            text(&after.mount_options),
-        ),
+        ("mount options", options(before), options(after)),
         ("device", text(&before.device), text(&after.device)),
         ("kind", before.kind.clone(), after.kind.clone()),
         ("preset", text(&before.preset), text(&after.preset)),

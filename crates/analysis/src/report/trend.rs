@@ -119,6 +119,93 @@ pub fn trend_text(t: &Trend, of: &str) -> String {
     out
 }
 
+/// The trend as a Markdown report: what it covers, the segments, and a table of the change
+/// points with what differs either side.
+pub fn trend_markdown(t: &Trend, of: &str) -> String {
+    let mut out = String::new();
+    let unit = if t.unit.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", t.unit)
+    };
+    let _ = writeln!(
+        out,
+        "# {}{unit} of {of}
+",
+        t.label
+    );
+    let _ = writeln!(
+        out,
+        "{} finished runs, {}. Change points: binary segmentation on the logarithms, each split \
+         significant after a Bonferroni correction (docs/STATISTICS.md).\n",
+        t.points.len(),
+        span(&t.points)
+    );
+    let mut bounds: Vec<usize> = vec![0];
+    bounds.extend(t.change_points.iter().map(|c| c.index));
+    bounds.push(t.points.len());
+    let _ = writeln!(
+        out,
+        "## Segments\n\n| runs | from | to | geometric mean |\n|---:|---|---|---:|"
+    );
+    for w in bounds.windows(2) {
+        let seg = &t.points[w[0]..w[1]];
+        if let (Some(first), Some(last)) = (seg.first(), seg.last()) {
+            let _ = writeln!(
+                out,
+                "| {} | run {} ({}) | run {} ({}) | {:.2} |",
+                seg.len(),
+                first.run_id,
+                fmt_utc_ms(first.created_at_ms),
+                last.run_id,
+                fmt_utc_ms(last.created_at_ms),
+                level(seg)
+            );
+        }
+    }
+    let _ = writeln!(out, "\n## Change points\n");
+    if t.change_points.is_empty() {
+        let _ = writeln!(out, "None found.");
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "| between runs | after / before [95% CI] | verdict | runs before / after | what differs |\n|---|---:|---|---:|---|"
+    );
+    for c in &t.change_points {
+        let ratio = match (c.ratio, c.ratio_ci95) {
+            (Some(r), Some((low, high))) => format!(
+                "{} [{}, {}]",
+                fmt_ratio(r),
+                fmt_ratio(low).trim_end_matches('×'),
+                fmt_ratio(high).trim_end_matches('×')
+            ),
+            (Some(r), None) => fmt_ratio(r),
+            _ => "no ratio (a value is 0)".into(),
+        };
+        let differs: Vec<String> = c
+            .differs
+            .iter()
+            .map(|d| format!("{}: {} → {}", d.field, d.baseline, d.candidate))
+            .collect();
+        let _ = writeln!(
+            out,
+            "| {} → {} | {ratio} | {} | {} / {} | {} |",
+            c.before_run,
+            c.after_run,
+            if c.better { "better" } else { "worse" },
+            c.runs.0,
+            c.runs.1,
+            if differs.is_empty() {
+                "nothing recorded".to_string()
+            } else {
+                differs.join("; ").replace('|', "\\|")
+            }
+        );
+    }
+    out
+}
+
 /// `trend --json`: `{"schema_version", "metric", "label", "unit", "direction", "points",
 /// "without_metric", "change_points"}`.
 pub fn trend_json(t: &Trend) -> serde_json::Value {

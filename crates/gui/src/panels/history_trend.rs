@@ -123,6 +123,11 @@ fn plot(ui: &mut egui::Ui, t: &Trend) {
     let mut bounds = vec![0];
     bounds.extend(t.change_points.iter().map(|c| c.index));
     bounds.push(values.len());
+    let (points_color, level_color) = (
+        ui.visuals().hyperlink_color,
+        ui.visuals().strong_text_color(),
+    );
+    let change_color = ui.visuals().warn_fg_color;
     Plot::new("history-trend")
         .height(260.0)
         .x_axis_label("run, oldest → newest")
@@ -139,17 +144,29 @@ fn plot(ui: &mut egui::Ui, t: &Trend) {
             Some(format!("run {id}\n{}", egui_plot::format_number(p.y, 3)))
         })
         .show(ui, |plot_ui| {
-            plot_ui.points(Points::new("runs", PlotPoints::from(points)).radius(3.0));
+            plot_ui.points(
+                Points::new("runs", PlotPoints::from(points))
+                    .radius(3.0)
+                    .color(points_color),
+            );
             for w in bounds.windows(2) {
                 let (from, to) = (w[0], w[1]);
                 if from < to {
                     let y = level(&values[from..to]);
                     let seg = vec![[from as f64, y], [(to - 1) as f64, y]];
-                    plot_ui.line(Line::new("segment level", seg).width(2.0));
+                    plot_ui.line(
+                        Line::new("segment level", seg)
+                            .width(2.0)
+                            .color(level_color),
+                    );
                 }
             }
             for c in &t.change_points {
-                plot_ui.vline(VLine::new("change point", c.index as f64 - 0.5).width(1.5));
+                plot_ui.vline(
+                    VLine::new("change point", c.index as f64 - 0.5)
+                        .width(1.5)
+                        .color(change_color),
+                );
             }
             if t.points.len() == 1 {
                 plot_ui.hline(HLine::new("value", values[0]));
