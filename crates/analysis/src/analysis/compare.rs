@@ -219,10 +219,10 @@ fn verdict_of(direction: Direction, test: Option<&RatioTest>, min_runs: usize) -
     if (test.ratio - 1.0).abs() * 100.0 < DEFAULT_MIN_CHANGE_PCT {
         return Verdict::BelowMinChange;
     }
-    let higher = test.ratio > 1.0;
-    match (direction, higher) {
-        (Direction::HigherIsBetter, true) | (Direction::LowerIsBetter, false) => Verdict::Better,
-        _ => Verdict::Worse,
+    if direction.better(test.ratio > 1.0) {
+        Verdict::Better
+    } else {
+        Verdict::Worse
     }
 }
 

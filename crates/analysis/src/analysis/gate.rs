@@ -16,7 +16,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::metrics::{Direction, METRICS, metric};
+use super::metrics::{METRICS, metric};
 use super::ratio::DEFAULT_MIN_CHANGE_PCT;
 use super::rows::{Comparison, MetricComparison, Verdict};
 
@@ -236,12 +236,8 @@ fn check(m: &MetricComparison, point: Option<f64>, min_change_pct: Option<f64>) 
         (Verdict::TooFewRuns, _) => GateVerdict::TooFewRuns,
         (_, Some(_)) if !significant => GateVerdict::NoSignificantDifference,
         (_, Some(r)) if (r - 1.0).abs() * 100.0 < min => GateVerdict::BelowMinChange,
-        (_, Some(r)) => match (m.direction, r > 1.0) {
-            (Direction::HigherIsBetter, true) | (Direction::LowerIsBetter, false) => {
-                GateVerdict::Better
-            }
-            _ => GateVerdict::Worse,
-        },
+        (_, Some(r)) if m.direction.better(r > 1.0) => GateVerdict::Better,
+        (_, Some(_)) => GateVerdict::Worse,
     };
     GateCheck {
         key: m.key.clone(),

@@ -18,6 +18,13 @@ pub enum Direction {
     LowerIsBetter,
 }
 
+impl Direction {
+    /// Whether a change upwards (`up`: a ratio above 1) is for the better.
+    pub fn better(self, up: bool) -> bool {
+        up == (self == Direction::HigherIsBetter)
+    }
+}
+
 /// How a side's headline value is formed from its runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -162,7 +162,7 @@ pub fn trend(rows: &[&RunRow], key: &str) -> Option<Trend> {
             ratio: test.map(|t| t.ratio),
             ratio_ci95: test.and_then(|t| t.ci95),
             p_value,
-            better: up == (direction == Direction::HigherIsBetter),
+            better: direction.better(up),
             differs: differs(before, after),
         });
     }

@@ -17,16 +17,10 @@ use super::verdict::fmt_p as p_text;
 
 /// `0.00470× [0.00420, 0.00526] -99.5%`, or `-` without a ratio.
 fn check_ratio(c: &GateCheck) -> String {
+    let text = super::verdict::ratio_ci_text(c.ratio, c.ratio_ci95);
     match (c.ratio, c.ratio_ci95) {
-        (Some(r), Some((low, high))) => format!(
-            "{} [{}, {}] {:+.1}%",
-            super::verdict::fmt_ratio(r),
-            super::verdict::fmt_ratio(low).trim_end_matches('×'),
-            super::verdict::fmt_ratio(high).trim_end_matches('×'),
-            (r - 1.0) * 100.0
-        ),
-        (Some(r), None) => super::verdict::fmt_ratio(r),
-        _ => "-".into(),
+        (Some(r), Some(_)) => format!("{text} {:+.1}%", (r - 1.0) * 100.0),
+        _ => text,
     }
 }
 

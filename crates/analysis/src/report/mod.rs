@@ -39,8 +39,9 @@ pub use sysbench::{sysbench_json, sysbench_text};
 pub use text::{
     kernel_settings_text, run_json, run_line, summary_text, unfinished_run_json, where_line,
 };
-pub use trend::{trend_json, trend_markdown, trend_text};
+pub use trend::{change_ratio_text, trend_json, trend_markdown, trend_text};
 pub use units::{fmt_bytes_per_sec, fmt_ns};
 pub use verdict::{
-    change_text, fmt_p, fmt_ratio, power_text, ratio_text, runs_needed_cell, verdict_text,
+    change_text, fmt_p, fmt_ratio, power_text, ratio_ci_text, ratio_text, runs_needed_cell,
+    verdict_brief, verdict_text,
 };

@@ -4,8 +4,16 @@
 use std::fmt::Write as _;
 
 use super::listing::fmt_utc_ms;
-use super::verdict::fmt_ratio;
-use crate::analysis::{Trend, TrendPoint};
+use super::verdict::ratio_ci_text;
+use crate::analysis::{ChangePoint, Trend, TrendPoint};
+
+/// A change point's ratio with its interval, or why there is none.
+pub fn change_ratio_text(c: &ChangePoint) -> String {
+    match c.ratio {
+        Some(_) => ratio_ci_text(c.ratio, c.ratio_ci95),
+        None => "no ratio (a value is 0)".into(),
+    }
+}
 
 /// `runs 1 … 30 (2026-12-01 10:00 → 2026-12-06 09:12)`.
 fn span(points: &[TrendPoint]) -> String {
@@ -83,15 +91,8 @@ pub fn trend_text(t: &Trend, of: &str) -> String {
     let _ = writeln!(out, "\nchange points ({}):", t.change_points.len());
     for c in &t.change_points {
         let ratio = match (c.ratio, c.ratio_ci95) {
-            (Some(r), Some((low, high))) => format!(
-                "{} [{}, {}] {:+.1}%",
-                fmt_ratio(r),
-                fmt_ratio(low).trim_end_matches('×'),
-                fmt_ratio(high).trim_end_matches('×'),
-                (r - 1.0) * 100.0
-            ),
-            (Some(r), None) => fmt_ratio(r),
-            _ => "no ratio (a value is 0)".into(),
+            (Some(r), Some(_)) => format!("{} {:+.1}%", change_ratio_text(c), (r - 1.0) * 100.0),
+            _ => change_ratio_text(c),
         };
         let when = fmt_utc_ms(t.points[c.index].created_at_ms);
         let _ = writeln!(
@@ -173,16 +174,7 @@ pub fn trend_markdown(t: &Trend, of: &str) -> String {
         "| between runs | after / before [95% CI] | verdict | runs before / after | what differs |\n|---|---:|---|---:|---|"
     );
     for c in &t.change_points {
-        let ratio = match (c.ratio, c.ratio_ci95) {
-            (Some(r), Some((low, high))) => format!(
-                "{} [{}, {}]",
-                fmt_ratio(r),
-                fmt_ratio(low).trim_end_matches('×'),
-                fmt_ratio(high).trim_end_matches('×')
-            ),
-            (Some(r), None) => fmt_ratio(r),
-            _ => "no ratio (a value is 0)".into(),
-        };
+        let ratio = change_ratio_text(c);
         let differs: Vec<String> = c
             .differs
             .iter()

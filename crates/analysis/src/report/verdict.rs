@@ -22,7 +22,13 @@ fn sig3(v: f64) -> String {
 /// `0.00470× [0.00420, 0.00526]`, or the ratio alone without an interval; `-` without a
 /// ratio.
 pub fn ratio_text(m: &MetricComparison) -> String {
-    match (m.ratio, m.ratio_ci95) {
+    ratio_ci_text(m.ratio, m.ratio_ci95)
+}
+
+/// A ratio and its interval: `0.00470× [0.00420, 0.00526]`, the ratio alone without an
+/// interval, `-` without a ratio (a gate check, a trend's change point).
+pub fn ratio_ci_text(ratio: Option<f64>, ci: Option<(f64, f64)>) -> String {
+    match (ratio, ci) {
         (Some(r), Some((low, high))) => format!("{} [{}, {}]", fmt_ratio(r), sig3(low), sig3(high)),
         (Some(r), None) => fmt_ratio(r),
         _ => "-".into(),

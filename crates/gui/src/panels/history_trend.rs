@@ -193,17 +193,11 @@ fn change_points(ui: &mut egui::Ui, t: &Trend) {
             ui.end_row();
             for c in &t.change_points {
                 ui.label(format!("{} → {}", c.before_run, c.after_run));
-                let ratio = match (c.ratio, c.ratio_ci95) {
-                    (Some(r), Some((low, high))) => format!(
-                        "{} [{}, {}] {}",
-                        report::fmt_ratio(r),
-                        report::fmt_ratio(low).trim_end_matches('×'),
-                        report::fmt_ratio(high).trim_end_matches('×'),
-                        if c.better { "better" } else { "worse" }
-                    ),
-                    (Some(r), None) => report::fmt_ratio(r),
-                    _ => "no ratio (a value is 0)".into(),
-                };
+                let ratio = format!(
+                    "{} {}",
+                    report::change_ratio_text(c),
+                    if c.better { "better" } else { "worse" }
+                );
                 ui.label(ratio);
                 ui.label(format!("{} / {}", c.runs.0, c.runs.1));
                 let differs: Vec<String> = c
