@@ -182,35 +182,29 @@ fn change_points(ui: &mut egui::Ui, t: &Trend) {
         );
         return;
     }
-    egui::Grid::new("history-trend-changes")
-        .striped(true)
-        .num_columns(4)
-        .show(ui, |ui| {
+    // One block per change point: a line of figures, then what differs, one wrapped line a
+    // field (a mount option list is long; a grid cell would run under the details panel).
+    for c in &t.change_points {
+        ui.separator();
+        ui.horizontal_wrapped(|ui| {
             ui.strong("between runs");
+            ui.label(format!("{} → {}", c.before_run, c.after_run));
             ui.strong("change [95% CI]");
+            ui.label(format!(
+                "{} {}",
+                report::change_ratio_text(c),
+                if c.better { "better" } else { "worse" }
+            ));
             ui.strong("runs before / after");
-            ui.strong("what differs");
-            ui.end_row();
-            for c in &t.change_points {
-                ui.label(format!("{} → {}", c.before_run, c.after_run));
-                let ratio = format!(
-                    "{} {}",
-                    report::change_ratio_text(c),
-                    if c.better { "better" } else { "worse" }
-                );
-                ui.label(ratio);
-                ui.label(format!("{} / {}", c.runs.0, c.runs.1));
-                let differs: Vec<String> = c
-                    .differs
-                    .iter()
-                    .map(|d| format!("{}: {} → {}", d.field, d.baseline, d.candidate))
-                    .collect();
-                ui.label(if differs.is_empty() {
-                    "nothing recorded".to_string()
-                } else {
-                    differs.join("; ")
-                });
-                ui.end_row();
-            }
+            ui.label(format!("{} / {}", c.runs.0, c.runs.1));
         });
+        if c.differs.is_empty() {
+            ui.label("what differs: nothing recorded");
+        }
+        for d in &c.differs {
+            ui.add(
+                egui::Label::new(format!("{}: {} → {}", d.field, d.baseline, d.candidate)).wrap(),
+            );
+        }
+    }
 }
