@@ -88,6 +88,18 @@ fn trend_inputs_are_checked() {
             predicate::str::contains("--metric \"latency\"")
                 .and(predicate::str::contains("sync_p99_us")),
         );
+    // A pasted text longer than anything stored matches nothing (SQLite refused it as a
+    // pattern once: a database error, exit 1).
+    let long = "x".repeat(100_000);
+    lab.cmd()
+        .args(["trend", "--filter", &long])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("no finished run of filter"));
+    lab.cmd()
+        .args(["list", "--filter", &long])
+        .assert()
+        .success();
     lab.cmd()
         .args(["trend", "--label", "nothing-here"])
         .assert()

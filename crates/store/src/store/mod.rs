@@ -56,7 +56,7 @@ pub use open::race;
 pub use open::{OpenMode, STREAM_BUSY_TIMEOUT};
 pub use origin::{OriginKind, RunOrigin};
 pub use progress::{CleanOutcome, ForeignDatabase, RunDir, RunProgress, WRITE_PATIENCE};
-pub use query::{RunFilter, RunRow, StoredRun};
+pub use query::{MAX_FILTER_BYTES, RunFilter, RunRow, StoredRun};
 pub use runs::{Experiment, NewRun};
 
 use std::cell::RefCell;

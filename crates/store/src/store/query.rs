@@ -224,6 +224,9 @@ fn opt_u64_at(row: &Row<'_>, column: usize) -> rusqlite::Result<Option<u64>> {
         .transpose()
 }
 
+/// Longest filter text that can match a run: a target path's limit.
+pub const MAX_FILTER_BYTES: usize = 4096;
+
 /// `%text%` for LIKE, with the wildcards in `text` escaped (ESCAPE '\').
 fn like_pattern(prefix: &str, text: &str, suffix: &str) -> String {
     let mut out = String::from(prefix);
@@ -254,6 +257,16 @@ struct Detail {
 impl Store {
     /// Runs matching `filter`, newest first.
     pub fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunRow>, StoreError> {
+        // No column the text is matched against holds more than a path (4096 bytes): a
+        // longer text matches nothing, and SQLite refuses a LIKE pattern past 50 000 bytes
+        // ("pattern too complex"), which a pasted text must not turn into an error.
+        if filter
+            .text
+            .as_ref()
+            .is_some_and(|t| t.len() > MAX_FILTER_BYTES)
+        {
+            return Ok(Vec::new());
+        }
         let mut clauses: Vec<&str> = Vec::new();
         let mut args: Vec<Value> = Vec::new();
         if let Some(text) = &filter.text {
