@@ -35,6 +35,14 @@ pub struct TrendArgs {
     /// Print a Markdown report (segments and change points in tables).
     #[arg(long)]
     pub markdown: bool,
+    /// Write the trend to a file instead: .png, .svg, .md (writes the PNG beside it), .csv
+    /// (one row per run) or .json.
+    #[arg(long, short, conflicts_with_all = ["json", "markdown"])]
+    pub out: Option<PathBuf>,
+    /// With --out: replace an existing file (a symlink there is replaced, never written
+    /// through).
+    #[arg(long, requires = "out")]
+    pub force: bool,
 }
 
 /// `fsynclab trend`.
@@ -63,6 +71,10 @@ pub fn trend(db: &Option<PathBuf>, args: TrendArgs) -> Result<u8, CliError> {
              TEXT (see fsynclab list)"
         )));
     }
+    let output_error = |e: report::OutputError| CliError::usage_if(e.is_usage(), e);
+    if let Some(out) = &args.out {
+        report::report_format(out).map_err(output_error)?;
+    }
     let store = open_store(db, OpenMode::ReadOnly)?;
     let filter = RunFilter {
         text: args.filter,
@@ -80,10 +92,16 @@ pub fn trend(db: &Option<PathBuf>, args: TrendArgs) -> Result<u8, CliError> {
             args.metric
         )));
     };
-    if args.json {
+    if let Some(out) = &args.out {
+        let files = report::trend_files(&trend, &of.join(", "), out).map_err(output_error)?;
+        report::write_report_files(&files, args.force).map_err(output_error)?;
+        for (path, _) in &files {
+            errln!("wrote {}", path.display());
+        }
+    } else if args.json {
         super::launch::print_json(&report::trend_json(&trend))?;
     } else if args.markdown {
-        out!("{}", report::trend_markdown(&trend, &of.join(", ")));
+        out!("{}", report::trend_markdown(&trend, &of.join(", "), None));
     } else if trend.points.is_empty() {
         outln!(
             "no finished run of {} has {}; `fsynclab list` shows the stored runs",

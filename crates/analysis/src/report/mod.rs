@@ -22,7 +22,7 @@ mod verdict;
 pub use crate::probe::merged_options;
 pub use compare::{compare_csv, compare_json, compare_markdown, compare_table, num as fmt_num};
 pub use gate::{compare_gate_json, gate_text};
-pub use image::{ImageFormat, ImageOptions, ReportError, render_comparison};
+pub use image::{ImageFormat, ImageOptions, ReportError, render_comparison, render_trend};
 pub use imported::{imported_line, imported_section, origin_lines};
 pub use kernel::kernel_rows;
 pub use kinds::{
@@ -39,7 +39,10 @@ pub use sysbench::{sysbench_json, sysbench_text};
 pub use text::{
     kernel_settings_text, run_json, run_line, summary_text, unfinished_run_json, where_line,
 };
-pub use trend::{change_ratio_text, trend_json, trend_markdown, trend_text};
+pub use trend::{
+    change_ratio_text, segment_levels, trend_csv, trend_files, trend_json, trend_markdown,
+    trend_text,
+};
 pub use units::{fmt_bytes_per_sec, fmt_ns};
 pub use verdict::{
     change_text, fmt_p, fmt_ratio, power_text, ratio_ci_text, ratio_text, runs_needed_cell,

@@ -2,8 +2,11 @@
 //! with the runs either side, the ratio of the segments with its interval, and what differs.
 
 use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
 
+use super::image::ImageFormat;
 use super::listing::fmt_utc_ms;
+use super::output::OutputError;
 use super::verdict::ratio_ci_text;
 use crate::analysis::{ChangePoint, Trend, TrendPoint};
 
@@ -40,6 +43,18 @@ fn level(points: &[TrendPoint]) -> f64 {
     }
 }
 
+/// Each segment between change points: (first index, end index, geometric mean).
+pub fn segment_levels(t: &Trend) -> Vec<(usize, usize, f64)> {
+    let mut bounds: Vec<usize> = vec![0];
+    bounds.extend(t.change_points.iter().map(|c| c.index));
+    bounds.push(t.points.len());
+    bounds
+        .windows(2)
+        .filter(|w| w[0] < w[1])
+        .map(|w| (w[0], w[1], level(&t.points[w[0]..w[1]])))
+        .collect()
+}
+
 /// The trend as text: what it covers (`of` names the selection: `label nightly`), each
 /// segment's level, and each change point with what differs either side.
 pub fn trend_text(t: &Trend, of: &str) -> String {
@@ -63,22 +78,10 @@ pub fn trend_text(t: &Trend, of: &str) -> String {
             t.without_metric, t.label
         );
     }
-    let mut bounds: Vec<usize> = vec![0];
-    bounds.extend(t.change_points.iter().map(|c| c.index));
-    bounds.push(t.points.len());
     let _ = writeln!(out, "\nsegments (geometric mean):");
-    for w in bounds.windows(2) {
-        let seg = &t.points[w[0]..w[1]];
-        if seg.is_empty() {
-            continue;
-        }
-        let _ = writeln!(
-            out,
-            "  {:>12.2}  {} runs  {}",
-            level(seg),
-            seg.len(),
-            span(seg)
-        );
+    for (from, to, level) in segment_levels(t) {
+        let seg = &t.points[from..to];
+        let _ = writeln!(out, "  {level:>12.2}  {} runs  {}", seg.len(), span(seg));
     }
     if t.change_points.is_empty() {
         let _ = writeln!(
@@ -122,19 +125,17 @@ pub fn trend_text(t: &Trend, of: &str) -> String {
 
 /// The trend as a Markdown report: what it covers, the segments, and a table of the change
 /// points with what differs either side.
-pub fn trend_markdown(t: &Trend, of: &str) -> String {
+pub fn trend_markdown(t: &Trend, of: &str, image_file: Option<&str>) -> String {
     let mut out = String::new();
     let unit = if t.unit.is_empty() {
         String::new()
     } else {
         format!(" ({})", t.unit)
     };
-    let _ = writeln!(
-        out,
-        "# {}{unit} of {of}
-",
-        t.label
-    );
+    let _ = writeln!(out, "# {}{unit} of {of}\n", t.label);
+    if let Some(img) = image_file {
+        let _ = writeln!(out, "![{} of {of}]({img})\n", t.label);
+    }
     let _ = writeln!(
         out,
         "{} finished runs, {}. Change points: binary segmentation on the logarithms, each split \
@@ -142,27 +143,21 @@ pub fn trend_markdown(t: &Trend, of: &str) -> String {
         t.points.len(),
         span(&t.points)
     );
-    let mut bounds: Vec<usize> = vec![0];
-    bounds.extend(t.change_points.iter().map(|c| c.index));
-    bounds.push(t.points.len());
     let _ = writeln!(
         out,
         "## Segments\n\n| runs | from | to | geometric mean |\n|---:|---|---|---:|"
     );
-    for w in bounds.windows(2) {
-        let seg = &t.points[w[0]..w[1]];
-        if let (Some(first), Some(last)) = (seg.first(), seg.last()) {
-            let _ = writeln!(
-                out,
-                "| {} | run {} ({}) | run {} ({}) | {:.2} |",
-                seg.len(),
-                first.run_id,
-                fmt_utc_ms(first.created_at_ms),
-                last.run_id,
-                fmt_utc_ms(last.created_at_ms),
-                level(seg)
-            );
-        }
+    for (from, to, level) in segment_levels(t) {
+        let (first, last) = (&t.points[from], &t.points[to - 1]);
+        let _ = writeln!(
+            out,
+            "| {} | run {} ({}) | run {} ({}) | {level:.2} |",
+            to - from,
+            first.run_id,
+            fmt_utc_ms(first.created_at_ms),
+            last.run_id,
+            fmt_utc_ms(last.created_at_ms)
+        );
     }
     let _ = writeln!(out, "\n## Change points\n");
     if t.change_points.is_empty() {
@@ -206,4 +201,56 @@ pub fn trend_json(t: &Trend) -> serde_json::Value {
         map.insert("schema_version".into(), super::JSON_SCHEMA_VERSION.into());
     }
     value
+}
+
+/// `run_id,created_at_ms,value,segment`: the trend's points, each with its segment's number
+/// (0 before the first change point).
+pub fn trend_csv(t: &Trend) -> String {
+    let mut out = String::from("run_id,created_at_ms,value,segment\n");
+    for (segment, (from, to, _)) in segment_levels(t).into_iter().enumerate() {
+        for p in &t.points[from..to] {
+            let _ = writeln!(
+                out,
+                "{},{},{},{segment}",
+                p.run_id, p.created_at_ms, p.value
+            );
+        }
+    }
+    out
+}
+
+/// The files of a trend report at `out`, by extension (`png`, `svg`, `md` with its PNG
+/// beside it, `csv`, `json`), as [`super::report_files`] makes them for a comparison.
+pub fn trend_files(
+    t: &Trend,
+    of: &str,
+    out: &Path,
+) -> Result<Vec<(PathBuf, Vec<u8>)>, OutputError> {
+    let ext = super::report_format(out)?;
+    let image = |format: ImageFormat| {
+        super::image::render_trend(t, of, format).map_err(|e| OutputError::Render(e.to_string()))
+    };
+    let text = |s: String| crate::spec::escape_control(&s).into_owned().into_bytes();
+    Ok(match ext.as_str() {
+        "csv" => vec![(out.to_path_buf(), text(trend_csv(t)))],
+        "json" => vec![(out.to_path_buf(), text(trend_json(t).to_string()))],
+        "png" => vec![(out.to_path_buf(), image(ImageFormat::Png)?)],
+        "svg" => {
+            let svg = String::from_utf8_lossy(&image(ImageFormat::Svg)?).into_owned();
+            vec![(out.to_path_buf(), text(svg))]
+        }
+        _ => {
+            let png = out.with_extension("png");
+            let name = png
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or("trend.png")
+                .to_string();
+            let bytes = image(ImageFormat::Png)?;
+            vec![
+                (png, bytes),
+                (out.to_path_buf(), text(trend_markdown(t, of, Some(&name)))),
+            ]
+        }
+    })
 }

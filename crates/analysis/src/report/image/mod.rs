@@ -11,6 +11,7 @@ mod glyphs;
 mod header;
 mod style;
 mod tables;
+mod trend;
 
 use image::ImageEncoder;
 use plotters::coord::Shift;
@@ -20,6 +21,7 @@ use crate::analysis::{Comparison, MetricComparison, SideSummary};
 use charts::{Axis, Bar, DrawResult, LineChart, bar_chart, line_chart};
 use glyphs::GlyphFixed;
 use style::{Scale, fmt_si};
+pub use trend::render_trend;
 
 /// Output format of [`render_comparison`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
