@@ -8,7 +8,7 @@ use super::{CliError, open_store};
 use fsynclab::metrics::RunStatus;
 use fsynclab::report;
 use fsynclab::spec;
-use fsynclab::store::{OpenMode, RunFilter};
+use fsynclab::store::{MAX_FILTER_BYTES, OpenMode, RunFilter};
 
 /// Arguments of `fsynclab list`.
 #[derive(Debug, Args)]
@@ -57,8 +57,22 @@ pub struct PresetsArgs {
     pub json: bool,
 }
 
+/// Refuses a `--filter` longer than anything stored could match (a pasted file, say), with
+/// exit 2 naming the flag instead of the database's "pattern too complex".
+pub(crate) fn check_filter(filter: &Option<String>) -> Result<(), CliError> {
+    match filter {
+        Some(text) if text.len() > MAX_FILTER_BYTES => Err(CliError::usage(anyhow::anyhow!(
+            "--filter is {} bytes; use at most {MAX_FILTER_BYTES} (no stored label, preset, \
+             target, filesystem, kernel or tag is longer)",
+            text.len()
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// `fsynclab list`.
 pub fn list(db: &Option<PathBuf>, args: ListArgs) -> Result<u8, CliError> {
+    check_filter(&args.filter)?;
     let status = match &args.status {
         Some(s) => Some(RunStatus::parse(s).ok_or_else(|| {
             CliError::usage(anyhow::anyhow!(

@@ -47,6 +47,7 @@ pub struct TrendArgs {
 
 /// `fsynclab trend`.
 pub fn trend(db: &Option<PathBuf>, args: TrendArgs) -> Result<u8, CliError> {
+    super::browse::check_filter(&args.filter)?;
     let keys: Vec<&str> = TREND_METRICS.iter().map(|m| m.0).collect();
     if !keys.contains(&args.metric.as_str()) {
         return Err(CliError::usage(anyhow::anyhow!(
