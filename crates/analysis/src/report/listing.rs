@@ -116,10 +116,12 @@ pub fn runs_table(rows: &[RunRow], width: ListWidth) -> String {
                 .filter(|_| measured)
                 .map(fmt_bytes_per_sec)
                 .unwrap_or_else(|| "-".into()),
-            r.sync_p99_ns
-                .filter(|_| measured)
-                .map(|n| fmt_ns(n as f64))
-                .unwrap_or_else(|| "-".into()),
+            match r.sync_p99_ns {
+                Some(n) if measured => fmt_ns(n as f64),
+                // Finished without syncs: O_SYNC/O_DSYNC writes or no sync at all.
+                None if measured => "—".into(),
+                _ => "-".into(),
+            },
             opt_f(r.flushes_per_sync, 2),
         );
     }

@@ -318,16 +318,24 @@ pub fn run_line(r: &RunResult) -> String {
     if let Some(line) = super::kinds::kind_line(r) {
         return format!("run {} {} · {line}{busy}", r.id, r.status.as_str());
     }
+    // Without syncs (O_SYNC/O_DSYNC writes, no sync) there is no sync latency to print.
+    let sync = if r.syncs == 0 {
+        "sync —".to_string()
+    } else {
+        format!(
+            "sync p50 {} p99 {}",
+            fmt_ns(s.sync_lat.p50_ns as f64),
+            fmt_ns(s.sync_lat.p99_ns as f64)
+        )
+    };
     format!(
-        "run {} {} · {} threads, bs {} · {:.0} IOPS · {} · sync p50 {} p99 {}{flushes}{busy}",
+        "run {} {} · {} threads, bs {} · {:.0} IOPS · {} · {sync}{flushes}{busy}",
         r.id,
         r.status.as_str(),
         r.spec.threads,
         crate::spec::format_size(r.spec.block_size),
         s.iops,
         fmt_bytes_per_sec(s.mib_per_sec),
-        fmt_ns(s.sync_lat.p50_ns as f64),
-        fmt_ns(s.sync_lat.p99_ns as f64),
     )
 }
 

@@ -113,3 +113,28 @@ fn trend_inputs_are_checked() {
             "no finished run of label nothing-here",
         ));
 }
+
+#[test]
+fn runs_without_syncs_show_no_sync_latency_not_zero() {
+    // Issue 31: O_DSYNC writes (no sync calls) listed "sync p99 0 ns".
+    let lab = Lab::new();
+    let run = lab.run_json(&[
+        "--file-size",
+        "256k",
+        "--sync",
+        "none",
+        "--open-flags",
+        "dsync",
+    ]);
+    let id = run["id"].as_i64().unwrap();
+    let out = lab.cmd().args(["list"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with(&format!("{id} ")))
+        .unwrap_or_else(|| panic!("no row for run {id}: {text}"));
+    assert!(line.contains('—') && !line.contains("0 ns"), "{line}");
+    let v = json_of(&lab.cmd().args(["list", "--json"]).output().unwrap().stdout);
+    assert!(v["runs"][0]["sync_p99_ns"].is_null(), "{v}");
+    assert!(v["runs"][0]["sync_p50_ns"].is_null(), "{v}");
+}

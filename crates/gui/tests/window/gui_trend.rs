@@ -76,3 +76,35 @@ fn a_labels_trend_shows_its_change_point_and_what_differs() {
     h.run_steps(3);
     assert!(h.query_by_label("8 of 9 runs shown").is_some());
 }
+
+#[test]
+fn history_shows_o_dsync_as_the_sync_and_no_sync_latency() {
+    // Issue 31: History's sync column said "none" for O_DSYNC writes, sync p99 "0 ns".
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("dsync.sqlite");
+    let target = dir.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let store = Store::open(&db).unwrap();
+    let spec = WorkloadSpec {
+        threads: 1,
+        file_size: 128 << 10,
+        sync: SyncMethod::None,
+        open_flags: fsynclab::spec::OpenFlags {
+            dsync: true,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    gui_common::record_run(&store, &target, "dsync", spec);
+    drop(store);
+    let mut h = gui_common::harness_on(&db, Tab::History);
+    wait_for(&mut h, "one row", |a| a.cache.runs.len() == 1);
+    assert!(
+        h.query_by_label("O_DSYNC").is_some(),
+        "the sync column names O_DSYNC"
+    );
+    assert!(
+        h.query_all_by_label("0 ns").next().is_none(),
+        "no sync latency of 0 ns is shown"
+    );
+}

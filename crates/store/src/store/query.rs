@@ -75,8 +75,9 @@ pub struct RunRow {
     /// columns of `runs`; the workload is in `show`).
     #[serde(skip)]
     pub threads: Option<u32>,
-    /// How writes are made durable (`fsync`, `fdatasync`, `none`...; a smallfiles run's
-    /// file sync), from the stored workload. Not in `list --json`, as `threads`.
+    /// How writes are made durable (`fsync`, `fdatasync`, `O_SYNC`, `O_DSYNC` for writes
+    /// opened so, `none`...; a smallfiles run's file sync), from the stored workload. Not in
+    /// `list --json`, as `threads`.
     #[serde(skip)]
     pub sync: Option<String>,
     /// The superblock options of the target's mount (btrfs `ssd`/`nossd`, ext4
@@ -141,7 +142,9 @@ const ROW_SELECT: &str = "SELECT r.id, r.experiment_id, r.label, \
      r.syncs, r.iops, r.mib_per_sec, r.write_p99_ns, r.sync_p50_ns, r.sync_p99_ns, \
      r.flushes_per_sync, r.progress_t_ms, r.progress_writes, r.uuid, \
      json_extract(r.spec_json, '$.threads'), \
-     CASE r.kind WHEN 'smallfiles' THEN json_extract(r.spec_json, '$.smallfiles.sync') \
+     CASE WHEN r.kind = 'smallfiles' THEN json_extract(r.spec_json, '$.smallfiles.sync') \
+       WHEN json_extract(r.spec_json, '$.open_flags.sync') THEN 'O_SYNC' \
+       WHEN json_extract(r.spec_json, '$.open_flags.dsync') THEN 'O_DSYNC' \
        ELSE json_extract(r.spec_json, '$.sync') END, \
      json_extract(r.system_json, '$.mount.super_options') FROM runs r";
 
@@ -164,6 +167,7 @@ fn row_from(row: &Row<'_>) -> rusqlite::Result<RunRow> {
     let status: String = row.get(4)?;
     let status = RunStatus::parse(&status)
         .ok_or_else(|| conversion_error(4, Type::Text, UnknownStatus(status.clone())))?;
+    let has_syncs = opt_u64_at(row, 17)?.is_some_and(|n| n > 0);
     Ok(RunRow {
         id: row.get(0)?,
         uuid: row.get::<_, Option<String>>(26)?.unwrap_or_default(),
@@ -187,8 +191,10 @@ fn row_from(row: &Row<'_>) -> rusqlite::Result<RunRow> {
         iops: row.get(18)?,
         mib_per_sec: row.get(19)?,
         write_p99_ns: opt_u64_at(row, 20)?,
-        sync_p50_ns: opt_u64_at(row, 21)?,
-        sync_p99_ns: opt_u64_at(row, 22)?,
+        // A run without syncs (O_SYNC/O_DSYNC writes, `--sync none`) has no sync latency,
+        // not one of 0 ns.
+        sync_p50_ns: opt_u64_at(row, 21)?.filter(|_| has_syncs),
+        sync_p99_ns: opt_u64_at(row, 22)?.filter(|_| has_syncs),
         flushes_per_sync: row.get(23)?,
         progress_t_ms: opt_u64_at(row, 24)?,
         progress_writes: opt_u64_at(row, 25)?,
