@@ -51,6 +51,18 @@ pub enum OutputError {
         /// What is there.
         kind: &'static str,
     },
+    /// The directory is the kernel's or the devices' (/dev, /proc, /sys): no report goes
+    /// there (`/dev/null.csv` would be a new file among the device nodes).
+    #[error(
+        "{path} is in {dir}, the kernel's or the devices' directory; write the report to a \
+         directory of your own"
+    )]
+    SystemDir {
+        /// The file.
+        path: PathBuf,
+        /// The directory it resolved to.
+        dir: PathBuf,
+    },
     /// The report could not be rendered.
     #[error("cannot render the report: {0}")]
     Render(String),
@@ -87,6 +99,7 @@ impl OutputError {
         matches!(
             self,
             OutputError::UnknownFormat { .. }
+                | OutputError::SystemDir { .. }
                 | OutputError::Exists { .. }
                 | OutputError::NotAFile { .. }
         )
@@ -179,9 +192,34 @@ fn open_parent(path: &Path) -> Result<(OwnedFd, std::ffi::OsString), OutputError
     Ok((fd, name.to_os_string()))
 }
 
+/// Directories no report is written into, as the opened directory resolves.
+const SYSTEM_DIRS: [&str; 3] = ["/dev", "/proc", "/sys"];
+
+/// Refuses a directory under [`SYSTEM_DIRS`] (resolved through the held descriptor, so a
+/// link to one is caught) or on a proc or sysfs mount elsewhere.
+fn refuse_system_dir(path: &Path, dir: &OwnedFd) -> Result<(), OutputError> {
+    use std::os::fd::AsRawFd;
+    let resolved = std::fs::read_link(format!("/proc/self/fd/{}", dir.as_raw_fd())).ok();
+    let kernel_fs = nix::sys::statfs::fstatfs(dir).is_ok_and(|st| {
+        let kind = st.filesystem_type();
+        kind == nix::sys::statfs::PROC_SUPER_MAGIC || kind == nix::sys::statfs::SYSFS_MAGIC
+    });
+    let under = resolved
+        .as_ref()
+        .is_some_and(|d| SYSTEM_DIRS.iter().any(|s| d.starts_with(s)));
+    if under || kernel_fs {
+        return Err(OutputError::SystemDir {
+            path: path.to_path_buf(),
+            dir: resolved.unwrap_or_else(|| path.parent().unwrap_or(path).to_path_buf()),
+        });
+    }
+    Ok(())
+}
+
 /// Refuses `path` when something is there that may not be replaced.
 fn check_destination(path: &Path, force: bool) -> Result<(), OutputError> {
     let (dir, name) = open_parent(path)?;
+    refuse_system_dir(path, &dir)?;
     match fstatat(
         &dir,
         name.as_os_str(),
@@ -322,6 +360,33 @@ mod tests {
 
     fn files(dir: &Path, name: &str, text: &str) -> Vec<(PathBuf, Vec<u8>)> {
         vec![(dir.join(name), text.as_bytes().to_vec())]
+    }
+
+    #[test]
+    fn no_report_goes_into_dev_proc_or_sys() {
+        for dir in ["/dev", "/proc", "/sys/kernel", "/dev/shm"] {
+            let out = Path::new(dir).join("fsynclab-report-test.csv");
+            match write_report_files(
+                &files(Path::new(dir), "fsynclab-report-test.csv", "a\n"),
+                true,
+            ) {
+                Err(e @ OutputError::SystemDir { .. }) => assert!(e.is_usage(), "{e}"),
+                other => panic!("{dir}: {other:?}"),
+            }
+            assert!(
+                std::fs::symlink_metadata(&out).is_err(),
+                "{} was created",
+                out.display()
+            );
+        }
+        // A link to /dev is caught through the opened directory.
+        let tmp = tempfile::tempdir().unwrap();
+        let link = tmp.path().join("devlink");
+        std::os::unix::fs::symlink("/dev", &link).unwrap();
+        assert!(matches!(
+            write_report_files(&files(&link, "x.csv", "a\n"), true),
+            Err(OutputError::SystemDir { .. })
+        ));
     }
 
     #[test]
