@@ -194,15 +194,27 @@ pub fn compare_json(c: &Comparison) -> Result<String, serde_json::Error> {
     serde_json::to_string_pretty(c)
 }
 
-fn md_escape(s: &str) -> String {
-    s.replace('|', "\\|")
+/// Text for a Markdown cell or line: `|` escaped (tables), and `&`, `<`, `>` as entities so
+/// a title or label holding HTML (`<script>`, `<img onerror=…>`) is shown, never rendered.
+pub(crate) fn md_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '|' => out.push_str("\\|"),
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// A Markdown report: warnings, what differs, the statistics table, published figures,
 /// and the report image when `image_file` names one.
 pub fn compare_markdown(c: &Comparison, title: &str, image_file: Option<&str>) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "# {title}\n");
+    let _ = writeln!(out, "# {}\n", md_escape(title));
     let _ = writeln!(
         out,
         "Baseline **{}** (runs {}) vs candidate **{}** (runs {}). Each change is the ratio \

@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use super::compare::md_escape;
 use super::image::ImageFormat;
 use super::listing::fmt_utc_ms;
 use super::output::OutputError;
@@ -132,6 +133,7 @@ pub fn trend_markdown(t: &Trend, of: &str, image_file: Option<&str>) -> String {
     } else {
         format!(" ({})", t.unit)
     };
+    let of = md_escape(of);
     let _ = writeln!(out, "# {}{unit} of {of}\n", t.label);
     if let Some(img) = image_file {
         let _ = writeln!(out, "![{} of {of}]({img})\n", t.label);
@@ -186,7 +188,7 @@ pub fn trend_markdown(t: &Trend, of: &str, image_file: Option<&str>) -> String {
             if differs.is_empty() {
                 "nothing recorded".to_string()
             } else {
-                differs.join("; ").replace('|', "\\|")
+                md_escape(&differs.join("; "))
             }
         );
     }

@@ -72,3 +72,28 @@ fn no_comparison_output_says_unchanged_or_within_noise() {
         assert!(verdicts.contains(said), "no {said:?} in:\n{verdicts}");
     }
 }
+
+#[test]
+fn markdown_reports_show_html_never_render_it() {
+    // Issue 31: titles and labels reached the Markdown as raw HTML.
+    let lab = imported_lab();
+    let out = lab.dir.path().join("r.md");
+    lab.cmd()
+        .args([
+            "report",
+            "old",
+            "same",
+            "--title",
+            "<script>alert(1)</script> & <b>x</b>",
+        ])
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let md = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        md.starts_with("# &lt;script&gt;alert(1)&lt;/script&gt; &amp; &lt;b&gt;x&lt;/b&gt;\n"),
+        "{md}"
+    );
+    assert!(!md.contains("<script") && !md.contains("<b>"), "{md}");
+}
