@@ -85,14 +85,14 @@ pub fn runs_table(rows: &[RunRow], width: ListWidth) -> String {
     let w_fs = fit(&mut rows.iter().map(fs), "fs", cap(8));
     let _ = writeln!(
         out,
-        "{:>5}  {:<16}  {:<11}  {:<w_label$}  {:<w_preset$}  {:<w_kernel$}  {:<w_fs$}  {:>9}  {:>12}  {:>10}  {:>7}",
+        "{:>5}  {:<16}  {:<11}  {}  {}  {}  {}  {:>9}  {:>12}  {:>10}  {:>7}",
         "id",
         "created (UTC)",
         "status",
-        "label",
-        "preset",
-        "kernel",
-        "fs",
+        pad("label", w_label),
+        pad("preset", w_preset),
+        pad("kernel", w_kernel),
+        pad("fs", w_fs),
         "IOPS",
         "throughput",
         "sync p99",
@@ -103,14 +103,14 @@ pub fn runs_table(rows: &[RunRow], width: ListWidth) -> String {
         let measured = r.wall_ns != Some(0);
         let _ = writeln!(
             out,
-            "{:>5}  {:<16}  {:<11}  {:<w_label$}  {:<w_preset$}  {:<w_kernel$}  {:<w_fs$}  {:>9}  {:>12}  {:>10}  {:>7}",
+            "{:>5}  {:<16}  {:<11}  {}  {}  {}  {}  {:>9}  {:>12}  {:>10}  {:>7}",
             r.id,
             fmt_utc_ms(r.created_at_ms),
             r.status.as_str(),
-            cut_middle(&label(r), w_label),
-            cut_middle(preset, w_preset),
-            cut_middle(&kernel(r), w_kernel),
-            cut_middle(&fs(r), w_fs),
+            pad(&cut_middle(&label(r), w_label), w_label),
+            pad(&cut_middle(preset, w_preset), w_preset),
+            pad(&cut_middle(&kernel(r), w_kernel), w_kernel),
+            pad(&cut_middle(&fs(r), w_fs), w_fs),
             if measured { iops_cell(r) } else { "-".into() },
             r.mib_per_sec
                 .filter(|_| measured)
@@ -125,6 +125,17 @@ pub fn runs_table(rows: &[RunRow], width: ListWidth) -> String {
             opt_f(r.flushes_per_sync, 2),
         );
     }
+    out
+}
+
+/// `text` left-aligned in `width` characters. Padded by hand: a format width above
+/// `u16::MAX` panics ("Formatting argument out of range"), and `--wide` prints a label of
+/// any length in full.
+fn pad(text: &str, width: usize) -> String {
+    let len = text.chars().count();
+    let mut out = String::with_capacity(text.len() + width.saturating_sub(len));
+    out.push_str(text);
+    out.extend(std::iter::repeat_n(' ', width.saturating_sub(len)));
     out
 }
 
@@ -227,6 +238,16 @@ pub fn matrix_options_line(m: &MatrixSuggestion) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_label_longer_than_a_format_width_is_listed_in_full() {
+        // `list --wide` panicked on a label of 65 536 bytes (an imported bundle's).
+        assert_eq!(pad("ab", 4), "ab  ");
+        assert_eq!(pad("abcdef", 4), "abcdef");
+        let huge = "x".repeat(70_000);
+        assert_eq!(pad(&huge, 70_000).len(), 70_000);
+        assert_eq!(pad("y", 70_000).chars().count(), 70_000);
+    }
 
     #[test]
     fn utc_dates() {

@@ -16,6 +16,7 @@ mod cli_gate;
 mod cli_import;
 mod cli_inputs;
 mod cli_json_shapes;
+mod cli_list;
 mod cli_newcomer;
 mod cli_persist;
 mod cli_presets_quick;
