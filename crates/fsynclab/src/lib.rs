@@ -204,8 +204,11 @@ fn open_store(db: &Option<PathBuf>, mode: OpenMode) -> Result<Store, CliError> {
     store.set_lock_wait_notice(|| {
         eprintln!("waiting for the database lock held by another process...");
     });
-    // Directories left by killed runs go at every start, with one line saying so.
-    if let Ok(cleaned) = fsynclab::lab::clean_run_dirs(&store)
+    // Directories left by killed runs go when a command that writes starts (a run, an
+    // import), with one line saying so; a read command (list, show, compare) changes
+    // nothing, on disk or in the database: `clean` is there for that.
+    if mode != OpenMode::ReadOnly
+        && let Ok(cleaned) = fsynclab::lab::clean_run_dirs(&store)
         && !cleaned.removed.is_empty()
     {
         let n = cleaned.removed.len();

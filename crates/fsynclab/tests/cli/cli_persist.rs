@@ -418,6 +418,33 @@ fn clean_removes_a_killed_runs_directory_and_nothing_else() {
 }
 
 #[test]
+fn read_commands_leave_a_killed_runs_directory_for_clean() {
+    // Issue 31: `list` (a read command) removed leftover run directories, and warned it
+    // could not record that on a read-only database.
+    let lab = Lab::new();
+    let mut child = spawn_run(&lab, "60");
+    wait_started(&lab, 1, &mut child);
+    signal(&child, Signal::SIGKILL);
+    child.wait().unwrap();
+    for args in [&["list"][..], &["show", "1"], &["list", "--json"]] {
+        let out = lab.cmd().args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("removed"), "{args:?}: {stderr}");
+        assert_eq!(run_dirs(&lab), ["fsynclab-1"], "{args:?} removed it");
+    }
+    // A command that writes (a run) cleans it, saying so.
+    let out = lab
+        .cmd()
+        .args(["run", "--quiet", "--file-size", "64k", "--target"])
+        .arg(&lab.target)
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("removed 1 directory"));
+    assert!(run_dirs(&lab).is_empty());
+}
+
+#[test]
 fn clean_does_not_empty_a_directory_renamed_into_a_killed_runs_place() {
     // Whoever can rename entries of the target (its owner, or anyone when it is shared)
     // moves the killed run's directory away and renames another directory of this user
