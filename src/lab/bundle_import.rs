@@ -120,5 +120,17 @@ pub fn merge_summary(counts: &MergeCounts) -> String {
             if counts.new_experiments == 1 { "" } else { "s" }
         ));
     }
+    if !counts.sanitised.is_empty() {
+        let fields: Vec<String> = counts
+            .sanitised
+            .iter()
+            .map(|(id, field)| format!("run {id} {field}"))
+            .collect();
+        text.push_str(&format!(
+            "; cleaned as a label or tag given on the command line would have to be \
+             (control characters escaped, cut to 256 bytes, a target to 4096): {}",
+            fields.join(", ")
+        ));
+    }
     text
 }

@@ -28,3 +28,51 @@ fn list_wide_prints_a_huge_label_in_full() {
     assert!(String::from_utf8_lossy(&out.stdout).contains(&huge));
     lab.cmd().args(["list"]).assert().success();
 }
+
+#[test]
+fn a_bundles_labels_and_tags_are_held_to_the_cli_rules_on_import() {
+    // Issue 31: labels, tags and targets with ESC/OSC/BEL (or 65 536 bytes long) came in
+    // through a bundle, skipping the checks `run --label` applies.
+    let a = Lab::new();
+    let id = a.run_json(&["--file-size", "128k", "--tag", "ok"])["id"]
+        .as_i64()
+        .unwrap();
+    let db = rusqlite::Connection::open(&a.db).unwrap();
+    let evil = format!("evil\u{1b}]0;pwned\u{7}{}", "x".repeat(70_000));
+    db.execute(
+        "UPDATE runs SET label = ?1 WHERE id = ?2",
+        rusqlite::params![evil, id],
+    )
+    .unwrap();
+    db.execute(
+        "UPDATE run_tags SET tag = ?1 WHERE run_id = ?2",
+        rusqlite::params!["t\u{1b}[2J", id],
+    )
+    .unwrap();
+    drop(db);
+    let bundle = a.dir.path().join("evil.fsynclab");
+    a.cmd()
+        .args(["export", "--all", "--format", "bundle", "--out"])
+        .arg(&bundle)
+        .assert()
+        .success();
+    let b = Lab::new();
+    let out = b.cmd().arg("import").arg(&bundle).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("cleaned as a label or tag given on the command line would have to be")
+            && stdout.contains("run 1 label")
+            && stdout.contains("run 1 tag"),
+        "{stdout}"
+    );
+    let v = crate::common::json_of(&b.cmd().args(["list", "--json"]).output().unwrap().stdout);
+    let label = v["runs"][0]["label"].as_str().unwrap();
+    assert!(
+        label.starts_with("evil\\u001b]0;pwned\\u0007xx"),
+        "{}",
+        &label[..40]
+    );
+    assert!(label.len() <= 256 && !label.chars().any(char::is_control));
+    assert_eq!(v["runs"][0]["tags"][0], "t\\u001b[2J");
+}

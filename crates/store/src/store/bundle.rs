@@ -155,6 +155,10 @@ pub struct MergeCounts {
     pub already_present: usize,
     /// Experiments created (others were matched by uuid).
     pub new_experiments: usize,
+    /// Text fields of new runs that `run --label`/`--tag` would have refused (control
+    /// characters, a label or tag over 256 bytes): stored with control characters escaped
+    /// and cut to the limit. (local run id, field: `label`, `tag`, `target`).
+    pub sanitised: Vec<(i64, &'static str)>,
 }
 
 /// One column of this build's schema.

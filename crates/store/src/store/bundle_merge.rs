@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 
+use crate::spec::MAX_TEXT_BYTES;
 use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior};
 
@@ -137,7 +138,7 @@ impl Store {
             let mut values = read_rows(src, &run_cols, "runs", "id = ?1", run, run)?
                 .pop()
                 .ok_or_else(|| damaged("a run vanished while reading"))?;
-            self.localize_run(
+            let cleaned = self.localize_run(
                 tx,
                 src,
                 &run_cols,
@@ -156,6 +157,9 @@ impl Store {
                 rusqlite::params_from_iter(values),
             )?;
             let id = tx.last_insert_rowid();
+            counts
+                .sanitised
+                .extend(cleaned.into_iter().map(|field| (id, field)));
             for table in CHILD_TABLES {
                 let cols = columns_without(tx, table, &["run_id"])?;
                 let names = column_list(&cols);
@@ -163,7 +167,14 @@ impl Store {
                     "INSERT INTO {table} (run_id, {names}) VALUES ({})",
                     placeholders(cols.len() + 1)
                 ))?;
-                for row in read_rows(src, &cols, table, "run_id = ?1", run, run)? {
+                for mut row in read_rows(src, &cols, table, "run_id = ?1", run, run)? {
+                    if *table == "run_tags" {
+                        for (col, value) in cols.iter().zip(row.iter_mut()) {
+                            if col.name == "tag" && sanitise(value, MAX_TEXT_BYTES) {
+                                counts.sanitised.push((id, "tag"));
+                            }
+                        }
+                    }
                     let mut params = vec![Value::Integer(id)];
                     params.extend(row);
                     insert
@@ -179,7 +190,8 @@ impl Store {
 
     /// Rewrites a bundle run's row for this database: its experiment mapped (created when
     /// new), its uuid canonical, the exporting machine's columns cleared, `running` made
-    /// `interrupted`.
+    /// `interrupted`, its label and target held to the rules of `run --label` (returned:
+    /// the fields it had to change).
     #[allow(clippy::too_many_arguments)]
     fn localize_run(
         &self,
@@ -191,11 +203,14 @@ impl Store {
         uuid: &str,
         experiments: &mut HashMap<i64, i64>,
         counts: &mut MergeCounts,
-    ) -> Result<(), BundleError> {
+    ) -> Result<Vec<&'static str>, BundleError> {
         let at = |name: &str| cols.iter().position(|c| c.name == name);
         let mut status_running = false;
+        let mut cleaned = Vec::new();
         for (i, col) in cols.iter().enumerate() {
             match col.name.as_str() {
+                "label" if sanitise(&mut values[i], MAX_TEXT_BYTES) => cleaned.push("label"),
+                "target" if sanitise(&mut values[i], MAX_TARGET_BYTES) => cleaned.push("target"),
                 "uuid" => values[i] = Value::Text(uuid.to_string()),
                 "experiment_id" => {
                     if let Value::Integer(bundle_exp) = values[i] {
@@ -226,7 +241,7 @@ impl Store {
                 values[i] = Value::Text(INTERRUPTED_MESSAGE.into());
             }
         }
-        Ok(())
+        Ok(cleaned)
     }
 }
 
@@ -306,5 +321,55 @@ mod tests {
             Value::Real(2.0)
         );
         assert!(checked("runs", &real, 1, Value::Null).is_err());
+    }
+}
+
+/// Longest target path kept on import (the system's path limit).
+const MAX_TARGET_BYTES: usize = 4096;
+
+/// Holds a text value to the rules `run --label` applies: control characters escaped
+/// (`\u001b`), then cut to `max` bytes at a character boundary. True when it changed.
+fn sanitise(value: &mut Value, max: usize) -> bool {
+    let Value::Text(text) = value else {
+        return false;
+    };
+    let mut clean = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() || crate::spec::is_unsafe_char(c) {
+            clean.push_str(&format!("\\u{:04x}", u32::from(c)));
+        } else {
+            clean.push(c);
+        }
+    }
+    if clean.len() > max {
+        let mut end = max;
+        while !clean.is_char_boundary(end) {
+            end -= 1;
+        }
+        clean.truncate(end);
+    }
+    if clean == *text {
+        return false;
+    }
+    *text = clean;
+    true
+}
+
+#[cfg(test)]
+mod sanitise_tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_are_escaped_and_long_text_cut() {
+        let mut v = Value::Text("a\u{1b}]0;x\u{7}b\n".into());
+        assert!(sanitise(&mut v, 256));
+        assert_eq!(v, Value::Text("a\\u001b]0;x\\u0007b\\u000a".into()));
+        let mut long = Value::Text("é".repeat(200));
+        assert!(sanitise(&mut long, 256));
+        let Value::Text(t) = long else { panic!() };
+        assert_eq!(t.len(), 256);
+        let mut fine = Value::Text("nossd".into());
+        assert!(!sanitise(&mut fine, 256));
+        assert!(!sanitise(&mut Value::Null, 256));
     }
 }
