@@ -205,9 +205,12 @@ pub fn runs_json<W: Write>(runs: &[StoredRun], mut out: W) -> Result<(), RawExpo
 /// `+`, `-`, `@`, a tab or a carriage return gets a leading `'`, which spreadsheets show
 /// as text and never evaluate.
 pub fn csv_text(value: &str) -> String {
+    // Control characters (ESC, BEL, OSC sequences in a label from an old bundle) are
+    // escaped, so a CSV shown in a terminal cannot drive it.
+    let value = crate::spec::escape_control(value);
     match value.chars().next() {
         Some('=' | '+' | '-' | '@' | '\t' | '\r') => format!("'{value}"),
-        _ => value.to_string(),
+        _ => value.into_owned(),
     }
 }
 

@@ -156,3 +156,11 @@ fn hlog_reads_back_with_equal_counts() {
     );
     assert_eq!(hlog_tag(3, "op-open file"), "run3-op-open_file");
 }
+
+#[test]
+fn csv_text_escapes_control_characters_and_defuses_formulas() {
+    // Issue 31: a label with ESC/OSC/BEL (from an old bundle) went into CSV raw.
+    assert_eq!(csv_text("a\u{1b}]0;x\u{7}"), "a\\u001b]0;x\\u0007");
+    assert_eq!(csv_text("=1+1"), "'=1+1");
+    assert_eq!(csv_text("nossd"), "nossd");
+}
