@@ -191,7 +191,14 @@ pub fn y_steps(input: GridInput) -> [f64; 3] {
 /// A y tick's label with as many decimals as its step needs (egui_plot's rounding of
 /// log10 showed the 0.5 steps of flushes per sync as "0, 0, 1, 2, 2").
 pub fn y_label(mark: GridMark, _range: &std::ops::RangeInclusive<f64>) -> String {
-    format!("{:.*}", tick_decimals(mark.step_size), mark.value)
+    let decimals = tick_decimals(mark.step_size);
+    let text = format!("{:.*}", decimals, mark.value);
+    // A mark a hair below 0 printed "-0" (issue 31).
+    if text.starts_with('-') && text[1..].chars().all(|c| c == '0' || c == '.') {
+        text[1..].to_string()
+    } else {
+        text
+    }
 }
 
 /// Decimals that tell ticks `step` apart: 0 for 1 and above, 1 for 0.5 or 0.2, 2 for 0.05.
@@ -402,6 +409,15 @@ pub fn inflight_over_time(ui: &mut egui::Ui, id_salt: &str, samples: &[IntervalS
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn no_tick_reads_minus_zero() {
+        let mark = |value, step_size| GridMark { value, step_size };
+        assert_eq!(y_label(mark(-1e-12, 1000.0), &(0.0..=1.0)), "0");
+        assert_eq!(y_label(mark(-0.001, 0.5), &(0.0..=1.0)), "0.0");
+        assert_eq!(y_label(mark(-1000.0, 1000.0), &(0.0..=1.0)), "-1000");
+        assert_eq!(y_label(mark(2000.0, 1000.0), &(0.0..=1.0)), "2000");
+    }
 
     /// The labelled step and label count of a `span_s` timeline drawn `width_pt` wide,
     /// as egui_plot asks (`base_step_size`: the span of 8 points).

@@ -352,6 +352,7 @@ fn throughput_bars(
                 let Some((lo, hi)) = stats.and_then(|s| s.ci95) else {
                     continue;
                 };
+                let (lo, hi) = bar_whisker(lo, hi);
                 for (j, pts) in [
                     vec![[x, lo], [x, hi]],
                     vec![[x - 0.1, lo], [x + 0.1, lo]],
@@ -369,6 +370,12 @@ fn throughput_bars(
                 }
             }
         });
+}
+
+/// A bar's 95 % whisker: a rate is never below 0, so the whisker stops there (the t
+/// interval of a wide spread at n = 3 reached below it and drew a "-0" tick, issue 31).
+fn bar_whisker(lo: f64, hi: f64) -> (f64, f64) {
+    (lo.max(0.0), hi.max(0.0))
 }
 
 fn percentiles(side: &SideSummary, sync: bool) -> Vec<(f64, f64)> {
@@ -512,6 +519,12 @@ pub(super) fn plots_grid(ui: &mut egui::Ui, c: &Comparison, styles: &[SideStyle;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_whisker_stops_at_zero() {
+        assert_eq!(bar_whisker(-1200.0, 6500.0), (0.0, 6500.0));
+        assert_eq!(bar_whisker(350.0, 620.0), (350.0, 620.0));
+    }
 
     #[test]
     fn bar_plots_leave_room_above_the_highest_whisker() {
