@@ -100,6 +100,7 @@ fn repeat(outcome: &lab::SeriesOutcome, json: bool, cancelled: bool) -> Result<u
         );
         print_json(&shape)?;
     } else {
+        out!("{}", report::repeat_summary(&outcome.results));
         outln!(
             "experiment {}: {} run(s) stored{}; compare with `fsynclab compare exp:{} <other side>`",
             outcome.experiment_id,

@@ -27,8 +27,8 @@ pub use metrics::{
 };
 pub use published::published_ratios;
 pub use ratio::{
-    DEFAULT_MIN_CHANGE_PCT, MAX_RUNS_NEEDED, MIN_RUNS, POWER, POWER_CHANGE, RatioTest, ratio_test,
-    runs_needed,
+    DEFAULT_MIN_CHANGE_PCT, MAX_RUNS_NEEDED, MIN_RUNS, POWER, POWER_CHANGE, RatioTest,
+    geometric_ci, ratio_test, runs_needed,
 };
 pub use rows::{
     Comparison, MetaRow, MetricComparison, PERCENTILE_POINTS, PublishedRatio, PublishedRow,

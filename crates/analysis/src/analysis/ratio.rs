@@ -91,6 +91,23 @@ pub fn ratio_test(baseline: &[f64], candidate: &[f64]) -> Option<RatioTest> {
     Some(RatioTest { ratio, ci95, welch })
 }
 
+/// The geometric mean of positive `values` with the 95 % interval of it (Student's t on
+/// the logarithms, n − 1 degrees of freedom; `None` for a single value): what a `--repeat`
+/// summary says of one metric. `None` when empty or a value is not positive.
+pub fn geometric_ci(values: &[f64]) -> Option<(f64, Option<(f64, f64)>)> {
+    let logs = logs(values)?;
+    let (mean, var) = mean_var(&logs);
+    let n = logs.len() as f64;
+    let ci = (logs.len() > 1)
+        .then(|| t_quantile(0.975, n - 1.0))
+        .flatten()
+        .map(|q| {
+            let half = q * (var / n).sqrt();
+            ((mean - half).exp(), (mean + half).exp())
+        });
+    Some((mean.exp(), ci))
+}
+
 /// Runs per side needed to detect a change of `change` (0.05 = 5 %) in either direction with
 /// [`POWER`] at the 5 % level, given the spread of the log values of both sides (pooled).
 /// The power of Welch's test at equal n is taken as a shifted central t (within one run of

@@ -133,3 +133,29 @@ fn constant_sides_are_exact() {
         Some(MAX_RUNS_NEEDED + 1)
     );
 }
+
+#[test]
+fn geometric_means_and_their_intervals_match_scipy() {
+    // numpy.exp(mean(log v)), scipy.stats.t.interval(0.95, n-1, mean, sem) on the logs.
+    for (values, gm, low, high) in [
+        (
+            &[1100.0, 1016.0, 1333.0][..],
+            1142.10363604633,
+            807.3746896882469,
+            1615.6076381016087,
+        ),
+        (
+            &[71.22, 69.8, 73.1, 70.5, 72.0][..],
+            71.31473561198072,
+            69.73762753146735,
+            72.92750980253632,
+        ),
+    ] {
+        let (g, ci) = geometric_ci(values).unwrap();
+        let (lo, hi) = ci.unwrap();
+        assert!(close(g, gm, 1e-12) && close(lo, low, 1e-9) && close(hi, high, 1e-9));
+    }
+    let (one, none) = geometric_ci(&[5.0]).unwrap();
+    assert!(close(one, 5.0, 1e-12) && none.is_none());
+    assert_eq!(geometric_ci(&[0.0, 1.0]), None);
+}

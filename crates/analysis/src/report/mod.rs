@@ -33,7 +33,7 @@ pub use listing::{
     ListWidth, cut_middle, fmt_utc_ms, matrix_options_line, progress_line, run_header, runs_table,
 };
 pub use output::{OutputError, REPORT_FORMATS, report_files, report_format, write_report_files};
-pub use series::series_summary;
+pub use series::{repeat_summary, series_summary};
 pub use shapes::{ExperimentJson, JSON_SCHEMA_VERSION, run_shape, versioned};
 pub use sysbench::{sysbench_json, sysbench_text};
 pub use text::{

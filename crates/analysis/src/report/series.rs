@@ -5,6 +5,7 @@
 use std::fmt::Write as _;
 
 use crate::analysis::{Neighbour, SeriesPoint, metric};
+use crate::metrics::RunResult;
 
 /// Lines summarising `points` of metric `key` over `field`, headed by `title` (a series
 /// variant's label, or none): `  threads=2      6352 files/s  95% CI [5900, 6800]  n=3  ≈ threads=1 (CIs overlap: not distinguishable)`.
@@ -104,4 +105,53 @@ mod tests {
             "{text}"
         );
     }
+}
+
+/// The summary of a `--repeat N` launch, as hyperfine prints one: for the kind's rate, the
+/// sync p99 and the flushes per sync, the geometric mean of the finished runs with its 95 %
+/// interval (Student's t on the logarithms, [`crate::analysis::geometric_ci`]). Empty when
+/// fewer than two runs finished (one run's line says it all).
+pub fn repeat_summary(results: &[RunResult]) -> String {
+    let finished: Vec<&RunResult> = results
+        .iter()
+        .filter(|r| r.status == crate::metrics::RunStatus::Finished)
+        .collect();
+    let Some(first) = finished.first() else {
+        return String::new();
+    };
+    if finished.len() < 2 {
+        return String::new();
+    }
+    let mut out = format!("{} runs: geometric mean [95% CI of it]\n", finished.len());
+    for key in [
+        crate::analysis::series_metric(first),
+        "sync_p99_us",
+        "flushes_per_sync",
+    ] {
+        let values: Vec<f64> = finished
+            .iter()
+            .filter_map(|r| crate::analysis::run_value(key, r))
+            .collect();
+        if values.len() != finished.len() {
+            continue;
+        }
+        let Some((mean, Some((low, high)))) = crate::analysis::geometric_ci(&values) else {
+            continue;
+        };
+        let def = metric(key);
+        let show = |v: f64| match def.map(|d| d.unit) {
+            Some("µs") => super::fmt_ns(v * 1e3),
+            Some(unit) if !unit.is_empty() => format!("{} {unit}", num(v).trim()),
+            _ => num(v).trim().to_string(),
+        };
+        let _ = writeln!(
+            out,
+            "  {:<14} {}  [{}, {}]",
+            def.map_or(key, |d| d.label),
+            show(mean),
+            show(low),
+            show(high)
+        );
+    }
+    out
 }

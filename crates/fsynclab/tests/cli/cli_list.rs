@@ -76,3 +76,29 @@ fn a_bundles_labels_and_tags_are_held_to_the_cli_rules_on_import() {
     assert!(label.len() <= 256 && !label.chars().any(char::is_control));
     assert_eq!(v["runs"][0]["tags"][0], "t\\u001b[2J");
 }
+
+#[test]
+fn a_repeat_ends_with_each_headline_metrics_mean_and_interval() {
+    // Issue 31: `run --repeat N` printed one line per run and no summary.
+    let lab = Lab::new();
+    let out = lab
+        .cmd()
+        .args(["run", "--file-size", "128k", "--repeat", "3", "--target"])
+        .arg(&lab.target)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("3 runs: geometric mean [95% CI of it]"),
+        "{stdout}"
+    );
+    // (Flushes per sync too, where the target has a block device to count them.)
+    for label in ["IOPS", "sync p99"] {
+        let line = stdout
+            .lines()
+            .find(|l| l.trim_start().starts_with(label))
+            .unwrap_or_else(|| panic!("no {label} line: {stdout}"));
+        assert!(line.contains('[') && line.contains(']'), "{line}");
+    }
+}
