@@ -70,43 +70,6 @@ fn num(v: f64) -> String {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn overlapping_points_are_marked() {
-        let mut points = vec![
-            SeriesPoint {
-                x: 1.0,
-                value: 6924.0,
-                ci95: Some((6500.0, 7300.0)),
-                n: 3,
-                vs_previous: Neighbour::First,
-            },
-            SeriesPoint {
-                x: 2.0,
-                value: 6352.0,
-                ci95: Some((5900.0, 6800.0)),
-                n: 3,
-                vs_previous: Neighbour::First,
-            },
-        ];
-        crate::analysis::mark_neighbours(&mut points);
-        let text = series_summary(Some("base"), "threads", "files_per_sec", &points);
-        assert!(
-            text.starts_with("base: files_per_sec over threads"),
-            "{text}"
-        );
-        assert!(text.contains("threads=1"), "{text}");
-        assert!(text.contains("6924 files/s"), "{text}");
-        assert!(
-            text.contains("95% CI [5900, 6800]  n=3  ≈ threads=1 (CIs overlap"),
-            "{text}"
-        );
-    }
-}
-
 /// The summary of a `--repeat N` launch, as hyperfine prints one: for the kind's rate, the
 /// sync p99 and the flushes per sync, the geometric mean of the finished runs with its 95 %
 /// interval (Student's t on the logarithms, [`crate::analysis::geometric_ci`]). Empty when
@@ -154,4 +117,41 @@ pub fn repeat_summary(results: &[RunResult]) -> String {
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overlapping_points_are_marked() {
+        let mut points = vec![
+            SeriesPoint {
+                x: 1.0,
+                value: 6924.0,
+                ci95: Some((6500.0, 7300.0)),
+                n: 3,
+                vs_previous: Neighbour::First,
+            },
+            SeriesPoint {
+                x: 2.0,
+                value: 6352.0,
+                ci95: Some((5900.0, 6800.0)),
+                n: 3,
+                vs_previous: Neighbour::First,
+            },
+        ];
+        crate::analysis::mark_neighbours(&mut points);
+        let text = series_summary(Some("base"), "threads", "files_per_sec", &points);
+        assert!(
+            text.starts_with("base: files_per_sec over threads"),
+            "{text}"
+        );
+        assert!(text.contains("threads=1"), "{text}");
+        assert!(text.contains("6924 files/s"), "{text}");
+        assert!(
+            text.contains("95% CI [5900, 6800]  n=3  ≈ threads=1 (CIs overlap"),
+            "{text}"
+        );
+    }
 }
