@@ -254,7 +254,7 @@ fn print_results(results: &[(String, RunResult)], json: bool) -> Result<(), CliE
     } else {
         for (name, r) in results {
             outln!("== job [{name}]");
-            out!("{}", report::summary_text(r));
+            out!("{}", report::run_summary_text(r));
         }
     }
     Ok(())

@@ -37,7 +37,8 @@ pub use series::{repeat_summary, series_summary};
 pub use shapes::{ExperimentJson, JSON_SCHEMA_VERSION, run_shape, versioned};
 pub use sysbench::{sysbench_json, sysbench_text};
 pub use text::{
-    kernel_settings_text, run_json, run_line, summary_text, unfinished_run_json, where_line,
+    kernel_settings_text, run_json, run_line, run_summary_text, summary_text, unfinished_run_json,
+    where_line,
 };
 pub use trend::{
     change_ratio_text, segment_levels, trend_csv, trend_files, trend_json, trend_markdown,

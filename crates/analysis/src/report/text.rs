@@ -87,9 +87,18 @@ fn device_line(system: &SystemInfo) -> String {
 /// The kernel settings of a run, one line per group (`kernel`, `vm`, `queue`, `cmdline`):
 /// `HZ 250 (/proc/config.gz) · preemption none (...)`.
 pub fn kernel_settings_text(settings: &KernelSettings) -> String {
+    kernel_settings_lines(settings, true)
+}
+
+/// [`kernel_settings_text`], with or without the kernel command line (a long line every
+/// run would repeat; `show` has it).
+fn kernel_settings_lines(settings: &KernelSettings, cmdline: bool) -> String {
     let rows = kernel_setting_rows(settings);
     let mut out = String::new();
     for group in ["kernel", "vm", "queue", "backing", "cmdline"] {
+        if group == "cmdline" && !cmdline {
+            continue;
+        }
         let in_group: Vec<_> = rows.iter().filter(|r| r.group == group).collect();
         let Some(first) = in_group.first() else {
             continue;
@@ -148,6 +157,16 @@ pub fn control_line(r: &RunResult) -> String {
 
 /// The readable summary of a run.
 pub fn summary_text(r: &RunResult) -> String {
+    summary_lines(r, true)
+}
+
+/// [`summary_text`] as a run prints it when it ends: without the kernel command line,
+/// which every run would repeat (`show` prints it).
+pub fn run_summary_text(r: &RunResult) -> String {
+    summary_lines(r, false)
+}
+
+fn summary_lines(r: &RunResult, cmdline: bool) -> String {
     let s = r.summary();
     let mut out = String::new();
     let _ = writeln!(out, "run {} {}", r.id, r.status.as_str());
@@ -163,7 +182,7 @@ pub fn summary_text(r: &RunResult) -> String {
     let sys = &r.system;
     out.push_str(&system_line(r));
     if let Some(settings) = &sys.kernel_settings {
-        out.push_str(&kernel_settings_text(settings));
+        out.push_str(&kernel_settings_lines(settings, cmdline));
     }
     let _ = writeln!(out);
     if r.wall_ns == 0 && r.writes == 0 && r.syncs == 0 {

@@ -102,3 +102,26 @@ fn a_repeat_ends_with_each_headline_metrics_mean_and_interval() {
         assert!(line.contains('[') && line.contains(']'), "{line}");
     }
 }
+
+#[test]
+fn a_run_leaves_the_kernel_command_line_to_show() {
+    // Issue 31: every run printed the kernel command line.
+    let lab = Lab::new();
+    let out = lab
+        .cmd()
+        .args(["run", "--file-size", "64k", "--target"])
+        .arg(&lab.target)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        !stdout.lines().any(|l| l.starts_with("cmdline")),
+        "{stdout}"
+    );
+    let shown = lab.cmd().args(["show", "1"]).output().unwrap();
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    if std::fs::read_to_string("/proc/cmdline").is_ok_and(|c| !c.trim().is_empty()) {
+        assert!(shown.lines().any(|l| l.starts_with("cmdline")), "{shown}");
+    }
+}
