@@ -32,7 +32,9 @@ pub use kinds::{
 pub use listing::{
     ListWidth, cut_middle, fmt_utc_ms, matrix_options_line, progress_line, run_header, runs_table,
 };
-pub use output::{OutputError, REPORT_FORMATS, report_files, report_format, write_report_files};
+pub use output::{
+    OutputError, REPORT_FORMATS, report_files, report_format, trend_files, write_report_files,
+};
 pub use series::{repeat_summary, series_summary};
 pub use shapes::{ExperimentJson, JSON_SCHEMA_VERSION, run_shape, versioned};
 pub use sysbench::{sysbench_json, sysbench_text};
@@ -41,8 +43,7 @@ pub use text::{
     where_line,
 };
 pub use trend::{
-    change_ratio_text, segment_levels, trend_csv, trend_files, trend_json, trend_markdown,
-    trend_text,
+    change_ratio_text, segment_levels, trend_csv, trend_json, trend_markdown, trend_text,
 };
 pub use units::{fmt_bytes_per_sec, fmt_ns};
 pub use verdict::{

@@ -169,6 +169,45 @@ pub fn report_files(
     })
 }
 
+/// The files of a trend report at `out`, by extension (`png`, `svg`, `md` with its PNG
+/// beside it, `csv`, `json`), as [`super::report_files`] makes them for a comparison.
+pub fn trend_files(
+    t: &crate::analysis::Trend,
+    of: &str,
+    out: &Path,
+) -> Result<Vec<(PathBuf, Vec<u8>)>, OutputError> {
+    let ext = report_format(out)?;
+    let image = |format: super::ImageFormat| {
+        super::render_trend(t, of, format).map_err(|e| OutputError::Render(e.to_string()))
+    };
+    let text = |s: String| crate::spec::escape_control(&s).into_owned().into_bytes();
+    Ok(match ext.as_str() {
+        "csv" => vec![(out.to_path_buf(), text(super::trend_csv(t)))],
+        "json" => vec![(out.to_path_buf(), text(super::trend_json(t).to_string()))],
+        "png" => vec![(out.to_path_buf(), image(super::ImageFormat::Png)?)],
+        "svg" => {
+            let svg = String::from_utf8_lossy(&image(super::ImageFormat::Svg)?).into_owned();
+            vec![(out.to_path_buf(), text(svg))]
+        }
+        _ => {
+            let png = out.with_extension("png");
+            let name = png
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or("trend.png")
+                .to_string();
+            let bytes = image(super::ImageFormat::Png)?;
+            vec![
+                (png, bytes),
+                (
+                    out.to_path_buf(),
+                    text(super::trend_markdown(t, of, Some(&name))),
+                ),
+            ]
+        }
+    })
+}
+
 /// The directory of `path` opened as a descriptor, and the file name in it.
 fn open_parent(path: &Path) -> Result<(OwnedFd, std::ffi::OsString), OutputError> {
     let io = |source: std::io::Error| OutputError::Io {

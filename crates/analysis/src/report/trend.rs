@@ -2,12 +2,9 @@
 //! with the runs either side, the ratio of the segments with its interval, and what differs.
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
 
 use super::compare::md_escape;
-use super::image::ImageFormat;
 use super::listing::fmt_utc_ms;
-use super::output::OutputError;
 use super::verdict::ratio_ci_text;
 use crate::analysis::{ChangePoint, Trend, TrendPoint};
 
@@ -219,40 +216,4 @@ pub fn trend_csv(t: &Trend) -> String {
         }
     }
     out
-}
-
-/// The files of a trend report at `out`, by extension (`png`, `svg`, `md` with its PNG
-/// beside it, `csv`, `json`), as [`super::report_files`] makes them for a comparison.
-pub fn trend_files(
-    t: &Trend,
-    of: &str,
-    out: &Path,
-) -> Result<Vec<(PathBuf, Vec<u8>)>, OutputError> {
-    let ext = super::report_format(out)?;
-    let image = |format: ImageFormat| {
-        super::image::render_trend(t, of, format).map_err(|e| OutputError::Render(e.to_string()))
-    };
-    let text = |s: String| crate::spec::escape_control(&s).into_owned().into_bytes();
-    Ok(match ext.as_str() {
-        "csv" => vec![(out.to_path_buf(), text(trend_csv(t)))],
-        "json" => vec![(out.to_path_buf(), text(trend_json(t).to_string()))],
-        "png" => vec![(out.to_path_buf(), image(ImageFormat::Png)?)],
-        "svg" => {
-            let svg = String::from_utf8_lossy(&image(ImageFormat::Svg)?).into_owned();
-            vec![(out.to_path_buf(), text(svg))]
-        }
-        _ => {
-            let png = out.with_extension("png");
-            let name = png
-                .file_name()
-                .and_then(|n| n.to_str())
-                .unwrap_or("trend.png")
-                .to_string();
-            let bytes = image(ImageFormat::Png)?;
-            vec![
-                (png, bytes),
-                (out.to_path_buf(), text(trend_markdown(t, of, Some(&name)))),
-            ]
-        }
-    })
 }

@@ -91,13 +91,17 @@ fn kill_9_keeps_every_second_but_the_last_and_show_says_how_far() {
     signal(&child, Signal::SIGKILL);
     child.wait().unwrap();
 
-    // The killed run left its directory; the next command removes it, with a note.
+    // The killed run left its directory; a read command leaves it (issue 31), `clean`
+    // removes it.
     assert_eq!(run_dirs(&lab), vec!["fsynclab-1".to_string()]);
     let out = lab.cmd().args(["show", "1", "--json"]).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("marked interrupted"), "{stderr}");
-    assert!(stderr.contains("removed 1 directory"), "{stderr}");
+    assert!(!stderr.contains("removed"), "{stderr}");
+    assert_eq!(run_dirs(&lab), vec!["fsynclab-1".to_string()]);
+    let cleaned = lab.cmd().arg("clean").output().unwrap();
+    assert!(String::from_utf8_lossy(&cleaned.stdout).contains("fsynclab-1"));
     assert!(run_dirs(&lab).is_empty());
     let v = common::payload(&out.stdout, "run");
     assert_eq!(v["status"], "interrupted", "{v}");
