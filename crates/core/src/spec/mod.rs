@@ -12,6 +12,7 @@ mod scratch_names;
 mod set;
 mod setting;
 mod size;
+mod suggest;
 mod text;
 mod watch;
 

@@ -420,7 +420,7 @@ pub fn load_preset(name_or_path: &str) -> Result<Preset, PresetError> {
         Some((name, text)) => Preset::from_toml(text, &format!("builtin:{name}")),
         None => Err(PresetError::Unknown {
             name: name_or_path.to_string(),
-            suggestion: closest(name_or_path, BUILTIN.iter().map(|(n, _)| *n)),
+            suggestion: super::suggest::closest(name_or_path, BUILTIN.iter().map(|(n, _)| *n)),
             available: BUILTIN
                 .iter()
                 .map(|(n, _)| *n)
@@ -430,57 +430,9 @@ pub fn load_preset(name_or_path: &str) -> Result<Preset, PresetError> {
     }
 }
 
-/// Edits (insertions, deletions, substitutions) between `a` and `b`, by character.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let next = (diagonal + usize::from(ca != *cb))
-                .min(row[j] + 1)
-                .min(row[j + 1] + 1);
-            diagonal = row[j + 1];
-            row[j + 1] = next;
-        }
-    }
-    row[b.len()]
-}
-
-/// The name among `names` closest to `given`, when it is at most a third of its length
-/// (and 3) edits away: a typo, not another word.
-fn closest<'a>(given: &str, names: impl Iterator<Item = &'a str>) -> Option<String> {
-    let limit = (given.chars().count() / 3).clamp(1, 3);
-    names
-        .map(|n| (edit_distance(&given.to_lowercase(), n), n))
-        .filter(|(d, _)| *d <= limit)
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, n)| n.to_string())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_mistyped_preset_name_gets_a_suggestion() {
-        let err = load_preset("btrfs-log-comit").unwrap_err().to_string();
-        assert!(
-            err.starts_with("unknown preset 'btrfs-log-comit'; did you mean btrfs-log-commit? built-in presets: "),
-            "{err}"
-        );
-        let err = load_preset("FSYNC-METHOD").unwrap_err().to_string();
-        assert!(err.contains("did you mean fsync-methods?"), "{err}");
-        // Another word altogether: no guess, the list only.
-        let err = load_preset("postgres").unwrap_err().to_string();
-        assert!(
-            !err.contains("did you mean") && err.contains("uring-depth"),
-            "{err}"
-        );
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
-        assert_eq!(edit_distance("", "ab"), 2);
-    }
 
     #[test]
     fn every_preset_file_is_compiled_in_and_valid() {
