@@ -159,8 +159,15 @@ pub(super) fn run_series(
     for spec in specs {
         super::preflight(spec, &system)?;
     }
+    // The label first: a preset's series makes one experiment per variant, and the Compare
+    // picker told five "fsync-methods sweep threads=1,2,4 ×3" apart only by id (issue 31).
     let name = format!(
-        "{}{}{}",
+        "{}{}{}{}",
+        request
+            .label
+            .as_ref()
+            .map(|l| format!("{l}: "))
+            .unwrap_or_default(),
         request.preset.clone().unwrap_or_else(|| "fileio".into()),
         run.sweep
             .map(|s| format!(" sweep {}={}", s.field, s.values.join(",")))

@@ -156,6 +156,25 @@ fn fsync_methods_series_runs_every_method_at_every_thread_count() {
         labels,
         ["fdatasync", "fsync", "o_dsync", "o_sync", "sync_file_range"]
     );
+    // Each variant's experiment is named by its label, so the Compare picker tells them
+    // apart (issue 31: five "fsync-methods sweep threads=1,2,4" read the same).
+    let names: Vec<String> = fsynclab::store::Store::open(&lab.db)
+        .unwrap()
+        .list_experiments()
+        .unwrap()
+        .into_iter()
+        .map(|e| e.name)
+        .collect();
+    for label in &labels {
+        assert_eq!(
+            names
+                .iter()
+                .filter(|n| n.contains(&format!("{label}: ")))
+                .count(),
+            1,
+            "{label}: {names:?}"
+        );
+    }
     for variant in variants {
         let label = variant["label"].as_str().unwrap();
         let runs: Vec<&serde_json::Value> = variant["run_ids"]
