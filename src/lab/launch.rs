@@ -176,6 +176,24 @@ impl ValidLaunch {
         &self.launch
     }
 
+    /// What each run of the launch runs, in order: (the variant's label in a series, the
+    /// workload), each point `repeat` times in a row, as the launch runs them. Empty for a
+    /// matrix (its runs are the request's workload on each configuration).
+    pub fn planned_points(&self) -> Vec<(Option<&str>, &WorkloadSpec)> {
+        if matches!(self.launch, Launch::Matrix { .. }) {
+            return Vec::new();
+        }
+        let repeat = self.launch.repeat() as usize;
+        self.groups
+            .iter()
+            .flat_map(|(label, specs)| {
+                specs
+                    .iter()
+                    .flat_map(move |spec| std::iter::repeat_n((label.as_deref(), spec), repeat))
+            })
+            .collect()
+    }
+
     /// How many runs the launch does when nothing stops it early.
     pub fn planned_runs(&self) -> usize {
         let repeat = self.launch.repeat() as usize;

@@ -64,6 +64,21 @@ pub struct LiveRun {
     pub description: String,
     /// The launch is a matrix (it makes and destroys scratch filesystems).
     pub matrix: bool,
+    /// Each planned run's workload in words (`o_dsync: fileio 4 threads…`), in launch order;
+    /// empty for a matrix.
+    pub planned: Vec<String>,
+}
+
+impl LiveRun {
+    /// The run in progress: its position (1-based, runs recorded so far + 1) and its
+    /// workload in words, when the launch planned its runs.
+    pub fn current_point(&self) -> (usize, Option<&str>) {
+        let k = self.stored_runs.len();
+        (
+            (k + 1).min(self.planned_runs.max(1)),
+            self.planned.get(k).map(String::as_str),
+        )
+    }
 }
 
 impl LiveRun {
@@ -134,6 +149,14 @@ impl Runner {
             return Err("a run is already in progress; cancel it first".into());
         }
         let planned_runs = launch.planned_runs();
+        let planned: Vec<String> = launch
+            .planned_points()
+            .into_iter()
+            .map(|(label, spec)| match label {
+                Some(l) => format!("{l}: {}", spec.describe()),
+                None => spec.describe(),
+            })
+            .collect();
         let (description, is_matrix) = describe(launch.launch());
         let (etx, erx) = mpsc::channel();
         let (dtx, drx) = mpsc::channel();
@@ -154,6 +177,7 @@ impl Runner {
             phase: "starting".into(),
             planned_runs,
             matrix: is_matrix,
+            planned,
             ..Default::default()
         };
         Ok(())

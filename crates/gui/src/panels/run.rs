@@ -129,16 +129,28 @@ impl RunPanel {
     /// What will run (from the form) or what is running (captured at start).
     fn header(&self, ui: &mut egui::Ui, cx: &mut Cx) {
         let live = &cx.runner.live;
-        let (title, text) = match (&self.launched, live.active) {
+        let (title, mut text) = match (&self.launched, live.active) {
             (Some(launched), true) => ("Running", launched.clone()),
             _ => ("Next run", LaunchText::from_form(cx.state)),
         };
+        let (k, point) = live.current_point();
+        if live.active
+            && let Some(point) = point
+        {
+            // The point running, not the form's workload (a series runs other threads and
+            // sync methods than the form shows, issue 31).
+            text.workload = point.to_string();
+        }
         ui.horizontal_wrapped(|ui| {
             ui.heading(title);
             if live.active && live.planned_runs > 1 {
-                let k = (live.results.len() + 1).min(live.planned_runs);
+                let id = live
+                    .run_id
+                    .filter(|_| live.started.is_some())
+                    .map(|id| format!(" (id {id})"))
+                    .unwrap_or_default();
                 ui.label(
-                    RichText::new(format!("run {k} of {}", live.planned_runs))
+                    RichText::new(format!("run {k} of {}{id}", live.planned_runs))
                         .strong()
                         .size(16.0),
                 );

@@ -235,3 +235,46 @@ fn missing_target_shows_the_error_and_no_run_is_active() {
     assert!(h.get_by_label("Cancel run").accesskit_node().is_disabled());
     assert!(!h.get_by_label("Start run").accesskit_node().is_disabled());
 }
+
+#[test]
+fn a_sweeps_header_describes_the_point_running() {
+    // Issue 31: the Run tab's header showed the form's workload ("1 threads …") while the
+    // other points of a series ran, and "run k of n" beside another run's id.
+    let db = tempfile::tempdir().unwrap();
+    let target = tempfile::tempdir().unwrap();
+    let spec = WorkloadSpec {
+        threads: 1,
+        file_size: 256 << 10,
+        duration_s: Some(1.0),
+        requests: None,
+        sync: SyncMethod::None,
+        ..Default::default()
+    };
+    let mut s = state(spec, &target.path().display().to_string());
+    s.sweep = "threads=1,3".into();
+    s.repeat = 1;
+    let mut h = harness(&db, s);
+    gui_common::start_run(&mut h);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let live = &h.state().runner.live;
+        if live.stored_runs.len() == 1 && live.started.is_some() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the second point never started");
+        assert!(h.state().runner.is_active(), "the sweep ended early");
+        h.run_steps(2);
+        std::thread::sleep(Duration::from_millis(30));
+    }
+    h.run_steps(2);
+    let id = h.state().runner.live.run_id.unwrap();
+    assert!(
+        h.query_all_by_label_contains("fileio 3 threads")
+            .next()
+            .is_some(),
+        "the header does not describe the second point"
+    );
+    assert!(has_text_label(&h, &format!("run 2 of 2 (id {id})")));
+    h.get_by_label("Cancel run").click();
+    step_until_idle(&mut h, Duration::from_secs(10));
+}
