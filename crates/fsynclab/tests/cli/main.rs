@@ -18,6 +18,7 @@ mod cli_inputs;
 mod cli_json_shapes;
 mod cli_list;
 mod cli_newcomer;
+mod cli_not_durable;
 mod cli_persist;
 mod cli_presets_quick;
 mod cli_run;
