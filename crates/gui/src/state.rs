@@ -177,17 +177,17 @@ pub const HISTORY_COLUMNS: &[&str] = &[
     "created",
     "status",
     "label",
+    "threads",
+    "sync",
+    "IOPS",
+    "sync p99",
+    "fl/sync",
+    "MiB/s",
     "preset",
     "kernel",
     "fs",
     "mount options",
     "device",
-    "threads",
-    "sync",
-    "IOPS",
-    "MiB/s",
-    "sync p99",
-    "fl/sync",
 ];
 
 impl Default for UiState {

@@ -120,7 +120,7 @@ impl HistoryPanel {
         if self.details.is_open() || !cx.cache.runs.is_empty() {
             egui::Panel::right("history-details")
                 .resizable(true)
-                .default_size(460.0)
+                .default_size(360.0)
                 .min_size(300.0)
                 .show(ui, |ui| self.details.ui(ui, cx));
         }

@@ -37,17 +37,17 @@ impl Col {
         Col::Created,
         Col::Status,
         Col::Label,
+        Col::Threads,
+        Col::Sync,
+        Col::Iops,
+        Col::SyncP99,
+        Col::FlushesPerSync,
+        Col::MibPerSec,
         Col::Preset,
         Col::Kernel,
         Col::Fs,
         Col::MountOptions,
         Col::Device,
-        Col::Threads,
-        Col::Sync,
-        Col::Iops,
-        Col::MibPerSec,
-        Col::SyncP99,
-        Col::FlushesPerSync,
     ];
 
     pub(super) fn name(self) -> &'static str {

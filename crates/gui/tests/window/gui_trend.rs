@@ -108,3 +108,47 @@ fn history_shows_o_dsync_as_the_sync_and_no_sync_latency() {
         "no sync latency of 0 ns is shown"
     );
 }
+
+#[test]
+fn historys_key_columns_are_in_view_at_the_default_size() {
+    // Issue 31: at 1360×900 threads, sync, IOPS, sync p99 and flushes/sync sat off to the
+    // right while an empty details panel took a third of the width.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cols.sqlite");
+    let target = dir.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let store = Store::open(&db).unwrap();
+    gui_common::record_run(
+        &store,
+        &target,
+        "a-long-label-for-the-column",
+        WorkloadSpec {
+            threads: 1,
+            file_size: 64 << 10,
+            ..Default::default()
+        },
+    );
+    drop(store);
+    let mut h = gui_common::harness_on(&db, Tab::History);
+    wait_for(&mut h, "one row", |a| a.cache.runs.len() == 1);
+    let width = gui_common::WINDOW_SIZE.0;
+    // The details panel's left edge: the table must end before it.
+    let details = h
+        .get_by_label("Click a run to see its details, plots and actions here.")
+        .rect()
+        .left();
+    assert!(
+        details > width * 0.6,
+        "the details panel starts at {details}"
+    );
+    for header in ["threads", "sync", "IOPS", "sync p99", "fl/sync"] {
+        let right = h
+            .get_all_by_label(header)
+            .map(|n| n.rect().right())
+            .fold(f32::INFINITY, f32::min);
+        assert!(
+            right < details,
+            "{header} ends at {right}, the details panel starts at {details}"
+        );
+    }
+}
