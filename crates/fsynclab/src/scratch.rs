@@ -150,6 +150,10 @@ pub fn scratch(db: &Option<PathBuf>, args: ScratchArgs) -> Result<u8, CliError> 
             // A refused option exits 2 before anything (even stale cleanup) is touched.
             check_mkfs_options(a.fs, &a.mkfs_opts).map_err(|e| scratch_error(e.into()))?;
             check_mount_options(a.fs, &a.mount_opts).map_err(|e| scratch_error(e.into()))?;
+            // Not root: say so once, before a stale-state cleanup that would fail the same
+            // way (it printed a warning first, issue 31).
+            fsynclab::scratch::require_root(nix::unistd::geteuid().as_raw())
+                .map_err(scratch_error)?;
             match manager.cleanup_stale() {
                 Ok(done) => done.iter().for_each(|s| errln!("cleaned up: {s}")),
                 Err(e) => errln!("warning: stale scratch state could not be cleaned up: {e}"),
