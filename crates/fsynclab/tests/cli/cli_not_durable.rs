@@ -33,7 +33,6 @@ fn a_sync_file_range_run_says_its_writes_are_not_durable() {
 #[test]
 fn a_non_root_scratch_create_gives_one_error_and_no_warning() {
     // Issue 31: a spurious "stale scratch state could not be cleaned up" came first.
-    use assert_cmd::prelude::*;
     use std::os::unix::fs::PermissionsExt;
     use std::os::unix::process::CommandExt;
     let lab = Lab::new();
