@@ -145,7 +145,13 @@ impl SetupPanel {
             );
         }
         let device = device.and_then(|d| d.as_ref().ok());
-        for warning in probe::warnings_for(mount, device) {
+        // The memory-filesystem notice is shown once, above, not again in the probe's words
+        // (it appeared twice, issue 31).
+        let memory = probe::memory_fs_warning(&mount.fs_type);
+        for warning in probe::warnings_for(mount, device)
+            .into_iter()
+            .filter(|w| *w != memory)
+        {
             ui.add(Label::new(RichText::new(warning).color(ui.visuals().warn_fg_color)).wrap());
         }
     }

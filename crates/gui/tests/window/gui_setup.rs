@@ -177,6 +177,11 @@ fn tmpfs_target_shows_the_loud_warning() {
             "fsync does nothing on tmpfs: sync latency here is pure syscall cost",
         )
     });
+    // Once: the probe's own wording of the same warning is not repeated under it (issue 31).
+    assert!(
+        !has_label_containing(&h, "fsync and fdatasync return immediately"),
+        "the tmpfs warning appears twice"
+    );
 }
 
 #[test]

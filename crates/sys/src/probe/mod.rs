@@ -41,7 +41,8 @@ pub use sysfs::{
     parse_active_scheduler, parse_sysfs_bool, read_attribute,
 };
 pub use system::{
-    Machine, collect, collect_held, is_memory_fs, machine, read_blockstat, warnings_for,
+    Machine, collect, collect_held, is_memory_fs, machine, memory_fs_warning, read_blockstat,
+    warnings_for,
 };
 pub use virt::{VirtSigns, cpuid_hypervisor_signature, detect_virtualization};
 

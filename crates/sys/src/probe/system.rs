@@ -59,7 +59,9 @@ pub fn read_blockstat(device: &DeviceInfo) -> Result<BlockStat, ProbeError> {
 }
 
 /// The warning for a target on a memory filesystem.
-fn memory_fs_warning(fs_type: &str) -> String {
+/// The warning [`warnings_for`] gives a target on a memory filesystem (a front end that
+/// shows its own, louder, notice leaves this one out).
+pub fn memory_fs_warning(fs_type: &str) -> String {
     format!(
         "target is on {fs_type}: fsync and fdatasync return immediately (nothing is persisted), \
          so sync latency here is pure syscall cost"
