@@ -76,6 +76,9 @@ pub struct UiState {
     pub compare_baseline: String,
     /// Compare candidate.
     pub compare_candidate: String,
+    /// The path of the last report written from Compare (empty: none yet): the export
+    /// dialog opens at it after a restart.
+    pub export_path: String,
     /// Dark theme.
     pub dark_mode: bool,
     /// The fio job the form was last filled from (runtime only): a run started while the
@@ -212,6 +215,7 @@ impl Default for UiState {
             history_columns: HISTORY_COLUMNS.iter().map(|c| c.to_string()).collect(),
             compare_baseline: String::new(),
             compare_candidate: String::new(),
+            export_path: String::new(),
             dark_mode: false,
             fio_job: None,
             fleet: FleetForm::default(),

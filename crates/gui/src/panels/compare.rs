@@ -442,7 +442,9 @@ fn comparison_view(ui: &mut egui::Ui, c: &Comparison, styles: &[SideStyle; 2]) {
 impl ComparePanel {
     /// Draws the tab.
     pub fn ui(&mut self, ui: &mut egui::Ui, cx: &mut Cx) {
-        self.export.poll(cx.status);
+        if let Some(path) = self.export.poll(cx.status) {
+            cx.state.export_path = path;
+        }
         if !cx.cache.comparison_pending
             && let Some(sides) = self.awaiting.take()
             && cx.cache.comparison_error.is_none()
@@ -506,7 +508,7 @@ impl ComparePanel {
                         .add_enabled(has, egui::Button::new("Export report…"))
                         .clicked()
                     {
-                        self.export.show();
+                        self.export.show(&cx.state.export_path);
                     }
                     if ui
                         .add_enabled(has, egui::Button::new("Copy table"))

@@ -61,8 +61,10 @@ fn write_report(c: &Comparison, out: &Path, replace: bool) -> Result<Vec<PathBuf
 }
 
 impl ExportDialog {
-    /// Collects finished writes and save dialogs; call every frame.
-    pub fn poll(&mut self, status: &mut Status) {
+    /// Collects finished writes and save dialogs; call every frame. Returns the path of a
+    /// report just written, for the window to remember across restarts.
+    pub fn poll(&mut self, status: &mut Status) -> Option<String> {
+        let mut written = None;
         if let Some(done) = Task::take_done(&mut self.writing) {
             let lost = || Err("the export thread stopped without an answer".into());
             match done.unwrap_or_else(|_| lost()) {
@@ -71,6 +73,7 @@ impl ExportDialog {
                     let text = format!("wrote {}", list.join(" and "));
                     status.info(text.clone());
                     self.message = Some((text, false));
+                    written = Some(self.path.trim().to_string());
                 }
                 Err(e) => {
                     status.error(e.clone());
@@ -79,10 +82,15 @@ impl ExportDialog {
             }
         }
         take_browsed(&mut self.browsing, &mut self.path, &mut self.message);
+        written
     }
 
-    /// Opens the dialog.
-    pub fn show(&mut self) {
+    /// Opens the dialog at `saved`, the path of the last report written (kept across
+    /// restarts; the default path when none).
+    pub fn show(&mut self, saved: &str) {
+        if !saved.trim().is_empty() {
+            self.path = saved.to_string();
+        }
         self.open = true;
         self.message = None;
     }

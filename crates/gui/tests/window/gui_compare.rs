@@ -159,6 +159,24 @@ fn compare_two_labels_export_and_copy() {
     h.key_press(egui::Key::Escape);
     h.run_steps(2);
     assert!(h.query_by_label("Export path").is_none());
+
+    // The path is remembered across a restart (issue 31: it was forgotten): a new window
+    // with the saved state opens the dialog at it.
+    let saved = h.state().state.clone();
+    assert_eq!(saved.export_path, png.display().to_string());
+    drop(h);
+    let mut h = gui_common::harness_with(&db, saved);
+    h.run_steps(3);
+    click_compare(&h);
+    step_until(&mut h, "the comparison again", |app| {
+        app.cache.comparison.is_some()
+    });
+    h.get_by_label("Export report…").click();
+    h.run_steps(2);
+    assert_eq!(
+        h.get_by_label("Export path").value().as_deref(),
+        Some(png.display().to_string().as_str())
+    );
 }
 
 #[test]
