@@ -107,6 +107,13 @@ fn compare_two_labels_export_and_copy() {
         h.query_all_by_label_contains("better (p").next().is_some(),
         "no verdict word in the table"
     );
+    // How many runs a 5 % change would need, in words (issue 30).
+    assert!(
+        h.query_all_by_label_contains("to see a 5 % change in IOPS here you need")
+            .next()
+            .is_some(),
+        "no run count for a 5 % change"
+    );
     // Never the old wording, whatever the figures.
     for word in ["unchanged", "within noise"] {
         assert!(
