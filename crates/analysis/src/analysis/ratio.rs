@@ -7,7 +7,7 @@
 //! the log means is the log of the ratio of the geometric means, and its 95 % interval,
 //! exponentiated, is the interval of that ratio. At n = 3 per side this is the test that can
 //! still decide (a rank test cannot go below p = 0.1 there; a bootstrap has 10 distinct
-//! resamples). docs/STATISTICS.md, "Verdicts", has the rule and the measured error rates.
+//! resamples). docs/STATISTICS.md, "The verdict" and "Measured error rates", has the rule and its rates.
 //!
 //! Reference values in the tests come from `scripts/stats-reference.py` (SciPy).
 

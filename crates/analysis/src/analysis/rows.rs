@@ -10,7 +10,7 @@ use super::stats::{Stats, Welch};
 use crate::metrics::RunStatus;
 use crate::spec::PublishedFigure;
 
-/// The verdict on one metric (docs/STATISTICS.md, "Verdicts").
+/// The verdict on one metric (docs/STATISTICS.md, "The verdict").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
