@@ -62,6 +62,23 @@ pub fn column_layout() -> Layout {
 
 /// The mount table, the device behind each mount (or why there is none) and the indices
 /// of the mounts the picker lists (see [`mounts::picker_rows`]).
+/// What is wrong with `target` as a run's directory: it does not exist, is not a
+/// directory, or cannot be read (`None`: nothing, or a path the mount line explains).
+fn target_problem(target: &str) -> Option<String> {
+    let path = std::path::Path::new(target);
+    if target.is_empty() || !path.is_absolute() {
+        return None;
+    }
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => None,
+        Ok(_) => Some(format!("{target} is not a directory; choose a directory")),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(format!(
+            "{target} does not exist; choose an existing directory (or create it first)"
+        )),
+        Err(e) => Some(format!("{target} cannot be read: {e}")),
+    }
+}
+
 type ScanResult = Result<(Vec<MountInfo>, Vec<Result<DeviceInfo, String>>, Vec<usize>), String>;
 
 /// A mount table and the device behind each mount (or why there is none).
@@ -90,6 +107,10 @@ pub struct SetupPanel {
     /// The target the mount table was last read for: a changed target (typed, browsed,
     /// a scratch filesystem made) reads it again.
     scanned_for: Option<String>,
+    /// Whether the typed target exists as a directory, read on its own thread when the
+    /// target changes: (target, what is wrong with it).
+    target_check: Option<(String, Option<String>)>,
+    target_task: Option<Task<(String, Option<String>)>>,
     form: WorkloadForm,
     scratch: ScratchPanel,
     matrix: MatrixForm,
@@ -195,11 +216,28 @@ impl SetupPanel {
         if self.scan.is_none() && self.scanned_for.as_deref() != Some(cx.state.target.as_str()) {
             self.scanned_for = Some(cx.state.target.clone());
             self.start_scan(ctx);
+            self.start_target_check(ctx, cx.state.target.trim());
+        }
+    }
+
+    /// Checks on its own thread that `target` is an existing directory (a typed target that
+    /// does not exist showed the mount of its nearest existing parent until Start, issue 31).
+    fn start_target_check(&mut self, ctx: &egui::Context, target: &str) {
+        let target = target.to_string();
+        let spawned = Task::spawn("fsynclab-target", Some(ctx), move || {
+            let problem = target_problem(&target);
+            (target, problem)
+        });
+        if let Ok(task) = spawned {
+            self.target_task = Some(task);
         }
     }
 
     /// Takes the scan and dialog results that arrived.
     fn poll(&mut self, cx: &mut Cx) {
+        if let Some(Ok(checked)) = Task::take_done(&mut self.target_task) {
+            self.target_check = Some(checked);
+        }
         match Task::take_done(&mut self.scan) {
             Some(Ok(Ok((mounts, devices, picker)))) => {
                 self.mounts = mounts;

@@ -75,6 +75,19 @@ impl SetupPanel {
             );
             return;
         };
+        if let Some((checked, Some(problem))) = &self.target_check
+            && checked == target
+        {
+            ui.add(
+                Label::new(
+                    RichText::new(problem)
+                        .strong()
+                        .color(ui.visuals().error_fg_color),
+                )
+                .wrap(),
+            );
+            return;
+        }
         if self.mounts.is_empty() {
             if self.scan.is_some() {
                 ui.weak("looking up mounts…");

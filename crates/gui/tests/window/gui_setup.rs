@@ -185,6 +185,30 @@ fn tmpfs_target_shows_the_loud_warning() {
 }
 
 #[test]
+fn a_target_that_does_not_exist_says_so_inline() {
+    // Issue 31: it showed its nearest existing parent's mount ("Target is on ext4 mounted
+    // at /") until Start.
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = harness(&dir, ad_hoc_state());
+    h.run_steps(2);
+    let missing = dir.path().join("no-such-dir");
+    retype(&mut h, "Target directory", &missing.display().to_string());
+    step_until(&mut h, "the inline error", Duration::from_secs(20), |h| {
+        has_label_containing(h, "does not exist; choose an existing directory")
+    });
+    assert!(!has_label_containing(&h, "Target is on"));
+    retype(
+        &mut h,
+        "Target directory",
+        &dir.path().display().to_string(),
+    );
+    step_until(&mut h, "the mount line", Duration::from_secs(20), |h| {
+        has_label_containing(h, "Target is on")
+    });
+    assert!(!has_label_containing(&h, "does not exist"));
+}
+
+#[test]
 fn enter_with_no_field_focused_starts_the_run() {
     // (Enter inside a single-line field starts it too: crates/gui/tests/window/gui_setup_items.rs.)
     let dir = tempfile::tempdir().unwrap();
