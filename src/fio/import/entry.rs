@@ -318,6 +318,8 @@ pub(super) fn read_entry(
         wall_ns,
         writes,
         syncs,
+        // fio times a write and its sync apart: their sum per operation is not known.
+        durable_lat: None,
         bytes: write.get("io_bytes")?.node().count()?,
         write_lat: write_lat.unwrap_or_default(),
         sync_lat: sync_lat.unwrap_or_default(),

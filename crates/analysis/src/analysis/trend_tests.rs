@@ -127,6 +127,8 @@ fn row(id: i64, iops: f64, kernel: &str) -> RunRow {
         sync_p50_ns: None,
         sync_p99_ns: None,
         flushes_per_sync: None,
+        durable_p99_ns: None,
+        durable_ops_per_sec: None,
         progress_t_ms: None,
         progress_writes: None,
         threads: Some(1),

@@ -244,6 +244,12 @@ pub struct RunResult {
     pub write_lat: LatencyHistogram,
     /// Latency of every sync call.
     pub sync_lat: LatencyHistogram,
+    /// Latency of every durable operation: from a write's start to the moment it is
+    /// durable (`spec::durable_op` says what the operation is). `None` when the workload
+    /// has none (`spec::NoDurableOp` says why), for imports and for runs stored before it
+    /// was recorded.
+    #[serde(default)]
+    pub durable_lat: Option<LatencyHistogram>,
     /// Interval samples in time order.
     pub intervals: Vec<IntervalSample>,
     /// Per-worker figures.
@@ -315,6 +321,12 @@ pub struct RunSummary {
     pub write_lat: LatencySummary,
     /// Sync latency percentiles.
     pub sync_lat: LatencySummary,
+    /// Durable-operation latency percentiles (see [`RunResult::durable_lat`]).
+    #[serde(default)]
+    pub durable_lat: Option<LatencySummary>,
+    /// Durable operations completed per second.
+    #[serde(default)]
+    pub durable_ops_per_sec: Option<f64>,
     /// Device flushes completed during the run.
     pub device_flushes: Option<u64>,
     /// Device flushes per sync call (the group-commit metric: 2.0 means no batching on a
@@ -399,6 +411,8 @@ impl RunResult {
             mib_per_sec: per_sec(self.bytes as f64 / (1024.0 * 1024.0)),
             write_lat: self.latency_summary(false),
             sync_lat: self.latency_summary(true),
+            durable_lat: self.durable_lat.as_ref().map(LatencyHistogram::summary),
+            durable_ops_per_sec: self.durable_lat.as_ref().map(|h| per_sec(h.count() as f64)),
             device_flushes,
             flushes_per_sync,
             device_bytes_per_app_byte,

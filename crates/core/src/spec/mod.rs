@@ -2,6 +2,7 @@
 //! replay the seed threads' benchmarks.
 
 mod describe;
+mod durable;
 mod input_file;
 mod ioengine;
 mod kinds;
@@ -20,6 +21,10 @@ pub use kinds::{
     FileSync, FileioMode, FileserverSpec, GrouplogSpec, MAX_DELAY_US, SmallfilesSpec, Strategy,
 };
 
+pub use durable::{
+    DurableOp, MAX_PENDING_STARTS, NoDurableOp, durable_op, files_per_worker,
+    pending_starts_per_file,
+};
 pub use input_file::{InputFileError, MAX_INPUT_FILE_BYTES, read_small_bytes, read_small_file};
 pub use ioengine::{IoEngine, MAX_IODEPTH, MAX_RING_BUFFER_BYTES, SyncOrder};
 pub use plan::{SeriesPlan, Variant};

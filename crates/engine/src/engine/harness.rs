@@ -98,6 +98,8 @@ pub(crate) struct WorkerOutput {
     pub stats: ThreadStats,
     pub write_lat: LatencyHistogram,
     pub sync_lat: LatencyHistogram,
+    /// Durable-operation latency (`spec::durable_op`; grouplog's is its commit operation).
+    pub durable_lat: LatencyHistogram,
     /// Whether it passed the start gate and ran (start/end are meaningful only then).
     pub started: bool,
     pub start_ns: u64,
@@ -133,6 +135,7 @@ impl WorkerOutput {
             },
             write_lat: LatencyHistogram::new(),
             sync_lat: LatencyHistogram::new(),
+            durable_lat: LatencyHistogram::new(),
             started: false,
             start_ns: 0,
             end_ns: 0,
@@ -194,6 +197,9 @@ pub(crate) struct Worker<'a> {
     pub arrived: &'a mut bool,
     /// Allocate the write and sync histograms whole before the gate ([`super::kind::Kind::DENSE_LATENCY`]).
     pub dense_latency: bool,
+    /// Whether the worker records durable-operation latencies itself (not grouplog, whose
+    /// durable latency is its commit operation): its histogram is then allocated whole too.
+    pub records_durable: bool,
 }
 
 /// Per-thread totals a kind's loop returns (the harness turns them into
@@ -235,6 +241,7 @@ pub(crate) struct Timed<'a, C> {
 pub(crate) fn end_warmup(out: &mut WorkerOutput, counts: &mut Counts) {
     out.write_lat.clear();
     out.sync_lat.clear();
+    out.durable_lat.clear();
     for op in &mut out.ops {
         op.clear();
     }
@@ -274,6 +281,9 @@ pub(crate) fn run_worker<B: Backend, S>(
     if w.dense_latency {
         out.write_lat = LatencyHistogram::preallocated();
         out.sync_lat = LatencyHistogram::preallocated();
+        if w.records_durable {
+            out.durable_lat = LatencyHistogram::preallocated();
+        }
     }
     let opened = open();
     if let Err(message) = &opened {
@@ -372,6 +382,7 @@ mod tests {
                     gate: &gate,
                     arrived: &mut arrived,
                     dense_latency,
+                    records_durable: false,
                 };
                 run_worker(&backend, w, || Ok(()), |_, _| Counts::default())
             });

@@ -19,6 +19,7 @@ mod api;
 mod buf;
 pub mod clock;
 mod dirfd;
+mod durable;
 mod failure;
 #[cfg(any(test, feature = "test-support"))]
 mod fake;
@@ -237,3 +238,6 @@ mod tests_grouplog;
 
 #[cfg(test)]
 mod tests_warmup;
+
+#[cfg(test)]
+mod tests_durable;

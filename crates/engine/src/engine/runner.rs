@@ -16,6 +16,7 @@ use super::sampler::Sampler;
 use super::scratch::{ScratchDir, free_bytes};
 use crate::metrics::{DeviceAccounting, DeviceCounters, LatencyHistogram, RunResult, RunStatus};
 use crate::probe::{BlockStat, DeviceInfo};
+use crate::spec::DurableOp;
 use crate::spec::{StopRule, WorkloadSpec, format_size};
 
 /// Runs `spec` as kind `K` in `scratch` (already created).
@@ -151,6 +152,10 @@ fn spawn_and_sample<K: Kind, B: Backend>(
         cancelled: false,
         spawn_error: None,
     };
+    let records_durable = matches!(
+        crate::spec::durable_op(spec),
+        Ok(DurableOp::Write | DurableOp::WriteThenSync | DurableOp::File)
+    );
     spawned.joined = std::thread::scope(|scope| {
         let mut handles = Vec::with_capacity(spec.threads as usize);
         for thread in 0..spec.threads {
@@ -172,6 +177,7 @@ fn spawn_and_sample<K: Kind, B: Backend>(
                         gate,
                         arrived: &mut guard.arrived,
                         dense_latency: K::DENSE_LATENCY,
+                        records_durable,
                     };
                     K::work(plan, backend, spec, w)
                 });
@@ -309,9 +315,11 @@ fn aggregate(
     let end_ns = ran().map(|o| o.end_ns).max().unwrap_or(start_ns);
     result.ops = crate::metrics::merge_ops(outs.iter().map(|o| o.ops.as_slice()));
     result.phases = merge_phases(outs);
+    let mut durable = LatencyHistogram::new();
     for out in outs {
         result.write_lat.merge(&out.write_lat);
         result.sync_lat.merge(&out.sync_lat);
+        durable.merge(&out.durable_lat);
         result.writes += out.stats.writes;
         result.syncs += out.stats.syncs + out.extra_syncs;
         result.bytes += out.stats.bytes;
@@ -326,6 +334,19 @@ fn aggregate(
         };
         result.threads.push(stats);
     }
+    result.durable_lat = match crate::spec::durable_op(spec) {
+        // A record's commit latency runs from its append to its acknowledgement.
+        Ok(DurableOp::Commit) => Some(
+            result
+                .ops
+                .iter()
+                .find(|o| o.op == "commit")
+                .map(|o| o.lat.clone())
+                .unwrap_or_default(),
+        ),
+        Ok(_) => Some(durable),
+        Err(_) => None,
+    };
     result.wall_ns = end_ns.saturating_sub(start_ns);
     result.status = if result.error.is_some() {
         RunStatus::Failed
@@ -472,6 +493,7 @@ fn empty_result(
         bytes: 0,
         write_lat: LatencyHistogram::new(),
         sync_lat: LatencyHistogram::new(),
+        durable_lat: None,
         intervals: Vec::new(),
         threads: Vec::new(),
         device: DeviceAccounting::Unavailable {

@@ -133,6 +133,9 @@ fn event_loop<F: SyncFile, C: Clock>(
     };
     let offsets = offset_seed(spec.seed);
     let stamp = (u64::from(plan.thread) << 48) ^ mix(spec.seed);
+    // O_SYNC/O_DSYNC writes are durable when they return; a write's periodic sync is a
+    // shared event (another thread's), so no other durable latency is kept here.
+    let durable_writes = crate::spec::durable_op(spec) == Ok(crate::spec::DurableOp::Write);
     let (clock, live, shared) = (&t.clock, t.live, t.shared);
     let mut c = Counts::default();
     let (mut now, deadline) = (t.start_ns, t.deadline_ns);
@@ -180,6 +183,9 @@ fn event_loop<F: SyncFile, C: Clock>(
         match done {
             Ok(true) => {
                 t.out.write_lat.record(ns);
+                if durable_writes {
+                    t.out.durable_lat.record(ns);
+                }
                 live.write_buckets.record(ns);
                 c.writes += 1;
                 bump(&live.writes, 1);

@@ -18,19 +18,22 @@
 
 use std::sync::atomic::Ordering;
 
+use super::durable::PendingStarts;
 use super::file::{Backend, Clock, Ring, RingOp, RingSetup};
 use super::harness::{Counts, Timed, Worker, WorkerOutput, record_sync, run_worker};
 use super::offsets::{BlockOrder, mix};
 use super::scratch::{describe_io_error, io_failure};
 use super::uring_slots::{Slot, SlotState, Slots};
 use super::worker::{WorkerPlan, open_plan_files};
-use crate::spec::{StopRule, SyncMethod, SyncOrder, WorkloadSpec};
+use crate::spec::{DurableOp, StopRule, SyncMethod, SyncOrder, WorkloadSpec, durable_op};
 
 /// What the worker holds from before the gate.
 pub(crate) struct Opened<F, R> {
     // The ring first: it is dropped before the files it refers to.
     ring: R,
     files: Vec<F>,
+    /// Start times of completed writes no completed sync covers yet.
+    durable: Option<PendingStarts>,
 }
 
 /// Runs one `fileio` worker on io_uring to its stop condition.
@@ -52,10 +55,17 @@ pub(crate) fn run_fileio_uring<B: Backend>(
             let name = plan.files.first().map_or("", String::as_str);
             io_failure(plan.site(spec, name), "set up io_uring for", None, &e)
         })?;
-        Ok(Opened { ring, files })
+        let durable = Some(PendingStarts::new(spec, plan.files.len()));
+        Ok(Opened {
+            ring,
+            files,
+            durable,
+        })
     };
     run_worker(backend, w, open, |o, t| {
         let mut s = Slots::new(spec.iodepth, o.files.len(), t.start_ns);
+        s.durable = o.durable.take();
+        s.durable_writes = durable_op(spec) == Ok(DurableOp::Write);
         let mut c = Counts::default();
         submit_loop(spec, plan, &mut o.ring, &mut s, t, &mut c);
         drain(&mut o.ring, &mut s, t, &mut c, spec, plan);
@@ -392,6 +402,11 @@ fn complete<R: Ring, C: Clock>(
             }
             t.out.write_lat.record(latency);
             t.live.write_buckets.record(latency);
+            if s.durable_writes {
+                t.out.durable_lat.record(latency);
+            } else if let Some(d) = &mut s.durable {
+                d.push(file as usize, submitted_ns);
+            }
             crate::metrics::bump(&t.live.writes, 1);
             c.writes += 1;
             c.bytes += spec.block_size;
@@ -420,6 +435,11 @@ fn complete<R: Ring, C: Clock>(
             // nothing: every file written keeps needing the final sync.
             if spec.sync_order == SyncOrder::Ordered {
                 let synced = &mut s.synced[file as usize];
+                // The writes it covers beyond the last sync's are durable now.
+                if let Some(d) = &mut s.durable {
+                    let newly = covers.saturating_sub(*synced);
+                    d.settle(file as usize, newly, now_ns, &mut t.out.durable_lat);
+                }
                 *synced = (*synced).max(covers);
             }
         }

@@ -66,6 +66,11 @@ pub(super) struct Slots {
     /// (request·ns), published for the sampler's mean depth.
     pub(super) last_change_ns: u64,
     pub(super) area: u64,
+    /// Start times of completed writes waiting for a sync that covers them (the
+    /// durable-operation latency; allocated before the gate and moved in).
+    pub(super) durable: Option<super::durable::PendingStarts>,
+    /// Whether each write is durable when it completes (O_SYNC, O_DSYNC).
+    pub(super) durable_writes: bool,
 }
 
 impl Slots {
@@ -94,6 +99,8 @@ impl Slots {
             synced: vec![0; files],
             last_change_ns: now_ns,
             area: 0,
+            durable: None,
+            durable_writes: false,
         }
     }
 

@@ -6,11 +6,12 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use super::dirfd::DirHandle;
+use super::durable::PendingStarts;
 use super::file::{AlignedBuf, Backend, Clock, SyncFile};
 use super::harness::{Counts, Timed, Worker, WorkerOutput, end_warmup, record_sync, run_worker};
 use super::offsets::{BlockOrder, mix};
 use super::scratch::{IoSite, describe_io_error, io_failure};
-use crate::spec::{StopRule, SyncMethod, WorkloadSpec};
+use crate::spec::{DurableOp, StopRule, SyncMethod, WorkloadSpec, durable_op};
 
 /// What one worker writes.
 #[derive(Clone)]
@@ -63,6 +64,8 @@ struct Opened<F> {
     buf: AlignedBuf,
     /// Writes since each file's last sync.
     pending: Vec<u64>,
+    /// Their start times, for the durable-operation latency.
+    durable: PendingStarts,
 }
 
 /// Runs one plain `fileio` worker to its stop condition.
@@ -79,10 +82,12 @@ pub(crate) fn run_fileio<B: Backend>(
             mix(spec.seed ^ u64::from(plan.thread)),
         );
         let pending = vec![0u64; plan.files.len()];
+        let durable = PendingStarts::new(spec, plan.files.len());
         files.map(|files| Opened {
             files,
             buf,
             pending,
+            durable,
         })
     };
     run_worker(backend, w, open, |o, t| {
@@ -123,6 +128,7 @@ fn write_loop<F: SyncFile, C: Clock>(
         _ => u64::MAX,
     };
     let stamp = (u64::from(plan.thread) << 48) ^ mix(spec.seed);
+    let durable_writes = durable_op(spec) == Ok(DurableOp::Write);
     let (clock, live, shared) = (&t.clock, t.live, t.shared);
     let mut c = Counts::default();
     let (mut now, deadline) = (t.start_ns, t.deadline_ns);
@@ -168,6 +174,11 @@ fn write_loop<F: SyncFile, C: Clock>(
         let write_ns = t1.saturating_sub(t0);
         t.out.write_lat.record(write_ns);
         live.write_buckets.record(write_ns);
+        if durable_writes {
+            t.out.durable_lat.record(write_ns);
+        } else {
+            o.durable.push(file_index, t0);
+        }
         c.writes += 1;
         c.bytes += block_size;
         c.busy_ns += write_ns;
@@ -179,6 +190,7 @@ fn write_loop<F: SyncFile, C: Clock>(
             None => {}
             Some(Ok(())) => {
                 o.pending[file_index] = 0;
+                o.durable.settle_all(file_index, t2, &mut t.out.durable_lat);
                 let sync_ns = t2.saturating_sub(t1);
                 record_sync(&mut t.out.sync_lat, live, sync_ns);
                 c.syncs += 1;
@@ -207,7 +219,13 @@ fn final_syncs<F: SyncFile, C: Clock>(
     t: &mut Timed<'_, C>,
     c: &mut Counts,
 ) {
-    for ((file, name), dirty) in o.files.iter_mut().zip(&plan.files).zip(&o.pending) {
+    for (i, ((file, name), dirty)) in o
+        .files
+        .iter_mut()
+        .zip(&plan.files)
+        .zip(&o.pending)
+        .enumerate()
+    {
         if *dirty == 0 {
             continue;
         }
@@ -219,6 +237,7 @@ fn final_syncs<F: SyncFile, C: Clock>(
             t.out.error = Some(describe_io_error(site, "final fsync", None, &e));
             break;
         }
+        o.durable.settle_all(i, t2, &mut t.out.durable_lat);
         record_sync(&mut t.out.sync_lat, t.live, t2.saturating_sub(t1));
         c.syncs += 1;
         c.busy_ns += t2.saturating_sub(t1);

@@ -66,6 +66,10 @@ pub struct RunRow {
     pub sync_p99_ns: Option<u64>,
     /// Device flushes per sync call.
     pub flushes_per_sync: Option<f64>,
+    /// 99th percentile durable-operation latency (`None`: the workload has none).
+    pub durable_p99_ns: Option<u64>,
+    /// Durable operations per second.
+    pub durable_ops_per_sec: Option<f64>,
     /// For a run without a result: the end of its last streamed interval, ms.
     pub progress_t_ms: Option<u64>,
     /// For a run without a result: the writes it streamed.
@@ -146,7 +150,8 @@ const ROW_SELECT: &str = "SELECT r.id, r.experiment_id, r.label, \
        WHEN json_extract(r.spec_json, '$.open_flags.sync') THEN 'O_SYNC' \
        WHEN json_extract(r.spec_json, '$.open_flags.dsync') THEN 'O_DSYNC' \
        ELSE json_extract(r.spec_json, '$.sync') END, \
-     json_extract(r.system_json, '$.mount.super_options') FROM runs r";
+     json_extract(r.system_json, '$.mount.super_options'), r.durable_p99_ns, \
+     r.durable_ops_per_sec FROM runs r";
 
 fn conversion_error(
     column: usize,
@@ -196,6 +201,8 @@ fn row_from(row: &Row<'_>) -> rusqlite::Result<RunRow> {
         sync_p50_ns: opt_u64_at(row, 21)?.filter(|_| has_syncs),
         sync_p99_ns: opt_u64_at(row, 22)?.filter(|_| has_syncs),
         flushes_per_sync: row.get(23)?,
+        durable_p99_ns: opt_u64_at(row, 30)?,
+        durable_ops_per_sec: row.get(31)?,
         progress_t_ms: opt_u64_at(row, 24)?,
         progress_writes: opt_u64_at(row, 25)?,
         threads: row
@@ -420,6 +427,7 @@ impl Store {
             bytes: detail.bytes.ok_or_else(|| missing("byte count"))?,
             write_lat: self.load_histogram(id, "write")?,
             sync_lat: self.load_histogram(id, "sync")?,
+            durable_lat: self.load_optional_histogram(id, "durable")?,
             intervals: self.load_intervals(id)?,
             threads: self.load_threads(id)?,
             device,
@@ -442,18 +450,30 @@ impl Store {
     }
 
     fn load_histogram(&self, id: i64, name: &str) -> Result<LatencyHistogram, StoreError> {
-        let (encoding, data): (String, Vec<u8>) = self
+        self.load_optional_histogram(id, name)?
+            .ok_or_else(|| StoreError::Corrupt {
+                id,
+                problem: format!("its {name} latency histogram is missing"),
+            })
+    }
+
+    /// A histogram a run may lack (`durable`: workloads without a durable operation).
+    fn load_optional_histogram(
+        &self,
+        id: i64,
+        name: &str,
+    ) -> Result<Option<LatencyHistogram>, StoreError> {
+        let Some((encoding, data)) = self
             .conn
             .query_row(
                 "SELECT encoding, data FROM histograms WHERE run_id = ?1 AND name = ?2",
                 (id, name),
-                |r| Ok((r.get(0)?, r.get(1)?)),
+                |r| Ok::<(String, Vec<u8>), _>((r.get(0)?, r.get(1)?)),
             )
             .optional()?
-            .ok_or_else(|| StoreError::Corrupt {
-                id,
-                problem: format!("its {name} latency histogram is missing"),
-            })?;
+        else {
+            return Ok(None);
+        };
         if encoding != HISTOGRAM_ENCODING {
             return Err(StoreError::Corrupt {
                 id,
@@ -462,7 +482,7 @@ impl Store {
                 ),
             });
         }
-        Ok(LatencyHistogram::from_bytes(&data)?)
+        Ok(Some(LatencyHistogram::from_bytes(&data)?))
     }
 
     /// A run's stored interval samples, in order (streamed while it ran, or final).

@@ -367,7 +367,8 @@ fn update_row(tx: &Transaction<'_>, result: &RunResult) -> Result<(), StoreError
              write_p99_ns = ?17, sync_p50_ns = ?18, sync_p99_ns = ?19, device_flushes = ?20, \
              flushes_per_sync = ?21, spec_json = ?22, system_json = ?23, device_json = ?24, \
              warnings_json = ?25, noise_json = ?26, detail_json = ?27, \
-             kernel_trace_json = ?28 WHERE id = ?1",
+             kernel_trace_json = ?28, durable_p99_ns = ?29, durable_ops_per_sec = ?30 \
+             WHERE id = ?1",
         params![
             id,
             result.status.as_str(),
@@ -407,6 +408,11 @@ fn update_row(tx: &Transaction<'_>, result: &RunResult) -> Result<(), StoreError
                 .as_ref()
                 .map(serde_json::to_string)
                 .transpose()?,
+            to_opt_int(
+                "durable p99",
+                summary.durable_lat.as_ref().map(|l| l.p99_ns)
+            )?,
+            summary.durable_ops_per_sec,
         ],
     )?;
     if changed == 0 {
@@ -484,7 +490,11 @@ fn write_children(tx: &Transaction<'_>, result: &RunResult) -> Result<(), StoreE
     }
     let mut insert = tx
         .prepare("INSERT INTO histograms (run_id, name, encoding, data) VALUES (?1, ?2, ?3, ?4)")?;
-    for (name, hist) in [("write", &result.write_lat), ("sync", &result.sync_lat)] {
+    let durable = result.durable_lat.as_ref().map(|h| ("durable", h));
+    for (name, hist) in [("write", &result.write_lat), ("sync", &result.sync_lat)]
+        .into_iter()
+        .chain(durable)
+    {
         insert.execute(params![id, name, HISTOGRAM_ENCODING, hist.to_bytes()?])?;
     }
     Ok(())

@@ -41,6 +41,10 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "0008_kernel",
         sql: include_str!("migrations/0008_kernel.sql"),
     },
+    Migration {
+        name: "0009_durable",
+        sql: include_str!("migrations/0009_durable.sql"),
+    },
 ];
 
 /// One schema step.

@@ -351,6 +351,7 @@ fn create_phase<D: DirOps, C: Clock>(
 ) -> (Counts, Option<Failure>) {
     let s = &spec.smallfiles;
     let how = open_how(s.sync);
+    let durable_files = crate::spec::durable_op(spec) == Ok(crate::spec::DurableOp::File);
     let stamp = (u64::from(thread) << 48) ^ mix(spec.seed);
     let mut c = Counts::default();
     let mut failed = None;
@@ -384,6 +385,10 @@ fn create_phase<D: DirOps, C: Clock>(
             break;
         }
         bufs.ops[Op::Close as usize].record(t3 - last, 0);
+        if durable_files {
+            // Created, written and synced (or written O_SYNC): durable since `last`.
+            t.out.durable_lat.record(last - t0);
+        }
         c.busy_ns += t3 - t0;
         c.writes += 1;
         bump(&t.live.writes, 1);

@@ -47,13 +47,17 @@ fn full_round_trip_keeps_every_figure() {
     assert_eq!(row.sync_p99_ns, Some(summary.sync_lat.p99_ns));
     assert_eq!(row.flushes_per_sync, summary.flushes_per_sync);
     assert_eq!(summary.flushes_per_sync, Some(1.02));
+    let durable = summary.durable_lat.as_ref().unwrap();
+    assert_eq!(row.durable_p99_ns, Some(durable.p99_ns));
+    assert_eq!(row.durable_ops_per_sec, summary.durable_ops_per_sec);
+    assert!(row.durable_ops_per_sec.is_some());
     assert_eq!(loaded.result.unwrap(), original);
 
     // Finishing again replaces the child rows instead of duplicating them.
     store.finish_run(&original).unwrap();
     assert_eq!(count(&store, "SELECT count(*) FROM intervals"), 3);
     assert_eq!(count(&store, "SELECT count(*) FROM thread_stats"), 2);
-    assert_eq!(count(&store, "SELECT count(*) FROM histograms"), 2);
+    assert_eq!(count(&store, "SELECT count(*) FROM histograms"), 3);
 }
 
 #[test]
@@ -95,9 +99,12 @@ fn cancelled_run_without_device_round_trips_in_memory() {
     };
     original.intervals.clear();
     original.sync_lat = LatencyHistogram::new();
+    // A workload without a durable operation stores none, and loads as none.
+    original.durable_lat = None;
     store.finish_run(&original).unwrap();
     let loaded = store.load_run(id).unwrap();
     assert_eq!(loaded.row.flushes_per_sync, None);
+    assert_eq!(loaded.row.durable_p99_ns, None);
     assert_eq!(loaded.row.status, RunStatus::Cancelled);
     assert_eq!(loaded.result.unwrap(), original);
 }

@@ -91,6 +91,9 @@ fn new_run(label: Option<&str>, fs_type: &str, kernel: &str) -> NewRun {
 fn result_for(id: i64, new: &NewRun) -> RunResult {
     let mut write_lat = LatencyHistogram::new();
     let mut sync_lat = LatencyHistogram::new();
+    let mut durable_lat = LatencyHistogram::new();
+    durable_lat.record(250_000);
+    durable_lat.record(1_250_000);
     for i in 0..2000u64 {
         write_lat.record(3_000 + (i * 37) % 9_000);
         if i % 2 == 0 {
@@ -140,6 +143,7 @@ fn result_for(id: i64, new: &NewRun) -> RunResult {
         writes: 2000,
         syncs: 1000,
         bytes: 2000 * 4096,
+        durable_lat: Some(durable_lat),
         write_lat,
         sync_lat,
         intervals: (0..3).map(interval).collect(),
