@@ -7,7 +7,8 @@
 use std::collections::BTreeMap;
 
 use super::metrics::{
-    Direction, Headline, METRICS, MetricDef, is_kind_metric, merged_value, run_value, run_value_in,
+    Direction, Headline, Latency, METRICS, MergedLatency, MetricDef, is_kind_metric, merged_value,
+    run_value, run_value_in,
 };
 use super::ratio::{
     DEFAULT_MIN_CHANGE_PCT, MIN_RUNS, POWER_CHANGE, RatioTest, ratio_test, runs_needed,
@@ -88,16 +89,6 @@ fn usable(side: &SideInput) -> Result<Vec<&RunResult>, AnalysisError> {
     Ok(runs)
 }
 
-fn merged(runs: &[&RunResult]) -> (LatencyHistogram, LatencyHistogram) {
-    let mut write = LatencyHistogram::new();
-    let mut sync = LatencyHistogram::new();
-    for r in runs {
-        write.merge(&r.write_lat);
-        sync.merge(&r.sync_lat);
-    }
-    (write, sync)
-}
-
 /// A side's runs with each run's summary, computed once (every metric reads it).
 type Summarised<'a> = [(&'a RunResult, RunSummary)];
 
@@ -107,34 +98,57 @@ fn summarise<'a>(runs: &[&'a RunResult]) -> Vec<(&'a RunResult, RunSummary)> {
 
 /// Compares `metrics` (catalogue entries) of two run sets.
 fn compare_metrics(base: &[&RunResult], cand: &[&RunResult]) -> Vec<MetricComparison> {
-    let (bw, bs) = merged(base);
-    let (cw, cs) = merged(cand);
+    let differs = |sync| super::durability::meaning_differs(base, cand, sync).is_some();
+    let (write_differs, sync_differs) = (differs(false), differs(true));
+    let (bm, cm) = (MergedLatency::of(base), MergedLatency::of(cand));
     let (base_s, cand_s) = (summarise(base), summarise(cand));
     METRICS
         .iter()
-        .map(|def| {
-            compare_one(
-                def,
-                (base, &base_s),
-                (cand, &cand_s),
-                (&bw, &bs),
-                (&cw, &cs),
-            )
-        })
+        .map(|def| compare_one(def, (base, &base_s), (cand, &cand_s), (&bm, &cm)))
         .filter(|m| !is_kind_metric(&m.key) || m.baseline.is_some() || m.candidate.is_some())
+        .map(|mut m| {
+            let call_differs = match super::metrics::latency_parts(&m.key) {
+                Some((Latency::Write, _)) => write_differs,
+                Some((Latency::Sync, _)) => sync_differs,
+                _ => false,
+            };
+            if call_differs {
+                not_comparable(&mut m);
+            }
+            m
+        })
         .collect()
+}
+
+/// Takes the change and the verdict off a metric whose calls do different work on the two
+/// sides: each side's value stays (it is true), no ratio between them is shown.
+fn not_comparable(m: &mut MetricComparison) {
+    m.gain_pct = None;
+    m.ratio = None;
+    m.ratio_ci95 = None;
+    m.p_value = None;
+    m.runs_needed_for_5pct = None;
+    m.welch = None;
+    m.verdict = Verdict::NotComparable;
+}
+
+/// The latency a comparison leads with (see [`Comparison::headline_latency`]).
+fn headline_latency(base: &[&RunResult], cand: &[&RunResult]) -> String {
+    let differs = |sync| super::durability::meaning_differs(base, cand, sync).is_some();
+    let durable = base.iter().chain(cand).all(|r| r.durable_lat.is_some());
+    if durable && (differs(false) || differs(true)) {
+        "durable_p99_us".into()
+    } else {
+        "sync_p99_us".into()
+    }
 }
 
 /// A side's headline latency: the percentile of its merged histogram; for a side with a run
 /// that has no histogram (an import of plain fio JSON), the run's own value when it is the
 /// only run, else none (percentiles of different runs cannot be merged or averaged).
-fn merged_headline(
-    key: &str,
-    runs: &[&RunResult],
-    hist: (&LatencyHistogram, &LatencyHistogram),
-) -> Option<f64> {
+fn merged_headline(key: &str, runs: &[&RunResult], merged: &MergedLatency) -> Option<f64> {
     if runs.iter().all(|r| r.has_histograms()) {
-        return merged_value(key, hist.0, hist.1);
+        return merged_value(key, merged);
     }
     match runs {
         [only] => run_value(key, only),
@@ -146,8 +160,7 @@ fn compare_one(
     def: &MetricDef,
     (base, base_s): (&[&RunResult], &Summarised),
     (cand, cand_s): (&[&RunResult], &Summarised),
-    base_hist: (&LatencyHistogram, &LatencyHistogram),
-    cand_hist: (&LatencyHistogram, &LatencyHistogram),
+    (base_hist, cand_hist): (&MergedLatency, &MergedLatency),
 ) -> MetricComparison {
     let values = |runs: &Summarised| -> Vec<f64> {
         runs.iter()
@@ -157,9 +170,7 @@ fn compare_one(
     let (bv, cv) = (values(base_s), values(cand_s));
     let (bstats, cstats) = (describe(&bv), describe(&cv));
     let headline =
-        |stats: &Option<Stats>,
-         runs: &[&RunResult],
-         hist: (&LatencyHistogram, &LatencyHistogram)| match def.headline {
+        |stats: &Option<Stats>, runs: &[&RunResult], hist: &MergedLatency| match def.headline {
             Headline::Amean => stats.as_ref().map(|s| s.amean),
             Headline::Hmean => stats.as_ref().map(|s| s.hmean.unwrap_or(s.amean)),
             Headline::Merged => merged_headline(def.key, runs, hist),
@@ -315,7 +326,7 @@ fn side_percentiles(runs: &[&RunResult], sync: bool) -> Option<Vec<(f64, f64)>> 
 }
 
 fn side_summary(input: &SideInput, runs: &[&RunResult]) -> SideSummary {
-    let (write, sync) = merged(runs);
+    let MergedLatency { write, sync, .. } = MergedLatency::of(runs);
     let pcts = PERCENTILE_POINTS.map(|(p, _)| p);
     let pct_points = |h: &LatencyHistogram| -> Vec<(f64, f64)> {
         if h.count() == 0 {
@@ -475,6 +486,9 @@ pub fn compare(
             ));
         }
     }
+    for sync in [false, true] {
+        warnings.extend(super::durability::meaning_differs(&base, &cand, sync));
+    }
     let published =
         super::published::published_rows(published, &metrics, sweep.as_ref(), &base, &cand);
     Ok(Comparison {
@@ -486,6 +500,7 @@ pub fn compare(
         published,
         warnings,
         preset_scales: Vec::new(),
+        headline_latency: headline_latency(&base, &cand),
     })
 }
 

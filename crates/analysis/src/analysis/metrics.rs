@@ -88,6 +88,11 @@ pub const METRICS: &[MetricDef] = &[
     m("mib_per_sec", "throughput", "MiB/s", Up, Hmean),
     m("syncs_per_sec", "syncs/s", "syncs/s", Up, Hmean),
     m("wall_s", "total time", "s", Down, Amean),
+    // Durable operations (`spec::durable_op`): compared only when a side has them.
+    m("durable_ops_per_sec", "durable ops/s", "ops/s", Up, Hmean),
+    m("durable_p50_us", "durable p50", "µs", Down, Merged),
+    m("durable_p99_us", "durable p99", "µs", Down, Merged),
+    m("durable_p999_us", "durable p99.9", "µs", Down, Merged),
     m("write_p50_us", "write p50", "µs", Down, Merged),
     m("write_p90_us", "write p90", "µs", Down, Merged),
     m("write_p99_us", "write p99", "µs", Down, Merged),
@@ -153,15 +158,70 @@ pub const METRICS: &[MetricDef] = &[
 ];
 
 /// Index in [`METRICS`] of the first kind-specific metric.
-const FIRST_KIND_METRIC: usize = 16;
+const FIRST_KIND_METRIC: usize = 20;
 
-/// Whether `key` belongs to one workload kind (comparisons leave it out when neither
-/// side has a value, so a fileio comparison does not list grouplog rows).
+/// Whether `key` belongs to one workload kind or to workloads with a durable operation
+/// (comparisons leave it out when neither side has a value, so a fileio comparison does
+/// not list grouplog rows, nor a buffered one durable rows).
 pub fn is_kind_metric(key: &str) -> bool {
-    METRICS
-        .iter()
-        .position(|d| d.key == key)
-        .is_some_and(|i| i >= FIRST_KIND_METRIC)
+    key.starts_with("durable_")
+        || METRICS
+            .iter()
+            .position(|d| d.key == key)
+            .is_some_and(|i| i >= FIRST_KIND_METRIC)
+}
+
+/// Which latency histogram of a run a latency metric reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Latency {
+    /// Every write call.
+    Write,
+    /// Every sync call.
+    Sync,
+    /// Every durable operation.
+    Durable,
+}
+
+/// A side's latency histograms merged over its runs (`durable` only when every run has
+/// one: a merge with a run that has none would not be that side's durable latency).
+#[derive(Clone, Debug, Default)]
+pub struct MergedLatency {
+    /// Write calls.
+    pub write: LatencyHistogram,
+    /// Sync calls.
+    pub sync: LatencyHistogram,
+    /// Durable operations.
+    pub durable: Option<LatencyHistogram>,
+}
+
+impl MergedLatency {
+    /// The runs' histograms merged.
+    pub fn of(runs: &[&RunResult]) -> Self {
+        let mut m = MergedLatency {
+            durable: runs
+                .iter()
+                .all(|r| r.durable_lat.is_some())
+                .then(LatencyHistogram::new),
+            ..Default::default()
+        };
+        for r in runs {
+            m.write.merge(&r.write_lat);
+            m.sync.merge(&r.sync_lat);
+            if let (Some(d), Some(rd)) = (&mut m.durable, &r.durable_lat) {
+                d.merge(rd);
+            }
+        }
+        m
+    }
+
+    /// The histogram `which` reads.
+    pub fn get(&self, which: Latency) -> Option<&LatencyHistogram> {
+        match which {
+            Latency::Write => Some(&self.write),
+            Latency::Sync => Some(&self.sync),
+            Latency::Durable => self.durable.as_ref(),
+        }
+    }
 }
 
 /// The catalogue entry of `key`.
@@ -169,11 +229,13 @@ pub fn metric(key: &str) -> Option<&'static MetricDef> {
     METRICS.iter().find(|d| d.key == key)
 }
 
-fn latency_parts(key: &str) -> Option<(bool, f64)> {
+/// The histogram and percentile a latency metric reads (`sync_p99_us`: sync, 99).
+pub fn latency_parts(key: &str) -> Option<(Latency, f64)> {
     let (which, rest) = key.split_once('_')?;
-    let sync = match which {
-        "write" => false,
-        "sync" => true,
+    let which = match which {
+        "write" => Latency::Write,
+        "sync" => Latency::Sync,
+        "durable" => Latency::Durable,
         _ => return None,
     };
     let pct = match rest.strip_suffix("_us")? {
@@ -184,7 +246,7 @@ fn latency_parts(key: &str) -> Option<(bool, f64)> {
         "max" => 100.0,
         _ => return None,
     };
-    Some((sync, pct))
+    Some((which, pct))
 }
 
 /// Value of `key` for one run (latencies in µs); `None` when the run lacks it (no syncs,
@@ -196,12 +258,17 @@ pub fn run_value(key: &str, run: &RunResult) -> Option<f64> {
 /// [`run_value`] with the run's summary already computed (`run.summary()`): a comparison
 /// reads every metric of every run, and each summary walks the run's histograms.
 pub fn run_value_in(key: &str, run: &RunResult, s: &RunSummary) -> Option<f64> {
-    if let Some((sync, pct)) = latency_parts(key) {
-        if !run.has_histograms() {
-            return reported_value(run, sync, pct);
-        }
-        // The summary holds exactly the percentiles of the catalogue, from the histogram.
-        let lat = if sync { &s.sync_lat } else { &s.write_lat };
+    if let Some((which, pct)) = latency_parts(key) {
+        let lat = match which {
+            // fio printed write and sync percentiles apart: there is no durable one.
+            _ if !run.has_histograms() && which != Latency::Durable => {
+                return reported_value(run, which == Latency::Sync, pct);
+            }
+            Latency::Durable => s.durable_lat.as_ref()?,
+            Latency::Sync => &s.sync_lat,
+            // The summary holds exactly the percentiles of the catalogue, from the histogram.
+            Latency::Write => &s.write_lat,
+        };
         if lat.count == 0 {
             return None;
         }
@@ -219,6 +286,7 @@ pub fn run_value_in(key: &str, run: &RunResult, s: &RunSummary) -> Option<f64> {
         "mib_per_sec" => Some(s.mib_per_sec),
         "syncs_per_sec" => (run.syncs > 0).then_some(s.syncs_per_sec),
         "wall_s" => Some(run.wall_secs()),
+        "durable_ops_per_sec" => s.durable_ops_per_sec,
         "flushes_per_sync" => s.flushes_per_sync,
         "device_bytes_per_app_byte" => s.device_bytes_per_app_byte,
         _ => kind_value(key, run),
@@ -300,10 +368,10 @@ fn sysbench_events(run: &RunResult) -> Option<LatencyHistogram> {
     is_sysbench(run).then(|| event_latency(&run.ops).1)
 }
 
-/// Value of a latency metric from a (merged) histogram, µs.
-pub fn merged_value(key: &str, write: &LatencyHistogram, sync: &LatencyHistogram) -> Option<f64> {
-    let (is_sync, pct) = latency_parts(key)?;
-    hist_value(if is_sync { sync } else { write }, pct)
+/// Value of a latency metric from a side's merged histograms, µs.
+pub fn merged_value(key: &str, merged: &MergedLatency) -> Option<f64> {
+    let (which, pct) = latency_parts(key)?;
+    hist_value(merged.get(which)?, pct)
 }
 
 fn hist_value(hist: &LatencyHistogram, pct: f64) -> Option<f64> {
@@ -340,6 +408,7 @@ mod kind_metric_tests {
     fn kind_metrics_start_where_the_marker_says() {
         assert_eq!(METRICS[FIRST_KIND_METRIC].key, "events_per_sec");
         assert!(!is_kind_metric("iops"));
+        assert!(is_kind_metric("durable_p99_us"));
         assert!(!is_kind_metric("device_bytes_per_app_byte"));
         assert!(is_kind_metric("commits_per_sec"));
         assert!(!is_kind_metric("no_such_metric"));

@@ -5,6 +5,7 @@
 //! for display (see `report` for tables and images).
 
 mod compare;
+mod durability;
 mod gate;
 mod kernel_settings;
 mod meta;
@@ -17,13 +18,17 @@ mod stats;
 mod trend;
 
 pub use compare::{ALPHA, AnalysisError, SideInput, compare};
+pub use durability::{
+    NotDurable, meaning_differs, not_durable, not_durable_spec, sync_meaning, write_meaning,
+};
 pub use gate::{
     DEFAULT_GATE_METRICS, GateCheck, GateError, GateOutcome, GateRule, GateStatus, GateVerdict,
     MAX_MIN_CHANGE_PCT, gate, metric_names,
 };
 pub use kernel_settings::{KernelSettingRow, kernel_setting_rows};
 pub use metrics::{
-    Direction, Headline, METRICS, MetricDef, is_kind_metric, merged_value, metric, run_value,
+    Direction, Headline, Latency, METRICS, MergedLatency, MetricDef, is_kind_metric, latency_parts,
+    merged_value, metric, run_value,
 };
 pub use published::published_ratios;
 pub use ratio::{
@@ -44,6 +49,8 @@ pub use trend::{
     trend_value,
 };
 
+#[cfg(test)]
+mod durable_tests;
 #[cfg(test)]
 mod gate_tests;
 #[cfg(test)]

@@ -115,6 +115,7 @@ mod tests {
             sync_cdf: Vec::new(),
         };
         published_ratios(&Comparison {
+            headline_latency: "sync_p99_us".into(),
             baseline: empty.clone(),
             candidate: empty,
             metrics: Vec::new(),

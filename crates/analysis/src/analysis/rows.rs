@@ -30,6 +30,9 @@ pub enum Verdict {
     NoRatio,
     /// A side lacks the metric.
     Missing,
+    /// The calls the metric times do different work on the two sides (an O_DSYNC write
+    /// against a buffered one): no verdict; the comparison's warnings say why.
+    NotComparable,
 }
 
 impl Verdict {
@@ -43,6 +46,7 @@ impl Verdict {
             Verdict::TooFewRuns => "too few runs to tell",
             Verdict::NoRatio => "no ratio: a side is 0",
             Verdict::Missing => "not measured on both sides",
+            Verdict::NotComparable => "not comparable: the calls differ",
         }
     }
 }
@@ -268,6 +272,15 @@ pub struct Comparison {
     /// figures are full scale: only ratios compare). Absent for full-scale or ad-hoc runs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub preset_scales: Vec<f64>,
+    /// The latency the comparison leads with: `durable_p99_us` when the sides make writes
+    /// durable in different ways (sync method or open flags) and both measured it,
+    /// `sync_p99_us` otherwise.
+    #[serde(default = "default_headline_latency")]
+    pub headline_latency: String,
+}
+
+fn default_headline_latency() -> String {
+    "sync_p99_us".into()
 }
 
 /// A published before → after ratio of one metric beside the measured candidate /

@@ -14,8 +14,11 @@ fn point_label(m: &MetricComparison, point: Option<f64>) -> String {
     }
 }
 
-/// The metrics whose run count for a 5 % change is spelled out under the table.
-const POWER_KEYS: [&str; 2] = ["iops", "sync_p99_us"];
+/// The metrics whose run count for a 5 % change is spelled out under the table: IOPS and
+/// the comparison's headline latency.
+fn power_keys(c: &Comparison) -> [&str; 2] {
+    ["iops", c.headline_latency.as_str()]
+}
 
 fn trim_num(v: f64) -> String {
     if v.fract() == 0.0 {
@@ -84,7 +87,7 @@ pub fn compare_table(c: &Comparison) -> String {
             runs_needed_cell(m),
             verdict_text(m)
         );
-        if point.is_none() && POWER_KEYS.contains(&m.key.as_str()) {
+        if point.is_none() && power_keys(c).contains(&m.key.as_str()) {
             power.extend(power_text(m));
         }
     }

@@ -95,7 +95,7 @@ pub fn verdict_text(m: &MetricComparison) -> String {
             };
             format!("no ratio: {side}")
         }
-        Verdict::Missing => m.verdict.describe().to_string(),
+        Verdict::Missing | Verdict::NotComparable => m.verdict.describe().to_string(),
     }
 }
 

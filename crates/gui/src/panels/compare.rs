@@ -257,11 +257,11 @@ fn statistics_table(ui: &mut egui::Ui, c: &Comparison, styles: &[SideStyle; 2]) 
                 ui.end_row();
             }
         });
-    // The runs a 5 % change would need, for the two figures people gate on.
+    // The runs a 5 % change would need, for IOPS and the headline latency.
     for m in c
         .metrics
         .iter()
-        .filter(|m| m.key == "iops" || m.key == "sync_p99_us")
+        .filter(|m| m.key == "iops" || m.key == c.headline_latency)
     {
         if let Some(text) = report::power_text(m) {
             ui.label(RichText::new(format!("{text} (80% power)")).weak());

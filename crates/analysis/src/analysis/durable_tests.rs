@@ -1,0 +1,120 @@
+//! Comparisons across ways of committing: fdatasync after a buffered write against an
+//! O_DSYNC write. The durable-operation latency is compared; write and sync latencies,
+//! whose calls do different work on the two sides, are not.
+
+use super::*;
+use crate::metrics::RunResult;
+use crate::probe::SystemInfo;
+use crate::spec::{OpenFlags, SyncMethod, WorkloadSpec};
+
+fn spec(sync: SyncMethod, dsync: bool) -> WorkloadSpec {
+    WorkloadSpec {
+        threads: 1,
+        file_size: 100 * 4096,
+        final_sync: true,
+        sync,
+        open_flags: OpenFlags {
+            dsync,
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+fn runs(first_id: i64, write_ns: u64, sync_ns: u64, spec: &WorkloadSpec) -> Vec<RunResult> {
+    (0..3)
+        .map(|i| {
+            // A little spread between runs, so the interval has a width.
+            let w = write_ns + 100 * i as u64;
+            crate::engine::fake_run(
+                first_id + i,
+                vec![w],
+                vec![sync_ns],
+                spec,
+                SystemInfo::default(),
+            )
+            .unwrap()
+        })
+        .collect()
+}
+
+fn side(name: &str, runs: Vec<RunResult>) -> SideInput {
+    SideInput {
+        name: name.into(),
+        runs,
+        unmeasured: vec![],
+    }
+}
+
+#[test]
+fn fdatasync_against_o_dsync_compares_durable_operations_not_writes() {
+    // fdatasync: a 2 µs buffered write + a 100 µs fdatasync. O_DSYNC: an 80 µs write.
+    let base = side(
+        "fdatasync",
+        runs(1, 2_000, 100_000, &spec(SyncMethod::Fdatasync, false)),
+    );
+    let cand = side(
+        "O_DSYNC",
+        runs(10, 80_000, 1, &spec(SyncMethod::None, true)),
+    );
+    let c = compare(&base, &cand, &[]).unwrap();
+    let m = |key: &str| c.metrics.iter().find(|m| m.key == key).unwrap();
+    // The write of O_DSYNC includes its flush: no "worse by 3900 %" against a buffered one.
+    let write = m("write_p99_us");
+    assert_eq!(write.verdict, Verdict::NotComparable);
+    assert!(write.ratio.is_none() && write.gain_pct.is_none());
+    assert!(write.baseline_value.is_some() && write.candidate_value.is_some());
+    assert_eq!(m("sync_p99_us").verdict, Verdict::NotComparable);
+    // The durable operation: 102 µs against 80 µs, better.
+    let durable = m("durable_p99_us");
+    assert_eq!(durable.verdict, Verdict::Better, "{durable:?}");
+    let (b, cv) = (
+        durable.baseline_value.unwrap(),
+        durable.candidate_value.unwrap(),
+    );
+    assert!(
+        (101.0..103.5).contains(&b) && (79.0..81.5).contains(&cv),
+        "{b} {cv}"
+    );
+    assert_eq!(m("durable_ops_per_sec").verdict, Verdict::Better);
+    assert_eq!(c.headline_latency, "durable_p99_us");
+    assert!(
+        c.warnings
+            .iter()
+            .any(|w| w.contains("write latency is not compared") && w.contains("O_DSYNC")),
+        "{:?}",
+        c.warnings
+    );
+}
+
+#[test]
+fn the_same_way_of_committing_keeps_write_and_sync_verdicts() {
+    let s = spec(SyncMethod::Fdatasync, false);
+    let base = side("a", runs(1, 2_000, 100_000, &s));
+    let cand = side("b", runs(10, 2_000, 50_000, &s));
+    let c = compare(&base, &cand, &[]).unwrap();
+    let sync = c.metrics.iter().find(|m| m.key == "sync_p99_us").unwrap();
+    assert_eq!(sync.verdict, Verdict::Better);
+    assert_eq!(c.headline_latency, "sync_p99_us");
+    assert!(!c.warnings.iter().any(|w| w.contains("not compared")));
+}
+
+#[test]
+fn a_side_without_durable_operations_has_no_durable_rows_to_judge() {
+    let buffered = spec(SyncMethod::None, false);
+    let base = side("buffered", runs(1, 2_000, 1, &buffered));
+    let cand = side(
+        "fsync",
+        runs(10, 2_000, 100_000, &spec(SyncMethod::Fsync, false)),
+    );
+    let c = compare(&base, &cand, &[]).unwrap();
+    let durable = c
+        .metrics
+        .iter()
+        .find(|m| m.key == "durable_p99_us")
+        .unwrap();
+    assert!(durable.baseline_value.is_none());
+    assert_eq!(durable.verdict, Verdict::Missing);
+    // Neither side's durable figure leads: one side has none.
+    assert_eq!(c.headline_latency, "sync_p99_us");
+}
