@@ -41,7 +41,7 @@ pub use series::{
     MAX_REPEAT, MAX_SWEEP_VALUES, PRESET_SERIES_REPEAT, SeriesOutcome, SweepSpec, check_repeat,
     default_repeat,
 };
-pub use sides::{SideSpec, compare_sides, load_side};
+pub use sides::{MAX_SIDE_EXPERIMENTS, SideSpec, compare_sides, load_side, rank_sides};
 pub use worded::{explains_cause, worded_error};
 
 use std::path::PathBuf;

@@ -1,7 +1,7 @@
 //! Sides of a comparison as users name them: a run id (`12`), several (`12,13,14`), an
-//! experiment (`exp:3`), or a label (`nossd`, `label:nossd`).
+//! experiment (`exp:3`), several (`exp:3-7`, `exp:3,5`), or a label (`nossd`, `label:nossd`).
 
-use crate::analysis::{self, Comparison, SideInput};
+use crate::analysis::{self, Comparison, Ranking, SideInput};
 use crate::metrics::RunResult;
 use crate::spec;
 use crate::store::{Store, StoreError};
@@ -15,6 +15,9 @@ pub enum SideSpec {
     Runs(Vec<i64>),
     /// Every run of an experiment.
     Experiment(i64),
+    /// Every run of several experiments (`exp:3-7`, `exp:3,5`: a preset's series makes one
+    /// experiment per variant).
+    Experiments(Vec<i64>),
     /// Every run with this label.
     Label(String),
 }
@@ -31,11 +34,7 @@ impl SideSpec {
             .strip_prefix("exp:")
             .or_else(|| t.strip_prefix("experiment:"))
         {
-            return rest
-                .trim()
-                .parse()
-                .map(SideSpec::Experiment)
-                .map_err(|_| format!("'{t}': the experiment id must be a number (exp:3)"));
+            return parse_experiments(t, rest.trim());
         }
         if let Some(rest) = t.strip_prefix("label:") {
             return Ok(SideSpec::Label(rest.to_string()));
@@ -69,9 +68,57 @@ impl SideSpec {
                     .join(",")
             ),
             SideSpec::Experiment(id) => format!("experiment {id}"),
+            SideSpec::Experiments(ids) => match (ids.first(), ids.last()) {
+                (Some(a), Some(b)) if ids.len() > 2 && b - a + 1 == ids.len() as i64 => {
+                    format!("experiments {a}-{b}")
+                }
+                _ => format!(
+                    "experiments {}",
+                    ids.iter()
+                        .map(|i| i.to_string())
+                        .collect::<Vec<_>>()
+                        .join(",")
+                ),
+            },
             SideSpec::Label(l) => l.clone(),
         }
     }
+}
+
+/// Most experiments one side may name (`exp:1-1000000` would be a million queries).
+pub const MAX_SIDE_EXPERIMENTS: usize = 1000;
+
+/// `3` → one experiment; `3-7` or `3,5,7` → several.
+fn parse_experiments(whole: &str, text: &str) -> Result<SideSpec, String> {
+    let bad =
+        || format!("'{whole}': experiments are numbers: exp:3, exp:3-7 (a range) or exp:3,5,7");
+    let num = |p: &str| p.trim().parse::<i64>().map_err(|_| bad());
+    if let Ok(id) = text.parse::<i64>() {
+        return Ok(SideSpec::Experiment(id));
+    }
+    let ids: Vec<i64> = if let Some((a, b)) = text.split_once('-') {
+        let (a, b) = (num(a)?, num(b)?);
+        if b < a {
+            return Err(format!(
+                "'{whole}': the range runs backwards; write exp:{b}-{a}"
+            ));
+        }
+        if (b - a) as u64 >= MAX_SIDE_EXPERIMENTS as u64 {
+            return Err(format!(
+                "'{whole}': at most {MAX_SIDE_EXPERIMENTS} experiments per side"
+            ));
+        }
+        (a..=b).collect()
+    } else {
+        let ids = text.split(',').map(num).collect::<Result<Vec<_>, _>>()?;
+        if ids.len() > MAX_SIDE_EXPERIMENTS {
+            return Err(format!(
+                "'{whole}': at most {MAX_SIDE_EXPERIMENTS} experiments per side"
+            ));
+        }
+        ids
+    };
+    Ok(SideSpec::Experiments(ids))
 }
 
 /// Loads the runs of a side.
@@ -79,6 +126,13 @@ pub fn load_side(store: &Store, side: &SideSpec) -> Result<SideInput, LabError> 
     let ids = match side {
         SideSpec::Runs(ids) => ids.clone(),
         SideSpec::Experiment(id) => store.run_ids_in_experiment(*id)?,
+        SideSpec::Experiments(ids) => {
+            let mut all = Vec::new();
+            for id in ids {
+                all.extend(store.run_ids_in_experiment(*id)?);
+            }
+            all
+        }
         SideSpec::Label(label) => store.run_ids_with_label(label)?,
     };
     let mut input = SideInput {
@@ -102,6 +156,26 @@ pub fn load_side(store: &Store, side: &SideSpec) -> Result<SideInput, LabError> 
         input.name = label.clone();
     }
     Ok(input)
+}
+
+/// Ranks the variants of every run the selections name together (`compare --rank`).
+pub fn rank_sides(store: &Store, sides: &[SideSpec]) -> Result<(Ranking, String), LabError> {
+    let name = sides
+        .iter()
+        .map(SideSpec::describe)
+        .collect::<Vec<_>>()
+        .join(" + ");
+    let mut runs: Vec<RunResult> = Vec::new();
+    for side in sides {
+        let input = load_side(store, side)?;
+        for r in input.runs {
+            if !runs.iter().any(|x| x.id == r.id) {
+                runs.push(r);
+            }
+        }
+    }
+    let refs: Vec<&RunResult> = runs.iter().collect();
+    Ok((analysis::rank(&name, &refs)?, name))
 }
 
 /// The preset every run of both sides came from (if one), with the scales other than 1
@@ -180,6 +254,29 @@ mod tests {
             Ok(SideSpec::Label("nossd".into()))
         );
         assert!(SideSpec::parse("exp:x").unwrap_err().contains("number"));
+        assert_eq!(
+            SideSpec::parse("exp:3-5"),
+            Ok(SideSpec::Experiments(vec![3, 4, 5]))
+        );
+        assert_eq!(
+            SideSpec::parse("exp:3,7"),
+            Ok(SideSpec::Experiments(vec![3, 7]))
+        );
+        assert_eq!(
+            SideSpec::parse("exp:3-5").unwrap().describe(),
+            "experiments 3-5"
+        );
+        assert!(
+            SideSpec::parse("exp:5-3")
+                .unwrap_err()
+                .contains("backwards")
+        );
+        assert!(
+            SideSpec::parse("exp:1-99999999")
+                .unwrap_err()
+                .contains("at most")
+        );
+        assert!(SideSpec::parse("exp:3-x").is_err());
         assert!(SideSpec::parse("run:x").is_err());
         assert!(SideSpec::parse(" ").is_err());
         assert_eq!(SideSpec::parse("12,13").unwrap().describe(), "runs 12,13");

@@ -2,6 +2,7 @@
 //! their text, Markdown, CSV, PNG and SVG forms (`report`). Reporting never measures.
 
 #![warn(missing_docs)]
+#![recursion_limit = "256"]
 
 // The layers below, under the paths these modules have always used (`crate::spec`, …).
 use fsynclab_core::{metrics, spec};

@@ -15,10 +15,17 @@ use fsynclab::store::OpenMode;
 /// Arguments of `fsynclab compare`.
 #[derive(Debug, Args)]
 pub struct CompareArgs {
-    /// Baseline: run id (12), ids (12,13), experiment (exp:3) or label (nossd, label:x).
+    /// Baseline: run id (12), ids (12,13), experiment (exp:3), experiments (exp:3-7,
+    /// exp:3,5) or label (nossd, label:x). With --rank: the selection to rank.
     pub baseline: String,
-    /// Candidate, in the same forms.
-    pub candidate: String,
+    /// Candidate, in the same forms (with --rank: more runs to rank with the first).
+    #[arg(required_unless_present = "rank")]
+    pub candidate: Option<String>,
+    /// Rank the variants of the selection (a preset's series: exp:3-7) by durable
+    /// operations per second, with 95% intervals and the durable p99, instead of comparing
+    /// two sides; variants that are not durable are listed after the ranked ones.
+    #[arg(long, conflicts_with_all = ["fail_on", "min_change"])]
+    pub rank: bool,
     /// Print the whole comparison as JSON.
     #[arg(long, conflicts_with_all = ["csv", "markdown"])]
     pub json: bool,
@@ -47,10 +54,15 @@ pub struct CompareArgs {
 /// Arguments of `fsynclab report`.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// Baseline: run id, ids, exp:N or label.
+    /// Baseline: run id, ids, exp:N, exp:A-B or label (with --rank: the selection).
     pub baseline: String,
-    /// Candidate, in the same forms.
-    pub candidate: String,
+    /// Candidate, in the same forms (with --rank: more runs to rank with the first).
+    #[arg(required_unless_present = "rank")]
+    pub candidate: Option<String>,
+    /// Write the ranking of the selection's variants (as `compare --rank`) instead of a
+    /// comparison.
+    #[arg(long)]
+    pub rank: bool,
     /// Output file: .png, .svg, .md (writes the PNG beside it), .csv or .json.
     #[arg(long, short)]
     pub out: PathBuf,
@@ -62,10 +74,40 @@ pub struct ReportArgs {
     pub force: bool,
 }
 
-fn sides(baseline: &str, candidate: &str) -> Result<(SideSpec, SideSpec), CliError> {
+fn sides(baseline: &str, candidate: &Option<String>) -> Result<(SideSpec, SideSpec), CliError> {
     let b = SideSpec::parse(baseline).map_err(|e| CliError::usage(anyhow!("baseline: {e}")))?;
+    // Clap requires the candidate unless --rank, which does not come here.
+    let candidate = candidate.as_deref().unwrap_or_default();
     let c = SideSpec::parse(candidate).map_err(|e| CliError::usage(anyhow!("candidate: {e}")))?;
     Ok((b, c))
+}
+
+/// The selections of `--rank`: the first argument and, when given, the second.
+fn selections(first: &str, second: &Option<String>) -> Result<Vec<SideSpec>, CliError> {
+    std::iter::once(first)
+        .chain(second.as_deref())
+        .map(|t| SideSpec::parse(t).map_err(|e| CliError::usage(anyhow!("selection: {e}"))))
+        .collect()
+}
+
+/// `fsynclab compare --rank`.
+fn rank(db: &Option<PathBuf>, args: &CompareArgs) -> Result<u8, CliError> {
+    let sel = selections(&args.baseline, &args.candidate)?;
+    let store = open_store(db, OpenMode::ReadOnly)?;
+    let (ranking, name) = lab::rank_sides(&store, &sel).map_err(lab_error)?;
+    if args.json {
+        outln!("{}", report::rank_json(&ranking, &name));
+    } else if args.csv {
+        out!("{}", report::rank_csv(&ranking).map_err(CliError::failed)?);
+    } else if args.markdown {
+        out!(
+            "{}",
+            report::rank_markdown(&ranking, &format!("ranking of {name}"))
+        );
+    } else {
+        out!("{}", report::rank_table(&ranking, &name));
+    }
+    Ok(0)
 }
 
 /// A refused gate rule, named by the flag that gave it.
@@ -80,6 +122,9 @@ fn gate_error(e: GateError) -> CliError {
 /// `fsynclab compare`. With `--fail-on`: exit 3 when the gate fails, 2 when it cannot
 /// decide (a side with a single run, a named metric not measured), 0 when it passes.
 pub fn compare(db: &Option<PathBuf>, args: CompareArgs) -> Result<u8, CliError> {
+    if args.rank {
+        return rank(db, &args);
+    }
     let (b, c) = sides(&args.baseline, &args.candidate)?;
     let rule = args
         .fail_on
@@ -139,8 +184,24 @@ pub fn compare(db: &Option<PathBuf>, args: CompareArgs) -> Result<u8, CliError> 
 
 /// `fsynclab report`.
 pub fn report(db: &Option<PathBuf>, args: ReportArgs) -> Result<u8, CliError> {
-    let (b, c) = sides(&args.baseline, &args.candidate)?;
     let output_error = |e: report::OutputError| CliError::usage_if(e.is_usage(), e);
+    if args.rank {
+        let sel = selections(&args.baseline, &args.candidate)?;
+        report::report_format(&args.out).map_err(output_error)?;
+        let store = open_store(db, OpenMode::ReadOnly)?;
+        let (ranking, name) = lab::rank_sides(&store, &sel).map_err(lab_error)?;
+        let title = args
+            .title
+            .clone()
+            .unwrap_or_else(|| format!("ranking of {name}"));
+        let files = report::rank_files(&ranking, &name, &args.out, &title).map_err(output_error)?;
+        report::write_report_files(&files, args.force).map_err(output_error)?;
+        for (path, _) in &files {
+            errln!("wrote {}", path.display());
+        }
+        return Ok(0);
+    }
+    let (b, c) = sides(&args.baseline, &args.candidate)?;
     report::report_format(&args.out).map_err(output_error)?;
     let store = open_store(db, OpenMode::ReadOnly)?;
     let comparison = lab::compare_sides(&store, &b, &c).map_err(lab_error)?;

@@ -9,7 +9,7 @@ use super::db::{DbClient, DbReply, DbRequest};
 use super::panels::{ComparePanel, FleetPanel, HistoryPanel, RunPanel, SetupPanel};
 use super::runner::Runner;
 use super::state::{Tab, UiState};
-use fsynclab::analysis::Comparison;
+use fsynclab::analysis::{Comparison, Ranking};
 use fsynclab::engine::EngineError;
 use fsynclab::lab::{
     DEFAULT_QUIET_THRESHOLD, LabError, Launch, MatrixSpec, QuietWait, RunRequest, SweepSpec,
@@ -56,6 +56,8 @@ pub struct Cache {
     pub experiments: Vec<Experiment>,
     /// The comparison on the Compare tab.
     pub comparison: Option<Box<Comparison>>,
+    /// The ranking on the Compare tab (a comparison and a ranking replace each other).
+    pub ranking: Option<Box<(Ranking, String)>>,
     /// A comparison request is in flight.
     pub comparison_pending: bool,
     /// Why the last comparison failed.
@@ -279,6 +281,13 @@ impl LabApp {
                 DbReply::Experiments(e) => self.cache.experiments = e,
                 DbReply::Comparison(c) => {
                     self.cache.comparison = Some(c);
+                    self.cache.ranking = None;
+                    self.cache.comparison_pending = false;
+                    self.cache.comparison_error = None;
+                }
+                DbReply::Ranking(r) => {
+                    self.cache.ranking = Some(r);
+                    self.cache.comparison = None;
                     self.cache.comparison_pending = false;
                     self.cache.comparison_error = None;
                 }

@@ -7,7 +7,7 @@ use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, OnceLock};
 
 use super::task::spawn_named;
-use fsynclab::analysis::Comparison;
+use fsynclab::analysis::{Comparison, Ranking};
 use fsynclab::lab::{self, SideSpec};
 use fsynclab::store::{Experiment, RunFilter, RunRow, Store, StoredRun};
 
@@ -27,6 +27,8 @@ pub enum DbRequest {
         /// Candidate.
         candidate: SideSpec,
     },
+    /// A ranking of the variants of the runs these selections name.
+    Rank(Vec<SideSpec>),
     /// Set or clear a run's label.
     SetLabel {
         /// Runs to relabel.
@@ -49,6 +51,8 @@ pub enum DbReply {
     Experiments(Vec<Experiment>),
     /// A comparison.
     Comparison(Box<Comparison>),
+    /// A ranking, and how its selection is named.
+    Ranking(Box<(Ranking, String)>),
     /// Runs were relabelled or deleted: listings should be refreshed.
     Changed,
     /// A request failed; the message names the problem and the fix.
@@ -189,6 +193,9 @@ fn answer(store: &Store, request: DbRequest) -> DbReply {
             candidate,
         } => lab::compare_sides(store, &baseline, &candidate)
             .map(|c| DbReply::Comparison(Box::new(c)))
+            .map_err(|e| e.to_string()),
+        DbRequest::Rank(sides) => lab::rank_sides(store, &sides)
+            .map(|r| DbReply::Ranking(Box::new(r)))
             .map_err(|e| e.to_string()),
         DbRequest::SetLabel { ids, label } => ids
             .iter()

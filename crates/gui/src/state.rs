@@ -185,6 +185,7 @@ pub const HISTORY_COLUMNS: &[&str] = &[
     "IOPS",
     "sync p99",
     "fl/sync",
+    "durable p99",
     "MiB/s",
     "preset",
     "kernel",

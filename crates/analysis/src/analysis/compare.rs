@@ -238,9 +238,16 @@ fn verdict_of(direction: Direction, test: Option<&RatioTest>, min_runs: usize) -
 }
 
 /// Flattened spec fields of a run (`open_flags.direct`...) as JSON values.
-fn spec_fields(run: &RunResult) -> BTreeMap<String, serde_json::Value> {
+pub(super) fn spec_fields(run: &RunResult) -> BTreeMap<String, serde_json::Value> {
+    flatten_spec(&run.spec)
+}
+
+/// Flattened fields of a workload (`open_flags.direct`...) as JSON values.
+pub(super) fn flatten_spec(
+    spec: &crate::spec::WorkloadSpec,
+) -> BTreeMap<String, serde_json::Value> {
     let mut out = BTreeMap::new();
-    if let Ok(serde_json::Value::Object(map)) = serde_json::to_value(&run.spec) {
+    if let Ok(serde_json::Value::Object(map)) = serde_json::to_value(spec) {
         for (k, v) in map {
             match v {
                 serde_json::Value::Object(inner) => {

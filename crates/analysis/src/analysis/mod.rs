@@ -11,6 +11,7 @@ mod kernel_settings;
 mod meta;
 mod metrics;
 mod published;
+mod rank;
 mod ratio;
 mod rows;
 mod series;
@@ -31,6 +32,7 @@ pub use metrics::{
     merged_value, metric, run_value,
 };
 pub use published::published_ratios;
+pub use rank::{RankedVariant, Ranking, VsNext, commit_method, rank};
 pub use ratio::{
     DEFAULT_MIN_CHANGE_PCT, MAX_RUNS_NEEDED, MIN_RUNS, POWER, POWER_CHANGE, RatioTest,
     geometric_ci, ratio_test, runs_needed,
@@ -53,5 +55,7 @@ pub use trend::{
 mod durable_tests;
 #[cfg(test)]
 mod gate_tests;
+#[cfg(test)]
+mod rank_tests;
 #[cfg(test)]
 mod tests;

@@ -85,7 +85,7 @@ pub fn runs_table(rows: &[RunRow], width: ListWidth) -> String {
     let w_fs = fit(&mut rows.iter().map(fs), "fs", cap(8));
     let _ = writeln!(
         out,
-        "{:>5}  {:<16}  {:<11}  {}  {}  {}  {}  {:>9}  {:>12}  {:>10}  {:>7}",
+        "{:>5}  {:<16}  {:<11}  {}  {}  {}  {}  {:>9}  {:>12}  {:>10}  {:>11}  {:>7}",
         "id",
         "created (UTC)",
         "status",
@@ -96,6 +96,7 @@ pub fn runs_table(rows: &[RunRow], width: ListWidth) -> String {
         "IOPS",
         "throughput",
         "sync p99",
+        "durable p99",
         "fl/sync"
     );
     for (r, preset) in rows.iter().zip(&presets) {
@@ -103,7 +104,7 @@ pub fn runs_table(rows: &[RunRow], width: ListWidth) -> String {
         let measured = r.wall_ns != Some(0);
         let _ = writeln!(
             out,
-            "{:>5}  {:<16}  {:<11}  {}  {}  {}  {}  {:>9}  {:>12}  {:>10}  {:>7}",
+            "{:>5}  {:<16}  {:<11}  {}  {}  {}  {}  {:>9}  {:>12}  {:>10}  {:>11}  {:>7}",
             r.id,
             fmt_utc_ms(r.created_at_ms),
             r.status.as_str(),
@@ -119,6 +120,12 @@ pub fn runs_table(rows: &[RunRow], width: ListWidth) -> String {
             match r.sync_p99_ns {
                 Some(n) if measured => fmt_ns(n as f64),
                 // Finished without syncs: O_SYNC/O_DSYNC writes or no sync at all.
+                None if measured => "—".into(),
+                _ => "-".into(),
+            },
+            match r.durable_p99_ns {
+                Some(n) if measured => fmt_ns(n as f64),
+                // No durable operation (buffered, sync_file_range, imports, older runs).
                 None if measured => "—".into(),
                 _ => "-".into(),
             },

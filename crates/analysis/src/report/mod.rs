@@ -3,6 +3,7 @@
 //! numbers happens here.
 
 mod compare;
+mod durable;
 mod gate;
 pub mod image;
 mod imported;
@@ -10,6 +11,7 @@ mod kernel;
 mod kinds;
 mod listing;
 mod output;
+mod rank;
 pub mod raw;
 mod series;
 mod shapes;
@@ -21,8 +23,11 @@ mod verdict;
 
 pub use crate::probe::merged_options;
 pub use compare::{compare_csv, compare_json, compare_markdown, compare_table, num as fmt_num};
+pub use durable::{durable_unavailable, no_durable_op_text, not_durable_text};
 pub use gate::{compare_gate_json, gate_text};
-pub use image::{ImageFormat, ImageOptions, ReportError, render_comparison, render_trend};
+pub use image::{
+    ImageFormat, ImageOptions, ReportError, render_comparison, render_ranking, render_trend,
+};
 pub use imported::{imported_line, imported_section, origin_lines};
 pub use kernel::kernel_rows;
 pub use kinds::{
@@ -33,8 +38,10 @@ pub use listing::{
     ListWidth, cut_middle, fmt_utc_ms, matrix_options_line, progress_line, run_header, runs_table,
 };
 pub use output::{
-    OutputError, REPORT_FORMATS, report_files, report_format, trend_files, write_report_files,
+    OutputError, REPORT_FORMATS, rank_files, report_files, report_format, trend_files,
+    write_report_files,
 };
+pub use rank::{rank_csv, rank_json, rank_markdown, rank_table};
 pub use series::{repeat_summary, series_summary};
 pub use shapes::{ExperimentJson, JSON_SCHEMA_VERSION, run_shape, versioned};
 pub use sysbench::{sysbench_json, sysbench_text};

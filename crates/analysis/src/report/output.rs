@@ -208,6 +208,48 @@ pub fn trend_files(
     })
 }
 
+/// The files of a ranking report at `out`: as [`trend_files`] (`.md` writes the PNG beside
+/// it).
+pub fn rank_files(
+    r: &crate::analysis::Ranking,
+    of: &str,
+    out: &Path,
+    title: &str,
+) -> Result<Vec<(PathBuf, Vec<u8>)>, OutputError> {
+    let ext = report_format(out)?;
+    let image = |format: super::ImageFormat| {
+        super::render_ranking(r, of, format).map_err(|e| OutputError::Render(e.to_string()))
+    };
+    let text = |s: String| crate::spec::escape_control(&s).into_owned().into_bytes();
+    Ok(match ext.as_str() {
+        "csv" => {
+            let csv = super::rank_csv(r).map_err(|e| OutputError::Render(e.to_string()))?;
+            vec![(out.to_path_buf(), text(csv))]
+        }
+        "json" => vec![(out.to_path_buf(), text(super::rank_json(r, of).to_string()))],
+        "png" => vec![(out.to_path_buf(), image(super::ImageFormat::Png)?)],
+        "svg" => {
+            let svg = String::from_utf8_lossy(&image(super::ImageFormat::Svg)?).into_owned();
+            vec![(out.to_path_buf(), text(svg))]
+        }
+        _ => {
+            let png = out.with_extension("png");
+            let name = png
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or("ranking.png")
+                .to_string();
+            let bytes = image(super::ImageFormat::Png)?;
+            let mut md = super::rank_markdown(r, title);
+            md.push_str(&format!(
+                "\n![ranking]({})\n",
+                super::compare::md_escape(&name)
+            ));
+            vec![(png, bytes), (out.to_path_buf(), text(md))]
+        }
+    })
+}
+
 /// The directory of `path` opened as a descriptor, and the file name in it.
 fn open_parent(path: &Path) -> Result<(OwnedFd, std::ffi::OsString), OutputError> {
     let io = |source: std::io::Error| OutputError::Io {

@@ -13,10 +13,10 @@ use super::units::{fmt_bytes_per_sec, fmt_ns};
 
 fn lat_row(out: &mut String, name: &str, s: &LatencySummary) {
     if s.count == 0 {
-        let _ = writeln!(out, "  {name:<6} (none)");
+        let _ = writeln!(out, "  {name:<7} (none)");
         return;
     }
-    let _ = write!(out, "  {name:<6}");
+    let _ = write!(out, "  {name:<7}");
     for v in [
         s.min_ns as f64,
         s.p50_ns as f64,
@@ -214,6 +214,23 @@ fn summary_lines(r: &RunResult, cmdline: bool) -> String {
     );
     lat_row(&mut out, "write", &s.write_lat);
     lat_row(&mut out, "sync", &s.sync_lat);
+    match &s.durable_lat {
+        Some(d) => {
+            lat_row(&mut out, "durable", d);
+            let _ = writeln!(
+                out,
+                "          durable: from a write's start to the moment it is durable · {:.0} ops/s",
+                s.durable_ops_per_sec.unwrap_or(0.0)
+            );
+        }
+        None => {
+            let why = super::durable_unavailable(r).unwrap_or_default();
+            let _ = writeln!(out, "  durable {why}");
+        }
+    }
+    if let Some(why) = super::not_durable_text(r) {
+        let _ = writeln!(out, "durable   NOT DURABLE: {why}");
+    }
     out.push_str(&device_lines(r, &s));
     // An import has no per-thread figures (its section says so).
     if r.reported.is_none() {
@@ -391,6 +408,10 @@ pub fn run_json(r: &RunResult) -> serde_json::Value {
         "mib_per_sec": s.mib_per_sec,
         "write_lat_us": lat_json(&s.write_lat),
         "sync_lat_us": lat_json(&s.sync_lat),
+        "durable_lat_us": s.durable_lat.as_ref().map(lat_json),
+        "durable_ops_per_sec": s.durable_ops_per_sec,
+        "durable_unavailable": super::durable_unavailable(r),
+        "not_durable": crate::analysis::not_durable(r).map(|n| n.explain()),
         "device": r.device.counters().map(|c| c.device.clone()),
         "device_flushes": s.device_flushes,
         "device_write_ios": r.device.counters().map(|c| c.write_ios()),
@@ -456,6 +477,10 @@ pub fn unfinished_run_json(stored: &crate::store::StoredRun) -> serde_json::Valu
         "mib_per_sec": null,
         "write_lat_us": null,
         "sync_lat_us": null,
+        "durable_lat_us": null,
+        "durable_ops_per_sec": null,
+        "durable_unavailable": null,
+        "not_durable": crate::analysis::not_durable_spec(&stored.spec, system).map(|n| n.explain()),
         "device": row.device,
         "device_flushes": null,
         "device_write_ios": null,

@@ -7,11 +7,11 @@ use egui::{Color32, RichText};
 
 use super::compare_export::ExportDialog;
 use super::compare_plots::{SideStyle, plots_grid, side_styles};
+use super::compare_sides::{distinct_labels, side_picker, swatch};
 use crate::{Cx, DbRequest};
 use fsynclab::analysis::{Comparison, MetricComparison, Stats, Verdict};
 use fsynclab::lab::SideSpec;
 use fsynclab::report::{self, fmt_bytes_per_sec};
-use fsynclab::store::Experiment;
 
 /// The Compare tab's own state (runtime only; the side texts live in `UiState`).
 #[derive(Debug, Default)]
@@ -23,117 +23,6 @@ pub struct ComparePanel {
     tried: bool,
     /// The comparison asked for and not yet reported in the status line.
     awaiting: Option<String>,
-}
-
-/// One row of the sides grid: "Baseline" or "Candidate", the text field, its quick
-/// pickers and its parse error.
-fn side_picker(
-    ui: &mut egui::Ui,
-    which: &str,
-    text: &mut String,
-    labels: &[String],
-    experiments: &[Experiment],
-    tried: bool,
-    style: &SideStyle,
-) -> SidePicked {
-    let mut picked = SidePicked::default();
-    let label = ui
-        .horizontal(|ui| {
-            swatch(ui, style.color);
-            ui.label(which)
-        })
-        .inner;
-    let edit = egui::TextEdit::singleline(text)
-        .hint_text("12  ·  12,13  ·  exp:3  ·  a label")
-        .desired_width(260.0);
-    let response = ui.add_sized([260.0, 20.0], edit).labelled_by(label.id);
-    picked.enter = response.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
-    let combo = egui::ComboBox::from_id_salt(format!("{which}-labels"))
-        .selected_text("pick a label")
-        .width(150.0)
-        .show_ui(ui, |ui| {
-            if labels.is_empty() {
-                ui.weak("no labelled runs yet");
-            }
-            for l in labels {
-                // A label that reads as run ids or exp:N needs the label: prefix.
-                let as_side = match SideSpec::parse(l) {
-                    Ok(SideSpec::Label(parsed)) if parsed == *l => l.clone(),
-                    _ => format!("label:{l}"),
-                };
-                if ui.selectable_label(*text == as_side, l).clicked() {
-                    *text = as_side;
-                }
-            }
-        });
-    combo
-        .response
-        .clone()
-        .accessible_name(format!("{which} label"));
-    picked.opened |= combo.response.clicked();
-    let combo = egui::ComboBox::from_id_salt(format!("{which}-experiments"))
-        .selected_text("pick an experiment")
-        .width(170.0)
-        .show_ui(ui, |ui| {
-            if experiments.is_empty() {
-                ui.weak("no experiments yet (repeat or sweep a run)");
-            }
-            for e in experiments {
-                let side = format!("exp:{}", e.id);
-                if ui
-                    .selectable_label(*text == side, format!("{side}  {}", e.name))
-                    .clicked()
-                {
-                    *text = side;
-                }
-            }
-        });
-    combo
-        .response
-        .clone()
-        .accessible_name(format!("{which} experiment"));
-    picked.opened |= combo.response.clicked();
-    match SideSpec::parse(text) {
-        Err(e) if tried || !text.trim().is_empty() => {
-            ui.colored_label(
-                ui.visuals().error_fg_color,
-                format!("{}: {e}", which.to_lowercase()),
-            );
-        }
-        _ => {
-            ui.label("");
-        }
-    }
-    ui.end_row();
-    picked
-}
-
-/// A small square of a side's colour.
-fn swatch(ui: &mut egui::Ui, color: Color32) {
-    let (rect, _) = ui.allocate_exact_size(egui::vec2(12.0, 12.0), egui::Sense::hover());
-    ui.painter().rect_filled(rect, 2.0, color);
-}
-
-/// What happened in a side picker this frame.
-#[derive(Default)]
-struct SidePicked {
-    /// Enter was pressed in the text field.
-    enter: bool,
-    /// A quick picker was opened (labels and experiments should be fresh).
-    opened: bool,
-}
-
-/// Distinct labels of the cached runs, sorted.
-fn distinct_labels(cx: &Cx) -> Vec<String> {
-    let mut labels: Vec<String> = cx
-        .cache
-        .runs
-        .iter()
-        .filter_map(|r| r.label.clone())
-        .collect();
-    labels.sort();
-    labels.dedup();
-    labels
 }
 
 /// A value with its unit, as the tables show it.
@@ -498,6 +387,17 @@ impl ComparePanel {
                     go |= ui
                         .add_enabled(!pending, egui::Button::new("Compare sides"))
                         .clicked();
+                    let rank = ui
+                        .add_enabled(!pending, egui::Button::new("Rank variants"))
+                        .on_hover_text(
+                            "Rank every variant of the baseline (and the candidate, if given) \
+                             by durable operations per second: a preset's series is one \
+                             experiment per variant, so give them all (exp:3-7)",
+                        )
+                        .clicked();
+                    if rank && !pending {
+                        self.rank(cx);
+                    }
                     if ui.button("Swap sides").clicked() {
                         std::mem::swap(
                             &mut cx.state.compare_baseline,
@@ -537,8 +437,12 @@ impl ComparePanel {
                     );
                 }
                 ui.separator();
+                if let Some(r) = cx.cache.ranking.as_deref() {
+                    super::compare_rank::ranking_view(ui, &r.0, &r.1);
+                }
                 match cx.cache.comparison.as_deref() {
                     Some(c) => comparison_view(ui, c, &styles),
+                    None if cx.cache.ranking.is_some() => {}
                     None if !cx.cache.comparison_pending => {
                         ui.label(
                             RichText::new(
@@ -556,6 +460,33 @@ impl ComparePanel {
             cx.db.request(DbRequest::ListExperiments);
         }
         self.export.ui(ui.ctx(), cx.cache.comparison.as_deref());
+    }
+
+    /// Parses the baseline (and the candidate, when given) and asks the database worker
+    /// for the ranking of their variants.
+    fn rank(&mut self, cx: &mut Cx) {
+        self.tried = true;
+        let mut sides = Vec::new();
+        for text in [&cx.state.compare_baseline, &cx.state.compare_candidate] {
+            if text.trim().is_empty() && !sides.is_empty() {
+                continue;
+            }
+            match SideSpec::parse(text) {
+                Ok(side) => sides.push(side),
+                Err(_) => {
+                    cx.status
+                        .error("fix the sides first (see the messages next to them)");
+                    return;
+                }
+            }
+        }
+        let name: Vec<String> = sides.iter().map(SideSpec::describe).collect();
+        let name = name.join(" + ");
+        cx.status.info(format!("ranking the variants of {name}…"));
+        self.awaiting = Some(name);
+        cx.db.request(DbRequest::Rank(sides));
+        cx.cache.comparison_pending = true;
+        cx.cache.comparison_error = None;
     }
 
     /// Parses both sides and asks the database worker for the comparison.

@@ -29,10 +29,11 @@ pub(super) enum Col {
     MibPerSec,
     SyncP99,
     FlushesPerSync,
+    DurableP99,
 }
 
 impl Col {
-    pub(super) const ALL: [Col; 15] = [
+    pub(super) const ALL: [Col; 16] = [
         Col::Id,
         Col::Created,
         Col::Status,
@@ -42,6 +43,7 @@ impl Col {
         Col::Iops,
         Col::SyncP99,
         Col::FlushesPerSync,
+        Col::DurableP99,
         Col::MibPerSec,
         Col::Preset,
         Col::Kernel,
@@ -67,6 +69,7 @@ impl Col {
             Col::MibPerSec => "MiB/s",
             Col::SyncP99 => "sync p99",
             Col::FlushesPerSync => "fl/sync",
+            Col::DurableP99 => "durable p99",
         }
     }
 
@@ -83,6 +86,7 @@ impl Col {
                 | Col::MibPerSec
                 | Col::SyncP99
                 | Col::FlushesPerSync
+                | Col::DurableP99
         )
     }
 
@@ -99,6 +103,7 @@ impl Col {
             Col::Threads => 60.0,
             Col::Sync => 80.0,
             Col::Iops | Col::MibPerSec | Col::SyncP99 => 80.0,
+            Col::DurableP99 => 90.0,
             Col::FlushesPerSync => 64.0,
         }
     }
@@ -145,6 +150,7 @@ impl Col {
             Col::MibPerSec => opt(a.mib_per_sec, b.mib_per_sec, asc, float),
             Col::SyncP99 => opt(a.sync_p99_ns, b.sync_p99_ns, asc, |x, y| x.cmp(&y)),
             Col::FlushesPerSync => opt(a.flushes_per_sync, b.flushes_per_sync, asc, float),
+            Col::DurableP99 => opt(a.durable_p99_ns, b.durable_p99_ns, asc, |x, y| x.cmp(&y)),
         };
         // Ties keep the newest first, so equal keys do not jump around between rebuilds.
         primary.then(b.id.cmp(&a.id))
@@ -184,6 +190,7 @@ impl Col {
             Col::FlushesPerSync => run
                 .flushes_per_sync
                 .map_or("—".into(), |v| format!("{v:.2}")),
+            Col::DurableP99 => run.durable_p99_ns.map_or("—".into(), |v| fmt_ns(v as f64)),
         }
     }
 }

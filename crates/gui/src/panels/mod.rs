@@ -3,6 +3,8 @@
 mod compare;
 mod compare_export;
 mod compare_plots;
+mod compare_rank;
+mod compare_sides;
 mod fleet;
 mod history;
 mod history_columns;

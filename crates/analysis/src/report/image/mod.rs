@@ -9,6 +9,7 @@
 mod charts;
 mod glyphs;
 mod header;
+mod rank;
 mod style;
 mod tables;
 mod trend;
@@ -20,6 +21,7 @@ use plotters::prelude::*;
 use crate::analysis::{Comparison, MetricComparison, SideSummary};
 use charts::{Axis, Bar, DrawResult, LineChart, bar_chart, line_chart};
 use glyphs::GlyphFixed;
+pub use rank::render_ranking;
 use style::{Scale, fmt_si};
 pub use trend::render_trend;
 

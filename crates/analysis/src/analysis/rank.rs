@@ -1,0 +1,245 @@
+//! A ranking of the variants in a selection of runs (the fsync-methods series: five ways of
+//! committing × three thread counts): one row per variant, ranked by durable operations per
+//! second with a 95 % interval, with the durable p99 — and the variants that keep nothing
+//! (sync_file_range alone, no sync, tmpfs, nobarrier) listed after the ranked ones, marked,
+//! never first.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::compare::{AnalysisError, spec_fields};
+use super::durability::{not_durable, write_meaning};
+use super::metrics::MergedLatency;
+use super::ratio::{geometric_ci, ratio_test};
+use crate::metrics::{RunResult, RunStatus};
+use crate::spec::{SyncMethod, WorkloadKind, WorkloadSpec};
+
+/// Spec fields that never tell variants apart (they differ between repeats or are the
+/// run's own bookkeeping).
+const IGNORED_FIELDS: &[&str] = &["seed"];
+
+/// One variant of a ranking.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RankedVariant {
+    /// 1-based rank among the durable variants with a durable figure; `None` for the others.
+    pub rank: Option<usize>,
+    /// What tells it apart (`fdatasync · threads=4`).
+    pub name: String,
+    /// Its finished runs.
+    pub run_ids: Vec<i64>,
+    /// Durable operations per second: the geometric mean of its runs.
+    pub durable_ops_per_sec: Option<f64>,
+    /// 95 % interval of that mean (two runs or more).
+    pub durable_ops_ci95: Option<(f64, f64)>,
+    /// Durable-operation p99 of its runs' merged histograms, µs.
+    pub durable_p99_us: Option<f64>,
+    /// Writes per second (geometric mean): the figure of the variants without a durable one.
+    pub writes_per_sec: f64,
+    /// Why its committed writes are not durable (`not durable: sync_file_range`).
+    pub not_durable: Option<String>,
+    /// That reason in a sentence.
+    pub not_durable_why: Option<String>,
+    /// This variant's durable ops/s over the next ranked one's, with the 95 % interval
+    /// (Welch's t on the logarithms) and whether the interval excludes 1: whether the two
+    /// places are told apart.
+    pub vs_next: Option<VsNext>,
+}
+
+/// How a ranked variant stands against the next one.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct VsNext {
+    /// Ratio of durable ops/s, this / next.
+    pub ratio: f64,
+    /// Its 95 % interval.
+    pub ci95: Option<(f64, f64)>,
+    /// Whether the interval excludes 1.
+    pub distinct: bool,
+}
+
+/// The ranking of a selection.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Ranking {
+    /// The spec fields that vary across the selection (what the variants differ in).
+    pub varying: Vec<String>,
+    /// Ranked variants first (best first), then those without a durable figure, then the
+    /// ones that are not durable.
+    pub variants: Vec<RankedVariant>,
+    /// Runs left out (not finished).
+    pub left_out: Vec<i64>,
+}
+
+/// Ranks the variants of `runs` (finished ones; at least one).
+pub fn rank(name: &str, runs: &[&RunResult]) -> Result<Ranking, AnalysisError> {
+    let finished: Vec<&RunResult> = runs
+        .iter()
+        .copied()
+        .filter(|r| r.status == RunStatus::Finished)
+        .collect();
+    let left_out = runs
+        .iter()
+        .filter(|r| r.status != RunStatus::Finished)
+        .map(|r| r.id)
+        .collect();
+    if finished.is_empty() {
+        return Err(AnalysisError::EmptySide {
+            side: name.into(),
+            detail: " (it holds no finished runs to rank)".into(),
+        });
+    }
+    let fields: Vec<BTreeMap<String, serde_json::Value>> =
+        finished.iter().map(|r| spec_fields(r)).collect();
+    let varying: Vec<String> = fields[0]
+        .keys()
+        .filter(|k| !IGNORED_FIELDS.contains(&k.as_str()))
+        .filter(|k| fields.iter().any(|f| f.get(*k) != fields[0].get(*k)))
+        .cloned()
+        .collect();
+    // Group by the varying fields' values, in first-seen order.
+    let mut groups: Vec<(String, Vec<&RunResult>)> = Vec::new();
+    for (run, f) in finished.iter().zip(&fields) {
+        let key: String = varying
+            .iter()
+            .map(|k| f.get(k).map_or("-".into(), |v| v.to_string()))
+            .collect::<Vec<_>>()
+            .join("\u{1f}");
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, g)) => g.push(run),
+            None => groups.push((key, vec![run])),
+        }
+    }
+    let mut variants: Vec<RankedVariant> =
+        groups.iter().map(|(_, g)| variant(g, &varying)).collect();
+    order(&mut variants, &groups);
+    Ok(Ranking {
+        varying,
+        variants,
+        left_out,
+    })
+}
+
+/// Sorts ranked variants first (durable ops/s, best first), then durable ones without the
+/// figure, then the not durable ones (by writes/s), and fills in the ranks and `vs_next`.
+fn order(variants: &mut [RankedVariant], groups: &[(String, Vec<&RunResult>)]) {
+    let values: BTreeMap<String, Vec<f64>> = variants
+        .iter()
+        .zip(groups)
+        .map(|(v, (_, g))| {
+            let ops = g
+                .iter()
+                .filter_map(|r| r.summary().durable_ops_per_sec)
+                .collect();
+            (v.name.clone(), ops)
+        })
+        .collect();
+    let class = |v: &RankedVariant| match (&v.not_durable, v.durable_ops_per_sec) {
+        (None, Some(_)) => 0,
+        (None, None) => 1,
+        (Some(_), _) => 2,
+    };
+    variants.sort_by(|a, b| {
+        class(a).cmp(&class(b)).then_with(|| {
+            let (x, y) = match class(a) {
+                0 => (a.durable_ops_per_sec, b.durable_ops_per_sec),
+                _ => (Some(a.writes_per_sec), Some(b.writes_per_sec)),
+            };
+            y.unwrap_or(0.0).total_cmp(&x.unwrap_or(0.0))
+        })
+    });
+    let ranked = variants.iter().filter(|v| class(v) == 0).count();
+    for i in 0..ranked {
+        variants[i].rank = Some(i + 1);
+        if i + 1 < ranked {
+            let this = &values[&variants[i].name];
+            let next = &values[&variants[i + 1].name];
+            variants[i].vs_next = ratio_test(next, this).map(|t| VsNext {
+                ratio: t.ratio,
+                ci95: t.ci95,
+                distinct: t.excludes_one(),
+            });
+        }
+    }
+}
+
+fn variant(runs: &[&RunResult], varying: &[String]) -> RankedVariant {
+    let first = runs[0];
+    let summaries: Vec<_> = runs.iter().map(|r| r.summary()).collect();
+    let durable: Vec<f64> = summaries
+        .iter()
+        .filter_map(|s| s.durable_ops_per_sec)
+        .collect();
+    let all_durable = durable.len() == runs.len();
+    let (ops, ci) = match geometric_ci(&durable) {
+        Some((mean, ci)) if all_durable => (Some(mean), ci),
+        _ => (None, None),
+    };
+    let iops: Vec<f64> = summaries.iter().map(|s| s.iops).collect();
+    let writes_per_sec = geometric_ci(&iops).map_or(0.0, |(m, _)| m);
+    let merged = MergedLatency::of(runs);
+    let p99 = merged
+        .durable
+        .as_ref()
+        .filter(|h| h.count() > 0)
+        .map(|h| h.percentile_ns(99.0) as f64 / 1e3);
+    let nd = runs.iter().find_map(|r| not_durable(r));
+    RankedVariant {
+        rank: None,
+        name: variant_name(&first.spec, varying),
+        run_ids: runs.iter().map(|r| r.id).collect(),
+        durable_ops_per_sec: ops,
+        durable_ops_ci95: ci,
+        durable_p99_us: p99,
+        writes_per_sec,
+        not_durable: nd.as_ref().map(|n| n.brief()),
+        not_durable_why: nd.as_ref().map(|n| n.explain()),
+        vs_next: None,
+    }
+}
+
+/// How a variant commits, in words: `fdatasync`, `O_DSYNC`, `O_DIRECT+fsync`,
+/// `fdatasync every 4`, `buffered, no sync`.
+pub fn commit_method(spec: &WorkloadSpec) -> String {
+    if spec.kind == WorkloadKind::Smallfiles {
+        return spec.smallfiles.sync.as_str().into();
+    }
+    if spec.kind == WorkloadKind::Grouplog {
+        return format!("grouplog {}", spec.grouplog.strategy.name());
+    }
+    let flags = write_meaning(spec);
+    let sync = match spec.sync {
+        SyncMethod::None => None,
+        s if spec.sync_every > 1 => Some(format!("{} every {}", s.as_str(), spec.sync_every)),
+        s => Some(s.as_str().to_string()),
+    };
+    match (flags.as_str(), sync) {
+        ("buffered", None) => "buffered, no sync".into(),
+        ("buffered", Some(s)) => s,
+        (f, None) => f.into(),
+        (f, Some(s)) => format!("{f}+{s}"),
+    }
+}
+
+/// The name of a variant: its commit method when that varies, then the other varying
+/// fields (`fdatasync · threads=4`).
+fn variant_name(spec: &WorkloadSpec, varying: &[String]) -> String {
+    let method_fields = |k: &str| {
+        k == "sync" || k == "sync_every" || k.starts_with("open_flags.") || k == "grouplog.strategy"
+    };
+    let fields = spec_fields_of(spec);
+    let mut parts: Vec<String> = Vec::new();
+    if varying.iter().any(|k| method_fields(k)) || varying.is_empty() {
+        parts.push(commit_method(spec));
+    }
+    for k in varying.iter().filter(|k| !method_fields(k)) {
+        let v = fields.get(k).map_or("-".into(), |v| match v {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        });
+        parts.push(format!("{k}={v}"));
+    }
+    parts.join(" · ")
+}
+
+fn spec_fields_of(spec: &WorkloadSpec) -> BTreeMap<String, serde_json::Value> {
+    super::compare::flatten_spec(spec)
+}

@@ -1,0 +1,47 @@
+//! The words for a run's durable operation: why a run has no durable-operation latency,
+//! and whether what it committed was durable.
+
+use crate::metrics::RunResult;
+use crate::spec::{NoDurableOp, durable_op};
+
+/// Why `r` has no durable-operation latency (`None` when it has one).
+pub fn durable_unavailable(r: &RunResult) -> Option<String> {
+    if r.durable_lat.is_some() {
+        return None;
+    }
+    Some(match durable_op(&r.spec) {
+        Ok(_) => "not recorded: the run was stored before fsynclab recorded it".into(),
+        Err(why) => no_durable_op_text(why).into(),
+    })
+}
+
+/// What a workload without a durable operation lacks, in words.
+pub fn no_durable_op_text(why: NoDurableOp) -> &'static str {
+    match why {
+        NoDurableOp::NoSync => "none: nothing syncs the writes before the run ends",
+        NoDurableOp::SyncFileRange => {
+            "none: sync_file_range does not make writes durable (no cache flush, no metadata)"
+        }
+        NoDurableOp::SysbenchShared => {
+            "not available in sysbench mode: a write's sync is a shared event another thread \
+             may run"
+        }
+        NoDurableOp::UnorderedSyncs => {
+            "not available: an unordered io_uring sync need not cover the writes before it"
+        }
+        NoDurableOp::TooManyPending => {
+            "not available: a sync every so many writes leaves too many writes waiting to track"
+        }
+        NoDurableOp::Syncfs => "not available: one syncfs per thread at its end",
+        NoDurableOp::Mix => "not available: a mix of operations has no one durable operation",
+        NoDurableOp::Imported => {
+            "not available: fio times a write and its sync apart, and a write p99 plus a \
+             sync p99 is not the p99 of their sum"
+        }
+    }
+}
+
+/// `durable   not durable: …` when the committed writes of `r` were not durable.
+pub fn not_durable_text(r: &RunResult) -> Option<String> {
+    crate::analysis::not_durable(r).map(|n| n.explain())
+}
