@@ -90,8 +90,11 @@ pub const MAX_SIDE_EXPERIMENTS: usize = 1000;
 
 /// `3` → one experiment; `3-7` or `3,5,7` → several.
 fn parse_experiments(whole: &str, text: &str) -> Result<SideSpec, String> {
-    let bad =
-        || format!("'{whole}': experiments are numbers: exp:3, exp:3-7 (a range) or exp:3,5,7");
+    let bad = || {
+        format!(
+            "'{whole}': the experiment id must be a number: exp:3, a range exp:3-7 or a list exp:3,5,7"
+        )
+    };
     let num = |p: &str| p.trim().parse::<i64>().map_err(|_| bad());
     if let Ok(id) = text.parse::<i64>() {
         return Ok(SideSpec::Experiment(id));

@@ -122,9 +122,10 @@ pub fn meaning_differs(base: &[&RunResult], cand: &[&RunResult], sync: bool) -> 
     if b.len() == 1 && b == c {
         return None;
     }
-    // A side that makes no sync calls has no sync latency: nothing to misjudge.
-    let none = |m: &Vec<String>| m.iter().all(|x| x == "none");
-    if sync && (none(&b) || none(&c)) {
+    // A side that made no sync call has no sync latency: nothing to misjudge. (A side
+    // with `sync none` may still have made the end-of-run fsync, which is not its method.)
+    let no_calls = |runs: &[&RunResult]| runs.iter().all(|r| r.syncs == 0);
+    if sync && (no_calls(base) || no_calls(cand)) {
         return None;
     }
     let call = if sync { "sync" } else { "write" };

@@ -132,9 +132,16 @@ pub fn report_files(
 ) -> Result<Vec<(PathBuf, Vec<u8>)>, OutputError> {
     let ext = report_format(out)?;
     let image = |format: super::ImageFormat| -> Result<Vec<u8>, OutputError> {
+        let defaults = super::ImageOptions::default();
+        // The page grows to fit the comparison's tables (a kernel-traced comparison with
+        // durable rows needs more than the default height).
+        let height = defaults
+            .height
+            .max(super::image::min_page_height(c, defaults.width));
         let opts = super::ImageOptions {
             title: Some(title.to_string()),
-            ..Default::default()
+            height,
+            ..defaults
         };
         super::render_comparison(c, format, &opts).map_err(|e| OutputError::Render(e.to_string()))
     };

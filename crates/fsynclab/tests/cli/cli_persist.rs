@@ -263,7 +263,11 @@ fn a_run_cancelled_before_its_timed_part_shows_nothing_measured() {
     let listed = String::from_utf8_lossy(&listed.stdout);
     let row = listed.lines().nth(1).unwrap();
     assert!(row.contains("cancelled") && !row.contains("0 ns"), "{row}");
-    assert!(row.trim_end().ends_with("-           -        -"), "{row}");
+    assert!(
+        row.trim_end()
+            .ends_with("-           -            -        -"),
+        "{row}"
+    );
 }
 
 #[test]

@@ -95,7 +95,12 @@ fn csv_has_a_row_per_metric() {
         .iter()
         .filter(|m| !fsynclab::analysis::is_kind_metric(m.key))
         .count();
-    assert_eq!(csv.lines().count(), 1 + generic);
+    // Both sides made durable operations: their 4 rows come too.
+    let durable = fsynclab::analysis::METRICS
+        .iter()
+        .filter(|m| m.key.starts_with("durable_"))
+        .count();
+    assert_eq!(csv.lines().count(), 1 + generic + durable);
     assert!(
         csv.lines()
             .nth(1)

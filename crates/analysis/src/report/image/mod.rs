@@ -104,6 +104,14 @@ pub enum ReportError {
     Encode(String),
 }
 
+/// The smallest page height (px) the report of `c` fits at `width` (clamped to the
+/// largest page): what a report that sets no height grows to when 2000 px is too little.
+pub fn min_page_height(c: &Comparison, width: u32) -> u32 {
+    Layout::new(c, width.max(MIN_WIDTH))
+        .min_height()
+        .min(MAX_SIDE)
+}
+
 /// Renders the comparison report page as PNG or SVG bytes.
 ///
 /// Needs no display. Errors name the problem: a page too small for the text (the message
