@@ -123,6 +123,15 @@ pub fn list(db: &Option<PathBuf>, args: ListArgs) -> Result<u8, CliError> {
     Ok(0)
 }
 
+/// A run held to its built-in preset's requirements (none for other runs).
+pub(super) fn checks(
+    preset: Option<&str>,
+    result: &fsynclab::metrics::RunResult,
+) -> Vec<fsynclab::analysis::RequirementCheck> {
+    let reqs = fsynclab::analysis::preset_requirements(preset);
+    fsynclab::analysis::check_requirements(&reqs, result)
+}
+
 /// `fsynclab show`.
 pub fn show(db: &Option<PathBuf>, args: ShowArgs) -> Result<u8, CliError> {
     let store = open_store(db, OpenMode::ReadOnly)?;
@@ -143,6 +152,7 @@ pub fn show(db: &Option<PathBuf>, args: ShowArgs) -> Result<u8, CliError> {
             value["system"] = serde_json::json!(result.system);
             value["run_dir"] = serde_json::json!(dir_line.as_ref().and(stored.run_dir.as_ref()));
             value["origin"] = serde_json::json!(stored.origin);
+            value["requirements"] = serde_json::json!(checks(stored.row.preset.as_deref(), result));
             super::launch::print_json(&report::versioned([("run", value)]))?;
         }
         (Some(result), false) => {
@@ -151,6 +161,10 @@ pub fn show(db: &Option<PathBuf>, args: ShowArgs) -> Result<u8, CliError> {
                 out!("{}", report::origin_lines(origin));
             }
             out!("{}", report::summary_text(result));
+            out!(
+                "{}",
+                report::requirement_lines(&checks(stored.row.preset.as_deref(), result))
+            );
         }
         (None, true) => {
             let mut value = report::unfinished_run_json(&stored);

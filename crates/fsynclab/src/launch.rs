@@ -40,7 +40,9 @@ pub(super) fn run(
     let _ = progress.join();
     let cancelled = cancel.is_cancelled();
     match outcome {
-        Ok(LaunchOutcome::Single(result)) => single(&result, json),
+        Ok(LaunchOutcome::Single(result)) => {
+            single(&result, json, shape.request().preset.as_deref())
+        }
         Ok(LaunchOutcome::Repeat(series)) => {
             if let (
                 Launch::Repeat {
@@ -83,8 +85,16 @@ pub(super) fn run(
     }
 }
 
-fn single(result: &RunResult, json: bool) -> Result<u8, CliError> {
-    print_result(result, json)?;
+fn single(result: &RunResult, json: bool, preset: Option<&str>) -> Result<u8, CliError> {
+    let checks = super::browse::checks(preset, result);
+    if json {
+        let mut value = report::run_json(result);
+        value["requirements"] = serde_json::json!(checks);
+        print_json(&report::run_shape(vec![value], &[]))?;
+    } else {
+        print_result(result, json)?;
+        out!("{}", report::requirement_lines(&checks));
+    }
     Ok(match result.status {
         RunStatus::Finished => 0,
         RunStatus::Cancelled => cancelled_exit_code(),
@@ -164,6 +174,18 @@ fn series(
                 v.series.experiment_id,
                 v.series.results.len(),
                 stopped_note(v.series.stopped.as_deref())
+            );
+        }
+        if variants.len() > 1 {
+            let ids: Vec<i64> = variants.iter().map(|v| v.series.experiment_id).collect();
+            // Consecutive unless another process made an experiment meanwhile.
+            let consecutive = ids.windows(2).all(|w| w[1] == w[0] + 1);
+            let selection = match (ids.first(), ids.last()) {
+                (Some(a), Some(b)) if consecutive => format!("{a}-{b}"),
+                _ => ids.iter().map(i64::to_string).collect::<Vec<_>>().join(","),
+            };
+            outln!(
+                "rank:    fsynclab compare --rank exp:{selection}   # every variant by durable ops/s"
             );
         }
         if let [first, rest @ ..] = variants {

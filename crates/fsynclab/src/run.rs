@@ -103,7 +103,7 @@ pub struct RunArgs {
     /// Run for S seconds instead of a byte count.
     #[arg(long, help_heading = "Workload")]
     pub duration: Option<f64>,
-    /// Block size per write (multiple of 512): 4k, 8k, 512...
+    /// Block size per write (512 bytes or more; a multiple of 512 with O_DIRECT): 4k, 8k, 2300...
     #[arg(long = "bs", value_parser = parse_size_arg, help_heading = "fileio")]
     pub block_size: Option<u64>,
     /// Bytes each thread writes (default: the file size).

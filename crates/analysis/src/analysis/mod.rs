@@ -13,6 +13,7 @@ mod metrics;
 mod published;
 mod rank;
 mod ratio;
+mod requirements;
 mod rows;
 mod series;
 mod stats;
@@ -37,6 +38,7 @@ pub use ratio::{
     DEFAULT_MIN_CHANGE_PCT, MAX_RUNS_NEEDED, MIN_RUNS, POWER, POWER_CHANGE, RatioTest,
     geometric_ci, ratio_test, runs_needed,
 };
+pub use requirements::{RequirementCheck, check_requirements, preset_requirements};
 pub use rows::{
     Comparison, MetaRow, MetricComparison, PERCENTILE_POINTS, PublishedRatio, PublishedRow,
     SideSummary, Sweep, SweepPoint, TimelinePoint, Verdict,

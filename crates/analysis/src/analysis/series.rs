@@ -118,7 +118,16 @@ pub fn run_series_points(runs: &[&RunResult], field: &str, key: &str) -> Vec<Ser
                 .filter_map(|r| run_value(key, r))
                 .collect();
             let stats = describe(&values)?;
-            Some(point(x, stats.amean, Some(&stats)))
+            // Rates and latencies are positive and skewed: the geometric mean and its
+            // interval (on the logarithms), which never reaches below 0. A 0 among the
+            // values falls back to the arithmetic ones.
+            match super::ratio::geometric_ci(&values) {
+                Some((mean, ci)) => Some(SeriesPoint {
+                    ci95: ci,
+                    ..point(x, mean, Some(&stats))
+                }),
+                None => Some(point(x, stats.amean, Some(&stats))),
+            }
         })
         .collect();
     mark_neighbours(&mut points);

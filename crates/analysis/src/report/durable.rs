@@ -1,6 +1,8 @@
 //! The words for a run's durable operation: why a run has no durable-operation latency,
 //! and whether what it committed was durable.
 
+use std::fmt::Write as _;
+
 use crate::metrics::RunResult;
 use crate::spec::{NoDurableOp, durable_op};
 
@@ -44,4 +46,36 @@ pub fn no_durable_op_text(why: NoDurableOp) -> &'static str {
 /// `durable   not durable: …` when the committed writes of `r` were not durable.
 pub fn not_durable_text(r: &RunResult) -> Option<String> {
     crate::analysis::not_durable(r).map(|n| n.explain())
+}
+
+/// One line per requirement: `check     sync p99 4.21 ms, required below 10.0 ms: PASS
+/// (etcd docs ...)`; empty without requirements.
+pub fn requirement_lines(checks: &[crate::analysis::RequirementCheck]) -> String {
+    let mut out = String::new();
+    for c in checks {
+        let show = |v: f64| match c.unit.as_str() {
+            "µs" => super::fmt_ns(v * 1e3),
+            "" => format!("{v:.2}"),
+            unit => format!("{v:.0} {unit}"),
+        };
+        let bound = match (c.below, c.above) {
+            (Some(b), _) => format!("required below {}", show(b)),
+            (None, Some(a)) => format!("required above {}", show(a)),
+            (None, None) => String::new(),
+        };
+        let (value, verdict) = match (c.value, c.pass) {
+            (Some(v), Some(true)) => (show(v), "PASS"),
+            (Some(v), _) => (show(v), "FAIL"),
+            (None, _) => ("not measured".into(), "NOT CHECKED"),
+        };
+        let _ = writeln!(
+            out,
+            "check     {} {value}, {bound}: {verdict} ({})",
+            c.label, c.source
+        );
+        if let (Some(why), Some(true)) = (&c.not_durable, c.pass) {
+            let _ = writeln!(out, "          a pass that means little here: {why}");
+        }
+    }
+    out
 }

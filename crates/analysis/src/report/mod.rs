@@ -23,7 +23,7 @@ mod verdict;
 
 pub use crate::probe::merged_options;
 pub use compare::{compare_csv, compare_json, compare_markdown, compare_table, num as fmt_num};
-pub use durable::{durable_unavailable, no_durable_op_text, not_durable_text};
+pub use durable::{durable_unavailable, no_durable_op_text, not_durable_text, requirement_lines};
 pub use gate::{compare_gate_json, gate_text};
 pub use image::{
     ImageFormat, ImageOptions, ReportError, render_comparison, render_ranking, render_trend,

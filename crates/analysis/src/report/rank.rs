@@ -83,8 +83,7 @@ pub fn rank_table(r: &Ranking, name: &str) -> String {
         "vs next"
     );
     for v in &r.variants {
-        let _ = writeln!(
-            out,
+        let line = format!(
             "{:>4}  {}  {:>24}  {:>11}  {:>4}  {:<34}  {}",
             place(v),
             pad(&v.name, w_name),
@@ -94,6 +93,7 @@ pub fn rank_table(r: &Ranking, name: &str) -> String {
             next_cell(v),
             note_cell(v)
         );
+        let _ = writeln!(out, "{}", line.trim_end());
     }
     out.push_str(&footnotes(r));
     out

@@ -19,7 +19,7 @@ pub fn series_summary(
     let unit = metric(key).map_or("", |m| m.unit);
     let _ = writeln!(
         out,
-        "{}{key} over {field} (mean and 95% CI per point):",
+        "{}{key} over {field} (geometric mean and 95% CI per point):",
         title.map(|t| format!("{t}: ")).unwrap_or_default()
     );
     let mut previous: Option<f64> = None;

@@ -144,7 +144,7 @@ impl WorkloadSpec {
                 ""
             },
             self.threads,
-            format_size(self.block_size),
+            block_words(self.block_size),
             self.pattern,
             sync,
             files,
@@ -155,6 +155,16 @@ impl WorkloadSpec {
         )
         .replace("Rand", "random")
         .replace("Seq", "sequential")
+    }
+}
+
+/// A block size as the description names it: `4k`, or `2300-byte` for one that is no
+/// whole KiB (a bare `2300` would read as a count).
+fn block_words(bytes: u64) -> String {
+    if bytes.is_multiple_of(1024) {
+        format_size(bytes)
+    } else {
+        format!("{bytes}-byte")
     }
 }
 

@@ -9,6 +9,7 @@ mod kinds;
 mod plan;
 mod preset;
 mod problems;
+mod requirement;
 mod scratch_names;
 mod set;
 mod setting;
@@ -31,6 +32,7 @@ pub use plan::{SeriesPlan, Variant};
 pub use preset::{
     MatrixSuggestion, Preset, PresetError, PublishedFigure, ScaleRule, builtin_presets, load_preset,
 };
+pub use requirement::{REQUIRABLE, Requirement, check_requirements};
 pub use scratch_names::RecipeError;
 pub use set::apply_setting;
 #[cfg(any(test, feature = "test-support"))]
@@ -238,7 +240,7 @@ pub struct WorkloadSpec {
     pub kind: WorkloadKind,
     /// Worker threads.
     pub threads: u32,
-    /// Bytes per write; a multiple of 512.
+    /// Bytes per write: 512 or more (a multiple of 512 with O_DIRECT).
     #[serde(with = "size::serde_size")]
     pub block_size: u64,
     /// Size of each test file.

@@ -41,6 +41,14 @@ const BUILTIN: &[(&str, &str)] = &[
         "uring-depth",
         include_str!("../../../../presets/uring-depth.toml"),
     ),
+    (
+        "pg-test-fsync",
+        include_str!("../../../../presets/pg-test-fsync.toml"),
+    ),
+    (
+        "etcd-disk",
+        include_str!("../../../../presets/etcd-disk.toml"),
+    ),
 ];
 
 /// A figure published in the seed thread, kept beside what the lab measures.
@@ -131,6 +139,9 @@ pub struct Preset {
     /// The kernel-trace figures that bear on the seed's patch ("what to watch").
     #[serde(default)]
     pub watch: Vec<super::Watch>,
+    /// Thresholds a published check holds a run to (pass or fail beside each run).
+    #[serde(default, rename = "requirement")]
+    pub requirements: Vec<super::Requirement>,
 }
 
 /// Why a preset could not be loaded or scaled.
@@ -282,6 +293,9 @@ impl Preset {
             check_matrix_options(m, index + 1, origin)?;
         }
         super::check_watch(&preset.watch).map_err(|problem| {
+            PresetError::Scale(format!("preset '{}' ({origin}): {problem}", preset.name))
+        })?;
+        super::check_requirements(&preset.requirements).map_err(|problem| {
             PresetError::Scale(format!("preset '{}' ({origin}): {problem}", preset.name))
         })?;
         if let Some(plan) = &preset.series {

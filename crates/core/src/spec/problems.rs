@@ -18,16 +18,25 @@ pub(super) fn size_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
             crate::hint!(format!("use 1 to {MAX_THREADS} ("), option, ")"),
         ));
     }
+    // Buffered writes may be any size from 512 bytes (etcd's disk check writes 2300-byte
+    // WAL entries); O_DIRECT needs whole sectors.
     if spec.block_size < 512
-        || !spec.block_size.is_multiple_of(512)
+        || (spec.open_flags.direct && !spec.block_size.is_multiple_of(512))
         || spec.block_size > MAX_BLOCK_SIZE
     {
         errs.push(spec_error(
             Setting::BlockSize,
-            format!(
-                "{} bytes is not a multiple of 512 between 512 and 64M",
-                spec.block_size
-            ),
+            if spec.block_size < 512 || spec.block_size > MAX_BLOCK_SIZE {
+                format!(
+                    "{} bytes is not a multiple of 512 between 512 and 64M",
+                    spec.block_size
+                )
+            } else {
+                format!(
+                    "{} bytes is not a multiple of 512, which O_DIRECT needs",
+                    spec.block_size
+                )
+            },
             crate::hint!("use e.g. 4k, 8k or 512 (", Setting::BlockSize, ")"),
         ));
     }

@@ -18,8 +18,13 @@ fn each_bad_field_is_named_with_a_fix() {
             "threads",
         ),
         (
+            // Buffered writes may be 1000 bytes; O_DIRECT ones may not.
             WorkloadSpec {
                 block_size: 1000,
+                open_flags: OpenFlags {
+                    direct: true,
+                    ..Default::default()
+                },
                 ..Default::default()
             },
             "block_size",
@@ -335,4 +340,30 @@ fn empty_prepare_round_trips_and_is_described() {
     );
     spec.prepare = Prepare::Sparse;
     assert!(!spec.describe().contains("empty"), "{}", spec.describe());
+}
+
+#[test]
+fn buffered_writes_may_be_any_size_from_512_bytes_o_direct_ones_whole_sectors() {
+    // etcd's disk check: fio --bs=2300 --fdatasync=1.
+    let etcd = WorkloadSpec {
+        block_size: 2300,
+        file_size: 22 << 20,
+        ..Default::default()
+    };
+    assert!(etcd.validate().is_ok());
+    assert!(etcd.describe().contains("2300-byte"), "{}", etcd.describe());
+    let direct = WorkloadSpec {
+        open_flags: OpenFlags {
+            direct: true,
+            ..Default::default()
+        },
+        ..etcd.clone()
+    };
+    let err = direct.validate().unwrap_err();
+    assert!(err.to_string().contains("O_DIRECT"), "{err}");
+    let tiny = WorkloadSpec {
+        block_size: 100,
+        ..etcd
+    };
+    assert!(tiny.validate().is_err());
 }

@@ -321,7 +321,7 @@ fn a_preset_sweep_repeats_each_point_and_summarises_with_cis() {
             .arg(&lab.target),
     );
     assert!(
-        text.contains("iops over threads (mean and 95% CI per point):"),
+        text.contains("iops over threads (geometric mean and 95% CI per point):"),
         "{text}"
     );
     let point_lines: Vec<&str> = text

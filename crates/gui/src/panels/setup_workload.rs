@@ -320,7 +320,7 @@ impl WorkloadForm {
                 None
             });
             let bs = &mut self.block_size;
-            row(ui, state, "Block size", "bytes per write, a multiple of 512 (--bs)", &["block_size"], |ui, s, id| {
+            row(ui, state, "Block size", "bytes per write, 512 or more; a multiple of 512 with O_DIRECT (--bs)", &["block_size"], |ui, s, id| {
                 if let Some(Some(v)) = bs.edit(ui, id, true, false, "4k") {
                     s.spec.block_size = v;
                 }
