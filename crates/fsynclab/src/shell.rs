@@ -1,6 +1,6 @@
 //! `fsynclab completions SHELL` and `fsynclab man [SUBCOMMAND]`: shell completions
 //! (clap_complete) and roff manual pages (clap_mangen), printed on stdout so the user
-//! chooses where they go (see README, "Shell completions and man pages").
+//! chooses where they go (see docs/INSTALL.md, "Shell completions and man pages").
 
 use anyhow::anyhow;
 use clap::{Args, CommandFactory as _};

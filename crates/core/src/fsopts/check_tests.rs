@@ -266,8 +266,8 @@ fn messages_name_the_token_and_the_fix() {
     );
 }
 
-/// Every option the built-in presets, the README, docs/SCRATCH.md and the window's hints
-/// use is accepted for the filesystems they are given with.
+/// Every option the built-in presets, the README, docs/USAGE.md, docs/SCRATCH.md and the
+/// window's hints use is accepted for the filesystems they are given with.
 #[test]
 fn every_option_the_project_documents_is_accepted() {
     for preset in crate::spec::builtin_presets() {
@@ -287,6 +287,7 @@ fn every_option_the_project_documents_is_accepted() {
     }
     let docs = [
         include_str!("../../../../README.md"),
+        include_str!("../../../../docs/USAGE.md"),
         include_str!("../../../../docs/SCRATCH.md"),
     ];
     let mut seen = 0;
