@@ -69,7 +69,7 @@ impl SideSpec {
             ),
             SideSpec::Experiment(id) => format!("experiment {id}"),
             SideSpec::Experiments(ids) => match (ids.first(), ids.last()) {
-                (Some(a), Some(b)) if ids.len() > 2 && b - a + 1 == ids.len() as i64 => {
+                (Some(a), Some(b)) if ids.len() > 1 && b - a + 1 == ids.len() as i64 => {
                     format!("experiments {a}-{b}")
                 }
                 _ => format!(

@@ -33,7 +33,7 @@ pub use metrics::{
     merged_value, metric, run_value,
 };
 pub use published::published_ratios;
-pub use rank::{RankedVariant, Ranking, VsNext, commit_method, rank};
+pub use rank::{PgRow, RankedVariant, Ranking, VsNext, commit_method, pg_shape, rank};
 pub use ratio::{
     DEFAULT_MIN_CHANGE_PCT, MAX_RUNS_NEEDED, MIN_RUNS, POWER, POWER_CHANGE, RatioTest,
     geometric_ci, ratio_test, runs_needed,

@@ -67,6 +67,86 @@ pub struct Ranking {
     pub variants: Vec<RankedVariant>,
     /// Runs left out (not finished).
     pub left_out: Vec<i64>,
+    /// pg_test_fsync's "compare file sync methods" rows, when every variant has one of its
+    /// shapes (the `pg-test-fsync` preset's series); empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pg_test_fsync: Vec<PgRow>,
+}
+
+/// One row of pg_test_fsync's "compare file sync methods" tables.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PgRow {
+    /// 8 kB writes per operation (1 or 2: the two tables).
+    pub writes_per_op: u64,
+    /// pg_test_fsync's name (`open_datasync`, `fdatasync`, `fsync`, `open_sync`).
+    pub method: String,
+    /// Operations per second (geometric mean of the runs); an operation is one pass of
+    /// `writes_per_op` writes and its sync.
+    pub ops_per_sec: f64,
+    /// Microseconds per operation, as pg_test_fsync prints them (1e6 / ops per second).
+    pub usecs_per_op: f64,
+    /// Runs behind it.
+    pub runs: usize,
+}
+
+/// pg_test_fsync's write size.
+const PG_BLOCK: u64 = 8192;
+
+/// The pg_test_fsync row a workload replays (method, writes per operation), if it has one
+/// of its shapes: one process rewriting the first 1 or 2 blocks of 8 kB, each pass made
+/// durable by O_DSYNC|O_DIRECT, fdatasync, fsync or O_SYNC|O_DIRECT.
+pub fn pg_shape(spec: &WorkloadSpec) -> Option<(&'static str, u64)> {
+    use crate::spec::Pattern;
+    let k = spec.file_size / PG_BLOCK;
+    let shape = spec.kind == WorkloadKind::Fileio
+        && spec.threads == 1
+        && spec.block_size == PG_BLOCK
+        && spec.pattern == Pattern::Seq
+        && spec.file_size % PG_BLOCK == 0
+        && (k == 1 || k == 2);
+    if !shape {
+        return None;
+    }
+    let f = spec.open_flags;
+    let method = match (f.dsync, f.sync, f.direct, spec.sync) {
+        (true, false, true, SyncMethod::None) => "open_datasync",
+        (false, true, true, SyncMethod::None) => "open_sync",
+        (false, false, false, SyncMethod::Fdatasync) if u64::from(spec.sync_every) == k => {
+            "fdatasync"
+        }
+        (false, false, false, SyncMethod::Fsync) if u64::from(spec.sync_every) == k => "fsync",
+        _ => return None,
+    };
+    Some((method, k))
+}
+
+/// pg_test_fsync's rows of `groups` (empty unless every group has one of its shapes).
+fn pg_rows(groups: &[(String, Vec<&RunResult>)]) -> Vec<PgRow> {
+    let mut rows = Vec::new();
+    for (_, runs) in groups {
+        let Some((method, k)) = pg_shape(&runs[0].spec) else {
+            return Vec::new();
+        };
+        let iops: Vec<f64> = runs.iter().map(|r| r.summary().iops).collect();
+        let Some((writes_per_sec, _)) = geometric_ci(&iops) else {
+            return Vec::new();
+        };
+        let ops = writes_per_sec / k as f64;
+        rows.push(PgRow {
+            writes_per_op: k,
+            method: method.into(),
+            ops_per_sec: ops,
+            usecs_per_op: 1e6 / ops,
+            runs: runs.len(),
+        });
+    }
+    let order = |m: &str| {
+        ["open_datasync", "fdatasync", "fsync", "open_sync"]
+            .iter()
+            .position(|x| *x == m)
+    };
+    rows.sort_by_key(|r| (r.writes_per_op, order(&r.method)));
+    rows
 }
 
 /// Ranks the variants of `runs` (finished ones; at least one).
@@ -115,6 +195,7 @@ pub fn rank(name: &str, runs: &[&RunResult]) -> Result<Ranking, AnalysisError> {
         varying,
         variants,
         left_out,
+        pg_test_fsync: pg_rows(&groups),
     })
 }
 

@@ -117,3 +117,65 @@ fn one_variant_is_named_by_its_method_and_an_empty_selection_is_an_error() {
     assert!(r.variants[0].vs_next.is_none());
     assert!(rank("exp:9", &[]).is_err());
 }
+
+#[test]
+fn the_pg_test_fsync_series_gives_its_table_rows() {
+    use crate::spec::Pattern;
+    let pg = |file_blocks: u64, sync: SyncMethod, dsync: bool, osync: bool| WorkloadSpec {
+        threads: 1,
+        block_size: 8192,
+        file_size: 8192 * file_blocks,
+        pattern: Pattern::Seq,
+        duration_s: Some(0.01),
+        sync,
+        sync_every: file_blocks as u32,
+        open_flags: OpenFlags {
+            dsync,
+            sync: osync,
+            direct: dsync || osync,
+        },
+        ..Default::default()
+    };
+    let mut id = 0;
+    let mut all = Vec::new();
+    for k in [1, 2] {
+        // open_datasync: 40 µs writes; fdatasync: 2 µs + 100 µs per pass.
+        all.extend(runs(
+            &mut id,
+            40_000,
+            1,
+            &pg(k, SyncMethod::None, true, false),
+        ));
+        all.extend(runs(
+            &mut id,
+            2_000,
+            100_000,
+            &pg(k, SyncMethod::Fdatasync, false, false),
+        ));
+    }
+    let refs: Vec<&RunResult> = all.iter().collect();
+    let r = rank("pg", &refs).unwrap();
+    let rows: Vec<(u64, &str)> = r
+        .pg_test_fsync
+        .iter()
+        .map(|p| (p.writes_per_op, p.method.as_str()))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            (1, "open_datasync"),
+            (1, "fdatasync"),
+            (2, "open_datasync"),
+            (2, "fdatasync")
+        ]
+    );
+    // Two writes per pass halve the passes per second: an operation is the pass.
+    let (one, two) = (&r.pg_test_fsync[1], &r.pg_test_fsync[3]);
+    assert!((one.usecs_per_op - 102.0).abs() < 2.0, "{one:?}");
+    assert!((two.usecs_per_op - 104.0).abs() < 2.0, "{two:?}");
+    assert!((one.ops_per_sec * one.usecs_per_op - 1e6).abs() < 1.0);
+    // A selection of other shapes has no such table.
+    let other = runs(&mut id, 2_000, 100_000, &spec(SyncMethod::Fsync, false, 1));
+    let refs: Vec<&RunResult> = other.iter().collect();
+    assert!(rank("x", &refs).unwrap().pg_test_fsync.is_empty());
+}

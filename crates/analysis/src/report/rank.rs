@@ -96,6 +96,54 @@ pub fn rank_table(r: &Ranking, name: &str) -> String {
         let _ = writeln!(out, "{}", line.trim_end());
     }
     out.push_str(&footnotes(r));
+    out.push_str(&pg_table(r));
+    out
+}
+
+/// pg_test_fsync's "compare file sync methods" tables, as it prints them (its
+/// `LABEL_FORMAT` and `OPS_FORMAT`), when the ranking has its rows.
+pub fn pg_table(r: &Ranking) -> String {
+    let mut out = String::new();
+    for k in [1u64, 2] {
+        let rows: Vec<_> = r
+            .pg_test_fsync
+            .iter()
+            .filter(|p| p.writes_per_op == k)
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let which = if k == 1 {
+            "one 8kB write"
+        } else {
+            "two 8kB writes"
+        };
+        let _ = writeln!(
+            out,
+            "\nas pg_test_fsync prints it:\nCompare file sync methods using {which}:\n\
+             (in wal_sync_method preference order, except fdatasync is Linux's default)"
+        );
+        for method in [
+            "open_datasync",
+            "fdatasync",
+            "fsync",
+            "fsync_writethrough",
+            "open_sync",
+        ] {
+            match rows.iter().find(|p| p.method == method) {
+                Some(p) => {
+                    let _ = writeln!(
+                        out,
+                        "        {method:<30}{:13.3} ops/sec  {:6.0} usecs/op",
+                        p.ops_per_sec, p.usecs_per_op
+                    );
+                }
+                None => {
+                    let _ = writeln!(out, "        {method:<30}{:>21}", "n/a");
+                }
+            }
+        }
+    }
     out
 }
 
@@ -159,6 +207,10 @@ pub fn rank_markdown(r: &Ranking, title: &str) -> String {
     }
     out.push('\n');
     out.push_str(&md_escape(&footnotes(r)).replace('\n', "\n\n"));
+    let pg = pg_table(r);
+    if !pg.is_empty() {
+        let _ = writeln!(out, "\n```{pg}```");
+    }
     out
 }
 

@@ -120,8 +120,9 @@ fn histogram_json(run: i64, which: &str, h: &LatencyHistogram) -> Result<Value, 
     }))
 }
 
-/// The `histograms` object of one result: write, sync and every operation of the kinds
-/// beyond fileio; `null` for an import that has percentiles only.
+/// The `histograms` object of one result: write, sync, durable operations (`null` when the
+/// workload has none) and every operation of the kinds beyond fileio; `null` for an import
+/// that has percentiles only.
 fn histograms_json(id: i64, r: &RunResult) -> Result<Value, RawExportError> {
     if !r.has_histograms() {
         return Ok(Value::Null);
@@ -138,9 +139,14 @@ fn histograms_json(id: i64, r: &RunResult) -> Result<Value, RawExportError> {
             }))
         })
         .collect();
+    let durable = match &r.durable_lat {
+        Some(h) => histogram_json(id, "durable", h)?,
+        None => Value::Null,
+    };
     Ok(json!({
         "write": histogram_json(id, "write", &r.write_lat)?,
         "sync": histogram_json(id, "sync", &r.sync_lat)?,
+        "durable": durable,
         "ops": ops?,
     }))
 }
@@ -415,7 +421,7 @@ pub fn hlog<W: Write>(runs: &[StoredRun], mut out: W) -> Result<(), RawExportErr
     let mut serializer = V2DeflateSerializer::new();
     let mut builder = IntervalLogWriterBuilder::new();
     builder.add_comment(&format!(
-        "fsynclab {} raw export: latency in ns, one interval per run and operation, tags run<ID>-write, run<ID>-sync, run<ID>-op-<NAME>",
+        "fsynclab {} raw export: latency in ns, one interval per run and operation, tags run<ID>-write, run<ID>-sync, run<ID>-durable, run<ID>-op-<NAME>",
         env!("CARGO_PKG_VERSION")
     ));
     let first = runs
@@ -452,6 +458,7 @@ pub fn hlog<W: Write>(runs: &[StoredRun], mut out: W) -> Result<(), RawExportErr
             ("write".to_string(), &r.write_lat),
             ("sync".to_string(), &r.sync_lat),
         ];
+        all.extend(r.durable_lat.as_ref().map(|h| ("durable".to_string(), h)));
         all.extend(r.ops.iter().map(|o| (format!("op-{}", o.op), &o.lat)));
         for (which, h) in all {
             let hist = hdr_of(id, &which, h)?;

@@ -9,6 +9,7 @@ mod bundle;
 mod cli_bad_input;
 mod cli_compare;
 mod cli_database;
+mod cli_durable;
 mod cli_export_fio;
 mod cli_export_raw;
 mod cli_fio_job;

@@ -118,6 +118,10 @@ pub(super) fn ranking_view(ui: &mut egui::Ui, r: &Ranking, name: &str) {
                 ui.end_row();
             }
         });
+    if !r.pg_test_fsync.is_empty() {
+        ui.add_space(6.0);
+        ui.label(RichText::new(fsynclab::report::pg_table(r).trim_start()).monospace());
+    }
     if !r.left_out.is_empty() {
         ui.label(
             RichText::new(format!("left out, not finished: runs {:?}", r.left_out)).color(warn),

@@ -96,6 +96,7 @@ impl RunDetails {
                 match (&run.result, summary) {
                     (Some(result), Some(summary)) => {
                         figures(ui, summary, result.wall_secs(), result.bytes);
+                        durability(ui, result, run.row.preset.as_deref());
                         if result.reported.is_none() {
                             fairness(ui, result);
                         }
@@ -432,8 +433,35 @@ fn figures(ui: &mut egui::Ui, s: &RunSummary, wall_secs: f64, bytes: u64) {
                 ui.end_row();
                 lat_row(ui, "write", &s.write_lat);
                 lat_row(ui, "sync", &s.sync_lat);
+                if let Some(d) = &s.durable_lat {
+                    lat_row(ui, "durable", d);
+                }
             });
     });
+}
+
+/// Why the run has no durable-operation latency, whether what it committed was durable,
+/// and PASS or FAIL against its preset's requirements.
+fn durability(ui: &mut egui::Ui, r: &fsynclab::metrics::RunResult, preset: Option<&str>) {
+    if let Some(why) = fsynclab::report::durable_unavailable(r) {
+        ui.label(RichText::new(format!("durable operations: {why}")).weak());
+    }
+    if let Some(why) = fsynclab::report::not_durable_text(r) {
+        ui.label(RichText::new(format!("NOT DURABLE: {why}")).color(ui.visuals().warn_fg_color));
+    }
+    let reqs = fsynclab::analysis::preset_requirements(preset);
+    for c in fsynclab::analysis::check_requirements(&reqs, r) {
+        let text = fsynclab::report::requirement_lines(std::slice::from_ref(&c));
+        let color = match c.pass {
+            Some(true) => ui.visuals().text_color(),
+            _ => ui.visuals().error_fg_color,
+        };
+        ui.label(
+            RichText::new(text.trim_start_matches("check").trim())
+                .strong()
+                .color(color),
+        );
+    }
 }
 
 fn lat_row(ui: &mut egui::Ui, name: &str, l: &LatencySummary) {

@@ -13,6 +13,7 @@ pub const SHOW_IN_HISTORY_LABEL: &str = "Show in History";
 /// Every completed run of the launch, newest first (the newest opened).
 pub(super) fn results(ui: &mut egui::Ui, cx: &mut Cx) {
     let results = &cx.runner.live.results;
+    let rows = &cx.cache.runs;
     let mut show_history = false;
     ui.horizontal(|ui| {
         let title = if results.len() == 1 {
@@ -40,7 +41,14 @@ pub(super) fn results(ui: &mut egui::Ui, cx: &mut Cx) {
         egui::CollapsingHeader::new(title)
             .id_salt(("run-result", result.id, index))
             .default_open(index == newest)
-            .show(ui, |ui| one_result(ui, result));
+            .show(ui, |ui| {
+                // The stored row names the run's preset (its requirements, if any).
+                let preset = rows
+                    .iter()
+                    .find(|row| row.id == result.id)
+                    .and_then(|row| row.preset.as_deref());
+                one_result(ui, result, preset)
+            });
     }
     if show_history {
         // Open the newest run's details there too.
@@ -60,7 +68,7 @@ fn status_color(ui: &egui::Ui, status: RunStatus) -> Color32 {
     }
 }
 
-fn one_result(ui: &mut egui::Ui, r: &RunResult) {
+fn one_result(ui: &mut egui::Ui, r: &RunResult, preset: Option<&str>) {
     let color = status_color(ui, r.status);
     ui.horizontal(|ui| {
         ui.label(
@@ -140,9 +148,24 @@ fn one_result(ui: &mut egui::Ui, r: &RunResult) {
                 ui.label(RichText::new(head).strong());
             }
             ui.end_row();
-            latency_row(ui, "write", &s.write_lat);
-            latency_row(ui, "sync", &s.sync_lat);
+            let _ = latency_row(ui, "write", &s.write_lat);
+            let _ = latency_row(ui, "sync", &s.sync_lat);
+            if let Some(d) = &s.durable_lat {
+                latency_row(ui, "durable", d).on_hover_text(
+                    "a durable operation: from a write's start to the moment it is durable \
+                     (the write plus the sync that covers it, or an O_SYNC/O_DSYNC write)",
+                );
+            }
         });
+    if s.durable_lat.is_none()
+        && let Some(why) = fsynclab::report::durable_unavailable(r)
+    {
+        ui.label(RichText::new(format!("durable operations: {why}")).weak());
+    }
+    if let Some(why) = fsynclab::report::not_durable_text(r) {
+        ui.label(RichText::new(format!("NOT DURABLE: {why}")).color(ui.visuals().warn_fg_color));
+    }
+    requirement_checks(ui, r, preset);
 
     if !kind_section(r).is_empty() {
         ui.add_space(6.0);
@@ -170,8 +193,23 @@ fn one_result(ui: &mut egui::Ui, r: &RunResult) {
     ui.add_space(8.0);
 }
 
-fn latency_row(ui: &mut egui::Ui, name: &str, s: &LatencySummary) {
-    ui.label(name);
+/// PASS or FAIL against the preset's published requirements (etcd's fdatasync p99).
+fn requirement_checks(ui: &mut egui::Ui, r: &RunResult, preset: Option<&str>) {
+    let reqs = fsynclab::analysis::preset_requirements(preset);
+    for c in fsynclab::analysis::check_requirements(&reqs, r) {
+        let text = fsynclab::report::requirement_lines(std::slice::from_ref(&c));
+        let text = text.trim_start_matches("check").trim();
+        let color = match c.pass {
+            Some(true) => status_color(ui, RunStatus::Finished),
+            _ => ui.visuals().error_fg_color,
+        };
+        ui.label(RichText::new(text).strong().color(color));
+    }
+}
+
+/// One row of the latency grid; returns the name cell (for a hover text).
+fn latency_row(ui: &mut egui::Ui, name: &str, s: &LatencySummary) -> egui::Response {
+    let cell = ui.label(name);
     if s.count == 0 {
         ui.label(RichText::new("(none)").weak());
         for _ in 0..5 {
@@ -184,4 +222,5 @@ fn latency_row(ui: &mut egui::Ui, name: &str, s: &LatencySummary) {
         ui.label(s.count.to_string());
     }
     ui.end_row();
+    cell
 }
