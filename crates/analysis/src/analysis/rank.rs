@@ -102,7 +102,7 @@ pub fn pg_shape(spec: &WorkloadSpec) -> Option<(&'static str, u64)> {
         && spec.threads == 1
         && spec.block_size == PG_BLOCK
         && spec.pattern == Pattern::Seq
-        && spec.file_size % PG_BLOCK == 0
+        && spec.file_size.is_multiple_of(PG_BLOCK)
         && (k == 1 || k == 2);
     if !shape {
         return None;
@@ -314,6 +314,10 @@ fn variant_name(spec: &WorkloadSpec, varying: &[String]) -> String {
     for k in varying.iter().filter(|k| !method_fields(k)) {
         let v = fields.get(k).map_or("-".into(), |v| match v {
             serde_json::Value::String(s) => s.clone(),
+            // Sizes as the command line takes them: file_size=16k, not 16384.
+            serde_json::Value::Number(n) if k.ends_with("size") && n.as_u64().is_some() => {
+                crate::spec::format_size(n.as_u64().unwrap_or_default())
+            }
             other => other.to_string(),
         });
         parts.push(format!("{k}={v}"));
