@@ -123,15 +123,6 @@ pub fn list(db: &Option<PathBuf>, args: ListArgs) -> Result<u8, CliError> {
     Ok(0)
 }
 
-/// A run held to its built-in preset's requirements (none for other runs).
-pub(super) fn checks(
-    preset: Option<&str>,
-    result: &fsynclab::metrics::RunResult,
-) -> Vec<fsynclab::analysis::RequirementCheck> {
-    let reqs = fsynclab::analysis::preset_requirements(preset);
-    fsynclab::analysis::check_requirements(&reqs, result)
-}
-
 /// `fsynclab show`.
 pub fn show(db: &Option<PathBuf>, args: ShowArgs) -> Result<u8, CliError> {
     let store = open_store(db, OpenMode::ReadOnly)?;
@@ -152,7 +143,8 @@ pub fn show(db: &Option<PathBuf>, args: ShowArgs) -> Result<u8, CliError> {
             value["system"] = serde_json::json!(result.system);
             value["run_dir"] = serde_json::json!(dir_line.as_ref().and(stored.run_dir.as_ref()));
             value["origin"] = serde_json::json!(stored.origin);
-            value["requirements"] = serde_json::json!(checks(stored.row.preset.as_deref(), result));
+            value["requirements"] =
+                serde_json::json!(super::launch::checks(stored.row.preset.as_deref(), result));
             super::launch::print_json(&report::versioned([("run", value)]))?;
         }
         (Some(result), false) => {
@@ -163,7 +155,10 @@ pub fn show(db: &Option<PathBuf>, args: ShowArgs) -> Result<u8, CliError> {
             out!("{}", report::summary_text(result));
             out!(
                 "{}",
-                report::requirement_lines(&checks(stored.row.preset.as_deref(), result))
+                report::requirement_lines(&super::launch::checks(
+                    stored.row.preset.as_deref(),
+                    result
+                ))
             );
         }
         (None, true) => {
@@ -176,6 +171,7 @@ pub fn show(db: &Option<PathBuf>, args: ShowArgs) -> Result<u8, CliError> {
             value["system"] = serde_json::json!(stored.system);
             value["origin"] = serde_json::json!(stored.origin);
             value["progress"] = serde_json::json!(stored.progress);
+            value["requirements"] = serde_json::json!([]);
             value["intervals"] = serde_json::json!(stored.partial_intervals);
             value["run_dir"] = serde_json::json!(dir_line.as_ref().and(stored.run_dir.as_ref()));
             super::launch::print_json(&report::versioned([("run", value)]))?;

@@ -86,7 +86,7 @@ pub(super) fn run(
 }
 
 fn single(result: &RunResult, json: bool, preset: Option<&str>) -> Result<u8, CliError> {
-    let checks = super::browse::checks(preset, result);
+    let checks = checks(preset, result);
     if json {
         let mut value = report::run_json(result);
         value["requirements"] = serde_json::json!(checks);
@@ -261,6 +261,15 @@ fn experiment_json<'a>(
         stopped: series.stopped.as_deref(),
         runs: &series.results,
     }
+}
+
+/// A run held to its built-in preset's requirements (none for other runs).
+pub(super) fn checks(
+    preset: Option<&str>,
+    result: &fsynclab::metrics::RunResult,
+) -> Vec<fsynclab::analysis::RequirementCheck> {
+    let reqs = fsynclab::analysis::preset_requirements(preset);
+    fsynclab::analysis::check_requirements(&reqs, result)
 }
 
 /// Prints a `--json` document, pretty.

@@ -382,7 +382,7 @@ fn other_kinds_are_refused_naming_the_kind_and_why() {
 #[test]
 fn an_invalid_spec_is_refused_with_its_field() {
     let mut spec = seed000();
-    spec.block_size = 1000;
+    spec.block_size = 100;
     match refusal(&spec) {
         ExportError::Invalid { source } => assert_eq!(source.field, Setting::BlockSize),
         other => panic!("{other}"),

@@ -192,8 +192,8 @@ fn kb_base_applies_wherever_it_is_written() {
     // fio parses kb_base before the job's other options.
     let job = spec_of("[j]\nrw=write\nsize=64k\nbs=4KiB\nkb_base=1000\n").unwrap();
     assert_eq!((job.spec.file_size, job.spec.block_size), (64_000, 4096));
-    // 4000-byte blocks are no multiple of 512: refused naming bs.
-    let e = spec_of("[j]\nrw=write\nsize=64k\nbs=4KiB\n")
+    // 4000-byte blocks are no multiple of 512, which O_DIRECT needs: refused naming bs.
+    let e = spec_of("[j]\nrw=write\nsize=64k\nbs=4KiB\ndirect=1\n")
         .unwrap_err()
         .to_string();
     assert!(e.starts_with("fio option bs"), "{e}");

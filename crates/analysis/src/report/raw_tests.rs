@@ -153,7 +153,11 @@ fn hlog_reads_back_with_equal_counts() {
         seen,
         [
             (hlog_tag(id, "write"), r.write_lat.count()),
-            (hlog_tag(id, "sync"), r.sync_lat.count())
+            (hlog_tag(id, "sync"), r.sync_lat.count()),
+            (
+                hlog_tag(id, "durable"),
+                r.durable_lat.as_ref().map_or(0, |h| h.count())
+            )
         ]
     );
     assert_eq!(hlog_tag(3, "op-open file"), "run3-op-open_file");

@@ -72,8 +72,13 @@ fn zero_and_absurd_parameters() {
     refused(&lab, &["--target", t, "--threads", "100000"], "threads");
     refused(
         &lab,
-        &["--target", t, "--bs", "1000"],
-        "not a multiple of 512",
+        &["--target", t, "--bs", "1000", "--open-flags", "direct"],
+        "not a multiple of 512, which O_DIRECT needs",
+    );
+    refused(
+        &lab,
+        &["--target", t, "--bs", "100"],
+        "not a multiple of 512 between 512 and 64M",
     );
     refused(
         &lab,

@@ -242,7 +242,11 @@ fn bad_job_files_exit_2_naming_the_option_and_line() {
             "[j]\nrw=write\nsize=1m\nramp_time=soon\n",
             "ramp_time=soon (line 4)",
         ),
-        ("[j]\nrw=write\nsize=1m\nbs=1000\n", "fio option bs"),
+        (
+            "[j]\nrw=write\nsize=1m\nbs=1000\ndirect=1\n",
+            "fio option bs",
+        ),
+        ("[j]\nrw=write\nsize=1m\nbs=100\n", "fio option bs"),
         ("[j]\nrw=write\n", "fio option size is not set"),
         ("[j]\nsize=1m\n", "fio option rw is not set"),
         ("[j]\ninclude x.fio\n", "line 2: `include`"),

@@ -149,6 +149,8 @@ impl WorkloadForm {
             egui::ComboBox::from_label("Preset")
                 .selected_text(selected)
                 .width(240.0)
+                // Every preset in view without scrolling the list (ten and the custom row).
+                .height(420.0)
                 .show_ui(ui, |ui| {
                     for (i, preset) in self.presets.iter().enumerate() {
                         let on = index == Some(i);
