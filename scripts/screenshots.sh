@@ -2,6 +2,7 @@
 # Opens the real lab window under Xvfb on a demo database made from real short runs,
 # drives it with the autopilot (FSYNCLAB_GUI_SCRIPT) and saves every docs/screenshots/*.png:
 # setup, run-live, close-during-run, run-finished, history, history-trend, compare, compare-dark,
+# compare-rank,
 # setup-grouplog, run-grouplog and (when fio is installed) fleet, against two fio servers
 # started on 127.0.0.1. As root the window runs in a private mount namespace (unshare -m)
 # that hides loop and sandbox mounts other than the demo's, so the Setup tab's mount table
@@ -73,6 +74,11 @@ else
     TARGET=$WORK/dir
 fi
 run --threads 1 --file-size 1M --sweep threads=1,2,4 --label sweep --target "$WORK/dir"
+# The fsync-methods series, ranked on the Compare tab (compare-rank.png): 5 methods × 3
+# thread counts × 2 runs, 0.2 s each.
+EXP0=$("$BIN" --db "$DB" list --json --limit 1000 | python3 -c 'import json,sys; print(max([r["experiment_id"] or 0 for r in json.load(sys.stdin)["runs"]] + [0]))')
+run --preset fsync-methods --series --scale 0.04 --repeat 2 --target "$WORK/dir"
+RANK="exp:$((EXP0 + 1))-$((EXP0 + 5))"
 FIRST=$("$BIN" --db "$DB" list --json --limit 1000 | python3 -c 'import json,sys; print(min(r["id"] for r in json.load(sys.stdin)["runs"]))')
 
 # The window, under Xvfb; as root in a private mount namespace without the mounts of other
@@ -106,6 +112,7 @@ SCRIPT+=";tab=history;detail=$FIRST;wait=2;shot=$OUT/history.png"
 SCRIPT+=";trend=preset:btrfs-log-commit;wait=2;shot=$OUT/history-trend.png"
 SCRIPT+=";tab=compare;compare=$BASE,$CAND;wait_compare;wait=1.5;shot=$OUT/compare.png"
 SCRIPT+=";dark;wait=1;shot=$OUT/compare-dark.png;light"
+SCRIPT+=";rank=$RANK;wait_compare;wait=1.5;shot=$OUT/compare-rank.png"
 SCRIPT+=";tab=setup;kernel_trace=auto;scale=0.05;preset=ext4-fsync-coordination;label=grouplog;wait=1.5;shot=$OUT/setup-grouplog.png"
 SCRIPT+=";kernel_trace=$KERNEL_TRACE;start;wait_run;wait=1;shot=$OUT/run-grouplog.png;quit"
 window "$SCRIPT"

@@ -60,6 +60,8 @@ pub enum Step {
     Wait(Duration),
     /// Compare two sides.
     Compare(String, String),
+    /// Rank the variants of a selection (`rank=exp:1-5`), as "Rank variants" does.
+    Rank(String),
     /// Wait until the comparison has arrived.
     WaitCompare,
     /// Open a run's details.
@@ -131,6 +133,7 @@ fn parse_step(step: &str) -> Result<Step, String> {
             Step::Compare(a.into(), b.into())
         }
         "wait_compare" => Step::WaitCompare,
+        "rank" => Step::Rank(value.into()),
         "detail" => Step::Detail(value.parse().map_err(|_| bad())?),
         "trend" => Step::Trend(value.into()),
         "export" => Step::Export(
@@ -256,6 +259,18 @@ impl Autopilot {
                         });
                     }
                     (Err(e), _) | (_, Err(e)) => cx.status.error(e),
+                }
+                true
+            }
+            Step::Rank(selection) => {
+                match SideSpec::parse(&selection) {
+                    Ok(side) => {
+                        cx.state.compare_baseline = selection;
+                        cx.state.compare_candidate.clear();
+                        cx.cache.comparison_pending = true;
+                        cx.db.request(DbRequest::Rank(vec![side]));
+                    }
+                    Err(e) => cx.status.error(e),
                 }
                 true
             }
