@@ -413,6 +413,7 @@ impl ComparePanel {
                     }
                     ui.separator();
                     let comparison = cx.cache.comparison.as_deref();
+                    let ranking = cx.cache.ranking.as_deref();
                     let has = comparison.is_some();
                     if ui
                         .add_enabled(has, egui::Button::new("Export report…"))
@@ -421,13 +422,18 @@ impl ComparePanel {
                         self.export.show(&cx.state.export_path);
                     }
                     if ui
-                        .add_enabled(has, egui::Button::new("Copy table"))
+                        .add_enabled(has || ranking.is_some(), egui::Button::new("Copy table"))
                         .clicked()
-                        && let Some(c) = comparison
                     {
-                        ui.ctx().copy_text(report::compare_table(c));
-                        cx.status
-                            .info("copied the statistics table (mmtests style) to the clipboard");
+                        if let Some(c) = comparison {
+                            ui.ctx().copy_text(report::compare_table(c));
+                            cx.status.info(
+                                "copied the statistics table (mmtests style) to the clipboard",
+                            );
+                        } else if let Some((r, name)) = ranking {
+                            ui.ctx().copy_text(report::rank_table(r, name));
+                            cx.status.info("copied the ranking to the clipboard");
+                        }
                     }
                 });
                 if let Some(e) = &cx.cache.comparison_error {

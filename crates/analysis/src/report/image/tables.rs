@@ -52,6 +52,10 @@ fn stat_row(metric_name: String, m: &MetricComparison) -> StatRow {
 /// Sweep metrics shown per point (the table would be too long with all of them).
 pub(super) const SWEEP_KEYS: &[&str] = &["iops", "mib_per_sec", "write_p99_us", "sync_p99_us"];
 
+/// The sweep rows of sides that commit differently: their write and sync latencies are not
+/// compared, their durable operations are.
+const DURABLE_SWEEP_KEYS: &[&str] = &["iops", "durable_ops_per_sec", "durable_p99_us"];
+
 /// Whether a metric is the kernel tracer's (shown in the "Kernel" panel).
 fn is_kernel(m: &MetricComparison) -> bool {
     m.key.starts_with("kt_")
@@ -81,11 +85,12 @@ pub(super) fn stat_rows(c: &Comparison) -> Vec<StatRow> {
             .map(|m| stat_row(m.label.clone(), m))
             .collect(),
         Some(sw) => {
-            let keys = if sw.points.len() > 5 {
-                &SWEEP_KEYS[..2]
+            let all = if c.headline_latency == "durable_p99_us" {
+                DURABLE_SWEEP_KEYS
             } else {
                 SWEEP_KEYS
             };
+            let keys = if sw.points.len() > 5 { &all[..2] } else { all };
             let keys = if sw.points.len() > 10 {
                 &keys[..1]
             } else {
