@@ -41,7 +41,10 @@ pub use output::{
     OutputError, REPORT_FORMATS, rank_files, report_files, report_format, trend_files,
     write_report_files,
 };
-pub use rank::{pg_table, rank_csv, rank_json, rank_markdown, rank_table};
+pub use rank::{
+    next_cell as rank_next_cell, ops_cell as rank_ops_cell, p99_cell as rank_p99_cell, pg_table,
+    rank_csv, rank_json, rank_markdown, rank_table,
+};
 pub use series::{repeat_summary, series_summary};
 pub use shapes::{ExperimentJson, JSON_SCHEMA_VERSION, run_shape, versioned};
 pub use sysbench::{sysbench_json, sysbench_text};

@@ -122,36 +122,25 @@ pub fn report_format(out: &Path) -> Result<String, OutputError> {
     }
 }
 
-/// The files a report at `out` consists of, by extension: (path, bytes), the PNG before
-/// the Markdown that embeds it (`.md` writes `name.png` beside it). Text formats have
-/// control characters escaped (stored labels may hold some).
-pub fn report_files(
-    c: &Comparison,
-    out: &Path,
-    title: &str,
-) -> Result<Vec<(PathBuf, Vec<u8>)>, OutputError> {
+/// How one kind of report is written in each format (see [`files_by_format`]).
+struct Formats<'a> {
+    csv: Box<dyn FnOnce() -> Result<String, OutputError> + 'a>,
+    json: Box<dyn FnOnce() -> Result<String, OutputError> + 'a>,
+    image: Box<dyn Fn(super::ImageFormat) -> Result<Vec<u8>, super::ReportError> + 'a>,
+    /// The Markdown, given the file name of the PNG written beside it.
+    markdown: Box<dyn FnOnce(&str) -> String + 'a>,
+}
+
+/// The files a report at `out` consists of, by its extension: (path, bytes), the PNG
+/// before the Markdown that embeds it (`.md` writes `name.png` beside it). Text formats
+/// have control characters escaped (stored labels may hold some).
+fn files_by_format(out: &Path, f: Formats<'_>) -> Result<Vec<(PathBuf, Vec<u8>)>, OutputError> {
     let ext = report_format(out)?;
-    let image = |format: super::ImageFormat| -> Result<Vec<u8>, OutputError> {
-        let defaults = super::ImageOptions::default();
-        // The page grows to fit the comparison's tables (a kernel-traced comparison with
-        // durable rows needs more than the default height).
-        let height = defaults
-            .height
-            .max(super::image::min_page_height(c, defaults.width));
-        let opts = super::ImageOptions {
-            title: Some(title.to_string()),
-            height,
-            ..defaults
-        };
-        super::render_comparison(c, format, &opts).map_err(|e| OutputError::Render(e.to_string()))
-    };
+    let image = |format| (f.image)(format).map_err(|e| OutputError::Render(e.to_string()));
     let text = |s: String| crate::spec::escape_control(&s).into_owned().into_bytes();
     Ok(match ext.as_str() {
-        "csv" => vec![(out.to_path_buf(), text(super::compare_csv(c)))],
-        "json" => vec![(
-            out.to_path_buf(),
-            text(super::compare_json(c).map_err(|e| OutputError::Render(e.to_string()))?),
-        )],
+        "csv" => vec![(out.to_path_buf(), text((f.csv)()?))],
+        "json" => vec![(out.to_path_buf(), text((f.json)()?))],
         "png" => vec![(out.to_path_buf(), image(super::ImageFormat::Png)?)],
         "svg" => {
             let svg = String::from_utf8_lossy(&image(super::ImageFormat::Svg)?).into_owned();
@@ -165,96 +154,83 @@ pub fn report_files(
                 .unwrap_or("report.png")
                 .to_string();
             let bytes = image(super::ImageFormat::Png)?;
-            vec![
-                (png, bytes),
-                (
-                    out.to_path_buf(),
-                    text(super::compare_markdown(c, title, Some(&name))),
-                ),
-            ]
+            vec![(png, bytes), (out.to_path_buf(), text((f.markdown)(&name)))]
         }
     })
 }
 
-/// The files of a trend report at `out`, by extension (`png`, `svg`, `md` with its PNG
-/// beside it, `csv`, `json`), as [`super::report_files`] makes them for a comparison.
+fn render_err(e: impl std::fmt::Display) -> OutputError {
+    OutputError::Render(e.to_string())
+}
+
+/// The files a comparison report at `out` consists of, by extension (`png`, `svg`, `md`
+/// with its PNG beside it, `csv`, `json`).
+pub fn report_files(
+    c: &Comparison,
+    out: &Path,
+    title: &str,
+) -> Result<Vec<(PathBuf, Vec<u8>)>, OutputError> {
+    let defaults = super::ImageOptions::default();
+    // The page grows to fit the comparison's tables (a kernel-traced comparison with
+    // durable rows needs more than the default height).
+    let opts = super::ImageOptions {
+        title: Some(title.to_string()),
+        height: defaults
+            .height
+            .max(super::image::min_page_height(c, defaults.width)),
+        ..defaults
+    };
+    files_by_format(
+        out,
+        Formats {
+            csv: Box::new(|| Ok(super::compare_csv(c))),
+            json: Box::new(|| super::compare_json(c).map_err(render_err)),
+            image: Box::new(move |format| super::render_comparison(c, format, &opts)),
+            markdown: Box::new(|png| super::compare_markdown(c, title, Some(png))),
+        },
+    )
+}
+
+/// The files of a trend report at `out`, as [`report_files`] makes them for a comparison.
 pub fn trend_files(
     t: &crate::analysis::Trend,
     of: &str,
     out: &Path,
 ) -> Result<Vec<(PathBuf, Vec<u8>)>, OutputError> {
-    let ext = report_format(out)?;
-    let image = |format: super::ImageFormat| {
-        super::render_trend(t, of, format).map_err(|e| OutputError::Render(e.to_string()))
-    };
-    let text = |s: String| crate::spec::escape_control(&s).into_owned().into_bytes();
-    Ok(match ext.as_str() {
-        "csv" => vec![(out.to_path_buf(), text(super::trend_csv(t)))],
-        "json" => vec![(out.to_path_buf(), text(super::trend_json(t).to_string()))],
-        "png" => vec![(out.to_path_buf(), image(super::ImageFormat::Png)?)],
-        "svg" => {
-            let svg = String::from_utf8_lossy(&image(super::ImageFormat::Svg)?).into_owned();
-            vec![(out.to_path_buf(), text(svg))]
-        }
-        _ => {
-            let png = out.with_extension("png");
-            let name = png
-                .file_name()
-                .and_then(|n| n.to_str())
-                .unwrap_or("trend.png")
-                .to_string();
-            let bytes = image(super::ImageFormat::Png)?;
-            vec![
-                (png, bytes),
-                (
-                    out.to_path_buf(),
-                    text(super::trend_markdown(t, of, Some(&name))),
-                ),
-            ]
-        }
-    })
+    files_by_format(
+        out,
+        Formats {
+            csv: Box::new(|| Ok(super::trend_csv(t))),
+            json: Box::new(|| Ok(super::trend_json(t).to_string())),
+            image: Box::new(|format| super::render_trend(t, of, format)),
+            markdown: Box::new(|png| super::trend_markdown(t, of, Some(png))),
+        },
+    )
 }
 
-/// The files of a ranking report at `out`: as [`trend_files`] (`.md` writes the PNG beside
-/// it).
+/// The files of a ranking report at `out`, as [`report_files`] makes them.
 pub fn rank_files(
     r: &crate::analysis::Ranking,
     of: &str,
     out: &Path,
     title: &str,
 ) -> Result<Vec<(PathBuf, Vec<u8>)>, OutputError> {
-    let ext = report_format(out)?;
-    let image = |format: super::ImageFormat| {
-        super::render_ranking(r, of, format).map_err(|e| OutputError::Render(e.to_string()))
-    };
-    let text = |s: String| crate::spec::escape_control(&s).into_owned().into_bytes();
-    Ok(match ext.as_str() {
-        "csv" => {
-            let csv = super::rank_csv(r).map_err(|e| OutputError::Render(e.to_string()))?;
-            vec![(out.to_path_buf(), text(csv))]
-        }
-        "json" => vec![(out.to_path_buf(), text(super::rank_json(r, of).to_string()))],
-        "png" => vec![(out.to_path_buf(), image(super::ImageFormat::Png)?)],
-        "svg" => {
-            let svg = String::from_utf8_lossy(&image(super::ImageFormat::Svg)?).into_owned();
-            vec![(out.to_path_buf(), text(svg))]
-        }
-        _ => {
-            let png = out.with_extension("png");
-            let name = png
-                .file_name()
-                .and_then(|n| n.to_str())
-                .unwrap_or("ranking.png")
-                .to_string();
-            let bytes = image(super::ImageFormat::Png)?;
-            let mut md = super::rank_markdown(r, title);
-            md.push_str(&format!(
-                "\n![ranking]({})\n",
-                super::compare::md_escape(&name)
-            ));
-            vec![(png, bytes), (out.to_path_buf(), text(md))]
-        }
-    })
+    files_by_format(
+        out,
+        Formats {
+            csv: Box::new(|| super::rank_csv(r).map_err(render_err)),
+            json: Box::new(|| Ok(super::rank_json(r, of).to_string())),
+            image: Box::new(|format| super::render_ranking(r, of, format)),
+            markdown: Box::new(|png| {
+                let mut md = super::rank_markdown(r, title);
+                md.push_str(&format!(
+                    "\n![ranking]({})\n",
+                    super::compare::md_escape(png)
+                ));
+                md
+            }),
+        },
+    )
 }
 
 /// The directory of `path` opened as a descriptor, and the file name in it.

@@ -14,8 +14,8 @@ fn place(v: &RankedVariant) -> String {
     v.rank.map_or("—".into(), |r| r.to_string())
 }
 
-/// `4521 [4380, 4667]` durable ops/s; `1980 writes/s` for a variant without the figure.
-fn ops_cell(v: &RankedVariant) -> String {
+/// `4521 [4380, 4667]` durable ops/s; `(1980 writes/s)` for a variant without the figure.
+pub fn ops_cell(v: &RankedVariant) -> String {
     match (v.durable_ops_per_sec, v.durable_ops_ci95) {
         (Some(ops), Some((lo, hi))) => format!("{ops:.0} [{lo:.0}, {hi:.0}]"),
         (Some(ops), None) => format!("{ops:.0}"),
@@ -23,12 +23,13 @@ fn ops_cell(v: &RankedVariant) -> String {
     }
 }
 
-fn p99_cell(v: &RankedVariant) -> String {
+/// The durable p99 of a variant, `—` without one.
+pub fn p99_cell(v: &RankedVariant) -> String {
     v.durable_p99_us.map_or("—".into(), |us| fmt_ns(us * 1e3))
 }
 
-/// `1.83× [1.71, 1.96] ahead`, `1.02× [0.95, 1.10] tied`: how sure the place is.
-fn next_cell(v: &RankedVariant) -> String {
+/// `1.83× [1.71, 1.96] ahead`, `1.02× [0.95, 1.10] not told apart`: how sure the place is.
+pub fn next_cell(v: &RankedVariant) -> String {
     match &v.vs_next {
         Some(n) => {
             let ci = n

@@ -6,44 +6,20 @@
 use egui::RichText;
 
 use fsynclab::analysis::{RankedVariant, Ranking};
-use fsynclab::report::fmt_ns;
+use fsynclab::report;
 
-/// `4521 [4380, 4667]`, or `(1980 writes/s)` without a durable figure.
-fn ops_text(v: &RankedVariant) -> String {
-    match (v.durable_ops_per_sec, v.durable_ops_ci95) {
-        (Some(ops), Some((lo, hi))) => format!("{ops:.0}  [{lo:.0}, {hi:.0}]"),
-        (Some(ops), None) => format!("{ops:.0}"),
-        (None, _) => format!("({:.0} writes/s)", v.writes_per_sec),
-    }
-}
-
-fn vs_next_text(v: &RankedVariant) -> (String, String) {
-    match &v.vs_next {
-        Some(n) => {
-            let ci = n
-                .ci95
-                .map(|(lo, hi)| format!(" [{lo:.2}, {hi:.2}]"))
-                .unwrap_or_default();
-            let word = if n.distinct {
-                "ahead"
-            } else {
-                "not told apart"
-            };
-            (
-                format!("{:.2}×{ci} {word}", n.ratio),
-                format!(
-                    "durable ops/s of this variant over the next one's, 95% interval from \
-                     Welch's t on the logarithms: {}",
-                    if n.distinct {
-                        "the interval excludes 1, the order is real"
-                    } else {
-                        "the interval includes 1, these two places could swap on another day"
-                    }
-                ),
-            )
+/// What the "vs next" cell's hover says.
+fn vs_next_hover(v: &RankedVariant) -> Option<&'static str> {
+    v.vs_next.as_ref().map(|n| {
+        if n.distinct {
+            "durable ops/s of this variant over the next one's, 95% interval from Welch's t \
+             on the logarithms: the interval excludes 1, the order is real"
+        } else {
+            "durable ops/s of this variant over the next one's, 95% interval from Welch's t \
+             on the logarithms: the interval includes 1, these two places could swap on \
+             another day"
         }
-        None => (String::new(), String::new()),
-    }
+    })
 }
 
 /// Draws the ranking of `name`.
@@ -92,17 +68,17 @@ pub(super) fn ranking_view(ui: &mut egui::Ui, r: &Ranking, name: &str) {
                 };
                 ui.label(text(place));
                 ui.label(text(v.name.clone()));
-                ui.label(text(ops_text(v)));
-                ui.label(text(
-                    v.durable_p99_us.map_or("—".into(), |us| fmt_ns(us * 1e3)),
-                ));
+                ui.label(text(report::rank_ops_cell(v)));
+                ui.label(text(report::rank_p99_cell(v)));
                 ui.label(text(v.run_ids.len().to_string()))
                     .on_hover_text(format!("runs {:?}", v.run_ids));
-                let (next, hover) = vs_next_text(v);
-                if hover.is_empty() {
-                    ui.label("");
-                } else {
-                    ui.label(next).on_hover_text(hover);
+                match vs_next_hover(v) {
+                    Some(hover) => {
+                        ui.label(report::rank_next_cell(v)).on_hover_text(hover);
+                    }
+                    None => {
+                        ui.label("");
+                    }
                 }
                 match (&v.not_durable, &v.not_durable_why) {
                     (Some(nd), Some(why)) => {
@@ -120,7 +96,7 @@ pub(super) fn ranking_view(ui: &mut egui::Ui, r: &Ranking, name: &str) {
         });
     if !r.pg_test_fsync.is_empty() {
         ui.add_space(6.0);
-        ui.label(RichText::new(fsynclab::report::pg_table(r).trim_start()).monospace());
+        ui.label(RichText::new(report::pg_table(r).trim_start()).monospace());
     }
     if !r.left_out.is_empty() {
         ui.label(

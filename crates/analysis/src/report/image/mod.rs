@@ -6,6 +6,45 @@
 //! metrics against the swept parameter; latency percentiles; the sync latency CDF;
 //! timelines), the statistics table and the published figures of the seed thread.
 
+/// PNG or SVG bytes of a `$w`×`$h` page: `$draw` is called with the page's root drawing
+/// area (a `?` inside it returns a [`ReportError`]), then the page is presented and encoded.
+/// One body for every page (comparison, trend, ranking) over both backends.
+macro_rules! render_page {
+    ($format:expr, $w:expr, $h:expr, |$root:ident| $draw:expr) => {{
+        let (w, h): (u32, u32) = ($w, $h);
+        match $format {
+            ImageFormat::Png => {
+                let mut buf = vec![255u8; w as usize * h as usize * 3];
+                {
+                    let $root = GlyphFixed(BitMapBackend::with_buffer(&mut buf, (w, h)))
+                        .into_drawing_area();
+                    $draw;
+                    $root.present().map_err(|e| part("page", e))?;
+                }
+                let mut out = Vec::new();
+                image::ImageEncoder::write_image(
+                    image::codecs::png::PngEncoder::new(&mut out),
+                    &buf,
+                    w,
+                    h,
+                    image::ExtendedColorType::Rgb8,
+                )
+                .map_err(|e| ReportError::Encode(e.to_string()))?;
+                Ok(out)
+            }
+            ImageFormat::Svg => {
+                let mut svg = String::new();
+                {
+                    let $root = SVGBackend::with_string(&mut svg, (w, h)).into_drawing_area();
+                    $draw;
+                    $root.present().map_err(|e| part("page", e))?;
+                }
+                Ok(svg.into_bytes())
+            }
+        }
+    }};
+}
+
 mod charts;
 mod glyphs;
 mod header;
@@ -14,7 +53,6 @@ mod style;
 mod tables;
 mod trend;
 
-use image::ImageEncoder;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -143,31 +181,7 @@ pub fn render_comparison(
         .title
         .clone()
         .unwrap_or_else(|| format!("{} vs {}", c.baseline.name, c.candidate.name));
-    match format {
-        ImageFormat::Png => {
-            let mut buf = vec![255u8; w as usize * h as usize * 3];
-            {
-                let root =
-                    GlyphFixed(BitMapBackend::with_buffer(&mut buf, (w, h))).into_drawing_area();
-                draw_page(&root, c, &layout, &title)?;
-                root.present().map_err(|e| part("page", e))?;
-            }
-            let mut out = Vec::new();
-            image::codecs::png::PngEncoder::new(&mut out)
-                .write_image(&buf, w, h, image::ExtendedColorType::Rgb8)
-                .map_err(|e| ReportError::Encode(e.to_string()))?;
-            Ok(out)
-        }
-        ImageFormat::Svg => {
-            let mut svg = String::new();
-            {
-                let root = SVGBackend::with_string(&mut svg, (w, h)).into_drawing_area();
-                draw_page(&root, c, &layout, &title)?;
-                root.present().map_err(|e| part("page", e))?;
-            }
-            Ok(svg.into_bytes())
-        }
-    }
+    render_page!(format, w, h, |root| draw_page(&root, c, &layout, &title)?)
 }
 
 fn part(part: &'static str, e: impl std::fmt::Display) -> ReportError {

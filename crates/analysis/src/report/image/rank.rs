@@ -2,7 +2,6 @@
 //! operations per second with the 95 % interval as a whisker and its durable p99 beside
 //! it, best first; the variants that keep nothing drawn grey after the ranked ones, marked.
 
-use image::ImageEncoder;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -20,31 +19,7 @@ pub fn render_ranking(r: &Ranking, of: &str, format: ImageFormat) -> Result<Vec<
     register_fonts()?;
     let rows = r.variants.len().max(1) as u32;
     let (w, h) = (WIDTH, TITLE_H + rows * ROW_H + 90);
-    match format {
-        ImageFormat::Png => {
-            let mut buf = vec![255u8; w as usize * h as usize * 3];
-            {
-                let root =
-                    GlyphFixed(BitMapBackend::with_buffer(&mut buf, (w, h))).into_drawing_area();
-                draw(&root, r, of)?;
-                root.present().map_err(|e| part("page", e))?;
-            }
-            let mut out = Vec::new();
-            image::codecs::png::PngEncoder::new(&mut out)
-                .write_image(&buf, w, h, image::ExtendedColorType::Rgb8)
-                .map_err(|e| ReportError::Encode(e.to_string()))?;
-            Ok(out)
-        }
-        ImageFormat::Svg => {
-            let mut svg = String::new();
-            {
-                let root = SVGBackend::with_string(&mut svg, (w, h)).into_drawing_area();
-                draw(&root, r, of)?;
-                root.present().map_err(|e| part("page", e))?;
-            }
-            Ok(svg.into_bytes())
-        }
-    }
+    render_page!(format, w, h, |root| draw(&root, r, of)?)
 }
 
 fn draw<DB: DrawingBackend>(

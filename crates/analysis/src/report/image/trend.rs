@@ -2,7 +2,6 @@
 //! segment's level, a line at each change point, and one line of text per change point
 //! (the runs either side, the ratio with its interval, what differs).
 
-use image::ImageEncoder;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -30,31 +29,7 @@ pub fn render_trend(t: &Trend, of: &str, format: ImageFormat) -> Result<Vec<u8>,
         .sum::<u32>()
         .max(1);
     let (w, h) = (WIDTH, TITLE_H + CHART_H + 40 + lines * LINE_H + 30);
-    match format {
-        ImageFormat::Png => {
-            let mut buf = vec![255u8; w as usize * h as usize * 3];
-            {
-                let root =
-                    GlyphFixed(BitMapBackend::with_buffer(&mut buf, (w, h))).into_drawing_area();
-                draw(&root, t, of)?;
-                root.present().map_err(|e| part("page", e))?;
-            }
-            let mut out = Vec::new();
-            image::codecs::png::PngEncoder::new(&mut out)
-                .write_image(&buf, w, h, image::ExtendedColorType::Rgb8)
-                .map_err(|e| ReportError::Encode(e.to_string()))?;
-            Ok(out)
-        }
-        ImageFormat::Svg => {
-            let mut svg = String::new();
-            {
-                let root = SVGBackend::with_string(&mut svg, (w, h)).into_drawing_area();
-                draw(&root, t, of)?;
-                root.present().map_err(|e| part("page", e))?;
-            }
-            Ok(svg.into_bytes())
-        }
-    }
+    render_page!(format, w, h, |root| draw(&root, t, of)?)
 }
 
 fn draw<DB: DrawingBackend>(
