@@ -37,7 +37,8 @@ pub struct CompareArgs {
     pub markdown: bool,
     /// Regression gate: exit 3 when a chosen metric of the candidate is significantly worse
     /// (the table's ratio: its 95% interval excludes 1, by at least --min-change). `worse`
-    /// checks IOPS, sync p99 and flushes per sync; `worse=iops,sync_p99_us` names the
+    /// checks IOPS, sync p99 (the durable p99 when the sides commit differently) and flushes
+    /// per sync; `worse=iops,sync_p99_us` names the
     /// metrics (the table's metric names).
     #[arg(long, value_name = "worse[=METRICS]")]
     pub fail_on: Option<String>,

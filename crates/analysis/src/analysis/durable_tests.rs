@@ -118,3 +118,32 @@ fn a_side_without_durable_operations_has_no_durable_rows_to_judge() {
     // Neither side's durable figure leads: one side has none.
     assert_eq!(c.headline_latency, "sync_p99_us");
 }
+
+#[test]
+fn the_gate_judges_durable_operations_across_ways_of_committing() {
+    let base = side(
+        "fdatasync",
+        runs(1, 2_000, 100_000, &spec(SyncMethod::Fdatasync, false)),
+    );
+    // The candidate's durable write takes 150 µs against 102: worse.
+    let cand = side(
+        "O_DSYNC",
+        runs(10, 150_000, 1, &spec(SyncMethod::None, true)),
+    );
+    let c = compare(&base, &cand, &[]).unwrap();
+    // The default rule's latency is the durable p99 here.
+    let outcome = gate(&c, &GateRule::parse("worse", None).unwrap());
+    let keys: Vec<&str> = outcome.checks.iter().map(|k| k.key.as_str()).collect();
+    assert!(keys.contains(&"durable_p99_us"), "{keys:?}");
+    assert!(!keys.contains(&"sync_p99_us"), "{keys:?}");
+    assert_eq!(outcome.status, GateStatus::Fail);
+    // Naming a write latency across them cannot decide, and says why.
+    let outcome = gate(&c, &GateRule::parse("worse=write_p99_us", None).unwrap());
+    assert_eq!(outcome.status, GateStatus::Undecided);
+    assert_eq!(outcome.checks[0].verdict, GateVerdict::NotComparable);
+    assert!(
+        outcome.undecided_because[0].contains("not comparable"),
+        "{:?}",
+        outcome.undecided_because
+    );
+}

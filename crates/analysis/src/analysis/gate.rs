@@ -144,6 +144,9 @@ pub enum GateVerdict {
     NoRatio,
     /// Not measured on both sides.
     NotMeasured,
+    /// A write or sync latency whose calls do different work on the two sides (an O_DSYNC
+    /// write against a buffered one): not judged.
+    NotComparable,
 }
 
 impl GateVerdict {
@@ -157,6 +160,9 @@ impl GateVerdict {
             GateVerdict::TooFewRuns => "too few runs to tell (3 per side needed)",
             GateVerdict::NoRatio => "no ratio: a side is 0",
             GateVerdict::NotMeasured => "not measured on both sides",
+            GateVerdict::NotComparable => {
+                "not comparable: the calls differ (gate on durable_p99_us instead)"
+            }
         }
     }
 }
@@ -232,6 +238,7 @@ fn check(m: &MetricComparison, point: Option<f64>, min_change_pct: Option<f64>) 
         .is_some_and(|(low, high)| low > 1.0 || high < 1.0);
     let verdict = match (m.verdict, m.ratio) {
         (Verdict::Missing, _) => GateVerdict::NotMeasured,
+        (Verdict::NotComparable, _) => GateVerdict::NotComparable,
         (Verdict::NoRatio, _) | (_, None) => GateVerdict::NoRatio,
         (Verdict::TooFewRuns, _) => GateVerdict::TooFewRuns,
         (_, Some(_)) if !significant => GateVerdict::NoSignificantDifference,
@@ -291,6 +298,13 @@ pub fn gate(comparison: &Comparison, rule: &GateRule) -> GateOutcome {
     };
     let mut checks = Vec::new();
     for key in &rule.metrics {
+        // The default rule's latency is the comparison's headline: the durable p99 when the
+        // sides make writes durable in different ways (their sync p99s are not comparable).
+        let key = if !rule.named && key == "sync_p99_us" {
+            &comparison.headline_latency
+        } else {
+            key
+        };
         for (point, metrics) in &groups {
             checks.push(match metrics.iter().find(|m| &m.key == key) {
                 Some(m) => check(m, *point, rule.min_change_pct),
@@ -333,10 +347,22 @@ pub fn gate(comparison: &Comparison, rule: &GateRule) -> GateOutcome {
             is_are(&unmeasured)
         ));
     }
+    let incomparable = named(GateVerdict::NotComparable);
+    if !incomparable.is_empty() {
+        undecided_because.push(format!(
+            "{} not comparable: the two sides make writes durable in different ways, so their \
+             write or sync calls do different work; gate on durable_ops_per_sec or \
+             durable_p99_us (worse=iops,durable_p99_us)",
+            is_are(&incomparable)
+        ));
+    }
     let tested = checks.iter().any(|c| {
         !matches!(
             c.verdict,
-            GateVerdict::TooFewRuns | GateVerdict::NoRatio | GateVerdict::NotMeasured
+            GateVerdict::TooFewRuns
+                | GateVerdict::NoRatio
+                | GateVerdict::NotMeasured
+                | GateVerdict::NotComparable
         )
     });
     if !tested && undecided_because.is_empty() {
