@@ -106,6 +106,32 @@ pub fn sync_meaning(spec: &WorkloadSpec) -> String {
     }
 }
 
+/// The role a timed write call plays, which decides whether two sides' write latencies can
+/// be compared: a write that is durable when it returns (it includes its flush) against
+/// one that is not (buffered or O_DIRECT: its sync does the rest).
+fn write_role(spec: &WorkloadSpec) -> String {
+    let durable = spec.open_flags.sync
+        || spec.open_flags.dsync
+        || (spec.kind == WorkloadKind::Smallfiles && spec.smallfiles.sync == FileSync::OSync);
+    if durable {
+        "an O_SYNC/O_DSYNC write, durable when it returns (it includes its flush)".into()
+    } else {
+        "a buffered or O_DIRECT write, not durable until a sync".into()
+    }
+}
+
+/// The role a timed sync call plays: fsync and fdatasync both make the writes before them
+/// durable (their latencies compare: what fsync's metadata costs over fdatasync is the
+/// question); sync_file_range writes back without a cache flush; syncfs syncs a whole
+/// filesystem at a thread's end.
+fn sync_role(spec: &WorkloadSpec) -> String {
+    match sync_meaning(spec).as_str() {
+        "fsync" | "fdatasync" => "fsync or fdatasync, which make the writes durable".into(),
+        "sync_file_range" => "sync_file_range, a writeback without a cache flush".into(),
+        other => other.into(),
+    }
+}
+
 /// The one meaning the runs share, or every meaning they have (sorted) when they differ.
 fn meanings(runs: &[&RunResult], of: fn(&WorkloadSpec) -> String) -> Vec<String> {
     let mut all: Vec<String> = runs.iter().map(|r| of(&r.spec)).collect();
@@ -117,7 +143,7 @@ fn meanings(runs: &[&RunResult], of: fn(&WorkloadSpec) -> String) -> Vec<String>
 /// Why write (`sync == false`) or sync latencies of the two sides cannot be compared, when
 /// their calls mean different things; `None` when they mean the same.
 pub fn meaning_differs(base: &[&RunResult], cand: &[&RunResult], sync: bool) -> Option<String> {
-    let of = if sync { sync_meaning } else { write_meaning };
+    let of = if sync { sync_role } else { write_role };
     let (b, c) = (meanings(base, of), meanings(cand, of));
     if b.len() == 1 && b == c {
         return None;
@@ -131,14 +157,9 @@ pub fn meaning_differs(base: &[&RunResult], cand: &[&RunResult], sync: bool) -> 
     let call = if sync { "sync" } else { "write" };
     Some(format!(
         "{call} latency is not compared: a {call} call is {} in the baseline and {} in the \
-         candidate, which do different work{}",
+         candidate, which do different work; compare the durable-operation rows",
         b.join(" or "),
         c.join(" or "),
-        if sync {
-            ""
-        } else {
-            " (an O_SYNC/O_DSYNC write includes its flush)"
-        }
     ))
 }
 

@@ -147,3 +147,34 @@ fn the_gate_judges_durable_operations_across_ways_of_committing() {
         outcome.undecided_because
     );
 }
+
+#[test]
+fn calls_of_the_same_role_are_compared_and_others_are_not() {
+    let verdict = |a: WorkloadSpec, b: WorkloadSpec, key: &str| {
+        let base = side("a", runs(1, 2_000, 100_000, &a));
+        let cand = side("b", runs(10, 3_000, 50_000, &b));
+        let c = compare(&base, &cand, &[]).unwrap();
+        c.metrics.iter().find(|m| m.key == key).unwrap().verdict
+    };
+    let fsync = spec(SyncMethod::Fsync, false);
+    let fdatasync = spec(SyncMethod::Fdatasync, false);
+    let srf = spec(SyncMethod::SyncFileRange, false);
+    let mut direct = fdatasync.clone();
+    direct.open_flags.direct = true;
+    // fsync against fdatasync: both make the writes durable; what fsync's metadata costs is
+    // the question, so their latencies compare.
+    assert_ne!(
+        verdict(fsync.clone(), fdatasync.clone(), "sync_p99_us"),
+        Verdict::NotComparable
+    );
+    // A buffered write against an O_DIRECT one: neither is durable alone.
+    assert_ne!(
+        verdict(fdatasync.clone(), direct, "write_p99_us"),
+        Verdict::NotComparable
+    );
+    // sync_file_range flushes no cache: not the same call as fdatasync.
+    assert_eq!(
+        verdict(fdatasync, srf, "sync_p99_us"),
+        Verdict::NotComparable
+    );
+}
