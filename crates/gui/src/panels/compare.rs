@@ -21,7 +21,7 @@ pub struct ComparePanel {
     asked: bool,
     /// "Compare sides" was pressed: empty sides are errors from now on.
     tried: bool,
-    /// The comparison asked for and not yet reported in the status line.
+    /// What the status line says once the comparison (or ranking) asked for arrives.
     awaiting: Option<String>,
 }
 
@@ -345,10 +345,10 @@ impl ComparePanel {
             cx.state.export_path = path;
         }
         if !cx.cache.comparison_pending
-            && let Some(sides) = self.awaiting.take()
+            && let Some(done) = self.awaiting.take()
             && cx.cache.comparison_error.is_none()
         {
-            cx.status.info(format!("compared {sides}"));
+            cx.status.info(done);
         }
         let mut refresh = !self.asked;
         self.asked = true;
@@ -489,7 +489,7 @@ impl ComparePanel {
         let name: Vec<String> = sides.iter().map(SideSpec::describe).collect();
         let name = name.join(" + ");
         cx.status.info(format!("ranking the variants of {name}…"));
-        self.awaiting = Some(name);
+        self.awaiting = Some(format!("ranked the variants of {name}"));
         cx.db.request(DbRequest::Rank(sides));
         cx.cache.comparison_pending = true;
         cx.cache.comparison_error = None;
@@ -509,7 +509,7 @@ impl ComparePanel {
         };
         let sides = format!("{} with {}", baseline.describe(), candidate.describe());
         cx.status.info(format!("comparing {sides}…"));
-        self.awaiting = Some(sides);
+        self.awaiting = Some(format!("compared {sides}"));
         cx.db.request(DbRequest::Compare {
             baseline,
             candidate,
