@@ -73,7 +73,8 @@ where
         })
         .fold(0.0, f64::max)
         .max(1e-9)
-        * 1.25;
+        // Room right of the longest bar for its note.
+        * 1.5;
     let names: Vec<String> = r
         .variants
         .iter()
@@ -97,7 +98,7 @@ where
     };
     chart
         .configure_mesh()
-        .x_desc("durable operations per second")
+        .x_desc("durable operations per second (grey bars: writes per second, not durable)")
         .y_labels(n)
         .y_label_formatter(&y_label)
         .x_label_formatter(&|v| fmt_si(*v))
@@ -130,9 +131,9 @@ where
             }
         }
         let note = match (&v.not_durable, v.durable_p99_us) {
-            (Some(nd), _) => format!("{:.0} writes/s · {nd}", v.writes_per_sec),
+            (Some(nd), _) => format!("{} writes/s · {nd}", fmt_si(v.writes_per_sec)),
             (None, Some(p99)) => format!("{} · p99 {}", fmt_si(value), super::style::fmt_us(p99)),
-            (None, None) => format!("{:.0} writes/s · no durable figure", v.writes_per_sec),
+            (None, None) => format!("{} writes/s · no durable figure", fmt_si(v.writes_per_sec)),
         };
         let x_text = v.durable_ops_ci95.map_or(value, |c| c.1.max(value)) + top * 0.01;
         chart.draw_series(std::iter::once(Text::new(
