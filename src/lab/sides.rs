@@ -37,6 +37,9 @@ impl SideSpec {
             return parse_experiments(t, rest.trim());
         }
         if let Some(rest) = t.strip_prefix("label:") {
+            if rest.trim().is_empty() {
+                return Err(format!("'{t}': an empty label; write label:NAME"));
+            }
             return Ok(SideSpec::Label(rest.to_string()));
         }
         let ids_text = t.strip_prefix("run:").unwrap_or(t);
@@ -280,6 +283,7 @@ mod tests {
                 .contains("at most")
         );
         assert!(SideSpec::parse("exp:3-x").is_err());
+        assert!(SideSpec::parse("label:").unwrap_err().contains("empty label"));
         assert!(SideSpec::parse("run:x").is_err());
         assert!(SideSpec::parse(" ").is_err());
         assert_eq!(SideSpec::parse("12,13").unwrap().describe(), "runs 12,13");
