@@ -39,7 +39,7 @@ pub(super) fn trace_error_words(
 
 /// Puts the tracer's figures into `result`: the run's totals, each interval's commits and
 /// flushes (by `t_ms`), and a warning when the traced flushes and the block-stat counter
-/// disagree by more than [`FLUSH_AGREEMENT`].
+/// disagree by more than [`FLUSH_AGREEMENT`] and [`FLUSH_SLACK`].
 pub(super) fn add_kernel_trace(
     result: &mut RunResult,
     kernel: KernelTrace,
@@ -55,7 +55,11 @@ pub(super) fn add_kernel_trace(
             sample.kernel_flushes = flushes_apply.then_some(flushes);
         }
     }
-    if let Some(warning) = flush_disagreement(&kernel, result.summary().device_flushes) {
+    let counted = result
+        .device
+        .counters()
+        .and_then(|c| Some((c.device.as_str(), c.flushes()?)));
+    if let Some(warning) = flush_disagreement(&kernel, counted) {
         result.warnings.push(warning);
     }
     if let Some(lost) = kernel.dropped.filter(|&n| n > 0) {
@@ -78,20 +82,27 @@ pub(super) fn add_kernel_trace(
 /// passes without a warning.
 pub const FLUSH_AGREEMENT: f64 = 0.05;
 
-/// The warning when the tracer's flush count and the device's counter differ by more than
-/// [`FLUSH_AGREEMENT`].
-fn flush_disagreement(kernel: &KernelTrace, device_flushes: Option<u64>) -> Option<String> {
-    let (traced, counted) = (kernel.block_flushes?, device_flushes?);
-    let larger = traced.max(counted);
-    if larger == 0 {
-        return None;
-    }
-    let apart = traced.abs_diff(counted) as f64 / larger as f64;
-    (apart > FLUSH_AGREEMENT).then(|| {
+/// Flushes by which the two counts may differ at any size without a warning: one at each
+/// end of the counted window, where a flush that completes while the counters are read
+/// falls on one side for the counter and on the other for the tracer.
+pub const FLUSH_SLACK: u64 = 2;
+
+/// The warning when the tracer's flush count and the device's counter (`counted`: the
+/// device's name and its flushes) differ by more than [`FLUSH_SLACK`] flushes and
+/// [`FLUSH_AGREEMENT`]. Both count every flush completed on the device in the same window
+/// (the engine's `CountingFrom`..`CountingUntil`), whoever issued it, so a device shared
+/// with other work moves both alike.
+fn flush_disagreement(kernel: &KernelTrace, counted: Option<(&str, u64)>) -> Option<String> {
+    let (traced, (device, counted)) = (kernel.block_flushes?, counted?);
+    let apart = traced.abs_diff(counted);
+    let share = apart as f64 / traced.max(counted).max(1) as f64;
+    (apart > FLUSH_SLACK && share > FLUSH_AGREEMENT).then(|| {
         format!(
-            "the kernel tracer saw {traced} flush requests but the device's counter {counted} \
-             ({:.1} % apart): events were lost or the device is shared; trust neither figure",
-            apart * 100.0
+            "the kernel tracer counted {traced} flushes completed on {device} while the run \
+             counted, the device's counter (/sys/block/{device}/stat) {counted}: {apart} apart \
+             ({:.1} %); flushes per sync comes from the counter, and the traced flush figures \
+             (flushes/s, flush latency) are in doubt",
+            share * 100.0
         )
     })
 }
@@ -101,21 +112,47 @@ mod tests {
     use super::*;
     use crate::metrics::IntervalSample;
 
-    #[test]
-    fn traced_flushes_more_than_five_percent_off_the_counter_warn() {
-        let kt = |flushes| KernelTrace {
+    fn kt(flushes: u64) -> KernelTrace {
+        KernelTrace {
             enabled: true,
             block_flushes: Some(flushes),
             ..Default::default()
-        };
-        assert_eq!(flush_disagreement(&kt(100), Some(105)), None);
-        assert_eq!(flush_disagreement(&kt(105), Some(100)), None);
-        let w = flush_disagreement(&kt(100), Some(106)).expect("6 % apart");
-        assert!(w.contains("100 flush requests") && w.contains("106"), "{w}");
-        assert!(w.contains("counter 106 (5.7 % apart)"), "{w}");
-        assert!(flush_disagreement(&kt(0), Some(0)).is_none());
+        }
+    }
+
+    #[test]
+    fn traced_flushes_more_than_five_percent_off_the_counter_warn() {
+        let loop0 = |n| Some(("loop0", n));
+        assert_eq!(flush_disagreement(&kt(100), loop0(105)), None);
+        assert_eq!(flush_disagreement(&kt(105), loop0(100)), None);
+        let w = flush_disagreement(&kt(100), loop0(106)).expect("6 % apart");
+        assert!(
+            w.contains("counted 100 flushes completed on loop0")
+                && w.contains("(/sys/block/loop0/stat) 106: 6 apart (5.7 %)"),
+            "{w}"
+        );
+        assert!(flush_disagreement(&kt(0), loop0(0)).is_none());
         assert!(flush_disagreement(&kt(10), None).is_none());
-        assert!(flush_disagreement(&KernelTrace::off("x"), Some(10)).is_none());
+        assert!(flush_disagreement(&KernelTrace::off("x"), loop0(10)).is_none());
+    }
+
+    /// A run that flushes nothing itself (sync_file_range) beside a counter of 0: a flush
+    /// at each end of the window may fall on either side, more may not (issue 31's "saw 9
+    /// flush requests but the device's counter 0" came from the settle step's syncfs,
+    /// counted by the tracer before the window; still a disagreement if it ever recurs).
+    #[test]
+    fn a_flush_at_each_end_of_the_window_is_no_disagreement() {
+        let loop0 = |n| Some(("loop0", n));
+        assert_eq!(flush_disagreement(&kt(2), loop0(0)), None);
+        assert_eq!(flush_disagreement(&kt(0), loop0(2)), None);
+        assert_eq!(flush_disagreement(&kt(41), loop0(39)), None);
+        let w = flush_disagreement(&kt(3), loop0(0)).expect("3 apart");
+        assert!(w.contains("3 apart (100.0 %)"), "{w}");
+        let w = flush_disagreement(&kt(9), loop0(0)).expect("9 apart");
+        assert!(
+            w.contains("counted 9 flushes") && w.contains("stat) 0: 9 apart"),
+            "{w}"
+        );
     }
 
     /// A run of two intervals with the tracer's per-interval counts (t_ms, commits,

@@ -297,8 +297,13 @@ fn run_one_with(
             engine_run(&request.spec, &ctx, tx, cancel)
         });
     if let Some(live) = &live {
-        live.window_end_ns
-            .store(engine::monotonic_ns(), std::sync::atomic::Ordering::Relaxed);
+        // A run that failed before its counters were read again ends its window now.
+        let _ = live.window_end_ns.compare_exchange(
+            0,
+            engine::monotonic_ns(),
+            std::sync::atomic::Ordering::Relaxed,
+            std::sync::atomic::Ordering::Relaxed,
+        );
     }
     // Stopped and removed on every way out, before the result is looked at.
     let kernel = match tracing {

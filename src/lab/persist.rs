@@ -124,11 +124,19 @@ fn persist(
                         let _ = writer.set_run_dir_identity(run_id, *dev, *ino);
                     }
                     EngineEvent::Started { .. } => {
-                        if let Some(live) = kernel {
-                            live.window_start_ns
-                                .store(crate::engine::monotonic_ns(), Ordering::Relaxed);
-                        }
                         let _ = writer.set_started(run_id, crate::store::now_ms());
+                    }
+                    // The tracer counts where the device's counters count: the settle
+                    // step's syncfs and a warm-up are left out of both.
+                    EngineEvent::CountingFrom { at_ns } => {
+                        if let Some(live) = kernel {
+                            live.window_start_ns.store(*at_ns, Ordering::Relaxed);
+                        }
+                    }
+                    EngineEvent::CountingUntil { at_ns } => {
+                        if let Some(live) = kernel {
+                            live.window_end_ns.store(*at_ns, Ordering::Relaxed);
+                        }
                     }
                     _ => {}
                 }

@@ -130,7 +130,9 @@ pub fn show_progress(rx: mpsc::Receiver<EngineEvent>, progress: Progress) {
                     writes_total
                 });
             }
-            EngineEvent::RunDirCreated { .. } => {}
+            EngineEvent::RunDirCreated { .. }
+            | EngineEvent::CountingFrom { .. }
+            | EngineEvent::CountingUntil { .. } => {}
             EngineEvent::Finished { .. } => bar.finish_and_clear(),
         }
     }

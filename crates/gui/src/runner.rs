@@ -353,7 +353,9 @@ fn apply_event(live: &mut LiveRun, event: EngineEvent) {
             }
             live.samples.push(sample);
         }
-        EngineEvent::RunDirCreated { .. } => {}
+        EngineEvent::RunDirCreated { .. }
+        | EngineEvent::CountingFrom { .. }
+        | EngineEvent::CountingUntil { .. } => {}
         EngineEvent::Finished { run_id, status } => {
             live.phase = format!("run {}", status.as_str());
             live.stored_runs.push(run_id);

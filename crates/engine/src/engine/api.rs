@@ -115,6 +115,20 @@ pub enum EngineEvent {
         /// The warm-up at the start (run, not in the figures), if any.
         warmup: Option<Duration>,
     },
+    /// The device's counters were read where the run's figures start counting: before the
+    /// start gate opens, or again at the end of a warm-up. Sent once per run (also when
+    /// there is no device to read), before anything it counts; `at_ns` is CLOCK_MONOTONIC,
+    /// the kernel tracer's clock, so the tracer counts what the counters count.
+    CountingFrom {
+        /// When the counters were read, CLOCK_MONOTONIC ns.
+        at_ns: u64,
+    },
+    /// The device's counters were read where the run's figures stop counting (every worker
+    /// joined): the end of the window [`EngineEvent::CountingFrom`] opened.
+    CountingUntil {
+        /// When the counters were read, CLOCK_MONOTONIC ns.
+        at_ns: u64,
+    },
     /// One interval sample.
     Interval(crate::metrics::IntervalSample),
     /// The run ended and was stored (or marked failed): sent by [`crate::lab`] alone, once

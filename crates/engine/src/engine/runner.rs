@@ -8,6 +8,7 @@ use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::api::{CancelToken, EngineError, EngineEvent, RunContext};
+use super::clock::monotonic_ns;
 use super::file::{Backend, Clock};
 use super::gate::{ArrivalGuard, StartGate};
 use super::harness::{Live, PrepareStop, Shared, Worker, WorkerOutput, merge_phases};
@@ -48,6 +49,9 @@ pub(crate) fn run_in_scratch<K: Kind, B: Backend>(
     }
     let lives: Vec<Live> = (0..spec.threads).map(|_| Live::default()).collect();
     let mut device = DeviceProbe::before(ctx);
+    if spec.warmup_ns() == 0 {
+        device.open_window(events);
+    }
     let mut sampler = Sampler::new(
         &lives,
         K::bytes_per_write(spec),
@@ -65,7 +69,7 @@ pub(crate) fn run_in_scratch<K: Kind, B: Backend>(
         events,
         cancel,
     );
-    let device = device.after(&mut warnings);
+    let device = device.after(&mut warnings, events);
 
     if let Some(e) = spawned.spawn_error {
         return Err(EngineError::Spawn {
@@ -277,6 +281,7 @@ fn sample_until_done(
                     && Instant::now() >= w
                 {
                     device.rebase();
+                    device.open_window(events);
                     warm_end = None;
                 }
                 if Instant::now() >= next_tick {
@@ -361,11 +366,17 @@ fn aggregate(
 const NO_DEVICE: &str = "no block device found under the target";
 
 /// The target's device (and the device under a loop image) with their counters read
-/// before the run.
+/// before the run, and when: the window the kernel tracer is told to count in
+/// ([`EngineEvent::CountingFrom`], [`EngineEvent::CountingUntil`]), so its flushes and the
+/// counters' cover the same time (the settle step's syncfs and a warm-up left out of both).
 struct DeviceProbe<'a> {
     device: Option<&'a DeviceInfo>,
     before: Result<BlockStat, String>,
     backing: Option<(&'a DeviceInfo, BlockStat)>,
+    /// When the target's counters were last read, CLOCK_MONOTONIC ns.
+    read_ns: u64,
+    /// Whether `CountingFrom` was sent.
+    window_open: bool,
 }
 
 impl<'a> DeviceProbe<'a> {
@@ -380,6 +391,7 @@ impl<'a> DeviceProbe<'a> {
                 .clone()
                 .unwrap_or_else(|| NO_DEVICE.into())),
         };
+        let read_ns = monotonic_ns();
         let backing = ctx.system.backing_device.as_ref().and_then(|d| {
             crate::probe::read_blockstat(d)
                 .ok()
@@ -389,6 +401,20 @@ impl<'a> DeviceProbe<'a> {
             device,
             before,
             backing,
+            read_ns,
+            window_open: false,
+        }
+    }
+
+    /// Tells the tracer the figures count from the last reading (once: right after the
+    /// first reading, or at the end of a warm-up, or at the end of a run that ended in its
+    /// warm-up, whose counters were never read again).
+    fn open_window(&mut self, events: &Sender<EngineEvent>) {
+        if !self.window_open {
+            self.window_open = true;
+            let _ = events.send(EngineEvent::CountingFrom {
+                at_ns: self.read_ns,
+            });
         }
     }
 
@@ -400,6 +426,7 @@ impl<'a> DeviceProbe<'a> {
         {
             *before = now;
         }
+        self.read_ns = monotonic_ns();
         if let Some((d, before)) = &mut self.backing
             && let Ok(now) = crate::probe::read_blockstat(d)
         {
@@ -414,10 +441,18 @@ impl<'a> DeviceProbe<'a> {
             .map(|d| d.stat_path.clone())
     }
 
-    /// Reads the counters after the run and accounts for the difference; a device that
-    /// does not count flushes adds a warning.
-    fn after(self, warnings: &mut Vec<String>) -> DeviceAccounting {
+    /// Reads the counters after the run and accounts for the difference (telling the
+    /// tracer the window ends here); a device that does not count flushes adds a warning.
+    fn after(
+        mut self,
+        warnings: &mut Vec<String>,
+        events: &Sender<EngineEvent>,
+    ) -> DeviceAccounting {
+        self.open_window(events);
         let after = self.device.map(crate::probe::read_blockstat);
+        let _ = events.send(EngineEvent::CountingUntil {
+            at_ns: monotonic_ns(),
+        });
         let backing = self.backing.and_then(|(d, before)| {
             crate::probe::read_blockstat(d)
                 .ok()

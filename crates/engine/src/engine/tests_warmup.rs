@@ -117,3 +117,59 @@ fn warm_up_windows_are_flagged_by_their_midpoint() {
     assert!(!window(2_104, 101).in_warmup(2_000));
     assert!(!window(100, 100).in_warmup(0));
 }
+
+/// Where the device's counters were read, in CLOCK_MONOTONIC ns: what the kernel tracer
+/// counts between. Without a warm-up the window opens before the timed part starts; with
+/// one, after it (where the counters are read again, or at the end when they never were).
+fn counting_window(spec: &WorkloadSpec) -> Vec<EngineEvent> {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = FakeBackend::new(vec![1_000], vec![9_000]);
+    let (tx, rx) = mpsc::channel();
+    run_with(&fake, spec, &ctx(dir.path()), &tx, &CancelToken::new()).unwrap();
+    rx.try_iter()
+        .filter(|e| {
+            matches!(
+                e,
+                EngineEvent::Started { .. }
+                    | EngineEvent::CountingFrom { .. }
+                    | EngineEvent::CountingUntil { .. }
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_counting_window_is_sent_once_around_what_the_counters_count() {
+    let at = |e: &EngineEvent| match e {
+        EngineEvent::CountingFrom { at_ns } | EngineEvent::CountingUntil { at_ns } => *at_ns,
+        _ => 0,
+    };
+    let plain = counting_window(&spec(None));
+    assert!(
+        matches!(
+            plain.as_slice(),
+            [
+                EngineEvent::CountingFrom { .. },
+                EngineEvent::Started { .. },
+                EngineEvent::CountingUntil { .. }
+            ]
+        ),
+        "{plain:?}"
+    );
+    assert!(
+        0 < at(&plain[0]) && at(&plain[0]) <= at(&plain[2]),
+        "{plain:?}"
+    );
+    let warmed = counting_window(&spec(Some(0.001)));
+    assert!(
+        matches!(
+            warmed.as_slice(),
+            [
+                EngineEvent::Started { .. },
+                EngineEvent::CountingFrom { .. },
+                EngineEvent::CountingUntil { .. }
+            ]
+        ),
+        "{warmed:?}"
+    );
+}

@@ -43,20 +43,42 @@ pub struct LiveKernel {
     pub commits: AtomicU64,
     /// Flushes completed on the target's device so far.
     pub flushes: AtomicU64,
-    /// Events before this CLOCK_MONOTONIC time (ns) are not counted: set when the timed
-    /// part starts, so the figures cover what the block-stat counters cover.
+    /// Events before this CLOCK_MONOTONIC time (ns) are not counted: set when the engine
+    /// reads the device's counters at the start of what it counts, so the figures cover
+    /// what the block-stat counters cover. 0 = not known yet: events are held until it is
+    /// (the reader may see the preparation's and the settle step's events before the
+    /// engine says where counting starts).
     pub window_start_ns: AtomicU64,
     /// Events after this time (ns) are not counted; 0 = no end yet.
     pub window_end_ns: AtomicU64,
 }
 
 impl LiveKernel {
-    /// Whether an event at `ts_ns` falls in the counted window.
+    /// Totals for a window that starts at `start_ns` (CLOCK_MONOTONIC) and has no end yet.
+    pub fn counting_from(start_ns: u64) -> Self {
+        let live = LiveKernel::default();
+        live.window_start_ns.store(start_ns, Ordering::Relaxed);
+        live
+    }
+
+    /// Whether the start of the counted window is known.
+    fn window_known(&self) -> bool {
+        self.window_start_ns.load(Ordering::Relaxed) != 0
+    }
+
+    /// Whether an event at `ts_ns` falls in the counted window (never before its start is
+    /// known).
     fn counts(&self, ts_ns: u64) -> bool {
+        let start = self.window_start_ns.load(Ordering::Relaxed);
         let end = self.window_end_ns.load(Ordering::Relaxed);
-        ts_ns >= self.window_start_ns.load(Ordering::Relaxed) && (end == 0 || ts_ns <= end)
+        start != 0 && ts_ns >= start && (end == 0 || ts_ns <= end)
     }
 }
+
+/// Events held while the window's start is not known, at most: the preparation and the
+/// settle step make a few (flushes, commits); beyond this the oldest, surely before the
+/// window, are let go.
+const HELD_MAX: usize = 65_536;
 
 /// Running totals of one traced run.
 pub struct Accumulator {
@@ -66,6 +88,8 @@ pub struct Accumulator {
     is_ours: Box<dyn FnMut(u32) -> bool + Send>,
     ours: HashMap<u32, bool>,
     live: Arc<LiveKernel>,
+    /// Events fed before the window's start was known, in the order fed.
+    held: VecDeque<(u64, Event)>,
     /// Issue times of flushes in flight on the target's device. The block layer's flush
     /// machinery keeps one flush in flight per queue, so completes pair with issues in order.
     flushes_in_flight: VecDeque<u64>,
@@ -107,6 +131,7 @@ impl Accumulator {
             is_ours,
             ours: HashMap::new(),
             live,
+            held: VecDeque::new(),
             flushes_in_flight: VecDeque::new(),
             flush_lat: LatencyHistogram::new(),
             block_flushes: 0,
@@ -195,8 +220,31 @@ impl Accumulator {
         self.live.commits.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Accounts one event at `ts_ns`.
+    /// Accounts one event at `ts_ns`, or holds it while the window's start is not known.
     pub fn feed(&mut self, ts_ns: u64, event: Event) {
+        if !self.live.window_known() {
+            if self.held.len() == HELD_MAX {
+                self.held.pop_front();
+            }
+            self.held.push_back((ts_ns, event));
+            return;
+        }
+        self.release_held();
+        self.account(ts_ns, event);
+    }
+
+    /// Accounts the events held until the window's start was known (those in the window);
+    /// nothing while it is still not known.
+    pub fn release_held(&mut self) {
+        if !self.live.window_known() {
+            return;
+        }
+        while let Some((ts_ns, event)) = self.held.pop_front() {
+            self.account(ts_ns, event);
+        }
+    }
+
+    fn account(&mut self, ts_ns: u64, event: Event) {
         if !self.live.counts(ts_ns) {
             return;
         }

@@ -128,7 +128,7 @@ fn traced(fs: FsFamily, syncs: u64) -> KernelTrace {
     let mut acc = Accumulator::new(
         targets,
         Box::new(|tid| tid == 42),
-        Arc::new(LiveKernel::default()),
+        Arc::new(LiveKernel::counting_from(1)),
     );
     feed_everything(&mut acc);
     acc.finish(groups, syncs, 0)
@@ -177,7 +177,7 @@ fn per_sync_figures_are_null_without_syncs_and_everything_is_null_untraced() {
     let mut acc = Accumulator::new(
         Targets::default(),
         Box::new(|_| true),
-        Arc::new(LiveKernel::default()),
+        Arc::new(LiveKernel::counting_from(1)),
     );
     feed_everything(&mut acc);
     let kt = acc.finish(groups, 10, 0);

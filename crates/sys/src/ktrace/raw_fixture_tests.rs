@@ -47,7 +47,7 @@ fn dd_pid(trace: &str) -> u32 {
 }
 
 fn accumulator(targets: &Targets, dd: u32) -> Accumulator {
-    let live = Arc::new(LiveKernel::default());
+    let live = Arc::new(LiveKernel::counting_from(1));
     Accumulator::new(targets.clone(), Box::new(move |tid| tid == dd), live)
 }
 

@@ -154,6 +154,8 @@ fn read_loop(input: Input, mut acc: Accumulator, stop: &AtomicBool) -> Accumulat
             let stopping = stop.load(Ordering::Acquire);
             // After the flag, one last drain of what the buffers still hold, all fed.
             let emptied = raw.drain(&mut buf, &mut acc, stopping);
+            // Events held until the window's start was known count once it is.
+            acc.release_held();
             if stopping {
                 break;
             }
@@ -167,6 +169,7 @@ fn read_loop(input: Input, mut acc: Accumulator, stop: &AtomicBool) -> Accumulat
             loop {
                 let stopping = stop.load(Ordering::Acquire);
                 let emptied = drain_text(&mut pipe, &mut buf, &mut partial, &mut acc);
+                acc.release_held();
                 if stopping {
                     break;
                 }
@@ -176,6 +179,7 @@ fn read_loop(input: Input, mut acc: Accumulator, stop: &AtomicBool) -> Accumulat
             }
             if !partial.is_empty() {
                 acc.feed_line(&String::from_utf8_lossy(&partial));
+                acc.release_held();
             }
         }
     }
