@@ -283,7 +283,11 @@ mod tests {
                 .contains("at most")
         );
         assert!(SideSpec::parse("exp:3-x").is_err());
-        assert!(SideSpec::parse("label:").unwrap_err().contains("empty label"));
+        assert!(
+            SideSpec::parse("label:")
+                .unwrap_err()
+                .contains("empty label")
+        );
         assert!(SideSpec::parse("run:x").is_err());
         assert!(SideSpec::parse(" ").is_err());
         assert_eq!(SideSpec::parse("12,13").unwrap().describe(), "runs 12,13");
