@@ -38,7 +38,7 @@ pub(super) fn streamed<T>(
         Some(Ok(writer)) => writer,
         // In memory, or the second connection failed: the result is still stored at the
         // end, as before streaming existed.
-        _ => return (measure(events), Vec::new()),
+        _ => return (relayed(events, kernel, measure), Vec::new()),
     };
     let (tx, rx) = mpsc::channel::<EngineEvent>();
     std::thread::scope(|scope| {
@@ -59,6 +59,45 @@ pub(super) fn streamed<T>(
             Err(_) => Vec::new(),
         };
         (outcome, counts)
+    })
+}
+
+/// What the kernel tracer learns from the engine's events: the window the device's counters
+/// cover (the settle step's syncfs and a warm-up are left out of both), and that the
+/// workers exist (so its scheduler filter can name them).
+fn tell_tracer(event: &EngineEvent, live: &LiveKernel) {
+    match event {
+        EngineEvent::CountingFrom { at_ns } => {
+            live.window_start_ns.store(*at_ns, Ordering::Relaxed)
+        }
+        EngineEvent::CountingUntil { at_ns } => live.window_end_ns.store(*at_ns, Ordering::Relaxed),
+        EngineEvent::Started { .. } => live.workers_started.store(true, Ordering::Relaxed),
+        _ => {}
+    }
+}
+
+/// `measure` with its events passed on to `events` through [`tell_tracer`] (when tracing),
+/// without a store.
+fn relayed<T>(
+    events: &Sender<EngineEvent>,
+    kernel: Option<&LiveKernel>,
+    measure: impl FnOnce(&Sender<EngineEvent>) -> T,
+) -> T {
+    let Some(live) = kernel else {
+        return measure(events);
+    };
+    let (tx, rx) = mpsc::channel::<EngineEvent>();
+    std::thread::scope(|scope| {
+        let forward = events.clone();
+        scope.spawn(move || {
+            for event in rx {
+                tell_tracer(&event, live);
+                let _ = forward.send(event);
+            }
+        });
+        let outcome = measure(&tx);
+        drop(tx);
+        outcome
     })
 }
 
@@ -126,19 +165,10 @@ fn persist(
                     EngineEvent::Started { .. } => {
                         let _ = writer.set_started(run_id, crate::store::now_ms());
                     }
-                    // The tracer counts where the device's counters count: the settle
-                    // step's syncfs and a warm-up are left out of both.
-                    EngineEvent::CountingFrom { at_ns } => {
-                        if let Some(live) = kernel {
-                            live.window_start_ns.store(*at_ns, Ordering::Relaxed);
-                        }
-                    }
-                    EngineEvent::CountingUntil { at_ns } => {
-                        if let Some(live) = kernel {
-                            live.window_end_ns.store(*at_ns, Ordering::Relaxed);
-                        }
-                    }
                     _ => {}
+                }
+                if let Some(live) = kernel {
+                    tell_tracer(&event, live);
                 }
                 let _ = forward.send(event);
             }

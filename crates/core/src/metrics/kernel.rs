@@ -40,7 +40,9 @@ pub struct KernelTrace {
     pub block_flushes: Option<u64>,
     /// FUA writes completed on the target's block device.
     pub fua_writes: Option<u64>,
-    /// Flush requests completed on the loop device's backing disk (loop targets only).
+    /// Flush requests completed on the loop device's backing disk (loop targets only); not
+    /// traced since issue 31 (null): the backing disk's block-stat counter, read over the
+    /// same window, gives the same count (`RunResult::device`'s backing counters).
     pub backing_flushes: Option<u64>,
     /// Flush latency on the target's device, issue → complete.
     pub flush_lat_us: Option<FlushLatency>,

@@ -146,6 +146,66 @@ fn traced_run_reading(
     common::one_run(&out.stdout)
 }
 
+/// Once a run's workers exist its scheduler filter names their thread ids, not their name
+/// (which every fsynclab's workers share; issue 31).
+fn assert_sched_filter_names_own_workers(pid: u32) {
+    let filter_path = || {
+        let name = instances_of(pid).into_iter().next()?;
+        Some(
+            Path::new(INSTANCES)
+                .join(name)
+                .join("events/sched/sched_switch/filter"),
+        )
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    let mut filter = String::new();
+    while std::time::Instant::now() < deadline {
+        filter = filter_path().map(read_filter).unwrap_or_default();
+        if filter.contains("prev_pid") {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(
+        filter.contains("prev_pid") && !filter.contains("comm"),
+        "{filter}"
+    );
+    let workers: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .expect("tasks")
+        .flatten()
+        .filter(|t| {
+            std::fs::read_to_string(t.path().join("comm"))
+                .is_ok_and(|c| c.starts_with("fsynclab-w"))
+        })
+        .map(|t| t.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(!workers.is_empty());
+    // The ids the filter names, alone (`== a`) or as ranges (`>= a && <= b`).
+    let ids: Vec<u32> = filter
+        .replace("prev_state & 2", "")
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|n| n.parse().ok())
+        .collect();
+    for tid in workers {
+        let tid: u32 = tid.parse().expect("tid");
+        assert!(
+            ids.contains(&tid) || ids.windows(2).any(|w| w[0] <= tid && tid <= w[1]),
+            "worker {tid} not in {filter}"
+        );
+    }
+}
+
+/// A tracefs filter file in one `read`: the kernel answers a second read (at an offset) with
+/// end-of-file, so `read_to_string`'s 32-byte probe read would cut the filter short.
+fn read_filter(path: std::path::PathBuf) -> String {
+    use std::io::Read;
+    let mut buf = vec![0u8; 8192];
+    let n = std::fs::File::open(path)
+        .and_then(|mut f| f.read(&mut buf))
+        .unwrap_or(0);
+    String::from_utf8_lossy(&buf[..n]).into_owned()
+}
+
 /// Starts a long traced run and waits until its instance exists.
 fn start_long_run(db: &Path, target: &Path) -> Child {
     let mut child = traced(db)
@@ -324,6 +384,7 @@ fn traced_runs_on_ext4_xfs_btrfs_cancel_and_kill() {
         Some(libc::SCHED_IDLE),
         "the trace reader's scheduling policy"
     );
+    assert_sched_filter_names_own_workers(pid);
     signal(&child, nix::sys::signal::Signal::SIGINT);
     let out = child.wait_with_output().expect("wait");
     assert_eq!(

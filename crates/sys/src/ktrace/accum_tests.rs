@@ -46,12 +46,8 @@ fn figures(kt: &KernelTrace) -> Vec<(&'static str, bool)> {
     ]
 }
 
-const BLOCK: &[&str] = &[
-    "block_flushes",
-    "fua_writes",
-    "backing_flushes",
-    "flush_lat_us",
-];
+/// `backing_flushes` is in no group: never traced (the backing disk's counter has it).
+const BLOCK: &[&str] = &["block_flushes", "fua_writes", "flush_lat_us"];
 const JBD2: &[&str] = &[
     "journal_commits",
     "commits_per_sync",
@@ -121,7 +117,6 @@ fn feed_everything(acc: &mut Accumulator) {
 fn traced(fs: FsFamily, syncs: u64) -> KernelTrace {
     let targets = Targets {
         dev: Some(DEV),
-        backing: Some(BACKING),
         btrfs_fsid: (fs == FsFamily::Btrfs).then(|| FSID.to_string()),
     };
     let (_, groups) = select(AVAILABLE, fs, &targets);

@@ -87,27 +87,17 @@ pub fn select(available: &str, fs: FsFamily, targets: &Targets) -> (Vec<EventCho
         }
         true
     };
-    let devs: Vec<u64> = [targets.dev, targets.backing]
-        .into_iter()
-        .flatten()
-        .map(|d| d.kernel_dev_t())
-        .collect();
-    let dev_filter = |devs: &[u64]| {
-        devs.iter()
-            .map(|d| format!("dev == {d}"))
-            .collect::<Vec<_>>()
-            .join(" || ")
-    };
-    if !devs.is_empty() {
-        // Only flushes, preflushes and FUA writes: their rwbs holds an F.
-        let filter = format!("({}) && rwbs ~ \"*F*\"", dev_filter(&devs));
+    let fs_dev = targets.dev.map(|d| format!("dev == {}", d.kernel_dev_t()));
+    if let Some(dev) = &fs_dev {
+        // Only flushes, preflushes and FUA writes of the target's device: their rwbs holds
+        // an F.
+        let filter = format!("{dev} && rwbs ~ \"*F*\"");
         groups.block = group(
             "block",
             &["block_rq_issue", "block_rq_complete"],
             Some(filter),
         );
     }
-    let fs_dev = targets.dev.map(|d| dev_filter(&[d.kernel_dev_t()]));
     match fs {
         FsFamily::Ext4 if fs_dev.is_some() => {
             groups.jbd2 = group(
@@ -132,7 +122,8 @@ pub fn select(available: &str, fs: FsFamily, targets: &Targets) -> (Vec<EventCho
     }
     // Only switches that start a D-state sleep of a worker (preemptions and S sleeps are
     // dropped in the kernel) and switches back to a worker: the accumulator needs no more,
-    // and a CPU-bound run under load switches mostly by preemption.
+    // and a CPU-bound run under load switches mostly by preemption. By name until the run's
+    // workers exist, then by their thread ids ([`sched_filter_for_threads`]).
     groups.sched = group(
         "sched",
         &["sched_switch"],
@@ -142,6 +133,46 @@ pub fn select(available: &str, fs: FsFamily, targets: &Targets) -> (Vec<EventCho
         )),
     );
     (chosen, groups)
+}
+
+/// Longest sched_switch filter written: the kernel takes a filter shorter than a page.
+const FILTER_MAX: usize = 3000;
+
+/// The sched_switch filter that keeps the switches of the threads `tids` alone (the run's
+/// workers, once they exist): the name filter also passes the workers of every other
+/// fsynclab on the machine (another run, a test suite), whose events the reader then
+/// decodes only to drop them. Consecutive ids are written as ranges; `None` when there is
+/// no thread or the filter would be too long (the name filter stays).
+pub fn sched_filter_for_threads(tids: &[u32]) -> Option<String> {
+    let mut tids = tids.to_vec();
+    tids.sort_unstable();
+    tids.dedup();
+    let mut ranges: Vec<(u32, u32)> = Vec::new();
+    for tid in tids {
+        match ranges.last_mut() {
+            Some((_, hi)) if *hi + 1 == tid => *hi = tid,
+            _ => ranges.push((tid, tid)),
+        }
+    }
+    let field = |name: &str| {
+        ranges
+            .iter()
+            .map(|&(lo, hi)| {
+                if lo == hi {
+                    format!("{name} == {lo}")
+                } else {
+                    format!("({name} >= {lo} && {name} <= {hi})")
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" || ")
+    };
+    let filter = format!(
+        "(({}) && prev_state & {TASK_UNINTERRUPTIBLE}) || {}",
+        field("prev_pid"),
+        field("next_pid")
+    );
+    (!ranges.is_empty() && filter.len() <= FILTER_MAX).then_some(filter)
 }
 
 #[cfg(test)]
@@ -156,23 +187,20 @@ mod tests {
     fn loop_targets() -> Targets {
         Targets {
             dev: Some(Dev { major: 7, minor: 1 }),
-            backing: Some(Dev {
-                major: 253,
-                minor: 0,
-            }),
             btrfs_fsid: None,
         }
     }
 
     #[test]
-    fn ext4_on_a_loop_device_filters_both_devices() {
+    fn ext4_on_a_loop_device_filters_its_device_alone() {
         let (events, groups) = select(AVAILABLE, FsFamily::Ext4, &loop_targets());
         assert!(groups.block && groups.jbd2 && groups.sched && !groups.xfs && !groups.btrfs);
         let issue = &events[0];
         assert_eq!(issue.full_name(), "block:block_rq_issue");
         assert_eq!(
             issue.filter.as_deref(),
-            Some("(dev == 7340033 || dev == 265289728) && rwbs ~ \"*F*\"")
+            Some("dev == 7340033 && rwbs ~ \"*F*\""),
+            "the backing disk's flushes are its counter's (issue 31)"
         );
         let jbd2: Vec<_> = events.iter().filter(|e| e.system == "jbd2").collect();
         assert_eq!(jbd2.len(), 3);
@@ -221,5 +249,22 @@ mod tests {
         let (events, groups) = select(AVAILABLE, FsFamily::Ext4NoJournal, &loop_targets());
         assert!(groups.block && groups.sched && !groups.jbd2, "{groups:?}");
         assert!(events.iter().all(|e| e.system != "jbd2"), "{events:?}");
+    }
+
+    #[test]
+    fn the_workers_filter_names_their_ids_in_ranges() {
+        assert_eq!(
+            sched_filter_for_threads(&[12, 10, 11, 20]).as_deref(),
+            Some(
+                "(((prev_pid >= 10 && prev_pid <= 12) || prev_pid == 20) && prev_state & 2) || \
+                 (next_pid >= 10 && next_pid <= 12) || next_pid == 20"
+            )
+        );
+        assert_eq!(sched_filter_for_threads(&[]), None);
+        // 512 fileserver clients with scattered ids: too long, the name filter stays.
+        let scattered: Vec<u32> = (0..512).map(|i| 1000 + 2 * i).collect();
+        assert_eq!(sched_filter_for_threads(&scattered), None);
+        let consecutive: Vec<u32> = (1000..1512).collect();
+        assert!(sched_filter_for_threads(&consecutive).is_some());
     }
 }

@@ -92,7 +92,6 @@ fn btrfs_sync_events_of_its_own_filesystem_only() {
     let targets = Targets {
         dev: loop_dev(3),
         btrfs_fsid: Some("af55f504-2d68-4d97-b37e-11e5d4b88570".into()),
-        ..Default::default()
     };
     let (acc, _) = accumulate(BTRFS, targets, 27461);
     let trace = acc.finish(ALL, 200, 0);
@@ -102,7 +101,6 @@ fn btrfs_sync_events_of_its_own_filesystem_only() {
     let other = Targets {
         dev: loop_dev(3),
         btrfs_fsid: Some("00000000-0000-0000-0000-000000000000".into()),
-        ..Default::default()
     };
     let (acc, _) = accumulate(BTRFS, other, 27461);
     assert_eq!(acc.finish(ALL, 200, 0).log_commits, Some(0));

@@ -324,11 +324,6 @@ fn targets_of(system: &SystemInfo) -> Targets {
     let Some(device) = &system.device else {
         return Targets::default();
     };
-    let backing = device
-        .loop_backing_file
-        .as_deref()
-        .and_then(|file| crate::probe::device_holding_file(Path::new(file)).ok())
-        .and_then(|d| dev_of(&d.name));
     let fs_device = fs_device(system).unwrap_or(&device.name);
     let btrfs_fsid = match system.mount.as_ref().map(|m| m.fs_type.as_str()) {
         Some("btrfs") => btrfs_fsid_of(Path::new("/sys/fs/btrfs"), fs_device),
@@ -336,7 +331,6 @@ fn targets_of(system: &SystemInfo) -> Targets {
     };
     Targets {
         dev: dev_of(&device.name),
-        backing,
         btrfs_fsid,
     }
 }

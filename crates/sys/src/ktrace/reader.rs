@@ -27,7 +27,7 @@ use std::thread::JoinHandle;
 use super::TraceError;
 use super::accum::Accumulator;
 use super::decode::{Decoder, decode_page, parse_format};
-use super::events::EventChoice;
+use super::events::{EventChoice, WORKER_COMM_GLOB, sched_filter_for_threads};
 use super::parse::Event;
 use super::raw::{PageLayout, parse_header_page};
 // CLOCK_MONOTONIC: the clock of the instance's `mono` trace clock.
@@ -94,11 +94,23 @@ impl Reader {
             Input::Raw(_) => "raw",
             Input::Text(_) => "text",
         };
+        let follow = source
+            .events
+            .iter()
+            .find(|e| e.system == "sched" && e.name == "sched_switch")
+            .map(|e| {
+                source
+                    .dir
+                    .join("events")
+                    .join(e.system)
+                    .join(e.name)
+                    .join("filter")
+            });
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
         let thread = std::thread::Builder::new()
             .name("fsynclab-ktrace".into())
-            .spawn(move || read_loop(input, acc, &flag))
+            .spawn(move || read_loop(input, acc, &flag, follow))
             .map_err(|source_err| TraceError::Io {
                 what: "start the reader thread for",
                 path: source.dir.to_path_buf(),
@@ -146,11 +158,17 @@ fn open_pipe(path: &Path) -> Result<File, TraceError> {
         })
 }
 
-fn read_loop(input: Input, mut acc: Accumulator, stop: &AtomicBool) -> Accumulator {
+fn read_loop(
+    input: Input,
+    mut acc: Accumulator,
+    stop: &AtomicBool,
+    mut follow: Option<PathBuf>,
+) -> Accumulator {
     run_when_idle();
     let mut buf = vec![0u8; CHUNK];
     match input {
         Input::Raw(mut raw) => loop {
+            follow_workers(&mut follow, &acc);
             let stopping = stop.load(Ordering::Acquire);
             // After the flag, one last drain of what the buffers still hold, all fed.
             let emptied = raw.drain(&mut buf, &mut acc, stopping);
@@ -167,6 +185,7 @@ fn read_loop(input: Input, mut acc: Accumulator, stop: &AtomicBool) -> Accumulat
             // Bytes of a line not yet complete (a read may end mid-line).
             let mut partial: Vec<u8> = Vec::new();
             loop {
+                follow_workers(&mut follow, &acc);
                 let stopping = stop.load(Ordering::Acquire);
                 let emptied = drain_text(&mut pipe, &mut buf, &mut partial, &mut acc);
                 acc.release_held();
@@ -184,6 +203,41 @@ fn read_loop(input: Input, mut acc: Accumulator, stop: &AtomicBool) -> Accumulat
         }
     }
     acc
+}
+
+/// Once the engine's workers exist, narrows the scheduler filter at `follow` from their
+/// name (which every fsynclab's workers share) to this process's worker threads, and
+/// forgets the path; best effort (the name filter stays on a failure, and the accumulator
+/// keeps only this process's threads either way).
+fn follow_workers(follow: &mut Option<PathBuf>, acc: &Accumulator) {
+    if follow.is_none() || !acc.workers_started() {
+        return;
+    }
+    let Some(path) = follow.take() else {
+        return;
+    };
+    let Some(filter) = sched_filter_for_threads(&own_workers()) else {
+        return;
+    };
+    if let Err(e) = super::tracefs::set_filter(&path, &filter) {
+        log::warn!("kernel trace: the scheduler filter stays by name: {e}");
+    }
+}
+
+/// This process's worker threads (named `fsynclab-w…`), from `/proc/self/task`.
+fn own_workers() -> Vec<u32> {
+    let prefix = WORKER_COMM_GLOB.trim_end_matches('*');
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .filter(|task| {
+            std::fs::read_to_string(task.path().join("comm"))
+                .is_ok_and(|comm| comm.starts_with(prefix))
+        })
+        .filter_map(|task| task.file_name().to_str()?.parse().ok())
+        .collect()
 }
 
 /// Puts the calling thread in `SCHED_IDLE`, so it reads the trace only on CPU time the run

@@ -118,6 +118,13 @@ fn write_control(path: &Path, text: &str) -> Result<(), TraceError> {
         .map_err(|e| io("write", path, e))
 }
 
+/// Replaces the filter of an enabled event of a live instance (`events/<system>/<name>/filter`),
+/// under the control lock.
+pub fn set_filter(path: &Path, filter: &str) -> Result<(), TraceError> {
+    let _lock = ControlLock::take()?;
+    write_control(path, filter)
+}
+
 /// A new instance name for run `run_id` of this process.
 pub fn instance_name(run_id: i64) -> String {
     static SESSIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
