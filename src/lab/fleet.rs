@@ -91,7 +91,7 @@ pub struct ValidFleet {
     /// The fio program.
     pub fio: PathBuf,
     /// What the translation of the job file warned about.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<crate::metrics::RunWarning>,
 }
 
 impl ValidFleet {

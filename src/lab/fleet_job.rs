@@ -23,7 +23,7 @@ pub(super) struct FleetJobText {
     /// The user's job file, as named.
     pub file: Option<String>,
     /// What the translation warned about.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<crate::metrics::RunWarning>,
     /// The job's runtime when it is timed.
     pub duration_s: Option<f64>,
 }
@@ -121,10 +121,10 @@ pub(super) fn from_job_file(
     if let Some(dir) = &job_spec.directory
         && dir.as_os_str() != target
     {
-        warnings.push(format!(
-            "the job's directory={} is replaced by the target on the servers, {target}",
-            dir.display()
-        ));
+        warnings.push(crate::metrics::RunWarning::FioDirectoryReplaced {
+            directory: dir.clone(),
+            target: target.to_string(),
+        });
     }
     Ok(FleetJobText {
         text: exported,

@@ -3,7 +3,7 @@
 
 use super::LabError;
 use crate::engine::EngineError;
-use crate::metrics::{KernelTrace, RunResult};
+use crate::metrics::{KernelTrace, RunResult, RunWarning};
 use crate::spec::Setting;
 
 /// What to do when tracing was asked for and cannot be done: the setting, named by the
@@ -60,20 +60,15 @@ pub(super) fn add_kernel_trace(
         .counters()
         .and_then(|c| Some((c.device.as_str(), c.flushes()?)));
     if let Some(warning) = flush_disagreement(&kernel, counted) {
-        result.warnings.push(warning);
+        result.warnings.push(warning.into());
     }
     if let Some(lost) = kernel.dropped.filter(|&n| n > 0) {
-        result.warnings.push(format!(
-            "the kernel tracer lost {lost} events (ring buffer overrun or unreadable lines): \
-             its counts are low"
-        ));
-    }
-    if kernel.enabled
-        && let Some(reason) = &kernel.reason
-    {
         result
             .warnings
-            .push(format!("kernel trace incomplete: {reason}"));
+            .push(RunWarning::TraceEventsLost { events: lost }.into());
+    }
+    if kernel.enabled && kernel.reason.is_some() {
+        result.warnings.push(RunWarning::TraceIncomplete.into());
     }
     result.kernel_trace = Some(kernel);
 }
@@ -92,18 +87,14 @@ pub const FLUSH_SLACK: u64 = 2;
 /// [`FLUSH_AGREEMENT`]. Both count every flush completed on the device in the same window
 /// (the engine's `CountingFrom`..`CountingUntil`), whoever issued it, so a device shared
 /// with other work moves both alike.
-fn flush_disagreement(kernel: &KernelTrace, counted: Option<(&str, u64)>) -> Option<String> {
+fn flush_disagreement(kernel: &KernelTrace, counted: Option<(&str, u64)>) -> Option<RunWarning> {
     let (traced, (device, counted)) = (kernel.block_flushes?, counted?);
     let apart = traced.abs_diff(counted);
     let share = apart as f64 / traced.max(counted).max(1) as f64;
-    (apart > FLUSH_SLACK && share > FLUSH_AGREEMENT).then(|| {
-        format!(
-            "the kernel tracer counted {traced} flushes completed on {device} while the run \
-             counted, the device's counter (/sys/block/{device}/stat) {counted}: {apart} apart \
-             ({:.1} %); flushes per sync comes from the counter, and the traced flush figures \
-             (flushes/s, flush latency) are in doubt",
-            share * 100.0
-        )
+    (apart > FLUSH_SLACK && share > FLUSH_AGREEMENT).then(|| RunWarning::FlushCountsDisagree {
+        device: device.to_string(),
+        traced,
+        counted,
     })
 }
 
@@ -111,6 +102,11 @@ fn flush_disagreement(kernel: &KernelTrace, counted: Option<(&str, u64)>) -> Opt
 mod tests {
     use super::*;
     use crate::metrics::IntervalSample;
+
+    /// The warning as the front ends word it.
+    fn words(w: RunWarning) -> String {
+        crate::report::warning_text(&w.into(), None)
+    }
 
     fn kt(flushes: u64) -> KernelTrace {
         KernelTrace {
@@ -125,7 +121,7 @@ mod tests {
         let loop0 = |n| Some(("loop0", n));
         assert_eq!(flush_disagreement(&kt(100), loop0(105)), None);
         assert_eq!(flush_disagreement(&kt(105), loop0(100)), None);
-        let w = flush_disagreement(&kt(100), loop0(106)).expect("6 % apart");
+        let w = words(flush_disagreement(&kt(100), loop0(106)).expect("6 % apart"));
         assert!(
             w.contains("counted 100 flushes completed on loop0")
                 && w.contains("(/sys/block/loop0/stat) 106: 6 apart (5.7 %)"),
@@ -146,9 +142,9 @@ mod tests {
         assert_eq!(flush_disagreement(&kt(2), loop0(0)), None);
         assert_eq!(flush_disagreement(&kt(0), loop0(2)), None);
         assert_eq!(flush_disagreement(&kt(41), loop0(39)), None);
-        let w = flush_disagreement(&kt(3), loop0(0)).expect("3 apart");
+        let w = words(flush_disagreement(&kt(3), loop0(0)).expect("3 apart"));
         assert!(w.contains("3 apart (100.0 %)"), "{w}");
-        let w = flush_disagreement(&kt(9), loop0(0)).expect("9 apart");
+        let w = words(flush_disagreement(&kt(9), loop0(0)).expect("9 apart"));
         assert!(
             w.contains("counted 9 flushes") && w.contains("stat) 0: 9 apart"),
             "{w}"

@@ -84,7 +84,7 @@ pub struct RunRequest {
     pub origin: Option<crate::store::RunOrigin>,
     /// Warnings the front end found while building the request (a fio job file's ignored
     /// options), stored first among the run's own warnings.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<crate::metrics::RunWarning>,
     /// Whether to trace the kernel's side of the run (see [`crate::ktrace`]).
     pub kernel_trace: crate::ktrace::KernelTraceMode,
 }
@@ -320,7 +320,7 @@ fn run_one_with(
     };
     result
         .warnings
-        .splice(0..0, request.warnings.iter().cloned());
+        .splice(0..0, request.warnings.iter().cloned().map(Into::into));
     kernel::add_kernel_trace(&mut result, kernel, &kernel_counts);
     noise.cpu_pressure = pressure_delta("cpu", cpu_before);
     noise.io_pressure = pressure_delta("io", io_before);

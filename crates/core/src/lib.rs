@@ -16,3 +16,4 @@ pub mod sysinfo;
 pub mod test_hooks;
 #[cfg(any(test, feature = "test-support"))]
 pub mod test_support;
+pub mod warning;

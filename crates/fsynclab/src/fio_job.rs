@@ -76,7 +76,11 @@ fn plan(args: &RunArgs, path: &Path) -> Result<Vec<JobLaunch>, CliError> {
             CliError::usage(anyhow!("{}, job [{}]: {e}", path.display(), fio_job.name))
         })?;
         for warning in &translated.warnings {
-            errln!("warning: job [{}]: {warning}", fio_job.name);
+            errln!(
+                "warning: job [{}]: {}",
+                fio_job.name,
+                fsynclab::report::warning_text(&warning.clone().into(), None)
+            );
         }
         let launch = launch_of(args, path, &text, fio_job, translated, several)?;
         out.push(JobLaunch {

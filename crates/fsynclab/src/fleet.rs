@@ -66,7 +66,10 @@ pub fn fleet(db: &Option<PathBuf>, args: FleetArgs) -> Result<u8, CliError> {
     }
     let fleet = valid_fleet(&args)?;
     for warning in &fleet.warnings {
-        errln!("warning: {warning}");
+        errln!(
+            "warning: {}",
+            fsynclab::report::warning_text(&warning.clone().into(), None)
+        );
     }
     let store = open_store(db, OpenMode::ReadWrite)?;
     let cancel = CancelToken::new();

@@ -113,7 +113,7 @@ pub struct LoadedFioJob {
     /// The workload the job translated to (the form equals it until edited).
     pub spec: WorkloadSpec,
     /// The translation's warnings (unknown options...).
-    pub warnings: Vec<String>,
+    pub warnings: Vec<fsynclab::metrics::RunWarning>,
 }
 
 impl LoadedFioJob {

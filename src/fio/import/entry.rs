@@ -7,7 +7,7 @@ use super::node::{MAX_COUNT, Node};
 use super::{DiskEntry, FileFacts, ImportError};
 use crate::metrics::{
     DeviceAccounting, LatencyHistogram, ReportedDisk, ReportedFigures, ReportedLatency,
-    ReportedPercentile, RunResult, RunStatus,
+    ReportedPercentile, RunResult, RunStatus, RunWarning, Warning,
 };
 use crate::probe::SystemInfo;
 use crate::spec::{WorkloadKind, WorkloadSpec};
@@ -20,14 +20,6 @@ pub const ALL_CLIENTS: &str = "All clients";
 /// after "not measured: ".
 pub const NO_FLUSH_COUNT: &str = "fio's disk_util has no flush count (it reports read/write \
      ios, merges, ticks, in_queue and util only)";
-
-/// The warning every imported run carries.
-pub const MACHINE_FACTS_UNKNOWN: &str = "imported: machine facts unknown (fio's JSON names no \
-     kernel, CPU, memory, filesystem or device; only the host in client mode)";
-
-/// The warning of an import of plain JSON.
-const NO_HISTOGRAM: &str = "no latency histogram: fio's plain JSON has percentiles only (fio's \
-     json+ output format has the histogram); fio's printed percentiles are the figures";
 
 /// Most options one job may carry, and the longest option text accepted.
 const MAX_OPTIONS: usize = 4096;
@@ -292,9 +284,9 @@ pub(super) fn read_entry(
         Some(e) => e.node().count()?,
         None => 0,
     };
-    let mut warnings = vec![MACHINE_FACTS_UNKNOWN.to_string()];
+    let mut warnings = vec![RunWarning::FioMachineFactsUnknown];
     if !reported.histograms {
-        warnings.push(NO_HISTOGRAM.into());
+        warnings.push(RunWarning::FioNoHistogram);
     }
     let spec = spec_of(&job_options, reported.runtime_ms, &mut warnings);
     let wall_ns = reported.runtime_ms.saturating_mul(1_000_000);
@@ -328,7 +320,7 @@ pub(super) fn read_entry(
         device: DeviceAccounting::Unavailable {
             reason: NO_FLUSH_COUNT.into(),
         },
-        warnings,
+        warnings: warnings.into_iter().map(Warning::from).collect(),
         noise: None,
         ops: Vec::new(),
         phases: Vec::new(),
@@ -384,7 +376,7 @@ fn system_of(
 fn spec_of(
     job_options: &BTreeMap<String, String>,
     runtime_ms: u64,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<RunWarning>,
 ) -> WorkloadSpec {
     let cap_not_reached = |key: &str, value: &str| {
         key == "runtime"
@@ -397,10 +389,10 @@ fn spec_of(
         && !job_options.contains_key("time_based")
         && !cap_not_reached("runtime", &cap)
     {
-        warnings.push(format!(
-            "fio's runtime={cap} (without time_based) was reached (the job wrote for \
-             {runtime_ms} ms): the workload is described as time based"
-        ));
+        warnings.push(RunWarning::FioRuntimeReached {
+            cap: cap.clone(),
+            runtime_ms,
+        });
         job_options.insert("time_based".into(), "1".into());
     }
     let options: Vec<crate::fio::job::FioOption> = job_options
@@ -408,10 +400,10 @@ fn spec_of(
         .filter(|(key, value)| {
             let skip = cap_not_reached(key, value);
             if skip {
-                warnings.push(format!(
-                    "fio's runtime={value} (without time_based) was a cap the job did not \
-                     reach (it wrote for {runtime_ms} ms): the workload is its size"
-                ));
+                warnings.push(RunWarning::FioRuntimeNotReached {
+                    value: value.to_string(),
+                    runtime_ms,
+                });
             }
             !skip
         })
@@ -427,7 +419,9 @@ fn spec_of(
                 mapped
                     .warnings
                     .into_iter()
-                    .map(|w| format!("fio's job options as a workload: {w}")),
+                    .map(|note| RunWarning::FioAsWorkload {
+                        note: Box::new(note),
+                    }),
             );
             WorkloadSpec {
                 kind: WorkloadKind::Fio,
@@ -435,10 +429,9 @@ fn spec_of(
             }
         }
         Err(e) => {
-            warnings.push(format!(
-                "fio's job options do not describe a workload fsynclab knows ({e}); the workload \
-                 is shown as unknown (the options are kept in the run's origin)"
-            ));
+            warnings.push(RunWarning::FioNotAWorkload {
+                option: untranslated_option(&e),
+            });
             WorkloadSpec {
                 kind: WorkloadKind::Fio,
                 threads: 0,
@@ -500,4 +493,15 @@ fn read_figures(
         disks,
     };
     Ok((reported, write_hist, sync_hist, syncs))
+}
+
+/// The option a job error names, when it names one.
+fn untranslated_option(e: &crate::fio::job::JobError) -> Option<String> {
+    use crate::fio::job::JobError;
+    match e {
+        JobError::Option { key, .. } => Some(key.clone()),
+        JobError::Missing { option, .. } => Some((*option).to_string()),
+        JobError::Unknown { options } => options.first().cloned(),
+        JobError::Invalid { .. } => None,
+    }
 }

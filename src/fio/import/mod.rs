@@ -35,7 +35,7 @@ use serde::Deserialize;
 
 pub use entry::{FioHost, ImportedRun};
 
-use crate::metrics::ReportedDisk;
+use crate::metrics::{ReportedDisk, RunWarning};
 use node::{Node, Owned};
 
 /// Largest fio output read: 64 MiB. fio's JSON+ is about 20 KiB per job entry (a
@@ -228,10 +228,9 @@ fn mark_clones(runs: &mut [ImportedRun]) {
         let spec = &mut run.result.spec;
         if n > 1 && spec.threads as usize == n {
             spec.threads = 1;
-            run.result.warnings.push(format!(
-                "one of numjobs={n} clones reported apart (no group_reporting): the figures and \
-                 the workload are this clone's alone"
-            ));
+            run.result
+                .warnings
+                .push(RunWarning::FioCloneApart { clones: n as u64 }.into());
         }
     }
 }

@@ -83,7 +83,7 @@ fn every_fixture_imports_with_fios_own_figures() {
             assert!(
                 r.warnings
                     .iter()
-                    .any(|w| w.contains("machine facts unknown"))
+                    .any(|w| w.code() == "fio_machine_facts_unknown")
             );
             check_latency(name, path, r, &w["clat_ns"], false);
             check_latency(name, path, r, &e["sync"]["lat_ns"], true);
@@ -120,11 +120,7 @@ fn check_latency(name: &str, path: &str, r: &RunResult, fio: &serde_json::Value,
         assert_eq!(summary.p999_ns, pcts["99.900000"].as_u64().unwrap());
         assert_eq!(summary.p90_ns, pcts["90.000000"].as_u64().unwrap());
         assert_eq!(summary.max_ns, fio["max"].as_u64().unwrap());
-        assert!(
-            r.warnings
-                .iter()
-                .any(|w| w.contains("no latency histogram"))
-        );
+        assert!(r.warnings.iter().any(|w| w.code() == "fio_no_histogram"));
     }
 }
 
@@ -197,7 +193,11 @@ fn a_plain_run_has_no_host_and_all_disks() {
     );
     assert_eq!(spec.io_size_per_thread(), 8 << 20);
     assert_eq!(spec.duration_s, None);
-    assert!(r.result.warnings.iter().any(|w| w.contains("runtime=55")));
+    assert!(
+        crate::report::run_warning_texts(&r.result)
+            .iter()
+            .any(|w| w.contains("runtime=55"))
+    );
     // QD1 reached its runtime=10 cap: time based.
     let qd1 = parse_fio_output(&fixture("QD1-ext4.out")).unwrap();
     assert_eq!(qd1.runs[0].result.spec.duration_s, Some(10.0));

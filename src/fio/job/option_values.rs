@@ -159,7 +159,9 @@ pub(super) fn sync_file_range_of(o: &FioOption) -> Result<u32, JobError> {
 /// with strace on fio 3.33: `none` calls neither ftruncate nor fallocate (`empty`), `keep` calls
 /// fallocate with FALLOC_FL_KEEP_SIZE, `truncate` ftruncate, `native`/`posix`/`1` and the
 /// default fallocate mode 0).
-pub(super) fn fallocate_of(o: &FioOption) -> Result<(Prepare, Option<String>), JobError> {
+pub(super) fn fallocate_of(
+    o: &FioOption,
+) -> Result<(Prepare, Option<crate::metrics::RunWarning>), JobError> {
     let v = value_of(o)?;
     match v {
         "truncate" => Ok((Prepare::Sparse, None)),
@@ -168,10 +170,7 @@ pub(super) fn fallocate_of(o: &FioOption) -> Result<(Prepare, Option<String>), J
         "none" | "0" => Ok((Prepare::Empty, None)),
         "keep" => Ok((
             Prepare::Fallocate,
-            Some(
-                "fallocate=keep: fio reserves the blocks without changing the file size (the writes extend it); the engine fallocates with the size set, as fio's fallocate=native does"
-                    .into(),
-            ),
+            Some(crate::metrics::RunWarning::FioFallocateKeep),
         )),
         _ => Err(refuse(
             o,

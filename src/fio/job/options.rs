@@ -13,6 +13,7 @@ use super::option_values::{
     kb_base_of, refuse, rw_of, size_of, sync_file_range_of, value_of,
 };
 use super::value::{KbBase, parse_fio_time_us};
+use crate::metrics::RunWarning;
 use crate::spec::{
     FileioMode, IoEngine, OpenFlags, Pattern, Prepare, SyncMethod, SyncOrder, WorkloadKind,
     WorkloadSpec,
@@ -26,9 +27,9 @@ pub struct JobSpec {
     pub spec: WorkloadSpec,
     /// The job's `directory=`, when it has one.
     pub directory: Option<PathBuf>,
-    /// Everything that differs from what fio would do or was ignored, one sentence each;
-    /// the unknown options are in one of them.
-    pub warnings: Vec<String>,
+    /// Everything that differs from what fio would do or was ignored (typed; worded by
+    /// the front ends); the unknown options are in one of them.
+    pub warnings: Vec<RunWarning>,
     /// The option names this reader does not know (ignored; an error in strict mode).
     pub unknown: Vec<String>,
 }
@@ -46,7 +47,7 @@ struct Job {
     fdatasync: u32,
     sync_file_range: u32,
     open_flags: OpenFlags,
-    fallocate: Option<(Prepare, Option<String>)>,
+    fallocate: Option<(Prepare, Option<RunWarning>)>,
     overwrite: bool,
     runtime: Option<(FioOption, u64)>,
     /// `ramp_time` in µs: the warm-up.
@@ -59,7 +60,7 @@ struct Job {
     ioengine: IoEngine,
     iodepth: Option<(String, u32)>,
     fixedbufs: bool,
-    warnings: Vec<String>,
+    warnings: Vec<RunWarning>,
 }
 
 impl Job {
@@ -123,10 +124,8 @@ impl Job {
             "directory" => {
                 self.directory = directory_of(o)?;
                 if self.directory.is_none() {
-                    self.warnings.push(format!(
-                        "directory={} is empty (an unset ${{VAR}}?): fio would run in its working directory; this run goes to the target given instead",
-                        at_line(o.line)
-                    ));
+                    self.warnings
+                        .push(RunWarning::FioEmptyDirectory { line: o.line });
                 }
             }
             "filename" => self.filename = Some(filename_of(o)?),
@@ -213,10 +212,10 @@ impl Job {
             && spec.threads > 1
         {
             spec.shared_files = Some(1);
-            self.warnings.push(format!(
-                "filename={name}: all {} threads share one file, as fio's numjobs clones share a named file; the engine names it itself, inside its private run directory",
-                spec.threads
-            ));
+            self.warnings.push(RunWarning::FioSharedFilename {
+                name: name.clone(),
+                threads: spec.threads,
+            });
         }
         Ok((spec, self))
     }
@@ -235,16 +234,16 @@ impl Job {
                 spec.iodepth = *depth;
                 if *depth > 1 && spec.sync != SyncMethod::None {
                     spec.sync_order = SyncOrder::Unordered;
-                    self.warnings.push(format!(
-                        "iodepth={text} with {}: fio's io_uring engine queues each sync right behind its write without waiting for it, so a sync may complete before the write it follows; the run keeps fio's shape (sync_order = unordered) — a benchmark shape, not a durability guarantee",
-                        spec.sync.as_str()
-                    ));
+                    self.warnings.push(RunWarning::FioIodepthUnordered {
+                        depth: text.clone(),
+                        sync: spec.sync.as_str().to_string(),
+                    });
                 }
             }
             (IoEngine::Sync, Some((text, depth))) if *depth > 1 => {
-                self.warnings.push(format!(
-                    "iodepth={text} ignored: the synchronous engines (psync, sync, pvsync) have one write in flight, in fio too; ioengine=io_uring keeps the depth"
-                ));
+                self.warnings.push(RunWarning::FioIodepthIgnored {
+                    depth: text.clone(),
+                });
             }
             _ => {}
         }
@@ -327,24 +326,24 @@ pub fn options_to_spec(options: &[FioOption], strict: bool) -> Result<JobSpec, J
             unknown.push(o);
         }
     }
-    let listed: Vec<String> = unknown
-        .iter()
-        .map(|o| format!("{}{}", o.key, at_line(o.line)))
-        .collect();
-    if strict && !listed.is_empty() {
-        return Err(JobError::Unknown { options: listed });
+    if strict && !unknown.is_empty() {
+        return Err(JobError::Unknown {
+            options: unknown
+                .iter()
+                .map(|o| format!("{}{}", o.key, at_line(o.line)))
+                .collect(),
+        });
     }
     let (spec, job) = job.into_spec(options)?;
     spec.validate()
         .map_err(|spec_error| JobError::Invalid { spec_error })?;
     let mut warnings = job.warnings;
-    if !listed.is_empty() {
+    if !unknown.is_empty() {
         warnings.insert(
             0,
-            format!(
-                "unknown fio option(s) ignored, so the run does not do what they ask: {}",
-                listed.join(", ")
-            ),
+            RunWarning::FioUnknownOptions {
+                options: unknown.iter().map(|o| (o.key.clone(), o.line)).collect(),
+            },
         );
     }
     let mut names: Vec<String> = unknown.iter().map(|o| o.key.clone()).collect();

@@ -4,6 +4,14 @@ use std::path::PathBuf;
 use super::*;
 use crate::spec::{OpenFlags, Pattern, Prepare, SyncMethod, WorkloadSpec};
 
+/// The translator's notes as the front ends word them.
+fn texts(notes: &[crate::metrics::RunWarning]) -> Vec<String> {
+    notes
+        .iter()
+        .map(|w| crate::report::warning_text(&w.clone().into(), None))
+        .collect()
+}
+
 fn no_env(_: &str) -> Option<String> {
     None
 }
@@ -127,7 +135,7 @@ fn env_variables_are_substituted_and_unset_ones_are_empty() {
     let job = spec_of("[j]\nrw=write\nsize=1m\ndirectory=${UNSET}\n").unwrap();
     assert_eq!(job.directory, None);
     assert!(
-        job.warnings[0].contains("directory= (line 4) is empty"),
+        texts(&job.warnings)[0].contains("directory= (line 4) is empty"),
         "{:?}",
         job.warnings
     );
@@ -307,7 +315,7 @@ fn fallocate_modes_map_to_prepare() {
         assert_eq!(p(v), Prepare::Fallocate, "{v}");
     }
     // Where fio's preparation is not the engine's, a warning says how.
-    let notes = |v: &str| job(&format!("fallocate={v}")).unwrap().warnings;
+    let notes = |v: &str| texts(&job(&format!("fallocate={v}")).unwrap().warnings);
     assert!(notes("keep")[0].contains("without changing the file size"));
     for v in ["none", "0", "truncate", "native", "posix", "1"] {
         assert!(notes(v).is_empty(), "{v}: {:?}", notes(v));
@@ -407,7 +415,7 @@ fn filename_shares_one_file_between_the_clones() {
     let job = job("filename=data\nnumjobs=4").unwrap();
     assert_eq!(job.spec.shared_files, Some(1));
     assert!(
-        job.warnings[0].contains("filename=data"),
+        texts(&job.warnings)[0].contains("filename=data"),
         "{:?}",
         job.warnings
     );
@@ -421,7 +429,7 @@ fn unknown_options_warn_once_and_strict_refuses_them() {
     assert_eq!(job.unknown, ["loops", "bogus", "iodepth_batch"]);
     assert_eq!(job.warnings.len(), 1, "{:?}", job.warnings);
     assert!(
-        job.warnings[0].contains("loops (line 4), bogus (line 5), iodepth_batch (line 6)"),
+        texts(&job.warnings)[0].contains("loops (line 4), bogus (line 5), iodepth_batch (line 6)"),
         "{:?}",
         job.warnings
     );
@@ -439,7 +447,7 @@ fn unknown_options_warn_once_and_strict_refuses_them() {
     );
     let warned = self::job("iodepth=8").unwrap();
     assert!(
-        warned.warnings[0].contains("iodepth=8"),
+        texts(&warned.warnings)[0].contains("iodepth=8"),
         "{:?}",
         warned.warnings
     );
@@ -466,7 +474,11 @@ fn options_from_fio_json_have_no_line() {
         .collect();
     let job = options_to_spec(&options, false).unwrap();
     assert_eq!(job.unknown, ["rate"]);
-    assert!(job.warnings[0].ends_with(": rate"), "{:?}", job.warnings);
+    assert!(
+        texts(&job.warnings)[0].ends_with(": rate"),
+        "{:?}",
+        job.warnings
+    );
     let bad = [FioOption {
         key: "rw".into(),
         value: Some("read".into()),
@@ -547,7 +559,7 @@ fn io_uring_jobs_keep_their_engine_depth_and_fixed_buffers() {
     assert_eq!(job.spec.ioengine, crate::spec::IoEngine::IoUring);
     assert_eq!((job.spec.iodepth, job.spec.fixedbufs), (8, true));
     assert!(
-        job.warnings.iter().all(|w| !w.contains("iodepth")),
+        texts(&job.warnings).iter().all(|w| !w.contains("iodepth")),
         "{:?}",
         job.warnings
     );
@@ -563,7 +575,7 @@ fn io_uring_jobs_keep_their_engine_depth_and_fixed_buffers() {
     let job = self::job("ioengine=io_uring\niodepth=8\nfdatasync=2\n").unwrap();
     assert_eq!(job.spec.sync_order, crate::spec::SyncOrder::Unordered);
     assert!(
-        job.warnings
+        texts(&job.warnings)
             .iter()
             .any(|w| w.contains("iodepth=8 with fdatasync") && w.contains("unordered")),
         "{:?}",

@@ -20,6 +20,7 @@ mod text;
 mod trend;
 mod units;
 mod verdict;
+mod warnings;
 
 pub use crate::probe::merged_options;
 pub use compare::{compare_csv, compare_json, compare_markdown, compare_table, num as fmt_num};
@@ -60,3 +61,4 @@ pub use verdict::{
     change_text, fmt_p, fmt_ratio, power_text, ratio_ci_text, ratio_text, runs_needed_cell,
     verdict_brief, verdict_text,
 };
+pub use warnings::{run_warning_texts, warning_codes, warning_text};

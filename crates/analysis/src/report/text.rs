@@ -192,7 +192,7 @@ fn summary_lines(r: &RunResult, cmdline: bool) -> String {
             "nothing measured: the run was {} before its timed part started",
             r.status.as_str()
         );
-        for w in &r.warnings {
+        for w in super::warnings::run_warning_texts(r) {
             let _ = writeln!(out, "warning   {w}");
         }
         return out;
@@ -256,7 +256,7 @@ fn summary_lines(r: &RunResult, cmdline: bool) -> String {
             let _ = writeln!(out, "{label:<9} {text}");
         }
     }
-    for w in &r.warnings {
+    for w in super::warnings::run_warning_texts(r) {
         let _ = writeln!(out, "warning   {w}");
     }
     out
@@ -437,7 +437,8 @@ pub fn run_json(r: &RunResult) -> serde_json::Value {
         "mount_options": mount.map(|m| merged_options(&m.mount_options, &m.super_options)),
         "kernel": r.system.kernel_release,
         "target": r.system.target,
-        "warnings": r.warnings,
+        "warnings": super::warnings::run_warning_texts(r),
+        "warning_codes": super::warnings::warning_codes(&r.warnings),
         "noise": r.noise,
         "clock_source": r.system.clock_source,
         "kind": r.spec.kind.as_str(),
@@ -498,7 +499,8 @@ pub fn unfinished_run_json(stored: &crate::store::StoredRun) -> serde_json::Valu
         "mount_options": mount.map(|m| merged_options(&m.mount_options, &m.super_options)),
         "kernel": system.kernel_release,
         "target": system.target,
-        "warnings": system.warnings,
+        "warnings": system.warnings.iter().map(|w| super::warnings::warning_text(w, None)).collect::<Vec<_>>(),
+        "warning_codes": super::warnings::warning_codes(&system.warnings),
         "noise": null,
         "clock_source": system.clock_source,
         "kind": stored.spec.kind.as_str(),

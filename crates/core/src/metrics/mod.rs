@@ -10,6 +10,9 @@ mod reported;
 mod sparse;
 mod sysbench;
 
+pub use crate::warning::{
+    BackingUnknown, LeftBecause, PathFailure, RunDirLeft, RunWarning, Warning, os_error_text,
+};
 pub use histogram::{
     LIVE_BUCKETS, LatencyHistogram, LatencySummary, LiveBuckets, bucket_percentile_ns, bump,
     live_bucket_bounds, live_bucket_index,
@@ -256,8 +259,9 @@ pub struct RunResult {
     pub threads: Vec<ThreadStats>,
     /// Device counters or why there are none.
     pub device: DeviceAccounting,
-    /// Things the user should know about this run (tmpfs target, low free space...).
-    pub warnings: Vec<String>,
+    /// Things the user should know about this run (tmpfs target, low free space...), typed
+    /// ([`Warning`]; text in runs stored before issue 32).
+    pub warnings: Vec<Warning>,
     /// Background load around the run (the noise guard); `None` when not recorded.
     #[serde(default)]
     pub noise: Option<NoiseInfo>,

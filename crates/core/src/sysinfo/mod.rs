@@ -163,8 +163,9 @@ pub struct SystemInfo {
     pub backing_device: Option<DeviceInfo>,
     /// Why `device` is `None` (tmpfs, overlay, network filesystem, unreadable sysfs...).
     pub device_note: Option<String>,
-    /// Things the user should know (tmpfs: fsync does nothing there).
-    pub warnings: Vec<String>,
+    /// Things the user should know (tmpfs: fsync does nothing there), typed
+    /// ([`crate::warning::Warning`]; text in runs stored before issue 32).
+    pub warnings: Vec<crate::warning::Warning>,
     /// How latencies were timed (`tsc` or `clock_gettime(CLOCK_MONOTONIC)`).
     pub clock_source: Option<String>,
     /// The recipe of the scratch filesystem the target is on, when it is one.

@@ -17,6 +17,7 @@ use nix::sys::stat::{FileStat, Mode, SFlag, fstat, fstatat, mkdirat};
 use nix::unistd::{UnlinkatFlags, unlinkat};
 
 use super::api::EngineError;
+use crate::metrics::{LeftBecause, PathFailure, RunDirLeft};
 use crate::pathwalk::WalkError;
 
 /// Flags every directory of a run is opened with.
@@ -207,12 +208,13 @@ pub fn remove_run_dir(target: &Path, name: &str, expected: &RunDirIds) -> Result
     let mut problems = Vec::new();
     remove_contents(&dir, &mut problems);
     if !problems.is_empty() {
+        let left: Vec<String> = problems.iter().map(ToString::to_string).collect();
         return Err(cleanup(format!(
             "could not remove everything inside ({})",
-            problems.join("; ")
+            left.join("; ")
         )));
     }
-    remove_name_if_same(&target_dir, name, &st).map_err(cleanup)
+    remove_name_if_same(&target_dir, name, &st).map_err(|why| cleanup(why.to_string()))
 }
 
 /// Device and inode pairs a recorded run directory must still match to be removed (see
@@ -266,50 +268,53 @@ pub(super) fn remove_name_if_same(
     parent: &DirHandle,
     name: &str,
     ours: &FileStat,
-) -> Result<(), String> {
+) -> Result<(), RunDirLeft> {
     match fstatat(parent.fd(), name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW) {
         Ok(now) if now.st_dev == ours.st_dev && now.st_ino == ours.st_ino => {}
-        Ok(_) => {
-            return Err(
-                "this name no longer is the directory fsynclab created (it was renamed \
-                 away and something else put in its place, by another user of a shared \
-                 directory?); nothing by that name was removed: check what is there"
-                    .into(),
-            );
+        Ok(_) => return Err(RunDirLeft::Replaced),
+        Err(nix::errno::Errno::ENOENT) => return Err(RunDirLeft::RenamedAway),
+        Err(e) => {
+            return Err(RunDirLeft::Unchecked {
+                errno: Some(e as i32),
+            });
         }
-        Err(nix::errno::Errno::ENOENT) => {
-            return Err(
-                "the directory fsynclab created was renamed away during the run (by \
-                 another user of a shared directory?); its contents were removed, the empty \
-                 directory is wherever it was moved"
-                    .into(),
-            );
-        }
-        Err(e) => return Err(format!("cannot check it before removal: {e}")),
     }
     unlinkat(parent.fd(), name, UnlinkatFlags::RemoveDir).map_err(|e| match e {
-        nix::errno::Errno::ENOTEMPTY => {
-            "files fsynclab did not create remain in it; it was left in place: remove it by hand"
-                .to_string()
-        }
-        e => format!("cannot remove it: {e}"),
+        nix::errno::Errno::ENOTEMPTY => RunDirLeft::NotEmpty,
+        e => RunDirLeft::NotRemoved {
+            errno: Some(e as i32),
+        },
     })
 }
 
 /// Removes everything inside `dir`, by descriptor; problems are appended to `problems`.
-pub fn remove_contents(dir: &DirHandle, problems: &mut Vec<String>) {
+pub fn remove_contents(dir: &DirHandle, problems: &mut Vec<PathFailure>) {
     match dir.stat() {
         Ok(st) => remove_contents_at(dir, st.st_dev, 0, problems),
-        Err(e) => problems.push(format!("{}: {e}", dir.path().display())),
+        Err(e) => problems.push(left(dir.path(), io_errno(&e))),
     }
 }
 
-fn remove_contents_at(dir: &DirHandle, dev: u64, depth: usize, problems: &mut Vec<String>) {
+/// `path` left by the cleanup because of the OS error `errno`.
+pub(super) fn left(path: &Path, errno: Option<i32>) -> PathFailure {
+    PathFailure {
+        path: path.to_path_buf(),
+        why: LeftBecause::Os { errno },
+    }
+}
+
+fn io_errno(e: &io::Error) -> Option<i32> {
+    e.raw_os_error()
+}
+
+fn remove_contents_at(dir: &DirHandle, dev: u64, depth: usize, problems: &mut Vec<PathFailure>) {
     if depth > MAX_DEPTH {
-        problems.push(format!(
-            "{}: nested deeper than {MAX_DEPTH} levels; not removed",
-            dir.path().display()
-        ));
+        problems.push(PathFailure {
+            path: dir.path().to_path_buf(),
+            why: LeftBecause::TooDeep {
+                levels: MAX_DEPTH as u32,
+            },
+        });
         return;
     }
     // A fresh open file description of the same directory, so listing it shares no
@@ -318,7 +323,12 @@ fn remove_contents_at(dir: &DirHandle, dev: u64, depth: usize, problems: &mut Ve
     let mut listing = match listing {
         Ok(l) => l,
         Err(e) => {
-            problems.push(format!("{}: cannot list: {e}", dir.path().display()));
+            problems.push(PathFailure {
+                path: dir.path().to_path_buf(),
+                why: LeftBecause::Unlisted {
+                    errno: Some(e as i32),
+                },
+            });
             return;
         }
     };
@@ -330,7 +340,12 @@ fn remove_contents_at(dir: &DirHandle, dev: u64, depth: usize, problems: &mut Ve
             let entry = match entry {
                 Ok(e) => e,
                 Err(e) => {
-                    failed.push(format!("{}: cannot list: {e}", dir.path().display()));
+                    failed.push(PathFailure {
+                        path: dir.path().to_path_buf(),
+                        why: LeftBecause::Unlisted {
+                            errno: Some(e as i32),
+                        },
+                    });
                     break;
                 }
             };
@@ -366,8 +381,8 @@ fn remove_entry(
     is_dir: bool,
     dev: u64,
     depth: usize,
-    problems: &mut Vec<String>,
-) -> Result<(), String> {
+    problems: &mut Vec<PathFailure>,
+) -> Result<(), PathFailure> {
     let shown = || dir.path().join(name.to_string_lossy().as_ref());
     if is_dir {
         match openat(dir.fd(), name, DIR_FLAGS, Mode::empty()) {
@@ -376,28 +391,28 @@ fn remove_entry(
                 match sub.stat() {
                     Ok(st) if st.st_dev == dev => {}
                     Ok(_) => {
-                        return Err(format!(
-                            "{}: another filesystem is mounted there; not removed",
-                            shown().display()
-                        ));
+                        return Err(PathFailure {
+                            path: shown(),
+                            why: LeftBecause::MountPoint,
+                        });
                     }
-                    Err(e) => return Err(format!("{}: {e}", shown().display())),
+                    Err(e) => return Err(left(&shown(), io_errno(&e))),
                 }
                 remove_contents_at(&sub, dev, depth + 1, problems);
                 return match unlinkat(dir.fd(), name, UnlinkatFlags::RemoveDir) {
                     Ok(()) | Err(nix::errno::Errno::ENOENT) => Ok(()),
-                    Err(e) => Err(format!("{}: {e}", shown().display())),
+                    Err(e) => Err(left(&shown(), Some(e as i32))),
                 };
             }
             // Replaced by a non-directory since it was listed: unlink that instead.
             Err(nix::errno::Errno::ENOTDIR) | Err(nix::errno::Errno::ELOOP) => {}
             Err(nix::errno::Errno::ENOENT) => return Ok(()),
-            Err(e) => return Err(format!("{}: {e}", shown().display())),
+            Err(e) => return Err(left(&shown(), Some(e as i32))),
         }
     }
     match unlinkat(dir.fd(), name, UnlinkatFlags::NoRemoveDir) {
         Ok(()) | Err(nix::errno::Errno::ENOENT) => Ok(()),
-        Err(e) => Err(format!("{}: {e}", shown().display())),
+        Err(e) => Err(left(&shown(), Some(e as i32))),
     }
 }
 

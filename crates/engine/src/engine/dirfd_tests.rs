@@ -171,15 +171,12 @@ fn a_directory_swapped_in_after_opening_is_not_removed_by_name() {
     assert!(problems.is_empty(), "{problems:?}");
     assert!(!root.path().join("moved/t0.dat").exists(), "ours emptied");
     let warning = remove_name_if_same(&target, "fsynclab-3", &st).unwrap_err();
-    assert!(
-        warning.contains("no longer") && !warning.starts_with("WARNING"),
-        "{warning}"
-    );
+    assert_eq!(warning, crate::metrics::RunDirLeft::Replaced);
     assert!(root.path().join("fsynclab-3").is_dir(), "theirs kept");
     // Renamed away with nothing in its place: said so too.
     std::fs::remove_dir(root.path().join("fsynclab-3")).unwrap();
     let warning = remove_name_if_same(&target, "fsynclab-3", &st).unwrap_err();
-    assert!(warning.contains("renamed away"), "{warning}");
+    assert_eq!(warning, crate::metrics::RunDirLeft::RenamedAway);
 }
 
 #[test]

@@ -16,19 +16,16 @@ use std::sync::mpsc::Sender;
 /// The `fileio` kind (plain and sysbench mode).
 pub(crate) struct Fileio;
 
-/// The warning of a run whose writes are not durable when its sync step returns.
-pub(crate) const SYNC_FILE_RANGE_NOT_DURABLE: &str = "sync_file_range writes the range back \
-     and waits for it, but flushes no device cache and writes no metadata: these writes are \
-     not durable when it returns (fsync and fdatasync are); compare it for speed, not as a \
-     way to commit";
-
 impl Kind for Fileio {
     type Plan = Vec<WorkerPlan>;
 
-    fn warnings(spec: &WorkloadSpec, _system: &crate::probe::SystemInfo) -> Vec<String> {
+    fn warnings(
+        spec: &WorkloadSpec,
+        _system: &crate::probe::SystemInfo,
+    ) -> Vec<crate::metrics::RunWarning> {
         let durable_writes = spec.open_flags.sync || spec.open_flags.dsync;
         if spec.sync == SyncMethod::SyncFileRange && !durable_writes {
-            vec![SYNC_FILE_RANGE_NOT_DURABLE.to_string()]
+            vec![crate::metrics::RunWarning::SyncFileRangeNotDurable]
         } else {
             Vec::new()
         }

@@ -107,18 +107,13 @@ impl Kind for Grouplog {
         }
     }
 
-    fn warnings(_spec: &WorkloadSpec, system: &SystemInfo) -> Vec<String> {
+    fn warnings(_spec: &WorkloadSpec, system: &SystemInfo) -> Vec<crate::metrics::RunWarning> {
         let memory_fs = system
             .mount
             .as_ref()
             .is_some_and(|m| matches!(m.fs_type.as_str(), "tmpfs" | "ramfs"));
         if memory_fs {
-            vec![
-                "grouplog on a memory filesystem: fdatasync does nothing there, so commits/s and \
-                 batch sizes measure only the coordination overhead, not storage; run it on a \
-                 disk-backed filesystem (fsynclab scratch create) for meaningful figures"
-                    .into(),
-            ]
+            vec![crate::metrics::RunWarning::GrouplogOnMemory]
         } else {
             Vec::new()
         }

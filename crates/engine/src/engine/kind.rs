@@ -55,7 +55,7 @@ pub(crate) trait Kind {
     fn expected_writes(spec: &WorkloadSpec) -> Option<u64>;
 
     /// Warnings the kind adds about where it runs.
-    fn warnings(_spec: &WorkloadSpec, _system: &SystemInfo) -> Vec<String> {
+    fn warnings(_spec: &WorkloadSpec, _system: &SystemInfo) -> Vec<crate::metrics::RunWarning> {
         Vec::new()
     }
 

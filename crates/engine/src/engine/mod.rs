@@ -132,16 +132,15 @@ fn run_in_target<B: Backend>(
     let _ = events.send(EngineEvent::RunDirCreated { dev, ino });
     let outcome = run_kind(backend, spec, ctx, &mut scratch, events, cancel);
     let cleanup = if ctx.keep_files {
-        Some(format!(
-            "test files kept in {} (kept as asked)",
-            scratch.path().display()
-        ))
+        vec![crate::metrics::RunWarning::FilesKept {
+            dir: scratch.path().to_path_buf(),
+        }]
     } else {
         scratch.remove()
     };
     let mut result = outcome?;
-    result.warnings.extend(shared_warning);
-    result.warnings.extend(cleanup);
+    result.warnings.extend(shared_warning.map(Into::into));
+    result.warnings.extend(cleanup.into_iter().map(Into::into));
     Ok(result)
 }
 

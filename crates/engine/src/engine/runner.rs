@@ -15,10 +15,12 @@ use super::harness::{Live, PrepareStop, Shared, Worker, WorkerOutput, merge_phas
 use super::kind::Kind;
 use super::sampler::Sampler;
 use super::scratch::{ScratchDir, free_bytes};
-use crate::metrics::{DeviceAccounting, DeviceCounters, LatencyHistogram, RunResult, RunStatus};
+use crate::metrics::{
+    DeviceAccounting, DeviceCounters, LatencyHistogram, RunResult, RunStatus, RunWarning, Warning,
+};
 use crate::probe::{BlockStat, DeviceInfo};
 use crate::spec::DurableOp;
-use crate::spec::{StopRule, WorkloadSpec, format_size};
+use crate::spec::{StopRule, WorkloadSpec};
 
 /// Runs `spec` as kind `K` in `scratch` (already created).
 pub(crate) fn run_in_scratch<K: Kind, B: Backend>(
@@ -45,7 +47,7 @@ pub(crate) fn run_in_scratch<K: Kind, B: Backend>(
             crate::probe::SettleRule::default(),
             cancel,
         );
-        warnings.extend(settled.warning);
+        warnings.extend(settled.warning.map(Warning::from));
     }
     let lives: Vec<Live> = (0..spec.threads).map(|_| Live::default()).collect();
     let mut device = DeviceProbe::before(ctx);
@@ -104,18 +106,18 @@ pub(crate) fn run_in_scratch<K: Kind, B: Backend>(
 
 /// The warnings known before anything is written: the probe's, the kind's, and low
 /// free space on the target.
-fn preflight<K: Kind>(spec: &WorkloadSpec, ctx: &RunContext, scratch: &ScratchDir) -> Vec<String> {
+fn preflight<K: Kind>(spec: &WorkloadSpec, ctx: &RunContext, scratch: &ScratchDir) -> Vec<Warning> {
     let mut warnings = ctx.system.warnings.clone();
-    warnings.extend(K::warnings(spec, &ctx.system));
+    warnings.extend(
+        K::warnings(spec, &ctx.system)
+            .into_iter()
+            .map(Warning::from),
+    );
     let needed = K::space_needed(spec);
     if let Some(free) = free_bytes(scratch.dir())
         && needed > free
     {
-        warnings.push(format!(
-            "the test files need up to {} but {} is free on the target; the run may stop with 'no space left'",
-            format_size(needed),
-            format_size(free)
-        ));
+        warnings.push(RunWarning::LowSpace { needed, free }.into());
     }
     warnings
 }
@@ -312,7 +314,7 @@ fn aggregate(
     ctx: &RunContext,
     outs: &[WorkerOutput],
     cancelled: bool,
-    warnings: Vec<String>,
+    warnings: Vec<Warning>,
 ) -> RunResult {
     let mut result = empty_result(spec, ctx, RunStatus::Finished, warnings);
     let ran = || outs.iter().filter(|o| o.started);
@@ -445,7 +447,7 @@ impl<'a> DeviceProbe<'a> {
     /// tracer the window ends here); a device that does not count flushes adds a warning.
     fn after(
         mut self,
-        warnings: &mut Vec<String>,
+        warnings: &mut Vec<Warning>,
         events: &Sender<EngineEvent>,
     ) -> DeviceAccounting {
         self.open_window(events);
@@ -469,11 +471,12 @@ impl<'a> DeviceProbe<'a> {
                     // 0 would look like perfect group commit. Say "not reported" instead.
                     before.flush_ios = None;
                     after.flush_ios = None;
-                    warnings.push(format!(
-                        "{} is a device-mapper/md device: its flush counter stays 0 (flushes are counted on \
-                         the disks below it), so flushes per sync are not measured",
-                        d.name
-                    ));
+                    warnings.push(
+                        RunWarning::FlushesNotCounted {
+                            device: d.name.clone(),
+                        }
+                        .into(),
+                    );
                 }
                 DeviceAccounting::Measured {
                     counters: DeviceCounters {
@@ -513,7 +516,7 @@ fn empty_result(
     spec: &WorkloadSpec,
     ctx: &RunContext,
     status: RunStatus,
-    warnings: Vec<String>,
+    warnings: Vec<Warning>,
 ) -> RunResult {
     RunResult {
         id: ctx.run_id,

@@ -12,6 +12,7 @@ use super::dirfd::{self, DirHandle, is_run_dir_name};
 use super::failure::IoFailure;
 use super::target::CheckedTarget;
 use super::target_error::TargetError;
+use crate::metrics::RunWarning;
 use crate::spec::WorkloadKind;
 
 /// Opens `target` once ([`DirHandle::open`]: as root, walked from `/` without following
@@ -159,45 +160,45 @@ impl ScratchDir {
     }
 
     /// Removes the files and subdirectories it created, then the directory itself (only
-    /// while its name in the target still is the directory it created). Returns a warning
+    /// while its name in the target still is the directory it created). Returns warnings
     /// when something could not be removed (a run never fails because of cleanup).
-    pub fn remove(self) -> Option<String> {
-        let mut problems = Vec::new();
+    pub fn remove(self) -> Vec<RunWarning> {
+        let mut left = Vec::new();
         for d in &self.dirs {
             match self.dir.open_subdir(d) {
                 Ok(sub) => {
-                    dirfd::remove_contents(&sub, &mut problems);
+                    dirfd::remove_contents(&sub, &mut left);
                     if let Err(e) = nix::unistd::unlinkat(
                         self.dir.fd(),
                         d.as_str(),
                         nix::unistd::UnlinkatFlags::RemoveDir,
                     ) && e != nix::errno::Errno::ENOENT
                     {
-                        problems.push(format!("{}: {e}", sub.path().display()));
+                        left.push(dirfd::left(sub.path(), Some(e as i32)));
                     }
                 }
                 Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {}
-                Err(e) => problems.push(format!("{}: {e}", self.dir.shown(d).display())),
+                Err(e) => left.push(dirfd::left(&self.dir.shown(d), e.raw_os_error())),
             }
         }
         for f in &self.files {
             if let Err(e) = self.dir.unlink(f)
                 && e.kind() != io::ErrorKind::NotFound
             {
-                problems.push(format!("{}: {e}", self.dir.shown(f).display()));
+                left.push(dirfd::left(&self.dir.shown(f), e.raw_os_error()));
             }
         }
         let mut warnings = Vec::new();
-        if !problems.is_empty() {
-            warnings.push(format!(
-                "scratch cleanup incomplete ({}); remove it by hand",
-                problems.join("; ")
-            ));
+        if !left.is_empty() {
+            warnings.push(RunWarning::CleanupIncomplete { left });
         }
         if let Err(why) = dirfd::remove_name_if_same(&self.target, &self.name, &self.created) {
-            warnings.push(format!("{}: {why}", self.path().display()));
+            warnings.push(RunWarning::RunDirLeft {
+                dir: self.path().to_path_buf(),
+                why,
+            });
         }
-        (!warnings.is_empty()).then(|| warnings.join("; "))
+        warnings
     }
 }
 
@@ -324,8 +325,8 @@ mod tests {
         let sub = a.subdir("thread-0").unwrap();
         sub.mkdir("deeper").unwrap();
         std::os::unix::fs::symlink("/etc", sub.path().join("deeper/link")).unwrap();
-        assert_eq!(a.remove(), None);
-        assert_eq!(b.remove(), None);
+        assert_eq!(a.remove(), []);
+        assert_eq!(b.remove(), []);
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
         // An exact name: created as asked; an existing one is an error naming it.
         let c = ScratchDir::create(open(), 9, Some("fsynclab-123-4")).unwrap();
@@ -337,7 +338,7 @@ mod tests {
             e.contains("fsynclab-123-4") && e.contains("already exists"),
             "{e}"
         );
-        assert_eq!(c.remove(), None);
+        assert_eq!(c.remove(), []);
         assert!(ScratchDir::create(open(), 9, Some("../etc")).is_err());
     }
 
@@ -346,8 +347,15 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let s = ScratchDir::create(DirHandle::open(dir.path()).unwrap(), 1, None).unwrap();
         std::fs::write(s.path().join("not-ours"), b"x").unwrap();
-        let warning = s.remove().unwrap();
-        assert!(warning.contains("remove it by hand"), "{warning}");
+        let warnings = s.remove();
+        assert_eq!(
+            warnings,
+            [RunWarning::RunDirLeft {
+                dir: dir.path().join("fsynclab-1"),
+                why: crate::metrics::RunDirLeft::NotEmpty,
+            }],
+            "the foreign file keeps the run directory"
+        );
         assert!(
             dir.path().join("fsynclab-1/not-ours").exists(),
             "never deletes foreign files"

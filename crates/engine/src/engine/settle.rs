@@ -8,6 +8,7 @@ use std::path::Path;
 use super::api::{CancelToken, RunContext};
 use super::file::{Backend, DirOps, PREPARE_THREAD};
 use super::scratch::ScratchDir;
+use crate::metrics::RunWarning;
 use crate::probe::{SettleRule, SettleVerdict, Settler};
 
 /// How a settle step ended.
@@ -18,7 +19,7 @@ pub(crate) struct Settled {
     /// Milliseconds waited (samples × the rule's interval).
     pub waited_ms: u64,
     /// Why the run starts without having settled (a warning), if it does.
-    pub warning: Option<String>,
+    pub warning: Option<crate::metrics::RunWarning>,
 }
 
 /// Settles the target of `scratch` under `rule`.
@@ -35,9 +36,9 @@ pub(crate) fn settle<B: Backend>(
         warning: None,
     };
     if let Err(e) = backend.dir_ops(PREPARE_THREAD).syncfs(scratch.dir()) {
-        out.warning = Some(format!(
-            "settle: syncfs of the target failed ({e}); the timed part may meet the fill's writeback"
-        ));
+        out.warning = Some(RunWarning::SettleSyncfsFailed {
+            errno: e.raw_os_error(),
+        });
         return out;
     }
     let stat_paths: Vec<&Path> = [&ctx.system.device, &ctx.system.backing_device]
@@ -53,9 +54,18 @@ pub(crate) fn settle<B: Backend>(
         let sample = match backend.settle_sample(&stat_paths) {
             Ok(s) => s,
             Err(e) => {
-                out.warning = Some(format!(
-                    "settle: cannot read the device or page-cache counters ({e}); started after syncfs alone"
-                ));
+                out.warning = Some(match e {
+                    crate::probe::ProbeError::Read { path, source } => {
+                        RunWarning::SettleUnreadable {
+                            path: Some(path),
+                            errno: source.raw_os_error(),
+                        }
+                    }
+                    crate::probe::ProbeError::Parse { .. } => RunWarning::SettleUnreadable {
+                        path: None,
+                        errno: None,
+                    },
+                });
                 return out;
             }
         };
@@ -64,14 +74,12 @@ pub(crate) fn settle<B: Backend>(
             return out;
         }
         if out.waited_ms >= rule.timeout_ms {
-            out.warning = Some(format!(
-                "settle: the device and page cache were still busy after {:.1} s ({} in flight, \
-                 {} KiB dirty, {} KiB under writeback); the run started anyway",
-                rule.timeout_ms as f64 / 1000.0,
-                sample.in_flight.iter().sum::<u64>(),
-                sample.dirty_kib,
-                sample.writeback_kib
-            ));
+            out.warning = Some(RunWarning::SettleTimedOut {
+                timeout_ms: rule.timeout_ms,
+                in_flight: sample.in_flight.iter().sum::<u64>(),
+                dirty_kib: sample.dirty_kib,
+                writeback_kib: sample.writeback_kib,
+            });
             return out;
         }
         backend.settle_pause(rule.interval_ms);

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use super::api::EngineError;
 use super::dirfd::DirHandle;
 use super::target_error::TargetError;
+use crate::metrics::RunWarning;
 use crate::pathwalk::WalkError;
 
 /// Filesystems that are kernel interfaces, not storage, by mountinfo type name.
@@ -104,14 +105,11 @@ pub fn shared_target_error(shown: &Path, mode: u32) -> TargetError {
 }
 
 /// The warning a run on a shared target carries (`--allow-shared-target`).
-pub fn shared_target_warning(shown: &Path, mode: u32) -> String {
-    format!(
-        "target {} (mode {:04o}) is writable by other users and not sticky, and the run was \
-         allowed to use it: every file of the run was reached through directory descriptors, \
-         but another user could rename the run directory away; prefer a private directory",
-        shown.display(),
-        mode & 0o7777
-    )
+pub fn shared_target_warning(shown: &Path, mode: u32) -> RunWarning {
+    RunWarning::SharedTarget {
+        target: shown.to_path_buf(),
+        mode: mode & 0o7777,
+    }
 }
 
 /// A target checked by [`super::check_target`] and held open: the run and the probe use
@@ -221,7 +219,7 @@ pub fn recheck_target(
     shown: &Path,
     dir: DirHandle,
     allow_shared: bool,
-) -> Result<(DirHandle, Option<String>), EngineError> {
+) -> Result<(DirHandle, Option<RunWarning>), EngineError> {
     let st = dir.stat().map_err(|source| TargetError::Inspect {
         path: shown.to_path_buf(),
         source,
@@ -310,12 +308,9 @@ mod tests {
         assert!(e.is_usage() && e.to_string().contains("0777"), "{e}");
         assert!(super::super::check_target(dir.path(), true).is_ok());
         let (_, warning) = recheck_target(dir.path(), open(), true).unwrap();
-        let warning = warning.unwrap();
         assert!(
-            warning.contains("not sticky")
-                && !warning.contains("WARNING")
-                && !warning.contains("--"),
-            "labelled where shown, and no CLI flag in what the window shows too: {warning}"
+            matches!(warning, Some(RunWarning::SharedTarget { mode: 0o777, .. })),
+            "{warning:?}"
         );
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o1777)).unwrap();
         let (_, warning) = recheck_target(dir.path(), open(), false).unwrap();

@@ -21,7 +21,9 @@ const LAYERS: &[(&str, &str, &[&str])] = &[
     (
         "crates/core",
         "fsynclab-core",
-        &["clock", "identity", "spec", "fsopts", "sysinfo", "metrics"],
+        &[
+            "clock", "identity", "spec", "fsopts", "sysinfo", "metrics", "warning",
+        ],
     ),
     (
         "crates/sys",

@@ -24,6 +24,7 @@ mod cli_persist;
 mod cli_presets_quick;
 mod cli_run;
 mod cli_trend;
+mod cli_warnings;
 mod cli_words;
 mod desktop_entry;
 mod file_cycles;

@@ -383,8 +383,17 @@ fn noise_and_warnings(ui: &mut egui::Ui, run: &StoredRun) {
             );
         });
     }
-    let result_warnings = run.result.iter().flat_map(|r| r.warnings.iter());
-    let warnings: Vec<&String> = sys.warnings.iter().chain(result_warnings).collect();
+    // The probe's warnings, then the run's (worded by the report's words, issue 32).
+    let result_warnings = run
+        .result
+        .iter()
+        .flat_map(fsynclab::report::run_warning_texts);
+    let warnings: Vec<String> = sys
+        .warnings
+        .iter()
+        .map(|w| fsynclab::report::warning_text(w, None))
+        .chain(result_warnings)
+        .collect();
     if !warnings.is_empty() {
         section(ui, "Warnings", |ui| {
             for w in warnings {

@@ -175,8 +175,8 @@ fn one_result(ui: &mut egui::Ui, r: &RunResult, preset: Option<&str>) {
 
     if !r.warnings.is_empty() {
         ui.add_space(6.0);
-        for w in &r.warnings {
-            ui.label(RichText::new(w.as_str()).color(ui.visuals().warn_fg_color));
+        for w in fsynclab::report::run_warning_texts(r) {
+            ui.label(RichText::new(w).color(ui.visuals().warn_fg_color));
         }
     }
 

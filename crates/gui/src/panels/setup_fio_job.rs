@@ -206,7 +206,8 @@ impl FioJobForm {
             return;
         }
         for warning in &loaded.warnings {
-            ui.add(Label::new(RichText::new(format!("warning: {warning}")).color(warn)).wrap());
+            let text = fsynclab::report::warning_text(&warning.clone().into(), None);
+            ui.add(Label::new(RichText::new(format!("warning: {text}")).color(warn)).wrap());
         }
     }
 }

@@ -165,7 +165,8 @@ impl SetupPanel {
             .into_iter()
             .filter(|w| *w != memory)
         {
-            ui.add(Label::new(RichText::new(warning).color(ui.visuals().warn_fg_color)).wrap());
+            let text = fsynclab::report::warning_text(&warning.into(), None);
+            ui.add(Label::new(RichText::new(text).color(ui.visuals().warn_fg_color)).wrap());
         }
     }
 

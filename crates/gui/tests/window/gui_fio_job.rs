@@ -110,8 +110,7 @@ fn a_picked_job_fills_the_form_and_its_run_keeps_the_job() {
     assert_eq!(origin.job_text.as_deref(), Some(text.as_str()));
     let result = stored.result.expect("finished");
     assert!(
-        result
-            .warnings
+        fsynclab::report::run_warning_texts(&result)
             .iter()
             .any(|w| w.contains("loops (line 14)")),
         "{:?}",

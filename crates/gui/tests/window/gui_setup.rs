@@ -279,8 +279,7 @@ fn shared_target_needs_the_checkbox_and_then_warns() {
     assert_eq!(live.error, None);
     assert_eq!(live.results[0].status, RunStatus::Finished);
     assert!(
-        live.results[0]
-            .warnings
+        fsynclab::report::run_warning_texts(&live.results[0])
             .iter()
             .any(|w| w.contains("not sticky") && !w.contains("--allow-shared-target")),
         "{:?}",

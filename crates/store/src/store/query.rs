@@ -406,7 +406,7 @@ impl Store {
                 .as_deref()
                 .ok_or_else(|| missing("device accounting"))?,
         )?;
-        let warnings: Vec<String> = match &detail.warnings_json {
+        let warnings: Vec<crate::metrics::Warning> = match &detail.warnings_json {
             Some(json) => serde_json::from_str(json)?,
             None => Vec::new(),
         };

@@ -367,7 +367,8 @@ fn update_row(tx: &Transaction<'_>, result: &RunResult) -> Result<(), StoreError
              write_p99_ns = ?17, sync_p50_ns = ?18, sync_p99_ns = ?19, device_flushes = ?20, \
              flushes_per_sync = ?21, spec_json = ?22, system_json = ?23, device_json = ?24, \
              warnings_json = ?25, noise_json = ?26, detail_json = ?27, \
-             kernel_trace_json = ?28, durable_p99_ns = ?29, durable_ops_per_sec = ?30 \
+             kernel_trace_json = ?28, durable_p99_ns = ?29, durable_ops_per_sec = ?30, \
+             warning_codes = ?31 \
              WHERE id = ?1",
         params![
             id,
@@ -413,6 +414,12 @@ fn update_row(tx: &Transaction<'_>, result: &RunResult) -> Result<(), StoreError
                 summary.durable_lat.as_ref().map(|l| l.p99_ns)
             )?,
             summary.durable_ops_per_sec,
+            result
+                .warnings
+                .iter()
+                .map(|w| w.code())
+                .collect::<Vec<_>>()
+                .join(" "),
         ],
     )?;
     if changed == 0 {

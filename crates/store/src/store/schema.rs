@@ -45,6 +45,10 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "0009_durable",
         sql: include_str!("migrations/0009_durable.sql"),
     },
+    Migration {
+        name: "0010_warning_codes",
+        sql: include_str!("migrations/0010_warning_codes.sql"),
+    },
 ];
 
 /// One schema step.

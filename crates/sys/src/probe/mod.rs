@@ -37,8 +37,8 @@ pub use sudo::{
     with_invoking_user_files,
 };
 pub use sysfs::{
-    SYSFS_ROOT, device_for_mount, device_for_mount_in, device_holding_file, no_device_reason,
-    parse_active_scheduler, parse_sysfs_bool, read_attribute,
+    HoldingFileError, SYSFS_ROOT, device_for_mount, device_for_mount_in, device_holding_file,
+    no_device_reason, parse_active_scheduler, parse_sysfs_bool, read_attribute,
 };
 pub use system::{
     Machine, collect, collect_held, is_memory_fs, machine, memory_fs_warning, read_blockstat,

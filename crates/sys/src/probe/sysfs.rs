@@ -88,10 +88,9 @@ pub fn no_device_reason(mount: &MountInfo) -> String {
 
 /// The block device holding `file` (e.g. a loop device's backing image): the whole disk
 /// under its partition, with the disk's attributes. `Err` says why there is none.
-pub fn device_holding_file(file: &Path) -> Result<DeviceInfo, String> {
+pub fn device_holding_file(file: &Path) -> Result<DeviceInfo, HoldingFileError> {
     use std::os::unix::fs::MetadataExt;
-    let meta =
-        std::fs::metadata(file).map_err(|e| format!("cannot stat {} ({e})", file.display()))?;
+    let meta = std::fs::metadata(file).map_err(HoldingFileError::Stat)?;
     let dev = meta.dev();
     // Linux device numbers are 32-bit major and minor fields inside the 64-bit dev_t.
     let (major, minor) = (
@@ -99,12 +98,37 @@ pub fn device_holding_file(file: &Path) -> Result<DeviceInfo, String> {
         nix::sys::stat::minor(dev) as u32,
     );
     if major == 0 {
-        return Err(format!(
-            "{} is on a filesystem without a block device (tmpfs or similar)",
-            file.display()
-        ));
+        return Err(HoldingFileError::NoBlockDevice);
     }
-    device_for_numbers_in(Path::new(SYSFS_ROOT), major, minor)
+    device_for_numbers_in(Path::new(SYSFS_ROOT), major, minor).map_err(HoldingFileError::Sysfs)
+}
+
+/// Why [`device_holding_file`] found no disk.
+#[derive(Debug, thiserror::Error)]
+pub enum HoldingFileError {
+    /// The file could not be examined.
+    #[error("cannot stat it ({0})")]
+    Stat(std::io::Error),
+    /// The file is on a filesystem without a block device (tmpfs or similar).
+    #[error("it is on a filesystem without a block device (tmpfs or similar)")]
+    NoBlockDevice,
+    /// Its device numbers did not lead to a disk under /sys (what went wrong there).
+    #[error("{0}")]
+    Sysfs(String),
+}
+
+impl HoldingFileError {
+    /// The reason as data, for [`crate::metrics::RunWarning::BackingDiskNotCounted`].
+    pub fn reason(&self) -> crate::metrics::BackingUnknown {
+        use crate::metrics::BackingUnknown;
+        match self {
+            HoldingFileError::Stat(e) => BackingUnknown::Unreadable {
+                errno: e.raw_os_error(),
+            },
+            HoldingFileError::NoBlockDevice => BackingUnknown::NoBlockDevice,
+            HoldingFileError::Sysfs(_) => BackingUnknown::NotInSysfs,
+        }
+    }
 }
 
 /// Resolves `MAJ:MIN` through `<sysfs_root>/dev/block` and reads the disk's attributes.

@@ -4,6 +4,8 @@
 use std::os::fd::{AsFd, AsRawFd as _, BorrowedFd};
 use std::path::{Path, PathBuf};
 
+use crate::metrics::{RunWarning, Warning};
+
 use super::{
     BlockStat, DeviceInfo, MountInfo, ProbeError, SystemInfo, device_for_mount, list_mounts,
     mount_for_device, mount_for_path,
@@ -58,38 +60,31 @@ pub fn read_blockstat(device: &DeviceInfo) -> Result<BlockStat, ProbeError> {
     crate::probe::read_block_stat(&device.stat_path)
 }
 
-/// The warning for a target on a memory filesystem.
 /// The warning [`warnings_for`] gives a target on a memory filesystem (a front end that
 /// shows its own, louder, notice leaves this one out).
-pub fn memory_fs_warning(fs_type: &str) -> String {
-    format!(
-        "target is on {fs_type}: fsync and fdatasync return immediately (nothing is persisted), \
-         so sync latency here is pure syscall cost"
-    )
+pub fn memory_fs_warning(fs_type: &str) -> RunWarning {
+    RunWarning::MemoryFilesystem {
+        fs_type: fs_type.to_string(),
+    }
 }
 
 /// Warnings that change how results on this mount and device read.
-pub fn warnings_for(mount: &MountInfo, device: Option<&DeviceInfo>) -> Vec<String> {
+pub fn warnings_for(mount: &MountInfo, device: Option<&DeviceInfo>) -> Vec<RunWarning> {
     let mut warnings = Vec::new();
     if is_memory_fs(&mount.fs_type) {
         warnings.push(memory_fs_warning(&mount.fs_type));
     }
     if mount.has_option("nobarrier") || mount.has_option("barrier=0") {
-        warnings.push(format!(
-            "{} is mounted with barriers off (nobarrier): fsync does not flush the device \
-             cache, so sync latency is lower than a safe configuration and data may be lost \
-             on power failure",
-            mount.mount_point
-        ));
+        warnings.push(RunWarning::BarriersOff {
+            mount_point: mount.mount_point.clone(),
+        });
     }
     if let Some(device) = device
         && device.write_cache.as_deref() == Some("write through")
     {
-        warnings.push(format!(
-            "device {} reports write_cache = write through: the block layer sends it no cache \
-             flushes, so fsync cost here excludes a device cache flush",
-            device.name
-        ));
+        warnings.push(RunWarning::WriteThrough {
+            device: device.name.clone(),
+        });
     }
     warnings
 }
@@ -155,10 +150,13 @@ fn collect_where(target: &Path, held: Option<BorrowedFd<'_>>) -> SystemInfo {
     info.target = match canonical {
         Ok(canonical) => canonical,
         Err(error) => {
-            info.warnings.push(format!(
-                "cannot resolve target {} ({error}); mount and device are looked up for it as given",
-                target.display()
-            ));
+            info.warnings.push(
+                RunWarning::TargetUnresolved {
+                    target: target.to_path_buf(),
+                    errno: error.raw_os_error(),
+                }
+                .into(),
+            );
             absolute_or_given(target)
         }
     };
@@ -189,13 +187,20 @@ fn collect_where(target: &Path, held: Option<BorrowedFd<'_>>) -> SystemInfo {
     {
         match super::sysfs::device_holding_file(Path::new(backing.trim_end_matches(" (deleted)"))) {
             Ok(disk) => info.backing_device = Some(disk),
-            Err(reason) => info.warnings.push(format!(
-                "backing disk of the loop device not counted: {reason}"
-            )),
+            Err(why) => info.warnings.push(
+                RunWarning::BackingDiskNotCounted {
+                    file: PathBuf::from(backing.trim_end_matches(" (deleted)")),
+                    why: why.reason(),
+                }
+                .into(),
+            ),
         }
     }
-    info.warnings
-        .extend(warnings_for(&mount, info.device.as_ref()));
+    info.warnings.extend(
+        warnings_for(&mount, info.device.as_ref())
+            .into_iter()
+            .map(Warning::from),
+    );
     info.mount = Some(mount);
     info
 }
@@ -263,11 +268,9 @@ mod tests {
         };
         assert_eq!(
             warnings_for(&tmpfs, None),
-            vec![
-                "target is on tmpfs: fsync and fdatasync return immediately (nothing is \
-                 persisted), so sync latency here is pure syscall cost"
-                    .to_string()
-            ]
+            [RunWarning::MemoryFilesystem {
+                fs_type: "tmpfs".into()
+            }]
         );
         let ext4 = MountInfo {
             fs_type: "ext4".into(),
@@ -282,8 +285,17 @@ mod tests {
         };
         let warnings = warnings_for(&ext4, Some(&device));
         assert_eq!(warnings.len(), 2, "{warnings:?}");
-        assert!(warnings[0].contains("nobarrier") && warnings[0].contains("/mnt/x"));
-        assert!(warnings[1].contains("loop0") && warnings[1].contains("write through"));
+        assert_eq!(
+            warnings,
+            [
+                RunWarning::BarriersOff {
+                    mount_point: "/mnt/x".into()
+                },
+                RunWarning::WriteThrough {
+                    device: "loop0".into()
+                }
+            ]
+        );
         let safe = MountInfo {
             fs_type: "xfs".into(),
             ..MountInfo::default()
@@ -316,7 +328,11 @@ mod tests {
             "{info:?}"
         );
         if is_memory_fs(&mount.fs_type) {
-            assert!(info.warnings.iter().any(|w| w.contains("fsync")));
+            assert!(
+                info.warnings
+                    .iter()
+                    .any(|w| w.code() == "memory_filesystem")
+            );
         }
         if let Some(device) = &info.device {
             let stat = read_blockstat(device).expect("device counters readable");
@@ -346,14 +362,23 @@ mod tests {
             info.device_note.as_deref(),
             Some("tmpfs has no block device (memory filesystem)")
         );
-        assert!(info.warnings[0].starts_with("target is on tmpfs: fsync and fdatasync"));
+        assert_eq!(
+            info.warnings[0],
+            Warning::from(RunWarning::MemoryFilesystem {
+                fs_type: "tmpfs".into()
+            })
+        );
     }
 
     #[test]
     fn collect_never_fails_on_a_missing_target() {
         let info = collect(Path::new("/nonexistent/fsynclab/target"));
-        assert!(
-            info.warnings[0].contains("cannot resolve target"),
+        assert_eq!(
+            info.warnings[0],
+            Warning::from(RunWarning::TargetUnresolved {
+                target: "/nonexistent/fsynclab/target".into(),
+                errno: Some(libc::ENOENT)
+            }),
             "{info:?}"
         );
         assert_eq!(info.target, PathBuf::from("/nonexistent/fsynclab/target"));

@@ -177,7 +177,14 @@ fn result_for(id: i64, new: &NewRun) -> RunResult {
                 after,
             }),
         },
-        warnings: vec!["free space below 10%".into()],
+        warnings: vec![
+            crate::metrics::RunWarning::LowSpace {
+                needed: 10 << 30,
+                free: 1 << 30,
+            }
+            .into(),
+            crate::metrics::Warning::Text("a sentence stored before issue 32".into()),
+        ],
         noise: Some(crate::metrics::NoiseInfo {
             background_cpu_busy: Some(0.03),
             quiet_threshold: Some(0.1),
