@@ -22,11 +22,13 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-fn show(db: &Path, id: &str) -> serde_json::Value {
+/// `fsynclab --db DB ARGS… [LAST]`, which must succeed: its standard output.
+fn fsynclab(db: &Path, args: &[&str], last: Option<&Path>) -> Vec<u8> {
     let out = bare_cmd()
         .arg("--db")
         .arg(db)
-        .args(["show", "--json", id])
+        .args(args)
+        .args(last)
         .output()
         .unwrap();
     assert!(
@@ -34,7 +36,18 @@ fn show(db: &Path, id: &str) -> serde_json::Value {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    json_of(&out.stdout)["run"].clone()
+    out.stdout
+}
+
+fn show(db: &Path, id: &str) -> serde_json::Value {
+    json_of(&fsynclab(db, &["show", "--json", id], None))["run"].clone()
+}
+
+fn user_version(db: &Path) -> String {
+    sql(
+        db,
+        "SELECT CAST(user_version AS TEXT) FROM pragma_user_version",
+    )
 }
 
 fn sql(db: &Path, query: &str) -> String {
@@ -60,34 +73,12 @@ fn a_database_of_the_release_before_keeps_its_warnings_as_they_were() {
     let lab = Lab::new();
     let db = lab.dir.path().join("v9.sqlite");
     std::fs::copy(fixture("runs-v9.sqlite"), &db).unwrap();
-    assert_eq!(
-        sql(
-            &db,
-            "SELECT CAST(user_version AS TEXT) FROM pragma_user_version"
-        ),
-        "9"
-    );
+    assert_eq!(user_version(&db), "9");
     assert_old_sentences(&db, "1", "2");
     // Opened for writing (a run), it migrates; the old rows have no codes, the new one has.
-    let out = bare_cmd()
-        .arg("--db")
-        .arg(&db)
-        .args(["run", "--quiet", "--file-size", "64k", "--keep", "--target"])
-        .arg(&lab.target)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(
-        sql(
-            &db,
-            "SELECT CAST(user_version AS TEXT) FROM pragma_user_version"
-        ),
-        "10"
-    );
+    let run = ["run", "--quiet", "--file-size", "64k", "--keep", "--target"];
+    fsynclab(&db, &run, Some(&lab.target));
+    assert_eq!(user_version(&db), "10");
     assert_eq!(
         sql(&db, "SELECT warning_codes FROM runs WHERE id = 1"),
         "NULL"
@@ -110,19 +101,9 @@ fn a_database_of_the_release_before_keeps_its_warnings_as_they_were() {
 #[test]
 fn a_bundle_of_the_release_before_imports_with_its_warnings_as_they_were() {
     let lab = Lab::new();
-    let out = lab
-        .cmd()
-        .arg("import")
-        .arg(fixture("runs-v9.fsynclab"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    fsynclab(&lab.db, &["import"], Some(&fixture("runs-v9.fsynclab")));
     assert_old_sentences(&lab.db, "1", "2");
-    let text = lab.cmd().args(["show", "1"]).output().unwrap();
-    let text = String::from_utf8_lossy(&text.stdout);
+    let text = fsynclab(&lab.db, &["show", "1"], None);
+    let text = String::from_utf8_lossy(&text);
     assert!(text.contains(&format!("warning   {TMPFS}")), "{text}");
 }
