@@ -73,7 +73,7 @@ impl Worded for MatrixStop {
                 "cannot make the filesystem for {label}: {}",
                 error.worded(names)
             ),
-            MatrixStop::Target(e) => e.worded(names),
+            MatrixStop::Target(e) => super::worded::engine_words(e, names),
             MatrixStop::Run(e) => e.worded(names),
             MatrixStop::Ended { label, status } => {
                 format!("a run on {label} ended {}", status.as_str())

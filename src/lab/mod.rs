@@ -42,7 +42,7 @@ pub use series::{
     default_repeat,
 };
 pub use sides::{MAX_SIDE_EXPERIMENTS, SideSpec, compare_sides, load_side, rank_sides};
-pub use worded::{explains_cause, worded_error};
+pub use worded::{engine_words, explains_cause, worded_error};
 
 use std::path::PathBuf;
 use std::sync::mpsc::Sender;
@@ -50,7 +50,9 @@ use std::time::Duration;
 
 use crate::engine::{self, CancelToken, EngineError, EngineEvent, RunContext, TargetError};
 use crate::ktrace::{KernelTraceMode, Tracing};
-use crate::metrics::{NoiseInfo, PressureDelta, RunResult, RunStatus};
+use crate::metrics::{
+    Failure, NoiseInfo, PressureDelta, Recorded, RunFailure, RunResult, RunStatus,
+};
 use crate::probe;
 use crate::spec::{Setting, WorkloadSpec};
 use crate::store::{NewRun, Store, StoreError};
@@ -267,7 +269,7 @@ fn run_one_with(
     let dir_name = match store.plan_run_dir(run_id, target.path(), request.keep_files) {
         Ok(name) => name,
         Err(e) => {
-            let _ = store.fail_run(run_id, &e.to_string());
+            let _ = store.fail_run(run_id, &Recorded::Text(e.to_string()));
             return Err(e.into());
         }
     };
@@ -284,7 +286,7 @@ fn run_one_with(
     let tracing = match crate::ktrace::start(request.kernel_trace, run_id, &ctx.system) {
         Ok(tracing) => tracing,
         Err(e) => {
-            let _ = store.fail_run(run_id, &e.to_string());
+            let _ = store.fail_run(run_id, &Recorded::Text(e.to_string()));
             return Err(e.into());
         }
     };
@@ -314,7 +316,7 @@ fn run_one_with(
     let mut result = match outcome {
         Ok(result) => result,
         Err(e) => {
-            store.fail_run(run_id, &e.to_string())?;
+            store.fail_run(run_id, &engine_failure(&e))?;
             return Err(LabError::RunFailed { run_id, source: e });
         }
     };
@@ -337,15 +339,22 @@ fn store_result(store: &Store, run_id: i64, result: RunResult) -> Result<RunResu
     match store.finish_run(&result) {
         Ok(()) => Ok(result),
         Err(source) => {
-            let _ = store.fail_run(
-                run_id,
-                &format!("measured, but storing the result failed: {source}"),
-            );
+            let _ = store.fail_run(run_id, &RunFailure::NotStored.into());
             Err(LabError::NotStored {
                 result: Box::new(result),
                 source,
             })
         }
+    }
+}
+
+/// How a run the engine refused is stored: typed when the engine's error is one of the
+/// typed failures, else (the target's, the spec's, cleanup and internal errors) the
+/// library's neutral words.
+fn engine_failure(e: &engine::EngineError) -> Failure {
+    match e.failure() {
+        Some(failure) => failure.into(),
+        None => Recorded::Text(e.to_string()),
     }
 }
 

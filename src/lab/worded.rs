@@ -14,11 +14,11 @@ use crate::store::StoreError;
 impl Worded for LabError {
     fn worded(&self, names: &dyn SettingNames) -> String {
         match self {
-            LabError::Engine(e) => e.worded(names),
+            LabError::Engine(e) => engine_words(e, names),
             LabError::Store(e) => e.worded(names),
             LabError::Scratch(e) => e.worded(names),
             LabError::RunFailed { run_id, source } => {
-                format!("run {run_id} failed: {}", source.worded(names))
+                format!("run {run_id} failed: {}", engine_words(source, names))
             }
             LabError::NotStored { source, .. } => format!(
                 "the run was measured but could not be stored: {}",
@@ -43,9 +43,34 @@ impl Worded for LabError {
 
     fn explains_cause(&self) -> bool {
         match self {
-            LabError::Engine(e) | LabError::RunFailed { source: e, .. } => e.explains_cause(),
+            LabError::Engine(e) | LabError::RunFailed { source: e, .. } => engine_explains_cause(e),
             _ => false,
         }
+    }
+}
+
+/// The engine's error in words, its settings named by `names` (the failures it types are
+/// worded by `report::failures`, as a stored run's are).
+pub fn engine_words(e: &EngineError, names: &dyn SettingNames) -> String {
+    match e {
+        EngineError::Spec(e) => format!("invalid workload: {}", e.worded(names)),
+        EngineError::Target(e) => e.worded(names),
+        EngineError::Internal(message) | EngineError::Cleanup(message) => message.clone(),
+        EngineError::Prepare(_) | EngineError::Open(_) | EngineError::Spawn { .. } => {
+            match e.failure() {
+                Some(failure) => crate::report::run_failure_text(&failure, names),
+                None => e.to_string(),
+            }
+        }
+    }
+}
+
+/// Whether [`engine_words`] already says what the error's source means.
+fn engine_explains_cause(e: &EngineError) -> bool {
+    match e {
+        EngineError::Target(e) => e.explains_cause(),
+        EngineError::Prepare(_) | EngineError::Open(_) | EngineError::Spawn { .. } => true,
+        EngineError::Spec(_) | EngineError::Internal(_) | EngineError::Cleanup(_) => false,
     }
 }
 
@@ -55,9 +80,9 @@ pub fn explains_cause(error: &(dyn Error + 'static)) -> bool {
     if let Some(e) = error.downcast_ref::<LabError>() {
         e.explains_cause()
     } else if let Some(e) = error.downcast_ref::<EngineError>() {
-        e.explains_cause()
-    } else if let Some(e) = error.downcast_ref::<IoFailure>() {
-        e.explains_cause()
+        engine_explains_cause(e)
+    } else if error.downcast_ref::<IoFailure>().is_some() {
+        true
     } else if let Some(e) = error.downcast_ref::<TargetError>() {
         e.explains_cause()
     } else {
@@ -71,7 +96,7 @@ pub fn worded_error(error: &(dyn Error + 'static), names: &dyn SettingNames) -> 
     if let Some(e) = error.downcast_ref::<LabError>() {
         e.worded(names)
     } else if let Some(e) = error.downcast_ref::<EngineError>() {
-        e.worded(names)
+        engine_words(e, names)
     } else if let Some(e) = error.downcast_ref::<SpecError>() {
         e.worded(names)
     } else if let Some(e) = error.downcast_ref::<PresetError>() {
@@ -87,7 +112,7 @@ pub fn worded_error(error: &(dyn Error + 'static), names: &dyn SettingNames) -> 
     } else if let Some(e) = error.downcast_ref::<OutputError>() {
         e.worded(names)
     } else if let Some(e) = error.downcast_ref::<IoFailure>() {
-        e.worded(names)
+        crate::report::io_failure_text(e, names)
     } else if let Some(e) = error.downcast_ref::<TargetError>() {
         e.worded(names)
     } else {

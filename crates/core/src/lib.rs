@@ -7,6 +7,7 @@
 #![warn(missing_docs)]
 
 pub mod clock;
+pub mod failure;
 pub mod fsopts;
 pub mod identity;
 pub mod metrics;

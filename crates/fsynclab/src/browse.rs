@@ -152,7 +152,7 @@ pub fn show(db: &Option<PathBuf>, args: ShowArgs) -> Result<u8, CliError> {
             if let Some(origin) = &stored.origin {
                 out!("{}", report::origin_lines(origin));
             }
-            out!("{}", report::summary_text(result));
+            out!("{}", report::summary_text(result, &crate::names::CliNames));
             out!(
                 "{}",
                 report::requirement_lines(&super::launch::checks(
@@ -201,7 +201,10 @@ pub fn show(db: &Option<PathBuf>, args: ShowArgs) -> Result<u8, CliError> {
                 ),
             }
             if let Some(error) = &stored.row.error {
-                outln!("error     {error}");
+                outln!(
+                    "error     {}",
+                    fsynclab::report::failure_text(error, &crate::names::CliNames)
+                );
             }
         }
     }

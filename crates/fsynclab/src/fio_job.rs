@@ -258,7 +258,7 @@ fn print_results(results: &[(String, RunResult)], json: bool) -> Result<(), CliE
     } else {
         for (name, r) in results {
             outln!("== job [{name}]");
-            out!("{}", report::run_summary_text(r));
+            out!("{}", report::run_summary_text(r, &crate::names::CliNames));
         }
     }
     Ok(())

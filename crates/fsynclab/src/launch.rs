@@ -285,7 +285,10 @@ fn print_result(result: &RunResult, json: bool) -> Result<(), CliError> {
     if json {
         print_json(&report::run_shape(vec![report::run_json(result)], &[]))?;
     } else {
-        out!("{}", report::run_summary_text(result));
+        out!(
+            "{}",
+            report::run_summary_text(result, &crate::names::CliNames)
+        );
     }
     Ok(())
 }

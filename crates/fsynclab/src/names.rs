@@ -220,7 +220,9 @@ mod tests {
     #[test]
     fn engine_errors_read_as_before() {
         use fsynclab::engine::{EngineError, IoFailure, TargetError};
-        use fsynclab::spec::{Setting, Worded, WorkloadKind};
+        use fsynclab::lab::engine_words;
+        use fsynclab::report::io_failure_text;
+        use fsynclab::spec::{Setting, WorkloadKind};
         let enospc = std::io::Error::from_raw_os_error(libc::ENOSPC);
         let full = IoFailure::new(
             WorkloadKind::Fileserver,
@@ -231,7 +233,7 @@ mod tests {
             false,
         );
         assert_eq!(
-            full.worded(&CliNames),
+            io_failure_text(&full, &CliNames),
             "no space left on device during write of /mnt/x/f at offset 4096; free space on the \
              target or lower --clients (or --set fileserver.files_per_client=N)"
         );
@@ -241,9 +243,7 @@ mod tests {
             ..full.clone()
         };
         assert!(
-            inodes
-                .worded(&CliNames)
-                .contains("; lower --files (or --threads) or use")
+            io_failure_text(&inodes, &CliNames).contains("; lower --files (or --threads) or use")
         );
         let unaligned = EngineError::from(TargetError::Unaligned {
             setting: Setting::BlockSize,
@@ -251,8 +251,7 @@ mod tests {
             logical_block_size: 4096,
         });
         assert!(
-            unaligned
-                .worded(&CliNames)
+            engine_words(&unaligned, &CliNames)
                 .ends_with("O_DIRECT needs aligned I/O: use --bs 4k")
         );
         let missing = EngineError::from(TargetError::Missing {
@@ -261,14 +260,14 @@ mod tests {
             source: std::io::Error::from_raw_os_error(libc::ENOENT),
         });
         assert_eq!(
-            missing.worded(&CliNames),
+            engine_words(&missing, &CliNames),
             "target /nope does not exist; create it or choose an existing directory with --target"
         );
         let spawn = EngineError::Spawn {
             threads: 9000,
             source: std::io::Error::from_raw_os_error(libc::EAGAIN),
         };
-        assert!(spawn.worded(&CliNames).ends_with("; lower --threads"));
+        assert!(engine_words(&spawn, &CliNames).ends_with("; lower --threads"));
         // The chain stops at an error that explained its cause: no trailing "(os error 2)".
         let chain = anyhow::Error::new(fsynclab::lab::LabError::Engine(missing));
         assert!(!crate::chain_text(&chain).contains("os error"));

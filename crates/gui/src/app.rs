@@ -318,7 +318,9 @@ impl LabApp {
                     self.status.error(format!(
                         "run {} failed: {}",
                         r.id,
-                        r.error.as_deref().unwrap_or("unknown error")
+                        r.error.as_ref().map_or("unknown error".to_string(), |e| {
+                            fsynclab::report::failure_text(e, &crate::names::GuiLabels)
+                        })
                     ))
                 }
                 (None, Some(r))

@@ -7,7 +7,7 @@ use super::node::{MAX_COUNT, Node};
 use super::{DiskEntry, FileFacts, ImportError};
 use crate::metrics::{
     DeviceAccounting, LatencyHistogram, ReportedDisk, ReportedFigures, ReportedLatency,
-    ReportedPercentile, RunResult, RunStatus, RunWarning, Warning,
+    ReportedPercentile, RunFailure, RunResult, RunStatus, RunWarning, Warning,
 };
 use crate::probe::SystemInfo;
 use crate::spec::{WorkloadKind, WorkloadSpec};
@@ -303,7 +303,7 @@ pub(super) fn read_entry(
         } else {
             RunStatus::Failed
         },
-        error: (error_code != 0).then(|| format!("fio reported error {error_code} for this job")),
+        error: (error_code != 0).then(|| RunFailure::FioError { error: error_code }.into()),
         spec,
         system,
         started_at_ms,

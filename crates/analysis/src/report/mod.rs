@@ -4,6 +4,7 @@
 
 mod compare;
 mod durable;
+mod failures;
 mod gate;
 pub mod image;
 mod imported;
@@ -25,6 +26,7 @@ mod warnings;
 pub use crate::probe::merged_options;
 pub use compare::{compare_csv, compare_json, compare_markdown, compare_table, num as fmt_num};
 pub use durable::{durable_unavailable, no_durable_op_text, not_durable_text, requirement_lines};
+pub use failures::{failure_text, io_failure_text, run_failure_text, stored_failure_text};
 pub use gate::{compare_gate_json, gate_text};
 pub use image::{
     ImageFormat, ImageOptions, ReportError, render_comparison, render_ranking, render_trend,

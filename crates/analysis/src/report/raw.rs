@@ -158,7 +158,7 @@ pub fn run_document(run: &StoredRun) -> Result<Value, RawExportError> {
         Some(r) => {
             let mut summary = super::run_json(r);
             // The document carries these once, at its top level.
-            for key in ["workload", "id", "status", "error"] {
+            for key in ["workload", "id", "status", "error", "error_code"] {
                 if let Some(map) = summary.as_object_mut() {
                     map.remove(key);
                 }
@@ -182,7 +182,8 @@ pub fn run_document(run: &StoredRun) -> Result<Value, RawExportError> {
         "preset": row.preset,
         "preset_scale": row.preset_scale,
         "status": row.status.as_str(),
-        "error": row.error,
+        "error": row.error.as_ref().map(super::failures::stored_failure_text),
+        "error_code": row.error.as_ref().map(|e| e.code()),
         "created_at_ms": row.created_at_ms,
         "spec": run.spec,
         "system": run.system,
@@ -307,7 +308,12 @@ fn run_row(run: &StoredRun) -> Vec<String> {
         text(row.preset.as_deref().unwrap_or("")),
         opt(row.preset_scale),
         row.status.as_str().to_string(),
-        text(row.error.as_deref().unwrap_or("")),
+        text(
+            &row.error
+                .as_ref()
+                .map(super::failures::stored_failure_text)
+                .unwrap_or_default(),
+        ),
         row.created_at_ms.to_string(),
         text(row.fs_type.as_deref().unwrap_or("")),
         text(row.mount_options.as_deref().unwrap_or("")),

@@ -35,7 +35,12 @@ fn runs(label: &str) -> Vec<StoredRun> {
     .unwrap();
     store.finish_run(&r).unwrap();
     let failed = store.begin_run(&new_run("broken")).unwrap();
-    store.fail_run(failed, "disk vanished").unwrap();
+    store
+        .fail_run(
+            failed,
+            &crate::metrics::Recorded::Text("disk vanished".into()),
+        )
+        .unwrap();
     vec![store.load_run(id).unwrap(), store.load_run(failed).unwrap()]
 }
 

@@ -8,6 +8,7 @@ use serde_json::json;
 use crate::analysis::kernel_setting_rows;
 use crate::metrics::{LatencySummary, RunResult};
 use crate::probe::{KernelSettings, SystemInfo};
+use crate::spec::SettingNames;
 
 use super::units::{fmt_bytes_per_sec, fmt_ns};
 
@@ -155,23 +156,23 @@ pub fn control_line(r: &RunResult) -> String {
     )
 }
 
-/// The readable summary of a run.
-pub fn summary_text(r: &RunResult) -> String {
-    summary_lines(r, true)
+/// The readable summary of a run; a failure names the settings to change by `names`.
+pub fn summary_text(r: &RunResult, names: &dyn SettingNames) -> String {
+    summary_lines(r, true, names)
 }
 
 /// [`summary_text`] as a run prints it when it ends: without the kernel command line,
 /// which every run would repeat (`show` prints it).
-pub fn run_summary_text(r: &RunResult) -> String {
-    summary_lines(r, false)
+pub fn run_summary_text(r: &RunResult, names: &dyn SettingNames) -> String {
+    summary_lines(r, false, names)
 }
 
-fn summary_lines(r: &RunResult, cmdline: bool) -> String {
+fn summary_lines(r: &RunResult, cmdline: bool, names: &dyn SettingNames) -> String {
     let s = r.summary();
     let mut out = String::new();
     let _ = writeln!(out, "run {} {}", r.id, r.status.as_str());
     if let Some(e) = &r.error {
-        let _ = writeln!(out, "error     {e}");
+        let _ = writeln!(out, "error     {}", super::failures::failure_text(e, names));
     }
     let _ = writeln!(out, "workload  {}", r.spec.describe());
     if r.reported.is_none() {
@@ -396,7 +397,8 @@ pub fn run_json(r: &RunResult) -> serde_json::Value {
     json!({
         "id": r.id,
         "status": r.status.as_str(),
-        "error": r.error,
+        "error": r.error.as_ref().map(super::failures::stored_failure_text),
+        "error_code": r.error.as_ref().map(|e| e.code()),
         "workload": r.spec,
         "started_at_ms": r.started_at_ms,
         "wall_s": r.wall_secs(),
@@ -462,7 +464,8 @@ pub fn unfinished_run_json(stored: &crate::store::StoredRun) -> serde_json::Valu
     json!({
         "id": row.id,
         "status": row.status.as_str(),
-        "error": row.error,
+        "error": row.error.as_ref().map(super::failures::stored_failure_text),
+        "error_code": row.error.as_ref().map(|e| e.code()),
         "workload": stored.spec,
         "started_at_ms": stored
             .progress

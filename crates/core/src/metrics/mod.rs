@@ -10,6 +10,7 @@ mod reported;
 mod sparse;
 mod sysbench;
 
+pub use crate::failure::{Failure, IoCause, IoFailure, Recorded, RunFailure};
 pub use crate::warning::{
     BackingUnknown, LeftBecause, PathFailure, RunDirLeft, RunWarning, Warning, os_error_text,
 };
@@ -227,8 +228,9 @@ pub struct RunResult {
     pub id: i64,
     /// How it ended.
     pub status: RunStatus,
-    /// The error that stopped a failed run.
-    pub error: Option<String>,
+    /// The failure that stopped a failed run, typed ([`Failure`]; text in runs stored
+    /// before issue 32).
+    pub error: Option<Failure>,
     /// The workload that ran.
     pub spec: WorkloadSpec,
     /// Where it ran.

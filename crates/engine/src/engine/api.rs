@@ -10,9 +10,9 @@ use std::time::Duration;
 
 use super::failure::IoFailure;
 use super::target_error::TargetError;
-use crate::metrics::RunStatus;
+use crate::metrics::{IoCause, RunFailure, RunStatus};
 use crate::probe::SystemInfo;
-use crate::spec::{Neutral, Setting, SettingNames, SpecError, Worded};
+use crate::spec::SpecError;
 
 /// Why a run could not start (nothing was measured).
 #[derive(Debug, thiserror::Error)]
@@ -28,7 +28,7 @@ pub enum EngineError {
     #[error(transparent)]
     Prepare(IoFailure),
     /// Worker threads could not be started.
-    #[error("{}", self.worded(&Neutral))]
+    #[error("cannot start {threads} worker threads: {source}")]
     Spawn {
         /// Threads asked for.
         threads: u32,
@@ -48,33 +48,21 @@ pub enum EngineError {
     Cleanup(String),
 }
 
-impl Worded for EngineError {
-    fn worded(&self, names: &dyn SettingNames) -> String {
-        use EngineError::*;
-        match self {
-            Spec(e) => format!("invalid workload: {}", e.worded(names)),
-            Target(e) => e.worded(names),
-            Prepare(f) | Open(f) => f.worded(names),
-            Spawn { threads, source } => format!(
-                "cannot start {threads} worker threads ({source}); lower {}",
-                names.name(Setting::Threads, None)
-            ),
-            Internal(message) | Cleanup(message) => message.clone(),
-        }
-    }
-
-    fn explains_cause(&self) -> bool {
-        use EngineError::*;
-        match self {
-            Target(e) => e.explains_cause(),
-            Prepare(f) | Open(f) => f.explains_cause(),
-            Spawn { .. } => true,
-            Spec(_) | Internal(_) | Cleanup(_) => false,
-        }
-    }
-}
-
 impl EngineError {
+    /// The failure as data, for a run's stored record; `None` for errors that are not yet
+    /// typed (the target's, the spec's, cleanup and internal ones: stored worded).
+    pub fn failure(&self) -> Option<RunFailure> {
+        match self {
+            EngineError::Prepare(f) => Some(RunFailure::Prepare(f.clone())),
+            EngineError::Open(f) => Some(RunFailure::Open(f.clone())),
+            EngineError::Spawn { threads, source } => Some(RunFailure::Spawn {
+                threads: *threads,
+                cause: IoCause::of(source),
+            }),
+            _ => None,
+        }
+    }
+
     /// True when the user's input is at fault (exit code 2), not the run.
     pub fn is_usage(&self) -> bool {
         matches!(

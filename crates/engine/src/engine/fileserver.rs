@@ -27,7 +27,7 @@ use super::harness::{
 };
 use super::kind::Kind;
 use super::offsets::mix;
-use super::scratch::{IoSite, ScratchDir, describe_io_error, io_failure};
+use super::scratch::{IoSite, ScratchDir, failed_io, io_failure};
 use crate::metrics::{OpStats, bump};
 use crate::spec::{SyncMethod, WorkloadSpec};
 
@@ -425,7 +425,7 @@ fn step_loop<B: Backend>(
                     dir: &plan.dir,
                     name: &name,
                 };
-                t.out.error = Some(describe_io_error(site, op.name(), offset, &e));
+                t.out.error = Some(failed_io(site, op.name(), offset, &e));
                 break;
             }
         };

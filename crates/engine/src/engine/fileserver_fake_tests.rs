@@ -204,7 +204,7 @@ fn an_error_mid_run_stops_the_client_and_keeps_what_it_measured() {
     let fake = fake().with_op_failure(FakeOp::Rename, 3, libc::EIO);
     let r = run_fake(&fake, &spec);
     assert_eq!(r.status, RunStatus::Failed);
-    let error = r.error.clone().unwrap();
+    let error = format!("{:?}", r.error.clone().unwrap());
     assert!(
         error.contains("rename") && error.contains("client-0"),
         "{error}"

@@ -28,7 +28,7 @@ use super::harness::{
 };
 use super::kind::Kind;
 use super::offsets::mix;
-use super::scratch::{IoSite, ScratchDir, describe_io_error};
+use super::scratch::{IoSite, ScratchDir, failed_io};
 use super::worker::{WorkerPlan, open_plan_files};
 use crate::metrics::{GroupCommitStats, OpStats, bump};
 use crate::probe::SystemInfo;
@@ -327,7 +327,7 @@ fn append_loop<F: SyncFile, C: Clock>(
         let t1 = t.clock.now_ns();
         if let Err(e) = written {
             let site = plan.site(spec, &log.name);
-            t.out.error = Some(describe_io_error(site, "write", Some(offset), &e));
+            t.out.error = Some(failed_io(site, "write", Some(offset), &e));
             break;
         }
         let write_ns = t1.saturating_sub(t0);
@@ -359,7 +359,7 @@ fn append_loop<F: SyncFile, C: Clock>(
             }
             Err(Some(e)) => {
                 let site = plan.site(spec, &log.name);
-                t.out.error = Some(describe_io_error(site, spec.sync.as_str(), None, &e));
+                t.out.error = Some(failed_io(site, spec.sync.as_str(), None, &e));
                 break;
             }
             // Another writer's flush failed: it reports the error; this writer just stops.

@@ -10,7 +10,7 @@ use super::GroupLog;
 use crate::engine::file::{Backend, Clock, Ring, RingOp, RingSetup};
 use crate::engine::harness::{Counts, Timed, Worker, WorkerOutput, record_sync, run_worker};
 use crate::engine::offsets::mix;
-use crate::engine::scratch::{describe_io_error, io_failure};
+use crate::engine::scratch::{failed_io, io_failure};
 use crate::engine::worker::{WorkerPlan, open_plan_files};
 use crate::metrics::{OpStats, bump};
 use crate::spec::{StopRule, WorkloadSpec};
@@ -140,7 +140,7 @@ fn append_loop<R: Ring, C: Clock>(
             Ok(times) => times,
             Err((op, e)) => {
                 let at = (op == "write").then_some(offset);
-                t.out.error = Some(describe_io_error(plan.site(spec, &log.name), op, at, &e));
+                t.out.error = Some(failed_io(plan.site(spec, &log.name), op, at, &e));
                 break;
             }
         };

@@ -107,7 +107,7 @@ pub(crate) struct WorkerOutput {
     /// Opening a file failed (the run never started): a usage-type error.
     pub open_error: Option<super::failure::IoFailure>,
     /// An I/O error during the run.
-    pub error: Option<String>,
+    pub error: Option<crate::metrics::RunFailure>,
     /// Per-operation latency (kinds beyond fileio).
     pub ops: Vec<OpStats>,
     /// Timed phases (smallfiles).

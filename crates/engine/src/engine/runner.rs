@@ -331,7 +331,7 @@ fn aggregate(
         result.syncs += out.stats.syncs + out.extra_syncs;
         result.bytes += out.stats.bytes;
         if result.error.is_none() {
-            result.error = out.error.clone();
+            result.error = out.error.clone().map(Into::into);
         }
         let mut stats = out.stats.clone();
         stats.wall_ns = if out.started {

@@ -12,7 +12,7 @@ use super::dirfd::{self, DirHandle, is_run_dir_name};
 use super::failure::IoFailure;
 use super::target::CheckedTarget;
 use super::target_error::TargetError;
-use crate::metrics::RunWarning;
+use crate::metrics::{RunFailure, RunWarning};
 use crate::spec::WorkloadKind;
 
 /// Opens `target` once ([`DirHandle::open`]: as root, walked from `/` without following
@@ -232,9 +232,9 @@ pub fn io_failure(site: IoSite<'_>, op: &str, offset: Option<u64>, e: &io::Error
     IoFailure::new(site.kind, op, site.dir.shown(site.name), offset, e, inodes)
 }
 
-/// The message of [`io_failure`] in the library's own words (a failed run stores it).
-pub fn describe_io_error(site: IoSite<'_>, op: &str, offset: Option<u64>, e: &io::Error) -> String {
-    io_failure(site, op, offset, e).to_string()
+/// [`io_failure`] as the failure that stops a run (stored typed; the front ends word it).
+pub fn failed_io(site: IoSite<'_>, op: &str, offset: Option<u64>, e: &io::Error) -> RunFailure {
+    RunFailure::Io(io_failure(site, op, offset, e))
 }
 
 /// Whether the filesystem holding `dir` has (almost) no free inodes left while blocks

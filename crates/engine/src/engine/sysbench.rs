@@ -15,7 +15,7 @@ use std::sync::atomic::Ordering;
 use super::file::{AlignedBuf, Backend, Clock, SyncFile};
 use super::harness::{Counts, Timed, Worker, WorkerOutput, end_warmup, record_sync, run_worker};
 use super::offsets::mix;
-use super::scratch::describe_io_error;
+use super::scratch::failed_io;
 use super::worker::{WorkerPlan, open_plan_files};
 use crate::metrics::{END_SYNC_PREFIX, OpStats, bump};
 use crate::spec::{StopRule, SyncMethod, WorkloadSpec};
@@ -196,7 +196,7 @@ fn event_loop<F: SyncFile, C: Clock>(
             }
             Err((op, offset, e)) => {
                 let site = plan.site(spec, &plan.files[file_index]);
-                t.out.error = Some(describe_io_error(site, op, offset, &e));
+                t.out.error = Some(failed_io(site, op, offset, &e));
                 break;
             }
         }
@@ -234,7 +234,7 @@ fn end_syncs<F: SyncFile, C: Clock>(
         let t1 = t.clock.now_ns();
         if let Err(e) = synced {
             let site = plan.site(spec, name);
-            t.out.error = Some(describe_io_error(site, "end fsync", None, &e));
+            t.out.error = Some(failed_io(site, "end fsync", None, &e));
             break;
         }
         let sync_ns = t1.saturating_sub(t0);

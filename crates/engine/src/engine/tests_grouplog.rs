@@ -173,7 +173,7 @@ fn a_failed_flush_fails_the_run_without_hanging_its_followers() {
     let spec = grouplog(Strategy::Leader, 6, 10_000);
     let r = run_with(&fake, &spec, &ctx, &tx, &CancelToken::new()).unwrap();
     assert_eq!(r.status, RunStatus::Failed);
-    let error = r.error.clone().unwrap();
+    let error = format!("{:?}", r.error.clone().unwrap());
     assert!(error.contains("fdatasync"), "{error}");
     assert!(!error.contains("another writer"), "{error}");
     let g = r.group.unwrap();

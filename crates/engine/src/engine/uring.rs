@@ -22,7 +22,7 @@ use super::durable::PendingStarts;
 use super::file::{Backend, Clock, Ring, RingOp, RingSetup};
 use super::harness::{Counts, Timed, Worker, WorkerOutput, record_sync, run_worker};
 use super::offsets::{BlockOrder, mix};
-use super::scratch::{describe_io_error, io_failure};
+use super::scratch::{failed_io, io_failure};
 use super::uring_slots::{Slot, SlotState, Slots};
 use super::worker::{WorkerPlan, open_plan_files};
 use crate::spec::{DurableOp, StopRule, SyncMethod, SyncOrder, WorkloadSpec, durable_op};
@@ -360,8 +360,7 @@ fn complete<R: Ring, C: Clock>(
         ..
     }) = s.slots.get(slot as usize)
     else {
-        let e = std::io::Error::other(format!("io_uring completed unknown request {slot}"));
-        fail(t, spec, plan, 0, "io_uring completion", None, &e);
+        unknown_completion(t, spec, plan, 0);
         return;
     };
     let retry = result == -libc::EAGAIN || result == -libc::EINTR;
@@ -444,8 +443,7 @@ fn complete<R: Ring, C: Clock>(
             }
         }
         SlotState::Free | SlotState::Deferred(_) => {
-            let e = std::io::Error::other(format!("io_uring completed idle request {slot}"));
-            fail(t, spec, plan, file, "io_uring completion", None, &e);
+            unknown_completion(t, spec, plan, file);
         }
     }
 }
@@ -462,7 +460,19 @@ fn fail<C>(
 ) {
     if t.out.error.is_none() {
         let name = plan.files.get(file as usize).map_or("", String::as_str);
-        t.out.error = Some(describe_io_error(plan.site(spec, name), op, offset, e));
+        t.out.error = Some(failed_io(plan.site(spec, name), op, offset, e));
+    }
+}
+
+/// Records a completion for a request not in flight (a bug in fsynclab) as the run's
+/// error.
+fn unknown_completion<C>(t: &mut Timed<'_, C>, spec: &WorkloadSpec, plan: &WorkerPlan, file: u32) {
+    if t.out.error.is_none() {
+        let e = std::io::Error::other("io_uring completed a request not in flight");
+        let name = plan.files.get(file as usize).map_or("", String::as_str);
+        let mut failure = io_failure(plan.site(spec, name), "io_uring completion", None, &e);
+        failure.cause = crate::metrics::IoCause::UnknownCompletion;
+        t.out.error = Some(crate::metrics::RunFailure::Io(failure));
     }
 }
 

@@ -209,8 +209,16 @@ fn an_error_mid_run_fails_the_run_and_drains_the_ring() {
     fake.ring_results = vec![(6, -libc::EIO)];
     let r = run(&fake, &uring(4, 30));
     assert_eq!(r.status, RunStatus::Failed);
-    let error = r.error.unwrap();
-    assert!(error.contains("I/O error during write"), "{error}");
+    let error = r
+        .error
+        .as_ref()
+        .and_then(|e| e.typed())
+        .unwrap()
+        .to_string();
+    assert!(
+        error.starts_with("write of") && error.contains("os error 5"),
+        "{error}"
+    );
     assert!(r.writes < 30);
     // Everything submitted completed before the worker returned.
     let log = fake.ring_log();

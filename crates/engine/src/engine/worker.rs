@@ -10,7 +10,7 @@ use super::durable::PendingStarts;
 use super::file::{AlignedBuf, Backend, Clock, SyncFile};
 use super::harness::{Counts, Timed, Worker, WorkerOutput, end_warmup, record_sync, run_worker};
 use super::offsets::{BlockOrder, mix};
-use super::scratch::{IoSite, describe_io_error, io_failure};
+use super::scratch::{IoSite, failed_io, io_failure};
 use crate::spec::{DurableOp, StopRule, SyncMethod, WorkloadSpec, durable_op};
 
 /// What one worker writes.
@@ -165,7 +165,7 @@ fn write_loop<F: SyncFile, C: Clock>(
         let t1 = clock.now_ns();
         if let Err(e) = written {
             let site = plan.site(spec, &plan.files[file_index]);
-            t.out.error = Some(describe_io_error(site, "write", Some(offset), &e));
+            t.out.error = Some(failed_io(site, "write", Some(offset), &e));
             break;
         }
         let synced = if due { Some(file.sync(method)) } else { None };
@@ -198,7 +198,7 @@ fn write_loop<F: SyncFile, C: Clock>(
             }
             Some(Err(e)) => {
                 let site = plan.site(spec, &plan.files[file_index]);
-                t.out.error = Some(describe_io_error(site, method.as_str(), None, &e));
+                t.out.error = Some(failed_io(site, method.as_str(), None, &e));
                 break;
             }
         }
@@ -234,7 +234,7 @@ fn final_syncs<F: SyncFile, C: Clock>(
         let t2 = t.clock.now_ns();
         if let Err(e) = synced {
             let site = plan.site(spec, name);
-            t.out.error = Some(describe_io_error(site, "final fsync", None, &e));
+            t.out.error = Some(failed_io(site, "final fsync", None, &e));
             break;
         }
         o.durable.settle_all(i, t2, &mut t.out.durable_lat);

@@ -250,6 +250,16 @@ fn no_space_left_during_a_run_is_stored_as_failed_with_data() {
         "{}",
         v["error"]
     );
+    // Typed (issue 32): stored as code and parameters, worded by each front end; the text
+    // names the command line's flags, as a failure while preparing does.
+    assert_eq!(v["error_code"], "io");
+    let id = v["id"].as_i64().unwrap().to_string();
+    let shown = lab.cmd().args(["show", &id]).output().unwrap();
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    assert!(
+        shown.contains("free space on the target or lower --file-size / --threads"),
+        "{shown}"
+    );
     let writes = v["writes"].as_u64().unwrap();
     assert!(writes > 0 && writes < 1024, "{writes}");
     assert!(

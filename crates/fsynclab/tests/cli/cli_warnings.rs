@@ -16,14 +16,14 @@ const FIO: [&str; 2] = [
      the histogram); fio's printed percentiles are the figures",
 ];
 
-fn fixture(name: &str) -> PathBuf {
+pub(crate) fn fixture(name: &str) -> PathBuf {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
         .join("tests/fixtures/pre32")
         .join(name)
 }
 
 /// `fsynclab --db DB ARGS… [LAST]`, which must succeed: its standard output.
-fn fsynclab(db: &Path, args: &[&str], last: Option<&Path>) -> Vec<u8> {
+pub(crate) fn fsynclab(db: &Path, args: &[&str], last: Option<&Path>) -> Vec<u8> {
     let out = bare_cmd()
         .arg("--db")
         .arg(db)
@@ -39,18 +39,18 @@ fn fsynclab(db: &Path, args: &[&str], last: Option<&Path>) -> Vec<u8> {
     out.stdout
 }
 
-fn show(db: &Path, id: &str) -> serde_json::Value {
+pub(crate) fn show(db: &Path, id: &str) -> serde_json::Value {
     json_of(&fsynclab(db, &["show", "--json", id], None))["run"].clone()
 }
 
-fn user_version(db: &Path) -> String {
+pub(crate) fn user_version(db: &Path) -> String {
     sql(
         db,
         "SELECT CAST(user_version AS TEXT) FROM pragma_user_version",
     )
 }
 
-fn sql(db: &Path, query: &str) -> String {
+pub(crate) fn sql(db: &Path, query: &str) -> String {
     let conn = rusqlite::Connection::open(db).unwrap();
     conn.query_row(query, [], |r| r.get::<_, Option<String>>(0))
         .unwrap()
@@ -78,7 +78,7 @@ fn a_database_of_the_release_before_keeps_its_warnings_as_they_were() {
     // Opened for writing (a run), it migrates; the old rows have no codes, the new one has.
     let run = ["run", "--quiet", "--file-size", "64k", "--keep", "--target"];
     fsynclab(&db, &run, Some(&lab.target));
-    assert_eq!(user_version(&db), "10");
+    assert_eq!(user_version(&db), "11");
     assert_eq!(
         sql(&db, "SELECT warning_codes FROM runs WHERE id = 1"),
         "NULL"

@@ -22,7 +22,7 @@ const LAYERS: &[(&str, &str, &[&str])] = &[
         "crates/core",
         "fsynclab-core",
         &[
-            "clock", "identity", "spec", "fsopts", "sysinfo", "metrics", "warning",
+            "clock", "identity", "spec", "fsopts", "sysinfo", "metrics", "warning", "failure",
         ],
     ),
     (

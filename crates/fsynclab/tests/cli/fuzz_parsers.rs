@@ -499,7 +499,7 @@ fn fio_output_property(text: &str) {
             if r.has_histograms() {
                 assert_eq!(r.write_lat.count(), s.write_lat.count);
             }
-            let _ = fsynclab::report::summary_text(r);
+            let _ = fsynclab::report::summary_text(r, &fsynclab::spec::Neutral);
             let _ = fsynclab::report::run_json(r);
         }
     }

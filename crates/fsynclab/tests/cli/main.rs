@@ -12,6 +12,7 @@ mod cli_database;
 mod cli_durable;
 mod cli_export_fio;
 mod cli_export_raw;
+mod cli_failures;
 mod cli_fio_job;
 mod cli_gate;
 mod cli_import;

@@ -232,7 +232,9 @@ fn a_locks_dir_swapped_during_a_run_never_removes_files_elsewhere() {
     swap_for_link(&locks, &data.join("locks-away"), &victim);
     user.own(&locks);
 
-    store.fail_run(id, "stopped").unwrap();
+    store
+        .fail_run(id, &fsynclab::metrics::Recorded::Text("stopped".into()))
+        .unwrap();
     assert!(
         precious.exists(),
         "root removed {} through the swapped link",

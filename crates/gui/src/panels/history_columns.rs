@@ -365,7 +365,10 @@ pub(super) fn cell_ui(ui: &mut egui::Ui, col: Col, run: &RunRow) {
     if col == Col::Status
         && let Some(error) = &run.error
     {
-        response.on_hover_text(error);
+        response.on_hover_text(fsynclab::report::failure_text(
+            error,
+            &crate::names::GuiLabels,
+        ));
     }
 }
 

@@ -178,7 +178,10 @@ fn metadata(ui: &mut egui::Ui, run: &StoredRun, spec_toml: &str) {
             );
         });
         if let Some(error) = &row.error {
-            ui.colored_label(ui.visuals().error_fg_color, error);
+            ui.colored_label(
+                ui.visuals().error_fg_color,
+                fsynclab::report::failure_text(error, &crate::names::GuiLabels),
+            );
         }
         let preset = match (&row.preset, row.preset_scale) {
             (Some(p), Some(s)) => format!("{p} (scale {s})"),

@@ -81,9 +81,12 @@ fn one_result(ui: &mut egui::Ui, r: &RunResult, preset: Option<&str>) {
     });
     if let Some(error) = &r.error {
         ui.label(
-            RichText::new(error)
-                .size(16.0)
-                .color(ui.visuals().error_fg_color),
+            RichText::new(fsynclab::report::failure_text(
+                error,
+                &crate::names::GuiLabels,
+            ))
+            .size(16.0)
+            .color(ui.visuals().error_fg_color),
         );
     }
     if r.status == RunStatus::Cancelled {
@@ -184,7 +187,7 @@ fn one_result(ui: &mut egui::Ui, r: &RunResult, preset: Option<&str>) {
     egui::CollapsingHeader::new("Summary text")
         .id_salt(("run-summary-text", r.id))
         .show(ui, |ui| {
-            let text = summary_text(r);
+            let text = summary_text(r, &crate::names::GuiLabels);
             if ui.button("Copy").clicked() {
                 ui.ctx().copy_text(text.clone());
             }

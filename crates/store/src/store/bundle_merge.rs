@@ -239,6 +239,9 @@ impl Store {
                 && values[i] == Value::Null
             {
                 values[i] = Value::Text(INTERRUPTED_MESSAGE.into());
+                if let Some(code) = at("error_code") {
+                    values[code] = Value::Text("interrupted".into());
+                }
             }
         }
         Ok(cleaned)

@@ -38,6 +38,7 @@ mod anchor;
 mod bundle;
 mod bundle_merge;
 mod db_path;
+mod failure_column;
 mod open;
 mod origin;
 mod progress;
@@ -360,9 +361,9 @@ impl Store {
     }
 }
 
-/// The error recorded on a run found `interrupted`.
-pub const INTERRUPTED_MESSAGE: &str =
-    "the fsynclab process measuring this run ended before the run did (crash, kill or power loss)";
+/// The failure recorded on a run found `interrupted` ([`crate::metrics::RunFailure::Interrupted`]
+/// as stored in `runs.error`).
+pub const INTERRUPTED_MESSAGE: &str = r#"{"code":"interrupted"}"#;
 
 /// Milliseconds since the Unix epoch (0 if the clock is before it).
 pub fn now_ms() -> i64 {

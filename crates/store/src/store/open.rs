@@ -423,7 +423,8 @@ impl Store {
         let mut marked = Vec::new();
         for (id, _) in dead {
             let changed = tx.execute(
-                "UPDATE runs SET status = 'interrupted', error = coalesce(error, ?2) \
+                "UPDATE runs SET status = 'interrupted', error = coalesce(error, ?2), \
+                 error_code = coalesce(error_code, CASE WHEN error IS NULL THEN 'interrupted' END) \
                  WHERE id = ?1 AND status = 'running'",
                 (id, INTERRUPTED_MESSAGE),
             )?;

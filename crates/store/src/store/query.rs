@@ -28,8 +28,9 @@ pub struct RunRow {
     pub tags: Vec<String>,
     /// How the run ended (or `running`).
     pub status: RunStatus,
-    /// Why it failed or was interrupted.
-    pub error: Option<String>,
+    /// Why it failed or was interrupted: typed, or the sentence of a run stored before
+    /// issue 32.
+    pub error: Option<crate::metrics::Failure>,
     /// Workload kind (`fileio`).
     pub kind: String,
     /// Preset the spec came from.
@@ -180,7 +181,7 @@ fn row_from(row: &Row<'_>) -> rusqlite::Result<RunRow> {
         label: row.get(2)?,
         tags,
         status,
-        error: row.get(5)?,
+        error: super::failure_column::decode(row.get(5)?),
         kind: row.get(6)?,
         preset: row.get(7)?,
         preset_scale: row.get(8)?,

@@ -6,7 +6,7 @@ use rusqlite::{OptionalExtension, Transaction, TransactionBehavior, params};
 use serde::{Deserialize, Serialize};
 
 use super::{HISTOGRAM_ENCODING, Store, StoreError, current_owner, now_ms, to_int, to_opt_int};
-use crate::metrics::{DeviceAccounting, IntervalSample, RunResult};
+use crate::metrics::{DeviceAccounting, Failure, IntervalSample, RunResult};
 use crate::probe::SystemInfo;
 use crate::spec::{WorkloadKind, WorkloadSpec};
 
@@ -254,11 +254,12 @@ impl Store {
     /// Marks a run that failed before measuring anything (bad target, no space...) as
     /// `failed` with `error`. A run that measured something goes through
     /// [`Store::finish_run`] with status `Failed` instead, so its data is kept.
-    pub fn fail_run(&self, id: i64, error: &str) -> Result<(), StoreError> {
+    pub fn fail_run(&self, id: i64, error: &Failure) -> Result<(), StoreError> {
+        let (error, code) = super::failure_column::encode(error)?;
         let changed = self.retry_locked(|| {
             Ok(self.conn.execute(
-                "UPDATE runs SET status = 'failed', error = ?2 WHERE id = ?1",
-                (id, error),
+                "UPDATE runs SET status = 'failed', error = ?2, error_code = ?3 WHERE id = ?1",
+                (id, &error, code),
             )?)
         })?;
         self.release_run_lock(id);
@@ -360,6 +361,11 @@ fn update_row(tx: &Transaction<'_>, result: &RunResult) -> Result<(), StoreError
         DeviceAccounting::Measured { counters, .. } => Some(counters.device.as_str()),
         DeviceAccounting::Unavailable { .. } => place.device,
     };
+    let error = result
+        .error
+        .as_ref()
+        .map(super::failure_column::encode)
+        .transpose()?;
     let changed = tx.execute(
         "UPDATE runs SET status = ?2, error = ?3, kind = ?4, fs_type = ?5, mount_options = ?6, \
              device = ?7, kernel_release = ?8, started_at_ms = ?9, wall_ns = ?10, writes = ?11, \
@@ -368,12 +374,12 @@ fn update_row(tx: &Transaction<'_>, result: &RunResult) -> Result<(), StoreError
              flushes_per_sync = ?21, spec_json = ?22, system_json = ?23, device_json = ?24, \
              warnings_json = ?25, noise_json = ?26, detail_json = ?27, \
              kernel_trace_json = ?28, durable_p99_ns = ?29, durable_ops_per_sec = ?30, \
-             warning_codes = ?31 \
+             warning_codes = ?31, error_code = ?32 \
              WHERE id = ?1",
         params![
             id,
             result.status.as_str(),
-            result.error,
+            error.as_ref().map(|(text, _)| text),
             kind_name(result.spec.kind)?,
             place.fs_type,
             place.mount_options,
@@ -420,6 +426,7 @@ fn update_row(tx: &Transaction<'_>, result: &RunResult) -> Result<(), StoreError
                 .map(|w| w.code())
                 .collect::<Vec<_>>()
                 .join(" "),
+            error.as_ref().map(|(_, code)| *code),
         ],
     )?;
     if changed == 0 {

@@ -49,6 +49,10 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "0010_warning_codes",
         sql: include_str!("migrations/0010_warning_codes.sql"),
     },
+    Migration {
+        name: "0011_failure_codes",
+        sql: include_str!("migrations/0011_failure_codes.sql"),
+    },
 ];
 
 /// One schema step.

@@ -22,17 +22,16 @@ use std::sync::mpsc::Sender;
 
 use super::api::{EngineError, EngineEvent};
 use super::dirfd::DirHandle;
-use super::failure::IoFailure;
 use super::file::{Backend, Clock, DirOps, PREPARE_THREAD, SyncFile, fill_pattern};
 use super::harness::{
     Counts, PhaseSpan, PrepareStop, Timed, Worker, WorkerOutput, record_sync, run_worker,
 };
 use super::kind::Kind;
 use super::offsets::mix;
-use super::scratch::{IoSite, ScratchDir, describe_io_error, inodes_exhausted, io_failure};
+use super::scratch::{IoSite, ScratchDir, io_failure};
 use super::target_error::TargetError;
-use crate::metrics::{OpStats, bump};
-use crate::spec::{FileSync, SyncMethod, WorkloadSpec};
+use crate::metrics::{OpStats, RunFailure, bump};
+use crate::spec::{FileSync, SyncMethod, WorkloadKind, WorkloadSpec};
 use parts::{FileName, PhaseBarrier, StopOnPanic, open_how};
 
 /// Name of the extended attribute set on each file (`user.` namespace: settable by
@@ -268,7 +267,7 @@ impl SmallfilesPlan {
             let files = c.writes;
             failed = failed.or_else(|| self.later_phases(spec, dir, files, fs, bufs, t, &mut c));
             if let Some((op, e)) = failed {
-                t.out.error = Some(failure_message(spec, dir, &bufs.name, files, op, &e));
+                t.out.error = Some(worker_failure(dir, &bufs.name, files, op, &e));
             }
             let used = ops_used(spec);
             t.out.ops = std::mem::take(&mut bufs.ops)
@@ -467,35 +466,25 @@ fn fill_file<F: SyncFile, C: Clock>(
     Ok(t)
 }
 
-/// The message of a worker's failure: the call, the file, and the fix.
-fn failure_message(
-    spec: &WorkloadSpec,
+/// A worker's failure: the call, the file, and (for ENOSPC) how many files this thread
+/// had made.
+fn worker_failure(
     dir: &DirHandle,
     name: &FileName,
     files: u64,
     op: &str,
     e: &io::Error,
-) -> String {
-    let path = dir.shown(name.as_str());
-    match e.raw_os_error() {
-        Some(libc::EOPNOTSUPP) if op == "fsetxattr" => {
-            no_xattr_error(dir.path(), super::failure::copy_io_error(e)).to_string()
-        }
-        Some(libc::ENOSPC) => format!(
-            "{} (after {files} files in this thread)",
-            IoFailure::new(spec.kind, op, path, None, e, inodes_exhausted(dir))
-        ),
-        _ => describe_io_error(
-            IoSite {
-                kind: spec.kind,
-                dir,
-                name: name.as_str(),
-            },
-            op,
-            None,
-            e,
-        ),
+) -> RunFailure {
+    let site = IoSite {
+        kind: WorkloadKind::Smallfiles,
+        dir,
+        name: name.as_str(),
+    };
+    let mut failure = io_failure(site, op, None, e);
+    if e.raw_os_error() == Some(libc::ENOSPC) {
+        failure.files_done = Some(files);
     }
+    RunFailure::Io(failure)
 }
 
 #[cfg(test)]

@@ -326,7 +326,7 @@ fn fake_error_mid_run_keeps_the_files_made_and_skips_later_phases() {
     let fake = scripted_fake().with_op_failure(crate::engine::FakeOp::Xattr, 10, libc::EIO);
     let r = fake_run(&fake, &s);
     assert_eq!(r.status, crate::metrics::RunStatus::Failed);
-    let error = r.error.clone().unwrap();
+    let error = format!("{:?}", r.error.clone().unwrap());
     assert!(
         error.contains("fsetxattr") && error.contains("f0000000010"),
         "{error}"
@@ -361,10 +361,11 @@ fn fake_unlink_failure_ends_the_phase_with_the_fix() {
     let fake = scripted_fake().with_op_failure(crate::engine::FakeOp::Unlink, 5, libc::ENOSPC);
     let r = fake_run(&fake, &s);
     assert_eq!(r.status, crate::metrics::RunStatus::Failed);
-    let error = r.error.unwrap();
+    let error = r.error.clone().unwrap();
+    let io = error.typed().and_then(|f| f.io()).expect("an I/O failure");
     assert!(
-        error.contains("unlink") && error.contains("(after 30 files in this thread)"),
-        "{error}"
+        io.operation == "unlink" && io.files_done == Some(30) && io.errno() == Some(libc::ENOSPC),
+        "{error:?}"
     );
     let phases: Vec<(&str, u64)> = r
         .phases

@@ -223,11 +223,14 @@ fn q7(lab: &Lab<'_>, rows: &[Row]) {
     assert_eq!(text(killed, "status"), "interrupted");
     assert_eq!(text(killed, "data"), "progress only");
     assert!(int(killed, "writes_measured") > 0);
-    assert!(!text(killed, "error").is_empty(), "says why");
+    assert_eq!(text(killed, "code"), "interrupted", "says why");
+    assert_eq!(text(cancelled, "code"), "");
     if lab.failed_run {
         let full = by_label("full");
         assert_eq!(text(full, "status"), "failed");
-        assert!(text(full, "error").contains("no space left"), "{full:?}");
+        assert_eq!(text(full, "code"), "io", "{full:?}");
+        assert_eq!(text(full, "call"), "write", "{full:?}");
+        assert_eq!(int(full, "errno"), 28, "ENOSPC: {full:?}");
     }
     assert_eq!(rows.len(), 2 + usize::from(lab.failed_run));
 }

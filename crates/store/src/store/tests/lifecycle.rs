@@ -129,7 +129,10 @@ fn running_run_of_a_dead_process_becomes_interrupted_on_reopen() {
     assert_eq!(reopened.interrupted_on_open(), &[dead]);
     let row = reopened.load_run(dead).unwrap().row;
     assert_eq!(row.status, RunStatus::Interrupted);
-    assert_eq!(row.error.as_deref(), Some(INTERRUPTED_MESSAGE));
+    assert_eq!(
+        row.error,
+        Some(crate::metrics::RunFailure::Interrupted.into())
+    );
     assert!(!lock_file(dead).exists(), "the sweep removes the lock file");
     // `alive` holds its lock: another Store opening the file must not touch it, even with
     // a pid that says otherwise (another PID namespace records a pid we cannot see).
@@ -144,7 +147,12 @@ fn running_run_of_a_dead_process_becomes_interrupted_on_reopen() {
         RunStatus::Running
     );
     // Finishing releases and removes the lock file.
-    store.fail_run(alive, "stopped").unwrap();
+    store
+        .fail_run(
+            alive,
+            &fsynclab_core::metrics::Recorded::Text("stopped".into()),
+        )
+        .unwrap();
     assert!(!lock_file(alive).exists());
 }
 

@@ -20,7 +20,12 @@ fn list_filters_combine() {
     let c = store
         .begin_run(&new_run(Some("base"), "ext4", "6.8.1"))
         .unwrap();
-    store.fail_run(c, "target is read-only").unwrap();
+    store
+        .fail_run(
+            c,
+            &fsynclab_core::metrics::Recorded::Text("target is read-only".into()),
+        )
+        .unwrap();
 
     let ids = |filter: RunFilter| -> Vec<i64> {
         store
@@ -166,7 +171,7 @@ fn unknown_ids_are_not_found() {
     };
     not_found(store.load_run(42).map(|_| ()));
     not_found(store.finish_run(&result_for(42, &new)));
-    not_found(store.fail_run(42, "boom"));
+    not_found(store.fail_run(42, &fsynclab_core::metrics::Recorded::Text("boom".into())));
     not_found(store.set_label(42, Some("x")));
     not_found(store.add_tag(42, "x"));
     not_found(store.remove_tag(42, "x"));
@@ -184,18 +189,32 @@ fn unknown_ids_are_not_found() {
 fn fail_run_records_the_error_without_a_result() {
     let store = Store::open_in_memory().unwrap();
     let id = store.begin_run(&new_run(None, "ext4", "6.8")).unwrap();
-    store
-        .fail_run(
-            id,
-            "target /mnt/x is read-only; choose a writable directory",
-        )
-        .unwrap();
+    let e = std::io::Error::from_raw_os_error(28);
+    let failure: crate::metrics::Failure =
+        crate::metrics::RunFailure::Prepare(crate::metrics::IoFailure::new(
+            crate::spec::WorkloadKind::Fileio,
+            "fallocate",
+            "/mnt/x/fsynclab-1/thread-0.dat".into(),
+            None,
+            &e,
+            false,
+        ))
+        .into();
+    store.fail_run(id, &failure).unwrap();
     let run = store.load_run(id).unwrap();
     assert_eq!(run.row.status, RunStatus::Failed);
-    assert_eq!(
-        run.row.error.as_deref(),
-        Some("target /mnt/x is read-only; choose a writable directory")
-    );
+    assert_eq!(run.row.error.as_ref(), Some(&failure));
+    // Stored as code and parameters, the code again for SQL.
+    let (error, code): (String, String) = store
+        .conn
+        .query_row(
+            "SELECT error, error_code FROM runs WHERE id = ?1",
+            [id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert!(error.starts_with(r#"{"code":"prepare","#), "{error}");
+    assert_eq!(code, "prepare");
     assert_eq!(run.result, None);
     assert_eq!(run.row.wall_ns, None);
 }
