@@ -50,7 +50,7 @@ impl Worded for LabError {
 }
 
 /// The engine's error in words, its settings named by `names` (the failures it types are
-/// worded by `report::failures`, as a stored run's are).
+/// worded by `words::failures`, as a stored run's are).
 pub fn engine_words(e: &EngineError, names: &dyn SettingNames) -> String {
     match e {
         EngineError::Spec(e) => format!("invalid workload: {}", e.worded(names)),

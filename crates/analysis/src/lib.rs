@@ -1,5 +1,6 @@
 //! fsynclab's conclusions: metrics of runs, comparisons, gates and series (`analysis`), and
-//! their text, Markdown, CSV, PNG and SVG forms (`report`). Reporting never measures.
+//! their text, Markdown, CSV, PNG and SVG forms (`report`), with the words of the typed
+//! outcomes the measuring code hands over (`words`). Reporting never measures.
 
 #![warn(missing_docs)]
 #![recursion_limit = "256"]
@@ -13,3 +14,4 @@ use fsynclab_sys::probe;
 
 pub mod analysis;
 pub mod report;
+pub mod words;

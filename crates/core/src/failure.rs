@@ -1,7 +1,7 @@
 //! Why a run failed, as data (issue 32; re-exported by `metrics`): the call, the file, the
 //! offset, the OS error number, the workload kind whose settings the advice names — never a
 //! sentence. Each front end words a failure in its own terms
-//! (`fsynclab_analysis::report::failures`). Stored as its code and parameters
+//! (`fsynclab_analysis::words::failures`). Stored as its code and parameters
 //! (`{"code": "io", "operation": "write", …}`); failures stored as text before issue 32
 //! load as [`Recorded::Text`] and are shown as they were.
 
@@ -10,34 +10,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::recorded::Recorded;
 use crate::spec::WorkloadKind;
-
-/// A value stored typed, or the text an earlier release stored in its place (shown as it
-/// was).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum Recorded<T> {
-    /// The typed value (everything recorded since issue 32).
-    Typed(T),
-    /// The text a release before issue 32 stored.
-    Text(String),
-}
-
-impl<T> Recorded<T> {
-    /// The typed value, when it is one.
-    pub fn typed(&self) -> Option<&T> {
-        match self {
-            Recorded::Typed(t) => Some(t),
-            Recorded::Text(_) => None,
-        }
-    }
-}
-
-impl<T> From<T> for Recorded<T> {
-    fn from(value: T) -> Self {
-        Recorded::Typed(value)
-    }
-}
 
 /// A failed run's failure: typed, or the text of a run stored before issue 32.
 pub type Failure = Recorded<RunFailure>;
@@ -189,7 +163,7 @@ pub enum RunFailure {
 }
 
 /// The neutral words of a failure (the front ends word it with advice:
-/// `report::failures`).
+/// `fsynclab_analysis::words::failures`).
 impl std::fmt::Display for RunFailure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {

@@ -11,6 +11,7 @@ pub mod failure;
 pub mod fsopts;
 pub mod identity;
 pub mod metrics;
+pub mod recorded;
 pub mod spec;
 pub mod sysinfo;
 #[cfg(any(test, feature = "test-support"))]

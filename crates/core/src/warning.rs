@@ -1,6 +1,6 @@
 //! What a run warns about, as data (issue 32; re-exported by `metrics`): where it happened, what was involved, the OS
 //! error number — never a sentence. Each front end words a warning in its own terms
-//! (`fsynclab_analysis::report::warnings`), so it can be re-worded, filtered by its code or
+//! (`fsynclab_analysis::words::warnings`), so it can be re-worded, filtered by its code or
 //! translated. Stored as its code and parameters (`{"code": "low_space", "needed": …}`);
 //! warnings stored as text before issue 32 load as [`Warning::Text`] and are shown as they
 //! were.

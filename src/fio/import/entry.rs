@@ -9,17 +9,12 @@ use crate::metrics::{
     DeviceAccounting, LatencyHistogram, ReportedDisk, ReportedFigures, ReportedLatency,
     ReportedPercentile, RunFailure, RunResult, RunStatus, RunWarning, Warning,
 };
-use crate::probe::SystemInfo;
+use crate::probe::{NoDevice, SystemInfo};
 use crate::spec::{WorkloadKind, WorkloadSpec};
 use crate::store::{OriginKind, RunOrigin};
 
 /// The name fio gives the sum over servers in client mode: not a run of its own.
 pub const ALL_CLIENTS: &str = "All clients";
-
-/// Why an imported run has no device accounting (fio 3.33's `disk_util` fields); shown
-/// after "not measured: ".
-pub const NO_FLUSH_COUNT: &str = "fio's disk_util has no flush count (it reports read/write \
-     ios, merges, ticks, in_queue and util only)";
 
 /// Most options one job may carry, and the longest option text accepted.
 const MAX_OPTIONS: usize = 4096;
@@ -318,7 +313,7 @@ pub(super) fn read_entry(
         intervals: Vec::new(),
         threads: Vec::new(),
         device: DeviceAccounting::Unavailable {
-            reason: NO_FLUSH_COUNT.into(),
+            reason: NoDevice::FioImport.into(),
         },
         warnings: warnings.into_iter().map(Warning::from).collect(),
         noise: None,
@@ -360,7 +355,7 @@ fn system_of(
             .get("directory")
             .map(PathBuf::from)
             .unwrap_or_default(),
-        device_note: Some(format!("not measured: {NO_FLUSH_COUNT}")),
+        device_note: Some(NoDevice::FioImport.into()),
         ..Default::default()
     }
 }

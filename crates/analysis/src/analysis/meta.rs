@@ -119,7 +119,11 @@ const FIELDS: &[Field] = &[
     ("device", |r| match (&r.system.scratch, &r.system.device) {
         (Some(_), Some(_)) => "scratch loop device".into(),
         (_, Some(d)) => d.name.clone(),
-        (_, None) => opt(&r.system.device_note),
+        (_, None) => r
+            .system
+            .device_note
+            .as_ref()
+            .map_or_else(|| "-".into(), crate::words::notes::device_note_text),
     }),
     ("device model", |r| dev(r, |d| d.model.clone(), |m| m)),
     ("rotational", |r| {

@@ -4,7 +4,6 @@
 
 mod compare;
 mod durable;
-mod failures;
 mod gate;
 pub mod image;
 mod imported;
@@ -21,12 +20,15 @@ mod text;
 mod trend;
 mod units;
 mod verdict;
-mod warnings;
 
 pub use crate::probe::merged_options;
+pub use crate::words::failures::{
+    failure_text, io_failure_text, run_failure_text, stored_failure_text,
+};
+pub use crate::words::notes::{device_note_text, no_device_text};
+pub use crate::words::warnings::{run_warning_texts, warning_codes, warning_text};
 pub use compare::{compare_csv, compare_json, compare_markdown, compare_table, num as fmt_num};
 pub use durable::{durable_unavailable, no_durable_op_text, not_durable_text, requirement_lines};
-pub use failures::{failure_text, io_failure_text, run_failure_text, stored_failure_text};
 pub use gate::{compare_gate_json, gate_text};
 pub use image::{
     ImageFormat, ImageOptions, ReportError, render_comparison, render_ranking, render_trend,
@@ -63,4 +65,3 @@ pub use verdict::{
     change_text, fmt_p, fmt_ratio, power_text, ratio_ci_text, ratio_text, runs_needed_cell,
     verdict_brief, verdict_text,
 };
-pub use warnings::{run_warning_texts, warning_codes, warning_text};

@@ -182,7 +182,7 @@ pub fn run_document(run: &StoredRun) -> Result<Value, RawExportError> {
         "preset": row.preset,
         "preset_scale": row.preset_scale,
         "status": row.status.as_str(),
-        "error": row.error.as_ref().map(super::failures::stored_failure_text),
+        "error": row.error.as_ref().map(crate::words::failures::stored_failure_text),
         "error_code": row.error.as_ref().map(|e| e.code()),
         "created_at_ms": row.created_at_ms,
         "spec": run.spec,
@@ -311,7 +311,7 @@ fn run_row(run: &StoredRun) -> Vec<String> {
         text(
             &row.error
                 .as_ref()
-                .map(super::failures::stored_failure_text)
+                .map(crate::words::failures::stored_failure_text)
                 .unwrap_or_default(),
         ),
         row.created_at_ms.to_string(),

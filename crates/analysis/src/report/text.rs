@@ -80,8 +80,8 @@ fn device_line(system: &SystemInfo) -> String {
         }
         None => system
             .device_note
-            .clone()
-            .unwrap_or_else(|| "unknown".into()),
+            .as_ref()
+            .map_or_else(|| "unknown".into(), crate::words::notes::device_note_text),
     }
 }
 
@@ -172,7 +172,11 @@ fn summary_lines(r: &RunResult, cmdline: bool, names: &dyn SettingNames) -> Stri
     let mut out = String::new();
     let _ = writeln!(out, "run {} {}", r.id, r.status.as_str());
     if let Some(e) = &r.error {
-        let _ = writeln!(out, "error     {}", super::failures::failure_text(e, names));
+        let _ = writeln!(
+            out,
+            "error     {}",
+            crate::words::failures::failure_text(e, names)
+        );
     }
     let _ = writeln!(out, "workload  {}", r.spec.describe());
     if r.reported.is_none() {
@@ -193,7 +197,7 @@ fn summary_lines(r: &RunResult, cmdline: bool, names: &dyn SettingNames) -> Stri
             "nothing measured: the run was {} before its timed part started",
             r.status.as_str()
         );
-        for w in super::warnings::run_warning_texts(r) {
+        for w in crate::words::warnings::run_warning_texts(r) {
             let _ = writeln!(out, "warning   {w}");
         }
         return out;
@@ -257,7 +261,7 @@ fn summary_lines(r: &RunResult, cmdline: bool, names: &dyn SettingNames) -> Stri
             let _ = writeln!(out, "{label:<9} {text}");
         }
     }
-    for w in super::warnings::run_warning_texts(r) {
+    for w in crate::words::warnings::run_warning_texts(r) {
         let _ = writeln!(out, "warning   {w}");
     }
     out
@@ -317,8 +321,10 @@ fn device_lines(r: &RunResult, s: &crate::metrics::RunSummary) -> String {
         }
         None => {
             let reason = match &r.device {
-                crate::metrics::DeviceAccounting::Unavailable { reason } => reason.as_str(),
-                _ => "",
+                crate::metrics::DeviceAccounting::Unavailable { reason } => {
+                    crate::words::notes::device_note_text(reason)
+                }
+                _ => String::new(),
             };
             let _ = writeln!(out, "device    not measured: {reason}");
         }
@@ -397,7 +403,7 @@ pub fn run_json(r: &RunResult) -> serde_json::Value {
     json!({
         "id": r.id,
         "status": r.status.as_str(),
-        "error": r.error.as_ref().map(super::failures::stored_failure_text),
+        "error": r.error.as_ref().map(crate::words::failures::stored_failure_text),
         "error_code": r.error.as_ref().map(|e| e.code()),
         "workload": r.spec,
         "started_at_ms": r.started_at_ms,
@@ -424,7 +430,9 @@ pub fn run_json(r: &RunResult) -> serde_json::Value {
         "backing_write_ios": r.device.backing().map(|b| b.write_ios()),
         "device_bytes_per_app_byte": s.device_bytes_per_app_byte,
         "device_note": match &r.device {
-            crate::metrics::DeviceAccounting::Unavailable { reason } => Some(reason.clone()),
+            crate::metrics::DeviceAccounting::Unavailable { reason } => {
+                Some(crate::words::notes::device_note_text(reason))
+            }
             _ => None,
         },
         "threads": r.threads,
@@ -439,8 +447,8 @@ pub fn run_json(r: &RunResult) -> serde_json::Value {
         "mount_options": mount.map(|m| merged_options(&m.mount_options, &m.super_options)),
         "kernel": r.system.kernel_release,
         "target": r.system.target,
-        "warnings": super::warnings::run_warning_texts(r),
-        "warning_codes": super::warnings::warning_codes(&r.warnings),
+        "warnings": crate::words::warnings::run_warning_texts(r),
+        "warning_codes": crate::words::warnings::warning_codes(&r.warnings),
         "noise": r.noise,
         "clock_source": r.system.clock_source,
         "kind": r.spec.kind.as_str(),
@@ -464,7 +472,7 @@ pub fn unfinished_run_json(stored: &crate::store::StoredRun) -> serde_json::Valu
     json!({
         "id": row.id,
         "status": row.status.as_str(),
-        "error": row.error.as_ref().map(super::failures::stored_failure_text),
+        "error": row.error.as_ref().map(crate::words::failures::stored_failure_text),
         "error_code": row.error.as_ref().map(|e| e.code()),
         "workload": stored.spec,
         "started_at_ms": stored
@@ -494,7 +502,7 @@ pub fn unfinished_run_json(stored: &crate::store::StoredRun) -> serde_json::Valu
         "backing_flushes": null,
         "backing_write_ios": null,
         "device_bytes_per_app_byte": null,
-        "device_note": system.device_note,
+        "device_note": system.device_note.as_ref().map(crate::words::notes::device_note_text),
         "threads": [],
         "fairness": null,
         "fs_type": mount.map(|m| m.fs_type.clone()),
@@ -502,8 +510,8 @@ pub fn unfinished_run_json(stored: &crate::store::StoredRun) -> serde_json::Valu
         "mount_options": mount.map(|m| merged_options(&m.mount_options, &m.super_options)),
         "kernel": system.kernel_release,
         "target": system.target,
-        "warnings": system.warnings.iter().map(|w| super::warnings::warning_text(w, None)).collect::<Vec<_>>(),
-        "warning_codes": super::warnings::warning_codes(&system.warnings),
+        "warnings": system.warnings.iter().map(|w| crate::words::warnings::warning_text(w, None)).collect::<Vec<_>>(),
+        "warning_codes": crate::words::warnings::warning_codes(&system.warnings),
         "noise": null,
         "clock_source": system.clock_source,
         "kind": stored.spec.kind.as_str(),

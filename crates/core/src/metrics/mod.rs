@@ -198,8 +198,8 @@ pub enum DeviceAccounting {
     },
     /// No block device stands behind the target (tmpfs, overlay, network fs...).
     Unavailable {
-        /// Why, in words a user understands.
-        reason: String,
+        /// Why, typed ([`crate::sysinfo::NoDevice`]; text in runs stored before issue 32).
+        reason: crate::sysinfo::DeviceNote,
     },
 }
 

@@ -7,6 +7,7 @@
 mod blockstat;
 pub mod kernel_settings;
 mod mountinfo;
+mod no_device;
 mod scratch_recipe;
 
 use std::path::PathBuf;
@@ -22,6 +23,7 @@ pub use kernel_settings::{
 pub use mountinfo::{
     merged_options, mount_for_device, mount_for_path, parse_mountinfo, unescape_octal,
 };
+pub use no_device::{DeviceNote, NoDevice};
 pub use scratch_recipe::{Backing, FsKind, ScratchRecipe};
 
 /// A line or file that did not have the expected format (the probe reports it as its own
@@ -161,8 +163,9 @@ pub struct SystemInfo {
     pub device: Option<DeviceInfo>,
     /// For a loop device: the disk holding its backing file (its counters are read too).
     pub backing_device: Option<DeviceInfo>,
-    /// Why `device` is `None` (tmpfs, overlay, network filesystem, unreadable sysfs...).
-    pub device_note: Option<String>,
+    /// Why `device` is `None` (tmpfs, overlay, network filesystem, unreadable sysfs...),
+    /// typed ([`NoDevice`]; text in runs stored before issue 32).
+    pub device_note: Option<DeviceNote>,
     /// Things the user should know (tmpfs: fsync does nothing there), typed
     /// ([`crate::warning::Warning`]; text in runs stored before issue 32).
     pub warnings: Vec<crate::warning::Warning>,

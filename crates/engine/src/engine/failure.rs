@@ -1,6 +1,6 @@
 //! [`IoFailure`]: an I/O call of a run that failed on one of its files, kept as data (the
 //! workload kind, the operation, the file, the offset and the cause) in
-//! `fsynclab_core::failure`, worded only by the front ends (`report::failures`).
+//! `fsynclab_core::failure`, worded only by the front ends (`fsynclab_analysis::words::failures`).
 
 use std::io;
 

@@ -18,7 +18,7 @@ use super::scratch::{ScratchDir, free_bytes};
 use crate::metrics::{
     DeviceAccounting, DeviceCounters, LatencyHistogram, RunResult, RunStatus, RunWarning, Warning,
 };
-use crate::probe::{BlockStat, DeviceInfo};
+use crate::probe::{BlockStat, DeviceInfo, NoDevice};
 use crate::spec::DurableOp;
 use crate::spec::{StopRule, WorkloadSpec};
 
@@ -365,7 +365,13 @@ fn aggregate(
     result
 }
 
-const NO_DEVICE: &str = "no block device found under the target";
+/// Why the counters of `device` are missing: reading them failed with `e`.
+fn unreadable(device: &DeviceInfo, e: &crate::probe::ProbeError) -> NoDevice {
+    NoDevice::CountersUnreadable {
+        device: device.name.clone(),
+        errno: crate::probe::probe_errno(e),
+    }
+}
 
 /// The target's device (and the device under a loop image) with their counters read
 /// before the run, and when: the window the kernel tracer is told to count in
@@ -373,7 +379,7 @@ const NO_DEVICE: &str = "no block device found under the target";
 /// counters' cover the same time (the settle step's syncfs and a warm-up left out of both).
 struct DeviceProbe<'a> {
     device: Option<&'a DeviceInfo>,
-    before: Result<BlockStat, String>,
+    before: Result<BlockStat, NoDevice>,
     backing: Option<(&'a DeviceInfo, BlockStat)>,
     /// When the target's counters were last read, CLOCK_MONOTONIC ns.
     read_ns: u64,
@@ -386,12 +392,13 @@ impl<'a> DeviceProbe<'a> {
     fn before(ctx: &'a RunContext) -> Self {
         let device = ctx.system.device.as_ref();
         let before = match device {
-            Some(d) => crate::probe::read_blockstat(d).map_err(|e| e.to_string()),
-            None => Err(ctx
-                .system
-                .device_note
-                .clone()
-                .unwrap_or_else(|| NO_DEVICE.into())),
+            Some(d) => crate::probe::read_blockstat(d).map_err(|e| unreadable(d, &e)),
+            None => Err(
+                match ctx.system.device_note.as_ref().and_then(|n| n.typed()) {
+                    Some(reason) => reason.clone(),
+                    None => NoDevice::Unknown,
+                },
+            ),
         };
         let read_ns = monotonic_ns();
         let backing = ctx.system.backing_device.as_ref().and_then(|d| {
@@ -487,12 +494,14 @@ impl<'a> DeviceProbe<'a> {
                     backing,
                 }
             }
-            (Err(reason), _, _) => DeviceAccounting::Unavailable { reason },
-            (_, Some(Err(e)), _) => DeviceAccounting::Unavailable {
-                reason: e.to_string(),
+            (Err(reason), _, _) => DeviceAccounting::Unavailable {
+                reason: reason.into(),
+            },
+            (_, Some(Err(e)), Some(d)) => DeviceAccounting::Unavailable {
+                reason: unreadable(d, &e).into(),
             },
             _ => DeviceAccounting::Unavailable {
-                reason: NO_DEVICE.into(),
+                reason: NoDevice::Unknown.into(),
             },
         }
     }
@@ -535,7 +544,7 @@ fn empty_result(
         intervals: Vec::new(),
         threads: Vec::new(),
         device: DeviceAccounting::Unavailable {
-            reason: "cancelled before the run started".into(),
+            reason: NoDevice::CancelledBeforeStart.into(),
         },
         warnings,
         noise: None,

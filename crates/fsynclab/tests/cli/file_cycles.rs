@@ -23,6 +23,7 @@ const LAYERS: &[(&str, &str, &[&str])] = &[
         "fsynclab-core",
         &[
             "clock", "identity", "spec", "fsopts", "sysinfo", "metrics", "warning", "failure",
+            "recorded",
         ],
     ),
     (
@@ -35,7 +36,7 @@ const LAYERS: &[(&str, &str, &[&str])] = &[
     (
         "crates/analysis",
         "fsynclab-analysis",
-        &["analysis", "report"],
+        &["words", "analysis", "report"],
     ),
     (".", "fsynclab-lab", &["lab", "fio"]),
 ];

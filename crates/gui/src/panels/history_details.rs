@@ -249,7 +249,9 @@ fn system(ui: &mut egui::Ui, run: &StoredRun) {
                  filesystem or device). Host: {}; measured by {}; device: {}",
                 sys.hostname.as_deref().unwrap_or("not in fio's output"),
                 sys.tool_version,
-                sys.device_note.as_deref().unwrap_or("unknown"),
+                &sys.device_note
+                    .as_ref()
+                    .map_or_else(|| "unknown".into(), fsynclab::report::device_note_text),
             ));
         });
     } else {
@@ -325,7 +327,10 @@ fn machine(ui: &mut egui::Ui, sys: &fsynclab::probe::SystemInfo) {
             );
         }
         None => {
-            ui.label(sys.device_note.as_deref().unwrap_or("no block device"));
+            ui.label(sys.device_note.as_ref().map_or_else(
+                || "no block device".into(),
+                fsynclab::report::device_note_text,
+            ));
         }
     });
     // Runs stored before the settings were recorded have none: no section, not an error.

@@ -288,7 +288,13 @@ impl SetupPanel {
         let spawned = Task::spawn("fsynclab-mounts", Some(ctx), || {
             probe::list_mounts()
                 .map(|mounts| {
-                    let devices = mounts.iter().map(probe::device_for_mount).collect();
+                    let devices = mounts
+                        .iter()
+                        .map(|m| {
+                            probe::device_for_mount(m)
+                                .map_err(|why| fsynclab::report::no_device_text(&why))
+                        })
+                        .collect();
                     let keys: Vec<_> = mounts
                         .iter()
                         .map(|m| mounts::MountKey::of(&m.mount_point))

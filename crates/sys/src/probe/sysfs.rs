@@ -3,86 +3,63 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{DeviceInfo, MountInfo};
+use super::{DeviceInfo, MountInfo, NoDevice};
 
 /// Where sysfs is mounted.
 pub const SYSFS_ROOT: &str = "/sys";
 
-/// The block device under `mount`, or a user-readable reason why there is none
-/// ("tmpfs has no block device (memory filesystem)").
-pub fn device_for_mount(mount: &MountInfo) -> Result<DeviceInfo, String> {
+/// The block device under `mount`, or why there is none ([`NoDevice`], worded by the front
+/// ends: "tmpfs has no block device (memory filesystem)").
+pub fn device_for_mount(mount: &MountInfo) -> Result<DeviceInfo, NoDevice> {
     device_for_mount_in(Path::new(SYSFS_ROOT), mount)
 }
 
 /// [`device_for_mount`] against a sysfs tree rooted at `sysfs_root` (a fake one in tests).
-pub fn device_for_mount_in(sysfs_root: &Path, mount: &MountInfo) -> Result<DeviceInfo, String> {
+pub fn device_for_mount_in(sysfs_root: &Path, mount: &MountInfo) -> Result<DeviceInfo, NoDevice> {
     let (major, minor) = block_device_numbers(mount)?;
-    device_for_numbers_in(sysfs_root, major, minor).map_err(|reason| {
-        format!(
-            "{} on {} ({}:{}): {reason}",
-            mount.fs_type, mount.mount_point, major, minor
-        )
+    device_for_numbers_in(sysfs_root, major, minor).map_err(|errno| NoDevice::NotInSysfs {
+        fs_type: mount.fs_type.clone(),
+        mount_point: mount.mount_point.clone(),
+        major,
+        minor,
+        errno,
     })
 }
 
 /// The device numbers to look up for `mount`. Major 0 is an anonymous device (btrfs, tmpfs,
 /// overlay, nfs): when the source is a `/dev/` node (btrfs on `/dev/loop0`) its rdev is used.
-fn block_device_numbers(mount: &MountInfo) -> Result<(u32, u32), String> {
+fn block_device_numbers(mount: &MountInfo) -> Result<(u32, u32), NoDevice> {
     if mount.major != 0 {
         return Ok((mount.major, mount.minor));
     }
+    let source = || mount.source.clone();
     if mount.source.starts_with("/dev/") {
-        let stat = nix::sys::stat::stat(Path::new(&mount.source))
-            .map_err(|errno| format!("cannot stat {} ({errno})", mount.source))?;
+        let stat = nix::sys::stat::stat(Path::new(&mount.source)).map_err(|errno| {
+            NoDevice::SourceUnreadable {
+                source: source(),
+                errno: Some(errno as i32),
+            }
+        })?;
         let is_block = stat.st_mode & libc::S_IFMT == libc::S_IFBLK;
         if !is_block {
-            return Err(format!("{} is not a block device", mount.source));
+            return Err(NoDevice::SourceNotBlock { source: source() });
         }
         let major = u32::try_from(nix::sys::stat::major(stat.st_rdev));
         let minor = u32::try_from(nix::sys::stat::minor(stat.st_rdev));
         return match (major, minor) {
             (Ok(major), Ok(minor)) => Ok((major, minor)),
-            _ => Err(format!(
-                "{} has an out-of-range device number",
-                mount.source
-            )),
+            _ => Err(NoDevice::SourceOutOfRange { source: source() }),
         };
     }
     Err(no_device_reason(mount))
 }
 
 /// Why a mount on an anonymous device (major 0) with a non-`/dev` source has no block device.
-pub fn no_device_reason(mount: &MountInfo) -> String {
-    let fs_type = mount.fs_type.as_str();
-    let base = fs_type.split('.').next().unwrap_or(fs_type);
-    match base {
-        "tmpfs" | "ramfs" | "hugetlbfs" => {
-            format!("{fs_type} has no block device (memory filesystem)")
-        }
-        "overlay" | "aufs" | "unionfs" => format!(
-            "{fs_type} has no single block device (it stacks other filesystems; \
-             point the target at the upper directory's filesystem to see one)"
-        ),
-        "nfs" | "nfs4" | "cifs" | "smb3" | "smbfs" | "9p" | "ceph" | "glusterfs" | "lustre"
-        | "afs" | "virtiofs" => {
-            format!("{fs_type} is a network filesystem (no local block device)")
-        }
-        "fuse" | "fuseblk" => format!(
-            "{fs_type} is a FUSE filesystem (source {:?}); its block device is not visible",
-            mount.source
-        ),
-        "zfs" => format!(
-            "zfs dataset {} spans a pool, not a single block device",
-            mount.source
-        ),
-        "proc" | "sysfs" | "devtmpfs" | "devpts" | "cgroup" | "cgroup2" | "debugfs" | "tracefs"
-        | "securityfs" | "pstore" | "bpf" | "configfs" | "mqueue" => {
-            format!("{fs_type} is a kernel pseudo filesystem (no block device)")
-        }
-        _ => format!(
-            "{fs_type} uses an anonymous device 0:{} and its source {:?} is not a /dev node",
-            mount.minor, mount.source
-        ),
+pub fn no_device_reason(mount: &MountInfo) -> NoDevice {
+    NoDevice::Anonymous {
+        fs_type: mount.fs_type.clone(),
+        source: mount.source.clone(),
+        minor: mount.minor,
     }
 }
 
@@ -112,9 +89,10 @@ pub enum HoldingFileError {
     /// The file is on a filesystem without a block device (tmpfs or similar).
     #[error("it is on a filesystem without a block device (tmpfs or similar)")]
     NoBlockDevice,
-    /// Its device numbers did not lead to a disk under /sys (what went wrong there).
-    #[error("{0}")]
-    Sysfs(String),
+    /// Its device numbers did not lead to a disk under /sys (the lookup's OS error number,
+    /// when it had one).
+    #[error("its device is not found under /sys")]
+    Sysfs(Option<i32>),
 }
 
 impl HoldingFileError {
@@ -131,16 +109,18 @@ impl HoldingFileError {
     }
 }
 
-/// Resolves `MAJ:MIN` through `<sysfs_root>/dev/block` and reads the disk's attributes.
-fn device_for_numbers_in(sysfs_root: &Path, major: u32, minor: u32) -> Result<DeviceInfo, String> {
+/// Resolves `MAJ:MIN` through `<sysfs_root>/dev/block` and reads the disk's attributes;
+/// `Err` holds the lookup's OS error number, when it had one.
+fn device_for_numbers_in(
+    sysfs_root: &Path,
+    major: u32,
+    minor: u32,
+) -> Result<DeviceInfo, Option<i32>> {
     let link = sysfs_root.join(format!("dev/block/{major}:{minor}"));
-    let device_dir = std::fs::canonicalize(&link)
-        .map_err(|error| format!("cannot resolve {} ({error})", link.display()))?;
+    let device_dir = std::fs::canonicalize(&link).map_err(|error| error.raw_os_error())?;
     let own_name = file_name(&device_dir)?;
     let (name, partition) = if device_dir.join("partition").exists() {
-        let parent = device_dir
-            .parent()
-            .ok_or_else(|| format!("partition {own_name} has no parent disk"))?;
+        let parent = device_dir.parent().ok_or(None)?;
         (file_name(parent)?, Some(own_name))
     } else {
         (own_name, None)
@@ -181,10 +161,10 @@ fn device_for_numbers_in(sysfs_root: &Path, major: u32, minor: u32) -> Result<De
     })
 }
 
-fn file_name(path: &Path) -> Result<String, String> {
+fn file_name(path: &Path) -> Result<String, Option<i32>> {
     path.file_name()
         .map(|name| name.to_string_lossy().into_owned())
-        .ok_or_else(|| format!("{} has no device name", path.display()))
+        .ok_or(None)
 }
 
 /// Reads a sysfs attribute, trimmed; `None` when absent, unreadable or empty.
@@ -360,8 +340,8 @@ mod tests {
         let reason = device_for_mount_in(sysfs.path(), &mount(8, 3, "ext4", "/dev/sda3"))
             .expect_err("no 8:3");
         assert!(
-            reason.contains("8:3") && reason.contains("ext4"),
-            "{reason}"
+            matches!(&reason, NoDevice::NotInSysfs { fs_type, major: 8, minor: 3, errno: Some(libc::ENOENT), .. } if fs_type == "ext4"),
+            "{reason:?}"
         );
     }
 
@@ -373,16 +353,28 @@ mod tests {
         };
         assert_eq!(
             reason("tmpfs", "tmpfs"),
-            "tmpfs has no block device (memory filesystem)"
+            NoDevice::Anonymous {
+                fs_type: "tmpfs".into(),
+                source: "tmpfs".into(),
+                minor: 40
+            }
         );
-        assert!(reason("overlay", "overlay").starts_with("overlay has no single block device"));
-        assert!(reason("nfs4", "srv:/x").contains("nfs4 is a network filesystem"));
-        assert!(reason("fuse.sshfs", "me@host:").contains("FUSE"));
-        assert!(reason("proc", "proc").contains("pseudo"));
-        assert!(reason("weirdfs", "thing").contains("0:40"));
+        assert!(matches!(
+            reason("nfs4", "srv:/x"),
+            NoDevice::Anonymous { .. }
+        ));
         // A /dev source that is not a block device.
-        assert!(reason("btrfs", "/dev/null").contains("not a block device"));
-        assert!(reason("btrfs", "/dev/fsynclab-missing").contains("cannot stat"));
+        assert!(matches!(
+            reason("btrfs", "/dev/null"),
+            NoDevice::SourceNotBlock { .. }
+        ));
+        assert_eq!(
+            reason("btrfs", "/dev/fsynclab-missing"),
+            NoDevice::SourceUnreadable {
+                source: "/dev/fsynclab-missing".into(),
+                errno: Some(libc::ENOENT)
+            }
+        );
     }
 
     #[test]
@@ -415,7 +407,7 @@ mod tests {
         let root = super::super::mount_for_path(&mounts, Path::new("/")).expect("root");
         match device_for_mount(root) {
             Ok(device) => assert!(device.stat_path.ends_with("stat"), "{device:?}"),
-            Err(reason) => assert!(!reason.is_empty()),
+            Err(reason) => assert!(!reason.code().is_empty()),
         }
     }
 }

@@ -7,9 +7,17 @@ use std::path::{Path, PathBuf};
 use crate::metrics::{RunWarning, Warning};
 
 use super::{
-    BlockStat, DeviceInfo, MountInfo, ProbeError, SystemInfo, device_for_mount, list_mounts,
-    mount_for_device, mount_for_path,
+    BlockStat, DeviceInfo, MountInfo, NoDevice, ProbeError, SystemInfo, device_for_mount,
+    list_mounts, mount_for_device, mount_for_path,
 };
+
+/// The OS error number behind a probe error (none for a parse error).
+pub fn probe_errno(error: &ProbeError) -> Option<i32> {
+    match error {
+        ProbeError::Read { source, .. } => source.raw_os_error(),
+        ProbeError::Parse { .. } => None,
+    }
+}
 
 /// Whether `fs_type` keeps its data in memory only, so fsync and fdatasync persist nothing.
 pub fn is_memory_fs(fs_type: &str) -> bool {
@@ -163,7 +171,12 @@ fn collect_where(target: &Path, held: Option<BorrowedFd<'_>>) -> SystemInfo {
     let mounts = match list_mounts() {
         Ok(mounts) => mounts,
         Err(error) => {
-            info.device_note = Some(format!("no mount information: {error}"));
+            info.device_note = Some(
+                NoDevice::NoMountTable {
+                    errno: probe_errno(&error),
+                }
+                .into(),
+            );
             return info;
         }
     };
@@ -172,12 +185,17 @@ fn collect_where(target: &Path, held: Option<BorrowedFd<'_>>) -> SystemInfo {
         None => mount_for_path(&mounts, &info.target),
     };
     let Some(mount) = mount.cloned() else {
-        info.device_note = Some(format!("no mount found for {}", info.target.display()));
+        info.device_note = Some(
+            NoDevice::NoMount {
+                target: info.target.clone(),
+            }
+            .into(),
+        );
         return info;
     };
     match device_for_mount(&mount) {
         Ok(device) => info.device = Some(device),
-        Err(reason) => info.device_note = Some(reason),
+        Err(reason) => info.device_note = Some(reason.into()),
     }
     // A loop device's I/O ends on the disk holding its backing file: count that one too.
     if let Some(backing) = info
@@ -358,9 +376,13 @@ mod tests {
             return;
         }
         assert_eq!(info.device, None);
-        assert_eq!(
-            info.device_note.as_deref(),
-            Some("tmpfs has no block device (memory filesystem)")
+        assert!(
+            matches!(
+                info.device_note.as_ref().and_then(|n| n.typed()),
+                Some(NoDevice::Anonymous { fs_type, .. }) if fs_type == "tmpfs"
+            ),
+            "{:?}",
+            info.device_note
         );
         assert_eq!(
             info.warnings[0],

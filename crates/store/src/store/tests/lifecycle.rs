@@ -95,7 +95,7 @@ fn cancelled_run_without_device_round_trips_in_memory() {
     let mut original = result_for(id, &new);
     original.status = RunStatus::Cancelled;
     original.device = DeviceAccounting::Unavailable {
-        reason: "tmpfs has no block device".into(),
+        reason: crate::metrics::Recorded::Text("tmpfs has no block device".into()),
     };
     original.intervals.clear();
     original.sync_lat = LatencyHistogram::new();
