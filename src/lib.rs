@@ -28,7 +28,7 @@
 
 #![warn(missing_docs)]
 
-pub use fsynclab_analysis::{analysis, report};
+pub use fsynclab_analysis::{analysis, report, words};
 pub use fsynclab_core::{clock, fsopts, hint, identity, metrics, spec, sysinfo};
 pub use fsynclab_engine::engine;
 pub use fsynclab_store::store;

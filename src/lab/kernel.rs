@@ -19,7 +19,7 @@ fn trace_fix() -> crate::spec::Hint {
 pub(super) fn trace_refused(e: crate::ktrace::TraceError) -> LabError {
     LabError::Engine(EngineError::Spec(crate::spec::SpecError {
         field: Setting::KernelTrace,
-        problem: e.to_string(),
+        problem: crate::words::trace::trace_refusal_text(&e.note()),
         fix: trace_fix(),
     }))
 }
@@ -31,8 +31,9 @@ pub(super) fn trace_error_words(
     names: &dyn crate::spec::SettingNames,
 ) -> String {
     format!(
-        "{}: {e}; {}",
+        "{}: {}; {}",
         names.subject(Setting::KernelTrace),
+        crate::words::trace::trace_refusal_text(&e.note()),
         trace_fix().render(names)
     )
 }
@@ -129,7 +130,13 @@ mod tests {
         );
         assert!(flush_disagreement(&kt(0), loop0(0)).is_none());
         assert!(flush_disagreement(&kt(10), None).is_none());
-        assert!(flush_disagreement(&KernelTrace::off("x"), loop0(10)).is_none());
+        assert!(
+            flush_disagreement(
+                &KernelTrace::off(crate::metrics::TraceNote::TurnedOff),
+                loop0(10)
+            )
+            .is_none()
+        );
     }
 
     /// A run that flushes nothing itself (sync_file_range) beside a counter of 0: a flush
@@ -170,9 +177,7 @@ mod tests {
 
     #[test]
     fn a_tracer_error_names_the_setting_in_each_front_ends_words() {
-        let e = crate::ktrace::TraceError::Unavailable {
-            reason: "the kernel offers none of the events fsynclab uses".into(),
-        };
+        let e = crate::ktrace::TraceError::Unavailable(crate::metrics::TraceNote::NoEvents);
         let neutral = trace_error_words(&e, &crate::spec::Neutral);
         assert!(
             neutral.starts_with("kernel_trace: kernel tracing is unavailable")

@@ -8,7 +8,10 @@ use crate::metrics::{FlushLatency, KernelTrace};
 pub fn kernel_rows(kt: &KernelTrace) -> Vec<(&'static str, String)> {
     let mut rows = Vec::new();
     if !kt.enabled {
-        let why = kt.reason.as_deref().unwrap_or("not recorded");
+        let why = kt.reason.as_ref().map_or_else(
+            || "not recorded".into(),
+            crate::words::trace::trace_reason_text,
+        );
         rows.push(("kernel trace", format!("off: {why}")));
         return rows;
     }
@@ -98,7 +101,7 @@ mod tests {
 
     #[test]
     fn off_says_why_and_on_shows_what_applies() {
-        let rows = kernel_rows(&KernelTrace::off("tracefs needs root"));
+        let rows = kernel_rows(&KernelTrace::off(crate::metrics::TraceNote::NotRoot));
         assert_eq!(
             rows,
             vec![("kernel trace", "off: tracefs needs root".into())]

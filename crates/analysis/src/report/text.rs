@@ -456,11 +456,30 @@ pub fn run_json(r: &RunResult) -> serde_json::Value {
         "has_histograms": r.has_histograms(),
         "reported": r.reported,
         "kernel_settings": r.system.kernel_settings,
-        "kernel_trace": r.kernel_trace.clone().unwrap_or_else(|| crate::metrics::KernelTrace::off(
-            "not recorded (stored before kernel tracing existed, or imported)"
-        )),
+        "kernel_trace": kernel_trace_json(r.kernel_trace.as_ref()),
         "inflight_mean": r.mean_inflight(),
     })
+}
+
+/// The RUN object's `kernel_trace`: the stored trace (or "not recorded"), its `reason` in
+/// words, as before the notes were typed.
+fn kernel_trace_json(trace: Option<&crate::metrics::KernelTrace>) -> serde_json::Value {
+    let not_recorded;
+    let trace = match trace {
+        Some(trace) => trace,
+        None => {
+            not_recorded = crate::metrics::KernelTrace::off(crate::metrics::TraceNote::NotRecorded);
+            &not_recorded
+        }
+    };
+    let mut value = json!(trace);
+    value["reason"] = json!(
+        trace
+            .reason
+            .as_ref()
+            .map(crate::words::trace::trace_reason_text)
+    );
+    value
 }
 
 /// The `--json` object of a run that stored no result (running, failed, interrupted): the

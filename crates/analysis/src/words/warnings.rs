@@ -140,8 +140,11 @@ fn typed_text(w: &RunWarning, run: Option<&RunResult>) -> String {
         RunWarning::TraceIncomplete => {
             let reason = run
                 .and_then(|r| r.kernel_trace.as_ref())
-                .and_then(|k| k.reason.as_deref())
-                .unwrap_or("the run's kernel trace says why");
+                .and_then(|k| k.reason.as_ref())
+                .map_or_else(
+                    || "the run's kernel trace says why".into(),
+                    super::trace::trace_reason_text,
+                );
             format!("kernel trace incomplete: {reason}")
         }
     }
@@ -316,13 +319,15 @@ mod tests {
                 .unwrap();
         run.kernel_trace = Some(crate::metrics::KernelTrace {
             enabled: true,
-            reason: Some("the reader stopped".into()),
+            reason: Some(crate::metrics::Recorded::Typed(vec![
+                crate::metrics::TraceNote::ReaderFailed,
+            ])),
             ..Default::default()
         });
         run.warnings = vec![RunWarning::TraceIncomplete.into()];
         assert_eq!(
             run_warning_texts(&run),
-            ["kernel trace incomplete: the reader stopped"]
+            ["kernel trace incomplete: the trace reader failed"]
         );
     }
 }

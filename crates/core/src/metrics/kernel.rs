@@ -3,7 +3,91 @@
 //! `show --json` print under `kernel_trace`, and a figure that does not apply (an xfs figure
 //! on ext4, anything while tracing was off) is `None` (JSON null), never 0.
 
+use std::path::PathBuf;
+
 use serde::{Deserialize, Serialize};
+
+use crate::recorded::Recorded;
+
+/// Why tracing was off, or what went wrong while it was on, as data (issue 32): the front
+/// ends word it (`fsynclab_analysis::words::trace`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "why", rename_all = "snake_case")]
+pub enum TraceNote {
+    /// `kernel_trace = off`.
+    TurnedOff,
+    /// Tracing needs root.
+    NotRoot,
+    /// The reader environment variable holds a value that names no reader.
+    BadReaderSetting {
+        /// The value given.
+        value: String,
+    },
+    /// The kernel offers none of the events fsynclab uses.
+    NoEvents,
+    /// The mount table could not be read (to mount tracefs).
+    NoMountTable {
+        /// The OS error number, when there was one.
+        errno: Option<i32>,
+    },
+    /// Another filesystem is mounted where tracefs belongs.
+    WrongMount {
+        /// What is mounted there.
+        fs_type: String,
+    },
+    /// The tracefs mount point is missing or not empty.
+    MountPointUnusable,
+    /// Mounting tracefs failed.
+    MountFailed {
+        /// The OS error number.
+        errno: Option<i32>,
+    },
+    /// A tracefs file could not be used.
+    FileFailed {
+        /// What was being done (`open`, `read`, `write`, `remove`...).
+        what: String,
+        /// The file.
+        path: PathBuf,
+        /// The OS error number, when there was one.
+        errno: Option<i32>,
+    },
+    /// The tracer's lock file is not a root-owned regular file only root can write.
+    UnsafeLock {
+        /// The lock file.
+        path: PathBuf,
+    },
+    /// The trace reader failed during the run.
+    ReaderFailed,
+    /// The lost-event counters could not be read.
+    LossesUnread,
+    /// Not recorded: a run stored before kernel tracing existed, or an import.
+    NotRecorded,
+}
+
+impl TraceNote {
+    /// The note's code as stored (`turned_off`, `not_root`...).
+    pub fn code(&self) -> &'static str {
+        match self {
+            TraceNote::TurnedOff => "turned_off",
+            TraceNote::NotRoot => "not_root",
+            TraceNote::BadReaderSetting { .. } => "bad_reader_setting",
+            TraceNote::NoEvents => "no_events",
+            TraceNote::NoMountTable { .. } => "no_mount_table",
+            TraceNote::WrongMount { .. } => "wrong_mount",
+            TraceNote::MountPointUnusable => "mount_point_unusable",
+            TraceNote::MountFailed { .. } => "mount_failed",
+            TraceNote::FileFailed { .. } => "file_failed",
+            TraceNote::UnsafeLock { .. } => "unsafe_lock",
+            TraceNote::ReaderFailed => "reader_failed",
+            TraceNote::LossesUnread => "losses_unread",
+            TraceNote::NotRecorded => "not_recorded",
+        }
+    }
+}
+
+/// Why a run's tracing was off or incomplete: the notes, in order, or the sentence of a
+/// run stored before issue 32.
+pub type TraceReason = Recorded<Vec<TraceNote>>;
 
 /// Flush latency (block-layer issue → complete) percentiles, µs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -23,8 +107,9 @@ pub struct KernelTrace {
     /// Whether tracing was on for the run.
     pub enabled: bool,
     /// Why tracing was off (`--kernel-trace off`, not root, no tracefs...), or what went
-    /// wrong while it was on; `None` for a traced run that went well.
-    pub reason: Option<String>,
+    /// wrong while it was on, typed ([`TraceNote`]s; text in runs stored before issue 32);
+    /// `None` for a traced run that went well.
+    pub reason: Option<TraceReason>,
     /// The tracepoints enabled (`system:event`), in the order they were enabled.
     pub events: Vec<String>,
     /// Events the kernel lost (the instance's `per_cpu/*/stats`: overrun + dropped events)
@@ -75,9 +160,9 @@ pub struct KernelTrace {
 
 impl KernelTrace {
     /// A run traced by nothing, and why.
-    pub fn off(reason: impl Into<String>) -> Self {
+    pub fn off(note: TraceNote) -> Self {
         KernelTrace {
-            reason: Some(reason.into()),
+            reason: Some(Recorded::Typed(vec![note])),
             ..Default::default()
         }
     }
@@ -109,6 +194,6 @@ mod tests {
         let back: KernelTrace = serde_json::from_value(json).unwrap();
         assert_eq!(back, trace);
         assert_eq!(trace.commits(), Some(3));
-        assert_eq!(KernelTrace::off("x").commits(), None);
+        assert_eq!(KernelTrace::off(TraceNote::NotRoot).commits(), None);
     }
 }

@@ -155,8 +155,10 @@ fn the_kernel_trace_setting_reaches_the_run() {
     let kt = result.kernel_trace.as_ref().expect("kernel_trace recorded");
     assert!(!kt.enabled, "{kt:?}");
     assert_eq!(
-        kt.reason.as_deref(),
-        Some("turned off (kernel_trace = off)")
+        kt.reason,
+        Some(fsynclab::metrics::Recorded::Typed(vec![
+            fsynclab::metrics::TraceNote::TurnedOff
+        ]))
     );
     let stored = Store::open_read_only(&db)
         .unwrap()

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use fsynclab::ktrace::TraceError;
+use fsynclab::metrics::TraceNote;
 use fsynclab_gui::{LabApp, Tab};
 
 use fsynclab::analysis::AnalysisError;
@@ -180,9 +181,7 @@ fn a_matrix_problem_and_stop_are_worded_by_the_window() {
 
 #[test]
 fn the_kernel_trace_error_names_the_setting_in_each_front_ends_words() {
-    let e = LabError::KernelTrace(TraceError::Unavailable {
-        reason: "the kernel offers none of the events fsynclab uses".into(),
-    });
+    let e = LabError::KernelTrace(TraceError::Unavailable(TraceNote::NoEvents));
     let window = words(&e);
     assert!(!window.contains("--"), "{window}");
     assert!(

@@ -165,7 +165,7 @@ fn per_sync_figures_are_null_without_syncs_and_everything_is_null_untraced() {
     let kt = traced(FsFamily::Ext4, 0);
     assert_eq!(kt.journal_commits, Some(1));
     assert!(kt.commits_per_sync.is_none() && kt.dstate_us_per_sync.is_none());
-    let off = KernelTrace::off("turned off");
+    let off = KernelTrace::off(crate::metrics::TraceNote::TurnedOff);
     assert!(figures(&off).iter().all(|(_, present)| !present), "{off:?}");
     // Without a device (tmpfs) there are no block figures.
     let (_, groups) = select(AVAILABLE, FsFamily::Other, &Targets::default());

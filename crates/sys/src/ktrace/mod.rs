@@ -35,7 +35,7 @@ use std::sync::Arc;
 pub use accum::{Accumulator, Groups, LiveKernel, Targets};
 pub use events::FsFamily;
 
-use crate::metrics::KernelTrace;
+use crate::metrics::{KernelTrace, Recorded, TraceNote};
 use crate::probe::SystemInfo;
 use parse::Dev;
 use reader::{Reader, Source};
@@ -50,12 +50,9 @@ fn force_text() -> Result<bool, TraceError> {
         None => Ok(false),
         Some(v) if v == "raw" => Ok(false),
         Some(v) if v == "text" => Ok(true),
-        Some(v) => Err(TraceError::Unavailable {
-            reason: format!(
-                "{READER_ENV}={} is not a reader; set it to raw or text, or unset it",
-                v.to_string_lossy()
-            ),
-        }),
+        Some(v) => Err(TraceError::Unavailable(TraceNote::BadReaderSetting {
+            value: v.to_string_lossy().into_owned(),
+        })),
     }
 }
 
@@ -86,12 +83,9 @@ impl KernelTraceMode {
 /// Why tracing could not be done.
 #[derive(Debug, thiserror::Error)]
 pub enum TraceError {
-    /// Not root, no tracefs, no usable event.
-    #[error("kernel tracing is unavailable: {reason}")]
-    Unavailable {
-        /// Why.
-        reason: String,
-    },
+    /// Not root, no tracefs, no usable event: why, as data (the front ends word it).
+    #[error("kernel tracing is unavailable ({})", .0.code())]
+    Unavailable(TraceNote),
     /// A tracefs file could not be used.
     #[error("cannot {what} {}: {source}", path.display())]
     Io {
@@ -113,12 +107,25 @@ pub enum TraceError {
     },
 }
 
+impl TraceError {
+    /// The error as data, for a run's stored kernel trace and for the front ends' words.
+    pub fn note(&self) -> TraceNote {
+        match self {
+            TraceError::Unavailable(note) => note.clone(),
+            TraceError::Io { what, path, source } => TraceNote::FileFailed {
+                what: (*what).to_string(),
+                path: path.clone(),
+                errno: source.raw_os_error(),
+            },
+            TraceError::UnsafeLock { path } => TraceNote::UnsafeLock { path: path.clone() },
+        }
+    }
+}
+
 /// Whether tracing can be on for this process: root and tracefs (mounted now if needed).
 pub fn available() -> Result<PathBuf, TraceError> {
     if !nix::unistd::geteuid().is_root() {
-        return Err(TraceError::Unavailable {
-            reason: "tracefs needs root".into(),
-        });
+        return Err(TraceError::Unavailable(TraceNote::NotRoot));
     }
     tracefs::ensure_mounted()
 }
@@ -150,7 +157,7 @@ pub fn start(
 ) -> Result<Tracing, TraceError> {
     if mode == KernelTraceMode::Off {
         return Ok(Tracing::Off(Box::new(KernelTrace::off(
-            "turned off (kernel_trace = off)",
+            TraceNote::TurnedOff,
         ))));
     }
     // A bad value is refused even in `auto`: a typo must not silently change the reader.
@@ -158,7 +165,7 @@ pub fn start(
     match Session::start(run_id, system, force_text) {
         Ok(session) => Ok(Tracing::On(session)),
         Err(e) if mode == KernelTraceMode::Auto => {
-            Ok(Tracing::Off(Box::new(KernelTrace::off(e.to_string()))))
+            Ok(Tracing::Off(Box::new(KernelTrace::off(e.note()))))
         }
         Err(e) => Err(e),
     }
@@ -198,9 +205,7 @@ impl Session {
         );
         let (chosen, groups) = events::select(&offered, fs, &targets);
         if chosen.is_empty() {
-            return Err(TraceError::Unavailable {
-                reason: "the kernel offers none of the events fsynclab uses".into(),
-            });
+            return Err(TraceError::Unavailable(TraceNote::NoEvents));
         }
         let name = tracefs::instance_name(run_id);
         // Locked before the instance exists, so no sweep can take it for a dead run's.
@@ -260,20 +265,23 @@ impl Session {
             Some(acc) => acc.finish(self.groups, syncs, lost.unwrap_or(0)),
             None => KernelTrace {
                 enabled: true,
-                reason: Some("the trace reader failed".into()),
+                reason: Some(Recorded::Typed(vec![TraceNote::ReaderFailed])),
                 ..Default::default()
             },
         };
         trace.events = std::mem::take(&mut self.events);
         trace.reader = Some(self.reader_kind.to_string());
-        let mut problems: Vec<String> = trace.reason.take().into_iter().collect();
+        let mut problems = match trace.reason.take() {
+            Some(Recorded::Typed(notes)) => notes,
+            _ => Vec::new(),
+        };
         if lost.is_none() {
-            problems.push("the lost-event counters could not be read".into());
+            problems.push(TraceNote::LossesUnread);
         }
         if let Err(e) = removed {
-            problems.push(e.to_string());
+            problems.push(e.note());
         }
-        trace.reason = (!problems.is_empty()).then(|| problems.join("; "));
+        trace.reason = (!problems.is_empty()).then_some(Recorded::Typed(problems));
         // Finished: nothing left for Drop.
         self.dir = PathBuf::new();
         self.release_owner();

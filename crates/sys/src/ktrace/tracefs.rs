@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 
 use super::TraceError;
 use super::events::EventChoice;
+use crate::metrics::TraceNote;
 
 /// Where tracefs is (mounted there by fsynclab when nothing is).
 pub const TRACEFS: &str = "/sys/kernel/tracing";
@@ -223,21 +224,21 @@ pub fn ensure_mounted() -> Result<PathBuf, TraceError> {
     if root.join("instances").is_dir() {
         return Ok(root);
     }
-    let mounts = crate::probe::list_mounts().map_err(|reason| TraceError::Unavailable {
-        reason: format!("cannot read the mount table: {reason}"),
+    let mounts = crate::probe::list_mounts().map_err(|e| {
+        TraceError::Unavailable(TraceNote::NoMountTable {
+            errno: crate::probe::probe_errno(&e),
+        })
     })?;
     if let Some(m) = mounts.iter().find(|m| Path::new(&m.mount_point) == root) {
-        return Err(TraceError::Unavailable {
-            reason: format!("{TRACEFS} is a {} mount, not tracefs", m.fs_type),
-        });
+        return Err(TraceError::Unavailable(TraceNote::WrongMount {
+            fs_type: m.fs_type.clone(),
+        }));
     }
     let empty = std::fs::read_dir(&root)
         .map(|mut d| d.next().is_none())
         .unwrap_or(false);
     if !empty {
-        return Err(TraceError::Unavailable {
-            reason: format!("{TRACEFS} is missing or not empty; mount tracefs there"),
-        });
+        return Err(TraceError::Unavailable(TraceNote::MountPointUnusable));
     }
     nix::mount::mount(
         Some("tracefs"),
@@ -248,8 +249,10 @@ pub fn ensure_mounted() -> Result<PathBuf, TraceError> {
             | nix::mount::MsFlags::MS_NOEXEC,
         None::<&str>,
     )
-    .map_err(|errno| TraceError::Unavailable {
-        reason: format!("mounting tracefs on {TRACEFS} failed: {errno}"),
+    .map_err(|errno| {
+        TraceError::Unavailable(TraceNote::MountFailed {
+            errno: Some(errno as i32),
+        })
     })?;
     Ok(root)
 }
