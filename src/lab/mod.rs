@@ -269,7 +269,15 @@ fn run_one_with(
     let dir_name = match store.plan_run_dir(run_id, target.path(), request.keep_files) {
         Ok(name) => name,
         Err(e) => {
-            let _ = store.fail_run(run_id, &Recorded::Text(e.to_string()));
+            let errno = match &e {
+                StoreError::RunDir { source, .. } => source.raw_os_error(),
+                _ => None,
+            };
+            let failure = RunFailure::RunDirNotRecorded {
+                target: target.path().to_path_buf(),
+                errno,
+            };
+            let _ = store.fail_run(run_id, &failure.into());
             return Err(e.into());
         }
     };
@@ -286,7 +294,7 @@ fn run_one_with(
     let tracing = match crate::ktrace::start(request.kernel_trace, run_id, &ctx.system) {
         Ok(tracing) => tracing,
         Err(e) => {
-            let _ = store.fail_run(run_id, &Recorded::Text(e.to_string()));
+            let _ = store.fail_run(run_id, &RunFailure::Trace { note: e.note() }.into());
             return Err(e.into());
         }
     };
@@ -348,9 +356,8 @@ fn store_result(store: &Store, run_id: i64, result: RunResult) -> Result<RunResu
     }
 }
 
-/// How a run the engine refused is stored: typed when the engine's error is one of the
-/// typed failures, else (the target's, the spec's, cleanup and internal errors) the
-/// library's neutral words.
+/// How a run the engine refused is stored: typed (a cleanup refusal, which only
+/// `remove_run_dir` makes, never reaches here; it would be stored in the library's words).
 fn engine_failure(e: &engine::EngineError) -> Failure {
     match e.failure() {
         Some(failure) => failure.into(),
@@ -532,7 +539,10 @@ mod tests {
         spec.open_flags.direct = true;
         assert!(preflight(&spec, &system).is_ok());
         spec.block_size = 512;
-        let e = preflight(&spec, &system).unwrap_err().to_string();
+        let e = worded_error(
+            &preflight(&spec, &system).unwrap_err(),
+            &crate::spec::Neutral,
+        );
         assert!(
             e.contains("block size 512") && e.contains("block_size = 4k"),
             "{e}"
@@ -542,7 +552,10 @@ mod tests {
         spec.kind = WorkloadKind::Grouplog;
         spec.block_size = 4096;
         spec.grouplog.record_size = 512;
-        let e = preflight(&spec, &system).unwrap_err().to_string();
+        let e = worded_error(
+            &preflight(&spec, &system).unwrap_err(),
+            &crate::spec::Neutral,
+        );
         assert!(
             e.contains("record size 512") && e.contains("grouplog.record_size = 4k"),
             "{e}"

@@ -54,22 +54,25 @@ impl Worded for LabError {
 pub fn engine_words(e: &EngineError, names: &dyn SettingNames) -> String {
     match e {
         EngineError::Spec(e) => format!("invalid workload: {}", e.worded(names)),
-        EngineError::Target(e) => e.worded(names),
-        EngineError::Internal(message) | EngineError::Cleanup(message) => message.clone(),
-        EngineError::Prepare(_) | EngineError::Open(_) | EngineError::Spawn { .. } => {
-            match e.failure() {
-                Some(failure) => crate::report::run_failure_text(&failure, names),
-                None => e.to_string(),
-            }
-        }
+        EngineError::Target(e) => crate::words::target::target_error_text(e, names),
+        EngineError::Cleanup(message) => message.clone(),
+        EngineError::Prepare(_)
+        | EngineError::Open(_)
+        | EngineError::Spawn { .. }
+        | EngineError::Internal(_) => match e.failure() {
+            Some(failure) => crate::report::run_failure_text(&failure, names),
+            None => e.to_string(),
+        },
     }
 }
 
 /// Whether [`engine_words`] already says what the error's source means.
 fn engine_explains_cause(e: &EngineError) -> bool {
     match e {
-        EngineError::Target(e) => e.explains_cause(),
-        EngineError::Prepare(_) | EngineError::Open(_) | EngineError::Spawn { .. } => true,
+        EngineError::Target(_)
+        | EngineError::Prepare(_)
+        | EngineError::Open(_)
+        | EngineError::Spawn { .. } => true,
         EngineError::Spec(_) | EngineError::Internal(_) | EngineError::Cleanup(_) => false,
     }
 }
@@ -81,12 +84,8 @@ pub fn explains_cause(error: &(dyn Error + 'static)) -> bool {
         e.explains_cause()
     } else if let Some(e) = error.downcast_ref::<EngineError>() {
         engine_explains_cause(e)
-    } else if error.downcast_ref::<IoFailure>().is_some() {
-        true
-    } else if let Some(e) = error.downcast_ref::<TargetError>() {
-        e.explains_cause()
     } else {
-        false
+        error.downcast_ref::<IoFailure>().is_some() || error.downcast_ref::<TargetError>().is_some()
     }
 }
 
@@ -114,7 +113,7 @@ pub fn worded_error(error: &(dyn Error + 'static), names: &dyn SettingNames) -> 
     } else if let Some(e) = error.downcast_ref::<IoFailure>() {
         crate::report::io_failure_text(e, names)
     } else if let Some(e) = error.downcast_ref::<TargetError>() {
-        e.worded(names)
+        crate::words::target::target_error_text(e, names)
     } else {
         error.to_string()
     }

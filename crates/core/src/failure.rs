@@ -10,8 +10,11 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::io_cause::IoCause;
 pub use crate::recorded::Recorded;
-use crate::spec::WorkloadKind;
+use crate::spec::{Setting, WorkloadKind};
+use crate::target::TargetError;
+use crate::trace_note::TraceNote;
 
 /// A failed run's failure: typed, or the text of a run stored before issue 32.
 pub type Failure = Recorded<RunFailure>;
@@ -22,61 +25,6 @@ impl Failure {
         match self {
             Recorded::Typed(f) => f.code(),
             Recorded::Text(_) => "text",
-        }
-    }
-}
-
-/// What an I/O call returned, as data.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum IoCause {
-    /// The kernel's error number.
-    Os(i32),
-    /// A write completed fewer bytes than asked, with no error.
-    ShortWrite,
-    /// The call was interrupted (a cancel during a long fill).
-    Interrupted,
-    /// A value out of the call's range (an offset beyond what the kernel takes).
-    InvalidInput,
-    /// io_uring completed a request fsynclab did not have in flight (a bug in fsynclab).
-    UnknownCompletion,
-    /// Any other error without an OS error number.
-    Other,
-}
-
-impl IoCause {
-    /// The cause of `e`: its errno, or what kind of error it was.
-    pub fn of(e: &io::Error) -> Self {
-        if let Some(errno) = e.raw_os_error() {
-            return IoCause::Os(errno);
-        }
-        match e.kind() {
-            io::ErrorKind::WriteZero => IoCause::ShortWrite,
-            io::ErrorKind::Interrupted => IoCause::Interrupted,
-            io::ErrorKind::InvalidInput => IoCause::InvalidInput,
-            _ => IoCause::Other,
-        }
-    }
-
-    /// The OS error number, when the kernel returned one.
-    pub fn errno(self) -> Option<i32> {
-        match self {
-            IoCause::Os(errno) => Some(errno),
-            _ => None,
-        }
-    }
-}
-
-/// The neutral words of a cause: the OS's text of the errno, else what happened.
-impl std::fmt::Display for IoCause {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            IoCause::Os(errno) => write!(f, "{}", io::Error::from_raw_os_error(*errno)),
-            IoCause::ShortWrite => f.write_str("short write"),
-            IoCause::Interrupted => f.write_str("interrupted"),
-            IoCause::InvalidInput => f.write_str("invalid input"),
-            IoCause::UnknownCompletion => f.write_str("io_uring completed an unknown request"),
-            IoCause::Other => f.write_str("an error without an OS error number"),
         }
     }
 }
@@ -131,6 +79,26 @@ impl IoFailure {
     }
 }
 
+/// A bug in fsynclab that stopped a run (each says "please report it").
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Bug {
+    /// A worker thread panicked.
+    WorkerPanicked,
+    /// The run directory's name is not one fsynclab makes.
+    BadRunDirName {
+        /// The name.
+        name: String,
+    },
+    /// A test file's name holds a NUL byte.
+    NulInFileName {
+        /// The name.
+        name: String,
+    },
+    /// A fio (imported) spec reached the engine.
+    ImportedSpecRan,
+}
+
 /// Why a run failed, by code. The parameters are data; the words are the front ends'.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "code", rename_all = "snake_case")]
@@ -148,6 +116,35 @@ pub enum RunFailure {
         threads: u32,
         /// Why the spawn failed.
         cause: IoCause,
+    },
+    /// The target (or the run directory in it) could not be used.
+    Target {
+        /// Why.
+        target: TargetError,
+    },
+    /// The workload was refused after the run was recorded (a setting the run's own checks
+    /// found wrong).
+    InvalidSpec {
+        /// The setting at fault.
+        field: Setting,
+    },
+    /// `kernel_trace = on` and tracing could not be started.
+    Trace {
+        /// Why.
+        note: TraceNote,
+    },
+    /// The run's directory could not be recorded before the run (the target could not be
+    /// examined, or the database refused the write).
+    RunDirNotRecorded {
+        /// The target.
+        target: PathBuf,
+        /// The OS error of examining the target; `None` when the database refused.
+        errno: Option<i32>,
+    },
+    /// A bug in fsynclab stopped the run.
+    Internal {
+        /// Which.
+        bug: Bug,
     },
     /// The fsynclab process measuring the run ended before the run did (crash, kill or
     /// power loss); found by the next start.
@@ -171,6 +168,13 @@ impl std::fmt::Display for RunFailure {
             RunFailure::Spawn { threads, cause } => {
                 write!(f, "cannot start {threads} worker threads: {cause}")
             }
+            RunFailure::Target { target } => target.fmt(f),
+            RunFailure::InvalidSpec { field } => write!(f, "invalid {}", field.key()),
+            RunFailure::Trace { note } => write!(f, "kernel tracing: {}", note.code()),
+            RunFailure::Internal { bug } => write!(f, "a bug in fsynclab: {bug:?}"),
+            RunFailure::RunDirNotRecorded { target, .. } => {
+                write!(f, "run directory in {} not recorded", target.display())
+            }
             RunFailure::Interrupted => f.write_str("interrupted"),
             RunFailure::NotStored => f.write_str("measured, but the result was not stored"),
             RunFailure::FioError { error } => write!(f, "fio reported error {error}"),
@@ -184,6 +188,11 @@ impl RunFailure {
         match self {
             RunFailure::Io(io) | RunFailure::Prepare(io) | RunFailure::Open(io) => Some(io),
             RunFailure::Spawn { .. }
+            | RunFailure::Target { .. }
+            | RunFailure::InvalidSpec { .. }
+            | RunFailure::Trace { .. }
+            | RunFailure::Internal { .. }
+            | RunFailure::RunDirNotRecorded { .. }
             | RunFailure::Interrupted
             | RunFailure::NotStored
             | RunFailure::FioError { .. } => None,
@@ -197,6 +206,11 @@ impl RunFailure {
             RunFailure::Prepare(_) => "prepare",
             RunFailure::Open(_) => "open",
             RunFailure::Spawn { .. } => "spawn",
+            RunFailure::Target { .. } => "target",
+            RunFailure::InvalidSpec { .. } => "invalid_spec",
+            RunFailure::Trace { .. } => "trace",
+            RunFailure::Internal { .. } => "internal",
+            RunFailure::RunDirNotRecorded { .. } => "run_dir_not_recorded",
             RunFailure::Interrupted => "interrupted",
             RunFailure::NotStored => "not_stored",
             RunFailure::FioError { .. } => "fio_error",
@@ -229,6 +243,37 @@ mod tests {
             serde_json::from_str("\"no space left on device during write\"").unwrap();
         assert_eq!(old.code(), "text");
         assert!(matches!(old, Recorded::Text(t) if t.starts_with("no space")));
+    }
+
+    #[test]
+    fn nested_typed_reasons_round_trip() {
+        for f in [
+            RunFailure::Target {
+                target: TargetError::ReadOnly {
+                    path: "/mnt/ro".into(),
+                },
+            },
+            RunFailure::Trace {
+                note: TraceNote::NotRoot,
+            },
+            RunFailure::Internal {
+                bug: Bug::WorkerPanicked,
+            },
+            RunFailure::InvalidSpec {
+                field: Setting::BlockSize,
+            },
+        ] {
+            let json = serde_json::to_string(&f).unwrap();
+            assert!(
+                json.starts_with(&format!("{{\"code\":\"{}\"", f.code())),
+                "{json}"
+            );
+            assert_eq!(
+                serde_json::from_str::<RunFailure>(&json).unwrap(),
+                f,
+                "{json}"
+            );
+        }
     }
 
     #[test]

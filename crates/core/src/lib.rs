@@ -10,12 +10,15 @@ pub mod clock;
 pub mod failure;
 pub mod fsopts;
 pub mod identity;
+pub mod io_cause;
 pub mod metrics;
 pub mod recorded;
 pub mod spec;
 pub mod sysinfo;
+pub mod target;
 #[cfg(any(test, feature = "test-support"))]
 pub mod test_hooks;
 #[cfg(any(test, feature = "test-support"))]
 pub mod test_support;
+pub mod trace_note;
 pub mod warning;

@@ -257,7 +257,7 @@ mod tests {
         let missing = EngineError::from(TargetError::Missing {
             path: "/nope".into(),
             at: None,
-            source: std::io::Error::from_raw_os_error(libc::ENOENT),
+            cause: fsynclab::metrics::IoCause::Os(libc::ENOENT),
         });
         assert_eq!(
             engine_words(&missing, &CliNames),

@@ -5,7 +5,7 @@
 //! it happened while preparing or during the run. A failure stored as text by an earlier
 //! release is shown as it was.
 
-use crate::metrics::{Failure, IoCause, IoFailure, Recorded, RunFailure};
+use crate::metrics::{Bug, Failure, IoCause, IoFailure, Recorded, RunFailure};
 use crate::spec::{Setting, SettingNames, WorkloadKind};
 
 /// The failure in words, its settings named by `names`.
@@ -33,8 +33,45 @@ pub fn run_failure_text(failure: &RunFailure, names: &dyn SettingNames) -> Strin
             names.name(Setting::Threads, None)
         ),
         RunFailure::Interrupted => "the fsynclab process measuring this run ended before the run did (crash, kill or power loss)".to_string(),
+        RunFailure::Target { target } => super::target::target_error_text(target, names),
+        RunFailure::InvalidSpec { field } => format!(
+            "invalid workload: {} was refused after the run was recorded; check it with the \
+             run's spec (fsynclab show) and run again",
+            names.subject(*field)
+        ),
+        RunFailure::Trace { note } => format!(
+            "{}: {}; run as root with tracefs at /sys/kernel/tracing, or use {}",
+            names.subject(Setting::KernelTrace),
+            super::trace::trace_refusal_text(note),
+            names.name(Setting::KernelTrace, Some("off"))
+        ),
+        RunFailure::Internal { bug } => format!("{}; this is a bug in fsynclab, please report it", bug_text(bug)),
+        RunFailure::RunDirNotRecorded { target, errno } => match errno {
+            Some(_) => format!(
+                "cannot inspect target {} to record the run's directory: {}",
+                target.display(),
+                crate::metrics::os_error_text(*errno)
+            ),
+            None => format!(
+                "the database refused to record the run's directory in {} (the error was shown \
+                 when it happened)",
+                target.display()
+            ),
+        },
         RunFailure::FioError { error } => format!("fio reported error {error} for this job"),
         RunFailure::NotStored => "measured, but storing the result failed (the error was shown when it happened); the run's figures were not kept".to_string(),
+    }
+}
+
+/// What the bug was.
+fn bug_text(bug: &Bug) -> String {
+    match bug {
+        Bug::WorkerPanicked => "a worker thread panicked".into(),
+        Bug::BadRunDirName { name } => {
+            format!("run directory name '{name}' is not fsynclab-<digits>[-<digits>]")
+        }
+        Bug::NulInFileName { name } => format!("file name {name:?} holds a NUL byte"),
+        Bug::ImportedSpecRan => "a fio (imported) spec passed validation".into(),
     }
 }
 

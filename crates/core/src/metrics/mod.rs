@@ -10,7 +10,7 @@ mod reported;
 mod sparse;
 mod sysbench;
 
-pub use crate::failure::{Failure, IoCause, IoFailure, Recorded, RunFailure};
+pub use crate::failure::{Bug, Failure, IoCause, IoFailure, Recorded, RunFailure};
 pub use crate::warning::{
     BackingUnknown, LeftBecause, PathFailure, RunDirLeft, RunWarning, Warning, os_error_text,
 };

@@ -8,7 +8,8 @@ use std::fmt;
 
 /// A setting a message can point the user at: a workload field (by its preset key) or a
 /// run, scratch, report or database option.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Setting {
     /// `threads`: worker threads.
     Threads,

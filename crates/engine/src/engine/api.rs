@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use super::failure::IoFailure;
 use super::target_error::TargetError;
-use crate::metrics::{IoCause, RunFailure, RunStatus};
+use crate::metrics::{Bug, IoCause, RunFailure, RunStatus};
 use crate::probe::SystemInfo;
 use crate::spec::SpecError;
 
@@ -39,9 +39,9 @@ pub enum EngineError {
     /// too many open files...); nothing was timed.
     #[error(transparent)]
     Open(IoFailure),
-    /// A bug: a worker thread panicked.
-    #[error("{0}")]
-    Internal(String),
+    /// A bug in fsynclab (a worker thread panicked...).
+    #[error("a bug in fsynclab: {0:?}")]
+    Internal(Bug),
     /// A run directory could not be removed (or was refused for removal: not fsynclab's,
     /// a symlink, replaced); the message names it and why.
     #[error("{0}")]
@@ -49,17 +49,20 @@ pub enum EngineError {
 }
 
 impl EngineError {
-    /// The failure as data, for a run's stored record; `None` for errors that are not yet
-    /// typed (the target's, the spec's, cleanup and internal ones: stored worded).
+    /// The failure as data, for a run's stored record; `None` for a cleanup refusal (from
+    /// `remove_run_dir`, never a run's).
     pub fn failure(&self) -> Option<RunFailure> {
         match self {
+            EngineError::Target(e) => Some(RunFailure::Target { target: e.clone() }),
+            EngineError::Spec(e) => Some(RunFailure::InvalidSpec { field: e.field }),
+            EngineError::Internal(bug) => Some(RunFailure::Internal { bug: bug.clone() }),
             EngineError::Prepare(f) => Some(RunFailure::Prepare(f.clone())),
             EngineError::Open(f) => Some(RunFailure::Open(f.clone())),
             EngineError::Spawn { threads, source } => Some(RunFailure::Spawn {
                 threads: *threads,
                 cause: IoCause::of(source),
             }),
-            _ => None,
+            EngineError::Cleanup(_) => None,
         }
     }
 

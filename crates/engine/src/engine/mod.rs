@@ -108,7 +108,7 @@ pub fn run_checked(
     let target = match &ctx.target_dir {
         Some(fd) => DirHandle::from_held(fd, &ctx.target).map_err(|source| TargetError::Open {
             path: ctx.target.clone(),
-            source,
+            cause: crate::metrics::IoCause::of(&source),
         })?,
         None => check_target(&ctx.target, ctx.allow_shared_target)?.dir()?,
     };
@@ -175,7 +175,7 @@ fn run_kind<B: Backend>(
         // arm keeps the registry total should a caller skip validation.
         WorkloadKind::Fio => Err(match spec.validate() {
             Err(e) => EngineError::Spec(e),
-            Ok(()) => EngineError::Internal("a fio (imported) spec passed validation".into()),
+            Ok(()) => EngineError::Internal(crate::metrics::Bug::ImportedSpecRan),
         }),
     }
 }
@@ -198,7 +198,7 @@ pub fn fake_run(
     ));
     std::fs::create_dir_all(&dir).map_err(|source| TargetError::CreateDir {
         path: dir.clone(),
-        source,
+        cause: crate::metrics::IoCause::of(&source),
     })?;
     let ctx = RunContext {
         system,

@@ -84,9 +84,7 @@ pub(crate) fn run_in_scratch<K: Kind, B: Backend>(
         match j {
             Ok(out) => outs.push(out),
             Err(_) => {
-                return Err(EngineError::Internal(
-                    "a worker thread panicked; this is a bug in fsynclab, please report it".into(),
-                ));
+                return Err(EngineError::Internal(crate::metrics::Bug::WorkerPanicked));
             }
         }
     }

@@ -3,7 +3,6 @@
 //! without the sticky bit is refused unless `--allow-shared-target` says to go on (another
 //! user could rename the run directory away and put a symlink in its place).
 
-use std::io;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -11,7 +10,7 @@ use std::sync::Arc;
 use super::api::EngineError;
 use super::dirfd::DirHandle;
 use super::target_error::TargetError;
-use crate::metrics::RunWarning;
+use crate::metrics::{IoCause, RunWarning};
 use crate::pathwalk::WalkError;
 
 /// Filesystems that are kernel interfaces, not storage, by mountinfo type name.
@@ -85,7 +84,7 @@ pub fn pseudo_fs(mount_type: Option<&str>, magic: Option<i64>) -> Option<&'stati
 pub fn pseudo_fs_error(shown: &Path, fs: &'static str) -> TargetError {
     TargetError::PseudoFs {
         path: shown.to_path_buf(),
-        fs,
+        fs: fs.to_string(),
     }
 }
 
@@ -138,7 +137,7 @@ impl CheckedTarget {
         DirHandle::from_held(&self.fd, &self.path).map_err(|source| {
             TargetError::Open {
                 path: self.path.clone(),
-                source,
+                cause: IoCause::of(&source),
             }
             .into()
         })
@@ -152,21 +151,21 @@ pub fn walk_error(shown: &Path, e: WalkError) -> TargetError {
         WalkError::UntrustedLink { link, owner } => TargetError::ForeignLink { path, link, owner },
         WalkError::TooManyLinks { .. } => TargetError::Resolve {
             path,
-            source: io::Error::from_raw_os_error(libc::ELOOP),
+            cause: IoCause::Os(libc::ELOOP),
         },
         WalkError::Io {
             path: component,
             errno,
         } => {
-            let source = io::Error::from(errno);
+            let cause = IoCause::Os(errno as i32);
             // Root's walk names the component it stopped at: worth saying when it is not
             // the target as given (a directory above it, or where a link led).
             let at = (component != path).then_some(component);
             match errno {
-                nix::Error::ENOENT => TargetError::Missing { path, at, source },
-                nix::Error::EACCES => TargetError::Unreachable { path, at, source },
+                nix::Error::ENOENT => TargetError::Missing { path, at, cause },
+                nix::Error::EACCES => TargetError::Unreachable { path, at, cause },
                 nix::Error::ENOTDIR => TargetError::NotADirectory { path, at },
-                _ => TargetError::Inspect { path, source },
+                _ => TargetError::Inspect { path, cause },
             }
         }
     }
@@ -183,7 +182,7 @@ pub fn check_opened(
     let path = shown.to_path_buf();
     let st = dir.stat().map_err(|source| TargetError::Inspect {
         path: path.clone(),
-        source,
+        cause: IoCause::of(&source),
     })?;
     let mount_type = crate::probe::list_mounts().ok().and_then(|mounts| {
         crate::probe::mount_for_path(&mounts, dir.path()).map(|m| m.fs_type.clone())
@@ -222,7 +221,7 @@ pub fn recheck_target(
 ) -> Result<(DirHandle, Option<RunWarning>), EngineError> {
     let st = dir.stat().map_err(|source| TargetError::Inspect {
         path: shown.to_path_buf(),
-        source,
+        cause: IoCause::of(&source),
     })?;
     let magic = nix::sys::statfs::fstatfs(dir.fd())
         .ok()
@@ -263,15 +262,17 @@ mod tests {
         for (dir, fs) in [("/proc", "proc"), ("/sys", "sysfs")] {
             let shown = Path::new(dir);
             let e = check(shown).unwrap_err();
-            let text = e.to_string();
             assert!(e.is_usage());
             assert!(
-                text.contains(fs) && text.contains("real filesystem"),
-                "{text}"
+                matches!(&e, EngineError::Target(TargetError::PseudoFs { fs: named, .. }) if named == fs),
+                "{e:?}"
             );
             let opened = DirHandle::open(shown).unwrap();
-            let e = recheck_target(shown, opened, true).unwrap_err().to_string();
-            assert!(e.contains(fs), "{e}");
+            let e = recheck_target(shown, opened, true).unwrap_err();
+            assert!(
+                matches!(&e, EngineError::Target(TargetError::PseudoFs { fs: named, .. }) if named == fs),
+                "{e:?}"
+            );
         }
         // /dev is devtmpfs on most machines (tmpfs inside some containers).
         let mounts = crate::probe::list_mounts().unwrap();
@@ -279,7 +280,10 @@ mod tests {
             .is_some_and(|m| m.fs_type == "devtmpfs")
         {
             let e = check(Path::new("/dev")).unwrap_err();
-            assert!(e.to_string().contains("devtmpfs"), "{e}");
+            assert!(
+                matches!(&e, EngineError::Target(TargetError::PseudoFs { fs, .. }) if fs == "devtmpfs"),
+                "{e:?}"
+            );
         }
         let ok = tempfile::tempdir().unwrap();
         check(ok.path()).unwrap();
@@ -296,16 +300,10 @@ mod tests {
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
         let open = || DirHandle::open(dir.path()).unwrap();
         let e = super::super::check_target(dir.path(), false).unwrap_err();
-        let text = e.to_string();
-        assert!(e.is_usage());
-        assert!(
-            text.contains("0777")
-                && text.contains("symlink")
-                && text.contains("(allow_shared_target)"),
-            "{text}"
-        );
+        let shared = |e: &EngineError| matches!(e, EngineError::Target(TargetError::Shared { mode, .. }) if mode & 0o7777 == 0o777);
+        assert!(e.is_usage() && shared(&e), "{e:?}");
         let e = recheck_target(dir.path(), open(), false).unwrap_err();
-        assert!(e.is_usage() && e.to_string().contains("0777"), "{e}");
+        assert!(e.is_usage() && shared(&e), "{e:?}");
         assert!(super::super::check_target(dir.path(), true).is_ok());
         let (_, warning) = recheck_target(dir.path(), open(), true).unwrap();
         assert!(

@@ -315,7 +315,10 @@ fn invalid_spec_and_target_are_refused_before_anything_is_written() {
     assert!(e.is_usage() && e.to_string().contains("threads"));
     let missing = ctx(&dir.path().join("missing"));
     let e = run(&spec(), &missing, &tx, &CancelToken::new()).unwrap_err();
-    assert!(e.is_usage() && e.to_string().contains("does not exist"));
+    assert!(
+        e.is_usage() && matches!(&e, EngineError::Target(TargetError::Missing { .. })),
+        "{e:?}"
+    );
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
 

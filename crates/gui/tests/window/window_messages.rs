@@ -102,7 +102,8 @@ fn cases() -> Vec<(Box<dyn Error + 'static>, &'static str)> {
 #[test]
 fn window_wording_of_library_errors_names_no_cli_command_or_flag() {
     for (error, place) in cases() {
-        let cli = error.to_string();
+        // The library's neutral words (what the command line builds on).
+        let cli = fsynclab::lab::worded_error(error.as_ref(), &fsynclab::spec::Neutral);
         assert!(
             names_the_cli(&cli),
             "the CLI wording names its command: {cli}"
@@ -127,10 +128,12 @@ fn the_cli_wording_is_kept() {
         "no scratch filesystem named x; see fsynclab scratch list"
     );
     assert_eq!(
-        TargetError::RunDirExists {
-            path: PathBuf::from("/t/fsynclab-3")
-        }
-        .to_string(),
+        fsynclab::words::target::target_error_text(
+            &TargetError::RunDirExists {
+                path: PathBuf::from("/t/fsynclab-3")
+            },
+            &fsynclab::spec::Neutral
+        ),
         "run directory /t/fsynclab-3 already exists; remove it (fsynclab clean) or choose \
          another target"
     );

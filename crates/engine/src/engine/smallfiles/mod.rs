@@ -158,8 +158,11 @@ fn check_xattr_support<B: Backend>(
         name: &name,
     };
     let mut ops = backend.dir_ops(PREPARE_THREAD);
-    let c_name = std::ffi::CString::new(name.as_str())
-        .map_err(|_| EngineError::Internal(format!("file name {name:?} holds a NUL byte")))?;
+    let c_name = std::ffi::CString::new(name.as_str()).map_err(|_| {
+        EngineError::Internal(crate::metrics::Bug::NulInFileName {
+            name: name.to_string(),
+        })
+    })?;
     let how = open_how(FileSync::None);
     let mut file = ops
         .open_at(dir, &c_name, how)
@@ -186,7 +189,7 @@ pub(crate) fn no_xattr_error(dir: &Path, source: io::Error) -> TargetError {
         dir: dir.to_path_buf(),
         mount,
         xattr: XATTR_NAME.to_string_lossy().into_owned(),
-        source,
+        cause: crate::metrics::IoCause::of(&source),
     }
 }
 
