@@ -29,7 +29,9 @@
 #![warn(missing_docs)]
 
 pub use fsynclab_analysis::{analysis, report, words};
-pub use fsynclab_core::{clock, fsopts, hint, identity, metrics, spec, sysinfo};
+pub use fsynclab_core::{
+    cleanup, clock, failure, fsopts, hint, identity, metrics, spec, sysinfo, target, uring,
+};
 pub use fsynclab_engine::engine;
 pub use fsynclab_store::store;
 pub use fsynclab_sys::{ktrace, owner, pathwalk, probe, scratch};

@@ -9,8 +9,8 @@ use std::io;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
+use crate::cleanup::CleanRefusal;
 use crate::engine;
-use crate::spec::Worded;
 use crate::store::{CleanOutcome, ForeignDatabase, Store, StoreError};
 
 /// Removes the leftover directories of runs that ended (or whose process died) without
@@ -21,7 +21,10 @@ pub fn clean_run_dirs(store: &Store) -> Result<CleanOutcome, StoreError> {
         // The CLI lists it with the directories left; the window words it itself.
         outcome.skipped.push((
             store.path().unwrap_or(Path::new("")).to_path_buf(),
-            foreign.worded(&crate::spec::Neutral),
+            CleanRefusal::ForeignDatabase {
+                owner_uid: foreign.owner_uid,
+                uid: foreign.uid,
+            },
         ));
         outcome.foreign = Some(foreign);
         return Ok(outcome);
@@ -41,11 +44,10 @@ pub fn clean_run_dirs(store: &Store) -> Result<CleanOutcome, StoreError> {
         if !dir.target_unchanged() {
             outcome.skipped.push((
                 path,
-                format!(
-                    "{} is no longer the directory run {} used (replaced or moved); not removed",
-                    dir.target.display(),
-                    dir.run_id
-                ),
+                CleanRefusal::TargetChanged {
+                    target: dir.target.clone(),
+                    run_id: Some(dir.run_id),
+                },
             ));
             continue;
         }
@@ -64,7 +66,7 @@ pub fn clean_run_dirs(store: &Store) -> Result<CleanOutcome, StoreError> {
                 }
                 outcome.removed.push(path);
             }
-            Err(e) => outcome.skipped.push((path, e.to_string())),
+            Err(why) => outcome.skipped.push((path, why)),
         }
     }
     Ok(outcome)

@@ -156,8 +156,8 @@ impl Launch {
             .iter()
             .flat_map(|(_, specs)| specs)
             .find(|s| crate::engine::uses_io_uring(s));
-        if let Some(e) = first_uring.and_then(crate::engine::io_uring_problem) {
-            return Err(spec_error(e));
+        if let Some((field, why)) = first_uring.and_then(crate::engine::io_uring_problem) {
+            return Err(spec_error(uring_refused(field, &why)));
         }
         if let Launch::Matrix { matrix, .. } = &self {
             matrix.check_options()?;
@@ -338,5 +338,24 @@ pub fn launch(
             }
             Ok(LaunchOutcome::Series(outcomes))
         }
+    }
+}
+
+/// The refusal of a spec whose `field` asks for io_uring where the kernel refuses it: why
+/// (in words) and the fix.
+fn uring_refused(field: Setting, why: &crate::uring::UringUnavailable) -> SpecError {
+    let other = if field == Setting::IoEngine {
+        (Setting::IoEngine, "sync")
+    } else {
+        (Setting::Strategy, "leader")
+    };
+    SpecError {
+        field,
+        problem: crate::words::uring::uring_unavailable_text(why),
+        fix: crate::hint!(
+            "use ",
+            other,
+            ", or let this user use io_uring (as root: sysctl kernel.io_uring_disabled=0)"
+        ),
     }
 }

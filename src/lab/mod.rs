@@ -50,9 +50,7 @@ use std::time::Duration;
 
 use crate::engine::{self, CancelToken, EngineError, EngineEvent, RunContext, TargetError};
 use crate::ktrace::{KernelTraceMode, Tracing};
-use crate::metrics::{
-    Failure, NoiseInfo, PressureDelta, Recorded, RunFailure, RunResult, RunStatus,
-};
+use crate::metrics::{NoiseInfo, PressureDelta, RunFailure, RunResult, RunStatus};
 use crate::probe;
 use crate::spec::{Setting, WorkloadSpec};
 use crate::store::{NewRun, Store, StoreError};
@@ -324,7 +322,7 @@ fn run_one_with(
     let mut result = match outcome {
         Ok(result) => result,
         Err(e) => {
-            store.fail_run(run_id, &engine_failure(&e))?;
+            store.fail_run(run_id, &e.failure().into())?;
             return Err(LabError::RunFailed { run_id, source: e });
         }
     };
@@ -353,15 +351,6 @@ fn store_result(store: &Store, run_id: i64, result: RunResult) -> Result<RunResu
                 source,
             })
         }
-    }
-}
-
-/// How a run the engine refused is stored: typed (a cleanup refusal, which only
-/// `remove_run_dir` makes, never reaches here; it would be stored in the library's words).
-fn engine_failure(e: &engine::EngineError) -> Failure {
-    match e.failure() {
-        Some(failure) => failure.into(),
-        None => Recorded::Text(e.to_string()),
     }
 }
 

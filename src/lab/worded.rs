@@ -55,14 +55,10 @@ pub fn engine_words(e: &EngineError, names: &dyn SettingNames) -> String {
     match e {
         EngineError::Spec(e) => format!("invalid workload: {}", e.worded(names)),
         EngineError::Target(e) => crate::words::target::target_error_text(e, names),
-        EngineError::Cleanup(message) => message.clone(),
         EngineError::Prepare(_)
         | EngineError::Open(_)
         | EngineError::Spawn { .. }
-        | EngineError::Internal(_) => match e.failure() {
-            Some(failure) => crate::report::run_failure_text(&failure, names),
-            None => e.to_string(),
-        },
+        | EngineError::Internal(_) => crate::report::run_failure_text(&e.failure(), names),
     }
 }
 
@@ -73,7 +69,7 @@ fn engine_explains_cause(e: &EngineError) -> bool {
         | EngineError::Prepare(_)
         | EngineError::Open(_)
         | EngineError::Spawn { .. } => true,
-        EngineError::Spec(_) | EngineError::Internal(_) | EngineError::Cleanup(_) => false,
+        EngineError::Spec(_) | EngineError::Internal(_) => false,
     }
 }
 

@@ -6,6 +6,7 @@
 
 #![warn(missing_docs)]
 
+pub mod cleanup;
 pub mod clock;
 pub mod failure;
 pub mod fsopts;
@@ -21,4 +22,5 @@ pub mod test_hooks;
 #[cfg(any(test, feature = "test-support"))]
 pub mod test_support;
 pub mod trace_note;
+pub mod uring;
 pub mod warning;

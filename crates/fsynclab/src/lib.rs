@@ -232,7 +232,11 @@ fn clean(db: &Option<PathBuf>) -> Result<u8, CliError> {
         outln!("removed {}", path.display());
     }
     for (path, why) in &outcome.skipped {
-        eprintln!("left {}: {why}", path.display());
+        eprintln!(
+            "left {}: {}",
+            path.display(),
+            fsynclab::words::cleanup::clean_refusal_text(why, &crate::names::CliNames)
+        );
     }
     // Trace instances of killed runs (their owner is gone; live runs' are kept).
     let swept = fsynclab::ktrace::sweep().unwrap_or_else(|e| {

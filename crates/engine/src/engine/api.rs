@@ -42,27 +42,21 @@ pub enum EngineError {
     /// A bug in fsynclab (a worker thread panicked...).
     #[error("a bug in fsynclab: {0:?}")]
     Internal(Bug),
-    /// A run directory could not be removed (or was refused for removal: not fsynclab's,
-    /// a symlink, replaced); the message names it and why.
-    #[error("{0}")]
-    Cleanup(String),
 }
 
 impl EngineError {
-    /// The failure as data, for a run's stored record; `None` for a cleanup refusal (from
-    /// `remove_run_dir`, never a run's).
-    pub fn failure(&self) -> Option<RunFailure> {
+    /// The failure as data, for a run's stored record.
+    pub fn failure(&self) -> RunFailure {
         match self {
-            EngineError::Target(e) => Some(RunFailure::Target { target: e.clone() }),
-            EngineError::Spec(e) => Some(RunFailure::InvalidSpec { field: e.field }),
-            EngineError::Internal(bug) => Some(RunFailure::Internal { bug: bug.clone() }),
-            EngineError::Prepare(f) => Some(RunFailure::Prepare(f.clone())),
-            EngineError::Open(f) => Some(RunFailure::Open(f.clone())),
-            EngineError::Spawn { threads, source } => Some(RunFailure::Spawn {
+            EngineError::Target(e) => RunFailure::Target { target: e.clone() },
+            EngineError::Spec(e) => RunFailure::InvalidSpec { field: e.field },
+            EngineError::Internal(bug) => RunFailure::Internal { bug: bug.clone() },
+            EngineError::Prepare(f) => RunFailure::Prepare(f.clone()),
+            EngineError::Open(f) => RunFailure::Open(f.clone()),
+            EngineError::Spawn { threads, source } => RunFailure::Spawn {
                 threads: *threads,
                 cause: IoCause::of(source),
-            }),
-            EngineError::Cleanup(_) => None,
+            },
         }
     }
 

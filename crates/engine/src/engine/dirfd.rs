@@ -16,7 +16,7 @@ use nix::fcntl::{OFlag, openat};
 use nix::sys::stat::{FileStat, Mode, SFlag, fstat, fstatat, mkdirat};
 use nix::unistd::{UnlinkatFlags, unlinkat};
 
-use super::api::EngineError;
+use crate::cleanup::CleanRefusal;
 use crate::metrics::{LeftBecause, PathFailure, RunDirLeft};
 use crate::pathwalk::WalkError;
 
@@ -172,49 +172,54 @@ pub fn is_run_dir_name(name: &str) -> bool {
 /// refused) and the run directory's own, once the run made it. Without the latter (a run
 /// killed before it was recorded) only a directory with no group or other permission bits
 /// (fsynclab makes it 0700) is removed.
-pub fn remove_run_dir(target: &Path, name: &str, expected: &RunDirIds) -> Result<(), EngineError> {
+pub fn remove_run_dir(target: &Path, name: &str, expected: &RunDirIds) -> Result<(), CleanRefusal> {
     if !is_run_dir_name(name) {
-        return Err(super::TargetError::NotRunDirName {
+        return Err(CleanRefusal::NotRunDirName {
             name: name.to_string(),
-        }
-        .into());
+        });
     }
-    let shown = target.join(name);
-    let cleanup = |what: String| EngineError::Cleanup(format!("{}: {what}", shown.display()));
-    let target_dir = DirHandle::open(target).map_err(|e| {
-        EngineError::Cleanup(format!("cannot open target {}: {e}", target.display()))
+    let target_dir = DirHandle::open(target).map_err(|e| match e {
+        WalkError::UntrustedLink { link, owner } => {
+            CleanRefusal::TargetThroughForeignLink { link, owner }
+        }
+        WalkError::TooManyLinks { .. } => CleanRefusal::TargetUnopenable {
+            target: target.to_path_buf(),
+            errno: Some(libc::ELOOP),
+        },
+        WalkError::Io { errno, .. } => CleanRefusal::TargetUnopenable {
+            target: target.to_path_buf(),
+            errno: Some(errno as i32),
+        },
     })?;
     let dir = match target_dir.open_subdir(name) {
         Ok(d) => d,
         Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(()),
         Err(e) if matches!(e.raw_os_error(), Some(libc::ELOOP) | Some(libc::ENOTDIR)) => {
-            return Err(cleanup(
-                "not a directory (a symlink or file put in its place?); not removed".into(),
-            ));
+            return Err(CleanRefusal::NotADirectory);
         }
-        Err(e) => return Err(cleanup(format!("cannot open it: {e}; not removed"))),
+        Err(e) => {
+            return Err(CleanRefusal::Unopenable {
+                errno: e.raw_os_error(),
+            });
+        }
     };
-    let st = dir
-        .stat()
-        .map_err(|e| cleanup(format!("cannot stat it: {e}")))?;
-    check_identity(&target_dir, &st, expected).map_err(cleanup)?;
+    let st = dir.stat().map_err(|e| CleanRefusal::Unstattable {
+        errno: e.raw_os_error(),
+    })?;
+    check_identity(&target_dir, &st, expected)?;
     let euid = nix::unistd::geteuid().as_raw();
     if st.st_uid != euid {
-        return Err(cleanup(format!(
-            "owned by uid {}, not by this user (uid {euid}): fsynclab did not create it; not removed",
-            st.st_uid
-        )));
+        return Err(CleanRefusal::ForeignOwner {
+            uid: st.st_uid,
+            euid,
+        });
     }
     let mut problems = Vec::new();
     remove_contents(&dir, &mut problems);
     if !problems.is_empty() {
-        let left: Vec<String> = problems.iter().map(ToString::to_string).collect();
-        return Err(cleanup(format!(
-            "could not remove everything inside ({})",
-            left.join("; ")
-        )));
+        return Err(CleanRefusal::ContentsLeft { left: problems });
     }
-    remove_name_if_same(&target_dir, name, &st).map_err(|why| cleanup(why.to_string()))
+    remove_name_if_same(&target_dir, name, &st).map_err(|left| CleanRefusal::NameLeft { left })
 }
 
 /// Device and inode pairs a recorded run directory must still match to be removed (see
@@ -232,32 +237,26 @@ fn check_identity(
     target: &DirHandle,
     run_dir: &FileStat,
     expected: &RunDirIds,
-) -> Result<(), String> {
+) -> Result<(), CleanRefusal> {
     if let Some(ids) = expected.target {
-        let st = target
-            .stat()
-            .map_err(|e| format!("cannot stat the target: {e}"))?;
+        let st = target.stat().map_err(|e| CleanRefusal::TargetUnstattable {
+            errno: e.raw_os_error(),
+        })?;
         if (st.st_dev, st.st_ino) != ids {
-            return Err(format!(
-                "the target {} is no longer the directory the run used (replaced or moved); \
-                 not removed",
-                target.path().display()
-            ));
+            return Err(CleanRefusal::TargetChanged {
+                target: target.path().to_path_buf(),
+                run_id: None,
+            });
         }
     }
     match expected.run_dir {
-        Some(ids) if (run_dir.st_dev, run_dir.st_ino) != ids => Err(
-            "this is not the directory the run made (another directory was renamed to its \
-             name, by whoever can rename entries of the target?); not removed: check what it is"
-                .into(),
-        ),
+        Some(ids) if (run_dir.st_dev, run_dir.st_ino) != ids => {
+            Err(CleanRefusal::NotTheRunsDirectory)
+        }
         Some(_) => Ok(()),
-        None if run_dir.st_mode & 0o077 != 0 => Err(format!(
-            "its identity was not recorded (the run was killed as it made it) and its mode \
-             {:04o} is not the 0700 fsynclab gives it, so it may not be the run's; not \
-             removed: check what it is",
-            run_dir.st_mode & 0o7777
-        )),
+        None if run_dir.st_mode & 0o077 != 0 => Err(CleanRefusal::UnrecordedMode {
+            mode: run_dir.st_mode & 0o7777,
+        }),
         None => Ok(()),
     }
 }

@@ -26,10 +26,8 @@ fn a_directory_renamed_into_the_run_dirs_name_is_not_emptied() {
     std::fs::rename(&run, root.path().join("moved")).unwrap();
     let (victim_dir, before) = victim(root.path());
     std::fs::rename(&victim_dir, &run).unwrap();
-    let e = remove_run_dir(root.path(), "fsynclab-6", &recorded)
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("not the directory the run made"), "{e}");
+    let e = remove_run_dir(root.path(), "fsynclab-6", &recorded).unwrap_err();
+    assert_eq!(e, CleanRefusal::NotTheRunsDirectory);
     std::fs::rename(&run, &victim_dir).unwrap();
     assert_eq!(snapshot(&victim_dir), before, "victim untouched");
     // Not recorded (killed as it was made): a directory others may read is left.
@@ -39,10 +37,8 @@ fn a_directory_renamed_into_the_run_dirs_name_is_not_emptied() {
         run_dir: None,
         ..recorded
     };
-    let e = remove_run_dir(root.path(), "fsynclab-6", &unrecorded)
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("not recorded") && e.contains("0755"), "{e}");
+    let e = remove_run_dir(root.path(), "fsynclab-6", &unrecorded).unwrap_err();
+    assert_eq!(e, CleanRefusal::UnrecordedMode { mode: 0o755 });
     std::fs::rename(&run, &victim_dir).unwrap();
     assert_eq!(snapshot(&victim_dir), before, "victim untouched");
     // A 0700 one, as fsynclab makes it, is removed.
@@ -70,9 +66,8 @@ fn a_target_replaced_since_the_run_is_refused_on_the_descriptor() {
             ..recorded
         },
     )
-    .unwrap_err()
-    .to_string();
-    assert!(e.contains("no longer the directory"), "{e}");
+    .unwrap_err();
+    assert!(matches!(e, CleanRefusal::TargetChanged { .. }), "{e:?}");
     assert!(target.join("fsynclab-2/keep").exists());
 }
 
@@ -142,16 +137,19 @@ fn a_symlink_in_place_of_the_run_dir_is_refused() {
     let root = tempfile::tempdir().unwrap();
     let (victim_dir, before) = victim(root.path());
     symlink(&victim_dir, root.path().join("fsynclab-9")).unwrap();
-    let e = remove_run_dir(root.path(), "fsynclab-9", &RunDirIds::default())
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("not a directory"), "{e}");
+    let e = remove_run_dir(root.path(), "fsynclab-9", &RunDirIds::default()).unwrap_err();
+    assert_eq!(e, CleanRefusal::NotADirectory);
     assert_eq!(snapshot(&victim_dir), before);
     assert!(root.path().join("fsynclab-9").is_symlink());
     // Missing: nothing to do. Foreign names: refused before anything is opened.
     remove_run_dir(root.path(), "fsynclab-10", &RunDirIds::default()).unwrap();
     let e = remove_run_dir(root.path(), "victim", &RunDirIds::default()).unwrap_err();
-    assert!(e.is_usage(), "{e}");
+    assert_eq!(
+        e,
+        CleanRefusal::NotRunDirName {
+            name: "victim".into()
+        }
+    );
     assert_eq!(snapshot(&victim_dir), before);
 }
 
@@ -189,9 +187,10 @@ fn a_directory_owned_by_someone_else_is_refused() {
     std::fs::create_dir(&theirs).unwrap();
     std::fs::write(theirs.join("keep"), b"x").unwrap();
     std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).unwrap();
-    let e = remove_run_dir(root.path(), "fsynclab-4", &ids_of(&theirs))
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("owned by uid 65534"), "{e}");
+    let e = remove_run_dir(root.path(), "fsynclab-4", &ids_of(&theirs)).unwrap_err();
+    assert!(
+        matches!(e, CleanRefusal::ForeignOwner { uid: 65534, .. }),
+        "{e:?}"
+    );
     assert!(theirs.join("keep").exists());
 }

@@ -60,7 +60,7 @@ pub use file::{
     RealClock, RealDirOps, RealFile, RealRing, Ring, RingOp, RingSetup, SyncFile, fill_write_bytes,
 };
 pub use fileserver::open_files_per_client;
-pub use ring::{io_uring_problem, probe_io_uring, unavailable_reason, uses_io_uring};
+pub use ring::{io_uring_problem, probe_io_uring, uring_unavailable, uses_io_uring};
 pub use scratch::check_target;
 pub use target::{CheckedTarget, shared_writable};
 pub use target_error::TargetError;

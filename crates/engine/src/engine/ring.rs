@@ -13,7 +13,8 @@ use std::os::fd::RawFd;
 use io_uring::{IoUring, opcode, squeue, types};
 
 use super::buf::AlignedBuf;
-use crate::spec::{IoEngine, Setting, SpecError, Strategy, SyncMethod, WorkloadKind, WorkloadSpec};
+use crate::spec::{IoEngine, Setting, Strategy, SyncMethod, WorkloadKind, WorkloadSpec};
+use crate::uring::UringUnavailable;
 
 /// One request a worker puts on its ring.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -228,25 +229,13 @@ pub fn probe_io_uring() -> Result<(), io::Error> {
     }
 }
 
-/// Advice for an io_uring that failed with `e`: what the kernel says and the fix.
-pub fn unavailable_reason(e: &io::Error) -> String {
-    let setting = std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled")
-        .ok()
-        .map(|s| s.trim().to_string());
-    match (e.raw_os_error(), setting.as_deref()) {
-        (Some(libc::ENOSYS), _) => {
-            "the kernel has no io_uring (ENOSYS: too old, or built without CONFIG_IO_URING)".into()
-        }
-        (Some(libc::EPERM), Some("2")) => {
-            "io_uring is disabled on this machine (kernel.io_uring_disabled = 2)".into()
-        }
-        (Some(libc::EPERM), Some("1")) => "io_uring is limited to the io_uring_group by \
-             kernel.io_uring_disabled = 1 and this user is not in it"
-            .into(),
-        (Some(libc::EPERM), _) => {
-            "io_uring is not permitted here (EPERM: a seccomp filter or a container policy)".into()
-        }
-        _ => format!("io_uring could not be set up: {e}"),
+/// Why io_uring failed with `e`, as data: the errno and `kernel.io_uring_disabled`.
+pub fn uring_unavailable(e: &io::Error) -> UringUnavailable {
+    UringUnavailable {
+        errno: e.raw_os_error(),
+        io_uring_disabled: std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled")
+            .ok()
+            .and_then(|s| s.trim().parse().ok()),
     }
 }
 
@@ -257,9 +246,9 @@ pub fn uses_io_uring(spec: &WorkloadSpec) -> bool {
 }
 
 /// The preflight of a spec that needs io_uring: `None` when the kernel lets this process
-/// use it, else the error naming the setting (`ioengine`, or grouplog's strategy) and the
-/// fix.
-pub fn io_uring_problem(spec: &WorkloadSpec) -> Option<SpecError> {
+/// use it, else the setting that asks for it (`ioengine`, or grouplog's strategy) and why
+/// it cannot be had (the front ends word the refusal).
+pub fn io_uring_problem(spec: &WorkloadSpec) -> Option<(Setting, UringUnavailable)> {
     if !uses_io_uring(spec) {
         return None;
     }
@@ -269,31 +258,5 @@ pub fn io_uring_problem(spec: &WorkloadSpec) -> Option<SpecError> {
     } else {
         Setting::Strategy
     };
-    let other = if field == Setting::IoEngine {
-        (Setting::IoEngine, "sync")
-    } else {
-        (Setting::Strategy, "leader")
-    };
-    Some(SpecError {
-        field,
-        problem: unavailable_reason(&e),
-        fix: crate::hint!(
-            "use ",
-            other,
-            ", or let this user use io_uring (as root: sysctl kernel.io_uring_disabled=0)"
-        ),
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn unavailable_reasons_name_the_cause() {
-        let enosys = unavailable_reason(&io::Error::from_raw_os_error(libc::ENOSYS));
-        assert!(enosys.contains("ENOSYS"), "{enosys}");
-        let other = unavailable_reason(&io::Error::from_raw_os_error(libc::ENOMEM));
-        assert!(other.contains("could not be set up"), "{other}");
-    }
+    Some((field, uring_unavailable(&e)))
 }

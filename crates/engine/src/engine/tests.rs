@@ -262,10 +262,7 @@ fn open_failure_is_explained_and_does_not_hang() {
     let e = run_with(&fake, &spec, &ctx(dir.path()), &tx, &CancelToken::new()).unwrap_err();
     assert!(e.is_usage(), "bad flags for this filesystem are bad input");
     // Typed for the front ends to word ("remove 'direct' from ..."): the call and EINVAL.
-    let f = e
-        .failure()
-        .and_then(|f| f.io().cloned())
-        .expect("an I/O failure");
+    let f = e.failure().io().cloned().expect("an I/O failure");
     assert_eq!(
         (f.operation.as_str(), f.errno()),
         ("open with O_DIRECT", Some(libc::EINVAL))
@@ -468,10 +465,7 @@ fn one_worker_failing_to_open_stops_the_run_cleanly() {
     });
     let e = r.unwrap_err();
     assert!(e.is_usage());
-    let f = e
-        .failure()
-        .and_then(|f| f.io().cloned())
-        .expect("an I/O failure");
+    let f = e.failure().io().cloned().expect("an I/O failure");
     assert!(
         matches!(f.errno(), Some(libc::EMFILE | libc::ENFILE)),
         "{f:?}"

@@ -110,16 +110,24 @@ fn adaptive_cap_bounds_the_delay() {
             .max()
             .unwrap_or(0)
     };
-    let before = overshoot();
-    let r = run_fake(&grouplog(Strategy::Adaptive { cap_us: Some(100) }, 4, 60));
-    let overshoot_ns = before.max(overshoot());
-    let g = r.group.clone().unwrap();
-    check_accounting(&r, &g, 60);
-    let per_flush = g.gather_wait_ns / g.flushes.max(1);
-    assert!(
-        per_flush < 1_000_000 + 2 * overshoot_ns,
-        "{per_flush} ns per flush (sleep overshoot {overshoot_ns} ns)"
-    );
+    // The gathering time is wall time (a real sleep, then the log's lock): on 2 loaded
+    // cores a thread can wait milliseconds to run again, so a run that misses the bound
+    // is run again, up to three times (the cap itself is checked exactly by grouplog.rs's
+    // `delays_per_strategy`).
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let before = overshoot();
+        let r = run_fake(&grouplog(Strategy::Adaptive { cap_us: Some(100) }, 4, 60));
+        let overshoot_ns = before.max(overshoot());
+        let g = r.group.clone().unwrap();
+        check_accounting(&r, &g, 60);
+        let per_flush = g.gather_wait_ns / g.flushes.max(1);
+        if per_flush < 1_000_000 + 2 * overshoot_ns {
+            return;
+        }
+        seen.push((per_flush, overshoot_ns));
+    }
+    panic!("ns per flush and sleep overshoot, three runs: {seen:?}");
 }
 
 #[test]

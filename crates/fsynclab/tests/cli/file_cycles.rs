@@ -22,6 +22,8 @@ const LAYERS: &[(&str, &str, &[&str])] = &[
         "crates/core",
         "fsynclab-core",
         &[
+            "cleanup",
+            "uring",
             "clock",
             "identity",
             "spec",

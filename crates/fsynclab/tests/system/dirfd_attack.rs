@@ -370,7 +370,10 @@ fn remove_run_dir_does_not_cross_into_a_mount() {
     let result = fsynclab::engine::remove_run_dir(&lab.target, "fsynclab-77", &expected);
     let kept = std::fs::read(mnt.join("on-the-mount"));
     let _ = Command::new("umount").arg(&mnt).status();
-    let e = result.unwrap_err().to_string();
+    let e = fsynclab::words::cleanup::clean_refusal_text(
+        &result.unwrap_err(),
+        &fsynclab::spec::Neutral,
+    );
     assert!(e.contains("mounted"), "{e}");
     assert_eq!(kept.unwrap(), b"keep me");
     assert!(!run.join("ours.dat").exists(), "the rest was removed");

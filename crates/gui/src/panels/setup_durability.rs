@@ -29,8 +29,11 @@ impl UringProbe {
         if !self.started {
             self.started = true;
             let spawned = Task::spawn("fsynclab-uring-probe", Some(ctx), || {
-                fsynclab::engine::probe_io_uring()
-                    .map_err(|e| fsynclab::engine::unavailable_reason(&e))
+                fsynclab::engine::probe_io_uring().map_err(|e| {
+                    fsynclab::words::uring::uring_unavailable_text(
+                        &fsynclab::engine::uring_unavailable(&e),
+                    )
+                })
             });
             match spawned {
                 Ok(task) => self.task = Some(task),

@@ -83,7 +83,9 @@ fn the_io_uring_controls_reach_the_run_request() {
     });
     if let Err(e) = fsynclab::engine::probe_io_uring() {
         // No io_uring on this machine: the window must say so and refuse the choice.
-        let reason = fsynclab::engine::unavailable_reason(&e);
+        let reason = fsynclab::words::uring::uring_unavailable_text(
+            &fsynclab::engine::uring_unavailable(&e),
+        );
         assert!(has_label_containing(&h, &reason), "{reason} not shown");
         assert!(is_disabled(&h, "io_uring"));
         return;

@@ -92,8 +92,8 @@ impl RunDir {
 pub struct CleanOutcome {
     /// Directories removed.
     pub removed: Vec<PathBuf>,
-    /// Directories left, each with the reason.
-    pub skipped: Vec<(PathBuf, String)>,
+    /// Directories left, each with the reason (worded by the front ends).
+    pub skipped: Vec<(PathBuf, crate::cleanup::CleanRefusal)>,
     /// Set when nothing was cleaned because the database belongs to another user.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub foreign: Option<ForeignDatabase>,
