@@ -86,3 +86,13 @@ impl TraceNote {
 /// Why a run's tracing was off or incomplete: the notes, in order, or the sentence of a
 /// run stored before issue 32.
 pub type TraceReason = Recorded<Vec<TraceNote>>;
+
+/// How a run's kernel trace was read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TraceReader {
+    /// Binary pages of `per_cpu/cpuN/trace_pipe_raw`.
+    Raw,
+    /// `trace_pipe` text (a kernel whose binary layout fsynclab does not decode).
+    Text,
+}

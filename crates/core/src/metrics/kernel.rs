@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::recorded::Recorded;
-pub use crate::trace_note::{TraceNote, TraceReason};
+pub use crate::trace_note::{TraceNote, TraceReader, TraceReason};
 
 /// Flush latency (block-layer issue → complete) percentiles, µs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -39,7 +39,7 @@ pub struct KernelTrace {
     /// How the events were read: `raw` (binary pages of `per_cpu/cpuN/trace_pipe_raw`) or
     /// `text` (`trace_pipe`, when the kernel's binary layout is not one fsynclab decodes);
     /// `None` when tracing was off (and in runs stored before the field existed).
-    pub reader: Option<String>,
+    pub reader: Option<TraceReader>,
     /// Flush requests completed on the target's block device (rwbs operation `F`).
     pub block_flushes: Option<u64>,
     /// FUA writes completed on the target's block device.

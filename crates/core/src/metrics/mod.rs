@@ -18,7 +18,7 @@ pub use histogram::{
     LIVE_BUCKETS, LatencyHistogram, LatencySummary, LiveBuckets, bucket_percentile_ns, bump,
     live_bucket_bounds, live_bucket_index,
 };
-pub use kernel::{FlushLatency, KernelTrace, TraceNote, TraceReason};
+pub use kernel::{FlushLatency, KernelTrace, TraceNote, TraceReader, TraceReason};
 pub use ops::{GroupCommitStats, OpStats, PhaseStats, merge_ops};
 pub use reported::{ReportedDisk, ReportedFigures, ReportedLatency, ReportedPercentile};
 pub use sysbench::{END_SYNC_PREFIX, SysbenchSummary, event_latency, is_sysbench};

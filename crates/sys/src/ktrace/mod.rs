@@ -179,7 +179,7 @@ pub struct Session {
     owner: Option<(PathBuf, nix::fcntl::Flock<std::fs::File>)>,
     reader: Option<Reader>,
     /// `raw` or `text`.
-    reader_kind: &'static str,
+    reader_kind: crate::metrics::TraceReader,
     groups: Groups,
     events: Vec<String>,
     live: Arc<LiveKernel>,
@@ -270,7 +270,7 @@ impl Session {
             },
         };
         trace.events = std::mem::take(&mut self.events);
-        trace.reader = Some(self.reader_kind.to_string());
+        trace.reader = Some(self.reader_kind);
         let mut problems = match trace.reason.take() {
             Some(Recorded::Typed(notes)) => notes,
             _ => Vec::new(),

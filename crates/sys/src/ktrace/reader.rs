@@ -65,7 +65,7 @@ pub struct Reader {
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<Accumulator>>,
     /// `raw` or `text`.
-    kind: &'static str,
+    kind: crate::metrics::TraceReader,
 }
 
 /// What the thread reads.
@@ -91,8 +91,8 @@ impl Reader {
             }
         };
         let kind = match input {
-            Input::Raw(_) => "raw",
-            Input::Text(_) => "text",
+            Input::Raw(_) => crate::metrics::TraceReader::Raw,
+            Input::Text(_) => crate::metrics::TraceReader::Text,
         };
         let follow = source
             .events
@@ -124,7 +124,7 @@ impl Reader {
     }
 
     /// `raw` or `text`: how this reader reads.
-    pub fn kind(&self) -> &'static str {
+    pub fn kind(&self) -> crate::metrics::TraceReader {
         self.kind
     }
 
