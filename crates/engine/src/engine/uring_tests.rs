@@ -213,8 +213,8 @@ fn an_error_mid_run_fails_the_run_and_drains_the_ring() {
         .error
         .as_ref()
         .and_then(|e| e.typed())
-        .unwrap()
-        .to_string();
+        .map(ToString::to_string);
+    let error = error.expect("a typed failure");
     assert!(
         error.starts_with("write of") && error.contains("os error 5"),
         "{error}"
