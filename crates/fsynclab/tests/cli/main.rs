@@ -40,6 +40,7 @@ mod report_markdown;
 mod report_sweep_ci;
 mod run_control;
 mod run_duration;
+mod stored_specs;
 mod uring;
 mod verdict_words;
 mod workload_fileserver;

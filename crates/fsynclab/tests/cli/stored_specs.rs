@@ -1,0 +1,64 @@
+//! What the release before issue 32's step 1 (kinds in one place) stored keeps its meaning:
+//! `tests/fixtures/pre-kinds/` holds a database of schema version 10 and its bundle, made by
+//! main 02b12cb (`record.sh`: one run of each workload shape, each built-in preset, a fio
+//! import and a run with fields its kind does not read), with what that release printed for
+//! `list`, `list --json` and `show ID`. Today's fsynclab prints the same, from the database
+//! and from the bundle imported into a fresh one, and reads every stored spec back to the
+//! same JSON. Step 1 reshapes `WorkloadSpec`; this is what it must not change.
+
+use std::path::{Path, PathBuf};
+
+use crate::cli_warnings::{fsynclab, sql};
+use crate::common::{Lab, json_of};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .join("tests/fixtures/pre-kinds")
+        .join(name)
+}
+
+fn expected(name: &str) -> String {
+    std::fs::read_to_string(fixture("expected").join(name)).unwrap()
+}
+
+fn text(db: &Path, args: &[&str]) -> String {
+    String::from_utf8(fsynclab(db, args, None)).unwrap()
+}
+
+/// `list`, `list --json` and every `show ID` of `db` as the release before printed them;
+/// every stored spec reads back to the JSON stored.
+fn assert_as_recorded(db: &Path) {
+    assert_eq!(text(db, &["list"]), expected("list.txt"));
+    let listed = json_of(&fsynclab(db, &["list", "--json"], None));
+    let recorded: serde_json::Value = serde_json::from_str(&expected("list.json")).unwrap();
+    assert_eq!(listed, recorded);
+    let ids = recorded["runs"].as_array().unwrap();
+    assert_eq!(ids.len(), 20, "one run of each shape, preset and import");
+    for run in ids {
+        let id = run["id"].to_string();
+        assert_eq!(
+            text(db, &["show", &id]),
+            expected(&format!("show-{id}.txt")),
+            "show {id}"
+        );
+        let shown = json_of(&fsynclab(db, &["show", "--json", &id], None));
+        let stored = sql(db, &format!("SELECT spec_json FROM runs WHERE id = {id}"));
+        let stored: serde_json::Value = serde_json::from_str(&stored).unwrap();
+        assert_eq!(shown["run"]["workload"], stored, "run {id}'s spec");
+    }
+}
+
+#[test]
+fn runs_stored_by_the_release_before_show_as_they_did() {
+    let lab = Lab::new();
+    let db = lab.dir.path().join("v10.sqlite");
+    std::fs::copy(fixture("runs-v10.sqlite"), &db).unwrap();
+    assert_as_recorded(&db);
+}
+
+#[test]
+fn a_bundle_of_the_release_before_imports_to_the_same_runs() {
+    let lab = Lab::new();
+    fsynclab(&lab.db, &["import"], Some(&fixture("runs-v10.fsynclab")));
+    assert_as_recorded(&lab.db);
+}
