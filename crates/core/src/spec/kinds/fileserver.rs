@@ -1,0 +1,67 @@
+//! `fileserver`: a file-server operation mix (dbench's NetBench profile): its parameters
+//! and checks.
+
+use serde::{Deserialize, Serialize};
+
+use super::super::{Setting, SpecError, WorkloadSpec, spec_error};
+
+/// `fileserver`: N clients, each in its own directory tree, replay a file-server operation
+/// mix for a set duration (modelled on the NetBench profile dbench uses).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FileserverSpec {
+    /// Files in each client's working set (spread over its subdirectories).
+    pub files_per_client: u32,
+}
+
+impl Default for FileserverSpec {
+    fn default() -> Self {
+        Self {
+            files_per_client: 64,
+        }
+    }
+}
+
+/// Problems of a fileserver spec.
+pub(super) fn problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
+    if spec.duration_s.is_none() {
+        errs.push(spec_error(
+            Setting::Duration,
+            "a fileserver run without a duration",
+            crate::hint!(
+                "fileserver clients run for a set time, as dbench -t: give ",
+                (Setting::Duration, "30")
+            ),
+        ));
+    }
+    if spec.requests.is_some() {
+        errs.push(spec_error(
+            Setting::Requests,
+            "a request count on a fileserver run",
+            crate::hint!(
+                "fileserver runs for ",
+                Setting::Duration,
+                "; drop ",
+                Setting::Requests
+            ),
+        ));
+    }
+    let f = spec.fileserver.files_per_client;
+    if f == 0 || f > 100_000 {
+        errs.push(spec_error(
+            Setting::FilesPerClient,
+            format!("{f} files per client"),
+            crate::hint!("use 1 to 100000 (", (Setting::FilesPerClient, "64"), ")"),
+        ));
+    }
+}
+
+/// A fileserver spec in one line ([`WorkloadSpec::describe`]).
+pub(in crate::spec) fn describe(spec: &WorkloadSpec) -> String {
+    format!(
+        "fileserver {} clients, {} files each, {}",
+        spec.threads,
+        spec.fileserver.files_per_client,
+        spec.describe_stop()
+    )
+}

@@ -1,0 +1,230 @@
+//! `grouplog`: group commit on a shared log: its coordination strategies, parameters and
+//! checks.
+
+use serde::{Deserialize, Serialize};
+
+use super::super::{Setting, SpecError, SyncMethod, WorkloadSpec, format_size, size, spec_error};
+
+/// How writers of a shared log coordinate its flushes (seeds 002 "ext4: coordinate fsync
+/// requests" and 004 "jbd: transaction batching for multi-threaded synchronous writers").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Strategy {
+    /// Every writer calls the sync itself after appending its record.
+    Solo,
+    /// Leader/follower: one flush covers every record appended before it started; writers
+    /// that arrive during a flush wait for the next one, which one of them leads. No delay.
+    #[default]
+    Leader,
+    /// As `leader`, but the leader first waits this many µs to gather followers
+    /// (ext4 v3 `max_fsync_delay=N`).
+    Delay {
+        /// Delay in µs.
+        us: u64,
+    },
+    /// As `delay`, with the delay the moving average of flush time `(new + 15·old) / 16`,
+    /// optionally capped (ext4 `max_fsync_delay=-1`, or `N` for min(N, average)).
+    Adaptive {
+        /// Upper bound of the delay in µs.
+        cap_us: Option<u64>,
+    },
+    /// jbd: a writer waits while now < batch start + average commit time, the average
+    /// updated `(new + old) / 2` as the jbd patch does.
+    Jbd,
+    /// io_uring: every writer submits its record write and, linked behind it
+    /// (`IOSQE_IO_LINK`), its own flush through its own ring, and waits for both; no
+    /// coordination in the application — the filesystem batches the concurrent flushes.
+    Uring,
+}
+
+impl Strategy {
+    /// Parses `solo`, `leader`, `delay:<µs>`, `adaptive`, `adaptive:<cap µs>`, `jbd`,
+    /// `uring`.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let t = text.trim().to_ascii_lowercase();
+        let (name, arg) = match t.split_once(':') {
+            Some((n, a)) => (n.trim(), Some(a.trim())),
+            None => (t.as_str(), None),
+        };
+        let micros = |a: &str| {
+            a.trim_end_matches("us")
+                .trim_end_matches("µs")
+                .parse::<u64>()
+                .map_err(|_| format!("'{a}' in '{text}' is not a whole number of µs"))
+        };
+        match (name, arg) {
+            ("solo", None) => Ok(Strategy::Solo),
+            ("leader", None) => Ok(Strategy::Leader),
+            ("jbd", None) => Ok(Strategy::Jbd),
+            ("uring", None) => Ok(Strategy::Uring),
+            ("adaptive", None) => Ok(Strategy::Adaptive { cap_us: None }),
+            ("adaptive", Some(a)) => Ok(Strategy::Adaptive {
+                cap_us: Some(micros(a)?),
+            }),
+            ("delay", Some(a)) => Ok(Strategy::Delay { us: micros(a)? }),
+            ("delay", None) => Err(format!("'{text}' needs a delay in µs, e.g. delay:500")),
+            _ => Err(format!(
+                "unknown strategy '{text}'; use solo, leader, delay:<µs>, adaptive, adaptive:<cap µs>, jbd or uring"
+            )),
+        }
+    }
+
+    /// The name as written in presets and on the command line.
+    pub fn name(&self) -> String {
+        match self {
+            Strategy::Solo => "solo".into(),
+            Strategy::Leader => "leader".into(),
+            Strategy::Jbd => "jbd".into(),
+            Strategy::Uring => "uring".into(),
+            Strategy::Delay { us } => format!("delay:{us}"),
+            Strategy::Adaptive { cap_us: None } => "adaptive".into(),
+            Strategy::Adaptive { cap_us: Some(c) } => format!("adaptive:{c}"),
+        }
+    }
+}
+
+impl std::str::FromStr for Strategy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Strategy::parse(s)
+    }
+}
+
+impl std::fmt::Display for Strategy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.name())
+    }
+}
+
+impl Serialize for Strategy {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for Strategy {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        Strategy::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+/// `grouplog`: N writers append fixed-size records to ONE shared log file; each record is
+/// durable before its writer continues. The spec's `sync` is the flush call (fdatasync in
+/// the presets); `threads` is the number of writers.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct GrouplogSpec {
+    /// Flush coordination.
+    pub strategy: Strategy,
+    /// Bytes per record (one write call each).
+    #[serde(with = "size::serde_size")]
+    pub record_size: u64,
+    /// Length of the log: records are appended (the file grows) until it reaches this
+    /// size, then wrap to its start and overwrite, as a circular write-ahead log.
+    #[serde(with = "size::serde_size")]
+    pub log_size: u64,
+}
+
+impl Default for GrouplogSpec {
+    fn default() -> Self {
+        Self {
+            strategy: Strategy::Leader,
+            record_size: 4096,
+            log_size: 64 << 20,
+        }
+    }
+}
+
+/// Longest delay a strategy may ask for (1 s): longer would be a typo.
+pub const MAX_DELAY_US: u64 = 1_000_000;
+
+/// Problems of a grouplog spec.
+pub(super) fn problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
+    let g = &spec.grouplog;
+    if g.record_size == 0 || g.record_size > super::super::MAX_BLOCK_SIZE {
+        errs.push(spec_error(
+            Setting::RecordSize,
+            format!("{} per record", format_size(g.record_size)),
+            crate::hint!("use 1 byte to 64M (", Setting::RecordSize, ")"),
+        ));
+    } else if g.record_size > g.log_size {
+        errs.push(spec_error(
+            Setting::RecordSize,
+            format!(
+                "a {} record does not fit in a {} log",
+                format_size(g.record_size),
+                format_size(g.log_size)
+            ),
+            crate::hint!(
+                "make the log larger than one record (",
+                Setting::LogSize,
+                ") or the record smaller"
+            ),
+        ));
+    }
+    if g.log_size > super::super::MAX_FILE_SIZE {
+        errs.push(spec_error(
+            Setting::LogSize,
+            format!("{} log", format_size(g.log_size)),
+            crate::hint!("use at most 64T (", Setting::LogSize, ")"),
+        ));
+    }
+    if spec.duration_s.is_none() && spec.requests.is_none() {
+        errs.push(spec_error(
+            Setting::Duration,
+            "a grouplog run without a stop rule",
+            crate::hint!(
+                "give ",
+                (Setting::Duration, "S"),
+                " or ",
+                (Setting::Requests, "N"),
+                " (records in total)"
+            ),
+        ));
+    }
+    if spec.open_flags.direct && !g.record_size.is_multiple_of(512) {
+        errs.push(spec_error(
+            Setting::RecordSize,
+            format!("{} bytes with O_DIRECT", g.record_size),
+            crate::hint!(
+                "O_DIRECT needs a record size that is a multiple of 512 (",
+                (Setting::RecordSize, "4k"),
+                ")"
+            ),
+        ));
+    }
+    if spec.sync == SyncMethod::None || spec.sync == SyncMethod::SyncFileRange {
+        errs.push(spec_error(
+            Setting::Sync,
+            format!("{} cannot make a log record durable", spec.sync.as_str()),
+            crate::hint!("use ", (Setting::Sync, "fdatasync"), " (or fsync)"),
+        ));
+    }
+    let delay = match g.strategy {
+        Strategy::Delay { us } => Some(us),
+        Strategy::Adaptive { cap_us } => cap_us,
+        _ => None,
+    };
+    if let Some(us) = delay
+        && us > MAX_DELAY_US
+    {
+        errs.push(spec_error(
+            Setting::Strategy,
+            format!("{} µs delay", us),
+            "use at most 1000000 µs (1 s), e.g. delay:500",
+        ));
+    }
+}
+
+/// A grouplog spec in one line ([`WorkloadSpec::describe`]).
+pub(in crate::spec) fn describe(spec: &WorkloadSpec) -> String {
+    format!(
+        "grouplog {} writers, {} records, {} log, {}, strategy {}, {}",
+        spec.threads,
+        format_size(spec.grouplog.record_size),
+        format_size(spec.grouplog.log_size),
+        spec.sync.as_str(),
+        spec.grouplog.strategy,
+        spec.describe_stop()
+    )
+}
