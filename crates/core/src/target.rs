@@ -113,6 +113,12 @@ pub enum TargetError {
         /// mkdirat(2)'s (or the checking openat's) error.
         cause: IoCause,
     },
+    /// The run directory was replaced by something fsynclab did not create right after it
+    /// was made (another user of a shared directory?); nothing was written.
+    RunDirReplaced {
+        /// The run directory.
+        path: PathBuf,
+    },
     /// A directory the run needs cannot be created.
     CreateDir {
         /// The directory.
@@ -186,6 +192,7 @@ impl TargetError {
             TargetError::Open { .. } => "open",
             TargetError::RunDirExists { .. } => "run_dir_exists",
             TargetError::CreateRunDir { .. } => "create_run_dir",
+            TargetError::RunDirReplaced { .. } => "run_dir_replaced",
             TargetError::CreateDir { .. } => "create_dir",
             TargetError::NotRunDirName { .. } => "not_run_dir_name",
             TargetError::TooManyRunDirs { .. } => "too_many_run_dirs",
@@ -211,6 +218,7 @@ impl TargetError {
             | PseudoFs { path, .. }
             | Open { path, .. }
             | RunDirExists { path }
+            | RunDirReplaced { path }
             | CreateDir { path, .. } => Some(path),
             CreateRunDir { target, .. } | TooManyRunDirs { target, .. } => Some(target),
             NoXattr { dir, .. } => Some(dir),

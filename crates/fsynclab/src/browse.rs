@@ -98,6 +98,7 @@ pub fn list(db: &Option<PathBuf>, args: ListArgs) -> Result<u8, CliError> {
     };
     let rows = store.list_runs(&filter)?;
     if args.json {
+        let rows: Vec<_> = rows.iter().map(report::row_json).collect();
         super::launch::print_json(&report::versioned([("runs", serde_json::json!(rows))]))?;
     } else if rows.is_empty() {
         let any = RunFilter {
@@ -140,7 +141,7 @@ pub fn show(db: &Option<PathBuf>, args: ShowArgs) -> Result<u8, CliError> {
             value["preset"] = serde_json::json!(stored.row.preset);
             value["experiment_id"] = serde_json::json!(stored.row.experiment_id);
             value["intervals"] = serde_json::json!(result.intervals);
-            value["system"] = serde_json::json!(result.system);
+            value["system"] = report::system_json(&result.system);
             value["run_dir"] = serde_json::json!(dir_line.as_ref().and(stored.run_dir.as_ref()));
             value["origin"] = serde_json::json!(stored.origin);
             value["requirements"] =
@@ -168,7 +169,7 @@ pub fn show(db: &Option<PathBuf>, args: ShowArgs) -> Result<u8, CliError> {
             value["tags"] = serde_json::json!(stored.row.tags);
             value["preset"] = serde_json::json!(stored.row.preset);
             value["experiment_id"] = serde_json::json!(stored.row.experiment_id);
-            value["system"] = serde_json::json!(stored.system);
+            value["system"] = report::system_json(&stored.system);
             value["origin"] = serde_json::json!(stored.origin);
             value["progress"] = serde_json::json!(stored.progress);
             value["requirements"] = serde_json::json!([]);

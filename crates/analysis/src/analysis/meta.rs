@@ -123,7 +123,7 @@ const FIELDS: &[Field] = &[
             .system
             .device_note
             .as_ref()
-            .map_or_else(|| "-".into(), crate::words::notes::device_note_text),
+            .map_or_else(|| "-".into(), crate::words::notes::system_note_text),
     }),
     ("device model", |r| dev(r, |d| d.model.clone(), |m| m)),
     ("rotational", |r| {

@@ -104,7 +104,10 @@ mod tests {
         let rows = kernel_rows(&KernelTrace::off(crate::metrics::TraceNote::NotRoot));
         assert_eq!(
             rows,
-            vec![("kernel trace", "off: tracefs needs root".into())]
+            vec![(
+                "kernel trace",
+                "off: kernel tracing is unavailable: tracefs needs root".into()
+            )]
         );
         let kt = KernelTrace {
             enabled: true,

@@ -25,7 +25,7 @@ pub use crate::probe::merged_options;
 pub use crate::words::failures::{
     failure_text, io_failure_text, run_failure_text, stored_failure_text,
 };
-pub use crate::words::notes::{device_note_text, no_device_text};
+pub use crate::words::notes::{device_note_text, no_device_text, system_note_text};
 pub use crate::words::warnings::{run_warning_texts, warning_codes, warning_text};
 pub use compare::{compare_csv, compare_json, compare_markdown, compare_table, num as fmt_num};
 pub use durable::{durable_unavailable, no_durable_op_text, not_durable_text, requirement_lines};
@@ -51,7 +51,9 @@ pub use rank::{
     rank_csv, rank_json, rank_markdown, rank_table,
 };
 pub use series::{repeat_summary, series_summary};
-pub use shapes::{ExperimentJson, JSON_SCHEMA_VERSION, run_shape, versioned};
+pub use shapes::{
+    ExperimentJson, JSON_SCHEMA_VERSION, row_json, run_shape, system_json, versioned,
+};
 pub use sysbench::{sysbench_json, sysbench_text};
 pub use text::{
     kernel_settings_text, run_json, run_line, run_summary_text, summary_text, unfinished_run_json,

@@ -186,7 +186,7 @@ pub fn run_document(run: &StoredRun) -> Result<Value, RawExportError> {
         "error_code": row.error.as_ref().map(|e| e.code()),
         "created_at_ms": row.created_at_ms,
         "spec": run.spec,
-        "system": run.system,
+        "system": super::shapes::system_json(&run.system),
         "origin": run.origin,
         "progress": run.progress,
         "partial_intervals": run.partial_intervals,

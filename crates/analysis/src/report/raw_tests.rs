@@ -175,3 +175,64 @@ fn csv_text_escapes_control_characters_and_defuses_formulas() {
     assert_eq!(csv_text("=1+1"), "'=1+1");
     assert_eq!(csv_text("nossd"), "nossd");
 }
+
+/// Typed outcomes keep the JSON shapes of the release before (issue 32): `list --json`'s
+/// rows and the raw export say the failure in words with its code beside it, and a run's
+/// `system` gives its device note and warnings as sentences.
+#[test]
+fn typed_outcomes_are_worded_in_rows_exports_and_system_objects() {
+    use crate::metrics::{IoFailure, RunFailure, RunWarning};
+    use crate::probe::NoDevice;
+    let store = Store::open_in_memory().unwrap();
+    let mut new = new_run("typed");
+    new.system.device_note = Some(
+        NoDevice::Anonymous {
+            fs_type: "tmpfs".into(),
+            source: "tmpfs".into(),
+            minor: 1,
+        }
+        .into(),
+    );
+    new.system.warnings = vec![
+        RunWarning::MemoryFilesystem {
+            fs_type: "tmpfs".into(),
+        }
+        .into(),
+    ];
+    let id = store.begin_run(&new).unwrap();
+    let e = std::io::Error::from_raw_os_error(libc::ENOSPC);
+    let failure = RunFailure::Prepare(IoFailure::new(
+        crate::spec::WorkloadKind::Fileio,
+        "fallocate",
+        "/mnt/t/fsynclab-1/thread-0.dat".into(),
+        None,
+        &e,
+        false,
+    ));
+    store.fail_run(id, &failure.into()).unwrap();
+    let stored = store.load_run(id).unwrap();
+    let row = crate::report::row_json(&stored.row);
+    let error = row["error"].as_str().unwrap();
+    assert!(
+        error.starts_with("no space left on device during fallocate"),
+        "{row}"
+    );
+    assert_eq!(row["error_code"], "prepare");
+    let system = crate::report::system_json(&stored.system);
+    assert_eq!(
+        system["device_note"],
+        "tmpfs has no block device (memory filesystem)"
+    );
+    assert!(
+        system["warnings"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("target is on tmpfs")
+    );
+    let mut out = Vec::new();
+    runs_json(std::slice::from_ref(&stored), &mut out).unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(doc["runs"][0]["error"], error);
+    assert_eq!(doc["runs"][0]["error_code"], "prepare");
+    assert_eq!(doc["runs"][0]["system"], system);
+}

@@ -52,6 +52,39 @@ pub fn run_shape(runs: Vec<Value>, experiments: &[ExperimentJson<'_>]) -> Value 
     versioned([("runs", json!(runs)), ("experiments", json!(experiments))])
 }
 
+/// A `list --json` row: the stored row with its failure in words (`error`, the sentence
+/// stored runs always gave) and its code (`error_code`).
+pub fn row_json(row: &crate::store::RunRow) -> Value {
+    let mut value = json!(row);
+    value["error"] = json!(
+        row.error
+            .as_ref()
+            .map(crate::words::failures::stored_failure_text)
+    );
+    value["error_code"] = json!(row.error.as_ref().map(|e| e.code()));
+    value
+}
+
+/// A run's `system` object for `show --json` and the raw export: the stored probe, its
+/// device note and warnings in words (their codes are the RUN object's `warning_codes`).
+pub fn system_json(system: &crate::probe::SystemInfo) -> Value {
+    let mut value = json!(system);
+    value["device_note"] = json!(
+        system
+            .device_note
+            .as_ref()
+            .map(crate::words::notes::system_note_text)
+    );
+    value["warnings"] = json!(
+        system
+            .warnings
+            .iter()
+            .map(|w| crate::words::warnings::warning_text(w, None))
+            .collect::<Vec<_>>()
+    );
+    value
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

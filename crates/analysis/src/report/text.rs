@@ -81,7 +81,7 @@ fn device_line(system: &SystemInfo) -> String {
         None => system
             .device_note
             .as_ref()
-            .map_or_else(|| "unknown".into(), crate::words::notes::device_note_text),
+            .map_or_else(|| "unknown".into(), crate::words::notes::system_note_text),
     }
 }
 
@@ -521,7 +521,7 @@ pub fn unfinished_run_json(stored: &crate::store::StoredRun) -> serde_json::Valu
         "backing_flushes": null,
         "backing_write_ios": null,
         "device_bytes_per_app_byte": null,
-        "device_note": system.device_note.as_ref().map(crate::words::notes::device_note_text),
+        "device_note": system.device_note.as_ref().map(crate::words::notes::system_note_text),
         "threads": [],
         "fairness": null,
         "fs_type": mount.map(|m| m.fs_type.clone()),

@@ -15,6 +15,17 @@ pub fn device_note_text(note: &DeviceNote) -> String {
     }
 }
 
+/// A run's system's note (`SystemInfo::device_note`) in words: an import's says "not
+/// measured", as the release before issue 32 stored it.
+pub fn system_note_text(note: &DeviceNote) -> String {
+    match note {
+        Recorded::Typed(NoDevice::FioImport) => {
+            format!("not measured: {}", no_device_text(&NoDevice::FioImport))
+        }
+        _ => device_note_text(note),
+    }
+}
+
 /// A typed reason in words.
 pub fn no_device_text(reason: &NoDevice) -> String {
     match reason {

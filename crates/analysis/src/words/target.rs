@@ -159,6 +159,11 @@ pub fn target_error_text(e: &TargetError, names: &dyn SettingNames) -> String {
             name,
             cause,
         } => run_dir_text(target, name, cause),
+        RunDirReplaced { path } => format!(
+            "{} was replaced by something fsynclab did not create right after it was made \
+             (another user of a shared directory?); nothing was written",
+            path.display()
+        ),
         CreateDir { path, cause } => format!("cannot create {}: {cause}", path.display()),
         NotRunDirName { name } => format!(
             "'{name}' is not the name of an fsynclab run directory (fsynclab-<run id> or \
@@ -254,6 +259,10 @@ mod tests {
             cause: IoCause::Os(libc::EROFS),
         };
         assert!(target_error_text(&erofs, &Keys).contains("read-only"));
+        let replaced = TargetError::RunDirReplaced {
+            path: "/mnt/x/fsynclab-1".into(),
+        };
+        assert!(target_error_text(&replaced, &Keys).contains("did not create"));
         assert_eq!(erofs.path(), Some(std::path::Path::new("/mnt/x")));
     }
 }

@@ -21,8 +21,21 @@ pub fn trace_reason_text(reason: &TraceReason) -> String {
     }
 }
 
-/// One note in words.
+/// One note in words: why tracing could not be done ("kernel tracing is unavailable: …"
+/// for the reasons that make it so), or what went wrong while it was on.
 pub fn trace_note_text(note: &TraceNote) -> String {
+    match note {
+        TraceNote::TurnedOff
+        | TraceNote::FileFailed { .. }
+        | TraceNote::UnsafeLock { .. }
+        | TraceNote::ReaderFailed
+        | TraceNote::LossesUnread
+        | TraceNote::NotRecorded => bare_text(note),
+        _ => format!("kernel tracing is unavailable: {}", bare_text(note)),
+    }
+}
+
+fn bare_text(note: &TraceNote) -> String {
     match note {
         TraceNote::TurnedOff => "turned off (kernel_trace = off)".into(),
         TraceNote::NotRoot => "tracefs needs root".into(),
@@ -62,13 +75,9 @@ pub fn trace_note_text(note: &TraceNote) -> String {
     }
 }
 
-/// Why tracing could not be done, as `kernel_trace = on` refuses it: "kernel tracing is
-/// unavailable: …" for the reasons that make it so, else the note itself.
+/// Why tracing could not be done, as `kernel_trace = on` refuses it (the note's words).
 pub fn trace_refusal_text(note: &TraceNote) -> String {
-    match note {
-        TraceNote::FileFailed { .. } | TraceNote::UnsafeLock { .. } => trace_note_text(note),
-        _ => format!("kernel tracing is unavailable: {}", trace_note_text(note)),
-    }
+    trace_note_text(note)
 }
 
 #[cfg(test)]
@@ -93,6 +102,16 @@ mod tests {
         assert_eq!(
             trace_refusal_text(&TraceNote::NotRoot),
             "kernel tracing is unavailable: tracefs needs root"
+        );
+        // As `auto` recorded it when tracing could not be done (the release before said
+        // the same in its sentence).
+        assert_eq!(
+            trace_reason_text(&Recorded::Typed(vec![TraceNote::NotRoot])),
+            "kernel tracing is unavailable: tracefs needs root"
+        );
+        assert_eq!(
+            trace_note_text(&TraceNote::TurnedOff),
+            "turned off (kernel_trace = off)"
         );
         let old: TraceReason = Recorded::Text("tracefs needs root".into());
         assert_eq!(trace_reason_text(&old), "tracefs needs root");

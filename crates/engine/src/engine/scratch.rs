@@ -63,13 +63,13 @@ impl ScratchDir {
             }
             return match Self::try_create(target, name) {
                 Ok(s) => Ok(s),
-                Err((target, e)) if e.raw_os_error() == Some(libc::EEXIST) => {
+                Err((target, Made::Os(e))) if e.raw_os_error() == Some(libc::EEXIST) => {
                     Err(TargetError::RunDirExists {
                         path: target.shown(name),
                     }
                     .into())
                 }
-                Err((target, e)) => Err(run_dir_error(target.path(), name, e)),
+                Err((target, made)) => Err(made.error(target.path(), name)),
             };
         }
         let mut target = target;
@@ -81,10 +81,8 @@ impl ScratchDir {
             };
             match Self::try_create(target, &name) {
                 Ok(s) => return Ok(s),
-                Err((t, e)) if e.raw_os_error() == Some(libc::EEXIST) => target = t,
-                Err((t, e)) => {
-                    return Err(run_dir_error(t.path(), &name, e));
-                }
+                Err((t, Made::Os(e))) if e.raw_os_error() == Some(libc::EEXIST) => target = t,
+                Err((t, made)) => return Err(made.error(t.path(), &name)),
             }
         }
         Err(TargetError::TooManyRunDirs {
@@ -94,22 +92,25 @@ impl ScratchDir {
         .into())
     }
 
-    fn try_create(target: DirHandle, name: &str) -> Result<ScratchDir, (DirHandle, io::Error)> {
+    fn try_create(target: DirHandle, name: &str) -> Result<ScratchDir, (DirHandle, Made)> {
         if let Err(e) = target.mkdir(name) {
-            return Err((target, e));
+            return Err((target, Made::Os(e)));
         }
-        let opened = target.open_subdir(name).and_then(|dir| {
+        let opened = match target.open_subdir(name).and_then(|dir| {
             let st = dir.stat()?;
-            let is_dir = st.st_mode & libc::S_IFMT == libc::S_IFDIR;
-            if !is_dir || st.st_uid != nix::unistd::geteuid().as_raw() {
-                // Replaced between mkdirat and openat: not ours, touch nothing.
-                return Err(io::Error::other(format!(
-                    "{} was replaced by something fsynclab did not create right after it was made (another user of a shared directory?); nothing was written",
-                    dir.path().display()
-                )));
-            }
             Ok((dir, st))
-        });
+        }) {
+            Ok((dir, st)) => {
+                let is_dir = st.st_mode & libc::S_IFMT == libc::S_IFDIR;
+                if !is_dir || st.st_uid != nix::unistd::geteuid().as_raw() {
+                    // Replaced between mkdirat and openat: not ours, touch nothing.
+                    Err(Made::Replaced(dir.path().to_path_buf()))
+                } else {
+                    Ok((dir, st))
+                }
+            }
+            Err(e) => Err(Made::Os(e)),
+        };
         match opened {
             Ok((dir, created)) => Ok(ScratchDir {
                 target,
@@ -199,6 +200,25 @@ impl ScratchDir {
             });
         }
         warnings
+    }
+}
+
+/// Why a run directory could not be made: the call's error, or the name was replaced
+/// right after it was made.
+enum Made {
+    /// mkdirat, openat or fstat failed.
+    Os(io::Error),
+    /// What is there now is not the directory fsynclab made (its path).
+    Replaced(std::path::PathBuf),
+}
+
+impl Made {
+    /// The error of not making run directory `name` in `target`.
+    fn error(self, target: &Path, name: &str) -> EngineError {
+        match self {
+            Made::Os(source) => run_dir_error(target, name, source),
+            Made::Replaced(path) => TargetError::RunDirReplaced { path }.into(),
+        }
     }
 }
 

@@ -251,7 +251,7 @@ fn system(ui: &mut egui::Ui, run: &StoredRun) {
                 sys.tool_version,
                 &sys.device_note
                     .as_ref()
-                    .map_or_else(|| "unknown".into(), fsynclab::report::device_note_text),
+                    .map_or_else(|| "unknown".into(), fsynclab::report::system_note_text),
             ));
         });
     } else {
@@ -329,7 +329,7 @@ fn machine(ui: &mut egui::Ui, sys: &fsynclab::probe::SystemInfo) {
         None => {
             ui.label(sys.device_note.as_ref().map_or_else(
                 || "no block device".into(),
-                fsynclab::report::device_note_text,
+                fsynclab::report::system_note_text,
             ));
         }
     });

@@ -5,13 +5,17 @@
 
 use crate::metrics::{Failure, Recorded, RunFailure};
 
-/// The `runs.error` text and `runs.error_code` of `failure`.
+/// The `runs.error` text and `runs.error_code` of `failure`. A failure JSON cannot hold (a
+/// path that is not UTF-8) is stored in the library's neutral words, coded `text`, so the
+/// run is never left `running` for want of its error.
 pub(crate) fn encode(failure: &Failure) -> Result<(String, &'static str), serde_json::Error> {
-    let text = match failure {
-        Recorded::Typed(f) => serde_json::to_string(f)?,
-        Recorded::Text(text) => text.clone(),
-    };
-    Ok((text, failure.code()))
+    Ok(match failure {
+        Recorded::Typed(f) => match serde_json::to_string(f) {
+            Ok(json) => (json, f.code()),
+            Err(_) => (f.to_string(), "text"),
+        },
+        Recorded::Text(text) => (text.clone(), "text"),
+    })
 }
 
 /// The failure stored as `text` in `runs.error`: typed when it is a stored failure's JSON,
@@ -46,5 +50,20 @@ mod tests {
         let braced = "{weird} message".to_string();
         assert_eq!(decode(Some(braced.clone())), Some(Recorded::Text(braced)));
         assert_eq!(decode(None), None);
+        // A path JSON cannot hold: stored in words, coded `text`, never lost.
+        use std::os::unix::ffi::OsStrExt;
+        let path = std::path::PathBuf::from(std::ffi::OsStr::from_bytes(b"/t/\xff"));
+        let e = std::io::Error::from_raw_os_error(5);
+        let f = RunFailure::Io(crate::metrics::IoFailure::new(
+            crate::spec::WorkloadKind::Fileio,
+            "write",
+            path,
+            None,
+            &e,
+            false,
+        ));
+        let (text, code) = encode(&f.into()).unwrap();
+        assert_eq!(code, "text");
+        assert!(text.starts_with("write of /t/"), "{text}");
     }
 }
