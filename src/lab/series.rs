@@ -112,9 +112,11 @@ impl SweepSpec {
                         ..e
                     }
                 })?;
+                // A kind's table is reached by its dotted key (`grouplog.record_size`).
+                let pointer = format!("/{}", self.field.replace('.', "/"));
                 let numeric = serde_json::to_value(&s)
                     .ok()
-                    .and_then(|j| j.get(self.field.as_str()).map(|x| x.is_number()))
+                    .and_then(|j| j.pointer(&pointer).map(|x| x.is_number()))
                     .unwrap_or(false);
                 if !numeric {
                     return Err(SpecError {
@@ -261,5 +263,33 @@ mod tests {
             .specs(&WorkloadSpec::default())
             .unwrap_err();
         assert!(text.problem.contains("not a numeric"), "{text}");
+    }
+
+    /// A kind's own numeric fields are swept by their dotted keys; its other fields are
+    /// refused as before.
+    #[test]
+    fn a_kinds_numeric_fields_sweep_by_their_dotted_keys() {
+        let base = WorkloadSpec {
+            kind: crate::spec::WorkloadKind::Grouplog,
+            requests: Some(64),
+            duration_s: None,
+            ..Default::default()
+        };
+        let specs = SweepSpec::parse("grouplog.record_size=4k,16k")
+            .unwrap()
+            .specs(&base)
+            .unwrap();
+        let sizes: Vec<u64> = specs.iter().map(|s| s.grouplog.record_size).collect();
+        assert_eq!(sizes, [4096, 16384]);
+        let files = SweepSpec::parse("smallfiles.files_per_thread=10,20")
+            .unwrap()
+            .points(&WorkloadSpec::default())
+            .unwrap();
+        assert_eq!(files[1].smallfiles.files_per_thread, 20);
+        let e = SweepSpec::parse("grouplog.strategy=leader,solo")
+            .unwrap()
+            .specs(&base)
+            .unwrap_err();
+        assert!(e.problem.contains("not a numeric"), "{e}");
     }
 }
