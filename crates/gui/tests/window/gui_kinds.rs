@@ -19,6 +19,18 @@ fn harness(dir: &tempfile::TempDir, state: UiState) -> Harness<'static, LabApp> 
     gui_common::window(app, (1360.0, 1400.0))
 }
 
+/// The window on the Setup tab's default fileio form (no preset).
+fn fileio_form(dir: &tempfile::TempDir) -> Harness<'static, LabApp> {
+    let state = UiState {
+        preset: None,
+        spec: WorkloadSpec::default(),
+        ..UiState::default()
+    };
+    let mut h = harness(dir, state);
+    h.run_steps(3);
+    h
+}
+
 fn has(h: &Harness<'static, LabApp>, text: &str) -> bool {
     h.query_all_by_label_contains(text).next().is_some()
 }
@@ -26,13 +38,7 @@ fn has(h: &Harness<'static, LabApp>, text: &str) -> bool {
 #[test]
 fn each_kind_shows_its_own_parameters() {
     let dir = tempfile::tempdir().unwrap();
-    let state = UiState {
-        preset: None,
-        spec: WorkloadSpec::default(),
-        ..UiState::default()
-    };
-    let mut h = harness(&dir, state);
-    h.run_steps(3);
+    let mut h = fileio_form(&dir);
     assert!(has(&h, "Block size"), "fileio shows its file shape");
     assert!(!has(&h, "Record size"));
 
@@ -207,13 +213,7 @@ fn rows(kind: WorkloadKind) -> Option<(&'static [&'static str], &'static [&'stat
 #[test]
 fn every_kind_the_window_runs_has_its_rows_and_only_its_rows() {
     let dir = tempfile::tempdir().unwrap();
-    let state = UiState {
-        preset: None,
-        spec: WorkloadSpec::default(),
-        ..UiState::default()
-    };
-    let mut h = harness(&dir, state);
-    h.run_steps(3);
+    let mut h = fileio_form(&dir);
     for name in ["grouplog", "smallfiles", "fileserver", "fileio", "fio"] {
         let kind: WorkloadKind = serde_json::from_value(serde_json::json!(name)).unwrap();
         // Imported results are not a kind to run ("fio" in the window is fileio's request
