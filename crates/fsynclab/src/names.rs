@@ -273,3 +273,18 @@ mod tests {
         assert!(!crate::chain_text(&chain).contains("os error"));
     }
 }
+#[cfg(test)]
+mod c3_check {
+    use super::*;
+    #[test]
+    fn table_flags_are_the_cli_flags() {
+        for s in Setting::ALL {
+            let Some(def) = s.def() else { continue };
+            let want = match flag(s) {
+                CliFlag::Long(f) => Some(f.trim_start_matches("--").to_string()),
+                _ => None,
+            };
+            assert_eq!(def.flag.map(str::to_string), want, "{s:?}");
+        }
+    }
+}

@@ -137,3 +137,14 @@ mod tests {
         );
     }
 }
+#[cfg(test)]
+mod c3_check {
+    use super::*;
+    #[test]
+    fn table_labels_are_the_window_labels() {
+        for s in Setting::ALL {
+            let Some(def) = s.def() else { continue };
+            assert_eq!(def.label, label(s), "{s:?}");
+        }
+    }
+}

@@ -44,3 +44,14 @@ impl SettingNames for FioNames {
         format!("fio option {}", Self::option(setting))
     }
 }
+#[cfg(test)]
+mod c3_check {
+    use super::*;
+    #[test]
+    fn table_fio_names_are_the_fio_names() {
+        for s in Setting::ALL {
+            let Some(def) = s.def() else { continue };
+            assert_eq!(def.fio.unwrap_or(def.key), FioNames::option(s), "{s:?}");
+        }
+    }
+}

@@ -5,7 +5,7 @@ mod describe;
 mod durable;
 mod input_file;
 mod ioengine;
-mod kinds;
+pub mod kinds;
 mod plan;
 mod preset;
 mod problems;
@@ -18,9 +18,11 @@ mod suggest;
 mod text;
 mod watch;
 
+pub use kinds::def::{KindDef, Section, SettingDef, Ty};
 pub use kinds::{
     FileSync, FileioMode, FileserverSpec, GrouplogSpec, MAX_DELAY_US, SmallfilesSpec, Strategy,
 };
+pub use kinds::{KINDS, all_settings, kind_def};
 
 pub use durable::{
     DurableOp, MAX_PENDING_STARTS, NoDurableOp, durable_op, files_per_worker,
@@ -34,7 +36,7 @@ pub use preset::{
 };
 pub use requirement::{REQUIRABLE, Requirement, check_requirements};
 pub use scratch_names::RecipeError;
-pub use set::apply_setting;
+pub use set::{apply_setting, set_value};
 #[cfg(any(test, feature = "test-support"))]
 pub use setting::KeyNames;
 pub use setting::{Action, Hint, Neutral, Piece, Setting, SettingNames, Worded};

@@ -1,7 +1,7 @@
 //! `--set key=value`: change any spec field by its preset name, through serde, so every
 //! field (present and future) is settable with the same validation as a preset file.
 
-use super::{Setting, SpecError, WorkloadSpec};
+use super::{Setting, SettingDef, SpecError, Ty, WorkloadSpec};
 
 /// Applies one `key=value` (dotted keys reach nested tables: `open_flags.direct=true`).
 /// Values are read as TOML scalars when they parse as one (numbers, booleans), else as
@@ -54,6 +54,42 @@ pub fn apply_setting(spec: &WorkloadSpec, assignment: &str) -> Result<WorkloadSp
         }
     })?;
     Ok(updated)
+}
+
+/// Sets the setting of `def` from its text as a flag or a form gives it (`4k`, `leader`,
+/// `true`; a flag set as a comma-separated list of its names, `none` for none), through
+/// [`apply_setting`], so the value meets the same checks as a preset line.
+pub fn set_value(
+    spec: &WorkloadSpec,
+    def: &SettingDef,
+    text: &str,
+) -> Result<WorkloadSpec, SpecError> {
+    let Ty::FlagSet(names) = def.ty else {
+        return apply_setting(spec, &format!("{}={text}", def.key));
+    };
+    let mut on = Vec::new();
+    for word in text.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+        let word = word.to_ascii_lowercase();
+        let word = word.trim_start_matches("o_");
+        if word == "none" {
+            continue;
+        }
+        match names.iter().find(|n| **n == word) {
+            Some(name) => on.push(*name),
+            None => {
+                return Err(SpecError {
+                    field: Setting::Set,
+                    problem: format!("{}: unknown name '{word}'", def.key),
+                    fix: format!("use {}, comma-separated, or none", names.join(", ")).into(),
+                });
+            }
+        }
+    }
+    let mut out = spec.clone();
+    for name in names {
+        out = apply_setting(&out, &format!("{}.{name}={}", def.key, on.contains(name)))?;
+    }
+    Ok(out)
 }
 
 fn parse_scalar(raw: &str) -> toml::Value {

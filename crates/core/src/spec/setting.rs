@@ -6,6 +6,8 @@
 use std::borrow::Cow;
 use std::fmt;
 
+use super::kinds::def::SettingDef;
+
 /// A setting a message can point the user at: a workload field (by its preset key) or a
 /// run, scratch, report or database option.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -230,6 +232,45 @@ impl Setting {
             Setting::FixedBufs => "fixedbufs",
             Setting::SyncOrder => "sync_order",
         }
+    }
+
+    /// The settings-table row of a workload setting (`None` for the run, scratch, report
+    /// and database options).
+    pub fn def(self) -> Option<&'static SettingDef> {
+        use super::kinds::{common, fileio, fileserver, grouplog, smallfiles};
+        Some(match self {
+            Setting::Threads => &common::THREADS,
+            Setting::Clients => &common::CLIENTS,
+            Setting::Duration => &common::DURATION,
+            Setting::Requests => &common::REQUESTS,
+            Setting::Warmup => &common::WARMUP,
+            Setting::IntervalMs => &common::INTERVAL,
+            Setting::Settle => &common::SETTLE,
+            Setting::Sync => &common::SYNC,
+            Setting::SyncEvery => &common::SYNC_EVERY,
+            Setting::OpenFlags => &common::OPEN_FLAGS,
+            Setting::Prepare => &common::PREPARE,
+            Setting::BlockSize => &fileio::BLOCK_SIZE,
+            Setting::FileSize => &fileio::FILE_SIZE,
+            Setting::IoSize => &fileio::IO_SIZE,
+            Setting::SharedFiles => &fileio::SHARED_FILES,
+            Setting::Pattern => &fileio::PATTERN,
+            Setting::Mode => &fileio::MODE,
+            Setting::IoEngine => &fileio::IOENGINE,
+            Setting::IoDepth => &fileio::IODEPTH,
+            Setting::LinkSync => &fileio::LINK_SYNC,
+            Setting::FixedBufs => &fileio::FIXEDBUFS,
+            Setting::SyncOrder => &fileio::SYNC_ORDER,
+            Setting::SmallfilesFiles => &smallfiles::FILES,
+            Setting::SmallfilesFileSize => &smallfiles::FILE_SIZE,
+            Setting::SmallfilesSync => &smallfiles::SYNC,
+            Setting::SmallfilesXattr => &smallfiles::XATTR,
+            Setting::FilesPerClient => &fileserver::FILES_PER_CLIENT,
+            Setting::RecordSize => &grouplog::RECORD_SIZE,
+            Setting::LogSize => &grouplog::LOG_SIZE,
+            Setting::Strategy => &grouplog::STRATEGY,
+            _ => return None,
+        })
     }
 
     /// Whether the setting is a workload field that `key=value` (a preset line) can set.

@@ -4,9 +4,11 @@
 use serde::{Deserialize, Serialize};
 
 use super::super::{
-    IoEngine, Prepare, Setting, SpecError, SyncMethod, SyncOrder, WorkloadSpec, format_size,
-    spec_error,
+    IoEngine, MAX_BLOCK_SIZE, MAX_FILE_SIZE, MAX_IODEPTH, MAX_THREADS, Prepare, Setting, SpecError,
+    SyncMethod, SyncOrder, WorkloadKind, WorkloadSpec, format_size, spec_error,
 };
+use super::common;
+use super::def::{KindDef, Section, SettingDef, Ty};
 
 /// How a `fileio` run counts requests and syncs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -147,3 +149,247 @@ fn block_words(bytes: u64) -> String {
         format!("{bytes}-byte")
     }
 }
+
+/// `block_size`: bytes per write.
+pub const BLOCK_SIZE: SettingDef = SettingDef {
+    key: "block_size",
+    wire: "block_size",
+    ty: Ty::Size {
+        min: 512,
+        max: MAX_BLOCK_SIZE,
+    },
+    default: "4k",
+    unit: "",
+    help: "Block size per write (512 bytes or more; a multiple of 512 with O_DIRECT): 4k, \
+           8k, 2300...",
+    flag: Some("bs"),
+    label: "Block size",
+    heading: "fileio",
+    section: Section::Shape,
+    scale: false,
+    fio: Some("bs"),
+};
+
+/// `file_size`: size of each test file.
+pub const FILE_SIZE: SettingDef = SettingDef {
+    key: "file_size",
+    wire: "file_size",
+    ty: Ty::Size {
+        min: 512,
+        max: MAX_FILE_SIZE,
+    },
+    default: "64M",
+    unit: "",
+    help: "Size of each test file: 64M, 1G... (smallfiles: bytes per small file, 0 for \
+           empty)",
+    flag: Some("file-size"),
+    label: "File size",
+    heading: "Workload",
+    section: Section::Shape,
+    scale: true,
+    fio: Some("size/filesize"),
+};
+
+/// `io_size`: bytes each thread writes.
+pub const IO_SIZE: SettingDef = SettingDef {
+    key: "io_size",
+    wire: "io_size",
+    ty: Ty::Optional(&Ty::Size {
+        min: 512,
+        max: MAX_FILE_SIZE,
+    }),
+    default: "",
+    unit: "",
+    help: "Bytes each thread writes (default: the file size).",
+    flag: Some("io-size"),
+    label: "Bytes per thread",
+    heading: "fileio",
+    section: Section::Stop,
+    scale: true,
+    fio: Some("io_size"),
+};
+
+/// `pattern`: block order.
+pub const PATTERN: SettingDef = SettingDef {
+    key: "pattern",
+    wire: "pattern",
+    ty: Ty::Choice(&["seq", "rand"]),
+    default: "rand",
+    unit: "",
+    help: "Block order: seq or rand (every block once per pass).",
+    flag: Some("pattern"),
+    label: "Pattern",
+    heading: "fileio",
+    section: Section::Shape,
+    scale: false,
+    fio: Some("rw"),
+};
+
+/// `final_sync`: one more sync per file when a thread finishes.
+pub const FINAL_SYNC: SettingDef = SettingDef {
+    key: "final_sync",
+    wire: "final_sync",
+    ty: Ty::Flag,
+    default: "false",
+    unit: "",
+    help: "Sync every file once more when a thread finishes (fio end_fsync).",
+    flag: Some("final-sync"),
+    label: "Final sync",
+    heading: "fileio",
+    section: Section::Durability,
+    scale: false,
+    fio: Some("end_fsync"),
+};
+
+/// `shared_files`: files shared by all threads.
+pub const SHARED_FILES: SettingDef = SettingDef {
+    key: "shared_files",
+    wire: "shared_files",
+    ty: Ty::Optional(&Ty::Count {
+        min: 1,
+        max: MAX_THREADS as u64,
+    }),
+    default: "",
+    unit: "files",
+    help: "N files shared by all threads (sysbench --file-num) instead of one per thread.",
+    flag: Some("shared-files"),
+    label: "Shared files",
+    heading: "sysbench mode",
+    section: Section::Shape,
+    scale: false,
+    fio: Some("filename"),
+};
+
+/// `mode`: fio or sysbench counting.
+pub const MODE: SettingDef = SettingDef {
+    key: "mode",
+    wire: "mode",
+    ty: Ty::Choice(&["fio", "sysbench"]),
+    default: "fio",
+    unit: "",
+    help: "fileio request counting: fio (per thread) or sysbench (shared event sequence, \
+           fsync every N requests per file, fsyncs count as events).",
+    flag: Some("mode"),
+    label: "Counting",
+    heading: "sysbench mode",
+    section: Section::Kind,
+    scale: false,
+    fio: None,
+};
+
+/// `ioengine`: synchronous calls or io_uring.
+pub const IOENGINE: SettingDef = SettingDef {
+    key: "ioengine",
+    wire: "io_engine",
+    ty: Ty::Choice(&["sync", "io_uring"]),
+    default: "sync",
+    unit: "",
+    help: "fileio I/O engine: sync (one pwrite/fsync call at a time) or io_uring (writes and \
+           syncs submitted asynchronously, --iodepth in flight per thread).",
+    flag: Some("ioengine"),
+    label: "I/O engine",
+    heading: "fileio",
+    section: Section::Engine,
+    scale: false,
+    fio: Some("ioengine"),
+};
+
+/// `iodepth`: io_uring requests in flight per thread.
+pub const IODEPTH: SettingDef = SettingDef {
+    key: "iodepth",
+    wire: "io_depth",
+    ty: Ty::Count {
+        min: 1,
+        max: MAX_IODEPTH as u64,
+    },
+    default: "1",
+    unit: "requests in flight",
+    help: "io_uring: requests in flight per thread, writes and syncs together (fio iodepth).",
+    flag: Some("iodepth"),
+    label: "I/O depth",
+    heading: "fileio",
+    section: Section::Engine,
+    scale: false,
+    fio: Some("iodepth"),
+};
+
+/// `link_sync`: each io_uring sync linked behind its write.
+pub const LINK_SYNC: SettingDef = SettingDef {
+    key: "link_sync",
+    wire: "link_sync",
+    ty: Ty::Flag,
+    default: "false",
+    unit: "",
+    help: "io_uring: link each sync behind the write before it (IOSQE_IO_LINK).",
+    flag: Some("link-sync"),
+    label: "Link each sync to its write",
+    heading: "fileio",
+    section: Section::Engine,
+    scale: false,
+    fio: None,
+};
+
+/// `fixedbufs`: registered write buffers.
+pub const FIXEDBUFS: SettingDef = SettingDef {
+    key: "fixedbufs",
+    wire: "fixed_bufs",
+    ty: Ty::Flag,
+    default: "false",
+    unit: "",
+    help: "io_uring: write from registered buffers (IORING_OP_WRITE_FIXED, fio fixedbufs=1).",
+    flag: Some("fixedbufs"),
+    label: "Fixed buffers",
+    heading: "fileio",
+    section: Section::Engine,
+    scale: false,
+    fio: Some("fixedbufs"),
+};
+
+/// `sync_order`: whether an io_uring sync waits for the writes before it.
+pub const SYNC_ORDER: SettingDef = SettingDef {
+    key: "sync_order",
+    wire: "sync_order",
+    ty: Ty::Choice(&["ordered", "unordered"]),
+    default: "ordered",
+    unit: "",
+    help: "io_uring: ordered (default: a sync waits for the writes before it) or unordered \
+           (a sync goes right behind its write without waiting, as fio's fsync=N at iodepth \
+           > 1; a benchmark shape, not a durability guarantee).",
+    flag: Some("sync-order"),
+    label: "Sync order",
+    heading: "fileio",
+    section: Section::Engine,
+    scale: false,
+    fio: None,
+};
+
+/// fileio: its settings, in the window's order.
+pub const DEF: KindDef = KindDef {
+    kind: WorkloadKind::Fileio,
+    blurb: "N threads write preallocated files and sync every N writes (fio, sysbench fileio)",
+    settings: &[
+        &common::THREADS,
+        &MODE,
+        &BLOCK_SIZE,
+        &FILE_SIZE,
+        &PATTERN,
+        &SHARED_FILES,
+        &common::PREPARE,
+        &common::SYNC,
+        &common::SYNC_EVERY,
+        &common::OPEN_FLAGS,
+        &FINAL_SYNC,
+        &IOENGINE,
+        &IODEPTH,
+        &LINK_SYNC,
+        &FIXEDBUFS,
+        &SYNC_ORDER,
+        &common::DURATION,
+        &common::REQUESTS,
+        &IO_SIZE,
+        &common::WARMUP,
+        &common::SEED,
+        &common::INTERVAL,
+        &common::SETTLE,
+    ],
+};

@@ -3,7 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::super::{Setting, SpecError, WorkloadSpec, spec_error};
+use super::super::{Setting, SpecError, WorkloadKind, WorkloadSpec, spec_error};
+use super::common;
+use super::def::{KindDef, Section, SettingDef, Ty};
 
 /// `fileserver`: N clients, each in its own directory tree, replay a file-server operation
 /// mix for a set duration (modelled on the NetBench profile dbench uses).
@@ -65,3 +67,37 @@ pub(in crate::spec) fn describe(spec: &WorkloadSpec) -> String {
         spec.describe_stop()
     )
 }
+
+/// `fileserver.files_per_client`: files in each client's working set.
+pub const FILES_PER_CLIENT: SettingDef = SettingDef {
+    key: "fileserver.files_per_client",
+    wire: "files_per_client",
+    ty: Ty::Count {
+        min: 1,
+        max: 100_000,
+    },
+    default: "64",
+    unit: "files per client",
+    help: "fileserver: files in each client's working set.",
+    flag: None,
+    label: "Files per client",
+    heading: "fileserver",
+    section: Section::Kind,
+    scale: false,
+    fio: None,
+};
+
+/// fileserver: its settings, in the window's order.
+pub const DEF: KindDef = KindDef {
+    kind: WorkloadKind::Fileserver,
+    blurb: "N clients replay a file-server operation mix in their own trees (dbench)",
+    settings: &[
+        &common::CLIENTS,
+        &FILES_PER_CLIENT,
+        &common::DURATION,
+        &common::WARMUP,
+        &common::SEED,
+        &common::INTERVAL,
+        &common::SETTLE,
+    ],
+};

@@ -3,7 +3,12 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::super::{Setting, SpecError, SyncMethod, WorkloadSpec, format_size, size, spec_error};
+use super::super::{
+    MAX_BLOCK_SIZE, MAX_FILE_SIZE, Setting, SpecError, SyncMethod, WorkloadKind, WorkloadSpec,
+    format_size, size, spec_error,
+};
+use super::common;
+use super::def::{KindDef, Section, SettingDef, Ty};
 
 /// How writers of a shared log coordinate its flushes (seeds 002 "ext4: coordinate fsync
 /// requests" and 004 "jbd: transaction batching for multi-threaded synchronous writers").
@@ -228,3 +233,81 @@ pub(in crate::spec) fn describe(spec: &WorkloadSpec) -> String {
         spec.describe_stop()
     )
 }
+
+fn parse_strategy(text: &str) -> Result<(), String> {
+    Strategy::parse(text).map(|_| ())
+}
+
+/// `grouplog.strategy`: how writers coordinate their flushes.
+pub const STRATEGY: SettingDef = SettingDef {
+    key: "grouplog.strategy",
+    wire: "strategy",
+    ty: Ty::Text(parse_strategy),
+    default: "leader",
+    unit: "",
+    help: "grouplog: solo, leader, delay:<µs>, adaptive, adaptive:<cap µs> or jbd.",
+    flag: Some("strategy"),
+    label: "Strategy",
+    heading: "grouplog",
+    section: Section::Kind,
+    scale: false,
+    fio: None,
+};
+
+/// `grouplog.record_size`: bytes per record.
+pub const RECORD_SIZE: SettingDef = SettingDef {
+    key: "grouplog.record_size",
+    wire: "record_size",
+    ty: Ty::Size {
+        min: 1,
+        max: MAX_BLOCK_SIZE,
+    },
+    default: "4k",
+    unit: "",
+    help: "grouplog: bytes per record.",
+    flag: Some("record-size"),
+    label: "Record size",
+    heading: "grouplog",
+    section: Section::Kind,
+    scale: false,
+    fio: None,
+};
+
+/// `grouplog.log_size`: length of the circular log.
+pub const LOG_SIZE: SettingDef = SettingDef {
+    key: "grouplog.log_size",
+    wire: "log_size",
+    ty: Ty::Size {
+        min: 1,
+        max: MAX_FILE_SIZE,
+    },
+    default: "64M",
+    unit: "",
+    help: "grouplog: length of the circular log.",
+    flag: Some("log-size"),
+    label: "Log size",
+    heading: "grouplog",
+    section: Section::Kind,
+    scale: false,
+    fio: None,
+};
+
+/// grouplog: its settings, in the window's order.
+pub const DEF: KindDef = KindDef {
+    kind: WorkloadKind::Grouplog,
+    blurb: "N writers append records to one shared log with a group-commit strategy",
+    settings: &[
+        &common::WRITERS,
+        &STRATEGY,
+        &RECORD_SIZE,
+        &LOG_SIZE,
+        &common::SYNC,
+        &common::OPEN_FLAGS,
+        &common::PREPARE,
+        &common::DURATION,
+        &common::REQUESTS,
+        &common::SEED,
+        &common::INTERVAL,
+        &common::SETTLE,
+    ],
+};

@@ -3,10 +3,12 @@
 //! shared log (`grouplog`). Each kind beyond fileio is a table of the spec (`[smallfiles]`...),
 //! read only when the spec's `kind` selects it.
 
-mod fileio;
-mod fileserver;
-mod grouplog;
-mod smallfiles;
+pub mod common;
+pub mod def;
+pub mod fileio;
+pub mod fileserver;
+pub mod grouplog;
+pub mod smallfiles;
 
 pub use fileio::FileioMode;
 pub use fileserver::FileserverSpec;
@@ -19,6 +21,31 @@ pub(super) use grouplog::describe as describe_grouplog;
 pub(super) use smallfiles::describe as describe_smallfiles;
 
 use super::{SpecError, WorkloadKind, WorkloadSpec};
+use def::{KindDef, SettingDef};
+
+/// Every kind fsynclab runs, in the order the front ends list them.
+pub static KINDS: &[&KindDef] = &[
+    &fileio::DEF,
+    &smallfiles::DEF,
+    &fileserver::DEF,
+    &grouplog::DEF,
+];
+
+/// The settings table of `kind` (`None` for `fio`, which is imported, not run).
+pub fn kind_def(kind: WorkloadKind) -> Option<&'static KindDef> {
+    KINDS.iter().copied().find(|d| d.kind == kind)
+}
+
+/// Every workload setting of every kind, each once (by its stored name), in table order.
+pub fn all_settings() -> Vec<&'static SettingDef> {
+    let mut out: Vec<&'static SettingDef> = Vec::new();
+    for def in KINDS.iter().flat_map(|k| k.settings.iter().copied()) {
+        if !out.iter().any(|d| d.wire == def.wire) {
+            out.push(def);
+        }
+    }
+    out
+}
 
 /// Problems of the kind-specific parts of `spec`.
 pub(in crate::spec) fn kind_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
@@ -31,3 +58,6 @@ pub(in crate::spec) fn kind_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecErr
         WorkloadKind::Fio => {}
     }
 }
+
+#[cfg(test)]
+mod tests;

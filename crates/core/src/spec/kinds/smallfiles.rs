@@ -3,7 +3,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::super::{Setting, SpecError, WorkloadSpec, format_size, size, spec_error};
+use super::super::{
+    MAX_BLOCK_SIZE, Setting, SpecError, WorkloadKind, WorkloadSpec, format_size, size, spec_error,
+};
+use super::common;
+use super::def::{KindDef, Section, SettingDef, Ty};
 
 /// How a small-file writer makes each file durable.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -158,3 +162,132 @@ pub(in crate::spec) fn describe(spec: &WorkloadSpec) -> String {
         extras.join(", ")
     )
 }
+
+/// `smallfiles.files_per_thread`: files each thread creates.
+pub const FILES: SettingDef = SettingDef {
+    key: "smallfiles.files_per_thread",
+    wire: "smallfiles_files",
+    ty: Ty::Count {
+        min: 1,
+        max: 100_000_000,
+    },
+    default: "1000",
+    unit: "files per thread",
+    help: "smallfiles: files each thread creates.",
+    flag: Some("files"),
+    label: "Files per thread",
+    heading: "smallfiles",
+    section: Section::Kind,
+    scale: true,
+    fio: None,
+};
+
+/// `smallfiles.file_size`: bytes per small file.
+pub const FILE_SIZE: SettingDef = SettingDef {
+    key: "smallfiles.file_size",
+    wire: "smallfiles_file_size",
+    ty: Ty::Size {
+        min: 0,
+        max: MAX_BLOCK_SIZE,
+    },
+    default: "4k",
+    unit: "",
+    help: "Size of each test file: 64M, 1G... (smallfiles: bytes per small file, 0 for \
+           empty)",
+    flag: Some("file-size"),
+    label: "File size",
+    heading: "smallfiles",
+    section: Section::Kind,
+    scale: false,
+    fio: None,
+};
+
+/// `smallfiles.sync`: how each small file is made durable.
+pub const SYNC: SettingDef = SettingDef {
+    key: "smallfiles.sync",
+    wire: "smallfiles_sync",
+    ty: Ty::Choice(&["fsync", "fdatasync", "o_sync", "none", "syncfs"]),
+    default: "fsync",
+    unit: "",
+    help: "smallfiles: how each file is made durable: fsync, fdatasync, o_sync, none or \
+           syncfs.",
+    flag: Some("file-sync"),
+    label: "File sync",
+    heading: "smallfiles",
+    section: Section::Kind,
+    scale: false,
+    fio: None,
+};
+
+/// `smallfiles.xattr`: the 64-byte xattr per file.
+pub const XATTR: SettingDef = SettingDef {
+    key: "smallfiles.xattr",
+    wire: "smallfiles_xattr",
+    ty: Ty::Flag,
+    default: "false",
+    unit: "",
+    help: "smallfiles: set a 64-byte extended attribute on each file.",
+    flag: Some("xattr"),
+    label: "64-byte xattr",
+    heading: "smallfiles",
+    section: Section::Kind,
+    scale: false,
+    fio: None,
+};
+
+/// `smallfiles.chown`: a timed chown phase.
+pub const CHOWN: SettingDef = SettingDef {
+    key: "smallfiles.chown",
+    wire: "smallfiles.chown",
+    ty: Ty::Flag,
+    default: "false",
+    unit: "",
+    help: "smallfiles: a timed chown phase over every file after the create phase.",
+    flag: Some("chown"),
+    label: "chown phase",
+    heading: "smallfiles",
+    section: Section::Kind,
+    scale: false,
+    fio: None,
+};
+
+/// `smallfiles.unlink`: a timed unlink phase.
+pub const UNLINK: SettingDef = SettingDef {
+    key: "smallfiles.unlink",
+    wire: "smallfiles.unlink",
+    ty: Ty::Flag,
+    default: "false",
+    unit: "",
+    help: "smallfiles: a timed unlink phase over every file at the end.",
+    flag: Some("unlink"),
+    label: "unlink phase",
+    heading: "smallfiles",
+    section: Section::Kind,
+    scale: false,
+    fio: None,
+};
+
+/// smallfiles: its settings, in the window's order.
+pub const DEF: KindDef = KindDef {
+    kind: WorkloadKind::Smallfiles,
+    blurb: "each thread creates small files in its own directory and syncs each (fs_mark)",
+    settings: &[
+        &THREADS,
+        &FILES,
+        &FILE_SIZE,
+        &SYNC,
+        &XATTR,
+        &CHOWN,
+        &UNLINK,
+        &common::DURATION,
+        &common::SEED,
+        &common::INTERVAL,
+        &common::SETTLE,
+    ],
+};
+
+/// A smallfiles run's threads, in the kind's own rows.
+const THREADS: SettingDef = SettingDef {
+    section: Section::Kind,
+    ..common::THREADS
+};

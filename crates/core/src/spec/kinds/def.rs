@@ -1,0 +1,148 @@
+//! The shape of a settings table: one [`SettingDef`] per workload setting (its key, type and
+//! range, default, help, flag, window label, report word...) and one [`KindDef`] per kind.
+//! The front ends build their flags, form rows and names from these rows, so a kind's
+//! settings are written once, beside the kind (fio's ioengines own their options the same
+//! way).
+
+use super::super::WorkloadKind;
+
+/// One workload setting: everything a front end or a generic consumer (`--set`, `--sweep`,
+/// `--scale`, messages) needs to know about it.
+#[derive(Debug)]
+pub struct SettingDef {
+    /// The preset / `--set` / `--sweep` key, dotted for a kind's table:
+    /// `grouplog.record_size`.
+    pub key: &'static str,
+    /// The name a stored failure or warning uses for the setting (snake_case, unique; the
+    /// key for settings added since names were stored, `clients` for a fileserver's
+    /// threads).
+    pub wire: &'static str,
+    /// The value's type and accepted range.
+    pub ty: Ty,
+    /// The default, as a preset writes it (`4k`, `leader`, `false`; empty: unset).
+    pub default: &'static str,
+    /// The unit a count or duration is in (`ms`, `s`, `files per thread`); empty for sizes
+    /// (bytes), names and flags.
+    pub unit: &'static str,
+    /// What it does, one sentence: `--help` text.
+    pub help: &'static str,
+    /// The command-line flag without dashes (`bs`); `None`: only `--set key=value`.
+    pub flag: Option<&'static str>,
+    /// The window's label of the row that sets it ("Block size").
+    pub label: &'static str,
+    /// The `run --help` heading of its flag (`Workload`, `fileio`, `grouplog`...).
+    pub heading: &'static str,
+    /// The window section its row belongs to.
+    pub section: Section,
+    /// Whether a preset's `--scale` multiplies it.
+    pub scale: bool,
+    /// The fio option(s) it is read from in a fio job file (`bs`), if any.
+    pub fio: Option<&'static str>,
+}
+
+/// A setting's type and range: what a flag parses, what a window widget edits and what a
+/// range check accepts.
+#[derive(Debug)]
+pub enum Ty {
+    /// A whole number in `min..=max`.
+    Count {
+        /// Smallest accepted.
+        min: u64,
+        /// Largest accepted.
+        max: u64,
+    },
+    /// A size in bytes (`64M`, `4k`, `2300`) in `min..=max`.
+    Size {
+        /// Smallest accepted.
+        min: u64,
+        /// Largest accepted.
+        max: u64,
+    },
+    /// Seconds (a decimal) in `min..=max`.
+    Seconds {
+        /// Smallest accepted.
+        min: f64,
+        /// Largest accepted.
+        max: f64,
+    },
+    /// The inner type, or unset (the default).
+    Optional(&'static Ty),
+    /// On or off (a flag without a value on the command line).
+    Flag,
+    /// One of these names.
+    Choice(&'static [&'static str]),
+    /// Any set of these names, comma-separated (each a boolean of the setting's table).
+    FlagSet(&'static [&'static str]),
+    /// Text read by its own parser (`delay:500`, a hex seed).
+    Text(fn(&str) -> Result<(), String>),
+}
+
+impl Ty {
+    /// The type with `Optional` taken off.
+    pub fn inner(&self) -> &Ty {
+        match self {
+            Ty::Optional(inner) => inner.inner(),
+            other => other,
+        }
+    }
+
+    /// Whether a `--sweep` can step through it: a count, size or duration.
+    pub fn is_numeric(&self) -> bool {
+        matches!(
+            self.inner(),
+            Ty::Count { .. } | Ty::Size { .. } | Ty::Seconds { .. }
+        )
+    }
+
+    /// The value name in `--help` (`<N>`, `<SIZE>`, `<S>`...).
+    pub fn value_name(&self) -> &'static str {
+        match self.inner() {
+            Ty::Count { .. } => "N",
+            Ty::Size { .. } => "SIZE",
+            Ty::Seconds { .. } => "S",
+            Ty::Choice(_) | Ty::Text(_) => "NAME",
+            Ty::FlagSet(_) => "LIST",
+            Ty::Flag | Ty::Optional(_) => "",
+        }
+    }
+}
+
+/// The section of the window's Setup form a row is drawn in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Section {
+    /// The kind's own rows, right under the kind chooser.
+    Kind,
+    /// The shape of a fileio run: sizes, block order, files.
+    Shape,
+    /// How writes are made durable: sync call, open flags.
+    Durability,
+    /// The I/O engine and its queue.
+    Engine,
+    /// When the run stops, and its warm-up.
+    Stop,
+    /// Seed, sampling interval and settling.
+    Sampling,
+}
+
+/// One workload kind: its settings table and the words its front ends use for it.
+#[derive(Debug)]
+pub struct KindDef {
+    /// The kind.
+    pub kind: WorkloadKind,
+    /// What it runs, one sentence (the kind chooser's hover, `--kind` help).
+    pub blurb: &'static str,
+    /// Its settings, common ones included, in form order.
+    pub settings: &'static [&'static SettingDef],
+}
+
+impl KindDef {
+    /// The kind's setting with this key (its own wording of a shared one).
+    pub fn setting(&self, key: &str) -> Option<&'static SettingDef> {
+        self.settings.iter().copied().find(|d| d.key == key)
+    }
+
+    /// The kind's setting set by this flag (without dashes).
+    pub fn by_flag(&self, flag: &str) -> Option<&'static SettingDef> {
+        self.settings.iter().copied().find(|d| d.flag == Some(flag))
+    }
+}
