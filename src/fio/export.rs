@@ -305,27 +305,27 @@ fn fileio_options(spec: &WorkloadSpec) -> Result<FioOptions, ExportError> {
 fn refuse_unexportable(spec: &WorkloadSpec) -> Result<(), ExportError> {
     if spec.mode == FileioMode::Sysbench {
         return Err(refuse_field(
-            Setting::Mode,
+            Setting::MODE,
             "sysbench",
             "sysbench mode counts its sync interval over all threads' requests together and \
              counts fsyncs as requests, while fio's fsync=N counts each job's own writes, so \
              no fio job makes the same syncs",
             crate::hint!(
                 "export it in fio mode (",
-                (Setting::Mode, "fio"),
+                (Setting::MODE, "fio"),
                 ") or run it with fsynclab"
             ),
         ));
     }
     if spec.link_sync {
         return Err(refuse_field(
-            Setting::LinkSync,
+            Setting::LINK_SYNC,
             "true",
             "fio's io_uring engine never links a sync behind its write (IOSQE_IO_LINK), so \
              no fio job makes the same requests",
             crate::hint!(
                 "export it without ",
-                Setting::LinkSync,
+                Setting::LINK_SYNC,
                 " or run it with fsynclab"
             ),
         ));
@@ -370,7 +370,7 @@ fn requests_per_job(spec: &WorkloadSpec, requests: u64) -> Result<u64, ExportErr
     if !requests.is_multiple_of(threads) {
         let lower = (requests / threads).max(1) * threads;
         return Err(refuse_field(
-            Setting::Requests,
+            Setting::REQUESTS,
             requests.to_string(),
             format!(
                 "fio gives each of the {threads} jobs its own count (io_size), and \
@@ -378,7 +378,7 @@ fn requests_per_job(spec: &WorkloadSpec, requests: u64) -> Result<u64, ExportErr
             ),
             crate::hint!(
                 "use a multiple of the thread count (",
-                (Setting::Requests, lower.to_string()),
+                (Setting::REQUESTS, lower.to_string()),
                 ")"
             ),
         ));
@@ -387,10 +387,10 @@ fn requests_per_job(spec: &WorkloadSpec, requests: u64) -> Result<u64, ExportErr
         .checked_mul(spec.block_size)
         .ok_or_else(|| {
             refuse_field(
-                Setting::Requests,
+                Setting::REQUESTS,
                 requests.to_string(),
                 "the bytes per job overflow fio's io_size",
-                crate::hint!("use fewer requests (", Setting::Requests, ")"),
+                crate::hint!("use fewer requests (", Setting::REQUESTS, ")"),
             )
         })
 }
@@ -403,15 +403,15 @@ fn shared_file(
     match spec.shared_files {
         None => Ok(()),
         Some(1) if spec.pattern == Pattern::Seq && spec.threads > 1 => Err(refuse_field(
-            Setting::Pattern,
+            Setting::PATTERN,
             "seq",
             "with a shared file fsynclab starts each thread's sequential pass at a different \
              block, while every fio job writing one file starts at its offset 0",
             crate::hint!(
                 "use ",
-                (Setting::Pattern, "rand"),
+                (Setting::PATTERN, "rand"),
                 " or one file per thread (no ",
-                Setting::SharedFiles,
+                Setting::SHARED_FILES,
                 ")"
             ),
         )),
@@ -425,14 +425,14 @@ fn shared_file(
             Ok(())
         }
         Some(n) => Err(refuse_field(
-            Setting::SharedFiles,
+            Setting::SHARED_FILES,
             n.to_string(),
             "fio spreads a job's writes over its files in turn and counts fsync=N per job, \
              while fsynclab draws blocks from all shared files and syncs each file after N \
              of its own writes to it",
             crate::hint!(
                 "use one shared file (",
-                (Setting::SharedFiles, "1"),
+                (Setting::SHARED_FILES, "1"),
                 ") or one file per thread"
             ),
         )),

@@ -344,10 +344,10 @@ pub fn launch(
 /// The refusal of a spec whose `field` asks for io_uring where the kernel refuses it: why
 /// (in words) and the fix.
 fn uring_refused(field: Setting, why: &crate::uring::UringUnavailable) -> SpecError {
-    let other = if field == Setting::IoEngine {
-        (Setting::IoEngine, "sync")
+    let other = if field == Setting::IO_ENGINE {
+        (Setting::IO_ENGINE, "sync")
     } else {
-        (Setting::Strategy, "leader")
+        (Setting::STRATEGY, "leader")
     };
     SpecError {
         field,

@@ -403,8 +403,8 @@ fn note_dir_removed(
 fn preflight(spec: &WorkloadSpec, system: &crate::probe::SystemInfo) -> Result<(), EngineError> {
     // The size of one direct write: a block (fileio) or a record (grouplog).
     let (unit, setting) = match spec.kind {
-        crate::spec::WorkloadKind::Grouplog => (spec.grouplog.record_size, Setting::RecordSize),
-        _ => (spec.block_size, Setting::BlockSize),
+        crate::spec::WorkloadKind::Grouplog => (spec.grouplog.record_size, Setting::RECORD_SIZE),
+        _ => (spec.block_size, Setting::BLOCK_SIZE),
     };
     if spec.open_flags.direct
         && let Some(lbs) = system.device.as_ref().and_then(|d| d.logical_block_size)

@@ -260,7 +260,7 @@ mod tests {
                 bug: Bug::WorkerPanicked,
             },
             RunFailure::InvalidSpec {
-                field: Setting::BlockSize,
+                field: Setting::BLOCK_SIZE,
             },
         ] {
             let json = serde_json::to_string(&f).unwrap();

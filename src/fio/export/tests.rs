@@ -186,7 +186,7 @@ fn requests_split_evenly_over_jobs() {
     spec.block_size = crate::spec::MAX_BLOCK_SIZE;
     spec.file_size = crate::spec::MAX_BLOCK_SIZE;
     spec.io_size = None;
-    assert_eq!(refused_field(&spec), Setting::Requests);
+    assert_eq!(refused_field(&spec), Setting::REQUESTS);
 }
 
 #[test]
@@ -325,7 +325,7 @@ fn one_shared_file_is_a_filename_every_job_opens() {
         Some("fsynclab-shared.0.dat")
     );
     spec.pattern = Pattern::Seq;
-    assert_eq!(refused_field(&spec), Setting::Pattern);
+    assert_eq!(refused_field(&spec), Setting::PATTERN);
     spec.threads = 1;
     assert!(export_job(&spec, "j", None).is_ok());
 }
@@ -384,7 +384,7 @@ fn an_invalid_spec_is_refused_with_its_field() {
     let mut spec = seed000();
     spec.block_size = 100;
     match refusal(&spec) {
-        ExportError::Invalid { source } => assert_eq!(source.field, Setting::BlockSize),
+        ExportError::Invalid { source } => assert_eq!(source.field, Setting::BLOCK_SIZE),
         other => panic!("{other}"),
     }
 }
@@ -463,7 +463,7 @@ fn io_uring_specs_export_their_engine_and_read_back_the_same() {
         (spec.ioengine, 16, true)
     );
     spec.link_sync = true;
-    assert_eq!(refused_field(&spec), Setting::LinkSync);
+    assert_eq!(refused_field(&spec), Setting::LINK_SYNC);
 }
 
 #[test]

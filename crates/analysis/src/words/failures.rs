@@ -30,7 +30,7 @@ pub fn run_failure_text(failure: &RunFailure, names: &dyn SettingNames) -> Strin
         }
         RunFailure::Spawn { threads, cause } => format!(
             "cannot start {threads} worker threads ({cause}); lower {}",
-            names.name(Setting::Threads, None)
+            names.name(Setting::THREADS, None)
         ),
         RunFailure::Interrupted => "the fsynclab process measuring this run ended before the run did (crash, kill or power loss)".to_string(),
         RunFailure::Target { target } => super::target::target_error_text(target, names),
@@ -94,25 +94,35 @@ fn settings_text(
 
 /// The settings that size a run of `kind` (what to lower when the target fills up).
 fn size_settings(kind: WorkloadKind, names: &dyn SettingNames) -> String {
-    use Setting::*;
     let (main, alternative): (&[Setting], _) = match kind {
-        WorkloadKind::Fileio => (&[FileSize, Threads], Some(SharedFiles)),
-        WorkloadKind::Smallfiles => (&[SmallfilesFiles, SmallfilesFileSize], Some(Threads)),
-        WorkloadKind::Fileserver => (&[Clients], Some(FilesPerClient)),
-        WorkloadKind::Grouplog => (&[LogSize, Threads], None),
+        WorkloadKind::Fileio => (
+            &[Setting::FILE_SIZE, Setting::THREADS],
+            Some(Setting::SHARED_FILES),
+        ),
+        WorkloadKind::Smallfiles => (
+            &[Setting::SMALLFILES_FILES, Setting::SMALLFILES_FILE_SIZE],
+            Some(Setting::THREADS),
+        ),
+        WorkloadKind::Fileserver => (&[Setting::CLIENTS], Some(Setting::FILES_PER_CLIENT)),
+        WorkloadKind::Grouplog => (&[Setting::LOG_SIZE, Setting::THREADS], None),
         // Never run (imported from fio); named as fileio would be, should it ever be.
-        WorkloadKind::Fio => (&[FileSize, Threads], None),
+        WorkloadKind::Fio => (&[Setting::FILE_SIZE, Setting::THREADS], None),
     };
     settings_text(main, alternative, names)
 }
 
 /// What creates inodes in a run of `kind` (what to lower when they run out).
 fn inode_settings(kind: WorkloadKind, names: &dyn SettingNames) -> String {
-    use Setting::*;
     match kind {
-        WorkloadKind::Smallfiles => settings_text(&[SmallfilesFiles], Some(Threads), names),
-        WorkloadKind::Fileserver => settings_text(&[Clients], Some(FilesPerClient), names),
-        WorkloadKind::Fileio => settings_text(&[Threads], Some(SharedFiles), names),
+        WorkloadKind::Smallfiles => {
+            settings_text(&[Setting::SMALLFILES_FILES], Some(Setting::THREADS), names)
+        }
+        WorkloadKind::Fileserver => {
+            settings_text(&[Setting::CLIENTS], Some(Setting::FILES_PER_CLIENT), names)
+        }
+        WorkloadKind::Fileio => {
+            settings_text(&[Setting::THREADS], Some(Setting::SHARED_FILES), names)
+        }
         WorkloadKind::Grouplog | WorkloadKind::Fio => "the files on the target".to_string(),
     }
 }
@@ -157,35 +167,35 @@ fn io_text(f: &IoFailure, names: &dyn SettingNames) -> String {
         ),
         libc::EINVAL if op == "open with O_DIRECT" => format!(
             "the filesystem refused to open {shown} with O_DIRECT (EINVAL: direct I/O unsupported); remove 'direct' from {}",
-            names.name(Setting::OpenFlags, None)
+            names.name(Setting::OPEN_FLAGS, None)
         ),
         libc::EMFILE | libc::ENFILE => format!(
             "too many open files opening {shown}; lower {}, or raise the limit (ulimit -n)",
             match f.kind {
-                WorkloadKind::Fileserver => names.name(Setting::Clients, None),
+                WorkloadKind::Fileserver => names.name(Setting::CLIENTS, None),
                 _ => format!(
                     "{} or {}",
-                    names.name(Setting::Threads, None),
-                    names.name(Setting::SharedFiles, None)
+                    names.name(Setting::THREADS, None),
+                    names.name(Setting::SHARED_FILES, None)
                 ),
             }
         ),
         libc::EINVAL if op == "write" => format!(
             "the kernel refused a write to {shown}{at} (EINVAL): with O_DIRECT the block size must be a multiple of the device's logical block size; use {}",
             match f.kind {
-                WorkloadKind::Grouplog => names.name(Setting::RecordSize, Some("4k")),
-                _ => names.name(Setting::BlockSize, Some("4k")),
+                WorkloadKind::Grouplog => names.name(Setting::RECORD_SIZE, Some("4k")),
+                _ => names.name(Setting::BLOCK_SIZE, Some("4k")),
             }
         ),
         libc::EOPNOTSUPP if op == "fallocate" => format!(
             "the filesystem does not support fallocate for {shown}; use {}, {} or {}",
-            names.name(Setting::Prepare, Some("sparse")),
-            names.name(Setting::Prepare, Some("empty")),
-            names.name(Setting::Prepare, Some("fill"))
+            names.name(Setting::PREPARE, Some("sparse")),
+            names.name(Setting::PREPARE, Some("empty")),
+            names.name(Setting::PREPARE, Some("fill"))
         ),
         libc::EOPNOTSUPP if op == "fsetxattr" => format!(
             "the filesystem holding {shown} does not support user extended attributes (fsetxattr failed with EOPNOTSUPP); run on a filesystem with user xattrs (ext4, xfs, btrfs; tmpfs since Linux 6.6), or drop {}",
-            names.name(Setting::SmallfilesXattr, None)
+            names.name(Setting::SMALLFILES_XATTR, None)
         ),
         libc::ELOOP => format!(
             "{op} of {shown} refused: it is a symlink (fsynclab never follows links inside its run directory); something replaced fsynclab's file, check who else writes the target"

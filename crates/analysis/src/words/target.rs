@@ -54,7 +54,7 @@ fn unaligned_text(
     format!(
         "{} {} is not a multiple of the device's logical block size ({logical_block_size}); \
          O_DIRECT needs aligned I/O: use {}",
-        if setting == Setting::RecordSize {
+        if setting == Setting::RECORD_SIZE {
             "record size"
         } else {
             "block size"
@@ -70,14 +70,14 @@ fn unaligned_text(
 /// What a run of `kind` calls its workers, and the settings that lower its open files.
 fn workers_to_lower(kind: WorkloadKind, names: &dyn SettingNames) -> (&'static str, String) {
     if kind == WorkloadKind::Fileserver {
-        ("clients", names.name(Setting::Clients, None))
+        ("clients", names.name(Setting::CLIENTS, None))
     } else {
         (
             "threads",
             format!(
                 "{} or {}",
-                names.name(Setting::Threads, None),
-                names.name(Setting::SharedFiles, None)
+                names.name(Setting::THREADS, None),
+                names.name(Setting::SHARED_FILES, None)
             ),
         )
     }
@@ -182,7 +182,7 @@ pub fn target_error_text(e: &TargetError, names: &dyn SettingNames) -> String {
                  xfs, btrfs; tmpfs since Linux 6.6), or drop {}",
             dir.display(),
             mount.as_deref().unwrap_or("filesystem type unknown"),
-            names.name(Setting::SmallfilesXattr, None)
+            names.name(Setting::SMALLFILES_XATTR, None)
         ),
         Unaligned {
             setting,
@@ -234,7 +234,7 @@ mod tests {
             "{text}"
         );
         let unaligned = TargetError::Unaligned {
-            setting: Setting::RecordSize,
+            setting: Setting::RECORD_SIZE,
             size_bytes: 512,
             logical_block_size: 4096,
         };

@@ -99,19 +99,19 @@ pub(super) fn is_one(v: &u32) -> bool {
 pub(super) fn ioengine_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
     if spec.iodepth == 0 || spec.iodepth > MAX_IODEPTH {
         errs.push(spec_error(
-            Setting::IoDepth,
+            Setting::IO_DEPTH,
             format!("{} requests in flight", spec.iodepth),
-            crate::hint!(format!("use 1 to {MAX_IODEPTH} ("), Setting::IoDepth, ")"),
+            crate::hint!(format!("use 1 to {MAX_IODEPTH} ("), Setting::IO_DEPTH, ")"),
         ));
     }
     if spec.ioengine == IoEngine::Sync {
         let needs_uring = [
-            (spec.iodepth > 1, Setting::IoDepth, "a depth above 1"),
-            (spec.link_sync, Setting::LinkSync, "linked syncs"),
-            (spec.fixedbufs, Setting::FixedBufs, "registered buffers"),
+            (spec.iodepth > 1, Setting::IO_DEPTH, "a depth above 1"),
+            (spec.link_sync, Setting::LINK_SYNC, "linked syncs"),
+            (spec.fixedbufs, Setting::FIXED_BUFS, "registered buffers"),
             (
                 spec.sync_order == SyncOrder::Unordered,
-                Setting::SyncOrder,
+                Setting::SYNC_ORDER,
                 "unordered syncs",
             ),
         ];
@@ -122,7 +122,7 @@ pub(super) fn ioengine_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) 
                     format!(
                         "{what} need the io_uring engine; the sync engine makes one call at a time"
                     ),
-                    crate::hint!("set ", (Setting::IoEngine, "io_uring"), " or drop ", field),
+                    crate::hint!("set ", (Setting::IO_ENGINE, "io_uring"), " or drop ", field),
                 ));
             }
         }
@@ -130,7 +130,7 @@ pub(super) fn ioengine_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) 
     }
     if spec.kind != WorkloadKind::Fileio || spec.mode != FileioMode::Fio {
         errs.push(spec_error(
-            Setting::IoEngine,
+            Setting::IO_ENGINE,
             format!(
                 "io_uring runs the fileio kind in fio mode, not {}{}",
                 spec.kind.as_str(),
@@ -142,7 +142,7 @@ pub(super) fn ioengine_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) 
             ),
             crate::hint!(
                 "use ",
-                (Setting::IoEngine, "sync"),
+                (Setting::IO_ENGINE, "sync"),
                 " here (grouplog has its own uring strategy)"
             ),
         ));
@@ -151,7 +151,7 @@ pub(super) fn ioengine_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) 
     let ring_bytes = u64::from(spec.iodepth).saturating_mul(spec.block_size);
     if ring_bytes > MAX_RING_BUFFER_BYTES {
         errs.push(spec_error(
-            Setting::IoDepth,
+            Setting::IO_DEPTH,
             format!(
                 "{} requests of {} need {} of buffers per thread, more than {}",
                 spec.iodepth,
@@ -159,7 +159,7 @@ pub(super) fn ioengine_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) 
                 format_size(ring_bytes),
                 format_size(MAX_RING_BUFFER_BYTES)
             ),
-            crate::hint!("lower ", Setting::IoDepth, " or ", Setting::BlockSize),
+            crate::hint!("lower ", Setting::IO_DEPTH, " or ", Setting::BLOCK_SIZE),
         ));
     }
 }
@@ -169,49 +169,49 @@ pub(super) fn ioengine_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) 
 fn sync_link_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
     if spec.link_sync && spec.iodepth < 2 {
         errs.push(spec_error(
-            Setting::LinkSync,
+            Setting::LINK_SYNC,
             "a write linked to its sync is two requests in flight, more than iodepth 1",
             crate::hint!(
                 "raise ",
-                (Setting::IoDepth, "2"),
+                (Setting::IO_DEPTH, "2"),
                 " or drop ",
-                Setting::LinkSync
+                Setting::LINK_SYNC
             ),
         ));
     }
     if spec.link_sync && spec.sync == super::SyncMethod::None {
         errs.push(spec_error(
-            Setting::LinkSync,
+            Setting::LINK_SYNC,
             "there is no sync to link (sync = none)",
             crate::hint!(
                 "choose a ",
-                Setting::Sync,
+                Setting::SYNC,
                 " method or drop ",
-                Setting::LinkSync
+                Setting::LINK_SYNC
             ),
         ));
     }
     if spec.sync_order == SyncOrder::Unordered && spec.link_sync {
         errs.push(spec_error(
-            Setting::SyncOrder,
+            Setting::SYNC_ORDER,
             "a linked sync always starts after its write, so it cannot be unordered",
             crate::hint!(
                 "drop ",
-                Setting::LinkSync,
+                Setting::LINK_SYNC,
                 " or use ",
-                (Setting::SyncOrder, "ordered")
+                (Setting::SYNC_ORDER, "ordered")
             ),
         ));
     }
     if spec.sync_order == SyncOrder::Unordered && spec.sync == super::SyncMethod::None {
         errs.push(spec_error(
-            Setting::SyncOrder,
+            Setting::SYNC_ORDER,
             "there is no sync to order (sync = none)",
             crate::hint!(
                 "choose a ",
-                Setting::Sync,
+                Setting::SYNC,
                 " method or drop ",
-                Setting::SyncOrder
+                Setting::SYNC_ORDER
             ),
         ));
     }
@@ -249,25 +249,28 @@ mod tests {
     #[test]
     fn uring_settings_are_checked() {
         assert_eq!(first_field(&uring(8)), None);
-        assert_eq!(first_field(&uring(0)), Some(Setting::IoDepth));
-        assert_eq!(first_field(&uring(MAX_IODEPTH + 1)), Some(Setting::IoDepth));
+        assert_eq!(first_field(&uring(0)), Some(Setting::IO_DEPTH));
+        assert_eq!(
+            first_field(&uring(MAX_IODEPTH + 1)),
+            Some(Setting::IO_DEPTH)
+        );
         let linked = WorkloadSpec {
             link_sync: true,
             ..uring(1)
         };
-        assert_eq!(first_field(&linked), Some(Setting::LinkSync));
+        assert_eq!(first_field(&linked), Some(Setting::LINK_SYNC));
         let nothing_to_link = WorkloadSpec {
             link_sync: true,
             sync: SyncMethod::None,
             ..uring(4)
         };
-        assert_eq!(first_field(&nothing_to_link), Some(Setting::LinkSync));
+        assert_eq!(first_field(&nothing_to_link), Some(Setting::LINK_SYNC));
         let huge = WorkloadSpec {
             block_size: 64 << 20,
             file_size: 64 << 20,
             ..uring(8)
         };
-        assert_eq!(first_field(&huge), Some(Setting::IoDepth));
+        assert_eq!(first_field(&huge), Some(Setting::IO_DEPTH));
     }
 
     #[test]
@@ -281,7 +284,7 @@ mod tests {
         assert_eq!(errs.len(), 2, "{errs:?}");
         assert!(
             errs.iter()
-                .all(|e| e.fix.settings().any(|s| s == Setting::IoEngine))
+                .all(|e| e.fix.settings().any(|s| s == Setting::IO_ENGINE))
         );
         assert!(
             errs[0].to_string().contains("ioengine = io_uring"),
@@ -312,7 +315,7 @@ mod tests {
         };
         let errs = on_sync_engine.problems();
         assert_eq!(errs.len(), 1, "{errs:?}");
-        assert_eq!(errs[0].field, Setting::SyncOrder);
+        assert_eq!(errs[0].field, Setting::SYNC_ORDER);
         assert!(
             errs[0].to_string().contains("ioengine = io_uring"),
             "{}",
@@ -322,12 +325,12 @@ mod tests {
             link_sync: true,
             ..unordered.clone()
         };
-        assert_eq!(first_field(&linked), Some(Setting::SyncOrder));
+        assert_eq!(first_field(&linked), Some(Setting::SYNC_ORDER));
         let no_sync = WorkloadSpec {
             sync: SyncMethod::None,
             ..unordered
         };
-        assert_eq!(first_field(&no_sync), Some(Setting::SyncOrder));
+        assert_eq!(first_field(&no_sync), Some(Setting::SYNC_ORDER));
     }
 
     #[test]
@@ -341,7 +344,7 @@ mod tests {
             sysbench
                 .problems()
                 .iter()
-                .any(|e| e.field == Setting::IoEngine)
+                .any(|e| e.field == Setting::IO_ENGINE)
         );
         let grouplog = WorkloadSpec {
             kind: WorkloadKind::Grouplog,
@@ -351,7 +354,7 @@ mod tests {
             grouplog
                 .problems()
                 .iter()
-                .any(|e| e.field == Setting::IoEngine)
+                .any(|e| e.field == Setting::IO_ENGINE)
         );
     }
 

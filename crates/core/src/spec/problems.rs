@@ -8,12 +8,12 @@ pub(super) fn size_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
     if spec.threads == 0 || spec.threads > MAX_THREADS {
         // A fileserver's threads are its clients (dbench's client count).
         let (what, option) = if spec.kind == WorkloadKind::Fileserver {
-            ("clients", Setting::Clients)
+            ("clients", Setting::CLIENTS)
         } else {
-            ("threads", Setting::Threads)
+            ("threads", Setting::THREADS)
         };
         errs.push(spec_error(
-            Setting::Threads,
+            Setting::THREADS,
             format!("{} {what}", spec.threads),
             crate::hint!(format!("use 1 to {MAX_THREADS} ("), option, ")"),
         ));
@@ -25,7 +25,7 @@ pub(super) fn size_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
         || spec.block_size > MAX_BLOCK_SIZE
     {
         errs.push(spec_error(
-            Setting::BlockSize,
+            Setting::BLOCK_SIZE,
             if spec.block_size < 512 || spec.block_size > MAX_BLOCK_SIZE {
                 format!(
                     "{} bytes is not a multiple of 512 between 512 and 64M",
@@ -37,12 +37,12 @@ pub(super) fn size_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
                     spec.block_size
                 )
             },
-            crate::hint!("use e.g. 4k, 8k or 512 (", Setting::BlockSize, ")"),
+            crate::hint!("use e.g. 4k, 8k or 512 (", Setting::BLOCK_SIZE, ")"),
         ));
     }
     if spec.file_size < spec.block_size || spec.file_size > MAX_FILE_SIZE {
         errs.push(spec_error(
-            Setting::FileSize,
+            Setting::FILE_SIZE,
             format!(
                 "{} is smaller than one block ({}) or larger than 64T",
                 format_size(spec.file_size),
@@ -50,7 +50,7 @@ pub(super) fn size_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
             ),
             crate::hint!(
                 "make the file at least one block long (",
-                Setting::FileSize,
+                Setting::FILE_SIZE,
                 ")"
             ),
         ));
@@ -59,14 +59,14 @@ pub(super) fn size_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
         && (io < spec.block_size || io > MAX_FILE_SIZE)
     {
         errs.push(spec_error(
-            Setting::IoSize,
+            Setting::IO_SIZE,
             format!(
                 "{} is less than one block or more than 64T",
                 format_size(io)
             ),
             crate::hint!(
                 "use at least one block and at most 64T per thread (",
-                Setting::IoSize,
+                Setting::IO_SIZE,
                 ")"
             ),
         ));
@@ -85,11 +85,11 @@ pub(super) fn stop_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
             format!("{d:.3e} s")
         };
         errs.push(spec_error(
-            Setting::Duration,
+            Setting::DURATION,
             shown,
             crate::hint!(
                 "use a duration of at least 0.001 s and at most 7 days (",
-                Setting::Duration,
+                Setting::DURATION,
                 ")"
             ),
         ));
@@ -97,13 +97,13 @@ pub(super) fn stop_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
     warmup_problems(spec, errs);
     if spec.duration_s.is_some() && spec.requests.is_some() {
         errs.push(spec_error(
-            Setting::Requests,
+            Setting::REQUESTS,
             "both a duration and a request count are set",
             crate::hint!(
                 "choose one stop rule: ",
-                Setting::Duration,
+                Setting::DURATION,
                 " or ",
-                Setting::Requests
+                Setting::REQUESTS
             ),
         ));
     }
@@ -111,20 +111,20 @@ pub(super) fn stop_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
         && (n == 0 || n > MAX_REQUESTS)
     {
         errs.push(spec_error(
-            Setting::Requests,
+            Setting::REQUESTS,
             format!("{n} requests"),
-            crate::hint!(format!("use 1 to {MAX_REQUESTS} ("), Setting::Requests, ")"),
+            crate::hint!(format!("use 1 to {MAX_REQUESTS} ("), Setting::REQUESTS, ")"),
         ));
     }
     if spec.sync != SyncMethod::None && spec.sync_every == 0 {
         errs.push(spec_error(
-            Setting::SyncEvery,
+            Setting::SYNC_EVERY,
             "0 writes between syncs",
             crate::hint!(
                 "use 1 or more, or ",
-                (Setting::Sync, "none"),
+                (Setting::SYNC, "none"),
                 " to never sync (",
-                Setting::SyncEvery,
+                Setting::SYNC_EVERY,
                 ")"
             ),
         ));
@@ -133,20 +133,20 @@ pub(super) fn stop_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
         && (n == 0 || n > MAX_THREADS)
     {
         errs.push(spec_error(
-            Setting::SharedFiles,
+            Setting::SHARED_FILES,
             format!("{n} shared files"),
             crate::hint!(
                 format!("use 1 to {MAX_THREADS} ("),
-                Setting::SharedFiles,
+                Setting::SHARED_FILES,
                 ")"
             ),
         ));
     }
     if !(10..=60_000).contains(&spec.interval_ms) {
         errs.push(spec_error(
-            Setting::IntervalMs,
+            Setting::INTERVAL_MS,
             format!("{} ms", spec.interval_ms),
-            crate::hint!("use 10 to 60000 ms (", (Setting::IntervalMs, "100"), ")"),
+            crate::hint!("use 10 to 60000 ms (", (Setting::INTERVAL_MS, "100"), ")"),
         ));
     }
 }
@@ -161,22 +161,22 @@ fn warmup_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
             format!("{w:.3e} s of warm-up")
         };
         errs.push(spec_error(
-            Setting::Warmup,
+            Setting::WARMUP,
             shown,
             crate::hint!(
                 format!("use more than 0 and at most {MAX_WARMUP_S} s, or leave out "),
-                Setting::Warmup,
+                Setting::WARMUP,
                 " for none"
             ),
         ));
     }
     if matches!(spec.kind, WorkloadKind::Smallfiles | WorkloadKind::Grouplog) {
         errs.push(spec_error(
-            Setting::Warmup,
+            Setting::WARMUP,
             format!("a warm-up for a {} run", spec.kind.as_str()),
             crate::hint!(
                 "a warm-up applies to fileio and fileserver runs only; leave out ",
-                Setting::Warmup
+                Setting::WARMUP
             ),
         ));
     }

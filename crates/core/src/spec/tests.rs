@@ -225,11 +225,11 @@ fn sysbench_mode_needs_a_stop_rule_random_blocks_and_a_real_sync() {
         ..base.clone()
     };
     let e = no_stop.validate().unwrap_err();
-    assert_eq!(e.field, crate::spec::Setting::Requests);
+    assert_eq!(e.field, crate::spec::Setting::REQUESTS);
     assert!(
         e.fix
             .settings()
-            .any(|s| s == crate::spec::Setting::Duration),
+            .any(|s| s == crate::spec::Setting::DURATION),
         "{e}"
     );
     let timed = WorkloadSpec {

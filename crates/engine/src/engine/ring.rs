@@ -254,9 +254,9 @@ pub fn io_uring_problem(spec: &WorkloadSpec) -> Option<(Setting, UringUnavailabl
     }
     let e = probe_io_uring().err()?;
     let field = if spec.ioengine == IoEngine::IoUring {
-        Setting::IoEngine
+        Setting::IO_ENGINE
     } else {
-        Setting::Strategy
+        Setting::STRATEGY
     };
     Some((field, uring_unavailable(&e)))
 }

@@ -29,7 +29,7 @@ pub const THREADS: SettingDef = SettingDef {
 pub const CLIENTS: SettingDef = SettingDef {
     wire: "clients",
     unit: "clients",
-    help: "fileserver: number of clients (the same as --threads).",
+    help: "fileserver: number of clients (its threads).",
     flag: Some("clients"),
     label: "Clients",
     heading: "fileserver",
@@ -74,7 +74,7 @@ pub const REQUESTS: SettingDef = SettingDef {
     }),
     default: "",
     unit: "requests",
-    help: "Stop after N writes in total, shared by all threads (sysbench --max-requests).",
+    help: "Stop after N writes in total, shared by all threads (sysbench max-requests).",
     flag: Some("requests"),
     label: "Total requests",
     heading: "sysbench mode",
@@ -154,7 +154,7 @@ pub const SETTLE: SettingDef = SettingDef {
     unit: "",
     help: "After preparing, syncfs the target and wait (up to 10 s) until the device's \
            in-flight requests and the dirty/writeback pages are zero or steady, so the \
-           fill's writeback does not run into the timed part [default: on with --preset, \
+           fill's writeback does not run into the timed part [default: on for a preset, \
            else off].",
     flag: Some("settle"),
     label: "Settle after prepare",

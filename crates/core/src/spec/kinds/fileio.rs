@@ -38,11 +38,11 @@ impl std::str::FromStr for FileioMode {
 pub(super) fn problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
     if spec.mode == FileioMode::Sysbench && spec.sync == SyncMethod::SyncFileRange {
         errs.push(spec_error(
-            Setting::Sync,
+            Setting::SYNC,
             "sysbench mode with sync_file_range",
             crate::hint!(
                 "sysbench syncs with fsync or fdatasync; choose one of those (",
-                Setting::Sync,
+                Setting::SYNC,
                 ")"
             ),
         ));
@@ -50,26 +50,26 @@ pub(super) fn problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
     if spec.mode == FileioMode::Sysbench {
         if spec.requests.is_none() && spec.duration_s.is_none() {
             errs.push(spec_error(
-                Setting::Requests,
+                Setting::REQUESTS,
                 "sysbench mode without a request count or a duration",
                 crate::hint!(
                     "sysbench mode stops after ",
-                    (Setting::Requests, "N"),
+                    (Setting::REQUESTS, "N"),
                     " events (writes + fsyncs) or ",
-                    (Setting::Duration, "S"),
+                    (Setting::DURATION, "S"),
                     "; give one of them"
                 ),
             ));
         }
         if spec.pattern == super::super::Pattern::Seq {
             errs.push(spec_error(
-                Setting::Pattern,
+                Setting::PATTERN,
                 "sysbench mode with sequential writes",
                 crate::hint!(
                     "sysbench mode replays rndwr (uniform random blocks): use ",
-                    (Setting::Pattern, "rand"),
+                    (Setting::PATTERN, "rand"),
                     ", or ",
-                    (Setting::Mode, "fio"),
+                    (Setting::MODE, "fio"),
                     " for sequential writes"
                 ),
             ));
@@ -251,7 +251,7 @@ pub const SHARED_FILES: SettingDef = SettingDef {
     }),
     default: "",
     unit: "files",
-    help: "N files shared by all threads (sysbench --file-num) instead of one per thread.",
+    help: "N files shared by all threads (sysbench file-num) instead of one per thread.",
     flag: Some("shared-files"),
     label: "Shared files",
     heading: "sysbench mode",
@@ -285,7 +285,7 @@ pub const IOENGINE: SettingDef = SettingDef {
     default: "sync",
     unit: "",
     help: "fileio I/O engine: sync (one pwrite/fsync call at a time) or io_uring (writes and \
-           syncs submitted asynchronously, --iodepth in flight per thread).",
+           syncs submitted asynchronously, iodepth in flight per thread).",
     flag: Some("ioengine"),
     label: "I/O engine",
     heading: "fileio",

@@ -28,32 +28,32 @@ impl Default for FileserverSpec {
 pub(super) fn problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
     if spec.duration_s.is_none() {
         errs.push(spec_error(
-            Setting::Duration,
+            Setting::DURATION,
             "a fileserver run without a duration",
             crate::hint!(
                 "fileserver clients run for a set time, as dbench -t: give ",
-                (Setting::Duration, "30")
+                (Setting::DURATION, "30")
             ),
         ));
     }
     if spec.requests.is_some() {
         errs.push(spec_error(
-            Setting::Requests,
+            Setting::REQUESTS,
             "a request count on a fileserver run",
             crate::hint!(
                 "fileserver runs for ",
-                Setting::Duration,
+                Setting::DURATION,
                 "; drop ",
-                Setting::Requests
+                Setting::REQUESTS
             ),
         ));
     }
     let f = spec.fileserver.files_per_client;
     if f == 0 || f > 100_000 {
         errs.push(spec_error(
-            Setting::FilesPerClient,
+            Setting::FILES_PER_CLIENT,
             format!("{f} files per client"),
-            crate::hint!("use 1 to 100000 (", (Setting::FilesPerClient, "64"), ")"),
+            crate::hint!("use 1 to 100000 (", (Setting::FILES_PER_CLIENT, "64"), ")"),
         ));
     }
 }

@@ -148,13 +148,13 @@ pub(super) fn problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
     let g = &spec.grouplog;
     if g.record_size == 0 || g.record_size > super::super::MAX_BLOCK_SIZE {
         errs.push(spec_error(
-            Setting::RecordSize,
+            Setting::RECORD_SIZE,
             format!("{} per record", format_size(g.record_size)),
-            crate::hint!("use 1 byte to 64M (", Setting::RecordSize, ")"),
+            crate::hint!("use 1 byte to 64M (", Setting::RECORD_SIZE, ")"),
         ));
     } else if g.record_size > g.log_size {
         errs.push(spec_error(
-            Setting::RecordSize,
+            Setting::RECORD_SIZE,
             format!(
                 "a {} record does not fit in a {} log",
                 format_size(g.record_size),
@@ -162,47 +162,47 @@ pub(super) fn problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
             ),
             crate::hint!(
                 "make the log larger than one record (",
-                Setting::LogSize,
+                Setting::LOG_SIZE,
                 ") or the record smaller"
             ),
         ));
     }
     if g.log_size > super::super::MAX_FILE_SIZE {
         errs.push(spec_error(
-            Setting::LogSize,
+            Setting::LOG_SIZE,
             format!("{} log", format_size(g.log_size)),
-            crate::hint!("use at most 64T (", Setting::LogSize, ")"),
+            crate::hint!("use at most 64T (", Setting::LOG_SIZE, ")"),
         ));
     }
     if spec.duration_s.is_none() && spec.requests.is_none() {
         errs.push(spec_error(
-            Setting::Duration,
+            Setting::DURATION,
             "a grouplog run without a stop rule",
             crate::hint!(
                 "give ",
-                (Setting::Duration, "S"),
+                (Setting::DURATION, "S"),
                 " or ",
-                (Setting::Requests, "N"),
+                (Setting::REQUESTS, "N"),
                 " (records in total)"
             ),
         ));
     }
     if spec.open_flags.direct && !g.record_size.is_multiple_of(512) {
         errs.push(spec_error(
-            Setting::RecordSize,
+            Setting::RECORD_SIZE,
             format!("{} bytes with O_DIRECT", g.record_size),
             crate::hint!(
                 "O_DIRECT needs a record size that is a multiple of 512 (",
-                (Setting::RecordSize, "4k"),
+                (Setting::RECORD_SIZE, "4k"),
                 ")"
             ),
         ));
     }
     if spec.sync == SyncMethod::None || spec.sync == SyncMethod::SyncFileRange {
         errs.push(spec_error(
-            Setting::Sync,
+            Setting::SYNC,
             format!("{} cannot make a log record durable", spec.sync.as_str()),
-            crate::hint!("use ", (Setting::Sync, "fdatasync"), " (or fsync)"),
+            crate::hint!("use ", (Setting::SYNC, "fdatasync"), " (or fsync)"),
         ));
     }
     let delay = match g.strategy {
@@ -214,7 +214,7 @@ pub(super) fn problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
         && us > MAX_DELAY_US
     {
         errs.push(spec_error(
-            Setting::Strategy,
+            Setting::STRATEGY,
             format!("{} µs delay", us),
             "use at most 1000000 µs (1 s), e.g. delay:500",
         ));

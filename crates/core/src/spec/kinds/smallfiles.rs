@@ -84,48 +84,48 @@ pub(super) fn problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
     let s = &spec.smallfiles;
     if s.files_per_thread == 0 || s.files_per_thread > 100_000_000 {
         errs.push(spec_error(
-            Setting::SmallfilesFiles,
+            Setting::SMALLFILES_FILES,
             format!("{} files per thread", s.files_per_thread),
-            crate::hint!("use 1 to 100000000 (", Setting::SmallfilesFiles, ")"),
+            crate::hint!("use 1 to 100000000 (", Setting::SMALLFILES_FILES, ")"),
         ));
     }
     if s.file_size > super::super::MAX_BLOCK_SIZE {
         errs.push(spec_error(
-            Setting::SmallfilesFileSize,
+            Setting::SMALLFILES_FILE_SIZE,
             format!("{} per file", format_size(s.file_size)),
             crate::hint!(
                 "small files are written with one call: use 0 to 64M (",
-                Setting::SmallfilesFileSize,
+                Setting::SMALLFILES_FILE_SIZE,
                 ")"
             ),
         ));
     }
     if spec.open_flags != super::super::OpenFlags::default() {
         errs.push(spec_error(
-            Setting::OpenFlags,
+            Setting::OPEN_FLAGS,
             format!(
                 "open flags {} on a smallfiles run",
                 spec.open_flags.describe()
             ),
             crate::hint!(
                 "smallfiles opens each new file itself: use ",
-                (Setting::SmallfilesSync, "o_sync"),
+                (Setting::SMALLFILES_SYNC, "o_sync"),
                 " for O_SYNC and drop ",
-                Setting::OpenFlags
+                Setting::OPEN_FLAGS
             ),
         ));
     }
     if spec.requests.is_some() {
         errs.push(spec_error(
-            Setting::Requests,
+            Setting::REQUESTS,
             "a request count on a smallfiles run",
             crate::hint!(
                 "smallfiles stops after ",
-                Setting::SmallfilesFiles,
+                Setting::SMALLFILES_FILES,
                 " per thread (or ",
-                Setting::Duration,
+                Setting::DURATION,
                 "); drop ",
-                Setting::Requests
+                Setting::REQUESTS
             ),
         ));
     }
