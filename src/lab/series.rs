@@ -112,24 +112,31 @@ impl SweepSpec {
                         ..e
                     }
                 })?;
-                // A kind's table is reached by its dotted key (`grouplog.record_size`).
-                let pointer = format!("/{}", self.field.replace('.', "/"));
-                let numeric = serde_json::to_value(&s)
-                    .ok()
-                    .and_then(|j| j.pointer(&pointer).map(|x| x.is_number()))
-                    .unwrap_or(false);
+                // A count, size or duration of any kind's table (`grouplog.record_size`).
+                let numeric = spec::all_settings()
+                    .iter()
+                    .any(|d| d.key == self.field && d.ty.is_numeric());
                 if !numeric {
                     return Err(SpecError {
                         field: Setting::Sweep,
                         problem: format!("'{}' is not a numeric workload field", self.field),
-                        fix: "sweep a number such as threads, block_size, file_size, sync_every"
-                            .into(),
+                        fix: format!("sweep one of {}", numeric_keys()).into(),
                     });
                 }
                 Ok(s)
             })
             .collect()
     }
+}
+
+/// The keys a sweep can step through: every count, size and duration of the tables.
+fn numeric_keys() -> String {
+    let keys: Vec<_> = spec::all_settings()
+        .iter()
+        .filter(|d| d.ty.is_numeric())
+        .map(|d| d.key)
+        .collect();
+    keys.join(", ")
 }
 
 /// What a series did.
@@ -291,5 +298,12 @@ mod tests {
             .specs(&base)
             .unwrap_err();
         assert!(e.problem.contains("not a numeric"), "{e}");
+        // The fix lists the tables' numeric keys, every kind's.
+        let fix = e.fix.to_string();
+        assert!(
+            fix.contains("grouplog.record_size") && fix.contains("seed"),
+            "{fix}"
+        );
+        assert!(!fix.contains("grouplog.strategy"), "{fix}");
     }
 }

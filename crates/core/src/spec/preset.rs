@@ -314,11 +314,12 @@ impl Preset {
             )));
         }
         for field in &preset.scale.fields {
-            if !SCALABLE.contains(&field.as_str()) {
+            if !scalable().any(|d| d.key == field) {
+                let keys: Vec<_> = scalable().map(|d| d.key).collect();
                 return Err(PresetError::Scale(format!(
                     "preset '{}': scale field '{field}' cannot be scaled; use {}",
                     preset.name,
-                    SCALABLE.join(", ")
+                    keys.join(", ")
                 )));
             }
         }
@@ -334,24 +335,7 @@ impl Preset {
                 quick: self.scale.quick,
             });
         }
-        let mut spec = self.workload.clone();
-        let bs = spec.block_size.max(1);
-        let scale_bytes = |b: u64| (((b as f64 * factor) as u64) / bs).max(1) * bs;
-        for field in &self.scale.fields {
-            match field.as_str() {
-                "file_size" => spec.file_size = scale_bytes(spec.file_size),
-                "io_size" => spec.io_size = spec.io_size.map(scale_bytes),
-                "requests" => {
-                    spec.requests = spec.requests.map(|r| ((r as f64 * factor) as u64).max(1))
-                }
-                "duration_s" => spec.duration_s = spec.duration_s.map(|d| d * factor),
-                "smallfiles.files_per_thread" => {
-                    let n = &mut spec.smallfiles.files_per_thread;
-                    *n = ((*n as f64 * factor) as u64).max(1);
-                }
-                _ => {}
-            }
-        }
+        let spec = scale_fields(&self.workload, &self.scale.fields, factor);
         spec.validate().map_err(|source| PresetError::Invalid {
             name: self.name.clone(),
             source,
@@ -360,13 +344,36 @@ impl Preset {
     }
 }
 
-const SCALABLE: &[&str] = &[
-    "file_size",
-    "io_size",
-    "requests",
-    "duration_s",
-    "smallfiles.files_per_thread",
-];
+/// The settings a preset's `scale.fields` may name: the rows marked `scale`.
+fn scalable() -> impl Iterator<Item = &'static super::SettingDef> {
+    super::all_settings().into_iter().filter(|d| d.scale)
+}
+
+/// `spec` with each of `fields` multiplied by `factor`, by its row's type: a size rounded
+/// down to whole blocks (at least one), a count to at least 1, a duration as it comes; an
+/// unset optional field stays unset.
+fn scale_fields(spec: &WorkloadSpec, fields: &[String], factor: f64) -> WorkloadSpec {
+    let Ok(mut json) = serde_json::to_value(spec) else {
+        return spec.clone();
+    };
+    let bs = spec.block_size.max(1);
+    for def in scalable().filter(|d| fields.iter().any(|f| f == d.key)) {
+        let pointer = format!("/{}", def.key.replace('.', "/"));
+        let Some(slot) = json.pointer_mut(&pointer) else {
+            continue;
+        };
+        let scaled = match (def.ty.inner(), slot.as_f64()) {
+            (_, None) => continue,
+            (super::Ty::Size { .. }, Some(v)) => {
+                serde_json::json!((((v * factor) as u64) / bs).max(1) * bs)
+            }
+            (super::Ty::Count { .. }, Some(v)) => serde_json::json!(((v * factor) as u64).max(1)),
+            (_, Some(v)) => serde_json::json!(v * factor),
+        };
+        *slot = scaled;
+    }
+    serde_json::from_value(json).unwrap_or_else(|_| spec.clone())
+}
 
 fn line_column(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..offset.min(text.len())];
@@ -539,6 +546,40 @@ mod tests {
         assert_eq!(
             preset.scaled(1e-9).unwrap().file_size,
             preset.workload.block_size
+        );
+    }
+
+    /// Every row marked `scale` is scaled by its type; the list of them is the tables'.
+    #[test]
+    fn every_row_marked_scale_is_scaled_by_its_type() {
+        let mut spec = WorkloadSpec {
+            io_size: Some(8 << 20),
+            requests: Some(1000),
+            duration_s: Some(10.0),
+            ..WorkloadSpec::default()
+        };
+        spec.smallfiles.files_per_thread = 1000;
+        let fields: Vec<String> = scalable().map(|d| d.key.to_string()).collect();
+        assert_eq!(fields.len(), 5, "{fields:?}");
+        let half = scale_fields(&spec, &fields, 0.5);
+        assert_eq!(half.file_size, 32 << 20);
+        assert_eq!(half.io_size, Some(4 << 20));
+        assert_eq!(half.requests, Some(500));
+        assert_eq!(half.duration_s, Some(5.0));
+        assert_eq!(half.smallfiles.files_per_thread, 500);
+        let tiny = scale_fields(&spec, &fields, 1e-9);
+        assert_eq!((tiny.file_size, tiny.requests), (4096, Some(1)));
+        let (_, base) = BUILTIN.iter().find(|(n, _)| *n == "fsync-methods").unwrap();
+        let text = base.replacen(
+            r#"fields = ["duration_s"]"#,
+            r#"fields = ["block_size"]"#,
+            1,
+        );
+        let e = Preset::from_toml(&text, "x.toml").unwrap_err().to_string();
+        assert!(
+            e.contains("'block_size' cannot be scaled")
+                && e.contains("smallfiles.files_per_thread"),
+            "{e}"
         );
     }
 

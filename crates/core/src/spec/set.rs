@@ -108,12 +108,21 @@ fn unknown_key(key: &str) -> SpecError {
     SpecError {
         field: Setting::Set,
         problem: format!("unknown setting '{key}'"),
-        fix: "use a field of the workload table: threads, block_size, file_size, io_size, \
-              duration_s, requests, pattern, sync, sync_every, open_flags.{sync,dsync,direct}, \
-              final_sync, prepare, shared_files, seed, interval_ms, ioengine, iodepth, \
-              link_sync, fixedbufs, sync_order"
-            .into(),
+        fix: format!("use a key of the workload table: {}", settable_keys()).into(),
     }
+}
+
+/// Every key `--set` takes, from the settings tables (a flag set by its names:
+/// `open_flags.{sync,dsync,direct}`).
+pub fn settable_keys() -> String {
+    super::all_settings()
+        .iter()
+        .map(|d| match d.ty {
+            Ty::FlagSet(names) => format!("{}.{{{}}}", d.key, names.join(",")),
+            _ => d.key.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 #[cfg(test)]
@@ -148,12 +157,18 @@ mod tests {
                 .to_string()
                 .contains("key=value")
         );
-        assert!(
-            apply_setting(&spec, "thread=4")
-                .unwrap_err()
-                .problem
-                .contains("unknown setting")
-        );
+        let e = apply_setting(&spec, "thread=4").unwrap_err();
+        assert!(e.problem.contains("unknown setting"), "{e}");
+        // The help lists every kind's keys, from the tables.
+        let fix = e.fix.to_string();
+        for key in [
+            "threads",
+            "open_flags.{sync,dsync,direct}",
+            "grouplog.strategy",
+            "smallfiles.unlink",
+        ] {
+            assert!(fix.contains(key), "{key}: {fix}");
+        }
         let e = apply_setting(&spec, "threads=many").unwrap_err();
         assert!(e.problem.contains("threads=many"), "{e}");
         let e = apply_setting(&spec, "pattern=zigzag").unwrap_err();

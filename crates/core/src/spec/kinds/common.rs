@@ -104,17 +104,15 @@ pub const WARMUP: SettingDef = SettingDef {
     fio: Some("ramp_time"),
 };
 
-fn parse_seed(text: &str) -> Result<(), String> {
-    text.parse::<u64>()
-        .map(|_| ())
-        .map_err(|_| format!("'{text}' is not a whole number from 0 to {}", u64::MAX))
-}
-
 /// `seed`: the seed of the random block order and the written bytes.
 pub const SEED: SettingDef = SettingDef {
     key: "seed",
     wire: "seed",
-    ty: Ty::Text(parse_seed),
+    // A preset (TOML) holds integers up to i64::MAX.
+    ty: Ty::Count {
+        min: 0,
+        max: i64::MAX as u64,
+    },
     default: "1592653249",
     unit: "",
     help: "Seed of the random block order and of the bytes written.",

@@ -169,25 +169,41 @@ fn names_it(spec: &WorkloadSpec, def: &SettingDef) -> Vec<String> {
         .collect()
 }
 
-fn text_of(ty: &Ty, v: f64) -> String {
-    match ty {
-        Ty::Seconds { .. } => format!("{v}"),
-        _ => format!("{}", v as u64),
-    }
+/// A bound's text, the bound's and the values just outside it.
+fn bounds(ty: &Ty) -> Option<([String; 2], Vec<String>)> {
+    Some(match ty.inner() {
+        Ty::Count { min, max } | Ty::Size { min, max } => (
+            [min.to_string(), max.to_string()],
+            min.checked_sub(1)
+                .into_iter()
+                .chain(max.checked_add(1))
+                .map(|v| v.to_string())
+                .collect(),
+        ),
+        Ty::Seconds { min, max } => {
+            let below = if *min <= f64::MIN_POSITIVE {
+                0.0
+            } else {
+                min / 2.0
+            };
+            (
+                [min.to_string(), max.to_string()],
+                vec![below.to_string(), (max * 2.0).to_string()],
+            )
+        }
+        _ => return None,
+    })
 }
 
 #[test]
 fn every_range_is_the_range_the_checks_accept() {
     for kind in KINDS {
         for def in kind.settings {
-            let (lo, hi) = match def.ty.inner() {
-                Ty::Count { min, max } | Ty::Size { min, max } => (*min as f64, *max as f64),
-                Ty::Seconds { min, max } => (*min, *max),
-                _ => continue,
+            let Some((ok, bad)) = bounds(&def.ty) else {
+                continue;
             };
             let spec = base(kind.kind, def);
-            for ok in [lo, hi] {
-                let text = text_of(def.ty.inner(), ok);
+            for text in ok {
                 let set = set_value(&spec, def, &text).unwrap();
                 let found = names_it(&set, def);
                 assert!(
@@ -197,22 +213,7 @@ fn every_range_is_the_range_the_checks_accept() {
                     def.key
                 );
             }
-            let below = if matches!(def.ty.inner(), Ty::Seconds { .. }) {
-                Some(if lo <= f64::MIN_POSITIVE {
-                    0.0
-                } else {
-                    lo / 2.0
-                })
-            } else {
-                (lo >= 1.0).then_some(lo - 1.0)
-            };
-            let above = if matches!(def.ty.inner(), Ty::Seconds { .. }) {
-                hi * 2.0
-            } else {
-                hi + 1.0
-            };
-            for bad in below.into_iter().chain([above]) {
-                let text = text_of(def.ty.inner(), bad);
+            for text in bad {
                 // A value the field's type cannot hold is refused by `--set` already.
                 let Ok(set) = set_value(&spec, def, &text) else {
                     continue;
