@@ -38,7 +38,6 @@ mod fio_export;
 mod fio_job;
 mod fleet;
 mod import;
-mod kind_args;
 mod launch;
 mod listing;
 mod names;
@@ -49,6 +48,7 @@ mod shell;
 mod signals;
 mod sudo;
 mod trend;
+mod workload_args;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -10,49 +10,18 @@ use clap::Args;
 use super::{CliError, open_store};
 use fsynclab::engine::EngineError;
 use fsynclab::lab::{self, Launch, QuietWait, RunRequest, SweepSpec, ValidLaunch};
-use fsynclab::spec::{
-    self, IoEngine, OpenFlags, Pattern, Prepare, SyncMethod, SyncOrder, WorkloadSpec,
-};
+use fsynclab::spec::{self, WorkloadSpec};
 
-/// The `run` options that set the workload: the job file is the workload, so they are
-/// refused with `--fio-job` rather than silently overriding it.
-pub(super) const FIO_JOB_CONFLICTS: [&str; 36] = [
+/// The `run` options besides the table-generated workload flags that set the workload: the
+/// job file is the workload, so they are refused with `--fio-job` rather than silently
+/// overriding it (each workload flag refuses `--fio-job` itself).
+pub(super) const FIO_JOB_CONFLICTS: [&str; 6] = [
     "preset",
     "scale",
     "series",
     "settings",
-    "threads",
-    "block_size",
-    "file_size",
-    "io_size",
-    "pattern",
-    "sync",
-    "sync_every",
-    "open_flags",
-    "shared_files",
-    "duration",
-    "requests",
-    "prepare",
-    "final_sync",
-    "kind",
-    "mode",
-    "files",
-    "file_sync",
-    "xattr",
-    "chown",
-    "unlink",
-    "strategy",
-    "record_size",
-    "log_size",
-    "clients",
     "settle",
     "no_settle",
-    "warmup",
-    "ioengine",
-    "iodepth",
-    "link_sync",
-    "fixedbufs",
-    "sync_order",
 ];
 
 /// Arguments of `fsynclab run`, grouped in `--help` under the headings Workload, fileio,
@@ -88,66 +57,9 @@ pub struct RunArgs {
     /// Set any workload field: --set key=value (repeatable; applied last).
     #[arg(long = "set", value_name = "KEY=VALUE", help_heading = "Workload")]
     pub settings: Vec<String>,
-    /// Worker threads (writers, clients).
-    #[arg(long, help_heading = "Workload")]
-    pub threads: Option<u32>,
-    /// Size of each test file: 64M, 1G... (smallfiles: bytes per small file, 0 for empty)
-    #[arg(long, value_parser = parse_size_arg, help_heading = "Workload")]
-    pub file_size: Option<u64>,
-    /// Sync call: fsync, fdatasync, sync_file_range or none.
-    #[arg(long, value_parser = str::parse::<SyncMethod>, help_heading = "Workload")]
-    pub sync: Option<SyncMethod>,
-    /// Writes between two syncs, per thread.
-    #[arg(long, help_heading = "Workload")]
-    pub sync_every: Option<u32>,
-    /// Run for S seconds instead of a byte count.
-    #[arg(long, help_heading = "Workload")]
-    pub duration: Option<f64>,
-    /// Block size per write (512 bytes or more; a multiple of 512 with O_DIRECT): 4k, 8k, 2300...
-    #[arg(long = "bs", value_parser = parse_size_arg, help_heading = "fileio")]
-    pub block_size: Option<u64>,
-    /// Bytes each thread writes (default: the file size).
-    #[arg(long, value_parser = parse_size_arg, help_heading = "fileio")]
-    pub io_size: Option<u64>,
-    /// Block order: seq or rand (every block once per pass).
-    #[arg(long, value_parser = str::parse::<Pattern>, help_heading = "fileio")]
-    pub pattern: Option<Pattern>,
-    /// Open flags, comma-separated: sync, dsync, direct.
-    #[arg(long, value_parser = OpenFlags::parse, help_heading = "fileio")]
-    pub open_flags: Option<OpenFlags>,
-    /// File preparation before timing: sparse (ftruncate to the size), empty (size 0, the
-    /// writes extend the file: fio fallocate=none), fallocate or fill.
-    #[arg(long, value_parser = str::parse::<Prepare>, help_heading = "fileio")]
-    pub prepare: Option<Prepare>,
-    /// Sync every file once more when a thread finishes (fio end_fsync).
-    #[arg(long, help_heading = "fileio")]
-    pub final_sync: bool,
-    /// fileio I/O engine: sync (one pwrite/fsync call at a time) or io_uring (writes and
-    /// syncs submitted asynchronously, --iodepth in flight per thread).
-    #[arg(long, value_parser = str::parse::<IoEngine>, help_heading = "fileio")]
-    pub ioengine: Option<IoEngine>,
-    /// io_uring: requests in flight per thread, writes and syncs together (fio iodepth).
-    #[arg(long, help_heading = "fileio")]
-    pub iodepth: Option<u32>,
-    /// io_uring: link each sync behind the write before it (IOSQE_IO_LINK).
-    #[arg(long, help_heading = "fileio")]
-    pub link_sync: bool,
-    /// io_uring: write from registered buffers (IORING_OP_WRITE_FIXED, fio fixedbufs=1).
-    #[arg(long, help_heading = "fileio")]
-    pub fixedbufs: bool,
-    /// io_uring: ordered (default: a sync waits for the writes before it) or unordered (a
-    /// sync goes right behind its write without waiting, as fio's fsync=N at iodepth > 1;
-    /// a benchmark shape, not a durability guarantee).
-    #[arg(long, value_parser = str::parse::<SyncOrder>, help_heading = "fileio")]
-    pub sync_order: Option<SyncOrder>,
-    /// N files shared by all threads (sysbench --file-num) instead of one per thread.
-    #[arg(long, help_heading = "sysbench mode")]
-    pub shared_files: Option<u32>,
-    /// Stop after N writes in total, shared by all threads (sysbench --max-requests).
-    #[arg(long, help_heading = "sysbench mode")]
-    pub requests: Option<u64>,
+    /// The workload flags, one per flag of the settings tables.
     #[command(flatten)]
-    pub kind: super::kind_args::KindArgs,
+    pub workload: super::workload_args::WorkloadArgs,
     /// Label for the run (e.g. before, after, nossd).
     #[arg(long, help_heading = "Run control")]
     pub label: Option<String>,
@@ -162,11 +74,6 @@ pub struct RunArgs {
     /// Start the timed part right after preparing (no settle step).
     #[arg(long, overrides_with = "settle", help_heading = "Run control")]
     pub no_settle: bool,
-    /// Seconds of warm-up (fio ramp_time, dbench's warm-up; fileio and fileserver): run
-    /// but left out of the stored figures, shaded in the timeline; the stop rule counts
-    /// from its end.
-    #[arg(long, value_name = "S", help_heading = "Run control")]
-    pub warmup: Option<f64>,
     /// Keep the test files after the run.
     #[arg(long, help_heading = "Run control")]
     pub keep: bool,
@@ -275,14 +182,10 @@ impl From<KernelTraceArg> for fsynclab::ktrace::KernelTraceMode {
     }
 }
 
-fn parse_size_arg(text: &str) -> Result<u64, String> {
-    spec::parse_size(text)
-}
-
 /// The spec: preset (scaled) or defaults, then the explicit options, then `--set` (not yet
 /// validated: [`launch_of`] validates it with the rest of the launch).
 pub fn build_spec(args: &RunArgs) -> Result<(WorkloadSpec, Option<String>, Option<f64>), CliError> {
-    let (mut spec, preset, scale) = match &args.preset {
+    let (spec, preset, scale) = match &args.preset {
         Some(name) => {
             let preset = spec::load_preset(name).map_err(CliError::usage)?;
             let scale = args.scale.unwrap_or(1.0);
@@ -298,67 +201,20 @@ pub fn build_spec(args: &RunArgs) -> Result<(WorkloadSpec, Option<String>, Optio
             (WorkloadSpec::default(), None, None)
         }
     };
-    if let Some(v) = args.threads {
-        spec.threads = v;
-    }
-    if let Some(v) = args.block_size {
-        spec.block_size = v;
-    }
-    args.kind.apply(&mut spec, args.file_size);
-    if let Some(v) = args.io_size {
-        spec.io_size = Some(v);
-    }
-    if let Some(v) = args.pattern {
-        spec.pattern = v;
-    }
-    if let Some(v) = args.sync {
-        spec.sync = v;
-    }
-    if let Some(v) = args.sync_every {
-        spec.sync_every = v;
-    }
-    if let Some(v) = args.open_flags {
-        spec.open_flags = v;
-    }
-    if let Some(v) = args.shared_files {
-        spec.shared_files = Some(v);
-    }
+    let w = &args.workload;
+    let mut spec = w.apply(spec)?;
     // A stop rule given on the command line replaces the preset's.
-    if let Some(v) = args.duration {
-        spec.duration_s = Some(v);
+    if w.has("duration") && !w.has("requests") {
         spec.requests = None;
     }
-    if let Some(v) = args.requests {
-        spec.requests = Some(v);
-        if args.duration.is_none() {
-            spec.duration_s = None;
-        }
-    }
-    if let Some(v) = args.prepare {
-        spec.prepare = v;
-    }
-    if args.final_sync {
-        spec.final_sync = true;
+    if w.has("requests") && !w.has("duration") {
+        spec.duration_s = None;
     }
     if args.settle {
         spec.settle = true;
     }
     if args.no_settle {
         spec.settle = false;
-    }
-    if let Some(v) = args.warmup {
-        spec.warmup_s = Some(v);
-    }
-    if let Some(v) = args.ioengine {
-        spec.ioengine = v;
-    }
-    if let Some(v) = args.iodepth {
-        spec.iodepth = v;
-    }
-    spec.link_sync |= args.link_sync;
-    spec.fixedbufs |= args.fixedbufs;
-    if let Some(v) = args.sync_order {
-        spec.sync_order = v;
     }
     for setting in &args.settings {
         spec = spec::apply_setting(&spec, setting).map_err(CliError::usage)?;

@@ -92,7 +92,7 @@ fn zero_and_absurd_parameters() {
     refused(
         &lab,
         &["--target", t, "--open-flags", "turbo"],
-        "unknown open flag",
+        "unknown name 'turbo'; use sync, dsync, direct",
     );
     refused(
         &lab,

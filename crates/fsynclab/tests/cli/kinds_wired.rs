@@ -177,3 +177,54 @@ fn every_runnable_kind_round_trips_through_a_preset_file() {
         );
     }
 }
+
+/// A valid value of a row's type, to give its flag.
+fn sample(def: &fsynclab::spec::SettingDef) -> Option<&'static str> {
+    use fsynclab::spec::Ty;
+    match def.ty.inner() {
+        Ty::Flag => None,
+        Ty::Count { .. } => Some("2"),
+        Ty::Size { .. } => Some("8k"),
+        Ty::Seconds { .. } => Some("1"),
+        Ty::Choice(names) => names.last().copied(),
+        Ty::FlagSet(names) => names.first().copied(),
+        Ty::Text(_) => Some("solo"),
+        Ty::Optional(_) => unreachable!("inner"),
+    }
+}
+
+/// A flag of a setting the chosen kind does not have is never silently ignored: it is
+/// refused (exit 2) naming the flag, by the kind check or by the spec's own advice.
+#[test]
+fn a_flag_of_another_kinds_setting_is_refused_by_name() {
+    let lab = Lab::new();
+    for table in fsynclab::spec::KINDS {
+        let name = table.kind.as_str();
+        for def in fsynclab::spec::all_settings() {
+            let Some(flag) = def.flag else { continue };
+            let own = table.by_flag(flag).is_some()
+                || fsynclab::spec::all_settings()
+                    .iter()
+                    .filter(|d| d.flag == Some(flag))
+                    .any(|d| table.setting(d.key).is_some());
+            if own || flag == "settle" {
+                continue;
+            }
+            let mut args = vec!["run".to_string(), "--kind".into(), name.into()];
+            args.push(format!("--{flag}"));
+            args.extend(sample(def).map(str::to_string));
+            args.extend(["--duration".into(), "1".into()]);
+            let out = lab
+                .cmd()
+                .args(&args)
+                .arg("--target")
+                .arg(&lab.target)
+                .output()
+                .unwrap();
+            let said = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {said}");
+            assert!(said.contains(&format!("--{flag}")), "{args:?}: {said}");
+        }
+    }
+    assert!(lab.target_entries().is_empty(), "nothing ran");
+}
