@@ -9,7 +9,6 @@ use serde::{Deserialize, Serialize};
 use super::compare::field_value;
 use super::{Stats, Sweep, describe, run_value};
 use crate::metrics::{RunResult, is_sysbench};
-use crate::spec::WorkloadKind;
 
 /// How a point stands against the previous point of its series.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -93,13 +92,11 @@ fn point(x: f64, value: f64, stats: Option<&Stats>) -> SeriesPoint {
 /// (files for smallfiles, operations for fileserver, commits for grouplog, events in
 /// sysbench mode, writes otherwise).
 pub fn series_metric(run: &RunResult) -> &'static str {
-    match run.spec.kind {
-        WorkloadKind::Smallfiles => "files_per_sec",
-        WorkloadKind::Fileserver => "ops_per_sec",
-        WorkloadKind::Grouplog => "commits_per_sec",
-        _ if is_sysbench(run) => "events_per_sec",
-        _ => "iops",
+    // sysbench mode counts events, the shape fileio takes in it.
+    if is_sysbench(run) {
+        return "events_per_sec";
     }
+    crate::spec::kind_def(run.spec.kind).map_or("iops", |t| t.series_metric)
 }
 
 /// The points of a series of runs over `field` for metric `key`: the runs grouped by the

@@ -6,7 +6,8 @@
 //! release is shown as it was.
 
 use crate::metrics::{Bug, Failure, IoCause, IoFailure, Recorded, RunFailure};
-use crate::spec::{Setting, SettingNames, WorkloadKind};
+use crate::spec::kinds::fileio;
+use crate::spec::{KindDef, Setting, SettingDef, SettingNames, WorkloadKind, kind_def};
 
 /// The failure in words, its settings named by `names`.
 pub fn failure_text(failure: &Failure, names: &dyn SettingNames) -> String {
@@ -77,53 +78,38 @@ fn bug_text(bug: &Bug) -> String {
 
 /// `main` joined by " / ", then "(or `alternative`)" when there is one.
 fn settings_text(
-    main: &[Setting],
-    alternative: Option<Setting>,
+    (main, alternative): (&[&'static SettingDef], Option<&'static SettingDef>),
     names: &dyn SettingNames,
 ) -> String {
     let mut text = main
         .iter()
-        .map(|s| names.name(*s, None))
+        .map(|d| names.name(Setting::Field(d), None))
         .collect::<Vec<_>>()
         .join(" / ");
     if let Some(alternative) = alternative {
-        text.push_str(&format!(" (or {})", names.name(alternative, None)));
+        text.push_str(&format!(
+            " (or {})",
+            names.name(Setting::Field(alternative), None)
+        ));
     }
     text
 }
 
+/// The table of `kind`; fileio's for the imported kind (never run), should it ever be.
+fn table(kind: WorkloadKind) -> &'static KindDef {
+    kind_def(kind).unwrap_or(&fileio::DEF)
+}
+
 /// The settings that size a run of `kind` (what to lower when the target fills up).
 fn size_settings(kind: WorkloadKind, names: &dyn SettingNames) -> String {
-    let (main, alternative): (&[Setting], _) = match kind {
-        WorkloadKind::Fileio => (
-            &[Setting::FILE_SIZE, Setting::THREADS],
-            Some(Setting::SHARED_FILES),
-        ),
-        WorkloadKind::Smallfiles => (
-            &[Setting::SMALLFILES_FILES, Setting::SMALLFILES_FILE_SIZE],
-            Some(Setting::THREADS),
-        ),
-        WorkloadKind::Fileserver => (&[Setting::CLIENTS], Some(Setting::FILES_PER_CLIENT)),
-        WorkloadKind::Grouplog => (&[Setting::LOG_SIZE, Setting::THREADS], None),
-        // Never run (imported from fio); named as fileio would be, should it ever be.
-        WorkloadKind::Fio => (&[Setting::FILE_SIZE, Setting::THREADS], None),
-    };
-    settings_text(main, alternative, names)
+    settings_text(table(kind).fills_disk, names)
 }
 
 /// What creates inodes in a run of `kind` (what to lower when they run out).
 fn inode_settings(kind: WorkloadKind, names: &dyn SettingNames) -> String {
-    match kind {
-        WorkloadKind::Smallfiles => {
-            settings_text(&[Setting::SMALLFILES_FILES], Some(Setting::THREADS), names)
-        }
-        WorkloadKind::Fileserver => {
-            settings_text(&[Setting::CLIENTS], Some(Setting::FILES_PER_CLIENT), names)
-        }
-        WorkloadKind::Fileio => {
-            settings_text(&[Setting::THREADS], Some(Setting::SHARED_FILES), names)
-        }
-        WorkloadKind::Grouplog | WorkloadKind::Fio => "the files on the target".to_string(),
+    match table(kind).makes_inodes {
+        Some(settings) => settings_text(settings, names),
+        None => "the files on the target".to_string(),
     }
 }
 
@@ -171,21 +157,14 @@ fn io_text(f: &IoFailure, names: &dyn SettingNames) -> String {
         ),
         libc::EMFILE | libc::ENFILE => format!(
             "too many open files opening {shown}; lower {}, or raise the limit (ulimit -n)",
-            match f.kind {
-                WorkloadKind::Fileserver => names.name(Setting::CLIENTS, None),
-                _ => format!(
-                    "{} or {}",
-                    names.name(Setting::THREADS, None),
-                    names.name(Setting::SHARED_FILES, None)
-                ),
-            }
+            super::target::open_files_text(f.kind, names)
         ),
         libc::EINVAL if op == "write" => format!(
             "the kernel refused a write to {shown}{at} (EINVAL): with O_DIRECT the block size must be a multiple of the device's logical block size; use {}",
-            match f.kind {
-                WorkloadKind::Grouplog => names.name(Setting::RECORD_SIZE, Some("4k")),
-                _ => names.name(Setting::BLOCK_SIZE, Some("4k")),
-            }
+            names.name(
+                Setting::Field(table(f.kind).write_unit.unwrap_or(&fileio::BLOCK_SIZE)),
+                Some("4k")
+            )
         ),
         libc::EOPNOTSUPP if op == "fallocate" => format!(
             "the filesystem does not support fallocate for {shown}; use {}, {} or {}",

@@ -69,18 +69,20 @@ fn unaligned_text(
 
 /// What a run of `kind` calls its workers, and the settings that lower its open files.
 fn workers_to_lower(kind: WorkloadKind, names: &dyn SettingNames) -> (&'static str, String) {
-    if kind == WorkloadKind::Fileserver {
-        ("clients", names.name(Setting::CLIENTS, None))
-    } else {
-        (
-            "threads",
-            format!(
-                "{} or {}",
-                names.name(Setting::THREADS, None),
-                names.name(Setting::SHARED_FILES, None)
-            ),
-        )
-    }
+    let workers = crate::spec::kind_def(kind).map_or("threads", |t| t.workers.unit);
+    (workers, open_files_text(kind, names))
+}
+
+/// The settings that set how many files a worker of `kind` holds open, "A or B" (fileio's
+/// for the imported kind, never run).
+pub(crate) fn open_files_text(kind: WorkloadKind, names: &dyn SettingNames) -> String {
+    let table = crate::spec::kind_def(kind).unwrap_or(&crate::spec::kinds::fileio::DEF);
+    let settings: Vec<String> = table
+        .open_files
+        .iter()
+        .map(|d| names.name(Setting::Field(d), None))
+        .collect();
+    settings.join(" or ")
 }
 
 /// `sep` and the component where a walk stopped, or nothing.

@@ -2,17 +2,14 @@
 //! what the run list, reports and the window show beside the figures.
 
 use super::format_size;
-use super::{StopRule, SyncMethod, WorkloadKind, WorkloadSpec};
+use super::{StopRule, SyncMethod, WorkloadSpec};
 
 impl WorkloadSpec {
     /// One line a storage engineer reads at a glance.
     pub fn describe(&self) -> String {
-        match self.kind {
-            WorkloadKind::Fileio => super::kinds::describe_fileio(self),
-            WorkloadKind::Smallfiles => super::kinds::describe_smallfiles(self),
-            WorkloadKind::Fileserver => super::kinds::describe_fileserver(self),
-            WorkloadKind::Grouplog => super::kinds::describe_grouplog(self),
-            WorkloadKind::Fio => self.describe_fio(),
+        match super::kind_def(self.kind) {
+            Some(table) => (table.describe)(self),
+            None => self.describe_fio(),
         }
     }
 
@@ -61,7 +58,10 @@ mod tests {
             (None, Some(500), "500 requests"),
             (None, None, "1M per thread"),
         ] {
-            for kind in [WorkloadKind::Fileio, WorkloadKind::Grouplog] {
+            for kind in [
+                super::super::WorkloadKind::Fileio,
+                super::super::WorkloadKind::Grouplog,
+            ] {
                 let spec = WorkloadSpec {
                     kind,
                     duration_s,

@@ -4,7 +4,7 @@
 //! durable; the engine records it for the specs [`durable_op`] accepts, the reports word the
 //! reasons it gives for the others.
 
-use super::{FileSync, FileioMode, IoEngine, SyncMethod, SyncOrder, WorkloadKind, WorkloadSpec};
+use super::{IoEngine, WorkloadSpec};
 
 /// Most write start times one worker keeps while waiting for the sync that makes them
 /// durable (8 bytes each, allocated before the start gate): a spec that could need more
@@ -50,44 +50,12 @@ pub enum NoDurableOp {
     Imported,
 }
 
-/// What one durable operation of `spec` is, or why it has none.
+/// What one durable operation of `spec` is, or why it has none (the kind's own answer).
 pub fn durable_op(spec: &WorkloadSpec) -> Result<DurableOp, NoDurableOp> {
-    match spec.kind {
-        WorkloadKind::Fileio => fileio_durable_op(spec),
-        WorkloadKind::Grouplog => Ok(DurableOp::Commit),
-        WorkloadKind::Smallfiles => match spec.smallfiles.sync {
-            FileSync::Fsync | FileSync::Fdatasync | FileSync::OSync => Ok(DurableOp::File),
-            FileSync::None => Err(NoDurableOp::NoSync),
-            FileSync::Syncfs => Err(NoDurableOp::Syncfs),
-        },
-        WorkloadKind::Fileserver => Err(NoDurableOp::Mix),
-        WorkloadKind::Fio => Err(NoDurableOp::Imported),
+    match super::kind_def(spec.kind) {
+        Some(table) => (table.durable_op)(spec),
+        None => Err(NoDurableOp::Imported),
     }
-}
-
-fn fileio_durable_op(spec: &WorkloadSpec) -> Result<DurableOp, NoDurableOp> {
-    if spec.open_flags.sync || spec.open_flags.dsync {
-        return Ok(DurableOp::Write);
-    }
-    match spec.sync {
-        SyncMethod::None => return Err(NoDurableOp::NoSync),
-        SyncMethod::SyncFileRange => return Err(NoDurableOp::SyncFileRange),
-        SyncMethod::Fsync | SyncMethod::Fdatasync => {}
-    }
-    if spec.sync_every == 0 {
-        return Err(NoDurableOp::NoSync);
-    }
-    if spec.mode == FileioMode::Sysbench {
-        return Err(NoDurableOp::SysbenchShared);
-    }
-    let uring = spec.ioengine == IoEngine::IoUring;
-    if uring && spec.sync_order == SyncOrder::Unordered {
-        return Err(NoDurableOp::UnorderedSyncs);
-    }
-    if pending_starts_per_file(spec).saturating_mul(files_per_worker(spec)) > MAX_PENDING_STARTS {
-        return Err(NoDurableOp::TooManyPending);
-    }
-    Ok(DurableOp::WriteThenSync)
 }
 
 /// Start times one file of a worker may hold before a sync covers them: a batch; with
@@ -118,7 +86,7 @@ pub fn files_per_worker(spec: &WorkloadSpec) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::OpenFlags;
+    use crate::spec::{FileSync, FileioMode, OpenFlags, SyncMethod, SyncOrder, WorkloadKind};
 
     fn fileio(sync: SyncMethod, flags: OpenFlags) -> WorkloadSpec {
         WorkloadSpec {

@@ -36,7 +36,7 @@ pub use preset::{
 };
 pub use requirement::{REQUIRABLE, Requirement, check_requirements};
 pub use scratch_names::RecipeError;
-pub use set::{apply_setting, set_value};
+pub use set::{apply_setting, set_value, unset_value};
 #[cfg(any(test, feature = "test-support"))]
 pub use setting::KeyNames;
 pub use setting::{Action, Hint, Neutral, Piece, Setting, SettingNames, Worded};

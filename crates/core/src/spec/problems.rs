@@ -6,12 +6,10 @@ use super::*;
 /// Problems with the threads and the sizes.
 pub(super) fn size_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
     if spec.threads == 0 || spec.threads > MAX_THREADS {
-        // A fileserver's threads are its clients (dbench's client count).
-        let (what, option) = if spec.kind == WorkloadKind::Fileserver {
-            ("clients", Setting::CLIENTS)
-        } else {
-            ("threads", Setting::THREADS)
-        };
+        // Named as the kind names its workers (a fileserver's clients, dbench's count).
+        let workers =
+            super::kind_def(spec.kind).map_or(&super::kinds::common::THREADS, |t| t.workers);
+        let (what, option) = (workers.unit, Setting::Field(workers));
         errs.push(spec_error(
             Setting::THREADS,
             format!("{} {what}", spec.threads),
@@ -170,7 +168,8 @@ fn warmup_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
             ),
         ));
     }
-    if matches!(spec.kind, WorkloadKind::Smallfiles | WorkloadKind::Grouplog) {
+    // Kinds whose table has no warm-up row have none.
+    if super::kind_def(spec.kind).is_some_and(|t| t.setting("warmup_s").is_none()) {
         errs.push(spec_error(
             Setting::WARMUP,
             format!("a warm-up for a {} run", spec.kind.as_str()),

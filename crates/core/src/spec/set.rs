@@ -92,6 +92,34 @@ pub fn set_value(
     Ok(out)
 }
 
+/// `spec` with the optional setting of `def` unset (a duration, a request count).
+pub fn unset_value(
+    spec: &WorkloadSpec,
+    def: &'static SettingDef,
+) -> Result<WorkloadSpec, SpecError> {
+    let mut table = toml::Value::try_from(spec).map_err(|e| SpecError {
+        field: Setting::Set,
+        problem: format!("cannot represent the spec: {e}"),
+        fix: "report this as a bug".into(),
+    })?;
+    let mut slot = &mut table;
+    let parts: Vec<&str> = def.key.split('.').collect();
+    for part in &parts[..parts.len() - 1] {
+        match slot.get_mut(*part) {
+            Some(next) => slot = next,
+            None => return Ok(spec.clone()),
+        }
+    }
+    if let Some(t) = slot.as_table_mut() {
+        t.remove(parts[parts.len() - 1]);
+    }
+    table.try_into().map_err(|e: toml::de::Error| SpecError {
+        field: Setting::Field(def),
+        problem: e.message().to_string(),
+        fix: "set a value instead".into(),
+    })
+}
+
 fn parse_scalar(raw: &str) -> toml::Value {
     if raw.eq_ignore_ascii_case("none") || raw.is_empty() {
         return toml::Value::String(raw.to_string());

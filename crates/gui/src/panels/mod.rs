@@ -22,6 +22,7 @@ mod setup_fio_job;
 mod setup_kinds;
 mod setup_matrix;
 mod setup_scratch;
+mod setup_table;
 mod setup_workload;
 
 pub use compare::ComparePanel;

@@ -9,9 +9,10 @@
 use egui::{DragValue, Label, RichText, Ui};
 
 use super::setup_fields::{grid, row};
+use super::setup_table::shows;
 use crate::UiState;
 use crate::task::Task;
-use fsynclab::spec::{IoEngine, SyncMethod, SyncOrder, WorkloadKind, WorkloadSpec};
+use fsynclab::spec::{IoEngine, Section, SyncMethod, SyncOrder, WorkloadSpec};
 
 /// Whether io_uring can be used by this process: the engine's own probe (a small ring and
 /// a no-op through it), run once on a thread so the UI thread never waits on the kernel.
@@ -69,81 +70,88 @@ impl UringProbe {
 pub(super) fn durability_ui(ui: &mut Ui, state: &mut UiState) {
     ui.label(RichText::new("Durability").strong());
     grid("durability").show(ui, |ui| {
-        row(
-            ui,
-            state,
-            "Sync method",
-            "the call that makes writes durable",
-            &["sync"],
-            |ui, s, _| {
-                ui.horizontal(|ui| {
-                    for (m, hover) in [
-                        (SyncMethod::Fsync, "data and all metadata"),
-                        (
-                            SyncMethod::Fdatasync,
-                            "data and the metadata needed to read it",
-                        ),
-                        (
-                            SyncMethod::SyncFileRange,
-                            "writeback only: no cache flush, no metadata",
-                        ),
-                        (
-                            SyncMethod::None,
-                            "no sync call (with O_SYNC/O_DSYNC, or buffered)",
-                        ),
-                    ] {
-                        ui.radio_value(&mut s.spec.sync, m, m.as_str())
-                            .on_hover_text(hover);
-                    }
-                });
-                None
-            },
-        );
-        row(
-            ui,
-            state,
-            "Sync every",
-            "writes between two syncs, per thread (fio fsync=N)",
-            &["sync_every"],
-            |ui, s, id| {
-                let enabled =
-                    s.spec.sync != SyncMethod::None && s.spec.kind == WorkloadKind::Fileio;
-                ui.add_enabled(
-                    enabled,
-                    DragValue::new(&mut s.spec.sync_every)
-                        .range(0..=u32::MAX)
-                        .suffix(" writes"),
-                )
-                .labelled_by(id);
-                None
-            },
-        );
-        row(
-            ui,
-            state,
-            "Open flags",
-            "extra open(2) flags of the test files",
-            &["open_flags"],
-            |ui, s, _| {
-                ui.horizontal(|ui| {
-                    ui.checkbox(&mut s.spec.open_flags.sync, "O_SYNC");
-                    ui.checkbox(&mut s.spec.open_flags.dsync, "O_DSYNC");
-                    ui.checkbox(&mut s.spec.open_flags.direct, "O_DIRECT");
-                });
-                None
-            },
-        );
-        row(
-            ui,
-            state,
-            "Final sync",
-            "one more sync per file when a thread finishes (fio end_fsync)",
-            &["final_sync"],
-            |ui, s, _| {
-                ui.checkbox(&mut s.spec.final_sync, "sync each file at the end");
-                None
-            },
-        );
+        if shows(state, "sync", Section::Durability) {
+            row(
+                ui,
+                state,
+                "Sync method",
+                "the call that makes writes durable",
+                &["sync"],
+                |ui, s, _| {
+                    ui.horizontal(|ui| {
+                        for (m, hover) in [
+                            (SyncMethod::Fsync, "data and all metadata"),
+                            (
+                                SyncMethod::Fdatasync,
+                                "data and the metadata needed to read it",
+                            ),
+                            (
+                                SyncMethod::SyncFileRange,
+                                "writeback only: no cache flush, no metadata",
+                            ),
+                            (
+                                SyncMethod::None,
+                                "no sync call (with O_SYNC/O_DSYNC, or buffered)",
+                            ),
+                        ] {
+                            ui.radio_value(&mut s.spec.sync, m, m.as_str())
+                                .on_hover_text(hover);
+                        }
+                    });
+                    None
+                },
+            );
+        }
+        if shows(state, "sync_every", Section::Durability) {
+            row(
+                ui,
+                state,
+                "Sync every",
+                "writes between two syncs, per thread (fio fsync=N)",
+                &["sync_every"],
+                |ui, s, id| {
+                    let enabled = s.spec.sync != SyncMethod::None;
+                    ui.add_enabled(
+                        enabled,
+                        DragValue::new(&mut s.spec.sync_every)
+                            .range(0..=u32::MAX)
+                            .suffix(" writes"),
+                    )
+                    .labelled_by(id);
+                    None
+                },
+            );
+        }
+        if shows(state, "open_flags", Section::Durability) {
+            row(
+                ui,
+                state,
+                "Open flags",
+                "extra open(2) flags of the test files",
+                &["open_flags"],
+                |ui, s, _| {
+                    ui.horizontal(|ui| {
+                        ui.checkbox(&mut s.spec.open_flags.sync, "O_SYNC");
+                        ui.checkbox(&mut s.spec.open_flags.dsync, "O_DSYNC");
+                        ui.checkbox(&mut s.spec.open_flags.direct, "O_DIRECT");
+                    });
+                    None
+                },
+            );
+        }
+        if shows(state, "final_sync", Section::Durability) {
+            row(
+                ui,
+                state,
+                "Final sync",
+                "one more sync per file when a thread finishes (fio end_fsync)",
+                &["final_sync"],
+                |ui, s, _| {
+                    ui.checkbox(&mut s.spec.final_sync, "sync each file at the end");
+                    None
+                },
+            );
+        }
     });
 }
 

@@ -7,8 +7,9 @@ use egui::{DragValue, Grid, Label, RichText, TextEdit, Ui};
 use super::setup_durability::{UringProbe, durability_ui, uring_ui};
 use super::setup_fields::{SizeField, error_lines, grid, parse_seed, row};
 use super::setup_kinds::KindForm;
+use super::setup_table::{has_section, shows};
 use crate::UiState;
-use fsynclab::spec::{Pattern, Prepare, Preset, WorkloadKind, builtin_presets, format_size};
+use fsynclab::spec::{Pattern, Prepare, Preset, Section, builtin_presets, format_size, kind_def};
 
 /// What the preset ComboBox shows for a workload that comes from no preset.
 const CUSTOM: &str = "Custom (ad-hoc)";
@@ -119,16 +120,17 @@ impl WorkloadForm {
         self.fio.ui(ui, state);
         ui.add_space(8.0);
         self.kind.ui(ui, state);
-        let kind = state.spec.kind;
-        if kind == WorkloadKind::Fileio {
+        // A section is drawn when the kind's table has rows in it, and each of its rows
+        // when the table has that row.
+        if has_section(state, Section::Shape) {
             ui.add_space(8.0);
             self.shape_ui(ui, state);
         }
-        if matches!(kind, WorkloadKind::Fileio | WorkloadKind::Grouplog) {
+        if has_section(state, Section::Durability) {
             ui.add_space(8.0);
             durability_ui(ui, state);
         }
-        if kind == WorkloadKind::Fileio {
+        if has_section(state, Section::Engine) {
             ui.add_space(8.0);
             uring_ui(ui, state, self.uring.unavailable());
         }
@@ -316,11 +318,14 @@ impl WorkloadForm {
     fn shape_ui(&mut self, ui: &mut Ui, state: &mut UiState) {
         ui.label(RichText::new("Files and writers").strong());
         grid("shape").show(ui, |ui| {
+            if shows(state, "threads", Section::Shape) {
             row(ui, state, "Threads", "worker threads (--threads)", &["threads"], |ui, s, id| {
                 ui.add(DragValue::new(&mut s.spec.threads).range(0..=100_000))
                     .labelled_by(id);
                 None
             });
+            }
+            if shows(state, "block_size", Section::Shape) {
             let bs = &mut self.block_size;
             row(ui, state, "Block size", "bytes per write, 512 or more; a multiple of 512 with O_DIRECT (--bs)", &["block_size"], |ui, s, id| {
                 if let Some(Some(v)) = bs.edit(ui, id, true, false, "4k") {
@@ -328,6 +333,8 @@ impl WorkloadForm {
                 }
                 bs.error.clone()
             });
+            }
+            if shows(state, "file_size", Section::Shape) {
             let fs = &mut self.file_size;
             row(ui, state, "File size", "size of each test file (--file-size)", &["file_size"], |ui, s, id| {
                 if let Some(Some(v)) = fs.edit(ui, id, true, false, "64M") {
@@ -335,6 +342,8 @@ impl WorkloadForm {
                 }
                 fs.error.clone()
             });
+            }
+            if shows(state, "pattern", Section::Shape) {
             row(ui, state, "Pattern", "block order", &["pattern"], |ui, s, _| {
                 ui.horizontal(|ui| {
                     ui.radio_value(&mut s.spec.pattern, Pattern::Seq, "seq")
@@ -344,6 +353,8 @@ impl WorkloadForm {
                 });
                 None
             });
+            }
+            if shows(state, "shared_files", Section::Shape) {
             let last_shared = &mut self.last_shared_files;
             row(ui, state, "Shared files", "n files written by all threads (sysbench --file-num) instead of one file per thread", &["shared_files"], |ui, s, id| {
                 ui.horizontal(|ui| {
@@ -363,6 +374,8 @@ impl WorkloadForm {
                 });
                 None
             });
+            }
+            if shows(state, "prepare", Section::Shape) {
             row(ui, state, "Prepare", "how files are made ready before timing starts", &["prepare"], |ui, s, _| {
                 ui.horizontal(|ui| {
                     ui.radio_value(&mut s.spec.prepare, Prepare::Sparse, "sparse")
@@ -376,6 +389,7 @@ impl WorkloadForm {
                 });
                 None
             });
+            }
         });
     }
 
@@ -395,7 +409,7 @@ impl WorkloadForm {
                 current,
                 (&mut self.last_duration_s, &mut self.last_requests),
             );
-            if state.spec.kind == WorkloadKind::Fileio {
+            if shows(state, "io_size", Section::Stop) {
                 let io = &mut self.io_size;
                 row(
                     ui,
@@ -414,53 +428,57 @@ impl WorkloadForm {
                 );
             }
             let last_d = &mut self.last_duration_s;
-            row(
-                ui,
-                state,
-                "Duration",
-                "every thread runs this long; files are rewritten in passes (--duration)",
-                &["duration_s"],
-                |ui, s, id| {
-                    let mut d = s.spec.duration_s.unwrap_or(*last_d);
-                    let enabled = s.spec.duration_s.is_some();
-                    if ui
-                        .add_enabled(
-                            enabled,
-                            DragValue::new(&mut d)
-                                .range(0.0..=1e7)
-                                .speed(0.1)
-                                .suffix(" s"),
-                        )
-                        .labelled_by(id)
-                        .changed()
-                    {
-                        *last_d = d;
-                        s.spec.duration_s = Some(d);
-                    }
-                    None
-                },
-            );
+            if shows(state, "duration_s", Section::Stop) {
+                row(
+                    ui,
+                    state,
+                    "Duration",
+                    "every thread runs this long; files are rewritten in passes (--duration)",
+                    &["duration_s"],
+                    |ui, s, id| {
+                        let mut d = s.spec.duration_s.unwrap_or(*last_d);
+                        let enabled = s.spec.duration_s.is_some();
+                        if ui
+                            .add_enabled(
+                                enabled,
+                                DragValue::new(&mut d)
+                                    .range(0.0..=1e7)
+                                    .speed(0.1)
+                                    .suffix(" s"),
+                            )
+                            .labelled_by(id)
+                            .changed()
+                        {
+                            *last_d = d;
+                            s.spec.duration_s = Some(d);
+                        }
+                        None
+                    },
+                );
+            }
             let last_r = &mut self.last_requests;
-            row(
-                ui,
-                state,
-                "Total requests",
-                "all threads together complete this many writes (--requests)",
-                &["requests"],
-                |ui, s, id| {
-                    let mut r = s.spec.requests.unwrap_or(*last_r);
-                    let enabled = s.spec.requests.is_some();
-                    if ui
-                        .add_enabled(enabled, DragValue::new(&mut r).range(0..=u64::MAX))
-                        .labelled_by(id)
-                        .changed()
-                    {
-                        *last_r = r;
-                        s.spec.requests = Some(r);
-                    }
-                    None
-                },
-            );
+            if shows(state, "requests", Section::Stop) {
+                row(
+                    ui,
+                    state,
+                    "Total requests",
+                    "all threads together complete this many writes (--requests)",
+                    &["requests"],
+                    |ui, s, id| {
+                        let mut r = s.spec.requests.unwrap_or(*last_r);
+                        let enabled = s.spec.requests.is_some();
+                        if ui
+                            .add_enabled(enabled, DragValue::new(&mut r).range(0..=u64::MAX))
+                            .labelled_by(id)
+                            .changed()
+                        {
+                            *last_r = r;
+                            s.spec.requests = Some(r);
+                        }
+                        None
+                    },
+                );
+            }
         });
     }
 
@@ -551,20 +569,16 @@ fn stop_choice_row(
         &[],
         |ui, s, _| {
             let mut choice = current;
-            // Each kind offers the stop rules it accepts (the library refuses others).
-            let kind = s.spec.kind;
+            // Each kind offers the stop rules its table has (the library refuses others).
+            let own = kind_def(s.spec.kind).and_then(|t| t.own_stop);
             ui.horizontal(|ui| {
-                match kind {
-                    WorkloadKind::Fileio => {
-                        ui.radio_value(&mut choice, StopChoice::Bytes, "by bytes");
-                    }
-                    WorkloadKind::Smallfiles => {
-                        ui.radio_value(&mut choice, StopChoice::Bytes, "by file count");
-                    }
-                    _ => {}
+                if let Some(words) = own {
+                    ui.radio_value(&mut choice, StopChoice::Bytes, words);
                 }
-                ui.radio_value(&mut choice, StopChoice::Duration, "by time");
-                if matches!(kind, WorkloadKind::Fileio | WorkloadKind::Grouplog) {
+                if shows(s, "duration_s", Section::Stop) {
+                    ui.radio_value(&mut choice, StopChoice::Duration, "by time");
+                }
+                if shows(s, "requests", Section::Stop) {
                     ui.radio_value(&mut choice, StopChoice::Requests, "by requests");
                 }
             });

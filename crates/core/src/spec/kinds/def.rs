@@ -4,7 +4,7 @@
 //! settings are written once, beside the kind (fio's ioengines own their options the same
 //! way).
 
-use super::super::WorkloadKind;
+use super::super::{DurableOp, NoDurableOp, SpecError, WorkloadKind, WorkloadSpec};
 
 /// One workload setting: everything a front end or a generic consumer (`--set`, `--sweep`,
 /// `--scale`, messages) needs to know about it.
@@ -133,6 +133,28 @@ pub struct KindDef {
     pub blurb: &'static str,
     /// Its settings, common ones included, in form order.
     pub settings: &'static [&'static SettingDef],
+    /// How a run of this kind ends when neither a duration nor a request count is set, as
+    /// the window offers it ("by bytes"); `None`: it needs one of them.
+    pub own_stop: Option<&'static str>,
+    /// Its workers' row (`threads` by the kind's name for them: clients, writers); its
+    /// `unit` is the word for them.
+    pub workers: &'static SettingDef,
+    /// What to lower when the target fills up, and what else would do.
+    pub fills_disk: (&'static [&'static SettingDef], Option<&'static SettingDef>),
+    /// What to lower when the target runs out of inodes (`None`: it makes a fixed few).
+    pub makes_inodes: Option<(&'static [&'static SettingDef], Option<&'static SettingDef>)>,
+    /// What to lower when a worker runs out of file descriptors.
+    pub open_files: &'static [&'static SettingDef],
+    /// The size of one write: what O_DIRECT needs aligned to the device's logical block.
+    pub write_unit: Option<&'static SettingDef>,
+    /// The figure a series of runs of this kind is summarised by (`commits_per_sec`).
+    pub series_metric: &'static str,
+    /// Its own checks, beyond the common ones and the table's (cross-field rules).
+    pub problems: fn(&WorkloadSpec, &mut Vec<SpecError>),
+    /// The spec in one line ([`WorkloadSpec::describe`]).
+    pub describe: fn(&WorkloadSpec) -> String,
+    /// What one durable operation of a run is, or why it has none.
+    pub durable_op: fn(&WorkloadSpec) -> Result<DurableOp, NoDurableOp>,
 }
 
 impl KindDef {

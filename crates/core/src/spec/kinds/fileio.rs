@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::super::durable::{self, DurableOp, NoDurableOp};
 use super::super::{
     IoEngine, MAX_BLOCK_SIZE, MAX_FILE_SIZE, MAX_IODEPTH, MAX_THREADS, Prepare, Setting, SpecError,
     SyncMethod, SyncOrder, WorkloadKind, WorkloadSpec, format_size, spec_error,
@@ -35,7 +36,7 @@ impl std::str::FromStr for FileioMode {
 }
 
 /// Problems of a fileio spec.
-pub(super) fn problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
+fn problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
     if spec.mode == FileioMode::Sysbench && spec.sync == SyncMethod::SyncFileRange {
         errs.push(spec_error(
             Setting::SYNC,
@@ -78,7 +79,7 @@ pub(super) fn problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
 }
 
 /// A fileio spec in one line ([`WorkloadSpec::describe`]).
-pub(in crate::spec) fn describe(spec: &WorkloadSpec) -> String {
+fn describe(spec: &WorkloadSpec) -> String {
     let files = if spec.shares_files() {
         format!("{} shared file(s)", spec.file_count())
     } else {
@@ -148,6 +149,34 @@ fn block_words(bytes: u64) -> String {
     } else {
         format!("{bytes}-byte")
     }
+}
+
+/// fileio: a write (O_SYNC/O_DSYNC), or a write and the sync that covers it.
+fn durable_op(spec: &WorkloadSpec) -> Result<DurableOp, NoDurableOp> {
+    if spec.open_flags.sync || spec.open_flags.dsync {
+        return Ok(DurableOp::Write);
+    }
+    match spec.sync {
+        SyncMethod::None => return Err(NoDurableOp::NoSync),
+        SyncMethod::SyncFileRange => return Err(NoDurableOp::SyncFileRange),
+        SyncMethod::Fsync | SyncMethod::Fdatasync => {}
+    }
+    if spec.sync_every == 0 {
+        return Err(NoDurableOp::NoSync);
+    }
+    if spec.mode == FileioMode::Sysbench {
+        return Err(NoDurableOp::SysbenchShared);
+    }
+    let uring = spec.ioengine == IoEngine::IoUring;
+    if uring && spec.sync_order == SyncOrder::Unordered {
+        return Err(NoDurableOp::UnorderedSyncs);
+    }
+    if durable::pending_starts_per_file(spec).saturating_mul(durable::files_per_worker(spec))
+        > durable::MAX_PENDING_STARTS
+    {
+        return Err(NoDurableOp::TooManyPending);
+    }
+    Ok(DurableOp::WriteThenSync)
 }
 
 /// `block_size`: bytes per write.
@@ -392,4 +421,14 @@ pub const DEF: KindDef = KindDef {
         &common::INTERVAL,
         &common::SETTLE,
     ],
+    own_stop: Some("by bytes"),
+    workers: &common::THREADS,
+    fills_disk: (&[&FILE_SIZE, &common::THREADS], Some(&SHARED_FILES)),
+    makes_inodes: Some((&[&common::THREADS], Some(&SHARED_FILES))),
+    open_files: &[&common::THREADS, &SHARED_FILES],
+    write_unit: Some(&BLOCK_SIZE),
+    series_metric: "iops",
+    problems,
+    describe,
+    durable_op,
 };

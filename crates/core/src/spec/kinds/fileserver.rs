@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::super::NoDurableOp;
 use super::super::{Setting, SpecError, WorkloadKind, WorkloadSpec, spec_error};
 use super::common;
 use super::def::{KindDef, Section, SettingDef, Ty};
@@ -25,7 +26,7 @@ impl Default for FileserverSpec {
 }
 
 /// Problems of a fileserver spec.
-pub(super) fn problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
+fn problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
     if spec.duration_s.is_none() {
         errs.push(spec_error(
             Setting::DURATION,
@@ -59,7 +60,7 @@ pub(super) fn problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
 }
 
 /// A fileserver spec in one line ([`WorkloadSpec::describe`]).
-pub(in crate::spec) fn describe(spec: &WorkloadSpec) -> String {
+fn describe(spec: &WorkloadSpec) -> String {
     format!(
         "fileserver {} clients, {} files each, {}",
         spec.threads,
@@ -100,4 +101,14 @@ pub const DEF: KindDef = KindDef {
         &common::INTERVAL,
         &common::SETTLE,
     ],
+    own_stop: None,
+    workers: &common::CLIENTS,
+    fills_disk: (&[&common::CLIENTS], Some(&FILES_PER_CLIENT)),
+    makes_inodes: Some((&[&common::CLIENTS], Some(&FILES_PER_CLIENT))),
+    open_files: &[&common::CLIENTS],
+    write_unit: None,
+    series_metric: "ops_per_sec",
+    problems,
+    describe,
+    durable_op: |_| Err(NoDurableOp::Mix),
 };

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::super::DurableOp;
 use super::super::{
     MAX_BLOCK_SIZE, MAX_FILE_SIZE, Setting, SpecError, SyncMethod, WorkloadKind, WorkloadSpec,
     format_size, size, spec_error,
@@ -144,7 +145,7 @@ impl Default for GrouplogSpec {
 pub const MAX_DELAY_US: u64 = 1_000_000;
 
 /// Problems of a grouplog spec.
-pub(super) fn problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
+fn problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
     let g = &spec.grouplog;
     if g.record_size == 0 || g.record_size > super::super::MAX_BLOCK_SIZE {
         errs.push(spec_error(
@@ -222,7 +223,7 @@ pub(super) fn problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
 }
 
 /// A grouplog spec in one line ([`WorkloadSpec::describe`]).
-pub(in crate::spec) fn describe(spec: &WorkloadSpec) -> String {
+fn describe(spec: &WorkloadSpec) -> String {
     format!(
         "grouplog {} writers, {} records, {} log, {}, strategy {}, {}",
         spec.threads,
@@ -245,7 +246,7 @@ pub const STRATEGY: SettingDef = SettingDef {
     ty: Ty::Text(parse_strategy),
     default: "leader",
     unit: "",
-    help: "grouplog: solo, leader, delay:<µs>, adaptive, adaptive:<cap µs> or jbd.",
+    help: "grouplog: solo, leader, delay:<µs>, adaptive, adaptive:<cap µs>, jbd or uring.",
     flag: Some("strategy"),
     label: "Strategy",
     heading: "grouplog",
@@ -292,6 +293,12 @@ pub const LOG_SIZE: SettingDef = SettingDef {
     fio: None,
 };
 
+/// How the log file is made ready, among grouplog's own rows.
+const PREPARE: SettingDef = SettingDef {
+    section: Section::Kind,
+    ..common::PREPARE
+};
+
 /// grouplog: its settings, in the window's order.
 pub const DEF: KindDef = KindDef {
     kind: WorkloadKind::Grouplog,
@@ -303,11 +310,21 @@ pub const DEF: KindDef = KindDef {
         &LOG_SIZE,
         &common::SYNC,
         &common::OPEN_FLAGS,
-        &common::PREPARE,
+        &PREPARE,
         &common::DURATION,
         &common::REQUESTS,
         &common::SEED,
         &common::INTERVAL,
         &common::SETTLE,
     ],
+    own_stop: None,
+    workers: &common::WRITERS,
+    fills_disk: (&[&LOG_SIZE, &common::THREADS], None),
+    makes_inodes: None,
+    open_files: &[&common::WRITERS],
+    write_unit: Some(&RECORD_SIZE),
+    series_metric: "commits_per_sec",
+    problems,
+    describe,
+    durable_op: |_| Ok(DurableOp::Commit),
 };

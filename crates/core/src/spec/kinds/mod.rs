@@ -1,7 +1,10 @@
-//! The parameters of the workload kinds, one file each: `fileio`'s sysbench mode, small-file
-//! writers (`smallfiles`), a file-server operation mix (`fileserver`) and group commit on a
-//! shared log (`grouplog`). Each kind beyond fileio is a table of the spec (`[smallfiles]`...),
-//! read only when the spec's `kind` selects it.
+//! The workload kinds, one file each: `fileio` (with sysbench mode), small-file writers
+//! (`smallfiles`), a file-server operation mix (`fileserver`) and group commit on a shared log
+//! (`grouplog`). Each file holds the kind's settings table (one [`def::SettingDef`] row per
+//! setting, `common.rs` for the shared ones) and its [`def::KindDef`]: its rows, its checks,
+//! its one-line description, its durable operation and what its failures advise. Each kind
+//! beyond fileio is a table of the spec (`[smallfiles]`...), read only when the spec's `kind`
+//! selects it.
 
 pub mod common;
 pub mod def;
@@ -14,11 +17,6 @@ pub use fileio::FileioMode;
 pub use fileserver::FileserverSpec;
 pub use grouplog::{GrouplogSpec, MAX_DELAY_US, Strategy};
 pub use smallfiles::{FileSync, SmallfilesSpec};
-
-pub(super) use fileio::describe as describe_fileio;
-pub(super) use fileserver::describe as describe_fileserver;
-pub(super) use grouplog::describe as describe_grouplog;
-pub(super) use smallfiles::describe as describe_smallfiles;
 
 use super::{SpecError, WorkloadKind, WorkloadSpec};
 use def::{KindDef, SettingDef};
@@ -47,15 +45,11 @@ pub fn all_settings() -> Vec<&'static SettingDef> {
     out
 }
 
-/// Problems of the kind-specific parts of `spec`.
+/// Problems of the kind-specific parts of `spec` (the kind's own checks; the imported kind
+/// is refused whole by `WorkloadSpec::problems` before this is reached).
 pub(in crate::spec) fn kind_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
-    match spec.kind {
-        WorkloadKind::Fileio => fileio::problems(spec, errs),
-        WorkloadKind::Smallfiles => smallfiles::problems(spec, errs),
-        WorkloadKind::Fileserver => fileserver::problems(spec, errs),
-        WorkloadKind::Grouplog => grouplog::problems(spec, errs),
-        // Refused whole by `WorkloadSpec::problems` before this is reached.
-        WorkloadKind::Fio => {}
+    if let Some(table) = kind_def(spec.kind) {
+        (table.problems)(spec, errs);
     }
 }
 

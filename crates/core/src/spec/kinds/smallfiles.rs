@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::super::{DurableOp, NoDurableOp};
 use super::super::{
     MAX_BLOCK_SIZE, Setting, SpecError, WorkloadKind, WorkloadSpec, format_size, size, spec_error,
 };
@@ -80,7 +81,7 @@ impl Default for SmallfilesSpec {
 }
 
 /// Problems of a smallfiles spec.
-pub(super) fn problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
+fn problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
     let s = &spec.smallfiles;
     if s.files_per_thread == 0 || s.files_per_thread > 100_000_000 {
         errs.push(spec_error(
@@ -132,7 +133,7 @@ pub(super) fn problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
 }
 
 /// A smallfiles spec in one line ([`WorkloadSpec::describe`]).
-pub(in crate::spec) fn describe(spec: &WorkloadSpec) -> String {
+fn describe(spec: &WorkloadSpec) -> String {
     let s = &spec.smallfiles;
     let mut extras = Vec::new();
     if s.xattr {
@@ -161,6 +162,15 @@ pub(in crate::spec) fn describe(spec: &WorkloadSpec) -> String {
         if extras.is_empty() { "" } else { ", " },
         extras.join(", ")
     )
+}
+
+/// smallfiles: a file made durable by its own sync (or O_SYNC).
+fn durable_op(spec: &WorkloadSpec) -> Result<DurableOp, NoDurableOp> {
+    match spec.smallfiles.sync {
+        FileSync::Fsync | FileSync::Fdatasync | FileSync::OSync => Ok(DurableOp::File),
+        FileSync::None => Err(NoDurableOp::NoSync),
+        FileSync::Syncfs => Err(NoDurableOp::Syncfs),
+    }
 }
 
 /// `smallfiles.files_per_thread`: files each thread creates.
@@ -284,6 +294,16 @@ pub const DEF: KindDef = KindDef {
         &common::INTERVAL,
         &common::SETTLE,
     ],
+    own_stop: Some("by file count"),
+    workers: &THREADS,
+    fills_disk: (&[&FILES, &FILE_SIZE], Some(&common::THREADS)),
+    makes_inodes: Some((&[&FILES], Some(&common::THREADS))),
+    open_files: &[&common::THREADS],
+    write_unit: None,
+    series_metric: "files_per_sec",
+    problems,
+    describe,
+    durable_op,
 };
 
 /// A smallfiles run's threads, in the kind's own rows.

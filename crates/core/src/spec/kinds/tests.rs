@@ -239,3 +239,13 @@ fn a_flag_set_is_set_by_its_names() {
     let e = set_value(&spec, def, "dsync,fua").unwrap_err();
     assert!(e.to_string().contains("fua"), "{e}");
 }
+
+#[test]
+fn an_optional_setting_is_unset_by_its_row() {
+    let def = &super::common::DURATION;
+    let spec = set_value(&WorkloadSpec::default(), def, "2.5").unwrap();
+    assert_eq!(spec.duration_s, Some(2.5));
+    let spec = crate::spec::unset_value(&spec, def).unwrap();
+    assert_eq!(spec.duration_s, None);
+    assert_eq!(spec, WorkloadSpec::default());
+}
