@@ -401,11 +401,12 @@ fn note_dir_removed(
 /// size, and enough file descriptors for every worker's files (raising the soft limit
 /// to the hard one when that suffices).
 fn preflight(spec: &WorkloadSpec, system: &crate::probe::SystemInfo) -> Result<(), EngineError> {
-    // The size of one direct write: a block (fileio) or a record (grouplog).
-    let (unit, setting) = match spec.kind {
-        crate::spec::WorkloadKind::Grouplog => (spec.grouplog.record_size, Setting::RECORD_SIZE),
-        _ => (spec.block_size, Setting::BLOCK_SIZE),
-    };
+    // The size of one direct write: the kind's write unit (a block, a record).
+    let unit_def = crate::spec::kind_def(spec.kind)
+        .and_then(|t| t.write_unit)
+        .unwrap_or(&crate::spec::kinds::fileio::BLOCK_SIZE);
+    let setting = Setting::Field(unit_def);
+    let unit = spec.u64_at(unit_def.key).unwrap_or(spec.block_size);
     if spec.open_flags.direct
         && let Some(lbs) = system.device.as_ref().and_then(|d| d.logical_block_size)
         && !unit.is_multiple_of(u64::from(lbs))

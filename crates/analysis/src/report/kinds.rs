@@ -49,9 +49,11 @@ pub fn kind_line(r: &RunResult) -> Option<String> {
             .unwrap_or_else(|| "-".into())
     };
     let spec = &r.spec;
-    match spec.kind {
-        WorkloadKind::Fileio => None,
-        WorkloadKind::Grouplog => Some(format!(
+    // Today's kinds have lines of their own (each its reference tool's figures); any other
+    // kind gets the generic one.
+    Some(match spec.kind {
+        WorkloadKind::Fileio => return None,
+        WorkloadKind::Grouplog => format!(
             "{} writers, {} · {} commits/s · {} flushes/commit (device {}) · commit p50 {} p99 {}",
             spec.threads,
             spec.grouplog.strategy,
@@ -64,7 +66,7 @@ pub fn kind_line(r: &RunResult) -> Option<String> {
             v("commit_p99_us")
                 .map(|u| fmt_ns(u * 1e3))
                 .unwrap_or_else(|| "-".into()),
-        )),
+        ),
         WorkloadKind::Smallfiles => {
             let phases: Vec<String> = r
                 .phases
@@ -76,22 +78,48 @@ pub fn kind_line(r: &RunResult) -> Option<String> {
                 .flushes_per_sync
                 .map(|f| format!(" · {f:.2} flushes/sync"))
                 .unwrap_or_default();
-            Some(format!(
+            format!(
                 "{} threads, sync {} · {}{flushes}",
                 spec.threads,
                 spec.smallfiles.sync.as_str(),
                 phases.join(" · ")
-            ))
+            )
         }
-        WorkloadKind::Fileserver => Some(format!(
+        WorkloadKind::Fileserver => format!(
             "{} clients · {} MB/s · {} ops/s · max latency {} ms",
             spec.threads,
             f("io_mb_per_sec", 2),
             f("ops_per_sec", 0),
             f("op_max_ms", 3),
-        )),
-        WorkloadKind::Fio => Some(super::imported::imported_line(r)),
-    }
+        ),
+        WorkloadKind::Fio => super::imported::imported_line(r),
+        #[allow(unreachable_patterns)]
+        _ => generic_line(r),
+    })
+}
+
+/// The line of a kind with none of its own: its workers, the figure its series are
+/// summarised by, and the sync and durable-operation tails.
+fn generic_line(r: &RunResult) -> String {
+    let spec = &r.spec;
+    let table = crate::spec::kind_def(spec.kind);
+    let workers = table.map_or("threads", |t| t.workers.unit);
+    let metric = table.map_or("iops", |t| t.series_metric);
+    let us = |key: &str| {
+        crate::analysis::run_value(key, r)
+            .map(|u| fmt_ns(u * 1e3))
+            .unwrap_or_else(|| "-".into())
+    };
+    let per_sec = crate::analysis::run_value(metric, r)
+        .map(|x| format!("{x:.0}"))
+        .unwrap_or_else(|| "-".into());
+    format!(
+        "{} {workers} · {per_sec} {} · sync p99 {} · durable p99 {}",
+        spec.threads,
+        metric.replace('_', " ").replace(" per sec", "/s"),
+        us("sync_p99_us"),
+        us("durable_p99_us"),
+    )
 }
 
 /// The dbench-style closing figures of a fileserver run.
@@ -331,4 +359,29 @@ pub fn kind_json(r: &RunResult) -> serde_json::Value {
         "sysbench": sysbench,
         "fileserver": fileserver,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A kind with no line of its own reads as its workers, its series figure and its
+    /// sync and durable tails (here on a fileio run's figures).
+    #[test]
+    fn the_generic_line_names_workers_figure_and_tails() {
+        let spec = crate::spec::WorkloadSpec {
+            threads: 3,
+            requests: Some(60),
+            ..Default::default()
+        };
+        let r = crate::engine::fake_run(1, vec![1000], vec![250_000], &spec, Default::default())
+            .unwrap();
+        let line = generic_line(&r);
+        assert!(line.starts_with("3 threads · "), "{line}");
+        assert!(
+            line.contains(" iops · sync p99 ") && line.contains("durable p99"),
+            "{line}"
+        );
+        assert!(!line.contains(" - "), "every figure is known: {line}");
+    }
 }

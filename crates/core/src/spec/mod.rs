@@ -46,36 +46,46 @@ pub use watch::{MAX_WHY_CHARS, WATCHABLE, Watch, check_watch};
 
 use serde::{Deserialize, Serialize};
 
-/// The kinds of workload the engine runs.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum WorkloadKind {
-    /// N threads pwrite a file (or shared files) and sync every N writes: fio / sysbench fileio.
-    #[default]
-    Fileio,
-    /// Each thread creates small files in its own directory and syncs them: fs_mark.
-    Smallfiles,
-    /// N clients replay a file-server operation mix in their own trees: dbench-like.
-    Fileserver,
-    /// N writers append records to one shared log with a group-commit strategy.
-    Grouplog,
-    /// Imported from fio's JSON output: fio measured it, fsynclab does not run it (a fio
-    /// job file runs through `run --fio-job`, as a kind fsynclab has).
-    Fio,
+macro_rules! workload_kind {
+    ($($variant:ident $module:ident $doc:literal [$($table:ident)?]),* $(,)?) => {
+        /// The kinds of workload: every kind of the registry ([`for_each_kind!`](crate::for_each_kind)),
+        /// then `fio`, imported.
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+        #[serde(rename_all = "lowercase")]
+        pub enum WorkloadKind {
+            /// N threads pwrite a file (or shared files) and sync every N writes: fio / sysbench fileio.
+            #[default]
+            Fileio,
+            $(
+                #[doc = $doc]
+                $variant,
+            )*
+            /// Imported from fio's JSON output: fio measured it, fsynclab does not run it (a fio
+            /// job file runs through `run --fio-job`, as a kind fsynclab has).
+            Fio,
+        }
+
+        impl WorkloadKind {
+            /// The name used on the command line, in presets and in the store.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    WorkloadKind::Fileio => "fileio",
+                    $(WorkloadKind::$variant => stringify!($module),)*
+                    WorkloadKind::Fio => "fio",
+                }
+            }
+        }
+    };
 }
+// fileio is the default and written out above; the registry's other kinds follow it.
+macro_rules! workload_kind_but_fileio {
+    (Fileio fileio $doc:literal [], $($rest:tt)*) => {
+        workload_kind! { $($rest)* }
+    };
+}
+crate::for_each_kind!(workload_kind_but_fileio);
 
 impl WorkloadKind {
-    /// The name used on the command line, in presets and in the store.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            WorkloadKind::Fileio => "fileio",
-            WorkloadKind::Smallfiles => "smallfiles",
-            WorkloadKind::Fileserver => "fileserver",
-            WorkloadKind::Grouplog => "grouplog",
-            WorkloadKind::Fio => "fio",
-        }
-    }
-
     /// Whether fsynclab's engine runs this kind (every kind but `fio`, which is imported).
     pub fn is_runnable(self) -> bool {
         self != WorkloadKind::Fio
@@ -87,14 +97,15 @@ impl std::str::FromStr for WorkloadKind {
     fn from_str(s: &str) -> Result<Self, String> {
         // `fio` is a stored kind, never a runnable one: refused here with the way to run fio
         // work, so `--kind fio` says what to do instead of naming the kinds alone.
-        let kind = parse_name(s, "fileio, smallfiles, fileserver, grouplog")?;
+        let names: Vec<&str> = KINDS.iter().map(|k| k.kind.as_str()).collect();
+        let kind = parse_name(s, &names.join(", "))?;
         if kind == WorkloadKind::Fio {
-            return Err(
+            let (last, rest) = names.split_last().unwrap_or((&"fileio", &[]));
+            return Err(format!(
                 "fio is the kind of runs imported from fio's JSON, not one fsynclab \
-                 runs; to run a fio job file, give it as a fio job file, or choose fileio, \
-                 smallfiles, fileserver or grouplog"
-                    .into(),
-            );
+                 runs; to run a fio job file, give it as a fio job file, or choose {} or {last}",
+                rest.join(", ")
+            ));
         }
         Ok(kind)
     }
@@ -234,117 +245,122 @@ impl OpenFlags {
     }
 }
 
-/// One workload, complete: everything the engine needs besides the target directory.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct WorkloadSpec {
-    /// Workload kind.
-    pub kind: WorkloadKind,
-    /// Worker threads.
-    pub threads: u32,
-    /// Bytes per write: 512 or more (a multiple of 512 with O_DIRECT).
-    #[serde(with = "size::serde_size")]
-    pub block_size: u64,
-    /// Size of each test file.
-    #[serde(with = "size::serde_size")]
-    pub file_size: u64,
-    /// Bytes each thread writes before it stops (fio `io_size`); default the file size.
-    /// Ignored when `duration_s` or `requests` is set.
-    #[serde(with = "size::serde_opt_size")]
-    pub io_size: Option<u64>,
-    /// Stop after this many seconds instead (time based; files are rewritten in passes).
-    pub duration_s: Option<f64>,
-    /// Stop after this many writes in total, shared by all threads; in sysbench mode, this
-    /// many events (writes + periodic fsyncs), as sysbench `--max-requests`/`--events`.
-    pub requests: Option<u64>,
-    /// Block order.
-    pub pattern: Pattern,
-    /// Sync call.
-    pub sync: SyncMethod,
-    /// Writes between two sync calls, per thread (fio `fsync=N`).
-    pub sync_every: u32,
-    /// Open flags.
-    pub open_flags: OpenFlags,
-    /// One more sync per file when a thread finishes (fio `end_fsync`), timed as a sync.
-    pub final_sync: bool,
-    /// File preparation.
-    pub prepare: Prepare,
-    /// `None`: one file per thread (fio). `Some(n)`: n files shared by all threads; every
-    /// thread writes blocks of all n files, as sysbench `--file-num` does.
-    pub shared_files: Option<u32>,
-    /// Seed of the random block order.
-    pub seed: u64,
-    /// Interval sample length in ms.
-    pub interval_ms: u64,
-    /// `fileio` only: fio-style or sysbench-style request and sync counting.
-    pub mode: FileioMode,
-    /// `smallfiles` parameters.
-    pub smallfiles: SmallfilesSpec,
-    /// `fileserver` parameters (`threads` is the number of clients).
-    pub fileserver: FileserverSpec,
-    /// `grouplog` parameters (`threads` is the number of writers, `sync` the flush call).
-    pub grouplog: GrouplogSpec,
-    /// Settle after preparing: `syncfs` the target, then wait until the device's in-flight
-    /// requests and the page cache's dirty and writeback pages are zero or steady, so the
-    /// fill's writeback and journal work do not run into the timed part (sysbench prepares
-    /// in a separate process, seconds earlier). On by default for presets.
-    pub settle: bool,
-    /// Seconds of warm-up at the start of the timed part (fio `ramp_time`, dbench's
-    /// warm-up): run but left out of the stored figures and histograms, kept (flagged) in
-    /// the timeline. The stop rule counts from its end. fileio and fileserver only.
-    pub warmup_s: Option<f64>,
-    /// `fileio`: synchronous calls or io_uring (fio `ioengine`).
-    #[serde(skip_serializing_if = "ioengine::is_default")]
-    pub ioengine: IoEngine,
-    /// io_uring: requests in flight per thread, writes and syncs together (fio `iodepth`).
-    #[serde(default = "ioengine::one", skip_serializing_if = "ioengine::is_one")]
-    pub iodepth: u32,
-    /// io_uring: submit each sync linked (`IOSQE_IO_LINK`) behind the write before it, so
-    /// the kernel starts it when that write completes.
-    #[serde(skip_serializing_if = "ioengine::is_default")]
-    pub link_sync: bool,
-    /// io_uring: write from registered buffers (`IORING_OP_WRITE_FIXED`, fio `fixedbufs`).
-    #[serde(skip_serializing_if = "ioengine::is_default")]
-    pub fixedbufs: bool,
-    /// io_uring: whether an unlinked sync waits for the writes before it (`ordered`, the
-    /// default) or goes right behind its write as fio's does (`unordered`).
-    #[serde(skip_serializing_if = "ioengine::is_default")]
-    pub sync_order: SyncOrder,
-}
-
-impl Default for WorkloadSpec {
-    fn default() -> Self {
-        Self {
-            kind: WorkloadKind::Fileio,
-            threads: 1,
-            block_size: 4096,
-            file_size: 64 << 20,
-            io_size: None,
-            duration_s: None,
-            requests: None,
-            pattern: Pattern::Rand,
-            sync: SyncMethod::Fsync,
-            sync_every: 1,
-            open_flags: OpenFlags::default(),
-            final_sync: false,
-            prepare: Prepare::Sparse,
-            shared_files: None,
-            seed: 0x5eed_f5c1,
-            interval_ms: 100,
-            mode: FileioMode::Fio,
-            smallfiles: SmallfilesSpec::default(),
-            fileserver: FileserverSpec::default(),
-            grouplog: GrouplogSpec::default(),
-            settle: false,
-            warmup_s: None,
-            ioengine: IoEngine::Sync,
-            iodepth: 1,
-            link_sync: false,
-            fixedbufs: false,
-            sync_order: SyncOrder::Ordered,
+macro_rules! workload_spec {
+    ($($variant:ident $module:ident $doc:literal [$($table:ident)?]),* $(,)?) => {
+        /// One workload, complete: everything the engine needs besides the target directory.
+        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+        #[serde(default, deny_unknown_fields)]
+        pub struct WorkloadSpec {
+            /// Workload kind.
+            pub kind: WorkloadKind,
+            /// Worker threads.
+            pub threads: u32,
+            /// Bytes per write: 512 or more (a multiple of 512 with O_DIRECT).
+            #[serde(with = "size::serde_size")]
+            pub block_size: u64,
+            /// Size of each test file.
+            #[serde(with = "size::serde_size")]
+            pub file_size: u64,
+            /// Bytes each thread writes before it stops (fio `io_size`); default the file size.
+            /// Ignored when `duration_s` or `requests` is set.
+            #[serde(with = "size::serde_opt_size")]
+            pub io_size: Option<u64>,
+            /// Stop after this many seconds instead (time based; files are rewritten in passes).
+            pub duration_s: Option<f64>,
+            /// Stop after this many writes in total, shared by all threads; in sysbench mode, this
+            /// many events (writes + periodic fsyncs), as sysbench `--max-requests`/`--events`.
+            pub requests: Option<u64>,
+            /// Block order.
+            pub pattern: Pattern,
+            /// Sync call.
+            pub sync: SyncMethod,
+            /// Writes between two sync calls, per thread (fio `fsync=N`).
+            pub sync_every: u32,
+            /// Open flags.
+            pub open_flags: OpenFlags,
+            /// One more sync per file when a thread finishes (fio `end_fsync`), timed as a sync.
+            pub final_sync: bool,
+            /// File preparation.
+            pub prepare: Prepare,
+            /// `None`: one file per thread (fio). `Some(n)`: n files shared by all threads; every
+            /// thread writes blocks of all n files, as sysbench `--file-num` does.
+            pub shared_files: Option<u32>,
+            /// Seed of the random block order.
+            pub seed: u64,
+            /// Interval sample length in ms.
+            pub interval_ms: u64,
+            /// `fileio` only: fio-style or sysbench-style request and sync counting.
+            pub mode: FileioMode,
+            // Each kind's table, from the registry (`[workload.<kind>]`).
+            $($(
+                #[doc = concat!(
+                    "`", stringify!($table), "` parameters: the kind's table (`[workload.",
+                    stringify!($table), "]`), read only by a run of that kind."
+                )]
+                pub $table: kinds::$table::Table,
+            )?)*
+            /// Settle after preparing: `syncfs` the target, then wait until the device's in-flight
+            /// requests and the page cache's dirty and writeback pages are zero or steady, so the
+            /// fill's writeback and journal work do not run into the timed part (sysbench prepares
+            /// in a separate process, seconds earlier). On by default for presets.
+            pub settle: bool,
+            /// Seconds of warm-up at the start of the timed part (fio `ramp_time`, dbench's
+            /// warm-up): run but left out of the stored figures and histograms, kept (flagged) in
+            /// the timeline. The stop rule counts from its end. fileio and fileserver only.
+            pub warmup_s: Option<f64>,
+            /// `fileio`: synchronous calls or io_uring (fio `ioengine`).
+            #[serde(skip_serializing_if = "ioengine::is_default")]
+            pub ioengine: IoEngine,
+            /// io_uring: requests in flight per thread, writes and syncs together (fio `iodepth`).
+            #[serde(default = "ioengine::one", skip_serializing_if = "ioengine::is_one")]
+            pub iodepth: u32,
+            /// io_uring: submit each sync linked (`IOSQE_IO_LINK`) behind the write before it, so
+            /// the kernel starts it when that write completes.
+            #[serde(skip_serializing_if = "ioengine::is_default")]
+            pub link_sync: bool,
+            /// io_uring: write from registered buffers (`IORING_OP_WRITE_FIXED`, fio `fixedbufs`).
+            #[serde(skip_serializing_if = "ioengine::is_default")]
+            pub fixedbufs: bool,
+            /// io_uring: whether an unlinked sync waits for the writes before it (`ordered`, the
+            /// default) or goes right behind its write as fio's does (`unordered`).
+            #[serde(skip_serializing_if = "ioengine::is_default")]
+            pub sync_order: SyncOrder,
         }
-    }
+
+        impl Default for WorkloadSpec {
+            fn default() -> Self {
+                Self {
+                    kind: WorkloadKind::Fileio,
+                    threads: 1,
+                    block_size: 4096,
+                    file_size: 64 << 20,
+                    io_size: None,
+                    duration_s: None,
+                    requests: None,
+                    pattern: Pattern::Rand,
+                    sync: SyncMethod::Fsync,
+                    sync_every: 1,
+                    open_flags: OpenFlags::default(),
+                    final_sync: false,
+                    prepare: Prepare::Sparse,
+                    shared_files: None,
+                    seed: 0x5eed_f5c1,
+                    interval_ms: 100,
+                    mode: FileioMode::Fio,
+                    $($($table: kinds::$table::Table::default(),)?)*
+                    settle: false,
+                    warmup_s: None,
+                    ioengine: IoEngine::Sync,
+                    iodepth: 1,
+                    link_sync: false,
+                    fixedbufs: false,
+                    sync_order: SyncOrder::Ordered,
+                }
+            }
+        }
+    };
 }
+crate::for_each_kind!(workload_spec);
 
 /// How a run ends.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -405,6 +421,13 @@ pub const MAX_WARMUP_S: f64 = 3600.0;
 pub const MAX_REQUESTS: u64 = 1_000_000_000_000;
 
 impl WorkloadSpec {
+    /// The whole number at a row's dotted key (`grouplog.record_size`), if it is one.
+    pub fn u64_at(&self, key: &str) -> Option<u64> {
+        let json = serde_json::to_value(self).ok()?;
+        json.pointer(&format!("/{}", key.replace('.', "/")))?
+            .as_u64()
+    }
+
     /// Bytes each thread writes under the byte-count stop rule.
     pub fn io_size_per_thread(&self) -> u64 {
         self.io_size.unwrap_or(self.file_size)

@@ -26,11 +26,8 @@ mod fake;
 #[cfg(any(test, feature = "test-support"))]
 mod fake_ring;
 mod file;
-mod fileio;
-mod fileserver;
 mod fileserver_mix;
 mod gate;
-mod grouplog;
 mod harness;
 mod kind;
 mod offsets;
@@ -39,7 +36,6 @@ mod runner;
 mod sampler;
 mod scratch;
 mod settle;
-mod smallfiles;
 mod sysbench;
 mod target;
 mod target_error;
@@ -144,41 +140,36 @@ fn run_in_target<B: Backend>(
     Ok(result)
 }
 
-/// The registry of workload kinds: runs `spec` in `scratch` with the [`kind::Kind`]
-/// implementation of `spec.kind`. Adding a kind adds one arm here (and its `mod` line).
-fn run_kind<B: Backend>(
-    backend: &B,
-    spec: &WorkloadSpec,
-    ctx: &RunContext,
-    scratch: &mut ScratchDir,
-    events: &Sender<EngineEvent>,
-    cancel: &CancelToken,
-) -> Result<RunResult, EngineError> {
-    use fileio::Fileio;
-    use fileserver::Fileserver;
-    use grouplog::Grouplog;
-    use smallfiles::Smallfiles;
-    match spec.kind {
-        WorkloadKind::Fileio => {
-            run_in_scratch::<Fileio, B>(backend, spec, ctx, scratch, events, cancel)
+// The registry of workload kinds (`fsynclab_core::for_each_kind!`): each kind's `mod` line
+// and its arm of `run_kind`, so a kind is registered by its one line there.
+macro_rules! engine_kinds {
+    ($($variant:ident $module:ident $doc:literal [$($table:ident)?]),* $(,)?) => {
+        $(mod $module;)*
+
+        /// Runs `spec` in `scratch` with the [`kind::Kind`] implementation of `spec.kind`.
+        fn run_kind<B: Backend>(
+            backend: &B,
+            spec: &WorkloadSpec,
+            ctx: &RunContext,
+            scratch: &mut ScratchDir,
+            events: &Sender<EngineEvent>,
+            cancel: &CancelToken,
+        ) -> Result<RunResult, EngineError> {
+            match spec.kind {
+                $(WorkloadKind::$variant => {
+                    run_in_scratch::<$module::$variant, B>(backend, spec, ctx, scratch, events, cancel)
+                })*
+                // Imported from fio: there is nothing to run. validate() refuses it first;
+                // this arm keeps the registry total should a caller skip validation.
+                WorkloadKind::Fio => Err(match spec.validate() {
+                    Err(e) => EngineError::Spec(e),
+                    Ok(()) => EngineError::Internal(crate::metrics::Bug::ImportedSpecRan),
+                }),
+            }
         }
-        WorkloadKind::Grouplog => {
-            run_in_scratch::<Grouplog, B>(backend, spec, ctx, scratch, events, cancel)
-        }
-        WorkloadKind::Fileserver => {
-            run_in_scratch::<Fileserver, B>(backend, spec, ctx, scratch, events, cancel)
-        }
-        WorkloadKind::Smallfiles => {
-            run_in_scratch::<Smallfiles, B>(backend, spec, ctx, scratch, events, cancel)
-        }
-        // Imported from fio: there is nothing to run. validate() refuses it first; this
-        // arm keeps the registry total should a caller skip validation.
-        WorkloadKind::Fio => Err(match spec.validate() {
-            Err(e) => EngineError::Spec(e),
-            Ok(()) => EngineError::Internal(crate::metrics::Bug::ImportedSpecRan),
-        }),
-    }
+    };
 }
+fsynclab_core::for_each_kind!(engine_kinds);
 
 #[cfg(any(test, feature = "test-support"))]
 /// A complete [`RunResult`] from the scripted fake (for tests and examples): a run with

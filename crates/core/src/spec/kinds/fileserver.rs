@@ -17,6 +17,9 @@ pub struct FileserverSpec {
     pub files_per_client: u32,
 }
 
+/// The kind's table of the spec (`[workload.fileserver]`).
+pub type Table = FileserverSpec;
+
 impl Default for FileserverSpec {
     fn default() -> Self {
         Self {

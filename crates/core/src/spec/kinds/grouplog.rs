@@ -131,6 +131,9 @@ pub struct GrouplogSpec {
     pub log_size: u64,
 }
 
+/// The kind's table of the spec (`[workload.grouplog]`).
+pub type Table = GrouplogSpec;
+
 impl Default for GrouplogSpec {
     fn default() -> Self {
         Self {

@@ -21,13 +21,32 @@ pub use smallfiles::{FileSync, SmallfilesSpec};
 use super::{SpecError, WorkloadKind, WorkloadSpec};
 use def::{KindDef, SettingDef};
 
-/// Every kind fsynclab runs, in the order the front ends list them.
-pub static KINDS: &[&KindDef] = &[
-    &fileio::DEF,
-    &smallfiles::DEF,
-    &fileserver::DEF,
-    &grouplog::DEF,
-];
+/// The registry of the kinds fsynclab runs, one line each, in the order the front ends list
+/// them: `Variant module "what it runs" [its table of the spec, if it has one]`. It calls
+/// `$then!` with the list; from it come [`WorkloadKind`](super::WorkloadKind)'s variants and
+/// names, [`KINDS`], the kinds' tables in [`WorkloadSpec`] and, in the engine, each kind's
+/// `mod` line and its arm of `run_kind`. A kind's module `spec/kinds/<module>.rs` has its
+/// `DEF` (and `Table`, when it has one); the engine's `engine/<module>.rs` has `impl Kind for
+/// <Variant>`.
+#[macro_export]
+macro_rules! for_each_kind {
+    ($then:ident) => {
+        $then! {
+            Fileio fileio "N threads pwrite a file (or shared files) and sync every N writes: fio / sysbench fileio." [],
+            Smallfiles smallfiles "Each thread creates small files in its own directory and syncs them: fs_mark." [smallfiles],
+            Fileserver fileserver "N clients replay a file-server operation mix in their own trees: dbench-like." [fileserver],
+            Grouplog grouplog "N writers append records to one shared log with a group-commit strategy." [grouplog],
+        }
+    };
+}
+
+macro_rules! kinds_list {
+    ($($variant:ident $module:ident $doc:literal [$($table:ident)?]),* $(,)?) => {
+        /// Every kind fsynclab runs, in the order the front ends list them.
+        pub static KINDS: &[&KindDef] = &[$(&$module::DEF),*];
+    };
+}
+crate::for_each_kind!(kinds_list);
 
 /// The settings table of `kind` (`None` for `fio`, which is imported, not run).
 pub fn kind_def(kind: WorkloadKind) -> Option<&'static KindDef> {

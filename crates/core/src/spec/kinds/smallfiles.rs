@@ -67,6 +67,9 @@ pub struct SmallfilesSpec {
     pub unlink: bool,
 }
 
+/// The kind's table of the spec (`[workload.smallfiles]`).
+pub type Table = SmallfilesSpec;
+
 impl Default for SmallfilesSpec {
     fn default() -> Self {
         Self {
