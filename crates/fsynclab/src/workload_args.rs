@@ -13,16 +13,20 @@ use fsynclab::spec::{self, KINDS, KindDef, Setting, SettingDef, Ty, WorkloadKind
 /// Flags of table rows that `run` declares by hand: `--settle` comes with `--no-settle`.
 const BY_HAND: [&str; 1] = ["settle"];
 
-/// The order of the headings the generated flags sit under (`run --help` reads by kind).
-const HEADING_ORDER: [&str; 7] = [
-    "Workload",
-    "fileio",
-    "sysbench mode",
-    "grouplog",
-    "fileserver",
-    "smallfiles",
-    "Run control",
-];
+/// The order of the headings the generated flags sit under (`run --help` reads by kind):
+/// the workload's, fileio's and its sysbench mode's, then every other kind's in the
+/// registry's order, then the run control's.
+pub fn heading_order() -> Vec<&'static str> {
+    let kinds = KINDS
+        .iter()
+        .map(|k| k.kind.as_str())
+        .filter(|k| *k != "fileio");
+    ["Workload", "fileio", "sysbench mode"]
+        .into_iter()
+        .chain(kinds)
+        .chain(["Run control"])
+        .collect()
+}
 
 /// The workload flags given, in the order of [`flag_rows`].
 #[derive(Clone, Debug, Default)]
@@ -44,8 +48,8 @@ pub fn flag_rows() -> Vec<&'static SettingDef> {
         }
         rows.push(def);
     }
-    let rank = |d: &&SettingDef| HEADING_ORDER.iter().position(|h| *h == d.heading);
-    rows.sort_by_key(rank);
+    let order = heading_order();
+    rows.sort_by_key(|d| order.iter().position(|h| *h == d.heading));
     rows
 }
 
@@ -78,13 +82,21 @@ fn check(ty: &'static Ty, text: &str) -> Result<String, String> {
     .map(|()| t.to_string())
 }
 
-/// A row's help as `--help` shows it: without the closing full stop, as clap shows doc
-/// comments (an ellipsis stays).
-fn help_of(def: &SettingDef) -> &'static str {
-    match def.help.strip_suffix('.') {
-        Some(h) if !h.ends_with("..") => h,
-        _ => def.help,
+/// A flag's help as `--help` shows it: its row's, with the other rows' that share the flag
+/// and say something else ("grouplog: bytes per record; append: ..."), each without the
+/// closing full stop, as clap shows doc comments (an ellipsis stays).
+fn help_of(def: &SettingDef) -> String {
+    let trim = |h: &'static str| match h.strip_suffix('.') {
+        Some(t) if !t.ends_with("..") => t,
+        _ => h,
+    };
+    let mut helps = vec![trim(def.help)];
+    for other in spec::all_settings() {
+        if other.flag == def.flag && !helps.contains(&trim(other.help)) {
+            helps.push(trim(other.help));
+        }
     }
+    helps.join("; ")
 }
 
 /// A value's name in `--help`: the kind of number (`N`, `SIZE`, `S`), else the flag's
@@ -263,8 +275,9 @@ mod tests {
             let n = rows.iter().filter(|r| r.flag == Some(flag)).count();
             assert_eq!(n, usize::from(!BY_HAND.contains(&flag)), "--{flag}");
         }
+        let order = heading_order();
         for pair in rows.windows(2) {
-            let rank = |d: &SettingDef| HEADING_ORDER.iter().position(|h| *h == d.heading);
+            let rank = |d: &SettingDef| order.iter().position(|h| *h == d.heading);
             assert!(
                 rank(pair[0]) <= rank(pair[1]),
                 "{} before {}",
