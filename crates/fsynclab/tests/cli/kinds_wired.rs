@@ -25,9 +25,15 @@ struct Case {
     described: &'static str,
 }
 
-/// Every kind, by name: the list the tests walk (a name missing here fails
-/// `every_kind_is_listed`).
-const KINDS: [&str; 5] = ["fileio", "smallfiles", "fileserver", "grouplog", "fio"];
+/// Every kind, by name: the registry's and the imported one, the list the tests walk.
+fn kinds() -> Vec<&'static str> {
+    let mut names: Vec<&str> = fsynclab::spec::KINDS
+        .iter()
+        .map(|k| k.kind.as_str())
+        .collect();
+    names.push("fio");
+    names
+}
 
 /// The case of `kind`; `None` for a kind fsynclab does not run (imported results).
 fn case(kind: WorkloadKind) -> Option<Case> {
@@ -91,14 +97,14 @@ fn at<'a>(spec: &'a serde_json::Value, key: &str) -> &'a serde_json::Value {
 
 #[test]
 fn every_kind_is_listed() {
-    for name in KINDS {
+    for name in kinds() {
         assert_eq!(kind(name).as_str(), name);
     }
-    // A kind's name not in KINDS: `fsynclab run --kind` names them all in its refusal.
+    // Every kind the registry has: `fsynclab run --kind` names them all in its refusal.
     let lab = Lab::new();
     let out = lab.cmd().args(["run", "--kind", "nope"]).output().unwrap();
     let said = String::from_utf8_lossy(&out.stderr);
-    for name in KINDS.iter().filter(|n| case(kind(n)).is_some()) {
+    for name in kinds().into_iter().filter(|n| case(kind(n)).is_some()) {
         assert!(said.contains(name), "{name} not offered: {said}");
     }
 }
@@ -106,7 +112,7 @@ fn every_kind_is_listed() {
 #[test]
 fn every_runnable_kind_runs_from_flags_and_its_own_setting() {
     let lab = Lab::new();
-    for name in KINDS {
+    for name in kinds() {
         let Some(c) = case(kind(name)) else { continue };
         let set = format!("{}={}", c.key, c.value);
         let out = lab
@@ -130,7 +136,7 @@ fn every_runnable_kind_runs_from_flags_and_its_own_setting() {
 #[test]
 fn every_runnable_kind_round_trips_through_a_preset_file() {
     let lab = Lab::new();
-    for name in KINDS {
+    for name in kinds() {
         let Some(c) = case(kind(name)) else { continue };
         let (table, field) = match c.key.split_once('.') {
             Some((table, field)) => (format!("[workload.{table}]\n"), field),

@@ -214,7 +214,12 @@ fn rows(kind: WorkloadKind) -> Option<(&'static [&'static str], &'static [&'stat
 fn every_kind_the_window_runs_has_its_rows_and_only_its_rows() {
     let dir = tempfile::tempdir().unwrap();
     let mut h = fileio_form(&dir);
-    for name in ["grouplog", "smallfiles", "fileserver", "fileio", "fio"] {
+    let mut names: Vec<&str> = fsynclab::spec::KINDS
+        .iter()
+        .map(|k| k.kind.as_str())
+        .collect();
+    names.push("fio");
+    for name in names {
         let kind: WorkloadKind = serde_json::from_value(serde_json::json!(name)).unwrap();
         // Imported results are not a kind to run ("fio" in the window is fileio's request
         // counting mode).

@@ -8,10 +8,6 @@
 
 pub mod common;
 pub mod def;
-pub mod fileio;
-pub mod fileserver;
-pub mod grouplog;
-pub mod smallfiles;
 
 pub use fileio::FileioMode;
 pub use fileserver::FileserverSpec;
@@ -42,6 +38,8 @@ macro_rules! for_each_kind {
 
 macro_rules! kinds_list {
     ($($variant:ident $module:ident $doc:literal [$($table:ident)?]),* $(,)?) => {
+        $(pub mod $module;)*
+
         /// Every kind fsynclab runs, in the order the front ends list them.
         pub static KINDS: &[&KindDef] = &[$(&$module::DEF),*];
     };
