@@ -134,16 +134,20 @@ fn show_json_of_an_interrupted_run_has_the_documented_keys() {
 fn run_help_is_grouped_by_kind_and_has_examples() {
     let help = stdout_of(common::bare_cmd().args(["run", "--help"]));
     let mut at = 0;
-    for heading in [
-        "Workload:",
-        "fileio:",
-        "sysbench mode:",
-        "grouplog:",
-        "fileserver:",
-        "smallfiles:",
-        "Run control:",
-        "Output:",
-    ] {
+    // The workload's headings, then each kind's in the registry's order (the window's kind
+    // chooser's), then the run's.
+    let kinds = fsynclab::spec::KINDS
+        .iter()
+        .map(|k| format!("{}:", k.kind.as_str()))
+        .filter(|k| k != "fileio:");
+    let headings: Vec<String> = ["Workload:", "fileio:", "sysbench mode:"]
+        .into_iter()
+        .map(str::to_string)
+        .chain(kinds)
+        .chain(["Run control:".to_string(), "Output:".to_string()])
+        .collect();
+    assert!(headings.len() >= 8, "{headings:?}");
+    for heading in headings {
         let found = help[at..]
             .find(&format!("\n{heading}\n"))
             .unwrap_or_else(|| panic!("no heading {heading} after byte {at}: {help}"));
