@@ -18,7 +18,7 @@ mod suggest;
 mod text;
 mod watch;
 
-pub use kinds::def::{KindDef, Section, SettingDef, Ty};
+pub use kinds::def::{KindDef, KindTable, Section, SettingDef, Ty};
 pub use kinds::{
     FileSync, FileioMode, FileserverSpec, GrouplogSpec, MAX_DELAY_US, SmallfilesSpec, Strategy,
 };
@@ -297,6 +297,7 @@ macro_rules! workload_spec {
                     "`", stringify!($table), "` parameters: the kind's table (`[workload.",
                     stringify!($table), "]`), read only by a run of that kind."
                 )]
+                #[serde(skip_serializing_if = "KindTable::omitted")]
                 pub $table: kinds::$table::Table,
             )?)*
             /// Settle after preparing: `syncfs` the target, then wait until the device's in-flight
@@ -356,6 +357,24 @@ macro_rules! workload_spec {
                     fixedbufs: false,
                     sync_order: SyncOrder::Ordered,
                 }
+            }
+        }
+
+        impl WorkloadSpec {
+            /// The spec as JSON with every kind's table, those the stored form leaves out at
+            /// their defaults too ([`KindTable::omitted`]): what reading a setting by its key
+            /// reads.
+            pub fn full_json(&self) -> serde_json::Value {
+                let mut json = serde_json::to_value(self).unwrap_or_default();
+                if let Some(fields) = json.as_object_mut() {
+                    $($(
+                        if !fields.contains_key(stringify!($table)) {
+                            let table = serde_json::to_value(&self.$table).unwrap_or_default();
+                            fields.insert(stringify!($table).to_string(), table);
+                        }
+                    )?)*
+                }
+                json
             }
         }
     };
@@ -423,7 +442,7 @@ pub const MAX_REQUESTS: u64 = 1_000_000_000_000;
 impl WorkloadSpec {
     /// The whole number at a row's dotted key (`grouplog.record_size`), if it is one.
     pub fn u64_at(&self, key: &str) -> Option<u64> {
-        let json = serde_json::to_value(self).ok()?;
+        let json = self.full_json();
         json.pointer(&format!("/{}", key.replace('.', "/")))?
             .as_u64()
     }

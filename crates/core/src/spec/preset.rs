@@ -353,9 +353,7 @@ fn scalable() -> impl Iterator<Item = &'static super::SettingDef> {
 /// down to whole blocks (at least one), a count to at least 1, a duration as it comes; an
 /// unset optional field stays unset.
 fn scale_fields(spec: &WorkloadSpec, fields: &[String], factor: f64) -> WorkloadSpec {
-    let Ok(mut json) = serde_json::to_value(spec) else {
-        return spec.clone();
-    };
+    let mut json = spec.full_json();
     let bs = spec.block_size.max(1);
     for def in scalable().filter(|d| fields.iter().any(|f| f == d.key)) {
         let pointer = format!("/{}", def.key.replace('.', "/"));

@@ -37,7 +37,7 @@ pub(super) fn has_section(state: &UiState, section: Section) -> bool {
 
 /// The spec's value at a row's dotted key (`None`: unset).
 pub(super) fn value_of(spec: &WorkloadSpec, key: &str) -> Option<serde_json::Value> {
-    let json = serde_json::to_value(spec).ok()?;
+    let json = spec.full_json();
     json.pointer(&format!("/{}", key.replace('.', "/")))
         .filter(|v| !v.is_null())
         .cloned()

@@ -168,3 +168,14 @@ impl KindDef {
         self.settings.iter().copied().find(|d| d.flag == Some(flag))
     }
 }
+
+/// A kind's table of the spec (`[workload.<kind>]`), as the registry puts it in
+/// [`WorkloadSpec`].
+pub trait KindTable: Default + PartialEq {
+    /// Whether the stored JSON leaves the table out: at its defaults, for kinds added since
+    /// specs were first stored, so every spec stored before reads and prints as it did (the
+    /// first kinds' tables are always written: queries read `$.smallfiles.sync`).
+    fn omitted(&self) -> bool {
+        *self == Self::default()
+    }
+}

@@ -20,6 +20,13 @@ pub struct FileserverSpec {
 /// The kind's table of the spec (`[workload.fileserver]`).
 pub type Table = FileserverSpec;
 
+impl super::def::KindTable for FileserverSpec {
+    /// Always written: stored specs have had it from the start.
+    fn omitted(&self) -> bool {
+        false
+    }
+}
+
 impl Default for FileserverSpec {
     fn default() -> Self {
         Self {

@@ -134,6 +134,13 @@ pub struct GrouplogSpec {
 /// The kind's table of the spec (`[workload.grouplog]`).
 pub type Table = GrouplogSpec;
 
+impl super::def::KindTable for GrouplogSpec {
+    /// Always written: stored specs have had it from the start.
+    fn omitted(&self) -> bool {
+        false
+    }
+}
+
 impl Default for GrouplogSpec {
     fn default() -> Self {
         Self {

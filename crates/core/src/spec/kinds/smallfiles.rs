@@ -70,6 +70,13 @@ pub struct SmallfilesSpec {
 /// The kind's table of the spec (`[workload.smallfiles]`).
 pub type Table = SmallfilesSpec;
 
+impl super::def::KindTable for SmallfilesSpec {
+    /// Always written: stored specs have had it from the start.
+    fn omitted(&self) -> bool {
+        false
+    }
+}
+
 impl Default for SmallfilesSpec {
     fn default() -> Self {
         Self {

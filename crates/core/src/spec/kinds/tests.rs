@@ -6,62 +6,13 @@ use super::def::{SettingDef, Ty};
 use super::{KINDS, all_settings};
 use crate::spec::{Setting, WorkloadKind, WorkloadSpec, set_value};
 
-/// Rows with no `Setting` variant of their own (settable, but no message has named them).
-const NEW_ROWS: [&str; 4] = [
-    "seed",
-    "final_sync",
-    "smallfiles.chown",
-    "smallfiles.unlink",
-];
-
 #[test]
-fn every_workload_setting_has_its_row_and_every_row_a_setting() {
+fn every_workload_setting_has_its_row_and_a_unique_stored_name() {
     for s in Setting::all().iter().filter(|s| s.is_workload_field()) {
         let def = s.def().unwrap_or_else(|| panic!("{s:?} has no row"));
         assert_eq!(def.key, s.key(), "{s:?}");
         let wire = serde_json::to_value(s).unwrap();
         assert_eq!(wire.as_str(), Some(def.wire), "{s:?}: stored name");
-    }
-    // The rows library messages name have shorthands; the others are new since.
-    let named = [
-        Setting::THREADS,
-        Setting::CLIENTS,
-        Setting::DURATION,
-        Setting::REQUESTS,
-        Setting::WARMUP,
-        Setting::INTERVAL_MS,
-        Setting::SETTLE,
-        Setting::SYNC,
-        Setting::SYNC_EVERY,
-        Setting::OPEN_FLAGS,
-        Setting::PREPARE,
-        Setting::BLOCK_SIZE,
-        Setting::FILE_SIZE,
-        Setting::IO_SIZE,
-        Setting::SHARED_FILES,
-        Setting::PATTERN,
-        Setting::MODE,
-        Setting::IO_ENGINE,
-        Setting::IO_DEPTH,
-        Setting::LINK_SYNC,
-        Setting::FIXED_BUFS,
-        Setting::SYNC_ORDER,
-        Setting::SMALLFILES_FILES,
-        Setting::SMALLFILES_FILE_SIZE,
-        Setting::SMALLFILES_SYNC,
-        Setting::SMALLFILES_XATTR,
-        Setting::FILES_PER_CLIENT,
-        Setting::RECORD_SIZE,
-        Setting::LOG_SIZE,
-        Setting::STRATEGY,
-    ];
-    for def in all_settings() {
-        let has = named.iter().any(|s| s.wire() == def.wire);
-        assert!(
-            has || NEW_ROWS.contains(&def.key),
-            "{}: no shorthand",
-            def.key
-        );
     }
     let mut wires: Vec<_> = all_settings().iter().map(|d| d.wire).collect();
     let n = wires.len();
@@ -93,13 +44,12 @@ fn every_kind_but_fio_has_a_table_and_each_key_once() {
     assert!(super::kind_def(WorkloadKind::Fio).is_none());
 }
 
-/// The spec's value at a dotted key, as TOML (absent: `None`).
-fn value_at(spec: &WorkloadSpec, key: &str) -> Option<toml::Value> {
-    let mut slot = toml::Value::try_from(spec).unwrap();
-    for part in key.split('.') {
-        slot = slot.get(part)?.clone();
-    }
-    Some(slot)
+/// The spec's value at a dotted key, every kind's table included (absent: `None`).
+fn value_at(spec: &WorkloadSpec, key: &str) -> Option<serde_json::Value> {
+    let json = spec.full_json();
+    json.pointer(&format!("/{}", key.replace('.', "/")))
+        .filter(|v| !v.is_null())
+        .cloned()
 }
 
 #[test]
@@ -143,14 +93,19 @@ fn every_key_is_a_key_of_the_spec_and_its_default_the_specs() {
 fn base(kind: WorkloadKind, def: &SettingDef) -> WorkloadSpec {
     let mut spec = WorkloadSpec {
         kind,
-        block_size: 512,
         ..WorkloadSpec::default()
     };
-    spec.grouplog.record_size = 1;
+    // The smallest write, so every size above it fits (a file, a log, a segment).
+    if let Some(unit) = super::kind_def(kind).and_then(|t| t.write_unit)
+        && let Ty::Size { min, .. } = unit.ty
+    {
+        spec = set_value(&spec, unit, &min.to_string()).unwrap();
+    }
     if def.section == super::def::Section::Engine {
         spec.ioengine = crate::spec::IoEngine::IoUring;
     }
-    if def.key != "requests" && kind != WorkloadKind::Fileio && kind != WorkloadKind::Smallfiles {
+    let own_stop = super::kind_def(kind).is_some_and(|t| t.own_stop.is_some());
+    if def.key != "requests" && !own_stop {
         spec.duration_s = Some(1.0);
     }
     if def.key == "requests" {
