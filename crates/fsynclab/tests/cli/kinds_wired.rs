@@ -71,6 +71,15 @@ fn case(kind: WorkloadKind) -> Option<Case> {
             stored: json!(8192),
             described: "8k records",
         }),
+        WorkloadKind::Append => Some(Case {
+            // 4k records in 8k segments: a segment switch every second record.
+            flags: &["--threads", "2", "--requests", "40", "--sync-every", "4"],
+            preset_stop: "requests = 40",
+            key: "append.segment_size",
+            value: "8192",
+            stored: json!(8192),
+            described: "8k segments",
+        }),
         WorkloadKind::Fio => None,
     }
 }

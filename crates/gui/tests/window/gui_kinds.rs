@@ -113,6 +113,52 @@ fn a_grouplog_run_from_the_window_shows_its_group_commit_figures() {
     assert_eq!(std::fs::read_dir(target.path()).unwrap().count(), 0);
 }
 
+/// An append run set up by clicking: the kind, its segment size typed into its own row,
+/// a stop rule chosen; it runs, stores its figures and switches segments.
+#[test]
+fn an_append_run_from_the_window_switches_segments() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = tempfile::tempdir().unwrap();
+    let state = UiState {
+        preset: None,
+        spec: WorkloadSpec::default(),
+        target: target.path().display().to_string(),
+        ..UiState::default()
+    };
+    let mut h = harness(&dir, state);
+    h.run_steps(3);
+    h.get_by_label("append").click();
+    h.run_steps(3);
+    assert_eq!(h.state().state.spec.kind, WorkloadKind::Append);
+    retype(&mut h, "Segment size", "16k");
+    assert_eq!(h.state().state.spec.append.segment_size, 16 << 10);
+    h.get_by_label("by requests").click();
+    h.run_steps(3);
+    let spec = &h.state().state.spec;
+    assert!(
+        spec.requests.is_some() && spec.validate().is_ok(),
+        "{spec:?}"
+    );
+    h.get_by_label("Start run").click();
+    step_until(&mut h, "the append run", Duration::from_secs(60), |h| {
+        h.state()
+            .runner
+            .live
+            .results
+            .first()
+            .is_some_and(|r| r.status == fsynclab::metrics::RunStatus::Finished)
+    });
+    let r = &h.state().runner.live.results[0];
+    assert_eq!(r.spec.kind, WorkloadKind::Append);
+    let rotations = r
+        .ops
+        .iter()
+        .find(|o| o.op == "rotate")
+        .map_or(0, |o| o.count);
+    assert!(rotations > 0, "no segment switch: {:?}", r.ops);
+    assert_eq!(std::fs::read_dir(target.path()).unwrap().count(), 0);
+}
+
 #[test]
 fn a_preset_series_runs_every_variant_from_the_window() {
     let dir = tempfile::tempdir().unwrap();
@@ -205,6 +251,10 @@ fn rows(kind: WorkloadKind) -> Option<(&'static [&'static str], &'static [&'stat
         WorkloadKind::Grouplog => Some((
             &["Record size", "Log size", "Strategy"],
             &["Block size", "Files per client"],
+        )),
+        WorkloadKind::Append => Some((
+            &["Writers", "Record size", "Segment size", "Sync every"],
+            &["Block size", "Log size", "Files per client"],
         )),
         WorkloadKind::Fio => None,
     }

@@ -32,6 +32,7 @@ macro_rules! for_each_kind {
             Smallfiles smallfiles "Each thread creates small files in its own directory and syncs them: fs_mark." [smallfiles],
             Fileserver fileserver "N clients replay a file-server operation mix in their own trees: dbench-like." [fileserver],
             Grouplog grouplog "N writers append records to one shared log with a group-commit strategy." [grouplog],
+            Append append "Each writer appends records to its own log and syncs every N: a write-ahead log." [append],
         }
     };
 }

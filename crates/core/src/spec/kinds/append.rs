@@ -1,0 +1,211 @@
+//! `append`: each writer appends records to a log of its own and syncs every N of them,
+//! starting a new segment file when its log reaches the segment size and removing the one
+//! before — a write-ahead log's shape (etcd's WAL, PostgreSQL's segments). Its settings,
+//! checks and description.
+
+use serde::{Deserialize, Serialize};
+
+use super::super::{
+    DurableOp, MAX_BLOCK_SIZE, MAX_FILE_SIZE, NoDurableOp, Setting, SpecError, SyncMethod,
+    WorkloadKind, WorkloadSpec, format_size, size, spec_error,
+};
+use super::common;
+use super::def::{KindDef, Section, SettingDef, Ty};
+
+/// `append`: the record and segment sizes (`threads` is the number of writers, `sync` and
+/// `sync_every` how and how often each makes its records durable).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AppendSpec {
+    /// Bytes per record (one write call each).
+    #[serde(with = "size::serde_size")]
+    pub record_size: u64,
+    /// A writer starts a new segment file when its log would grow past this size.
+    #[serde(with = "size::serde_size")]
+    pub segment_size: u64,
+}
+
+/// The kind's table of the spec (`[workload.append]`); left out of the stored JSON at its
+/// defaults.
+pub type Table = AppendSpec;
+
+impl super::def::KindTable for AppendSpec {}
+
+impl Default for AppendSpec {
+    fn default() -> Self {
+        Self {
+            record_size: 4096,
+            segment_size: 64 << 20,
+        }
+    }
+}
+
+/// `append.record_size`: bytes per record.
+pub const RECORD_SIZE: SettingDef = SettingDef {
+    key: "append.record_size",
+    wire: "append.record_size",
+    ty: Ty::Size {
+        min: 1,
+        max: MAX_BLOCK_SIZE,
+    },
+    default: "4k",
+    unit: "",
+    help: "append: bytes per record, one write each.",
+    flag: Some("record-size"),
+    label: "Record size",
+    heading: "append",
+    section: Section::Kind,
+    scale: false,
+    fio: None,
+};
+
+/// `append.segment_size`: the size at which a writer starts a new segment.
+pub const SEGMENT_SIZE: SettingDef = SettingDef {
+    key: "append.segment_size",
+    wire: "append.segment_size",
+    ty: Ty::Size {
+        min: 1,
+        max: MAX_FILE_SIZE,
+    },
+    default: "64M",
+    unit: "",
+    help: "append: a writer starts a new segment file when its log reaches this size.",
+    flag: Some("segment-size"),
+    label: "Segment size",
+    heading: "append",
+    section: Section::Kind,
+    scale: false,
+    fio: None,
+};
+
+/// append: its settings, in the window's order.
+pub const DEF: KindDef = KindDef {
+    kind: WorkloadKind::Append,
+    blurb: "each writer appends records to its own log and syncs every N (a write-ahead log)",
+    settings: &[
+        &common::WRITERS,
+        &RECORD_SIZE,
+        &SEGMENT_SIZE,
+        &common::SYNC,
+        &common::SYNC_EVERY,
+        &common::OPEN_FLAGS,
+        &common::DURATION,
+        &common::REQUESTS,
+        &common::SEED,
+        &common::INTERVAL,
+        &common::SETTLE,
+    ],
+    own_stop: None,
+    workers: &common::WRITERS,
+    fills_disk: (&[&SEGMENT_SIZE, &common::WRITERS], None),
+    makes_inodes: None,
+    open_files: &[&common::WRITERS],
+    write_unit: Some(&RECORD_SIZE),
+    series_metric: "iops",
+    problems,
+    describe,
+    durable_op,
+};
+
+/// Problems of an append spec the table's ranges cannot say.
+fn problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
+    let a = &spec.append;
+    let record = Setting::Field(&RECORD_SIZE);
+    let segment = Setting::Field(&SEGMENT_SIZE);
+    if a.record_size == 0 || a.record_size > MAX_BLOCK_SIZE {
+        errs.push(spec_error(
+            record,
+            format!("{} per record", format_size(a.record_size)),
+            crate::hint!("use 1 byte to 64M (", record, ")"),
+        ));
+    } else if a.record_size > a.segment_size {
+        errs.push(spec_error(
+            record,
+            format!(
+                "a {} record does not fit in a {} segment",
+                format_size(a.record_size),
+                format_size(a.segment_size)
+            ),
+            crate::hint!("make the segment larger (", segment, ") or the record smaller"),
+        ));
+    }
+    if a.segment_size > MAX_FILE_SIZE {
+        errs.push(spec_error(
+            segment,
+            format!("{} segments", format_size(a.segment_size)),
+            crate::hint!("use at most 64T (", segment, ")"),
+        ));
+    }
+    if spec.open_flags.direct && !a.record_size.is_multiple_of(512) {
+        errs.push(spec_error(
+            record,
+            format!("{} bytes with O_DIRECT", a.record_size),
+            crate::hint!(
+                "O_DIRECT needs a record size that is a multiple of 512 (",
+                (record, "4k"),
+                ")"
+            ),
+        ));
+    }
+    let durable_writes = spec.open_flags.sync || spec.open_flags.dsync;
+    if !durable_writes && matches!(spec.sync, SyncMethod::None | SyncMethod::SyncFileRange) {
+        errs.push(spec_error(
+            Setting::SYNC,
+            format!("{} cannot make a log record durable", spec.sync.as_str()),
+            crate::hint!(
+                "use ",
+                (Setting::SYNC, "fdatasync"),
+                " (or fsync), or open the log with ",
+                (Setting::OPEN_FLAGS, "dsync")
+            ),
+        ));
+    }
+    if spec.duration_s.is_none() && spec.requests.is_none() {
+        errs.push(spec_error(
+            Setting::DURATION,
+            "an append run without a stop rule",
+            crate::hint!(
+                "give ",
+                (Setting::DURATION, "S"),
+                " or ",
+                (Setting::REQUESTS, "N"),
+                " (records in total)"
+            ),
+        ));
+    }
+}
+
+/// An append spec in one line ([`WorkloadSpec::describe`]).
+fn describe(spec: &WorkloadSpec) -> String {
+    let durable = if spec.open_flags.sync || spec.open_flags.dsync {
+        format!("{} each", spec.open_flags.describe())
+    } else {
+        format!("{} every {}", spec.sync.as_str(), spec.sync_every)
+    };
+    format!(
+        "append {} writers, {} records, {} segments, {durable}, {}",
+        spec.threads,
+        format_size(spec.append.record_size),
+        format_size(spec.append.segment_size),
+        spec.describe_stop()
+    )
+}
+
+/// A record made durable by its O_SYNC/O_DSYNC write, or by the sync that covers it.
+fn durable_op(spec: &WorkloadSpec) -> Result<DurableOp, NoDurableOp> {
+    if spec.open_flags.sync || spec.open_flags.dsync {
+        return Ok(DurableOp::Write);
+    }
+    match spec.sync {
+        SyncMethod::None => Err(NoDurableOp::NoSync),
+        SyncMethod::SyncFileRange => Err(NoDurableOp::SyncFileRange),
+        SyncMethod::Fsync | SyncMethod::Fdatasync => {
+            let pending = super::super::pending_starts_per_file(spec);
+            if pending > super::super::MAX_PENDING_STARTS {
+                Err(NoDurableOp::TooManyPending)
+            } else {
+                Ok(DurableOp::WriteThenSync)
+            }
+        }
+    }
+}

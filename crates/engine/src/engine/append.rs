@@ -1,0 +1,287 @@
+//! The `append` kind: each writer appends fixed-size records to a log file of its own
+//! (each write at the log's end, so the file grows and a sync commits its new size too),
+//! syncs every `sync_every` records, and when the next record would pass the segment size
+//! starts a new segment — creates the next file, opens it, removes the one before — as a
+//! write-ahead log does. A segment switch is timed as its own operation (`rotate`). Records
+//! written but not yet synced at the end were never acknowledged: no final sync.
+
+use std::ffi::CString;
+use std::sync::mpsc::Sender;
+
+use super::api::{CancelToken, EngineEvent};
+use super::durable::PendingStarts;
+use super::file::{AlignedBuf, Backend, Clock, DirOps, FileLayout, SyncFile};
+use super::harness::{Counts, PrepareStop, Timed, Worker, WorkerOutput, record_sync, run_worker};
+use super::kind::Kind;
+use super::offsets::mix;
+use super::scratch::{IoSite, ScratchDir, failed_io};
+use super::worker::{WorkerPlan, open_plan_files};
+use crate::metrics::{OpStats, bump};
+use crate::spec::{DurableOp, Prepare, StopRule, SyncMethod, WorkloadSpec, durable_op};
+
+/// The `append` kind.
+pub(crate) struct Append;
+
+/// The two names a writer's segments alternate between (the current one and the next),
+/// made before the gate so a switch formats nothing.
+fn segment_names(thread: u32) -> [String; 2] {
+    [format!("wal-{thread}-a.log"), format!("wal-{thread}-b.log")]
+}
+
+/// An empty segment, grown by the writes.
+fn empty_layout(spec: &WorkloadSpec, thread: u32) -> FileLayout {
+    FileLayout {
+        size_bytes: 0,
+        prepare: Prepare::Empty,
+        fill_write_bytes: 0,
+        seed: spec.seed ^ u64::from(thread),
+    }
+}
+
+impl Kind for Append {
+    type Plan = Vec<WorkerPlan>;
+
+    /// Creates each writer's first segment, empty.
+    fn prepare<B: Backend>(
+        backend: &B,
+        spec: &WorkloadSpec,
+        scratch: &mut ScratchDir,
+        events: &Sender<EngineEvent>,
+        cancel: &CancelToken,
+    ) -> Result<Vec<WorkerPlan>, PrepareStop> {
+        let _ = events.send(EngineEvent::Preparing {
+            files: spec.threads,
+            bytes_per_file: 0,
+        });
+        let dir = scratch.dir().clone();
+        let mut plans = Vec::with_capacity(spec.threads as usize);
+        for thread in 0..spec.threads {
+            let [first, second] = segment_names(thread);
+            let first = scratch.file(&first);
+            let second = scratch.file(&second);
+            if let Err(e) = backend.create(&dir, &first, &empty_layout(spec, thread), cancel) {
+                let site = IoSite {
+                    kind: spec.kind,
+                    dir: &dir,
+                    name: &first,
+                };
+                return Err(PrepareStop::after_io(site, "create", &e, cancel));
+            }
+            plans.push(WorkerPlan {
+                thread,
+                dir: dir.clone(),
+                // The segment it writes first, then the name of the next one.
+                files: vec![first, second],
+                start_block: 0,
+            });
+        }
+        dir.sync();
+        Ok(plans)
+    }
+
+    fn work<B: Backend>(
+        plans: &Vec<WorkerPlan>,
+        backend: &B,
+        spec: &WorkloadSpec,
+        w: Worker<'_>,
+    ) -> WorkerOutput {
+        run_appender(backend, spec, &plans[w.thread as usize], w)
+    }
+
+    fn space_needed(spec: &WorkloadSpec) -> u64 {
+        // The segment being written, and the one being replaced while a switch runs.
+        u64::from(spec.threads).saturating_mul(spec.append.segment_size.saturating_mul(2))
+    }
+
+    fn bytes_per_write(spec: &WorkloadSpec) -> u64 {
+        spec.append.record_size
+    }
+
+    fn expected_writes(spec: &WorkloadSpec) -> Option<u64> {
+        match spec.stop_rule() {
+            StopRule::TotalRequests(n) => Some(n),
+            _ => None,
+        }
+    }
+}
+
+/// What a writer holds from before the gate.
+struct Log<F, D> {
+    file: F,
+    dirops: D,
+    buf: AlignedBuf,
+    durable: PendingStarts,
+    /// The segments' names as C strings (for removing one), indexed as the plan's files.
+    names: [CString; 2],
+    rotate: OpStats,
+}
+
+/// Runs one writer to its stop condition.
+fn run_appender<B: Backend>(
+    backend: &B,
+    spec: &WorkloadSpec,
+    plan: &WorkerPlan,
+    w: Worker<'_>,
+) -> WorkerOutput {
+    let open = || {
+        let first = WorkerPlan {
+            files: vec![plan.files[0].clone()],
+            ..plan.clone()
+        };
+        let file = open_plan_files(backend, spec, &first).map(|mut f| f.remove(0));
+        let names = plan
+            .files
+            .iter()
+            .map(|n| CString::new(n.as_bytes()).unwrap_or_default());
+        let names: Vec<CString> = names.collect();
+        let record = spec.append.record_size as usize;
+        file.map(|file| Log {
+            file,
+            dirops: backend.dir_ops(plan.thread),
+            buf: AlignedBuf::new(record, mix(spec.seed ^ u64::from(plan.thread))),
+            durable: PendingStarts::new(spec, 1),
+            names: [names[0].clone(), names[1].clone()],
+            rotate: OpStats::preallocated("rotate"),
+        })
+    };
+    run_worker(backend, w, open, |log, t| {
+        let counts = append_loop(backend, spec, plan, log, t);
+        let rotate = std::mem::replace(&mut log.rotate, OpStats::new("rotate"));
+        if rotate.count > 0 {
+            t.out.ops = vec![rotate];
+        }
+        counts
+    })
+}
+
+/// Appends records (a sync every `sync_every`) until the stop rule ends it.
+fn append_loop<B: Backend, C: Clock>(
+    backend: &B,
+    spec: &WorkloadSpec,
+    plan: &WorkerPlan,
+    log: &mut Log<B::File, B::Dir>,
+    t: &mut Timed<'_, C>,
+) -> Counts {
+    let record = spec.append.record_size;
+    let segment = spec.append.segment_size;
+    let durable_writes = durable_op(spec) == Ok(DurableOp::Write);
+    let sync_every = if durable_writes || spec.sync == SyncMethod::None {
+        0
+    } else {
+        u64::from(spec.sync_every)
+    };
+    let counted = matches!(spec.stop_rule(), StopRule::TotalRequests(_));
+    let stamp = (u64::from(plan.thread) << 48) ^ mix(spec.seed);
+    let (mut c, mut now) = (Counts::default(), t.start_ns);
+    let (mut offset, mut pending, mut current) = (0u64, 0u64, 0usize);
+    loop {
+        if t.request_denied(now, counted) {
+            break;
+        }
+        if offset.saturating_add(record) > segment {
+            // The segment is full: what it holds must be durable before it is replaced.
+            if pending > 0 && !sync_now(spec, plan, log, t, &mut c, current, &mut pending) {
+                break;
+            }
+            match switch_segment(backend, spec, plan, log, t, current) {
+                Ok(next) => (current, offset) = (next, 0),
+                Err(()) => break,
+            }
+        }
+        log.buf.stamp(offset ^ stamp, c.writes);
+        let t0 = t.clock.now_ns();
+        let written = log.file.write_at(log.buf.as_slice(), offset);
+        let t1 = t.clock.now_ns();
+        if let Err(e) = written {
+            let site = plan.site(spec, &plan.files[current]);
+            t.out.error = Some(failed_io(site, "write", Some(offset), &e));
+            break;
+        }
+        let write_ns = t1.saturating_sub(t0);
+        t.out.write_lat.record(write_ns);
+        t.live.write_buckets.record(write_ns);
+        if durable_writes {
+            t.out.durable_lat.record(write_ns);
+        } else {
+            log.durable.push(0, t0);
+        }
+        bump(&t.live.writes, 1);
+        (c.writes, c.bytes, c.busy_ns) = (c.writes + 1, c.bytes + record, c.busy_ns + write_ns);
+        (offset, pending, now) = (offset + record, pending + 1, t1);
+        if sync_every != 0 && pending >= sync_every {
+            if !sync_now(spec, plan, log, t, &mut c, current, &mut pending) {
+                break;
+            }
+            now = t.clock.now_ns();
+        }
+    }
+    c
+}
+
+/// Syncs the current segment: its pending records become durable. False on an error (in
+/// `t.out.error`).
+fn sync_now<F: SyncFile, D, C: Clock>(
+    spec: &WorkloadSpec,
+    plan: &WorkerPlan,
+    log: &mut Log<F, D>,
+    t: &mut Timed<'_, C>,
+    c: &mut Counts,
+    current: usize,
+    pending: &mut u64,
+) -> bool {
+    let t1 = t.clock.now_ns();
+    let synced = log.file.sync(spec.sync);
+    let t2 = t.clock.now_ns();
+    if let Err(e) = synced {
+        let site = plan.site(spec, &plan.files[current]);
+        t.out.error = Some(failed_io(site, spec.sync.as_str(), None, &e));
+        return false;
+    }
+    log.durable.settle_all(0, t2, &mut t.out.durable_lat);
+    record_sync(&mut t.out.sync_lat, t.live, t2.saturating_sub(t1));
+    c.syncs += 1;
+    c.busy_ns += t2.saturating_sub(t1);
+    *pending = 0;
+    true
+}
+
+/// Starts the next segment: creates it empty, opens it, removes the full one. Returns the
+/// index of the new segment's name; `Err` with the error in `t.out.error`.
+fn switch_segment<B: Backend, C: Clock>(
+    backend: &B,
+    spec: &WorkloadSpec,
+    plan: &WorkerPlan,
+    log: &mut Log<B::File, B::Dir>,
+    t: &mut Timed<'_, C>,
+    current: usize,
+) -> Result<usize, ()> {
+    let next = 1 - current;
+    let t0 = t.clock.now_ns();
+    let layout = empty_layout(spec, plan.thread);
+    let step = backend
+        .create(&plan.dir, &plan.files[next], &layout, &CancelToken::new())
+        .map_err(|e| ("create", e))
+        .and_then(|()| {
+            backend
+                .open(&plan.dir, &plan.files[next], spec.open_flags, plan.thread)
+                .map_err(|e| ("open", e))
+        })
+        .and_then(|file| {
+            log.file = file;
+            let old = &log.names[current];
+            log.dirops.unlink_at(&plan.dir, old).map_err(|e| ("unlink", e))
+        });
+    if let Err((op, e)) = step {
+        let name = if op == "unlink" { current } else { next };
+        let site = plan.site(spec, &plan.files[name]);
+        t.out.error = Some(failed_io(site, op, None, &e));
+        return Err(());
+    }
+    let t1 = t.clock.now_ns();
+    log.rotate.record(t1.saturating_sub(t0), 0);
+    Ok(next)
+}
+
+#[cfg(test)]
+#[path = "append_tests.rs"]
+mod tests;
