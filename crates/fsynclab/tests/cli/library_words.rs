@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 /// Every `.rs` file under `dir`.
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+pub(crate) fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         if path.is_dir() {
@@ -150,14 +150,14 @@ fn is_single_option(text: &str) -> bool {
 }
 
 /// The part of a library file the rule covers: everything before its test module.
-fn library_part(source: &str) -> &str {
+pub(crate) fn library_part(source: &str) -> &str {
     match source.find("\n#[cfg(test)]") {
         Some(end) => &source[..end],
         None => source,
     }
 }
 
-fn is_test_file(path: &Path) -> bool {
+pub(crate) fn is_test_file(path: &Path) -> bool {
     let name = path.file_name().unwrap().to_string_lossy();
     name == "tests.rs"
         || name.ends_with("_tests.rs")

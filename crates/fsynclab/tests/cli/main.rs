@@ -31,6 +31,7 @@ mod desktop_entry;
 mod file_cycles;
 mod fuzz_parsers;
 mod kernel_settings;
+mod kinds_stay_home;
 mod kinds_wired;
 mod library_words;
 mod manifest;
