@@ -170,11 +170,19 @@ fn warmup_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
     }
     // Kinds whose table has no warm-up row have none.
     if super::kind_def(spec.kind).is_some_and(|t| t.setting("warmup_s").is_none()) {
+        let with: Vec<&str> = super::KINDS
+            .iter()
+            .filter(|t| t.setting("warmup_s").is_some())
+            .map(|t| t.kind.as_str())
+            .collect();
         errs.push(spec_error(
             Setting::WARMUP,
-            format!("a warm-up for a {} run", spec.kind.as_str()),
+            format!("a warm-up for this {} run", spec.kind.as_str()),
             crate::hint!(
-                "a warm-up applies to fileio and fileserver runs only; leave out ",
+                format!(
+                    "a warm-up applies to {} runs only; leave out ",
+                    with.join(" and ")
+                ),
                 Setting::WARMUP
             ),
         ));

@@ -143,14 +143,18 @@ fn unknown_key(key: &str) -> SpecError {
 /// Every key `--set` takes, from the settings tables (a flag set by its names:
 /// `open_flags.{sync,dsync,direct}`).
 pub fn settable_keys() -> String {
-    super::all_settings()
-        .iter()
-        .map(|d| match d.ty {
+    let mut keys: Vec<String> = Vec::new();
+    for d in super::all_settings() {
+        let key = match d.ty {
             Ty::FlagSet(names) => format!("{}.{{{}}}", d.key, names.join(",")),
             _ => d.key.to_string(),
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
+        };
+        // A fileserver's clients are its threads: one key.
+        if !keys.contains(&key) {
+            keys.push(key);
+        }
+    }
+    keys.join(", ")
 }
 
 #[cfg(test)]

@@ -36,7 +36,7 @@ fn a_bad_warm_up_exits_2_naming_the_field_and_the_fix() {
     refused(
         &lab,
         &["--kind", "grouplog", "--warmup", "1"],
-        "a warm-up for a grouplog run",
+        "a warm-up for this grouplog run",
     );
     refused(&lab, &["--set", "warmup_s=-2"], "warmup_s: -2 s of warm-up");
     assert!(lab.target_entries().is_empty());
