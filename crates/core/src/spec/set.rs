@@ -22,11 +22,7 @@ pub fn apply_setting(spec: &WorkloadSpec, assignment: &str) -> Result<WorkloadSp
     let key = key.trim();
     let raw = raw.trim();
     let value = parse_scalar(raw);
-    let mut table = toml::Value::try_from(spec).map_err(|e| SpecError {
-        field: Setting::Set,
-        problem: format!("cannot represent the spec: {e}"),
-        fix: "report this as a bug".into(),
-    })?;
+    let mut table = as_table(spec)?;
     let mut slot = &mut table;
     let parts: Vec<&str> = key.split('.').collect();
     for (i, part) in parts.iter().enumerate() {
@@ -97,11 +93,7 @@ pub fn unset_value(
     spec: &WorkloadSpec,
     def: &'static SettingDef,
 ) -> Result<WorkloadSpec, SpecError> {
-    let mut table = toml::Value::try_from(spec).map_err(|e| SpecError {
-        field: Setting::Set,
-        problem: format!("cannot represent the spec: {e}"),
-        fix: "report this as a bug".into(),
-    })?;
+    let mut table = as_table(spec)?;
     let mut slot = &mut table;
     let parts: Vec<&str> = def.key.split('.').collect();
     for part in &parts[..parts.len() - 1] {
@@ -117,6 +109,15 @@ pub fn unset_value(
         field: Setting::Field(def),
         problem: e.message().to_string(),
         fix: "set a value instead".into(),
+    })
+}
+
+/// The spec as a TOML table, as a preset writes it.
+fn as_table(spec: &WorkloadSpec) -> Result<toml::Value, SpecError> {
+    toml::Value::try_from(spec).map_err(|e| SpecError {
+        field: Setting::Set,
+        problem: format!("cannot represent the spec: {e}"),
+        fix: "report this as a bug".into(),
     })
 }
 

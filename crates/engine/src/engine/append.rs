@@ -193,8 +193,7 @@ fn append_loop<B: Backend, C: Clock>(
         let written = log.file.write_at(log.buf.as_slice(), offset);
         let t1 = t.clock.now_ns();
         if let Err(e) = written {
-            let site = plan.site(spec, &plan.files[current]);
-            t.out.error = Some(failed_io(site, "write", Some(offset), &e));
+            fail(t, spec, plan, current, ("write", Some(offset)), &e);
             break;
         }
         let write_ns = t1.saturating_sub(t0);
@@ -233,8 +232,7 @@ fn sync_now<F: SyncFile, D, C: Clock>(
     let synced = log.file.sync(spec.sync);
     let t2 = t.clock.now_ns();
     if let Err(e) = synced {
-        let site = plan.site(spec, &plan.files[current]);
-        t.out.error = Some(failed_io(site, spec.sync.as_str(), None, &e));
+        fail(t, spec, plan, current, (spec.sync.as_str(), None), &e);
         return false;
     }
     log.durable.settle_all(0, t2, &mut t.out.durable_lat);
@@ -273,13 +271,25 @@ fn switch_segment<B: Backend, C: Clock>(
         });
     if let Err((op, e)) = step {
         let name = if op == "unlink" { current } else { next };
-        let site = plan.site(spec, &plan.files[name]);
-        t.out.error = Some(failed_io(site, op, None, &e));
+        fail(t, spec, plan, name, (op, None), &e);
         return Err(());
     }
     let t1 = t.clock.now_ns();
     log.rotate.record(t1.saturating_sub(t0), 0);
     Ok(next)
+}
+
+/// Ends the writer on `e`: `op` (at `offset`) failed on segment `file` of its plan.
+fn fail<C: Clock>(
+    t: &mut Timed<'_, C>,
+    spec: &WorkloadSpec,
+    plan: &WorkerPlan,
+    file: usize,
+    (op, offset): (&str, Option<u64>),
+    e: &std::io::Error,
+) {
+    let site = plan.site(spec, &plan.files[file]);
+    t.out.error = Some(failed_io(site, op, offset, e));
 }
 
 #[cfg(test)]
