@@ -112,10 +112,23 @@ impl SweepSpec {
                         ..e
                     }
                 })?;
-                // A count, size or duration of any kind's table (`grouplog.record_size`).
+                // A count, size or duration of the kind's table (`grouplog.record_size`).
                 let numeric = spec::all_settings()
                     .iter()
                     .any(|d| d.key == self.field && d.ty.is_numeric());
+                let read = spec::kind_def(s.kind).is_none_or(|t| t.setting(&self.field).is_some());
+                if numeric && !read {
+                    return Err(SpecError {
+                        field: Setting::Sweep,
+                        problem: format!(
+                            "'{}' is a setting of {} runs, not of {} runs: every point would be the same run",
+                            self.field,
+                            spec::kinds_with(&self.field).join(" and "),
+                            s.kind.as_str()
+                        ),
+                        fix: "sweep a setting of this run's kind".into(),
+                    });
+                }
                 if !numeric {
                     return Err(SpecError {
                         field: Setting::Sweep,
@@ -288,11 +301,25 @@ mod tests {
             .unwrap();
         let sizes: Vec<u64> = specs.iter().map(|s| s.grouplog.record_size).collect();
         assert_eq!(sizes, [4096, 16384]);
+        let smallfiles = WorkloadSpec {
+            kind: crate::spec::WorkloadKind::Smallfiles,
+            ..Default::default()
+        };
         let files = SweepSpec::parse("smallfiles.files_per_thread=10,20")
             .unwrap()
-            .points(&WorkloadSpec::default())
+            .points(&smallfiles)
             .unwrap();
         assert_eq!(files[1].smallfiles.files_per_thread, 20);
+        // Another kind's setting would make every point the same run: refused.
+        let e = SweepSpec::parse("smallfiles.files_per_thread=10,20")
+            .unwrap()
+            .points(&WorkloadSpec::default())
+            .unwrap_err();
+        assert!(
+            e.problem
+                .contains("a setting of smallfiles runs, not of fileio"),
+            "{e}"
+        );
         let e = SweepSpec::parse("grouplog.strategy=leader,solo")
             .unwrap()
             .specs(&base)

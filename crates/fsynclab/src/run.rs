@@ -218,9 +218,35 @@ pub fn build_spec(args: &RunArgs) -> Result<(WorkloadSpec, Option<String>, Optio
     }
     for setting in &args.settings {
         spec = spec::apply_setting(&spec, setting).map_err(CliError::usage)?;
+        refuse_foreign(&spec, setting)?;
     }
     // Validated once, with the rest of the launch, by `Launch::validate`.
     Ok((spec, preset, scale))
+}
+
+/// A `--set` of a setting the spec's kind never reads is refused, as its flag would be (it
+/// would be silently ignored).
+fn refuse_foreign(spec: &WorkloadSpec, assignment: &str) -> Result<(), CliError> {
+    let key = assignment
+        .split_once('=')
+        .map_or(assignment, |(k, _)| k)
+        .trim();
+    let Some(table) = spec::kind_def(spec.kind) else {
+        return Ok(());
+    };
+    // `open_flags.dsync` sets the row `open_flags`.
+    let row = spec::all_settings()
+        .into_iter()
+        .find(|d| key == d.key || key.starts_with(&format!("{}.", d.key)));
+    match row {
+        Some(d) if table.setting(d.key).is_none() => Err(CliError::usage(anyhow!(
+            "--set {key}: a setting of {} runs, not of {} runs; drop it, or choose the kind \
+             first (--kind, or --set kind=... before it)",
+            spec::kinds_with(d.key).join(" and "),
+            spec.kind.as_str()
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// The launch the arguments describe, validated: every check that needs no database or

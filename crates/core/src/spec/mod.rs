@@ -22,7 +22,7 @@ pub use kinds::def::{KindDef, KindTable, Section, SettingDef, Ty};
 pub use kinds::{
     FileSync, FileioMode, FileserverSpec, GrouplogSpec, MAX_DELAY_US, SmallfilesSpec, Strategy,
 };
-pub use kinds::{KINDS, all_settings, kind_def};
+pub use kinds::{KINDS, all_settings, foreign_settings, kind_def, kinds_with};
 
 pub use durable::{
     DurableOp, MAX_PENDING_STARTS, NoDurableOp, durable_op, files_per_worker,

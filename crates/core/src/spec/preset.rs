@@ -269,6 +269,12 @@ impl Preset {
         if !says_settle {
             preset.workload.settle = true;
         }
+        if let Some(def) = super::foreign_settings(&preset.workload).first() {
+            return Err(PresetError::Invalid {
+                name: preset.name.clone(),
+                source: foreign_setting(def, preset.workload.kind),
+            });
+        }
         preset
             .workload
             .validate()
@@ -341,6 +347,20 @@ impl Preset {
             source,
         })?;
         Ok(spec)
+    }
+}
+
+/// A preset's setting its kind never reads, refused (it would be silently ignored).
+fn foreign_setting(def: &'static super::SettingDef, kind: super::WorkloadKind) -> super::SpecError {
+    let it = super::Setting::Field(def);
+    super::SpecError {
+        field: it,
+        problem: format!(
+            "a setting of {} runs, not of this {} preset",
+            super::kinds_with(def.key).join(" and "),
+            kind.as_str()
+        ),
+        fix: crate::hint!("drop ", it, ", or change the preset's kind"),
     }
 }
 
@@ -545,6 +565,31 @@ mod tests {
             preset.scaled(1e-9).unwrap().file_size,
             preset.workload.block_size
         );
+    }
+
+    /// A preset setting of another kind away from its default is refused by name (it would
+    /// be ignored); another kind's table at its defaults (a stored spec pasted in) is not.
+    #[test]
+    fn a_setting_of_another_kind_is_refused() {
+        let (_, base) = BUILTIN.iter().find(|(n, _)| *n == "fsync-methods").unwrap();
+        let foreign = format!("{base}\n[workload.grouplog]\nstrategy = \"solo\"\n");
+        let e = Preset::from_toml(&foreign, "x.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("grouplog.strategy: a setting of grouplog runs, not of this fileio preset"),
+            "{e}"
+        );
+        let at_default = format!("{base}\n[workload.grouplog]\nstrategy = \"leader\"\n");
+        assert!(Preset::from_toml(&at_default, "x.toml").is_ok());
+        // No built-in preset sets another kind's setting.
+        for p in builtin_presets() {
+            assert!(
+                crate::spec::foreign_settings(&p.workload).is_empty(),
+                "{}",
+                p.name
+            );
+        }
     }
 
     /// Every row marked `scale` is scaled by its type; the list of them is the tables'.

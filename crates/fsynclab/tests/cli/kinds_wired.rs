@@ -243,3 +243,40 @@ fn a_flag_of_another_kinds_setting_is_refused_by_name() {
     }
     assert!(lab.target_entries().is_empty(), "nothing ran");
 }
+
+/// `--set` of another kind's setting is refused as its flag is; choosing the kind first
+/// (`--set kind=...` before it) makes it the run's own.
+#[test]
+fn a_set_of_another_kinds_setting_is_refused() {
+    let lab = Lab::new();
+    let out = lab
+        .cmd()
+        .args(["run", "--set", "grouplog.strategy=solo", "--requests", "8"])
+        .arg("--target")
+        .arg(&lab.target)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("--set grouplog.strategy: a setting of grouplog runs, not of fileio runs"),
+        "{said}"
+    );
+    let out = lab
+        .cmd()
+        .args([
+            "run",
+            "--json",
+            "--quiet",
+            "--set",
+            "kind=grouplog",
+            "--set",
+            "grouplog.strategy=solo",
+        ])
+        .args(["--requests", "8", "--target"])
+        .arg(&lab.target)
+        .output()
+        .unwrap();
+    assert_eq!(at(&run_workload(&out), "grouplog.strategy"), "solo");
+    assert!(lab.target_entries().is_empty());
+}

@@ -63,6 +63,33 @@ pub fn all_settings() -> Vec<&'static SettingDef> {
     out
 }
 
+/// The kinds whose table has the setting with this key, by name.
+pub fn kinds_with(key: &str) -> Vec<&'static str> {
+    KINDS
+        .iter()
+        .filter(|k| k.setting(key).is_some())
+        .map(|k| k.kind.as_str())
+        .collect()
+}
+
+/// The settings of other kinds that `spec` holds away from their defaults: values its kind
+/// never reads (a preset's `[workload.grouplog]` on a fileio run). Settings at their
+/// defaults are not counted: every stored spec carries the first kinds' tables.
+pub fn foreign_settings(spec: &WorkloadSpec) -> Vec<&'static SettingDef> {
+    let Some(table) = kind_def(spec.kind) else {
+        return Vec::new();
+    };
+    let (json, default) = (spec.full_json(), WorkloadSpec::default().full_json());
+    all_settings()
+        .into_iter()
+        .filter(|d| table.setting(d.key).is_none())
+        .filter(|d| {
+            let pointer = format!("/{}", d.key.replace('.', "/"));
+            json.pointer(&pointer) != default.pointer(&pointer)
+        })
+        .collect()
+}
+
 /// Problems of the kind-specific parts of `spec` (the kind's own checks; the imported kind
 /// is refused whole by `WorkloadSpec::problems` before this is reached).
 pub(in crate::spec) fn kind_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
