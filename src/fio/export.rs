@@ -31,6 +31,7 @@ use std::path::Path;
 
 use checks::{check_directory, check_job_name, check_kind};
 
+use crate::spec::kinds::fileio::Spec as FileioSpec;
 use crate::spec::{
     FileioMode, IoEngine, Neutral, Pattern, Prepare, Setting, SettingNames, SpecError, StopRule,
     SyncMethod, SyncOrder, Worded, WorkloadSpec,
@@ -151,10 +152,10 @@ pub fn export_job_noted(
     let directory = directory.map(check_directory).transpose()?;
     // The kind first: an imported fio run's spec does not validate as a run, and the
     // reason a kind cannot be exported is the more useful message.
-    check_kind(spec)?;
+    let io = check_kind(spec)?;
     spec.validate()
         .map_err(|source| ExportError::Invalid { source })?;
-    let options = fileio_options(spec)?;
+    let options = fileio_options(spec, io)?;
 
     let mut out = String::new();
     header(&mut out, spec, notes, &options.notes);
@@ -234,29 +235,31 @@ fn refuse_field(
 }
 
 /// The options of a valid `fileio` spec in fio mode, or the first field fio cannot express.
-fn fileio_options(spec: &WorkloadSpec) -> Result<FioOptions, ExportError> {
-    refuse_unexportable(spec)?;
+fn fileio_options(spec: &WorkloadSpec, io: &FileioSpec) -> Result<FioOptions, ExportError> {
+    refuse_unexportable(io)?;
     let mut lines: Vec<(&'static str, String)> = Vec::new();
     let mut notes = Vec::new();
-    let bs = spec.block_size;
-    let rw = match spec.pattern {
+    let bs = io.block_size;
+    let rw = match io.pattern {
         Pattern::Rand => "randwrite",
         Pattern::Seq => "write",
     };
-    engine_lines(spec, &mut lines, &mut notes);
+    engine_lines(io, &mut lines, &mut notes);
     lines.push(("rw", rw.into()));
     lines.push(("bs", fio_size(bs)));
-    lines.push(("size", fio_size(spec.file_size)));
+    lines.push(("size", fio_size(io.file_size)));
     match spec.stop_rule() {
         StopRule::BytesPerThread(bytes) => {
             lines.push(("io_size", fio_size(bytes / bs * bs)));
         }
+        // fileio always has a byte count when it has no other stop rule.
+        StopRule::Own => {}
         StopRule::TotalRequests(requests) => {
-            let per_job = requests_per_job(spec, requests)?;
+            let per_job = requests_per_job(spec, io, requests)?;
             lines.push(("io_size", fio_size(per_job)));
             notes.push(format!(
                 "requests = {requests}: {} writes per job (fio's io_size), {requests} in all",
-                requests / u64::from(spec.threads)
+                requests / u64::from(spec.common.threads)
             ));
         }
         StopRule::Duration(duration) => {
@@ -270,11 +273,11 @@ fn fileio_options(spec: &WorkloadSpec) -> Result<FioOptions, ExportError> {
             fio_time(std::time::Duration::from_nanos(spec.warmup_ns())),
         ));
     }
-    lines.push(("numjobs", spec.threads.to_string()));
-    shared_file(spec, &mut lines, &mut notes)?;
-    sync_lines(spec, &mut lines, &mut notes);
-    prepare_lines(spec, &mut lines);
-    if spec.final_sync {
+    lines.push(("numjobs", spec.common.threads.to_string()));
+    shared_file(spec, io, &mut lines, &mut notes)?;
+    sync_lines(io, &mut lines, &mut notes);
+    prepare_lines(io, &mut lines);
+    if io.final_sync {
         lines.push(("end_fsync", "1".into()));
         notes.push(
             "end_fsync: fio 3.33 makes the end fsync but does not count it in sync.lat_ns; \
@@ -284,12 +287,12 @@ fn fileio_options(spec: &WorkloadSpec) -> Result<FioOptions, ExportError> {
     }
     // fio's randseed is a signed 64-bit value; fio's generator differs from fsynclab's, so
     // the seed fixes fio's order without reproducing fsynclab's.
-    let seed = spec.seed & (i64::MAX as u64);
+    let seed = spec.common.seed & (i64::MAX as u64);
     lines.push(("randseed", seed.to_string()));
-    if seed != spec.seed {
+    if seed != spec.common.seed {
         notes.push(format!(
             "randseed: fsynclab seed {} is above fio's range; written modulo 2^63",
-            spec.seed
+            spec.common.seed
         ));
     }
     lines.push(("group_reporting", "1".into()));
@@ -302,8 +305,8 @@ fn fileio_options(spec: &WorkloadSpec) -> Result<FioOptions, ExportError> {
 }
 
 /// The settings no fio job can reproduce: refused before anything is written.
-fn refuse_unexportable(spec: &WorkloadSpec) -> Result<(), ExportError> {
-    if spec.mode == FileioMode::Sysbench {
+fn refuse_unexportable(io: &FileioSpec) -> Result<(), ExportError> {
+    if io.mode == FileioMode::Sysbench {
         return Err(refuse_field(
             Setting::MODE,
             "sysbench",
@@ -317,7 +320,7 @@ fn refuse_unexportable(spec: &WorkloadSpec) -> Result<(), ExportError> {
             ),
         ));
     }
-    if spec.link_sync {
+    if io.link_sync {
         return Err(refuse_field(
             Setting::LINK_SYNC,
             "true",
@@ -335,22 +338,16 @@ fn refuse_unexportable(spec: &WorkloadSpec) -> Result<(), ExportError> {
 
 /// `ioengine` and, on io_uring, its depth and buffers (with a note where fio's syncs are
 /// ordered differently).
-fn engine_lines(
-    spec: &WorkloadSpec,
-    lines: &mut Vec<(&'static str, String)>,
-    notes: &mut Vec<String>,
-) {
-    match spec.ioengine {
+fn engine_lines(io: &FileioSpec, lines: &mut Vec<(&'static str, String)>, notes: &mut Vec<String>) {
+    match io.ioengine {
         IoEngine::Sync => lines.push(("ioengine", "psync".into())),
         IoEngine::IoUring => {
             lines.push(("ioengine", "io_uring".into()));
-            lines.push(("iodepth", spec.iodepth.to_string()));
-            if spec.fixedbufs {
+            lines.push(("iodepth", io.iodepth.to_string()));
+            if io.fixedbufs {
                 lines.push(("fixedbufs", "1".into()));
             }
-            if spec.iodepth > 1
-                && spec.sync != SyncMethod::None
-                && spec.sync_order == SyncOrder::Ordered
+            if io.iodepth > 1 && io.sync != SyncMethod::None && io.sync_order == SyncOrder::Ordered
             {
                 notes.push(
                     "sync_order = ordered has no fio equivalent: fio's io_uring engine queues \
@@ -365,8 +362,12 @@ fn engine_lines(
 
 /// Per-job bytes for a total request count: fio's io_size is per job, fsynclab's requests
 /// are shared by all threads, so only a count every thread can take an equal part of maps.
-fn requests_per_job(spec: &WorkloadSpec, requests: u64) -> Result<u64, ExportError> {
-    let threads = u64::from(spec.threads);
+fn requests_per_job(
+    spec: &WorkloadSpec,
+    io: &FileioSpec,
+    requests: u64,
+) -> Result<u64, ExportError> {
+    let threads = u64::from(spec.common.threads);
     if !requests.is_multiple_of(threads) {
         let lower = (requests / threads).max(1) * threads;
         return Err(refuse_field(
@@ -384,7 +385,7 @@ fn requests_per_job(spec: &WorkloadSpec, requests: u64) -> Result<u64, ExportErr
         ));
     }
     (requests / threads)
-        .checked_mul(spec.block_size)
+        .checked_mul(io.block_size)
         .ok_or_else(|| {
             refuse_field(
                 Setting::REQUESTS,
@@ -397,12 +398,13 @@ fn requests_per_job(spec: &WorkloadSpec, requests: u64) -> Result<u64, ExportErr
 
 fn shared_file(
     spec: &WorkloadSpec,
+    io: &FileioSpec,
     lines: &mut Vec<(&'static str, String)>,
     notes: &mut Vec<String>,
 ) -> Result<(), ExportError> {
-    match spec.shared_files {
+    match io.shared_files {
         None => Ok(()),
-        Some(1) if spec.pattern == Pattern::Seq && spec.threads > 1 => Err(refuse_field(
+        Some(1) if io.pattern == Pattern::Seq && spec.common.threads > 1 => Err(refuse_field(
             Setting::PATTERN,
             "seq",
             "with a shared file fsynclab starts each thread's sequential pass at a different \
@@ -439,13 +441,9 @@ fn shared_file(
     }
 }
 
-fn sync_lines(
-    spec: &WorkloadSpec,
-    lines: &mut Vec<(&'static str, String)>,
-    notes: &mut Vec<String>,
-) {
-    let every = spec.sync_every;
-    match spec.sync {
+fn sync_lines(io: &FileioSpec, lines: &mut Vec<(&'static str, String)>, notes: &mut Vec<String>) {
+    let every = io.sync_every;
+    match io.sync {
         SyncMethod::Fsync => lines.push(("fsync", every.to_string())),
         SyncMethod::Fdatasync => lines.push(("fdatasync", every.to_string())),
         SyncMethod::SyncFileRange => {
@@ -461,14 +459,14 @@ fn sync_lines(
         }
         SyncMethod::None => {}
     }
-    if spec.sync != SyncMethod::None {
+    if io.sync != SyncMethod::None {
         notes.push(
             "fio issues a job's periodic sync before its next write, so a job that ends on \
              a sync boundary makes one sync fewer than writes / N."
                 .into(),
         );
     }
-    let flags = spec.open_flags;
+    let flags = io.open_flags;
     // O_SYNC is O_DSYNC plus metadata on Linux: sync wins when both are asked for.
     if flags.sync {
         lines.push(("sync", "sync".into()));
@@ -480,8 +478,8 @@ fn sync_lines(
     }
 }
 
-fn prepare_lines(spec: &WorkloadSpec, lines: &mut Vec<(&'static str, String)>) {
-    match spec.prepare {
+fn prepare_lines(io: &FileioSpec, lines: &mut Vec<(&'static str, String)>) {
+    match io.prepare {
         // fallocate=truncate is the ftruncate fsynclab's sparse files are made with;
         // fio 3.33's fallocate=none leaves a new file empty (it grows with the writes).
         Prepare::Sparse => lines.push(("fallocate", "truncate".into())),

@@ -48,7 +48,7 @@ pub(super) fn from_preset(
         name: job_name,
         file: None,
         warnings: Vec::new(),
-        duration_s: spec.duration_s,
+        duration_s: spec.common.duration_s,
     })
 }
 
@@ -131,7 +131,7 @@ pub(super) fn from_job_file(
         name: chosen.name.clone(),
         file: Some(shown),
         warnings,
-        duration_s: job_spec.spec.duration_s,
+        duration_s: job_spec.spec.common.duration_s,
     })
 }
 

@@ -216,7 +216,7 @@ fn validation_refuses_each_shape_s_bad_input_with_its_field() {
         other => panic!("expected a spec error, got {other:?}"),
     };
     let mut bad = request(dir.path());
-    bad.spec.threads = 0;
+    bad.spec.common.threads = 0;
     assert_eq!(field(Launch::Single(bad.clone())), "threads");
     let repeat = |repeat, sweep: Option<&str>| Launch::Repeat {
         request: request(dir.path()),

@@ -52,7 +52,7 @@ use crate::engine::{self, CancelToken, EngineError, EngineEvent, RunContext, Tar
 use crate::ktrace::{KernelTraceMode, Tracing};
 use crate::metrics::{NoiseInfo, PressureDelta, RunFailure, RunResult, RunStatus};
 use crate::probe;
-use crate::spec::{Setting, WorkloadSpec};
+use crate::spec::{KindSpec, Setting, WorkloadSpec};
 use crate::store::{NewRun, Store, StoreError};
 
 /// What to run and how to file it.
@@ -402,12 +402,12 @@ fn note_dir_removed(
 /// to the hard one when that suffices).
 fn preflight(spec: &WorkloadSpec, system: &crate::probe::SystemInfo) -> Result<(), EngineError> {
     // The size of one direct write: the kind's write unit (a block, a record).
-    let unit_def = crate::spec::kind_def(spec.kind)
+    let unit_def = crate::spec::kind_def(spec.kind())
         .and_then(|t| t.write_unit)
         .unwrap_or(&crate::spec::kinds::fileio::BLOCK_SIZE);
     let setting = Setting::Field(unit_def);
-    let unit = spec.u64_at(unit_def.key).unwrap_or(spec.block_size);
-    if spec.open_flags.direct
+    if spec.open_flags().direct
+        && let Some(unit) = spec.u64_at(unit_def.key)
         && let Some(lbs) = system.device.as_ref().and_then(|d| d.logical_block_size)
         && !unit.is_multiple_of(u64::from(lbs))
     {
@@ -418,13 +418,12 @@ fn preflight(spec: &WorkloadSpec, system: &crate::probe::SystemInfo) -> Result<(
         }
         .into());
     }
-    let per_thread = match spec.kind {
-        crate::spec::WorkloadKind::Fileserver => {
-            crate::engine::open_files_per_client(spec.fileserver.files_per_client)
-        }
-        _ => u64::from(spec.shared_files.unwrap_or(1)),
+    let per_thread = match &spec.kind {
+        KindSpec::Fileserver(f) => crate::engine::open_files_per_client(f.files_per_client),
+        KindSpec::Fileio(f) => u64::from(f.shared_files.unwrap_or(1)),
+        _ => 1,
     };
-    let needed = u64::from(spec.threads) * per_thread + 64;
+    let needed = u64::from(spec.common.threads) * per_thread + 64;
     let (soft, hard) = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)
         .unwrap_or((u64::MAX, u64::MAX));
     if needed > soft {
@@ -439,8 +438,8 @@ fn preflight(spec: &WorkloadSpec, system: &crate::probe::SystemInfo) -> Result<(
             return Ok(());
         }
         return Err(TargetError::OpenFileLimit {
-            kind: spec.kind,
-            workers: spec.threads,
+            kind: spec.kind(),
+            workers: spec.common.threads,
             files_per_worker: per_thread,
             needed,
             soft,
@@ -539,7 +538,7 @@ mod tests {
         );
 
         // grouplog writes records: its record size is what must be aligned.
-        spec.kind = WorkloadKind::Grouplog;
+        spec.kind() = WorkloadKind::Grouplog;
         spec.block_size = 4096;
         spec.grouplog.record_size = 512;
         let e = worded_error(

@@ -116,7 +116,7 @@ impl SweepSpec {
                 let numeric = spec::all_settings()
                     .iter()
                     .any(|d| d.key == self.field && d.ty.is_numeric());
-                let read = spec::kind_def(s.kind).is_none_or(|t| t.setting(&self.field).is_some());
+                let read = spec::kind_def(s.kind()).is_none_or(|t| t.setting(&self.field).is_some());
                 if numeric && !read {
                     return Err(SpecError {
                         field: Setting::Sweep,
@@ -124,7 +124,7 @@ impl SweepSpec {
                             "'{}' is a setting of {} runs, not of {} runs: every point would be the same run",
                             self.field,
                             spec::kinds_with(&self.field).join(" and "),
-                            s.kind.as_str()
+                            s.kind().as_str()
                         ),
                         fix: "sweep a setting of this run's kind".into(),
                     });

@@ -197,7 +197,7 @@ fn run_source(db: &Option<PathBuf>, id: i64) -> Result<Source, CliError> {
         .origin
         .as_ref()
         .is_some_and(|o| o.kind == OriginKind::FioImport)
-        || stored.spec.kind.as_str() == "fio";
+        || stored.spec.kind().as_str() == "fio";
     if imported {
         return Err(CliError::usage(anyhow!(
             "--run {id}: run {id} was imported from fio; its job options are in `fsynclab show {id}`"

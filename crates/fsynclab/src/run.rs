@@ -205,20 +205,20 @@ pub fn build_spec(args: &RunArgs) -> Result<(WorkloadSpec, Option<String>, Optio
     let mut spec = w.apply(spec)?;
     // A stop rule given on the command line replaces the preset's.
     if w.has("duration") && !w.has("requests") {
-        spec.requests = None;
+        spec.common.requests = None;
     }
     if w.has("requests") && !w.has("duration") {
-        spec.duration_s = None;
+        spec.common.duration_s = None;
     }
     if args.settle {
-        spec.settle = true;
+        spec.common.settle = true;
     }
     if args.no_settle {
-        spec.settle = false;
+        spec.common.settle = false;
     }
     for setting in &args.settings {
-        spec = spec::apply_setting(&spec, setting).map_err(CliError::usage)?;
         refuse_foreign(&spec, setting)?;
+        spec = spec::apply_setting(&spec, setting).map_err(CliError::usage)?;
     }
     // Validated once, with the rest of the launch, by `Launch::validate`.
     Ok((spec, preset, scale))
@@ -231,7 +231,7 @@ fn refuse_foreign(spec: &WorkloadSpec, assignment: &str) -> Result<(), CliError>
         .split_once('=')
         .map_or(assignment, |(k, _)| k)
         .trim();
-    let Some(table) = spec::kind_def(spec.kind) else {
+    let Some(table) = spec::kind_def(spec.kind()) else {
         return Ok(());
     };
     // `open_flags.dsync` sets the row `open_flags`.
@@ -243,7 +243,7 @@ fn refuse_foreign(spec: &WorkloadSpec, assignment: &str) -> Result<(), CliError>
             "--set {key}: a setting of {} runs, not of {} runs; drop it, or choose the kind \
              first (--kind, or --set kind=... before it)",
             spec::kinds_with(d.key).join(" and "),
-            spec.kind.as_str()
+            spec.kind().as_str()
         ))),
         _ => Ok(()),
     }

@@ -8,7 +8,7 @@ use anyhow::anyhow;
 use clap::{Arg, ArgAction, ArgMatches, Command};
 
 use super::CliError;
-use fsynclab::spec::{self, KINDS, KindDef, Setting, SettingDef, Ty, WorkloadKind, WorkloadSpec};
+use fsynclab::spec::{self, KINDS, KindDef, SettingDef, Ty, WorkloadKind, WorkloadSpec};
 
 /// Flags of table rows that `run` declares by hand: `--settle` comes with `--no-settle`.
 const BY_HAND: [&str; 1] = ["settle"];
@@ -179,39 +179,27 @@ impl WorkloadArgs {
         self.given.iter().any(|(f, _)| *f == flag)
     }
 
-    /// `spec` with the kind, then every flag, applied through the chosen kind's rows. A
-    /// flag of a setting the kind does not have is refused, unless the spec's checks
-    /// already say what to do instead (`--open-flags` on smallfiles: use `--file-sync`).
-    pub fn apply(&self, mut spec: WorkloadSpec) -> Result<WorkloadSpec, CliError> {
+    /// `spec` with the kind, then every flag, applied through the chosen kind's rows (on
+    /// the flat form, so a kind chosen after a preset's keeps the settings they share). A
+    /// flag of a setting the kind does not have is refused.
+    pub fn apply(&self, spec: WorkloadSpec) -> Result<WorkloadSpec, CliError> {
+        let mut flat = spec.flat();
         if let Some(kind) = self.kind {
-            spec.kind = kind;
+            flat.kind = kind;
         }
-        let table = spec::kind_def(spec.kind);
-        let mut foreign = Vec::new();
+        let table = spec::kind_def(flat.kind);
         for (flag, value) in &self.given {
             let own = table.and_then(|t| row_of(t, flag));
             let Some(def) = own.or_else(|| any_row(flag)) else {
                 continue;
             };
-            if own.is_none() {
-                foreign.push((*flag, def));
+            if let (Some(table), None) = (table, own) {
+                return Err(not_of_kind(table, flag));
             }
-            spec =
-                spec::set_value(&spec, def, value).map_err(|e| value_error(flag, value, def, e))?;
+            flat =
+                spec::set_value(&flat, def, value).map_err(|e| value_error(flag, value, def, e))?;
         }
-        if let (Some(table), false) = (table, foreign.is_empty()) {
-            let problems = spec.problems();
-            for (flag, def) in foreign {
-                let it = Setting::Field(def);
-                let said = problems
-                    .iter()
-                    .any(|e| e.field == it || e.fix.settings().any(|s| s == it));
-                if !said {
-                    return Err(not_of_kind(table, flag));
-                }
-            }
-        }
-        Ok(spec)
+        Ok(flat.typed())
     }
 }
 

@@ -514,7 +514,7 @@ fn form_request(s: &UiState) -> Result<RunRequest, String> {
     let label = s.label.trim();
     fsynclab::spec::check_text("Label", label).map_err(|e| e.to_string())?;
     Ok(RunRequest {
-        spec: s.spec.clone(),
+        spec: s.spec.typed(),
         target: PathBuf::from(target),
         label: (!label.is_empty()).then(|| label.to_string()),
         tags: Vec::new(),

@@ -381,7 +381,7 @@ fn set_form(step: Step, cx: &mut Cx) {
         Step::Preset(name) => {
             match fsynclab::spec::load_preset(&name).and_then(|p| p.scaled(cx.state.scale)) {
                 Ok(spec) => {
-                    cx.state.spec = spec;
+                    cx.state.spec = spec.flat();
                     cx.state.preset = Some(name);
                 }
                 Err(e) => cx.status.error(e.to_string()),
@@ -393,7 +393,7 @@ fn set_form(step: Step, cx: &mut Cx) {
             if let Some(name) = cx.state.preset.clone()
                 && let Ok(spec) = fsynclab::spec::load_preset(&name).and_then(|p| p.scaled(s))
             {
-                cx.state.spec = spec;
+                cx.state.spec = spec.flat();
             }
         }
         Step::Label(l) => {

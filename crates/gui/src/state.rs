@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use fsynclab::spec::WorkloadSpec;
+use fsynclab::spec::{FlatSpec, WorkloadSpec};
 
 /// The main window's tabs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -49,8 +49,10 @@ pub struct UiState {
     pub preset: Option<String>,
     /// Scale applied to the preset.
     pub scale: f64,
-    /// The workload form (ad-hoc, or the preset's scaled workload edited further).
-    pub spec: WorkloadSpec,
+    /// The workload form (ad-hoc, or the preset's scaled workload edited further), in its
+    /// flat form: a value typed for one kind is kept while another kind is chosen. What
+    /// runs is its typed spec ([`FlatSpec::typed`]).
+    pub spec: FlatSpec,
     /// Label for new runs.
     pub label: String,
     /// Repetitions per configuration.
@@ -118,8 +120,8 @@ pub struct LoadedFioJob {
 
 impl LoadedFioJob {
     /// Whether a run of `spec` is still the job's run.
-    pub fn matches(&self, spec: &WorkloadSpec) -> bool {
-        self.spec == *spec
+    pub fn matches(&self, spec: &FlatSpec) -> bool {
+        self.spec == spec.typed()
     }
 }
 
@@ -204,6 +206,7 @@ impl Default for UiState {
             // The default preset's quick workload, so a fresh window is consistent.
             spec: fsynclab::spec::load_preset(DEFAULT_PRESET)
                 .and_then(|p| p.scaled(0.05))
+                .map(|spec| spec.flat())
                 .unwrap_or_default(),
             label: String::new(),
             repeat: 1,

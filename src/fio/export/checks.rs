@@ -4,7 +4,8 @@
 use std::path::Path;
 
 use super::{ExportError, MAX_JOB_NAME_CHARS};
-use crate::spec::{WorkloadKind, WorkloadSpec};
+use crate::spec::kinds::fileio::Spec as FileioSpec;
+use crate::spec::{KindSpec, WorkloadSpec};
 
 pub(super) fn check_job_name(name: &str) -> Result<(), ExportError> {
     let refuse = |problem: &str| {
@@ -83,12 +84,12 @@ pub(super) fn check_directory(dir: &Path) -> Result<String, ExportError> {
     Ok(text.to_string())
 }
 
-pub(super) fn check_kind(spec: &WorkloadSpec) -> Result<(), ExportError> {
-    if spec.kind == WorkloadKind::Fileio {
-        return Ok(());
+pub(super) fn check_kind(spec: &WorkloadSpec) -> Result<&FileioSpec, ExportError> {
+    if let KindSpec::Fileio(io) = &spec.kind {
+        return Ok(io);
     }
     // By name, so a kind added later is refused with the generic reason until it has one.
-    let kind = spec.kind.as_str();
+    let kind = spec.kind().as_str();
     let why = match kind {
         "smallfiles" => {
             "each thread creates, syncs, chowns and unlinks many small files in its own \

@@ -167,11 +167,11 @@ fn io_size_defaults_to_the_file_size() {
 #[test]
 fn requests_split_evenly_over_jobs() {
     let mut spec = seed000();
-    spec.requests = Some(1000);
+    spec.common.requests = Some(1000);
     let text = export(&spec);
     assert_eq!(value(&text, "io_size").as_deref(), Some("1000k"));
     assert!(text.contains("250 writes per job"), "{text}");
-    spec.requests = Some(1001);
+    spec.common.requests = Some(1001);
     let err = refusal(&spec);
     assert_eq!(
         err.worded(&KeyNames),
@@ -179,10 +179,10 @@ fn requests_split_evenly_over_jobs() {
          count (io_size), and 1001 writes do not split evenly over 4 threads; use a \
          multiple of the thread count (<requests 1000>)"
     );
-    spec.requests = Some(3);
+    spec.common.requests = Some(3);
     assert!(refusal(&spec).worded(&KeyNames).contains("<requests 4>"));
-    spec.requests = Some(crate::spec::MAX_REQUESTS);
-    spec.threads = 1;
+    spec.common.requests = Some(crate::spec::MAX_REQUESTS);
+    spec.common.threads = 1;
     spec.block_size = crate::spec::MAX_BLOCK_SIZE;
     spec.file_size = crate::spec::MAX_BLOCK_SIZE;
     spec.io_size = None;
@@ -193,16 +193,16 @@ fn requests_split_evenly_over_jobs() {
 fn warmup_is_ramp_time() {
     let mut spec = seed000();
     assert_eq!(value(&export(&spec), "ramp_time"), None);
-    spec.warmup_s = Some(2.0);
+    spec.common.warmup_s = Some(2.0);
     assert_eq!(value(&export(&spec), "ramp_time").as_deref(), Some("2s"));
-    spec.warmup_s = Some(0.25);
+    spec.common.warmup_s = Some(0.25);
     assert_eq!(value(&export(&spec), "ramp_time").as_deref(), Some("250ms"));
 }
 
 #[test]
 fn duration_is_runtime_time_based() {
     let mut spec = seed000();
-    spec.duration_s = Some(5.0);
+    spec.common.duration_s = Some(5.0);
     let text = export(&spec);
     assert_eq!(value(&text, "runtime").as_deref(), Some("5s"));
     assert_eq!(value(&text, "time_based").as_deref(), Some("1"));
@@ -211,16 +211,16 @@ fn duration_is_runtime_time_based() {
         None,
         "a duration run ignores io_size"
     );
-    spec.duration_s = Some(1.5);
+    spec.common.duration_s = Some(1.5);
     assert_eq!(value(&export(&spec), "runtime").as_deref(), Some("1500ms"));
-    spec.duration_s = Some(0.0012345);
+    spec.common.duration_s = Some(0.0012345);
     assert_eq!(value(&export(&spec), "runtime").as_deref(), Some("1234us"));
 }
 
 #[test]
 fn threads_are_numjobs() {
     let mut spec = seed000();
-    spec.threads = 17;
+    spec.common.threads = 17;
     assert_eq!(value(&export(&spec), "numjobs").as_deref(), Some("17"));
 }
 
@@ -304,9 +304,9 @@ fn final_sync_is_end_fsync() {
 #[test]
 fn seed_is_randseed_within_fios_range() {
     let mut spec = seed000();
-    spec.seed = 42;
+    spec.common.seed = 42;
     assert_eq!(value(&export(&spec), "randseed").as_deref(), Some("42"));
-    spec.seed = u64::MAX;
+    spec.common.seed = u64::MAX;
     let text = export(&spec);
     assert_eq!(
         value(&text, "randseed").as_deref(),
@@ -326,7 +326,7 @@ fn one_shared_file_is_a_filename_every_job_opens() {
     );
     spec.pattern = Pattern::Seq;
     assert_eq!(refused_field(&spec), Setting::PATTERN);
-    spec.threads = 1;
+    spec.common.threads = 1;
     assert!(export_job(&spec, "j", None).is_ok());
 }
 
@@ -348,7 +348,7 @@ fn sysbench_mode_is_refused_naming_the_mode() {
     let mut spec = seed000();
     spec.mode = FileioMode::Sysbench;
     spec.io_size = None;
-    spec.requests = Some(600);
+    spec.common.requests = Some(600);
     spec.sync_every = 5;
     let words = refusal(&spec).worded(&KeyNames);
     assert!(
@@ -367,8 +367,8 @@ fn other_kinds_are_refused_naming_the_kind_and_why() {
         (WorkloadKind::Grouplog, "group commit"),
         (WorkloadKind::Fio, "imported"),
     ] {
-        spec.kind = kind;
-        spec.duration_s = Some(1.0);
+        spec.kind() = kind;
+        spec.common.duration_s = Some(1.0);
         let err = refusal(&spec);
         let text = err.to_string();
         assert!(

@@ -10,7 +10,7 @@ use crate::metrics::{
     ReportedPercentile, RunFailure, RunResult, RunStatus, RunWarning, Warning,
 };
 use crate::probe::{NoDevice, SystemInfo};
-use crate::spec::{WorkloadKind, WorkloadSpec};
+use crate::spec::{CommonSpec, KindSpec, WorkloadKind, WorkloadSpec};
 use crate::store::{OriginKind, RunOrigin};
 
 /// The name fio gives the sum over servers in client mode: not a run of its own.
@@ -418,9 +418,14 @@ fn spec_of(
                         note: Box::new(note),
                     }),
             );
+            // fio's options in fileio's terms, kept as the imported kind.
+            let spec = mapped.spec;
             WorkloadSpec {
-                kind: WorkloadKind::Fio,
-                ..mapped.spec
+                kind: match spec.kind {
+                    KindSpec::Fileio(options) => KindSpec::Fio(options),
+                    other => other,
+                },
+                ..spec
             }
         }
         Err(e) => {
@@ -428,9 +433,11 @@ fn spec_of(
                 option: untranslated_option(&e),
             });
             WorkloadSpec {
-                kind: WorkloadKind::Fio,
-                threads: 0,
-                ..Default::default()
+                common: CommonSpec {
+                    threads: 0,
+                    ..CommonSpec::default()
+                },
+                kind: KindSpec::default_of(WorkloadKind::Fio),
             }
         }
     }

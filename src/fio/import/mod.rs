@@ -226,8 +226,8 @@ fn mark_clones(runs: &mut [ImportedRun]) {
     for run in runs.iter_mut() {
         let n = groups[&(run.host.clone(), run.job.clone())];
         let spec = &mut run.result.spec;
-        if n > 1 && spec.threads as usize == n {
-            spec.threads = 1;
+        if n > 1 && spec.common.threads as usize == n {
+            spec.common.threads = 1;
             run.result
                 .warnings
                 .push(RunWarning::FioCloneApart { clones: n as u64 }.into());

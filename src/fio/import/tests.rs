@@ -56,7 +56,7 @@ fn every_fixture_imports_with_fios_own_figures() {
             let w = &e["write"];
             assert_eq!(run.entry, *path);
             assert_eq!(run.job, e["jobname"].as_str().unwrap());
-            assert_eq!(r.spec.kind, crate::spec::WorkloadKind::Fio);
+            assert_eq!(r.spec.kind(), crate::spec::WorkloadKind::Fio);
             assert_eq!(r.writes, w["total_ios"].as_u64().unwrap(), "{name} {path}");
             assert_eq!(r.bytes, w["io_bytes"].as_u64().unwrap());
             assert_eq!(r.wall_ns, w["runtime"].as_u64().unwrap() * 1_000_000);
@@ -170,9 +170,14 @@ fn without_group_reporting_each_clone_is_a_run() {
     assert!(out.runs.iter().all(|r| r.job == "writers"));
     // Each clone of numjobs=4 wrote its own 8 MiB, and is described as one job.
     assert!(out.runs.iter().all(|r| r.result.bytes == 8 << 20));
-    assert!(out.runs.iter().all(|r| r.result.spec.threads == 1));
+    assert!(out.runs.iter().all(|r| r.result.spec.common.threads == 1));
     let grouped = parse_fio_output(&fixture("client-json.txt")).unwrap();
-    assert!(grouped.runs.iter().all(|r| r.result.spec.threads == 4));
+    assert!(
+        grouped
+            .runs
+            .iter()
+            .all(|r| r.result.spec.common.threads == 4)
+    );
 }
 
 #[test]
@@ -186,13 +191,13 @@ fn a_plain_run_has_no_host_and_all_disks() {
     assert_eq!(r.origin.job_options["numjobs"], "8");
     // The workload, through the job-file reader's mapping; runtime=55 was a cap not reached.
     let spec = &r.result.spec;
-    assert_eq!(spec.kind, crate::spec::WorkloadKind::Fio);
+    assert_eq!(spec.kind(), crate::spec::WorkloadKind::Fio);
     assert_eq!(
-        (spec.threads, spec.block_size, spec.sync_every),
+        (spec.common.threads, spec.block_size, spec.sync_every),
         (8, 4096, 1)
     );
     assert_eq!(spec.io_size_per_thread(), 8 << 20);
-    assert_eq!(spec.duration_s, None);
+    assert_eq!(spec.common.duration_s, None);
     assert!(
         crate::report::run_warning_texts(&r.result)
             .iter()
@@ -200,7 +205,7 @@ fn a_plain_run_has_no_host_and_all_disks() {
     );
     // QD1 reached its runtime=10 cap: time based.
     let qd1 = parse_fio_output(&fixture("QD1-ext4.out")).unwrap();
-    assert_eq!(qd1.runs[0].result.spec.duration_s, Some(10.0));
+    assert_eq!(qd1.runs[0].result.spec.common.duration_s, Some(10.0));
 }
 
 #[test]

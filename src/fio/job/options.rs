@@ -15,8 +15,8 @@ use super::option_values::{
 use super::value::{KbBase, parse_fio_time_us};
 use crate::metrics::RunWarning;
 use crate::spec::{
-    FileioMode, IoEngine, OpenFlags, Pattern, Prepare, SyncMethod, SyncOrder, WorkloadKind,
-    WorkloadSpec,
+    FileioMode, FlatSpec, IoEngine, OpenFlags, Pattern, Prepare, SyncMethod, SyncOrder,
+    WorkloadKind, WorkloadSpec,
 };
 
 /// A job translated: the spec, the job's `directory` (the run's target unless the user
@@ -168,10 +168,11 @@ impl Job {
 
     /// The spec of the options read (not yet validated).
     fn into_spec(mut self, options: &[FioOption]) -> Result<(WorkloadSpec, Self), JobError> {
-        let mut spec = WorkloadSpec {
+        // Built in the flat form, by fio's options, then typed.
+        let mut spec = FlatSpec {
             kind: WorkloadKind::Fileio,
             mode: FileioMode::Fio,
-            ..WorkloadSpec::default()
+            ..FlatSpec::default()
         };
         spec.pattern = self.pattern.ok_or(JobError::Missing {
             option: "rw",
@@ -217,7 +218,7 @@ impl Job {
                 threads: spec.threads,
             });
         }
-        Ok((spec, self))
+        Ok((spec.typed(), self))
     }
 
     /// `ioengine`, `iodepth` and `fixedbufs`: a depth above 1 means something only to
@@ -226,7 +227,7 @@ impl Job {
     /// engine queues a periodic sync right behind its write without waiting for it (io_u.c
     /// `get_rw_ddir` counts issued writes, not completed ones), so at a depth above 1 the
     /// job's syncs are `sync_order = unordered`. Called after the sync method is known.
-    fn engine(&mut self, spec: &mut WorkloadSpec) {
+    fn engine(&mut self, spec: &mut FlatSpec) {
         spec.ioengine = self.ioengine;
         spec.fixedbufs = self.fixedbufs;
         match (self.ioengine, &self.iodepth) {
@@ -249,7 +250,7 @@ impl Job {
         }
     }
 
-    fn sync_method(&self, spec: &mut WorkloadSpec, options: &[FioOption]) -> Result<(), JobError> {
+    fn sync_method(&self, spec: &mut FlatSpec, options: &[FioOption]) -> Result<(), JobError> {
         let set: Vec<(SyncMethod, u32)> = [
             (SyncMethod::Fsync, self.fsync),
             (SyncMethod::Fdatasync, self.fdatasync),
@@ -288,7 +289,7 @@ impl Job {
     }
 
     /// `runtime` + `time_based` → a duration; `runtime` alone is refused.
-    fn stop_rule(&self, spec: &mut WorkloadSpec) -> Result<(), JobError> {
+    fn stop_rule(&self, spec: &mut FlatSpec) -> Result<(), JobError> {
         if self.ramp_us > 0 {
             spec.warmup_s = Some(self.ramp_us as f64 / 1e6);
         }

@@ -44,7 +44,7 @@ fn the_seed_000_script_job_is_its_workload() {
     assert_eq!(file.names(), ["writers"]);
     let job = options_to_spec(&file.jobs[0].options, true).unwrap();
     let spec = &job.spec;
-    assert_eq!(spec.threads, 8);
+    assert_eq!(spec.common.threads, 8);
     assert_eq!(spec.block_size, 4096);
     assert_eq!(spec.file_size, 64 << 20);
     assert_eq!(spec.io_size_per_thread(), 64 << 20);
@@ -54,7 +54,7 @@ fn the_seed_000_script_job_is_its_workload() {
     assert_eq!(spec.prepare, Prepare::Empty);
     assert_eq!(spec.open_flags, OpenFlags::default());
     assert_eq!(spec.shared_files, None);
-    assert_eq!(spec.duration_s, None);
+    assert_eq!(spec.common.duration_s, None);
     assert!(!spec.final_sync);
     assert_eq!(job.directory, Some(PathBuf::from("/mnt/sdj")));
     assert!(job.warnings.is_empty(), "{:?}", job.warnings);
@@ -68,7 +68,11 @@ fn the_recorded_fixture_jobs_read_with_their_variable() {
     let job = options_to_spec(&file.jobs[0].options, true).unwrap();
     assert_eq!(job.directory, Some(PathBuf::from("/work/fiofix/mnt")));
     assert_eq!(
-        (job.spec.threads, job.spec.file_size, job.spec.block_size),
+        (
+            job.spec.common.threads,
+            job.spec.file_size,
+            job.spec.block_size
+        ),
         (4, 8 << 20, 4096)
     );
     let file = parse_job_file(&fixture("qd1.fio"), &env).unwrap();
@@ -130,7 +134,7 @@ fn env_variables_are_substituted_and_unset_ones_are_empty() {
     // An unclosed ${ stays as written.
     assert_eq!(o[4].value.as_deref(), Some("64m${"));
     let job = options_to_spec(o, true).unwrap();
-    assert_eq!((job.spec.file_size, job.spec.threads), (64 << 20, 4));
+    assert_eq!((job.spec.file_size, job.spec.common.threads), (64 << 20, 4));
     // An unset directory variable leaves no directory (the front end asks for a target).
     let job = spec_of("[j]\nrw=write\nsize=1m\ndirectory=${UNSET}\n").unwrap();
     assert_eq!(job.directory, None);
@@ -232,7 +236,7 @@ fn times_have_fio_suffixes() {
         assert!(parse_fio_time_us(bad).is_err(), "{bad}");
     }
     let job = job("time_based\nruntime=1500ms").unwrap();
-    assert_eq!(job.spec.duration_s, Some(1.5));
+    assert_eq!(job.spec.common.duration_s, Some(1.5));
 }
 
 #[test]
@@ -349,11 +353,15 @@ fn sizes_follow_fio_size_filesize_and_io_size() {
 #[test]
 fn time_based_and_runtime() {
     assert_eq!(
-        job("time_based\nruntime=2").unwrap().spec.duration_s,
+        job("time_based\nruntime=2").unwrap().spec.common.duration_s,
         Some(2.0)
     );
     assert_eq!(
-        job("time_based=1\ntimeout=1m").unwrap().spec.duration_s,
+        job("time_based=1\ntimeout=1m")
+            .unwrap()
+            .spec
+            .common
+            .duration_s,
         Some(60.0)
     );
     let e = err_text("runtime=10");
@@ -364,11 +372,14 @@ fn time_based_and_runtime() {
     let e = err_text("time_based");
     assert!(e.contains("runtime is not set"), "{e}");
     // runtime=0 is fio's "no limit".
-    assert_eq!(job("runtime=0").unwrap().spec.duration_s, None);
+    assert_eq!(job("runtime=0").unwrap().spec.common.duration_s, None);
     // ramp_time is the warm-up: run, left out of the figures.
-    assert_eq!(job("ramp_time=5").unwrap().spec.warmup_s, Some(5.0));
-    assert_eq!(job("ramp_time=500ms").unwrap().spec.warmup_s, Some(0.5));
-    assert_eq!(job("ramp_time=0").unwrap().spec.warmup_s, None);
+    assert_eq!(job("ramp_time=5").unwrap().spec.common.warmup_s, Some(5.0));
+    assert_eq!(
+        job("ramp_time=500ms").unwrap().spec.common.warmup_s,
+        Some(0.5)
+    );
+    assert_eq!(job("ramp_time=0").unwrap().spec.common.warmup_s, None);
     let e = err_text("ramp_time=soon");
     assert!(e.contains("ramp_time"), "{e}");
 }

@@ -6,7 +6,7 @@
 
 use crate::metrics::RunResult;
 use crate::probe::SystemInfo;
-use crate::spec::{FileSync, NoDurableOp, SyncMethod, WorkloadKind, WorkloadSpec, durable_op};
+use crate::spec::{FileSync, KindSpec, NoDurableOp, SyncMethod, WorkloadSpec, durable_op};
 
 /// Why writes a workload treats as committed are not durable.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -77,7 +77,7 @@ pub fn not_durable_spec(spec: &WorkloadSpec, system: &SystemInfo) -> Option<NotD
 /// What one timed write call of `spec` does, in words (`buffered`, `O_DSYNC`...): a write
 /// opened O_DSYNC includes its flush, a buffered one copies into the page cache.
 pub fn write_meaning(spec: &WorkloadSpec) -> String {
-    let f = spec.open_flags;
+    let f = spec.open_flags();
     let mut words: Vec<&str> = Vec::new();
     if f.direct {
         words.push("O_DIRECT");
@@ -87,7 +87,9 @@ pub fn write_meaning(spec: &WorkloadSpec) -> String {
     } else if f.dsync {
         words.push("O_DSYNC");
     }
-    if spec.kind == WorkloadKind::Smallfiles && spec.smallfiles.sync == FileSync::OSync {
+    if let KindSpec::Smallfiles(s) = &spec.kind
+        && s.sync == FileSync::OSync
+    {
         words.push("O_SYNC");
     }
     if words.is_empty() {
@@ -99,10 +101,11 @@ pub fn write_meaning(spec: &WorkloadSpec) -> String {
 
 /// What one timed sync call of `spec` is (`fsync`, `fdatasync`...; `none`).
 pub fn sync_meaning(spec: &WorkloadSpec) -> String {
-    match spec.kind {
-        WorkloadKind::Smallfiles => spec.smallfiles.sync.as_str().into(),
-        _ if spec.sync == SyncMethod::None => "none".into(),
-        _ => spec.sync.as_str().into(),
+    match &spec.kind {
+        KindSpec::Smallfiles(s) => s.sync.as_str().into(),
+        // Its mix's flushes are fsyncs.
+        KindSpec::Fileserver(_) => SyncMethod::Fsync.as_str().into(),
+        _ => spec.sync().unwrap_or(SyncMethod::None).as_str().into(),
     }
 }
 
@@ -110,9 +113,10 @@ pub fn sync_meaning(spec: &WorkloadSpec) -> String {
 /// be compared: a write that is durable when it returns (it includes its flush) against
 /// one that is not (buffered or O_DIRECT: its sync does the rest).
 fn write_role(spec: &WorkloadSpec) -> String {
-    let durable = spec.open_flags.sync
-        || spec.open_flags.dsync
-        || (spec.kind == WorkloadKind::Smallfiles && spec.smallfiles.sync == FileSync::OSync);
+    let flags = spec.open_flags();
+    let durable = flags.sync
+        || flags.dsync
+        || matches!(&spec.kind, KindSpec::Smallfiles(s) if s.sync == FileSync::OSync);
     if durable {
         "an O_SYNC/O_DSYNC write, durable when it returns (it includes its flush)".into()
     } else {

@@ -336,10 +336,10 @@ fn kind_value(key: &str, run: &RunResult) -> Option<f64> {
         "create_s" | "chown_s" | "unlink_s" => {
             phase(key.trim_end_matches("_s")).map(|p| p.wall_ns as f64 / 1e9)
         }
-        "ops_per_sec" if run.spec.kind == WorkloadKind::Fileserver => {
+        "ops_per_sec" if run.spec.kind() == WorkloadKind::Fileserver => {
             per_sec(run.ops.iter().map(|o| o.count).sum::<u64>() as f64)
         }
-        "io_mb_per_sec" if run.spec.kind == WorkloadKind::Fileserver => {
+        "io_mb_per_sec" if run.spec.kind() == WorkloadKind::Fileserver => {
             per_sec(run.ops.iter().map(|o| o.bytes).sum::<u64>() as f64 / 1e6)
         }
         "op_max_ms" if !run.ops.is_empty() && !is_sysbench(run) => Some(
@@ -432,7 +432,7 @@ mod kind_metric_tests {
         r.wall_ns = 2_000_000_000;
         // A fileio run with an ops table has no fileserver throughput.
         assert_eq!(run_value("io_mb_per_sec", &r), None);
-        r.spec.kind = WorkloadKind::Fileserver;
+        r.spec.kind() = WorkloadKind::Fileserver;
         // (3e6 + 1e6) bytes / 10^6 / 2 s, as dbench's 1.0e-6 * total_bytes / t.
         assert_eq!(run_value("io_mb_per_sec", &r), Some(2.0));
         assert_eq!(run_value("ops_per_sec", &r), Some(1.5));

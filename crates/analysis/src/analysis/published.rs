@@ -15,7 +15,7 @@ pub(super) fn published_rows(
     base: &[&RunResult],
     cand: &[&RunResult],
 ) -> Vec<PublishedRow> {
-    let all_at = |runs: &[&RunResult], n: u32| runs.iter().all(|r| r.spec.threads == n);
+    let all_at = |runs: &[&RunResult], n: u32| runs.iter().all(|r| r.spec.common.threads == n);
     published
         .iter()
         .filter_map(|figure| {

@@ -13,7 +13,7 @@ use super::durability::{not_durable, write_meaning};
 use super::metrics::MergedLatency;
 use super::ratio::{geometric_ci, ratio_test};
 use crate::metrics::{RunResult, RunStatus};
-use crate::spec::{SyncMethod, WorkloadKind, WorkloadSpec};
+use crate::spec::{KindSpec, SyncMethod, WorkloadSpec};
 
 /// Spec fields that never tell variants apart (they differ between repeats or are the
 /// run's own bookkeeping).
@@ -97,24 +97,26 @@ const PG_BLOCK: u64 = 8192;
 /// durable by O_DSYNC|O_DIRECT, fdatasync, fsync or O_SYNC|O_DIRECT.
 pub fn pg_shape(spec: &WorkloadSpec) -> Option<(&'static str, u64)> {
     use crate::spec::Pattern;
-    let k = spec.file_size / PG_BLOCK;
-    let shape = spec.kind == WorkloadKind::Fileio
-        && spec.threads == 1
-        && spec.block_size == PG_BLOCK
-        && spec.pattern == Pattern::Seq
-        && spec.file_size.is_multiple_of(PG_BLOCK)
+    let KindSpec::Fileio(io) = &spec.kind else {
+        return None;
+    };
+    let k = io.file_size / PG_BLOCK;
+    let shape = spec.common.threads == 1
+        && io.block_size == PG_BLOCK
+        && io.pattern == Pattern::Seq
+        && io.file_size.is_multiple_of(PG_BLOCK)
         && (k == 1 || k == 2);
     if !shape {
         return None;
     }
-    let f = spec.open_flags;
-    let method = match (f.dsync, f.sync, f.direct, spec.sync) {
+    let f = io.open_flags;
+    let method = match (f.dsync, f.sync, f.direct, io.sync) {
         (true, false, true, SyncMethod::None) => "open_datasync",
         (false, true, true, SyncMethod::None) => "open_sync",
-        (false, false, false, SyncMethod::Fdatasync) if u64::from(spec.sync_every) == k => {
+        (false, false, false, SyncMethod::Fdatasync) if u64::from(io.sync_every) == k => {
             "fdatasync"
         }
-        (false, false, false, SyncMethod::Fsync) if u64::from(spec.sync_every) == k => "fsync",
+        (false, false, false, SyncMethod::Fsync) if u64::from(io.sync_every) == k => "fsync",
         _ => return None,
     };
     Some((method, k))
@@ -280,16 +282,17 @@ fn variant(runs: &[&RunResult], varying: &[String]) -> RankedVariant {
 /// How a variant commits, in words: `fdatasync`, `O_DSYNC`, `O_DIRECT+fsync`,
 /// `fdatasync every 4`, `buffered, no sync`.
 pub fn commit_method(spec: &WorkloadSpec) -> String {
-    if spec.kind == WorkloadKind::Smallfiles {
-        return spec.smallfiles.sync.as_str().into();
-    }
-    if spec.kind == WorkloadKind::Grouplog {
-        return format!("grouplog {}", spec.grouplog.strategy.name());
+    match &spec.kind {
+        KindSpec::Smallfiles(s) => return s.sync.as_str().into(),
+        KindSpec::Grouplog(g) => return format!("grouplog {}", g.strategy.name()),
+        _ => {}
     }
     let flags = write_meaning(spec);
-    let sync = match spec.sync {
+    let every = spec.sync_every().unwrap_or(1);
+    // A kind without the setting (fileserver) flushes with fsync.
+    let sync = match spec.sync().unwrap_or(SyncMethod::Fsync) {
         SyncMethod::None => None,
-        s if spec.sync_every > 1 => Some(format!("{} every {}", s.as_str(), spec.sync_every)),
+        s if every > 1 => Some(format!("{} every {every}", s.as_str())),
         s => Some(s.as_str().to_string()),
     };
     match (flags.as_str(), sync) {

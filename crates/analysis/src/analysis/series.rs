@@ -96,7 +96,7 @@ pub fn series_metric(run: &RunResult) -> &'static str {
     if is_sysbench(run) {
         return "events_per_sec";
     }
-    crate::spec::kind_def(run.spec.kind).map_or("iops", |t| t.series_metric)
+    crate::spec::kind_def(run.spec.kind()).map_or("iops", |t| t.series_metric)
 }
 
 /// The points of a series of runs over `field` for metric `key`: the runs grouped by the

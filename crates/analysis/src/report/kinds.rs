@@ -9,7 +9,7 @@ use serde_json::json;
 use super::units::fmt_ns;
 use crate::analysis::run_value;
 use crate::metrics::{GroupCommitStats, OpStats, PhaseStats, RunResult, SysbenchSummary};
-use crate::spec::WorkloadKind;
+use crate::spec::{KindSpec, WorkloadKind};
 
 /// The kind-specific lines of the run summary (empty for plain fileio runs).
 pub fn kind_section(r: &RunResult) -> String {
@@ -51,12 +51,12 @@ pub fn kind_line(r: &RunResult) -> Option<String> {
     let spec = &r.spec;
     // Today's kinds have lines of their own (each its reference tool's figures); any other
     // kind gets the generic one.
-    Some(match spec.kind {
-        WorkloadKind::Fileio => return None,
-        WorkloadKind::Grouplog => format!(
+    Some(match &spec.kind {
+        KindSpec::Fileio(_) => return None,
+        KindSpec::Grouplog(g) => format!(
             "{} writers, {} · {} commits/s · {} flushes/commit (device {}) · commit p50 {} p99 {}",
-            spec.threads,
-            spec.grouplog.strategy,
+            spec.common.threads,
+            g.strategy,
             f("commits_per_sec", 0),
             f("flushes_per_commit", 3),
             f("device_flushes_per_commit", 3),
@@ -67,7 +67,7 @@ pub fn kind_line(r: &RunResult) -> Option<String> {
                 .map(|u| fmt_ns(u * 1e3))
                 .unwrap_or_else(|| "-".into()),
         ),
-        WorkloadKind::Smallfiles => {
+        KindSpec::Smallfiles(s) => {
             let phases: Vec<String> = r
                 .phases
                 .iter()
@@ -80,20 +80,19 @@ pub fn kind_line(r: &RunResult) -> Option<String> {
                 .unwrap_or_default();
             format!(
                 "{} threads, sync {} · {}{flushes}",
-                spec.threads,
-                spec.smallfiles.sync.as_str(),
+                spec.common.threads,
+                s.sync.as_str(),
                 phases.join(" · ")
             )
         }
-        WorkloadKind::Fileserver => format!(
+        KindSpec::Fileserver(_) => format!(
             "{} clients · {} MB/s · {} ops/s · max latency {} ms",
-            spec.threads,
+            spec.common.threads,
             f("io_mb_per_sec", 2),
             f("ops_per_sec", 0),
             f("op_max_ms", 3),
         ),
-        WorkloadKind::Fio => super::imported::imported_line(r),
-        #[allow(unreachable_patterns)]
+        KindSpec::Fio(_) => super::imported::imported_line(r),
         _ => generic_line(r),
     })
 }
@@ -102,7 +101,7 @@ pub fn kind_line(r: &RunResult) -> Option<String> {
 /// summarised by, and the sync and durable-operation tails.
 fn generic_line(r: &RunResult) -> String {
     let spec = &r.spec;
-    let table = crate::spec::kind_def(spec.kind);
+    let table = crate::spec::kind_def(spec.kind());
     let workers = table.map_or("threads", |t| t.workers.unit);
     let metric = table.map_or("iops", |t| t.series_metric);
     let us = |key: &str| {
@@ -115,7 +114,7 @@ fn generic_line(r: &RunResult) -> String {
         .unwrap_or_else(|| "-".into());
     format!(
         "{} {workers} · {per_sec} {} · sync p99 {} · durable p99 {}",
-        spec.threads,
+        spec.common.threads,
         metric.replace('_', " ").replace(" per sec", "/s"),
         us("sync_p99_us"),
         us("durable_p99_us"),
@@ -137,12 +136,12 @@ pub struct FileserverThroughput {
 
 /// dbench's `Throughput X MB/sec N clients max_latency=Y ms` for a fileserver run.
 pub fn fileserver_throughput(r: &RunResult) -> Option<FileserverThroughput> {
-    if r.spec.kind != WorkloadKind::Fileserver || r.ops.is_empty() {
+    if r.spec.kind() != WorkloadKind::Fileserver || r.ops.is_empty() {
         return None;
     }
     Some(FileserverThroughput {
         mb_per_sec: run_value("io_mb_per_sec", r)?,
-        clients: r.spec.threads,
+        clients: r.spec.common.threads,
         max_latency_ms: run_value("op_max_ms", r)?,
         ops_per_sec: run_value("ops_per_sec", r)?,
     })

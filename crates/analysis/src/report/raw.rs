@@ -296,6 +296,7 @@ fn figure_cells(r: Option<&RunResult>) -> Vec<String> {
 
 /// One summary row of `export --format csv`.
 fn run_row(run: &StoredRun) -> Vec<String> {
+    let flat = run.spec.flat();
     let row = &run.row;
     let text = |s: &str| csv_text(s);
     let mut cells = vec![
@@ -320,11 +321,12 @@ fn run_row(run: &StoredRun) -> Vec<String> {
         text(row.device.as_deref().unwrap_or("")),
         text(row.kernel_release.as_deref().unwrap_or("")),
         text(&row.target),
-        run.spec.threads.to_string(),
-        run.spec.block_size.to_string(),
-        run.spec.file_size.to_string(),
-        run.spec.sync.as_str().to_string(),
-        run.spec.sync_every.to_string(),
+        run.spec.common.threads.to_string(),
+        // fileio's columns; another kind's run shows them at their defaults, as stored.
+        flat.block_size.to_string(),
+        flat.file_size.to_string(),
+        flat.sync.as_str().to_string(),
+        flat.sync_every.to_string(),
         text(run.origin.as_ref().map(|o| o.kind.as_str()).unwrap_or("")),
     ];
     cells.extend(figure_cells(run.result.as_ref()));

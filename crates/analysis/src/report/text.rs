@@ -135,7 +135,7 @@ fn kernel_settings_lines(settings: &KernelSettings, cmdline: bool) -> String {
 
 /// The run-control line: the settle step and the warm-up.
 pub fn control_line(r: &RunResult) -> String {
-    let settle = if r.spec.settle {
+    let settle = if r.spec.common.settle {
         "settled after prepare (syncfs, device and page cache quiet)"
     } else {
         "no settle step after prepare"
@@ -252,7 +252,7 @@ fn summary_lines(r: &RunResult, cmdline: bool, names: &dyn SettingNames) -> Stri
         let _ = writeln!(
             out,
             "queue     io_uring depth {} · {depth:.2} requests in flight per thread on average",
-            r.spec.iodepth
+            r.spec.fileio().map_or(1, |f| f.iodepth)
         );
     }
     out.push_str(&super::kinds::kind_section(r));
@@ -375,8 +375,8 @@ pub fn run_line(r: &RunResult) -> String {
         "run {} {} · {} threads, bs {} · {:.0} IOPS · {} · {sync}{flushes}{busy}",
         r.id,
         r.status.as_str(),
-        r.spec.threads,
-        crate::spec::format_size(r.spec.block_size),
+        r.spec.common.threads,
+        crate::spec::format_size(r.spec.fileio().map_or(0, |f| f.block_size)),
         s.iops,
         fmt_bytes_per_sec(s.mib_per_sec),
     )
@@ -451,7 +451,7 @@ pub fn run_json(r: &RunResult) -> serde_json::Value {
         "warning_codes": crate::words::warnings::warning_codes(&r.warnings),
         "noise": r.noise,
         "clock_source": r.system.clock_source,
-        "kind": r.spec.kind.as_str(),
+        "kind": r.spec.kind().as_str(),
         "kind_detail": super::kinds::kind_json(r),
         "has_histograms": r.has_histograms(),
         "reported": r.reported,
@@ -533,7 +533,7 @@ pub fn unfinished_run_json(stored: &crate::store::StoredRun) -> serde_json::Valu
         "warning_codes": crate::words::warnings::warning_codes(&system.warnings),
         "noise": null,
         "clock_source": system.clock_source,
-        "kind": stored.spec.kind.as_str(),
+        "kind": stored.spec.kind().as_str(),
         "kind_detail": null,
         "has_histograms": false,
         "reported": null,

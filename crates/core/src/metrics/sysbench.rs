@@ -53,7 +53,10 @@ pub struct SysbenchSummary {
 
 /// Whether `r` ran `fileio` in sysbench mode.
 pub fn is_sysbench(r: &RunResult) -> bool {
-    r.spec.kind == WorkloadKind::Fileio && r.spec.mode == FileioMode::Sysbench
+    r.spec.kind() == WorkloadKind::Fileio
+        && r.spec
+            .fileio()
+            .is_some_and(|f| f.mode == FileioMode::Sysbench)
 }
 
 /// Count and merged latency of the operations that are events (all but the end syncs).

@@ -2,35 +2,36 @@
 //! what the run list, reports and the window show beside the figures.
 
 use super::format_size;
-use super::{StopRule, SyncMethod, WorkloadSpec};
+use super::kinds::fileio::Spec as FileioSpec;
+use super::{KindSpec, StopRule, SyncMethod, WorkloadSpec};
 
 impl WorkloadSpec {
     /// One line a storage engineer reads at a glance.
     pub fn describe(&self) -> String {
-        match super::kind_def(self.kind) {
-            Some(table) => (table.describe)(self),
-            None => self.describe_fio(),
+        match &self.kind {
+            KindSpec::Fio(f) => self.describe_fio(f),
+            kind => kind.params().describe(self),
         }
     }
 
     /// An imported fio run: what fio's job options said, in fio's words where the spec
     /// could not say more.
-    fn describe_fio(&self) -> String {
+    fn describe_fio(&self, f: &FileioSpec) -> String {
         // threads 0: the importer could not translate fio's job options.
-        if self.threads == 0 {
+        if self.common.threads == 0 {
             return "fio (imported): workload not translated (see the run's fio options)".into();
         }
-        let sync = if self.sync == SyncMethod::None {
+        let sync = if f.sync == SyncMethod::None {
             "no sync".to_string()
         } else {
-            format!("{}={}", self.sync.as_str(), self.sync_every)
+            format!("{}={}", f.sync.as_str(), f.sync_every)
         };
         format!(
             "fio (imported) {} job(s), bs={}, {}, {:?}, {}",
-            self.threads,
-            format_size(self.block_size),
+            self.common.threads,
+            format_size(f.block_size),
             sync,
-            self.pattern,
+            f.pattern,
             self.describe_stop()
         )
         .replace("Rand", "randwrite")
@@ -43,6 +44,7 @@ impl WorkloadSpec {
             StopRule::BytesPerThread(b) => format!("{} per thread", format_size(b)),
             StopRule::Duration(d) => format!("{:.1} s", d.as_secs_f64()),
             StopRule::TotalRequests(n) => format!("{n} requests"),
+            StopRule::Own => "no stop rule".into(),
         }
     }
 }

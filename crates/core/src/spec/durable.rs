@@ -4,6 +4,7 @@
 //! durable; the engine records it for the specs [`durable_op`] accepts, the reports word the
 //! reasons it gives for the others.
 
+use super::kinds::fileio::Spec as FileioSpec;
 use super::{IoEngine, WorkloadSpec};
 
 /// Most write start times one worker keeps while waiting for the sync that makes them
@@ -52,16 +53,16 @@ pub enum NoDurableOp {
 
 /// What one durable operation of `spec` is, or why it has none (the kind's own answer).
 pub fn durable_op(spec: &WorkloadSpec) -> Result<DurableOp, NoDurableOp> {
-    match super::kind_def(spec.kind) {
-        Some(table) => (table.durable_op)(spec),
-        None => Err(NoDurableOp::Imported),
+    if spec.kind() == super::WorkloadKind::Fio {
+        return Err(NoDurableOp::Imported);
     }
+    spec.kind_durable_op()
 }
 
 /// Start times one file of a worker may hold before a sync covers them: a batch; with
 /// io_uring, a batch behind each sync in flight (up to the depth) plus the writes in
 /// flight.
-pub fn pending_starts_per_file(spec: &WorkloadSpec) -> u64 {
+pub fn pending_starts_per_file(spec: &FileioSpec) -> u64 {
     let batch = u64::from(spec.sync_every);
     if spec.ioengine == IoEngine::IoUring {
         let depth = u64::from(spec.iodepth);
@@ -75,9 +76,9 @@ pub fn pending_starts_per_file(spec: &WorkloadSpec) -> u64 {
 }
 
 /// Files one fileio worker writes (each of its own, or all shared ones).
-pub fn files_per_worker(spec: &WorkloadSpec) -> u64 {
+pub fn files_per_worker(spec: &FileioSpec, threads: u32) -> u64 {
     if spec.shares_files() {
-        u64::from(spec.file_count())
+        u64::from(spec.file_count(threads))
     } else {
         1
     }

@@ -7,7 +7,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{FileioMode, Setting, SpecError, WorkloadKind, WorkloadSpec, format_size, spec_error};
+use super::kinds::fileio::Spec as FileioSpec;
+use super::{FileioMode, Setting, SpecError, format_size, spec_error};
 
 /// The I/O engine of a `fileio` run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -96,21 +97,21 @@ pub(super) fn is_one(v: &u32) -> bool {
 }
 
 /// Problems with the engine settings.
-pub(super) fn ioengine_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
-    if spec.iodepth == 0 || spec.iodepth > MAX_IODEPTH {
+pub(super) fn ioengine_problems(f: &FileioSpec, errs: &mut Vec<SpecError>) {
+    if f.iodepth == 0 || f.iodepth > MAX_IODEPTH {
         errs.push(spec_error(
             Setting::IO_DEPTH,
-            format!("{} requests in flight", spec.iodepth),
+            format!("{} requests in flight", f.iodepth),
             crate::hint!(format!("use 1 to {MAX_IODEPTH} ("), Setting::IO_DEPTH, ")"),
         ));
     }
-    if spec.ioengine == IoEngine::Sync {
+    if f.ioengine == IoEngine::Sync {
         let needs_uring = [
-            (spec.iodepth > 1, Setting::IO_DEPTH, "a depth above 1"),
-            (spec.link_sync, Setting::LINK_SYNC, "linked syncs"),
-            (spec.fixedbufs, Setting::FIXED_BUFS, "registered buffers"),
+            (f.iodepth > 1, Setting::IO_DEPTH, "a depth above 1"),
+            (f.link_sync, Setting::LINK_SYNC, "linked syncs"),
+            (f.fixedbufs, Setting::FIXED_BUFS, "registered buffers"),
             (
-                spec.sync_order == SyncOrder::Unordered,
+                f.sync_order == SyncOrder::Unordered,
                 Setting::SYNC_ORDER,
                 "unordered syncs",
             ),
@@ -128,18 +129,10 @@ pub(super) fn ioengine_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) 
         }
         return;
     }
-    if spec.kind != WorkloadKind::Fileio || spec.mode != FileioMode::Fio {
+    if f.mode != FileioMode::Fio {
         errs.push(spec_error(
             Setting::IO_ENGINE,
-            format!(
-                "io_uring runs the fileio kind in fio mode, not {}{}",
-                spec.kind.as_str(),
-                if spec.kind == WorkloadKind::Fileio {
-                    " in sysbench mode"
-                } else {
-                    ""
-                }
-            ),
+            "io_uring runs the fileio kind in fio mode, not in sysbench mode",
             crate::hint!(
                 "use ",
                 (Setting::IO_ENGINE, "sync"),
@@ -147,15 +140,15 @@ pub(super) fn ioengine_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) 
             ),
         ));
     }
-    sync_link_problems(spec, errs);
-    let ring_bytes = u64::from(spec.iodepth).saturating_mul(spec.block_size);
+    sync_link_problems(f, errs);
+    let ring_bytes = u64::from(f.iodepth).saturating_mul(f.block_size);
     if ring_bytes > MAX_RING_BUFFER_BYTES {
         errs.push(spec_error(
             Setting::IO_DEPTH,
             format!(
                 "{} requests of {} need {} of buffers per thread, more than {}",
-                spec.iodepth,
-                format_size(spec.block_size),
+                f.iodepth,
+                format_size(f.block_size),
                 format_size(ring_bytes),
                 format_size(MAX_RING_BUFFER_BYTES)
             ),
@@ -166,8 +159,8 @@ pub(super) fn ioengine_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) 
 
 /// Problems of a linked or unordered sync on the ring: it needs a sync to link or order,
 /// and a linked sync is in flight behind its write.
-fn sync_link_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
-    if spec.link_sync && spec.iodepth < 2 {
+fn sync_link_problems(f: &FileioSpec, errs: &mut Vec<SpecError>) {
+    if f.link_sync && f.iodepth < 2 {
         errs.push(spec_error(
             Setting::LINK_SYNC,
             "a write linked to its sync is two requests in flight, more than iodepth 1",
@@ -179,7 +172,7 @@ fn sync_link_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
             ),
         ));
     }
-    if spec.link_sync && spec.sync == super::SyncMethod::None {
+    if f.link_sync && f.sync == super::SyncMethod::None {
         errs.push(spec_error(
             Setting::LINK_SYNC,
             "there is no sync to link (sync = none)",
@@ -191,7 +184,7 @@ fn sync_link_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
             ),
         ));
     }
-    if spec.sync_order == SyncOrder::Unordered && spec.link_sync {
+    if f.sync_order == SyncOrder::Unordered && f.link_sync {
         errs.push(spec_error(
             Setting::SYNC_ORDER,
             "a linked sync always starts after its write, so it cannot be unordered",
@@ -203,7 +196,7 @@ fn sync_link_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
             ),
         ));
     }
-    if spec.sync_order == SyncOrder::Unordered && spec.sync == super::SyncMethod::None {
+    if f.sync_order == SyncOrder::Unordered && f.sync == super::SyncMethod::None {
         errs.push(spec_error(
             Setting::SYNC_ORDER,
             "there is no sync to order (sync = none)",

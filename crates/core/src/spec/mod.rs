@@ -3,6 +3,7 @@
 
 mod describe;
 mod durable;
+mod flat;
 mod input_file;
 mod ioengine;
 pub mod kinds;
@@ -16,13 +17,16 @@ mod setting;
 mod size;
 mod suggest;
 mod text;
+mod typed;
 mod watch;
 
-pub use kinds::def::{KindDef, KindTable, Section, SettingDef, Ty};
+pub use flat::FlatSpec;
+pub use kinds::def::{KindDef, KindParams, KindTable, Section, SettingDef, Ty};
 pub use kinds::{
     FileSync, FileioMode, FileserverSpec, GrouplogSpec, MAX_DELAY_US, SmallfilesSpec, Strategy,
 };
 pub use kinds::{KINDS, all_settings, foreign_settings, kind_def, kinds_with};
+pub use typed::{CommonSpec, KindSpec, WorkloadSpec};
 
 pub use durable::{
     DurableOp, MAX_PENDING_STARTS, NoDurableOp, durable_op, files_per_worker,
@@ -36,7 +40,7 @@ pub use preset::{
 };
 pub use requirement::{REQUIRABLE, Requirement, check_requirements};
 pub use scratch_names::RecipeError;
-pub use set::{apply_setting, set_value, unset_value};
+pub use set::{SpecForm, apply_setting, set_value, unset_value};
 #[cfg(any(test, feature = "test-support"))]
 pub use setting::KeyNames;
 pub use setting::{Action, Hint, Neutral, Piece, Setting, SettingNames, Worded};
@@ -245,142 +249,6 @@ impl OpenFlags {
     }
 }
 
-macro_rules! workload_spec {
-    ($($variant:ident $module:ident $doc:literal [$($table:ident)?]),* $(,)?) => {
-        /// One workload, complete: everything the engine needs besides the target directory.
-        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-        #[serde(default, deny_unknown_fields)]
-        pub struct WorkloadSpec {
-            /// Workload kind.
-            pub kind: WorkloadKind,
-            /// Worker threads.
-            pub threads: u32,
-            /// Bytes per write: 512 or more (a multiple of 512 with O_DIRECT).
-            #[serde(with = "size::serde_size")]
-            pub block_size: u64,
-            /// Size of each test file.
-            #[serde(with = "size::serde_size")]
-            pub file_size: u64,
-            /// Bytes each thread writes before it stops (fio `io_size`); default the file size.
-            /// Ignored when `duration_s` or `requests` is set.
-            #[serde(with = "size::serde_opt_size")]
-            pub io_size: Option<u64>,
-            /// Stop after this many seconds instead (time based; files are rewritten in passes).
-            pub duration_s: Option<f64>,
-            /// Stop after this many writes in total, shared by all threads; in sysbench mode, this
-            /// many events (writes + periodic fsyncs), as sysbench `--max-requests`/`--events`.
-            pub requests: Option<u64>,
-            /// Block order.
-            pub pattern: Pattern,
-            /// Sync call.
-            pub sync: SyncMethod,
-            /// Writes between two sync calls, per thread (fio `fsync=N`).
-            pub sync_every: u32,
-            /// Open flags.
-            pub open_flags: OpenFlags,
-            /// One more sync per file when a thread finishes (fio `end_fsync`), timed as a sync.
-            pub final_sync: bool,
-            /// File preparation.
-            pub prepare: Prepare,
-            /// `None`: one file per thread (fio). `Some(n)`: n files shared by all threads; every
-            /// thread writes blocks of all n files, as sysbench `--file-num` does.
-            pub shared_files: Option<u32>,
-            /// Seed of the random block order.
-            pub seed: u64,
-            /// Interval sample length in ms.
-            pub interval_ms: u64,
-            /// `fileio` only: fio-style or sysbench-style request and sync counting.
-            pub mode: FileioMode,
-            // Each kind's table, from the registry (`[workload.<kind>]`).
-            $($(
-                #[doc = concat!(
-                    "`", stringify!($table), "` parameters: the kind's table (`[workload.",
-                    stringify!($table), "]`), read only by a run of that kind."
-                )]
-                #[serde(skip_serializing_if = "KindTable::omitted")]
-                pub $table: kinds::$table::Table,
-            )?)*
-            /// Settle after preparing: `syncfs` the target, then wait until the device's in-flight
-            /// requests and the page cache's dirty and writeback pages are zero or steady, so the
-            /// fill's writeback and journal work do not run into the timed part (sysbench prepares
-            /// in a separate process, seconds earlier). On by default for presets.
-            pub settle: bool,
-            /// Seconds of warm-up at the start of the timed part (fio `ramp_time`, dbench's
-            /// warm-up): run but left out of the stored figures and histograms, kept (flagged) in
-            /// the timeline. The stop rule counts from its end. fileio and fileserver only.
-            pub warmup_s: Option<f64>,
-            /// `fileio`: synchronous calls or io_uring (fio `ioengine`).
-            #[serde(skip_serializing_if = "ioengine::is_default")]
-            pub ioengine: IoEngine,
-            /// io_uring: requests in flight per thread, writes and syncs together (fio `iodepth`).
-            #[serde(default = "ioengine::one", skip_serializing_if = "ioengine::is_one")]
-            pub iodepth: u32,
-            /// io_uring: submit each sync linked (`IOSQE_IO_LINK`) behind the write before it, so
-            /// the kernel starts it when that write completes.
-            #[serde(skip_serializing_if = "ioengine::is_default")]
-            pub link_sync: bool,
-            /// io_uring: write from registered buffers (`IORING_OP_WRITE_FIXED`, fio `fixedbufs`).
-            #[serde(skip_serializing_if = "ioengine::is_default")]
-            pub fixedbufs: bool,
-            /// io_uring: whether an unlinked sync waits for the writes before it (`ordered`, the
-            /// default) or goes right behind its write as fio's does (`unordered`).
-            #[serde(skip_serializing_if = "ioengine::is_default")]
-            pub sync_order: SyncOrder,
-        }
-
-        impl Default for WorkloadSpec {
-            fn default() -> Self {
-                Self {
-                    kind: WorkloadKind::Fileio,
-                    threads: 1,
-                    block_size: 4096,
-                    file_size: 64 << 20,
-                    io_size: None,
-                    duration_s: None,
-                    requests: None,
-                    pattern: Pattern::Rand,
-                    sync: SyncMethod::Fsync,
-                    sync_every: 1,
-                    open_flags: OpenFlags::default(),
-                    final_sync: false,
-                    prepare: Prepare::Sparse,
-                    shared_files: None,
-                    seed: 0x5eed_f5c1,
-                    interval_ms: 100,
-                    mode: FileioMode::Fio,
-                    $($($table: kinds::$table::Table::default(),)?)*
-                    settle: false,
-                    warmup_s: None,
-                    ioengine: IoEngine::Sync,
-                    iodepth: 1,
-                    link_sync: false,
-                    fixedbufs: false,
-                    sync_order: SyncOrder::Ordered,
-                }
-            }
-        }
-
-        impl WorkloadSpec {
-            /// The spec as JSON with every kind's table, those the stored form leaves out at
-            /// their defaults too ([`KindTable::omitted`]): what reading a setting by its key
-            /// reads.
-            pub fn full_json(&self) -> serde_json::Value {
-                let mut json = serde_json::to_value(self).unwrap_or_default();
-                if let Some(fields) = json.as_object_mut() {
-                    $($(
-                        if !fields.contains_key(stringify!($table)) {
-                            let table = serde_json::to_value(&self.$table).unwrap_or_default();
-                            fields.insert(stringify!($table).to_string(), table);
-                        }
-                    )?)*
-                }
-                json
-            }
-        }
-    };
-}
-crate::for_each_kind!(workload_spec);
-
 /// How a run ends.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum StopRule {
@@ -390,6 +258,9 @@ pub enum StopRule {
     Duration(std::time::Duration),
     /// All threads together complete this many writes.
     TotalRequests(u64),
+    /// The kind's own end (smallfiles: when each thread has made its files); a kind without
+    /// one refuses a spec with neither a duration nor a request count.
+    Own,
 }
 
 /// One invalid field of a spec: which, what is wrong, and how to fix it.
@@ -440,63 +311,35 @@ pub const MAX_WARMUP_S: f64 = 3600.0;
 pub const MAX_REQUESTS: u64 = 1_000_000_000_000;
 
 impl WorkloadSpec {
-    /// The whole number at a row's dotted key (`grouplog.record_size`), if it is one.
-    pub fn u64_at(&self, key: &str) -> Option<u64> {
-        let json = self.full_json();
-        json.pointer(&format!("/{}", key.replace('.', "/")))?
-            .as_u64()
-    }
-
-    /// Bytes each thread writes under the byte-count stop rule.
-    pub fn io_size_per_thread(&self) -> u64 {
-        self.io_size.unwrap_or(self.file_size)
-    }
-
-    /// The stop rule in force: duration first, then a request count, then bytes.
+    /// The stop rule in force: duration first, then a request count, then the kind's own.
     pub fn stop_rule(&self) -> StopRule {
-        if let Some(secs) = self.duration_s {
+        if let Some(secs) = self.common.duration_s {
             // Total even before validate() (which refuses these): a description of a form
             // being typed must not panic on `inf` or `-1`.
             let duration = std::time::Duration::try_from_secs_f64(secs.max(0.0))
                 .unwrap_or(std::time::Duration::MAX);
             StopRule::Duration(duration)
-        } else if let Some(requests) = self.requests {
+        } else if let Some(requests) = self.common.requests {
             StopRule::TotalRequests(requests)
         } else {
-            StopRule::BytesPerThread(self.io_size_per_thread())
+            match self.kind.params().bytes_per_thread() {
+                Some(bytes) => StopRule::BytesPerThread(bytes),
+                None => StopRule::Own,
+            }
         }
     }
 
     /// The warm-up in nanoseconds (0 without one).
     pub fn warmup_ns(&self) -> u64 {
-        match self.warmup_s {
+        match self.common.warmup_s {
             Some(s) if s.is_finite() && s > 0.0 => (s.min(MAX_WARMUP_S) * 1e9) as u64,
             _ => 0,
         }
     }
 
-    /// Number of distinct test files of a `fileio` run (sysbench mode shares one file
-    /// unless `shared_files` says otherwise).
-    pub fn file_count(&self) -> u32 {
-        match self.mode {
-            FileioMode::Sysbench => self.shared_files.unwrap_or(1),
-            FileioMode::Fio => self.shared_files.unwrap_or(self.threads),
-        }
-    }
-
-    /// Whether threads write shared files (always in sysbench mode).
-    pub fn shares_files(&self) -> bool {
-        self.shared_files.is_some() || self.mode == FileioMode::Sysbench
-    }
-
-    /// Blocks per file (whole blocks only; a tail shorter than a block is never written).
-    pub fn blocks_per_file(&self) -> u64 {
-        self.file_size / self.block_size.max(1)
-    }
-
     /// Every problem with this spec (empty when it is valid).
     pub fn problems(&self) -> Vec<SpecError> {
-        if self.kind == WorkloadKind::Fio {
+        if self.kind() == WorkloadKind::Fio {
             // The only problem worth naming: nothing else of an imported spec is run.
             return vec![spec_error(
                 Setting::Kind,
@@ -508,10 +351,9 @@ impl WorkloadSpec {
             )];
         }
         let mut errs = Vec::new();
-        problems::size_problems(self, &mut errs);
+        problems::thread_problems(self, &mut errs);
         problems::stop_problems(self, &mut errs);
-        kinds::kind_problems(self, &mut errs);
-        ioengine::ioengine_problems(self, &mut errs);
+        self.kind_problems(&mut errs);
         errs
     }
 

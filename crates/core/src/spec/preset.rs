@@ -262,17 +262,20 @@ impl Preset {
         })?;
         // Presets replay published benchmarks whose prepare ran seconds before the timed
         // phase: they settle unless the preset says `settle = false`.
-        let says_settle = toml::from_str::<toml::Table>(text)
+        let workload = toml::from_str::<toml::Table>(text)
             .ok()
-            .and_then(|t| t.get("workload")?.get("settle").cloned())
-            .is_some();
+            .and_then(|t| t.get("workload").cloned());
+        let says_settle = workload.as_ref().and_then(|w| w.get("settle")).is_some();
         if !says_settle {
-            preset.workload.settle = true;
+            preset.workload.common.settle = true;
         }
-        if let Some(def) = super::foreign_settings(&preset.workload).first() {
+        // The typed spec keeps its kind's settings only: a value of another kind's is
+        // refused from the flat form, before it is left behind.
+        let flat: super::FlatSpec = workload.and_then(|w| w.try_into().ok()).unwrap_or_default();
+        if let Some(def) = super::foreign_settings(&flat).first() {
             return Err(PresetError::Invalid {
                 name: preset.name.clone(),
-                source: foreign_setting(def, preset.workload.kind),
+                source: foreign_setting(def, flat.kind),
             });
         }
         preset
@@ -374,7 +377,8 @@ fn scalable() -> impl Iterator<Item = &'static super::SettingDef> {
 /// unset optional field stays unset.
 fn scale_fields(spec: &WorkloadSpec, fields: &[String], factor: f64) -> WorkloadSpec {
     let mut json = spec.full_json();
-    let bs = spec.block_size.max(1);
+    // Sizes round to whole blocks (fileio's; the flat form's default for other kinds).
+    let bs = spec.flat().block_size.max(1);
     for def in scalable().filter(|d| fields.iter().any(|f| f == d.key)) {
         let pointer = format!("/{}", def.key.replace('.', "/"));
         let Some(slot) = json.pointer_mut(&pointer) else {

@@ -1,12 +1,34 @@
 //! `--set key=value`: change any spec field by its preset name, through serde, so every
 //! field (present and future) is settable with the same validation as a preset file.
 
-use super::{Setting, SettingDef, SpecError, Ty, WorkloadSpec};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::{FlatSpec, Setting, SettingDef, SpecError, Ty, WorkloadKind, WorkloadSpec};
+
+/// A form of the spec a setting is set on by its key: the typed [`WorkloadSpec`], or the
+/// flat form a front end edits ([`FlatSpec`]).
+pub trait SpecForm: Serialize + DeserializeOwned + Clone {
+    /// The kind the form is of.
+    fn form_kind(&self) -> WorkloadKind;
+}
+
+impl SpecForm for WorkloadSpec {
+    fn form_kind(&self) -> WorkloadKind {
+        self.kind()
+    }
+}
+
+impl SpecForm for FlatSpec {
+    fn form_kind(&self) -> WorkloadKind {
+        self.kind
+    }
+}
 
 /// Applies one `key=value` (dotted keys reach nested tables: `open_flags.direct=true`).
 /// Values are read as TOML scalars when they parse as one (numbers, booleans), else as
 /// strings, so `file_size=64M` and `pattern=seq` work unquoted.
-pub fn apply_setting(spec: &WorkloadSpec, assignment: &str) -> Result<WorkloadSpec, SpecError> {
+pub fn apply_setting<S: SpecForm>(spec: &S, assignment: &str) -> Result<S, SpecError> {
     let Some((key, raw)) = assignment.split_once('=') else {
         return Err(SpecError {
             field: Setting::Set,
@@ -37,7 +59,7 @@ pub fn apply_setting(spec: &WorkloadSpec, assignment: &str) -> Result<WorkloadSp
             .entry((*part).to_string())
             .or_insert_with(|| toml::Value::Table(Default::default()));
     }
-    let updated: WorkloadSpec = table.try_into().map_err(|e: toml::de::Error| {
+    let updated: S = table.try_into().map_err(|e: toml::de::Error| {
         let msg = e.message().to_string();
         if msg.contains("unknown field") {
             unknown_key(key)
@@ -49,17 +71,37 @@ pub fn apply_setting(spec: &WorkloadSpec, assignment: &str) -> Result<WorkloadSp
             }
         }
     })?;
+    refuse_foreign(key, updated.form_kind())?;
     Ok(updated)
+}
+
+/// A key of a setting the kind does not have: refused, since the typed spec would leave
+/// its value behind (`open_flags.dsync` is the row `open_flags`).
+fn refuse_foreign(key: &str, kind: WorkloadKind) -> Result<(), SpecError> {
+    let Some(table) = super::kind_def(kind) else {
+        return Ok(());
+    };
+    let row = super::all_settings()
+        .into_iter()
+        .find(|d| key == d.key || key.starts_with(&format!("{}.", d.key)));
+    match row {
+        Some(d) if table.setting(d.key).is_none() => Err(SpecError {
+            field: Setting::Set,
+            problem: format!(
+                "{key} is a setting of {} runs, not of {} runs",
+                super::kinds_with(d.key).join(" and "),
+                kind.as_str()
+            ),
+            fix: "drop it, or choose the kind first".into(),
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// Sets the setting of `def` from its text as a flag or a form gives it (`4k`, `leader`,
 /// `true`; a flag set as a comma-separated list of its names, `none` for none), through
 /// [`apply_setting`], so the value meets the same checks as a preset line.
-pub fn set_value(
-    spec: &WorkloadSpec,
-    def: &SettingDef,
-    text: &str,
-) -> Result<WorkloadSpec, SpecError> {
+pub fn set_value<S: SpecForm>(spec: &S, def: &SettingDef, text: &str) -> Result<S, SpecError> {
     let Ty::FlagSet(names) = def.ty else {
         return apply_setting(spec, &format!("{}={text}", def.key));
     };
@@ -89,10 +131,7 @@ pub fn set_value(
 }
 
 /// `spec` with the optional setting of `def` unset (a duration, a request count).
-pub fn unset_value(
-    spec: &WorkloadSpec,
-    def: &'static SettingDef,
-) -> Result<WorkloadSpec, SpecError> {
+pub fn unset_value<S: SpecForm>(spec: &S, def: &'static SettingDef) -> Result<S, SpecError> {
     let mut table = as_table(spec)?;
     let mut slot = &mut table;
     let parts: Vec<&str> = def.key.split('.').collect();
@@ -113,7 +152,7 @@ pub fn unset_value(
 }
 
 /// The spec as a TOML table, as a preset writes it.
-fn as_table(spec: &WorkloadSpec) -> Result<toml::Value, SpecError> {
+fn as_table<S: SpecForm>(spec: &S) -> Result<toml::Value, SpecError> {
     toml::Value::try_from(spec).map_err(|e| SpecError {
         field: Setting::Set,
         problem: format!("cannot represent the spec: {e}"),

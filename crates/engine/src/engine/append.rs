@@ -34,34 +34,37 @@ fn empty_layout(spec: &WorkloadSpec, thread: u32) -> FileLayout {
         size_bytes: 0,
         prepare: Prepare::Empty,
         fill_write_bytes: 0,
-        seed: spec.seed ^ u64::from(thread),
+        seed: spec.common.seed ^ u64::from(thread),
     }
 }
 
 impl Kind for Append {
+    type Spec = crate::spec::kinds::append::Spec;
+
     type Plan = Vec<WorkerPlan>;
 
     /// Creates each writer's first segment, empty.
     fn prepare<B: Backend>(
         backend: &B,
         spec: &WorkloadSpec,
+        _k: &Self::Spec,
         scratch: &mut ScratchDir,
         events: &Sender<EngineEvent>,
         cancel: &CancelToken,
     ) -> Result<Vec<WorkerPlan>, PrepareStop> {
         let _ = events.send(EngineEvent::Preparing {
-            files: spec.threads,
+            files: spec.common.threads,
             bytes_per_file: 0,
         });
         let dir = scratch.dir().clone();
-        let mut plans = Vec::with_capacity(spec.threads as usize);
-        for thread in 0..spec.threads {
+        let mut plans = Vec::with_capacity(spec.common.threads as usize);
+        for thread in 0..spec.common.threads {
             let [first, second] = segment_names(thread);
             let first = scratch.file(&first);
             let second = scratch.file(&second);
             if let Err(e) = backend.create(&dir, &first, &empty_layout(spec, thread), cancel) {
                 let site = IoSite {
-                    kind: spec.kind,
+                    kind: spec.kind(),
                     dir: &dir,
                     name: &first,
                 };
@@ -83,21 +86,22 @@ impl Kind for Append {
         plans: &Vec<WorkerPlan>,
         backend: &B,
         spec: &WorkloadSpec,
+        k: &Self::Spec,
         w: Worker<'_>,
     ) -> WorkerOutput {
-        run_appender(backend, spec, &plans[w.thread as usize], w)
+        run_appender(backend, spec, k, &plans[w.thread as usize], w)
     }
 
-    fn space_needed(spec: &WorkloadSpec) -> u64 {
+    fn space_needed(spec: &WorkloadSpec, k: &Self::Spec) -> u64 {
         // The segment being written, and the one being replaced while a switch runs.
-        u64::from(spec.threads).saturating_mul(spec.append.segment_size.saturating_mul(2))
+        u64::from(spec.common.threads).saturating_mul(k.segment_size.saturating_mul(2))
     }
 
-    fn bytes_per_write(spec: &WorkloadSpec) -> u64 {
-        spec.append.record_size
+    fn bytes_per_write(_spec: &WorkloadSpec, k: &Self::Spec) -> u64 {
+        k.record_size
     }
 
-    fn expected_writes(spec: &WorkloadSpec) -> Option<u64> {
+    fn expected_writes(spec: &WorkloadSpec, _k: &Self::Spec) -> Option<u64> {
         match spec.stop_rule() {
             StopRule::TotalRequests(n) => Some(n),
             _ => None,
@@ -119,7 +123,7 @@ struct Log<F, D> {
 /// Runs one writer to its stop condition.
 fn run_appender<B: Backend>(
     backend: &B,
-    spec: &WorkloadSpec,
+    spec: &WorkloadSpec, k: &crate::spec::kinds::append::Spec,
     plan: &WorkerPlan,
     w: Worker<'_>,
 ) -> WorkerOutput {
@@ -134,18 +138,18 @@ fn run_appender<B: Backend>(
             .iter()
             .map(|n| CString::new(n.as_bytes()).unwrap_or_default());
         let names: Vec<CString> = names.collect();
-        let record = spec.append.record_size as usize;
+        let record = k.record_size as usize;
         file.map(|file| Log {
             file,
             dirops: backend.dir_ops(plan.thread),
-            buf: AlignedBuf::new(record, mix(spec.seed ^ u64::from(plan.thread))),
+            buf: AlignedBuf::new(record, mix(spec.common.seed ^ u64::from(plan.thread))),
             durable: PendingStarts::new(spec, 1),
             names: [names[0].clone(), names[1].clone()],
             rotate: OpStats::preallocated("rotate"),
         })
     };
     run_worker(backend, w, open, |log, t| {
-        let counts = append_loop(backend, spec, plan, log, t);
+        let counts = append_loop(backend, spec, k, plan, log, t);
         let rotate = std::mem::replace(&mut log.rotate, OpStats::new("rotate"));
         if rotate.count > 0 {
             t.out.ops = vec![rotate];
@@ -157,21 +161,21 @@ fn run_appender<B: Backend>(
 /// Appends records (a sync every `sync_every`) until the stop rule ends it.
 fn append_loop<B: Backend, C: Clock>(
     backend: &B,
-    spec: &WorkloadSpec,
+    spec: &WorkloadSpec, k: &crate::spec::kinds::append::Spec,
     plan: &WorkerPlan,
     log: &mut Log<B::File, B::Dir>,
     t: &mut Timed<'_, C>,
 ) -> Counts {
-    let record = spec.append.record_size;
-    let segment = spec.append.segment_size;
+    let record = k.record_size;
+    let segment = k.segment_size;
     let durable_writes = durable_op(spec) == Ok(DurableOp::Write);
-    let sync_every = if durable_writes || spec.sync == SyncMethod::None {
+    let sync_every = if durable_writes || k.sync == SyncMethod::None {
         0
     } else {
-        u64::from(spec.sync_every)
+        u64::from(k.sync_every)
     };
     let counted = matches!(spec.stop_rule(), StopRule::TotalRequests(_));
-    let stamp = (u64::from(plan.thread) << 48) ^ mix(spec.seed);
+    let stamp = (u64::from(plan.thread) << 48) ^ mix(spec.common.seed);
     let (mut c, mut now) = (Counts::default(), t.start_ns);
     let (mut offset, mut pending, mut current) = (0u64, 0u64, 0usize);
     loop {
@@ -180,10 +184,10 @@ fn append_loop<B: Backend, C: Clock>(
         }
         if offset.saturating_add(record) > segment {
             // The segment is full: what it holds must be durable before it is replaced.
-            if pending > 0 && !sync_now(spec, plan, log, t, &mut c, current, &mut pending) {
+            if pending > 0 && !sync_now(spec, k, plan, log, t, &mut c, current, &mut pending) {
                 break;
             }
-            match switch_segment(backend, spec, plan, log, t, current) {
+            match switch_segment(backend, spec, k, plan, log, t, current) {
                 Ok(next) => (current, offset) = (next, 0),
                 Err(()) => break,
             }
@@ -208,7 +212,7 @@ fn append_loop<B: Backend, C: Clock>(
         (c.writes, c.bytes, c.busy_ns) = (c.writes + 1, c.bytes + record, c.busy_ns + write_ns);
         (offset, pending, now) = (offset + record, pending + 1, t1);
         if sync_every != 0 && pending >= sync_every {
-            if !sync_now(spec, plan, log, t, &mut c, current, &mut pending) {
+            if !sync_now(spec, k, plan, log, t, &mut c, current, &mut pending) {
                 break;
             }
             now = t.clock.now_ns();
@@ -220,7 +224,7 @@ fn append_loop<B: Backend, C: Clock>(
 /// Syncs the current segment: its pending records become durable. False on an error (in
 /// `t.out.error`).
 fn sync_now<F: SyncFile, D, C: Clock>(
-    spec: &WorkloadSpec,
+    spec: &WorkloadSpec, k: &crate::spec::kinds::append::Spec,
     plan: &WorkerPlan,
     log: &mut Log<F, D>,
     t: &mut Timed<'_, C>,
@@ -229,10 +233,10 @@ fn sync_now<F: SyncFile, D, C: Clock>(
     pending: &mut u64,
 ) -> bool {
     let t1 = t.clock.now_ns();
-    let synced = log.file.sync(spec.sync);
+    let synced = log.file.sync(k.sync);
     let t2 = t.clock.now_ns();
     if let Err(e) = synced {
-        fail(t, spec, plan, current, (spec.sync.as_str(), None), &e);
+        fail(t, spec, plan, current, (k.sync.as_str(), None), &e);
         return false;
     }
     log.durable.settle_all(0, t2, &mut t.out.durable_lat);
@@ -247,7 +251,7 @@ fn sync_now<F: SyncFile, D, C: Clock>(
 /// index of the new segment's name; `Err` with the error in `t.out.error`.
 fn switch_segment<B: Backend, C: Clock>(
     backend: &B,
-    spec: &WorkloadSpec,
+    spec: &WorkloadSpec, k: &crate::spec::kinds::append::Spec,
     plan: &WorkerPlan,
     log: &mut Log<B::File, B::Dir>,
     t: &mut Timed<'_, C>,
@@ -261,7 +265,7 @@ fn switch_segment<B: Backend, C: Clock>(
         .map_err(|e| ("create", e))
         .and_then(|()| {
             backend
-                .open(&plan.dir, &plan.files[next], spec.open_flags, plan.thread)
+                .open(&plan.dir, &plan.files[next], k.open_flags, plan.thread)
                 .map_err(|e| ("open", e))
         })
         .and_then(|file| {

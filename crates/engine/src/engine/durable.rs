@@ -6,7 +6,7 @@
 use std::collections::VecDeque;
 
 use crate::metrics::LatencyHistogram;
-use crate::spec::{DurableOp, WorkloadSpec, durable_op, pending_starts_per_file};
+use crate::spec::{DurableOp, WorkloadSpec, durable_op};
 
 /// One worker's writes not yet durable, per file (empty when the spec's durable operation
 /// is not a write followed by a sync).
@@ -19,7 +19,7 @@ impl PendingStarts {
     /// operation is [`DurableOp::WriteThenSync`]).
     pub fn new(spec: &WorkloadSpec, files: usize) -> Self {
         let per_file = match durable_op(spec) {
-            Ok(DurableOp::WriteThenSync) => pending_starts_per_file(spec) as usize,
+            Ok(DurableOp::WriteThenSync) => spec.kind.params().pending_starts() as usize,
             _ => 0,
         };
         let starts = if per_file == 0 {

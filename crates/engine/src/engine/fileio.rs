@@ -17,14 +17,17 @@ use std::sync::mpsc::Sender;
 pub(crate) struct Fileio;
 
 impl Kind for Fileio {
+    type Spec = crate::spec::kinds::fileio::Spec;
+
     type Plan = Vec<WorkerPlan>;
 
     fn warnings(
-        spec: &WorkloadSpec,
+        _spec: &WorkloadSpec,
+        k: &Self::Spec,
         _system: &crate::probe::SystemInfo,
     ) -> Vec<crate::metrics::RunWarning> {
-        let durable_writes = spec.open_flags.sync || spec.open_flags.dsync;
-        if spec.sync == SyncMethod::SyncFileRange && !durable_writes {
+        let durable_writes = k.open_flags.sync || k.open_flags.dsync;
+        if k.sync == SyncMethod::SyncFileRange && !durable_writes {
             vec![crate::metrics::RunWarning::SyncFileRangeNotDurable]
         } else {
             Vec::new()
@@ -35,16 +38,17 @@ impl Kind for Fileio {
     fn prepare<B: Backend>(
         backend: &B,
         spec: &WorkloadSpec,
+        k: &Self::Spec,
         scratch: &mut ScratchDir,
         events: &Sender<EngineEvent>,
         cancel: &CancelToken,
     ) -> Result<Vec<WorkerPlan>, PrepareStop> {
-        let file_count = spec.file_count();
+        let file_count = k.file_count(spec.common.threads);
         let _ = events.send(EngineEvent::Preparing {
             files: file_count,
-            bytes_per_file: spec.file_size,
+            bytes_per_file: k.file_size,
         });
-        let shared_mode = spec.shares_files();
+        let shared_mode = k.shares_files();
         let dir = scratch.dir().clone();
         let mut names = Vec::with_capacity(file_count as usize);
         for i in 0..file_count {
@@ -54,21 +58,21 @@ impl Kind for Fileio {
                 format!("thread-{i}.dat")
             };
             let name = scratch.file(&name);
-            let op = match spec.prepare {
+            let op = match k.prepare {
                 Prepare::Fallocate => "fallocate",
                 _ => "prepare",
             };
             let layout = FileLayout {
-                size_bytes: spec.file_size,
-                prepare: spec.prepare,
-                fill_write_bytes: fill_write_bytes(spec.block_size),
-                seed: spec.seed ^ u64::from(i),
+                size_bytes: k.file_size,
+                prepare: k.prepare,
+                fill_write_bytes: fill_write_bytes(k.block_size),
+                seed: spec.common.seed ^ u64::from(i),
             };
             match backend.create(&dir, &name, &layout, cancel) {
                 Ok(()) => names.push(name),
                 Err(e) => {
                     let site = IoSite {
-                        kind: spec.kind,
+                        kind: spec.kind(),
                         dir: &dir,
                         name: &name,
                     };
@@ -80,15 +84,15 @@ impl Kind for Fileio {
         // for creating the files.
         dir.sync();
 
-        let total_blocks = spec.blocks_per_file() * u64::from(file_count);
-        Ok((0..spec.threads)
+        let total_blocks = k.blocks_per_file() * u64::from(file_count);
+        Ok((0..spec.common.threads)
             .map(|t| {
                 if shared_mode {
                     WorkerPlan {
                         thread: t,
                         dir: dir.clone(),
                         files: names.clone(),
-                        start_block: total_blocks * u64::from(t) / u64::from(spec.threads),
+                        start_block: total_blocks * u64::from(t) / u64::from(spec.common.threads),
                     }
                 } else {
                     WorkerPlan {
@@ -106,40 +110,41 @@ impl Kind for Fileio {
         plans: &Vec<WorkerPlan>,
         backend: &B,
         spec: &WorkloadSpec,
+        k: &Self::Spec,
         w: Worker<'_>,
     ) -> WorkerOutput {
         let plan = &plans[w.thread as usize];
-        if spec.mode == FileioMode::Sysbench {
-            run_sysbench_worker(backend, spec, plan, w)
-        } else if spec.ioengine == IoEngine::IoUring {
-            run_fileio_uring(backend, spec, plan, w)
+        if k.mode == FileioMode::Sysbench {
+            run_sysbench_worker(backend, spec, k, plan, w)
+        } else if k.ioengine == IoEngine::IoUring {
+            run_fileio_uring(backend, spec, k, plan, w)
         } else {
-            run_fileio(backend, spec, plan, w)
+            run_fileio(backend, spec, k, plan, w)
         }
     }
 
-    fn measures_depth(spec: &WorkloadSpec) -> bool {
-        spec.ioengine == IoEngine::IoUring
+    fn measures_depth(_spec: &WorkloadSpec, k: &Self::Spec) -> bool {
+        k.ioengine == IoEngine::IoUring
     }
 
-    fn space_needed(spec: &WorkloadSpec) -> u64 {
-        u64::from(spec.file_count()).saturating_mul(spec.file_size)
+    fn space_needed(spec: &WorkloadSpec, k: &Self::Spec) -> u64 {
+        u64::from(k.file_count(spec.common.threads)).saturating_mul(k.file_size)
     }
 
-    fn bytes_per_write(spec: &WorkloadSpec) -> u64 {
-        spec.block_size
+    fn bytes_per_write(_spec: &WorkloadSpec, k: &Self::Spec) -> u64 {
+        k.block_size
     }
 
-    fn expected_writes(spec: &WorkloadSpec) -> Option<u64> {
+    fn expected_writes(spec: &WorkloadSpec, k: &Self::Spec) -> Option<u64> {
         match spec.stop_rule() {
-            StopRule::Duration(_) => None,
-            StopRule::BytesPerThread(b) => Some(b / spec.block_size * u64::from(spec.threads)),
-            StopRule::TotalRequests(n) if spec.mode == FileioMode::Sysbench => {
-                let sync_every = match spec.sync {
+            StopRule::Duration(_) | StopRule::Own => None,
+            StopRule::BytesPerThread(b) => Some(b / k.block_size * u64::from(spec.common.threads)),
+            StopRule::TotalRequests(n) if k.mode == FileioMode::Sysbench => {
+                let sync_every = match k.sync {
                     SyncMethod::None => 0,
-                    _ => u64::from(spec.sync_every),
+                    _ => u64::from(k.sync_every),
                 };
-                Some(writes_in(n, sync_every, u64::from(spec.file_count())))
+                Some(writes_in(n, sync_every, u64::from(k.file_count(spec.common.threads))))
             }
             StopRule::TotalRequests(n) => Some(n),
         }

@@ -41,6 +41,8 @@ pub fn open_files_per_client(files_per_client: u32) -> u64 {
 pub(crate) struct Fileserver;
 
 impl Kind for Fileserver {
+    type Spec = crate::spec::kinds::fileserver::Spec;
+
     type Plan = Vec<ClientPlan>;
 
     const DENSE_LATENCY: bool = false;
@@ -52,24 +54,25 @@ impl Kind for Fileserver {
     fn prepare<B: Backend>(
         backend: &B,
         spec: &WorkloadSpec,
+        k: &Self::Spec,
         scratch: &mut ScratchDir,
         events: &Sender<EngineEvent>,
         cancel: &CancelToken,
     ) -> Result<Vec<ClientPlan>, PrepareStop> {
-        let per_client = spec.fileserver.files_per_client;
-        let plans: Vec<Mix> = (0..spec.threads)
-            .map(|c| Mix::new(spec.seed, c, per_client))
+        let per_client = k.files_per_client;
+        let plans: Vec<Mix> = (0..spec.common.threads)
+            .map(|c| Mix::new(spec.common.seed, c, per_client))
             .collect();
         let total_bytes: u64 = plans.iter().flat_map(|m| m.files()).map(|f| f.size).sum();
-        let files = spec.threads.saturating_mul(per_client);
+        let files = spec.common.threads.saturating_mul(per_client);
         let _ = events.send(EngineEvent::Preparing {
             files,
             bytes_per_file: total_bytes / u64::from(files.max(1)),
         });
-        let fill = fill_pattern(1 << 20, spec.seed);
+        let fill = fill_pattern(1 << 20, spec.common.seed);
         let fail = |op: &str, dir: &DirHandle, name: &str, e: &io::Error| {
             let site = IoSite {
-                kind: spec.kind,
+                kind: spec.kind(),
                 dir,
                 name,
             };
@@ -115,6 +118,7 @@ impl Kind for Fileserver {
         plans: &Vec<ClientPlan>,
         backend: &B,
         spec: &WorkloadSpec,
+        _k: &Self::Spec,
         w: Worker<'_>,
     ) -> WorkerOutput {
         let plan = &plans[w.thread as usize];
@@ -123,17 +127,17 @@ impl Kind for Fileserver {
 
     // Initial files average 180 KiB; creates and writes can grow a client's set to
     // twice its files, each up to 1 MiB: 512 KiB a file is a generous typical bound.
-    fn space_needed(spec: &WorkloadSpec) -> u64 {
-        u64::from(spec.threads)
-            .saturating_mul(u64::from(spec.fileserver.files_per_client))
+    fn space_needed(spec: &WorkloadSpec, k: &Self::Spec) -> u64 {
+        u64::from(spec.common.threads)
+            .saturating_mul(u64::from(k.files_per_client))
             .saturating_mul(512 << 10)
     }
 
-    fn bytes_per_write(_spec: &WorkloadSpec) -> u64 {
+    fn bytes_per_write(_spec: &WorkloadSpec, _k: &Self::Spec) -> u64 {
         0
     }
 
-    fn expected_writes(_spec: &WorkloadSpec) -> Option<u64> {
+    fn expected_writes(_spec: &WorkloadSpec, _k: &Self::Spec) -> Option<u64> {
         None
     }
 }
@@ -350,7 +354,7 @@ fn run_client<B: Backend>(
     let open = || {
         let tree = Tree::open(backend, thread, &plan.dir).map_err(|e| {
             let site = IoSite {
-                kind: spec.kind,
+                kind: spec.kind(),
                 dir: &plan.dir,
                 name: ".",
             };
@@ -358,7 +362,7 @@ fn run_client<B: Backend>(
         });
         let generator = plan.mix.clone();
         let ops = OPS.iter().map(|op| OpStats::new(op.name())).collect();
-        let wbuf = AlignedBuf::new(MAX_IO_BYTES, mix(spec.seed ^ u64::from(thread)));
+        let wbuf = AlignedBuf::new(MAX_IO_BYTES, mix(spec.common.seed ^ u64::from(thread)));
         let rbuf = vec![0u8; MAX_IO_BYTES];
         tree.map(|tree| Client {
             tree,
@@ -384,7 +388,7 @@ fn step_loop<B: Backend>(
     t: &mut Timed<'_, B::Clock>,
 ) -> Counts {
     let (mut a, mut b) = ([0u8; NAME_LEN], [0u8; NAME_LEN]);
-    let stamp = (u64::from(thread) << 48) ^ mix(spec.seed);
+    let stamp = (u64::from(thread) << 48) ^ mix(spec.common.seed);
     let (clock, live) = (&t.clock, t.live);
     let mut c = Counts::default();
     let (mut now, deadline) = (t.start_ns, t.deadline_ns);
@@ -421,7 +425,7 @@ fn step_loop<B: Backend>(
                 };
                 let name = error_name(&step, &a);
                 let site = IoSite {
-                    kind: spec.kind,
+                    kind: spec.kind(),
                     dir: &plan.dir,
                     name: &name,
                 };

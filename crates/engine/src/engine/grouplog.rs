@@ -38,6 +38,8 @@ use crate::spec::{Prepare, StopRule, Strategy, WorkloadSpec};
 pub(crate) struct Grouplog;
 
 impl Kind for Grouplog {
+    type Spec = crate::spec::kinds::grouplog::Spec;
+
     type Plan = GroupLog;
 
     /// Creates the shared log: empty (the first pass appends and grows it; `sparse` and `empty`
@@ -46,13 +48,14 @@ impl Kind for Grouplog {
     fn prepare<B: Backend>(
         backend: &B,
         spec: &WorkloadSpec,
+        k: &Self::Spec,
         scratch: &mut ScratchDir,
         events: &Sender<EngineEvent>,
         cancel: &CancelToken,
     ) -> Result<GroupLog, PrepareStop> {
-        let size = match spec.prepare {
+        let size = match k.prepare {
             Prepare::Sparse | Prepare::Empty => 0,
-            Prepare::Fallocate | Prepare::Fill => spec.grouplog.log_size,
+            Prepare::Fallocate | Prepare::Fill => k.log_size,
         };
         let _ = events.send(EngineEvent::Preparing {
             files: 1,
@@ -64,15 +67,15 @@ impl Kind for Grouplog {
         // docs/PERFORMANCE.md were taken so).
         let layout = FileLayout {
             size_bytes: size,
-            prepare: spec.prepare,
+            prepare: k.prepare,
             fill_write_bytes: 1 << 20,
-            seed: spec.seed,
+            seed: spec.common.seed,
         };
         match backend.create(&dir, &name, &layout, cancel) {
             Ok(()) => {}
             Err(e) => {
                 let site = IoSite {
-                    kind: spec.kind,
+                    kind: spec.kind(),
                     dir: &dir,
                     name: &name,
                 };
@@ -80,34 +83,39 @@ impl Kind for Grouplog {
             }
         }
         dir.sync();
-        Ok(GroupLog::new(dir, name, spec.grouplog.strategy))
+        Ok(GroupLog::new(dir, name, k.strategy))
     }
 
     fn work<B: Backend>(
         log: &GroupLog,
         backend: &B,
         spec: &WorkloadSpec,
+        k: &Self::Spec,
         w: Worker<'_>,
     ) -> WorkerOutput {
-        run_writer(backend, spec, log, w)
+        run_writer(backend, spec, k, log, w)
     }
 
-    fn space_needed(spec: &WorkloadSpec) -> u64 {
-        spec.grouplog.log_size
+    fn space_needed(_spec: &WorkloadSpec, k: &Self::Spec) -> u64 {
+        k.log_size
     }
 
-    fn bytes_per_write(spec: &WorkloadSpec) -> u64 {
-        spec.grouplog.record_size
+    fn bytes_per_write(_spec: &WorkloadSpec, k: &Self::Spec) -> u64 {
+        k.record_size
     }
 
-    fn expected_writes(spec: &WorkloadSpec) -> Option<u64> {
+    fn expected_writes(spec: &WorkloadSpec, _k: &Self::Spec) -> Option<u64> {
         match spec.stop_rule() {
             StopRule::TotalRequests(n) => Some(n),
             _ => None,
         }
     }
 
-    fn warnings(_spec: &WorkloadSpec, system: &SystemInfo) -> Vec<crate::metrics::RunWarning> {
+    fn warnings(
+        _spec: &WorkloadSpec,
+        _k: &Self::Spec,
+        system: &SystemInfo,
+    ) -> Vec<crate::metrics::RunWarning> {
         let memory_fs = system
             .mount
             .as_ref()
@@ -119,8 +127,8 @@ impl Kind for Grouplog {
         }
     }
 
-    fn group_stats(log: &GroupLog, spec: &WorkloadSpec) -> Option<GroupCommitStats> {
-        Some(log.stats(spec.grouplog.strategy))
+    fn group_stats(log: &GroupLog, _spec: &WorkloadSpec, k: &Self::Spec) -> Option<GroupCommitStats> {
+        Some(log.stats(k.strategy))
     }
 }
 
@@ -245,7 +253,7 @@ pub(crate) fn update_average(strategy: Strategy, old_ns: u64, new_ns: u64) -> u6
 /// Runs one writer of the shared log.
 fn run_writer<B: Backend>(
     backend: &B,
-    spec: &WorkloadSpec,
+    spec: &WorkloadSpec, k: &crate::spec::kinds::grouplog::Spec,
     log: &GroupLog,
     w: Worker<'_>,
 ) -> WorkerOutput {
@@ -255,13 +263,13 @@ fn run_writer<B: Backend>(
         files: vec![log.name.clone()],
         start_block: 0,
     };
-    if spec.grouplog.strategy == Strategy::Uring {
-        return uring::run_uring_writer(backend, spec, log, plan, w);
+    if k.strategy == Strategy::Uring {
+        return uring::run_uring_writer(backend, spec, k, log, plan, w);
     }
     let open = || {
         let opened = open_plan_files(backend, spec, &plan).map(|mut files| files.remove(0));
-        let record_size = spec.grouplog.record_size as usize;
-        let buf = AlignedBuf::new(record_size, mix(spec.seed ^ u64::from(plan.thread)));
+        let record_size = k.record_size as usize;
+        let buf = AlignedBuf::new(record_size, mix(spec.common.seed ^ u64::from(plan.thread)));
         // Whole histograms: a writer records one of each per record, millions in a run.
         let ops = [
             OpStats::preallocated("commit"),
@@ -270,8 +278,8 @@ fn run_writer<B: Backend>(
         opened.map(|file| (file, buf, ops))
     };
     run_worker(backend, w, open, |(file, buf, [commit, wait]), t| {
-        let counts = append_loop(spec, log, &plan, file, buf, [commit, wait], t);
-        let own_flushes = spec.grouplog.strategy == Strategy::Solo;
+        let counts = append_loop(spec, k, log, &plan, file, buf, [commit, wait], t);
+        let own_flushes = k.strategy == Strategy::Solo;
         finish_writer(log, t, own_flushes.then_some(counts.syncs), [commit, wait]);
         counts
     })
@@ -301,7 +309,7 @@ pub(super) fn finish_writer<C: Clock>(
 
 /// Appends records, each made durable before the next, until the stop rule ends it.
 fn append_loop<F: SyncFile, C: Clock>(
-    spec: &WorkloadSpec,
+    spec: &WorkloadSpec, k: &crate::spec::kinds::grouplog::Spec,
     log: &GroupLog,
     plan: &WorkerPlan,
     file: &mut F,
@@ -309,9 +317,9 @@ fn append_loop<F: SyncFile, C: Clock>(
     [commit, wait]: [&mut OpStats; 2],
     t: &mut Timed<'_, C>,
 ) -> Counts {
-    let strategy = spec.grouplog.strategy;
-    let record_size = spec.grouplog.record_size;
-    let records_in_log = (spec.grouplog.log_size / record_size).max(1);
+    let strategy = k.strategy;
+    let record_size = k.record_size;
+    let records_in_log = (k.log_size / record_size).max(1);
     let counted = matches!(spec.stop_rule(), StopRule::TotalRequests(_));
     let mut c = Counts::default();
     let mut now = t.start_ns;
@@ -338,7 +346,7 @@ fn append_loop<F: SyncFile, C: Clock>(
         c.busy_ns += write_ns;
 
         let durable = if strategy == Strategy::Solo {
-            let synced = file.sync(spec.sync);
+            let synced = file.sync(k.sync);
             let t2 = t.clock.now_ns();
             // Counted per thread and added to the shared stats once at the end: solo
             // writers share nothing, so no lock between their commits either.
@@ -348,7 +356,7 @@ fn append_loop<F: SyncFile, C: Clock>(
                 t2
             })
         } else {
-            commit_grouped(log, strategy, file, spec, t, &mut c.syncs)
+            commit_grouped(log, strategy, file, k, t, &mut c.syncs)
         };
         match durable {
             Ok(t_durable) => {
@@ -359,7 +367,7 @@ fn append_loop<F: SyncFile, C: Clock>(
             }
             Err(Some(e)) => {
                 let site = plan.site(spec, &log.name);
-                t.out.error = Some(failed_io(site, spec.sync.as_str(), None, &e));
+                t.out.error = Some(failed_io(site, k.sync.as_str(), None, &e));
                 break;
             }
             // Another writer's flush failed: it reports the error; this writer just stops.
@@ -376,8 +384,7 @@ fn append_loop<F: SyncFile, C: Clock>(
 fn commit_grouped<F: SyncFile, C: Clock>(
     log: &GroupLog,
     strategy: Strategy,
-    file: &mut F,
-    spec: &WorkloadSpec,
+    file: &mut F, k: &crate::spec::kinds::grouplog::Spec,
     t: &mut Timed<'_, C>,
     syncs: &mut u64,
 ) -> Result<u64, Option<std::io::Error>> {
@@ -415,7 +422,7 @@ fn commit_grouped<F: SyncFile, C: Clock>(
             s.waiting_next = 0;
             drop(s);
             let t0 = clock.now_ns();
-            let synced = file.sync(spec.sync);
+            let synced = file.sync(k.sync);
             let t1 = clock.now_ns();
             let flush_ns = t1.saturating_sub(t0);
             s = log.lock();

@@ -21,7 +21,7 @@ const SYNC: u64 = 1;
 /// Runs one `uring` writer of the shared log.
 pub(super) fn run_uring_writer<B: Backend>(
     backend: &B,
-    spec: &WorkloadSpec,
+    spec: &WorkloadSpec, k: &crate::spec::kinds::grouplog::Spec,
     log: &GroupLog,
     plan: WorkerPlan,
     w: Worker<'_>,
@@ -30,9 +30,9 @@ pub(super) fn run_uring_writer<B: Backend>(
         let files = open_plan_files(backend, spec, &plan)?;
         let setup = RingSetup {
             depth: 2,
-            block_size: spec.grouplog.record_size as usize,
+            block_size: k.record_size as usize,
             fixed_buffers: false,
-            seed: mix(spec.seed ^ u64::from(plan.thread)),
+            seed: mix(spec.common.seed ^ u64::from(plan.thread)),
         };
         let ring = backend
             .ring(&files, setup, plan.thread)
@@ -44,7 +44,7 @@ pub(super) fn run_uring_writer<B: Backend>(
         Ok((ring, files, ops))
     };
     run_worker(backend, w, open, |(ring, _files, [commit, wait]), t| {
-        let counts = append_loop(spec, log, &plan, ring, [commit, wait], t);
+        let counts = append_loop(spec, k, log, &plan, ring, [commit, wait], t);
         super::finish_writer(log, t, Some(counts.syncs), [commit, wait]);
         counts
     })
@@ -53,15 +53,14 @@ pub(super) fn run_uring_writer<B: Backend>(
 /// Submits one record and its linked flush, waits for both; returns (write completed,
 /// flush completed) on the worker's clock, or the failing call and its error.
 fn commit_one<R: Ring, C: Clock>(
-    ring: &mut R,
-    spec: &WorkloadSpec,
+    ring: &mut R, k: &crate::spec::kinds::grouplog::Spec,
     offset: u64,
     clock: &C,
 ) -> Result<(u64, u64), (&'static str, std::io::Error)> {
-    let len = spec.grouplog.record_size as u32;
+    let len = k.record_size as u32;
     let sync = RingOp::Sync {
         file: 0,
-        method: spec.sync,
+        method: k.sync,
     };
     let (mut written, mut linked) = (0u32, true);
     let (mut t_write, mut t_sync) = (None, None);
@@ -98,7 +97,7 @@ fn commit_one<R: Ring, C: Clock>(
                 (WRITE, r) => return Err(("write", errno(r))),
                 (SYNC, r) if r == -libc::ECANCELED => linked = false,
                 (SYNC, _) if retry => ring.queue(sync, SYNC, false).map_err(io)?,
-                (SYNC, r) if r < 0 => return Err((spec.sync.as_str(), errno(r))),
+                (SYNC, r) if r < 0 => return Err((k.sync.as_str(), errno(r))),
                 (_, _) => t_sync = Some(now),
             }
         }
@@ -117,15 +116,15 @@ fn errno(result: i32) -> std::io::Error {
 
 /// Appends records, each made durable before the next, until the stop rule ends it.
 fn append_loop<R: Ring, C: Clock>(
-    spec: &WorkloadSpec,
+    spec: &WorkloadSpec, k: &crate::spec::kinds::grouplog::Spec,
     log: &GroupLog,
     plan: &WorkerPlan,
     ring: &mut R,
     [commit, wait]: [&mut OpStats; 2],
     t: &mut Timed<'_, C>,
 ) -> Counts {
-    let record_size = spec.grouplog.record_size;
-    let records_in_log = (spec.grouplog.log_size / record_size).max(1);
+    let record_size = k.record_size;
+    let records_in_log = (k.log_size / record_size).max(1);
     let counted = matches!(spec.stop_rule(), StopRule::TotalRequests(_));
     let mut c = Counts::default();
     let mut now = t.start_ns;
@@ -136,7 +135,7 @@ fn append_loop<R: Ring, C: Clock>(
         let (seq, offset) = log.next_record(record_size, records_in_log);
         ring.buffer(0).stamp(offset, seq);
         let t0 = t.clock.now_ns();
-        let (t1, t2) = match commit_one(ring, spec, offset, &t.clock) {
+        let (t1, t2) = match commit_one(ring, k, offset, &t.clock) {
             Ok(times) => times,
             Err((op, e)) => {
                 let at = (op == "write").then_some(offset);

@@ -15,6 +15,10 @@ use crate::spec::WorkloadSpec;
 
 /// One workload kind: its preparation, its worker's hot loop, and its figures.
 pub(crate) trait Kind {
+    /// The kind's part of the typed spec (`KindSpec`'s variant of this kind), given to
+    /// every method beside the whole spec.
+    type Spec: Sync;
+
     /// Everything prepared before timing (shared by all workers of a run).
     type Plan: Sync;
 
@@ -24,6 +28,7 @@ pub(crate) trait Kind {
     fn prepare<B: Backend>(
         backend: &B,
         spec: &WorkloadSpec,
+        k: &Self::Spec,
         scratch: &mut ScratchDir,
         events: &Sender<EngineEvent>,
         cancel: &CancelToken,
@@ -35,6 +40,7 @@ pub(crate) trait Kind {
         plan: &Self::Plan,
         backend: &B,
         spec: &WorkloadSpec,
+        k: &Self::Spec,
         w: Worker<'_>,
     ) -> WorkerOutput;
 
@@ -45,28 +51,36 @@ pub(crate) trait Kind {
     const DENSE_LATENCY: bool = true;
 
     /// Bytes on the target the run may need (for the low-space warning).
-    fn space_needed(spec: &WorkloadSpec) -> u64;
+    fn space_needed(spec: &WorkloadSpec, k: &Self::Spec) -> u64;
 
     /// Application bytes of one counted write, for the interval sampler; 0 where writes
     /// vary in size (the worker then counts bytes itself in `Live::bytes`).
-    fn bytes_per_write(spec: &WorkloadSpec) -> u64;
+    fn bytes_per_write(spec: &WorkloadSpec, k: &Self::Spec) -> u64;
 
     /// Writes the run will do, when known in advance (for progress bars).
-    fn expected_writes(spec: &WorkloadSpec) -> Option<u64>;
+    fn expected_writes(spec: &WorkloadSpec, k: &Self::Spec) -> Option<u64>;
 
     /// Warnings the kind adds about where it runs.
-    fn warnings(_spec: &WorkloadSpec, _system: &SystemInfo) -> Vec<crate::metrics::RunWarning> {
+    fn warnings(
+        _spec: &WorkloadSpec,
+        _k: &Self::Spec,
+        _system: &SystemInfo,
+    ) -> Vec<crate::metrics::RunWarning> {
         Vec::new()
     }
 
     /// Whether the workers publish their in-flight depth (`Live::inflight_area`), so the
     /// intervals carry its mean.
-    fn measures_depth(_spec: &WorkloadSpec) -> bool {
+    fn measures_depth(_spec: &WorkloadSpec, _k: &Self::Spec) -> bool {
         false
     }
 
     /// Group-commit accounting after the run, for the kinds that have it.
-    fn group_stats(_plan: &Self::Plan, _spec: &WorkloadSpec) -> Option<GroupCommitStats> {
+    fn group_stats(
+        _plan: &Self::Plan,
+        _spec: &WorkloadSpec,
+        _k: &Self::Spec,
+    ) -> Option<GroupCommitStats> {
         None
     }
 }

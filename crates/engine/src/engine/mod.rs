@@ -64,7 +64,7 @@ pub use target_error::TargetError;
 use std::sync::mpsc::Sender;
 
 use crate::metrics::RunResult;
-use crate::spec::{WorkloadKind, WorkloadSpec};
+use crate::spec::{KindSpec, WorkloadSpec};
 use runner::run_in_scratch;
 use scratch::ScratchDir;
 
@@ -155,13 +155,13 @@ macro_rules! engine_kinds {
             events: &Sender<EngineEvent>,
             cancel: &CancelToken,
         ) -> Result<RunResult, EngineError> {
-            match spec.kind {
-                $(WorkloadKind::$variant => {
-                    run_in_scratch::<$module::$variant, B>(backend, spec, ctx, scratch, events, cancel)
+            match &spec.kind {
+                $(KindSpec::$variant(k) => {
+                    run_in_scratch::<$module::$variant, B>(backend, spec, k, ctx, scratch, events, cancel)
                 })*
                 // Imported from fio: there is nothing to run. validate() refuses it first;
                 // this arm keeps the registry total should a caller skip validation.
-                WorkloadKind::Fio => Err(match spec.validate() {
+                KindSpec::Fio(_) => Err(match spec.validate() {
                     Err(e) => EngineError::Spec(e),
                     Ok(()) => EngineError::Internal(crate::metrics::Bug::ImportedSpecRan),
                 }),

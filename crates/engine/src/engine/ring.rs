@@ -13,7 +13,7 @@ use std::os::fd::RawFd;
 use io_uring::{IoUring, opcode, squeue, types};
 
 use super::buf::AlignedBuf;
-use crate::spec::{IoEngine, Setting, Strategy, SyncMethod, WorkloadKind, WorkloadSpec};
+use crate::spec::{Setting, SyncMethod, WorkloadSpec};
 use crate::uring::UringUnavailable;
 
 /// One request a worker puts on its ring.
@@ -241,22 +241,14 @@ pub fn uring_unavailable(e: &io::Error) -> UringUnavailable {
 
 /// Whether `spec` needs io_uring (the `io_uring` engine, or grouplog's `uring` strategy).
 pub fn uses_io_uring(spec: &WorkloadSpec) -> bool {
-    spec.ioengine == IoEngine::IoUring
-        || (spec.kind == WorkloadKind::Grouplog && spec.grouplog.strategy == Strategy::Uring)
+    spec.kind.params().io_uring_setting().is_some()
 }
 
 /// The preflight of a spec that needs io_uring: `None` when the kernel lets this process
 /// use it, else the setting that asks for it (`ioengine`, or grouplog's strategy) and why
 /// it cannot be had (the front ends word the refusal).
 pub fn io_uring_problem(spec: &WorkloadSpec) -> Option<(Setting, UringUnavailable)> {
-    if !uses_io_uring(spec) {
-        return None;
-    }
+    let field = spec.kind.params().io_uring_setting()?;
     let e = probe_io_uring().err()?;
-    let field = if spec.ioengine == IoEngine::IoUring {
-        Setting::IO_ENGINE
-    } else {
-        Setting::STRATEGY
-    };
     Some((field, uring_unavailable(&e)))
 }

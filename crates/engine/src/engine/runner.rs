@@ -26,20 +26,21 @@ use crate::spec::{StopRule, WorkloadSpec};
 pub(crate) fn run_in_scratch<K: Kind, B: Backend>(
     backend: &B,
     spec: &WorkloadSpec,
+    k: &K::Spec,
     ctx: &RunContext,
     scratch: &mut ScratchDir,
     events: &Sender<EngineEvent>,
     cancel: &CancelToken,
 ) -> Result<RunResult, EngineError> {
-    let mut warnings = preflight::<K>(spec, ctx, scratch);
-    let plan = match K::prepare(backend, spec, scratch, events, cancel) {
+    let mut warnings = preflight::<K>(spec, k, ctx, scratch);
+    let plan = match K::prepare(backend, spec, k, scratch, events, cancel) {
         Ok(p) => p,
         Err(PrepareStop::Cancelled) => {
             return Ok(empty_result(spec, ctx, RunStatus::Cancelled, warnings));
         }
         Err(PrepareStop::Error(e)) => return Err(e),
     };
-    if spec.settle {
+    if spec.common.settle {
         let settled = super::settle::settle(
             backend,
             ctx,
@@ -49,20 +50,21 @@ pub(crate) fn run_in_scratch<K: Kind, B: Backend>(
         );
         warnings.extend(settled.warning.map(Warning::from));
     }
-    let lives: Vec<Live> = (0..spec.threads).map(|_| Live::default()).collect();
+    let lives: Vec<Live> = (0..spec.common.threads).map(|_| Live::default()).collect();
     let mut device = DeviceProbe::before(ctx);
     if spec.warmup_ns() == 0 {
         device.open_window(events);
     }
     let mut sampler = Sampler::new(
         &lives,
-        K::bytes_per_write(spec),
+        K::bytes_per_write(spec, k),
         device.stat_path(),
-        K::measures_depth(spec),
+        K::measures_depth(spec, k),
     );
     let spawned = spawn_and_sample::<K, B>(
         backend,
         spec,
+        k,
         ctx,
         &plan,
         &lives,
@@ -75,7 +77,7 @@ pub(crate) fn run_in_scratch<K: Kind, B: Backend>(
 
     if let Some(e) = spawned.spawn_error {
         return Err(EngineError::Spawn {
-            threads: spec.threads,
+            threads: spec.common.threads,
             source: e,
         });
     }
@@ -98,20 +100,25 @@ pub(crate) fn run_in_scratch<K: Kind, B: Backend>(
     result.started_at_ms = spawned.started_at_ms;
     result.intervals = sampler.into_samples();
     result.device = device;
-    result.group = K::group_stats(&plan, spec);
+    result.group = K::group_stats(&plan, spec, k);
     Ok(result)
 }
 
 /// The warnings known before anything is written: the probe's, the kind's, and low
 /// free space on the target.
-fn preflight<K: Kind>(spec: &WorkloadSpec, ctx: &RunContext, scratch: &ScratchDir) -> Vec<Warning> {
+fn preflight<K: Kind>(
+    spec: &WorkloadSpec,
+    k: &K::Spec,
+    ctx: &RunContext,
+    scratch: &ScratchDir,
+) -> Vec<Warning> {
     let mut warnings = ctx.system.warnings.clone();
     warnings.extend(
-        K::warnings(spec, &ctx.system)
+        K::warnings(spec, k, &ctx.system)
             .into_iter()
             .map(Warning::from),
     );
-    let needed = K::space_needed(spec);
+    let needed = K::space_needed(spec, k);
     if let Some(free) = free_bytes(scratch.dir())
         && needed > free
     {
@@ -138,6 +145,7 @@ struct Spawned {
 fn spawn_and_sample<K: Kind, B: Backend>(
     backend: &B,
     spec: &WorkloadSpec,
+    k: &K::Spec,
     ctx: &RunContext,
     plan: &K::Plan,
     lives: &[Live],
@@ -161,8 +169,8 @@ fn spawn_and_sample<K: Kind, B: Backend>(
         Ok(DurableOp::Write | DurableOp::WriteThenSync | DurableOp::File)
     );
     spawned.joined = std::thread::scope(|scope| {
-        let mut handles = Vec::with_capacity(spec.threads as usize);
-        for thread in 0..spec.threads {
+        let mut handles = Vec::with_capacity(spec.common.threads as usize);
+        for thread in 0..spec.common.threads {
             let done = done_tx.clone();
             let (shared, gate) = (&shared, &gate);
             let live = &lives[thread as usize];
@@ -183,7 +191,7 @@ fn spawn_and_sample<K: Kind, B: Backend>(
                         dense_latency: K::DENSE_LATENCY,
                         records_durable,
                     };
-                    K::work(plan, backend, spec, w)
+                    K::work(plan, backend, spec, k, w)
                 });
             match worker {
                 Ok(h) => handles.push(h),
@@ -207,7 +215,7 @@ fn spawn_and_sample<K: Kind, B: Backend>(
         // One deadline for the whole run, from the gate opening, on the workers' clock.
         shared.set_deadline(
             stop_rule,
-            backend.clock(spec.threads).now_ns(),
+            backend.clock(spec.common.threads).now_ns(),
             spec.warmup_ns(),
         );
         gate.open();
@@ -215,9 +223,9 @@ fn spawn_and_sample<K: Kind, B: Backend>(
         spawned.started_at_ms = now_ms();
         let _ = events.send(EngineEvent::Started {
             run_id: ctx.run_id,
-            threads: spec.threads,
+            threads: spec.common.threads,
             // A warm-up's writes come on top of the measured ones: no known total then.
-            expected_writes: K::expected_writes(spec).filter(|_| spec.warmup_ns() == 0),
+            expected_writes: K::expected_writes(spec, k).filter(|_| spec.warmup_ns() == 0),
             duration: match stop_rule {
                 StopRule::Duration(d) => Some(d),
                 _ => None,
@@ -267,7 +275,7 @@ fn sample_until_done(
         cancel,
     } = *run;
     let mut cancelled = false;
-    let tick = Duration::from_millis(spec.interval_ms);
+    let tick = Duration::from_millis(spec.common.interval_ms);
     let mut next_tick = start + tick;
     let mut warm_end =
         (spec.warmup_ns() > 0).then(|| start + Duration::from_nanos(spec.warmup_ns()));

@@ -71,19 +71,20 @@ pub(crate) fn random_block(offset_seed: u64, ticket: u64, total_blocks: u64) -> 
 pub(crate) fn run_sysbench_worker<B: Backend>(
     backend: &B,
     spec: &WorkloadSpec,
+    fk: &crate::spec::kinds::fileio::Spec,
     plan: &WorkerPlan,
     w: Worker<'_>,
 ) -> WorkerOutput {
     let open = || {
         let files = open_plan_files(backend, spec, plan);
         let buf = AlignedBuf::new(
-            spec.block_size as usize,
-            mix(spec.seed ^ u64::from(plan.thread)),
+            fk.block_size as usize,
+            mix(spec.common.seed ^ u64::from(plan.thread)),
         );
         files.map(|files| (files, buf))
     };
     run_worker(backend, w, open, |(files, buf), t| {
-        let counts = event_loop(spec, plan, files, buf, t);
+        let counts = event_loop(spec, fk, plan, files, buf, t);
         // The event operations are the event histograms (recorded once, in the loop);
         // taken before the end syncs join `sync_lat`.
         t.out.ops.push(OpStats {
@@ -92,16 +93,16 @@ pub(crate) fn run_sysbench_worker<B: Backend>(
             bytes: counts.bytes,
             lat: t.out.write_lat.clone(),
         });
-        if spec.sync != SyncMethod::None {
+        if fk.sync != SyncMethod::None {
             t.out.ops.push(OpStats {
-                op: spec.sync.as_str().into(),
+                op: fk.sync.as_str().into(),
                 count: counts.syncs,
                 bytes: 0,
                 lat: t.out.sync_lat.clone(),
             });
         }
-        if spec.final_sync {
-            let end_op = end_syncs(spec, plan, files, t);
+        if fk.final_sync {
+            let end_op = end_syncs(spec, fk, plan, files, t);
             t.out.ops.push(end_op);
         }
         counts
@@ -112,27 +113,28 @@ pub(crate) fn run_sysbench_worker<B: Backend>(
 /// limit, the deadline, a stop or an error.
 fn event_loop<F: SyncFile, C: Clock>(
     spec: &WorkloadSpec,
+    fk: &crate::spec::kinds::fileio::Spec,
     plan: &WorkerPlan,
     files: &mut [F],
     buf: &mut AlignedBuf,
     t: &mut Timed<'_, C>,
 ) -> Counts {
-    let method = spec.sync;
-    let block_size = spec.block_size;
-    let blocks_per_file = spec.blocks_per_file().max(1);
+    let method = fk.sync;
+    let block_size = fk.block_size;
+    let blocks_per_file = fk.blocks_per_file().max(1);
     let file_count = files.len() as u64;
     let total_blocks = blocks_per_file * file_count;
     let sync_every = if method == SyncMethod::None {
         0
     } else {
-        u64::from(spec.sync_every)
+        u64::from(fk.sync_every)
     };
     let limit = match spec.stop_rule() {
         StopRule::TotalRequests(n) => n,
         _ => u64::MAX,
     };
-    let offsets = offset_seed(spec.seed);
-    let stamp = (u64::from(plan.thread) << 48) ^ mix(spec.seed);
+    let offsets = offset_seed(spec.common.seed);
+    let stamp = (u64::from(plan.thread) << 48) ^ mix(spec.common.seed);
     // O_SYNC/O_DSYNC writes are durable when they return; a write's periodic sync is a
     // shared event (another thread's), so no other durable latency is kept here.
     let durable_writes = crate::spec::durable_op(spec) == Ok(crate::spec::DurableOp::Write);
@@ -215,12 +217,13 @@ fn event_loop<F: SyncFile, C: Clock>(
 /// `end <method>` operation.
 fn end_syncs<F: SyncFile, C: Clock>(
     spec: &WorkloadSpec,
+    fk: &crate::spec::kinds::fileio::Spec,
     plan: &WorkerPlan,
     files: &mut [F],
     t: &mut Timed<'_, C>,
 ) -> OpStats {
     // sysbench's end fsync uses the periodic sync call (fsync unless fdatasync is chosen).
-    let end_method = match spec.sync {
+    let end_method = match fk.sync {
         SyncMethod::Fdatasync => SyncMethod::Fdatasync,
         _ => SyncMethod::Fsync,
     };

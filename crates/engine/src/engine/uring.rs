@@ -40,16 +40,17 @@ pub(crate) struct Opened<F, R> {
 pub(crate) fn run_fileio_uring<B: Backend>(
     backend: &B,
     spec: &WorkloadSpec,
+    fk: &crate::spec::kinds::fileio::Spec,
     plan: &WorkerPlan,
     w: Worker<'_>,
 ) -> WorkerOutput {
     let open = || {
         let files = open_plan_files(backend, spec, plan)?;
         let setup = RingSetup {
-            depth: spec.iodepth,
-            block_size: spec.block_size as usize,
-            fixed_buffers: spec.fixedbufs,
-            seed: mix(spec.seed ^ u64::from(plan.thread)),
+            depth: fk.iodepth,
+            block_size: fk.block_size as usize,
+            fixed_buffers: fk.fixedbufs,
+            seed: mix(spec.common.seed ^ u64::from(plan.thread)),
         };
         let ring = backend.ring(&files, setup, plan.thread).map_err(|e| {
             let name = plan.files.first().map_or("", String::as_str);
@@ -63,14 +64,14 @@ pub(crate) fn run_fileio_uring<B: Backend>(
         })
     };
     run_worker(backend, w, open, |o, t| {
-        let mut s = Slots::new(spec.iodepth, o.files.len(), t.start_ns);
+        let mut s = Slots::new(fk.iodepth, o.files.len(), t.start_ns);
         s.durable = o.durable.take();
         s.durable_writes = durable_op(spec) == Ok(DurableOp::Write);
         let mut c = Counts::default();
-        submit_loop(spec, plan, &mut o.ring, &mut s, t, &mut c);
-        drain(&mut o.ring, &mut s, t, &mut c, spec, plan);
-        if spec.final_sync && t.out.error.is_none() {
-            final_syncs(spec, plan, &mut o.ring, &mut s, t, &mut c);
+        submit_loop(spec, fk, plan, &mut o.ring, &mut s, t, &mut c);
+        drain(&mut o.ring, &mut s, t, &mut c, spec, fk, plan);
+        if fk.final_sync && t.out.error.is_none() {
+            final_syncs(spec, fk, plan, &mut o.ring, &mut s, t, &mut c);
         }
         c
     })
@@ -102,23 +103,23 @@ struct LoopPlan {
 }
 
 impl LoopPlan {
-    fn new(spec: &WorkloadSpec, plan: &WorkerPlan) -> Self {
+    fn new(spec: &WorkloadSpec, fk: &crate::spec::kinds::fileio::Spec, plan: &WorkerPlan) -> Self {
         let stop_rule = spec.stop_rule();
         LoopPlan {
-            block_size: spec.block_size,
-            blocks_per_file: spec.blocks_per_file().max(1),
-            sync_every: if spec.sync == SyncMethod::None {
+            block_size: fk.block_size,
+            blocks_per_file: fk.blocks_per_file().max(1),
+            sync_every: if fk.sync == SyncMethod::None {
                 0
             } else {
-                u64::from(spec.sync_every)
+                u64::from(fk.sync_every)
             },
             counted: matches!(stop_rule, StopRule::TotalRequests(_)),
             byte_limit: match stop_rule {
                 StopRule::BytesPerThread(b) => b,
                 _ => u64::MAX,
             },
-            stamp: (u64::from(plan.thread) << 48) ^ mix(spec.seed),
-            ordered: spec.sync_order == SyncOrder::Ordered,
+            stamp: (u64::from(plan.thread) << 48) ^ mix(spec.common.seed),
+            ordered: fk.sync_order == SyncOrder::Ordered,
         }
     }
 }
@@ -126,6 +127,7 @@ impl LoopPlan {
 /// Issues, submits and reaps until the stop rule ends the run (or an error).
 fn submit_loop<R: Ring, C: Clock>(
     spec: &WorkloadSpec,
+    fk: &crate::spec::kinds::fileio::Spec,
     plan: &WorkerPlan,
     ring: &mut R,
     s: &mut Slots,
@@ -140,12 +142,12 @@ fn submit_loop<R: Ring, C: Clock>(
         byte_limit,
         stamp,
         ordered,
-    } = LoopPlan::new(spec, plan);
+    } = LoopPlan::new(spec, fk, plan);
     let files = s.pending.len() as u64;
     let mut order = BlockOrder::new(
         blocks_per_file * files,
-        spec.pattern,
-        mix(spec.seed.wrapping_add(u64::from(plan.thread))),
+        fk.pattern,
+        mix(spec.common.seed.wrapping_add(u64::from(plan.thread))),
         plan.start_block,
     );
     let mut next = Next::Write;
@@ -166,7 +168,7 @@ fn submit_loop<R: Ring, C: Clock>(
                     }
                     let req = SyncRequest {
                         file: f,
-                        method: spec.sync,
+                        method: fk.sync,
                         linked: false,
                     };
                     queue_sync(ring, s, req, t, spec, plan);
@@ -190,7 +192,7 @@ fn submit_loop<R: Ring, C: Clock>(
                         && !last_write;
                     // Linked only when every write the sync covers besides this one has
                     // completed; otherwise held like an unlinked ordered sync.
-                    let linked = due && spec.link_sync && s.uncovered[file as usize] == 0;
+                    let linked = due && fk.link_sync && s.uncovered[file as usize] == 0;
                     if s.free.len() < if linked { 2 } else { 1 } {
                         break;
                     }
@@ -215,7 +217,7 @@ fn submit_loop<R: Ring, C: Clock>(
                     if linked {
                         let req = SyncRequest {
                             file,
-                            method: spec.sync,
+                            method: fk.sync,
                             linked: true,
                         };
                         queue_sync(ring, s, req, t, spec, plan);
@@ -228,7 +230,7 @@ fn submit_loop<R: Ring, C: Clock>(
         if s.in_flight == 0 {
             break;
         }
-        now = submit_and_reap(ring, s, t, c, spec, plan);
+        now = submit_and_reap(ring, s, t, c, spec, fk, plan);
         if t.out.error.is_some() {
             break;
         }
@@ -308,6 +310,7 @@ fn submit_and_reap<R: Ring, C: Clock>(
     t: &mut Timed<'_, C>,
     c: &mut Counts,
     spec: &WorkloadSpec,
+    fk: &crate::spec::kinds::fileio::Spec,
     plan: &WorkerPlan,
 ) -> u64 {
     let t0 = t.clock.now_ns();
@@ -331,7 +334,7 @@ fn submit_and_reap<R: Ring, C: Clock>(
         return t1;
     }
     while let Some((user_data, result)) = ring.next_completion() {
-        complete(ring, s, t, c, user_data as u32, result, t1, spec, plan);
+        complete(ring, s, t, c, user_data as u32, result, t1, spec, fk, plan);
     }
     t1
 }
@@ -347,6 +350,7 @@ fn complete<R: Ring, C: Clock>(
     result: i32,
     now_ns: u64,
     spec: &WorkloadSpec,
+    fk: &crate::spec::kinds::fileio::Spec,
     plan: &WorkerPlan,
 ) {
     let Some(&Slot {
@@ -367,7 +371,7 @@ fn complete<R: Ring, C: Clock>(
     let latency = now_ns.saturating_sub(submitted_ns);
     match state {
         SlotState::Write => {
-            let remaining = spec.block_size as u32 - done;
+            let remaining = fk.block_size as u32 - done;
             if retry || (result > 0 && (result as u32) < remaining) {
                 // Short or interrupted: the rest of the block (its latency keeps running).
                 let written = if retry { 0 } else { result as u32 };
@@ -408,7 +412,7 @@ fn complete<R: Ring, C: Clock>(
             }
             crate::metrics::bump(&t.live.writes, 1);
             c.writes += 1;
-            c.bytes += spec.block_size;
+            c.bytes += fk.block_size;
             s.completed[file as usize] += 1;
         }
         SlotState::Sync(method) => {
@@ -432,7 +436,7 @@ fn complete<R: Ring, C: Clock>(
             c.syncs += 1;
             // An unordered sync may not cover even the write it follows, so it counts for
             // nothing: every file written keeps needing the final sync.
-            if spec.sync_order == SyncOrder::Ordered {
+            if fk.sync_order == SyncOrder::Ordered {
                 let synced = &mut s.synced[file as usize];
                 // The writes it covers beyond the last sync's are durable now.
                 if let Some(d) = &mut s.durable {
@@ -485,6 +489,7 @@ fn drain<R: Ring, C: Clock>(
     t: &mut Timed<'_, C>,
     c: &mut Counts,
     spec: &WorkloadSpec,
+    fk: &crate::spec::kinds::fileio::Spec,
     plan: &WorkerPlan,
 ) {
     for slot in 0..s.slots.len() as u32 {
@@ -507,7 +512,7 @@ fn drain<R: Ring, C: Clock>(
                 }
             }
         } else {
-            submit_and_reap(ring, s, t, c, spec, plan);
+            submit_and_reap(ring, s, t, c, spec, fk, plan);
             requeue_deferred(ring, s, t, spec, plan);
         }
     }
@@ -519,6 +524,7 @@ fn drain<R: Ring, C: Clock>(
 /// submitted together (up to the depth) and timed each.
 fn final_syncs<R: Ring, C: Clock>(
     spec: &WorkloadSpec,
+    fk: &crate::spec::kinds::fileio::Spec,
     plan: &WorkerPlan,
     ring: &mut R,
     s: &mut Slots,
@@ -530,7 +536,7 @@ fn final_syncs<R: Ring, C: Clock>(
             continue;
         }
         if s.free.is_empty() {
-            drain(ring, s, t, c, spec, plan);
+            drain(ring, s, t, c, spec, fk, plan);
         }
         if t.out.error.is_some() {
             return;
@@ -542,7 +548,7 @@ fn final_syncs<R: Ring, C: Clock>(
         };
         queue_sync(ring, s, req, t, spec, plan);
     }
-    drain(ring, s, t, c, spec, plan);
+    drain(ring, s, t, c, spec, fk, plan);
 }
 
 #[cfg(test)]

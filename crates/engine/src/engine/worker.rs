@@ -32,7 +32,7 @@ pub(crate) fn open_plan_files<B: Backend>(
     spec: &WorkloadSpec,
     plan: &WorkerPlan,
 ) -> Result<Vec<B::File>, super::failure::IoFailure> {
-    let op = if spec.open_flags.direct {
+    let op = if spec.open_flags().direct {
         "open with O_DIRECT"
     } else {
         "open"
@@ -41,7 +41,7 @@ pub(crate) fn open_plan_files<B: Backend>(
         .iter()
         .map(|name| {
             backend
-                .open(&plan.dir, name, spec.open_flags, plan.thread)
+                .open(&plan.dir, name, spec.open_flags(), plan.thread)
                 .map_err(|e| io_failure(plan.site(spec, name), op, None, &e))
         })
         .collect()
@@ -51,7 +51,7 @@ impl WorkerPlan {
     /// Where an error on file `name` of this plan happened (for its message).
     pub fn site<'a>(&'a self, spec: &WorkloadSpec, name: &'a str) -> IoSite<'a> {
         IoSite {
-            kind: spec.kind,
+            kind: spec.kind(),
             dir: &self.dir,
             name,
         }
@@ -72,14 +72,15 @@ struct Opened<F> {
 pub(crate) fn run_fileio<B: Backend>(
     backend: &B,
     spec: &WorkloadSpec,
+    fk: &crate::spec::kinds::fileio::Spec,
     plan: &WorkerPlan,
     w: Worker<'_>,
 ) -> WorkerOutput {
     let open = || {
         let files = open_plan_files(backend, spec, plan);
         let buf = AlignedBuf::new(
-            spec.block_size as usize,
-            mix(spec.seed ^ u64::from(plan.thread)),
+            fk.block_size as usize,
+            mix(spec.common.seed ^ u64::from(plan.thread)),
         );
         let pending = vec![0u64; plan.files.len()];
         let durable = PendingStarts::new(spec, plan.files.len());
@@ -91,8 +92,8 @@ pub(crate) fn run_fileio<B: Backend>(
         })
     };
     run_worker(backend, w, open, |o, t| {
-        let mut counts = write_loop(spec, plan, o, t);
-        if spec.final_sync && t.out.error.is_none() {
+        let mut counts = write_loop(spec, fk, plan, o, t);
+        if fk.final_sync && t.out.error.is_none() {
             final_syncs(spec, plan, o, t, &mut counts);
         }
         counts
@@ -102,32 +103,33 @@ pub(crate) fn run_fileio<B: Backend>(
 /// Writes (and syncs every `sync_every` writes per file) until the stop rule ends it.
 fn write_loop<F: SyncFile, C: Clock>(
     spec: &WorkloadSpec,
+    fk: &crate::spec::kinds::fileio::Spec,
     plan: &WorkerPlan,
     o: &mut Opened<F>,
     t: &mut Timed<'_, C>,
 ) -> Counts {
-    let block_size = spec.block_size;
-    let blocks_per_file = spec.blocks_per_file().max(1);
+    let block_size = fk.block_size;
+    let blocks_per_file = fk.blocks_per_file().max(1);
     let total_blocks = blocks_per_file * o.files.len() as u64;
     let mut order = BlockOrder::new(
         total_blocks,
-        spec.pattern,
-        mix(spec.seed.wrapping_add(u64::from(plan.thread))),
+        fk.pattern,
+        mix(spec.common.seed.wrapping_add(u64::from(plan.thread))),
         plan.start_block,
     );
-    let sync_every = if spec.sync == SyncMethod::None {
+    let sync_every = if fk.sync == SyncMethod::None {
         0
     } else {
-        u64::from(spec.sync_every)
+        u64::from(fk.sync_every)
     };
-    let method = spec.sync;
+    let method = fk.sync;
     let stop_rule = spec.stop_rule();
     let counted = matches!(stop_rule, StopRule::TotalRequests(_));
     let byte_limit = match stop_rule {
         StopRule::BytesPerThread(b) => b,
         _ => u64::MAX,
     };
-    let stamp = (u64::from(plan.thread) << 48) ^ mix(spec.seed);
+    let stamp = (u64::from(plan.thread) << 48) ^ mix(spec.common.seed);
     let durable_writes = durable_op(spec) == Ok(DurableOp::Write);
     let (clock, live, shared) = (&t.clock, t.live, t.shared);
     let mut c = Counts::default();

@@ -101,7 +101,7 @@ impl RunDetails {
                             fairness(ui, result);
                         }
                         if !fsynclab::report::kind_section(result).is_empty() {
-                            let title = format!("{} figures", result.spec.kind.as_str());
+                            let title = format!("{} figures", result.spec.kind().as_str());
                             section(ui, &title, |ui| {
                                 let salt = format!("history-{id}");
                                 super::kind_figures::kind_figures(ui, result, &salt);

@@ -46,7 +46,7 @@ impl LaunchText {
             context.push_str(&format!(" · sweep {sweep}"));
         }
         Self {
-            workload: state.spec.describe(),
+            workload: state.spec.typed().describe(),
             context,
         }
     }

@@ -172,7 +172,7 @@ fn one_result(ui: &mut egui::Ui, r: &RunResult, preset: Option<&str>) {
 
     if !kind_section(r).is_empty() {
         ui.add_space(6.0);
-        ui.label(RichText::new(format!("{} figures", r.spec.kind.as_str())).strong());
+        ui.label(RichText::new(format!("{} figures", r.spec.kind().as_str())).strong());
         super::kind_figures::kind_figures(ui, r, &format!("run-{}", r.id));
     }
 

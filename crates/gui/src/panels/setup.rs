@@ -389,7 +389,7 @@ impl SetupPanel {
                 }
             }
             ui.vertical(|ui| {
-                ui.label(RichText::new(cx.state.spec.describe()).monospace());
+                ui.label(RichText::new(cx.state.spec.typed().describe()).monospace());
                 let fio_job = cx.state.fio_job.as_ref();
                 let from = match (&cx.state.preset, fio_job) {
                     (Some(name), _) => format!("preset {name} × {}", cx.state.scale),

@@ -12,7 +12,7 @@ use super::setup_fields::{grid, row};
 use super::setup_table::shows;
 use crate::UiState;
 use crate::task::Task;
-use fsynclab::spec::{IoEngine, Section, SyncMethod, SyncOrder, WorkloadSpec};
+use fsynclab::spec::{FlatSpec, IoEngine, Section, SyncMethod, SyncOrder};
 
 /// Whether io_uring can be used by this process: the engine's own probe (a small ring and
 /// a no-op through it), run once on a thread so the UI thread never waits on the kernel.
@@ -160,8 +160,8 @@ pub(super) fn durability_ui(ui: &mut Ui, state: &mut UiState) {
 /// takes — then the library's refusal ("… need the io_uring engine") sits under the field
 /// that causes it, with the field there to drop it. On the sync engine with its defaults
 /// the four rows are left out, so the run options stay in view at the default window size.
-fn uring_settings_shown(spec: &WorkloadSpec) -> bool {
-    let defaults = WorkloadSpec::default();
+fn uring_settings_shown(spec: &FlatSpec) -> bool {
+    let defaults = FlatSpec::default();
     spec.ioengine == IoEngine::IoUring
         || spec.iodepth != defaults.iodepth
         || spec.link_sync != defaults.link_sync

@@ -83,6 +83,7 @@ pub(super) fn row(
     errors.extend(
         state
             .spec
+            .typed()
             .problems()
             .into_iter()
             .filter(|e| fields.contains(&e.field.key()))
@@ -247,7 +248,7 @@ fn label_repeat_sweep_rows(ui: &mut Ui, state: &mut UiState) {
             match s.sweep.trim() {
                 "" => None,
                 text => SweepSpec::parse(text)
-                    .and_then(|sweep| sweep.specs(&s.spec).map(|_| ()))
+                    .and_then(|sweep| sweep.specs(&s.spec.typed()).map(|_| ()))
                     .err()
                     .map(|e| e.to_string()),
             }

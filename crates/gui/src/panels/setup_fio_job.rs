@@ -62,7 +62,7 @@ pub fn load_job(
 /// Fills the form from a loaded job: its workload, its directory as the target, its name
 /// as the label when there is none.
 pub fn apply_job(state: &mut UiState, loaded: LoadedFioJob, directory: Option<std::path::PathBuf>) {
-    state.spec = loaded.spec.clone();
+    state.spec = loaded.spec.flat();
     state.preset = None;
     if let Some(dir) = directory {
         state.target = dir.display().to_string();

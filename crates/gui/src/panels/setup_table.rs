@@ -11,7 +11,7 @@ use egui::{DragValue, TextEdit, Ui};
 
 use super::setup_fields::{SizeField, row};
 use crate::UiState;
-use fsynclab::spec::{self, Section, SettingDef, Ty, WorkloadSpec, kind_def};
+use fsynclab::spec::{self, FlatSpec, Section, SettingDef, Ty, kind_def};
 
 /// The table rows' own state: sizes and texts that may hold half-typed values, and why the
 /// last edit of a row was refused.
@@ -36,7 +36,7 @@ pub(super) fn has_section(state: &UiState, section: Section) -> bool {
 }
 
 /// The spec's value at a row's dotted key (`None`: unset).
-pub(super) fn value_of(spec: &WorkloadSpec, key: &str) -> Option<serde_json::Value> {
+pub(super) fn value_of(spec: &FlatSpec, key: &str) -> Option<serde_json::Value> {
     let json = spec.full_json();
     json.pointer(&format!("/{}", key.replace('.', "/")))
         .filter(|v| !v.is_null())

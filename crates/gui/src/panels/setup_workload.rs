@@ -90,7 +90,7 @@ impl WorkloadForm {
         };
         match preset.scaled(scale) {
             Ok(spec) => {
-                state.spec = spec;
+                state.spec = spec.flat();
                 state.scale = scale;
                 state.preset = Some(preset.name.clone());
                 state.fio_job = None;
@@ -173,7 +173,7 @@ impl WorkloadForm {
                 });
             if let Some(i) = index
                 && let Ok(scaled) = self.presets[i].scaled(state.scale)
-                && scaled != state.spec
+                && scaled != state.spec.typed()
             {
                 ui.label(
                     RichText::new("(edited)")

@@ -10,7 +10,9 @@ use super::super::{
     WorkloadKind, WorkloadSpec, format_size, size, spec_error,
 };
 use super::common;
-use super::def::{KindDef, Section, SettingDef, Ty};
+use super::super::flat::FlatSpec;
+use super::super::OpenFlags;
+use super::def::{KindDef, KindParams, Section, SettingDef, Ty};
 
 /// `append`: the record and segment sizes (`threads` is the number of writers, `sync` and
 /// `sync_every` how and how often each makes its records durable).
@@ -102,14 +104,10 @@ pub const DEF: KindDef = KindDef {
     open_files: &[&common::WRITERS],
     write_unit: Some(&RECORD_SIZE),
     series_metric: "iops",
-    problems,
-    describe,
-    durable_op,
 };
 
 /// Problems of an append spec the table's ranges cannot say.
-fn problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
-    let a = &spec.append;
+fn problems(spec: &WorkloadSpec, a: &Spec, errs: &mut Vec<SpecError>) {
     let record = Setting::Field(&RECORD_SIZE);
     let segment = Setting::Field(&SEGMENT_SIZE);
     if a.record_size == 0 || a.record_size > MAX_BLOCK_SIZE {
@@ -136,7 +134,7 @@ fn problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
             crate::hint!("use at most 64T (", segment, ")"),
         ));
     }
-    if spec.open_flags.direct && !a.record_size.is_multiple_of(512) {
+    if a.open_flags.direct && !a.record_size.is_multiple_of(512) {
         errs.push(spec_error(
             record,
             format!("{} bytes with O_DIRECT", a.record_size),
@@ -147,11 +145,11 @@ fn problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
             ),
         ));
     }
-    let durable_writes = spec.open_flags.sync || spec.open_flags.dsync;
-    if !durable_writes && matches!(spec.sync, SyncMethod::None | SyncMethod::SyncFileRange) {
+    let durable_writes = a.open_flags.sync || a.open_flags.dsync;
+    if !durable_writes && matches!(a.sync, SyncMethod::None | SyncMethod::SyncFileRange) {
         errs.push(spec_error(
             Setting::SYNC,
-            format!("{} cannot make a log record durable", spec.sync.as_str()),
+            format!("{} cannot make a log record durable", a.sync.as_str()),
             crate::hint!(
                 "use ",
                 (Setting::SYNC, "fdatasync"),
@@ -160,7 +158,7 @@ fn problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
             ),
         ));
     }
-    if spec.duration_s.is_none() && spec.requests.is_none() {
+    if spec.common.duration_s.is_none() && spec.common.requests.is_none() {
         errs.push(spec_error(
             Setting::DURATION,
             "an append run without a stop rule",
@@ -176,36 +174,110 @@ fn problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
 }
 
 /// An append spec in one line ([`WorkloadSpec::describe`]).
-fn describe(spec: &WorkloadSpec) -> String {
-    let durable = if spec.open_flags.sync || spec.open_flags.dsync {
-        format!("{} each", spec.open_flags.describe())
+fn describe(spec: &WorkloadSpec, a: &Spec) -> String {
+    let durable = if a.open_flags.sync || a.open_flags.dsync {
+        format!("{} each", a.open_flags.describe())
     } else {
-        format!("{} every {}", spec.sync.as_str(), spec.sync_every)
+        format!("{} every {}", a.sync.as_str(), a.sync_every)
     };
     format!(
         "append {} writers, {} records, {} segments, {durable}, {}",
-        spec.threads,
-        format_size(spec.append.record_size),
-        format_size(spec.append.segment_size),
+        spec.common.threads,
+        format_size(a.record_size),
+        format_size(a.segment_size),
         spec.describe_stop()
     )
 }
 
 /// A record made durable by its O_SYNC/O_DSYNC write, or by the sync that covers it.
-fn durable_op(spec: &WorkloadSpec) -> Result<DurableOp, NoDurableOp> {
-    if spec.open_flags.sync || spec.open_flags.dsync {
+fn durable_op(a: &Spec) -> Result<DurableOp, NoDurableOp> {
+    if a.open_flags.sync || a.open_flags.dsync {
         return Ok(DurableOp::Write);
     }
-    match spec.sync {
+    match a.sync {
         SyncMethod::None => Err(NoDurableOp::NoSync),
         SyncMethod::SyncFileRange => Err(NoDurableOp::SyncFileRange),
         SyncMethod::Fsync | SyncMethod::Fdatasync => {
-            let pending = super::super::pending_starts_per_file(spec);
+            let pending = a.pending_starts();
             if pending > super::super::MAX_PENDING_STARTS {
                 Err(NoDurableOp::TooManyPending)
             } else {
                 Ok(DurableOp::WriteThenSync)
             }
         }
+    }
+}
+
+/// append's part of the typed spec: its table and the shared settings it reads (how and
+/// how often a writer syncs, and its log's open flags).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Spec {
+    /// Bytes per record (one write call each).
+    pub record_size: u64,
+    /// A writer starts a new segment file when its log would grow past this size.
+    pub segment_size: u64,
+    /// The call that makes records durable.
+    pub sync: SyncMethod,
+    /// Records between two syncs, per writer.
+    pub sync_every: u32,
+    /// Open flags of the segments.
+    pub open_flags: OpenFlags,
+}
+
+impl Default for Spec {
+    fn default() -> Self {
+        <Self as KindParams>::from_flat(&FlatSpec::default())
+    }
+}
+
+impl KindParams for Spec {
+    fn from_flat(flat: &FlatSpec) -> Self {
+        Self {
+            record_size: flat.append.record_size,
+            segment_size: flat.append.segment_size,
+            sync: flat.sync,
+            sync_every: flat.sync_every,
+            open_flags: flat.open_flags,
+        }
+    }
+
+    fn write_flat(&self, flat: &mut FlatSpec) {
+        flat.append = AppendSpec {
+            record_size: self.record_size,
+            segment_size: self.segment_size,
+        };
+        flat.sync = self.sync;
+        flat.sync_every = self.sync_every;
+        flat.open_flags = self.open_flags;
+    }
+
+    fn problems(&self, spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
+        problems(spec, self, errs);
+        super::super::problems::sync_every_problems(self.sync, self.sync_every, errs);
+    }
+
+    fn describe(&self, spec: &WorkloadSpec) -> String {
+        describe(spec, self)
+    }
+
+    fn durable_op(&self, _: &WorkloadSpec) -> Result<DurableOp, NoDurableOp> {
+        durable_op(self)
+    }
+
+    fn sync(&self) -> Option<SyncMethod> {
+        Some(self.sync)
+    }
+
+    fn open_flags(&self) -> OpenFlags {
+        self.open_flags
+    }
+
+    fn sync_every(&self) -> Option<u32> {
+        Some(self.sync_every)
+    }
+
+    // One log per writer, synced every `sync_every` records by the sync engine.
+    fn pending_starts(&self) -> u64 {
+        u64::from(self.sync_every).saturating_add(1)
     }
 }

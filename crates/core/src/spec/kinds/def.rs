@@ -4,7 +4,10 @@
 //! settings are written once, beside the kind (fio's ioengines own their options the same
 //! way).
 
-use super::super::{DurableOp, NoDurableOp, SpecError, WorkloadKind, WorkloadSpec};
+use super::super::flat::FlatSpec;
+use super::super::{
+    DurableOp, NoDurableOp, OpenFlags, SpecError, SyncMethod, WorkloadKind, WorkloadSpec,
+};
 
 /// One workload setting: everything a front end or a generic consumer (`--set`, `--sweep`,
 /// `--scale`, messages) needs to know about it.
@@ -149,12 +152,6 @@ pub struct KindDef {
     pub write_unit: Option<&'static SettingDef>,
     /// The figure a series of runs of this kind is summarised by (`commits_per_sec`).
     pub series_metric: &'static str,
-    /// Its own checks, beyond the common ones and the table's (cross-field rules).
-    pub problems: fn(&WorkloadSpec, &mut Vec<SpecError>),
-    /// The spec in one line ([`WorkloadSpec::describe`]).
-    pub describe: fn(&WorkloadSpec) -> String,
-    /// What one durable operation of a run is, or why it has none.
-    pub durable_op: fn(&WorkloadSpec) -> Result<DurableOp, NoDurableOp>,
 }
 
 impl KindDef {
@@ -177,5 +174,62 @@ pub trait KindTable: Default + PartialEq {
     /// first kinds' tables are always written: queries read `$.smallfiles.sync`).
     fn omitted(&self) -> bool {
         *self == Self::default()
+    }
+}
+
+/// A kind's own settings, the typed part of a [`WorkloadSpec`] ([`KindSpec`](super::super::KindSpec)
+/// holds one per kind): read from and written to the flat form, checked, described, and
+/// asked the questions code of every kind asks (a sync call, open flags).
+pub trait KindParams: std::fmt::Debug {
+    /// The kind's settings read from the flat form.
+    fn from_flat(flat: &FlatSpec) -> Self
+    where
+        Self: Sized;
+
+    /// Writes the kind's settings into the flat form (its table and the shared fields it
+    /// has).
+    fn write_flat(&self, flat: &mut FlatSpec);
+
+    /// Its checks: each setting's range and the cross-field rules (the common settings'
+    /// checks are `WorkloadSpec::problems`').
+    fn problems(&self, spec: &WorkloadSpec, errs: &mut Vec<SpecError>);
+
+    /// The spec in one line ([`WorkloadSpec::describe`]).
+    fn describe(&self, spec: &WorkloadSpec) -> String;
+
+    /// What one durable operation of a run is, or why it has none.
+    fn durable_op(&self, spec: &WorkloadSpec) -> Result<DurableOp, NoDurableOp>;
+
+    /// The sync call, for the kinds that have one.
+    fn sync(&self) -> Option<SyncMethod> {
+        None
+    }
+
+    /// Writes between two syncs, for the kinds that have the setting.
+    fn sync_every(&self) -> Option<u32> {
+        None
+    }
+
+    /// The open flags of the test files (none for kinds without the setting).
+    fn open_flags(&self) -> OpenFlags {
+        OpenFlags::default()
+    }
+
+    /// Start times one file of a worker may hold before a sync covers them, for the kinds
+    /// whose durable operation is a write and the sync after it (0 for the others).
+    fn pending_starts(&self) -> u64 {
+        0
+    }
+
+    /// The setting that asks for io_uring, when the spec needs it (the `io_uring` engine,
+    /// grouplog's `uring` strategy).
+    fn io_uring_setting(&self) -> Option<super::super::Setting> {
+        None
+    }
+
+    /// Bytes each thread writes when neither a duration nor a request count is set, for
+    /// kinds that stop by bytes (fileio).
+    fn bytes_per_thread(&self) -> Option<u64> {
+        None
     }
 }

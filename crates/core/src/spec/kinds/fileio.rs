@@ -11,6 +11,9 @@ use super::super::{
 use super::common;
 use super::def::{KindDef, Section, SettingDef, Ty};
 
+mod spec;
+pub use spec::Spec;
+
 /// How a `fileio` run counts requests and syncs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -35,9 +38,80 @@ impl std::str::FromStr for FileioMode {
     }
 }
 
+/// Problems of a fileio spec's sizes, its sync interval and its shared files.
+fn size_problems(f: &Spec, errs: &mut Vec<SpecError>) {
+    // Buffered writes may be any size from 512 bytes (etcd's disk check writes 2300-byte
+    // WAL entries); O_DIRECT needs whole sectors.
+    if f.block_size < 512
+        || (f.open_flags.direct && !f.block_size.is_multiple_of(512))
+        || f.block_size > MAX_BLOCK_SIZE
+    {
+        errs.push(spec_error(
+            Setting::BLOCK_SIZE,
+            if f.block_size < 512 || f.block_size > MAX_BLOCK_SIZE {
+                format!(
+                    "{} bytes is not a multiple of 512 between 512 and 64M",
+                    f.block_size
+                )
+            } else {
+                format!(
+                    "{} bytes is not a multiple of 512, which O_DIRECT needs",
+                    f.block_size
+                )
+            },
+            crate::hint!("use e.g. 4k, 8k or 512 (", Setting::BLOCK_SIZE, ")"),
+        ));
+    }
+    if f.file_size < f.block_size || f.file_size > MAX_FILE_SIZE {
+        errs.push(spec_error(
+            Setting::FILE_SIZE,
+            format!(
+                "{} is smaller than one block ({}) or larger than 64T",
+                format_size(f.file_size),
+                format_size(f.block_size)
+            ),
+            crate::hint!(
+                "make the file at least one block long (",
+                Setting::FILE_SIZE,
+                ")"
+            ),
+        ));
+    }
+    if let Some(io) = f.io_size
+        && (io < f.block_size || io > MAX_FILE_SIZE)
+    {
+        errs.push(spec_error(
+            Setting::IO_SIZE,
+            format!(
+                "{} is less than one block or more than 64T",
+                format_size(io)
+            ),
+            crate::hint!(
+                "use at least one block and at most 64T per thread (",
+                Setting::IO_SIZE,
+                ")"
+            ),
+        ));
+    }
+    if let Some(n) = f.shared_files
+        && (n == 0 || n > MAX_THREADS)
+    {
+        errs.push(spec_error(
+            Setting::SHARED_FILES,
+            format!("{n} shared files"),
+            crate::hint!(
+                format!("use 1 to {MAX_THREADS} ("),
+                Setting::SHARED_FILES,
+                ")"
+            ),
+        ));
+    }
+    super::super::problems::sync_every_problems(f.sync, f.sync_every, errs);
+}
+
 /// Problems of a fileio spec.
-fn problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
-    if spec.mode == FileioMode::Sysbench && spec.sync == SyncMethod::SyncFileRange {
+fn problems(spec: &WorkloadSpec, f: &Spec, errs: &mut Vec<SpecError>) {
+    if f.mode == FileioMode::Sysbench && f.sync == SyncMethod::SyncFileRange {
         errs.push(spec_error(
             Setting::SYNC,
             "sysbench mode with sync_file_range",
@@ -48,8 +122,8 @@ fn problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
             ),
         ));
     }
-    if spec.mode == FileioMode::Sysbench {
-        if spec.requests.is_none() && spec.duration_s.is_none() {
+    if f.mode == FileioMode::Sysbench {
+        if spec.common.requests.is_none() && spec.common.duration_s.is_none() {
             errs.push(spec_error(
                 Setting::REQUESTS,
                 "sysbench mode without a request count or a duration",
@@ -62,7 +136,7 @@ fn problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
                 ),
             ));
         }
-        if spec.pattern == super::super::Pattern::Seq {
+        if f.pattern == super::super::Pattern::Seq {
             errs.push(spec_error(
                 Setting::PATTERN,
                 "sysbench mode with sequential writes",
@@ -79,41 +153,41 @@ fn problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
 }
 
 /// A fileio spec in one line ([`WorkloadSpec::describe`]).
-fn describe(spec: &WorkloadSpec) -> String {
-    let files = if spec.shares_files() {
-        format!("{} shared file(s)", spec.file_count())
+fn describe(spec: &WorkloadSpec, f: &Spec) -> String {
+    let files = if f.shares_files() {
+        format!("{} shared file(s)", f.file_count(spec.common.threads))
     } else {
         "1 file/thread".into()
     };
-    let sync = if spec.sync == SyncMethod::None {
+    let sync = if f.sync == SyncMethod::None {
         "no sync".into()
-    } else if spec.mode == FileioMode::Sysbench {
+    } else if f.mode == FileioMode::Sysbench {
         // sysbench counts the interval in requests of all threads together.
         format!(
             "{} every {} requests{}",
-            spec.sync.as_str(),
-            spec.sync_every,
-            if spec.final_sync { " + at the end" } else { "" }
+            f.sync.as_str(),
+            f.sync_every,
+            if f.final_sync { " + at the end" } else { "" }
         )
     } else {
-        format!("{} every {}", spec.sync.as_str(), spec.sync_every)
+        format!("{} every {}", f.sync.as_str(), f.sync_every)
     };
-    let prepare = match spec.prepare {
+    let prepare = match f.prepare {
         Prepare::Empty => ", files start empty",
         Prepare::Sparse | Prepare::Fallocate | Prepare::Fill => "",
     };
-    let engine = match spec.ioengine {
+    let engine = match f.ioengine {
         IoEngine::Sync => String::new(),
         IoEngine::IoUring => format!(
             ", io_uring depth {}{}{}{}",
-            spec.iodepth,
-            if spec.link_sync { ", linked syncs" } else { "" },
-            if spec.sync_order == SyncOrder::Unordered {
+            f.iodepth,
+            if f.link_sync { ", linked syncs" } else { "" },
+            if f.sync_order == SyncOrder::Unordered {
                 ", unordered syncs"
             } else {
                 ""
             },
-            if spec.fixedbufs {
+            if f.fixedbufs {
                 ", fixed buffers"
             } else {
                 ""
@@ -122,20 +196,20 @@ fn describe(spec: &WorkloadSpec) -> String {
     };
     format!(
         "fileio{} {} threads, {} {:?} writes, {}, {} × {}{}, {}, flags {}{engine}",
-        if spec.mode == FileioMode::Sysbench {
+        if f.mode == FileioMode::Sysbench {
             " (sysbench)"
         } else {
             ""
         },
-        spec.threads,
-        block_words(spec.block_size),
-        spec.pattern,
+        spec.common.threads,
+        block_words(f.block_size),
+        f.pattern,
         sync,
         files,
-        format_size(spec.file_size),
+        format_size(f.file_size),
         prepare,
         spec.describe_stop(),
-        spec.open_flags.describe()
+        f.open_flags.describe()
     )
     .replace("Rand", "random")
     .replace("Seq", "sequential")
@@ -152,26 +226,27 @@ fn block_words(bytes: u64) -> String {
 }
 
 /// fileio: a write (O_SYNC/O_DSYNC), or a write and the sync that covers it.
-fn durable_op(spec: &WorkloadSpec) -> Result<DurableOp, NoDurableOp> {
-    if spec.open_flags.sync || spec.open_flags.dsync {
+fn durable_op(spec: &WorkloadSpec, f: &Spec) -> Result<DurableOp, NoDurableOp> {
+    if f.open_flags.sync || f.open_flags.dsync {
         return Ok(DurableOp::Write);
     }
-    match spec.sync {
+    match f.sync {
         SyncMethod::None => return Err(NoDurableOp::NoSync),
         SyncMethod::SyncFileRange => return Err(NoDurableOp::SyncFileRange),
         SyncMethod::Fsync | SyncMethod::Fdatasync => {}
     }
-    if spec.sync_every == 0 {
+    if f.sync_every == 0 {
         return Err(NoDurableOp::NoSync);
     }
-    if spec.mode == FileioMode::Sysbench {
+    if f.mode == FileioMode::Sysbench {
         return Err(NoDurableOp::SysbenchShared);
     }
-    let uring = spec.ioengine == IoEngine::IoUring;
-    if uring && spec.sync_order == SyncOrder::Unordered {
+    let uring = f.ioengine == IoEngine::IoUring;
+    if uring && f.sync_order == SyncOrder::Unordered {
         return Err(NoDurableOp::UnorderedSyncs);
     }
-    if durable::pending_starts_per_file(spec).saturating_mul(durable::files_per_worker(spec))
+    if durable::pending_starts_per_file(f)
+        .saturating_mul(durable::files_per_worker(f, spec.common.threads))
         > durable::MAX_PENDING_STARTS
     {
         return Err(NoDurableOp::TooManyPending);
@@ -428,7 +503,4 @@ pub const DEF: KindDef = KindDef {
     open_files: &[&common::THREADS, &SHARED_FILES],
     write_unit: Some(&BLOCK_SIZE),
     series_metric: "iops",
-    problems,
-    describe,
-    durable_op,
 };

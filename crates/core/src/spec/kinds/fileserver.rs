@@ -6,7 +6,9 @@ use serde::{Deserialize, Serialize};
 use super::super::NoDurableOp;
 use super::super::{Setting, SpecError, WorkloadKind, WorkloadSpec, spec_error};
 use super::common;
-use super::def::{KindDef, Section, SettingDef, Ty};
+use super::super::flat::FlatSpec;
+use super::super::DurableOp;
+use super::def::{KindDef, KindParams, Section, SettingDef, Ty};
 
 /// `fileserver`: N clients, each in its own directory tree, replay a file-server operation
 /// mix for a set duration (modelled on the NetBench profile dbench uses).
@@ -36,8 +38,8 @@ impl Default for FileserverSpec {
 }
 
 /// Problems of a fileserver spec.
-fn problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
-    if spec.duration_s.is_none() {
+fn problems(spec: &WorkloadSpec, s: &Spec, errs: &mut Vec<SpecError>) {
+    if spec.common.duration_s.is_none() {
         errs.push(spec_error(
             Setting::DURATION,
             "a fileserver run without a duration",
@@ -47,7 +49,7 @@ fn problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
             ),
         ));
     }
-    if spec.requests.is_some() {
+    if spec.common.requests.is_some() {
         errs.push(spec_error(
             Setting::REQUESTS,
             "a request count on a fileserver run",
@@ -59,7 +61,7 @@ fn problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
             ),
         ));
     }
-    let f = spec.fileserver.files_per_client;
+    let f = s.files_per_client;
     if f == 0 || f > 100_000 {
         errs.push(spec_error(
             Setting::FILES_PER_CLIENT,
@@ -70,11 +72,11 @@ fn problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
 }
 
 /// A fileserver spec in one line ([`WorkloadSpec::describe`]).
-fn describe(spec: &WorkloadSpec) -> String {
+fn describe(spec: &WorkloadSpec, s: &Spec) -> String {
     format!(
         "fileserver {} clients, {} files each, {}",
-        spec.threads,
-        spec.fileserver.files_per_client,
+        spec.common.threads,
+        s.files_per_client,
         spec.describe_stop()
     )
 }
@@ -118,7 +120,29 @@ pub const DEF: KindDef = KindDef {
     open_files: &[&common::CLIENTS],
     write_unit: None,
     series_metric: "ops_per_sec",
-    problems,
-    describe,
-    durable_op: |_| Err(NoDurableOp::Mix),
 };
+
+/// fileserver's part of the typed spec: its table.
+pub type Spec = FileserverSpec;
+
+impl KindParams for FileserverSpec {
+    fn from_flat(flat: &FlatSpec) -> Self {
+        flat.fileserver.clone()
+    }
+
+    fn write_flat(&self, flat: &mut FlatSpec) {
+        flat.fileserver = self.clone();
+    }
+
+    fn problems(&self, spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
+        problems(spec, self, errs);
+    }
+
+    fn describe(&self, spec: &WorkloadSpec) -> String {
+        describe(spec, self)
+    }
+
+    fn durable_op(&self, _: &WorkloadSpec) -> Result<DurableOp, NoDurableOp> {
+        Err(NoDurableOp::Mix)
+    }
+}

@@ -9,7 +9,9 @@ use super::super::{
     format_size, size, spec_error,
 };
 use super::common;
-use super::def::{KindDef, Section, SettingDef, Ty};
+use super::super::flat::FlatSpec;
+use super::super::{NoDurableOp, OpenFlags, Prepare};
+use super::def::{KindDef, KindParams, Section, SettingDef, Ty};
 
 /// How writers of a shared log coordinate its flushes (seeds 002 "ext4: coordinate fsync
 /// requests" and 004 "jbd: transaction batching for multi-threaded synchronous writers").
@@ -155,8 +157,7 @@ impl Default for GrouplogSpec {
 pub const MAX_DELAY_US: u64 = 1_000_000;
 
 /// Problems of a grouplog spec.
-fn problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
-    let g = &spec.grouplog;
+fn problems(spec: &WorkloadSpec, g: &Spec, errs: &mut Vec<SpecError>) {
     if g.record_size == 0 || g.record_size > super::super::MAX_BLOCK_SIZE {
         errs.push(spec_error(
             Setting::RECORD_SIZE,
@@ -185,7 +186,7 @@ fn problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
             crate::hint!("use at most 64T (", Setting::LOG_SIZE, ")"),
         ));
     }
-    if spec.duration_s.is_none() && spec.requests.is_none() {
+    if spec.common.duration_s.is_none() && spec.common.requests.is_none() {
         errs.push(spec_error(
             Setting::DURATION,
             "a grouplog run without a stop rule",
@@ -198,7 +199,7 @@ fn problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
             ),
         ));
     }
-    if spec.open_flags.direct && !g.record_size.is_multiple_of(512) {
+    if g.open_flags.direct && !g.record_size.is_multiple_of(512) {
         errs.push(spec_error(
             Setting::RECORD_SIZE,
             format!("{} bytes with O_DIRECT", g.record_size),
@@ -209,10 +210,10 @@ fn problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
             ),
         ));
     }
-    if spec.sync == SyncMethod::None || spec.sync == SyncMethod::SyncFileRange {
+    if g.sync == SyncMethod::None || g.sync == SyncMethod::SyncFileRange {
         errs.push(spec_error(
             Setting::SYNC,
-            format!("{} cannot make a log record durable", spec.sync.as_str()),
+            format!("{} cannot make a log record durable", g.sync.as_str()),
             crate::hint!("use ", (Setting::SYNC, "fdatasync"), " (or fsync)"),
         ));
     }
@@ -233,14 +234,14 @@ fn problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
 }
 
 /// A grouplog spec in one line ([`WorkloadSpec::describe`]).
-fn describe(spec: &WorkloadSpec) -> String {
+fn describe(spec: &WorkloadSpec, g: &Spec) -> String {
     format!(
         "grouplog {} writers, {} records, {} log, {}, strategy {}, {}",
-        spec.threads,
-        format_size(spec.grouplog.record_size),
-        format_size(spec.grouplog.log_size),
-        spec.sync.as_str(),
-        spec.grouplog.strategy,
+        spec.common.threads,
+        format_size(g.record_size),
+        format_size(g.log_size),
+        g.sync.as_str(),
+        g.strategy,
         spec.describe_stop()
     )
 }
@@ -334,7 +335,77 @@ pub const DEF: KindDef = KindDef {
     open_files: &[&common::WRITERS],
     write_unit: Some(&RECORD_SIZE),
     series_metric: "commits_per_sec",
-    problems,
-    describe,
-    durable_op: |_| Ok(DurableOp::Commit),
 };
+
+/// grouplog's part of the typed spec: its table and the shared settings it reads (how the
+/// log is synced, opened and prepared).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Spec {
+    /// How writers coordinate their flushes.
+    pub strategy: Strategy,
+    /// Bytes per record (one write each).
+    pub record_size: u64,
+    /// Size of the log file; writers wrap around to its start.
+    pub log_size: u64,
+    /// The call that makes records durable.
+    pub sync: SyncMethod,
+    /// Open flags of the log.
+    pub open_flags: OpenFlags,
+    /// How the log is made ready before timing starts.
+    pub prepare: Prepare,
+}
+
+impl Default for Spec {
+    fn default() -> Self {
+        <Self as KindParams>::from_flat(&FlatSpec::default())
+    }
+}
+
+impl KindParams for Spec {
+    fn from_flat(flat: &FlatSpec) -> Self {
+        let g = &flat.grouplog;
+        Self {
+            strategy: g.strategy,
+            record_size: g.record_size,
+            log_size: g.log_size,
+            sync: flat.sync,
+            open_flags: flat.open_flags,
+            prepare: flat.prepare,
+        }
+    }
+
+    fn write_flat(&self, flat: &mut FlatSpec) {
+        flat.grouplog = GrouplogSpec {
+            strategy: self.strategy,
+            record_size: self.record_size,
+            log_size: self.log_size,
+        };
+        flat.sync = self.sync;
+        flat.open_flags = self.open_flags;
+        flat.prepare = self.prepare;
+    }
+
+    fn problems(&self, spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
+        problems(spec, self, errs);
+    }
+
+    fn describe(&self, spec: &WorkloadSpec) -> String {
+        describe(spec, self)
+    }
+
+    fn durable_op(&self, _: &WorkloadSpec) -> Result<DurableOp, NoDurableOp> {
+        Ok(DurableOp::Commit)
+    }
+
+    fn sync(&self) -> Option<SyncMethod> {
+        Some(self.sync)
+    }
+
+    fn open_flags(&self) -> OpenFlags {
+        self.open_flags
+    }
+
+    fn io_uring_setting(&self) -> Option<Setting> {
+        (self.strategy == Strategy::Uring).then_some(Setting::STRATEGY)
+    }
+}

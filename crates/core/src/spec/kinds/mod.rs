@@ -14,7 +14,8 @@ pub use fileserver::FileserverSpec;
 pub use grouplog::{GrouplogSpec, MAX_DELAY_US, Strategy};
 pub use smallfiles::{FileSync, SmallfilesSpec};
 
-use super::{SpecError, WorkloadKind, WorkloadSpec};
+use super::WorkloadKind;
+use super::flat::FlatSpec;
 use def::{KindDef, SettingDef};
 
 /// The registry of the kinds fsynclab runs, one line each, in the order the front ends list
@@ -75,11 +76,11 @@ pub fn kinds_with(key: &str) -> Vec<&'static str> {
 /// The settings of other kinds that `spec` holds away from their defaults: values its kind
 /// never reads (a preset's `[workload.grouplog]` on a fileio run). Settings at their
 /// defaults are not counted: every stored spec carries the first kinds' tables.
-pub fn foreign_settings(spec: &WorkloadSpec) -> Vec<&'static SettingDef> {
+pub fn foreign_settings(spec: &FlatSpec) -> Vec<&'static SettingDef> {
     let Some(table) = kind_def(spec.kind) else {
         return Vec::new();
     };
-    let (json, default) = (spec.full_json(), WorkloadSpec::default().full_json());
+    let (json, default) = (spec.full_json(), FlatSpec::default().full_json());
     all_settings()
         .into_iter()
         .filter(|d| table.setting(d.key).is_none())
@@ -88,14 +89,6 @@ pub fn foreign_settings(spec: &WorkloadSpec) -> Vec<&'static SettingDef> {
             json.pointer(&pointer) != default.pointer(&pointer)
         })
         .collect()
-}
-
-/// Problems of the kind-specific parts of `spec` (the kind's own checks; the imported kind
-/// is refused whole by `WorkloadSpec::problems` before this is reached).
-pub(in crate::spec) fn kind_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
-    if let Some(table) = kind_def(spec.kind) {
-        (table.problems)(spec, errs);
-    }
 }
 
 #[cfg(test)]

@@ -8,7 +8,8 @@ use super::super::{
     MAX_BLOCK_SIZE, Setting, SpecError, WorkloadKind, WorkloadSpec, format_size, size, spec_error,
 };
 use super::common;
-use super::def::{KindDef, Section, SettingDef, Ty};
+use super::super::flat::FlatSpec;
+use super::def::{KindDef, KindParams, Section, SettingDef, Ty};
 
 /// How a small-file writer makes each file durable.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -91,8 +92,7 @@ impl Default for SmallfilesSpec {
 }
 
 /// Problems of a smallfiles spec.
-fn problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
-    let s = &spec.smallfiles;
+fn problems(spec: &WorkloadSpec, s: &Spec, errs: &mut Vec<SpecError>) {
     if s.files_per_thread == 0 || s.files_per_thread > 100_000_000 {
         errs.push(spec_error(
             Setting::SMALLFILES_FILES,
@@ -111,22 +111,7 @@ fn problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
             ),
         ));
     }
-    if spec.open_flags != super::super::OpenFlags::default() {
-        errs.push(spec_error(
-            Setting::OPEN_FLAGS,
-            format!(
-                "open flags {} on a smallfiles run",
-                spec.open_flags.describe()
-            ),
-            crate::hint!(
-                "smallfiles opens each new file itself: use ",
-                (Setting::SMALLFILES_SYNC, "o_sync"),
-                " for O_SYNC and drop ",
-                Setting::OPEN_FLAGS
-            ),
-        ));
-    }
-    if spec.requests.is_some() {
+    if spec.common.requests.is_some() {
         errs.push(spec_error(
             Setting::REQUESTS,
             "a request count on a smallfiles run",
@@ -143,8 +128,7 @@ fn problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
 }
 
 /// A smallfiles spec in one line ([`WorkloadSpec::describe`]).
-fn describe(spec: &WorkloadSpec) -> String {
-    let s = &spec.smallfiles;
+fn describe(spec: &WorkloadSpec, s: &Spec) -> String {
     let mut extras = Vec::new();
     if s.xattr {
         extras.push("64-byte xattr");
@@ -155,13 +139,13 @@ fn describe(spec: &WorkloadSpec) -> String {
     if s.unlink {
         extras.push("unlink phase");
     }
-    let limit = match spec.duration_s {
+    let limit = match spec.common.duration_s {
         Some(d) => format!("up to {} files/thread or {d:.1} s", s.files_per_thread),
         None => format!("{} files/thread", s.files_per_thread),
     };
     format!(
         "smallfiles {} threads, {}, {}, sync {}{}{}",
-        spec.threads,
+        spec.common.threads,
         limit,
         if s.file_size == 0 {
             "empty files".to_string()
@@ -175,8 +159,8 @@ fn describe(spec: &WorkloadSpec) -> String {
 }
 
 /// smallfiles: a file made durable by its own sync (or O_SYNC).
-fn durable_op(spec: &WorkloadSpec) -> Result<DurableOp, NoDurableOp> {
-    match spec.smallfiles.sync {
+fn durable_op(s: &Spec) -> Result<DurableOp, NoDurableOp> {
+    match s.sync {
         FileSync::Fsync | FileSync::Fdatasync | FileSync::OSync => Ok(DurableOp::File),
         FileSync::None => Err(NoDurableOp::NoSync),
         FileSync::Syncfs => Err(NoDurableOp::Syncfs),
@@ -311,10 +295,32 @@ pub const DEF: KindDef = KindDef {
     open_files: &[&common::THREADS],
     write_unit: None,
     series_metric: "files_per_sec",
-    problems,
-    describe,
-    durable_op,
 };
+
+/// smallfiles' part of the typed spec: its table.
+pub type Spec = SmallfilesSpec;
+
+impl KindParams for SmallfilesSpec {
+    fn from_flat(flat: &FlatSpec) -> Self {
+        flat.smallfiles.clone()
+    }
+
+    fn write_flat(&self, flat: &mut FlatSpec) {
+        flat.smallfiles = self.clone();
+    }
+
+    fn problems(&self, spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
+        problems(spec, self, errs);
+    }
+
+    fn describe(&self, spec: &WorkloadSpec) -> String {
+        describe(spec, self)
+    }
+
+    fn durable_op(&self, _: &WorkloadSpec) -> Result<DurableOp, NoDurableOp> {
+        durable_op(self)
+    }
+}
 
 /// A smallfiles run's threads, in the kind's own rows.
 const THREADS: SettingDef = SettingDef {

@@ -46,47 +46,50 @@ const NOBODY: u32 = 65534;
 pub(crate) struct Smallfiles;
 
 impl Kind for Smallfiles {
+    type Spec = crate::spec::kinds::smallfiles::Spec;
+
     type Plan = SmallfilesPlan;
 
     fn prepare<B: Backend>(
         backend: &B,
         spec: &WorkloadSpec,
+        k: &Self::Spec,
         scratch: &mut ScratchDir,
         events: &Sender<EngineEvent>,
         _cancel: &super::api::CancelToken,
     ) -> Result<SmallfilesPlan, PrepareStop> {
-        prepare(backend, spec, scratch, events)
+        prepare(backend, spec, k, scratch, events)
     }
 
     fn work<B: Backend>(
         plan: &SmallfilesPlan,
         backend: &B,
         spec: &WorkloadSpec,
+        k: &Self::Spec,
         w: Worker<'_>,
     ) -> WorkerOutput {
-        plan.work(backend, spec, w)
+        plan.work(backend, spec, k, w)
     }
 
     // Data rounded up to 4 KiB blocks, plus about 512 bytes of inode and directory entry
     // per file (an empty file still costs those).
-    fn space_needed(spec: &WorkloadSpec) -> u64 {
-        u64::from(spec.threads)
-            .saturating_mul(spec.smallfiles.files_per_thread)
-            .saturating_mul(spec.smallfiles.file_size.div_ceil(4096) * 4096 + 512)
+    fn space_needed(spec: &WorkloadSpec, k: &Self::Spec) -> u64 {
+        u64::from(spec.common.threads)
+            .saturating_mul(k.files_per_thread)
+            .saturating_mul(k.file_size.div_ceil(4096) * 4096 + 512)
     }
 
-    fn bytes_per_write(spec: &WorkloadSpec) -> u64 {
-        spec.smallfiles.file_size
+    fn bytes_per_write(_spec: &WorkloadSpec, k: &Self::Spec) -> u64 {
+        k.file_size
     }
 
     // A smallfiles "write" is one file created (whatever its size, even 0).
-    fn expected_writes(spec: &WorkloadSpec) -> Option<u64> {
+    fn expected_writes(spec: &WorkloadSpec, k: &Self::Spec) -> Option<u64> {
         match spec.stop_rule() {
             crate::spec::StopRule::Duration(_) => None,
             _ => Some(
-                spec.smallfiles
-                    .files_per_thread
-                    .saturating_mul(u64::from(spec.threads)),
+                k.files_per_thread
+                    .saturating_mul(u64::from(spec.common.threads)),
             ),
         }
     }
@@ -106,19 +109,20 @@ pub(crate) struct SmallfilesPlan {
 fn prepare<B: Backend>(
     backend: &B,
     spec: &WorkloadSpec,
+    k: &crate::spec::kinds::smallfiles::Spec,
     scratch: &mut ScratchDir,
     events: &Sender<EngineEvent>,
 ) -> Result<SmallfilesPlan, PrepareStop> {
     let _ = events.send(EngineEvent::Preparing {
         files: 0,
-        bytes_per_file: spec.smallfiles.file_size,
+        bytes_per_file: k.file_size,
     });
-    let mut dirs = Vec::with_capacity(spec.threads as usize);
-    for t in 0..spec.threads {
+    let mut dirs = Vec::with_capacity(spec.common.threads as usize);
+    for t in 0..spec.common.threads {
         let name = format!("thread-{t}");
         let dir = scratch.subdir(&name).map_err(|e| {
             let site = IoSite {
-                kind: spec.kind,
+                kind: spec.kind(),
                 dir: scratch.dir(),
                 name: &name,
             };
@@ -126,7 +130,7 @@ fn prepare<B: Backend>(
         })?;
         dirs.push(dir);
     }
-    if spec.smallfiles.xattr {
+    if k.xattr {
         check_xattr_support(backend, spec, scratch).map_err(PrepareStop::Error)?;
     }
     scratch.dir().sync();
@@ -153,7 +157,7 @@ fn check_xattr_support<B: Backend>(
     let name = scratch.file("xattr-probe");
     let dir = scratch.dir();
     let site = IoSite {
-        kind: spec.kind,
+        kind: spec.kind(),
         dir,
         name: &name,
     };
@@ -210,8 +214,7 @@ const OP_NAMES: [&str; 7] = [
 ];
 
 /// Which operations a spec performs (the others are left out of the table).
-fn ops_used(spec: &WorkloadSpec) -> [bool; 7] {
-    let s = &spec.smallfiles;
+fn ops_used(s: &crate::spec::kinds::smallfiles::Spec) -> [bool; 7] {
     [
         true,
         s.file_size > 0,
@@ -240,14 +243,14 @@ type Failure = (&'static str, io::Error);
 
 impl SmallfilesPlan {
     /// Runs worker `w.thread`: the create phase, then chown and unlink if asked for.
-    fn work<B: Backend>(&self, backend: &B, spec: &WorkloadSpec, w: Worker<'_>) -> WorkerOutput {
+    fn work<B: Backend>(&self, backend: &B, spec: &WorkloadSpec, k: &crate::spec::kinds::smallfiles::Spec, w: Worker<'_>) -> WorkerOutput {
         let thread = w.thread;
         let _guard = StopOnPanic(&w.shared.stop.0);
         let dir = &self.dirs[thread as usize];
         let open = || {
-            let size = spec.smallfiles.file_size as usize;
-            let data = fill_pattern(size.max(16), mix(spec.seed ^ u64::from(thread)));
-            let pattern = fill_pattern(XATTR_LEN, spec.seed.wrapping_add(u64::from(thread)));
+            let size = k.file_size as usize;
+            let data = fill_pattern(size.max(16), mix(spec.common.seed ^ u64::from(thread)));
+            let pattern = fill_pattern(XATTR_LEN, spec.common.seed.wrapping_add(u64::from(thread)));
             let mut xattr = [0u8; XATTR_LEN];
             xattr.copy_from_slice(&pattern);
             let ops = OP_NAMES.iter().map(|n| OpStats::new(n)).collect();
@@ -263,16 +266,16 @@ impl SmallfilesPlan {
             ))
         };
         run_worker(backend, w, open, |(fs, bufs), t| {
-            let (mut c, mut failed) = create_phase(spec, thread, dir, fs, bufs, t);
+            let (mut c, mut failed) = create_phase(spec, k, thread, dir, fs, bufs, t);
             if failed.is_some() {
                 t.shared.stop.0.store(true, Ordering::Relaxed);
             }
             let files = c.writes;
-            failed = failed.or_else(|| self.later_phases(spec, dir, files, fs, bufs, t, &mut c));
+            failed = failed.or_else(|| self.later_phases( k, dir, files, fs, bufs, t, &mut c));
             if let Some((op, e)) = failed {
                 t.out.error = Some(worker_failure(dir, &bufs.name, files, op, &e));
             }
-            let used = ops_used(spec);
+            let used = ops_used(k);
             t.out.ops = std::mem::take(&mut bufs.ops)
                 .into_iter()
                 .zip(used)
@@ -286,8 +289,7 @@ impl SmallfilesPlan {
     /// before; they walk the files this thread created, by the same names.
     #[allow(clippy::too_many_arguments)]
     fn later_phases<D: DirOps, C: Clock>(
-        &self,
-        spec: &WorkloadSpec,
+        &self, k: &crate::spec::kinds::smallfiles::Spec,
         dir: &DirHandle,
         files: u64,
         fs: &mut D,
@@ -295,7 +297,7 @@ impl SmallfilesPlan {
         t: &mut Timed<'_, C>,
         c: &mut Counts,
     ) -> Option<Failure> {
-        let s = &spec.smallfiles;
+        let s = k;
         let later: [(bool, &'static str, Op); 2] = [
             (s.chown, "chown", Op::Chown),
             (s.unlink, "unlink", Op::Unlink),
@@ -344,17 +346,17 @@ impl SmallfilesPlan {
 /// stop or an error; then the thread's syncfs when asked for. Returns the counts (a
 /// "write" is a file created) and the failure, if any.
 fn create_phase<D: DirOps, C: Clock>(
-    spec: &WorkloadSpec,
+    spec: &WorkloadSpec, k: &crate::spec::kinds::smallfiles::Spec,
     thread: u32,
     dir: &DirHandle,
     fs: &mut D,
     bufs: &mut Buffers,
     t: &mut Timed<'_, C>,
 ) -> (Counts, Option<Failure>) {
-    let s = &spec.smallfiles;
+    let s = k;
     let how = open_how(s.sync);
     let durable_files = crate::spec::durable_op(spec) == Ok(crate::spec::DurableOp::File);
-    let stamp = (u64::from(thread) << 48) ^ mix(spec.seed);
+    let stamp = (u64::from(thread) << 48) ^ mix(spec.common.seed);
     let mut c = Counts::default();
     let mut failed = None;
     let (mut now, deadline) = (t.start_ns, t.deadline_ns);
@@ -372,7 +374,7 @@ fn create_phase<D: DirOps, C: Clock>(
             }
         };
         bufs.ops[Op::Create as usize].record(t1 - t0, 0);
-        let stepped = fill_file(spec, &mut file, bufs, t, &mut c, t1);
+        let stepped = fill_file( k, &mut file, bufs, t, &mut c, t1);
         let closed = file.close();
         let t3 = t.clock.now_ns();
         let last = match stepped {
@@ -423,15 +425,14 @@ fn create_phase<D: DirOps, C: Clock>(
 /// Writes the new file's data, sets its xattr and syncs it, as the spec asks; each call
 /// is timed from the end of the one before (`t`, at first the end of the create).
 /// Returns the time the last call ended.
-fn fill_file<F: SyncFile, C: Clock>(
-    spec: &WorkloadSpec,
+fn fill_file<F: SyncFile, C: Clock>( k: &crate::spec::kinds::smallfiles::Spec,
     file: &mut F,
     bufs: &mut Buffers,
     timed: &mut Timed<'_, C>,
     c: &mut Counts,
     mut t: u64,
 ) -> Result<u64, Failure> {
-    let s = &spec.smallfiles;
+    let s = k;
     let size = s.file_size as usize;
     let clock = &timed.clock;
     if size > 0 {
