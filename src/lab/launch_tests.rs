@@ -7,15 +7,18 @@ use std::sync::mpsc;
 
 use super::*;
 use crate::metrics::RunStatus;
+#[allow(unused_imports)]
+use crate::spec::FlatSpec;
 use crate::spec::SeriesPlan;
 use crate::test_hooks::{TARGET_CHECKS, VALIDATIONS, take};
 
 /// A run of a few milliseconds: 16 writes of 4 KiB, each synced.
 fn tiny() -> WorkloadSpec {
-    WorkloadSpec {
+    FlatSpec {
         file_size: 64 << 10,
-        ..Default::default()
+        ..FlatSpec::default()
     }
+    .typed()
 }
 
 fn request(target: &Path) -> RunRequest {

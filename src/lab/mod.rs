@@ -418,7 +418,7 @@ fn preflight(spec: &WorkloadSpec, system: &crate::probe::SystemInfo) -> Result<(
         }
         .into());
     }
-    let per_thread = match &spec.kind {
+    let per_thread = match &spec.kind() {
         KindSpec::Fileserver(f) => crate::engine::open_files_per_client(f.files_per_client),
         KindSpec::Fileio(f) => u64::from(f.shared_files.unwrap_or(1)),
         _ => 1,
@@ -490,6 +490,8 @@ mod launch_tests;
 mod tests {
     use super::*;
     use crate::probe::{DeviceInfo, SystemInfo};
+    #[allow(unused_imports)]
+    use crate::spec::FlatSpec;
     use crate::spec::WorkloadKind;
 
     #[test]
@@ -521,11 +523,12 @@ mod tests {
             }),
             ..Default::default()
         };
-        let mut spec = WorkloadSpec {
+        let mut spec = FlatSpec {
             block_size: 4096,
-            ..Default::default()
-        };
-        spec.open_flags.direct = true;
+            ..FlatSpec::default()
+        }
+        .typed();
+        spec.flat().open_flags.direct = true;
         assert!(preflight(&spec, &system).is_ok());
         spec.block_size = 512;
         let e = worded_error(
@@ -540,7 +543,7 @@ mod tests {
         // grouplog writes records: its record size is what must be aligned.
         spec.kind() = WorkloadKind::Grouplog;
         spec.block_size = 4096;
-        spec.grouplog.record_size = 512;
+        spec.flat().grouplog.record_size = 512;
         let e = worded_error(
             &preflight(&spec, &system).unwrap_err(),
             &crate::spec::Neutral,
@@ -549,7 +552,7 @@ mod tests {
             e.contains("record size 512") && e.contains("grouplog.record_size = 4k"),
             "{e}"
         );
-        spec.grouplog.record_size = 8192;
+        spec.flat().grouplog.record_size = 8192;
         assert!(preflight(&spec, &system).is_ok());
     }
 }

@@ -251,6 +251,8 @@ pub(super) struct Checked<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[allow(unused_imports)]
+    use crate::spec::FlatSpec;
 
     #[test]
     fn sweep_parsing_and_validation() {
@@ -289,22 +291,24 @@ mod tests {
     /// refused as before.
     #[test]
     fn a_kinds_numeric_fields_sweep_by_their_dotted_keys() {
-        let base = WorkloadSpec {
+        let base = FlatSpec {
             kind: crate::spec::WorkloadKind::Grouplog,
             requests: Some(64),
             duration_s: None,
-            ..Default::default()
-        };
+            ..FlatSpec::default()
+        }
+        .typed();
         let specs = SweepSpec::parse("grouplog.record_size=4k,16k")
             .unwrap()
             .specs(&base)
             .unwrap();
         let sizes: Vec<u64> = specs.iter().map(|s| s.grouplog.record_size).collect();
         assert_eq!(sizes, [4096, 16384]);
-        let smallfiles = WorkloadSpec {
+        let smallfiles = FlatSpec {
             kind: crate::spec::WorkloadKind::Smallfiles,
-            ..Default::default()
-        };
+            ..FlatSpec::default()
+        }
+        .typed();
         let files = SweepSpec::parse("smallfiles.files_per_thread=10,20")
             .unwrap()
             .points(&smallfiles)

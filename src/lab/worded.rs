@@ -118,6 +118,8 @@ pub fn worded_error(error: &(dyn Error + 'static), names: &dyn SettingNames) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[allow(unused_imports)]
+    use crate::spec::FlatSpec;
     use crate::spec::{Setting, WorkloadSpec};
 
     struct Flags;
@@ -133,10 +135,11 @@ mod tests {
 
     #[test]
     fn a_wrapped_spec_error_is_worded_through_every_layer() {
-        let spec = WorkloadSpec {
+        let spec = FlatSpec {
             block_size: 100,
-            ..WorkloadSpec::default()
-        };
+            ..FlatSpec::default()
+        }
+        .typed();
         let e = LabError::Engine(EngineError::Spec(spec.validate().unwrap_err()));
         let neutral = e.to_string();
         assert!(

@@ -117,26 +117,29 @@ mod tests {
         use fsynclab::spec::{Worded, WorkloadKind, WorkloadSpec};
         let cases = [
             (
-                WorkloadSpec {
+                FlatSpec {
                     sync_every: 0,
-                    ..WorkloadSpec::default()
-                },
+                    ..FlatSpec::default()
+                }
+                .typed(),
                 "sync_every: 0 writes between syncs; use 1 or more, or --sync none to never sync (--sync-every)",
             ),
             (
-                WorkloadSpec {
+                FlatSpec {
                     kind: WorkloadKind::Fileserver,
                     threads: 0,
                     duration_s: Some(1.0),
-                    ..WorkloadSpec::default()
-                },
+                    ..FlatSpec::default()
+                }
+                .typed(),
                 "threads: 0 clients; use 1 to 1024 (--clients)",
             ),
             (
-                WorkloadSpec {
+                FlatSpec {
                     interval_ms: 1,
-                    ..WorkloadSpec::default()
-                },
+                    ..FlatSpec::default()
+                }
+                .typed(),
                 "interval_ms: 1 ms; use 10 to 60000 ms (--set interval_ms=100)",
             ),
         ];

@@ -4,14 +4,15 @@ use std::path::PathBuf;
 
 /// The seed-000 shape at the fixture's size: 4 threads, 8 MiB each, fsync every write.
 fn seed000() -> WorkloadSpec {
-    WorkloadSpec {
+    FlatSpec {
         threads: 4,
         block_size: 4096,
         file_size: 8 << 20,
         io_size: Some(8 << 20),
         prepare: Prepare::Empty,
-        ..WorkloadSpec::default()
+        ..FlatSpec::default()
     }
+    .typed()
 }
 
 fn export(spec: &WorkloadSpec) -> String {
@@ -257,7 +258,7 @@ fn open_flags_are_sync_and_direct() {
         ..OpenFlags::default()
     };
     assert_eq!(value(&export(&spec), "sync").as_deref(), Some("dsync"));
-    spec.open_flags.sync = true; // O_SYNC includes O_DSYNC
+    spec.flat().open_flags.sync = true; // O_SYNC includes O_DSYNC
     assert_eq!(value(&export(&spec), "sync").as_deref(), Some("sync"));
     spec.open_flags = OpenFlags {
         direct: true,
@@ -445,13 +446,14 @@ fn job_names_are_allow_listed() {
 
 #[test]
 fn io_uring_specs_export_their_engine_and_read_back_the_same() {
-    let mut spec = WorkloadSpec {
+    let mut spec = FlatSpec {
         ioengine: crate::spec::IoEngine::IoUring,
         iodepth: 16,
         fixedbufs: true,
         duration_s: Some(3.0),
-        ..WorkloadSpec::default()
-    };
+        ..FlatSpec::default()
+    }
+    .typed();
     let text = export(&spec);
     assert_eq!(value(&text, "ioengine").as_deref(), Some("io_uring"));
     assert_eq!(value(&text, "iodepth").as_deref(), Some("16"));
@@ -459,8 +461,12 @@ fn io_uring_specs_export_their_engine_and_read_back_the_same() {
     let file = crate::fio::job::parse_job_file(&text, &|_: &str| None).unwrap();
     let back = crate::fio::job::options_to_spec(&file.jobs[0].options, true).unwrap();
     assert_eq!(
-        (back.spec.ioengine, back.spec.iodepth, back.spec.fixedbufs),
-        (spec.ioengine, 16, true)
+        (
+            back.spec.flat().ioengine,
+            back.spec.flat().iodepth,
+            back.spec.flat().fixedbufs
+        ),
+        (spec.flat().ioengine, 16, true)
     );
     spec.link_sync = true;
     assert_eq!(refused_field(&spec), Setting::LINK_SYNC);
@@ -468,22 +474,27 @@ fn io_uring_specs_export_their_engine_and_read_back_the_same() {
 
 #[test]
 fn unordered_syncs_export_as_fios_plain_shape_and_ordered_ones_say_they_differ() {
-    let ordered = WorkloadSpec {
+    let ordered = FlatSpec {
         ioengine: crate::spec::IoEngine::IoUring,
         iodepth: 8,
         duration_s: Some(3.0),
-        ..WorkloadSpec::default()
-    };
-    let unordered = WorkloadSpec {
+        ..FlatSpec::default()
+    }
+    .typed();
+    let unordered = FlatSpec {
         sync_order: crate::spec::SyncOrder::Unordered,
-        ..ordered.clone()
-    };
+        ..ordered.clone().flat()
+    }
+    .typed();
     let text = export(&unordered);
     assert_eq!(value(&text, "fsync").as_deref(), Some("1"));
     assert!(!text.contains("sync_order"), "{text}");
     let file = crate::fio::job::parse_job_file(&text, &|_: &str| None).unwrap();
     let back = crate::fio::job::options_to_spec(&file.jobs[0].options, true).unwrap();
-    assert_eq!(back.spec.sync_order, crate::spec::SyncOrder::Unordered);
+    assert_eq!(
+        back.spec.flat().sync_order,
+        crate::spec::SyncOrder::Unordered
+    );
     let text = export(&ordered);
     assert!(
         text.contains("sync_order = ordered has no fio equivalent"),

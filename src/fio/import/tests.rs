@@ -193,7 +193,11 @@ fn a_plain_run_has_no_host_and_all_disks() {
     let spec = &r.result.spec;
     assert_eq!(spec.kind(), crate::spec::WorkloadKind::Fio);
     assert_eq!(
-        (spec.common.threads, spec.block_size, spec.sync_every),
+        (
+            spec.common.threads,
+            spec.flat().block_size,
+            spec.flat().sync_every
+        ),
         (8, 4096, 1)
     );
     assert_eq!(spec.io_size_per_thread(), 8 << 20);
@@ -338,7 +342,7 @@ fn a_repeated_key_keeps_its_last_value() {
         (options["bs"].as_str(), options["fsync"].as_str()),
         ("4k", "1")
     );
-    assert_eq!(out.runs[0].result.spec.block_size, 4096);
+    assert_eq!(out.runs[0].result.spec.flat().block_size, 4096);
 }
 
 #[test]

@@ -2,6 +2,8 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use super::*;
+#[allow(unused_imports)]
+use crate::spec::FlatSpec;
 use crate::spec::{OpenFlags, Pattern, Prepare, SyncMethod, WorkloadSpec};
 
 /// The translator's notes as the front ends word them.
@@ -45,17 +47,20 @@ fn the_seed_000_script_job_is_its_workload() {
     let job = options_to_spec(&file.jobs[0].options, true).unwrap();
     let spec = &job.spec;
     assert_eq!(spec.common.threads, 8);
-    assert_eq!(spec.block_size, 4096);
-    assert_eq!(spec.file_size, 64 << 20);
+    assert_eq!(spec.flat().block_size, 4096);
+    assert_eq!(spec.flat().file_size, 64 << 20);
     assert_eq!(spec.io_size_per_thread(), 64 << 20);
-    assert_eq!(spec.pattern, Pattern::Rand);
-    assert_eq!((spec.sync, spec.sync_every), (SyncMethod::Fsync, 1));
+    assert_eq!(spec.flat().pattern, Pattern::Rand);
+    assert_eq!(
+        (spec.flat().sync, spec.flat().sync_every),
+        (SyncMethod::Fsync, 1)
+    );
     // fallocate=none: fio starts from empty files the writes extend, as `empty` does.
-    assert_eq!(spec.prepare, Prepare::Empty);
-    assert_eq!(spec.open_flags, OpenFlags::default());
-    assert_eq!(spec.shared_files, None);
+    assert_eq!(spec.flat().prepare, Prepare::Empty);
+    assert_eq!(spec.flat().open_flags, OpenFlags::default());
+    assert_eq!(spec.flat().shared_files, None);
     assert_eq!(spec.common.duration_s, None);
-    assert!(!spec.final_sync);
+    assert!(!spec.flat().final_sync);
     assert_eq!(job.directory, Some(PathBuf::from("/mnt/sdj")));
     assert!(job.warnings.is_empty(), "{:?}", job.warnings);
     assert!(job.unknown.is_empty());
@@ -70,18 +75,18 @@ fn the_recorded_fixture_jobs_read_with_their_variable() {
     assert_eq!(
         (
             job.spec.common.threads,
-            job.spec.file_size,
-            job.spec.block_size
+            job.spec.flat().file_size,
+            job.spec.flat().block_size
         ),
         (4, 8 << 20, 4096)
     );
     let file = parse_job_file(&fixture("qd1.fio"), &env).unwrap();
     let job = options_to_spec(&file.jobs[0].options, true).unwrap();
-    assert_eq!(job.spec.pattern, Pattern::Seq);
-    assert_eq!(job.spec.sync, SyncMethod::Fdatasync);
-    assert_eq!(job.spec.file_size, 4 << 20);
+    assert_eq!(job.spec.flat().pattern, Pattern::Seq);
+    assert_eq!(job.spec.flat().sync, SyncMethod::Fdatasync);
+    assert_eq!(job.spec.flat().file_size, 4 << 20);
     // No fallocate= in the file: fio's default, native, is fallocate(2).
-    assert_eq!(job.spec.prepare, Prepare::Fallocate);
+    assert_eq!(job.spec.flat().prepare, Prepare::Fallocate);
 }
 
 #[test]
@@ -134,7 +139,10 @@ fn env_variables_are_substituted_and_unset_ones_are_empty() {
     // An unclosed ${ stays as written.
     assert_eq!(o[4].value.as_deref(), Some("64m${"));
     let job = options_to_spec(o, true).unwrap();
-    assert_eq!((job.spec.file_size, job.spec.common.threads), (64 << 20, 4));
+    assert_eq!(
+        (job.spec.flat().file_size, job.spec.common.threads),
+        (64 << 20, 4)
+    );
     // An unset directory variable leaves no directory (the front end asks for a target).
     let job = spec_of("[j]\nrw=write\nsize=1m\ndirectory=${UNSET}\n").unwrap();
     assert_eq!(job.directory, None);
@@ -203,7 +211,10 @@ fn sizes_follow_kb_base() {
 fn kb_base_applies_wherever_it_is_written() {
     // fio parses kb_base before the job's other options.
     let job = spec_of("[j]\nrw=write\nsize=64k\nbs=4KiB\nkb_base=1000\n").unwrap();
-    assert_eq!((job.spec.file_size, job.spec.block_size), (64_000, 4096));
+    assert_eq!(
+        (job.spec.flat().file_size, job.spec.flat().block_size),
+        (64_000, 4096)
+    );
     // 4000-byte blocks are no multiple of 512, which O_DIRECT needs: refused naming bs.
     let e = spec_of("[j]\nrw=write\nsize=64k\nbs=4KiB\ndirect=1\n")
         .unwrap_err()
@@ -248,7 +259,7 @@ fn every_supported_option_maps() {
          end_fsync=1\nrandseed=42\niodepth=1\ndirectory=/srv/t\nramp_time=0\nwait_for_previous\n",
     )
     .unwrap();
-    let expected = WorkloadSpec {
+    let expected = FlatSpec {
         threads: 3,
         block_size: 8192,
         file_size: 4 << 20,
@@ -264,8 +275,9 @@ fn every_supported_option_maps() {
         final_sync: true,
         prepare: Prepare::Fallocate,
         seed: 42,
-        ..WorkloadSpec::default()
-    };
+        ..FlatSpec::default()
+    }
+    .typed();
     assert_eq!(job.spec, expected);
     assert_eq!(job.directory, Some(PathBuf::from("/srv/t")));
     assert!(job.warnings.is_empty(), "{:?}", job.warnings);
@@ -309,7 +321,7 @@ fn sync_options_map_to_one_sync_call() {
 
 #[test]
 fn fallocate_modes_map_to_prepare() {
-    let p = |v: &str| job(&format!("fallocate={v}")).unwrap().spec.prepare;
+    let p = |v: &str| job(&format!("fallocate={v}")).unwrap().spec.flat().prepare;
     // none (and its old spelling 0): fio's files start empty and the writes extend them.
     for v in ["none", "0"] {
         assert_eq!(p(v), Prepare::Empty, "{v}");
@@ -330,8 +342,11 @@ fn fallocate_modes_map_to_prepare() {
             .warnings
             .is_empty()
     );
-    assert_eq!(job("").unwrap().spec.prepare, Prepare::Fallocate);
-    assert_eq!(job("overwrite=1").unwrap().spec.prepare, Prepare::Fill);
+    assert_eq!(job("").unwrap().spec.flat().prepare, Prepare::Fallocate);
+    assert_eq!(
+        job("overwrite=1").unwrap().spec.flat().prepare,
+        Prepare::Fill
+    );
     assert!(err_text("fallocate=2").contains("fallocate=none, truncate"));
 }
 
@@ -424,13 +439,16 @@ fn unsupported_options_are_refused_by_name() {
 #[test]
 fn filename_shares_one_file_between_the_clones() {
     let job = job("filename=data\nnumjobs=4").unwrap();
-    assert_eq!(job.spec.shared_files, Some(1));
+    assert_eq!(job.spec.flat().shared_files, Some(1));
     assert!(
         texts(&job.warnings)[0].contains("filename=data"),
         "{:?}",
         job.warnings
     );
-    assert_eq!(self::job("filename=data").unwrap().spec.shared_files, None);
+    assert_eq!(
+        self::job("filename=data").unwrap().spec.flat().shared_files,
+        None
+    );
 }
 
 #[test]
@@ -567,8 +585,11 @@ fn the_job_file_reader_refuses_what_is_not_a_small_regular_file() {
 #[test]
 fn io_uring_jobs_keep_their_engine_depth_and_fixed_buffers() {
     let job = self::job("ioengine=io_uring\niodepth=8\nfixedbufs\n").unwrap();
-    assert_eq!(job.spec.ioengine, crate::spec::IoEngine::IoUring);
-    assert_eq!((job.spec.iodepth, job.spec.fixedbufs), (8, true));
+    assert_eq!(job.spec.flat().ioengine, crate::spec::IoEngine::IoUring);
+    assert_eq!(
+        (job.spec.flat().iodepth, job.spec.flat().fixedbufs),
+        (8, true)
+    );
     assert!(
         texts(&job.warnings).iter().all(|w| !w.contains("iodepth")),
         "{:?}",
@@ -584,7 +605,10 @@ fn io_uring_jobs_keep_their_engine_depth_and_fixed_buffers() {
     );
     // fio's syncs at a depth above 1 are unordered: the import keeps that, and says so.
     let job = self::job("ioengine=io_uring\niodepth=8\nfdatasync=2\n").unwrap();
-    assert_eq!(job.spec.sync_order, crate::spec::SyncOrder::Unordered);
+    assert_eq!(
+        job.spec.flat().sync_order,
+        crate::spec::SyncOrder::Unordered
+    );
     assert!(
         texts(&job.warnings)
             .iter()
@@ -595,7 +619,7 @@ fn io_uring_jobs_keep_their_engine_depth_and_fixed_buffers() {
     for ordered in ["iodepth=1\nfsync=1", "iodepth=8", "iodepth=1"] {
         let job = self::job(&format!("ioengine=io_uring\n{ordered}\n")).unwrap();
         assert_eq!(
-            job.spec.sync_order,
+            job.spec.flat().sync_order,
             crate::spec::SyncOrder::Ordered,
             "{ordered}"
         );

@@ -87,7 +87,7 @@ pub fn write_meaning(spec: &WorkloadSpec) -> String {
     } else if f.dsync {
         words.push("O_DSYNC");
     }
-    if let KindSpec::Smallfiles(s) = &spec.kind
+    if let KindSpec::Smallfiles(s) = &spec.kind()
         && s.sync == FileSync::OSync
     {
         words.push("O_SYNC");
@@ -101,7 +101,7 @@ pub fn write_meaning(spec: &WorkloadSpec) -> String {
 
 /// What one timed sync call of `spec` is (`fsync`, `fdatasync`...; `none`).
 pub fn sync_meaning(spec: &WorkloadSpec) -> String {
-    match &spec.kind {
+    match &spec.kind() {
         KindSpec::Smallfiles(s) => s.sync.as_str().into(),
         // Its mix's flushes are fsyncs.
         KindSpec::Fileserver(_) => SyncMethod::Fsync.as_str().into(),
@@ -116,7 +116,7 @@ fn write_role(spec: &WorkloadSpec) -> String {
     let flags = spec.open_flags();
     let durable = flags.sync
         || flags.dsync
-        || matches!(&spec.kind, KindSpec::Smallfiles(s) if s.sync == FileSync::OSync);
+        || matches!(&spec.kind(), KindSpec::Smallfiles(s) if s.sync == FileSync::OSync);
     if durable {
         "an O_SYNC/O_DSYNC write, durable when it returns (it includes its flush)".into()
     } else {
@@ -170,6 +170,8 @@ pub fn meaning_differs(base: &[&RunResult], cand: &[&RunResult], sync: bool) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[allow(unused_imports)]
+    use crate::spec::FlatSpec;
     use crate::spec::OpenFlags;
     use fsynclab_core::sysinfo::MountInfo;
 
@@ -187,10 +189,11 @@ mod tests {
 
     #[test]
     fn durable_unless_the_workload_or_the_mount_keeps_nothing() {
-        let fdatasync = WorkloadSpec {
+        let fdatasync = FlatSpec {
             sync: SyncMethod::Fdatasync,
-            ..Default::default()
-        };
+            ..FlatSpec::default()
+        }
+        .typed();
         assert_eq!(not_durable_spec(&fdatasync, &mounted("ext4", "rw")), None);
         assert_eq!(
             not_durable_spec(&fdatasync, &mounted("ext4", "rw,nobarrier")),
@@ -200,30 +203,33 @@ mod tests {
             not_durable_spec(&fdatasync, &mounted("tmpfs", "rw")),
             Some(NotDurable::MemoryFs("tmpfs".into()))
         );
-        let srf = WorkloadSpec {
+        let srf = FlatSpec {
             sync: SyncMethod::SyncFileRange,
-            ..Default::default()
-        };
+            ..FlatSpec::default()
+        }
+        .typed();
         assert_eq!(
             not_durable_spec(&srf, &mounted("xfs", "rw")),
             Some(NotDurable::SyncFileRange)
         );
-        let none = WorkloadSpec {
+        let none = FlatSpec {
             sync: SyncMethod::None,
-            ..Default::default()
-        };
+            ..FlatSpec::default()
+        }
+        .typed();
         assert_eq!(
             not_durable_spec(&none, &SystemInfo::default()),
             Some(NotDurable::NoSync)
         );
-        let dsync = WorkloadSpec {
+        let dsync = FlatSpec {
             sync: SyncMethod::None,
             open_flags: OpenFlags {
                 dsync: true,
                 ..Default::default()
             },
-            ..Default::default()
-        };
+            ..FlatSpec::default()
+        }
+        .typed();
         assert_eq!(not_durable_spec(&dsync, &mounted("xfs", "rw")), None);
     }
 
@@ -231,8 +237,8 @@ mod tests {
     fn write_and_sync_calls_are_named_by_what_they_do() {
         let mut spec = WorkloadSpec::default();
         assert_eq!(write_meaning(&spec), "buffered");
-        spec.open_flags.dsync = true;
-        spec.open_flags.direct = true;
+        spec.flat().open_flags.dsync = true;
+        spec.flat().open_flags.direct = true;
         assert_eq!(write_meaning(&spec), "O_DIRECT+O_DSYNC");
         spec.sync = SyncMethod::None;
         assert_eq!(sync_meaning(&spec), "none");

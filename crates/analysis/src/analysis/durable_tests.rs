@@ -5,10 +5,12 @@
 use super::*;
 use crate::metrics::RunResult;
 use crate::probe::SystemInfo;
+#[allow(unused_imports)]
+use crate::spec::FlatSpec;
 use crate::spec::{OpenFlags, SyncMethod, WorkloadSpec};
 
 fn spec(sync: SyncMethod, dsync: bool) -> WorkloadSpec {
-    WorkloadSpec {
+    FlatSpec {
         threads: 1,
         file_size: 100 * 4096,
         final_sync: true,
@@ -17,8 +19,9 @@ fn spec(sync: SyncMethod, dsync: bool) -> WorkloadSpec {
             dsync,
             ..Default::default()
         },
-        ..Default::default()
+        ..FlatSpec::default()
     }
+    .typed()
 }
 
 fn runs(first_id: i64, write_ns: u64, sync_ns: u64, spec: &WorkloadSpec) -> Vec<RunResult> {

@@ -4,14 +4,17 @@
 use super::*;
 use crate::metrics::{DeviceAccounting, DeviceCounters, RunResult};
 use crate::probe::{BlockStat, SystemInfo};
+#[allow(unused_imports)]
+use crate::spec::FlatSpec;
 use crate::spec::WorkloadSpec;
 
 fn spec() -> WorkloadSpec {
-    WorkloadSpec {
+    FlatSpec {
         threads: 1,
         file_size: 100 * 4096,
-        ..Default::default()
+        ..FlatSpec::default()
     }
+    .typed()
 }
 
 /// A run whose ops take `op_ns` (1 µs write + the rest sync), with `flushes` device flushes

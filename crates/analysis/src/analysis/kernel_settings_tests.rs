@@ -2,6 +2,8 @@
 
 use super::*;
 use crate::probe::{DirtySettings, SystemInfo, Virtualization};
+#[allow(unused_imports)]
+use crate::spec::FlatSpec;
 use crate::spec::WorkloadSpec;
 
 /// The settings recorded on the lab VM (tests/fixtures/probe/kernel), target on a loop
@@ -46,12 +48,13 @@ fn run(id: i64, settings: Option<KernelSettings>) -> RunResult {
         kernel_settings: settings,
         ..SystemInfo::default()
     };
-    let spec = WorkloadSpec {
+    let spec = FlatSpec {
         threads: 1,
         file_size: 10 * 4096,
         final_sync: true,
-        ..Default::default()
-    };
+        ..FlatSpec::default()
+    }
+    .typed();
     crate::engine::fake_run(id, vec![1_000], vec![9_000], &spec, system).unwrap()
 }
 

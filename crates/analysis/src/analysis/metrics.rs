@@ -389,6 +389,8 @@ fn hist_value(hist: &LatencyHistogram, pct: f64) -> Option<f64> {
 #[cfg(test)]
 mod kind_metric_tests {
     use super::*;
+    #[allow(unused_imports)]
+    use crate::spec::FlatSpec;
 
     #[test]
     fn every_presets_published_metric_is_in_the_catalogue() {
@@ -448,15 +450,16 @@ mod sysbench_metric_tests {
 
     #[test]
     fn event_metrics_leave_the_end_fsyncs_out() {
-        let spec = WorkloadSpec {
+        let spec = FlatSpec {
             threads: 2,
             file_size: 64 * 4096,
             requests: Some(600),
             sync_every: 5,
             final_sync: true,
             mode: FileioMode::Sysbench,
-            ..Default::default()
-        };
+            ..FlatSpec::default()
+        }
+        .typed();
         // Writes 1 µs, fsyncs 100 µs: the 2 end fsyncs would double the max if counted.
         let run = crate::engine::fake_run(1, vec![1_000], vec![100_000], &spec, Default::default())
             .unwrap();
@@ -479,10 +482,11 @@ mod sysbench_metric_tests {
             2,
             vec![1_000],
             vec![100_000],
-            &WorkloadSpec {
+            &FlatSpec {
                 mode: FileioMode::Fio,
-                ..spec
-            },
+                ..spec.flat()
+            }
+            .typed(),
             Default::default(),
         )
         .unwrap();

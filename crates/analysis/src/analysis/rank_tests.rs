@@ -3,10 +3,12 @@
 use super::*;
 use crate::metrics::RunResult;
 use crate::probe::SystemInfo;
+#[allow(unused_imports)]
+use crate::spec::FlatSpec;
 use crate::spec::{OpenFlags, SyncMethod, WorkloadSpec};
 
 fn spec(sync: SyncMethod, dsync: bool, threads: u32) -> WorkloadSpec {
-    WorkloadSpec {
+    FlatSpec {
         threads,
         file_size: 100 * 4096,
         final_sync: true,
@@ -15,8 +17,9 @@ fn spec(sync: SyncMethod, dsync: bool, threads: u32) -> WorkloadSpec {
             dsync,
             ..Default::default()
         },
-        ..Default::default()
+        ..FlatSpec::default()
     }
+    .typed()
 }
 
 /// Three runs of `spec` whose writes take `write_ns` (+ a little spread) and syncs `sync_ns`.
@@ -121,20 +124,23 @@ fn one_variant_is_named_by_its_method_and_an_empty_selection_is_an_error() {
 #[test]
 fn the_pg_test_fsync_series_gives_its_table_rows() {
     use crate::spec::Pattern;
-    let pg = |file_blocks: u64, sync: SyncMethod, dsync: bool, osync: bool| WorkloadSpec {
-        threads: 1,
-        block_size: 8192,
-        file_size: 8192 * file_blocks,
-        pattern: Pattern::Seq,
-        duration_s: Some(0.01),
-        sync,
-        sync_every: file_blocks as u32,
-        open_flags: OpenFlags {
-            dsync,
-            sync: osync,
-            direct: dsync || osync,
-        },
-        ..Default::default()
+    let pg = |file_blocks: u64, sync: SyncMethod, dsync: bool, osync: bool| {
+        FlatSpec {
+            threads: 1,
+            block_size: 8192,
+            file_size: 8192 * file_blocks,
+            pattern: Pattern::Seq,
+            duration_s: Some(0.01),
+            sync,
+            sync_every: file_blocks as u32,
+            open_flags: OpenFlags {
+                dsync,
+                sync: osync,
+                direct: dsync || osync,
+            },
+            ..FlatSpec::default()
+        }
+        .typed()
     };
     let mut id = 0;
     let mut all = Vec::new();

@@ -70,16 +70,19 @@ pub fn check_requirements(reqs: &[Requirement], run: &RunResult) -> Vec<Requirem
 mod tests {
     use super::*;
     use crate::probe::SystemInfo;
+    #[allow(unused_imports)]
+    use crate::spec::FlatSpec;
     use crate::spec::{SyncMethod, WorkloadSpec};
 
     fn etcd_like(sync_ns: u64) -> RunResult {
-        let spec = WorkloadSpec {
+        let spec = FlatSpec {
             threads: 1,
             block_size: 2300,
             file_size: 2300 * 200,
             sync: SyncMethod::Fdatasync,
-            ..Default::default()
-        };
+            ..FlatSpec::default()
+        }
+        .typed();
         crate::engine::fake_run(1, vec![3_000], vec![sync_ns], &spec, SystemInfo::default())
             .unwrap()
     }

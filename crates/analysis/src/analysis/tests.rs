@@ -4,6 +4,8 @@
 use super::*;
 use crate::metrics::{LatencyHistogram, NoiseInfo, RunResult, RunStatus};
 use crate::probe::SystemInfo;
+#[allow(unused_imports)]
+use crate::spec::FlatSpec;
 use crate::spec::WorkloadSpec;
 
 fn fake_run(id: i64, write_ns: Vec<u64>, sync_ns: Vec<u64>, spec: WorkloadSpec) -> RunResult {
@@ -11,14 +13,15 @@ fn fake_run(id: i64, write_ns: Vec<u64>, sync_ns: Vec<u64>, spec: WorkloadSpec) 
 }
 
 fn spec() -> WorkloadSpec {
-    WorkloadSpec {
+    FlatSpec {
         threads: 1,
         file_size: 100 * 4096,
         // fio's count leaves the last write of a size-based run without its periodic sync;
         // end_fsync syncs it, so every op stays exactly a write plus a sync.
         final_sync: true,
-        ..Default::default()
+        ..FlatSpec::default()
     }
+    .typed()
 }
 
 /// A run with per-op time `op_ns` split 1 µs write + rest sync.
@@ -198,7 +201,7 @@ fn sweeps_are_detected_and_compared_per_point() {
             id,
             vec![1_000],
             vec![op_ns - 1_000],
-            WorkloadSpec { threads, ..spec() },
+            FlatSpec { threads, ..spec() }.typed(),
         )
     };
     let base = side(
@@ -248,19 +251,21 @@ fn different_workloads_and_background_load_are_called_out() {
         3,
         vec![1_000],
         vec![4_000],
-        WorkloadSpec {
+        FlatSpec {
             block_size: 8192,
-            ..spec()
-        },
+            ..spec().flat()
+        }
+        .typed(),
     );
     let mut other2 = fake_run(
         4,
         vec![1_000],
         vec![4_000],
-        WorkloadSpec {
+        FlatSpec {
             block_size: 8192,
-            ..spec()
-        },
+            ..spec().flat()
+        }
+        .typed(),
     );
     for r in [&mut other, &mut other2] {
         r.noise = Some(NoiseInfo {
@@ -342,7 +347,7 @@ fn published_figures_at_a_thread_count_meet_only_runs_at_that_count() {
     };
     let figures = [at(1, 10.0), at(2, 20.0), at(4, 40.0)];
     let one = |id, threads, op_ns: u64| {
-        let spec = WorkloadSpec { threads, ..spec() };
+        let spec = FlatSpec { threads, ..spec() }.typed();
         fake_run(id, vec![1_000], vec![op_ns - 1_000], spec)
     };
     // Single-point sides at 2 threads: only the 2-thread figure is shown.
@@ -378,19 +383,22 @@ fn published_figures_at_a_thread_count_meet_only_runs_at_that_count() {
 
 #[test]
 fn no_io_size_is_the_same_work_as_io_size_equal_to_the_file_size() {
-    let plain = WorkloadSpec {
+    let plain = FlatSpec {
         file_size: 8 << 20,
         io_size: None,
-        ..spec()
-    };
-    let spelled = WorkloadSpec {
+        ..spec().flat()
+    }
+    .typed();
+    let spelled = FlatSpec {
         io_size: Some(8 << 20),
-        ..plain.clone()
-    };
-    let more = WorkloadSpec {
+        ..plain.clone().flat()
+    }
+    .typed();
+    let more = FlatSpec {
         io_size: Some(16 << 20),
-        ..plain.clone()
-    };
+        ..plain.clone().flat()
+    }
+    .typed();
     let key = |s: &WorkloadSpec| {
         super::meta::workload_key(&fake_run(1, vec![1], vec![1], s.clone()), None)
     };

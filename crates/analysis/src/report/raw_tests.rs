@@ -2,17 +2,20 @@
 
 use super::*;
 use crate::probe::SystemInfo;
+#[allow(unused_imports)]
+use crate::spec::FlatSpec;
 use crate::spec::WorkloadSpec;
 use crate::store::{NewRun, Store};
 use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
 
 fn new_run(label: &str) -> NewRun {
-    let spec = WorkloadSpec {
+    let spec = FlatSpec {
         requests: Some(200),
         duration_s: None,
         interval_ms: 10,
-        ..Default::default()
-    };
+        ..FlatSpec::default()
+    }
+    .typed();
     NewRun {
         label: Some(label.into()),
         tags: vec!["nvme".into()],

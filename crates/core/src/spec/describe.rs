@@ -51,26 +51,34 @@ impl WorkloadSpec {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+
+    use crate::spec::FlatSpec;
 
     #[test]
     fn every_stop_rule_is_worded_the_same_for_fileio_and_grouplog() {
         for (duration_s, requests, want) in [
             (Some(2.0), None, "2.0 s"),
             (None, Some(500), "500 requests"),
-            (None, None, "1M per thread"),
+            (None, None, "per thread"),
         ] {
             for kind in [
                 super::super::WorkloadKind::Fileio,
                 super::super::WorkloadKind::Grouplog,
             ] {
-                let spec = WorkloadSpec {
+                // A grouplog run has no stop of its own: bytes per thread are fileio's.
+                let want = match (kind, want) {
+                    (super::super::WorkloadKind::Grouplog, "per thread") => "no stop rule",
+                    (super::super::WorkloadKind::Fileio, "per thread") => "1M per thread",
+                    _ => want,
+                };
+                let spec = FlatSpec {
                     kind,
                     duration_s,
                     requests,
                     file_size: 1 << 20,
-                    ..Default::default()
-                };
+                    ..FlatSpec::default()
+                }
+                .typed();
                 let line = spec.describe();
                 assert!(line.contains(want), "{kind:?}: {line}");
             }

@@ -87,14 +87,17 @@ pub fn files_per_worker(spec: &FileioSpec, threads: u32) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[allow(unused_imports)]
+    use crate::spec::FlatSpec;
     use crate::spec::{FileSync, FileioMode, OpenFlags, SyncMethod, SyncOrder, WorkloadKind};
 
     fn fileio(sync: SyncMethod, flags: OpenFlags) -> WorkloadSpec {
-        WorkloadSpec {
+        FlatSpec {
             sync,
             open_flags: flags,
-            ..Default::default()
+            ..FlatSpec::default()
         }
+        .typed()
     }
 
     #[test]
@@ -130,29 +133,35 @@ mod tests {
             durable_op(&fileio(SyncMethod::SyncFileRange, plain)),
             Err(NoDurableOp::SyncFileRange)
         );
-        let sysbench = WorkloadSpec {
+        let sysbench = FlatSpec {
             mode: FileioMode::Sysbench,
-            ..fileio(SyncMethod::Fsync, plain)
-        };
+            ..fileio(SyncMethod::Fsync, plain).flat()
+        }
+        .typed();
         assert_eq!(durable_op(&sysbench), Err(NoDurableOp::SysbenchShared));
-        let unordered = WorkloadSpec {
+        let unordered = FlatSpec {
             ioengine: IoEngine::IoUring,
             sync_order: SyncOrder::Unordered,
-            ..fileio(SyncMethod::Fsync, plain)
-        };
+            ..fileio(SyncMethod::Fsync, plain).flat()
+        }
+        .typed();
         assert_eq!(durable_op(&unordered), Err(NoDurableOp::UnorderedSyncs));
-        let huge = WorkloadSpec {
+        let huge = FlatSpec {
             sync_every: u32::MAX,
-            ..fileio(SyncMethod::Fsync, plain)
-        };
+            ..fileio(SyncMethod::Fsync, plain).flat()
+        }
+        .typed();
         assert_eq!(durable_op(&huge), Err(NoDurableOp::TooManyPending));
     }
 
     #[test]
     fn other_kinds_say_what_their_operation_is() {
-        let kind = |kind| WorkloadSpec {
-            kind,
-            ..Default::default()
+        let kind = |kind| {
+            FlatSpec {
+                kind,
+                ..FlatSpec::default()
+            }
+            .typed()
         };
         assert_eq!(
             durable_op(&kind(WorkloadKind::Grouplog)),
@@ -171,7 +180,7 @@ mod tests {
             Err(NoDurableOp::Imported)
         );
         let mut syncfs = kind(WorkloadKind::Smallfiles);
-        syncfs.smallfiles.sync = FileSync::Syncfs;
+        syncfs.edit(|f| f.smallfiles.sync = FileSync::Syncfs);
         assert_eq!(durable_op(&syncfs), Err(NoDurableOp::Syncfs));
     }
 }

@@ -212,14 +212,17 @@ fn sync_link_problems(f: &FileioSpec, errs: &mut Vec<SpecError>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::SyncMethod;
+    #[allow(unused_imports)]
+    use crate::spec::FlatSpec;
+    use crate::spec::{SyncMethod, WorkloadKind, WorkloadSpec};
 
     fn uring(depth: u32) -> WorkloadSpec {
-        WorkloadSpec {
+        FlatSpec {
             ioengine: IoEngine::IoUring,
             iodepth: depth,
-            ..Default::default()
+            ..FlatSpec::default()
         }
+        .typed()
     }
 
     fn first_field(spec: &WorkloadSpec) -> Option<Setting> {
@@ -247,32 +250,36 @@ mod tests {
             first_field(&uring(MAX_IODEPTH + 1)),
             Some(Setting::IO_DEPTH)
         );
-        let linked = WorkloadSpec {
+        let linked = FlatSpec {
             link_sync: true,
-            ..uring(1)
-        };
+            ..uring(1).flat()
+        }
+        .typed();
         assert_eq!(first_field(&linked), Some(Setting::LINK_SYNC));
-        let nothing_to_link = WorkloadSpec {
+        let nothing_to_link = FlatSpec {
             link_sync: true,
             sync: SyncMethod::None,
-            ..uring(4)
-        };
+            ..uring(4).flat()
+        }
+        .typed();
         assert_eq!(first_field(&nothing_to_link), Some(Setting::LINK_SYNC));
-        let huge = WorkloadSpec {
+        let huge = FlatSpec {
             block_size: 64 << 20,
             file_size: 64 << 20,
-            ..uring(8)
-        };
+            ..uring(8).flat()
+        }
+        .typed();
         assert_eq!(first_field(&huge), Some(Setting::IO_DEPTH));
     }
 
     #[test]
     fn uring_options_without_the_uring_engine_name_the_engine() {
-        let spec = WorkloadSpec {
+        let spec = FlatSpec {
             iodepth: 4,
             fixedbufs: true,
-            ..Default::default()
-        };
+            ..FlatSpec::default()
+        }
+        .typed();
         let errs = spec.problems();
         assert_eq!(errs.len(), 2, "{errs:?}");
         assert!(
@@ -297,15 +304,17 @@ mod tests {
                 .unwrap_err()
                 .contains("unordered")
         );
-        let unordered = WorkloadSpec {
+        let unordered = FlatSpec {
             sync_order: SyncOrder::Unordered,
-            ..uring(8)
-        };
+            ..uring(8).flat()
+        }
+        .typed();
         assert_eq!(first_field(&unordered), None);
-        let on_sync_engine = WorkloadSpec {
+        let on_sync_engine = FlatSpec {
             sync_order: SyncOrder::Unordered,
-            ..Default::default()
-        };
+            ..FlatSpec::default()
+        }
+        .typed();
         let errs = on_sync_engine.problems();
         assert_eq!(errs.len(), 1, "{errs:?}");
         assert_eq!(errs[0].field, Setting::SYNC_ORDER);
@@ -314,40 +323,51 @@ mod tests {
             "{}",
             errs[0]
         );
-        let linked = WorkloadSpec {
+        let linked = FlatSpec {
             link_sync: true,
-            ..unordered.clone()
-        };
+            ..unordered.clone().flat()
+        }
+        .typed();
         assert_eq!(first_field(&linked), Some(Setting::SYNC_ORDER));
-        let no_sync = WorkloadSpec {
+        let no_sync = FlatSpec {
             sync: SyncMethod::None,
-            ..unordered
-        };
+            ..unordered.flat()
+        }
+        .typed();
         assert_eq!(first_field(&no_sync), Some(Setting::SYNC_ORDER));
     }
 
     #[test]
     fn uring_is_refused_for_other_kinds_and_sysbench_mode() {
-        let sysbench = WorkloadSpec {
+        let sysbench = FlatSpec {
             mode: FileioMode::Sysbench,
             requests: Some(100),
-            ..uring(1)
-        };
+            ..uring(1).flat()
+        }
+        .typed();
         assert!(
             sysbench
                 .problems()
                 .iter()
                 .any(|e| e.field == Setting::IO_ENGINE)
         );
-        let grouplog = WorkloadSpec {
+        // grouplog has no engine setting: one given is another kind's, refused where it is
+        // given (a preset, --set), and the typed spec has no place for it.
+        let grouplog = FlatSpec {
             kind: WorkloadKind::Grouplog,
-            ..uring(1)
+            ..uring(1).flat()
         };
+        let foreign: Vec<&str> = crate::spec::foreign_settings(&grouplog)
+            .iter()
+            .map(|d| d.key)
+            .collect();
+        assert_eq!(foreign, ["ioengine"]);
+        assert_eq!(grouplog.typed().flat().ioengine, IoEngine::Sync);
+        let set = crate::spec::apply_setting(&grouplog.typed(), "ioengine=io_uring");
         assert!(
-            grouplog
-                .problems()
-                .iter()
-                .any(|e| e.field == Setting::IO_ENGINE)
+            set.unwrap_err()
+                .to_string()
+                .contains("ioengine is a setting of fileio runs, not of grouplog runs")
         );
     }
 
@@ -364,16 +384,17 @@ mod tests {
             assert!(!json.contains(key), "{json}");
         }
         let back: WorkloadSpec = serde_json::from_str(&json).unwrap();
-        assert_eq!(back.iodepth, 1);
+        assert_eq!(back.flat().iodepth, 1);
         let json = serde_json::to_string(&uring(16)).unwrap();
         assert!(json.contains("\"ioengine\":\"io_uring\"") && json.contains("\"iodepth\":16"));
-        let unordered = WorkloadSpec {
+        let unordered = FlatSpec {
             sync_order: SyncOrder::Unordered,
-            ..uring(4)
-        };
+            ..uring(4).flat()
+        }
+        .typed();
         let json = serde_json::to_string(&unordered).unwrap();
         assert!(json.contains("\"sync_order\":\"unordered\""), "{json}");
         let back: WorkloadSpec = serde_json::from_str(&json).unwrap();
-        assert_eq!(back.sync_order, SyncOrder::Unordered);
+        assert_eq!(back.flat().sync_order, SyncOrder::Unordered);
     }
 }

@@ -102,8 +102,8 @@ mod tests {
         );
         let specs = p.variant_specs(&WorkloadSpec::default()).unwrap();
         assert_eq!(specs[0].0, "fsync");
-        assert!(specs[1].1.open_flags.dsync);
-        assert_eq!(specs[1].1.sync, crate::spec::SyncMethod::None);
+        assert!(specs[1].1.open_flags().dsync);
+        assert_eq!(specs[1].1.sync(), Some(crate::spec::SyncMethod::None));
     }
 
     #[test]

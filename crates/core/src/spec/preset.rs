@@ -476,6 +476,7 @@ pub fn load_preset(name_or_path: &str) -> Result<Preset, PresetError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spec::FlatSpec;
 
     #[test]
     fn every_preset_file_is_compiled_in_and_valid() {
@@ -517,15 +518,18 @@ mod tests {
     #[test]
     fn sysbench_and_methods_presets_scale_and_load() {
         let unplug = load_preset("btrfs-fsync-unplug").unwrap();
-        assert_eq!(unplug.workload.mode, crate::spec::FileioMode::Sysbench);
+        assert_eq!(
+            unplug.workload.flat().mode,
+            crate::spec::FileioMode::Sysbench
+        );
         // sysbench 0.4's 10000 write events + 2000 fsyncs, counted as sysbench 1.0 does.
-        assert_eq!(unplug.workload.requests, Some(12_000));
+        assert_eq!(unplug.workload.common.requests, Some(12_000));
         let quick = unplug.scaled(unplug.scale.quick).unwrap();
-        assert_eq!(quick.requests, Some(600));
-        assert_eq!(quick.file_size, (128 << 20) / 20 / 4096 * 4096);
+        assert_eq!(quick.common.requests, Some(600));
+        assert_eq!(quick.flat().file_size, (128 << 20) / 20 / 4096 * 4096);
         let methods = load_preset("fsync-methods").unwrap();
         assert!(methods.published.is_empty() && methods.seed.is_none());
-        assert_eq!(methods.scaled(0.4).unwrap().duration_s, Some(2.0));
+        assert_eq!(methods.scaled(0.4).unwrap().common.duration_s, Some(2.0));
     }
 
     #[test]
@@ -558,16 +562,17 @@ mod tests {
     fn scaling_rounds_to_blocks_and_refuses_bad_factors() {
         let preset = load_preset("btrfs-log-commit").unwrap();
         let quick = preset.scaled(0.05).unwrap();
-        assert_eq!(quick.file_size % quick.block_size, 0);
-        assert!(quick.file_size < preset.workload.file_size);
-        assert_eq!(quick.threads, preset.workload.threads);
+        let (q, full) = (quick.flat(), preset.workload.flat());
+        assert_eq!(q.file_size % q.block_size, 0);
+        assert!(q.file_size < full.file_size);
+        assert_eq!(quick.common.threads, preset.workload.common.threads);
         assert_eq!(preset.scaled(1.0).unwrap(), preset.workload);
         assert!(preset.scaled(0.0).is_err());
         assert!(preset.scaled(-1.0).is_err());
         // Tiny factors still leave one block.
         assert_eq!(
-            preset.scaled(1e-9).unwrap().file_size,
-            preset.workload.block_size
+            preset.scaled(1e-9).unwrap().flat().file_size,
+            preset.workload.flat().block_size
         );
     }
 
@@ -589,7 +594,7 @@ mod tests {
         // No built-in preset sets another kind's setting.
         for p in builtin_presets() {
             assert!(
-                crate::spec::foreign_settings(&p.workload).is_empty(),
+                crate::spec::foreign_settings(&p.workload.flat()).is_empty(),
                 "{}",
                 p.name
             );
@@ -599,23 +604,32 @@ mod tests {
     /// Every row marked `scale` is scaled by its type; the list of them is the tables'.
     #[test]
     fn every_row_marked_scale_is_scaled_by_its_type() {
-        let mut spec = WorkloadSpec {
+        let spec = FlatSpec {
             io_size: Some(8 << 20),
             requests: Some(1000),
             duration_s: Some(10.0),
-            ..WorkloadSpec::default()
+            ..FlatSpec::default()
+        }
+        .typed();
+        let mut small = FlatSpec {
+            kind: crate::spec::WorkloadKind::Smallfiles,
+            ..FlatSpec::default()
         };
-        spec.smallfiles.files_per_thread = 1000;
+        small.smallfiles.files_per_thread = 1000;
         let fields: Vec<String> = scalable().map(|d| d.key.to_string()).collect();
         assert_eq!(fields.len(), 5, "{fields:?}");
         let half = scale_fields(&spec, &fields, 0.5);
-        assert_eq!(half.file_size, 32 << 20);
-        assert_eq!(half.io_size, Some(4 << 20));
-        assert_eq!(half.requests, Some(500));
-        assert_eq!(half.duration_s, Some(5.0));
-        assert_eq!(half.smallfiles.files_per_thread, 500);
+        assert_eq!(half.flat().file_size, 32 << 20);
+        assert_eq!(half.flat().io_size, Some(4 << 20));
+        assert_eq!(half.common.requests, Some(500));
+        assert_eq!(half.common.duration_s, Some(5.0));
+        let half_small = scale_fields(&small.typed(), &fields, 0.5);
+        assert_eq!(half_small.flat().smallfiles.files_per_thread, 500);
         let tiny = scale_fields(&spec, &fields, 1e-9);
-        assert_eq!((tiny.file_size, tiny.requests), (4096, Some(1)));
+        assert_eq!(
+            (tiny.flat().file_size, tiny.common.requests),
+            (4096, Some(1))
+        );
         let (_, base) = BUILTIN.iter().find(|(n, _)| *n == "fsync-methods").unwrap();
         let text = base.replacen(
             r#"fields = ["duration_s"]"#,

@@ -211,12 +211,12 @@ mod tests {
         let spec = apply_setting(&spec, "sync=fdatasync").unwrap();
         let spec = apply_setting(&spec, "open_flags.direct=true").unwrap();
         let spec = apply_setting(&spec, "duration_s=2.5").unwrap();
-        assert_eq!(spec.threads, 4);
-        assert_eq!(spec.file_size, 8 << 20);
-        assert_eq!(spec.pattern, Pattern::Seq);
-        assert_eq!(spec.sync, SyncMethod::Fdatasync);
-        assert!(spec.open_flags.direct);
-        assert_eq!(spec.duration_s, Some(2.5));
+        assert_eq!(spec.common.threads, 4);
+        assert_eq!(spec.flat().file_size, 8 << 20);
+        assert_eq!(spec.flat().pattern, Pattern::Seq);
+        assert_eq!(spec.flat().sync, SyncMethod::Fdatasync);
+        assert!(spec.flat().open_flags.direct);
+        assert_eq!(spec.common.duration_s, Some(2.5));
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! Validation, stop rules, enum names and TOML of workload specs.
 
 use super::*;
+#[allow(unused_imports)]
+use crate::spec::FlatSpec;
 
 #[test]
 fn default_is_valid() {
@@ -11,113 +13,128 @@ fn default_is_valid() {
 fn each_bad_field_is_named_with_a_fix() {
     let cases: Vec<(WorkloadSpec, &str)> = vec![
         (
-            WorkloadSpec {
+            FlatSpec {
                 threads: 0,
-                ..Default::default()
-            },
+                ..FlatSpec::default()
+            }
+            .typed(),
             "threads",
         ),
         (
             // Buffered writes may be 1000 bytes; O_DIRECT ones may not.
-            WorkloadSpec {
+            FlatSpec {
                 block_size: 1000,
                 open_flags: OpenFlags {
                     direct: true,
                     ..Default::default()
                 },
-                ..Default::default()
-            },
+                ..FlatSpec::default()
+            }
+            .typed(),
             "block_size",
         ),
         (
-            WorkloadSpec {
+            FlatSpec {
                 block_size: 0,
-                ..Default::default()
-            },
+                ..FlatSpec::default()
+            }
+            .typed(),
             "block_size",
         ),
         (
-            WorkloadSpec {
+            FlatSpec {
                 file_size: 1024,
-                ..Default::default()
-            },
+                ..FlatSpec::default()
+            }
+            .typed(),
             "file_size",
         ),
         (
-            WorkloadSpec {
+            FlatSpec {
                 io_size: Some(1),
-                ..Default::default()
-            },
+                ..FlatSpec::default()
+            }
+            .typed(),
             "io_size",
         ),
         (
-            WorkloadSpec {
+            FlatSpec {
                 duration_s: Some(0.0),
-                ..Default::default()
-            },
+                ..FlatSpec::default()
+            }
+            .typed(),
             "duration_s",
         ),
         (
-            WorkloadSpec {
+            FlatSpec {
                 duration_s: Some(f64::NAN),
-                ..Default::default()
-            },
+                ..FlatSpec::default()
+            }
+            .typed(),
             "duration_s",
         ),
         (
-            WorkloadSpec {
+            FlatSpec {
                 requests: Some(0),
-                ..Default::default()
-            },
+                ..FlatSpec::default()
+            }
+            .typed(),
             "requests",
         ),
         (
-            WorkloadSpec {
+            FlatSpec {
                 sync_every: 0,
-                ..Default::default()
-            },
+                ..FlatSpec::default()
+            }
+            .typed(),
             "sync_every",
         ),
         (
-            WorkloadSpec {
+            FlatSpec {
                 shared_files: Some(0),
-                ..Default::default()
-            },
+                ..FlatSpec::default()
+            }
+            .typed(),
             "shared_files",
         ),
         (
-            WorkloadSpec {
+            FlatSpec {
                 interval_ms: 1,
-                ..Default::default()
-            },
+                ..FlatSpec::default()
+            }
+            .typed(),
             "interval_ms",
         ),
         (
-            WorkloadSpec {
+            FlatSpec {
                 threads: 1_000_000,
-                ..Default::default()
-            },
+                ..FlatSpec::default()
+            }
+            .typed(),
             "threads",
         ),
         (
-            WorkloadSpec {
+            FlatSpec {
                 requests: Some(u64::MAX),
-                ..Default::default()
-            },
+                ..FlatSpec::default()
+            }
+            .typed(),
             "requests",
         ),
         (
-            WorkloadSpec {
+            FlatSpec {
                 io_size: Some(u64::MAX),
-                ..Default::default()
-            },
+                ..FlatSpec::default()
+            }
+            .typed(),
             "io_size",
         ),
         (
-            WorkloadSpec {
+            FlatSpec {
                 duration_s: Some(f64::INFINITY),
-                ..Default::default()
-            },
+                ..FlatSpec::default()
+            }
+            .typed(),
             "duration_s",
         ),
     ];
@@ -133,24 +150,26 @@ fn each_bad_field_is_named_with_a_fix() {
 
 #[test]
 fn sync_none_allows_zero_interval() {
-    let spec = WorkloadSpec {
+    let spec = FlatSpec {
         sync: SyncMethod::None,
         sync_every: 0,
-        ..Default::default()
-    };
+        ..FlatSpec::default()
+    }
+    .typed();
     assert_eq!(spec.validate(), Ok(()));
 }
 
 #[test]
 fn stop_rule_precedence() {
-    let mut spec = WorkloadSpec {
+    let mut spec = FlatSpec {
         io_size: Some(8192),
-        ..Default::default()
-    };
+        ..FlatSpec::default()
+    }
+    .typed();
     assert_eq!(spec.stop_rule(), StopRule::BytesPerThread(8192));
-    spec.requests = Some(10);
+    spec.common.requests = Some(10);
     assert_eq!(spec.stop_rule(), StopRule::TotalRequests(10));
-    spec.duration_s = Some(1.5);
+    spec.common.duration_s = Some(1.5);
     assert_eq!(
         spec.stop_rule(),
         StopRule::Duration(std::time::Duration::from_millis(1500))
@@ -162,7 +181,7 @@ fn stop_rule_precedence() {
         (-1.0, std::time::Duration::ZERO),
         (f64::NAN, std::time::Duration::ZERO),
     ] {
-        spec.duration_s = Some(secs);
+        spec.common.duration_s = Some(secs);
         assert_eq!(spec.stop_rule(), StopRule::Duration(wanted), "{secs}");
         let _ = spec.describe();
     }
@@ -204,26 +223,29 @@ fn spec_toml_accepts_size_strings() {
     let spec: WorkloadSpec =
         toml::from_str("threads = 8\nblock_size = \"4k\"\nfile_size = \"64M\"\nio_size = \"64M\"")
             .unwrap();
-    assert_eq!(spec.block_size, 4096);
-    assert_eq!(spec.io_size, Some(64 << 20));
+    assert_eq!(spec.flat().block_size, 4096);
+    assert_eq!(spec.flat().io_size, Some(64 << 20));
     let err = toml::from_str::<WorkloadSpec>("thread = 8").unwrap_err();
     assert!(err.to_string().contains("unknown field"), "{err}");
 }
 
 #[test]
 fn sysbench_mode_needs_a_stop_rule_random_blocks_and_a_real_sync() {
-    let base = WorkloadSpec {
+    let base = FlatSpec {
         mode: FileioMode::Sysbench,
         requests: Some(100),
-        ..Default::default()
-    };
+        ..FlatSpec::default()
+    }
+    .typed();
     assert_eq!(base.validate(), Ok(()));
-    assert_eq!(base.file_count(), 1);
-    assert!(base.shares_files());
-    let no_stop = WorkloadSpec {
+    let io = base.fileio().unwrap();
+    assert_eq!(io.file_count(base.common.threads), 1);
+    assert!(io.shares_files());
+    let no_stop = FlatSpec {
         requests: None,
-        ..base.clone()
-    };
+        ..base.clone().flat()
+    }
+    .typed();
     let e = no_stop.validate().unwrap_err();
     assert_eq!(e.field, crate::spec::Setting::REQUESTS);
     assert!(
@@ -232,21 +254,24 @@ fn sysbench_mode_needs_a_stop_rule_random_blocks_and_a_real_sync() {
             .any(|s| s == crate::spec::Setting::DURATION),
         "{e}"
     );
-    let timed = WorkloadSpec {
+    let timed = FlatSpec {
         requests: None,
         duration_s: Some(1.0),
-        ..base.clone()
-    };
+        ..base.clone().flat()
+    }
+    .typed();
     assert_eq!(timed.validate(), Ok(()));
-    let seq = WorkloadSpec {
+    let seq = FlatSpec {
         pattern: Pattern::Seq,
-        ..base.clone()
-    };
+        ..base.clone().flat()
+    }
+    .typed();
     assert_eq!(seq.validate().unwrap_err().field.key(), "pattern");
-    let sfr = WorkloadSpec {
+    let sfr = FlatSpec {
         sync: SyncMethod::SyncFileRange,
-        ..base
-    };
+        ..base.flat()
+    }
+    .typed();
     assert!(
         sfr.validate()
             .unwrap_err()
@@ -257,14 +282,15 @@ fn sysbench_mode_needs_a_stop_rule_random_blocks_and_a_real_sync() {
 
 #[test]
 fn sysbench_mode_describes_its_sync_interval_in_requests() {
-    let spec = WorkloadSpec {
+    let spec = FlatSpec {
         mode: FileioMode::Sysbench,
         threads: 4,
         requests: Some(12_000),
         sync_every: 5,
         final_sync: true,
-        ..Default::default()
-    };
+        ..FlatSpec::default()
+    }
+    .typed();
     let line = spec.describe();
     assert!(line.starts_with("fileio (sysbench) 4 threads"), "{line}");
     assert!(
@@ -280,27 +306,30 @@ fn sysbench_mode_describes_its_sync_interval_in_requests() {
 #[test]
 fn durations_too_short_to_measure_or_absurdly_long_are_refused_briefly() {
     for d in [5e-324, 0.0005, 1e308, f64::MAX] {
-        let spec = WorkloadSpec {
+        let spec = FlatSpec {
             duration_s: Some(d),
-            ..Default::default()
-        };
+            ..FlatSpec::default()
+        }
+        .typed();
         let e = spec.validate().unwrap_err().to_string();
         assert!(e.contains("duration_s") && e.contains("0.001 s"), "{e}");
         assert!(e.len() < 400, "a short message: {e}");
     }
-    let spec = WorkloadSpec {
+    let spec = FlatSpec {
         duration_s: Some(0.001),
-        ..Default::default()
-    };
+        ..FlatSpec::default()
+    }
+    .typed();
     assert!(spec.validate().is_ok());
 }
 
 #[test]
 fn the_fio_kind_is_stored_never_run() {
-    let spec = WorkloadSpec {
+    let spec = FlatSpec {
         kind: WorkloadKind::Fio,
-        ..Default::default()
-    };
+        ..FlatSpec::default()
+    }
+    .typed();
     let err = spec.validate().unwrap_err();
     assert_eq!(err.field, Setting::Kind);
     assert!(
@@ -323,14 +352,18 @@ fn the_fio_kind_is_stored_never_run() {
 
 #[test]
 fn empty_prepare_round_trips_and_is_described() {
-    let mut spec = WorkloadSpec {
+    let mut spec = FlatSpec {
         prepare: Prepare::Empty,
-        ..WorkloadSpec::default()
-    };
+        ..FlatSpec::default()
+    }
+    .typed();
     let text = toml::to_string(&spec).unwrap();
     assert!(text.contains("prepare = \"empty\""), "{text}");
     assert_eq!(
-        toml::from_str::<WorkloadSpec>(&text).unwrap().prepare,
+        toml::from_str::<WorkloadSpec>(&text)
+            .unwrap()
+            .flat()
+            .prepare,
         Prepare::Empty
     );
     assert!(
@@ -338,32 +371,35 @@ fn empty_prepare_round_trips_and_is_described() {
         "{}",
         spec.describe()
     );
-    spec.prepare = Prepare::Sparse;
+    spec.edit(|f| f.prepare = Prepare::Sparse);
     assert!(!spec.describe().contains("empty"), "{}", spec.describe());
 }
 
 #[test]
 fn buffered_writes_may_be_any_size_from_512_bytes_o_direct_ones_whole_sectors() {
     // etcd's disk check: fio --bs=2300 --fdatasync=1.
-    let etcd = WorkloadSpec {
+    let etcd = FlatSpec {
         block_size: 2300,
         file_size: 22 << 20,
-        ..Default::default()
-    };
+        ..FlatSpec::default()
+    }
+    .typed();
     assert!(etcd.validate().is_ok());
     assert!(etcd.describe().contains("2300-byte"), "{}", etcd.describe());
-    let direct = WorkloadSpec {
+    let direct = FlatSpec {
         open_flags: OpenFlags {
             direct: true,
             ..Default::default()
         },
-        ..etcd.clone()
-    };
+        ..etcd.clone().flat()
+    }
+    .typed();
     let err = direct.validate().unwrap_err();
     assert!(err.to_string().contains("O_DIRECT"), "{err}");
-    let tiny = WorkloadSpec {
+    let tiny = FlatSpec {
         block_size: 100,
-        ..etcd
-    };
+        ..etcd.flat()
+    }
+    .typed();
     assert!(tiny.validate().is_err());
 }

@@ -179,6 +179,14 @@ impl WorkloadSpec {
         flat
     }
 
+    /// Edits the spec through its flat form (a setting by its field, as a form sets it)
+    /// and types it again: a setting of another kind is left behind.
+    pub fn edit(&mut self, edit: impl FnOnce(&mut FlatSpec)) {
+        let mut flat = self.flat();
+        edit(&mut flat);
+        *self = flat.typed();
+    }
+
     /// Which kind of workload this is.
     pub fn kind(&self) -> WorkloadKind {
         self.kind.kind()

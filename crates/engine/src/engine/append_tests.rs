@@ -11,16 +11,16 @@ const WRITE_NS: u64 = 10_000;
 const SYNC_NS: u64 = 1_000_000;
 
 fn append(writers: u32, records: u64, sync_every: u32) -> WorkloadSpec {
-    let mut spec = WorkloadSpec {
+    let mut spec = FlatSpec {
         kind: WorkloadKind::Append,
         threads: writers,
         sync: SyncMethod::Fdatasync,
         sync_every,
         requests: Some(records),
-        ..Default::default()
-    };
-    spec.append.record_size = 512;
-    spec.append.segment_size = 64 * 512;
+        ..FlatSpec::default()
+    }.typed();
+    spec.flat().append.record_size = 512;
+    spec.flat().append.segment_size = 64 * 512;
     spec
 }
 

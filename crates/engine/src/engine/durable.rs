@@ -82,15 +82,18 @@ impl PendingStarts {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[allow(unused_imports)]
+    use crate::spec::FlatSpec;
     use crate::spec::{OpenFlags, SyncMethod};
 
     #[test]
     fn a_batch_becomes_durable_when_its_sync_returns() {
-        let spec = WorkloadSpec {
+        let spec = FlatSpec {
             sync: SyncMethod::Fdatasync,
             sync_every: 3,
-            ..Default::default()
-        };
+            ..FlatSpec::default()
+        }
+        .typed();
         let mut p = PendingStarts::new(&spec, 2);
         assert!(p.tracking());
         let cap = p.starts[0].capacity();
@@ -111,18 +114,20 @@ mod tests {
 
     #[test]
     fn specs_whose_writes_are_durable_or_never_synced_track_nothing() {
-        let dsync = WorkloadSpec {
+        let dsync = FlatSpec {
             open_flags: OpenFlags {
                 dsync: true,
                 ..Default::default()
             },
-            ..Default::default()
-        };
+            ..FlatSpec::default()
+        }
+        .typed();
         assert!(!PendingStarts::new(&dsync, 4).tracking());
-        let buffered = WorkloadSpec {
+        let buffered = FlatSpec {
             sync: SyncMethod::None,
-            ..Default::default()
-        };
+            ..FlatSpec::default()
+        }
+        .typed();
         let mut p = PendingStarts::new(&buffered, 4);
         p.push(0, 1);
         assert!(!p.tracking() && p.waiting(0) == 0);
@@ -130,10 +135,11 @@ mod tests {
 
     #[test]
     fn a_full_queue_drops_the_oldest_start_instead_of_growing() {
-        let spec = WorkloadSpec {
+        let spec = FlatSpec {
             sync_every: 1,
-            ..Default::default()
-        };
+            ..FlatSpec::default()
+        }
+        .typed();
         let mut p = PendingStarts::new(&spec, 1);
         let cap = p.starts[0].capacity();
         for i in 0..(cap as u64 + 5) {

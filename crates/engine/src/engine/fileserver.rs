@@ -466,12 +466,12 @@ mod tests {
     use crate::spec::{WorkloadKind, WorkloadSpec};
 
     fn spec(clients: u32, secs: f64) -> WorkloadSpec {
-        let mut s = WorkloadSpec {
+        let mut s = FlatSpec {
             kind: WorkloadKind::Fileserver,
             threads: clients,
             duration_s: Some(secs),
-            ..Default::default()
-        };
+            ..FlatSpec::default()
+        }.typed();
         s.fileserver.files_per_client = 8;
         s
     }

@@ -68,7 +68,7 @@ struct Replay {
 /// Replays client `client` from its start at 1000 ns until `deadline` (or until `limit`
 /// steps of `stop_op` have been done: the next one is the one that fails).
 fn replay(spec: &WorkloadSpec, client: u32, deadline: u64, stop_at: Option<(&str, u64)>) -> Replay {
-    let mut mix = Mix::new(spec.seed, client, spec.fileserver.files_per_client);
+    let mut mix = Mix::new(spec.common.seed, client, spec.flat().fileserver.files_per_client);
     let mut r = Replay::default();
     let mut now = 1_000;
     while now < deadline {
@@ -95,12 +95,12 @@ fn replay(spec: &WorkloadSpec, client: u32, deadline: u64, stop_at: Option<(&str
 }
 
 fn spec(clients: u32) -> WorkloadSpec {
-    let mut s = WorkloadSpec {
+    let mut s = FlatSpec {
         kind: WorkloadKind::Fileserver,
         threads: clients,
         duration_s: Some(0.002),
-        ..Default::default()
-    };
+        ..FlatSpec::default()
+    }.typed();
     s.fileserver.files_per_client = 8;
     s
 }
@@ -200,7 +200,7 @@ fn every_call_is_counted_and_timed_exactly() {
 #[test]
 fn an_error_mid_run_stops_the_client_and_keeps_what_it_measured() {
     let mut spec = spec(1);
-    spec.duration_s = Some(0.01);
+    spec.common.duration_s = Some(0.01);
     let fake = fake().with_op_failure(FakeOp::Rename, 3, libc::EIO);
     let r = run_fake(&fake, &spec);
     assert_eq!(r.status, RunStatus::Failed);

@@ -1,6 +1,6 @@
 //! The [`Kind`] trait: what a workload kind provides to the engine. The runner
 //! (`super::runner`) is generic over it; the registry (`run_kind` in `mod.rs`) picks the
-//! implementation from `spec.kind`. A kind imports only modules below it (the harness,
+//! implementation from `spec.kind()`. A kind imports only modules below it (the harness,
 //! the backend, the scratch directory, the API types), never the runner or the registry.
 
 use std::sync::mpsc::Sender;

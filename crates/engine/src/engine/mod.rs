@@ -7,7 +7,7 @@
 //!
 //! Module layers, top to bottom (a module imports only from the layers below it, so the
 //! graph has no cycle): this file (`run`, `run_with`, and the registry `run_kind`, which
-//! picks the [`Kind`](kind::Kind) implementation from `spec.kind`) → `runner` (preflight,
+//! picks the [`Kind`](kind::Kind) implementation from `spec.kind()`) → `runner` (preflight,
 //! spawn-and-sample, aggregate, device accounting; generic over the kind) → the kinds
 //! (`fileio` with `worker` and `sysbench`, `grouplog`, `fileserver`, `smallfiles`) →
 //! `kind` (the trait) and `harness` (the types every worker shares and the worker
@@ -146,7 +146,7 @@ macro_rules! engine_kinds {
     ($($variant:ident $module:ident $doc:literal [$($table:ident)?]),* $(,)?) => {
         $(mod $module;)*
 
-        /// Runs `spec` in `scratch` with the [`kind::Kind`] implementation of `spec.kind`.
+        /// Runs `spec` in `scratch` with the [`kind::Kind`] implementation of `spec.kind()`.
         fn run_kind<B: Backend>(
             backend: &B,
             spec: &WorkloadSpec,
@@ -155,7 +155,7 @@ macro_rules! engine_kinds {
             events: &Sender<EngineEvent>,
             cancel: &CancelToken,
         ) -> Result<RunResult, EngineError> {
-            match &spec.kind {
+            match &spec.kind() {
                 $(KindSpec::$variant(k) => {
                     run_in_scratch::<$module::$variant, B>(backend, spec, k, ctx, scratch, events, cancel)
                 })*

@@ -1,4 +1,4 @@
-//! The settle step between prepare and the timed part (`spec.settle`): `syncfs` on the
+//! The settle step between prepare and the timed part (`spec.common.settle`): `syncfs` on the
 //! target, then sample the device's in-flight counter (and a loop's backing disk's) and the
 //! page cache's dirty and writeback pages until [`crate::probe::Settler`] calls them
 //! quiet, or the rule's timeout passes (the run then starts anyway, with a warning).

@@ -3,10 +3,12 @@
 use super::*;
 use crate::engine::{CancelToken, FakeBackend, RunContext, run_with};
 use crate::metrics::{RunResult, RunStatus, SysbenchSummary};
+#[allow(unused_imports)]
+use crate::spec::FlatSpec;
 use crate::spec::{FileioMode, Prepare};
 
 fn sysbench_spec(threads: u32, files: Option<u32>, requests: u64) -> WorkloadSpec {
-    WorkloadSpec {
+    FlatSpec {
         threads,
         block_size: 4096,
         file_size: 256 * 4096,
@@ -16,8 +18,9 @@ fn sysbench_spec(threads: u32, files: Option<u32>, requests: u64) -> WorkloadSpe
         final_sync: true,
         shared_files: files,
         mode: FileioMode::Sysbench,
-        ..Default::default()
+        ..FlatSpec::default()
     }
+    .typed()
 }
 
 fn run_fake(spec: &WorkloadSpec, write_ns: u64, sync_ns: u64) -> RunResult {
@@ -120,11 +123,12 @@ fn syncs_are_counted_per_file_across_threads() {
 
 #[test]
 fn without_periodic_sync_every_event_is_a_write() {
-    let spec = WorkloadSpec {
+    let spec = FlatSpec {
         sync: SyncMethod::None,
         final_sync: false,
-        ..sysbench_spec(2, None, 300)
-    };
+        ..sysbench_spec(2, None, 300).flat()
+    }
+    .typed();
     let r = run_fake(&spec, 1_000, 10_000);
     assert_eq!((r.writes, r.syncs), (300, 0));
     assert_eq!(r.ops.len(), 1);
@@ -133,10 +137,11 @@ fn without_periodic_sync_every_event_is_a_write() {
 
 #[test]
 fn fdatasync_names_the_event_and_end_syncs() {
-    let spec = WorkloadSpec {
+    let spec = FlatSpec {
         sync: SyncMethod::Fdatasync,
-        ..sysbench_spec(2, None, 60)
-    };
+        ..sysbench_spec(2, None, 60).flat()
+    }
+    .typed();
     let r = run_fake(&spec, 1_000, 10_000);
     assert_eq!(op_count(&r, "fdatasync"), 10);
     assert_eq!(op_count(&r, "end fdatasync"), 2);
@@ -145,11 +150,12 @@ fn fdatasync_names_the_event_and_end_syncs() {
 
 #[test]
 fn a_duration_stop_ends_the_shared_sequence_too() {
-    let spec = WorkloadSpec {
+    let spec = FlatSpec {
         requests: None,
         duration_s: Some(0.01),
-        ..sysbench_spec(2, None, 1)
-    };
+        ..sysbench_spec(2, None, 1).flat()
+    }
+    .typed();
     let r = run_fake(&spec, 1_000, 10_000);
     let s = SysbenchSummary::of(&r).unwrap();
     // Each thread's fake clock runs 10 ms: events are 1 µs writes and 10 µs fsyncs
@@ -181,11 +187,12 @@ fn a_filled_file_is_written_in_blocks_of_the_workload_as_sysbench_prepare_does()
     // sysbench prepare writes its files in --file-block-size writes; a fill in larger writes
     // leaves large page-cache folios on ext4 (Linux 6.16+) and slows the replay's fsyncs.
     for block_size in [4096, 16 << 10] {
-        let spec = WorkloadSpec {
+        let spec = FlatSpec {
             block_size,
             prepare: Prepare::Fill,
-            ..sysbench_spec(4, None, 60)
-        };
+            ..sysbench_spec(4, None, 60).flat()
+        }
+        .typed();
         let dir = tempfile::tempdir().unwrap();
         let ctx = RunContext::new(1, dir.path().to_path_buf());
         let (tx, _rx) = std::sync::mpsc::channel();
@@ -195,7 +202,7 @@ fn a_filled_file_is_written_in_blocks_of_the_workload_as_sysbench_prepare_does()
         let layouts = fake.layouts();
         assert_eq!(layouts.len(), 1, "one shared file");
         assert_eq!(layouts[0].prepare, Prepare::Fill);
-        assert_eq!(layouts[0].size_bytes, spec.file_size);
+        assert_eq!(layouts[0].size_bytes, spec.flat().file_size);
         assert_eq!(layouts[0].fill_write_bytes as u64, block_size);
     }
 }

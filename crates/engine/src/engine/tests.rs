@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use super::*;
 use crate::metrics::{DeviceAccounting, RunStatus};
+#[allow(unused_imports)]
+use crate::spec::FlatSpec;
 use crate::spec::{Pattern, SyncMethod};
 
 fn ctx(dir: &std::path::Path) -> RunContext {
@@ -13,12 +15,13 @@ fn ctx(dir: &std::path::Path) -> RunContext {
 }
 
 fn spec() -> WorkloadSpec {
-    WorkloadSpec {
+    FlatSpec {
         threads: 2,
         block_size: 4096,
         file_size: 400 * 4096,
-        ..Default::default()
+        ..FlatSpec::default()
     }
+    .typed()
 }
 
 #[test]
@@ -26,10 +29,11 @@ fn known_latencies_give_known_counts_and_percentiles() {
     let dir = tempfile::tempdir().unwrap();
     // Writes take 1 µs; syncs take 10, 20, 30, 40 µs in turn.
     let fake = FakeBackend::new(vec![1_000], vec![10_000, 20_000, 30_000, 40_000]);
-    let spec = WorkloadSpec {
+    let spec = FlatSpec {
         io_size: Some(100 * 4096),
-        ..spec()
-    };
+        ..spec().flat()
+    }
+    .typed();
     let (tx, rx) = mpsc::channel();
     let r = run_with(&fake, &spec, &ctx(dir.path()), &tx, &CancelToken::new()).unwrap();
     assert_eq!(r.status, RunStatus::Finished);
@@ -96,36 +100,40 @@ fn known_latencies_give_known_counts_and_percentiles() {
 fn sync_every_n_and_final_sync() {
     let dir = tempfile::tempdir().unwrap();
     let fake = FakeBackend::new(vec![100], vec![1_000]);
-    let spec = WorkloadSpec {
+    let spec = FlatSpec {
         threads: 1,
         io_size: Some(10 * 4096),
         sync_every: 4,
         final_sync: true,
-        ..spec()
-    };
+        ..spec().flat()
+    }
+    .typed();
     let (tx, _rx) = mpsc::channel();
     let r = run_with(&fake, &spec, &ctx(dir.path()), &tx, &CancelToken::new()).unwrap();
     // 10 writes: syncs after write 4 and 8, plus the final fsync for the 2 pending writes.
     assert_eq!((r.writes, r.syncs), (10, 3));
     // fio's end_fsync: buffered writes get one final fsync per file.
-    let none = WorkloadSpec {
+    let none = FlatSpec {
         sync: SyncMethod::None,
-        ..spec.clone()
-    };
+        ..spec.clone().flat()
+    }
+    .typed();
     let r = run_with(&fake, &none, &ctx(dir.path()), &tx, &CancelToken::new()).unwrap();
     assert_eq!((r.writes, r.syncs), (10, 1));
     // Sync after every write: 9 periodic syncs (as fio, none after the last write of a
     // size-based run), then the final fsync of that last write.
-    let every = WorkloadSpec {
+    let every = FlatSpec {
         sync_every: 1,
-        ..spec.clone()
-    };
+        ..spec.clone().flat()
+    }
+    .typed();
     let r = run_with(&fake, &every, &ctx(dir.path()), &tx, &CancelToken::new()).unwrap();
     assert_eq!((r.writes, r.syncs), (10, 10));
-    let every_no_final = WorkloadSpec {
+    let every_no_final = FlatSpec {
         final_sync: false,
-        ..every
-    };
+        ..every.flat()
+    }
+    .typed();
     let r = run_with(
         &fake,
         &every_no_final,
@@ -136,18 +144,20 @@ fn sync_every_n_and_final_sync() {
     .unwrap();
     assert_eq!((r.writes, r.syncs), (10, 9));
     // 8 writes, sync_every 4: the sync due after write 8 is the last write's; fio skips it.
-    let eight = WorkloadSpec {
+    let eight = FlatSpec {
         io_size: Some(8 * 4096),
         final_sync: false,
-        ..spec.clone()
-    };
+        ..spec.clone().flat()
+    }
+    .typed();
     let r = run_with(&fake, &eight, &ctx(dir.path()), &tx, &CancelToken::new()).unwrap();
     assert_eq!((r.writes, r.syncs), (8, 1));
-    let plain = WorkloadSpec {
+    let plain = FlatSpec {
         sync: SyncMethod::None,
         final_sync: false,
-        ..spec
-    };
+        ..spec.flat()
+    }
+    .typed();
     let r = run_with(&fake, &plain, &ctx(dir.path()), &tx, &CancelToken::new()).unwrap();
     assert_eq!((r.writes, r.syncs), (10, 0));
 }
@@ -156,13 +166,14 @@ fn sync_every_n_and_final_sync() {
 fn total_requests_are_shared_by_all_threads() {
     let dir = tempfile::tempdir().unwrap();
     let fake = FakeBackend::new(vec![500], vec![2_000]);
-    let spec = WorkloadSpec {
+    let spec = FlatSpec {
         threads: 4,
         requests: Some(1000),
         shared_files: Some(1),
         sync_every: 5,
-        ..spec()
-    };
+        ..spec().flat()
+    }
+    .typed();
     let (tx, _rx) = mpsc::channel();
     let r = run_with(&fake, &spec, &ctx(dir.path()), &tx, &CancelToken::new()).unwrap();
     assert_eq!(r.writes, 1000);
@@ -178,13 +189,14 @@ fn total_requests_are_shared_by_all_threads() {
 fn duration_rule_uses_the_worker_clock() {
     let dir = tempfile::tempdir().unwrap();
     let fake = FakeBackend::new(vec![10_000], vec![]);
-    let spec = WorkloadSpec {
+    let spec = FlatSpec {
         threads: 1,
         duration_s: Some(0.001),
         sync: SyncMethod::None,
         pattern: Pattern::Seq,
-        ..spec()
-    };
+        ..spec().flat()
+    }
+    .typed();
     let (tx, _rx) = mpsc::channel();
     let r = run_with(&fake, &spec, &ctx(dir.path()), &tx, &CancelToken::new()).unwrap();
     assert_eq!(r.writes, 100, "1 ms of 10 µs writes");
@@ -197,13 +209,14 @@ fn duration_is_one_deadline_from_the_gate_for_every_worker() {
     let dir = tempfile::tempdir().unwrap();
     let mut fake = FakeBackend::new(vec![10_000], vec![]);
     fake.start_ns = vec![1_000, 1_000, 1_000, 901_000];
-    let spec = WorkloadSpec {
+    let spec = FlatSpec {
         threads: 4,
         duration_s: Some(0.001),
         sync: SyncMethod::None,
         pattern: Pattern::Seq,
-        ..spec()
-    };
+        ..spec().flat()
+    }
+    .typed();
     let (tx, _rx) = mpsc::channel();
     let r = run_with(&fake, &spec, &ctx(dir.path()), &tx, &CancelToken::new()).unwrap();
     let writes: Vec<u64> = r.threads.iter().map(|t| t.writes).collect();
@@ -216,11 +229,12 @@ fn an_error_mid_run_keeps_what_was_measured() {
     let dir = tempfile::tempdir().unwrap();
     let mut fake = FakeBackend::new(vec![1_000], vec![5_000]);
     fake.fail_after_writes = Some((50, libc::ENOSPC));
-    let spec = WorkloadSpec {
+    let spec = FlatSpec {
         threads: 1,
         io_size: Some(100 * 4096),
-        ..spec()
-    };
+        ..spec().flat()
+    }
+    .typed();
     let (tx, _rx) = mpsc::channel();
     let r = run_with(&fake, &spec, &ctx(dir.path()), &tx, &CancelToken::new()).unwrap();
     assert_eq!(r.status, RunStatus::Failed);
@@ -247,18 +261,20 @@ fn open_failure_is_explained_and_does_not_hang() {
     let dir = tempfile::tempdir().unwrap();
     let mut fake = FakeBackend::new(vec![1_000], vec![1_000]);
     fake.open_errno = Some(libc::EINVAL);
-    let spec = WorkloadSpec {
+    let spec = FlatSpec {
         threads: 4,
-        ..spec()
-    };
+        ..spec().flat()
+    }
+    .typed();
     let (tx, _rx) = mpsc::channel();
-    let spec = WorkloadSpec {
+    let spec = FlatSpec {
         open_flags: crate::spec::OpenFlags {
             direct: true,
             ..Default::default()
         },
-        ..spec
-    };
+        ..spec.flat()
+    }
+    .typed();
     let e = run_with(&fake, &spec, &ctx(dir.path()), &tx, &CancelToken::new()).unwrap_err();
     assert!(e.is_usage(), "bad flags for this filesystem are bad input");
     // Typed for the front ends to word ("remove 'direct' from ..."): the call and EINVAL.
@@ -275,11 +291,12 @@ fn cancel_stops_a_long_run_with_its_data() {
     let dir = tempfile::tempdir().unwrap();
     let fake = FakeBackend::new(vec![1_000], vec![1_000]);
     // A fake day: only cancel can end it in reasonable real time.
-    let spec = WorkloadSpec {
+    let spec = FlatSpec {
         threads: 2,
         duration_s: Some(86_400.0),
-        ..spec()
-    };
+        ..spec().flat()
+    }
+    .typed();
     let cancel = CancelToken::new();
     let canceller = cancel.clone();
     std::thread::spawn(move || {
@@ -304,10 +321,11 @@ fn cancel_stops_a_long_run_with_its_data() {
 fn invalid_spec_and_target_are_refused_before_anything_is_written() {
     let dir = tempfile::tempdir().unwrap();
     let (tx, _rx) = mpsc::channel();
-    let bad = WorkloadSpec {
+    let bad = FlatSpec {
         threads: 0,
-        ..spec()
-    };
+        ..spec().flat()
+    }
+    .typed();
     let e = run(&bad, &ctx(dir.path()), &tx, &CancelToken::new()).unwrap_err();
     assert!(e.is_usage() && e.to_string().contains("threads"));
     let missing = ctx(&dir.path().join("missing"));
@@ -330,15 +348,16 @@ fn real_short_runs_in_a_temp_dir() {
         SyncMethod::None,
     ] {
         for pattern in [Pattern::Seq, Pattern::Rand] {
-            let spec = WorkloadSpec {
+            let spec = FlatSpec {
                 threads: 2,
                 file_size: 64 * 4096,
                 io_size: Some(32 * 4096),
                 sync,
                 pattern,
                 interval_ms: 10,
-                ..Default::default()
-            };
+                ..FlatSpec::default()
+            }
+            .typed();
             let r = run(&spec, &ctx(dir.path()), &tx, &CancelToken::new()).unwrap();
             assert_eq!(r.status, RunStatus::Finished, "{:?}", r.error);
             assert_eq!(r.writes, 64);
@@ -351,7 +370,7 @@ fn real_short_runs_in_a_temp_dir() {
     }
     assert!(rx.try_iter().any(|e| matches!(e, EngineEvent::Interval(_))));
     // O_DSYNC and O_DIRECT with a prefilled file, kept on request.
-    let spec = WorkloadSpec {
+    let spec = FlatSpec {
         threads: 1,
         file_size: 16 * 4096,
         sync: SyncMethod::None,
@@ -361,8 +380,9 @@ fn real_short_runs_in_a_temp_dir() {
             sync: false,
         },
         prepare: crate::spec::Prepare::Fill,
-        ..Default::default()
-    };
+        ..FlatSpec::default()
+    }
+    .typed();
     let keep = RunContext {
         keep_files: true,
         ..ctx(dir.path())
@@ -381,10 +401,11 @@ fn empty_prepare_creates_files_of_size_zero_and_the_writes_extend_them() {
     // Fake: each file is asked to be created empty, not truncated or allocated to its size.
     let dir = tempfile::tempdir().unwrap();
     let fake = FakeBackend::new(vec![1_000], vec![1_000]);
-    let empty = WorkloadSpec {
+    let empty = FlatSpec {
         prepare: Prepare::Empty,
-        ..spec()
-    };
+        ..spec().flat()
+    }
+    .typed();
     let (tx, _rx) = mpsc::channel();
     let r = run_with(&fake, &empty, &ctx(dir.path()), &tx, &CancelToken::new()).unwrap();
     assert_eq!(r.status, RunStatus::Finished, "{:?}", r.error);
@@ -396,14 +417,15 @@ fn empty_prepare_creates_files_of_size_zero_and_the_writes_extend_them() {
         ..ctx(dir.path())
     };
     for (prepare, id) in [(Prepare::Empty, 11), (Prepare::Sparse, 12)] {
-        let spec = WorkloadSpec {
+        let spec = FlatSpec {
             threads: 1,
             file_size: 16 * 4096,
             io_size: Some(3 * 4096),
             pattern: Pattern::Rand,
             prepare,
-            ..Default::default()
-        };
+            ..FlatSpec::default()
+        }
+        .typed();
         let ctx = RunContext {
             run_id: id,
             ..keep.clone()
@@ -456,10 +478,11 @@ fn one_worker_failing_to_open_stops_the_run_cleanly() {
         let dir = tempfile::tempdir().unwrap();
         let mut fake = FakeBackend::new(vec![1_000], vec![1_000]);
         fake.open_fail_thread = Some(2);
-        let spec = WorkloadSpec {
+        let spec = FlatSpec {
             threads: 4,
-            ..spec()
-        };
+            ..spec().flat()
+        }
+        .typed();
         let (tx, _rx) = mpsc::channel();
         run_with(&fake, &spec, &ctx(dir.path()), &tx, &CancelToken::new())
     });
@@ -478,10 +501,11 @@ fn a_panicking_worker_does_not_hang_the_run() {
         let dir = tempfile::tempdir().unwrap();
         let mut fake = FakeBackend::new(vec![1_000], vec![1_000]);
         fake.panic_after_writes = Some(10);
-        let spec = WorkloadSpec {
+        let spec = FlatSpec {
             threads: 3,
-            ..spec()
-        };
+            ..spec().flat()
+        }
+        .typed();
         let (tx, _rx) = mpsc::channel();
         run_with(&fake, &spec, &ctx(dir.path()), &tx, &CancelToken::new()).map(|r| r.status)
     });
@@ -497,11 +521,12 @@ fn timed_intervals_hold_only_the_call() {
     // Both below 2048 ns, where the HDR histogram is exact to the nanosecond.
     let mut fake = FakeBackend::new(vec![1_000], vec![1_500]);
     fake.tick_per_read_ns = 1;
-    let spec = WorkloadSpec {
+    let spec = FlatSpec {
         threads: 1,
         io_size: Some(50 * 4096),
-        ..spec()
-    };
+        ..spec().flat()
+    }
+    .typed();
     let (tx, _rx) = mpsc::channel();
     let r = run_with(&fake, &spec, &ctx(dir.path()), &tx, &CancelToken::new()).unwrap();
     let (w, s) = (r.write_lat.summary(), r.sync_lat.summary());

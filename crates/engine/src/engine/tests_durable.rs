@@ -6,6 +6,8 @@ use std::sync::mpsc;
 
 use super::*;
 use crate::metrics::{RunResult, RunStatus};
+#[allow(unused_imports)]
+use crate::spec::FlatSpec;
 use crate::spec::{IoEngine, OpenFlags, Pattern, Strategy, SyncMethod, WorkloadKind};
 
 fn run(fake: &FakeBackend, spec: &WorkloadSpec) -> RunResult {
@@ -18,7 +20,7 @@ fn run(fake: &FakeBackend, spec: &WorkloadSpec) -> RunResult {
 }
 
 fn fileio(sync: SyncMethod, sync_every: u32) -> WorkloadSpec {
-    WorkloadSpec {
+    FlatSpec {
         threads: 2,
         block_size: 4096,
         file_size: 64 * 4096,
@@ -27,8 +29,9 @@ fn fileio(sync: SyncMethod, sync_every: u32) -> WorkloadSpec {
         sync,
         sync_every,
         final_sync: true,
-        ..Default::default()
+        ..FlatSpec::default()
     }
+    .typed()
 }
 
 #[test]
@@ -54,13 +57,14 @@ fn a_batch_of_writes_is_durable_when_its_sync_returns() {
 #[test]
 fn an_o_dsync_write_is_its_own_durable_operation() {
     let fake = FakeBackend::new(vec![30_000], vec![10_000]);
-    let spec = WorkloadSpec {
+    let spec = FlatSpec {
         open_flags: OpenFlags {
             dsync: true,
             ..Default::default()
         },
-        ..fileio(SyncMethod::None, 1)
-    };
+        ..fileio(SyncMethod::None, 1).flat()
+    }
+    .typed();
     let r = run(&fake, &spec);
     let d = r.durable_lat.as_ref().unwrap().summary();
     assert_eq!((d.count, d.min_ns), (200, 30_000));
@@ -75,7 +79,7 @@ fn writes_nothing_makes_durable_have_no_durable_latency() {
         fileio(SyncMethod::SyncFileRange, 1),
     ] {
         let r = run(&fake, &spec);
-        assert!(r.durable_lat.is_none(), "{:?}", spec.sync);
+        assert!(r.durable_lat.is_none(), "{:?}", spec.flat().sync);
         assert!(r.summary().durable_ops_per_sec.is_none());
     }
 }
@@ -83,12 +87,13 @@ fn writes_nothing_makes_durable_have_no_durable_latency() {
 #[test]
 fn io_uring_writes_are_durable_when_a_sync_covering_them_completes() {
     let fake = FakeBackend::new(vec![2_000], vec![10_000]);
-    let spec = WorkloadSpec {
+    let spec = FlatSpec {
         threads: 1,
         ioengine: IoEngine::IoUring,
         iodepth: 4,
-        ..fileio(SyncMethod::Fsync, 4)
-    };
+        ..fileio(SyncMethod::Fsync, 4).flat()
+    }
+    .typed();
     let r = run(&fake, &spec);
     let d = r.durable_lat.as_ref().unwrap().summary();
     assert_eq!((d.count, r.writes, r.syncs), (100, 100, 25));
@@ -99,16 +104,17 @@ fn io_uring_writes_are_durable_when_a_sync_covering_them_completes() {
 #[test]
 fn a_group_commits_durable_latency_is_its_commit_latency() {
     let fake = FakeBackend::new(vec![0], vec![50_000]);
-    let mut spec = WorkloadSpec {
+    let mut spec = FlatSpec {
         kind: WorkloadKind::Grouplog,
         threads: 2,
         sync: SyncMethod::Fdatasync,
         requests: Some(40),
-        ..Default::default()
-    };
-    spec.grouplog.strategy = Strategy::Solo;
-    spec.grouplog.record_size = 512;
-    spec.grouplog.log_size = 64 << 10;
+        ..FlatSpec::default()
+    }
+    .typed();
+    spec.flat().grouplog.strategy = Strategy::Solo;
+    spec.flat().grouplog.record_size = 512;
+    spec.flat().grouplog.log_size = 64 << 10;
     let r = run(&fake, &spec);
     let commit = r.ops.iter().find(|o| o.op == "commit").unwrap();
     assert_eq!(r.durable_lat.as_ref(), Some(&commit.lat));

@@ -7,21 +7,24 @@ use super::*;
 use crate::engine::{FakeRingEvent, RingOp};
 use crate::metrics::GroupCommitStats;
 use crate::metrics::RunStatus;
+#[allow(unused_imports)]
+use crate::spec::FlatSpec;
 use crate::spec::{Strategy, SyncMethod, WorkloadKind};
 
 const FLUSH_NS: u64 = 2_000_000;
 
 fn grouplog(strategy: Strategy, writers: u32, records: u64) -> WorkloadSpec {
-    let mut spec = WorkloadSpec {
+    let mut spec = FlatSpec {
         kind: WorkloadKind::Grouplog,
         threads: writers,
         sync: SyncMethod::Fdatasync,
         requests: Some(records),
-        ..Default::default()
-    };
-    spec.grouplog.strategy = strategy;
-    spec.grouplog.record_size = 512;
-    spec.grouplog.log_size = 64 << 10;
+        ..FlatSpec::default()
+    }
+    .typed();
+    spec.flat().grouplog.strategy = strategy;
+    spec.flat().grouplog.record_size = 512;
+    spec.flat().grouplog.log_size = 64 << 10;
     spec
 }
 

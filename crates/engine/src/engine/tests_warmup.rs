@@ -1,10 +1,12 @@
-//! The warm-up (`spec.warmup_s`) with the scripted fake: the figures (counts, histograms,
+//! The warm-up (`spec.common.warmup_s`) with the scripted fake: the figures (counts, histograms,
 //! per-thread totals, operations) leave the warm-up out; the timeline keeps it.
 
 use std::sync::mpsc;
 
 use super::*;
 use crate::metrics::RunStatus;
+#[allow(unused_imports)]
+use crate::spec::FlatSpec;
 use crate::spec::{FileioMode, SyncMethod};
 
 fn ctx(dir: &std::path::Path) -> RunContext {
@@ -13,7 +15,7 @@ fn ctx(dir: &std::path::Path) -> RunContext {
 
 /// Two threads, 4 KiB writes, an fsync after every write; `warmup_s` of warm-up.
 fn spec(warmup_s: Option<f64>) -> WorkloadSpec {
-    WorkloadSpec {
+    FlatSpec {
         threads: 2,
         block_size: 4096,
         file_size: 400 * 4096,
@@ -21,8 +23,9 @@ fn spec(warmup_s: Option<f64>) -> WorkloadSpec {
         sync: SyncMethod::Fsync,
         sync_every: 1,
         warmup_s,
-        ..Default::default()
+        ..FlatSpec::default()
     }
+    .typed()
 }
 
 /// Writes take 1 µs and syncs 9 µs on each worker's fake clock: 10 µs per write, so a
@@ -66,12 +69,15 @@ fn fileio_figures_leave_the_warm_up_out_and_the_timeline_keeps_it() {
 
 #[test]
 fn sysbench_mode_measures_the_same_event_sequence_after_a_warm_up() {
-    let sysbench = |warmup_s| WorkloadSpec {
-        mode: FileioMode::Sysbench,
-        requests: Some(120),
-        sync_every: 5,
-        final_sync: false,
-        ..spec(warmup_s)
+    let sysbench = |warmup_s| {
+        FlatSpec {
+            mode: FileioMode::Sysbench,
+            requests: Some(120),
+            sync_every: 5,
+            final_sync: false,
+            ..spec(warmup_s).flat()
+        }
+        .typed()
     };
     let plain = run(&sysbench(None));
     let warmed = run(&sysbench(Some(0.001)));
@@ -95,11 +101,12 @@ fn sysbench_mode_measures_the_same_event_sequence_after_a_warm_up() {
 
 #[test]
 fn a_duration_counts_from_the_warm_up_end() {
-    let spec = WorkloadSpec {
+    let spec = FlatSpec {
         requests: None,
         duration_s: Some(0.002),
-        ..spec(Some(0.001))
-    };
+        ..spec(Some(0.001)).flat()
+    }
+    .typed();
     let r = run(&spec);
     // 2 ms measured at 10 µs per write: 200 writes per thread, after 100 unmeasured.
     assert_eq!(r.writes, 400);

@@ -6,10 +6,12 @@ use std::sync::mpsc;
 use super::*;
 use crate::engine::{CancelToken, FakeBackend, FakeRingEvent, RunContext, run_with};
 use crate::metrics::{RunResult, RunStatus};
+#[allow(unused_imports)]
+use crate::spec::FlatSpec;
 use crate::spec::{IoEngine, Pattern};
 
 fn uring(depth: u32, writes: u64) -> WorkloadSpec {
-    WorkloadSpec {
+    FlatSpec {
         threads: 1,
         block_size: 4096,
         file_size: 64 * 4096,
@@ -17,8 +19,9 @@ fn uring(depth: u32, writes: u64) -> WorkloadSpec {
         pattern: Pattern::Seq,
         ioengine: IoEngine::IoUring,
         iodepth: depth,
-        ..Default::default()
+        ..FlatSpec::default()
     }
+    .typed()
 }
 
 fn run(fake: &FakeBackend, spec: &WorkloadSpec) -> RunResult {
@@ -50,10 +53,11 @@ fn max_in_flight(log: &[FakeRingEvent]) -> usize {
 #[test]
 fn never_more_than_iodepth_in_flight_and_latency_is_submission_to_completion() {
     let fake = FakeBackend::new(vec![5_000], vec![1]);
-    let spec = WorkloadSpec {
+    let spec = FlatSpec {
         sync: SyncMethod::None,
-        ..uring(4, 40)
-    };
+        ..uring(4, 40).flat()
+    }
+    .typed();
     let r = run(&fake, &spec);
     assert_eq!(r.status, RunStatus::Finished, "{:?}", r.error);
     assert_eq!((r.writes, r.syncs, r.bytes), (40, 0, 40 * 4096));
@@ -79,10 +83,11 @@ fn never_more_than_iodepth_in_flight_and_latency_is_submission_to_completion() {
 #[test]
 fn a_linked_sync_goes_right_behind_its_write_and_times_both() {
     let fake = FakeBackend::new(vec![2_000], vec![30_000]);
-    let spec = WorkloadSpec {
+    let spec = FlatSpec {
         link_sync: true,
-        ..uring(4, 10)
-    };
+        ..uring(4, 10).flat()
+    }
+    .typed();
     let r = run(&fake, &spec);
     assert_eq!(r.status, RunStatus::Finished, "{:?}", r.error);
     // As fio: the last write of a size-based job gets no periodic sync.
@@ -103,10 +108,11 @@ fn a_linked_sync_goes_right_behind_its_write_and_times_both() {
 #[test]
 fn an_unlinked_sync_waits_for_the_writes_it_covers() {
     let fake = FakeBackend::new(vec![3_000, 7_000], vec![10_000]);
-    let spec = WorkloadSpec {
+    let spec = FlatSpec {
         sync_every: 2,
-        ..uring(8, 20)
-    };
+        ..uring(8, 20).flat()
+    }
+    .typed();
     let r = run(&fake, &spec);
     assert_eq!(r.status, RunStatus::Finished, "{:?}", r.error);
     assert_eq!((r.writes, r.syncs), (20, 9));
@@ -138,10 +144,11 @@ fn short_writes_continue_where_they_stopped() {
     let mut fake = FakeBackend::new(vec![1_000], vec![1]);
     // Request 0 writes 100 bytes of its 4096.
     fake.ring_results = vec![(0, 100)];
-    let spec = WorkloadSpec {
+    let spec = FlatSpec {
         sync: SyncMethod::None,
-        ..uring(2, 6)
-    };
+        ..uring(2, 6).flat()
+    }
+    .typed();
     let r = run(&fake, &spec);
     assert_eq!(r.status, RunStatus::Finished, "{:?}", r.error);
     assert_eq!((r.writes, r.bytes), (6, 6 * 4096));
@@ -179,10 +186,11 @@ fn eagain_and_eintr_are_retried_not_failed() {
 fn a_short_linked_write_cancels_its_sync_which_runs_after_the_rest() {
     let mut fake = FakeBackend::new(vec![1_000], vec![4_000]);
     fake.ring_results = vec![(0, 512)];
-    let spec = WorkloadSpec {
+    let spec = FlatSpec {
         link_sync: true,
-        ..uring(2, 4)
-    };
+        ..uring(2, 4).flat()
+    }
+    .typed();
     let r = run(&fake, &spec);
     assert_eq!(r.status, RunStatus::Finished, "{:?}", r.error);
     assert_eq!((r.writes, r.syncs, r.bytes), (4, 3, 4 * 4096));
@@ -245,18 +253,20 @@ fn a_ring_that_cannot_be_built_is_an_open_error_naming_io_uring() {
 #[test]
 fn final_sync_and_request_counts_work_on_the_ring() {
     let fake = FakeBackend::new(vec![1_000], vec![3_000]);
-    let spec = WorkloadSpec {
+    let spec = FlatSpec {
         final_sync: true,
         sync: SyncMethod::None,
-        ..uring(4, 10)
-    };
+        ..uring(4, 10).flat()
+    }
+    .typed();
     let r = run(&fake, &spec);
     assert_eq!((r.writes, r.syncs), (10, 1));
-    let spec = WorkloadSpec {
+    let spec = FlatSpec {
         requests: Some(25),
         threads: 2,
-        ..uring(4, 10)
-    };
+        ..uring(4, 10).flat()
+    }
+    .typed();
     let r = run(&fake, &spec);
     assert_eq!(r.writes, 25);
 }
@@ -267,10 +277,11 @@ fn a_write_completing_while_the_last_sync_runs_still_gets_the_final_sync() {
     // queued behind the sync of the one before and completes first. That sync started
     // before the write existed, so it covers nothing of it: the final sync must follow.
     let fake = FakeBackend::new(vec![1_000], vec![20_000]);
-    let spec = WorkloadSpec {
+    let spec = FlatSpec {
         final_sync: true,
-        ..uring(4, 10)
-    };
+        ..uring(4, 10).flat()
+    }
+    .typed();
     let r = run(&fake, &spec);
     assert_eq!(r.status, RunStatus::Finished, "{:?}", r.error);
     assert_eq!((r.writes, r.syncs), (10, 10));
@@ -281,11 +292,12 @@ fn a_write_completing_while_the_last_sync_runs_still_gets_the_final_sync() {
     );
     // Linked: the sync behind the 9th write covers it, not the 10th.
     let fake = FakeBackend::new(vec![1_000], vec![20_000]);
-    let spec = WorkloadSpec {
+    let spec = FlatSpec {
         final_sync: true,
         link_sync: true,
-        ..uring(4, 10)
-    };
+        ..uring(4, 10).flat()
+    }
+    .typed();
     let r = run(&fake, &spec);
     assert_eq!((r.writes, r.syncs), (10, 10));
     // Syncs faster than writes: the last periodic sync completes before the last write
@@ -328,10 +340,11 @@ fn syncs_queued_over_open_writes(log: &[FakeRingEvent]) -> usize {
 fn an_unordered_sync_goes_right_behind_its_write_without_waiting() {
     // Writes slower than syncs: an unordered sync completes before the write it follows.
     let fake = FakeBackend::new(vec![20_000], vec![1_000]);
-    let spec = WorkloadSpec {
+    let spec = FlatSpec {
         sync_order: crate::spec::SyncOrder::Unordered,
-        ..uring(8, 20)
-    };
+        ..uring(8, 20).flat()
+    }
+    .typed();
     let r = run(&fake, &spec);
     assert_eq!(r.status, RunStatus::Finished, "{:?}", r.error);
     assert_eq!((r.writes, r.syncs), (20, 19));
@@ -398,11 +411,12 @@ fn a_linked_sync_is_held_while_earlier_writes_it_covers_are_in_flight() {
     // sync would start (and here complete) before them and cover neither: it must be
     // held until they have completed, as an unlinked ordered sync is.
     let fake = FakeBackend::new(vec![10_000, 1_000], vec![2_000]);
-    let spec = WorkloadSpec {
+    let spec = FlatSpec {
         link_sync: true,
         sync_every: 4,
-        ..uring(8, 24)
-    };
+        ..uring(8, 24).flat()
+    }
+    .typed();
     let r = run(&fake, &spec);
     assert_eq!(r.status, RunStatus::Finished, "{:?}", r.error);
     // Syncs after writes 4, 8, … 20 (none after the last write, as fio).
@@ -422,10 +436,11 @@ fn a_sync_is_linked_when_no_write_it_covers_is_in_flight() {
     // A sync after every write: each write's earlier writes are covered by their own
     // syncs, so every sync goes linked behind its write (the queue stays full).
     let fake = FakeBackend::new(vec![10_000, 1_000], vec![2_000]);
-    let spec = WorkloadSpec {
+    let spec = FlatSpec {
         link_sync: true,
-        ..uring(8, 12)
-    };
+        ..uring(8, 12).flat()
+    }
+    .typed();
     let r = run(&fake, &spec);
     assert_eq!((r.writes, r.syncs), (12, 11));
     let log = fake.ring_log();
@@ -436,11 +451,12 @@ fn a_sync_is_linked_when_no_write_it_covers_is_in_flight() {
     // complete together, so the fourth is queued with none of them in flight and its sync
     // goes linked behind it; the same for the eighth (the fifth to seventh completed).
     let fake = FakeBackend::new(vec![1_000], vec![2_000]);
-    let spec = WorkloadSpec {
+    let spec = FlatSpec {
         link_sync: true,
         sync_every: 4,
-        ..uring(3, 12)
-    };
+        ..uring(3, 12).flat()
+    }
+    .typed();
     let r = run(&fake, &spec);
     assert_eq!((r.writes, r.syncs), (12, 2));
     let log = fake.ring_log();

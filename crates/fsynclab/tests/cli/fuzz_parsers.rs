@@ -493,7 +493,7 @@ fn fio_output_property(text: &str) {
     if let Ok(out) = fsynclab::fio::import::parse_fio_output(text) {
         for run in &out.runs {
             let r = &run.result;
-            assert_eq!(r.spec.kind, fsynclab::spec::WorkloadKind::Fio);
+            assert_eq!(r.spec.kind(), fsynclab::spec::WorkloadKind::Fio);
             let s = r.summary();
             assert!(s.iops.is_finite() && s.iops >= 0.0);
             if r.has_histograms() {

@@ -13,11 +13,12 @@ fn fake_run(id: i64, write_ns: Vec<u64>, sync_ns: Vec<u64>, spec: WorkloadSpec) 
 }
 
 fn spec() -> WorkloadSpec {
-    WorkloadSpec {
+    FlatSpec {
         threads: 1,
         file_size: 400 * 4096,
-        ..Default::default()
+        ..FlatSpec::default()
     }
+    .typed()
 }
 
 /// A run whose syncs cycle through a spread around `sync_us` (so percentiles differ).
@@ -101,7 +102,7 @@ fn comparison() -> Comparison {
 
 fn sweep_comparison() -> Comparison {
     let at = |id: i64, threads: u32, sync_us: u64| {
-        run_at(id, sync_us, WorkloadSpec { threads, ..spec() })
+        run_at(id, sync_us, FlatSpec { threads, ..spec() }.typed())
     };
     let base = side(
         "experiment 7 (barrier)",
@@ -128,18 +129,20 @@ fn single_run_comparison() -> Comparison {
             run_at(
                 13,
                 200,
-                WorkloadSpec {
+                FlatSpec {
                     block_size: 8192,
-                    ..spec()
-                },
+                    ..spec().flat()
+                }
+                .typed(),
             ),
             run_at(
                 14,
                 210,
-                WorkloadSpec {
+                FlatSpec {
                     block_size: 8192,
-                    ..spec()
-                },
+                    ..spec().flat()
+                }
+                .typed(),
             ),
         ],
     );

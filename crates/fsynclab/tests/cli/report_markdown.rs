@@ -26,14 +26,15 @@ fn run(id: i64, sync_ns: u64, fs: &str) -> RunResult {
         }),
         ..Default::default()
     };
-    let spec = WorkloadSpec {
+    let spec = FlatSpec {
         threads: 1,
         file_size: 64 * 4096,
         // Every write followed by a sync: fio's count skips the periodic sync of the last
         // write of a size-based run, and end_fsync syncs it.
         final_sync: true,
-        ..Default::default()
-    };
+        ..FlatSpec::default()
+    }
+    .typed();
     fake_run(
         id,
         vec![1_000, 1_200],

@@ -8,12 +8,13 @@ use fsynclab::spec::WorkloadSpec;
 
 /// A run at `threads` whose writes and syncs take `op_ns` in all.
 fn run(id: i64, threads: u32, op_ns: u64) -> fsynclab::metrics::RunResult {
-    let spec = WorkloadSpec {
+    let spec = FlatSpec {
         threads,
         file_size: 100 * 4096,
         final_sync: true,
-        ..Default::default()
-    };
+        ..FlatSpec::default()
+    }
+    .typed();
     fsynclab::engine::fake_run(
         id,
         vec![1_000],

@@ -13,14 +13,15 @@ fn many_threads_end_near_the_duration_on_a_real_target() {
     // Before the shared deadline each thread ran the full second from whenever it was
     // first scheduled after the start gate.
     let dir = tempfile::tempdir().unwrap();
-    let spec = WorkloadSpec {
+    let spec = FlatSpec {
         threads: 64,
         block_size: 4096,
         file_size: 64 << 10,
         duration_s: Some(1.0),
         sync: SyncMethod::Fdatasync,
-        ..Default::default()
-    };
+        ..FlatSpec::default()
+    }
+    .typed();
     let ctx = RunContext::new(1, dir.path().to_path_buf());
     let (tx, _rx) = mpsc::channel();
     let r = run(&spec, &ctx, &tx, &CancelToken::new()).unwrap();

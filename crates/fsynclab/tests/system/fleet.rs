@@ -224,9 +224,9 @@ fn a_preset_runs_as_its_exported_job() {
     );
     let preset = fsynclab::spec::load_preset("btrfs-log-commit").unwrap();
     let spec = preset.scaled(0.01).unwrap();
-    let per_thread = spec.io_size.unwrap_or(spec.file_size) / spec.block_size;
+    let per_thread = spec.flat().io_size.unwrap_or(spec.flat().file_size) / spec.flat().block_size;
     let result = run.result.unwrap();
-    assert_eq!(result.writes, per_thread * u64::from(spec.threads));
+    assert_eq!(result.writes, per_thread * u64::from(spec.common.threads));
     let sent = run.origin.unwrap().job_text.unwrap();
     assert!(sent.contains("[btrfs-log-commit]"), "{sent}");
 }

@@ -20,11 +20,12 @@ use fsynclab_gui::{LabApp, Tab};
 
 /// A scripted finished run whose writes take 20 µs and syncs cycle through `sync_ns`.
 fn scripted(sync_ns: Vec<u64>) -> RunResult {
-    let spec = WorkloadSpec {
+    let spec = FlatSpec {
         threads: 1,
         file_size: 64 * 4096,
-        ..Default::default()
-    };
+        ..FlatSpec::default()
+    }
+    .typed();
     fsynclab::engine::fake_run(0, vec![20_000], sync_ns, &spec, SystemInfo::default()).unwrap()
 }
 

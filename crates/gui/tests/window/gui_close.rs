@@ -28,13 +28,14 @@ fn long_run(target: &tempfile::TempDir, repeat: u32) -> UiState {
         target: target.path().display().to_string(),
         preset: None,
         repeat,
-        spec: WorkloadSpec {
+        spec: FlatSpec {
             threads: 1,
             file_size: 1024 * 1024,
             duration_s: Some(30.0),
             sync: SyncMethod::None,
-            ..Default::default()
-        },
+            ..FlatSpec::default()
+        }
+        .typed(),
         ..Default::default()
     }
 }

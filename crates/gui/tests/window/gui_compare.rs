@@ -20,12 +20,13 @@ fn seed_runs(db: &Path, target: &Path) {
     let store = Store::open(db).expect("open the test database");
     for (label, sync) in [("fsync", SyncMethod::Fsync), ("nosync", SyncMethod::None)] {
         for _ in 0..3 {
-            let spec = WorkloadSpec {
+            let spec = FlatSpec {
                 threads: 1,
                 file_size: 128 << 10,
                 sync,
-                ..Default::default()
-            };
+                ..FlatSpec::default()
+            }
+            .typed();
             gui_common::record_run(&store, target, label, spec);
         }
     }

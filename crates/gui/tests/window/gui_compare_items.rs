@@ -32,12 +32,13 @@ fn compare_pair(runs: [(&str, SyncMethod); 2], preset: Option<(&str, f64)>) -> P
     let ids: Vec<i64> = runs
         .iter()
         .map(|(label, sync)| {
-            let spec = WorkloadSpec {
+            let spec = FlatSpec {
                 threads: 1,
                 file_size: 128 << 10,
                 sync: *sync,
-                ..Default::default()
-            };
+                ..FlatSpec::default()
+            }
+            .typed();
             let mut request = tiny_request(spec, target.path(), label);
             request.preset = preset.map(|p| p.0.to_string());
             request.preset_scale = preset.map(|p| p.1);

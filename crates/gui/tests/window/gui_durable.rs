@@ -12,7 +12,7 @@ use fsynclab::store::Store;
 use fsynclab_gui::{LabApp, Tab};
 
 fn spec(sync: SyncMethod, dsync: bool) -> WorkloadSpec {
-    WorkloadSpec {
+    FlatSpec {
         threads: 1,
         file_size: 128 << 10,
         sync,
@@ -20,8 +20,9 @@ fn spec(sync: SyncMethod, dsync: bool) -> WorkloadSpec {
             dsync,
             ..Default::default()
         },
-        ..Default::default()
+        ..FlatSpec::default()
     }
+    .typed()
 }
 
 /// Three tiny finished runs of each `(label, spec)`.

@@ -21,12 +21,13 @@ struct Lab {
 }
 
 fn tiny_spec() -> WorkloadSpec {
-    WorkloadSpec {
+    FlatSpec {
         threads: 2,
         file_size: 64 << 10,
         block_size: 4096,
-        ..Default::default()
+        ..FlatSpec::default()
     }
+    .typed()
 }
 
 /// A database with one real tiny run per label, executed through the library.

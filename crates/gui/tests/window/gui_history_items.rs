@@ -18,12 +18,13 @@ use fsynclab_gui::{LabApp, Tab, UiState};
 fn seed(db: &std::path::Path, target: &std::path::Path, runs: &[(&str, u32, SyncMethod)]) {
     let store = Store::open(db).expect("open store");
     for (label, threads, sync) in runs {
-        let spec = WorkloadSpec {
+        let spec = FlatSpec {
             threads: *threads,
             sync: *sync,
             file_size: 64 << 10,
-            ..Default::default()
-        };
+            ..FlatSpec::default()
+        }
+        .typed();
         record_run(&store, target, label, spec);
     }
 }

@@ -64,11 +64,12 @@ fn journal_less_trace() -> KernelTrace {
 
 /// A finished run's result (a scripted one: nothing is measured).
 fn tiny_result() -> fsynclab::metrics::RunResult {
-    let spec = WorkloadSpec {
+    let spec = FlatSpec {
         threads: 1,
         file_size: 8 * 4096,
-        ..Default::default()
-    };
+        ..FlatSpec::default()
+    }
+    .typed();
     fsynclab::engine::fake_run(
         0,
         vec![1_000; 400],
@@ -128,10 +129,11 @@ fn the_kernel_trace_setting_reaches_the_run() {
     let db = dir.path().join("gui.sqlite");
     let state = UiState {
         preset: None,
-        spec: WorkloadSpec {
+        spec: FlatSpec {
             file_size: 64 << 10,
-            ..WorkloadSpec::default()
-        },
+            ..FlatSpec::default()
+        }
+        .typed(),
         target: target.path().display().to_string(),
         ..UiState::default()
     };

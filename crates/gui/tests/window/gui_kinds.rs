@@ -82,13 +82,14 @@ fn each_kind_shows_its_own_parameters() {
 fn a_grouplog_run_from_the_window_shows_its_group_commit_figures() {
     let dir = tempfile::tempdir().unwrap();
     let target = tempfile::tempdir().unwrap();
-    let mut spec = WorkloadSpec {
+    let mut spec = FlatSpec {
         kind: WorkloadKind::Grouplog,
         threads: 4,
         requests: Some(200),
         sync: fsynclab::spec::SyncMethod::Fdatasync,
-        ..WorkloadSpec::default()
-    };
+        ..FlatSpec::default()
+    }
+    .typed();
     spec.grouplog.strategy = Strategy::Leader;
     spec.grouplog.record_size = 512;
     let state = UiState {
@@ -203,12 +204,13 @@ fn a_preset_series_runs_every_variant_from_the_window() {
 fn a_fileserver_run_from_the_window_shows_its_dbench_figures() {
     let dir = tempfile::tempdir().unwrap();
     let target = tempfile::tempdir().unwrap();
-    let mut spec = WorkloadSpec {
+    let mut spec = FlatSpec {
         kind: WorkloadKind::Fileserver,
         threads: 2,
         duration_s: Some(0.5),
-        ..WorkloadSpec::default()
-    };
+        ..FlatSpec::default()
+    }
+    .typed();
     spec.fileserver.files_per_client = 8;
     let state = UiState {
         preset: None,

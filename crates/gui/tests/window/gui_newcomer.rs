@@ -99,11 +99,12 @@ fn a_one_run_side_of_a_comparison_says_run() {
     let target = tempfile::tempdir().unwrap();
     let db = dir.path().join("gui.sqlite");
     let store = Store::open(&db).unwrap();
-    let spec = WorkloadSpec {
+    let spec = FlatSpec {
         threads: 1,
         file_size: 64 << 10,
-        ..WorkloadSpec::default()
-    };
+        ..FlatSpec::default()
+    }
+    .typed();
     let one = gui_common::record_run(&store, target.path(), "one", spec.clone());
     let two: Vec<i64> = (0..2)
         .map(|_| gui_common::record_run(&store, target.path(), "two", spec.clone()))

@@ -57,15 +57,16 @@ fn has_text_label(h: &Harness<'static, LabApp>, text: &str) -> bool {
 fn an_io_uring_run_plots_its_depth_and_a_sync_run_does_not() {
     let db = tempfile::tempdir().unwrap();
     let target = tempfile::tempdir().unwrap();
-    let spec = WorkloadSpec {
+    let spec = FlatSpec {
         threads: 1,
         file_size: 4 << 20,
         duration_s: Some(0.5),
         ioengine: fsynclab::spec::IoEngine::IoUring,
         iodepth: 8,
         sync: SyncMethod::None,
-        ..Default::default()
-    };
+        ..FlatSpec::default()
+    }
+    .typed();
     let mut h = harness(&db, state(spec, &target.path().display().to_string()));
     h.run();
     h.get_by_label("Start run").click();
@@ -79,11 +80,12 @@ fn an_io_uring_run_plots_its_depth_and_a_sync_run_does_not() {
     };
     assert!(depth_label(&h), "no depth caption for an io_uring run");
 
-    let sync_spec = WorkloadSpec {
+    let sync_spec = FlatSpec {
         threads: 1,
         file_size: 64 * 1024,
-        ..Default::default()
-    };
+        ..FlatSpec::default()
+    }
+    .typed();
     let mut h = harness(&db, state(sync_spec, &target.path().display().to_string()));
     h.run();
     h.get_by_label("Start run").click();
@@ -95,11 +97,12 @@ fn an_io_uring_run_plots_its_depth_and_a_sync_run_does_not() {
 fn tiny_run_finishes_and_shows_its_summary() {
     let db = tempfile::tempdir().unwrap();
     let target = tempfile::tempdir().unwrap();
-    let spec = WorkloadSpec {
+    let spec = FlatSpec {
         threads: 1,
         file_size: 64 * 1024,
-        ..Default::default()
-    };
+        ..FlatSpec::default()
+    }
+    .typed();
     let mut h = harness(&db, state(spec, &target.path().display().to_string()));
     h.run();
     assert!(has_text_label(&h, "Next run"));
@@ -133,13 +136,14 @@ fn tiny_run_finishes_and_shows_its_summary() {
 fn long_run_is_cancelled_and_kept_with_its_data() {
     let db = tempfile::tempdir().unwrap();
     let target = tempfile::tempdir().unwrap();
-    let spec = WorkloadSpec {
+    let spec = FlatSpec {
         threads: 1,
         file_size: 1024 * 1024,
         duration_s: Some(30.0),
         sync: SyncMethod::None,
-        ..Default::default()
-    };
+        ..FlatSpec::default()
+    }
+    .typed();
     let mut h = harness(&db, state(spec, &target.path().display().to_string()));
     gui_common::start_run(&mut h);
 
@@ -180,13 +184,14 @@ fn long_run_is_cancelled_and_kept_with_its_data() {
 fn escape_cancels_a_running_run() {
     let db = tempfile::tempdir().unwrap();
     let target = tempfile::tempdir().unwrap();
-    let spec = WorkloadSpec {
+    let spec = FlatSpec {
         threads: 1,
         file_size: 256 * 1024,
         duration_s: Some(30.0),
         sync: SyncMethod::None,
-        ..Default::default()
-    };
+        ..FlatSpec::default()
+    }
+    .typed();
     let mut h = harness(&db, state(spec, &target.path().display().to_string()));
     h.run();
     h.get_by_label("Start run").click();
@@ -212,11 +217,12 @@ fn missing_target_shows_the_error_and_no_run_is_active() {
     let db = tempfile::tempdir().unwrap();
     let parent = tempfile::tempdir().unwrap();
     let missing = parent.path().join("no-such-dir");
-    let spec = WorkloadSpec {
+    let spec = FlatSpec {
         threads: 1,
         file_size: 64 * 1024,
-        ..Default::default()
-    };
+        ..FlatSpec::default()
+    }
+    .typed();
     let mut h = harness(&db, state(spec, &missing.display().to_string()));
     h.run();
     h.get_by_label("Start run").click();
@@ -242,14 +248,15 @@ fn a_sweeps_header_describes_the_point_running() {
     // other points of a series ran, and "run k of n" beside another run's id.
     let db = tempfile::tempdir().unwrap();
     let target = tempfile::tempdir().unwrap();
-    let spec = WorkloadSpec {
+    let spec = FlatSpec {
         threads: 1,
         file_size: 256 << 10,
         duration_s: Some(1.0),
         requests: None,
         sync: SyncMethod::None,
-        ..Default::default()
-    };
+        ..FlatSpec::default()
+    }
+    .typed();
     let mut s = state(spec, &target.path().display().to_string());
     s.sweep = "threads=1,3".into();
     s.repeat = 1;

@@ -30,10 +30,11 @@ fn has_label_containing(h: &Harness<'static, LabApp>, text: &str) -> bool {
 fn tiny_state(target: &tempfile::TempDir) -> UiState {
     UiState {
         preset: None,
-        spec: WorkloadSpec {
+        spec: FlatSpec {
             file_size: 64 << 10,
-            ..WorkloadSpec::default()
-        },
+            ..FlatSpec::default()
+        }
+        .typed(),
         target: target.path().display().to_string(),
         ..UiState::default()
     }
@@ -108,10 +109,11 @@ fn a_run_refused_before_storing_says_so_in_window_words() {
     let dir = tempfile::tempdir().unwrap();
     let mut state = UiState {
         preset: None,
-        spec: WorkloadSpec {
+        spec: FlatSpec {
             file_size: 64 << 10,
-            ..WorkloadSpec::default()
-        },
+            ..FlatSpec::default()
+        }
+        .typed(),
         ..UiState::default()
     };
     // A kernel pseudo filesystem: refused before any run row exists.

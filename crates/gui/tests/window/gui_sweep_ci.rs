@@ -16,12 +16,13 @@ fn seed_sweep(db: &Path, target: &Path) {
     for label in ["a", "b"] {
         for threads in [1, 2] {
             for _ in 0..2 {
-                let spec = WorkloadSpec {
+                let spec = FlatSpec {
                     threads,
                     file_size: 64 << 10,
                     sync: SyncMethod::None,
-                    ..Default::default()
-                };
+                    ..FlatSpec::default()
+                }
+                .typed();
                 gui_common::record_run(&store, target, label, spec);
             }
         }

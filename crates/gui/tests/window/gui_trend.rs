@@ -22,14 +22,15 @@ fn a_labels_trend_shows_its_change_point_and_what_differs() {
         for _ in 0..4 {
             // 0.3 s a run: a run of a few milliseconds is one scheduler hiccup from any
             // IOPS figure when other tests load the machine.
-            let spec = WorkloadSpec {
+            let spec = FlatSpec {
                 threads: 1,
                 file_size: 256 << 10,
                 duration_s: Some(0.3),
                 requests: None,
                 sync,
-                ..Default::default()
-            };
+                ..FlatSpec::default()
+            }
+            .typed();
             ids.push(gui_common::record_run(&store, &target, "nightly", spec));
         }
     }
@@ -85,7 +86,7 @@ fn history_shows_o_dsync_as_the_sync_and_no_sync_latency() {
     let target = dir.path().join("target");
     std::fs::create_dir(&target).unwrap();
     let store = Store::open(&db).unwrap();
-    let spec = WorkloadSpec {
+    let spec = FlatSpec {
         threads: 1,
         file_size: 128 << 10,
         sync: SyncMethod::None,
@@ -93,8 +94,9 @@ fn history_shows_o_dsync_as_the_sync_and_no_sync_latency() {
             dsync: true,
             ..Default::default()
         },
-        ..Default::default()
-    };
+        ..FlatSpec::default()
+    }
+    .typed();
     gui_common::record_run(&store, &target, "dsync", spec);
     drop(store);
     let mut h = gui_common::harness_on(&db, Tab::History);
@@ -122,11 +124,12 @@ fn historys_key_columns_are_in_view_at_the_default_size() {
         &store,
         &target,
         "a-long-label-for-the-column",
-        WorkloadSpec {
+        FlatSpec {
             threads: 1,
             file_size: 64 << 10,
-            ..Default::default()
-        },
+            ..FlatSpec::default()
+        }
+        .typed(),
     );
     drop(store);
     let mut h = gui_common::harness_on(&db, Tab::History);

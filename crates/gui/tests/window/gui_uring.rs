@@ -26,11 +26,12 @@ fn small_fileio(target: &tempfile::TempDir) -> UiState {
         target: target.path().display().to_string(),
         // Tests never use the kernel's tracefs (only crates/fsynclab/tests/system/ktrace.rs does).
         kernel_trace: fsynclab::ktrace::KernelTraceMode::Off,
-        spec: WorkloadSpec {
+        spec: FlatSpec {
             threads: 1,
             file_size: 64 << 10,
-            ..WorkloadSpec::default()
-        },
+            ..FlatSpec::default()
+        }
+        .typed(),
         ..UiState::default()
     }
 }

@@ -14,12 +14,13 @@ use fsynclab::store::Store;
 use fsynclab_gui::{LabApp, Tab};
 
 fn tiny_spec() -> WorkloadSpec {
-    WorkloadSpec {
+    FlatSpec {
         threads: 1,
         file_size: 64 << 10,
         block_size: 4096,
-        ..Default::default()
+        ..FlatSpec::default()
     }
+    .typed()
 }
 
 /// Records `count` real tiny runs labelled `label`, as if made from `preset` at `scale`.
@@ -194,12 +195,13 @@ fn compare_load_note_says_differed_only_when_the_shown_figures_differ() {
 fn run_tab_time_axis_has_a_tick_every_half_second_with_its_unit() {
     let db = tempfile::tempdir().unwrap();
     let target = tempfile::tempdir().unwrap();
-    let spec = WorkloadSpec {
+    let spec = FlatSpec {
         threads: 1,
         file_size: 1 << 20,
         duration_s: Some(2.5),
-        ..Default::default()
-    };
+        ..FlatSpec::default()
+    }
+    .typed();
     let state = fsynclab_gui::UiState {
         tab: Tab::Run,
         target: target.path().display().to_string(),

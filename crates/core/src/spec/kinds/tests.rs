@@ -4,7 +4,7 @@
 
 use super::def::{SettingDef, Ty};
 use super::{KINDS, all_settings};
-use crate::spec::{Setting, WorkloadKind, WorkloadSpec, set_value};
+use crate::spec::{FlatSpec, Setting, WorkloadKind, WorkloadSpec, set_value};
 
 #[test]
 fn every_workload_setting_has_its_row_and_a_unique_stored_name() {
@@ -55,10 +55,11 @@ fn value_at(spec: &WorkloadSpec, key: &str) -> Option<serde_json::Value> {
 #[test]
 fn every_key_is_a_key_of_the_spec_and_its_default_the_specs() {
     for kind in KINDS {
-        let spec = WorkloadSpec {
+        let spec = FlatSpec {
             kind: kind.kind,
-            ..WorkloadSpec::default()
-        };
+            ..FlatSpec::default()
+        }
+        .typed();
         for def in kind.settings {
             if def.default.is_empty() {
                 assert!(
@@ -91,10 +92,11 @@ fn every_key_is_a_key_of_the_spec_and_its_default_the_specs() {
 /// A spec of `kind` that every bound of the table can be tried on: the smallest sizes, a
 /// stop rule, io_uring on (so its settings are checked as such).
 fn base(kind: WorkloadKind, def: &SettingDef) -> WorkloadSpec {
-    let mut spec = WorkloadSpec {
+    let mut spec = FlatSpec {
         kind,
-        ..WorkloadSpec::default()
-    };
+        ..FlatSpec::default()
+    }
+    .typed();
     // The smallest write, so every size above it fits (a file, a log, a segment).
     if let Some(unit) = super::kind_def(kind).and_then(|t| t.write_unit)
         && let Ty::Size { min, .. } = unit.ty
@@ -102,14 +104,14 @@ fn base(kind: WorkloadKind, def: &SettingDef) -> WorkloadSpec {
         spec = set_value(&spec, unit, &min.to_string()).unwrap();
     }
     if def.section == super::def::Section::Engine {
-        spec.ioengine = crate::spec::IoEngine::IoUring;
+        spec.edit(|f| f.ioengine = crate::spec::IoEngine::IoUring);
     }
     let own_stop = super::kind_def(kind).is_some_and(|t| t.own_stop.is_some());
     if def.key != "requests" && !own_stop {
-        spec.duration_s = Some(1.0);
+        spec.common.duration_s = Some(1.0);
     }
     if def.key == "requests" {
-        spec.duration_s = None;
+        spec.common.duration_s = None;
     }
     spec
 }
@@ -188,9 +190,13 @@ fn every_range_is_the_range_the_checks_accept() {
 fn a_flag_set_is_set_by_its_names() {
     let def = &super::common::OPEN_FLAGS;
     let spec = set_value(&WorkloadSpec::default(), def, "O_DSYNC, direct").unwrap();
-    assert!(spec.open_flags.dsync && spec.open_flags.direct && !spec.open_flags.sync);
+    assert!(
+        spec.flat().open_flags.dsync
+            && spec.flat().open_flags.direct
+            && !spec.flat().open_flags.sync
+    );
     let spec = set_value(&spec, def, "none").unwrap();
-    assert_eq!(spec.open_flags, Default::default());
+    assert_eq!(spec.flat().open_flags, Default::default());
     let e = set_value(&spec, def, "dsync,fua").unwrap_err();
     assert!(e.to_string().contains("fua"), "{e}");
 }
@@ -199,8 +205,8 @@ fn a_flag_set_is_set_by_its_names() {
 fn an_optional_setting_is_unset_by_its_row() {
     let def = &super::common::DURATION;
     let spec = set_value(&WorkloadSpec::default(), def, "2.5").unwrap();
-    assert_eq!(spec.duration_s, Some(2.5));
+    assert_eq!(spec.common.duration_s, Some(2.5));
     let spec = crate::spec::unset_value(&spec, def).unwrap();
-    assert_eq!(spec.duration_s, None);
+    assert_eq!(spec.common.duration_s, None);
     assert_eq!(spec, WorkloadSpec::default());
 }

@@ -2,6 +2,8 @@
 
 use super::parts::*;
 use super::*;
+    #[allow(unused_imports)]
+    use crate::spec::FlatSpec;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
@@ -34,15 +36,15 @@ fn o_sync_only_for_o_sync() {
 #[test]
 fn op_table_lists_what_the_spec_does() {
     let mut spec = WorkloadSpec::default();
-    spec.smallfiles.file_size = 0;
-    spec.smallfiles.sync = FileSync::None;
+    spec.flat().smallfiles.file_size = 0;
+    spec.flat().smallfiles.sync = FileSync::None;
     assert_eq!(
         ops_used(&spec),
         [true, false, false, false, true, false, false]
     );
-    spec.smallfiles.sync = FileSync::Syncfs;
-    spec.smallfiles.xattr = true;
-    spec.smallfiles.unlink = true;
+    spec.flat().smallfiles.sync = FileSync::Syncfs;
+    spec.flat().smallfiles.xattr = true;
+    spec.flat().smallfiles.unlink = true;
     assert_eq!(
         ops_used(&spec),
         [true, false, true, true, true, false, true]
@@ -87,14 +89,14 @@ fn ctx(dir: &Path) -> crate::engine::RunContext {
 }
 
 fn spec(threads: u32, files: u64) -> WorkloadSpec {
-    let mut spec = WorkloadSpec {
+    let mut spec = FlatSpec {
         kind: crate::spec::WorkloadKind::Smallfiles,
         threads,
-        ..Default::default()
-    };
-    spec.smallfiles.files_per_thread = files;
-    spec.smallfiles.file_size = 100;
-    spec.smallfiles.sync = FileSync::None;
+        ..FlatSpec::default()
+    }.typed();
+    spec.flat().smallfiles.files_per_thread = files;
+    spec.flat().smallfiles.file_size = 100;
+    spec.flat().smallfiles.sync = FileSync::None;
     spec
 }
 

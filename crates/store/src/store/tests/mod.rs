@@ -12,6 +12,8 @@ use crate::metrics::{
     ThreadStats,
 };
 use crate::probe::{BlockStat, DeviceInfo, MountInfo, SystemInfo};
+#[allow(unused_imports)]
+use crate::spec::FlatSpec;
 use crate::spec::{SyncMethod, WorkloadSpec};
 
 fn system(fs_type: &str, kernel: &str) -> SystemInfo {
@@ -70,12 +72,13 @@ fn system(fs_type: &str, kernel: &str) -> SystemInfo {
 
 fn new_run(label: Option<&str>, fs_type: &str, kernel: &str) -> NewRun {
     NewRun {
-        spec: WorkloadSpec {
+        spec: FlatSpec {
             threads: 2,
             sync: SyncMethod::Fdatasync,
             duration_s: Some(1.0),
-            ..Default::default()
-        },
+            ..FlatSpec::default()
+        }
+        .typed(),
         system: system(fs_type, kernel),
         target: PathBuf::from("/mnt/test"),
         label: label.map(Into::into),
