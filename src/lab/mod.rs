@@ -418,7 +418,7 @@ fn preflight(spec: &WorkloadSpec, system: &crate::probe::SystemInfo) -> Result<(
         }
         .into());
     }
-    let per_thread = match &spec.kind() {
+    let per_thread = match &spec.kind {
         KindSpec::Fileserver(f) => crate::engine::open_files_per_client(f.files_per_client),
         KindSpec::Fileio(f) => u64::from(f.shared_files.unwrap_or(1)),
         _ => 1,
@@ -528,7 +528,7 @@ mod tests {
             ..FlatSpec::default()
         }
         .typed();
-        spec.flat().open_flags.direct = true;
+        spec.edit(|f| f.open_flags.direct = true);
         assert!(preflight(&spec, &system).is_ok());
         spec.block_size = 512;
         let e = worded_error(
@@ -543,7 +543,7 @@ mod tests {
         // grouplog writes records: its record size is what must be aligned.
         spec.kind() = WorkloadKind::Grouplog;
         spec.block_size = 4096;
-        spec.flat().grouplog.record_size = 512;
+        spec.edit(|f| f.grouplog.record_size = 512);
         let e = worded_error(
             &preflight(&spec, &system).unwrap_err(),
             &crate::spec::Neutral,
@@ -552,7 +552,7 @@ mod tests {
             e.contains("record size 512") && e.contains("grouplog.record_size = 4k"),
             "{e}"
         );
-        spec.flat().grouplog.record_size = 8192;
+        spec.edit(|f| f.grouplog.record_size = 8192);
         assert!(preflight(&spec, &system).is_ok());
     }
 }

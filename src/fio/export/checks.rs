@@ -85,7 +85,7 @@ pub(super) fn check_directory(dir: &Path) -> Result<String, ExportError> {
 }
 
 pub(super) fn check_kind(spec: &WorkloadSpec) -> Result<&FileioSpec, ExportError> {
-    if let KindSpec::Fileio(io) = &spec.kind() {
+    if let KindSpec::Fileio(io) = &spec.kind {
         return Ok(io);
     }
     // By name, so a kind added later is refused with the generic reason until it has one.

@@ -258,7 +258,7 @@ fn open_flags_are_sync_and_direct() {
         ..OpenFlags::default()
     };
     assert_eq!(value(&export(&spec), "sync").as_deref(), Some("dsync"));
-    spec.flat().open_flags.sync = true; // O_SYNC includes O_DSYNC
+    spec.edit(|f| f.open_flags.sync = true); // O_SYNC includes O_DSYNC
     assert_eq!(value(&export(&spec), "sync").as_deref(), Some("sync"));
     spec.open_flags = OpenFlags {
         direct: true,

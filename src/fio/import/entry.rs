@@ -421,7 +421,7 @@ fn spec_of(
             // fio's options in fileio's terms, kept as the imported kind.
             let spec = mapped.spec;
             WorkloadSpec {
-                kind: match spec.kind() {
+                kind: match spec.kind {
                     KindSpec::Fileio(options) => KindSpec::Fio(options),
                     other => other,
                 },

@@ -291,10 +291,10 @@ impl Job {
     /// `runtime` + `time_based` → a duration; `runtime` alone is refused.
     fn stop_rule(&self, spec: &mut FlatSpec) -> Result<(), JobError> {
         if self.ramp_us > 0 {
-            spec.common.warmup_s = Some(self.ramp_us as f64 / 1e6);
+            spec.warmup_s = Some(self.ramp_us as f64 / 1e6);
         }
         match (&self.runtime, self.time_based) {
-            (Some((_, us)), true) if *us > 0 => spec.common.duration_s = Some(*us as f64 / 1e6),
+            (Some((_, us)), true) if *us > 0 => spec.duration_s = Some(*us as f64 / 1e6),
             (_, true) => {
                 return Err(JobError::Missing {
                     option: "runtime",

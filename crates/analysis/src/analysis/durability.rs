@@ -87,7 +87,7 @@ pub fn write_meaning(spec: &WorkloadSpec) -> String {
     } else if f.dsync {
         words.push("O_DSYNC");
     }
-    if let KindSpec::Smallfiles(s) = &spec.kind()
+    if let KindSpec::Smallfiles(s) = &spec.kind
         && s.sync == FileSync::OSync
     {
         words.push("O_SYNC");
@@ -101,7 +101,7 @@ pub fn write_meaning(spec: &WorkloadSpec) -> String {
 
 /// What one timed sync call of `spec` is (`fsync`, `fdatasync`...; `none`).
 pub fn sync_meaning(spec: &WorkloadSpec) -> String {
-    match &spec.kind() {
+    match &spec.kind {
         KindSpec::Smallfiles(s) => s.sync.as_str().into(),
         // Its mix's flushes are fsyncs.
         KindSpec::Fileserver(_) => SyncMethod::Fsync.as_str().into(),
@@ -116,7 +116,7 @@ fn write_role(spec: &WorkloadSpec) -> String {
     let flags = spec.open_flags();
     let durable = flags.sync
         || flags.dsync
-        || matches!(&spec.kind(), KindSpec::Smallfiles(s) if s.sync == FileSync::OSync);
+        || matches!(&spec.kind, KindSpec::Smallfiles(s) if s.sync == FileSync::OSync);
     if durable {
         "an O_SYNC/O_DSYNC write, durable when it returns (it includes its flush)".into()
     } else {
@@ -237,8 +237,8 @@ mod tests {
     fn write_and_sync_calls_are_named_by_what_they_do() {
         let mut spec = WorkloadSpec::default();
         assert_eq!(write_meaning(&spec), "buffered");
-        spec.flat().open_flags.dsync = true;
-        spec.flat().open_flags.direct = true;
+        spec.edit(|f| f.open_flags.dsync = true);
+        spec.edit(|f| f.open_flags.direct = true);
         assert_eq!(write_meaning(&spec), "O_DIRECT+O_DSYNC");
         spec.sync = SyncMethod::None;
         assert_eq!(sync_meaning(&spec), "none");

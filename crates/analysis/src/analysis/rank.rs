@@ -97,7 +97,7 @@ const PG_BLOCK: u64 = 8192;
 /// durable by O_DSYNC|O_DIRECT, fdatasync, fsync or O_SYNC|O_DIRECT.
 pub fn pg_shape(spec: &WorkloadSpec) -> Option<(&'static str, u64)> {
     use crate::spec::Pattern;
-    let KindSpec::Fileio(io) = &spec.kind() else {
+    let KindSpec::Fileio(io) = &spec.kind else {
         return None;
     };
     let k = io.file_size / PG_BLOCK;
@@ -282,7 +282,7 @@ fn variant(runs: &[&RunResult], varying: &[String]) -> RankedVariant {
 /// How a variant commits, in words: `fdatasync`, `O_DSYNC`, `O_DIRECT+fsync`,
 /// `fdatasync every 4`, `buffered, no sync`.
 pub fn commit_method(spec: &WorkloadSpec) -> String {
-    match &spec.kind() {
+    match &spec.kind {
         KindSpec::Smallfiles(s) => return s.sync.as_str().into(),
         KindSpec::Grouplog(g) => return format!("grouplog {}", g.strategy.name()),
         _ => {}

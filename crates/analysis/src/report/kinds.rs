@@ -51,7 +51,7 @@ pub fn kind_line(r: &RunResult) -> Option<String> {
     let spec = &r.spec;
     // Today's kinds have lines of their own (each its reference tool's figures); any other
     // kind gets the generic one.
-    Some(match &spec.kind() {
+    Some(match &spec.kind {
         KindSpec::Fileio(_) => return None,
         KindSpec::Grouplog(g) => format!(
             "{} writers, {} · {} commits/s · {} flushes/commit (device {}) · commit p50 {} p99 {}",

@@ -180,10 +180,16 @@ impl WorkloadSpec {
     }
 
     /// Edits the spec through its flat form (a setting by its field, as a form sets it)
-    /// and types it again: a setting of another kind is left behind.
+    /// and types it again. A setting of another kind would be left behind: debug builds
+    /// assert that the edit set none.
     pub fn edit(&mut self, edit: impl FnOnce(&mut FlatSpec)) {
         let mut flat = self.flat();
         edit(&mut flat);
+        debug_assert!(
+            super::foreign_settings(&flat).is_empty(),
+            "an edit of another kind's setting: {:?}",
+            super::foreign_settings(&flat)
+        );
         *self = flat.typed();
     }
 

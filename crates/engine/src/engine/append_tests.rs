@@ -5,7 +5,7 @@ use std::sync::mpsc;
 
 use crate::engine::{CancelToken, FakeBackend, FakeOp, RunContext, run_with};
 use crate::metrics::{RunResult, RunStatus};
-use crate::spec::{OpenFlags, SyncMethod, WorkloadKind, WorkloadSpec};
+use crate::spec::{FlatSpec, OpenFlags, SyncMethod, WorkloadKind, WorkloadSpec};
 
 const WRITE_NS: u64 = 10_000;
 const SYNC_NS: u64 = 1_000_000;
@@ -19,8 +19,8 @@ fn append(writers: u32, records: u64, sync_every: u32) -> WorkloadSpec {
         requests: Some(records),
         ..FlatSpec::default()
     }.typed();
-    spec.flat().append.record_size = 512;
-    spec.flat().append.segment_size = 64 * 512;
+    spec.edit(|f| f.append.record_size = 512);
+    spec.edit(|f| f.append.segment_size = 64 * 512);
     spec
 }
 
@@ -69,11 +69,13 @@ fn records_not_yet_synced_at_the_end_are_written_but_not_durable() {
 fn dsync_records_are_durable_when_written_and_never_synced() {
     let fake = FakeBackend::new(vec![WRITE_NS], vec![SYNC_NS]);
     let mut spec = append(1, 50, 1);
-    spec.open_flags = OpenFlags {
-        dsync: true,
-        ..Default::default()
-    };
-    spec.sync = SyncMethod::None;
+    spec.edit(|f| {
+        f.open_flags = OpenFlags {
+            dsync: true,
+            ..Default::default()
+        }
+    });
+    spec.edit(|f| f.sync = SyncMethod::None);
     let r = run_fake(&fake, &spec);
     assert_eq!((r.writes, r.syncs), (50, 0));
     let durable = r.durable_lat.as_ref().unwrap().summary();

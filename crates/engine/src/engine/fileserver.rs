@@ -463,7 +463,7 @@ fn step_loop<B: Backend>(
 mod tests {
     use super::super::{CancelToken, RunContext, run};
     use crate::metrics::RunStatus;
-    use crate::spec::{WorkloadKind, WorkloadSpec};
+    use crate::spec::{FlatSpec, WorkloadKind, WorkloadSpec};
 
     fn spec(clients: u32, secs: f64) -> WorkloadSpec {
         let mut s = FlatSpec {
@@ -472,7 +472,7 @@ mod tests {
             duration_s: Some(secs),
             ..FlatSpec::default()
         }.typed();
-        s.fileserver.files_per_client = 8;
+        s.edit(|f| f.fileserver.files_per_client = 8);
         s
     }
 

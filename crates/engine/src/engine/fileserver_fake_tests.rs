@@ -10,7 +10,7 @@ use super::super::fake::{FakeBackend, FakeOp};
 use super::super::{CancelToken, RunContext, run_with};
 use super::{Mix, Step};
 use crate::metrics::{RunResult, RunStatus};
-use crate::spec::{WorkloadKind, WorkloadSpec};
+use crate::spec::{FlatSpec, WorkloadKind, WorkloadSpec};
 
 const WRITE_NS: u64 = 1_000;
 const FLUSH_NS: u64 = 50_000;
@@ -101,7 +101,7 @@ fn spec(clients: u32) -> WorkloadSpec {
         duration_s: Some(0.002),
         ..FlatSpec::default()
     }.typed();
-    s.fileserver.files_per_client = 8;
+    s.edit(|f| f.fileserver.files_per_client = 8);
     s
 }
 

@@ -155,7 +155,7 @@ macro_rules! engine_kinds {
             events: &Sender<EngineEvent>,
             cancel: &CancelToken,
         ) -> Result<RunResult, EngineError> {
-            match &spec.kind() {
+            match &spec.kind {
                 $(KindSpec::$variant(k) => {
                     run_in_scratch::<$module::$variant, B>(backend, spec, k, ctx, scratch, events, cancel)
                 })*

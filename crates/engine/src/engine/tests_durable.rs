@@ -112,9 +112,9 @@ fn a_group_commits_durable_latency_is_its_commit_latency() {
         ..FlatSpec::default()
     }
     .typed();
-    spec.flat().grouplog.strategy = Strategy::Solo;
-    spec.flat().grouplog.record_size = 512;
-    spec.flat().grouplog.log_size = 64 << 10;
+    spec.edit(|f| f.grouplog.strategy = Strategy::Solo);
+    spec.edit(|f| f.grouplog.record_size = 512);
+    spec.edit(|f| f.grouplog.log_size = 64 << 10);
     let r = run(&fake, &spec);
     let commit = r.ops.iter().find(|o| o.op == "commit").unwrap();
     assert_eq!(r.durable_lat.as_ref(), Some(&commit.lat));

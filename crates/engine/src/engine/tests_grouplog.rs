@@ -22,9 +22,9 @@ fn grouplog(strategy: Strategy, writers: u32, records: u64) -> WorkloadSpec {
         ..FlatSpec::default()
     }
     .typed();
-    spec.flat().grouplog.strategy = strategy;
-    spec.flat().grouplog.record_size = 512;
-    spec.flat().grouplog.log_size = 64 << 10;
+    spec.edit(|f| f.grouplog.strategy = strategy);
+    spec.edit(|f| f.grouplog.record_size = 512);
+    spec.edit(|f| f.grouplog.log_size = 64 << 10);
     spec
 }
 

@@ -35,16 +35,18 @@ fn o_sync_only_for_o_sync() {
 
 #[test]
 fn op_table_lists_what_the_spec_does() {
-    let mut spec = WorkloadSpec::default();
-    spec.flat().smallfiles.file_size = 0;
-    spec.flat().smallfiles.sync = FileSync::None;
+    let mut spec = crate::spec::SmallfilesSpec {
+        file_size: 0,
+        sync: FileSync::None,
+        ..Default::default()
+    };
     assert_eq!(
         ops_used(&spec),
         [true, false, false, false, true, false, false]
     );
-    spec.flat().smallfiles.sync = FileSync::Syncfs;
-    spec.flat().smallfiles.xattr = true;
-    spec.flat().smallfiles.unlink = true;
+    spec.sync = FileSync::Syncfs;
+    spec.xattr = true;
+    spec.unlink = true;
     assert_eq!(
         ops_used(&spec),
         [true, false, true, true, true, false, true]
@@ -94,9 +96,9 @@ fn spec(threads: u32, files: u64) -> WorkloadSpec {
         threads,
         ..FlatSpec::default()
     }.typed();
-    spec.flat().smallfiles.files_per_thread = files;
-    spec.flat().smallfiles.file_size = 100;
-    spec.flat().smallfiles.sync = FileSync::None;
+    spec.edit(|f| f.smallfiles.files_per_thread = files);
+    spec.edit(|f| f.smallfiles.file_size = 100);
+    spec.edit(|f| f.smallfiles.sync = FileSync::None);
     spec
 }
 
@@ -104,8 +106,8 @@ fn spec(threads: u32, files: u64) -> WorkloadSpec {
 fn a_real_run_counts_files_bytes_and_phases() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = spec(2, 50);
-    s.smallfiles.chown = true;
-    s.smallfiles.unlink = true;
+    s.edit(|f| f.smallfiles.chown = true);
+    s.edit(|f| f.smallfiles.unlink = true);
     let (tx, _rx) = std::sync::mpsc::channel();
     let r = crate::engine::run(
         &s,
@@ -170,9 +172,9 @@ fn cancel_stops_a_later_phase_and_skips_the_rest() {
     // Cancel as soon as the interval samples show every file created: the run is then in
     // its chown or unlink phase (200 000 files take far longer than one 100 ms interval).
     let mut s = spec(2, 100_000);
-    s.smallfiles.file_size = 0;
-    s.smallfiles.chown = true;
-    s.smallfiles.unlink = true;
+    s.edit(|f| f.smallfiles.file_size = 0);
+    s.edit(|f| f.smallfiles.chown = true);
+    s.edit(|f| f.smallfiles.unlink = true);
     let dir = tempfile::tempdir().unwrap();
     let cancel = crate::engine::CancelToken::new();
     let (tx, rx) = std::sync::mpsc::channel();
@@ -238,10 +240,10 @@ fn fake_run(fake: &crate::engine::FakeBackend, s: &WorkloadSpec) -> crate::metri
 #[test]
 fn fake_run_counts_and_times_every_call_of_every_phase() {
     let mut s = spec(2, 50);
-    s.smallfiles.sync = FileSync::Fsync;
-    s.smallfiles.xattr = true;
-    s.smallfiles.chown = true;
-    s.smallfiles.unlink = true;
+    s.edit(|f| f.smallfiles.sync = FileSync::Fsync);
+    s.edit(|f| f.smallfiles.xattr = true);
+    s.edit(|f| f.smallfiles.chown = true);
+    s.edit(|f| f.smallfiles.unlink = true);
     let fake = scripted_fake();
     let r = fake_run(&fake, &s);
     assert_eq!(
@@ -308,7 +310,7 @@ fn fake_run_counts_and_times_every_call_of_every_phase() {
 #[test]
 fn fake_syncfs_is_one_sync_per_thread_after_its_files() {
     let mut s = spec(2, 20);
-    s.smallfiles.sync = FileSync::Syncfs;
+    s.edit(|f| f.smallfiles.sync = FileSync::Syncfs);
     let fake = scripted_fake().with_op_ns(crate::engine::FakeOp::Syncfs, 9_000);
     let r = fake_run(&fake, &s);
     assert_eq!((r.writes, r.syncs), (40, 2));
@@ -323,8 +325,8 @@ fn fake_syncfs_is_one_sync_per_thread_after_its_files() {
 #[test]
 fn fake_error_mid_run_keeps_the_files_made_and_skips_later_phases() {
     let mut s = spec(1, 50);
-    s.smallfiles.xattr = true;
-    s.smallfiles.chown = true;
+    s.edit(|f| f.smallfiles.xattr = true);
+    s.edit(|f| f.smallfiles.chown = true);
     let fake = scripted_fake().with_op_failure(crate::engine::FakeOp::Xattr, 10, libc::EIO);
     let r = fake_run(&fake, &s);
     assert_eq!(r.status, crate::metrics::RunStatus::Failed);
@@ -359,7 +361,7 @@ fn fake_error_mid_run_keeps_the_files_made_and_skips_later_phases() {
 #[test]
 fn fake_unlink_failure_ends_the_phase_with_the_fix() {
     let mut s = spec(1, 30);
-    s.smallfiles.unlink = true;
+    s.edit(|f| f.smallfiles.unlink = true);
     let fake = scripted_fake().with_op_failure(crate::engine::FakeOp::Unlink, 5, libc::ENOSPC);
     let r = fake_run(&fake, &s);
     assert_eq!(r.status, crate::metrics::RunStatus::Failed);
