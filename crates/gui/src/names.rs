@@ -85,6 +85,8 @@ pub fn words(error: &(dyn Error + 'static)) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[allow(unused_imports)]
+    use crate::spec::FlatSpec;
 
     #[test]
     fn every_setting_has_a_label_and_no_flag() {
@@ -98,10 +100,11 @@ mod tests {
 
     #[test]
     fn a_spec_error_names_the_label() {
-        let spec = fsynclab::spec::WorkloadSpec {
+        let spec = fsynclab::spec::FlatSpec {
             block_size: 100,
-            ..Default::default()
-        };
+            ..FlatSpec::default()
+        }
+        .typed();
         let e = spec.validate().unwrap_err();
         assert_eq!(
             words(&e),

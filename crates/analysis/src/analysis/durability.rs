@@ -240,7 +240,7 @@ mod tests {
         spec.edit(|f| f.open_flags.dsync = true);
         spec.edit(|f| f.open_flags.direct = true);
         assert_eq!(write_meaning(&spec), "O_DIRECT+O_DSYNC");
-        spec.sync = SyncMethod::None;
+        spec.edit(|f| f.sync = SyncMethod::None);
         assert_eq!(sync_meaning(&spec), "none");
     }
 }

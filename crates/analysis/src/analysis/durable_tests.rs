@@ -163,7 +163,7 @@ fn calls_of_the_same_role_are_compared_and_others_are_not() {
     let fdatasync = spec(SyncMethod::Fdatasync, false);
     let srf = spec(SyncMethod::SyncFileRange, false);
     let mut direct = fdatasync.clone();
-    direct.open_flags.direct = true;
+    direct.edit(|f| f.open_flags.direct = true);
     // fsync against fdatasync: both make the writes durable; what fsync's metadata costs is
     // the question, so their latencies compare.
     assert_ne!(

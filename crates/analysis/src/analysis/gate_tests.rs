@@ -252,7 +252,7 @@ fn a_side_at_zero_has_no_ratio_and_a_named_metric_stays_undecided() {
 fn sweeps_are_gated_per_point() {
     let at = |id: i64, threads: u32, op_ns: u64| {
         let mut s = spec();
-        s.threads = threads;
+        s.edit(|f| f.threads = threads);
         crate::engine::fake_run(
             id,
             vec![1_000],

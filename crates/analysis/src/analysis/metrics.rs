@@ -418,11 +418,12 @@ mod kind_metric_tests {
 
     #[test]
     fn fileserver_throughput_is_dbench_mb_of_reads_and_writes() {
-        let spec = crate::spec::WorkloadSpec {
+        let spec = crate::spec::FlatSpec {
             io_size: Some(4 * 4096),
             file_size: 4 * 4096,
-            ..Default::default()
-        };
+            ..crate::spec::FlatSpec::default()
+        }
+        .typed();
         let mut r = crate::engine::fake_run(1, vec![1_000], vec![1_000], &spec, Default::default())
             .unwrap();
         let mut read = crate::metrics::OpStats::new("read");
@@ -434,7 +435,7 @@ mod kind_metric_tests {
         r.wall_ns = 2_000_000_000;
         // A fileio run with an ops table has no fileserver throughput.
         assert_eq!(run_value("io_mb_per_sec", &r), None);
-        r.spec.kind() = WorkloadKind::Fileserver;
+        r.spec.kind = crate::spec::KindSpec::default_of(WorkloadKind::Fileserver);
         // (3e6 + 1e6) bytes / 10^6 / 2 s, as dbench's 1.0e-6 * total_bytes / t.
         assert_eq!(run_value("io_mb_per_sec", &r), Some(2.0));
         assert_eq!(run_value("ops_per_sec", &r), Some(1.5));
@@ -450,14 +451,14 @@ mod sysbench_metric_tests {
 
     #[test]
     fn event_metrics_leave_the_end_fsyncs_out() {
-        let spec = FlatSpec {
+        let spec = crate::spec::FlatSpec {
             threads: 2,
             file_size: 64 * 4096,
             requests: Some(600),
             sync_every: 5,
             final_sync: true,
             mode: FileioMode::Sysbench,
-            ..FlatSpec::default()
+            ..crate::spec::FlatSpec::default()
         }
         .typed();
         // Writes 1 µs, fsyncs 100 µs: the 2 end fsyncs would double the max if counted.
@@ -482,7 +483,7 @@ mod sysbench_metric_tests {
             2,
             vec![1_000],
             vec![100_000],
-            &FlatSpec {
+            &crate::spec::FlatSpec {
                 mode: FileioMode::Fio,
                 ..spec.flat()
             }

@@ -134,6 +134,8 @@ pub fn run_series_points(runs: &[&RunResult], field: &str, key: &str) -> Vec<Ser
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[allow(unused_imports)]
+    use crate::spec::FlatSpec;
 
     fn p(x: f64, ci: Option<(f64, f64)>) -> SeriesPoint {
         SeriesPoint {
@@ -180,12 +182,13 @@ mod tests {
     #[test]
     fn runs_are_grouped_by_the_swept_value_with_their_interval() {
         let run = |threads: u32, op_ns: u64| {
-            let spec = crate::spec::WorkloadSpec {
+            let spec = crate::spec::FlatSpec {
                 threads,
                 file_size: 100 * 4096,
                 final_sync: true,
-                ..Default::default()
-            };
+                ..FlatSpec::default()
+            }
+            .typed();
             let system = crate::probe::SystemInfo::default();
             crate::engine::fake_run(0, vec![1_000], vec![op_ns - 1_000], &spec, system).unwrap()
         };

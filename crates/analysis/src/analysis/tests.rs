@@ -201,7 +201,11 @@ fn sweeps_are_detected_and_compared_per_point() {
             id,
             vec![1_000],
             vec![op_ns - 1_000],
-            FlatSpec { threads, ..spec() }.typed(),
+            FlatSpec {
+                threads,
+                ..spec().flat()
+            }
+            .typed(),
         )
     };
     let base = side(
@@ -347,7 +351,11 @@ fn published_figures_at_a_thread_count_meet_only_runs_at_that_count() {
     };
     let figures = [at(1, 10.0), at(2, 20.0), at(4, 40.0)];
     let one = |id, threads, op_ns: u64| {
-        let spec = FlatSpec { threads, ..spec() }.typed();
+        let spec = FlatSpec {
+            threads,
+            ..spec().flat()
+        }
+        .typed();
         fake_run(id, vec![1_000], vec![op_ns - 1_000], spec)
     };
     // Single-point sides at 2 threads: only the 2-thread figure is shown.

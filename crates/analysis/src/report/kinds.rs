@@ -363,16 +363,19 @@ pub fn kind_json(r: &RunResult) -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[allow(unused_imports)]
+    use crate::spec::FlatSpec;
 
     /// A kind with no line of its own reads as its workers, its series figure and its
     /// sync and durable tails (here on a fileio run's figures).
     #[test]
     fn the_generic_line_names_workers_figure_and_tails() {
-        let spec = crate::spec::WorkloadSpec {
+        let spec = crate::spec::FlatSpec {
             threads: 3,
             requests: Some(60),
-            ..Default::default()
-        };
+            ..FlatSpec::default()
+        }
+        .typed();
         let r = crate::engine::fake_run(1, vec![1000], vec![250_000], &spec, Default::default())
             .unwrap();
         let line = generic_line(&r);

@@ -88,13 +88,16 @@ pub fn system_json(system: &crate::probe::SystemInfo) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[allow(unused_imports)]
+    use crate::spec::FlatSpec;
 
     fn result(id: i64) -> RunResult {
-        let spec = crate::spec::WorkloadSpec {
+        let spec = crate::spec::FlatSpec {
             requests: Some(4),
             duration_s: None,
-            ..Default::default()
-        };
+            ..FlatSpec::default()
+        }
+        .typed();
         crate::engine::fake_run(id, vec![1_000], vec![9_000], &spec, Default::default()).unwrap()
     }
 

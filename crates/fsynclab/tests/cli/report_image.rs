@@ -102,7 +102,15 @@ fn comparison() -> Comparison {
 
 fn sweep_comparison() -> Comparison {
     let at = |id: i64, threads: u32, sync_us: u64| {
-        run_at(id, sync_us, FlatSpec { threads, ..spec() }.typed())
+        run_at(
+            id,
+            sync_us,
+            FlatSpec {
+                threads,
+                ..spec().flat()
+            }
+            .typed(),
+        )
     };
     let base = side(
         "experiment 7 (barrier)",

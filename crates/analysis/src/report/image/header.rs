@@ -243,6 +243,8 @@ where
 mod tests {
     use super::*;
     use crate::probe::{DirtySettings, KernelSettings, SystemInfo};
+    #[allow(unused_imports)]
+    use crate::spec::FlatSpec;
 
     fn run(id: i64, dirty_ratio: u64) -> crate::metrics::RunResult {
         let system = SystemInfo {
@@ -256,12 +258,13 @@ mod tests {
             }),
             ..SystemInfo::default()
         };
-        let spec = crate::spec::WorkloadSpec {
+        let spec = crate::spec::FlatSpec {
             threads: 1,
             file_size: 8 * 4096,
             final_sync: true,
-            ..Default::default()
-        };
+            ..FlatSpec::default()
+        }
+        .typed();
         crate::engine::fake_run(id, vec![1_000], vec![9_000], &spec, system).unwrap()
     }
 

@@ -331,13 +331,16 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[allow(unused_imports)]
+    use crate::spec::FlatSpec;
 
     fn traced(id: i64, handles: Option<f64>) -> crate::metrics::RunResult {
-        let spec = crate::spec::WorkloadSpec {
+        let spec = crate::spec::FlatSpec {
             threads: 1,
             file_size: 8 * 4096,
-            ..Default::default()
-        };
+            ..FlatSpec::default()
+        }
+        .typed();
         let mut run = crate::engine::fake_run(
             id,
             vec![1_000],
