@@ -265,9 +265,9 @@ fn a_series_runs_every_variant_over_its_sweep() {
     assert_eq!(valid.planned_runs(), 2 * 2 * 2);
     let labels: Vec<_> = valid.groups.iter().map(|(l, _)| l.clone()).collect();
     assert_eq!(labels, [Some("every".into()), Some("tenth".into())]);
-    let threads: Vec<u32> = valid.groups[1].1.iter().map(|s| s.threads).collect();
+    let threads: Vec<u32> = valid.groups[1].1.iter().map(|s| s.flat().threads).collect();
     assert_eq!(threads, [1, 2]);
-    assert_eq!(valid.groups[1].1[0].sync_every, 10);
+    assert_eq!(valid.groups[1].1[0].flat().sync_every, 10);
     let mut bad = plan;
     bad.variants[1].set = vec!["sync_every=0".into()];
     let e = Launch::Series {

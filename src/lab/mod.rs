@@ -530,7 +530,7 @@ mod tests {
         .typed();
         spec.edit(|f| f.open_flags.direct = true);
         assert!(preflight(&spec, &system).is_ok());
-        spec.block_size = 512;
+        spec.edit(|f| f.block_size = 512);
         let e = worded_error(
             &preflight(&spec, &system).unwrap_err(),
             &crate::spec::Neutral,
@@ -541,9 +541,11 @@ mod tests {
         );
 
         // grouplog writes records: its record size is what must be aligned.
-        spec.kind() = WorkloadKind::Grouplog;
-        spec.block_size = 4096;
-        spec.edit(|f| f.grouplog.record_size = 512);
+        spec.edit(|f| {
+            f.kind = WorkloadKind::Grouplog;
+            f.block_size = 4096;
+            f.grouplog.record_size = 512;
+        });
         let e = worded_error(
             &preflight(&spec, &system).unwrap_err(),
             &crate::spec::Neutral,

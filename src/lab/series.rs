@@ -260,7 +260,7 @@ mod tests {
         assert_eq!(s.values, vec!["1", "2", "4"]);
         let specs = s.specs(&WorkloadSpec::default()).unwrap();
         assert_eq!(
-            specs.iter().map(|s| s.threads).collect::<Vec<_>>(),
+            specs.iter().map(|s| s.flat().threads).collect::<Vec<_>>(),
             vec![1, 2, 4]
         );
         assert!(SweepSpec::parse("threads").is_err());
@@ -302,7 +302,10 @@ mod tests {
             .unwrap()
             .specs(&base)
             .unwrap();
-        let sizes: Vec<u64> = specs.iter().map(|s| s.grouplog.record_size).collect();
+        let sizes: Vec<u64> = specs
+            .iter()
+            .map(|s| s.flat().grouplog.record_size)
+            .collect();
         assert_eq!(sizes, [4096, 16384]);
         let smallfiles = FlatSpec {
             kind: crate::spec::WorkloadKind::Smallfiles,
@@ -313,7 +316,7 @@ mod tests {
             .unwrap()
             .points(&smallfiles)
             .unwrap();
-        assert_eq!(files[1].smallfiles.files_per_thread, 20);
+        assert_eq!(files[1].flat().smallfiles.files_per_thread, 20);
         // Another kind's setting would make every point the same run: refused.
         let e = SweepSpec::parse("smallfiles.files_per_thread=10,20")
             .unwrap()

@@ -120,7 +120,7 @@ mod tests {
     use super::*;
     #[allow(unused_imports)]
     use crate::spec::FlatSpec;
-    use crate::spec::{Setting, WorkloadSpec};
+    use crate::spec::Setting;
 
     struct Flags;
     impl SettingNames for Flags {

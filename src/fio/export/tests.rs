@@ -1,5 +1,5 @@
 use super::*;
-use crate::spec::{KeyNames, OpenFlags, Worded, WorkloadKind};
+use crate::spec::{FlatSpec, KeyNames, OpenFlags, Worded, WorkloadKind};
 use std::path::PathBuf;
 
 /// The seed-000 shape at the fixture's size: 4 threads, 8 MiB each, fsync every write.
@@ -130,9 +130,9 @@ fn header_text_cannot_inject_a_line() {
 #[test]
 fn pattern_maps_to_rw() {
     let mut spec = seed000();
-    spec.pattern = Pattern::Seq;
+    spec.edit(|f| f.pattern = Pattern::Seq);
     assert_eq!(value(&export(&spec), "rw").as_deref(), Some("write"));
-    spec.pattern = Pattern::Rand;
+    spec.edit(|f| f.pattern = Pattern::Rand);
     assert_eq!(value(&export(&spec), "rw").as_deref(), Some("randwrite"));
 }
 
@@ -146,9 +146,9 @@ fn sizes_use_fios_suffixes_or_bytes() {
     assert_eq!(fio_size((1 << 20) + 512), "1049088");
     assert_eq!(fio_size(1536), "1536");
     let mut spec = seed000();
-    spec.block_size = 8192;
-    spec.file_size = 10 * 8192 + 100; // a tail shorter than a block is never written
-    spec.io_size = Some(3 * 8192 + 5);
+    spec.edit(|f| f.block_size = 8192);
+    spec.edit(|f| f.file_size = 10 * 8192 + 100); // a tail shorter than a block is never written
+    spec.edit(|f| f.io_size = Some(3 * 8192 + 5));
     let text = export(&spec);
     assert_eq!(value(&text, "bs").as_deref(), Some("8k"));
     assert_eq!(value(&text, "size").as_deref(), Some("82020"));
@@ -158,10 +158,10 @@ fn sizes_use_fios_suffixes_or_bytes() {
 #[test]
 fn io_size_defaults_to_the_file_size() {
     let mut spec = seed000();
-    spec.io_size = None;
-    spec.file_size = 2 << 20;
+    spec.edit(|f| f.io_size = None);
+    spec.edit(|f| f.file_size = 2 << 20);
     assert_eq!(value(&export(&spec), "io_size").as_deref(), Some("2m"));
-    spec.io_size = Some(6 << 20); // larger than the file: fio loops over the region
+    spec.edit(|f| f.io_size = Some(6 << 20)); // larger than the file: fio loops over the region
     assert_eq!(value(&export(&spec), "io_size").as_deref(), Some("6m"));
 }
 
@@ -184,9 +184,9 @@ fn requests_split_evenly_over_jobs() {
     assert!(refusal(&spec).worded(&KeyNames).contains("<requests 4>"));
     spec.common.requests = Some(crate::spec::MAX_REQUESTS);
     spec.common.threads = 1;
-    spec.block_size = crate::spec::MAX_BLOCK_SIZE;
-    spec.file_size = crate::spec::MAX_BLOCK_SIZE;
-    spec.io_size = None;
+    spec.edit(|f| f.block_size = crate::spec::MAX_BLOCK_SIZE);
+    spec.edit(|f| f.file_size = crate::spec::MAX_BLOCK_SIZE);
+    spec.edit(|f| f.io_size = None);
     assert_eq!(refused_field(&spec), Setting::REQUESTS);
 }
 
@@ -228,21 +228,21 @@ fn threads_are_numjobs() {
 #[test]
 fn sync_methods_and_their_interval() {
     let mut spec = seed000();
-    spec.sync_every = 8;
+    spec.edit(|f| f.sync_every = 8);
     let text = export(&spec);
     assert_eq!(value(&text, "fsync").as_deref(), Some("8"));
     assert!(text.contains("one sync fewer"), "{text}");
-    spec.sync = SyncMethod::Fdatasync;
+    spec.edit(|f| f.sync = SyncMethod::Fdatasync);
     let text = export(&spec);
     assert_eq!(value(&text, "fdatasync").as_deref(), Some("8"));
     assert_eq!(value(&text, "fsync"), None);
-    spec.sync = SyncMethod::SyncFileRange;
+    spec.edit(|f| f.sync = SyncMethod::SyncFileRange);
     let text = export(&spec);
     assert_eq!(
         value(&text, "sync_file_range").as_deref(),
         Some("wait_before,write,wait_after:8")
     );
-    spec.sync = SyncMethod::None;
+    spec.edit(|f| f.sync = SyncMethod::None);
     let text = export(&spec);
     for key in ["fsync", "fdatasync", "sync_file_range", "sync"] {
         assert_eq!(value(&text, key), None, "{key}");
@@ -252,18 +252,22 @@ fn sync_methods_and_their_interval() {
 #[test]
 fn open_flags_are_sync_and_direct() {
     let mut spec = seed000();
-    spec.sync = SyncMethod::None;
-    spec.open_flags = OpenFlags {
-        dsync: true,
-        ..OpenFlags::default()
-    };
+    spec.edit(|f| f.sync = SyncMethod::None);
+    spec.edit(|f| {
+        f.open_flags = OpenFlags {
+            dsync: true,
+            ..OpenFlags::default()
+        }
+    });
     assert_eq!(value(&export(&spec), "sync").as_deref(), Some("dsync"));
     spec.edit(|f| f.open_flags.sync = true); // O_SYNC includes O_DSYNC
     assert_eq!(value(&export(&spec), "sync").as_deref(), Some("sync"));
-    spec.open_flags = OpenFlags {
-        direct: true,
-        ..OpenFlags::default()
-    };
+    spec.edit(|f| {
+        f.open_flags = OpenFlags {
+            direct: true,
+            ..OpenFlags::default()
+        }
+    });
     let text = export(&spec);
     assert_eq!(value(&text, "direct").as_deref(), Some("1"));
     assert_eq!(value(&text, "sync"), None);
@@ -273,20 +277,20 @@ fn open_flags_are_sync_and_direct() {
 #[test]
 fn prepare_maps_to_fallocate_and_overwrite() {
     let mut spec = seed000();
-    spec.prepare = Prepare::Sparse;
+    spec.edit(|f| f.prepare = Prepare::Sparse);
     let text = export(&spec);
     assert_eq!(value(&text, "fallocate").as_deref(), Some("truncate"));
     assert_eq!(value(&text, "overwrite"), None);
-    spec.prepare = Prepare::Empty;
+    spec.edit(|f| f.prepare = Prepare::Empty);
     let text = export(&spec);
     assert_eq!(value(&text, "fallocate").as_deref(), Some("none"));
     assert_eq!(value(&text, "overwrite"), None);
-    spec.prepare = Prepare::Fallocate;
+    spec.edit(|f| f.prepare = Prepare::Fallocate);
     assert_eq!(
         value(&export(&spec), "fallocate").as_deref(),
         Some("native")
     );
-    spec.prepare = Prepare::Fill;
+    spec.edit(|f| f.prepare = Prepare::Fill);
     let text = export(&spec);
     assert_eq!(value(&text, "fallocate").as_deref(), Some("none"));
     assert_eq!(value(&text, "overwrite").as_deref(), Some("1"));
@@ -296,7 +300,7 @@ fn prepare_maps_to_fallocate_and_overwrite() {
 fn final_sync_is_end_fsync() {
     let mut spec = seed000();
     assert_eq!(value(&export(&spec), "end_fsync"), None);
-    spec.final_sync = true;
+    spec.edit(|f| f.final_sync = true);
     let text = export(&spec);
     assert_eq!(value(&text, "end_fsync").as_deref(), Some("1"));
     assert!(text.contains("does not count it in sync.lat_ns"));
@@ -319,13 +323,13 @@ fn seed_is_randseed_within_fios_range() {
 #[test]
 fn one_shared_file_is_a_filename_every_job_opens() {
     let mut spec = seed000();
-    spec.shared_files = Some(1);
+    spec.edit(|f| f.shared_files = Some(1));
     let text = export(&spec);
     assert_eq!(
         value(&text, "filename").as_deref(),
         Some("fsynclab-shared.0.dat")
     );
-    spec.pattern = Pattern::Seq;
+    spec.edit(|f| f.pattern = Pattern::Seq);
     assert_eq!(refused_field(&spec), Setting::PATTERN);
     spec.common.threads = 1;
     assert!(export_job(&spec, "j", None).is_ok());
@@ -334,7 +338,7 @@ fn one_shared_file_is_a_filename_every_job_opens() {
 #[test]
 fn several_shared_files_are_refused() {
     let mut spec = seed000();
-    spec.shared_files = Some(3);
+    spec.edit(|f| f.shared_files = Some(3));
     let err = refusal(&spec);
     let words = err.worded(&KeyNames);
     assert!(
@@ -347,10 +351,10 @@ fn several_shared_files_are_refused() {
 #[test]
 fn sysbench_mode_is_refused_naming_the_mode() {
     let mut spec = seed000();
-    spec.mode = FileioMode::Sysbench;
-    spec.io_size = None;
+    spec.edit(|f| f.mode = FileioMode::Sysbench);
+    spec.edit(|f| f.io_size = None);
     spec.common.requests = Some(600);
-    spec.sync_every = 5;
+    spec.edit(|f| f.sync_every = 5);
     let words = refusal(&spec).worded(&KeyNames);
     assert!(
         words.starts_with("mode = sysbench has no fio equivalent"),
@@ -368,7 +372,7 @@ fn other_kinds_are_refused_naming_the_kind_and_why() {
         (WorkloadKind::Grouplog, "group commit"),
         (WorkloadKind::Fio, "imported"),
     ] {
-        spec.kind() = kind;
+        spec.edit(|f| f.kind = kind);
         spec.common.duration_s = Some(1.0);
         let err = refusal(&spec);
         let text = err.to_string();
@@ -383,7 +387,7 @@ fn other_kinds_are_refused_naming_the_kind_and_why() {
 #[test]
 fn an_invalid_spec_is_refused_with_its_field() {
     let mut spec = seed000();
-    spec.block_size = 100;
+    spec.edit(|f| f.block_size = 100);
     match refusal(&spec) {
         ExportError::Invalid { source } => assert_eq!(source.field, Setting::BLOCK_SIZE),
         other => panic!("{other}"),
@@ -468,7 +472,7 @@ fn io_uring_specs_export_their_engine_and_read_back_the_same() {
         ),
         (spec.flat().ioengine, 16, true)
     );
-    spec.link_sync = true;
+    spec.edit(|f| f.link_sync = true);
     assert_eq!(refused_field(&spec), Setting::LINK_SYNC);
 }
 

@@ -200,7 +200,7 @@ fn a_plain_run_has_no_host_and_all_disks() {
         ),
         (8, 4096, 1)
     );
-    assert_eq!(spec.io_size_per_thread(), 8 << 20);
+    assert_eq!(spec.fileio().unwrap().io_size_per_thread(), 8 << 20);
     assert_eq!(spec.common.duration_s, None);
     assert!(
         crate::report::run_warning_texts(&r.result)

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use super::*;
 #[allow(unused_imports)]
 use crate::spec::FlatSpec;
-use crate::spec::{OpenFlags, Pattern, Prepare, SyncMethod, WorkloadSpec};
+use crate::spec::{OpenFlags, Pattern, Prepare, SyncMethod};
 
 /// The translator's notes as the front ends word them.
 fn texts(notes: &[crate::metrics::RunWarning]) -> Vec<String> {
@@ -49,7 +49,7 @@ fn the_seed_000_script_job_is_its_workload() {
     assert_eq!(spec.common.threads, 8);
     assert_eq!(spec.flat().block_size, 4096);
     assert_eq!(spec.flat().file_size, 64 << 20);
-    assert_eq!(spec.io_size_per_thread(), 64 << 20);
+    assert_eq!(spec.fileio().unwrap().io_size_per_thread(), 64 << 20);
     assert_eq!(spec.flat().pattern, Pattern::Rand);
     assert_eq!(
         (spec.flat().sync, spec.flat().sync_every),
@@ -99,11 +99,14 @@ fn global_sections_apply_to_the_jobs_after_them() {
         let job = file.job(name).unwrap();
         options_to_spec(&job.options, true).unwrap().spec
     };
-    assert_eq!((bs("a").block_size, bs("a").threads), (8192, 2));
-    assert_eq!(bs("b").block_size, 16384);
-    assert_eq!(bs("b").pattern, Pattern::Rand);
-    assert_eq!(bs("c").block_size, 32768);
-    assert_eq!(bs("c").threads, 1);
+    assert_eq!(
+        (bs("a").flat().block_size, bs("a").flat().threads),
+        (8192, 2)
+    );
+    assert_eq!(bs("b").flat().block_size, 16384);
+    assert_eq!(bs("b").flat().pattern, Pattern::Rand);
+    assert_eq!(bs("c").flat().block_size, 32768);
+    assert_eq!(bs("c").flat().threads, 1);
     // Lines are kept: [global]'s bs on line 4 comes first in a's options.
     let a = &file.job("a").unwrap().options;
     assert_eq!((a[0].key.as_str(), a[0].line), ("bs", 4));
@@ -287,16 +290,21 @@ fn every_supported_option_maps() {
 fn sync_options_map_to_one_sync_call() {
     let s = |body: &str| job(body).unwrap().spec;
     assert_eq!(
-        (s("fsync=8").sync, s("fsync=8").sync_every),
+        (s("fsync=8").flat().sync, s("fsync=8").flat().sync_every),
         (SyncMethod::Fsync, 8)
     );
-    assert_eq!(s("").sync, SyncMethod::None);
-    assert_eq!(s("fsync=0").sync, SyncMethod::None);
+    assert_eq!(s("").flat().sync, SyncMethod::None);
+    assert_eq!(s("fsync=0").flat().sync, SyncMethod::None);
     let sfr = s("sync_file_range=wait_before,write,wait_after:8");
-    assert_eq!((sfr.sync, sfr.sync_every), (SyncMethod::SyncFileRange, 8));
+    assert_eq!(
+        (sfr.flat().sync, sfr.flat().sync_every),
+        (SyncMethod::SyncFileRange, 8)
+    );
     // fio's count defaults to 1.
     assert_eq!(
-        s("sync_file_range=wait_before,write,wait_after").sync_every,
+        s("sync_file_range=wait_before,write,wait_after")
+            .flat()
+            .sync_every,
         1
     );
     let e = err_text("sync_file_range=wait_before,write:8");
@@ -311,12 +319,12 @@ fn sync_options_map_to_one_sync_call() {
         e.contains("fdatasync=1 (line 5)") && e.contains("one kind"),
         "{e}"
     );
-    assert!(s("sync=1").open_flags.sync);
-    assert!(s("sync=sync").open_flags.sync);
-    assert!(!s("sync=sync\nsync=none").open_flags.sync);
-    assert!(s("sync=dsync").open_flags.dsync);
+    assert!(s("sync=1").flat().open_flags.sync);
+    assert!(s("sync=sync").flat().open_flags.sync);
+    assert!(!s("sync=sync\nsync=none").flat().open_flags.sync);
+    assert!(s("sync=dsync").flat().open_flags.dsync);
     assert!(err_text("sync=fsync").contains("sync=none, sync"));
-    assert!(s("buffered=0").open_flags.direct);
+    assert!(s("buffered=0").flat().open_flags.direct);
 }
 
 #[test]
@@ -354,11 +362,14 @@ fn fallocate_modes_map_to_prepare() {
 fn sizes_follow_fio_size_filesize_and_io_size() {
     let s = |text: &str| spec_of(&format!("[j]\nrw=write\n{text}\n")).unwrap().spec;
     let only_size = s("size=8m");
-    assert_eq!((only_size.file_size, only_size.io_size), (8 << 20, None));
+    assert_eq!(
+        (only_size.flat().file_size, only_size.flat().io_size),
+        (8 << 20, None)
+    );
     // size above filesize is capped by fio at the file's size; below it is the I/O amount.
-    assert_eq!(s("size=16m\nfilesize=8m").io_size, None);
-    assert_eq!(s("size=4m\nfilesize=8m").io_size, Some(4 << 20));
-    assert_eq!(s("filesize=8m\nio_size=32m").io_size, Some(32 << 20));
+    assert_eq!(s("size=16m\nfilesize=8m").flat().io_size, None);
+    assert_eq!(s("size=4m\nfilesize=8m").flat().io_size, Some(4 << 20));
+    assert_eq!(s("filesize=8m\nio_size=32m").flat().io_size, Some(32 << 20));
     let e = spec_of("[j]\nrw=write\n").unwrap_err().to_string();
     assert!(e.contains("fio option size is not set"), "{e}");
     assert!(err_text("size=50%").contains("percentage"));
