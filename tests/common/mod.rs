@@ -9,7 +9,7 @@ use std::process::{Child, Command, Output, Stdio};
 
 use assert_cmd::cargo::CommandCargoExt;
 use fsynclab::probe::SystemInfo;
-use fsynclab::spec::WorkloadSpec;
+use fsynclab::spec::FlatSpec;
 use fsynclab::store::{NewRun, Store};
 
 /// A temp dir with a database path and an empty target directory.
@@ -285,12 +285,13 @@ pub fn payload(output: &[u8], key: &str) -> serde_json::Value {
 /// 9 µs sync, 64 KiB file, final sync) measured on `system`, labelled `label`, with `target`
 /// as its target, through the store API; its id.
 pub fn store_fake_run(db: &Path, target: &Path, label: &str, system: SystemInfo) -> i64 {
-    let spec = WorkloadSpec {
+    let spec = FlatSpec {
         threads: 1,
         file_size: 16 * 4096,
         final_sync: true,
-        ..Default::default()
-    };
+        ..FlatSpec::default()
+    }
+    .typed();
     let result = fsynclab::engine::fake_run(0, vec![1_000], vec![9_000], &spec, system.clone())
         .expect("fake run");
     let new = NewRun {

@@ -86,7 +86,7 @@ pub fn words(error: &(dyn Error + 'static)) -> String {
 mod tests {
     use super::*;
     #[allow(unused_imports)]
-    use crate::spec::FlatSpec;
+    use fsynclab::spec::FlatSpec;
 
     #[test]
     fn every_setting_has_a_label_and_no_flag() {

@@ -4,7 +4,6 @@ use super::*;
 use crate::probe::{DirtySettings, SystemInfo, Virtualization};
 #[allow(unused_imports)]
 use crate::spec::FlatSpec;
-use crate::spec::WorkloadSpec;
 
 /// The settings recorded on the lab VM (tests/fixtures/probe/kernel), target on a loop
 /// device over vda.

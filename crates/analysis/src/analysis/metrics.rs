@@ -447,7 +447,7 @@ mod kind_metric_tests {
 #[cfg(test)]
 mod sysbench_metric_tests {
     use super::*;
-    use crate::spec::{FileioMode, WorkloadSpec};
+    use crate::spec::FileioMode;
 
     #[test]
     fn event_metrics_leave_the_end_fsyncs_out() {

@@ -72,7 +72,7 @@ mod tests {
     use crate::probe::SystemInfo;
     #[allow(unused_imports)]
     use crate::spec::FlatSpec;
-    use crate::spec::{SyncMethod, WorkloadSpec};
+    use crate::spec::SyncMethod;
 
     fn etcd_like(sync_ns: u64) -> RunResult {
         let spec = FlatSpec {

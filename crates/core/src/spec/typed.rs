@@ -151,6 +151,21 @@ impl From<WorkloadSpec> for FlatSpec {
 }
 
 impl FlatSpec {
+    /// Every problem of the form's typed spec ([`WorkloadSpec::problems`]).
+    pub fn problems(&self) -> Vec<SpecError> {
+        self.typed().problems()
+    }
+
+    /// Ok when the form's typed spec is valid, else its first problem.
+    pub fn validate(&self) -> Result<(), SpecError> {
+        self.typed().validate()
+    }
+
+    /// The form's typed spec in one line ([`WorkloadSpec::describe`]).
+    pub fn describe(&self) -> String {
+        self.typed().describe()
+    }
+
     /// The typed spec of this form: its kind's settings and the common ones (the other
     /// kinds' values are left behind).
     pub fn typed(&self) -> WorkloadSpec {

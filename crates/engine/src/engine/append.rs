@@ -123,7 +123,8 @@ struct Log<F, D> {
 /// Runs one writer to its stop condition.
 fn run_appender<B: Backend>(
     backend: &B,
-    spec: &WorkloadSpec, k: &crate::spec::kinds::append::Spec,
+    spec: &WorkloadSpec,
+    k: &crate::spec::kinds::append::Spec,
     plan: &WorkerPlan,
     w: Worker<'_>,
 ) -> WorkerOutput {
@@ -161,7 +162,8 @@ fn run_appender<B: Backend>(
 /// Appends records (a sync every `sync_every`) until the stop rule ends it.
 fn append_loop<B: Backend, C: Clock>(
     backend: &B,
-    spec: &WorkloadSpec, k: &crate::spec::kinds::append::Spec,
+    spec: &WorkloadSpec,
+    k: &crate::spec::kinds::append::Spec,
     plan: &WorkerPlan,
     log: &mut Log<B::File, B::Dir>,
     t: &mut Timed<'_, C>,
@@ -223,8 +225,10 @@ fn append_loop<B: Backend, C: Clock>(
 
 /// Syncs the current segment: its pending records become durable. False on an error (in
 /// `t.out.error`).
+#[allow(clippy::too_many_arguments)]
 fn sync_now<F: SyncFile, D, C: Clock>(
-    spec: &WorkloadSpec, k: &crate::spec::kinds::append::Spec,
+    spec: &WorkloadSpec,
+    k: &crate::spec::kinds::append::Spec,
     plan: &WorkerPlan,
     log: &mut Log<F, D>,
     t: &mut Timed<'_, C>,
@@ -251,7 +255,8 @@ fn sync_now<F: SyncFile, D, C: Clock>(
 /// index of the new segment's name; `Err` with the error in `t.out.error`.
 fn switch_segment<B: Backend, C: Clock>(
     backend: &B,
-    spec: &WorkloadSpec, k: &crate::spec::kinds::append::Spec,
+    spec: &WorkloadSpec,
+    k: &crate::spec::kinds::append::Spec,
     plan: &WorkerPlan,
     log: &mut Log<B::File, B::Dir>,
     t: &mut Timed<'_, C>,

@@ -253,7 +253,8 @@ pub(crate) fn update_average(strategy: Strategy, old_ns: u64, new_ns: u64) -> u6
 /// Runs one writer of the shared log.
 fn run_writer<B: Backend>(
     backend: &B,
-    spec: &WorkloadSpec, k: &crate::spec::kinds::grouplog::Spec,
+    spec: &WorkloadSpec,
+    k: &crate::spec::kinds::grouplog::Spec,
     log: &GroupLog,
     w: Worker<'_>,
 ) -> WorkerOutput {
@@ -308,8 +309,10 @@ pub(super) fn finish_writer<C: Clock>(
 }
 
 /// Appends records, each made durable before the next, until the stop rule ends it.
+#[allow(clippy::too_many_arguments)]
 fn append_loop<F: SyncFile, C: Clock>(
-    spec: &WorkloadSpec, k: &crate::spec::kinds::grouplog::Spec,
+    spec: &WorkloadSpec,
+    k: &crate::spec::kinds::grouplog::Spec,
     log: &GroupLog,
     plan: &WorkerPlan,
     file: &mut F,
@@ -384,7 +387,8 @@ fn append_loop<F: SyncFile, C: Clock>(
 fn commit_grouped<F: SyncFile, C: Clock>(
     log: &GroupLog,
     strategy: Strategy,
-    file: &mut F, k: &crate::spec::kinds::grouplog::Spec,
+    file: &mut F,
+    k: &crate::spec::kinds::grouplog::Spec,
     t: &mut Timed<'_, C>,
     syncs: &mut u64,
 ) -> Result<u64, Option<std::io::Error>> {

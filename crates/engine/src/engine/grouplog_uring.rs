@@ -21,7 +21,8 @@ const SYNC: u64 = 1;
 /// Runs one `uring` writer of the shared log.
 pub(super) fn run_uring_writer<B: Backend>(
     backend: &B,
-    spec: &WorkloadSpec, k: &crate::spec::kinds::grouplog::Spec,
+    spec: &WorkloadSpec,
+    k: &crate::spec::kinds::grouplog::Spec,
     log: &GroupLog,
     plan: WorkerPlan,
     w: Worker<'_>,
@@ -53,7 +54,8 @@ pub(super) fn run_uring_writer<B: Backend>(
 /// Submits one record and its linked flush, waits for both; returns (write completed,
 /// flush completed) on the worker's clock, or the failing call and its error.
 fn commit_one<R: Ring, C: Clock>(
-    ring: &mut R, k: &crate::spec::kinds::grouplog::Spec,
+    ring: &mut R,
+    k: &crate::spec::kinds::grouplog::Spec,
     offset: u64,
     clock: &C,
 ) -> Result<(u64, u64), (&'static str, std::io::Error)> {
@@ -116,7 +118,8 @@ fn errno(result: i32) -> std::io::Error {
 
 /// Appends records, each made durable before the next, until the stop rule ends it.
 fn append_loop<R: Ring, C: Clock>(
-    spec: &WorkloadSpec, k: &crate::spec::kinds::grouplog::Spec,
+    spec: &WorkloadSpec,
+    k: &crate::spec::kinds::grouplog::Spec,
     log: &GroupLog,
     plan: &WorkerPlan,
     ring: &mut R,

@@ -92,7 +92,7 @@ fn every_builtin_preset_exports_where_its_kind_allows_and_fio_parses_it() {
                 refused += 1;
                 continue;
             }
-            if w.kind == WorkloadKind::Fileio && w.mode == FileioMode::Fio {
+            if w.kind() == WorkloadKind::Fileio && w.flat().mode == FileioMode::Fio {
                 assert_eq!(code, 0, "{what}: {stderr}");
                 assert_eq!(option(&stdout, "directory"), Some(target), "{what}");
                 let section = match &variant {
@@ -112,10 +112,10 @@ fn every_builtin_preset_exports_where_its_kind_allows_and_fio_parses_it() {
             } else {
                 assert_eq!(code, 2, "{what} must be refused: {stdout}");
                 assert!(stdout.is_empty(), "{what}: refused but printed {stdout}");
-                let named = if w.kind == WorkloadKind::Fileio {
+                let named = if w.kind() == WorkloadKind::Fileio {
                     "mode = sysbench has no fio equivalent".to_string()
                 } else {
-                    format!("kind {} has no fio equivalent", w.kind.as_str())
+                    format!("kind {} has no fio equivalent", w.kind().as_str())
                 };
                 assert!(
                     stderr.contains(&format!("error: --preset {}: {named}", preset.name)),

@@ -1,5 +1,6 @@
 //! The report image: PNG and SVG pages of comparisons made from scripted fake-engine runs.
 
+use fsynclab::spec::FlatSpec;
 use std::collections::HashSet;
 
 use fsynclab::analysis::{Comparison, PublishedRow, SideInput, TimelinePoint, compare};

@@ -6,7 +6,8 @@ use fsynclab::engine::fake_run;
 use fsynclab::metrics::RunResult;
 use fsynclab::probe::SystemInfo;
 use fsynclab::report::{compare_csv, compare_markdown, compare_table};
-use fsynclab::spec::{PublishedFigure, WorkloadSpec};
+use fsynclab::spec::FlatSpec;
+use fsynclab::spec::PublishedFigure;
 
 fn run(id: i64, sync_ns: u64, fs: &str) -> RunResult {
     let system = SystemInfo {

@@ -4,7 +4,7 @@
 use fsynclab::analysis::{Neighbour, SideInput, compare, sweep_points};
 use fsynclab::probe::SystemInfo;
 use fsynclab::report::{ImageFormat, ImageOptions, render_comparison};
-use fsynclab::spec::WorkloadSpec;
+use fsynclab::spec::FlatSpec;
 
 /// A run at `threads` whose writes and syncs take `op_ns` in all.
 fn run(id: i64, threads: u32, op_ns: u64) -> fsynclab::metrics::RunResult {

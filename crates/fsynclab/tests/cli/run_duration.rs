@@ -2,11 +2,12 @@
 //! end near it. In its own test binary so its 64 busy threads do not disturb the timing
 //! tests of the library's unit tests running beside it.
 
+use fsynclab::spec::FlatSpec;
 use std::sync::mpsc;
 
 use fsynclab::engine::{CancelToken, RunContext, run};
 use fsynclab::metrics::RunStatus;
-use fsynclab::spec::{SyncMethod, WorkloadSpec};
+use fsynclab::spec::SyncMethod;
 
 #[test]
 fn many_threads_end_near_the_duration_on_a_real_target() {

@@ -5,6 +5,7 @@
 //! values in the next, in order (they were a block aligned with spaces).
 
 use crate::gui_common;
+use fsynclab::spec::FlatSpec;
 
 use crate::gui_common::wait_for;
 use std::path::Path;
@@ -14,7 +15,7 @@ use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use fsynclab::metrics::{GroupCommitStats, LatencyHistogram, OpStats, RunResult};
 use fsynclab::probe::SystemInfo;
-use fsynclab::spec::{WorkloadKind, WorkloadSpec};
+use fsynclab::spec::WorkloadKind;
 use fsynclab::store::{NewRun, Store};
 use fsynclab_gui::{LabApp, Tab};
 
@@ -106,7 +107,7 @@ fn compare_latency_axes_name_the_unit_above_20_ms() {
 /// accounting of an adaptive run (the figures of docs/screenshots/run-grouplog.png).
 fn grouplog_result() -> RunResult {
     let mut r = scripted(vec![7_000_000]);
-    r.spec.kind = WorkloadKind::Grouplog;
+    r.spec.kind = fsynclab::spec::KindSpec::default_of(WorkloadKind::Grouplog);
     for (op, ns) in [("commit", 14_000_000), ("wait", 13_000_000)] {
         let mut lat = LatencyHistogram::new();
         lat.record_n(ns, 553);

@@ -5,6 +5,7 @@
 //! inline.
 
 use crate::gui_common;
+use fsynclab::spec::FlatSpec;
 
 use std::time::{Duration, Instant};
 
@@ -13,7 +14,7 @@ use egui::{ViewportCommand, ViewportId};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use fsynclab::metrics::RunStatus;
-use fsynclab::spec::{SyncMethod, WorkloadSpec};
+use fsynclab::spec::SyncMethod;
 use fsynclab::store::{RunFilter, Store};
 use fsynclab_gui::{CloseState, LabApp, Tab, UiState};
 
@@ -34,8 +35,7 @@ fn long_run(target: &tempfile::TempDir, repeat: u32) -> UiState {
             duration_s: Some(30.0),
             sync: SyncMethod::None,
             ..FlatSpec::default()
-        }
-        .typed(),
+        },
         ..Default::default()
     }
 }

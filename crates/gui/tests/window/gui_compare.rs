@@ -4,13 +4,14 @@
 //! copied.
 
 use crate::gui_common;
+use fsynclab::spec::FlatSpec;
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
-use fsynclab::spec::{SyncMethod, WorkloadSpec};
+use fsynclab::spec::SyncMethod;
 use fsynclab::store::Store;
 use fsynclab_gui::{LabApp, Tab};
 

@@ -3,6 +3,7 @@
 //! figures of a scaled run come with the published and measured ratios and a word that
 //! the runs were scaled.
 
+use fsynclab::spec::FlatSpec;
 use std::path::PathBuf;
 
 use crate::gui_common::{harness_on, record, tiny_request, wait_for};
@@ -10,7 +11,7 @@ use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use fsynclab::analysis::Comparison;
 use fsynclab::lab::{self, SideSpec};
-use fsynclab::spec::{SyncMethod, WorkloadSpec};
+use fsynclab::spec::SyncMethod;
 use fsynclab::store::Store;
 use fsynclab_gui::{LabApp, Tab};
 

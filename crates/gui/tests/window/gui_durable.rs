@@ -2,6 +2,7 @@
 //! operations (the write rows say why they are not compared), and "Rank variants" ranks
 //! a selection by durable operations per second with the variants that keep nothing last.
 
+use fsynclab::spec::FlatSpec;
 use std::path::Path;
 
 use crate::gui_common::{harness_on, record_run, wait_for};

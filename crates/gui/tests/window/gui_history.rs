@@ -3,6 +3,7 @@
 //! relabel, delete with confirmation, details, compare, and a frame with thousands of runs.
 
 use crate::gui_common;
+use fsynclab::spec::FlatSpec;
 
 use crate::gui_common::wait_for;
 use std::path::{Path, PathBuf};

@@ -4,13 +4,14 @@
 //! differently mounted filesystems are told apart.
 
 use crate::gui_common;
+use fsynclab::spec::FlatSpec;
 
 use crate::gui_common::{record_run, wait_for};
 
 use egui::Role;
 use egui_kittest::kittest::Queryable;
 use egui_kittest::{Harness, Node};
-use fsynclab::spec::{SyncMethod, WorkloadSpec};
+use fsynclab::spec::SyncMethod;
 use fsynclab::store::Store;
 use fsynclab_gui::{LabApp, Tab, UiState};
 

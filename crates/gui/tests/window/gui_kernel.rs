@@ -5,6 +5,7 @@
 //! apply is a dash, never 0), and each preset's "what to watch" list.
 
 use crate::gui_common;
+use fsynclab::spec::FlatSpec;
 
 use crate::gui_common::{step_until, wait_for};
 use std::path::Path;
@@ -16,7 +17,7 @@ use egui_kittest::kittest::Queryable;
 use fsynclab::ktrace::KernelTraceMode;
 use fsynclab::metrics::{FlushLatency, IntervalSample, KernelTrace, RunStatus};
 use fsynclab::probe::SystemInfo;
-use fsynclab::spec::{WorkloadSpec, builtin_presets};
+use fsynclab::spec::builtin_presets;
 use fsynclab::store::{NewRun, Store};
 use fsynclab_gui::{LabApp, Tab, UiState};
 
@@ -132,8 +133,7 @@ fn the_kernel_trace_setting_reaches_the_run() {
         spec: FlatSpec {
             file_size: 64 << 10,
             ..FlatSpec::default()
-        }
-        .typed(),
+        },
         target: target.path().display().to_string(),
         ..UiState::default()
     };

@@ -4,6 +4,7 @@
 //! figures).
 
 use crate::gui_common;
+use fsynclab::spec::FlatSpec;
 
 use std::time::Duration;
 
@@ -23,7 +24,7 @@ fn harness(dir: &tempfile::TempDir, state: UiState) -> Harness<'static, LabApp> 
 fn fileio_form(dir: &tempfile::TempDir) -> Harness<'static, LabApp> {
     let state = UiState {
         preset: None,
-        spec: WorkloadSpec::default(),
+        spec: WorkloadSpec::default().flat(),
         ..UiState::default()
     };
     let mut h = harness(dir, state);
@@ -90,11 +91,11 @@ fn a_grouplog_run_from_the_window_shows_its_group_commit_figures() {
         ..FlatSpec::default()
     }
     .typed();
-    spec.grouplog.strategy = Strategy::Leader;
-    spec.grouplog.record_size = 512;
+    spec.edit(|f| f.grouplog.strategy = Strategy::Leader);
+    spec.edit(|f| f.grouplog.record_size = 512);
     let state = UiState {
         preset: None,
-        spec,
+        spec: spec.flat(),
         target: target.path().display().to_string(),
         ..UiState::default()
     };
@@ -122,7 +123,7 @@ fn an_append_run_from_the_window_switches_segments() {
     let target = tempfile::tempdir().unwrap();
     let state = UiState {
         preset: None,
-        spec: WorkloadSpec::default(),
+        spec: WorkloadSpec::default().flat(),
         target: target.path().display().to_string(),
         ..UiState::default()
     };
@@ -150,7 +151,7 @@ fn an_append_run_from_the_window_switches_segments() {
             .is_some_and(|r| r.status == fsynclab::metrics::RunStatus::Finished)
     });
     let r = &h.state().runner.live.results[0];
-    assert_eq!(r.spec.kind, WorkloadKind::Append);
+    assert_eq!(r.spec.kind(), WorkloadKind::Append);
     let rotations = r
         .ops
         .iter()
@@ -168,7 +169,7 @@ fn a_preset_series_runs_every_variant_from_the_window() {
     let scale = 0.002;
     let state = UiState {
         preset: Some(preset.name.clone()),
-        spec: preset.scaled(scale).unwrap(),
+        spec: preset.scaled(scale).unwrap().flat(),
         scale,
         target: target.path().display().to_string(),
         // Repetitions set to 1 (a preset's series otherwise repeats each point 3 times;
@@ -211,10 +212,10 @@ fn a_fileserver_run_from_the_window_shows_its_dbench_figures() {
         ..FlatSpec::default()
     }
     .typed();
-    spec.fileserver.files_per_client = 8;
+    spec.edit(|f| f.fileserver.files_per_client = 8);
     let state = UiState {
         preset: None,
-        spec,
+        spec: spec.flat(),
         target: target.path().display().to_string(),
         ..UiState::default()
     };

@@ -6,13 +6,13 @@
 //! (The run summary's "Throughput", once "MiB/s" beside a KiB/s figure: crates/gui/tests/window/gui_run.rs.)
 
 use crate::gui_common;
+use fsynclab::spec::FlatSpec;
 
 use std::time::Duration;
 
 use crate::gui_common::{harness_with, step_until, wait_for};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
-use fsynclab::spec::WorkloadSpec;
 use fsynclab::store::Store;
 use fsynclab_gui::{LabApp, Tab, UiState};
 

@@ -2,6 +2,7 @@
 //! summary, cancel a long run, and a launch that cannot start.
 
 use crate::gui_common;
+use fsynclab::spec::FlatSpec;
 
 use std::time::{Duration, Instant};
 
@@ -22,7 +23,7 @@ fn state(spec: WorkloadSpec, target: &str) -> UiState {
         tab: Tab::Run,
         target: target.to_string(),
         preset: None,
-        spec,
+        spec: spec.flat(),
         ..Default::default()
     }
 }

@@ -24,7 +24,7 @@ fn harness(dir: &tempfile::TempDir, state: UiState) -> Harness<'static, LabApp> 
 fn ad_hoc_state() -> UiState {
     UiState {
         preset: None,
-        spec: WorkloadSpec::default(),
+        spec: WorkloadSpec::default().flat(),
         target: String::new(),
         ..UiState::default()
     }
@@ -49,7 +49,7 @@ fn choosing_a_preset_fills_the_form_with_its_scaled_workload() {
     h.run_steps(3);
     let state = &h.state().state;
     assert_eq!(state.preset.as_deref(), Some(preset.name.as_str()));
-    assert_eq!(state.spec, preset.scaled(state.scale).unwrap());
+    assert_eq!(state.spec, preset.scaled(state.scale).unwrap().flat());
     assert!(has_label_containing(&h, &preset.title));
     assert!(!has_label_containing(&h, "(edited)"));
 

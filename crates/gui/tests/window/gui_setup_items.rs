@@ -5,6 +5,7 @@
 //! read the mount table.
 
 use crate::gui_common;
+use fsynclab::spec::FlatSpec;
 
 use std::time::{Duration, Instant};
 
@@ -33,8 +34,7 @@ fn tiny_state(target: &tempfile::TempDir) -> UiState {
         spec: FlatSpec {
             file_size: 64 << 10,
             ..FlatSpec::default()
-        }
-        .typed(),
+        },
         target: target.path().display().to_string(),
         ..UiState::default()
     }
@@ -59,7 +59,10 @@ fn another_preset_starts_at_its_own_quick_scale() {
     let state = &h.state().state;
     assert_eq!(state.preset.as_deref(), Some("fsync-methods"));
     assert_eq!(state.scale, methods.scale.quick);
-    assert_eq!(state.spec, methods.scaled(methods.scale.quick).unwrap());
+    assert_eq!(
+        state.spec,
+        methods.scaled(methods.scale.quick).unwrap().flat()
+    );
 }
 
 #[test]
@@ -112,8 +115,7 @@ fn a_run_refused_before_storing_says_so_in_window_words() {
         spec: FlatSpec {
             file_size: 64 << 10,
             ..FlatSpec::default()
-        }
-        .typed(),
+        },
         ..UiState::default()
     };
     // A kernel pseudo filesystem: refused before any run row exists.
@@ -210,7 +212,7 @@ fn the_target_line_follows_a_mount_made_after_the_window_read_the_table() {
         target: "/var/tmp".into(),
         ..UiState::default()
     };
-    state.spec = WorkloadSpec::default();
+    state.spec = WorkloadSpec::default().flat();
     let mut h = harness(&dir, state);
     step_until(
         &mut h,

@@ -2,11 +2,12 @@
 //! with its 95 % CI and says which points cannot be told apart (egui_kittest, headless).
 
 use crate::gui_common;
+use fsynclab::spec::FlatSpec;
 
 use std::path::Path;
 
 use egui_kittest::kittest::Queryable;
-use fsynclab::spec::{SyncMethod, WorkloadSpec};
+use fsynclab::spec::SyncMethod;
 use fsynclab::store::Store;
 use fsynclab_gui::Tab;
 

@@ -3,6 +3,7 @@
 
 use crate::gui_common;
 use crate::gui_common::wait_for;
+use fsynclab::spec::FlatSpec;
 
 use egui::Role;
 use egui_kittest::kittest::Queryable;

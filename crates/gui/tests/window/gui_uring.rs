@@ -2,6 +2,7 @@
 //! reach the run request, an invalid depth shows the library's message under its field in
 //! the window's words, and without io_uring the choices are disabled with the reason.
 
+use fsynclab::spec::FlatSpec;
 use std::time::Duration;
 
 use crate::gui_common::{retype, step_until};
@@ -9,7 +10,7 @@ use crate::gui_common::{retype, step_until};
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
 use fsynclab::metrics::RunStatus;
-use fsynclab::spec::{IoEngine, SyncOrder, WorkloadKind, WorkloadSpec};
+use fsynclab::spec::{IoEngine, SyncOrder, WorkloadKind};
 use fsynclab_gui::{LabApp, Tab, UiState};
 
 fn harness(db: &tempfile::TempDir, state: UiState) -> Harness<'static, LabApp> {
@@ -30,8 +31,7 @@ fn small_fileio(target: &tempfile::TempDir) -> UiState {
             threads: 1,
             file_size: 64 << 10,
             ..FlatSpec::default()
-        }
-        .typed(),
+        },
         ..UiState::default()
     }
 }
@@ -129,10 +129,10 @@ fn the_io_uring_controls_reach_the_run_request() {
     assert_eq!(run.status, RunStatus::Finished);
     assert_eq!(
         (
-            run.spec.ioengine,
-            run.spec.iodepth,
-            run.spec.sync_order,
-            run.spec.fixedbufs
+            run.spec.flat().ioengine,
+            run.spec.flat().iodepth,
+            run.spec.flat().sync_order,
+            run.spec.flat().fixedbufs
         ),
         (IoEngine::IoUring, 4, SyncOrder::Unordered, true)
     );

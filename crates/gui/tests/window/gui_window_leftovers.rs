@@ -3,6 +3,7 @@
 //! tab's background-load note says "differed" only when the figures it shows differ.
 
 use crate::gui_common;
+use fsynclab::spec::FlatSpec;
 
 use std::path::Path;
 use std::time::Duration;
@@ -206,7 +207,7 @@ fn run_tab_time_axis_has_a_tick_every_half_second_with_its_unit() {
         tab: Tab::Run,
         target: target.path().display().to_string(),
         preset: None,
-        spec,
+        spec: spec.flat(),
         kernel_trace: fsynclab::ktrace::KernelTraceMode::Off,
         ..Default::default()
     };

@@ -289,7 +289,8 @@ impl SmallfilesPlan {
     /// before; they walk the files this thread created, by the same names.
     #[allow(clippy::too_many_arguments)]
     fn later_phases<D: DirOps, C: Clock>(
-        &self, k: &crate::spec::kinds::smallfiles::Spec,
+        &self,
+        k: &crate::spec::kinds::smallfiles::Spec,
         dir: &DirHandle,
         files: u64,
         fs: &mut D,
@@ -346,7 +347,8 @@ impl SmallfilesPlan {
 /// stop or an error; then the thread's syncfs when asked for. Returns the counts (a
 /// "write" is a file created) and the failure, if any.
 fn create_phase<D: DirOps, C: Clock>(
-    spec: &WorkloadSpec, k: &crate::spec::kinds::smallfiles::Spec,
+    spec: &WorkloadSpec,
+    k: &crate::spec::kinds::smallfiles::Spec,
     thread: u32,
     dir: &DirHandle,
     fs: &mut D,
@@ -425,7 +427,8 @@ fn create_phase<D: DirOps, C: Clock>(
 /// Writes the new file's data, sets its xattr and syncs it, as the spec asks; each call
 /// is timed from the end of the one before (`t`, at first the end of the create).
 /// Returns the time the last call ended.
-fn fill_file<F: SyncFile, C: Clock>( k: &crate::spec::kinds::smallfiles::Spec,
+fn fill_file<F: SyncFile, C: Clock>(
+    k: &crate::spec::kinds::smallfiles::Spec,
     file: &mut F,
     bufs: &mut Buffers,
     timed: &mut Timed<'_, C>,

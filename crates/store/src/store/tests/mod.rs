@@ -14,7 +14,7 @@ use crate::metrics::{
 use crate::probe::{BlockStat, DeviceInfo, MountInfo, SystemInfo};
 #[allow(unused_imports)]
 use crate::spec::FlatSpec;
-use crate::spec::{SyncMethod, WorkloadSpec};
+use crate::spec::SyncMethod;
 
 fn system(fs_type: &str, kernel: &str) -> SystemInfo {
     SystemInfo {
