@@ -114,7 +114,7 @@ mod tests {
     /// The CLI says exactly what it said when the library wrote flags into its messages.
     #[test]
     fn spec_errors_read_as_before() {
-        use fsynclab::spec::{Worded, WorkloadKind, FlatSpec};
+        use fsynclab::spec::{FlatSpec, Worded, WorkloadKind};
         let cases = [
             (
                 FlatSpec {
