@@ -103,8 +103,6 @@ pub fn write_meaning(spec: &WorkloadSpec) -> String {
 pub fn sync_meaning(spec: &WorkloadSpec) -> String {
     match &spec.kind {
         KindSpec::Smallfiles(s) => s.sync.as_str().into(),
-        // Its mix's flushes are fsyncs.
-        KindSpec::Fileserver(_) => SyncMethod::Fsync.as_str().into(),
         _ => spec.sync().unwrap_or(SyncMethod::None).as_str().into(),
     }
 }

@@ -289,8 +289,7 @@ pub fn commit_method(spec: &WorkloadSpec) -> String {
     }
     let flags = write_meaning(spec);
     let every = spec.sync_every().unwrap_or(1);
-    // A kind without the setting (fileserver) flushes with fsync.
-    let sync = match spec.sync().unwrap_or(SyncMethod::Fsync) {
+    let sync = match spec.sync().unwrap_or(SyncMethod::None) {
         SyncMethod::None => None,
         s if every > 1 => Some(format!("{} every {every}", s.as_str())),
         s => Some(s.as_str().to_string()),

@@ -4,8 +4,7 @@
 //! durable; the engine records it for the specs [`durable_op`] accepts, the reports word the
 //! reasons it gives for the others.
 
-use super::kinds::fileio::Spec as FileioSpec;
-use super::{IoEngine, WorkloadSpec};
+use super::WorkloadSpec;
 
 /// Most write start times one worker keeps while waiting for the sync that makes them
 /// durable (8 bytes each, allocated before the start gate): a spec that could need more
@@ -59,37 +58,14 @@ pub fn durable_op(spec: &WorkloadSpec) -> Result<DurableOp, NoDurableOp> {
     spec.kind_durable_op()
 }
 
-/// Start times one file of a worker may hold before a sync covers them: a batch; with
-/// io_uring, a batch behind each sync in flight (up to the depth) plus the writes in
-/// flight.
-pub fn pending_starts_per_file(spec: &FileioSpec) -> u64 {
-    let batch = u64::from(spec.sync_every);
-    if spec.ioengine == IoEngine::IoUring {
-        let depth = u64::from(spec.iodepth);
-        batch
-            .saturating_mul(depth.saturating_add(1))
-            .saturating_add(depth)
-            .saturating_add(1)
-    } else {
-        batch.saturating_add(1)
-    }
-}
-
-/// Files one fileio worker writes (each of its own, or all shared ones).
-pub fn files_per_worker(spec: &FileioSpec, threads: u32) -> u64 {
-    if spec.shares_files() {
-        u64::from(spec.file_count(threads))
-    } else {
-        1
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     #[allow(unused_imports)]
     use crate::spec::FlatSpec;
-    use crate::spec::{FileSync, FileioMode, OpenFlags, SyncMethod, SyncOrder, WorkloadKind};
+    use crate::spec::{
+        FileSync, FileioMode, IoEngine, OpenFlags, SyncMethod, SyncOrder, WorkloadKind,
+    };
 
     fn fileio(sync: SyncMethod, flags: OpenFlags) -> WorkloadSpec {
         FlatSpec {

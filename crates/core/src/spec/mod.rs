@@ -28,10 +28,7 @@ pub use kinds::{
 pub use kinds::{KINDS, all_settings, foreign_settings, kind_def, kinds_with};
 pub use typed::{CommonSpec, KindSpec, WorkloadSpec};
 
-pub use durable::{
-    DurableOp, MAX_PENDING_STARTS, NoDurableOp, durable_op, files_per_worker,
-    pending_starts_per_file,
-};
+pub use durable::{DurableOp, MAX_PENDING_STARTS, NoDurableOp, durable_op};
 pub use input_file::{InputFileError, MAX_INPUT_FILE_BYTES, read_small_bytes, read_small_file};
 pub use ioengine::{IoEngine, MAX_IODEPTH, MAX_RING_BUFFER_BYTES, SyncOrder};
 pub use plan::{SeriesPlan, Variant};

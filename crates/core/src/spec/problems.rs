@@ -111,20 +111,3 @@ fn warmup_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
         ));
     }
 }
-
-/// A sync every 0 writes (fileio, append): refused unless nothing syncs.
-pub(super) fn sync_every_problems(sync: SyncMethod, sync_every: u32, errs: &mut Vec<SpecError>) {
-    if sync != SyncMethod::None && sync_every == 0 {
-        errs.push(spec_error(
-            Setting::SYNC_EVERY,
-            "0 writes between syncs",
-            crate::hint!(
-                "use 1 or more, or ",
-                (Setting::SYNC, "none"),
-                " to never sync (",
-                Setting::SYNC_EVERY,
-                ")"
-            ),
-        ));
-    }
-}

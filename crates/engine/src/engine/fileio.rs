@@ -1,15 +1,16 @@
 //! The `fileio` kind: the test files, created and prepared before timing, which files
 //! each worker writes, and its worker (the plain loop in `super::worker`, or sysbench
-//! mode in `super::sysbench`).
+//! mode in `super::fileio_sysbench`).
 
 use super::api::{CancelToken, EngineEvent};
 use super::file::{Backend, FileLayout, fill_write_bytes};
 use super::harness::{PrepareStop, Worker, WorkerOutput};
 use super::kind::Kind;
 use super::scratch::{IoSite, ScratchDir};
-use super::sysbench::{run_sysbench_worker, writes_in};
-use super::uring::run_fileio_uring;
-use super::worker::{WorkerPlan, run_fileio};
+use super::fileio_sysbench::{run_sysbench_worker, writes_in};
+use super::fileio_uring::run_fileio_uring;
+use super::fileio_worker::run_fileio;
+use super::worker::WorkerPlan;
 use crate::spec::{FileioMode, IoEngine, Prepare, StopRule, SyncMethod, WorkloadSpec};
 use std::sync::mpsc::Sender;
 

@@ -26,6 +26,9 @@ mod fake;
 #[cfg(any(test, feature = "test-support"))]
 mod fake_ring;
 mod file;
+mod fileio_sysbench;
+mod fileio_uring;
+mod fileio_worker;
 mod fileserver_mix;
 mod gate;
 mod harness;
@@ -36,10 +39,8 @@ mod runner;
 mod sampler;
 mod scratch;
 mod settle;
-mod sysbench;
 mod target;
 mod target_error;
-mod uring;
 mod uring_slots;
 mod worker;
 

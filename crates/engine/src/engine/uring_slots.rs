@@ -1,4 +1,4 @@
-//! The request slots of an io_uring `fileio` worker (`super::uring`): what each slot
+//! The request slots of an io_uring `fileio` worker (`super::fileio_uring`): what each slot
 //! holds, which are free, and the per-file counters that decide when a sync may be linked
 //! and which writes a completed sync covers. Sized before the gate; nothing here allocates
 //! after it.

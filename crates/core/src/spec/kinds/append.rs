@@ -10,7 +10,7 @@ use super::super::{
     WorkloadKind, WorkloadSpec, format_size, size, spec_error,
 };
 use super::common;
-use super::super::flat::FlatSpec;
+use super::super::FlatSpec;
 use super::super::OpenFlags;
 use super::def::{KindDef, KindParams, Section, SettingDef, Ty};
 
@@ -253,7 +253,7 @@ impl KindParams for Spec {
 
     fn problems(&self, spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
         problems(spec, self, errs);
-        super::super::problems::sync_every_problems(self.sync, self.sync_every, errs);
+        common::sync_every_problems(self.sync, self.sync_every, errs);
     }
 
     fn describe(&self, spec: &WorkloadSpec) -> String {

@@ -3,7 +3,10 @@
 //! ones it reads in its table, relabelled where it calls them something else (grouplog's
 //! threads are its writers).
 
-use super::super::{MAX_DURATION_S, MAX_REQUESTS, MAX_THREADS, MAX_WARMUP_S, MIN_DURATION_S};
+use super::super::{
+    MAX_DURATION_S, MAX_REQUESTS, MAX_THREADS, MAX_WARMUP_S, MIN_DURATION_S, Setting, SpecError,
+    SyncMethod, spec_error,
+};
 use super::def::{Section, SettingDef, Ty};
 
 /// `threads`: worker threads.
@@ -229,3 +232,24 @@ pub const PREPARE: SettingDef = SettingDef {
     scale: false,
     fio: Some("fallocate"),
 };
+
+/// A sync every 0 writes (fileio, append): refused unless nothing syncs.
+pub(in crate::spec) fn sync_every_problems(
+    sync: SyncMethod,
+    sync_every: u32,
+    errs: &mut Vec<SpecError>,
+) {
+    if sync != SyncMethod::None && sync_every == 0 {
+        errs.push(spec_error(
+            Setting::SYNC_EVERY,
+            "0 writes between syncs",
+            crate::hint!(
+                "use 1 or more, or ",
+                (Setting::SYNC, "none"),
+                " to never sync (",
+                Setting::SYNC_EVERY,
+                ")"
+            ),
+        ));
+    }
+}

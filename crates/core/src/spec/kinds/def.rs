@@ -4,7 +4,7 @@
 //! settings are written once, beside the kind (fio's ioengines own their options the same
 //! way).
 
-use super::super::flat::FlatSpec;
+use super::super::FlatSpec;
 use super::super::{
     DurableOp, NoDurableOp, OpenFlags, SpecError, SyncMethod, WorkloadKind, WorkloadSpec,
 };

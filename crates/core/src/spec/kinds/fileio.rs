@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::super::durable::{self, DurableOp, NoDurableOp};
+use super::super::{DurableOp, MAX_PENDING_STARTS, NoDurableOp};
 use super::super::{
     IoEngine, MAX_BLOCK_SIZE, MAX_FILE_SIZE, MAX_IODEPTH, MAX_THREADS, Prepare, Setting, SpecError,
     SyncMethod, SyncOrder, WorkloadKind, WorkloadSpec, format_size, spec_error,
@@ -12,6 +12,7 @@ use super::common;
 use super::def::{KindDef, Section, SettingDef, Ty};
 
 mod spec;
+mod uring_checks;
 pub use spec::Spec;
 
 /// How a `fileio` run counts requests and syncs.
@@ -106,7 +107,7 @@ fn size_problems(f: &Spec, errs: &mut Vec<SpecError>) {
             ),
         ));
     }
-    super::super::problems::sync_every_problems(f.sync, f.sync_every, errs);
+    common::sync_every_problems(f.sync, f.sync_every, errs);
 }
 
 /// Problems of a fileio spec.
@@ -245,9 +246,9 @@ fn durable_op(spec: &WorkloadSpec, f: &Spec) -> Result<DurableOp, NoDurableOp> {
     if uring && f.sync_order == SyncOrder::Unordered {
         return Err(NoDurableOp::UnorderedSyncs);
     }
-    if durable::pending_starts_per_file(f)
-        .saturating_mul(durable::files_per_worker(f, spec.common.threads))
-        > durable::MAX_PENDING_STARTS
+    if f.pending_starts_per_file()
+        .saturating_mul(f.files_per_worker(spec.common.threads))
+        > MAX_PENDING_STARTS
     {
         return Err(NoDurableOp::TooManyPending);
     }

@@ -6,8 +6,8 @@ use serde::{Deserialize, Serialize};
 use super::super::NoDurableOp;
 use super::super::{Setting, SpecError, WorkloadKind, WorkloadSpec, spec_error};
 use super::common;
-use super::super::flat::FlatSpec;
-use super::super::DurableOp;
+use super::super::FlatSpec;
+use super::super::{DurableOp, SyncMethod};
 use super::def::{KindDef, KindParams, Section, SettingDef, Ty};
 
 /// `fileserver`: N clients, each in its own directory tree, replay a file-server operation
@@ -144,5 +144,10 @@ impl KindParams for FileserverSpec {
 
     fn durable_op(&self, _: &WorkloadSpec) -> Result<DurableOp, NoDurableOp> {
         Err(NoDurableOp::Mix)
+    }
+
+    // Its mix's flushes (dbench's Flush) are fsyncs.
+    fn sync(&self) -> Option<SyncMethod> {
+        Some(SyncMethod::Fsync)
     }
 }

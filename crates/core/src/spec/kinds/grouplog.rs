@@ -9,7 +9,7 @@ use super::super::{
     format_size, size, spec_error,
 };
 use super::common;
-use super::super::flat::FlatSpec;
+use super::super::FlatSpec;
 use super::super::{NoDurableOp, OpenFlags, Prepare};
 use super::def::{KindDef, KindParams, Section, SettingDef, Ty};
 

@@ -14,8 +14,8 @@ pub use fileserver::FileserverSpec;
 pub use grouplog::{GrouplogSpec, MAX_DELAY_US, Strategy};
 pub use smallfiles::{FileSync, SmallfilesSpec};
 
+use super::FlatSpec;
 use super::WorkloadKind;
-use super::flat::FlatSpec;
 use def::{KindDef, SettingDef};
 
 /// The registry of the kinds fsynclab runs, one line each, in the order the front ends list

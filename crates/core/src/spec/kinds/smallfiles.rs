@@ -8,7 +8,7 @@ use super::super::{
     MAX_BLOCK_SIZE, Setting, SpecError, WorkloadKind, WorkloadSpec, format_size, size, spec_error,
 };
 use super::common;
-use super::super::flat::FlatSpec;
+use super::super::FlatSpec;
 use super::def::{KindDef, KindParams, Section, SettingDef, Ty};
 
 /// How a small-file writer makes each file durable.

@@ -1,7 +1,7 @@
 //! fileio's part of the typed spec: its own settings, read from and written to the flat
 //! form, and the questions asked of a kind's settings ([`KindParams`]).
 
-use super::super::super::flat::FlatSpec;
+use super::super::super::FlatSpec;
 use super::super::super::{
     DurableOp, IoEngine, NoDurableOp, OpenFlags, Pattern, Prepare, Setting, SpecError, SyncMethod,
     SyncOrder, WorkloadSpec,
@@ -74,6 +74,32 @@ impl Spec {
         self.shared_files.is_some() || self.mode == FileioMode::Sysbench
     }
 
+    /// Start times one file of a worker may hold before a sync covers them: a batch; with
+    /// io_uring, a batch behind each sync in flight (up to the depth) plus the writes in
+    /// flight.
+    pub fn pending_starts_per_file(&self) -> u64 {
+        let batch = u64::from(self.sync_every);
+        if self.ioengine == IoEngine::IoUring {
+            let depth = u64::from(self.iodepth);
+            batch
+                .saturating_mul(depth.saturating_add(1))
+                .saturating_add(depth)
+                .saturating_add(1)
+        } else {
+            batch.saturating_add(1)
+        }
+    }
+
+    /// Files one worker of a run of `threads` threads writes (each of its own, or all the
+    /// shared ones).
+    pub fn files_per_worker(&self, threads: u32) -> u64 {
+        if self.shares_files() {
+            u64::from(self.file_count(threads))
+        } else {
+            1
+        }
+    }
+
     /// Blocks per file (whole blocks only; a tail shorter than a block is never written).
     pub fn blocks_per_file(&self) -> u64 {
         self.file_size / self.block_size.max(1)
@@ -124,7 +150,7 @@ impl KindParams for Spec {
     fn problems(&self, spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
         super::size_problems(self, errs);
         super::problems(spec, self, errs);
-        super::super::super::ioengine::ioengine_problems(self, errs);
+        super::uring_checks::ioengine_problems(self, errs);
     }
 
     fn describe(&self, spec: &WorkloadSpec) -> String {
@@ -148,7 +174,7 @@ impl KindParams for Spec {
     }
 
     fn pending_starts(&self) -> u64 {
-        super::super::super::durable::pending_starts_per_file(self)
+        self.pending_starts_per_file()
     }
 
     fn io_uring_setting(&self) -> Option<Setting> {
