@@ -228,9 +228,15 @@ fn not_of_kind(table: &KindDef, flag: &str) -> CliError {
         .filter(|k| row_of(k, flag).is_some())
         .map(|k| k.kind.as_str())
         .collect();
+    // The kind's own setting for the same thing, if it has one.
+    let instead = any_row(flag)
+        .and_then(|def| table.instead.iter().find(|(key, ..)| *key == def.key))
+        .and_then(|(_, own, value)| Some(format!("--{} {value}", own.flag?)))
+        .map(|own| format!("; {} runs have {own} instead", table.kind.as_str()))
+        .unwrap_or_default();
     CliError::usage(anyhow!(
-        "--{flag} is a setting of {} runs, not of {} runs; drop --{flag}, or choose one of \
-         those kinds with --kind",
+        "--{flag} is a setting of {} runs, not of {} runs{instead}; drop --{flag}, or choose \
+         one of those kinds with --kind",
         owners.join(" and "),
         table.kind.as_str()
     ))

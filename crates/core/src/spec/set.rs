@@ -92,7 +92,10 @@ fn refuse_foreign(key: &str, kind: WorkloadKind) -> Result<(), SpecError> {
                 super::kinds_with(d.key).join(" and "),
                 kind.as_str()
             ),
-            fix: "drop it, or choose the kind first".into(),
+            fix: match table.instead.iter().find(|(other, ..)| *other == d.key) {
+                Some((_, own, value)) => format!("set {} = {value} instead", own.key).into(),
+                None => "drop it, or choose the kind first".into(),
+            },
         }),
         _ => Ok(()),
     }

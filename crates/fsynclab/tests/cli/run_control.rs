@@ -31,12 +31,12 @@ fn a_bad_warm_up_exits_2_naming_the_field_and_the_fix() {
     refused(
         &lab,
         &["--kind", "smallfiles", "--warmup", "1"],
-        "a warm-up applies to fileio and fileserver runs only; leave out --warmup",
+        "--warmup is a setting of fileio and fileserver runs, not of smallfiles runs",
     );
     refused(
         &lab,
         &["--kind", "grouplog", "--warmup", "1"],
-        "a warm-up for this grouplog run",
+        "--warmup is a setting of fileio and fileserver runs, not of grouplog runs",
     );
     refused(&lab, &["--set", "warmup_s=-2"], "warmup_s: -2 s of warm-up");
     assert!(lab.target_entries().is_empty());

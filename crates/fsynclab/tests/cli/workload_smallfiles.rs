@@ -242,7 +242,10 @@ fn bad_counts_and_sizes_are_refused_before_anything_is_written() {
     for (args, expected) in [
         (vec!["--files", "0"], "smallfiles.files_per_thread"),
         (vec!["--file-size", "65M"], "smallfiles.file_size"),
-        (vec!["--open-flags", "direct"], "--file-sync o_sync"),
+        (
+            vec!["--open-flags", "direct"],
+            "smallfiles runs have --file-sync o_sync instead",
+        ),
         (vec!["--requests", "10"], "drop --requests"),
     ] {
         let mut all = vec!["--kind", "smallfiles"];

@@ -104,6 +104,7 @@ pub const DEF: KindDef = KindDef {
     open_files: &[&common::WRITERS],
     write_unit: Some(&RECORD_SIZE),
     series_metric: "iops",
+    instead: &[],
 };
 
 /// Problems of an append spec the table's ranges cannot say.

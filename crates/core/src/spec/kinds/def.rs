@@ -152,6 +152,10 @@ pub struct KindDef {
     pub write_unit: Option<&'static SettingDef>,
     /// The figure a series of runs of this kind is summarised by (`commits_per_sec`).
     pub series_metric: &'static str,
+    /// Other kinds' settings this kind has its own of: (their key, its row, a value to
+    /// suggest), for the refusal of the other kind's setting to point at it (smallfiles
+    /// opens each file itself: `open_flags` is its `smallfiles.sync = o_sync`).
+    pub instead: &'static [(&'static str, &'static SettingDef, &'static str)],
 }
 
 impl KindDef {

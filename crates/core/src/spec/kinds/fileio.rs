@@ -504,4 +504,5 @@ pub const DEF: KindDef = KindDef {
     open_files: &[&common::THREADS, &SHARED_FILES],
     write_unit: Some(&BLOCK_SIZE),
     series_metric: "iops",
+    instead: &[],
 };

@@ -120,6 +120,7 @@ pub const DEF: KindDef = KindDef {
     open_files: &[&common::CLIENTS],
     write_unit: None,
     series_metric: "ops_per_sec",
+    instead: &[],
 };
 
 /// fileserver's part of the typed spec: its table.

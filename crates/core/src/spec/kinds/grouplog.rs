@@ -335,6 +335,7 @@ pub const DEF: KindDef = KindDef {
     open_files: &[&common::WRITERS],
     write_unit: Some(&RECORD_SIZE),
     series_metric: "commits_per_sec",
+    instead: &[],
 };
 
 /// grouplog's part of the typed spec: its table and the shared settings it reads (how the

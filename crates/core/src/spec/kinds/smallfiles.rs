@@ -295,6 +295,7 @@ pub const DEF: KindDef = KindDef {
     open_files: &[&common::THREADS],
     write_unit: None,
     series_metric: "files_per_sec",
+    instead: &[("open_flags", &SYNC, "o_sync"), ("sync", &SYNC, "fsync")],
 };
 
 /// smallfiles' part of the typed spec: its table.
