@@ -7,7 +7,6 @@ use std::sync::mpsc;
 
 use super::*;
 use crate::metrics::RunStatus;
-#[allow(unused_imports)]
 use crate::spec::FlatSpec;
 use crate::spec::SeriesPlan;
 use crate::test_hooks::{TARGET_CHECKS, VALIDATIONS, take};

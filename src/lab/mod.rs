@@ -490,7 +490,6 @@ mod launch_tests;
 mod tests {
     use super::*;
     use crate::probe::{DeviceInfo, SystemInfo};
-    #[allow(unused_imports)]
     use crate::spec::FlatSpec;
     use crate::spec::WorkloadKind;
 

@@ -251,7 +251,6 @@ pub(super) struct Checked<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    #[allow(unused_imports)]
     use crate::spec::FlatSpec;
 
     #[test]

@@ -118,7 +118,6 @@ pub fn worded_error(error: &(dyn Error + 'static), names: &dyn SettingNames) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    #[allow(unused_imports)]
     use crate::spec::FlatSpec;
     use crate::spec::Setting;
 

@@ -85,7 +85,6 @@ pub fn words(error: &(dyn Error + 'static)) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    #[allow(unused_imports)]
     use fsynclab::spec::FlatSpec;
 
     #[test]

@@ -168,7 +168,6 @@ pub fn meaning_differs(base: &[&RunResult], cand: &[&RunResult], sync: bool) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    #[allow(unused_imports)]
     use crate::spec::FlatSpec;
     use crate::spec::OpenFlags;
     use fsynclab_core::sysinfo::MountInfo;

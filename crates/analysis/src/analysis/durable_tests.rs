@@ -5,7 +5,6 @@
 use super::*;
 use crate::metrics::RunResult;
 use crate::probe::SystemInfo;
-#[allow(unused_imports)]
 use crate::spec::FlatSpec;
 use crate::spec::{OpenFlags, SyncMethod, WorkloadSpec};
 

@@ -4,7 +4,6 @@
 use super::*;
 use crate::metrics::{DeviceAccounting, DeviceCounters, RunResult};
 use crate::probe::{BlockStat, SystemInfo};
-#[allow(unused_imports)]
 use crate::spec::FlatSpec;
 use crate::spec::WorkloadSpec;
 

@@ -2,7 +2,6 @@
 
 use super::*;
 use crate::probe::{DirtySettings, SystemInfo, Virtualization};
-#[allow(unused_imports)]
 use crate::spec::FlatSpec;
 
 /// The settings recorded on the lab VM (tests/fixtures/probe/kernel), target on a loop

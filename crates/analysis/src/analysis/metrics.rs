@@ -389,8 +389,6 @@ fn hist_value(hist: &LatencyHistogram, pct: f64) -> Option<f64> {
 #[cfg(test)]
 mod kind_metric_tests {
     use super::*;
-    #[allow(unused_imports)]
-    use crate::spec::FlatSpec;
 
     #[test]
     fn every_presets_published_metric_is_in_the_catalogue() {

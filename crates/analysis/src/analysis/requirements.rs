@@ -70,7 +70,6 @@ pub fn check_requirements(reqs: &[Requirement], run: &RunResult) -> Vec<Requirem
 mod tests {
     use super::*;
     use crate::probe::SystemInfo;
-    #[allow(unused_imports)]
     use crate::spec::FlatSpec;
     use crate::spec::SyncMethod;
 

@@ -134,7 +134,6 @@ pub fn run_series_points(runs: &[&RunResult], field: &str, key: &str) -> Vec<Ser
 #[cfg(test)]
 mod tests {
     use super::*;
-    #[allow(unused_imports)]
     use crate::spec::FlatSpec;
 
     fn p(x: f64, ci: Option<(f64, f64)>) -> SeriesPoint {

@@ -4,7 +4,6 @@
 use super::*;
 use crate::metrics::{LatencyHistogram, NoiseInfo, RunResult, RunStatus};
 use crate::probe::SystemInfo;
-#[allow(unused_imports)]
 use crate::spec::FlatSpec;
 use crate::spec::WorkloadSpec;
 

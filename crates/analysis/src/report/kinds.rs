@@ -363,7 +363,6 @@ pub fn kind_json(r: &RunResult) -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    #[allow(unused_imports)]
     use crate::spec::FlatSpec;
 
     /// A kind with no line of its own reads as its workers, its series figure and its

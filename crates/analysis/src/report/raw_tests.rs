@@ -2,7 +2,6 @@
 
 use super::*;
 use crate::probe::SystemInfo;
-#[allow(unused_imports)]
 use crate::spec::FlatSpec;
 use crate::store::{NewRun, Store};
 use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};

@@ -88,7 +88,6 @@ pub fn system_json(system: &crate::probe::SystemInfo) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    #[allow(unused_imports)]
     use crate::spec::FlatSpec;
 
     fn result(id: i64) -> RunResult {

@@ -61,7 +61,6 @@ pub fn durable_op(spec: &WorkloadSpec) -> Result<DurableOp, NoDurableOp> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    #[allow(unused_imports)]
     use crate::spec::FlatSpec;
     use crate::spec::{
         FileSync, FileioMode, IoEngine, OpenFlags, SyncMethod, SyncOrder, WorkloadKind,

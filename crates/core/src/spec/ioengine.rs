@@ -96,7 +96,6 @@ pub(super) fn is_one(v: &u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    #[allow(unused_imports)]
     use crate::spec::FlatSpec;
     use crate::spec::{FileioMode, Setting, SyncMethod, WorkloadKind, WorkloadSpec};
 

@@ -1,7 +1,6 @@
 //! Validation, stop rules, enum names and TOML of workload specs.
 
 use super::*;
-#[allow(unused_imports)]
 use crate::spec::FlatSpec;
 
 #[test]

@@ -82,7 +82,6 @@ impl PendingStarts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    #[allow(unused_imports)]
     use crate::spec::FlatSpec;
     use crate::spec::{OpenFlags, SyncMethod};
 

@@ -3,7 +3,6 @@
 use super::*;
 use crate::engine::{CancelToken, FakeBackend, RunContext, run_with};
 use crate::metrics::{RunResult, RunStatus, SysbenchSummary};
-#[allow(unused_imports)]
 use crate::spec::FlatSpec;
 use crate::spec::{FileioMode, Prepare};
 

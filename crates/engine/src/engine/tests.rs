@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use super::*;
 use crate::metrics::{DeviceAccounting, RunStatus};
-#[allow(unused_imports)]
 use crate::spec::FlatSpec;
 use crate::spec::{Pattern, SyncMethod};
 

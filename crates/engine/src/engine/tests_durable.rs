@@ -6,7 +6,6 @@ use std::sync::mpsc;
 
 use super::*;
 use crate::metrics::{RunResult, RunStatus};
-#[allow(unused_imports)]
 use crate::spec::FlatSpec;
 use crate::spec::{IoEngine, OpenFlags, Pattern, Strategy, SyncMethod, WorkloadKind};
 

@@ -7,7 +7,6 @@ use super::*;
 use crate::engine::{FakeRingEvent, RingOp};
 use crate::metrics::GroupCommitStats;
 use crate::metrics::RunStatus;
-#[allow(unused_imports)]
 use crate::spec::FlatSpec;
 use crate::spec::{Strategy, SyncMethod, WorkloadKind};
 

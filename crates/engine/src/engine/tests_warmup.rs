@@ -5,7 +5,6 @@ use std::sync::mpsc;
 
 use super::*;
 use crate::metrics::RunStatus;
-#[allow(unused_imports)]
 use crate::spec::FlatSpec;
 use crate::spec::{FileioMode, SyncMethod};
 

@@ -6,7 +6,6 @@ use std::sync::mpsc;
 use super::*;
 use crate::engine::{CancelToken, FakeBackend, FakeRingEvent, RunContext, run_with};
 use crate::metrics::{RunResult, RunStatus};
-#[allow(unused_imports)]
 use crate::spec::FlatSpec;
 use crate::spec::{IoEngine, Pattern};
 

@@ -243,7 +243,6 @@ where
 mod tests {
     use super::*;
     use crate::probe::{DirtySettings, KernelSettings, SystemInfo};
-    #[allow(unused_imports)]
     use crate::spec::FlatSpec;
 
     fn run(id: i64, dirty_ratio: u64) -> crate::metrics::RunResult {

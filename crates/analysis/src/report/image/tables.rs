@@ -331,7 +331,6 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    #[allow(unused_imports)]
     use crate::spec::FlatSpec;
 
     fn traced(id: i64, handles: Option<f64>) -> crate::metrics::RunResult {

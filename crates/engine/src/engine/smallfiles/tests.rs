@@ -2,7 +2,6 @@
 
 use super::parts::*;
 use super::*;
-    #[allow(unused_imports)]
     use crate::spec::FlatSpec;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;

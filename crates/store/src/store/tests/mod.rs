@@ -12,7 +12,6 @@ use crate::metrics::{
     ThreadStats,
 };
 use crate::probe::{BlockStat, DeviceInfo, MountInfo, SystemInfo};
-#[allow(unused_imports)]
 use crate::spec::FlatSpec;
 use crate::spec::SyncMethod;
 
