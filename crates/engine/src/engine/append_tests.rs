@@ -18,7 +18,8 @@ fn append(writers: u32, records: u64, sync_every: u32) -> WorkloadSpec {
         sync_every,
         requests: Some(records),
         ..FlatSpec::default()
-    }.typed();
+    }
+    .typed();
     spec.edit(|f| f.append.record_size = 512);
     spec.edit(|f| f.append.segment_size = 64 * 512);
     spec

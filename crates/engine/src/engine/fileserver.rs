@@ -471,7 +471,8 @@ mod tests {
             threads: clients,
             duration_s: Some(secs),
             ..FlatSpec::default()
-        }.typed();
+        }
+        .typed();
         s.edit(|f| f.fileserver.files_per_client = 8);
         s
     }

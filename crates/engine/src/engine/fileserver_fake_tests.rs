@@ -100,7 +100,8 @@ fn spec(clients: u32) -> WorkloadSpec {
         threads: clients,
         duration_s: Some(0.002),
         ..FlatSpec::default()
-    }.typed();
+    }
+    .typed();
     s.edit(|f| f.fileserver.files_per_client = 8);
     s
 }

@@ -94,7 +94,8 @@ fn spec(threads: u32, files: u64) -> WorkloadSpec {
         kind: crate::spec::WorkloadKind::Smallfiles,
         threads,
         ..FlatSpec::default()
-    }.typed();
+    }
+    .typed();
     spec.edit(|f| f.smallfiles.files_per_thread = files);
     spec.edit(|f| f.smallfiles.file_size = 100);
     spec.edit(|f| f.smallfiles.sync = FileSync::None);
