@@ -8,6 +8,7 @@
 
 pub mod cleanup;
 pub mod clock;
+pub mod crashlog;
 pub mod failure;
 pub mod fsopts;
 pub mod identity;

@@ -23,6 +23,7 @@ const LAYERS: &[(&str, &str, &[&str])] = &[
         "fsynclab-core",
         &[
             "cleanup",
+            "crashlog",
             "uring",
             "clock",
             "identity",
