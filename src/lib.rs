@@ -30,11 +30,12 @@
 
 pub use fsynclab_analysis::{analysis, report, words};
 pub use fsynclab_core::{
-    cleanup, clock, failure, fsopts, hint, identity, metrics, spec, sysinfo, target, uring,
+    cleanup, clock, crashlog, failure, fsopts, hint, identity, metrics, spec, sysinfo, target,
+    uring,
 };
 pub use fsynclab_engine::engine;
 pub use fsynclab_store::store;
-pub use fsynclab_sys::{ktrace, owner, pathwalk, probe, scratch};
+pub use fsynclab_sys::{crashdev, ktrace, owner, pathwalk, probe, scratch};
 
 pub mod fio;
 pub mod lab;

@@ -9,6 +9,7 @@
 use fsynclab_core::test_support;
 use fsynclab_core::{clock, fsopts, identity, metrics, spec, sysinfo};
 
+pub mod crashdev;
 pub mod ktrace;
 pub mod owner;
 pub mod pathwalk;

@@ -9,6 +9,7 @@ mod scratch_common;
 
 mod cli_scratch;
 mod cli_sudo;
+mod crashdev;
 mod dirfd_attack;
 mod fleet;
 mod ktrace;

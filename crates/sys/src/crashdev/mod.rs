@@ -1,0 +1,14 @@
+//! The crash test's recording device (issue 33): a FUSE filesystem of fsynclab's own that
+//! serves one file, `image`, for a loop device to be backed by, and records every write,
+//! cache flush (the loop driver's flush is an fsync of its backing file), discard and zeroing
+//! it receives in a log (`fsynclab_core::crashlog`), in order; and a second file, `marks`, the
+//! workload writes its acknowledgements into, so they take their place in the same order.
+//!
+//! Root mounts `/dev/fuse` directly (no `fusermount`). The service is one thread and
+//! write-through (no writeback cache: each write reaches it as the block layer sent it).
+
+mod fs;
+mod recorder;
+
+pub use fs::{IMAGE_NAME, MARKS_NAME, MAX_WRITE, RecordingFs, mount};
+pub use recorder::{Recorder, RecorderError};
