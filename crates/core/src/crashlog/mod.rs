@@ -1,7 +1,8 @@
 //! The crash test's record of a block device (issue 33): every write, cache flush, discard
 //! and zeroing the device received, in order, with the workload's acknowledgement marks
-//! between them ([`entry`]); the power cuts planned from it ([`plan`]); and the image of a
-//! device after one of them ([`replay`]). Pure: the FUSE daemon that records the log and the
+//! between them ([`entry`]); the power cuts planned from it ([`plan`]); the image of a
+//! device after one of them ([`replay`]); and the records a crash-testing workload writes and
+//! acknowledges, with what a crash state holds of each ([`record`]). Pure: the FUSE daemon that records the log and the
 //! checks that mount the images are the system layer's.
 //!
 //! A log is two files: the entries, fixed-size and checksummed ([`entry::ENTRY_BYTES`]), and
@@ -10,8 +11,10 @@
 
 pub mod entry;
 pub mod plan;
+pub mod record;
 pub mod replay;
 
 pub use entry::{ENTRY_BYTES, Entry, EntryError, Op, read_entries};
 pub use plan::{CrashState, PlanOptions, plan_states};
+pub use record::{ACK_BYTES, Ack, Found, RECORD_HEADER, RecordId, classify, fill_record};
 pub use replay::{Image, MemImage, ReplayError, replay};
