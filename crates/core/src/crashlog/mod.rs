@@ -16,5 +16,7 @@ pub mod replay;
 
 pub use entry::{ENTRY_BYTES, Entry, EntryError, Op, read_entries};
 pub use plan::{CrashState, PlanOptions, plan_states};
-pub use record::{ACK_BYTES, Ack, Found, RECORD_HEADER, RecordId, classify, fill_record};
+pub use record::{
+    ACK_BYTES, Ack, BEGIN_MARK, Found, RECORD_HEADER, RecordId, classify, fill_record,
+};
 pub use replay::{Image, MemImage, ReplayError, replay};

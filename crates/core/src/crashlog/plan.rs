@@ -42,12 +42,13 @@ impl CrashState {
     }
 }
 
-/// The cut points: each flush's index (the cut falls just before it) and the log's end, at
-/// most `limit` of them spread evenly (the last always kept).
-fn cut_points(entries: &[Entry], limit: Option<usize>) -> Vec<usize> {
+/// The cut points from entry `start` on: each flush's index (the cut falls just before it)
+/// and the log's end, at most `limit` of them spread evenly (the last always kept).
+fn cut_points(entries: &[Entry], start: usize, limit: Option<usize>) -> Vec<usize> {
     let mut cuts: Vec<usize> = entries
         .iter()
         .enumerate()
+        .skip(start)
         .filter(|(_, e)| e.op == Op::Flush)
         .map(|(i, _)| i)
         .collect();
@@ -71,15 +72,17 @@ fn mix(mut x: u64) -> u64 {
     x ^ (x >> 31)
 }
 
-/// Every crash state of the plan, cut by cut: first "all lost", then up to `subsets` random
-/// subsets of the volatile writes, each kept write chosen with probability 1/2. A subset that
-/// repeats one already planned for the cut is drawn again (a few times), so a cut with few
-/// volatile writes plans fewer states rather than the same one twice.
-pub fn plan_states(entries: &[Entry], options: &PlanOptions) -> Vec<CrashState> {
+/// Every crash state of the plan, cut by cut from entry `start` (where the workload began:
+/// a cut while the filesystem was being made is no state of it): first "all lost", then up
+/// to `subsets` random subsets of the volatile writes, each kept write chosen with
+/// probability 1/2. A subset that repeats one already planned for the cut is drawn again (a
+/// few times), so a cut with few volatile writes plans fewer states rather than the same one
+/// twice: at most `cuts × (1 + subsets)` in all.
+pub fn plan_states(entries: &[Entry], start: usize, options: &PlanOptions) -> Vec<CrashState> {
     let mut states = Vec::new();
     let mut durable = 0;
     let mut last_cut = 0;
-    for cut in cut_points(entries, options.cuts) {
+    for cut in cut_points(entries, start.min(entries.len()), options.cuts) {
         // The medium holds everything up to the last flush before the cut.
         if let Some(flush) = entries[last_cut..cut]
             .iter()
@@ -149,6 +152,7 @@ mod tests {
     fn each_flush_and_the_end_is_a_cut_with_everything_since_the_flush_before_lost() {
         let states = plan_states(
             &sample(),
+            0,
             &PlanOptions {
                 cuts: None,
                 subsets: 0,
@@ -164,6 +168,33 @@ mod tests {
             [(2, 0, vec![0, 1]), (6, 3, vec![3, 4, 5]), (8, 7, vec![7])]
         );
         assert!(states[1].keeps(1) && !states[1].keeps(4) && !states[1].keeps(6));
+        // From entry 3 on (the workload's start): the first flush is no cut, but it is
+        // still what the medium holds.
+        let from_three = plan_states(
+            &sample(),
+            3,
+            &PlanOptions {
+                cuts: None,
+                subsets: 0,
+                seed: 1,
+            },
+        );
+        let got: Vec<(usize, usize)> = from_three.iter().map(|s| (s.cut, s.durable)).collect();
+        assert_eq!(got, [(6, 3), (8, 7)]);
+        assert_eq!(
+            plan_states(
+                &sample(),
+                99,
+                &PlanOptions {
+                    cuts: None,
+                    subsets: 0,
+                    seed: 1
+                }
+            )
+            .len(),
+            1,
+            "the end"
+        );
     }
 
     #[test]
@@ -173,10 +204,15 @@ mod tests {
             subsets: 3,
             seed: 42,
         };
-        let a = plan_states(&sample(), &options);
-        assert_eq!(a, plan_states(&sample(), &options), "seeded: the same plan");
+        let a = plan_states(&sample(), 0, &options);
+        assert_eq!(
+            a,
+            plan_states(&sample(), 0, &options),
+            "seeded: the same plan"
+        );
         let other = plan_states(
             &sample(),
+            0,
             &PlanOptions {
                 seed: 43,
                 ..options
@@ -206,6 +242,7 @@ mod tests {
         let plan = |cuts| {
             plan_states(
                 &entries,
+                0,
                 &PlanOptions {
                     cuts,
                     subsets: 0,
@@ -233,6 +270,7 @@ mod tests {
         ]);
         let states = plan_states(
             &entries,
+            0,
             &PlanOptions {
                 cuts: None,
                 subsets: 0,

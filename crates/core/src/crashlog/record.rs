@@ -9,6 +9,10 @@ pub const RECORD_HEADER: usize = 64;
 /// Bytes of an encoded acknowledgement.
 pub const ACK_BYTES: usize = 56;
 
+/// What a crash-testing workload writes to the marks file as it starts: power cuts are
+/// planned from there (a cut while the filesystem was being made is no state of it).
+pub const BEGIN_MARK: [u8; 8] = *b"FSLBEGIN";
+
 const RECORD_MAGIC: [u8; 8] = *b"FSLREC01";
 const ACK_MAGIC: [u8; 8] = *b"FSLACK01";
 

@@ -158,6 +158,7 @@ mod tests {
         let (entries, data) = sample();
         let states = plan_states(
             &entries,
+            0,
             &PlanOptions {
                 cuts: None,
                 subsets: 3,

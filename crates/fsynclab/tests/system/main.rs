@@ -9,6 +9,7 @@ mod scratch_common;
 
 mod cli_scratch;
 mod cli_sudo;
+mod crashcheck;
 mod crashdev;
 mod dirfd_attack;
 mod fleet;

@@ -7,8 +7,10 @@
 //! Root mounts `/dev/fuse` directly (no `fusermount`). The service is one thread and
 //! write-through (no writeback cache: each write reaches it as the block layer sent it).
 
+mod check;
 mod fs;
 mod recorder;
 
+pub use check::{CheckError, CheckOptions, CrashReport, Failure, FirstFailure, check};
 pub use fs::{IMAGE_NAME, MARKS_NAME, MAX_WRITE, RecordingFs, mount};
-pub use recorder::{Recorder, RecorderError};
+pub use recorder::{DATA_FILE, IMAGE_FILE, LOG_FILE, Recorder, RecorderError};

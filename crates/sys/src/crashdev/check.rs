@@ -1,0 +1,400 @@
+//! The power cuts checked: every crash state the plan names is built from the log (from a
+//! checkpoint of the medium at its last flush, so the cost is linear in the log), loop-mounted
+//! from a throwaway copy (the mount replays the journal, which changes the image), its
+//! acknowledged records read back and judged, and the filesystem's checker run on it.
+
+use std::collections::BTreeSet;
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::FileExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Component, Path, PathBuf};
+use std::process::Command;
+
+use fsynclab_core::crashlog::{
+    Ack, BEGIN_MARK, CrashState, Entry, EntryError, Found, Image, Op, PlanOptions, ReplayError,
+    classify, plan_states, read_entries, replay,
+};
+
+use crate::sysinfo::FsKind;
+
+/// What to check.
+#[derive(Clone, Debug)]
+pub struct CheckOptions {
+    /// The filesystem on the device (its checker).
+    pub fs: FsKind,
+    /// The files the workload's acknowledgements name, by index: paths relative to the
+    /// filesystem's root.
+    pub files: Vec<PathBuf>,
+    /// The cuts and subsets.
+    pub plan: PlanOptions,
+}
+
+/// What went wrong first, with the state it went wrong in.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FirstFailure {
+    /// The cut (log entries before it happened).
+    pub cut: usize,
+    /// The state of the cut (0: every volatile write lost).
+    pub subset: usize,
+    /// The log entries the state dropped.
+    pub dropped: Vec<usize>,
+    /// What failed.
+    pub failure: Failure,
+}
+
+/// One failure in a crash state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Failure {
+    /// An acknowledged record absent.
+    Lost(Ack),
+    /// An acknowledged record partly written.
+    Torn(Ack),
+    /// An older version where an acknowledged record should be.
+    Stale(Ack),
+    /// The state's filesystem did not mount (the mount's message).
+    Mount(String),
+    /// The filesystem's checker found errors (its command and exit status).
+    Fsck(String),
+}
+
+/// The crash test's findings.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CrashReport {
+    /// Cut points checked.
+    pub cuts: usize,
+    /// Crash states checked.
+    pub states: usize,
+    /// Records acknowledged before the last cut.
+    pub acknowledged: usize,
+    /// Acknowledged records lost in at least one state.
+    pub lost: usize,
+    /// Acknowledged records torn in at least one state.
+    pub torn: usize,
+    /// Acknowledged records found stale in at least one state.
+    pub stale: usize,
+    /// States whose filesystem did not mount.
+    pub mount_failures: usize,
+    /// States the filesystem's checker found errors in.
+    pub fsck_failures: usize,
+    /// The plan's seed.
+    pub seed: u64,
+    /// The first failure, in plan order.
+    pub first_failure: Option<FirstFailure>,
+}
+
+/// Why the check could not run (a state that fails to mount or check is a finding, not
+/// this).
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    /// The log is damaged.
+    #[error("the crash-test log: {0}")]
+    Log(#[from] EntryError),
+    /// A state's image could not be built.
+    #[error("building a crash state: {0}")]
+    Replay(#[from] ReplayError),
+    /// A file of the check could not be read or written.
+    #[error("{action} {path}: {source}")]
+    Io {
+        /// What was being done.
+        action: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A program the check needs failed (losetup).
+    #[error("{command}: {message}")]
+    Tool {
+        /// The command line.
+        command: String,
+        /// Its exit status and message.
+        message: String,
+    },
+    /// A file name of the options is not a plain relative path.
+    #[error("file {0:?} is not a path inside the filesystem")]
+    BadFile(PathBuf),
+}
+
+fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> CheckError + use<> {
+    let path = path.to_path_buf();
+    move |source| CheckError::Io {
+        action,
+        path,
+        source,
+    }
+}
+
+/// A device image in a file of the work directory.
+struct FileImage {
+    file: File,
+    size: u64,
+}
+
+impl Image for FileImage {
+    fn write_at(&mut self, offset: u64, data: &[u8]) -> std::io::Result<()> {
+        self.file.write_all_at(data, offset)
+    }
+
+    fn zero(&mut self, offset: u64, len: u64) -> std::io::Result<()> {
+        let mode = nix::fcntl::FallocateFlags::FALLOC_FL_PUNCH_HOLE
+            | nix::fcntl::FallocateFlags::FALLOC_FL_KEEP_SIZE;
+        nix::fcntl::fallocate(&self.file, mode, offset as i64, len as i64)
+            .map_err(std::io::Error::from)
+    }
+
+    fn size(&self) -> u64 {
+        self.size
+    }
+}
+
+/// Copies `from` to a new `to`, its holes left holes (only the data segments are copied).
+fn sparse_copy(from: &Path, to: &Path, size: u64) -> Result<File, CheckError> {
+    use nix::unistd::{Whence, lseek};
+    let src = File::open(from).map_err(io("open", from))?;
+    let _ = std::fs::remove_file(to);
+    let dst = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(to)
+        .map_err(io("create", to))?;
+    dst.set_len(size).map_err(io("size", to))?;
+    let mut at = 0i64;
+    let mut buf = vec![0u8; 1 << 20];
+    while (at as u64) < size {
+        let Ok(start) = lseek(&src, at, Whence::SeekData) else {
+            break; // ENXIO: no data after `at`
+        };
+        let end = lseek(&src, start, Whence::SeekHole).unwrap_or(size as i64);
+        let mut pos = start as u64;
+        while pos < end as u64 {
+            let n = buf.len().min((end as u64 - pos) as usize);
+            src.read_exact_at(&mut buf[..n], pos)
+                .map_err(io("read", from))?;
+            dst.write_all_at(&buf[..n], pos).map_err(io("write", to))?;
+            pos += n as u64;
+        }
+        at = end;
+    }
+    Ok(dst)
+}
+
+/// Runs a program; its stdout, or its command line and message.
+fn run(program: &str, args: &[&str]) -> Result<String, (String, String)> {
+    let command = format!("{program} {}", args.join(" "));
+    let out = Command::new(program)
+        .args(args)
+        .process_group(0)
+        .output()
+        .map_err(|e| (command.clone(), e.to_string()))?;
+    if out.status.success() {
+        return Ok(String::from_utf8_lossy(&out.stdout).trim().to_string());
+    }
+    let said = String::from_utf8_lossy(&out.stderr).trim().to_string();
+    Err((command, format!("{}: {said}", out.status)))
+}
+
+/// A loop device over a state's image, detached when dropped.
+struct Loop(String);
+
+impl Loop {
+    fn attach(image: &Path) -> Result<Loop, CheckError> {
+        let path = image.to_string_lossy();
+        run("losetup", &["--find", "--show", &path])
+            .map(Loop)
+            .map_err(|(command, message)| CheckError::Tool { command, message })
+    }
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = run("losetup", &["-d", &self.0]);
+    }
+}
+
+/// The filesystem checker's command for `fs`, read-only.
+fn fsck_args(fs: FsKind) -> (&'static str, &'static [&'static str]) {
+    match fs {
+        FsKind::Ext4 => ("e2fsck", &["-fn"]),
+        FsKind::Xfs => ("xfs_repair", &["-n"]),
+        FsKind::Btrfs => ("btrfs", &["check", "--readonly"]),
+    }
+}
+
+/// Unmounts `mnt`, retrying a busy one for up to 5 s.
+fn unmount(mnt: &Path) {
+    let path = mnt.to_string_lossy();
+    for _ in 0..50 {
+        if run("umount", &[&path]).is_ok() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let _ = run("umount", &["-l", &path]);
+}
+
+/// Where the workload began: its begin mark's entry (0 without one).
+fn begin(entries: &[Entry], data: &[u8]) -> usize {
+    entries
+        .iter()
+        .position(|e| match e.op {
+            Op::Mark { len, data_at } => usize::try_from(data_at)
+                .ok()
+                .and_then(|at| data.get(at..at.checked_add(usize::try_from(len).ok()?)?))
+                .is_some_and(|bytes| bytes == BEGIN_MARK),
+            _ => false,
+        })
+        .unwrap_or(0)
+}
+
+/// The acknowledgements of the log, each with its entry's index.
+fn acknowledgements(entries: &[Entry], data: &[u8]) -> Vec<(usize, Ack)> {
+    entries
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| match e.op {
+            Op::Mark { len, data_at } => {
+                let at = usize::try_from(data_at).ok()?;
+                let bytes = data.get(at..at.checked_add(usize::try_from(len).ok()?)?)?;
+                Some((i, Ack::decode(bytes)?))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Checks every crash state of the log in `device_dir` (a [`super::Recorder`]'s directory,
+/// its device detached), building images in `work` (made if missing; its files are
+/// throwaway).
+pub fn check(
+    device_dir: &Path,
+    work: &Path,
+    options: &CheckOptions,
+) -> Result<CrashReport, CheckError> {
+    for f in &options.files {
+        if !f.components().all(|c| matches!(c, Component::Normal(_))) {
+            return Err(CheckError::BadFile(f.clone()));
+        }
+    }
+    let log_path = device_dir.join(super::recorder::LOG_FILE);
+    let entries = read_entries(&std::fs::read(&log_path).map_err(io("read", &log_path))?)?;
+    let data_path = device_dir.join(super::recorder::DATA_FILE);
+    let data = std::fs::read(&data_path).map_err(io("read", &data_path))?;
+    let image_path = device_dir.join(super::recorder::IMAGE_FILE);
+    let size = std::fs::metadata(&image_path)
+        .map_err(io("read", &image_path))?
+        .len();
+    std::fs::create_dir_all(work).map_err(io("make", work))?;
+    let mnt = work.join("mnt");
+    std::fs::create_dir_all(&mnt).map_err(io("make", &mnt))?;
+    let acks = acknowledgements(&entries, &data);
+    let states = plan_states(&entries, begin(&entries, &data), &options.plan);
+    let mut report = CrashReport {
+        cuts: states.iter().map(|s| s.cut).collect::<BTreeSet<_>>().len(),
+        states: states.len(),
+        acknowledged: acks.len(),
+        seed: options.plan.seed,
+        ..CrashReport::default()
+    };
+    // The medium at the last flush before each cut, kept up to date as the cuts advance.
+    let ckpt_path = work.join("checkpoint.img");
+    let ckpt = sparse_copy_empty(&ckpt_path, size)?;
+    let mut ckpt = FileImage { file: ckpt, size };
+    let mut ckpt_at = 0;
+    let mut bad: [BTreeSet<(u32, u64)>; 3] = Default::default();
+    for state in &states {
+        replay(&entries, &data, ckpt_at..state.durable, None, &mut ckpt)?;
+        ckpt_at = state.durable;
+        let state_path = work.join("state.img");
+        let file = sparse_copy(&ckpt_path, &state_path, size)?;
+        let mut img = FileImage { file, size };
+        replay(
+            &entries,
+            &data,
+            state.durable..state.cut,
+            Some(state),
+            &mut img,
+        )?;
+        drop(img);
+        let failures = check_state(&state_path, &mnt, state, &acks, options)?;
+        let _ = std::fs::remove_file(&state_path);
+        for failure in failures {
+            match &failure {
+                Failure::Lost(a) => bad[0].insert((a.id.thread, a.id.seq)),
+                Failure::Torn(a) => bad[1].insert((a.id.thread, a.id.seq)),
+                Failure::Stale(a) => bad[2].insert((a.id.thread, a.id.seq)),
+                Failure::Mount(_) => {
+                    report.mount_failures += 1;
+                    true
+                }
+                Failure::Fsck(_) => {
+                    report.fsck_failures += 1;
+                    true
+                }
+            };
+            report.first_failure.get_or_insert(FirstFailure {
+                cut: state.cut,
+                subset: state.subset,
+                dropped: state.dropped.clone(),
+                failure,
+            });
+        }
+    }
+    let _ = std::fs::remove_file(&ckpt_path);
+    [report.lost, report.torn, report.stale] = [bad[0].len(), bad[1].len(), bad[2].len()];
+    Ok(report)
+}
+
+/// A new sparse file of `size` bytes reading as zeroes: the medium before the log.
+fn sparse_copy_empty(path: &Path, size: u64) -> Result<File, CheckError> {
+    let _ = std::fs::remove_file(path);
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(io("create", path))?;
+    file.set_len(size).map_err(io("size", path))?;
+    Ok(file)
+}
+
+/// Mounts one state's image, judges the records acknowledged before its cut, unmounts it
+/// and runs the checker: the failures found.
+fn check_state(
+    image: &Path,
+    mnt: &Path,
+    state: &CrashState,
+    acks: &[(usize, Ack)],
+    options: &CheckOptions,
+) -> Result<Vec<Failure>, CheckError> {
+    let device = Loop::attach(image)?;
+    let fs = options.fs.as_str();
+    let target = mnt.to_string_lossy();
+    if let Err((_, message)) = run("mount", &["-t", fs, &device.0, &target]) {
+        return Ok(vec![Failure::Mount(message)]);
+    }
+    let mut failures = Vec::new();
+    for (_, ack) in acks.iter().filter(|(i, _)| *i < state.cut) {
+        let bytes = options.files.get(ack.file as usize).and_then(|name| {
+            let file = File::open(mnt.join(name)).ok()?;
+            let mut buf = vec![0u8; ack.len as usize];
+            file.read_exact_at(&mut buf, ack.offset).ok()?;
+            Some(buf)
+        });
+        match classify(ack, bytes.as_deref()) {
+            Found::Fine | Found::Superseded => {}
+            Found::Lost => failures.push(Failure::Lost(*ack)),
+            Found::Torn => failures.push(Failure::Torn(*ack)),
+            Found::Stale => failures.push(Failure::Stale(*ack)),
+        }
+    }
+    unmount(mnt);
+    let (program, args) = fsck_args(options.fs);
+    let mut all: Vec<&str> = args.to_vec();
+    all.push(&device.0);
+    if let Err((command, message)) = run(program, &all) {
+        failures.push(Failure::Fsck(format!("{command}: {message}")));
+    }
+    Ok(failures)
+}
