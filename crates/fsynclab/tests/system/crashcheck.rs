@@ -34,15 +34,27 @@ fn run(program: &str, args: &[&str]) -> String {
 /// device in `dir` (record `i` at slot `i % slots`, each rewrite a new version), syncing each
 /// with fdatasync when `sync`, and acknowledges each after; returns the device's directory.
 fn record_run(dir: &Path, records: u64, slots: u64, sync: bool) -> PathBuf {
-    record_run_mounted(dir, records, slots, sync, "defaults")
+    record_run_on(dir, FsKind::Ext4, records, slots, sync, "defaults")
 }
 
-/// [`record_run`] with the filesystem mounted with `options`.
-fn record_run_mounted(dir: &Path, records: u64, slots: u64, sync: bool, options: &str) -> PathBuf {
+/// [`record_run`] on filesystem `fs` mounted with `options`.
+fn record_run_on(
+    dir: &Path,
+    fs_kind: FsKind,
+    records: u64,
+    slots: u64,
+    sync: bool,
+    options: &str,
+) -> PathBuf {
     let (dev, mnt, fs) = (dir.join("dev"), dir.join("mnt"), dir.join("fs"));
     std::fs::create_dir_all(&mnt).unwrap();
     std::fs::create_dir_all(&fs).unwrap();
-    let size = 64 << 20;
+    // XFS needs 300 MiB; the image is sparse.
+    let size = if fs_kind == FsKind::Ext4 {
+        64 << 20
+    } else {
+        320 << 20
+    };
     let session = mount(
         RecordingFs::new(Recorder::create(&dev, size).unwrap()),
         &mnt,
@@ -60,7 +72,11 @@ fn record_run_mounted(dir: &Path, records: u64, slots: u64, sync: bool, options:
     );
     let name = device.trim_start_matches("/dev/");
     std::fs::write(format!("/sys/block/{name}/queue/max_sectors_kb"), "1024").unwrap();
-    run("mkfs.ext4", &["-q", "-F", &device]);
+    match fs_kind {
+        FsKind::Ext4 => run("mkfs.ext4", &["-q", "-F", &device]),
+        FsKind::Xfs => run("mkfs.xfs", &["-q", "-f", &device]),
+        FsKind::Btrfs => run("mkfs.btrfs", &["-q", "-f", &device]),
+    };
     run("mount", &["-o", options, &device, fs.to_str().unwrap()]);
     let file = OpenOptions::new()
         .read(true)
@@ -104,8 +120,12 @@ fn record_run_mounted(dir: &Path, records: u64, slots: u64, sync: bool, options:
 }
 
 fn check_it(dir: &Path, dev: &Path, cuts: usize, subsets: usize) -> CrashReport {
+    check_on(FsKind::Ext4, dir, dev, cuts, subsets)
+}
+
+fn check_on(fs: FsKind, dir: &Path, dev: &Path, cuts: usize, subsets: usize) -> CrashReport {
     let options = CheckOptions {
-        fs: FsKind::Ext4,
+        fs,
         files: vec![PathBuf::from("records.dat")],
         plan: PlanOptions {
             cuts: Some(cuts),
@@ -113,7 +133,16 @@ fn check_it(dir: &Path, dev: &Path, cuts: usize, subsets: usize) -> CrashReport 
             seed: 7,
         },
     };
-    check(dev, &dir.join("work"), &options).unwrap()
+    let started = std::time::Instant::now();
+    let report = check(dev, &dir.join("work"), &options).unwrap();
+    let secs = started.elapsed().as_secs_f64();
+    eprintln!(
+        "{}: {} states in {secs:.2} s ({:.0} per minute)",
+        fs.as_str(),
+        report.states,
+        report.states as f64 * 60.0 / secs
+    );
+    report
 }
 
 #[test]
@@ -151,10 +180,47 @@ fn synced_records_survive_every_cut_and_unsynced_ones_are_lost() {
 
     // ext4 without barriers sends no cache flush: fdatasync returns, the records stay in
     // the volatile cache.
-    let dev = record_run_mounted(&dir.path().join("nobarrier"), 60, 1000, true, "barrier=0");
+    let dev = record_run_on(
+        &dir.path().join("nobarrier"),
+        FsKind::Ext4,
+        60,
+        1000,
+        true,
+        "barrier=0",
+    );
     let report = check_it(dir.path(), &dev, 10, 1);
     eprintln!("barrier=0: {report:?}");
     assert!(report.lost > 0, "fsync under barrier=0: {report:?}");
+}
+
+#[test]
+fn synced_records_survive_every_cut_on_xfs_and_btrfs() {
+    if !require_root(
+        "synced_records_survive_every_cut_on_xfs_and_btrfs",
+        "mounts /dev/fuse and loop devices",
+    ) {
+        return;
+    }
+    for fs in [FsKind::Xfs, FsKind::Btrfs] {
+        let dir = tempfile::tempdir().unwrap();
+        let dev = record_run_on(dir.path(), fs, 100, 1000, true, "defaults");
+        let report = check_on(fs, dir.path(), &dev, 20, 1);
+        eprintln!("{}: {report:?}", fs.as_str());
+        assert_eq!(report.cuts, 20, "{}", fs.as_str());
+        assert_eq!(report.acknowledged, 100);
+        assert_eq!(
+            (report.lost, report.torn, report.stale),
+            (0, 0, 0),
+            "{}: {:?}",
+            fs.as_str(),
+            report.first_failure
+        );
+        assert_eq!(
+            (report.mount_failures, report.fsck_failures),
+            (0, 0),
+            "{report:?}"
+        );
+    }
 }
 
 /// Rewrites the data file's bytes of the log's writes that hold `record` (by its header).
