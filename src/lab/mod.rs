@@ -5,6 +5,7 @@
 
 pub mod bundle_import;
 mod clean;
+pub mod crashtest;
 pub mod export;
 mod fleet;
 mod fleet_error;
@@ -287,6 +288,7 @@ fn run_one_with(
         allow_shared_target: request.allow_shared_target,
         keep_files: request.keep_files,
         system,
+        acks: None,
     };
     let (mut noise, cpu_before, io_before) = observe_before(request.quiet, cancel);
     let tracing = match crate::ktrace::start(request.kernel_trace, run_id, &ctx.system) {

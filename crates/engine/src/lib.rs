@@ -8,7 +8,7 @@
 use fsynclab_core::test_hooks;
 #[cfg(test)]
 use fsynclab_core::test_support;
-use fsynclab_core::{cleanup, clock, metrics, spec, target, uring};
+use fsynclab_core::{cleanup, clock, crashlog, metrics, spec, target, uring};
 use fsynclab_sys::{pathwalk, probe};
 
 pub mod engine;

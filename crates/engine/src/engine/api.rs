@@ -168,6 +168,42 @@ pub struct RunContext {
     pub keep_files: bool,
     /// What the probe found; its device is the one whose counters are read.
     pub system: SystemInfo,
+    /// A crash test's acknowledgements (issue 33): the workload writes each record it
+    /// treats as durable here, and stamps every write as a record. `None`: a plain run.
+    pub acks: Option<std::sync::Arc<AckSink>>,
+}
+
+/// Where a crash-testing run acknowledges its records: the recording device's marks file
+/// (`crashdev::MARKS_NAME`), each acknowledgement one write, so it takes its place among the
+/// device's writes and flushes.
+#[derive(Debug)]
+pub struct AckSink {
+    file: std::fs::File,
+    run: u64,
+}
+
+impl AckSink {
+    /// Acknowledgements of run `run` written to `file` (opened for writing).
+    pub fn new(file: std::fs::File, run: u64) -> Self {
+        Self { file, run }
+    }
+
+    /// The run's number, in every record and acknowledgement.
+    pub fn run(&self) -> u64 {
+        self.run
+    }
+
+    /// Marks where the workload begins: power cuts are planned from here.
+    pub fn begin(&self) -> std::io::Result<()> {
+        use std::os::unix::fs::FileExt;
+        self.file.write_all_at(&crate::crashlog::BEGIN_MARK, 0)
+    }
+
+    /// Acknowledges `ack`: its record is durable as far as the workload knows.
+    pub(crate) fn ack(&self, ack: &crate::crashlog::Ack) -> std::io::Result<()> {
+        use std::os::unix::fs::FileExt;
+        self.file.write_all_at(&ack.encode(), 0)
+    }
 }
 
 impl RunContext {
@@ -183,6 +219,7 @@ impl RunContext {
             allow_shared_target: false,
             keep_files: false,
             system: SystemInfo::default(),
+            acks: None,
         }
     }
 }

@@ -52,6 +52,11 @@ impl AlignedBuf {
         bytes[8..16].copy_from_slice(&b.to_le_bytes());
     }
 
+    /// Lets `fill` write the whole buffer (a crash test's record).
+    pub fn fill_with(&mut self, fill: impl FnOnce(&mut [u8])) {
+        fill(self.as_mut_slice());
+    }
+
     /// The bytes.
     pub fn as_slice(&self) -> &[u8] {
         // SAFETY: ptr is valid for layout.size() initialised bytes while self lives.

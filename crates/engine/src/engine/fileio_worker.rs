@@ -5,12 +5,14 @@
 
 use std::sync::atomic::Ordering;
 
+use super::api::AckSink;
 use super::durable::PendingStarts;
 use super::file::{AlignedBuf, Backend, Clock, SyncFile};
 use super::harness::{Counts, Timed, Worker, WorkerOutput, end_warmup, record_sync, run_worker};
 use super::offsets::{BlockOrder, mix};
 use super::scratch::failed_io;
 use super::worker::{WorkerPlan, open_plan_files};
+use crate::crashlog::{Ack, RecordId, fill_record};
 use crate::spec::{DurableOp, StopRule, SyncMethod, WorkloadSpec, durable_op};
 
 /// What a plain `fileio` worker holds from before the gate.
@@ -21,6 +23,11 @@ struct Opened<F> {
     pending: Vec<u64>,
     /// Their start times, for the durable-operation latency.
     durable: PendingStarts,
+    /// A crash test's records written since each file's last sync, acknowledged when it
+    /// returns (capacity reserved before the gate; empty in a plain run).
+    unacked: Vec<Vec<Ack>>,
+    /// Records written so far (a crash test's sequence numbers; never reset by a warm-up).
+    issued: u64,
 }
 
 /// Runs one plain `fileio` worker to its stop condition.
@@ -31,6 +38,7 @@ pub(crate) fn run_fileio<B: Backend>(
     plan: &WorkerPlan,
     w: Worker<'_>,
 ) -> WorkerOutput {
+    let acking = w.acks.is_some();
     let open = || {
         let files = open_plan_files(backend, spec, plan);
         let buf = AlignedBuf::new(
@@ -39,11 +47,21 @@ pub(crate) fn run_fileio<B: Backend>(
         );
         let pending = vec![0u64; plan.files.len()];
         let durable = PendingStarts::new(spec, plan.files.len());
+        let batch = if acking {
+            fk.sync_every as usize + 1
+        } else {
+            0
+        };
+        let unacked = (0..plan.files.len())
+            .map(|_| Vec::with_capacity(batch))
+            .collect();
         files.map(|files| Opened {
             files,
             buf,
             pending,
             durable,
+            unacked,
+            issued: 0,
         })
     };
     run_worker(backend, w, open, |o, t| {
@@ -85,6 +103,8 @@ fn write_loop<F: SyncFile, C: Clock>(
         _ => u64::MAX,
     };
     let stamp = (u64::from(plan.thread) << 48) ^ mix(spec.common.seed);
+    // A crash test's acknowledgement names the run's file: thread N's own is file N.
+    let first_file = if fk.shares_files() { 0 } else { plan.thread };
     let durable_writes = durable_op(spec) == Ok(DurableOp::Write);
     let (clock, live, shared) = (&t.clock, t.live, t.shared);
     let mut c = Counts::default();
@@ -108,8 +128,20 @@ fn write_loop<F: SyncFile, C: Clock>(
         let file_index = (block / blocks_per_file) as usize;
         let offset = (block % blocks_per_file) * block_size;
         // Every block written differs (offset and sequence stamped in), so deduplicating
-        // storage stores what an application would make it store.
-        o.buf.stamp(offset ^ stamp, c.writes);
+        // storage stores what an application would make it store; a crash test's block is
+        // a whole record (its identity, its version of the place and a checksum).
+        let record = t.acks.map(|sink| RecordId {
+            run: sink.run(),
+            thread: plan.thread,
+            seq: o.issued,
+            version: o.issued / total_blocks,
+        });
+        match &record {
+            Some(id) => o.buf.fill_with(|bytes| {
+                fill_record(bytes, id);
+            }),
+            None => o.buf.stamp(offset ^ stamp, c.writes),
+        }
         // fio decides to sync when it fetches the *next* I/O (io_u.c `get_io_u`), so the
         // last write of a size-based job gets no periodic sync (fio: 2048 writes, fsync=1
         // → 2047 fsyncs per job); `end_fsync` (final_sync) still syncs it.
@@ -142,10 +174,35 @@ fn write_loop<F: SyncFile, C: Clock>(
         // Bytes are writes × block size: the sampler derives them, one counter less here.
         crate::metrics::bump(&live.writes, 1);
         o.pending[file_index] += 1;
+        o.issued += 1;
         now = t2;
+        if let (Some(sink), Some(id)) = (t.acks, record) {
+            let ack = Ack {
+                id,
+                file: first_file + file_index as u32,
+                offset,
+                len: block_size as u32,
+            };
+            // Durable when written (O_SYNC, O_DSYNC), or nothing will sync it (acknowledged
+            // anyway: the control that must lose records); else when its sync returns.
+            if durable_writes || sync_every == 0 {
+                if let Err(e) = sink.ack(&ack) {
+                    t.out.error =
+                        Some(failed_io(plan.site(spec, "marks"), "acknowledge", None, &e));
+                    break;
+                }
+            } else {
+                o.unacked[file_index].push(ack);
+            }
+        }
         match synced {
             None => {}
             Some(Ok(())) => {
+                if let Err(e) = acknowledge(t.acks, &mut o.unacked[file_index]) {
+                    t.out.error =
+                        Some(failed_io(plan.site(spec, "marks"), "acknowledge", None, &e));
+                    break;
+                }
                 o.pending[file_index] = 0;
                 o.durable.settle_all(file_index, t2, &mut t.out.durable_lat);
                 let sync_ns = t2.saturating_sub(t1);
@@ -165,6 +222,16 @@ fn write_loop<F: SyncFile, C: Clock>(
         end_warmup(&mut t.out, &mut c);
     }
     c
+}
+
+/// Acknowledges the records a sync just made durable (a crash test's; nothing otherwise).
+fn acknowledge(acks: Option<&AckSink>, unacked: &mut Vec<Ack>) -> std::io::Result<()> {
+    if let Some(sink) = acks {
+        for ack in unacked.drain(..) {
+            sink.ack(&ack)?;
+        }
+    }
+    Ok(())
 }
 
 /// fio's end_fsync: one fsync per file that has unsynced writes, whatever the per-write
@@ -195,6 +262,10 @@ fn final_syncs<F: SyncFile, C: Clock>(
             break;
         }
         o.durable.settle_all(i, t2, &mut t.out.durable_lat);
+        if let Err(e) = acknowledge(t.acks, &mut o.unacked[i]) {
+            t.out.error = Some(failed_io(plan.site(spec, "marks"), "acknowledge", None, &e));
+            break;
+        }
         record_sync(&mut t.out.sync_lat, t.live, t2.saturating_sub(t1));
         c.syncs += 1;
         c.busy_ns += t2.saturating_sub(t1);

@@ -200,6 +200,8 @@ pub(crate) struct Worker<'a> {
     /// Whether the worker records durable-operation latencies itself (not grouplog, whose
     /// durable latency is its commit operation): its histogram is then allocated whole too.
     pub records_durable: bool,
+    /// A crash test's acknowledgements, when the run is one.
+    pub acks: Option<&'a super::api::AckSink>,
 }
 
 /// Per-thread totals a kind's loop returns (the harness turns them into
@@ -233,6 +235,8 @@ pub(crate) struct Timed<'a, C> {
     /// The end of the warm-up on `clock` (0: no warm-up). A kind's loop calls
     /// [`end_warmup`] the first time its clock passes it; `start_ns` then moves there.
     pub warm_end_ns: u64,
+    /// A crash test's acknowledgements, when the run is one.
+    pub acks: Option<&'a super::api::AckSink>,
 }
 
 /// Ends a worker's warm-up: forgets what `out` and `counts` recorded so far (histograms,
@@ -306,6 +310,7 @@ pub(crate) fn run_worker<B: Backend, S>(
         start_ns,
         deadline_ns: w.shared.deadline(),
         warm_end_ns: w.shared.warm_end.0.load(Ordering::Acquire),
+        acks: w.acks,
     };
     let counts = body(&mut state, &mut timed);
     // After a warm-up the worker's figures start where it ended.
@@ -383,6 +388,7 @@ mod tests {
                     arrived: &mut arrived,
                     dense_latency,
                     records_durable: false,
+                    acks: None,
                 };
                 run_worker(&backend, w, || Ok(()), |_, _| Counts::default())
             });

@@ -44,7 +44,7 @@ mod target_error;
 mod uring_slots;
 mod worker;
 
-pub use api::{CancelToken, EngineError, EngineEvent, RunContext};
+pub use api::{AckSink, CancelToken, EngineError, EngineEvent, RunContext};
 pub use clock::{clock_source, monotonic_ns};
 pub use dirfd::{DirHandle, RunDirIds, remove_run_dir};
 pub use failure::{IoFailure, copy_io_error};
@@ -232,3 +232,6 @@ mod tests_warmup;
 
 #[cfg(test)]
 mod tests_durable;
+
+#[cfg(test)]
+mod tests_crash;

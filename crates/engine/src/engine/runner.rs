@@ -190,6 +190,7 @@ fn spawn_and_sample<K: Kind, B: Backend>(
                         arrived: &mut guard.arrived,
                         dense_latency: K::DENSE_LATENCY,
                         records_durable,
+                        acks: ctx.acks.as_deref(),
                     };
                     K::work(plan, backend, spec, k, w)
                 });

@@ -6,9 +6,7 @@
 use std::collections::BTreeSet;
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;
-use std::os::unix::process::CommandExt;
 use std::path::{Component, Path, PathBuf};
-use std::process::Command;
 
 use fsynclab_core::crashlog::{
     Ack, BEGIN_MARK, CrashState, Entry, EntryError, Found, Image, Op, PlanOptions, ReplayError,
@@ -182,17 +180,10 @@ fn sparse_copy(from: &Path, to: &Path, size: u64) -> Result<File, CheckError> {
 
 /// Runs a program; its stdout, or its command line and message.
 fn run(program: &str, args: &[&str]) -> Result<String, (String, String)> {
-    let command = format!("{program} {}", args.join(" "));
-    let out = Command::new(program)
-        .args(args)
-        .process_group(0)
-        .output()
-        .map_err(|e| (command.clone(), e.to_string()))?;
-    if out.status.success() {
-        return Ok(String::from_utf8_lossy(&out.stdout).trim().to_string());
-    }
-    let said = String::from_utf8_lossy(&out.stderr).trim().to_string();
-    Err((command, format!("{}: {said}", out.status)))
+    super::device::run(program, args).map_err(|e| match e {
+        super::DeviceError::Tool { command, message } => (command, message),
+        other => (program.to_string(), other.to_string()),
+    })
 }
 
 /// A loop device over a state's image, detached when dropped.

@@ -8,9 +8,11 @@
 //! write-through (no writeback cache: each write reaches it as the block layer sent it).
 
 mod check;
+mod device;
 mod fs;
 mod recorder;
 
 pub use check::{CheckError, CheckOptions, CrashReport, Failure, FirstFailure, check};
+pub use device::{CrashDevice, DeviceError};
 pub use fs::{IMAGE_NAME, MARKS_NAME, MAX_WRITE, RecordingFs, mount};
 pub use recorder::{DATA_FILE, IMAGE_FILE, LOG_FILE, Recorder, RecorderError};

@@ -1,0 +1,222 @@
+//! A crash-test device for a run: the recorder, its FUSE mount, a loop device with direct
+//! I/O over the FUSE file (checked to have taken), its requests capped at FUSE's largest
+//! write, and a filesystem made and mounted on it with allow-listed options. Everything is
+//! undone in reverse when the device is finished or dropped.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use fuser::BackgroundSession;
+
+use super::fs::{IMAGE_NAME, MARKS_NAME, MAX_WRITE, RecordingFs, mount};
+use super::recorder::{Recorder, RecorderError};
+use crate::fsopts::{OptionError, check_mkfs_options, check_mount_options};
+use crate::sysinfo::FsKind;
+
+/// Why a crash-test device could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum DeviceError {
+    /// The recorder's files.
+    #[error(transparent)]
+    Recorder(#[from] RecorderError),
+    /// mkfs or mount options outside the allow-list.
+    #[error(transparent)]
+    Options(#[from] OptionError),
+    /// The FUSE mount or a directory of the device.
+    #[error("{action} {path}: {source}")]
+    Io {
+        /// What was being done.
+        action: &'static str,
+        /// Where.
+        path: PathBuf,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A program failed (losetup, mkfs, mount, umount).
+    #[error("{command}: {message}")]
+    Tool {
+        /// Its command line.
+        command: String,
+        /// Its exit status and message.
+        message: String,
+    },
+    /// The loop device fell back to buffered I/O: requests would be split at page
+    /// boundaries and the log would not show the device's requests.
+    #[error("{device} did not take direct I/O over the FUSE file")]
+    NoDirectIo {
+        /// The loop device.
+        device: String,
+    },
+}
+
+/// Runs a program in its own process group; its stdout, or its command and message.
+pub(crate) fn run(program: &str, args: &[&str]) -> Result<String, DeviceError> {
+    use std::os::unix::process::CommandExt;
+    let command = format!("{program} {}", args.join(" "));
+    let out = std::process::Command::new(program)
+        .args(args)
+        .process_group(0)
+        .output()
+        .map_err(|e| DeviceError::Tool {
+            command: command.clone(),
+            message: e.to_string(),
+        })?;
+    if out.status.success() {
+        return Ok(String::from_utf8_lossy(&out.stdout).trim().to_string());
+    }
+    let said = String::from_utf8_lossy(&out.stderr).trim().to_string();
+    Err(DeviceError::Tool {
+        command,
+        message: format!("{}: {said}", out.status),
+    })
+}
+
+/// A recording device with a filesystem on it, mounted.
+pub struct CrashDevice {
+    base: PathBuf,
+    session: Option<BackgroundSession>,
+    loop_device: Option<String>,
+    mounted: Option<PathBuf>,
+}
+
+impl CrashDevice {
+    /// In `base` (made, 0700; root's state directory): the recorder (`dev/`) with an image
+    /// of `size` bytes, its FUSE mount (`mnt/`), a loop device over it, filesystem `fs` made
+    /// with `mkfs_options` and mounted at `fs/` with `mount_options` (both checked against
+    /// the allow-list).
+    pub fn start(
+        base: &Path,
+        fs: FsKind,
+        size: u64,
+        mkfs_options: &str,
+        mount_options: &str,
+    ) -> Result<CrashDevice, DeviceError> {
+        let mkfs_words = check_mkfs_options(fs, mkfs_options)?;
+        let mount_options = check_mount_options(fs, mount_options)?;
+        let make = |path: &Path| {
+            use std::os::unix::fs::DirBuilderExt;
+            std::fs::DirBuilder::new()
+                .mode(0o700)
+                .recursive(true)
+                .create(path)
+                .map_err(|source| DeviceError::Io {
+                    action: "make",
+                    path: path.to_path_buf(),
+                    source,
+                })
+        };
+        make(base)?;
+        let mut device = CrashDevice {
+            base: base.to_path_buf(),
+            session: None,
+            loop_device: None,
+            mounted: None,
+        };
+        let recorder = Recorder::create(&base.join("dev"), size)?;
+        let mnt = base.join("mnt");
+        make(&mnt)?;
+        let session =
+            mount(RecordingFs::new(recorder), &mnt).map_err(|source| DeviceError::Io {
+                action: "mount the recording device at",
+                path: mnt.clone(),
+                source,
+            })?;
+        device.session = Some(session);
+        let image = mnt.join(IMAGE_NAME).to_string_lossy().into_owned();
+        let node = run("losetup", &["--direct-io=on", "--find", "--show", &image])?;
+        device.loop_device = Some(node.clone());
+        let name = node.trim_start_matches("/dev/");
+        let dio =
+            std::fs::read_to_string(format!("/sys/block/{name}/loop/dio")).unwrap_or_default();
+        if dio.trim() != "1" {
+            return Err(DeviceError::NoDirectIo { device: node });
+        }
+        let cap = format!("/sys/block/{name}/queue/max_sectors_kb");
+        std::fs::write(&cap, (MAX_WRITE / 1024).to_string()).map_err(|source| DeviceError::Io {
+            action: "cap the requests of",
+            path: PathBuf::from(cap),
+            source,
+        })?;
+        let mut args: Vec<&str> = vec![match fs {
+            FsKind::Ext4 => "-F",
+            FsKind::Xfs | FsKind::Btrfs => "-f",
+        }];
+        args.push("-q");
+        args.extend(mkfs_words.iter().map(String::as_str));
+        args.push(&node);
+        run(fs.mkfs_tool(), &args)?;
+        let at = base.join("fs");
+        make(&at)?;
+        let target = at.to_string_lossy().into_owned();
+        let mut mount_args = vec!["-t", fs.as_str()];
+        if !mount_options.is_empty() {
+            mount_args.extend(["-o", mount_options.as_str()]);
+        }
+        mount_args.extend([node.as_str(), target.as_str()]);
+        run("mount", &mount_args)?;
+        device.mounted = Some(at);
+        Ok(device)
+    }
+
+    /// Where the filesystem is mounted (the run's target).
+    pub fn filesystem(&self) -> &Path {
+        self.mounted.as_deref().unwrap_or(&self.base)
+    }
+
+    /// The marks file, opened for writing (the workload's acknowledgements).
+    pub fn marks(&self) -> std::io::Result<File> {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(self.base.join("mnt").join(MARKS_NAME))
+    }
+
+    /// Unmounts the filesystem, detaches the loop device and unmounts the recording device:
+    /// the recorder's directory, its log complete.
+    pub fn finish(mut self) -> Result<PathBuf, DeviceError> {
+        self.teardown()?;
+        Ok(self.base.join("dev"))
+    }
+
+    fn teardown(&mut self) -> Result<(), DeviceError> {
+        if let Some(at) = self.mounted.take() {
+            let target = at.to_string_lossy().into_owned();
+            let mut done = run("umount", &[&target]);
+            for _ in 0..50 {
+                if done.is_ok() {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(100));
+                done = run("umount", &[&target]);
+            }
+            done?;
+        }
+        if let Some(node) = self.loop_device.take() {
+            run("losetup", &["-d", &node])?;
+        }
+        if let Some(session) = self.session.take() {
+            session
+                .umount_and_join()
+                .map_err(|source| DeviceError::Io {
+                    action: "unmount the recording device at",
+                    path: self.base.join("mnt"),
+                    source,
+                })?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for CrashDevice {
+    fn drop(&mut self) {
+        // Best effort on an error path: a lazy unmount, the loop detached, the session's own
+        // drop unmounting the FUSE file system.
+        if let Some(at) = self.mounted.take() {
+            let _ = run("umount", &["-l", &at.to_string_lossy()]);
+        }
+        if let Some(node) = self.loop_device.take() {
+            let _ = run("losetup", &["-d", &node]);
+        }
+        self.session.take();
+    }
+}

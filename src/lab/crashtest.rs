@@ -1,0 +1,203 @@
+//! A crash test (issue 33): a fileio workload run on a filesystem made on fsynclab's
+//! recording device, acknowledging each record as it treats it as durable; then every
+//! planned power cut built, mounted and checked for the acknowledged records.
+//!
+//! What runs so far: fileio with the synchronous engine, one file per thread, any sync call
+//! and open flags. io_uring, sysbench mode, shared files and the other kinds are refused
+//! with the reason (they do not acknowledge yet).
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, mpsc};
+
+use crate::crashdev::{CheckError, CheckOptions, CrashDevice, CrashReport, DeviceError, check};
+use crate::crashlog::PlanOptions;
+use crate::engine::{AckSink, CancelToken, EngineError, RunContext};
+use crate::metrics::RunResult;
+use crate::scratch::FsKind;
+use crate::spec::{FileioMode, IoEngine, KindSpec, SpecError, WorkloadSpec};
+
+/// The run directory's name on the crash-test filesystem.
+const RUN_DIR: &str = "fsynclab-0";
+
+/// A crash test to run.
+#[derive(Clone, Debug)]
+pub struct CrashTestRequest {
+    /// The filesystem made on the device.
+    pub fs: FsKind,
+    /// The device's size in bytes.
+    pub size_bytes: u64,
+    /// mkfs options (allow-listed, as `scratch create` takes them).
+    pub mkfs_options: String,
+    /// Mount options (allow-listed).
+    pub mount_options: String,
+    /// The workload.
+    pub spec: WorkloadSpec,
+    /// The power cuts.
+    pub plan: PlanOptions,
+    /// Root's state directory: the device's files live in a directory of their own there,
+    /// removed at the end.
+    pub state_dir: PathBuf,
+}
+
+/// A crash test's outcome: the run (its figures, as any run) and what the power cuts found.
+#[derive(Debug)]
+pub struct CrashTestOutcome {
+    /// The workload's run on the recording device.
+    pub run: RunResult,
+    /// The crash states' verdicts.
+    pub report: CrashReport,
+}
+
+/// Why a crash test could not run (a lost record is a finding, in the report).
+#[derive(Debug, thiserror::Error)]
+pub enum CrashTestError {
+    /// Only root mounts `/dev/fuse` and loop devices.
+    #[error("a crash test needs root (it mounts /dev/fuse and loop devices)")]
+    NotRoot,
+    /// The workload is invalid.
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+    /// The workload does not acknowledge its records yet.
+    #[error("this workload does not acknowledge its records yet: {0}")]
+    Unsupported(&'static str),
+    /// The recording device could not be set up or torn down.
+    #[error(transparent)]
+    Device(#[from] DeviceError),
+    /// The workload failed to run.
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    /// The power cuts could not be checked.
+    #[error(transparent)]
+    Check(#[from] CheckError),
+    /// The acknowledgements' file could not be opened or marked.
+    #[error("the crash-test device's marks file: {0}")]
+    Marks(#[source] std::io::Error),
+}
+
+/// Why `spec` cannot acknowledge yet, if it cannot.
+fn unsupported(spec: &WorkloadSpec) -> Option<&'static str> {
+    let KindSpec::Fileio(f) = &spec.kind else {
+        return Some("only fileio runs acknowledge so far");
+    };
+    if f.mode != FileioMode::Fio {
+        return Some("sysbench mode shares its syncs between threads");
+    }
+    if f.ioengine != IoEngine::Sync {
+        return Some("the io_uring engine does not acknowledge yet");
+    }
+    if f.shared_files.is_some() {
+        return Some("shared files interleave several writers' records");
+    }
+    None
+}
+
+/// A run number for the records: the time and the process, mixed.
+fn run_number() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    (nanos ^ (u64::from(std::process::id()) << 32)).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
+/// Runs the crash test `request` (see the module's documentation).
+pub fn crash_test(
+    request: &CrashTestRequest,
+    cancel: &CancelToken,
+) -> Result<CrashTestOutcome, CrashTestError> {
+    if !nix::unistd::geteuid().is_root() {
+        return Err(CrashTestError::NotRoot);
+    }
+    request.spec.validate()?;
+    if let Some(why) = unsupported(&request.spec) {
+        return Err(CrashTestError::Unsupported(why));
+    }
+    let base = request
+        .state_dir
+        .join(format!("crash-{}-{:x}", std::process::id(), run_number()));
+    let outcome = run_and_check(request, &base, cancel);
+    let _ = std::fs::remove_dir_all(&base);
+    outcome
+}
+
+fn run_and_check(
+    request: &CrashTestRequest,
+    base: &Path,
+    cancel: &CancelToken,
+) -> Result<CrashTestOutcome, CrashTestError> {
+    let device = CrashDevice::start(
+        base,
+        request.fs,
+        request.size_bytes,
+        &request.mkfs_options,
+        &request.mount_options,
+    )?;
+    let run = {
+        let sink = AckSink::new(device.marks().map_err(CrashTestError::Marks)?, run_number());
+        sink.begin().map_err(CrashTestError::Marks)?;
+        let ctx = RunContext {
+            dir_name: Some(RUN_DIR.into()),
+            // The files are what the power cuts are checked against.
+            keep_files: true,
+            acks: Some(Arc::new(sink)),
+            ..RunContext::new(0, device.filesystem().to_path_buf())
+        };
+        let (tx, _rx) = mpsc::channel();
+        crate::engine::run(&request.spec, &ctx, &tx, cancel)?
+    };
+    let log = device.finish()?;
+    let files = (0..request.spec.common.threads)
+        .map(|i| PathBuf::from(RUN_DIR).join(format!("thread-{i}.dat")))
+        .collect();
+    let options = CheckOptions {
+        fs: request.fs,
+        files,
+        plan: request.plan,
+    };
+    let report = check(&log, &base.join("work"), &options)?;
+    Ok(CrashTestOutcome { run, report })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::FlatSpec;
+
+    #[test]
+    fn only_what_acknowledges_is_taken() {
+        let fileio = FlatSpec::default().typed();
+        assert_eq!(unsupported(&fileio), None);
+        for (spec, why) in [
+            (
+                FlatSpec {
+                    kind: crate::spec::WorkloadKind::Grouplog,
+                    ..FlatSpec::default()
+                },
+                "only fileio",
+            ),
+            (
+                FlatSpec {
+                    ioengine: IoEngine::IoUring,
+                    ..FlatSpec::default()
+                },
+                "io_uring",
+            ),
+            (
+                FlatSpec {
+                    mode: FileioMode::Sysbench,
+                    ..FlatSpec::default()
+                },
+                "sysbench",
+            ),
+            (
+                FlatSpec {
+                    shared_files: Some(2),
+                    ..FlatSpec::default()
+                },
+                "shared files",
+            ),
+        ] {
+            let said = unsupported(&spec.typed()).unwrap_or_default();
+            assert!(said.contains(why), "{said}");
+        }
+    }
+}
