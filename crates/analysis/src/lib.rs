@@ -10,7 +10,7 @@ use fsynclab_core::{cleanup, metrics, spec, target, uring};
 #[cfg(test)]
 use fsynclab_engine::engine;
 use fsynclab_store::store;
-use fsynclab_sys::probe;
+use fsynclab_sys::{crashdev, probe};
 
 pub mod analysis;
 pub mod report;

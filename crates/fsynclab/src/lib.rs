@@ -33,6 +33,7 @@ macro_rules! errln {
 
 mod browse;
 mod compare;
+mod crashtest;
 mod export;
 mod fio_export;
 mod fio_job;
@@ -110,6 +111,9 @@ pub enum Command {
     Scratch(scratch::ScratchArgs),
     /// Run a preset on a fresh scratch filesystem per configuration and compare (root).
     Matrix(scratch::MatrixArgs),
+    /// Crash-test a workload (root): run it on fsynclab's recording device, then check every
+    /// planned power cut for the records it acknowledged (exit 3 when one is lost).
+    Crashtest(crashtest::CrashtestArgs),
     /// Print a fio job file for a preset's or a stored run's workload (fileio only), to
     /// cross-check fsynclab against fio.
     ExportFioJob(fio_export::ExportFioArgs),
@@ -307,6 +311,7 @@ pub fn execute(cli: Cli, window: Option<Window>) -> ExitCode {
         Some(Command::Trend(args)) => trend::trend(&cli.db, args),
         Some(Command::Scratch(args)) => scratch::scratch(&cli.db, args),
         Some(Command::Matrix(args)) => scratch::matrix(&cli.db, args),
+        Some(Command::Crashtest(args)) => crashtest::crashtest(args),
         Some(Command::ExportFioJob(args)) => fio_export::export_fio_job(&cli.db, args),
         Some(Command::Import(args)) => import::import(&cli.db, args),
         Some(Command::Fleet(args)) => fleet::fleet(&cli.db, args),

@@ -185,15 +185,35 @@ impl From<KernelTraceArg> for fsynclab::ktrace::KernelTraceMode {
 /// The spec: preset (scaled) or defaults, then the explicit options, then `--set` (not yet
 /// validated: [`launch_of`] validates it with the rest of the launch).
 pub fn build_spec(args: &RunArgs) -> Result<(WorkloadSpec, Option<String>, Option<f64>), CliError> {
-    let (spec, preset, scale) = match &args.preset {
+    let (mut spec, preset, scale) =
+        preset_and_flags(args.preset.as_deref(), args.scale, &args.workload)?;
+    if args.settle {
+        spec.common.settle = true;
+    }
+    if args.no_settle {
+        spec.common.settle = false;
+    }
+    let spec = apply_settings(spec, &args.settings)?;
+    // Validated once, with the rest of the launch, by `Launch::validate`.
+    Ok((spec, preset, scale))
+}
+
+/// The preset's spec (scaled) or the defaults, then the workload flags; a stop rule given
+/// on the command line replaces the preset's.
+pub(crate) fn preset_and_flags(
+    preset: Option<&str>,
+    scale: Option<f64>,
+    w: &super::workload_args::WorkloadArgs,
+) -> Result<(WorkloadSpec, Option<String>, Option<f64>), CliError> {
+    let (spec, preset, scale) = match preset {
         Some(name) => {
             let preset = spec::load_preset(name).map_err(CliError::usage)?;
-            let scale = args.scale.unwrap_or(1.0);
+            let scale = scale.unwrap_or(1.0);
             let spec = preset.scaled(scale).map_err(CliError::usage)?;
             (spec, Some(preset.name), Some(scale))
         }
         None => {
-            if args.scale.is_some() {
+            if scale.is_some() {
                 return Err(CliError::usage(anyhow!(
                     "--scale needs --preset; for ad-hoc runs set sizes directly"
                 )));
@@ -201,27 +221,26 @@ pub fn build_spec(args: &RunArgs) -> Result<(WorkloadSpec, Option<String>, Optio
             (WorkloadSpec::default(), None, None)
         }
     };
-    let w = &args.workload;
     let mut spec = w.apply(spec)?;
-    // A stop rule given on the command line replaces the preset's.
     if w.has("duration") && !w.has("requests") {
         spec.common.requests = None;
     }
     if w.has("requests") && !w.has("duration") {
         spec.common.duration_s = None;
     }
-    if args.settle {
-        spec.common.settle = true;
-    }
-    if args.no_settle {
-        spec.common.settle = false;
-    }
-    for setting in &args.settings {
+    Ok((spec, preset, scale))
+}
+
+/// `spec` with each `--set key=value` applied in order.
+pub(crate) fn apply_settings(
+    mut spec: WorkloadSpec,
+    settings: &[String],
+) -> Result<WorkloadSpec, CliError> {
+    for setting in settings {
         refuse_foreign(&spec, setting)?;
         spec = spec::apply_setting(&spec, setting).map_err(CliError::usage)?;
     }
-    // Validated once, with the rest of the launch, by `Launch::validate`.
-    Ok((spec, preset, scale))
+    Ok(spec)
 }
 
 /// A `--set` of a setting the spec's kind never reads is refused, as its flag would be (it

@@ -116,21 +116,30 @@ fn kind_help() -> String {
 
 impl clap::Args for WorkloadArgs {
     fn augment_args(cmd: Command) -> Command {
+        // `run` takes a fio job file instead of these flags; other commands have none.
+        let job = cmd.get_arguments().any(|a| a.get_id() == "fio_job");
+        let exclusive = |arg: Arg| {
+            if job {
+                arg.conflicts_with("fio_job")
+            } else {
+                arg
+            }
+        };
         let kind = Arg::new("kind")
             .long("kind")
             .help(kind_help())
             .help_heading("Workload")
             .value_name("KIND")
-            .value_parser(|s: &str| s.parse::<WorkloadKind>())
-            .conflicts_with("fio_job");
-        let mut cmd = cmd.arg(kind);
+            .value_parser(|s: &str| s.parse::<WorkloadKind>());
+        let mut cmd = cmd.arg(exclusive(kind));
         for def in flag_rows() {
             let flag = def.flag.unwrap_or_default();
-            let arg = Arg::new(flag)
-                .long(flag)
-                .help(help_of(def))
-                .help_heading(def.heading)
-                .conflicts_with("fio_job");
+            let arg = exclusive(
+                Arg::new(flag)
+                    .long(flag)
+                    .help(help_of(def))
+                    .help_heading(def.heading),
+            );
             let arg = match def.ty.inner() {
                 Ty::Flag => arg.action(ArgAction::SetTrue),
                 ty => arg

@@ -11,6 +11,7 @@ mod cli_scratch;
 mod cli_sudo;
 mod crashcheck;
 mod crashdev;
+mod crashtest_cli;
 mod crashtest_run;
 mod dirfd_attack;
 mod fleet;

@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime};
 use fuser::{
     BackgroundSession, Config, Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags,
     Generation, INodeNo, KernelConfig, LockOwner, MountOption, OpenFlags, ReplyAttr, ReplyData,
-    ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyWrite, Request, WriteFlags,
+    ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyWrite, ReplyXattr, Request, WriteFlags,
 };
 
 use super::recorder::Recorder;
@@ -90,13 +90,30 @@ impl Filesystem for RecordingFs {
     fn init(&mut self, _req: &Request, config: &mut KernelConfig) -> std::io::Result<()> {
         let _ = config.set_max_write(MAX_WRITE);
         // SAFETY: prctl with integer arguments only; it changes this thread's flags.
+        // It needs CAP_SYS_RESOURCE, which a container's root may lack (docs/CRASHTEST.md).
         if unsafe { libc::prctl(PR_SET_IO_FLUSHER, 1, 0, 0, 0) } != 0 {
-            log::warn!(
+            log::debug!(
                 "crash-test device: PR_SET_IO_FLUSHER refused: {}",
                 std::io::Error::last_os_error()
             );
         }
         Ok(())
+    }
+
+    // No extended attributes: the kernel stops asking after one ENOSYS.
+    fn getxattr(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _name: &OsStr,
+        _size: u32,
+        reply: ReplyXattr,
+    ) {
+        reply.error(Errno::ENOSYS);
+    }
+
+    fn listxattr(&self, _req: &Request, _ino: INodeNo, _size: u32, reply: ReplyXattr) {
+        reply.error(Errno::ENOSYS);
     }
 
     fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {

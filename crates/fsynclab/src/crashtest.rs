@@ -1,0 +1,152 @@
+//! `fsynclab crashtest`: a workload run on fsynclab's recording device, then every planned
+//! power cut checked for the records it acknowledged (issue 33; root).
+
+use anyhow::anyhow;
+use clap::Args;
+
+use super::CliError;
+use fsynclab::crashlog::PlanOptions;
+use fsynclab::engine::CancelToken;
+use fsynclab::lab::crashtest::{CrashTestError, CrashTestRequest, crash_test};
+use fsynclab::report;
+use fsynclab::scratch::{FsKind, ScratchManager};
+use fsynclab::spec;
+
+/// Most cut points one crash test plans.
+const MAX_CUTS: usize = 100_000;
+/// Most random subsets per cut.
+const MAX_SUBSETS: usize = 64;
+/// Smallest and largest recording device.
+const DEVICE_SIZES: (u64, u64) = (64 << 20, 4 << 30);
+/// XFS refuses filesystems under 300 MiB.
+const XFS_MIN: u64 = 300 << 20;
+
+/// `fsynclab crashtest`.
+#[derive(Debug, Args)]
+pub struct CrashtestArgs {
+    /// Filesystem made on the recording device: ext4, xfs or btrfs.
+    #[arg(long, default_value = "ext4", value_parser = str::parse::<FsKind>)]
+    pub fs: FsKind,
+    /// Size of the recording device (64M to 4G; xfs needs 300M). Its image is sparse.
+    #[arg(long, default_value = "256M", value_parser = spec::parse_size)]
+    pub size: u64,
+    /// mkfs options, as `scratch create` takes them (allow-listed).
+    #[arg(long, default_value = "", allow_hyphen_values = true)]
+    pub mkfs_opts: String,
+    /// Mount options, as `scratch create` takes them (allow-listed): `barrier=0` on ext4 is
+    /// the control that loses records.
+    #[arg(long, default_value = "")]
+    pub mount_opts: String,
+    /// A built-in preset or a preset file (fileio presets acknowledge; see docs/CRASHTEST.md).
+    #[arg(long, help_heading = "Workload")]
+    pub preset: Option<String>,
+    /// Scale the preset's sizes, counts and duration by this factor.
+    #[arg(long, help_heading = "Workload")]
+    pub scale: Option<f64>,
+    /// Set any workload field by its preset key (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE", help_heading = "Workload")]
+    pub settings: Vec<String>,
+    /// The workload's settings, as `run` takes them.
+    #[command(flatten)]
+    pub workload: super::workload_args::WorkloadArgs,
+    /// Power cuts: at most this many cut points, spread over the run (at the cache flushes
+    /// and the end).
+    #[arg(long, default_value_t = 64, help_heading = "Power cuts")]
+    pub cuts: usize,
+    /// Random subsets of the writes still in the volatile cache per cut, beyond "all lost".
+    #[arg(long, default_value_t = 4, help_heading = "Power cuts")]
+    pub subsets: usize,
+    /// Seed of the subsets (the same seed, the same crash states).
+    #[arg(long, default_value_t = 1, help_heading = "Power cuts")]
+    pub seed: u64,
+    /// Print JSON (the run as `run --json` prints it, and `crash_test`).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The request the arguments describe, checked: each refusal names its flag.
+fn request_of(args: &CrashtestArgs) -> Result<CrashTestRequest, CliError> {
+    if !(1..=MAX_CUTS).contains(&args.cuts) {
+        return Err(CliError::usage(anyhow!(
+            "--cuts {}: use 1 to {MAX_CUTS} cut points",
+            args.cuts
+        )));
+    }
+    if args.subsets > MAX_SUBSETS {
+        return Err(CliError::usage(anyhow!(
+            "--subsets {}: use 0 to {MAX_SUBSETS} subsets per cut",
+            args.subsets
+        )));
+    }
+    let (min, max) = DEVICE_SIZES;
+    let min = if args.fs == FsKind::Xfs { XFS_MIN } else { min };
+    if !(min..=max).contains(&args.size) {
+        return Err(CliError::usage(anyhow!(
+            "--size {}: a {} recording device takes {} to {}",
+            spec::format_size(args.size),
+            args.fs.as_str(),
+            spec::format_size(min),
+            spec::format_size(max)
+        )));
+    }
+    let (spec, _, _) =
+        super::run::preset_and_flags(args.preset.as_deref(), args.scale, &args.workload)?;
+    let spec = super::run::apply_settings(spec, &args.settings)?;
+    let state_dir = ScratchManager::default_state_dir().map_err(CliError::failed)?;
+    Ok(CrashTestRequest {
+        fs: args.fs,
+        size_bytes: args.size,
+        mkfs_options: args.mkfs_opts.clone(),
+        mount_options: args.mount_opts.clone(),
+        spec,
+        plan: PlanOptions {
+            cuts: Some(args.cuts),
+            subsets: args.subsets,
+            seed: args.seed,
+        },
+        state_dir,
+    })
+}
+
+/// The exit code a crash test's error deserves: its input refused (2), or it failed (1).
+fn crash_error(e: CrashTestError) -> CliError {
+    let usage = matches!(
+        e,
+        CrashTestError::NotRoot
+            | CrashTestError::Spec(_)
+            | CrashTestError::Unsupported(_)
+            | CrashTestError::Device(fsynclab::crashdev::DeviceError::Options(_))
+    );
+    CliError::usage_if(usage, e)
+}
+
+/// `fsynclab crashtest`: exit 0 when every acknowledged record survived every state and
+/// every state mounted and checked clean, 3 when not (the gate's convention).
+pub fn crashtest(args: CrashtestArgs) -> Result<u8, CliError> {
+    let request = request_of(&args)?;
+    let cancel = CancelToken::new();
+    super::signals::install(cancel.clone());
+    let outcome = crash_test(&request, &cancel).map_err(crash_error)?;
+    if cancel.is_cancelled() {
+        // Stopped by a signal: the device is torn down, nothing checked is a verdict.
+        return Ok(super::signals::cancelled_exit_code());
+    }
+    if args.json {
+        let mut doc = report::run_shape(vec![report::run_json(&outcome.run)], &[]);
+        doc["crash_test"] = report::crash_json(&outcome.report);
+        super::launch::print_json(&doc)?;
+    } else {
+        outln!(
+            "crash test: {} on {} ({})",
+            outcome.run.spec.describe(),
+            request.fs.as_str(),
+            spec::format_size(request.size_bytes)
+        );
+        out!("{}", report::crash_text(&outcome.report));
+    }
+    Ok(if report::crash_failed(&outcome.report) {
+        super::EXIT_REGRESSION
+    } else {
+        0
+    })
+}

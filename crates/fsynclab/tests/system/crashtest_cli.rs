@@ -1,0 +1,107 @@
+//! `fsynclab crashtest` (issue 33): its refusals name the flag and exit 2 before anything is
+//! set up; as root, a synced run exits 0 with its `crash_test` object, the unsynced control
+//! and ext4 `barrier=0` exit 3 with their losses.
+
+use crate::common::{Lab, json_of, require_root};
+
+fn refused(lab: &Lab, args: &[&str], said: &str) {
+    let out = lab.cmd().arg("crashtest").args(args).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(err.contains(said), "{args:?}: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn bad_crash_test_input_exits_2_naming_the_flag() {
+    let lab = Lab::new();
+    refused(&lab, &["--cuts", "0"], "--cuts 0: use 1 to 100000");
+    refused(&lab, &["--subsets", "65"], "--subsets 65");
+    refused(
+        &lab,
+        &["--size", "1M"],
+        "--size 1M: a ext4 recording device takes 64M",
+    );
+    refused(&lab, &["--fs", "xfs", "--size", "256M"], "takes 300M");
+    refused(&lab, &["--size", "1T"], "--size");
+    refused(&lab, &["--fs", "zfs"], "zfs");
+    refused(
+        &lab,
+        &["--kind", "grouplog", "--bs", "8k"],
+        "--bs is a setting of fileio",
+    );
+    refused(&lab, &["--set", "nope=1"], "nope");
+    if nix::unistd::geteuid().is_root() {
+        refused(&lab, &["--mount-opts", "remount"], "remount");
+        refused(&lab, &["--mkfs-opts", "-O ^nope,--bad"], "mkfs");
+        refused(
+            &lab,
+            &["--ioengine", "io_uring", "--iodepth", "4"],
+            "the io_uring engine does not acknowledge yet",
+        );
+        refused(
+            &lab,
+            &["--kind", "smallfiles", "--duration", "1"],
+            "only fileio runs acknowledge so far",
+        );
+    }
+}
+
+fn crashtest(lab: &Lab, args: &[&str]) -> (i32, serde_json::Value) {
+    let out = lab
+        .cmd()
+        .args(["crashtest", "--json", "--threads", "2", "--bs", "4k"])
+        .args(["--file-size", "256k", "--cuts", "20", "--subsets", "1"])
+        .args(args)
+        .output()
+        .unwrap();
+    let code = out.status.code().unwrap_or(-1);
+    assert!(
+        code == 0 || code == 3,
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (code, json_of(&out.stdout))
+}
+
+#[test]
+fn a_synced_run_exits_0_and_its_controls_exit_3_with_their_losses() {
+    if !require_root(
+        "a_synced_run_exits_0_and_its_controls_exit_3_with_their_losses",
+        "mounts /dev/fuse and loop devices",
+    ) {
+        return;
+    }
+    let lab = Lab::new();
+    let (code, doc) = crashtest(&lab, &["--requests", "120", "--sync", "fdatasync"]);
+    let ct = &doc["crash_test"];
+    assert_eq!(code, 0, "{ct}");
+    assert_eq!(
+        (ct["cuts"].as_u64(), ct["acknowledged"].as_u64()),
+        (Some(20), Some(120))
+    );
+    for key in ["lost", "torn", "stale", "mount_failures", "fsck_failures"] {
+        assert_eq!(ct[key], 0, "{key}: {ct}");
+    }
+    assert!(ct["first_failure"].is_null());
+    assert_eq!(doc["runs"][0]["writes"], 120);
+
+    let (code, doc) = crashtest(&lab, &["--requests", "60", "--sync", "none"]);
+    assert_eq!(code, 3);
+    assert!(doc["crash_test"]["lost"].as_u64() > Some(0));
+    assert_eq!(doc["crash_test"]["first_failure"]["what"], "lost");
+
+    let (code, doc) = crashtest(
+        &lab,
+        &[
+            "--requests",
+            "60",
+            "--sync",
+            "fdatasync",
+            "--mount-opts",
+            "barrier=0",
+        ],
+    );
+    assert_eq!(code, 3, "{}", doc["crash_test"]);
+    assert!(doc["crash_test"]["lost"].as_u64() > Some(0));
+}
