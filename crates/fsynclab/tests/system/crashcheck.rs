@@ -11,7 +11,9 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use fsynclab::crashdev::{CheckOptions, CrashReport, Failure, Recorder, RecordingFs, check, mount};
+use fsynclab::crashdev::{
+    CheckOptions, CrashReport, Failure, Recorder, RecordingFs, check, mount, wait_released,
+};
 use fsynclab::crashlog::{Ack, BEGIN_MARK, Op, PlanOptions, RecordId, fill_record, read_entries};
 use fsynclab::scratch::FsKind;
 
@@ -115,6 +117,7 @@ fn record_run_on(
     drop((file, marks));
     unmount_or_detach(&fs);
     let _ = Command::new("losetup").args(["-d", &device]).status();
+    wait_released(&device);
     session.umount_and_join().unwrap();
     dev
 }

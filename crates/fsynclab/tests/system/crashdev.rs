@@ -74,6 +74,7 @@ fn an_ext4_fsync_reaches_the_log_as_writes_then_a_flush_before_its_acknowledgeme
     );
     let detach = |device: &str| {
         let _ = Command::new("losetup").args(["-d", device]).status();
+        fsynclab::crashdev::wait_released(device);
     };
     assert_eq!(sys(&device, "loop/dio"), "1", "direct I/O took on {device}");
     cap_requests(&device);

@@ -201,6 +201,7 @@ impl Loop {
 impl Drop for Loop {
     fn drop(&mut self) {
         let _ = run("losetup", &["-d", &self.0]);
+        super::device::wait_released(&self.0);
     }
 }
 

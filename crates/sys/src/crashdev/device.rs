@@ -193,6 +193,7 @@ impl CrashDevice {
         }
         if let Some(node) = self.loop_device.take() {
             run("losetup", &["-d", &node])?;
+            wait_released(&node);
         }
         if let Some(session) = self.session.take() {
             session
@@ -207,6 +208,21 @@ impl CrashDevice {
     }
 }
 
+/// Waits (up to 5 s) until loop device `node` has let go of its backing file: `losetup -d`
+/// only asks, and a reader still holding the device (udev's probe of a new one) delays the
+/// detach — the FUSE file it holds would keep the recording device busy.
+pub fn wait_released(node: &str) {
+    let name = node.trim_start_matches("/dev/");
+    let backing = format!("/sys/block/{name}/loop/backing_file");
+    for _ in 0..100 {
+        if !Path::new(&backing).exists() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    log::warn!("{node} still holds its backing file after 5 s");
+}
+
 impl Drop for CrashDevice {
     fn drop(&mut self) {
         // Best effort on an error path: a lazy unmount, the loop detached, the session's own
@@ -216,6 +232,7 @@ impl Drop for CrashDevice {
         }
         if let Some(node) = self.loop_device.take() {
             let _ = run("losetup", &["-d", &node]);
+            wait_released(&node);
         }
         self.session.take();
     }

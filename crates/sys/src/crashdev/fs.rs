@@ -116,6 +116,12 @@ impl Filesystem for RecordingFs {
         reply.error(Errno::ENOSYS);
     }
 
+    fn destroy(&mut self) {
+        if let Err(e) = self.with(Recorder::flush_log) {
+            log::error!("crash-test device: the log's last entries: {e:?}");
+        }
+    }
+
     fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
         let ino = match name.to_str() {
             Some(IMAGE_NAME) if parent == INodeNo::ROOT => IMAGE,

@@ -13,6 +13,6 @@ mod fs;
 mod recorder;
 
 pub use check::{CheckError, CheckOptions, CrashReport, Failure, FirstFailure, check};
-pub use device::{CrashDevice, DeviceError};
+pub use device::{CrashDevice, DeviceError, wait_released};
 pub use fs::{IMAGE_NAME, MARKS_NAME, MAX_WRITE, RecordingFs, mount};
 pub use recorder::{DATA_FILE, IMAGE_FILE, LOG_FILE, Recorder, RecorderError};

@@ -2,7 +2,7 @@
 //! its entries and, beside them, the bytes its writes and marks carried.
 
 use std::fs::{File, OpenOptions};
-use std::io::Write;
+use std::io::{BufWriter, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
@@ -29,8 +29,10 @@ pub enum RecorderError {
 pub struct Recorder {
     dir: PathBuf,
     image: File,
-    log: File,
-    data: File,
+    // Buffered (written out at each cache flush and at unmount): the service appends two
+    // records per write; a log cut short by a killed daemon reads to its last whole entry.
+    log: BufWriter<File>,
+    data: BufWriter<File>,
     size: u64,
     next_seq: u64,
     data_len: u64,
@@ -75,8 +77,8 @@ impl Recorder {
         Ok(Recorder {
             dir: dir.to_path_buf(),
             image,
-            log: open(LOG_FILE)?,
-            data: open(DATA_FILE)?,
+            log: BufWriter::with_capacity(1 << 20, open(LOG_FILE)?),
+            data: BufWriter::with_capacity(1 << 20, open(DATA_FILE)?),
             size,
             next_seq: 0,
             data_len: 0,
@@ -96,6 +98,14 @@ impl Recorder {
     /// Entries recorded so far.
     pub fn entries(&self) -> u64 {
         self.next_seq
+    }
+
+    /// Writes the buffered entries and data out (the files then hold the whole log).
+    pub fn flush_log(&mut self) -> Result<(), RecorderError> {
+        let err = self.io("write", DATA_FILE);
+        self.data.flush().map_err(err)?;
+        let err = self.io("write", LOG_FILE);
+        self.log.flush().map_err(err)
     }
 
     fn io(
@@ -156,9 +166,11 @@ impl Recorder {
         Ok(buf)
     }
 
-    /// A cache flush of the device.
+    /// A cache flush of the device (the log's buffer is written out with it, so a reader
+    /// sees every entry up to the last flush).
     pub fn flush(&mut self) -> Result<(), RecorderError> {
-        self.append(Op::Flush)
+        self.append(Op::Flush)?;
+        self.flush_log()
     }
 
     /// A discard (`zero`: a zeroing): the range reads as zeroes.
@@ -208,6 +220,7 @@ mod tests {
         r.clear(4096, 4096, false).unwrap();
         r.clear(8192, 4096, true).unwrap();
         r.write(8192, &[1; 100]).unwrap();
+        r.flush_log().unwrap();
         assert!(r.inside(0, 1 << 16) && !r.inside(1, 1 << 16) && !r.inside(u64::MAX, 2));
         assert_eq!(r.read(0, 8).unwrap(), [9; 8]);
         assert_eq!(
