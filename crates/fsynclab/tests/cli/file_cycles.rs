@@ -42,7 +42,7 @@ const LAYERS: &[(&str, &str, &[&str])] = &[
     (
         "crates/sys",
         "fsynclab-sys",
-        &["pathwalk", "owner", "probe", "scratch", "ktrace"],
+        &["pathwalk", "owner", "probe", "scratch", "ktrace", "crashdev"],
     ),
     ("crates/engine", "fsynclab-engine", &["engine"]),
     ("crates/store", "fsynclab-store", &["store"]),

@@ -1,7 +1,8 @@
 //! The library never tells a user to pass a command-line flag: no string literal outside
 //! `src/cli` and `src/gui` contains `--x` (doc comments and tests may). Messages refer to
 //! settings through `spec::Setting`, and each front end words them (`--bs`, "Block size").
-//! The only exception is words handed to another program (mkfs, losetup) in `crates/sys/src/scratch`,
+//! The only exception is words handed to another program (mkfs, losetup) in `crates/sys/src/scratch`
+//! and `crates/sys/src/crashdev`,
 //! where a literal consisting of nothing but one option (`"--find"`, `"--byte-count"`) is
 //! an argument, not advice.
 
@@ -227,9 +228,11 @@ fn no_library_message_names_a_command_line_flag() {
         let source = std::fs::read_to_string(path).unwrap();
         for (line, text) in string_literals(library_part(&source)) {
             literals += 1;
-            // mkfs options (the allow-list in crates/core/src/fsopts, the scratch manager) and fio's client
+            // mkfs options (the allow-list in crates/core/src/fsopts, the scratch manager, the crash
+            // test's device and checker) and fio's client
             // options in src/fio/client.rs are arguments to those tools, not advice.
             let foreign = relative.starts_with("scratch")
+                || relative.starts_with("crashdev")
                 || relative.starts_with("fsopts")
                 || relative == Path::new("fio/client.rs");
             let foreign_argument = foreign && is_single_option(&text);
