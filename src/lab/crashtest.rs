@@ -111,6 +111,13 @@ pub fn crash_test(
     if let Some(why) = unsupported(&request.spec) {
         return Err(CrashTestError::Unsupported(why));
     }
+    // What killed crash tests left (their processes are gone; live ones are left alone).
+    match crate::crashdev::clean_stale(&request.state_dir) {
+        Ok(done) => done
+            .iter()
+            .for_each(|line| log::info!("crash test leftovers: {line}")),
+        Err(e) => log::warn!("crash test leftovers not cleaned: {e}"),
+    }
     let base = request
         .state_dir
         .join(format!("crash-{}-{:x}", std::process::id(), run_number()));

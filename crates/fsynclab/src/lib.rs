@@ -250,7 +250,28 @@ fn clean(db: &Option<PathBuf>) -> Result<u8, CliError> {
     for name in &swept {
         outln!("removed trace instance {name}");
     }
-    if outcome.removed.is_empty() && outcome.skipped.is_empty() && swept.is_empty() {
+    // What killed crash tests left (root's: only root runs them).
+    let crashed = if nix::unistd::geteuid().is_root() {
+        fsynclab::scratch::ScratchManager::default_state_dir()
+            .ok()
+            .map(|dir| {
+                fsynclab::crashdev::clean_stale(&dir).unwrap_or_else(|e| {
+                    errln!("crash test leftovers not cleaned: {e}");
+                    Vec::new()
+                })
+            })
+            .unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    for line in &crashed {
+        outln!("crash test leftovers: {line}");
+    }
+    if outcome.removed.is_empty()
+        && outcome.skipped.is_empty()
+        && swept.is_empty()
+        && crashed.is_empty()
+    {
         outln!("nothing to clean: no run directory was left behind");
     }
     Ok(if outcome.skipped.is_empty() {

@@ -42,7 +42,9 @@ const LAYERS: &[(&str, &str, &[&str])] = &[
     (
         "crates/sys",
         "fsynclab-sys",
-        &["pathwalk", "owner", "probe", "scratch", "ktrace", "crashdev"],
+        &[
+            "pathwalk", "owner", "probe", "scratch", "ktrace", "crashdev",
+        ],
     ),
     ("crates/engine", "fsynclab-engine", &["engine"]),
     ("crates/store", "fsynclab-store", &["store"]),

@@ -11,8 +11,10 @@ mod check;
 mod device;
 mod fs;
 mod recorder;
+mod stale;
 
 pub use check::{CheckError, CheckOptions, CrashReport, Failure, FirstFailure, check};
 pub use device::{CrashDevice, DeviceError, wait_released};
 pub use fs::{IMAGE_NAME, MARKS_NAME, MAX_WRITE, RecordingFs, mount};
 pub use recorder::{DATA_FILE, IMAGE_FILE, LOG_FILE, Recorder, RecorderError};
+pub use stale::{clean_stale, stale_dirs};
