@@ -9,7 +9,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, mpsc};
 
-use crate::crashdev::{CheckError, CheckOptions, CrashDevice, CrashReport, DeviceError, check};
+use crate::crashdev::{
+    CheckError, CheckOptions, CrashDevice, CrashReport, DaemonProgram, DeviceError, check,
+};
 use crate::crashlog::PlanOptions;
 use crate::engine::{AckSink, CancelToken, EngineError, RunContext};
 use crate::metrics::RunResult;
@@ -22,6 +24,8 @@ const RUN_DIR: &str = "fsynclab-0";
 /// A crash test to run.
 #[derive(Clone, Debug)]
 pub struct CrashTestRequest {
+    /// The program that serves the recording device (an `fsynclab` binary).
+    pub daemon: DaemonProgram,
     /// The filesystem made on the device.
     pub fs: FsKind,
     /// The device's size in bytes.
@@ -132,6 +136,7 @@ fn run_and_check(
     cancel: &CancelToken,
 ) -> Result<CrashTestOutcome, CrashTestError> {
     let device = CrashDevice::start(
+        &request.daemon,
         base,
         request.fs,
         request.size_bytes,

@@ -5,6 +5,7 @@ use anyhow::anyhow;
 use clap::Args;
 
 use super::CliError;
+use fsynclab::crashdev::DaemonProgram;
 use fsynclab::crashlog::PlanOptions;
 use fsynclab::engine::CancelToken;
 use fsynclab::lab::crashtest::{CrashTestError, CrashTestRequest, crash_test};
@@ -93,7 +94,13 @@ fn request_of(args: &CrashtestArgs) -> Result<CrashTestRequest, CliError> {
         super::run::preset_and_flags(args.preset.as_deref(), args.scale, &args.workload)?;
     let spec = super::run::apply_settings(spec, &args.settings)?;
     let state_dir = ScratchManager::default_state_dir().map_err(CliError::failed)?;
+    let program = std::env::current_exe().map_err(|e| {
+        CliError::failed(anyhow!(
+            "this program's own path (it serves the recording device): {e}"
+        ))
+    })?;
     Ok(CrashTestRequest {
+        daemon: DaemonProgram::fsynclab(program),
         fs: args.fs,
         size_bytes: args.size,
         mkfs_options: args.mkfs_opts.clone(),
@@ -149,4 +156,27 @@ pub fn crashtest(args: CrashtestArgs) -> Result<u8, CliError> {
     } else {
         0
     })
+}
+
+/// `fsynclab crash-device` (hidden): what `crashtest` starts to serve its recording device.
+#[derive(Debug, Args)]
+pub struct CrashDeviceArgs {
+    /// The crash test's directory (root's, 0700, named crash-…, with an empty mnt/).
+    #[arg(long)]
+    pub base: std::path::PathBuf,
+    /// The image's size in bytes.
+    #[arg(long)]
+    pub size: u64,
+}
+
+/// Serves the device until the crash test closes this process's standard input.
+pub fn crash_device(args: CrashDeviceArgs) -> Result<u8, CliError> {
+    fsynclab::crashdev::serve(&args.base, args.size, std::io::stdout(), std::io::stdin()).map_err(
+        |e| {
+            let usage = matches!(&e, fsynclab::crashdev::DeviceError::Io { source, .. }
+            if source.kind() == std::io::ErrorKind::InvalidInput);
+            CliError::usage_if(usage, e)
+        },
+    )?;
+    Ok(0)
 }

@@ -114,6 +114,9 @@ pub enum Command {
     /// Crash-test a workload (root): run it on fsynclab's recording device, then check every
     /// planned power cut for the records it acknowledged (exit 3 when one is lost).
     Crashtest(crashtest::CrashtestArgs),
+    /// Serve a crash test's recording device (started by fsynclab itself; root).
+    #[command(hide = true, name = "crash-device")]
+    CrashDevice(crashtest::CrashDeviceArgs),
     /// Print a fio job file for a preset's or a stored run's workload (fileio only), to
     /// cross-check fsynclab against fio.
     ExportFioJob(fio_export::ExportFioArgs),
@@ -301,6 +304,7 @@ pub fn no_window_message() -> String {
     use clap::CommandFactory as _;
     let names: Vec<String> = Cli::command()
         .get_subcommands()
+        .filter(|c| !c.is_hide_set())
         .map(|c| c.get_name().to_string())
         .collect();
     format!(
@@ -333,6 +337,7 @@ pub fn execute(cli: Cli, window: Option<Window>) -> ExitCode {
         Some(Command::Scratch(args)) => scratch::scratch(&cli.db, args),
         Some(Command::Matrix(args)) => scratch::matrix(&cli.db, args),
         Some(Command::Crashtest(args)) => crashtest::crashtest(args),
+        Some(Command::CrashDevice(args)) => crashtest::crash_device(args),
         Some(Command::ExportFioJob(args)) => fio_export::export_fio_job(&cli.db, args),
         Some(Command::Import(args)) => import::import(&cli.db, args),
         Some(Command::Fleet(args)) => fleet::fleet(&cli.db, args),

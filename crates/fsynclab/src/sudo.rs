@@ -11,7 +11,12 @@ use fsynclab::store::{DB_FILE_NAME, Store};
 pub fn uses_database(command: Option<&super::Command>) -> bool {
     !matches!(
         command,
-        Some(super::Command::Presets(_) | super::Command::Completions(_) | super::Command::Man(_))
+        Some(
+            super::Command::Presets(_)
+                | super::Command::Completions(_)
+                | super::Command::Man(_)
+                | super::Command::CrashDevice(_)
+        )
     )
 }
 

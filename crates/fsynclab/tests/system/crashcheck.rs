@@ -9,28 +9,15 @@ use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use fsynclab::crashdev::{
-    CheckOptions, CrashReport, Failure, Recorder, RecordingFs, check, mount, wait_released,
-};
+use fsynclab::crashdev::{CheckOptions, CrashDevice, CrashReport, DaemonProgram, Failure, check};
 use fsynclab::crashlog::{Ack, BEGIN_MARK, Op, PlanOptions, RecordId, fill_record, read_entries};
 use fsynclab::scratch::FsKind;
 
-use crate::common::{require_root, unmount_or_detach};
+use crate::common::require_root;
 
 const RECORD: usize = 4096;
 const RUN: u64 = 0x00c0_ffee;
-
-fn run(program: &str, args: &[&str]) -> String {
-    let out = Command::new(program).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{program} {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
 
 /// Writes `records` records to `records.dat` on an ext4 filesystem made on the recording
 /// device in `dir` (record `i` at slot `i % slots`, each rewrite a new version), syncing each
@@ -48,49 +35,30 @@ fn record_run_on(
     sync: bool,
     options: &str,
 ) -> PathBuf {
-    let (dev, mnt, fs) = (dir.join("dev"), dir.join("mnt"), dir.join("fs"));
-    std::fs::create_dir_all(&mnt).unwrap();
-    std::fs::create_dir_all(&fs).unwrap();
     // XFS needs 300 MiB; the image is sparse.
     let size = if fs_kind == FsKind::Ext4 {
         64 << 20
     } else {
         320 << 20
     };
-    let session = mount(
-        RecordingFs::new(Recorder::create(&dev, size).unwrap()),
-        &mnt,
+    // The device is torn down even when an assertion below fails (its Drop).
+    let device = CrashDevice::start(
+        &DaemonProgram::fsynclab(env!("CARGO_BIN_EXE_fsynclab")),
+        &dir.join(format!("crash-{}-1", std::process::id())),
+        fs_kind,
+        size,
+        "",
+        options,
     )
     .unwrap();
-    let image = mnt.join(fsynclab::crashdev::IMAGE_NAME);
-    let device = run(
-        "losetup",
-        &[
-            "--direct-io=on",
-            "--find",
-            "--show",
-            image.to_str().unwrap(),
-        ],
-    );
-    let name = device.trim_start_matches("/dev/");
-    std::fs::write(format!("/sys/block/{name}/queue/max_sectors_kb"), "1024").unwrap();
-    match fs_kind {
-        FsKind::Ext4 => run("mkfs.ext4", &["-q", "-F", &device]),
-        FsKind::Xfs => run("mkfs.xfs", &["-q", "-f", &device]),
-        FsKind::Btrfs => run("mkfs.btrfs", &["-q", "-f", &device]),
-    };
-    run("mount", &["-o", options, &device, fs.to_str().unwrap()]);
     let file = OpenOptions::new()
         .read(true)
         .write(true)
         .create(true)
         .truncate(true)
-        .open(fs.join("records.dat"))
+        .open(device.filesystem().join("records.dat"))
         .unwrap();
-    let mut marks = OpenOptions::new()
-        .write(true)
-        .open(mnt.join(fsynclab::crashdev::MARKS_NAME))
-        .unwrap();
+    let mut marks = device.marks().unwrap();
     marks.write_all(&BEGIN_MARK).unwrap();
     let mut buf = vec![0u8; RECORD];
     for seq in 0..records {
@@ -115,11 +83,7 @@ fn record_run_on(
         marks.write_all(&ack.encode()).unwrap();
     }
     drop((file, marks));
-    unmount_or_detach(&fs);
-    let _ = Command::new("losetup").args(["-d", &device]).status();
-    wait_released(&device);
-    session.umount_and_join().unwrap();
-    dev
+    device.finish().unwrap()
 }
 
 fn check_it(dir: &Path, dev: &Path, cuts: usize, subsets: usize) -> CrashReport {

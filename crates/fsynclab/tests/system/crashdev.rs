@@ -1,43 +1,39 @@
 //! The crash test's recording device for real (issue 33): a loop device with direct I/O over
-//! the FUSE file of fsynclab's daemon, an ext4 filesystem on it, and the log of what the
+//! the FUSE file of fsynclab's daemon (a process of its own, its memory locked), an ext4
+//! filesystem on it, and the log of what the
 //! device received — its writes and cache flushes in order, the workload's acknowledgement in
 //! its place — replaying to the image the daemon kept.
 
+use std::io::Write;
 use std::path::Path;
 use std::process::Command;
 
-use fsynclab::crashdev::{IMAGE_NAME, MARKS_NAME, Recorder, RecordingFs, mount};
+use fsynclab::crashdev::{CrashDevice, DaemonProgram};
 use fsynclab::crashlog::{MemImage, Op, read_entries, replay};
+use fsynclab::scratch::FsKind;
 
-use crate::common::{require_root, unmount_or_detach};
+use crate::common::require_root;
 
-fn run(program: &str, args: &[&str]) -> String {
-    let out = Command::new(program).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{program} {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
+/// The daemon serving the device in `base`: its pid, from its command line.
+fn daemon_of(base: &Path) -> Option<u32> {
+    let want = base.to_str()?;
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+        let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+        let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+        let words: Vec<&[u8]> = cmd.split(|b| *b == 0).collect();
+        let ours = words.contains(&b"crash-device".as_slice()) && words.contains(&want.as_bytes());
+        ours.then_some(pid)
+    })
 }
 
-fn sys(device: &str, file: &str) -> String {
-    let name = device.trim_start_matches("/dev/");
-    std::fs::read_to_string(format!("/sys/block/{name}/{file}"))
+/// A line of `/proc/PID/status`, e.g. `VmLck:`.
+fn status_line(pid: u32, key: &str) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
         .unwrap_or_default()
-        .trim()
+        .lines()
+        .find(|l| l.starts_with(key))
+        .unwrap_or_default()
         .to_string()
-}
-
-/// The loop device's requests are capped at FUSE's largest write (one request, one WRITE).
-fn cap_requests(device: &str) {
-    let name = device.trim_start_matches("/dev/");
-    let kb = fsynclab::crashdev::MAX_WRITE / 1024;
-    std::fs::write(
-        format!("/sys/block/{name}/queue/max_sectors_kb"),
-        kb.to_string(),
-    )
-    .unwrap();
 }
 
 #[test]
@@ -49,45 +45,37 @@ fn an_ext4_fsync_reaches_the_log_as_writes_then_a_flush_before_its_acknowledgeme
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let (dev, mnt, fs) = (
-        dir.path().join("dev"),
-        dir.path().join("mnt"),
-        dir.path().join("fs"),
-    );
-    std::fs::create_dir(&mnt).unwrap();
-    std::fs::create_dir(&fs).unwrap();
+    let base = dir.path().join(format!("crash-{}-2", std::process::id()));
     let size = 64 << 20;
-    let session = mount(
-        RecordingFs::new(Recorder::create(&dev, size).unwrap()),
-        &mnt,
+    let device = CrashDevice::start(
+        &DaemonProgram::fsynclab(env!("CARGO_BIN_EXE_fsynclab")),
+        &base,
+        FsKind::Ext4,
+        size,
+        "",
+        "",
     )
     .unwrap();
-    let image = mnt.join(IMAGE_NAME);
-    let device = run(
-        "losetup",
-        &[
-            "--direct-io=on",
-            "--find",
-            "--show",
-            image.to_str().unwrap(),
-        ],
-    );
-    let detach = |device: &str| {
-        let _ = Command::new("losetup").args(["-d", device]).status();
-        fsynclab::crashdev::wait_released(device);
-    };
-    assert_eq!(sys(&device, "loop/dio"), "1", "direct I/O took on {device}");
-    cap_requests(&device);
-    run("mkfs.ext4", &["-q", "-F", &device]);
-    run("mount", &[&device, fs.to_str().unwrap()]);
+    // The daemon is a process of its own, its memory locked.
+    let daemon = daemon_of(&base).expect("the daemon's process");
+    assert_ne!(daemon, std::process::id());
+    let locked = status_line(daemon, "VmLck:");
+    assert!(!locked.contains(" 0 kB"), "{locked}");
+    let loops = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    assert!(loops.contains("fsynclab-crashdev"), "the FUSE mount");
+    let dev = base.join("dev");
     let before_fsync = entries_so_far(&dev);
-    let record = fs.join("record");
+    let record = device.filesystem().join("record");
     std::fs::write(&record, [0x5a; 4096]).unwrap();
     std::fs::File::open(&record).unwrap().sync_all().unwrap();
-    std::fs::write(mnt.join(MARKS_NAME), b"record 1 durable").unwrap();
-    unmount_or_detach(&fs);
-    detach(&device);
-    session.umount_and_join().unwrap();
+    device
+        .marks()
+        .unwrap()
+        .write_all(b"record 1 durable")
+        .unwrap();
+    let dev = device.finish().unwrap();
+    // Finished, the daemon has exited.
+    assert_eq!(daemon_of(&base), None);
 
     let log = std::fs::read(dev.join("log")).unwrap();
     let data = std::fs::read(dev.join("data")).unwrap();

@@ -47,6 +47,50 @@ fn bad_crash_test_input_exits_2_naming_the_flag() {
     }
 }
 
+#[test]
+fn the_hidden_daemon_command_refuses_anything_but_a_crash_directory_of_roots() {
+    let lab = Lab::new();
+    let help = lab.cmd().arg("--help").output().unwrap();
+    assert!(!String::from_utf8_lossy(&help.stdout).contains("crash-device"));
+    let base = lab.dir.path().join("crash-1-a");
+    std::fs::create_dir_all(base.join("mnt")).unwrap();
+    let link = lab.dir.path().join("crash-2-b");
+    std::os::unix::fs::symlink(&base, &link).unwrap();
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["--base", "crash-1-a", "--size", "1048576"],
+            "absolute crash-",
+        ),
+        (
+            &["--base", link.to_str().unwrap(), "--size", "1048576"],
+            "link",
+        ),
+        (
+            &["--base", base.to_str().unwrap(), "--size", "5"],
+            "--size 5",
+        ),
+        (
+            &["--base", base.to_str().unwrap(), "--size", "1048576"],
+            "0700",
+        ),
+    ];
+    for (args, said) in cases {
+        let out = lab.cmd().arg("crash-device").args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        let said = if nix::unistd::geteuid().is_root() {
+            said
+        } else {
+            "only root"
+        };
+        assert!(err.contains(said), "{args:?}: {err}");
+    }
+    // Nothing was made or mounted.
+    assert!(!base.join("dev").exists());
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    assert!(!mounts.contains(lab.dir.path().to_str().unwrap()));
+}
+
 fn crashtest(lab: &Lab, args: &[&str]) -> (i32, serde_json::Value) {
     let out = lab
         .cmd()

@@ -2,6 +2,7 @@
 //! the recording device acknowledges each record when its sync returns; every planned power
 //! cut keeps them. Acknowledged without a sync (the control), they are lost.
 
+use fsynclab::crashdev::DaemonProgram;
 use fsynclab::crashlog::PlanOptions;
 use fsynclab::engine::CancelToken;
 use fsynclab::lab::crashtest::{CrashTestRequest, crash_test};
@@ -12,6 +13,7 @@ use crate::common::require_root;
 
 fn request(dir: &std::path::Path, sync: SyncMethod, mount_options: &str) -> CrashTestRequest {
     CrashTestRequest {
+        daemon: DaemonProgram::fsynclab(env!("CARGO_BIN_EXE_fsynclab")),
         fs: FsKind::Ext4,
         size_bytes: 64 << 20,
         mkfs_options: String::new(),

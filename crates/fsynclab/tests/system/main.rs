@@ -12,6 +12,7 @@ mod cli_sudo;
 mod crashcheck;
 mod crashdev;
 mod crashtest_cli;
+mod crashtest_kill;
 mod crashtest_run;
 mod dirfd_attack;
 mod fleet;

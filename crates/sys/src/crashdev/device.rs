@@ -6,10 +6,9 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use fuser::BackgroundSession;
-
-use super::fs::{IMAGE_NAME, MARKS_NAME, MAX_WRITE, RecordingFs, mount};
-use super::recorder::{Recorder, RecorderError};
+use super::daemon::{Daemon, DaemonProgram};
+use super::fs::{IMAGE_NAME, MARKS_NAME, MAX_WRITE};
+use super::recorder::RecorderError;
 use crate::fsopts::{OptionError, check_mkfs_options, check_mount_options};
 use crate::sysinfo::FsKind;
 
@@ -75,17 +74,19 @@ pub(crate) fn run(program: &str, args: &[&str]) -> Result<String, DeviceError> {
 /// A recording device with a filesystem on it, mounted.
 pub struct CrashDevice {
     base: PathBuf,
-    session: Option<BackgroundSession>,
+    daemon: Option<Daemon>,
     loop_device: Option<String>,
     mounted: Option<PathBuf>,
 }
 
 impl CrashDevice {
-    /// In `base` (made, 0700; root's state directory): the recorder (`dev/`) with an image
-    /// of `size` bytes, its FUSE mount (`mnt/`), a loop device over it, filesystem `fs` made
-    /// with `mkfs_options` and mounted at `fs/` with `mount_options` (both checked against
-    /// the allow-list).
+    /// In `base` (made, 0700; root's state directory, named `crash-…`): the recorder
+    /// (`dev/`) with an image of `size` bytes and its FUSE mount (`mnt/`), served by
+    /// `program` in a process of its own; a loop device over it, filesystem `fs` made with
+    /// `mkfs_options` and mounted at `fs/` with `mount_options` (both checked against the
+    /// allow-list).
     pub fn start(
+        program: &DaemonProgram,
         base: &Path,
         fs: FsKind,
         size: u64,
@@ -107,22 +108,21 @@ impl CrashDevice {
                 })
         };
         make(base)?;
+        // The daemon refuses a path through a link: name the directory as it is.
+        let base = &std::fs::canonicalize(base).map_err(|source| DeviceError::Io {
+            action: "resolve",
+            path: base.to_path_buf(),
+            source,
+        })?;
         let mut device = CrashDevice {
             base: base.to_path_buf(),
-            session: None,
+            daemon: None,
             loop_device: None,
             mounted: None,
         };
-        let recorder = Recorder::create(&base.join("dev"), size)?;
         let mnt = base.join("mnt");
         make(&mnt)?;
-        let session =
-            mount(RecordingFs::new(recorder), &mnt).map_err(|source| DeviceError::Io {
-                action: "mount the recording device at",
-                path: mnt.clone(),
-                source,
-            })?;
-        device.session = Some(session);
+        device.daemon = Some(Daemon::start(program, base, size)?);
         let image = mnt.join(IMAGE_NAME).to_string_lossy().into_owned();
         let node = run("losetup", &["--direct-io=on", "--find", "--show", &image])?;
         device.loop_device = Some(node.clone());
@@ -195,14 +195,14 @@ impl CrashDevice {
             run("losetup", &["-d", &node])?;
             wait_released(&node);
         }
-        if let Some(session) = self.session.take() {
-            session
-                .umount_and_join()
-                .map_err(|source| DeviceError::Io {
-                    action: "unmount the recording device at",
-                    path: self.base.join("mnt"),
-                    source,
-                })?;
+        if let Some(daemon) = self.daemon.take() {
+            daemon.stop().map_err(|message| DeviceError::Tool {
+                command: format!(
+                    "the recording device at {}",
+                    self.base.join("mnt").display()
+                ),
+                message,
+            })?;
         }
         Ok(())
     }
@@ -225,8 +225,8 @@ pub fn wait_released(node: &str) {
 
 impl Drop for CrashDevice {
     fn drop(&mut self) {
-        // Best effort on an error path: a lazy unmount, the loop detached, the session's own
-        // drop unmounting the FUSE file system.
+        // Best effort on an error path: a lazy unmount, the loop detached, the daemon told
+        // to unmount the FUSE file system and exit.
         if let Some(at) = self.mounted.take() {
             let _ = run("umount", &["-l", &at.to_string_lossy()]);
         }
@@ -234,6 +234,6 @@ impl Drop for CrashDevice {
             let _ = run("losetup", &["-d", &node]);
             wait_released(&node);
         }
-        self.session.take();
+        self.daemon.take();
     }
 }

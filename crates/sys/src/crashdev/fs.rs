@@ -26,10 +26,6 @@ const TTL: Duration = Duration::from_secs(3600);
 /// FUSE's largest write here (`fs.fuse.max_pages_limit` pages of 4 KiB): a loop device's
 /// requests are capped to it, so one block request is one WRITE.
 pub const MAX_WRITE: u32 = 1 << 20;
-/// `prctl(PR_SET_IO_FLUSHER)` (linux/prctl.h): the service thread writes for a block device,
-/// so memory reclaim must not wait on it.
-const PR_SET_IO_FLUSHER: libc::c_int = 57;
-
 /// The recording device's filesystem: its recorder, behind the one service thread's lock.
 pub struct RecordingFs {
     recorder: Mutex<Recorder>,
@@ -88,15 +84,8 @@ impl RecordingFs {
 
 impl Filesystem for RecordingFs {
     fn init(&mut self, _req: &Request, config: &mut KernelConfig) -> std::io::Result<()> {
+        // The daemon's process made itself an I/O flusher before starting this thread.
         let _ = config.set_max_write(MAX_WRITE);
-        // SAFETY: prctl with integer arguments only; it changes this thread's flags.
-        // It needs CAP_SYS_RESOURCE, which a container's root may lack (docs/CRASHTEST.md).
-        if unsafe { libc::prctl(PR_SET_IO_FLUSHER, 1, 0, 0, 0) } != 0 {
-            log::debug!(
-                "crash-test device: PR_SET_IO_FLUSHER refused: {}",
-                std::io::Error::last_os_error()
-            );
-        }
         Ok(())
     }
 

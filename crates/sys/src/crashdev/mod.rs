@@ -4,16 +4,19 @@
 //! it receives in a log (`fsynclab_core::crashlog`), in order; and a second file, `marks`, the
 //! workload writes its acknowledgements into, so they take their place in the same order.
 //!
-//! Root mounts `/dev/fuse` directly (no `fusermount`). The service is one thread and
-//! write-through (no writeback cache: each write reaches it as the block layer sent it).
+//! Root mounts `/dev/fuse` directly (no `fusermount`). The service is one thread of a
+//! process of its own (`daemon`) and write-through (no writeback cache: each write reaches it
+//! as the block layer sent it).
 
 mod check;
+mod daemon;
 mod device;
 mod fs;
 mod recorder;
 mod stale;
 
 pub use check::{CheckError, CheckOptions, CrashReport, Failure, FirstFailure, check};
+pub use daemon::{DAEMON_COMMAND, DAEMON_SIZES, DaemonProgram, serve};
 pub use device::{CrashDevice, DeviceError, wait_released};
 pub use fs::{IMAGE_NAME, MARKS_NAME, MAX_WRITE, RecordingFs, mount};
 pub use recorder::{DATA_FILE, IMAGE_FILE, LOG_FILE, Recorder, RecorderError};

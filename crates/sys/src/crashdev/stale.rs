@@ -20,9 +20,9 @@ fn owner_pid(name: &str) -> Option<i32> {
     pid.parse().ok().filter(|p| *p > 0)
 }
 
-/// Whether process `pid` is alive. A zombie is not: a crash test killed while its workload
-/// waits on its own recording device cannot finish exiting until the device's connection is
-/// aborted (its daemon thread died first), so it stays a zombie holding its threads.
+/// Whether process `pid` is alive. A zombie is not: its threads may still be finishing, but
+/// it will never use its device again (were one of them stuck on the device, aborting the
+/// device's connection below is what lets it go).
 fn alive(pid: i32) -> bool {
     match nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None) {
         Err(nix::errno::Errno::ESRCH) => false,
@@ -89,8 +89,9 @@ const FUSECTL: &str = "/sys/fs/fuse/connections";
 fn clean_dir(dir: &Path) -> Result<Vec<String>, DeviceError> {
     let mut done = Vec::new();
     let mounts = mounts_under(dir);
-    // First end the recording device's connection: the daemon died with its process, and
-    // everything waiting on it (the workload's threads, the loop device) then fails at once.
+    // First end the recording device's connection (its daemon exits when the crash test's
+    // process is gone; if it has not, its device is ended here): everything still waiting on
+    // it (the loop device, a stuck thread) then fails at once.
     if mounts.iter().any(|(_, fs_type, _)| fs_type == "fuse") {
         let empty = std::fs::read_dir(FUSECTL).map_or(true, |mut d| d.next().is_none());
         if empty {
