@@ -5,7 +5,7 @@ use anyhow::anyhow;
 use clap::Args;
 
 use super::CliError;
-use fsynclab::crashdev::DaemonProgram;
+use fsynclab::crashdev::{DaemonField, DaemonProgram, DeviceError};
 use fsynclab::crashlog::PlanOptions;
 use fsynclab::engine::CancelToken;
 use fsynclab::lab::crashtest::{CrashTestError, CrashTestRequest, crash_test};
@@ -122,7 +122,7 @@ fn crash_error(e: CrashTestError) -> CliError {
         CrashTestError::NotRoot
             | CrashTestError::Spec(_)
             | CrashTestError::Unsupported(_)
-            | CrashTestError::Device(fsynclab::crashdev::DeviceError::Options(_))
+            | CrashTestError::Device(DeviceError::Options(_))
     );
     CliError::usage_if(usage, e)
 }
@@ -171,12 +171,17 @@ pub struct CrashDeviceArgs {
 
 /// Serves the device until the crash test closes this process's standard input.
 pub fn crash_device(args: CrashDeviceArgs) -> Result<u8, CliError> {
-    fsynclab::crashdev::serve(&args.base, args.size, std::io::stdout(), std::io::stdin()).map_err(
-        |e| {
-            let usage = matches!(&e, fsynclab::crashdev::DeviceError::Io { source, .. }
-            if source.kind() == std::io::ErrorKind::InvalidInput);
-            CliError::usage_if(usage, e)
-        },
-    )?;
+    let said =
+        fsynclab::crashdev::serve(&args.base, args.size, std::io::stdout(), std::io::stdin());
+    said.map_err(|e| match e {
+        DeviceError::Refused { field, value, why } => {
+            let flag = match field {
+                DaemonField::Base => "--base",
+                DaemonField::Size => "--size",
+            };
+            CliError::usage(anyhow!("{flag} {value}: {why}"))
+        }
+        e => CliError::failed(e),
+    })?;
     Ok(0)
 }

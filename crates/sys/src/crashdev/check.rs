@@ -180,7 +180,7 @@ fn sparse_copy(from: &Path, to: &Path, size: u64) -> Result<File, CheckError> {
 
 /// Runs a program; its stdout, or its command line and message.
 fn run(program: &str, args: &[&str]) -> Result<String, (String, String)> {
-    super::device::run(program, args).map_err(|e| match e {
+    super::tool::run(program, args).map_err(|e| match e {
         super::DeviceError::Tool { command, message } => (command, message),
         other => (program.to_string(), other.to_string()),
     })

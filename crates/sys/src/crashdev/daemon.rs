@@ -12,9 +12,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::device::DeviceError;
 use super::fs::{RecordingFs, mount};
 use super::recorder::Recorder;
+use super::tool::{DaemonField, DeviceError};
 
 /// The `fsynclab` subcommand that serves a recording device (hidden: fsynclab starts it).
 pub const DAEMON_COMMAND: &str = "crash-device";
@@ -57,7 +57,7 @@ impl Daemon {
     ) -> Result<Daemon, DeviceError> {
         use std::os::unix::process::CommandExt;
         let command = format!(
-            "{} {DAEMON_COMMAND} --base {} --size {size}",
+            "{} {DAEMON_COMMAND} serving {}",
             program.program.display(),
             base.display()
         );
@@ -149,12 +149,12 @@ impl Drop for Daemon {
     }
 }
 
-/// Why the daemon refused to serve `base`.
+/// Why the daemon refused to serve `base` (or a directory in it).
 fn refuse(base: &Path, why: impl std::fmt::Display) -> DeviceError {
-    DeviceError::Io {
-        action: "serve a recording device in",
-        path: base.to_path_buf(),
-        source: std::io::Error::new(std::io::ErrorKind::InvalidInput, why.to_string()),
+    DeviceError::Refused {
+        field: DaemonField::Base,
+        value: base.display().to_string(),
+        why: why.to_string(),
     }
 }
 
@@ -167,11 +167,11 @@ fn check_base(base: &Path) -> Result<(), DeviceError> {
         .and_then(|n| n.to_str())
         .is_some_and(|n| n.starts_with("crash-"));
     if !base.is_absolute() || !name_ok {
-        return Err(refuse(base, "--base must be an absolute crash-… directory"));
+        return Err(refuse(base, "must be an absolute crash-… directory"));
     }
     let canonical = std::fs::canonicalize(base).map_err(|e| refuse(base, e))?;
     if canonical != base {
-        return Err(refuse(base, "--base must not pass through a symbolic link"));
+        return Err(refuse(base, "must not pass through a symbolic link"));
     }
     for dir in [base.to_path_buf(), base.join("mnt")] {
         let meta = std::fs::symlink_metadata(&dir).map_err(|e| refuse(&dir, e))?;
@@ -206,10 +206,11 @@ pub fn serve(
     }
     let (min, max) = DAEMON_SIZES;
     if !(min..=max).contains(&size) || !size.is_multiple_of(4096) {
-        return Err(refuse(
-            base,
-            format!("--size {size}: use a multiple of 4096 from {min} to {max}"),
-        ));
+        return Err(DeviceError::Refused {
+            field: DaemonField::Size,
+            value: size.to_string(),
+            why: format!("use a multiple of 4096 from {min} to {max}"),
+        });
     }
     check_base(base)?;
     use nix::sys::mman::{MlockAllFlags, mlockall};
@@ -283,10 +284,14 @@ mod tests {
         let base = dir.path().join("crash-1-a");
         for size in [0, 4095, (64 << 30) + 4096, (1 << 20) + 1] {
             let e = serve(&base, size, Vec::new(), &b""[..]).unwrap_err();
-            assert!(
-                e.to_string().contains("--size") || e.to_string().contains("only root"),
-                "{e}"
+            let size_refused = matches!(
+                &e,
+                DeviceError::Refused {
+                    field: DaemonField::Size,
+                    ..
+                }
             );
+            assert!(size_refused || e.to_string().contains("only root"), "{e}");
         }
         assert!(!base.exists());
     }

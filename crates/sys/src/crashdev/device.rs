@@ -8,68 +8,9 @@ use std::path::{Path, PathBuf};
 
 use super::daemon::{Daemon, DaemonProgram};
 use super::fs::{IMAGE_NAME, MARKS_NAME, MAX_WRITE};
-use super::recorder::RecorderError;
-use crate::fsopts::{OptionError, check_mkfs_options, check_mount_options};
+use super::tool::{DeviceError, run};
+use crate::fsopts::{check_mkfs_options, check_mount_options};
 use crate::sysinfo::FsKind;
-
-/// Why a crash-test device could not be set up.
-#[derive(Debug, thiserror::Error)]
-pub enum DeviceError {
-    /// The recorder's files.
-    #[error(transparent)]
-    Recorder(#[from] RecorderError),
-    /// mkfs or mount options outside the allow-list.
-    #[error(transparent)]
-    Options(#[from] OptionError),
-    /// The FUSE mount or a directory of the device.
-    #[error("{action} {path}: {source}")]
-    Io {
-        /// What was being done.
-        action: &'static str,
-        /// Where.
-        path: PathBuf,
-        /// The error.
-        #[source]
-        source: std::io::Error,
-    },
-    /// A program failed (losetup, mkfs, mount, umount).
-    #[error("{command}: {message}")]
-    Tool {
-        /// Its command line.
-        command: String,
-        /// Its exit status and message.
-        message: String,
-    },
-    /// The loop device fell back to buffered I/O: requests would be split at page
-    /// boundaries and the log would not show the device's requests.
-    #[error("{device} did not take direct I/O over the FUSE file")]
-    NoDirectIo {
-        /// The loop device.
-        device: String,
-    },
-}
-
-/// Runs a program in its own process group; its stdout, or its command and message.
-pub(crate) fn run(program: &str, args: &[&str]) -> Result<String, DeviceError> {
-    use std::os::unix::process::CommandExt;
-    let command = format!("{program} {}", args.join(" "));
-    let out = std::process::Command::new(program)
-        .args(args)
-        .process_group(0)
-        .output()
-        .map_err(|e| DeviceError::Tool {
-            command: command.clone(),
-            message: e.to_string(),
-        })?;
-    if out.status.success() {
-        return Ok(String::from_utf8_lossy(&out.stdout).trim().to_string());
-    }
-    let said = String::from_utf8_lossy(&out.stderr).trim().to_string();
-    Err(DeviceError::Tool {
-        command,
-        message: format!("{}: {said}", out.status),
-    })
-}
 
 /// A recording device with a filesystem on it, mounted.
 pub struct CrashDevice {

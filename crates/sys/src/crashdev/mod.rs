@@ -14,10 +14,12 @@ mod device;
 mod fs;
 mod recorder;
 mod stale;
+mod tool;
 
 pub use check::{CheckError, CheckOptions, CrashReport, Failure, FirstFailure, check};
 pub use daemon::{DAEMON_COMMAND, DAEMON_SIZES, DaemonProgram, serve};
-pub use device::{CrashDevice, DeviceError, wait_released};
+pub use device::{CrashDevice, wait_released};
 pub use fs::{IMAGE_NAME, MARKS_NAME, MAX_WRITE, RecordingFs, mount};
 pub use recorder::{DATA_FILE, IMAGE_FILE, LOG_FILE, Recorder, RecorderError};
 pub use stale::{clean_stale, stale_dirs};
+pub use tool::{DaemonField, DeviceError};

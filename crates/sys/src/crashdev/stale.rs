@@ -6,7 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::device::{DeviceError, run, wait_released};
+use super::device::wait_released;
+use super::tool::{DeviceError, run};
 use crate::probe::parse_mountinfo;
 use crate::scratch::list_loop_devices;
 
