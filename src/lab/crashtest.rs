@@ -1,10 +1,12 @@
-//! A crash test (issue 33): a fileio workload run on a filesystem made on fsynclab's
-//! recording device, acknowledging each record as it treats it as durable; then every
-//! planned power cut built, mounted and checked for the acknowledged records.
+//! A crash test (issue 33): a workload run on a filesystem made on fsynclab's recording
+//! device, acknowledging each record as it treats it as durable; then every planned power
+//! cut built, mounted and checked for the acknowledged records.
 //!
 //! What runs so far: fileio with the synchronous engine, one file per thread, any sync call
-//! and open flags. io_uring, sysbench mode, shared files and the other kinds are refused
-//! with the reason (they do not acknowledge yet).
+//! and open flags; grouplog, every strategy (each record acknowledged when its commit
+//! returns; `early-ack`, the unsafe control, when its write does). io_uring fileio, sysbench
+//! mode, shared files and the other kinds are refused with the reason (they do not
+//! acknowledge yet).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, mpsc};
@@ -16,7 +18,7 @@ use crate::crashlog::PlanOptions;
 use crate::engine::{AckSink, CancelToken, EngineError, RunContext};
 use crate::metrics::RunResult;
 use crate::scratch::FsKind;
-use crate::spec::{FileioMode, IoEngine, KindSpec, SpecError, WorkloadSpec};
+use crate::spec::{SpecError, WorkloadSpec};
 
 /// The run directory's name on the crash-test filesystem.
 const RUN_DIR: &str = "fsynclab-0";
@@ -78,23 +80,6 @@ pub enum CrashTestError {
     Marks(#[source] std::io::Error),
 }
 
-/// Why `spec` cannot acknowledge yet, if it cannot.
-fn unsupported(spec: &WorkloadSpec) -> Option<&'static str> {
-    let KindSpec::Fileio(f) = &spec.kind else {
-        return Some("only fileio runs acknowledge so far");
-    };
-    if f.mode != FileioMode::Fio {
-        return Some("sysbench mode shares its syncs between threads");
-    }
-    if f.ioengine != IoEngine::Sync {
-        return Some("the io_uring engine does not acknowledge yet");
-    }
-    if f.shared_files.is_some() {
-        return Some("shared files interleave several writers' records");
-    }
-    None
-}
-
 /// A run number for the records: the time and the process, mixed.
 fn run_number() -> u64 {
     let nanos = std::time::SystemTime::now()
@@ -112,9 +97,12 @@ pub fn crash_test(
         return Err(CrashTestError::NotRoot);
     }
     request.spec.validate()?;
-    if let Some(why) = unsupported(&request.spec) {
-        return Err(CrashTestError::Unsupported(why));
-    }
+    request
+        .spec
+        .kind
+        .params()
+        .acknowledged_files(&request.spec)
+        .map_err(CrashTestError::Unsupported)?;
     // What killed crash tests left (their processes are gone; live ones are left alone).
     match crate::crashdev::clean_stale(&request.state_dir) {
         Ok(done) => done
@@ -157,8 +145,11 @@ fn run_and_check(
         crate::engine::run(&request.spec, &ctx, &tx, cancel)?
     };
     let log = device.finish()?;
-    let files = (0..request.spec.common.threads)
-        .map(|i| PathBuf::from(RUN_DIR).join(format!("thread-{i}.dat")))
+    let files = (request.spec.kind.params())
+        .acknowledged_files(&request.spec)
+        .map_err(CrashTestError::Unsupported)?
+        .into_iter()
+        .map(|name| PathBuf::from(RUN_DIR).join(name))
         .collect();
     let options = CheckOptions {
         fs: request.fs,
@@ -167,49 +158,4 @@ fn run_and_check(
     };
     let report = check(&log, &base.join("work"), &options)?;
     Ok(CrashTestOutcome { run, report })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::spec::FlatSpec;
-
-    #[test]
-    fn only_what_acknowledges_is_taken() {
-        let fileio = FlatSpec::default().typed();
-        assert_eq!(unsupported(&fileio), None);
-        for (spec, why) in [
-            (
-                FlatSpec {
-                    kind: crate::spec::WorkloadKind::Grouplog,
-                    ..FlatSpec::default()
-                },
-                "only fileio",
-            ),
-            (
-                FlatSpec {
-                    ioengine: IoEngine::IoUring,
-                    ..FlatSpec::default()
-                },
-                "io_uring",
-            ),
-            (
-                FlatSpec {
-                    mode: FileioMode::Sysbench,
-                    ..FlatSpec::default()
-                },
-                "sysbench",
-            ),
-            (
-                FlatSpec {
-                    shared_files: Some(2),
-                    ..FlatSpec::default()
-                },
-                "shared files",
-            ),
-        ] {
-            let said = unsupported(&spec.typed()).unwrap_or_default();
-            assert!(said.contains(why), "{said}");
-        }
-    }
 }

@@ -138,8 +138,10 @@ pub fn classify(ack: &Ack, bytes: Option<&[u8]>) -> Found {
     match read_record(bytes) {
         Err(true) => Found::Torn,
         Err(false) => Found::Lost,
-        Ok(id) if id.run != ack.id.run || id.thread != ack.id.thread => Found::Lost,
+        Ok(id) if id.run != ack.id.run => Found::Lost,
         Ok(id) if id == ack.id => Found::Fine,
+        // A place may be rewritten by another writer (grouplog's shared log): the version
+        // orders them, whoever wrote them.
         Ok(id) if id.version > ack.id.version => Found::Superseded,
         Ok(id) if id.version < ack.id.version => Found::Stale,
         // The same version with another sequence number: not this writer's record here.
@@ -243,6 +245,23 @@ mod tests {
         let mut other_run = whole.clone();
         fill_record(&mut other_run, &RecordId { run: 1, ..a.id });
         assert_eq!(classify(&a, Some(&other_run)), Found::Lost);
+        // A shared place: another writer's newer version supersedes, its older one is stale,
+        // its record of the same version is not this one.
+        let by = |thread, version, seq| {
+            let mut b = whole.clone();
+            let id = RecordId {
+                thread,
+                version,
+                seq,
+                ..a.id
+            };
+            fill_record(&mut b, &id);
+            b
+        };
+        let v = a.id.version;
+        assert_eq!(classify(&a, Some(&by(5, v + 1, 99))), Found::Superseded);
+        assert_eq!(classify(&a, Some(&by(5, v - 1, 0))), Found::Stale);
+        assert_eq!(classify(&a, Some(&by(5, v, a.id.seq))), Found::Lost);
     }
 
     #[test]

@@ -53,12 +53,7 @@ impl Kind for Fileio {
         let dir = scratch.dir().clone();
         let mut names = Vec::with_capacity(file_count as usize);
         for i in 0..file_count {
-            let name = if shared_mode {
-                format!("shared-{i}.dat")
-            } else {
-                format!("thread-{i}.dat")
-            };
-            let name = scratch.file(&name);
+            let name = scratch.file(&crate::spec::kinds::fileio::file_name(shared_mode, i));
             let op = match k.prepare {
                 Prepare::Fallocate => "fallocate",
                 _ => "prepare",

@@ -21,7 +21,7 @@ mod uring;
 
 use std::sync::mpsc::Sender;
 
-use super::api::{CancelToken, EngineEvent};
+use super::api::{AckSink, CancelToken, EngineEvent};
 use super::file::{AlignedBuf, Backend, Clock, FileLayout, SyncFile};
 use super::harness::{
     Counts, Padded, PrepareStop, Timed, Worker, WorkerOutput, record_sync, run_worker,
@@ -32,6 +32,7 @@ use super::scratch::{IoSite, ScratchDir, failed_io};
 use super::worker::{WorkerPlan, open_plan_files};
 use crate::metrics::{GroupCommitStats, OpStats, bump};
 use crate::probe::SystemInfo;
+use crate::crashlog::{Ack, RecordId, fill_record};
 use crate::spec::{Prepare, StopRule, Strategy, WorkloadSpec};
 
 /// The `grouplog` kind.
@@ -61,7 +62,7 @@ impl Kind for Grouplog {
             files: 1,
             bytes_per_file: size,
         });
-        let name = scratch.file("shared.log");
+        let name = scratch.file(crate::spec::kinds::grouplog::LOG_FILE);
         let dir = scratch.dir().clone();
         // The log keeps its 1 MiB fill writes (no reference tool to match; its figures in
         // docs/PERFORMANCE.md were taken so).
@@ -227,7 +228,7 @@ impl GroupLog {
 /// How long a leader waits before flushing, given the learned flush time.
 fn gather_delay_ns(strategy: Strategy, avg_flush_ns: u64, batch_start_ns: u64, now: u64) -> u64 {
     match strategy {
-        Strategy::Solo | Strategy::Leader | Strategy::Uring => 0,
+        Strategy::Solo | Strategy::Leader | Strategy::Uring | Strategy::EarlyAck => 0,
         Strategy::Delay { us } => us * 1000,
         Strategy::Adaptive { cap_us } => match cap_us {
             Some(cap) => avg_flush_ns.min(cap * 1000),
@@ -331,7 +332,7 @@ fn append_loop<F: SyncFile, C: Clock>(
             break;
         }
         let (seq, offset) = log.next_record(record_size, records_in_log);
-        buf.stamp(offset, seq);
+        let ack = fill(buf, t.acks, plan.thread, (seq, offset), (record_size, records_in_log));
 
         let t0 = t.clock.now_ns();
         let written = file.write_at(buf.as_slice(), offset);
@@ -339,6 +340,12 @@ fn append_loop<F: SyncFile, C: Clock>(
         if let Err(e) = written {
             let site = plan.site(spec, &log.name);
             t.out.error = Some(failed_io(site, "write", Some(offset), &e));
+            break;
+        }
+        // The unsafe control acknowledges before the flush.
+        let early = strategy == Strategy::EarlyAck;
+        if early && let Err(e) = acknowledge(t.acks, ack.as_ref()) {
+            t.out.error = Some(failed_io(plan.site(spec, "marks"), "acknowledge", None, &e));
             break;
         }
         let write_ns = t1.saturating_sub(t0);
@@ -363,7 +370,13 @@ fn append_loop<F: SyncFile, C: Clock>(
         };
         match durable {
             Ok(t_durable) => {
-                commit.record(t_durable.saturating_sub(t0), record_size);
+                if !early && let Err(e) = acknowledge(t.acks, ack.as_ref()) {
+                    let site = plan.site(spec, "marks");
+                    t.out.error = Some(failed_io(site, "acknowledge", None, &e));
+                    break;
+                }
+                let acknowledged = if early { t1 } else { t_durable };
+                commit.record(acknowledged.saturating_sub(t0), record_size);
                 wait.record(t_durable.saturating_sub(t1), 0);
                 c.busy_ns += t_durable.saturating_sub(t1);
                 now = t_durable;
@@ -379,6 +392,46 @@ fn append_loop<F: SyncFile, C: Clock>(
     }
     c.bytes = c.writes * record_size;
     c
+}
+
+/// Puts record `seq` (at `offset`) in `buf`: for a crash test, a whole record whose
+/// acknowledgement is returned (the log wraps: each pass over a place is a new version);
+/// otherwise the plain stamp (the sequence and offset in its first bytes).
+#[inline(always)]
+pub(super) fn fill(
+    buf: &mut AlignedBuf,
+    acks: Option<&AckSink>,
+    thread: u32,
+    (seq, offset): (u64, u64),
+    (record_size, records_in_log): (u64, u64),
+) -> Option<Ack> {
+    let Some(sink) = acks else {
+        buf.stamp(offset, seq);
+        return None;
+    };
+    let id = RecordId {
+        run: sink.run(),
+        thread,
+        seq,
+        version: seq / records_in_log,
+    };
+    buf.fill_with(|bytes| {
+        fill_record(bytes, &id);
+    });
+    Some(Ack {
+        id,
+        file: 0,
+        offset,
+        len: record_size as u32,
+    })
+}
+
+/// Acknowledges `ack` (a crash test's; nothing otherwise).
+pub(super) fn acknowledge(acks: Option<&AckSink>, ack: Option<&Ack>) -> std::io::Result<()> {
+    match (acks, ack) {
+        (Some(sink), Some(ack)) => sink.ack(ack),
+        _ => Ok(()),
+    }
 }
 
 /// Makes this writer's record durable through a shared flush; returns the time it

@@ -136,7 +136,8 @@ fn append_loop<R: Ring, C: Clock>(
             break;
         }
         let (seq, offset) = log.next_record(record_size, records_in_log);
-        ring.buffer(0).stamp(offset, seq);
+        let shape = (record_size, records_in_log);
+        let ack = super::fill(ring.buffer(0), t.acks, plan.thread, (seq, offset), shape);
         let t0 = t.clock.now_ns();
         let (t1, t2) = match commit_one(ring, k, offset, &t.clock) {
             Ok(times) => times,
@@ -157,6 +158,10 @@ fn append_loop<R: Ring, C: Clock>(
         c.syncs += 1;
         c.busy_ns += t2.saturating_sub(t0);
         now = t2;
+        if let Err(e) = super::acknowledge(t.acks, ack.as_ref()) {
+            t.out.error = Some(failed_io(plan.site(spec, "marks"), "acknowledge", None, &e));
+            break;
+        }
     }
     c.bytes = c.writes * record_size;
     c

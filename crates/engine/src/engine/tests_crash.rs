@@ -1,17 +1,26 @@
 //! A crash test's acknowledgements on the scripted fake (issue 33): every write of a
-//! crash-testing fileio run is a whole record, and each is acknowledged once, when the call
-//! that makes it durable returns — or at once when nothing will (the control that must lose
-//! records).
+//! crash-testing fileio or grouplog run is a whole record, and each is acknowledged once,
+//! when the call that makes it durable returns — or at once when nothing will, or when the
+//! grouplog strategy is the unsafe control (the controls that must lose records).
 
 use std::sync::{Arc, mpsc};
 
 use super::*;
 use crate::crashlog::{ACK_BYTES, Ack};
 use crate::metrics::RunStatus;
-use crate::spec::{FlatSpec, OpenFlags, Pattern, SyncMethod};
+use crate::spec::{FlatSpec, OpenFlags, Pattern, Strategy, SyncMethod};
 
 /// Runs `spec` with acknowledgements into a file; the acknowledgements, in order.
 fn acks_of(spec: &WorkloadSpec) -> Vec<Ack> {
+    let fake = FakeBackend::new(vec![1_000], vec![10_000]);
+    let (r, acks) = acks_on(&fake, spec);
+    assert_eq!(r.status, RunStatus::Finished, "{:?}", r.error);
+    acks
+}
+
+/// Runs `spec` on `fake` with acknowledgements into a file; the run and its
+/// acknowledgements, in order.
+fn acks_on(fake: &FakeBackend, spec: &WorkloadSpec) -> (crate::metrics::RunResult, Vec<Ack>) {
     let dir = tempfile::tempdir().unwrap();
     let marks = dir.path().join("marks");
     let file = std::fs::OpenOptions::new()
@@ -24,15 +33,14 @@ fn acks_of(spec: &WorkloadSpec) -> Vec<Ack> {
         acks: Some(Arc::new(AckSink::new(file, 77))),
         ..RunContext::new(1, dir.path().to_path_buf())
     };
-    let fake = FakeBackend::new(vec![1_000], vec![10_000]);
-    let r = run_with(&fake, spec, &ctx, &tx, &CancelToken::new()).unwrap();
-    assert_eq!(r.status, RunStatus::Finished, "{:?}", r.error);
+    let r = run_with(fake, spec, &ctx, &tx, &CancelToken::new()).unwrap();
     let bytes = std::fs::read(&marks).unwrap();
     assert_eq!(bytes.len() % ACK_BYTES, 0);
-    bytes
+    let acks = bytes
         .chunks(ACK_BYTES)
         .map(|c| Ack::decode(c).expect("an acknowledgement"))
-        .collect()
+        .collect();
+    (r, acks)
 }
 
 fn fileio(sync: SyncMethod, sync_every: u32, flags: OpenFlags) -> WorkloadSpec {
@@ -86,4 +94,61 @@ fn durable_writes_and_unsynced_ones_are_acknowledged_as_written() {
     }
     .typed();
     assert_eq!(acks_of(&plain).len(), 20);
+}
+
+fn grouplog(strategy: Strategy, threads: u32) -> WorkloadSpec {
+    FlatSpec {
+        kind: crate::spec::WorkloadKind::Grouplog,
+        threads,
+        requests: Some(30),
+        sync: SyncMethod::Fdatasync,
+        grouplog: crate::spec::GrouplogSpec {
+            strategy,
+            record_size: 512,
+            log_size: 8 * 512,
+        },
+        ..FlatSpec::default()
+    }
+    .typed()
+}
+
+#[test]
+fn every_grouplog_strategy_acknowledges_each_record_once_in_the_shared_log() {
+    // (The gathering strategies — delay, adaptive, jbd — commit through the leader's path;
+    // their sleeps do not advance the fake's clock.)
+    for strategy in [
+        Strategy::Solo,
+        Strategy::Leader,
+        Strategy::Uring,
+        Strategy::EarlyAck,
+    ] {
+        let acks = acks_of(&grouplog(strategy, 3));
+        let mut seqs: Vec<u64> = acks.iter().map(|a| a.id.seq).collect();
+        seqs.sort_unstable();
+        assert_eq!(seqs, (0..30).collect::<Vec<_>>(), "{strategy}");
+        for a in &acks {
+            // One shared log of 8 places: the place and its version follow the sequence.
+            assert_eq!((a.file, a.len, a.id.run), (0, 512, 77), "{strategy}");
+            assert_eq!(a.offset, (a.id.seq % 8) * 512, "{strategy}: {a:?}");
+            assert_eq!(a.id.version, a.id.seq / 8, "{strategy}: {a:?}");
+            assert!(a.id.thread < 3);
+        }
+    }
+}
+
+#[test]
+fn a_record_whose_flush_failed_is_acknowledged_only_by_the_unsafe_strategy() {
+    // One writer; its sixth flush fails: five records were durable, the sixth was not.
+    for (strategy, acknowledged) in [
+        (Strategy::Leader, 5),
+        (Strategy::Solo, 5),
+        (Strategy::EarlyAck, 6),
+    ] {
+        let mut fake = FakeBackend::new(vec![1_000], vec![10_000]);
+        fake.fail_after_syncs = Some((5, libc::EIO));
+        let (r, acks) = acks_on(&fake, &grouplog(strategy, 1));
+        assert_eq!(r.status, RunStatus::Failed, "{strategy}");
+        let seqs: Vec<u64> = acks.iter().map(|a| a.id.seq).collect();
+        assert_eq!(seqs, (0..acknowledged).collect::<Vec<_>>(), "{strategy}");
+    }
 }

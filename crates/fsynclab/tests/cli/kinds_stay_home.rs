@@ -22,7 +22,7 @@ const ROOTS: [&str; 8] = [
 ];
 
 /// (kind, file, why): the places a kind is still named outside its own files.
-const SPECIAL: [(&str, &str, &str); 24] = [
+const SPECIAL: [(&str, &str, &str); 23] = [
     (
         "fileio",
         "crates/core/src/spec/mod.rs",
@@ -62,11 +62,6 @@ const SPECIAL: [(&str, &str, &str); 24] = [
         "fileio",
         "src/fio/import/entry.rs",
         "an imported fio run keeps fileio's settings as kind fio",
-    ),
-    (
-        "fileio",
-        "src/lab/crashtest.rs",
-        "crash tests acknowledge fileio runs only, so far (issue 33)",
     ),
     (
         "fileio",

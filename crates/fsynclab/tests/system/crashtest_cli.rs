@@ -42,7 +42,7 @@ fn bad_crash_test_input_exits_2_naming_the_flag() {
         refused(
             &lab,
             &["--kind", "smallfiles", "--duration", "1"],
-            "only fileio runs acknowledge so far",
+            "does not acknowledge its records yet",
         );
     }
 }

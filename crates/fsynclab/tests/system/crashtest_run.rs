@@ -7,7 +7,7 @@ use fsynclab::crashlog::PlanOptions;
 use fsynclab::engine::CancelToken;
 use fsynclab::lab::crashtest::{CrashTestRequest, crash_test};
 use fsynclab::scratch::FsKind;
-use fsynclab::spec::{FlatSpec, Pattern, SyncMethod};
+use fsynclab::spec::{FlatSpec, GrouplogSpec, Pattern, Strategy, SyncMethod, WorkloadKind};
 
 use crate::common::require_root;
 
@@ -70,4 +70,47 @@ fn a_fileio_fdatasync_run_loses_nothing_and_its_unsynced_control_does() {
     assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
     let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
     assert!(!mounts.contains(dir.path().to_str().unwrap()), "{mounts}");
+}
+
+fn grouplog(dir: &std::path::Path, strategy: Strategy) -> CrashTestRequest {
+    CrashTestRequest {
+        spec: FlatSpec {
+            kind: WorkloadKind::Grouplog,
+            threads: 4,
+            requests: Some(120),
+            sync: SyncMethod::Fdatasync,
+            grouplog: GrouplogSpec {
+                strategy,
+                record_size: 4096,
+                log_size: 64 * 4096,
+            },
+            ..FlatSpec::default()
+        }
+        .typed(),
+        ..request(dir, SyncMethod::Fdatasync, "")
+    }
+}
+
+#[test]
+fn grouplog_strategies_lose_nothing_and_the_unsafe_one_loses_requests() {
+    if !require_root(
+        "grouplog_strategies_lose_nothing_and_the_unsafe_one_loses_requests",
+        "mounts /dev/fuse and loop devices",
+    ) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cancel = CancelToken::new();
+    for strategy in [Strategy::Solo, Strategy::Leader, Strategy::Uring] {
+        let out = crash_test(&grouplog(dir.path(), strategy), &cancel).unwrap();
+        let r = &out.report;
+        eprintln!("grouplog {strategy}: {r:?}");
+        assert_eq!(r.acknowledged, 120, "{strategy}");
+        assert_eq!((r.lost, r.torn, r.stale), (0, 0, 0), "{strategy}: {r:?}");
+        assert_eq!((r.mount_failures, r.fsck_failures), (0, 0), "{strategy}");
+    }
+    let out = crash_test(&grouplog(dir.path(), Strategy::EarlyAck), &cancel).unwrap();
+    eprintln!("grouplog early-ack: {:?}", out.report);
+    assert_eq!(out.report.acknowledged, 120);
+    assert!(out.report.lost > 0, "{:?}", out.report);
 }

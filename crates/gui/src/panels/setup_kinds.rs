@@ -93,7 +93,7 @@ impl KindForm {
             ui,
             state,
             "Strategy",
-            "solo, leader, delay:<µs>, adaptive, adaptive:<cap µs>, jbd, uring (--strategy)",
+            "solo, leader, delay:<µs>, adaptive, adaptive:<cap µs>, jbd, uring; early-ack is the unsafe control that acknowledges before the flush (--strategy)",
             &["grouplog.strategy"],
             |ui, s, id| {
                 ui.vertical(|ui| {

@@ -236,4 +236,10 @@ pub trait KindParams: std::fmt::Debug {
     fn bytes_per_thread(&self) -> Option<u64> {
         None
     }
+
+    /// A crash test's files (issue 33): the run directory's files that the kind's
+    /// acknowledgements number, in order, or why these settings do not acknowledge yet.
+    fn acknowledged_files(&self, _spec: &WorkloadSpec) -> Result<Vec<String>, &'static str> {
+        Err("this kind does not acknowledge its records yet")
+    }
 }

@@ -13,7 +13,7 @@ use super::def::{KindDef, Section, SettingDef, Ty};
 
 mod spec;
 mod uring_checks;
-pub use spec::Spec;
+pub use spec::{Spec, file_name};
 
 /// How a `fileio` run counts requests and syncs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

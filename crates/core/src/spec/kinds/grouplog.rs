@@ -42,11 +42,16 @@ pub enum Strategy {
     /// (`IOSQE_IO_LINK`), its own flush through its own ring, and waits for both; no
     /// coordination in the application — the filesystem batches the concurrent flushes.
     Uring,
+    /// The unsafe control (crash tests): as `leader`, but each record is acknowledged as soon
+    /// as its write returns, before the flush that makes it durable — the rule every group
+    /// commit must keep, broken on purpose. Its commit latency is the time to that
+    /// acknowledgement.
+    EarlyAck,
 }
 
 impl Strategy {
     /// Parses `solo`, `leader`, `delay:<µs>`, `adaptive`, `adaptive:<cap µs>`, `jbd`,
-    /// `uring`.
+    /// `uring`, `early-ack`.
     pub fn parse(text: &str) -> Result<Self, String> {
         let t = text.trim().to_ascii_lowercase();
         let (name, arg) = match t.split_once(':') {
@@ -64,6 +69,7 @@ impl Strategy {
             ("leader", None) => Ok(Strategy::Leader),
             ("jbd", None) => Ok(Strategy::Jbd),
             ("uring", None) => Ok(Strategy::Uring),
+            ("early-ack", None) => Ok(Strategy::EarlyAck),
             ("adaptive", None) => Ok(Strategy::Adaptive { cap_us: None }),
             ("adaptive", Some(a)) => Ok(Strategy::Adaptive {
                 cap_us: Some(micros(a)?),
@@ -71,7 +77,7 @@ impl Strategy {
             ("delay", Some(a)) => Ok(Strategy::Delay { us: micros(a)? }),
             ("delay", None) => Err(format!("'{text}' needs a delay in µs, e.g. delay:500")),
             _ => Err(format!(
-                "unknown strategy '{text}'; use solo, leader, delay:<µs>, adaptive, adaptive:<cap µs>, jbd or uring"
+                "unknown strategy '{text}'; use solo, leader, delay:<µs>, adaptive, adaptive:<cap µs>, jbd, uring or early-ack (unsafe)"
             )),
         }
     }
@@ -83,6 +89,7 @@ impl Strategy {
             Strategy::Leader => "leader".into(),
             Strategy::Jbd => "jbd".into(),
             Strategy::Uring => "uring".into(),
+            Strategy::EarlyAck => "early-ack".into(),
             Strategy::Delay { us } => format!("delay:{us}"),
             Strategy::Adaptive { cap_us: None } => "adaptive".into(),
             Strategy::Adaptive { cap_us: Some(c) } => format!("adaptive:{c}"),
@@ -115,6 +122,9 @@ impl<'de> Deserialize<'de> for Strategy {
         Strategy::parse(&text).map_err(serde::de::Error::custom)
     }
 }
+
+/// The shared log's name in the run directory.
+pub const LOG_FILE: &str = "shared.log";
 
 /// `grouplog`: N writers append fixed-size records to ONE shared log file; each record is
 /// durable before its writer continues. The spec's `sync` is the flush call (fdatasync in
@@ -257,7 +267,7 @@ pub const STRATEGY: SettingDef = SettingDef {
     ty: Ty::Text(parse_strategy),
     default: "leader",
     unit: "",
-    help: "grouplog: solo, leader, delay:<µs>, adaptive, adaptive:<cap µs>, jbd or uring.",
+    help: "grouplog: solo, leader, delay:<µs>, adaptive, adaptive:<cap µs>, jbd, uring, or early-ack (the unsafe control: acknowledges before the flush).",
     flag: Some("strategy"),
     label: "Strategy",
     heading: "grouplog",
@@ -408,5 +418,37 @@ impl KindParams for Spec {
 
     fn io_uring_setting(&self) -> Option<Setting> {
         (self.strategy == Strategy::Uring).then_some(Setting::STRATEGY)
+    }
+
+    fn acknowledged_files(&self, _spec: &WorkloadSpec) -> Result<Vec<String>, &'static str> {
+        if self.record_size < crate::crashlog::RECORD_HEADER as u64 {
+            return Err("a grouplog record must hold a record header (64 bytes)");
+        }
+        Ok(vec![LOG_FILE.to_string()])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_strategy_reads_back_from_its_name() {
+        for s in [
+            Strategy::Solo,
+            Strategy::Leader,
+            Strategy::Delay { us: 500 },
+            Strategy::Adaptive { cap_us: None },
+            Strategy::Adaptive { cap_us: Some(20) },
+            Strategy::Jbd,
+            Strategy::Uring,
+            Strategy::EarlyAck,
+        ] {
+            assert_eq!(Strategy::parse(&s.name()), Ok(s));
+        }
+        assert_eq!(Strategy::parse(" Early-Ack "), Ok(Strategy::EarlyAck));
+        let said = Strategy::parse("early").unwrap_err();
+        assert!(said.contains("early-ack (unsafe)"), "{said}");
+        assert!(Strategy::parse("early-ack:5").is_err());
     }
 }

@@ -210,3 +210,68 @@ fn an_optional_setting_is_unset_by_its_row() {
     assert_eq!(spec.common.duration_s, None);
     assert_eq!(spec, WorkloadSpec::default());
 }
+
+#[test]
+fn only_what_acknowledges_is_crash_tested_and_each_kind_names_its_files() {
+    use crate::spec::{FileioMode, GrouplogSpec, IoEngine};
+    let files = |flat: FlatSpec| {
+        let spec = flat.typed();
+        spec.kind.params().acknowledged_files(&spec)
+    };
+    let two = FlatSpec {
+        threads: 2,
+        ..FlatSpec::default()
+    };
+    assert_eq!(
+        files(two.clone()),
+        Ok(vec!["thread-0.dat".to_string(), "thread-1.dat".to_string()])
+    );
+    let grouplog = FlatSpec {
+        kind: WorkloadKind::Grouplog,
+        ..two.clone()
+    };
+    assert_eq!(files(grouplog.clone()), Ok(vec!["shared.log".to_string()]));
+    for (flat, why) in [
+        (
+            FlatSpec {
+                kind: WorkloadKind::Smallfiles,
+                ..FlatSpec::default()
+            },
+            "does not acknowledge its records yet",
+        ),
+        (
+            FlatSpec {
+                grouplog: GrouplogSpec {
+                    record_size: 32,
+                    ..Default::default()
+                },
+                ..grouplog
+            },
+            "record header",
+        ),
+        (
+            FlatSpec {
+                ioengine: IoEngine::IoUring,
+                ..two.clone()
+            },
+            "io_uring",
+        ),
+        (
+            FlatSpec {
+                mode: FileioMode::Sysbench,
+                ..two.clone()
+            },
+            "sysbench",
+        ),
+        (
+            FlatSpec {
+                shared_files: Some(2),
+                ..two
+            },
+            "shared files",
+        ),
+    ] {
+        let said = files(flat).unwrap_err();
+        assert!(said.contains(why), "{said}");
+    }
+}

@@ -106,6 +106,15 @@ impl Spec {
     }
 }
 
+/// The name of test file `i`: one per thread, or one of the shared files.
+pub fn file_name(shared: bool, i: u32) -> String {
+    if shared {
+        format!("shared-{i}.dat")
+    } else {
+        format!("thread-{i}.dat")
+    }
+}
+
 impl KindParams for Spec {
     fn from_flat(flat: &FlatSpec) -> Self {
         Self {
@@ -183,5 +192,18 @@ impl KindParams for Spec {
 
     fn bytes_per_thread(&self) -> Option<u64> {
         Some(self.io_size_per_thread())
+    }
+
+    fn acknowledged_files(&self, spec: &WorkloadSpec) -> Result<Vec<String>, &'static str> {
+        if self.mode != FileioMode::Fio {
+            return Err("sysbench mode shares its syncs between threads");
+        }
+        if self.ioengine != IoEngine::Sync {
+            return Err("the io_uring engine does not acknowledge yet");
+        }
+        if self.shared_files.is_some() {
+            return Err("shared files interleave several writers' records");
+        }
+        Ok((0..spec.common.threads).map(|i| file_name(false, i)).collect())
     }
 }
