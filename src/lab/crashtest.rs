@@ -16,12 +16,13 @@ use crate::crashdev::{
 };
 use crate::crashlog::PlanOptions;
 use crate::engine::{AckSink, CancelToken, EngineError, RunContext};
+use crate::ktrace::KernelTraceMode;
 use crate::metrics::RunResult;
 use crate::scratch::FsKind;
 use crate::spec::{SpecError, WorkloadSpec};
+use crate::store::Store;
 
-/// The run directory's name on the crash-test filesystem.
-const RUN_DIR: &str = "fsynclab-0";
+use super::RunRequest;
 
 /// A crash test to run.
 #[derive(Clone, Debug)]
@@ -38,6 +39,14 @@ pub struct CrashTestRequest {
     pub mount_options: String,
     /// The workload.
     pub spec: WorkloadSpec,
+    /// The run's label.
+    pub label: Option<String>,
+    /// The run's tags.
+    pub tags: Vec<String>,
+    /// The preset the workload came from.
+    pub preset: Option<String>,
+    /// The preset's scale.
+    pub preset_scale: Option<f64>,
     /// The power cuts.
     pub plan: PlanOptions,
     /// Root's state directory: the device's files live in a directory of their own there,
@@ -45,7 +54,8 @@ pub struct CrashTestRequest {
     pub state_dir: PathBuf,
 }
 
-/// A crash test's outcome: the run (its figures, as any run) and what the power cuts found.
+/// A crash test's outcome: the run (its figures, stored as any run, the findings with it) and
+/// what the power cuts found.
 #[derive(Debug)]
 pub struct CrashTestOutcome {
     /// The workload's run on the recording device.
@@ -75,6 +85,12 @@ pub enum CrashTestError {
     /// The power cuts could not be checked.
     #[error(transparent)]
     Check(#[from] CheckError),
+    /// The run could not be stored, or ran and failed to be stored.
+    #[error(transparent)]
+    Lab(#[from] Box<super::LabError>),
+    /// The findings could not be stored with the run.
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
     /// The acknowledgements' file could not be opened or marked.
     #[error("the crash-test device's marks file: {0}")]
     Marks(#[source] std::io::Error),
@@ -90,6 +106,7 @@ fn run_number() -> u64 {
 
 /// Runs the crash test `request` (see the module's documentation).
 pub fn crash_test(
+    store: &Store,
     request: &CrashTestRequest,
     cancel: &CancelToken,
 ) -> Result<CrashTestOutcome, CrashTestError> {
@@ -113,13 +130,14 @@ pub fn crash_test(
     let base = request
         .state_dir
         .join(format!("crash-{}-{:x}", std::process::id(), run_number()));
-    let outcome = run_and_check(request, &base, cancel);
+    let outcome = run_and_check(request, store, &base, cancel);
     let _ = std::fs::remove_dir_all(&base);
     outcome
 }
 
 fn run_and_check(
     request: &CrashTestRequest,
+    store: &Store,
     base: &Path,
     cancel: &CancelToken,
 ) -> Result<CrashTestOutcome, CrashTestError> {
@@ -131,25 +149,60 @@ fn run_and_check(
         &request.mkfs_options,
         &request.mount_options,
     )?;
-    let run = {
-        let sink = AckSink::new(device.marks().map_err(CrashTestError::Marks)?, run_number());
-        sink.begin().map_err(CrashTestError::Marks)?;
-        let ctx = RunContext {
-            dir_name: Some(RUN_DIR.into()),
-            // The files are what the power cuts are checked against.
-            keep_files: true,
-            acks: Some(Arc::new(sink)),
-            ..RunContext::new(0, device.filesystem().to_path_buf())
-        };
-        let (tx, _rx) = mpsc::channel();
-        crate::engine::run(&request.spec, &ctx, &tx, cancel)?
+    let sink = AckSink::new(device.marks().map_err(CrashTestError::Marks)?, run_number());
+    sink.begin().map_err(CrashTestError::Marks)?;
+    let sink = Arc::new(sink);
+    let run_request = RunRequest {
+        spec: request.spec.clone(),
+        target: device.filesystem().to_path_buf(),
+        label: request.label.clone(),
+        tags: request.tags.clone(),
+        preset: request.preset.clone(),
+        preset_scale: request.preset_scale,
+        experiment_id: None,
+        // The files are what the power cuts are checked against.
+        keep_files: true,
+        allow_shared_target: false,
+        quiet: None,
+        origin: None,
+        warnings: Vec::new(),
+        kernel_trace: KernelTraceMode::Off,
     };
+    let target = crate::engine::check_target(&run_request.target, false)?;
+    let dir_name = std::sync::Mutex::new(None::<String>);
+    let (tx, rx) = mpsc::channel();
+    // Stored as any run is; its engine acknowledges each record it treats as durable.
+    let run = super::run_one_with(
+        store,
+        &run_request,
+        &target,
+        &tx,
+        cancel,
+        |spec, ctx, tx, c| {
+            *dir_name.lock().unwrap_or_else(|e| e.into_inner()) = ctx.dir_name.clone();
+            let ctx = RunContext {
+                acks: Some(sink.clone()),
+                ..ctx.clone()
+            };
+            crate::engine::run_checked(spec, &ctx, tx, c)
+        },
+    )
+    .map_err(Box::new)?;
+    // The run's directory handles hold the filesystem (the target's, and any an unread
+    // event carries), the marks file the recording device: let go of them first.
+    drop((target, tx, rx, sink));
     let log = device.finish()?;
+    // The run's directory went with the device.
+    let _ = store.mark_dir_removed(run.id);
+    let run_dir = dir_name
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .unwrap_or_default();
     let files = (request.spec.kind.params())
         .acknowledged_files(&request.spec)
         .map_err(CrashTestError::Unsupported)?
         .into_iter()
-        .map(|name| PathBuf::from(RUN_DIR).join(name))
+        .map(|name| PathBuf::from(&run_dir).join(name))
         .collect();
     let options = CheckOptions {
         fs: request.fs,
@@ -157,5 +210,6 @@ fn run_and_check(
         plan: request.plan,
     };
     let report = check(&log, &base.join("work"), &options)?;
+    store.set_crash_test(run.id, &report)?;
     Ok(CrashTestOutcome { run, report })
 }

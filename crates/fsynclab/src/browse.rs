@@ -128,6 +128,8 @@ pub fn list(db: &Option<PathBuf>, args: ListArgs) -> Result<u8, CliError> {
 pub fn show(db: &Option<PathBuf>, args: ShowArgs) -> Result<u8, CliError> {
     let store = open_store(db, OpenMode::ReadOnly)?;
     let stored = store.load_run(args.id)?;
+    let crash = store.crash_test(args.id)?;
+    let crash_json = crash.as_ref().map(report::crash_json);
     let dir_line = stored
         .run_dir
         .as_ref()
@@ -146,6 +148,7 @@ pub fn show(db: &Option<PathBuf>, args: ShowArgs) -> Result<u8, CliError> {
             value["origin"] = serde_json::json!(stored.origin);
             value["requirements"] =
                 serde_json::json!(super::launch::checks(stored.row.preset.as_deref(), result));
+            value["crash_test"] = serde_json::json!(crash_json);
             super::launch::print_json(&report::versioned([("run", value)]))?;
         }
         (Some(result), false) => {
@@ -161,6 +164,9 @@ pub fn show(db: &Option<PathBuf>, args: ShowArgs) -> Result<u8, CliError> {
                     result
                 ))
             );
+            if let Some(crash) = &crash {
+                out!("durability  {}", report::crash_text(crash));
+            }
         }
         (None, true) => {
             let mut value = report::unfinished_run_json(&stored);
@@ -175,6 +181,7 @@ pub fn show(db: &Option<PathBuf>, args: ShowArgs) -> Result<u8, CliError> {
             value["requirements"] = serde_json::json!([]);
             value["intervals"] = serde_json::json!(stored.partial_intervals);
             value["run_dir"] = serde_json::json!(dir_line.as_ref().and(stored.run_dir.as_ref()));
+            value["crash_test"] = serde_json::json!(crash_json);
             super::launch::print_json(&report::versioned([("run", value)]))?;
         }
         (None, false) => {

@@ -12,6 +12,7 @@ use fsynclab::lab::crashtest::{CrashTestError, CrashTestRequest, crash_test};
 use fsynclab::report;
 use fsynclab::scratch::{FsKind, ScratchManager};
 use fsynclab::spec;
+use fsynclab::store::Store;
 
 /// Most cut points one crash test plans.
 const MAX_CUTS: usize = 100_000;
@@ -50,6 +51,12 @@ pub struct CrashtestArgs {
     /// The workload's settings, as `run` takes them.
     #[command(flatten)]
     pub workload: super::workload_args::WorkloadArgs,
+    /// Label for the stored run (e.g. ext4-barrier0).
+    #[arg(long, help_heading = "Run control")]
+    pub label: Option<String>,
+    /// Tag for the stored run (repeatable).
+    #[arg(long = "tag", help_heading = "Run control")]
+    pub tags: Vec<String>,
     /// Power cuts: at most this many cut points, spread over the run (at the cache flushes
     /// and the end).
     #[arg(long, default_value_t = 64, help_heading = "Power cuts")]
@@ -90,7 +97,13 @@ fn request_of(args: &CrashtestArgs) -> Result<CrashTestRequest, CliError> {
             spec::format_size(max)
         )));
     }
-    let (spec, _, _) =
+    if let Some(label) = &args.label {
+        spec::check_text("--label", label).map_err(CliError::usage)?;
+    }
+    for tag in &args.tags {
+        spec::check_tag("--tag", tag).map_err(CliError::usage)?;
+    }
+    let (spec, preset, preset_scale) =
         super::run::preset_and_flags(args.preset.as_deref(), args.scale, &args.workload)?;
     let spec = super::run::apply_settings(spec, &args.settings)?;
     let state_dir = ScratchManager::default_state_dir().map_err(CliError::failed)?;
@@ -106,6 +119,10 @@ fn request_of(args: &CrashtestArgs) -> Result<CrashTestRequest, CliError> {
         mkfs_options: args.mkfs_opts.clone(),
         mount_options: args.mount_opts.clone(),
         spec,
+        label: args.label.clone(),
+        tags: args.tags.clone(),
+        preset,
+        preset_scale,
         plan: PlanOptions {
             cuts: Some(args.cuts),
             subsets: args.subsets,
@@ -129,11 +146,12 @@ fn crash_error(e: CrashTestError) -> CliError {
 
 /// `fsynclab crashtest`: exit 0 when every acknowledged record survived every state and
 /// every state mounted and checked clean, 3 when not (the gate's convention).
-pub fn crashtest(args: CrashtestArgs) -> Result<u8, CliError> {
+pub fn crashtest(db: &Option<std::path::PathBuf>, args: CrashtestArgs) -> Result<u8, CliError> {
     let request = request_of(&args)?;
+    let store = Store::open(&Store::path_for(db.as_deref())?)?;
     let cancel = CancelToken::new();
     super::signals::install(cancel.clone());
-    let outcome = crash_test(&request, &cancel).map_err(crash_error)?;
+    let outcome = crash_test(&store, &request, &cancel).map_err(crash_error)?;
     if cancel.is_cancelled() {
         // Stopped by a signal: the device is torn down, nothing checked is a verdict.
         return Ok(super::signals::cancelled_exit_code());
@@ -144,10 +162,11 @@ pub fn crashtest(args: CrashtestArgs) -> Result<u8, CliError> {
         super::launch::print_json(&doc)?;
     } else {
         outln!(
-            "crash test: {} on {} ({})",
+            "crash test: {} on {} ({}), stored as run {}",
             outcome.run.spec.describe(),
             request.fs.as_str(),
-            spec::format_size(request.size_bytes)
+            spec::format_size(request.size_bytes),
+            outcome.run.id
         );
         out!("{}", report::crash_text(&outcome.report));
     }

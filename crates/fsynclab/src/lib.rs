@@ -336,7 +336,7 @@ pub fn execute(cli: Cli, window: Option<Window>) -> ExitCode {
         Some(Command::Trend(args)) => trend::trend(&cli.db, args),
         Some(Command::Scratch(args)) => scratch::scratch(&cli.db, args),
         Some(Command::Matrix(args)) => scratch::matrix(&cli.db, args),
-        Some(Command::Crashtest(args)) => crashtest::crashtest(args),
+        Some(Command::Crashtest(args)) => crashtest::crashtest(&cli.db, args),
         Some(Command::CrashDevice(args)) => crashtest::crash_device(args),
         Some(Command::ExportFioJob(args)) => fio_export::export_fio_job(&cli.db, args),
         Some(Command::Import(args)) => import::import(&cli.db, args),

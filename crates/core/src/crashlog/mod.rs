@@ -13,6 +13,7 @@ pub mod entry;
 pub mod plan;
 pub mod record;
 pub mod replay;
+pub mod report;
 
 pub use entry::{ENTRY_BYTES, Entry, EntryError, Op, read_entries};
 pub use plan::{CrashState, PlanOptions, plan_states};
@@ -20,3 +21,4 @@ pub use record::{
     ACK_BYTES, Ack, BEGIN_MARK, Found, RECORD_HEADER, RecordId, classify, fill_record,
 };
 pub use replay::{Image, MemImage, ReplayError, replay};
+pub use report::{CrashReport, Failure, FirstFailure};

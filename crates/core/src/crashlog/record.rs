@@ -18,7 +18,7 @@ const ACK_MAGIC: [u8; 8] = *b"FSLACK01";
 
 /// A record's identity: the run, the writer and its sequence number, and the version of its
 /// place (how many records were written there before it, by this writer).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RecordId {
     /// The run (a random number per crash test).
     pub run: u64,
@@ -31,7 +31,7 @@ pub struct RecordId {
 }
 
 /// One acknowledged record: its identity and where it was written.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Ack {
     /// The record.
     pub id: RecordId,

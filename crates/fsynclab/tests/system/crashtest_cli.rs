@@ -134,6 +134,47 @@ fn a_synced_run_exits_0_and_its_controls_exit_3_with_their_losses() {
     assert_eq!(code, 3);
     assert!(doc["crash_test"]["lost"].as_u64() > Some(0));
     assert_eq!(doc["crash_test"]["first_failure"]["what"], "lost");
+    // Stored with its run: `show` has it, and a bundle carries it elsewhere.
+    let id = doc["runs"][0]["id"].as_i64().expect("a stored run");
+    let show = |db: &std::path::Path, id: i64| {
+        let out = crate::common::bare_cmd()
+            .arg("--db")
+            .arg(db)
+            .args(["show", &id.to_string(), "--json"])
+            .output()
+            .unwrap();
+        json_of(&out.stdout)["run"]["crash_test"].clone()
+    };
+    assert_eq!(show(&lab.db, id), doc["crash_test"]);
+    let text = lab.cmd().args(["show", &id.to_string()]).output().unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("durability  ") && text.contains("acknowledged records lost"),
+        "{text}"
+    );
+    let bundle = lab.dir.path().join("crash.bundle");
+    let out = lab
+        .cmd()
+        .args(["export", "--all", "--format", "bundle", "--out"])
+        .arg(&bundle)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let other = lab.dir.path().join("other.sqlite");
+    let out = crate::common::bare_cmd()
+        .arg("--db")
+        .arg(&other)
+        .arg("import")
+        .arg(&bundle)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(show(&other, 2), doc["crash_test"]);
+    assert!(show(&other, 1)["lost"] == 0, "the synced run's findings");
 
     let (code, doc) = crashtest(
         &lab,

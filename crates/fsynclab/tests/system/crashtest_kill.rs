@@ -96,9 +96,13 @@ fn a_killed_crash_test_exits_and_leaves_nothing_after_clean() {
     let start = Instant::now();
     let running = loop {
         let busy = mounts_under(&state).iter().any(|m| m.ends_with("/fs"));
-        let files = crash_dirs(&state)
-            .iter()
-            .any(|d| state.join(d).join("fs/fsynclab-0/thread-1.dat").exists());
+        // The run's directory (fsynclab-<run id>) holds the workload's files.
+        let files = crash_dirs(&state).iter().any(|d| {
+            let fs = state.join(d).join("fs");
+            let runs = crate::common::entries(&fs);
+            runs.iter()
+                .any(|run| fs.join(run).join("thread-1.dat").exists())
+        });
         if busy && files {
             break true;
         }

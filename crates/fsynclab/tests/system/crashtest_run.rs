@@ -8,6 +8,7 @@ use fsynclab::engine::CancelToken;
 use fsynclab::lab::crashtest::{CrashTestRequest, crash_test};
 use fsynclab::scratch::FsKind;
 use fsynclab::spec::{FlatSpec, GrouplogSpec, Pattern, Strategy, SyncMethod, WorkloadKind};
+use fsynclab::store::Store;
 
 use crate::common::require_root;
 
@@ -18,6 +19,10 @@ fn request(dir: &std::path::Path, sync: SyncMethod, mount_options: &str) -> Cras
         size_bytes: 64 << 20,
         mkfs_options: String::new(),
         mount_options: mount_options.into(),
+        label: None,
+        tags: Vec::new(),
+        preset: None,
+        preset_scale: None,
         spec: FlatSpec {
             threads: 2,
             block_size: 4096,
@@ -47,8 +52,10 @@ fn a_fileio_fdatasync_run_loses_nothing_and_its_unsynced_control_does() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("lab.sqlite")).unwrap();
+    let state = dir.path().join("state");
     let cancel = CancelToken::new();
-    let safe = crash_test(&request(dir.path(), SyncMethod::Fdatasync, ""), &cancel).unwrap();
+    let safe = crash_test(&store, &request(&state, SyncMethod::Fdatasync, ""), &cancel).unwrap();
     eprintln!("fdatasync: {:?}", safe.report);
     assert_eq!(safe.run.writes, 120);
     assert_eq!(safe.report.cuts, 20);
@@ -62,12 +69,22 @@ fn a_fileio_fdatasync_run_loses_nothing_and_its_unsynced_control_does() {
     );
     assert_eq!((r.mount_failures, r.fsck_failures), (0, 0));
 
-    let unsafe_ = crash_test(&request(dir.path(), SyncMethod::None, ""), &cancel).unwrap();
+    let unsafe_ = crash_test(&store, &request(&state, SyncMethod::None, ""), &cancel).unwrap();
     eprintln!("no sync: {:?}", unsafe_.report);
     assert_eq!(unsafe_.report.acknowledged, 120);
     assert!(unsafe_.report.lost > 0, "{:?}", unsafe_.report);
     // Nothing of the device is left: its directory, mounts and loop devices are gone.
-    assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
+    assert!(std::fs::read_dir(&state).unwrap().next().is_none());
+    // Both runs are stored, each with its findings.
+    assert_eq!(
+        store.crash_test(safe.run.id).unwrap(),
+        Some(safe.report.clone())
+    );
+    assert_eq!(
+        store.crash_test(unsafe_.run.id).unwrap(),
+        Some(unsafe_.report.clone())
+    );
+    assert_ne!(safe.run.id, unsafe_.run.id);
     let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
     assert!(!mounts.contains(dir.path().to_str().unwrap()), "{mounts}");
 }
@@ -100,16 +117,18 @@ fn grouplog_strategies_lose_nothing_and_the_unsafe_one_loses_requests() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("lab.sqlite")).unwrap();
+    let state = dir.path().join("state");
     let cancel = CancelToken::new();
     for strategy in [Strategy::Solo, Strategy::Leader, Strategy::Uring] {
-        let out = crash_test(&grouplog(dir.path(), strategy), &cancel).unwrap();
+        let out = crash_test(&store, &grouplog(&state, strategy), &cancel).unwrap();
         let r = &out.report;
         eprintln!("grouplog {strategy}: {r:?}");
         assert_eq!(r.acknowledged, 120, "{strategy}");
         assert_eq!((r.lost, r.torn, r.stale), (0, 0, 0), "{strategy}: {r:?}");
         assert_eq!((r.mount_failures, r.fsck_failures), (0, 0), "{strategy}");
     }
-    let out = crash_test(&grouplog(dir.path(), Strategy::EarlyAck), &cancel).unwrap();
+    let out = crash_test(&store, &grouplog(&state, Strategy::EarlyAck), &cancel).unwrap();
     eprintln!("grouplog early-ack: {:?}", out.report);
     assert_eq!(out.report.acknowledged, 120);
     assert!(out.report.lost > 0, "{:?}", out.report);

@@ -269,6 +269,45 @@ impl Store {
         Ok(())
     }
 
+    /// Keeps a crash test's findings with the run it tested.
+    pub fn set_crash_test(
+        &self,
+        id: i64,
+        report: &crate::crashlog::CrashReport,
+    ) -> Result<(), StoreError> {
+        let json = serde_json::to_string(report)?;
+        let changed = self.conn.execute(
+            "UPDATE runs SET crash_test_json = ?2 WHERE id = ?1",
+            (id, json),
+        )?;
+        if changed == 0 {
+            return Err(StoreError::NotFound { id });
+        }
+        Ok(())
+    }
+
+    /// A crash-tested run's findings (`None` for any other run).
+    pub fn crash_test(&self, id: i64) -> Result<Option<crate::crashlog::CrashReport>, StoreError> {
+        let json: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT crash_test_json FROM runs WHERE id = ?1",
+                [id],
+                |r| r.get(0),
+            )
+            .map_err(|e| match e {
+                rusqlite::Error::QueryReturnedNoRows => StoreError::NotFound { id },
+                e => e.into(),
+            })?;
+        json.as_deref()
+            .map(serde_json::from_str)
+            .transpose()
+            .map_err(|e| StoreError::Corrupt {
+                id,
+                problem: format!("its crash test's findings do not read: {e}"),
+            })
+    }
+
     /// Sets (or with `None` or an empty string, removes) a run's label.
     pub fn set_label(&self, id: i64, label: Option<&str>) -> Result<(), StoreError> {
         let changed = self.conn.execute(

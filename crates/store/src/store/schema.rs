@@ -53,6 +53,10 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "0011_failure_codes",
         sql: include_str!("migrations/0011_failure_codes.sql"),
     },
+    Migration {
+        name: "0012_crash_test",
+        sql: include_str!("migrations/0012_crash_test.sql"),
+    },
 ];
 
 /// One schema step.

@@ -12,6 +12,7 @@ use fsynclab_core::crashlog::{
     Ack, BEGIN_MARK, CrashState, Entry, EntryError, Found, Image, Op, PlanOptions, ReplayError,
     classify, plan_states, read_entries, replay,
 };
+pub use fsynclab_core::crashlog::{CrashReport, Failure, FirstFailure};
 
 use crate::sysinfo::FsKind;
 
@@ -25,59 +26,6 @@ pub struct CheckOptions {
     pub files: Vec<PathBuf>,
     /// The cuts and subsets.
     pub plan: PlanOptions,
-}
-
-/// What went wrong first, with the state it went wrong in.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FirstFailure {
-    /// The cut (log entries before it happened).
-    pub cut: usize,
-    /// The state of the cut (0: every volatile write lost).
-    pub subset: usize,
-    /// The log entries the state dropped.
-    pub dropped: Vec<usize>,
-    /// What failed.
-    pub failure: Failure,
-}
-
-/// One failure in a crash state.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Failure {
-    /// An acknowledged record absent.
-    Lost(Ack),
-    /// An acknowledged record partly written.
-    Torn(Ack),
-    /// An older version where an acknowledged record should be.
-    Stale(Ack),
-    /// The state's filesystem did not mount (the mount's message).
-    Mount(String),
-    /// The filesystem's checker found errors (its command and exit status).
-    Fsck(String),
-}
-
-/// The crash test's findings.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct CrashReport {
-    /// Cut points checked.
-    pub cuts: usize,
-    /// Crash states checked.
-    pub states: usize,
-    /// Records acknowledged before the last cut.
-    pub acknowledged: usize,
-    /// Acknowledged records lost in at least one state.
-    pub lost: usize,
-    /// Acknowledged records torn in at least one state.
-    pub torn: usize,
-    /// Acknowledged records found stale in at least one state.
-    pub stale: usize,
-    /// States whose filesystem did not mount.
-    pub mount_failures: usize,
-    /// States the filesystem's checker found errors in.
-    pub fsck_failures: usize,
-    /// The plan's seed.
-    pub seed: u64,
-    /// The first failure, in plan order.
-    pub first_failure: Option<FirstFailure>,
 }
 
 /// Why the check could not run (a state that fails to mount or check is a finding, not

@@ -120,7 +120,9 @@ impl CrashDevice {
     }
 
     fn teardown(&mut self) -> Result<(), DeviceError> {
-        if let Some(at) = self.mounted.take() {
+        // Each step is forgotten only once done: on an error, Drop still undoes the rest
+        // (lazily), so a failed teardown leaves nothing mounted.
+        if let Some(at) = &self.mounted {
             let target = at.to_string_lossy().into_owned();
             let mut done = run("umount", &[&target]);
             for _ in 0..50 {
@@ -131,10 +133,12 @@ impl CrashDevice {
                 done = run("umount", &[&target]);
             }
             done?;
+            self.mounted = None;
         }
-        if let Some(node) = self.loop_device.take() {
-            run("losetup", &["-d", &node])?;
-            wait_released(&node);
+        if let Some(node) = &self.loop_device {
+            run("losetup", &["-d", node])?;
+            wait_released(node);
+            self.loop_device = None;
         }
         if let Some(daemon) = self.daemon.take() {
             daemon.stop().map_err(|message| DeviceError::Tool {

@@ -498,3 +498,57 @@ fn a_killed_but_unreaped_process_counts_as_gone() {
     let (me, my_ticks) = current_owner();
     assert!(owner_alive(Some(me), my_ticks));
 }
+
+#[test]
+fn a_crash_tests_findings_round_trip_and_damage_is_refused() {
+    use crate::crashlog::{Ack, CrashReport, Failure, FirstFailure, RecordId};
+    let (_dir, path) = temp_db();
+    let store = Store::open(&path).unwrap();
+    let plain = store.begin_run(&new_run(None, "ext4", "6.18")).unwrap();
+    let tested = store.begin_run(&new_run(None, "ext4", "6.18")).unwrap();
+    assert_eq!(store.crash_test(plain).unwrap(), None);
+    let report = CrashReport {
+        cuts: 20,
+        states: 47,
+        acknowledged: 120,
+        lost: 3,
+        seed: 11,
+        first_failure: Some(FirstFailure {
+            cut: 88,
+            subset: 0,
+            dropped: vec![87],
+            failure: Failure::Lost(Ack {
+                id: RecordId {
+                    run: u64::MAX,
+                    thread: 1,
+                    seq: 9,
+                    version: 0,
+                },
+                file: 0,
+                offset: 8192,
+                len: 4096,
+            }),
+        }),
+        ..CrashReport::default()
+    };
+    store.set_crash_test(tested, &report).unwrap();
+    assert_eq!(store.crash_test(tested).unwrap(), Some(report.clone()));
+    assert_eq!(store.crash_test(plain).unwrap(), None);
+    assert!(matches!(
+        store.set_crash_test(9999, &report),
+        Err(StoreError::NotFound { id: 9999 })
+    ));
+    assert!(matches!(
+        store.crash_test(9999),
+        Err(StoreError::NotFound { id: 9999 })
+    ));
+    // A damaged value (a hostile bundle's) is an error naming the run, never a panic.
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute(
+        "UPDATE runs SET crash_test_json = '{\"cuts\": -1}' WHERE id = ?1",
+        [tested],
+    )
+    .unwrap();
+    let said = store.crash_test(tested).unwrap_err().to_string();
+    assert!(said.contains("crash test"), "{said}");
+}
