@@ -5,6 +5,7 @@
 
 pub mod bundle_import;
 mod clean;
+pub mod crash_controls;
 pub mod crashtest;
 pub mod export;
 mod fleet;

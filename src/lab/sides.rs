@@ -145,12 +145,16 @@ pub fn load_side(store: &Store, side: &SideSpec) -> Result<SideInput, LabError> 
         name: side.describe(),
         runs: Vec::new(),
         unmeasured: Vec::new(),
+        crash: Vec::new(),
     };
     let mut labels: Vec<Option<String>> = Vec::new();
     for id in ids {
         let stored = store.load_run(id)?;
         if !labels.contains(&stored.row.label) {
             labels.push(stored.row.label.clone());
+        }
+        if let Some(report) = store.crash_test(id)? {
+            input.crash.push((id, report));
         }
         match stored.result {
             Some(result) => input.runs.push(result),

@@ -6,7 +6,7 @@
 #![recursion_limit = "256"]
 
 // The layers below, under the paths these modules have always used (`crate::spec`, …).
-use fsynclab_core::{cleanup, metrics, spec, target, uring};
+use fsynclab_core::{cleanup, crashlog, metrics, spec, target, uring};
 #[cfg(test)]
 use fsynclab_engine::engine;
 use fsynclab_store::store;

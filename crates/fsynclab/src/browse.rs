@@ -128,7 +128,7 @@ pub fn list(db: &Option<PathBuf>, args: ListArgs) -> Result<u8, CliError> {
 pub fn show(db: &Option<PathBuf>, args: ShowArgs) -> Result<u8, CliError> {
     let store = open_store(db, OpenMode::ReadOnly)?;
     let stored = store.load_run(args.id)?;
-    let crash = store.crash_test(args.id)?;
+    let crash = &stored.crash_test;
     let crash_json = crash.as_ref().map(report::crash_json);
     let dir_line = stored
         .run_dir
@@ -164,7 +164,7 @@ pub fn show(db: &Option<PathBuf>, args: ShowArgs) -> Result<u8, CliError> {
                     result
                 ))
             );
-            if let Some(crash) = &crash {
+            if let Some(crash) = crash {
                 out!("durability  {}", report::crash_text(crash));
             }
         }

@@ -26,12 +26,13 @@ const XFS_MIN: u64 = 300 << 20;
 /// `fsynclab crashtest`.
 #[derive(Debug, Args)]
 pub struct CrashtestArgs {
-    /// Filesystem made on the recording device: ext4, xfs or btrfs.
-    #[arg(long, default_value = "ext4", value_parser = str::parse::<FsKind>)]
-    pub fs: FsKind,
-    /// Size of the recording device (64M to 4G; xfs needs 300M). Its image is sparse.
-    #[arg(long, default_value = "256M", value_parser = spec::parse_size)]
-    pub size: u64,
+    /// Filesystem made on the recording device: ext4, xfs or btrfs [default: ext4].
+    #[arg(long, value_parser = str::parse::<FsKind>)]
+    pub fs: Option<FsKind>,
+    /// Size of the recording device (64M to 4G; xfs needs 300M) [default: 256M; 320M for
+    /// xfs controls]. Its image is sparse.
+    #[arg(long, value_parser = spec::parse_size)]
+    pub size: Option<u64>,
     /// mkfs options, as `scratch create` takes them (allow-listed).
     #[arg(long, default_value = "", allow_hyphen_values = true)]
     pub mkfs_opts: String,
@@ -70,10 +71,42 @@ pub struct CrashtestArgs {
     /// Print JSON (the run as `run --json` prints it, and `crash_test`).
     #[arg(long)]
     pub json: bool,
+    /// Run one built-in control, a crash test whose outcome is known (it sets the
+    /// filesystem, mount options and workload; exit 0 when as expected, 3 when not):
+    /// ext4-fdatasync, ext4-nosync, ext4-barrier0, ext4-grouplog-leader,
+    /// ext4-grouplog-early-ack, and the fdatasync/nosync/grouplog ones of xfs and btrfs.
+    #[arg(long, value_name = "NAME", help_heading = "Controls", conflicts_with_all = ["preset", "settings", "mkfs_opts", "mount_opts", "controls"])]
+    pub control: Option<String>,
+    /// Run every control of --fs (default ext4), each judged against its expectation
+    /// (negative controls must lose records, positive ones none): exit 0 when all are as
+    /// expected, 3 when one is not.
+    #[arg(long, help_heading = "Controls", conflicts_with_all = ["preset", "settings", "mkfs_opts", "mount_opts", "label"])]
+    pub controls: bool,
 }
 
 /// The request the arguments describe, checked: each refusal names its flag.
 fn request_of(args: &CrashtestArgs) -> Result<CrashTestRequest, CliError> {
+    let fs = args.fs.unwrap_or(FsKind::Ext4);
+    let size = args.size.unwrap_or(256 << 20);
+    let (spec, preset, preset_scale) =
+        super::run::preset_and_flags(args.preset.as_deref(), args.scale, &args.workload)?;
+    let spec = super::run::apply_settings(spec, &args.settings)?;
+    let mut request = checked_request(args, fs, size, spec)?;
+    request.mkfs_options = args.mkfs_opts.clone();
+    request.mount_options = args.mount_opts.clone();
+    request.preset = preset;
+    request.preset_scale = preset_scale;
+    Ok(request)
+}
+
+/// The request for `spec` on `fs` of `size` bytes with the power-cut, label and tag flags
+/// of `args`, checked: each refusal names its flag.
+pub(crate) fn checked_request(
+    args: &CrashtestArgs,
+    fs: FsKind,
+    size: u64,
+    spec: spec::WorkloadSpec,
+) -> Result<CrashTestRequest, CliError> {
     if !(1..=MAX_CUTS).contains(&args.cuts) {
         return Err(CliError::usage(anyhow!(
             "--cuts {}: use 1 to {MAX_CUTS} cut points",
@@ -87,12 +120,12 @@ fn request_of(args: &CrashtestArgs) -> Result<CrashTestRequest, CliError> {
         )));
     }
     let (min, max) = DEVICE_SIZES;
-    let min = if args.fs == FsKind::Xfs { XFS_MIN } else { min };
-    if !(min..=max).contains(&args.size) {
+    let min = if fs == FsKind::Xfs { XFS_MIN } else { min };
+    if !(min..=max).contains(&size) {
         return Err(CliError::usage(anyhow!(
             "--size {}: a {} recording device takes {} to {}",
-            spec::format_size(args.size),
-            args.fs.as_str(),
+            spec::format_size(size),
+            fs.as_str(),
             spec::format_size(min),
             spec::format_size(max)
         )));
@@ -103,9 +136,6 @@ fn request_of(args: &CrashtestArgs) -> Result<CrashTestRequest, CliError> {
     for tag in &args.tags {
         spec::check_tag("--tag", tag).map_err(CliError::usage)?;
     }
-    let (spec, preset, preset_scale) =
-        super::run::preset_and_flags(args.preset.as_deref(), args.scale, &args.workload)?;
-    let spec = super::run::apply_settings(spec, &args.settings)?;
     let state_dir = ScratchManager::default_state_dir().map_err(CliError::failed)?;
     let program = std::env::current_exe().map_err(|e| {
         CliError::failed(anyhow!(
@@ -114,15 +144,15 @@ fn request_of(args: &CrashtestArgs) -> Result<CrashTestRequest, CliError> {
     })?;
     Ok(CrashTestRequest {
         daemon: DaemonProgram::fsynclab(program),
-        fs: args.fs,
-        size_bytes: args.size,
-        mkfs_options: args.mkfs_opts.clone(),
-        mount_options: args.mount_opts.clone(),
+        fs,
+        size_bytes: size,
+        mkfs_options: String::new(),
+        mount_options: String::new(),
         spec,
         label: args.label.clone(),
         tags: args.tags.clone(),
-        preset,
-        preset_scale,
+        preset: None,
+        preset_scale: None,
         plan: PlanOptions {
             cuts: Some(args.cuts),
             subsets: args.subsets,
@@ -133,7 +163,7 @@ fn request_of(args: &CrashtestArgs) -> Result<CrashTestRequest, CliError> {
 }
 
 /// The exit code a crash test's error deserves: its input refused (2), or it failed (1).
-fn crash_error(e: CrashTestError) -> CliError {
+pub(crate) fn crash_error(e: CrashTestError) -> CliError {
     let usage = matches!(
         e,
         CrashTestError::NotRoot
@@ -147,6 +177,9 @@ fn crash_error(e: CrashTestError) -> CliError {
 /// `fsynclab crashtest`: exit 0 when every acknowledged record survived every state and
 /// every state mounted and checked clean, 3 when not (the gate's convention).
 pub fn crashtest(db: &Option<std::path::PathBuf>, args: CrashtestArgs) -> Result<u8, CliError> {
+    if args.controls || args.control.is_some() {
+        return super::crash_controls::controls(db, &args);
+    }
     let request = request_of(&args)?;
     let store = Store::open(&Store::path_for(db.as_deref())?)?;
     let cancel = CancelToken::new();

@@ -33,6 +33,7 @@ macro_rules! errln {
 
 mod browse;
 mod compare;
+mod crash_controls;
 mod crashtest;
 mod export;
 mod fio_export;

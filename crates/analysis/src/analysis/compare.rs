@@ -57,6 +57,8 @@ pub struct SideInput {
     pub runs: Vec<RunResult>,
     /// Runs that resolved but have no stored result (failed before measuring...).
     pub unmeasured: Vec<(i64, RunStatus)>,
+    /// The crash tests' findings of the runs that were crash-tested (issue 33).
+    pub crash: Vec<(i64, crate::crashlog::CrashReport)>,
 }
 
 fn usable(side: &SideInput) -> Result<Vec<&RunResult>, AnalysisError> {
@@ -390,9 +392,11 @@ fn side_summary(input: &SideInput, runs: &[&RunResult]) -> SideSummary {
         .map(|r| (r.id, r.status))
         .collect();
     left_out.extend(input.unmeasured.iter().copied());
+    let run_ids: Vec<i64> = runs.iter().map(|r| r.id).collect();
     SideSummary {
         name: input.name.clone(),
-        run_ids: runs.iter().map(|r| r.id).collect(),
+        crash: super::CrashFindings::of(&input.crash, &run_ids),
+        run_ids,
         left_out,
         background_cpu_busy: describe(&busy),
         workloads,

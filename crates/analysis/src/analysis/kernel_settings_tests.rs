@@ -106,6 +106,7 @@ fn one_changed_sysctl_is_the_one_difference() {
         name: name.into(),
         runs: vec![run],
         unmeasured: vec![],
+        crash: Vec::new(),
     };
     let c = crate::analysis::compare(&side("a", a), &side("b", b), &[]).unwrap();
     let first_same = c.metadata.iter().position(|m| !m.differs).unwrap();

@@ -5,6 +5,7 @@
 //! for display (see `report` for tables and images).
 
 mod compare;
+mod crash;
 mod durability;
 mod gate;
 mod kernel_settings;
@@ -20,6 +21,7 @@ mod stats;
 mod trend;
 
 pub use compare::{ALPHA, AnalysisError, SideInput, compare};
+pub use crash::CrashFindings;
 pub use durability::{
     NotDurable, meaning_differs, not_durable, not_durable_spec, sync_meaning, write_meaning,
 };

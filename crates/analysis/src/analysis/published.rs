@@ -113,6 +113,7 @@ mod tests {
             write_percentiles: Vec::new(),
             sync_percentiles: Vec::new(),
             sync_cdf: Vec::new(),
+            crash: None,
         };
         published_ratios(&Comparison {
             headline_latency: "sync_p99_us".into(),

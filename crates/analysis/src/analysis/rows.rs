@@ -166,6 +166,9 @@ pub struct SideSummary {
     pub sync_percentiles: Vec<(f64, f64)>,
     /// (µs, fraction at or below) of the merged sync latency.
     pub sync_cdf: Vec<(f64, f64)>,
+    /// What the side's crash-tested runs found (issue 33); absent when none was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crash: Option<super::CrashFindings>,
 }
 
 impl SideSummary {

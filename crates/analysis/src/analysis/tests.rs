@@ -33,6 +33,7 @@ fn side(name: &str, runs: Vec<RunResult>) -> SideInput {
         name: name.into(),
         runs,
         unmeasured: vec![],
+        crash: Vec::new(),
     }
 }
 

@@ -56,6 +56,7 @@ pub fn compare_table(c: &Comparison) -> String {
     for w in &c.warnings {
         let _ = writeln!(out, "WARNING: {w}");
     }
+    out.push_str(&crash_lines(c, ""));
     let differing: Vec<_> = c.metadata.iter().filter(|m| m.differs).collect();
     if !differing.is_empty() {
         let _ = writeln!(out, "differs:");
@@ -231,6 +232,10 @@ pub fn compare_markdown(c: &Comparison, title: &str, image_file: Option<&str>) -
     for w in &c.warnings {
         let _ = writeln!(out, "> **Warning:** {}\n", md_escape(w));
     }
+    let crash = crash_lines(c, "- ");
+    if !crash.is_empty() {
+        let _ = writeln!(out, "{crash}");
+    }
     if let Some(img) = image_file {
         let _ = writeln!(out, "![{}]({img})\n", md_escape(title));
     }
@@ -306,6 +311,37 @@ pub fn compare_markdown(c: &Comparison, title: &str, image_file: Option<&str>) -
                 md_escape(&p.figure.as_published)
             );
         }
+    }
+    out
+}
+
+/// The sides' crash-test findings (issue 33), when either side has any: each side's lost,
+/// torn and stale records of those it acknowledged, or "not crash-tested". Each line after
+/// the first starts with `bullet`.
+fn crash_lines(c: &Comparison, bullet: &str) -> String {
+    if c.baseline.crash.is_none() && c.candidate.crash.is_none() {
+        return String::new();
+    }
+    let mut out = String::from("durability (crash tests):\n");
+    for (name, side) in [("baseline", &c.baseline), ("candidate", &c.candidate)] {
+        let said = match &side.crash {
+            None => "not crash-tested".to_string(),
+            Some(f) => format!(
+                "{}{} of {} acknowledged records lost, torn {}, stale {}; {} states, {} did not \
+                 mount, {} with checker errors ({} crash-tested run{})",
+                if f.failed() { "LOST: " } else { "" },
+                f.lost,
+                f.acknowledged,
+                f.torn,
+                f.stale,
+                f.states,
+                f.mount_failures,
+                f.fsck_failures,
+                f.runs,
+                if f.runs == 1 { "" } else { "s" }
+            ),
+        };
+        let _ = writeln!(out, "{bullet}  {name:<10} {said}");
     }
     out
 }

@@ -55,6 +55,7 @@ fn comparison() -> fsynclab::analysis::Comparison {
             run(3, 15_500, "btrfs"),
         ],
         unmeasured: vec![],
+        crash: Vec::new(),
     };
     let cand = SideInput {
         name: "ext4".into(),
@@ -64,6 +65,7 @@ fn comparison() -> fsynclab::analysis::Comparison {
             run(6, 1_900, "ext4"),
         ],
         unmeasured: vec![],
+        crash: Vec::new(),
     };
     let published = vec![PublishedFigure {
         side: "before".into(),

@@ -30,6 +30,7 @@ fn side(name: &str, runs: Vec<fsynclab::metrics::RunResult>) -> SideInput {
         name: name.into(),
         runs,
         unmeasured: vec![],
+        crash: Vec::new(),
     }
 }
 

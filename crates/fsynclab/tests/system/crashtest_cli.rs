@@ -31,6 +31,22 @@ fn bad_crash_test_input_exits_2_naming_the_flag() {
         "--bs is a setting of fileio",
     );
     refused(&lab, &["--set", "nope=1"], "nope");
+    refused(
+        &lab,
+        &["--control", "nope"],
+        "--control nope: use one of ext4-fdatasync",
+    );
+    refused(
+        &lab,
+        &["--control", "ext4-nosync", "--fs", "xfs"],
+        "--fs xfs: control ext4-nosync runs on ext4",
+    );
+    refused(
+        &lab,
+        &["--control", "ext4-nosync", "--bs", "8k"],
+        "drop the workload flags",
+    );
+    refused(&lab, &["--controls", "--preset", "x"], "--preset");
     if nix::unistd::geteuid().is_root() {
         refused(&lab, &["--mount-opts", "remount"], "remount");
         refused(&lab, &["--mkfs-opts", "-O ^nope,--bad"], "mkfs");
@@ -189,4 +205,74 @@ fn a_synced_run_exits_0_and_its_controls_exit_3_with_their_losses() {
     );
     assert_eq!(code, 3, "{}", doc["crash_test"]);
     assert!(doc["crash_test"]["lost"].as_u64() > Some(0));
+}
+
+#[test]
+fn every_control_of_every_filesystem_comes_out_as_expected() {
+    if !require_root(
+        "every_control_of_every_filesystem_comes_out_as_expected",
+        "mounts /dev/fuse and loop devices",
+    ) {
+        return;
+    }
+    let lab = Lab::new();
+    for fs in ["ext4", "xfs", "btrfs"] {
+        let out = lab
+            .cmd()
+            .args([
+                "crashtest",
+                "--controls",
+                "--fs",
+                fs,
+                "--cuts",
+                "20",
+                "--subsets",
+                "1",
+            ])
+            .arg("--json")
+            .output()
+            .unwrap();
+        let doc = json_of(&out.stdout);
+        eprintln!("{fs} controls: {doc}");
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{fs}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let controls = doc["controls"].as_array().expect("controls");
+        assert!(controls.len() >= 4, "{fs}: {controls:?}");
+        for c in controls {
+            assert_eq!(c["as_expected"], true, "{c}");
+            let lost = c["crash_test"]["lost"].as_u64().unwrap();
+            assert_eq!(c["expects_loss"], lost > 0, "{c}");
+            assert!(c["crash_test"]["acknowledged"].as_u64() >= Some(100), "{c}");
+        }
+    }
+    // Each is a stored run labelled with its control's name.
+    let list = lab.cmd().args(["list", "--json"]).output().unwrap();
+    let text = String::from_utf8_lossy(&list.stdout);
+    assert!(text.contains("ext4-barrier0") && text.contains("btrfs-grouplog-early-ack"));
+    // A comparison says what each side's crash tests found beside its ratios.
+    let out = lab
+        .cmd()
+        .args(["compare", "ext4-fdatasync", "ext4-barrier0"])
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("durability (crash tests):"), "{table}");
+    assert!(
+        table.contains("baseline   0 of 200 acknowledged records lost"),
+        "{table}"
+    );
+    assert!(table.contains("candidate  LOST: 200 of 200"), "{table}");
+    let out = lab
+        .cmd()
+        .args(["compare", "ext4-fdatasync", "ext4-barrier0", "--json"])
+        .output()
+        .unwrap();
+    let doc = json_of(&out.stdout);
+    assert_eq!(doc["baseline"]["crash"]["lost"], 0, "{doc}");
+    assert_eq!(doc["candidate"]["crash"]["lost"], 200);
+    assert_eq!(doc["candidate"]["crash"]["runs"], 1);
 }

@@ -97,6 +97,7 @@ impl RunDetails {
                     (Some(result), Some(summary)) => {
                         figures(ui, summary, result.wall_secs(), result.bytes);
                         durability(ui, result, run.row.preset.as_deref());
+                        crash_test(ui, run);
                         if result.reported.is_none() {
                             fairness(ui, result);
                         }
@@ -479,6 +480,27 @@ fn durability(ui: &mut egui::Ui, r: &fsynclab::metrics::RunResult, preset: Optio
                 .color(color),
         );
     }
+}
+
+/// What the run's crash test found (issue 33): the verdict over every power cut tried, red
+/// when an acknowledged record was lost, torn or stale or a state failed, and the first
+/// failure.
+fn crash_test(ui: &mut egui::Ui, run: &StoredRun) {
+    let Some(report) = &run.crash_test else {
+        return;
+    };
+    section(ui, "Durability (crash test)", |ui| {
+        let failed = fsynclab::report::crash_failed(report);
+        let color = if failed {
+            ui.visuals().error_fg_color
+        } else {
+            ui.visuals().text_color()
+        };
+        for (i, line) in fsynclab::report::crash_text(report).lines().enumerate() {
+            let text = RichText::new(line).color(color);
+            ui.label(if i == 0 { text.strong() } else { text });
+        }
+    });
 }
 
 fn lat_row(ui: &mut egui::Ui, name: &str, l: &LatencySummary) {

@@ -10,6 +10,7 @@ mod gui_bundle;
 mod gui_close;
 mod gui_compare;
 mod gui_compare_items;
+mod gui_crash;
 mod gui_durable;
 mod gui_fio_job;
 mod gui_fleet;

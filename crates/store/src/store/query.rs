@@ -114,6 +114,8 @@ pub struct StoredRun {
     /// Where the workload came from (a fio job file, an imported fio result); `None` for
     /// runs from the form, a preset or flags.
     pub origin: Option<super::RunOrigin>,
+    /// What a crash test's power cuts found (issue 33); `None` for any other run.
+    pub crash_test: Option<crate::crashlog::CrashReport>,
 }
 
 /// Which runs [`Store::list_runs`] returns; every field is optional and they combine with AND.
@@ -385,6 +387,7 @@ impl Store {
                 .as_deref()
                 .map(serde_json::from_str)
                 .transpose()?,
+            crash_test: self.crash_test(id)?,
         })
     }
 

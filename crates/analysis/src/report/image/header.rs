@@ -274,6 +274,7 @@ mod tests {
             name: name.into(),
             runs,
             unmeasured: vec![],
+            crash: Vec::new(),
         };
         let c = crate::analysis::compare(
             &side("before", vec![run(1, 20), run(2, 20)]),

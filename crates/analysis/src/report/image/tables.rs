@@ -363,6 +363,7 @@ mod tests {
             name: name.into(),
             runs,
             unmeasured: vec![],
+            crash: Vec::new(),
         };
         let c = crate::analysis::compare(
             &side("journal", vec![traced(1, Some(2.5)), traced(2, Some(2.7))]),
