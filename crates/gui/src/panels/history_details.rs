@@ -91,13 +91,14 @@ impl RunDetails {
             .auto_shrink([false, false])
             .show(ui, |ui| {
                 metadata(ui, run, spec_toml);
+                // A crash test's verdict is the run's headline: right under what it was.
+                crash_test(ui, run);
                 origin(ui, run);
                 system(ui, run);
                 match (&run.result, summary) {
                     (Some(result), Some(summary)) => {
                         figures(ui, summary, result.wall_secs(), result.bytes);
                         durability(ui, result, run.row.preset.as_deref());
-                        crash_test(ui, run);
                         if result.reported.is_none() {
                             fairness(ui, result);
                         }
