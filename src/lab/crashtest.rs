@@ -2,11 +2,9 @@
 //! device, acknowledging each record as it treats it as durable; then every planned power
 //! cut built, mounted and checked for the acknowledged records.
 //!
-//! What runs so far: fileio with the synchronous engine, one file per thread, any sync call
-//! and open flags; grouplog, every strategy (each record acknowledged when its commit
-//! returns; `early-ack`, the unsafe control, when its write does). io_uring fileio, sysbench
-//! mode, shared files and the other kinds are refused with the reason (they do not
-//! acknowledge yet).
+//! What acknowledges is each kind's `KindParams::acknowledged_files`: fileio (synchronous
+//! or io_uring engine, one file per thread) and grouplog (every strategy; `early-ack`, the
+//! unsafe control, when its write returns); the others are refused with the reason.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, mpsc};

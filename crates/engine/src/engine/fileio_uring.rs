@@ -23,6 +23,7 @@ use super::file::{Backend, Clock, Ring, RingOp, RingSetup};
 use super::harness::{Counts, Timed, Worker, WorkerOutput, record_sync, run_worker};
 use super::offsets::{BlockOrder, mix};
 use super::scratch::{failed_io, io_failure};
+use super::uring_acks::UringAcks;
 use super::uring_slots::{Slot, SlotState, Slots};
 use super::worker::{WorkerPlan, open_plan_files};
 use crate::spec::{DurableOp, StopRule, SyncMethod, SyncOrder, WorkloadSpec, durable_op};
@@ -34,6 +35,8 @@ pub(crate) struct Opened<F, R> {
     files: Vec<F>,
     /// Start times of completed writes no completed sync covers yet.
     durable: Option<PendingStarts>,
+    /// A crash test's acknowledgements.
+    acks: Option<UringAcks>,
 }
 
 /// Runs one `fileio` worker on io_uring to its stop condition.
@@ -44,6 +47,7 @@ pub(crate) fn run_fileio_uring<B: Backend>(
     plan: &WorkerPlan,
     w: Worker<'_>,
 ) -> WorkerOutput {
+    let acking = w.acks.is_some();
     let open = || {
         let files = open_plan_files(backend, spec, plan)?;
         let setup = RingSetup {
@@ -57,15 +61,25 @@ pub(crate) fn run_fileio_uring<B: Backend>(
             io_failure(plan.site(spec, name), "set up io_uring for", None, &e)
         })?;
         let durable = Some(PendingStarts::new(spec, plan.files.len()));
+        let acks = acking.then(|| {
+            // Acknowledged when written: durable then, or nothing will sync it (the control).
+            let at_write = durable_op(spec) == Ok(DurableOp::Write) || fk.sync == SyncMethod::None;
+            let first_file = if fk.shares_files() { 0 } else { plan.thread };
+            let window = (fk.sync_every as usize + fk.iodepth as usize).min(1 << 16);
+            let shape = (files.len(), fk.blocks_per_file(), fk.block_size as u32);
+            UringAcks::new((plan.thread, first_file), shape, at_write, window)
+        });
         Ok(Opened {
             ring,
             files,
             durable,
+            acks,
         })
     };
     run_worker(backend, w, open, |o, t| {
         let mut s = Slots::new(fk.iodepth, o.files.len(), t.start_ns);
         s.durable = o.durable.take();
+        s.acks = o.acks.take();
         s.durable_writes = durable_op(spec) == Ok(DurableOp::Write);
         let mut c = Counts::default();
         submit_loop(spec, fk, plan, &mut o.ring, &mut s, t, &mut c);
@@ -203,7 +217,13 @@ fn submit_loop<R: Ring, C: Clock>(
                     held = None;
                     let offset = (block % blocks_per_file) * block_size;
                     let slot = s.take(SlotState::Write, file, offset);
-                    ring.buffer(slot).stamp(offset ^ stamp, issued_writes);
+                    match (&mut s.acks, t.acks) {
+                        (Some(acks), Some(sink)) => {
+                            let ack = acks.fill(sink, ring.buffer(slot), file, offset);
+                            s.slots[slot as usize].ack = Some(ack);
+                        }
+                        _ => ring.buffer(slot).stamp(offset ^ stamp, issued_writes),
+                    }
                     let op = write_op(file, slot, offset, 0, block_size as u32);
                     if let Err(e) = ring.queue(op, u64::from(slot), linked) {
                         fail(t, spec, plan, file, "write", Some(offset), &e);
@@ -272,6 +292,7 @@ fn queue_sync<R: Ring, C: Clock>(
     } = req;
     let slot = s.take(SlotState::Sync(method), file, 0);
     s.slots[slot as usize].covers = s.completed[file as usize] + u64::from(linked);
+    s.slots[slot as usize].acks_upto = s.acks.as_ref().map_or(0, |a| a.issued(file));
     s.pending[file as usize] = 0;
     s.uncovered[file as usize] = 0;
     s.sync_gen[file as usize] += 1;
@@ -361,6 +382,8 @@ fn complete<R: Ring, C: Clock>(
         submitted_ns,
         covers,
         sync_gen,
+        ack,
+        acks_upto,
         ..
     }) = s.slots.get(slot as usize)
     else {
@@ -414,6 +437,11 @@ fn complete<R: Ring, C: Clock>(
             c.writes += 1;
             c.bytes += fk.block_size;
             s.completed[file as usize] += 1;
+            if let (Some(acks), Some(sink), Some(ack)) = (&mut s.acks, t.acks, ack)
+                && let Err(e) = acks.written(sink, &ack)
+            {
+                ack_failed(t, spec, plan, &e);
+            }
         }
         SlotState::Sync(method) => {
             if retry {
@@ -434,6 +462,11 @@ fn complete<R: Ring, C: Clock>(
             }
             record_sync(&mut t.out.sync_lat, t.live, latency);
             c.syncs += 1;
+            if let (Some(acks), Some(sink)) = (&mut s.acks, t.acks)
+                && let Err(e) = acks.synced(sink, file, acks_upto)
+            {
+                ack_failed(t, spec, plan, &e);
+            }
             // An unordered sync may not cover even the write it follows, so it counts for
             // nothing: every file written keeps needing the final sync.
             if fk.sync_order == SyncOrder::Ordered {
@@ -465,6 +498,13 @@ fn fail<C>(
     if t.out.error.is_none() {
         let name = plan.files.get(file as usize).map_or("", String::as_str);
         t.out.error = Some(failed_io(plan.site(spec, name), op, offset, e));
+    }
+}
+
+/// Records a failed acknowledgement (a crash test's marks file) as the run's error.
+fn ack_failed<C>(t: &mut Timed<'_, C>, spec: &WorkloadSpec, plan: &WorkerPlan, e: &std::io::Error) {
+    if t.out.error.is_none() {
+        t.out.error = Some(failed_io(plan.site(spec, "marks"), "acknowledge", None, e));
     }
 }
 

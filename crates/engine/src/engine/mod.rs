@@ -41,6 +41,7 @@ mod scratch;
 mod settle;
 mod target;
 mod target_error;
+mod uring_acks;
 mod uring_slots;
 mod worker;
 

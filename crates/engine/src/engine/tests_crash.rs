@@ -152,3 +152,47 @@ fn a_record_whose_flush_failed_is_acknowledged_only_by_the_unsafe_strategy() {
         assert_eq!(seqs, (0..acknowledged).collect::<Vec<_>>(), "{strategy}");
     }
 }
+
+fn uring(sync: SyncMethod, order: crate::spec::SyncOrder, flags: OpenFlags) -> WorkloadSpec {
+    FlatSpec {
+        ioengine: crate::spec::IoEngine::IoUring,
+        iodepth: 4,
+        sync_order: order,
+        ..fileio(sync, 2, flags).flat()
+    }
+    .typed()
+}
+
+#[test]
+fn an_io_uring_worker_acknowledges_each_record_once_in_every_sync_mode() {
+    use crate::spec::SyncOrder::{Ordered, Unordered};
+    let dsync = OpenFlags {
+        dsync: true,
+        ..OpenFlags::default()
+    };
+    for (spec, what) in [
+        (
+            uring(SyncMethod::Fdatasync, Ordered, OpenFlags::default()),
+            "ordered",
+        ),
+        (
+            uring(SyncMethod::Fdatasync, Unordered, OpenFlags::default()),
+            "unordered",
+        ),
+        (uring(SyncMethod::None, Ordered, dsync), "O_DSYNC"),
+        (
+            uring(SyncMethod::None, Ordered, OpenFlags::default()),
+            "no sync",
+        ),
+    ] {
+        let acks = acks_of(&spec);
+        let mut seqs: Vec<u64> = acks.iter().map(|a| a.id.seq).collect();
+        seqs.sort_unstable();
+        assert_eq!(seqs, (0..20).collect::<Vec<_>>(), "{what}");
+        for a in &acks {
+            assert_eq!((a.id.run, a.file, a.len), (77, 0, 4096), "{what}");
+            assert_eq!(a.offset, (a.id.seq % 8) * 4096, "{what}: {a:?}");
+            assert_eq!(a.id.version, a.id.seq / 8, "{what}: {a:?}");
+        }
+    }
+}

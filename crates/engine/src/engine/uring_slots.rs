@@ -34,6 +34,10 @@ pub(super) struct Slot {
     /// Queued since the last submission (its submission time is not set yet); a request
     /// queued again (short write, -EAGAIN, cancelled sync) keeps its first submission time.
     pub(super) fresh: bool,
+    /// A crash test's write: its record's acknowledgement.
+    pub(super) ack: Option<crate::crashlog::Ack>,
+    /// A crash test's sync: its file's records issued before it was queued.
+    pub(super) acks_upto: u64,
 }
 
 /// The bookkeeping of the requests in flight.
@@ -71,6 +75,8 @@ pub(super) struct Slots {
     pub(super) durable: Option<super::durable::PendingStarts>,
     /// Whether each write is durable when it completes (O_SYNC, O_DSYNC).
     pub(super) durable_writes: bool,
+    /// A crash test's records not yet acknowledged (`None` in a plain run).
+    pub(super) acks: Option<super::uring_acks::UringAcks>,
 }
 
 impl Slots {
@@ -86,6 +92,8 @@ impl Slots {
                     covers: 0,
                     sync_gen: 0,
                     fresh: false,
+                    ack: None,
+                    acks_upto: 0,
                 };
                 depth as usize
             ],
@@ -101,6 +109,7 @@ impl Slots {
             area: 0,
             durable: None,
             durable_writes: false,
+            acks: None,
         }
     }
 
@@ -125,6 +134,8 @@ impl Slots {
             covers: 0,
             sync_gen: self.sync_gen[file as usize],
             fresh: true,
+            ack: None,
+            acks_upto: 0,
         };
         self.in_flight += 1;
         slot

@@ -52,8 +52,8 @@ fn bad_crash_test_input_exits_2_naming_the_flag() {
         refused(&lab, &["--mkfs-opts", "-O ^nope,--bad"], "mkfs");
         refused(
             &lab,
-            &["--ioengine", "io_uring", "--iodepth", "4"],
-            "the io_uring engine does not acknowledge yet",
+            &["--mode", "sysbench", "--duration", "1"],
+            "sysbench mode shares its syncs",
         );
         refused(
             &lab,

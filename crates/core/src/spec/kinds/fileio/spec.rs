@@ -198,9 +198,6 @@ impl KindParams for Spec {
         if self.mode != FileioMode::Fio {
             return Err("sysbench mode shares its syncs between threads");
         }
-        if self.ioengine != IoEngine::Sync {
-            return Err("the io_uring engine does not acknowledge yet");
-        }
         if self.shared_files.is_some() {
             return Err("shared files interleave several writers' records");
         }
