@@ -19,6 +19,9 @@ pub enum NotDurable {
     MemoryFs(String),
     /// The mount turns cache flushes off (`nobarrier`, `barrier=0`).
     NoBarrier(String),
+    /// Each record is acknowledged before the flush that makes it durable (the unsafe
+    /// `early-ack` group commit).
+    EarlyAck,
 }
 
 impl NotDurable {
@@ -29,6 +32,7 @@ impl NotDurable {
             NotDurable::SyncFileRange => "not durable: sync_file_range".into(),
             NotDurable::MemoryFs(fs) => format!("not durable: {fs}"),
             NotDurable::NoBarrier(opt) => format!("not durable: {opt}"),
+            NotDurable::EarlyAck => "not durable: acknowledged before the flush".into(),
         }
     }
 
@@ -47,6 +51,10 @@ impl NotDurable {
             NotDurable::NoBarrier(opt) => {
                 format!("the filesystem is mounted {opt}: fsync sends the device no cache flush")
             }
+            NotDurable::EarlyAck => "each record is acknowledged when its write returns, \
+                 before the group's flush (early-ack, the unsafe control): a power cut after \
+                 the acknowledgement loses it"
+                .into(),
         }
     }
 }
@@ -62,6 +70,7 @@ pub fn not_durable_spec(spec: &WorkloadSpec, system: &SystemInfo) -> Option<NotD
     match durable_op(spec) {
         Err(NoDurableOp::NoSync) => return Some(NotDurable::NoSync),
         Err(NoDurableOp::SyncFileRange) => return Some(NotDurable::SyncFileRange),
+        Err(NoDurableOp::EarlyAck) => return Some(NotDurable::EarlyAck),
         _ => {}
     }
     let mount = system.mount.as_ref()?;

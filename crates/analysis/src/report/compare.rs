@@ -315,32 +315,47 @@ pub fn compare_markdown(c: &Comparison, title: &str, image_file: Option<&str>) -
     out
 }
 
-/// The sides' crash-test findings (issue 33), when either side has any: each side's lost,
-/// torn and stale records of those it acknowledged, or "not crash-tested". Each line after
-/// the first starts with `bullet`.
-fn crash_lines(c: &Comparison, bullet: &str) -> String {
+/// The sides' crash-test findings (issue 33), when either side has any: per side its name
+/// (`baseline`, `candidate`), its findings in words — lost, torn and stale records of those
+/// it acknowledged, or "not crash-tested" — and whether they are a failure. Empty when
+/// neither side was crash-tested.
+pub fn crash_sides(c: &Comparison) -> Vec<(&'static str, String, bool)> {
     if c.baseline.crash.is_none() && c.candidate.crash.is_none() {
+        return Vec::new();
+    }
+    [("baseline", &c.baseline), ("candidate", &c.candidate)]
+        .into_iter()
+        .map(|(name, side)| match &side.crash {
+            None => (name, "not crash-tested".to_string(), false),
+            Some(f) => {
+                let said = format!(
+                    "{}{} of {} acknowledged records lost, torn {}, stale {}; {} states, {} did \
+                     not mount, {} with checker errors ({} crash-tested run{})",
+                    if f.failed() { "LOST: " } else { "" },
+                    f.lost,
+                    f.acknowledged,
+                    f.torn,
+                    f.stale,
+                    f.states,
+                    f.mount_failures,
+                    f.fsck_failures,
+                    f.runs,
+                    if f.runs == 1 { "" } else { "s" }
+                );
+                (name, said, f.failed())
+            }
+        })
+        .collect()
+}
+
+/// [`crash_sides`] as a block of lines, each side's after `bullet`.
+fn crash_lines(c: &Comparison, bullet: &str) -> String {
+    let sides = crash_sides(c);
+    if sides.is_empty() {
         return String::new();
     }
     let mut out = String::from("durability (crash tests):\n");
-    for (name, side) in [("baseline", &c.baseline), ("candidate", &c.candidate)] {
-        let said = match &side.crash {
-            None => "not crash-tested".to_string(),
-            Some(f) => format!(
-                "{}{} of {} acknowledged records lost, torn {}, stale {}; {} states, {} did not \
-                 mount, {} with checker errors ({} crash-tested run{})",
-                if f.failed() { "LOST: " } else { "" },
-                f.lost,
-                f.acknowledged,
-                f.torn,
-                f.stale,
-                f.states,
-                f.mount_failures,
-                f.fsck_failures,
-                f.runs,
-                if f.runs == 1 { "" } else { "s" }
-            ),
-        };
+    for (name, said, _) in sides {
         let _ = writeln!(out, "{bullet}  {name:<10} {said}");
     }
     out

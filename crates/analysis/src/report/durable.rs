@@ -35,6 +35,9 @@ pub fn no_durable_op_text(why: NoDurableOp) -> &'static str {
             "not available: a sync every so many writes leaves too many writes waiting to track"
         }
         NoDurableOp::Syncfs => "not available: one syncfs per thread at its end",
+        NoDurableOp::EarlyAck => {
+            "none: early-ack acknowledges each record before the flush that makes it durable"
+        }
         NoDurableOp::Mix => "not available: a mix of operations has no one durable operation",
         NoDurableOp::Imported => {
             "not available: fio times a write and its sync apart, and a write p99 plus a \

@@ -28,7 +28,9 @@ pub use crate::words::failures::{
 };
 pub use crate::words::notes::{device_note_text, no_device_text, system_note_text};
 pub use crate::words::warnings::{run_warning_texts, warning_codes, warning_text};
-pub use compare::{compare_csv, compare_json, compare_markdown, compare_table, num as fmt_num};
+pub use compare::{
+    compare_csv, compare_json, compare_markdown, compare_table, crash_sides, num as fmt_num,
+};
 pub use crash::{crash_failed, crash_json, crash_text};
 pub use durable::{durable_unavailable, no_durable_op_text, not_durable_text, requirement_lines};
 pub use gate::{compare_gate_json, gate_text};

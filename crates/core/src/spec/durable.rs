@@ -45,6 +45,9 @@ pub enum NoDurableOp {
     Syncfs,
     /// fileserver: a mix of operations, no one of them is "the" durable operation.
     Mix,
+    /// A group commit that acknowledges each record before its flush (grouplog's unsafe
+    /// `early-ack` control): what it acknowledges is not durable yet.
+    EarlyAck,
     /// An imported fio result: fio timed writes and syncs apart, and a write p99 plus a
     /// sync p99 is not the p99 of their sum.
     Imported,

@@ -323,10 +323,29 @@ fn warnings(ui: &mut egui::Ui, c: &Comparison) {
     }
 }
 
+/// What each side's crash tests found (issue 33), when either side was crash-tested: a
+/// loss in red.
+fn durability(ui: &mut egui::Ui, c: &Comparison) {
+    let sides = fsynclab::report::crash_sides(c);
+    if sides.is_empty() {
+        return;
+    }
+    ui.label(RichText::new("Durability (crash tests)").strong());
+    for (name, said, failed) in sides {
+        let color = if failed {
+            ui.visuals().error_fg_color
+        } else {
+            ui.visuals().text_color()
+        };
+        ui.label(RichText::new(format!("{name}: {said}")).color(color));
+    }
+}
+
 fn comparison_view(ui: &mut egui::Ui, c: &Comparison, styles: &[SideStyle; 2]) {
     sides_legend(ui, c, styles);
     ui.add_space(4.0);
     warnings(ui, c);
+    durability(ui, c);
     ui.add_space(8.0);
     metadata_table(ui, c, styles);
     ui.add_space(8.0);

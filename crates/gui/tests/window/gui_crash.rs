@@ -1,10 +1,10 @@
-//! History details' Durability (crash test) section (issue 33), on stored runs built in the
-//! test: a crash-tested run shows what its power cuts found — the verdict and the first
-//! failure — and a run that was not crash-tested has no such section.
+//! The crash test's findings in the window (issue 33), on stored runs built in the test:
+//! History details' Durability (crash test) section shows what a run's power cuts found —
+//! the verdict and the first failure — and a run that was not crash-tested has none; the
+//! Compare tab says what each side's crash tests found.
 
 use crate::gui_common::{self, wait_for};
 
-use egui::Role;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use fsynclab::crashlog::{Ack, CrashReport, Failure, FirstFailure, RecordId};
@@ -77,16 +77,7 @@ fn history_details_show_a_crash_tests_losses_and_nothing_for_other_runs() {
     let plain = store_run(&db, "plain", None);
     let mut h = gui_common::harness_on(&db, Tab::History);
     wait_for(&mut h, "two rows", |a| a.cache.runs.len() == 2);
-    let open = |h: &mut Harness<'static, LabApp>, label: &str, id: i64| {
-        h.get_all_by_role_and_label(Role::Label, label)
-            .min_by(|a, b| a.rect().left().total_cmp(&b.rect().left()))
-            .unwrap()
-            .click();
-        wait_for(h, "details", |a| {
-            a.cache.run_detail.as_ref().is_some_and(|r| r.row.id == id)
-        });
-    };
-    open(&mut h, "unsafe", tested);
+    gui_common::open_details(&mut h, "unsafe", tested);
     assert!(has_label_containing(&h, "Durability (crash test)"));
     assert!(has_label_containing(
         &h,
@@ -96,7 +87,47 @@ fn history_details_show_a_crash_tests_losses_and_nothing_for_other_runs() {
         &h,
         "first failure: cut at log entry 66, state 0 (1 volatile writes dropped): lost record 9 of thread 0"
     ));
-    open(&mut h, "plain", plain);
+    gui_common::open_details(&mut h, "plain", plain);
     assert!(!has_label_containing(&h, "Durability (crash test)"));
     assert!(!has_label_containing(&h, "acknowledged records"));
+}
+
+#[test]
+fn the_compare_tab_says_what_each_sides_crash_tests_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("gui.sqlite");
+    let clean = CrashReport {
+        cuts: 20,
+        states: 40,
+        acknowledged: 200,
+        ..CrashReport::default()
+    };
+    let lossy = CrashReport {
+        lost: 37,
+        ..clean.clone()
+    };
+    store_run(&db, "safe", Some(&clean));
+    store_run(&db, "fast", Some(&lossy));
+    let mut h = gui_common::harness_on(&db, Tab::Compare);
+    wait_for(&mut h, "two rows", |a| a.cache.runs.len() == 2);
+    {
+        let state = &mut h.state_mut().state;
+        state.compare_baseline = "safe".into();
+        state.compare_candidate = "fast".into();
+    }
+    h.run_steps(2);
+    h.get_by_label("Compare sides").click();
+    wait_for(&mut h, "the comparison", |a| {
+        a.cache.comparison.is_some() || a.cache.comparison_error.is_some()
+    });
+    assert_eq!(h.state().cache.comparison_error, None);
+    assert!(has_label_containing(&h, "Durability (crash tests)"));
+    assert!(has_label_containing(
+        &h,
+        "baseline: 0 of 200 acknowledged records lost"
+    ));
+    assert!(has_label_containing(
+        &h,
+        "candidate: LOST: 37 of 200 acknowledged records lost"
+    ));
 }

@@ -231,16 +231,7 @@ fn history_details_show_the_kernel_section_with_dashes_for_what_does_not_apply()
     let journal_less = store_traced_run(&db, "nojournal", journal_less_trace());
     let mut h = gui_common::harness_on(&db, Tab::History);
     wait_for(&mut h, "two rows", |a| a.cache.runs.len() == 2);
-    let open = |h: &mut Harness<'static, LabApp>, label: &str, id: i64| {
-        h.get_all_by_role_and_label(Role::Label, label)
-            .min_by(|a, b| a.rect().left().total_cmp(&b.rect().left()))
-            .unwrap()
-            .click();
-        wait_for(h, "details", |a| {
-            a.cache.run_detail.as_ref().is_some_and(|r| r.row.id == id)
-        });
-    };
-    open(&mut h, "journalled", journalled);
+    gui_common::open_details(&mut h, "journalled", journalled);
     assert!(
         h.query_all_by_label("Kernel").next().is_some(),
         "no Kernel section"
@@ -263,7 +254,7 @@ fn history_details_show_the_kernel_section_with_dashes_for_what_does_not_apply()
         "kernel trace: 10.0 commits/s, 20.0 flushes/s"
     ));
 
-    open(&mut h, "nojournal", journal_less);
+    gui_common::open_details(&mut h, "nojournal", journal_less);
     assert!(has_label_containing(
         &h,
         "— (does not apply: no jbd2 journal, xfs log or btrfs log on this filesystem)"

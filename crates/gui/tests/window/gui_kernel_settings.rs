@@ -7,11 +7,9 @@ use crate::gui_common;
 
 use std::path::Path;
 
-use egui::Role;
-use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use fsynclab::probe::{DirtySettings, KernelSettings, SystemInfo};
-use fsynclab_gui::{LabApp, Tab};
+use fsynclab_gui::Tab;
 
 /// Stores a finished fake run labelled `label` whose `vm.dirty_ratio` is `dirty_ratio`
 /// (no kernel settings at all when `None`, as runs stored before they were recorded).
@@ -31,17 +29,6 @@ fn store_run(db: &Path, label: &str, dirty_ratio: Option<u64>) -> i64 {
     common::store_fake_run(db, Path::new("/tmp"), label, system)
 }
 
-/// Opens the details of the run labelled `label` (its table cell: the leftmost label).
-fn open_details(h: &mut Harness<'static, LabApp>, label: &str, id: i64) {
-    h.get_all_by_role_and_label(Role::Label, label)
-        .min_by(|a, b| a.rect().left().total_cmp(&b.rect().left()))
-        .unwrap_or_else(|| panic!("no table cell {label:?}"))
-        .click();
-    gui_common::wait_for(h, "details", |a| {
-        a.cache.run_detail.as_ref().is_some_and(|r| r.row.id == id)
-    });
-}
-
 #[test]
 fn history_details_show_them_and_older_runs_do_not() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -51,7 +38,7 @@ fn history_details_show_them_and_older_runs_do_not() {
     let mut h = gui_common::harness_on(&db, Tab::History);
     gui_common::wait_for(&mut h, "two rows", |a| a.cache.runs.len() == 2);
 
-    open_details(&mut h, "tuned", tuned);
+    gui_common::open_details(&mut h, "tuned", tuned);
     assert!(
         h.query_by_label("Kernel settings").is_some(),
         "section shown"
@@ -63,7 +50,7 @@ fn history_details_show_them_and_older_runs_do_not() {
         "HZ and its source"
     );
 
-    open_details(&mut h, "old", old);
+    gui_common::open_details(&mut h, "old", old);
     assert!(
         h.query_by_label("Kernel settings").is_none(),
         "no section, no error"

@@ -141,6 +141,13 @@ pub(super) fn meta_lines(c: &Comparison, s: Scale, width: i32) -> Vec<Vec<Seg>> 
             lines.push(vec![(head.into(), ALERT), (l, ALERT)]);
         }
     }
+    // What the sides' crash tests found (issue 33): a loss in the alert colour.
+    for (name, said, failed) in crate::report::crash_sides(c) {
+        let text = format!("Durability, {name}: {said}");
+        for l in wrap_words(&text, &font, max, 2) {
+            lines.push(vec![(l, if failed { ALERT } else { INK })]);
+        }
+    }
     let differing: Vec<_> = c.metadata.iter().filter(|m| m.differs).collect();
     if differing.is_empty() {
         lines.push(vec![(
@@ -298,6 +305,49 @@ mod tests {
             .collect::<Vec<_>>()
             .join("\n");
         assert!(same.contains("HZ 250"), "{same}");
+    }
+
+    #[test]
+    fn each_sides_crash_findings_are_drawn_a_loss_in_the_alert_colour() {
+        super::super::style::register_fonts().unwrap();
+        let report = |lost| crate::crashlog::CrashReport {
+            cuts: 20,
+            states: 40,
+            acknowledged: 200,
+            lost,
+            ..Default::default()
+        };
+        let side = |name: &str, runs, crash| crate::analysis::SideInput {
+            name: name.into(),
+            runs,
+            unmeasured: vec![],
+            crash,
+        };
+        let c = crate::analysis::compare(
+            &side("barrier", vec![run(1, 20)], vec![(1, report(0))]),
+            &side("nobarrier", vec![run(2, 20)], vec![(2, report(37))]),
+            &[],
+        )
+        .unwrap();
+        let lines = meta_lines(&c, Scale(1.0), 1600);
+        let said: Vec<(String, RGBColor)> = lines
+            .iter()
+            .filter(|l| l.iter().any(|(t, _)| t.starts_with("Durability")))
+            .map(|l| (l.iter().map(|(t, _)| t.as_str()).collect(), l[0].1))
+            .collect();
+        assert_eq!(said.len(), 2, "{said:?}");
+        assert!(
+            said[0]
+                .0
+                .starts_with("Durability, baseline: 0 of 200 acknowledged")
+        );
+        assert_eq!(said[0].1, INK);
+        assert!(
+            said[1]
+                .0
+                .starts_with("Durability, candidate: LOST: 37 of 200")
+        );
+        assert_eq!(said[1].1, ALERT);
     }
 
     /// The ink column runs of the first text line drawn by [`draw_lines`] for `lines`.

@@ -405,7 +405,10 @@ impl KindParams for Spec {
     }
 
     fn durable_op(&self, _: &WorkloadSpec) -> Result<DurableOp, NoDurableOp> {
-        Ok(DurableOp::Commit)
+        match self.strategy {
+            Strategy::EarlyAck => Err(NoDurableOp::EarlyAck),
+            _ => Ok(DurableOp::Commit),
+        }
     }
 
     fn sync(&self) -> Option<SyncMethod> {
@@ -450,5 +453,25 @@ mod tests {
         let said = Strategy::parse("early").unwrap_err();
         assert!(said.contains("early-ack (unsafe)"), "{said}");
         assert!(Strategy::parse("early-ack:5").is_err());
+        let spec = |strategy| {
+            crate::spec::FlatSpec {
+                kind: crate::spec::WorkloadKind::Grouplog,
+                grouplog: GrouplogSpec {
+                    strategy,
+                    ..GrouplogSpec::default()
+                },
+                ..crate::spec::FlatSpec::default()
+            }
+            .typed()
+        };
+        // What early-ack acknowledges is not durable yet: it has no durable operation.
+        assert_eq!(
+            crate::spec::durable_op(&spec(Strategy::EarlyAck)),
+            Err(NoDurableOp::EarlyAck)
+        );
+        assert_eq!(
+            crate::spec::durable_op(&spec(Strategy::Leader)),
+            Ok(DurableOp::Commit)
+        );
     }
 }

@@ -144,6 +144,18 @@ pub fn wait_for(h: &mut Harness<'static, LabApp>, what: &str, done: impl Fn(&Lab
     h.run_steps(3);
 }
 
+/// Opens the History details of the run labelled `label` (its table cell: the leftmost
+/// label) and waits until run `id` is loaded.
+pub fn open_details(h: &mut Harness<'static, LabApp>, label: &str, id: i64) {
+    h.get_all_by_role_and_label(egui::Role::Label, label)
+        .min_by(|a, b| a.rect().left().total_cmp(&b.rect().left()))
+        .unwrap_or_else(|| panic!("no table cell {label:?}"))
+        .click();
+    wait_for(h, "details", |a| {
+        a.cache.run_detail.as_ref().is_some_and(|r| r.row.id == id)
+    });
+}
+
 /// Clicks "Start run" and checks the run started (the status line shown when not).
 pub fn start_run(h: &mut Harness<'static, LabApp>) {
     h.run();
