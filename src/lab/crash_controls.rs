@@ -68,6 +68,28 @@ const GROUPLOG_EARLY_ACK: &[&str] = &[
     "grouplog.log_size=256k",
 ];
 
+/// Two writers replacing their `current` file 100 times each (write, fsync, rename over
+/// it, fsync the directory: the atomic-replace idiom done right).
+const SMALLFILES_RENAME_DIR_SYNC: &[&str] = &[
+    "kind=smallfiles",
+    "threads=2",
+    "smallfiles.files_per_thread=100",
+    "smallfiles.file_size=4k",
+    "smallfiles.sync=fsync",
+    "smallfiles.rename_over=true",
+    "smallfiles.dir_sync=true",
+];
+/// The same without the directory's fsync: the rename is acknowledged before anything made
+/// it durable.
+const SMALLFILES_RENAME: &[&str] = &[
+    "kind=smallfiles",
+    "threads=2",
+    "smallfiles.files_per_thread=100",
+    "smallfiles.file_size=4k",
+    "smallfiles.sync=fsync",
+    "smallfiles.rename_over=true",
+];
+
 const fn control(
     name: &'static str,
     fs: FsKind,
@@ -87,8 +109,9 @@ const fn control(
 }
 
 /// Every control, by filesystem: fdatasync against no sync on each, ext4 default against
-/// `barrier=0` (xfs has no `nobarrier` any more, btrfs ignores it for its own trees), and
-/// grouplog's leader against its unsafe early-ack strategy.
+/// `barrier=0` (xfs has no `nobarrier` any more, btrfs ignores it for its own trees),
+/// grouplog's leader against its unsafe early-ack strategy, and smallfiles' rename over a
+/// file with and without the directory's fsync.
 const CONTROLS: &[CrashControl] = &[
     control(
         "ext4-fdatasync",
@@ -131,6 +154,22 @@ const CONTROLS: &[CrashControl] = &[
         GROUPLOG_EARLY_ACK,
     ),
     control(
+        "ext4-smallfiles-rename-dirsync",
+        FsKind::Ext4,
+        "",
+        false,
+        "smallfiles, fsync, rename over current, fsync the directory",
+        SMALLFILES_RENAME_DIR_SYNC,
+    ),
+    control(
+        "ext4-smallfiles-rename",
+        FsKind::Ext4,
+        "",
+        true,
+        "smallfiles, fsync, rename over current, no fsync of the directory",
+        SMALLFILES_RENAME,
+    ),
+    control(
         "xfs-fdatasync",
         FsKind::Xfs,
         "",
@@ -163,6 +202,22 @@ const CONTROLS: &[CrashControl] = &[
         GROUPLOG_EARLY_ACK,
     ),
     control(
+        "xfs-smallfiles-rename-dirsync",
+        FsKind::Xfs,
+        "",
+        false,
+        "smallfiles, fsync, rename over current, fsync the directory",
+        SMALLFILES_RENAME_DIR_SYNC,
+    ),
+    control(
+        "xfs-smallfiles-rename",
+        FsKind::Xfs,
+        "",
+        true,
+        "smallfiles, fsync, rename over current, no fsync of the directory",
+        SMALLFILES_RENAME,
+    ),
+    control(
         "btrfs-fdatasync",
         FsKind::Btrfs,
         "",
@@ -193,6 +248,22 @@ const CONTROLS: &[CrashControl] = &[
         true,
         "grouplog, acknowledged before the group's flush",
         GROUPLOG_EARLY_ACK,
+    ),
+    control(
+        "btrfs-smallfiles-rename-dirsync",
+        FsKind::Btrfs,
+        "",
+        false,
+        "smallfiles, fsync, rename over current, fsync the directory",
+        SMALLFILES_RENAME_DIR_SYNC,
+    ),
+    control(
+        "btrfs-smallfiles-rename",
+        FsKind::Btrfs,
+        "",
+        true,
+        "smallfiles, fsync, rename over current, no fsync of the directory",
+        SMALLFILES_RENAME,
     ),
 ];
 

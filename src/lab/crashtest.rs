@@ -3,8 +3,9 @@
 //! cut built, mounted and checked for the acknowledged records.
 //!
 //! What acknowledges is each kind's `KindParams::acknowledged_files`: fileio (synchronous
-//! or io_uring engine, one file per thread) and grouplog (every strategy; `early-ack`, the
-//! unsafe control, when its write returns); the others are refused with the reason.
+//! or io_uring engine, one file per thread), grouplog (every strategy; `early-ack`, the
+//! unsafe control, when its write returns) and smallfiles (each file a record; renamed ones
+//! versions of their thread's `current`); the others are refused with the reason.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, mpsc};
@@ -21,6 +22,21 @@ use crate::spec::{SpecError, WorkloadSpec};
 use crate::store::Store;
 
 use super::RunRequest;
+
+/// Most cut points one crash test plans.
+pub const MAX_CUTS: usize = 100_000;
+/// Most random subsets per cut.
+pub const MAX_SUBSETS: usize = 64;
+/// Smallest and largest recording device.
+pub const DEVICE_SIZES: (u64, u64) = (64 << 20, 4 << 30);
+/// The smallest filesystem XFS makes.
+pub const XFS_MIN: u64 = 300 << 20;
+
+/// The sizes a recording device for `fs` may have (bytes, inclusive).
+pub fn device_sizes(fs: FsKind) -> (u64, u64) {
+    let (min, max) = DEVICE_SIZES;
+    (if fs == FsKind::Xfs { XFS_MIN } else { min }, max)
+}
 
 /// A crash test to run.
 #[derive(Clone, Debug)]
@@ -198,12 +214,10 @@ fn run_and_check(
         .unwrap_or_default();
     let files = (request.spec.kind.params())
         .acknowledged_files(&request.spec)
-        .map_err(CrashTestError::Unsupported)?
-        .into_iter()
-        .map(|name| PathBuf::from(&run_dir).join(name))
-        .collect();
+        .map_err(CrashTestError::Unsupported)?;
     let options = CheckOptions {
         fs: request.fs,
+        dir: PathBuf::from(run_dir),
         files,
         plan: request.plan,
     };

@@ -8,20 +8,13 @@ use super::CliError;
 use fsynclab::crashdev::{DaemonField, DaemonProgram, DeviceError};
 use fsynclab::crashlog::PlanOptions;
 use fsynclab::engine::CancelToken;
-use fsynclab::lab::crashtest::{CrashTestError, CrashTestRequest, crash_test};
+use fsynclab::lab::crashtest::{
+    CrashTestError, CrashTestRequest, MAX_CUTS, MAX_SUBSETS, crash_test, device_sizes,
+};
 use fsynclab::report;
 use fsynclab::scratch::{FsKind, ScratchManager};
 use fsynclab::spec;
 use fsynclab::store::Store;
-
-/// Most cut points one crash test plans.
-const MAX_CUTS: usize = 100_000;
-/// Most random subsets per cut.
-const MAX_SUBSETS: usize = 64;
-/// Smallest and largest recording device.
-const DEVICE_SIZES: (u64, u64) = (64 << 20, 4 << 30);
-/// XFS refuses filesystems under 300 MiB.
-const XFS_MIN: u64 = 300 << 20;
 
 /// `fsynclab crashtest`.
 #[derive(Debug, Args)]
@@ -119,8 +112,7 @@ pub(crate) fn checked_request(
             args.subsets
         )));
     }
-    let (min, max) = DEVICE_SIZES;
-    let min = if fs == FsKind::Xfs { XFS_MIN } else { min };
+    let (min, max) = device_sizes(fs);
     if !(min..=max).contains(&size) {
         return Err(CliError::usage(anyhow!(
             "--size {}: a {} recording device takes {} to {}",

@@ -129,6 +129,26 @@ impl Cx<'_> {
         validated(launch)
     }
 
+    /// The form's workload for a crash test: one run (no repetitions, no sweep); the target
+    /// is the crash test's own device, so an empty one is no error.
+    pub fn crash_test_workload(&self) -> Result<RunRequest, String> {
+        if self.state.repeat != 1 || !self.state.sweep.trim().is_empty() {
+            return Err(
+                "a crash test runs one workload: set Repetitions to 1 and clear Sweep".into(),
+            );
+        }
+        let mut state = self.state.clone();
+        if state.target.trim().is_empty() {
+            state.target = "/".into();
+        }
+        let request = form_request(&state)?;
+        request
+            .spec
+            .validate()
+            .map_err(|e| crate::names::words(&e))?;
+        Ok(request)
+    }
+
     /// The launch of the chosen preset's series (every variant over its sweep), or why
     /// there is none.
     pub fn launch_series(&self) -> Result<ValidLaunch, String> {

@@ -78,8 +78,15 @@ pub fn kind_line(r: &RunResult) -> Option<String> {
                 .flushes_per_sync
                 .map(|f| format!(" · {f:.2} flushes/sync"))
                 .unwrap_or_default();
+            // A directory's fsync is not a file's sync: its flushes still count per sync.
+            let then = match (s.rename_over, s.dir_sync) {
+                (true, true) => ", rename over current, directory fsync",
+                (true, false) => ", rename over current",
+                (false, true) => ", directory fsync",
+                (false, false) => "",
+            };
             format!(
-                "{} threads, sync {} · {}{flushes}",
+                "{} threads, sync {}{then} · {}{flushes}",
                 spec.common.threads,
                 s.sync.as_str(),
                 phases.join(" · ")

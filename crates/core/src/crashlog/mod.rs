@@ -10,12 +10,14 @@
 //! recorder killed mid-entry) reads up to its last whole entry.
 
 pub mod entry;
+pub mod places;
 pub mod plan;
 pub mod record;
 pub mod replay;
 pub mod report;
 
 pub use entry::{ENTRY_BYTES, Entry, EntryError, Op, read_entries};
+pub use places::AckedFiles;
 pub use plan::{CrashState, PlanOptions, plan_states};
 pub use record::{
     ACK_BYTES, Ack, BEGIN_MARK, Found, RECORD_HEADER, RecordId, classify, fill_record,

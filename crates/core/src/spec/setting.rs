@@ -144,6 +144,14 @@ impl Setting {
     pub const SMALLFILES_SYNC: Setting = Setting::Field(&smallfiles::SYNC);
     /// `smallfiles.xattr`.
     pub const SMALLFILES_XATTR: Setting = Setting::Field(&smallfiles::XATTR);
+    /// `smallfiles.chown`.
+    pub const SMALLFILES_CHOWN: Setting = Setting::Field(&smallfiles::CHOWN);
+    /// `smallfiles.unlink`.
+    pub const SMALLFILES_UNLINK: Setting = Setting::Field(&smallfiles::UNLINK);
+    /// `smallfiles.dir_sync`.
+    pub const SMALLFILES_DIR_SYNC: Setting = Setting::Field(&smallfiles::DIR_SYNC);
+    /// `smallfiles.rename_over`.
+    pub const SMALLFILES_RENAME_OVER: Setting = Setting::Field(&smallfiles::RENAME_OVER);
     /// `fileserver.files_per_client`.
     pub const FILES_PER_CLIENT: Setting = Setting::Field(&fileserver::FILES_PER_CLIENT);
     /// `grouplog.record_size`.

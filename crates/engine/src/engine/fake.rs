@@ -42,10 +42,12 @@ pub enum FakeOp {
     Chown,
     /// syncfs.
     Syncfs,
+    /// fsync of a directory.
+    SyncDir,
 }
 
 /// How many [`FakeOp`]s there are.
-pub const FAKE_OPS: usize = 13;
+pub const FAKE_OPS: usize = 14;
 
 /// Scripted latencies and failures of the [`FakeOp`]s, shared by a backend's files and
 /// directory operations.
@@ -375,6 +377,10 @@ impl DirOps for FakeDirOps {
 
     fn syncfs(&mut self, _dir: &DirHandle) -> io::Result<()> {
         self.call(FakeOp::Syncfs)
+    }
+
+    fn sync_dir(&mut self, _dir: &DirHandle) -> io::Result<()> {
+        self.call(FakeOp::SyncDir)
     }
 }
 

@@ -136,6 +136,8 @@ pub trait DirOps {
     fn chown_at(&mut self, dir: &DirHandle, name: &CStr, uid: u32, gid: u32) -> io::Result<()>;
     /// Writes back the whole filesystem holding `dir` (syncfs).
     fn syncfs(&mut self, dir: &DirHandle) -> io::Result<()>;
+    /// Makes `dir`'s own entries durable (fsync of the directory).
+    fn sync_dir(&mut self, dir: &DirHandle) -> io::Result<()>;
 }
 
 /// Creates, prepares and opens test files, and hands each worker a clock.
@@ -352,6 +354,12 @@ impl DirOps for RealDirOps {
     fn syncfs(&mut self, dir: &DirHandle) -> io::Result<()> {
         // SAFETY: plain syscall on a directory fd the caller holds.
         check(unsafe { libc::syncfs(dir.fd().as_raw_fd()) }).map(|_| ())
+    }
+
+    #[inline]
+    fn sync_dir(&mut self, dir: &DirHandle) -> io::Result<()> {
+        // SAFETY: plain syscall on a directory fd the caller holds.
+        check(unsafe { libc::fsync(dir.fd().as_raw_fd()) }).map(|_| ())
     }
 }
 

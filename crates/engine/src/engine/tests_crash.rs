@@ -196,3 +196,67 @@ fn an_io_uring_worker_acknowledges_each_record_once_in_every_sync_mode() {
         }
     }
 }
+
+fn smallfiles(sync: crate::spec::FileSync, rename_over: bool, threads: u32) -> WorkloadSpec {
+    let mut spec = FlatSpec {
+        kind: crate::spec::WorkloadKind::Smallfiles,
+        threads,
+        ..FlatSpec::default()
+    };
+    spec.smallfiles.files_per_thread = 12;
+    spec.smallfiles.file_size = 4096;
+    spec.smallfiles.sync = sync;
+    spec.smallfiles.rename_over = rename_over;
+    spec.smallfiles.dir_sync = true;
+    spec.typed()
+}
+
+#[test]
+fn each_small_file_is_a_record_acknowledged_once_it_is_durable() {
+    use crate::spec::FileSync;
+    for sync in [
+        FileSync::Fsync,
+        FileSync::Fdatasync,
+        FileSync::OSync,
+        FileSync::None,
+    ] {
+        for rename_over in [false, true] {
+            let acks = acks_of(&smallfiles(sync, rename_over, 2));
+            assert_eq!(acks.len(), 24, "{sync:?}");
+            for t in 0..2u32 {
+                let seqs: Vec<(u64, u64)> = acks
+                    .iter()
+                    .filter(|a| a.id.thread == t)
+                    .map(|a| {
+                        assert_eq!((a.file, a.offset, a.len), (t, 0, 4096));
+                        (a.id.seq, a.id.version)
+                    })
+                    .collect();
+                // Renamed files are versions of one place; the others each a place.
+                let want: Vec<(u64, u64)> = (0..12)
+                    .map(|i| (i, if rename_over { i } else { 0 }))
+                    .collect();
+                assert_eq!(seqs, want, "{sync:?} rename_over={rename_over}");
+            }
+        }
+    }
+}
+
+#[test]
+fn syncfs_acknowledges_every_file_of_its_thread_after_it_and_a_failed_step_none() {
+    use crate::engine::FakeOp;
+    use crate::spec::FileSync;
+    // syncfs: nothing before it; every file after it.
+    let acks = acks_of(&smallfiles(FileSync::Syncfs, false, 1));
+    assert_eq!(
+        acks.iter().map(|a| a.id.seq).collect::<Vec<_>>(),
+        (0..12).collect::<Vec<_>>()
+    );
+    // A failing directory sync (the 5th) or rename: the files before it only.
+    for op in [FakeOp::SyncDir, FakeOp::Rename] {
+        let fake = FakeBackend::new(vec![1_000], vec![10_000]).with_op_failure(op, 4, libc::EIO);
+        let (r, acks) = acks_on(&fake, &smallfiles(FileSync::Fsync, true, 1));
+        assert_eq!(r.status, RunStatus::Failed, "{op:?}");
+        assert_eq!(acks.len(), 4, "{op:?}");
+    }
+}

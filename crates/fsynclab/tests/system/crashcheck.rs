@@ -11,7 +11,9 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use fsynclab::crashdev::{CheckOptions, CrashDevice, CrashReport, DaemonProgram, Failure, check};
-use fsynclab::crashlog::{Ack, BEGIN_MARK, Op, PlanOptions, RecordId, fill_record, read_entries};
+use fsynclab::crashlog::{
+    Ack, AckedFiles, BEGIN_MARK, Op, PlanOptions, RecordId, fill_record, read_entries,
+};
 use fsynclab::scratch::FsKind;
 
 use crate::common::require_root;
@@ -93,7 +95,8 @@ fn check_it(dir: &Path, dev: &Path, cuts: usize, subsets: usize) -> CrashReport 
 fn check_on(fs: FsKind, dir: &Path, dev: &Path, cuts: usize, subsets: usize) -> CrashReport {
     let options = CheckOptions {
         fs,
-        files: vec![PathBuf::from("records.dat")],
+        dir: PathBuf::new(),
+        files: AckedFiles::Listed(vec!["records.dat".to_string()]),
         plan: PlanOptions {
             cuts: Some(cuts),
             subsets,

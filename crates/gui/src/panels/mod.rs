@@ -16,6 +16,7 @@ mod path_dialog;
 mod run;
 mod run_summary;
 mod setup;
+mod setup_crash;
 mod setup_durability;
 mod setup_fields;
 mod setup_fio_job;

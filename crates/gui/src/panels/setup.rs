@@ -137,6 +137,12 @@ impl SetupPanel {
         self.scratch.set_manager(manager);
     }
 
+    /// Serves the crash test's recording device with `program` instead of this executable
+    /// (tests: their executable is not fsynclab).
+    pub fn set_crash_daemon(&mut self, program: fsynclab::crashdev::DaemonProgram) {
+        self.scratch.set_crash_daemon(program);
+    }
+
     /// The answer of the folder dialog (`None`: cancelled, or no dialog available), as the
     /// dialog thread gives it (tests give it directly).
     pub fn browse_answered(&mut self, state: &mut UiState, answer: Option<PathBuf>) {

@@ -1,5 +1,6 @@
 //! The Setup tab's "Scratch filesystems" section: the list of fsynclab's loop-image
-//! filesystems (`ScratchManager::list`), a form that creates one, and per-row "Use as
+//! filesystems (`ScratchManager::list`), a form that creates one (or crash-tests the
+//! workload on a recording device made the same way: `setup_crash`), and per-row "Use as
 //! target" and "Destroy" (confirmed in a dialog).
 //!
 //! Listing, creating and destroying run on background threads (they shell out to losetup,
@@ -42,6 +43,8 @@ pub(super) struct ScratchPanel {
     confirm: Option<String>,
     destroying: Option<(String, Task<Result<(), String>>)>,
     destroy_error: Option<String>,
+    /// The crash test on a recording device made as this form describes.
+    crash: super::setup_crash::CrashPanel,
 }
 
 impl Default for ScratchPanel {
@@ -65,6 +68,7 @@ impl Default for ScratchPanel {
             confirm: None,
             destroying: None,
             destroy_error: None,
+            crash: Default::default(),
         }
     }
 }
@@ -75,6 +79,11 @@ impl ScratchPanel {
         self.manager = Some(manager);
         self.manager_error = None;
         self.loaded = false;
+    }
+
+    /// Serves a crash test's recording device with `program` (tests).
+    pub(super) fn set_crash_daemon(&mut self, program: fsynclab::crashdev::DaemonProgram) {
+        self.crash.set_daemon(program);
     }
 
     /// The manager, made from the default state directory on first use.
@@ -130,6 +139,17 @@ impl ScratchPanel {
         self.list_ui(ui, cx);
         ui.add_space(6.0);
         self.create_ui(ui);
+        let state_dir = self.manager().map(|m| m.state_dir().to_path_buf());
+        let device = super::setup_crash::DeviceForm {
+            fs: self.fs,
+            size: parse_size(&self.size_text).map_err(|e| e.to_string()),
+            mkfs_opts: &self.mkfs_opts,
+            mount_opts: &self.mount_opts,
+            refused: check_mkfs_options(self.fs, &self.mkfs_opts).is_err()
+                || check_mount_options(self.fs, &self.mount_opts).is_err(),
+            state_dir,
+        };
+        self.crash.ui(ui, cx, device);
         self.confirm_ui(ui);
     }
 

@@ -11,6 +11,7 @@ mod gui_close;
 mod gui_compare;
 mod gui_compare_items;
 mod gui_crash;
+mod gui_crash_run;
 mod gui_durable;
 mod gui_fio_job;
 mod gui_fleet;

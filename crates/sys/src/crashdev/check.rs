@@ -9,8 +9,8 @@ use std::os::unix::fs::FileExt;
 use std::path::{Component, Path, PathBuf};
 
 use fsynclab_core::crashlog::{
-    Ack, BEGIN_MARK, CrashState, Entry, EntryError, Found, Image, Op, PlanOptions, ReplayError,
-    classify, plan_states, read_entries, replay,
+    Ack, AckedFiles, BEGIN_MARK, CrashState, Entry, EntryError, Found, Image, Op, PlanOptions,
+    ReplayError, classify, plan_states, read_entries, replay,
 };
 pub use fsynclab_core::crashlog::{CrashReport, Failure, FirstFailure};
 
@@ -21,9 +21,10 @@ use crate::sysinfo::FsKind;
 pub struct CheckOptions {
     /// The filesystem on the device (its checker).
     pub fs: FsKind,
-    /// The files the workload's acknowledgements name, by index: paths relative to the
-    /// filesystem's root.
-    pub files: Vec<PathBuf>,
+    /// The workload's run directory, relative to the filesystem's root.
+    pub dir: PathBuf,
+    /// The files the workload's acknowledgements name, relative to `dir`.
+    pub files: AckedFiles,
     /// The cuts and subsets.
     pub plan: PlanOptions,
 }
@@ -212,9 +213,13 @@ pub fn check(
     work: &Path,
     options: &CheckOptions,
 ) -> Result<CrashReport, CheckError> {
-    for f in &options.files {
-        if !f.components().all(|c| matches!(c, Component::Normal(_))) {
-            return Err(CheckError::BadFile(f.clone()));
+    let plain = |p: &Path| p.components().all(|c| matches!(c, Component::Normal(_)));
+    if !plain(&options.dir) {
+        return Err(CheckError::BadFile(options.dir.clone()));
+    }
+    for f in options.files.names() {
+        if !plain(Path::new(f)) {
+            return Err(CheckError::BadFile(PathBuf::from(f)));
         }
     }
     let log_path = device_dir.join(super::recorder::LOG_FILE);
@@ -316,8 +321,8 @@ fn check_state(
     }
     let mut failures = Vec::new();
     for (_, ack) in acks.iter().filter(|(i, _)| *i < state.cut) {
-        let bytes = options.files.get(ack.file as usize).and_then(|name| {
-            let file = File::open(mnt.join(name)).ok()?;
+        let bytes = options.files.path(ack).and_then(|name| {
+            let file = File::open(mnt.join(&options.dir).join(name)).ok()?;
             let mut buf = vec![0u8; ack.len as usize];
             file.read_exact_at(&mut buf, ack.offset).ok()?;
             Some(buf)

@@ -239,7 +239,10 @@ pub trait KindParams: std::fmt::Debug {
 
     /// A crash test's files (issue 33): the run directory's files that the kind's
     /// acknowledgements number, in order, or why these settings do not acknowledge yet.
-    fn acknowledged_files(&self, _spec: &WorkloadSpec) -> Result<Vec<String>, &'static str> {
+    fn acknowledged_files(
+        &self,
+        _spec: &WorkloadSpec,
+    ) -> Result<crate::crashlog::AckedFiles, &'static str> {
         Err("this kind does not acknowledge its records yet")
     }
 }

@@ -423,11 +423,16 @@ impl KindParams for Spec {
         (self.strategy == Strategy::Uring).then_some(Setting::STRATEGY)
     }
 
-    fn acknowledged_files(&self, _spec: &WorkloadSpec) -> Result<Vec<String>, &'static str> {
+    fn acknowledged_files(
+        &self,
+        _spec: &WorkloadSpec,
+    ) -> Result<crate::crashlog::AckedFiles, &'static str> {
         if self.record_size < crate::crashlog::RECORD_HEADER as u64 {
             return Err("a grouplog record must hold a record header (64 bytes)");
         }
-        Ok(vec![LOG_FILE.to_string()])
+        Ok(crate::crashlog::AckedFiles::Listed(vec![
+            LOG_FILE.to_string(),
+        ]))
     }
 }
 

@@ -66,6 +66,12 @@ pub struct SmallfilesSpec {
     pub chown: bool,
     /// After that, a separate timed phase that unlinks every file.
     pub unlink: bool,
+    /// fsync the thread's directory after each file is made durable (and renamed), so its
+    /// name is durable too.
+    pub dir_sync: bool,
+    /// Write each file under its own name, then rename it over the thread's `current` file
+    /// (the atomic-replace idiom: write, sync, rename).
+    pub rename_over: bool,
 }
 
 /// The kind's table of the spec (`[workload.smallfiles]`).
@@ -87,6 +93,8 @@ impl Default for SmallfilesSpec {
             xattr: false,
             chown: false,
             unlink: false,
+            dir_sync: false,
+            rename_over: false,
         }
     }
 }
@@ -111,6 +119,20 @@ fn problems(spec: &WorkloadSpec, s: &Spec, errs: &mut Vec<SpecError>) {
             ),
         ));
     }
+    if s.rename_over && (s.chown || s.unlink) {
+        errs.push(spec_error(
+            Setting::SMALLFILES_RENAME_OVER,
+            "rename-over with a chown or unlink phase",
+            crate::hint!(
+                "renamed files replace each other, so no files are left to walk: drop ",
+                Setting::SMALLFILES_CHOWN,
+                " and ",
+                Setting::SMALLFILES_UNLINK,
+                ", or ",
+                Setting::SMALLFILES_RENAME_OVER
+            ),
+        ));
+    }
     if spec.common.requests.is_some() {
         errs.push(spec_error(
             Setting::REQUESTS,
@@ -130,6 +152,12 @@ fn problems(spec: &WorkloadSpec, s: &Spec, errs: &mut Vec<SpecError>) {
 /// A smallfiles spec in one line ([`WorkloadSpec::describe`]).
 fn describe(spec: &WorkloadSpec, s: &Spec) -> String {
     let mut extras = Vec::new();
+    if s.rename_over {
+        extras.push("renamed over current");
+    }
+    if s.dir_sync {
+        extras.push("directory fsync");
+    }
     if s.xattr {
         extras.push("64-byte xattr");
     }
@@ -271,6 +299,40 @@ pub const UNLINK: SettingDef = SettingDef {
     fio: None,
 };
 
+/// `smallfiles.dir_sync`: fsync the directory after each file.
+pub const DIR_SYNC: SettingDef = SettingDef {
+    key: "smallfiles.dir_sync",
+    wire: "smallfiles.dir_sync",
+    ty: Ty::Flag,
+    default: "false",
+    unit: "",
+    help: "smallfiles: fsync the thread's directory after each file (and its rename), so \
+           the file's name is durable too.",
+    flag: Some("dir-sync"),
+    label: "fsync directory",
+    heading: "smallfiles",
+    section: Section::Kind,
+    scale: false,
+    fio: None,
+};
+
+/// `smallfiles.rename_over`: the atomic-replace idiom.
+pub const RENAME_OVER: SettingDef = SettingDef {
+    key: "smallfiles.rename_over",
+    wire: "smallfiles.rename_over",
+    ty: Ty::Flag,
+    default: "false",
+    unit: "",
+    help: "smallfiles: after each file is synced, rename it over the thread's `current` \
+           file (write, sync, rename: the atomic-replace idiom).",
+    flag: Some("rename-over"),
+    label: "rename over current",
+    heading: "smallfiles",
+    section: Section::Kind,
+    scale: false,
+    fio: None,
+};
+
 /// smallfiles: its settings, in the window's order.
 pub const DEF: KindDef = KindDef {
     kind: WorkloadKind::Smallfiles,
@@ -281,6 +343,8 @@ pub const DEF: KindDef = KindDef {
         &FILE_SIZE,
         &SYNC,
         &XATTR,
+        &RENAME_OVER,
+        &DIR_SYNC,
         &CHOWN,
         &UNLINK,
         &common::DURATION,
@@ -321,7 +385,39 @@ impl KindParams for SmallfilesSpec {
     fn durable_op(&self, _: &WorkloadSpec) -> Result<DurableOp, NoDurableOp> {
         durable_op(self)
     }
+
+    /// Each file is a record (a whole file, acknowledged once it is durable: after its
+    /// sync, rename and directory sync as asked; with `syncfs`, every file of the thread
+    /// after it; with `none`, the control, after its close); renamed files are versions of
+    /// their thread's `current` file.
+    fn acknowledged_files(
+        &self,
+        spec: &WorkloadSpec,
+    ) -> Result<crate::crashlog::AckedFiles, &'static str> {
+        if self.file_size < crate::crashlog::RECORD_HEADER as u64 {
+            return Err("a small file must hold a record header (64 bytes)");
+        }
+        let dirs = (0..spec.common.threads).map(|t| format!("thread-{t}"));
+        Ok(if self.rename_over {
+            crate::crashlog::AckedFiles::Listed(dirs.map(|d| format!("{d}/{CURRENT}")).collect())
+        } else {
+            crate::crashlog::AckedFiles::PerRecord {
+                dirs: dirs.collect(),
+                prefix: NAME_PREFIX,
+                digits: NAME_DIGITS,
+            }
+        })
+    }
 }
+
+/// What a thread's file names start with: `f`, then the file's number in
+/// [`NAME_DIGITS`] zero-padded digits (`f0000000042`).
+pub const NAME_PREFIX: &str = "f";
+/// Digits of a file's number in its name: enough for the largest `files_per_thread`.
+pub const NAME_DIGITS: usize = 10;
+
+/// The file each thread renames its files over with `rename_over`.
+pub const CURRENT: &str = "current";
 
 /// A smallfiles run's threads, in the kind's own rows.
 const THREADS: SettingDef = SettingDef {

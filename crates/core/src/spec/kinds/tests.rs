@@ -222,21 +222,53 @@ fn only_what_acknowledges_is_crash_tested_and_each_kind_names_its_files() {
         threads: 2,
         ..FlatSpec::default()
     };
+    let listed = |names: &[&str]| {
+        Ok(crate::crashlog::AckedFiles::Listed(
+            names.iter().map(|n| n.to_string()).collect(),
+        ))
+    };
     assert_eq!(
         files(two.clone()),
-        Ok(vec!["thread-0.dat".to_string(), "thread-1.dat".to_string()])
+        listed(&["thread-0.dat", "thread-1.dat"])
     );
     let grouplog = FlatSpec {
         kind: WorkloadKind::Grouplog,
         ..two.clone()
     };
-    assert_eq!(files(grouplog.clone()), Ok(vec!["shared.log".to_string()]));
+    assert_eq!(files(grouplog.clone()), listed(&["shared.log"]));
+    let small = FlatSpec {
+        kind: WorkloadKind::Smallfiles,
+        ..two.clone()
+    };
+    let ack = |file, seq| crate::crashlog::Ack {
+        id: crate::crashlog::RecordId {
+            run: 1,
+            thread: file,
+            seq,
+            version: 0,
+        },
+        file,
+        offset: 0,
+        len: 4096,
+    };
+    let per_record = files(small.clone()).unwrap();
+    assert_eq!(
+        per_record.path(&ack(1, 42)).as_deref(),
+        Some("thread-1/f0000000042")
+    );
+    assert_eq!(per_record.names().len(), 2);
+    let mut renamed = small.clone();
+    renamed.smallfiles.rename_over = true;
+    assert_eq!(
+        files(renamed),
+        listed(&["thread-0/current", "thread-1/current"])
+    );
     let uring = FlatSpec {
         ioengine: IoEngine::IoUring,
         ..two.clone()
     };
     assert_eq!(
-        files(uring).map(|f| f.len()),
+        files(uring).map(|f| f.names().len()),
         Ok(2),
         "io_uring acknowledges too"
     );
@@ -244,9 +276,13 @@ fn only_what_acknowledges_is_crash_tested_and_each_kind_names_its_files() {
         (
             FlatSpec {
                 kind: WorkloadKind::Smallfiles,
+                smallfiles: crate::spec::SmallfilesSpec {
+                    file_size: 32,
+                    ..Default::default()
+                },
                 ..FlatSpec::default()
             },
-            "does not acknowledge its records yet",
+            "record header",
         ),
         (
             FlatSpec {

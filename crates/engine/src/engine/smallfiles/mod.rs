@@ -20,7 +20,7 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::Sender;
 
-use super::api::{EngineError, EngineEvent};
+use super::api::{AckSink, EngineError, EngineEvent};
 use super::dirfd::DirHandle;
 use super::file::{Backend, Clock, DirOps, PREPARE_THREAD, SyncFile, fill_pattern};
 use super::harness::{
@@ -30,6 +30,7 @@ use super::kind::Kind;
 use super::offsets::mix;
 use super::scratch::{IoSite, ScratchDir, io_failure};
 use super::target_error::TargetError;
+use crate::crashlog::{Ack, RecordId, fill_record};
 use crate::metrics::{OpStats, RunFailure, bump};
 use crate::spec::{FileSync, SyncMethod, WorkloadKind, WorkloadSpec};
 use parts::{FileName, PhaseBarrier, StopOnPanic, open_how};
@@ -39,6 +40,8 @@ use parts::{FileName, PhaseBarrier, StopOnPanic, open_how};
 pub(crate) const XATTR_NAME: &CStr = c"user.fsynclab";
 /// Bytes of the extended attribute value (the size fsmark used in seed 003).
 pub(crate) const XATTR_LEN: usize = 64;
+/// What each file is renamed over with `rename_over` (the core's `smallfiles::CURRENT`).
+pub(crate) const CURRENT: &CStr = c"current";
 /// The uid/gid root chowns files to: `nobody`, so every inode really changes owner.
 const NOBODY: u32 = 65534;
 
@@ -205,16 +208,18 @@ enum Op {
     Xattr,
     Sync,
     Close,
+    Rename,
+    DirSync,
     Chown,
     Unlink,
 }
 
-const OP_NAMES: [&str; 7] = [
-    "create", "write", "xattr", "sync", "close", "chown", "unlink",
+const OP_NAMES: [&str; 9] = [
+    "create", "write", "xattr", "sync", "close", "rename", "dir_sync", "chown", "unlink",
 ];
 
 /// Which operations a spec performs (the others are left out of the table).
-fn ops_used(s: &crate::spec::kinds::smallfiles::Spec) -> [bool; 7] {
+fn ops_used(s: &crate::spec::kinds::smallfiles::Spec) -> [bool; 9] {
     [
         true,
         s.file_size > 0,
@@ -224,6 +229,8 @@ fn ops_used(s: &crate::spec::kinds::smallfiles::Spec) -> [bool; 7] {
             FileSync::Fsync | FileSync::Fdatasync | FileSync::Syncfs
         ),
         true,
+        s.rename_over,
+        s.dir_sync,
         s.chown,
         s.unlink,
     ]
@@ -364,7 +371,14 @@ fn create_phase<D: DirOps, C: Clock>(
     let (mut now, deadline) = (t.start_ns, t.deadline_ns);
     while c.writes < s.files_per_thread && now < deadline && !t.stopped() {
         bufs.name.set(c.writes);
-        bufs.data[..8].copy_from_slice(&(c.writes ^ stamp).to_le_bytes());
+        // A crash test's file is a whole record (its identity and a checksum).
+        let record = t.acks.map(|sink| record_id(k, sink, thread, c.writes));
+        match &record {
+            Some(id) => {
+                fill_record(&mut bufs.data[..s.file_size as usize], id);
+            }
+            None => bufs.data[..8].copy_from_slice(&(c.writes ^ stamp).to_le_bytes()),
+        }
         let t0 = t.clock.now_ns();
         let opened = fs.open_at(dir, bufs.name.as_cstr(), how);
         let t1 = t.clock.now_ns();
@@ -391,14 +405,30 @@ fn create_phase<D: DirOps, C: Clock>(
             break;
         }
         bufs.ops[Op::Close as usize].record(t3 - last, 0);
+        let (last, end) = match finish_file(k, dir, fs, bufs, &t.clock, t3) {
+            Ok(Some(end)) => (end, end),
+            Ok(None) => (last, t3),
+            Err(e) => {
+                failed = Some(e);
+                break;
+            }
+        };
         if durable_files {
-            // Created, written and synced (or written O_SYNC): durable since `last`.
+            // Created, written and synced (or written O_SYNC), renamed and its directory
+            // synced as asked: durable since `last`.
             t.out.durable_lat.record(last - t0);
         }
-        c.busy_ns += t3 - t0;
+        if let (Some(sink), Some(id), false) = (t.acks, record, s.sync == FileSync::Syncfs) {
+            // Durable now (or never: `none`, the control that must lose files).
+            if let Err(e) = sink.ack(&file_ack(k, thread, id)) {
+                failed = Some(("acknowledge", e));
+                break;
+            }
+        }
+        c.busy_ns += end - t0;
         c.writes += 1;
         bump(&t.live.writes, 1);
-        now = t3;
+        now = end;
     }
     if s.sync == FileSync::Syncfs && failed.is_none() && c.writes > 0 {
         let t0 = t.clock.now_ns();
@@ -410,6 +440,13 @@ fn create_phase<D: DirOps, C: Clock>(
                 record_sync(&mut t.out.sync_lat, t.live, t1 - t0);
                 c.syncs += 1;
                 c.busy_ns += t1 - t0;
+                // Every file of the thread is durable now.
+                if let Some(sink) = t.acks {
+                    let acked = (0..c.writes).try_for_each(|i| {
+                        sink.ack(&file_ack(k, thread, record_id(k, sink, thread, i)))
+                    });
+                    failed = acked.err().map(|e| ("acknowledge", e));
+                }
             }
             Err(e) => failed = Some(("syncfs", e)),
         }
@@ -422,6 +459,61 @@ fn create_phase<D: DirOps, C: Clock>(
     });
     c.bytes = c.writes * s.file_size;
     (c, failed)
+}
+
+/// After a file is closed: its rename over `current` and its directory's fsync, as the
+/// spec asks, each timed from the end of the call before (`t`). Returns when the last one
+/// ended (`None`: neither was asked for).
+fn finish_file<D: DirOps, C: Clock>(
+    k: &crate::spec::kinds::smallfiles::Spec,
+    dir: &DirHandle,
+    fs: &mut D,
+    bufs: &mut Buffers,
+    clock: &C,
+    mut t: u64,
+) -> Result<Option<u64>, Failure> {
+    if k.rename_over {
+        let r = fs.rename_at(dir, bufs.name.as_cstr(), CURRENT);
+        let t2 = clock.now_ns();
+        r.map_err(|e| ("rename", e))?;
+        bufs.ops[Op::Rename as usize].record(t2 - t, 0);
+        t = t2;
+    }
+    if k.dir_sync {
+        let r = fs.sync_dir(dir);
+        let t2 = clock.now_ns();
+        r.map_err(|e| ("fsync (directory)", e))?;
+        bufs.ops[Op::DirSync as usize].record(t2 - t, 0);
+        t = t2;
+    }
+    Ok((k.rename_over || k.dir_sync).then_some(t))
+}
+
+/// A crash test's record of the thread's file `index`: renamed files are versions of the
+/// thread's `current` file, the others each a place of its own.
+fn record_id(
+    k: &crate::spec::kinds::smallfiles::Spec,
+    sink: &AckSink,
+    thread: u32,
+    index: u64,
+) -> RecordId {
+    RecordId {
+        run: sink.run(),
+        thread,
+        seq: index,
+        version: if k.rename_over { index } else { 0 },
+    }
+}
+
+/// The acknowledgement of file record `id`: the whole file, in the thread's directory
+/// (`crate::spec::kinds::smallfiles::Spec::acknowledged_files` names it).
+fn file_ack(k: &crate::spec::kinds::smallfiles::Spec, thread: u32, id: RecordId) -> Ack {
+    Ack {
+        id,
+        file: thread,
+        offset: 0,
+        len: k.file_size as u32,
+    }
 }
 
 /// Writes the new file's data, sets its xattr and syncs it, as the spec asks; each call

@@ -67,8 +67,9 @@ impl Drop for StopOnPanic<'_> {
     }
 }
 
-/// Digits in a file name: enough for the largest `files_per_thread` (10^8).
-pub(super) const NAME_DIGITS: usize = 10;
+/// Digits in a file name: enough for the largest `files_per_thread` (10^8); the core's, so
+/// a crash test's checker finds each file by the same name.
+pub(super) use crate::spec::kinds::smallfiles::NAME_DIGITS;
 
 /// `f0000000042\0`: a file name rewritten in place for each index.
 pub(super) struct FileName {
@@ -78,7 +79,7 @@ pub(super) struct FileName {
 impl FileName {
     pub(super) fn new() -> Self {
         let mut bytes = [b'0'; NAME_DIGITS + 2];
-        bytes[0] = b'f';
+        bytes[0] = crate::spec::kinds::smallfiles::NAME_PREFIX.as_bytes()[0];
         bytes[NAME_DIGITS + 1] = 0;
         Self { bytes }
     }

@@ -41,14 +41,20 @@ fn op_table_lists_what_the_spec_does() {
     };
     assert_eq!(
         ops_used(&spec),
-        [true, false, false, false, true, false, false]
+        [true, false, false, false, true, false, false, false, false]
     );
     spec.sync = FileSync::Syncfs;
     spec.xattr = true;
     spec.unlink = true;
     assert_eq!(
         ops_used(&spec),
-        [true, false, true, true, true, false, true]
+        [true, false, true, true, true, false, false, false, true]
+    );
+    spec.rename_over = true;
+    spec.dir_sync = true;
+    assert_eq!(
+        ops_used(&spec),
+        [true, false, true, true, true, true, true, false, true]
     );
 }
 
@@ -305,6 +311,78 @@ fn fake_run_counts_and_times_every_call_of_every_phase() {
     use crate::engine::FakeOp;
     assert_eq!(fake.op_calls(FakeOp::OpenAt), 100);
     assert_eq!(fake.op_calls(FakeOp::Xattr), 100);
+}
+
+#[test]
+fn fake_rename_and_directory_sync_are_timed_and_part_of_the_durable_time() {
+    let mut s = spec(2, 30);
+    s.edit(|f| f.smallfiles.sync = FileSync::Fdatasync);
+    s.edit(|f| f.smallfiles.rename_over = true);
+    s.edit(|f| f.smallfiles.dir_sync = true);
+    let fake = scripted_fake()
+        .with_op_ns(crate::engine::FakeOp::Rename, 400)
+        .with_op_ns(crate::engine::FakeOp::SyncDir, 7_000);
+    let r = fake_run(&fake, &s);
+    assert_eq!(r.status, crate::metrics::RunStatus::Finished, "{:?}", r.error);
+    let ops: Vec<(&str, u64, u64)> = r
+        .ops
+        .iter()
+        .map(|o| (o.op.as_str(), o.count, o.lat.summary().min_ns))
+        .collect();
+    assert_eq!(
+        ops,
+        [
+            ("create", 60, 100),
+            ("write", 60, 1_000),
+            ("sync", 60, 5_000),
+            ("close", 60, 200),
+            ("rename", 60, 400),
+            ("dir_sync", 60, 7_000),
+        ]
+    );
+    // One directory sync per file, not counted as a file's sync.
+    assert_eq!((r.writes, r.syncs), (60, 60));
+    assert_eq!(fake.op_calls(crate::engine::FakeOp::SyncDir), 60);
+    // Durable once renamed and its directory synced: create to the end of the dir sync.
+    let durable = r.durable_lat.as_ref().expect("a durable latency").summary();
+    // (The histogram keeps 3 significant digits.)
+    let whole = 100 + 1_000 + 5_000 + 200 + 400 + 7_000;
+    assert!(durable.min_ns.abs_diff(whole) <= whole / 1000, "{durable:?}");
+    for t in &r.threads {
+        assert_eq!(t.busy_ns, 30 * (100 + 1_000 + 5_000 + 200 + 400 + 7_000));
+    }
+}
+
+#[test]
+fn a_real_rename_over_run_leaves_each_thread_its_last_file_as_current() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = spec(2, 25);
+    s.edit(|f| f.smallfiles.rename_over = true);
+    s.edit(|f| f.smallfiles.dir_sync = true);
+    s.edit(|f| f.smallfiles.sync = FileSync::Fsync);
+    let (tx, _rx) = std::sync::mpsc::channel();
+    let ctx = crate::engine::RunContext {
+        keep_files: true,
+        ..ctx(dir.path())
+    };
+    let r = crate::engine::run(&s, &ctx, &tx, &crate::engine::CancelToken::new()).unwrap();
+    assert_eq!(r.status, crate::metrics::RunStatus::Finished, "{:?}", r.error);
+    assert_eq!((r.writes, r.syncs), (50, 50));
+    let run_dir = std::fs::read_dir(dir.path()).unwrap().next().unwrap().unwrap().path();
+    for t in 0..2 {
+        let thread_dir = run_dir.join(format!("thread-{t}"));
+        let names: Vec<String> = std::fs::read_dir(&thread_dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, [crate::spec::kinds::smallfiles::CURRENT]);
+        assert_eq!(std::fs::metadata(thread_dir.join("current")).unwrap().len(), 100);
+    }
+    assert_eq!(
+        CURRENT.to_str(),
+        Ok(crate::spec::kinds::smallfiles::CURRENT),
+        "the engine renames over the file the checker reads"
+    );
 }
 
 #[test]

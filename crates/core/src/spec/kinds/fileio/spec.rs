@@ -194,13 +194,20 @@ impl KindParams for Spec {
         Some(self.io_size_per_thread())
     }
 
-    fn acknowledged_files(&self, spec: &WorkloadSpec) -> Result<Vec<String>, &'static str> {
+    fn acknowledged_files(
+        &self,
+        spec: &WorkloadSpec,
+    ) -> Result<crate::crashlog::AckedFiles, &'static str> {
         if self.mode != FileioMode::Fio {
             return Err("sysbench mode shares its syncs between threads");
         }
         if self.shared_files.is_some() {
             return Err("shared files interleave several writers' records");
         }
-        Ok((0..spec.common.threads).map(|i| file_name(false, i)).collect())
+        Ok(crate::crashlog::AckedFiles::Listed(
+            (0..spec.common.threads)
+                .map(|i| file_name(false, i))
+                .collect(),
+        ))
     }
 }

@@ -1,0 +1,271 @@
+//! The scratch section's crash test (issue 33): the Setup form's workload run on a fresh
+//! recording device made with the scratch form's filesystem, size and options, then every
+//! planned power cut checked for the records it acknowledged as durable. The run is stored
+//! with its findings like any run; the panel shows the verdict and opens it in History.
+//!
+//! Root only (it mounts `/dev/fuse` and loop devices); it runs on a background thread with
+//! its own database connection and can be cancelled (the device is then torn down and nothing
+//! is judged).
+
+use egui::{Button, DragValue, Grid, RichText, Ui};
+
+use super::setup_fields::error_lines;
+use crate::Cx;
+use crate::state::Tab;
+use crate::task::Task;
+use fsynclab::crashdev::DaemonProgram;
+use fsynclab::crashlog::{CrashReport, PlanOptions};
+use fsynclab::engine::CancelToken;
+use fsynclab::lab::crashtest::{CrashTestRequest, MAX_CUTS, MAX_SUBSETS, crash_test, device_sizes};
+use fsynclab::scratch::FsKind;
+use fsynclab::spec::format_size;
+use fsynclab::store::Store;
+
+/// The recording device the scratch form describes.
+pub(super) struct DeviceForm<'a> {
+    /// The filesystem.
+    pub fs: FsKind,
+    /// The size, or why the text is not one.
+    pub size: Result<u64, String>,
+    /// mkfs options (checked by the scratch form's allow-list).
+    pub mkfs_opts: &'a str,
+    /// Mount options (likewise).
+    pub mount_opts: &'a str,
+    /// The scratch form's options are refused: nothing is made.
+    pub refused: bool,
+    /// Root's state directory (the scratch manager's), where the device's files live.
+    pub state_dir: Result<std::path::PathBuf, String>,
+}
+
+/// A finished crash test: the stored run and its findings.
+#[derive(Debug)]
+struct Finished {
+    run_id: i64,
+    report: CrashReport,
+}
+
+/// The crash test's own state.
+#[derive(Debug)]
+pub(super) struct CrashPanel {
+    cuts: usize,
+    subsets: usize,
+    seed: u64,
+    running: Option<(CancelToken, Task<Result<Finished, String>>)>,
+    finished: Option<Finished>,
+    error: Option<String>,
+    /// The program that serves the device (`None`: this one, as `fsynclab crash-device`).
+    daemon: Option<DaemonProgram>,
+}
+
+impl Default for CrashPanel {
+    fn default() -> Self {
+        Self {
+            cuts: 64,
+            subsets: 4,
+            seed: 1,
+            running: None,
+            finished: None,
+            error: None,
+            daemon: None,
+        }
+    }
+}
+
+impl CrashPanel {
+    /// Serves the recording device with `program` instead of this executable (tests, whose
+    /// executable is not fsynclab).
+    pub(super) fn set_daemon(&mut self, program: DaemonProgram) {
+        self.daemon = Some(program);
+    }
+
+    /// Draws the crash-test part of the scratch form (`device`: what the form describes).
+    pub(super) fn ui(&mut self, ui: &mut Ui, cx: &mut Cx, device: DeviceForm<'_>) {
+        self.poll(cx);
+        ui.add_space(6.0);
+        ui.label(RichText::new("Crash test").strong());
+        ui.weak(
+            "Run this tab's workload on a fresh recording device with this filesystem, size and \
+             options (root), then rebuild the device as power cuts at many points of \
+             the run would leave it and check every write the workload acknowledged as \
+             durable (docs/CRASHTEST.md).",
+        );
+        Grid::new("crash-form")
+            .num_columns(2)
+            .spacing([12.0, 6.0])
+            .show(ui, |ui| {
+                let label = ui.label("Power cuts");
+                ui.add(DragValue::new(&mut self.cuts).range(1..=MAX_CUTS))
+                    .labelled_by(label.id)
+                    .on_hover_text("at most this many cut points, spread over the run");
+                ui.end_row();
+                let label = ui.label("Subsets per cut");
+                ui.add(DragValue::new(&mut self.subsets).range(0..=MAX_SUBSETS))
+                    .labelled_by(label.id)
+                    .on_hover_text(
+                        "random subsets of the writes still in the volatile cache, beyond \
+                         \"all lost\"",
+                    );
+                ui.end_row();
+                let label = ui.label("Seed");
+                ui.add(DragValue::new(&mut self.seed))
+                    .labelled_by(label.id)
+                    .on_hover_text("the same seed gives the same crash states");
+                ui.end_row();
+            });
+        let request = self.request(cx, &device);
+        if let Err(problem) = &request {
+            error_lines(ui, std::slice::from_ref(problem));
+        }
+        ui.horizontal(|ui| {
+            let busy = self.running.is_some() || cx.runner.is_active();
+            let enabled = !busy && request.is_ok() && !device.refused;
+            if ui
+                .add_enabled(enabled, Button::new("Run crash test"))
+                .on_hover_text("run the workload on a recording device, then check the power cuts")
+                .on_disabled_hover_text("needs a valid form and no run in progress")
+                .clicked()
+                && let Ok(request) = request
+            {
+                self.start(ui.ctx(), cx, request);
+            }
+            if let Some((cancel, _)) = &self.running {
+                ui.spinner();
+                ui.weak("crash test running: the workload, then every power cut…");
+                if ui.button("Cancel crash test").clicked() {
+                    cancel.cancel();
+                }
+            }
+        });
+        if let Some(e) = &self.error {
+            error_lines(ui, std::slice::from_ref(e));
+        }
+        self.finished_ui(ui, cx);
+    }
+
+    /// The request the forms describe, or the first reason there is none.
+    fn request(&self, cx: &Cx, device: &DeviceForm<'_>) -> Result<CrashTestRequest, String> {
+        let size = device.size.clone().map_err(|e| format!("size: {e}"))?;
+        let (min, max) = device_sizes(device.fs);
+        if !(min..=max).contains(&size) {
+            return Err(format!(
+                "Scratch size {}: a {} recording device takes {} to {}",
+                format_size(size),
+                device.fs.as_str(),
+                format_size(min),
+                format_size(max)
+            ));
+        }
+        let run = cx.crash_test_workload()?;
+        run.spec
+            .kind
+            .params()
+            .acknowledged_files(&run.spec)
+            .map_err(|why| format!("this workload cannot be crash-tested yet: {why}"))?;
+        let state_dir = device.state_dir.clone()?;
+        let daemon = match &self.daemon {
+            Some(program) => program.clone(),
+            None => DaemonProgram::fsynclab(
+                std::env::current_exe()
+                    .map_err(|e| format!("this program's own path (it serves the device): {e}"))?,
+            ),
+        };
+        Ok(CrashTestRequest {
+            daemon,
+            fs: device.fs,
+            size_bytes: size,
+            mkfs_options: device.mkfs_opts.trim().to_string(),
+            mount_options: device.mount_opts.trim().to_string(),
+            spec: run.spec,
+            label: run.label,
+            tags: run.tags,
+            preset: run.preset,
+            preset_scale: run.preset_scale,
+            plan: PlanOptions {
+                cuts: Some(self.cuts),
+                subsets: self.subsets,
+                seed: self.seed,
+            },
+            state_dir,
+        })
+    }
+
+    fn start(&mut self, ctx: &egui::Context, cx: &Cx, request: CrashTestRequest) {
+        let db_path = cx.runner.db_path().to_path_buf();
+        let cancel = CancelToken::new();
+        let token = cancel.clone();
+        let spawned = Task::spawn("fsynclab-crash-test", Some(ctx), move || {
+            let store = Store::open(&db_path).map_err(|e| crate::names::words(&e))?;
+            let outcome =
+                crash_test(&store, &request, &token).map_err(|e| crate::names::words(&e))?;
+            if token.is_cancelled() {
+                return Err(format!(
+                    "crash test cancelled: run {} is stored, no power cut was judged",
+                    outcome.run.id
+                ));
+            }
+            Ok(Finished {
+                run_id: outcome.run.id,
+                report: outcome.report,
+            })
+        });
+        match spawned {
+            Ok(task) => {
+                self.running = Some((cancel, task));
+                self.error = None;
+                self.finished = None;
+            }
+            Err(e) => self.error = Some(format!("cannot start the crash test: {e}")),
+        }
+    }
+
+    /// Takes the crash test's answer; a stored run refreshes History.
+    fn poll(&mut self, cx: &mut Cx) {
+        let Some((_, task)) = &self.running else {
+            return;
+        };
+        let Some(answer) = task.poll() else {
+            return;
+        };
+        self.running = None;
+        cx.runner.stored_since_refresh += 1;
+        match answer.unwrap_or_else(|_lost| Err("the crash test stopped without an answer".into()))
+        {
+            Ok(finished) => {
+                let verdict = if fsynclab::report::crash_failed(&finished.report) {
+                    "found losses"
+                } else {
+                    "lost nothing"
+                };
+                cx.status
+                    .info(format!("crash test {verdict}: run {}", finished.run_id));
+                self.finished = Some(finished);
+            }
+            Err(e) => self.error = Some(e),
+        }
+    }
+
+    /// The last crash test's verdict, red on a loss, and a way to its run.
+    fn finished_ui(&self, ui: &mut Ui, cx: &mut Cx) {
+        let Some(f) = &self.finished else {
+            return;
+        };
+        let failed = fsynclab::report::crash_failed(&f.report);
+        let color = if failed {
+            ui.visuals().error_fg_color
+        } else {
+            ui.visuals().text_color()
+        };
+        ui.label(RichText::new(format!("Durability of run {}:", f.run_id)).strong());
+        for line in fsynclab::report::crash_text(&f.report).lines() {
+            ui.label(RichText::new(line).color(color));
+        }
+        if ui
+            .button("Open in History")
+            .on_hover_text("the stored run, its figures and its Durability section")
+            .clicked()
+        {
+            cx.cache.show_details = Some(f.run_id);
+            cx.state.tab = Tab::History;
+        }
+    }
+}
