@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, mpsc};
 
 use crate::crashdev::{
-    CheckError, CheckOptions, CrashDevice, CrashReport, DaemonProgram, DeviceError, check,
+    CheckError, CheckOptions, CrashDevice, CrashReport, DaemonProgram, DeviceError, check, keep_log,
 };
 use crate::crashlog::PlanOptions;
 use crate::engine::{AckSink, CancelToken, EngineError, RunContext};
@@ -163,7 +163,8 @@ fn run_and_check(
         &request.mkfs_options,
         &request.mount_options,
     )?;
-    let sink = AckSink::new(device.marks().map_err(CrashTestError::Marks)?, run_number());
+    let record_run = run_number();
+    let sink = AckSink::new(device.marks().map_err(CrashTestError::Marks)?, record_run);
     sink.begin().map_err(CrashTestError::Marks)?;
     let sink = Arc::new(sink);
     let run_request = RunRequest {
@@ -221,7 +222,15 @@ fn run_and_check(
         files,
         plan: request.plan,
     };
-    let report = check(&log, &base.join("work"), &options)?;
+    let mut report = check(&log, &base.join("work"), &options)?;
+    if report.first_failure.is_some() {
+        // The evidence: its states can be built again (`crash-state`).
+        let name = format!("{record_run:016x}");
+        match keep_log(&log, &request.state_dir, &name, request.size_bytes) {
+            Ok(_) => report.kept_log = Some(name),
+            Err(e) => log::warn!("the failing crash test's log was not kept: {e}"),
+        }
+    }
     store.set_crash_test(run.id, &report)?;
     Ok(CrashTestOutcome { run, report })
 }

@@ -6,6 +6,7 @@
 pub mod bundle_import;
 mod clean;
 pub mod crash_controls;
+pub mod crash_state;
 pub mod crashtest;
 pub mod export;
 mod fleet;

@@ -165,7 +165,7 @@ pub fn show(db: &Option<PathBuf>, args: ShowArgs) -> Result<u8, CliError> {
                 ))
             );
             if let Some(crash) = crash {
-                out!("durability  {}", report::crash_text(crash));
+                out!("durability  {}", report::crash_text(stored.row.id, crash));
             }
         }
         (None, true) => {

@@ -101,7 +101,7 @@ pub fn controls(db: &Option<std::path::PathBuf>, args: &CrashtestArgs) -> Result
                     "NOT AS EXPECTED"
                 }
             );
-            for line in report::crash_text(&outcome.report).lines() {
+            for line in report::crash_text(outcome.run.id, &outcome.report).lines() {
                 outln!("  {line}");
             }
         }

@@ -193,7 +193,7 @@ pub fn crashtest(db: &Option<std::path::PathBuf>, args: CrashtestArgs) -> Result
             spec::format_size(request.size_bytes),
             outcome.run.id
         );
-        out!("{}", report::crash_text(&outcome.report));
+        out!("{}", report::crash_text(outcome.run.id, &outcome.report));
     }
     Ok(if report::crash_failed(&outcome.report) {
         super::EXIT_REGRESSION

@@ -34,6 +34,7 @@ macro_rules! errln {
 mod browse;
 mod compare;
 mod crash_controls;
+mod crash_state;
 mod crashtest;
 mod export;
 mod fio_export;
@@ -115,6 +116,9 @@ pub enum Command {
     /// Crash-test a workload (root): run it on fsynclab's recording device, then check every
     /// planned power cut for the records it acknowledged (exit 3 when one is lost).
     Crashtest(crashtest::CrashtestArgs),
+    /// Build one crash state of a failing crash test again, as an image file to mount and
+    /// check (root).
+    CrashState(crash_state::CrashStateArgs),
     /// Serve a crash test's recording device (started by fsynclab itself; root).
     #[command(hide = true, name = "crash-device")]
     CrashDevice(crashtest::CrashDeviceArgs),
@@ -339,6 +343,7 @@ pub fn execute(cli: Cli, window: Option<Window>) -> ExitCode {
         Some(Command::Matrix(args)) => scratch::matrix(&cli.db, args),
         Some(Command::Crashtest(args)) => crashtest::crashtest(&cli.db, args),
         Some(Command::CrashDevice(args)) => crashtest::crash_device(args),
+        Some(Command::CrashState(args)) => crash_state::crash_state_cmd(&cli.db, args),
         Some(Command::ExportFioJob(args)) => fio_export::export_fio_job(&cli.db, args),
         Some(Command::Import(args)) => import::import(&cli.db, args),
         Some(Command::Fleet(args)) => fleet::fleet(&cli.db, args),

@@ -41,6 +41,7 @@ pub fn crash_json(r: &CrashReport) -> Value {
         "fsck_failures": r.fsck_failures,
         "seed": r.seed,
         "first_failure": first,
+        "log_kept": r.kept_log.is_some(),
     })
 }
 
@@ -50,8 +51,9 @@ pub fn crash_failed(r: &CrashReport) -> bool {
     r.lost + r.torn + r.stale + r.mount_failures + r.fsck_failures > 0
 }
 
-/// The findings in a few lines: the verdict, then the first failure.
-pub fn crash_text(r: &CrashReport) -> String {
+/// The findings of run `run_id`'s crash test in a few lines: the verdict, then the first
+/// failure and, when its log was kept, the command that builds that state again.
+pub fn crash_text(run_id: i64, r: &CrashReport) -> String {
     let mut out = format!(
         "{} of {} acknowledged records lost over {} power cuts ({} crash states); torn {}, \
          stale {}; states that did not mount {}, checker errors {}/{} (seed {})\n",
@@ -90,6 +92,11 @@ pub fn crash_text(r: &CrashReport) -> String {
             f.subset,
             f.dropped.len()
         ));
+        if r.kept_log.is_some() {
+            out.push_str(&format!(
+                "build it again: sudo fsynclab crash-state {run_id} --out crash-state-{run_id}.img\n"
+            ));
+        }
     }
     out
 }
@@ -127,7 +134,7 @@ mod tests {
         }
         assert!(clean["first_failure"].is_null());
         assert!(
-            crash_text(&r).starts_with("0 of 120 acknowledged records lost over 20 power cuts")
+            crash_text(1, &r).starts_with("0 of 120 acknowledged records lost over 20 power cuts")
         );
         r.lost = 3;
         r.first_failure = Some(FirstFailure {
@@ -151,6 +158,11 @@ mod tests {
         assert_eq!(j["first_failure"]["what"], "lost");
         assert_eq!(j["first_failure"]["record"]["seq"], 4);
         assert_eq!(j["first_failure"]["dropped"], json!([87]));
-        assert!(crash_text(&r).contains("first failure: cut at log entry 88"));
+        assert!(crash_text(7, &r).contains("first failure: cut at log entry 88"));
+        assert!(!crash_text(7, &r).contains("crash-state"), "no log kept");
+        assert_eq!(j["log_kept"], false);
+        r.kept_log = Some("0123456789abcdef".into());
+        assert!(crash_text(7, &r).contains("sudo fsynclab crash-state 7 --out crash-state-7.img"));
+        assert_eq!(crash_json(&r)["log_kept"], true);
     }
 }

@@ -18,7 +18,7 @@ pub mod report;
 
 pub use entry::{ENTRY_BYTES, Entry, EntryError, Op, read_entries};
 pub use places::AckedFiles;
-pub use plan::{CrashState, PlanOptions, plan_states};
+pub use plan::{CrashState, PlanOptions, plan_states, state_at};
 pub use record::{
     ACK_BYTES, Ack, BEGIN_MARK, Found, RECORD_HEADER, RecordId, classify, fill_record,
 };

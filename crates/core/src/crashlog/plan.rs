@@ -121,6 +121,33 @@ pub fn plan_states(entries: &[Entry], start: usize, options: &PlanOptions) -> Ve
     states
 }
 
+/// The "all lost" state of a cut before entry `cut` (clamped to the log): everything since
+/// the last flush before it dropped. With `dropped` given (a stored failure's), exactly those
+/// entries dropped instead.
+pub fn state_at(entries: &[Entry], cut: usize, dropped: Option<&[usize]>) -> CrashState {
+    let cut = cut.min(entries.len());
+    let durable = entries[..cut]
+        .iter()
+        .rposition(|e| e.op == Op::Flush)
+        .map_or(0, |flush| flush + 1);
+    let dropped = match dropped {
+        Some(d) => {
+            let mut d = d.to_vec();
+            d.sort_unstable();
+            d
+        }
+        None => (durable..cut)
+            .filter(|&i| entries[i].op.changes_medium())
+            .collect(),
+    };
+    CrashState {
+        cut,
+        durable,
+        dropped,
+        subset: 0,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -282,5 +309,36 @@ mod tests {
             (states[0].durable, states[0].dropped.clone()),
             (0, vec![0, 1, 2])
         );
+    }
+
+    #[test]
+    fn a_state_is_built_again_from_its_cut_and_what_it_dropped() {
+        let log = sample();
+        // All lost at the end: the writes after the second flush.
+        let end = state_at(&log, 8, None);
+        assert_eq!((end.cut, end.durable, end.dropped.clone()), (8, 7, vec![7]));
+        // Just before the second flush: the three writes after the first.
+        let mid = state_at(&log, 6, None);
+        assert_eq!((mid.durable, mid.dropped.clone()), (3, vec![3, 4, 5]));
+        assert!(mid.keeps(0) && !mid.keeps(4) && !mid.keeps(6));
+        // A stored failure's own subset, in any order.
+        let own = state_at(&log, 6, Some(&[5, 3]));
+        assert_eq!(own.dropped, vec![3, 5]);
+        assert!(own.keeps(4));
+        // Past the end: the end.
+        assert_eq!(state_at(&log, 99, None).cut, 8);
+        // The planner's states are these.
+        let planned = plan_states(
+            &log,
+            0,
+            &PlanOptions {
+                cuts: None,
+                subsets: 0,
+                seed: 1,
+            },
+        );
+        for p in planned {
+            assert_eq!(state_at(&log, p.cut, None), p);
+        }
     }
 }

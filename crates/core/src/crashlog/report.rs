@@ -56,4 +56,8 @@ pub struct CrashReport {
     pub seed: u64,
     /// The first failure, in plan order.
     pub first_failure: Option<FirstFailure>,
+    /// The name of the log kept on this machine so the failing states can be built again
+    /// (`crash-state`; kept only when something failed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kept_log: Option<String>,
 }

@@ -57,8 +57,13 @@ fn bad_crash_test_input_exits_2_naming_the_flag() {
         );
         refused(
             &lab,
-            &["--kind", "smallfiles", "--duration", "1"],
+            &["--kind", "fileserver", "--duration", "1"],
             "does not acknowledge its records yet",
+        );
+        refused(
+            &lab,
+            &["--kind", "smallfiles", "--file-size", "32"],
+            "must hold a record header",
         );
     }
 }
@@ -244,7 +249,11 @@ fn every_control_of_every_filesystem_comes_out_as_expected() {
         assert!(controls.len() >= 4, "{fs}: {controls:?}");
         for c in controls {
             assert_eq!(c["as_expected"], true, "{c}");
-            let lost = c["crash_test"]["lost"].as_u64().unwrap();
+            let ct = &c["crash_test"];
+            let lost = ["lost", "torn", "stale"]
+                .iter()
+                .map(|k| ct[k].as_u64().unwrap())
+                .sum::<u64>();
             assert_eq!(c["expects_loss"], lost > 0, "{c}");
             assert!(c["crash_test"]["acknowledged"].as_u64() >= Some(100), "{c}");
         }
@@ -275,4 +284,103 @@ fn every_control_of_every_filesystem_comes_out_as_expected() {
     assert_eq!(doc["baseline"]["crash"]["lost"], 0, "{doc}");
     assert_eq!(doc["candidate"]["crash"]["lost"], 200);
     assert_eq!(doc["candidate"]["crash"]["runs"], 1);
+}
+
+#[test]
+fn a_failing_crash_tests_first_state_is_built_again_and_mounts() {
+    if !require_root(
+        "a_failing_crash_tests_first_state_is_built_again_and_mounts",
+        "mounts /dev/fuse and loop devices",
+    ) {
+        return;
+    }
+    let lab = Lab::new();
+    // The state directory (and the kept logs) in the test's own directory.
+    let cmd = || {
+        let mut c = lab.cmd();
+        c.env("XDG_DATA_HOME", lab.dir.path());
+        c
+    };
+    let crash = |args: &[&str]| {
+        let out = cmd()
+            .args(["crashtest", "--json", "--threads", "1", "--bs", "4k"])
+            .args(["--file-size", "256k", "--cuts", "10", "--subsets", "1"])
+            .args(args)
+            .output()
+            .unwrap();
+        (out.status.code(), json_of(&out.stdout))
+    };
+    let (code, doc) = crash(&["--requests", "40", "--sync", "none"]);
+    assert_eq!(code, Some(3));
+    let ct = &doc["crash_test"];
+    assert_eq!(ct["log_kept"], true, "{ct}");
+    let id = doc["runs"][0]["id"].as_i64().unwrap().to_string();
+    let kept = lab.dir.path().join("fsynclab/scratch/crash-logs");
+    assert_eq!(std::fs::read_dir(&kept).unwrap().count(), 1);
+    let text = cmd().args(["show", &id]).output().unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains(&format!("sudo fsynclab crash-state {id} --out")),
+        "{text}"
+    );
+
+    let image = lab.dir.path().join("state.img");
+    let out = cmd()
+        .args(["crash-state", &id, "--out"])
+        .arg(&image)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cut = ct["first_failure"]["cut"].as_u64().unwrap();
+    assert!(
+        said.contains(&format!("before log entry {cut} of")),
+        "{said}"
+    );
+    // The state mounts, and the first lost record is not in it.
+    let mnt = tempfile::tempdir().unwrap();
+    let mount = std::process::Command::new("mount")
+        .args(["-o", "loop"])
+        .arg(&image)
+        .arg(mnt.path())
+        .output()
+        .unwrap();
+    assert!(mount.status.success(), "{mount:?}");
+    let record = &ct["first_failure"]["record"];
+    let run_dir = std::fs::read_dir(mnt.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .find(|e| e.file_name().to_string_lossy().starts_with("fsynclab-"))
+        .map(|e| e.path());
+    let bytes = run_dir.and_then(|dir| std::fs::read(dir.join("thread-0.dat")).ok());
+    let offset = record["offset"].as_u64().unwrap() as usize;
+    let lost = bytes.is_none_or(|b| b.get(offset..offset + 8) != Some(b"FSLREC01".as_slice()));
+    crate::common::unmount_or_detach(mnt.path());
+    assert!(lost, "the record the crash test found lost is not there");
+
+    // Refusals: an existing file, a run without a failure, a run that does not exist.
+    let refused = |args: &[&str], said: &str| {
+        let out = cmd().args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(said), "{args:?}: {err}");
+    };
+    let image_arg = image.to_str().unwrap();
+    refused(&["crash-state", &id, "--out", image_arg], "File exists");
+    let (code, doc) = crash(&["--requests", "40", "--sync", "fdatasync"]);
+    assert_eq!(code, Some(0));
+    assert_eq!(doc["crash_test"]["log_kept"], false);
+    let clean = doc["runs"][0]["id"].as_i64().unwrap().to_string();
+    let other = lab.dir.path().join("other.img");
+    let other = other.to_str().unwrap();
+    refused(&["crash-state", &clean, "--out", other], "lost nothing");
+    refused(
+        &["crash-state", "999", "--out", other],
+        "no run with id 999",
+    );
+    assert!(!std::path::Path::new(other).exists());
 }

@@ -497,7 +497,10 @@ fn crash_test(ui: &mut egui::Ui, run: &StoredRun) {
         } else {
             ui.visuals().text_color()
         };
-        for (i, line) in fsynclab::report::crash_text(report).lines().enumerate() {
+        for (i, line) in fsynclab::report::crash_text(run.row.id, report)
+            .lines()
+            .enumerate()
+        {
             let text = RichText::new(line).color(color);
             ui.label(if i == 0 { text.strong() } else { text });
         }

@@ -155,7 +155,15 @@ impl CrashPanel {
                 format_size(max)
             ));
         }
-        let run = cx.crash_test_workload()?;
+        if cx.state.repeat != 1 || !cx.state.sweep.trim().is_empty() {
+            return Err(
+                "a crash test runs one workload: set Repetitions to 1 and clear Sweep".into(),
+            );
+        }
+        // The form's own errors are shown beside its fields: not twice.
+        let run = cx.crash_test_workload().map_err(|_| {
+            "fix the workload's settings first: the crash test runs them".to_string()
+        })?;
         run.spec
             .kind
             .params()
@@ -256,7 +264,7 @@ impl CrashPanel {
             ui.visuals().text_color()
         };
         ui.label(RichText::new(format!("Durability of run {}:", f.run_id)).strong());
-        for line in fsynclab::report::crash_text(&f.report).lines() {
+        for line in fsynclab::report::crash_text(f.run_id, &f.report).lines() {
             ui.label(RichText::new(line).color(color));
         }
         if ui

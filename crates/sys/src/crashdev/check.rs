@@ -63,7 +63,10 @@ pub enum CheckError {
     BadFile(PathBuf),
 }
 
-fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> CheckError + use<> {
+pub(super) fn io(
+    action: &'static str,
+    path: &Path,
+) -> impl FnOnce(std::io::Error) -> CheckError + use<> {
     let path = path.to_path_buf();
     move |source| CheckError::Io {
         action,
@@ -73,9 +76,9 @@ fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> Check
 }
 
 /// A device image in a file of the work directory.
-struct FileImage {
-    file: File,
-    size: u64,
+pub(super) struct FileImage {
+    pub(super) file: File,
+    pub(super) size: u64,
 }
 
 impl Image for FileImage {

@@ -12,6 +12,7 @@ mod check;
 mod daemon;
 mod device;
 mod fs;
+mod keep;
 mod recorder;
 mod stale;
 mod tool;
@@ -20,6 +21,9 @@ pub use check::{CheckError, CheckOptions, CrashReport, Failure, FirstFailure, ch
 pub use daemon::{DAEMON_COMMAND, DAEMON_SIZES, DaemonProgram, serve};
 pub use device::{CrashDevice, wait_released};
 pub use fs::{IMAGE_NAME, MARKS_NAME, MAX_WRITE, RecordingFs, mount};
+pub use keep::{
+    BuiltState, KEPT_LOGS, build_state, create_image, is_kept_name, keep_log, kept_log_dir,
+};
 pub use recorder::{DATA_FILE, IMAGE_FILE, LOG_FILE, Recorder, RecorderError};
 pub use stale::{clean_stale, stale_dirs};
 pub use tool::{DaemonField, DeviceError};

@@ -1,0 +1,68 @@
+//! `fsynclab crash-state`: one crash state of a failing crash test built again as an image
+//! file, to mount and check by hand (issue 33; root).
+
+use anyhow::anyhow;
+use clap::Args;
+
+use super::CliError;
+use fsynclab::lab::crash_state::{CrashStateError, StateChoice, crash_state};
+use fsynclab::scratch::ScratchManager;
+use fsynclab::spec;
+use fsynclab::store::Store;
+
+/// `fsynclab crash-state`.
+#[derive(Debug, Args)]
+pub struct CrashStateArgs {
+    /// The crash-tested run (see `fsynclab list`); its crash test must have failed (only a
+    /// failing one keeps its log).
+    pub id: i64,
+    /// The image file to write (new: an existing file is never replaced); mount it with
+    /// `mount -o loop`.
+    #[arg(long)]
+    pub out: std::path::PathBuf,
+    /// Instead of the first failing state, the state of a power cut just before this log
+    /// entry, every write since the flush before it lost.
+    #[arg(long)]
+    pub cut: Option<usize>,
+}
+
+/// Writes the state and says how to look at it.
+pub fn crash_state_cmd(
+    db: &Option<std::path::PathBuf>,
+    args: CrashStateArgs,
+) -> Result<u8, CliError> {
+    let store = Store::open(&Store::path_for(db.as_deref())?)?;
+    let state_dir = ScratchManager::default_state_dir().map_err(CliError::failed)?;
+    let choice = match args.cut {
+        Some(cut) => StateChoice::AllLostAt(cut),
+        None => StateChoice::FirstFailure,
+    };
+    let built =
+        crash_state(&store, &state_dir, args.id, choice, &args.out).map_err(|e| match e {
+            CrashStateError::Image { path, source } => CliError::usage(anyhow!(
+                "--out {}: {source} (give a new file's path)",
+                path.display()
+            )),
+            CrashStateError::Store(e) => CliError::from(e),
+            CrashStateError::Build(e) => CliError::failed(e),
+            e => CliError::usage(e),
+        })?;
+    let s = &built.state;
+    let out = args.out.display();
+    outln!(
+        "wrote run {}'s crash state to {out} ({}, sparse): the power cut before log entry {} of \
+         {}, {} write(s) since the flush before it dropped",
+        args.id,
+        spec::format_size(built.size),
+        s.cut,
+        built.entries,
+        s.dropped.len()
+    );
+    outln!(
+        "look at it:  sudo mount -o loop {out} /mnt   (the mount replays the journal, as after a crash)"
+    );
+    outln!(
+        "check it:    after unmounting, the filesystem's checker on {out} (e2fsck -fn, xfs_repair -n, btrfs check --readonly)"
+    );
+    Ok(0)
+}
