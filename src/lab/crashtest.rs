@@ -16,7 +16,7 @@ use crate::crashdev::{
 use crate::crashlog::PlanOptions;
 use crate::engine::{AckSink, CancelToken, EngineError, RunContext};
 use crate::ktrace::KernelTraceMode;
-use crate::metrics::RunResult;
+use crate::metrics::{RunResult, RunWarning};
 use crate::scratch::FsKind;
 use crate::spec::{SpecError, WorkloadSpec};
 use crate::store::Store;
@@ -199,7 +199,12 @@ fn run_and_check(
                 acks: Some(sink.clone()),
                 ..ctx.clone()
             };
-            crate::engine::run_checked(spec, &ctx, tx, c)
+            let mut run = crate::engine::run_checked(spec, &ctx, tx, c)?;
+            // The files stay for the power cuts only: they go with the device.
+            run.warnings.retain(|w| {
+                !matches!(w, crate::metrics::Warning::Typed(RunWarning::FilesKept { .. }))
+            });
+            Ok(run)
         },
     )
     .map_err(Box::new)?;
