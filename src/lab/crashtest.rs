@@ -202,7 +202,10 @@ fn run_and_check(
             let mut run = crate::engine::run_checked(spec, &ctx, tx, c)?;
             // The files stay for the power cuts only: they go with the device.
             run.warnings.retain(|w| {
-                !matches!(w, crate::metrics::Warning::Typed(RunWarning::FilesKept { .. }))
+                !matches!(
+                    w,
+                    crate::metrics::Warning::Typed(RunWarning::FilesKept { .. })
+                )
             });
             Ok(run)
         },

@@ -50,6 +50,10 @@ pub struct Cache {
     pub show_trend: Option<String>,
     /// The autopilot asks the History tab to open Export selected… for these runs.
     pub show_export: Option<Vec<i64>>,
+    /// The autopilot asks the Setup tab to start a crash test, as Run crash test does.
+    pub start_crash_test: bool,
+    /// A crash test started from the Setup tab is running.
+    pub crash_test_running: bool,
     /// The autopilot asks the History tab to open Import….
     pub show_import: bool,
     /// Experiments.

@@ -7,7 +7,8 @@
 //! the Fleet hosts), `fleet_run` (run the Fleet form), `target=PATH`, `preset=NAME`,
 //! `scale=F`, `label=TEXT`, `kernel_trace=auto|on|off`, `set=KEY=VALUE` (a workload field, as `--set`), `fio_job=PATH`
 //! (fill the form from the first job of a fio job file, as "Open fio job…" does), `start`,
-//! `wait_run`, `wait=SECONDS`,
+//! `wait_run`, `crash_test` (the Setup tab's Run crash test, on the scratch form's device),
+//! `wait_crash_test`, `wait=SECONDS`,
 //! `compare=A,B` (sides as in `fsynclab compare`), `wait_compare`, `detail=RUN_ID`,
 //! `export=ID,ID...` / `import=` (History's Export selected… / Import… dialog),
 //! `dark`, `light`, `shot=PATH.png` (a screenshot of the window), `frames=N,PATH`
@@ -56,6 +57,10 @@ pub enum Step {
     Start,
     /// Wait until no run is active.
     WaitRun,
+    /// Start a crash test of the form's workload (the Setup tab's Run crash test).
+    CrashTest,
+    /// Wait until the crash test has ended.
+    WaitCrashTest,
     /// Wait this long.
     Wait(Duration),
     /// Compare two sides.
@@ -127,6 +132,8 @@ fn parse_step(step: &str) -> Result<Step, String> {
         "set" => Step::Set(value.into()),
         "start" => Step::Start,
         "wait_run" => Step::WaitRun,
+        "crash_test" => Step::CrashTest,
+        "wait_crash_test" => Step::WaitCrashTest,
         "wait" => Step::Wait(Duration::from_secs_f64(value.parse().map_err(|_| bad())?)),
         "compare" => {
             let (a, b) = value.split_once(',').ok_or_else(bad)?;
@@ -243,6 +250,11 @@ impl Autopilot {
                 true
             }
             Step::WaitRun => !cx.runner.is_active(),
+            Step::CrashTest => {
+                cx.cache.start_crash_test = true;
+                true
+            }
+            Step::WaitCrashTest => !cx.cache.start_crash_test && !cx.cache.crash_test_running,
             Step::Wait(d) => {
                 let since = *self.waiting_since.get_or_insert_with(Instant::now);
                 since.elapsed() >= d
@@ -510,6 +522,10 @@ mod tests {
         assert_eq!(steps.len(), 6);
         assert_eq!(steps[0], Step::Tab(Tab::History));
         assert_eq!(steps[3], Step::Compare("nossd".into(), "ssd".into()));
+        assert_eq!(
+            parse_script("crash_test;wait_crash_test").unwrap(),
+            [Step::CrashTest, Step::WaitCrashTest]
+        );
         assert!(
             parse_script("tab=nowhere")
                 .unwrap_err()

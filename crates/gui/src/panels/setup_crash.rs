@@ -119,11 +119,14 @@ impl CrashPanel {
         ui.horizontal(|ui| {
             let busy = self.running.is_some() || cx.runner.is_active();
             let enabled = !busy && request.is_ok() && !device.refused;
-            if ui
+            // The autopilot's crash_test step clicks it (once).
+            let asked = std::mem::take(&mut cx.cache.start_crash_test);
+            let clicked = ui
                 .add_enabled(enabled, Button::new("Run crash test"))
                 .on_hover_text("run the workload on a recording device, then check the power cuts")
                 .on_disabled_hover_text("needs a valid form and no run in progress")
-                .clicked()
+                .clicked();
+            if (clicked || (asked && enabled))
                 && let Ok(request) = request
             {
                 self.start(ui.ctx(), cx, request);
@@ -139,6 +142,7 @@ impl CrashPanel {
         if let Some(e) = &self.error {
             error_lines(ui, std::slice::from_ref(e));
         }
+        cx.cache.crash_test_running = self.running.is_some();
         self.finished_ui(ui, cx);
     }
 
