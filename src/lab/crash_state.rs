@@ -93,8 +93,14 @@ pub fn crash_state(
             }
         })?;
     let built = match choice {
-        StateChoice::FirstFailure => build_state(&kept, failure.cut, Some(&failure.dropped), file),
-        StateChoice::AllLostAt(cut) => build_state(&kept, cut, None, file),
+        StateChoice::FirstFailure => build_state(
+            &kept,
+            failure.cut,
+            Some(&failure.dropped),
+            failure.reordered,
+            file,
+        ),
+        StateChoice::AllLostAt(cut) => build_state(&kept, cut, None, false, file),
     };
     if built.is_err() {
         let _ = std::fs::remove_file(out);

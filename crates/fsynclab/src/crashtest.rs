@@ -61,6 +61,10 @@ pub struct CrashtestArgs {
     /// Seed of the subsets (the same seed, the same crash states).
     #[arg(long, default_value_t = 1, help_heading = "Power cuts")]
     pub seed: u64,
+    /// Also, per cut whose volatile writes overlap, the state where all of them reached the
+    /// medium newest first (the oldest version of each block wins).
+    #[arg(long, help_heading = "Power cuts")]
+    pub reorder: bool,
     /// Print JSON (the run as `run --json` prints it, and `crash_test`).
     #[arg(long)]
     pub json: bool,
@@ -149,6 +153,7 @@ pub(crate) fn checked_request(
             cuts: Some(args.cuts),
             subsets: args.subsets,
             seed: args.seed,
+            reorder: args.reorder,
         },
         state_dir,
     })

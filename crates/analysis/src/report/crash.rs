@@ -18,6 +18,7 @@ pub fn crash_json(r: &CrashReport) -> Value {
             "cut": f.cut,
             "subset": f.subset,
             "dropped": f.dropped,
+            "reordered": f.reordered,
             "what": what,
             "record": record.map(|a| json!({
                 "thread": a.id.thread,
@@ -86,11 +87,14 @@ pub fn crash_text(run_id: i64, r: &CrashReport) -> String {
             Failure::Mount(m) => format!("did not mount: {m}"),
             Failure::Fsck(m) => format!("checker: {m}"),
         };
+        let how = if f.reordered {
+            "every volatile write kept, reordered newest first".to_string()
+        } else {
+            format!("{} volatile writes dropped", f.dropped.len())
+        };
         out.push_str(&format!(
-            "first failure: cut at log entry {}, state {} ({} volatile writes dropped): {what}\n",
-            f.cut,
-            f.subset,
-            f.dropped.len()
+            "first failure: cut at log entry {}, state {} ({how}): {what}\n",
+            f.cut, f.subset
         ));
         if r.kept_log.is_some() {
             out.push_str(&format!(
@@ -138,6 +142,7 @@ mod tests {
         );
         r.lost = 3;
         r.first_failure = Some(FirstFailure {
+            reordered: false,
             cut: 88,
             subset: 0,
             dropped: vec![87],

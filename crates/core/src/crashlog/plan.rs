@@ -18,6 +18,9 @@ pub struct PlanOptions {
     pub subsets: usize,
     /// Seed of the subsets.
     pub seed: u64,
+    /// Also, per cut whose volatile writes overlap, the state where every one of them reached
+    /// the medium in the reverse order (the oldest version of each block wins).
+    pub reorder: bool,
 }
 
 /// One crash state: the device as it would read after a power cut.
@@ -31,8 +34,10 @@ pub struct CrashState {
     /// The entries between `durable` and `cut` that change the medium but did not reach it
     /// (lost with the volatile cache).
     pub dropped: Vec<usize>,
-    /// Which state of the cut: 0 is "all lost", 1.. a random subset.
+    /// Which state of the cut: 0 is "all lost", 1.. a random subset (or the reordered one).
     pub subset: usize,
+    /// The volatile writes it keeps reached the medium newest first (a reordered state).
+    pub reversed: bool,
 }
 
 impl CrashState {
@@ -109,22 +114,61 @@ pub fn plan_states(entries: &[Entry], start: usize, options: &PlanOptions) -> Ve
                 planned.push(dropped);
             }
         }
+        let count = planned.len();
         for (subset, dropped) in planned.into_iter().enumerate() {
             states.push(CrashState {
                 cut,
                 durable,
                 dropped,
                 subset,
+                reversed: false,
+            });
+        }
+        if options.reorder && overlap(entries, &volatile) {
+            states.push(CrashState {
+                cut,
+                durable,
+                dropped: Vec::new(),
+                subset: count,
+                reversed: true,
             });
         }
     }
     states
 }
 
+/// The bytes of the medium entry `op` changes, as (offset, length).
+fn extent(op: &Op) -> Option<(u64, u64)> {
+    match *op {
+        Op::Write { offset, len, .. } | Op::Punch { offset, len } | Op::Zero { offset, len } => {
+            Some((offset, len))
+        }
+        Op::Flush | Op::Mark { .. } => None,
+    }
+}
+
+/// Whether two of the entries `indexes` change the same bytes (only then does their order
+/// make a different medium).
+fn overlap(entries: &[Entry], indexes: &[usize]) -> bool {
+    let mut extents: Vec<(u64, u64)> = indexes
+        .iter()
+        .filter_map(|&i| extent(&entries[i].op))
+        .collect();
+    extents.sort_unstable();
+    extents
+        .windows(2)
+        .any(|w| w[0].0.saturating_add(w[0].1) > w[1].0)
+}
+
 /// The "all lost" state of a cut before entry `cut` (clamped to the log): everything since
 /// the last flush before it dropped. With `dropped` given (a stored failure's), exactly those
-/// entries dropped instead.
-pub fn state_at(entries: &[Entry], cut: usize, dropped: Option<&[usize]>) -> CrashState {
+/// entries dropped instead; `reversed`: the kept ones reached the medium newest first.
+pub fn state_at(
+    entries: &[Entry],
+    cut: usize,
+    dropped: Option<&[usize]>,
+    reversed: bool,
+) -> CrashState {
     let cut = cut.min(entries.len());
     let durable = entries[..cut]
         .iter()
@@ -145,6 +189,7 @@ pub fn state_at(entries: &[Entry], cut: usize, dropped: Option<&[usize]>) -> Cra
         durable,
         dropped,
         subset: 0,
+        reversed,
     }
 }
 
@@ -184,6 +229,7 @@ mod tests {
                 cuts: None,
                 subsets: 0,
                 seed: 1,
+                reorder: false,
             },
         );
         let got: Vec<(usize, usize, Vec<usize>)> = states
@@ -204,6 +250,7 @@ mod tests {
                 cuts: None,
                 subsets: 0,
                 seed: 1,
+                reorder: false,
             },
         );
         let got: Vec<(usize, usize)> = from_three.iter().map(|s| (s.cut, s.durable)).collect();
@@ -215,7 +262,8 @@ mod tests {
                 &PlanOptions {
                     cuts: None,
                     subsets: 0,
-                    seed: 1
+                    seed: 1,
+                    reorder: false,
                 }
             )
             .len(),
@@ -230,6 +278,7 @@ mod tests {
             cuts: None,
             subsets: 3,
             seed: 42,
+            reorder: false,
         };
         let a = plan_states(&sample(), 0, &options);
         assert_eq!(
@@ -274,6 +323,7 @@ mod tests {
                     cuts,
                     subsets: 0,
                     seed: 0,
+                    reorder: false,
                 },
             )
         };
@@ -302,6 +352,7 @@ mod tests {
                 cuts: None,
                 subsets: 0,
                 seed: 0,
+                reorder: false,
             },
         );
         assert_eq!(states.len(), 1);
@@ -315,18 +366,18 @@ mod tests {
     fn a_state_is_built_again_from_its_cut_and_what_it_dropped() {
         let log = sample();
         // All lost at the end: the writes after the second flush.
-        let end = state_at(&log, 8, None);
+        let end = state_at(&log, 8, None, false);
         assert_eq!((end.cut, end.durable, end.dropped.clone()), (8, 7, vec![7]));
         // Just before the second flush: the three writes after the first.
-        let mid = state_at(&log, 6, None);
+        let mid = state_at(&log, 6, None, false);
         assert_eq!((mid.durable, mid.dropped.clone()), (3, vec![3, 4, 5]));
         assert!(mid.keeps(0) && !mid.keeps(4) && !mid.keeps(6));
         // A stored failure's own subset, in any order.
-        let own = state_at(&log, 6, Some(&[5, 3]));
+        let own = state_at(&log, 6, Some(&[5, 3]), false);
         assert_eq!(own.dropped, vec![3, 5]);
         assert!(own.keeps(4));
         // Past the end: the end.
-        assert_eq!(state_at(&log, 99, None).cut, 8);
+        assert_eq!(state_at(&log, 99, None, false).cut, 8);
         // The planner's states are these.
         let planned = plan_states(
             &log,
@@ -335,10 +386,56 @@ mod tests {
                 cuts: None,
                 subsets: 0,
                 seed: 1,
+                reorder: false,
             },
         );
         for p in planned {
-            assert_eq!(state_at(&log, p.cut, None), p);
+            assert_eq!(state_at(&log, p.cut, None, false), p);
         }
+    }
+
+    #[test]
+    fn a_reordered_state_is_planned_only_where_volatile_writes_overlap() {
+        // Blocks 0 1 F 2 2 3 F 5 (512 bytes each): the second window rewrites block 2.
+        let b = |block: u64| Op::Write {
+            offset: block * 512,
+            len: 512,
+            data_at: 0,
+        };
+        let log = log(&[b(0), b(1), Op::Flush, b(2), b(2), b(3), Op::Flush, b(5)]);
+        let options = PlanOptions {
+            cuts: None,
+            subsets: 0,
+            seed: 1,
+            reorder: true,
+        };
+        let states = plan_states(&log, 0, &options);
+        let reversed: Vec<(usize, usize, bool)> = states
+            .iter()
+            .map(|s| (s.cut, s.subset, s.reversed))
+            .collect();
+        assert_eq!(
+            reversed,
+            [(2, 0, false), (6, 0, false), (6, 1, true), (8, 0, false)],
+            "only the cut before the second flush has overlapping volatile writes"
+        );
+        let r = &states[2];
+        assert!(r.dropped.is_empty() && r.keeps(3) && r.keeps(4));
+        assert_eq!(state_at(&log, 6, Some(&[]), true), CrashState { subset: 0, ..r.clone() });
+        // Off: no reordered state.
+        let plain = plan_states(&log, 0, &PlanOptions { reorder: false, ..options });
+        assert!(plain.iter().all(|s| !s.reversed));
+        // Overlap is about bytes: 512-byte writes at 0 and 512 do not overlap, at 0 and 511 do.
+        let at = |offset| Op::Write {
+            offset,
+            len: 512,
+            data_at: 0,
+        };
+        assert!(!overlap(&log_of(&[at(0), at(512)]), &[0, 1]));
+        assert!(overlap(&log_of(&[at(0), at(511)]), &[0, 1]));
+    }
+
+    fn log_of(ops: &[Op]) -> Vec<Entry> {
+        log(ops)
     }
 }

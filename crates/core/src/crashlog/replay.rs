@@ -72,7 +72,13 @@ pub fn replay(
     image: &mut impl Image,
 ) -> Result<(), ReplayError> {
     let size = image.size();
-    for index in range {
+    // A reordered state's volatile writes (from its last flush on) reached the medium
+    // newest first; what came before the flush, in order.
+    let split = match state {
+        Some(s) if s.reversed => s.durable.clamp(range.start, range.end),
+        _ => range.end,
+    };
+    for index in (range.start..split).chain((split..range.end).rev()) {
         if state.is_some_and(|s| !s.keeps(index)) {
             continue;
         }
@@ -163,6 +169,7 @@ mod tests {
                 cuts: None,
                 subsets: 3,
                 seed: 7,
+                reorder: false,
             },
         );
         // The cut before the second flush, all lost: only "a" reached the medium.
@@ -189,6 +196,47 @@ mod tests {
             replay(&entries, &data, s.durable..s.cut, Some(s), &mut checkpoint).unwrap();
             assert_eq!(whole, checkpoint, "{s:?}");
         }
+    }
+
+    #[test]
+    fn a_reordered_state_applies_its_volatile_writes_newest_first_after_the_durable_ones() {
+        // "a" at 0, flush, "b" at 0, "c" at 0: the window's two writes overlap.
+        let w = |data_at| Op::Write {
+            offset: 0,
+            len: 4,
+            data_at,
+        };
+        let entries: Vec<Entry> = [w(0), Op::Flush, w(4), w(8)]
+            .iter()
+            .enumerate()
+            .map(|(i, op)| Entry {
+                seq: i as u64,
+                op: *op,
+            })
+            .collect();
+        let data = b"aaaabbbbcccc".to_vec();
+        let options = PlanOptions {
+            cuts: None,
+            subsets: 0,
+            seed: 1,
+            reorder: true,
+        };
+        let states = plan_states(&entries, 0, &options);
+        let reordered = states.iter().find(|s| s.reversed).expect("a reordered state");
+        assert_eq!((reordered.cut, reordered.durable), (4, 2));
+        let mut whole = MemImage(vec![b'.'; 8]);
+        replay(&entries, &data, 0..4, Some(reordered), &mut whole).unwrap();
+        // "c" landed first, then "b": the older version won; "a" before the flush stays
+        // underneath, applied first.
+        assert_eq!(&whole.0[0..4], b"bbbb");
+        let mut checkpoint = MemImage(vec![b'.'; 8]);
+        replay(&entries, &data, 0..2, None, &mut checkpoint).unwrap();
+        replay(&entries, &data, 2..4, Some(reordered), &mut checkpoint).unwrap();
+        assert_eq!(whole, checkpoint);
+        // In log order, the newest wins.
+        let mut ordered = MemImage(vec![b'.'; 8]);
+        replay(&entries, &data, 0..4, None, &mut ordered).unwrap();
+        assert_eq!(&ordered.0[0..4], b"cccc");
     }
 
     #[test]

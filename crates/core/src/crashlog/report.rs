@@ -14,6 +14,9 @@ pub struct FirstFailure {
     pub subset: usize,
     /// The log entries the state dropped.
     pub dropped: Vec<usize>,
+    /// The state's volatile writes reached the medium newest first (a reordered state).
+    #[serde(default)]
+    pub reordered: bool,
     /// What failed.
     pub failure: Failure,
 }

@@ -101,6 +101,7 @@ fn check_on(fs: FsKind, dir: &Path, dev: &Path, cuts: usize, subsets: usize) -> 
             cuts: Some(cuts),
             subsets,
             seed: 7,
+            reorder: false,
         },
     };
     let started = std::time::Instant::now();

@@ -51,6 +51,7 @@ fn request(dir: &std::path::Path, sync: SyncMethod, mount_options: &str) -> Cras
             cuts: Some(20),
             subsets: 2,
             seed: 11,
+            reorder: false,
         },
         state_dir: dir.to_path_buf(),
     }
@@ -175,6 +176,7 @@ fn uring_direct(dir: &std::path::Path, order: SyncOrder, seed: u64) -> CrashTest
             cuts: Some(60),
             subsets: 2,
             seed: 11,
+            reorder: false,
         },
         ..base
     }

@@ -50,6 +50,7 @@ pub(super) struct CrashPanel {
     cuts: usize,
     subsets: usize,
     seed: u64,
+    reorder: bool,
     running: Option<(CancelToken, Task<Result<Finished, String>>)>,
     finished: Option<Finished>,
     error: Option<String>,
@@ -63,6 +64,7 @@ impl Default for CrashPanel {
             cuts: 64,
             subsets: 4,
             seed: 1,
+            reorder: false,
             running: None,
             finished: None,
             error: None,
@@ -110,6 +112,13 @@ impl CrashPanel {
                 ui.add(DragValue::new(&mut self.seed))
                     .labelled_by(label.id)
                     .on_hover_text("the same seed gives the same crash states");
+                ui.end_row();
+                ui.label("Reordered writes");
+                ui.checkbox(&mut self.reorder, "also newest first")
+                    .on_hover_text(
+                        "per cut whose volatile writes overlap, also the state where they all \
+                         reached the medium newest first",
+                    );
                 ui.end_row();
             });
         let request = self.request(cx, &device);
@@ -196,6 +205,7 @@ impl CrashPanel {
                 cuts: Some(self.cuts),
                 subsets: self.subsets,
                 seed: self.seed,
+                reorder: self.reorder,
             },
             state_dir,
         })

@@ -56,6 +56,7 @@ fn history_details_show_a_crash_tests_losses_and_nothing_for_other_runs() {
         lost: 65,
         seed: 1,
         first_failure: Some(FirstFailure {
+            reordered: false,
             cut: 66,
             subset: 0,
             dropped: vec![65],

@@ -285,6 +285,7 @@ pub fn check(
                 cut: state.cut,
                 subset: state.subset,
                 dropped: state.dropped.clone(),
+                reordered: state.reversed,
                 failure,
             });
         }

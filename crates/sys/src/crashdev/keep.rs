@@ -74,12 +74,14 @@ pub struct BuiltState {
 }
 
 /// Writes the crash state of the kept log in `kept` cut before entry `cut` — dropping
-/// `dropped` (a stored failure's), or with `None` every write since the flush before the cut
-/// — into `out`, a new empty file (made sparse, `size` bytes).
+/// `dropped` (a stored failure's), or with `None` every write since the flush before the cut;
+/// `reversed`: the kept volatile writes newest first — into `out`, a new empty file (made
+/// sparse, `size` bytes).
 pub fn build_state(
     kept: &Path,
     cut: usize,
     dropped: Option<&[usize]>,
+    reversed: bool,
     out: File,
 ) -> Result<BuiltState, CheckError> {
     let size_path = kept.join(SIZE_FILE);
@@ -95,7 +97,7 @@ pub fn build_state(
     let entries = read_entries(&std::fs::read(&log_path).map_err(io("read", &log_path))?)?;
     let data_path = kept.join(DATA_FILE);
     let data = std::fs::read(&data_path).map_err(io("read", &data_path))?;
-    let state = state_at(&entries, cut, dropped);
+    let state = state_at(&entries, cut, dropped, reversed);
     out.set_len(size).map_err(io("size", kept))?;
     let mut image = FileImage { file: out, size };
     replay(&entries, &data, 0..state.cut, Some(&state), &mut image)?;
