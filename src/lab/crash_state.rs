@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::crashdev::{BuiltState, CheckError, build_state, create_image, kept_log_dir};
+use crate::crashdev::{BuiltState, CheckError, NewImage, build_state, kept_log_dir};
 use crate::store::{Store, StoreError};
 
 /// Which state to build.
@@ -22,7 +22,7 @@ pub enum StateChoice {
 #[derive(Debug, thiserror::Error)]
 pub enum CrashStateError {
     /// Only root reads the state directory's logs.
-    #[error("building a crash state needs root (the crash tests' logs are root's)")]
+    #[error("only root builds crash states: the crash tests' logs are root's")]
     NotRoot,
     /// The run is not in the database.
     #[error(transparent)]
@@ -33,14 +33,18 @@ pub enum CrashStateError {
     /// The crash test found nothing, so it kept no log.
     #[error("run {0}'s crash test lost nothing, so its log was not kept")]
     NothingFailed(i64),
-    /// The log is not on this machine (an imported run, or removed).
-    #[error("run {run}'s crash-test log is not on this machine (looked for {path})")]
+    /// The log is not on this machine (an imported run, or removed), or the stored name is
+    /// not one a kept log has.
+    #[error("run {run}'s crash-test log is not on this machine{where_}")]
     NoLog {
         /// The run.
         run: i64,
-        /// Where it would be.
-        path: String,
+        /// Where it was looked for (empty when the stored name was refused).
+        where_: String,
     },
+    /// The cut asked for is past the log's end.
+    #[error("{0}")]
+    NoSuchCut(String),
     /// The image file could not be made.
     #[error("the image {path}: {source}")]
     Image {
@@ -75,18 +79,18 @@ pub fn crash_state(
         .as_ref()
         .ok_or(CrashStateError::NothingFailed(run_id))?;
     let name = report.kept_log.as_deref().unwrap_or_default();
-    let kept = kept_log_dir(state_dir, name)
+    let dir = kept_log_dir(state_dir, name);
+    let kept = dir
+        .clone()
         .filter(|dir| dir.is_dir())
         .ok_or_else(|| CrashStateError::NoLog {
             run: run_id,
-            path: state_dir
-                .join(crate::crashdev::KEPT_LOGS)
-                .join(name)
-                .display()
-                .to_string(),
+            where_: dir
+                .map(|d| format!(" (looked for {})", d.display()))
+                .unwrap_or_default(),
         })?;
-    let file =
-        crate::identity::with_invoking_user_files(|| create_image(out)).map_err(|source| {
+    let image =
+        crate::identity::with_invoking_user_files(|| NewImage::create(out)).map_err(|source| {
             CrashStateError::Image {
                 path: out.to_path_buf(),
                 source,
@@ -98,12 +102,21 @@ pub fn crash_state(
             failure.cut,
             Some(&failure.dropped),
             failure.reordered,
-            file,
+            &image.file,
         ),
-        StateChoice::AllLostAt(cut) => build_state(&kept, cut, None, false, file),
+        StateChoice::AllLostAt(cut) => build_state(&kept, cut, None, false, &image.file),
     };
-    if built.is_err() {
-        let _ = std::fs::remove_file(out);
+    match built {
+        Ok(built) => Ok(built),
+        Err(e) => {
+            // Removed from the directory it was made in, whatever the path points at now.
+            let _ = crate::identity::with_invoking_user_files(|| image.discard());
+            Err(match (choice, e) {
+                (StateChoice::AllLostAt(_), CheckError::NoSuchState(why)) => {
+                    CrashStateError::NoSuchCut(why)
+                }
+                (_, e) => CrashStateError::Build(e),
+            })
+        }
     }
-    Ok(built?)
 }

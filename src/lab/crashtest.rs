@@ -82,14 +82,14 @@ pub struct CrashTestOutcome {
 #[derive(Debug, thiserror::Error)]
 pub enum CrashTestError {
     /// Only root mounts `/dev/fuse` and loop devices.
-    #[error("a crash test needs root (it mounts /dev/fuse and loop devices)")]
+    #[error("only root runs crash tests: they mount /dev/fuse and loop devices")]
     NotRoot,
     /// The workload is invalid.
     #[error(transparent)]
     Spec(#[from] SpecError),
-    /// The workload does not acknowledge its records yet.
-    #[error("this workload does not acknowledge its records yet: {0}")]
-    Unsupported(&'static str),
+    /// The workload does not acknowledge its records (yet, or with these settings).
+    #[error("this workload cannot be crash-tested: {0}")]
+    Unsupported(crate::spec::NoAcks),
     /// The recording device could not be set up or torn down.
     #[error(transparent)]
     Device(#[from] DeviceError),

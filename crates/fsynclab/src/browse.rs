@@ -165,7 +165,10 @@ pub fn show(db: &Option<PathBuf>, args: ShowArgs) -> Result<u8, CliError> {
                 ))
             );
             if let Some(crash) = crash {
-                out!("durability  {}", report::crash_text(stored.row.id, crash));
+                out!(
+                    "durability  {}",
+                    report::crash_text(stored.row.id, crash, db.as_deref())
+                );
             }
         }
         (None, true) => {

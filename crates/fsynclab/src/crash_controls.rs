@@ -66,7 +66,14 @@ pub fn controls(db: &Option<std::path::PathBuf>, args: &CrashtestArgs) -> Result
         if cancel.is_cancelled() {
             return Ok(super::signals::cancelled_exit_code());
         }
-        let as_expected = control.as_expected(&outcome.report);
+        let failed = super::crashtest::workload_failed(&outcome.run);
+        let as_expected = control.as_expected(&outcome.report) && failed.is_none();
+        if let Some(why) = &failed {
+            errln!(
+                "error: control {}: its workload failed: {why}",
+                control.name
+            );
+        }
         all_as_expected &= as_expected;
         if args.json {
             rows.push(serde_json::json!({
@@ -101,7 +108,7 @@ pub fn controls(db: &Option<std::path::PathBuf>, args: &CrashtestArgs) -> Result
                     "NOT AS EXPECTED"
                 }
             );
-            for line in report::crash_text(outcome.run.id, &outcome.report).lines() {
+            for line in report::crash_text(outcome.run.id, &outcome.report, db.as_deref()).lines() {
                 outln!("  {line}");
             }
         }

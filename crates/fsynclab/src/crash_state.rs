@@ -31,6 +31,9 @@ pub fn crash_state_cmd(
     db: &Option<std::path::PathBuf>,
     args: CrashStateArgs,
 ) -> Result<u8, CliError> {
+    if !nix::unistd::geteuid().is_root() {
+        return Err(CliError::usage(CrashStateError::NotRoot));
+    }
     let store = Store::open(&Store::path_for(db.as_deref())?)?;
     let state_dir = ScratchManager::default_state_dir().map_err(CliError::failed)?;
     let choice = match args.cut {
@@ -44,6 +47,9 @@ pub fn crash_state_cmd(
                 path.display()
             )),
             CrashStateError::Store(e) => CliError::from(e),
+            CrashStateError::NoSuchCut(why) => {
+                CliError::usage(anyhow!("--cut {}: {why}", args.cut.unwrap_or_default()))
+            }
             CrashStateError::Build(e) => CliError::failed(e),
             e => CliError::usage(e),
         })?;

@@ -161,6 +161,16 @@ pub(crate) fn checked_request(
 
 /// The exit code a crash test's error deserves: its input refused (2), or it failed (1).
 pub(crate) fn crash_error(e: CrashTestError) -> CliError {
+    if let CrashTestError::Unsupported(no) = &e
+        && let Some(setting) = no.setting
+    {
+        use fsynclab::spec::SettingNames;
+        return CliError::usage(anyhow!(
+            "{}: this workload cannot be crash-tested: {}",
+            crate::names::CliNames.name(setting, None),
+            no.why
+        ));
+    }
     let usage = matches!(
         e,
         CrashTestError::NotRoot
@@ -174,6 +184,10 @@ pub(crate) fn crash_error(e: CrashTestError) -> CliError {
 /// `fsynclab crashtest`: exit 0 when every acknowledged record survived every state and
 /// every state mounted and checked clean, 3 when not (the gate's convention).
 pub fn crashtest(db: &Option<std::path::PathBuf>, args: CrashtestArgs) -> Result<u8, CliError> {
+    // Before anything is opened or made (the database among them).
+    if !nix::unistd::geteuid().is_root() {
+        return Err(CliError::usage(CrashTestError::NotRoot));
+    }
     if args.controls || args.control.is_some() {
         return super::crash_controls::controls(db, &args);
     }
@@ -198,12 +212,28 @@ pub fn crashtest(db: &Option<std::path::PathBuf>, args: CrashtestArgs) -> Result
             spec::format_size(request.size_bytes),
             outcome.run.id
         );
-        out!("{}", report::crash_text(outcome.run.id, &outcome.report));
+        out!(
+            "{}",
+            report::crash_text(outcome.run.id, &outcome.report, db.as_deref())
+        );
+    }
+    // A workload that failed tested only what it acknowledged before it stopped.
+    if let Some(error) = workload_failed(&outcome.run) {
+        errln!("error: the workload failed, so the crash test is incomplete: {error}");
+        return Ok(super::EXIT_FAILED);
     }
     Ok(if report::crash_failed(&outcome.report) {
         super::EXIT_REGRESSION
     } else {
         0
+    })
+}
+
+/// Why a crash test's workload failed, in the CLI's words (`None`: it finished).
+pub(crate) fn workload_failed(run: &fsynclab::metrics::RunResult) -> Option<String> {
+    (run.status != fsynclab::metrics::RunStatus::Finished).then(|| match &run.error {
+        Some(e) => fsynclab::report::failure_text(e, &crate::names::CliNames),
+        None => format!("it ended {}", run.status.as_str()),
     })
 }
 

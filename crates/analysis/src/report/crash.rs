@@ -21,6 +21,7 @@ pub fn crash_json(r: &CrashReport) -> Value {
             "reordered": f.reordered,
             "what": what,
             "record": record.map(|a| json!({
+                "path": f.file,
                 "thread": a.id.thread,
                 "seq": a.id.seq,
                 "version": a.id.version,
@@ -53,8 +54,9 @@ pub fn crash_failed(r: &CrashReport) -> bool {
 }
 
 /// The findings of run `run_id`'s crash test in a few lines: the verdict, then the first
-/// failure and, when its log was kept, the command that builds that state again.
-pub fn crash_text(run_id: i64, r: &CrashReport) -> String {
+/// failure and, when its log was kept, the command that builds that state again (with
+/// `--db DB` when the run is in a database other than the default one).
+pub fn crash_text(run_id: i64, r: &CrashReport, db: Option<&std::path::Path>) -> String {
     let mut out = format!(
         "{} of {} acknowledged records lost over {} power cuts ({} crash states); torn {}, \
          stale {}; states that did not mount {}, checker errors {}/{} (seed {})\n",
@@ -72,7 +74,7 @@ pub fn crash_text(run_id: i64, r: &CrashReport) -> String {
     if let Some(f) = &r.first_failure {
         let what = match &f.failure {
             Failure::Lost(a) | Failure::Torn(a) | Failure::Stale(a) => format!(
-                "{} record {} of thread {} (file {}, offset {}, version {})",
+                "{} record {} of thread {} ({}, offset {}, version {})",
                 match f.failure {
                     Failure::Lost(_) => "lost",
                     Failure::Torn(_) => "torn",
@@ -80,7 +82,7 @@ pub fn crash_text(run_id: i64, r: &CrashReport) -> String {
                 },
                 a.id.seq,
                 a.id.thread,
-                a.file,
+                f.file.clone().unwrap_or_else(|| format!("file {}", a.file)),
                 a.offset,
                 a.id.version
             ),
@@ -97,12 +99,28 @@ pub fn crash_text(run_id: i64, r: &CrashReport) -> String {
             f.cut, f.subset
         ));
         if r.kept_log.is_some() {
+            let db = db
+                .map(|d| format!(" --db {}", shell_word(&d.to_string_lossy())))
+                .unwrap_or_default();
             out.push_str(&format!(
-                "build it again: sudo fsynclab crash-state {run_id} --out crash-state-{run_id}.img\n"
+                "build it again: sudo fsynclab{db} crash-state {run_id} --out crash-state-{run_id}.img\n"
             ));
         }
     }
     out
+}
+
+/// `word` as one shell word: as is when it needs no quoting, else in single quotes.
+fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_./-+:@%,=".contains(&b));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
 }
 
 #[cfg(test)]
@@ -138,11 +156,13 @@ mod tests {
         }
         assert!(clean["first_failure"].is_null());
         assert!(
-            crash_text(1, &r).starts_with("0 of 120 acknowledged records lost over 20 power cuts")
+            crash_text(1, &r, None)
+                .starts_with("0 of 120 acknowledged records lost over 20 power cuts")
         );
         r.lost = 3;
         r.first_failure = Some(FirstFailure {
             reordered: false,
+            file: None,
             cut: 88,
             subset: 0,
             dropped: vec![87],
@@ -163,11 +183,24 @@ mod tests {
         assert_eq!(j["first_failure"]["what"], "lost");
         assert_eq!(j["first_failure"]["record"]["seq"], 4);
         assert_eq!(j["first_failure"]["dropped"], json!([87]));
-        assert!(crash_text(7, &r).contains("first failure: cut at log entry 88"));
-        assert!(!crash_text(7, &r).contains("crash-state"), "no log kept");
+        assert!(crash_text(7, &r, None).contains("first failure: cut at log entry 88"));
+        assert!(
+            !crash_text(7, &r, None).contains("crash-state"),
+            "no log kept"
+        );
         assert_eq!(j["log_kept"], false);
         r.kept_log = Some("0123456789abcdef".into());
-        assert!(crash_text(7, &r).contains("sudo fsynclab crash-state 7 --out crash-state-7.img"));
+        assert!(
+            crash_text(7, &r, None).contains("sudo fsynclab crash-state 7 --out crash-state-7.img")
+        );
+        let db = std::path::Path::new("/tmp/my lab's.sqlite");
+        assert!(
+            crash_text(7, &r, Some(db))
+                .contains("sudo fsynclab --db '/tmp/my lab'\\''s.sqlite' crash-state 7 --out"),
+            "{}",
+            crash_text(7, &r, Some(db))
+        );
+        assert_eq!(shell_word("/a/b.sqlite"), "/a/b.sqlite");
         assert_eq!(crash_json(&r)["log_kept"], true);
     }
 }

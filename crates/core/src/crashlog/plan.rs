@@ -421,9 +421,22 @@ mod tests {
         );
         let r = &states[2];
         assert!(r.dropped.is_empty() && r.keeps(3) && r.keeps(4));
-        assert_eq!(state_at(&log, 6, Some(&[]), true), CrashState { subset: 0, ..r.clone() });
+        assert_eq!(
+            state_at(&log, 6, Some(&[]), true),
+            CrashState {
+                subset: 0,
+                ..r.clone()
+            }
+        );
         // Off: no reordered state.
-        let plain = plan_states(&log, 0, &PlanOptions { reorder: false, ..options });
+        let plain = plan_states(
+            &log,
+            0,
+            &PlanOptions {
+                reorder: false,
+                ..options
+            },
+        );
         assert!(plain.iter().all(|s| !s.reversed));
         // Overlap is about bytes: 512-byte writes at 0 and 512 do not overlap, at 0 and 511 do.
         let at = |offset| Op::Write {

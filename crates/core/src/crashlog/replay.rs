@@ -222,7 +222,10 @@ mod tests {
             reorder: true,
         };
         let states = plan_states(&entries, 0, &options);
-        let reordered = states.iter().find(|s| s.reversed).expect("a reordered state");
+        let reordered = states
+            .iter()
+            .find(|s| s.reversed)
+            .expect("a reordered state");
         assert_eq!((reordered.cut, reordered.durable), (4, 2));
         let mut whole = MemImage(vec![b'.'; 8]);
         replay(&entries, &data, 0..4, Some(reordered), &mut whole).unwrap();

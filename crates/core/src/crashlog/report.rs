@@ -17,6 +17,9 @@ pub struct FirstFailure {
     /// The state's volatile writes reached the medium newest first (a reordered state).
     #[serde(default)]
     pub reordered: bool,
+    /// The file the failed record was looked for in, relative to the run's directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
     /// What failed.
     pub failure: Failure,
 }

@@ -21,7 +21,7 @@ mod typed;
 mod watch;
 
 pub use flat::FlatSpec;
-pub use kinds::def::{KindDef, KindParams, KindTable, Section, SettingDef, Ty};
+pub use kinds::def::{KindDef, KindParams, KindTable, NoAcks, Section, SettingDef, Ty};
 pub use kinds::{
     FileSync, FileioMode, FileserverSpec, GrouplogSpec, MAX_DELAY_US, SmallfilesSpec, Strategy,
 };

@@ -319,8 +319,10 @@ fn a_failing_crash_tests_first_state_is_built_again_and_mounts() {
     assert_eq!(std::fs::read_dir(&kept).unwrap().count(), 1);
     let text = cmd().args(["show", &id]).output().unwrap();
     let text = String::from_utf8_lossy(&text.stdout);
+    // The command names the database the run is in.
+    let db = lab.db.to_str().unwrap();
     assert!(
-        text.contains(&format!("sudo fsynclab crash-state {id} --out")),
+        text.contains(&format!("sudo fsynclab --db {db} crash-state {id} --out")),
         "{text}"
     );
 
@@ -371,6 +373,16 @@ fn a_failing_crash_tests_first_state_is_built_again_and_mounts() {
     };
     let image_arg = image.to_str().unwrap();
     refused(&["crash-state", &id, "--out", image_arg], "File exists");
+    let past = lab.dir.path().join("past.img");
+    let past = past.to_str().unwrap();
+    refused(
+        &["crash-state", &id, "--cut", "99999999", "--out", past],
+        "--cut 99999999",
+    );
+    assert!(
+        !std::path::Path::new(past).exists(),
+        "a refused build leaves no image"
+    );
     let (code, doc) = crash(&["--requests", "40", "--sync", "fdatasync"]);
     assert_eq!(code, Some(0));
     assert_eq!(doc["crash_test"]["log_kept"], false);
@@ -383,4 +395,49 @@ fn a_failing_crash_tests_first_state_is_built_again_and_mounts() {
         "no run with id 999",
     );
     assert!(!std::path::Path::new(other).exists());
+}
+
+#[test]
+fn a_crash_test_whose_workload_failed_exits_1_saying_so() {
+    if !require_root(
+        "a_crash_test_whose_workload_failed_exits_1_saying_so",
+        "mounts /dev/fuse and loop devices",
+    ) {
+        return;
+    }
+    let lab = Lab::new();
+    // 3000 files of 64 KiB do not fit a 64 MiB device: ENOSPC part way.
+    let out = lab
+        .cmd()
+        .env("XDG_DATA_HOME", lab.dir.path())
+        .args([
+            "crashtest",
+            "--kind",
+            "smallfiles",
+            "--threads",
+            "1",
+            "--files",
+            "3000",
+        ])
+        .args([
+            "--file-size",
+            "64k",
+            "--size",
+            "64M",
+            "--cuts",
+            "5",
+            "--subsets",
+            "0",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("the workload failed, so the crash test is incomplete")
+            && err.contains("no space left"),
+        "{err}"
+    );
+    // Its findings are stored all the same.
+    assert!(String::from_utf8_lossy(&out.stdout).contains("acknowledged records lost"));
 }

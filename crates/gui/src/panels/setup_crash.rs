@@ -42,6 +42,8 @@ pub(super) struct DeviceForm<'a> {
 struct Finished {
     run_id: i64,
     report: CrashReport,
+    /// Why the workload failed (the crash test then checked only what it acknowledged).
+    workload_failed: Option<String>,
 }
 
 /// The crash test's own state.
@@ -181,7 +183,17 @@ impl CrashPanel {
             .kind
             .params()
             .acknowledged_files(&run.spec)
-            .map_err(|why| format!("this workload cannot be crash-tested yet: {why}"))?;
+            .map_err(|no| {
+                use fsynclab::spec::SettingNames;
+                match no.setting {
+                    Some(s) => format!(
+                        "{}: this workload cannot be crash-tested: {}",
+                        crate::names::GuiLabels.name(s, None),
+                        no.why
+                    ),
+                    None => format!("this workload cannot be crash-tested: {}", no.why),
+                }
+            })?;
         let state_dir = device.state_dir.clone()?;
         let daemon = match &self.daemon {
             Some(program) => program.clone(),
@@ -225,9 +237,16 @@ impl CrashPanel {
                     outcome.run.id
                 ));
             }
+            let run = &outcome.run;
+            let workload_failed =
+                (run.status != fsynclab::metrics::RunStatus::Finished).then(|| match &run.error {
+                    Some(e) => fsynclab::report::failure_text(e, &crate::names::GuiLabels),
+                    None => format!("it ended {}", run.status.as_str()),
+                });
             Ok(Finished {
                 run_id: outcome.run.id,
                 report: outcome.report,
+                workload_failed,
             })
         });
         match spawned {
@@ -253,7 +272,9 @@ impl CrashPanel {
         match answer.unwrap_or_else(|_lost| Err("the crash test stopped without an answer".into()))
         {
             Ok(finished) => {
-                let verdict = if fsynclab::report::crash_failed(&finished.report) {
+                let verdict = if finished.workload_failed.is_some() {
+                    "is incomplete (the workload failed)"
+                } else if fsynclab::report::crash_failed(&finished.report) {
                     "found losses"
                 } else {
                     "lost nothing"
@@ -278,7 +299,21 @@ impl CrashPanel {
             ui.visuals().text_color()
         };
         ui.label(RichText::new(format!("Durability of run {}:", f.run_id)).strong());
-        for line in fsynclab::report::crash_text(f.run_id, &f.report).lines() {
+        if let Some(why) = &f.workload_failed {
+            error_lines(
+                ui,
+                &[format!(
+                    "the workload failed, so the crash test is incomplete: {why}"
+                )],
+            );
+        }
+        for line in fsynclab::report::crash_text(
+            f.run_id,
+            &f.report,
+            replay_db(cx.runner.db_path()).as_deref(),
+        )
+        .lines()
+        {
             ui.label(RichText::new(line).color(color));
         }
         if ui
@@ -290,4 +325,11 @@ impl CrashPanel {
             cx.state.tab = Tab::History;
         }
     }
+}
+
+/// The database a `crash-state` command must name: the window's, unless it is the default
+/// one (`None`).
+pub(super) fn replay_db(db: &std::path::Path) -> Option<std::path::PathBuf> {
+    let default = Store::path_for(None).ok();
+    (default.as_deref() != Some(db)).then(|| db.to_path_buf())
 }

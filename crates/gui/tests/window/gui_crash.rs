@@ -57,6 +57,7 @@ fn history_details_show_a_crash_tests_losses_and_nothing_for_other_runs() {
         seed: 1,
         first_failure: Some(FirstFailure {
             reordered: false,
+            file: None,
             cut: 66,
             subset: 0,
             dropped: vec![65],

@@ -76,7 +76,7 @@ fn a_workload_or_size_the_crash_test_cannot_take_is_refused_inline() {
     h.run_steps(3);
     show(&mut h, "Run crash test");
     assert!(
-        h.query_by_label_contains("cannot be crash-tested yet")
+        h.query_by_label_contains("does not acknowledge its records yet")
             .is_some(),
         "fileserver does not acknowledge its records"
     );

@@ -61,6 +61,20 @@ pub enum CheckError {
     /// A file name of the options is not a plain relative path.
     #[error("file {0:?} is not a path inside the filesystem")]
     BadFile(PathBuf),
+    /// A file of a crash-test log is not what the recorder writes.
+    #[error("the crash-test log's {path}: {why}")]
+    Damaged {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// The state asked for does not fit the log.
+    #[error("{0}")]
+    NoSuchState(String),
+    /// The state's image file could not be sized or written.
+    #[error("writing the image: {0}")]
+    Image(String),
 }
 
 pub(super) fn io(
@@ -226,9 +240,9 @@ pub fn check(
         }
     }
     let log_path = device_dir.join(super::recorder::LOG_FILE);
-    let entries = read_entries(&std::fs::read(&log_path).map_err(io("read", &log_path))?)?;
+    let entries = read_entries(&super::mapped::Mapped::open(&log_path)?)?;
     let data_path = device_dir.join(super::recorder::DATA_FILE);
-    let data = std::fs::read(&data_path).map_err(io("read", &data_path))?;
+    let data = super::mapped::Mapped::open(&data_path)?;
     let image_path = device_dir.join(super::recorder::IMAGE_FILE);
     let size = std::fs::metadata(&image_path)
         .map_err(io("read", &image_path))?
@@ -281,7 +295,12 @@ pub fn check(
                     true
                 }
             };
+            let file = match &failure {
+                Failure::Lost(a) | Failure::Torn(a) | Failure::Stale(a) => options.files.path(a),
+                Failure::Mount(_) | Failure::Fsck(_) => None,
+            };
             report.first_failure.get_or_insert(FirstFailure {
+                file,
                 cut: state.cut,
                 subset: state.subset,
                 dropped: state.dropped.clone(),

@@ -4,14 +4,15 @@
 //! it — the stored first failure's, or the "all lost" state of any cut — written to a new
 //! sparse image file.
 
-use std::fs::{File, OpenOptions};
-use std::io::{Read, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::fs::File;
+use std::io::Write;
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
 use fsynclab_core::crashlog::{CrashState, read_entries, replay, state_at};
 
 use super::check::{CheckError, FileImage, io};
+use super::mapped::{Mapped, read_size};
 use super::recorder::{DATA_FILE, LOG_FILE};
 
 /// The directory of the state directory that holds kept logs.
@@ -74,34 +75,49 @@ pub struct BuiltState {
 }
 
 /// Writes the crash state of the kept log in `kept` cut before entry `cut` — dropping
-/// `dropped` (a stored failure's), or with `None` every write since the flush before the cut;
-/// `reversed`: the kept volatile writes newest first — into `out`, a new empty file (made
-/// sparse, `size` bytes).
+/// `dropped` (a stored failure's, checked against the log: only volatile writes of that cut),
+/// or with `None` every write since the flush before the cut; `reversed`: the kept volatile
+/// writes newest first — into `out` (sized to the device, sparse).
 pub fn build_state(
     kept: &Path,
     cut: usize,
     dropped: Option<&[usize]>,
     reversed: bool,
-    out: File,
+    out: &File,
 ) -> Result<BuiltState, CheckError> {
-    let size_path = kept.join(SIZE_FILE);
-    let mut text = String::new();
-    File::open(&size_path)
-        .and_then(|mut f| f.read_to_string(&mut text))
-        .map_err(io("read", &size_path))?;
-    let size: u64 = text
-        .trim()
-        .parse()
-        .map_err(|_| CheckError::BadFile(size_path.clone()))?;
-    let log_path = kept.join(LOG_FILE);
-    let entries = read_entries(&std::fs::read(&log_path).map_err(io("read", &log_path))?)?;
-    let data_path = kept.join(DATA_FILE);
-    let data = std::fs::read(&data_path).map_err(io("read", &data_path))?;
+    let size = read_size(&kept.join(SIZE_FILE), super::DAEMON_SIZES.1)?;
+    let entries = read_entries(&Mapped::open(&kept.join(LOG_FILE))?)?;
+    if cut > entries.len() {
+        return Err(CheckError::NoSuchState(format!(
+            "the log has {} entries: no cut before entry {cut}",
+            entries.len()
+        )));
+    }
     let state = state_at(&entries, cut, dropped, reversed);
-    out.set_len(size).map_err(io("size", kept))?;
-    let mut image = FileImage { file: out, size };
+    let volatile = state.durable..state.cut;
+    let outside = state
+        .dropped
+        .iter()
+        .any(|&i| !volatile.contains(&i) || !entries[i].op.changes_medium());
+    if outside || state.dropped.windows(2).any(|w| w[0] == w[1]) {
+        return Err(CheckError::NoSuchState(format!(
+            "the stored state drops log entries that are not volatile writes of its cut \
+             (entries {} to {}): the findings do not match the kept log",
+            volatile.start, volatile.end
+        )));
+    }
+    let data = Mapped::open(&kept.join(DATA_FILE))?;
+    out.set_len(size)
+        .map_err(|e| CheckError::Image(e.to_string()))?;
+    let mut image = FileImage {
+        file: out
+            .try_clone()
+            .map_err(|e| CheckError::Image(e.to_string()))?,
+        size,
+    };
     replay(&entries, &data, 0..state.cut, Some(&state), &mut image)?;
-    image.file.sync_all().map_err(io("write", kept))?;
+    out.sync_all()
+        .map_err(|e| CheckError::Image(e.to_string()))?;
     Ok(BuiltState {
         state,
         size,
@@ -109,16 +125,58 @@ pub fn build_state(
     })
 }
 
-/// Creates the new file `path` for a state's image: it must not exist, and a symbolic link
-/// there is not followed (mode 0600).
-pub fn create_image(path: &Path) -> std::io::Result<File> {
-    OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(path)
+/// A new file for a state's image, made in its directory through that directory's
+/// descriptor, so that removing it again removes that file and nothing else, whatever became
+/// of the path since.
+#[derive(Debug)]
+pub struct NewImage {
+    dir: std::os::fd::OwnedFd,
+    name: std::ffi::OsString,
+    /// The file.
+    pub file: File,
+}
+
+impl NewImage {
+    /// Creates `path`: its directory opened first, then the file in it, which must not exist
+    /// (a link there is not followed; mode 0600).
+    pub fn create(path: &Path) -> std::io::Result<NewImage> {
+        use nix::fcntl::{OFlag, open, openat};
+        use nix::sys::stat::Mode;
+        let name = path
+            .file_name()
+            .filter(|n| !n.is_empty())
+            .ok_or_else(|| std::io::Error::from_raw_os_error(libc::EISDIR))?;
+        let parent = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        let dir = open(
+            parent,
+            OFlag::O_DIRECTORY | OFlag::O_RDONLY | OFlag::O_CLOEXEC,
+            Mode::empty(),
+        )?;
+        let fd = openat(
+            &dir,
+            name,
+            OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_RDWR | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+            Mode::from_bits_truncate(0o600),
+        )?;
+        Ok(NewImage {
+            dir,
+            name: name.to_os_string(),
+            file: File::from(fd),
+        })
+    }
+
+    /// Removes the file again, from the directory it was made in.
+    pub fn discard(self) -> std::io::Result<()> {
+        nix::unistd::unlinkat(
+            &self.dir,
+            self.name.as_os_str(),
+            nix::unistd::UnlinkatFlags::NoRemoveDir,
+        )
+        .map_err(std::io::Error::from)
+    }
 }
 
 #[cfg(test)]
@@ -143,5 +201,30 @@ mod tests {
             kept_log_dir(Path::new("/s"), "0123456789abcdef"),
             Some(PathBuf::from("/s/crash-logs/0123456789abcdef"))
         );
+    }
+
+    #[test]
+    fn a_discarded_image_is_removed_from_where_it_was_made_not_where_the_path_points_now() {
+        let dir = tempfile::tempdir().unwrap();
+        let (made_in, victim) = (dir.path().join("sub"), dir.path().join("victim"));
+        std::fs::create_dir(&made_in).unwrap();
+        std::fs::create_dir(&victim).unwrap();
+        std::fs::write(victim.join("x.img"), b"keep me").unwrap();
+        let image = NewImage::create(&made_in.join("x.img")).unwrap();
+        assert!(
+            NewImage::create(&made_in.join("x.img")).is_err(),
+            "never an existing file"
+        );
+        // The directory swapped for a link to another one while the state was built.
+        std::fs::rename(&made_in, dir.path().join("sub.old")).unwrap();
+        std::os::unix::fs::symlink(&victim, &made_in).unwrap();
+        image.discard().unwrap();
+        assert_eq!(std::fs::read(victim.join("x.img")).unwrap(), b"keep me");
+        assert!(!dir.path().join("sub.old/x.img").exists());
+        // A link at the name itself is not followed.
+        let link = dir.path().join("link.img");
+        std::os::unix::fs::symlink(victim.join("x.img"), &link).unwrap();
+        assert!(NewImage::create(&link).is_err());
+        assert!(NewImage::create(dir.path()).is_err(), "a directory");
     }
 }

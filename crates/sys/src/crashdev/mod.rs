@@ -13,6 +13,7 @@ mod daemon;
 mod device;
 mod fs;
 mod keep;
+mod mapped;
 mod recorder;
 mod stale;
 mod tool;
@@ -22,7 +23,7 @@ pub use daemon::{DAEMON_COMMAND, DAEMON_SIZES, DaemonProgram, serve};
 pub use device::{CrashDevice, wait_released};
 pub use fs::{IMAGE_NAME, MARKS_NAME, MAX_WRITE, RecordingFs, mount};
 pub use keep::{
-    BuiltState, KEPT_LOGS, build_state, create_image, is_kept_name, keep_log, kept_log_dir,
+    BuiltState, KEPT_LOGS, NewImage, build_state, is_kept_name, keep_log, kept_log_dir,
 };
 pub use recorder::{DATA_FILE, IMAGE_FILE, LOG_FILE, Recorder, RecorderError};
 pub use stale::{clean_stale, stale_dirs};

@@ -242,7 +242,40 @@ pub trait KindParams: std::fmt::Debug {
     fn acknowledged_files(
         &self,
         _spec: &WorkloadSpec,
-    ) -> Result<crate::crashlog::AckedFiles, &'static str> {
-        Err("this kind does not acknowledge its records yet")
+    ) -> Result<crate::crashlog::AckedFiles, NoAcks> {
+        Err(NoAcks::because(
+            "this kind does not acknowledge its records yet",
+        ))
+    }
+}
+
+/// Why a workload cannot be crash-tested: its records are not acknowledged (and the setting
+/// that decides it, when one does).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NoAcks {
+    /// Why, in a few words.
+    pub why: &'static str,
+    /// The setting to change, when changing one would make it crash-testable.
+    pub setting: Option<super::super::Setting>,
+}
+
+impl NoAcks {
+    /// A refusal no single setting lifts.
+    pub const fn because(why: &'static str) -> NoAcks {
+        NoAcks { why, setting: None }
+    }
+
+    /// A refusal `setting` decides.
+    pub const fn setting(setting: super::super::Setting, why: &'static str) -> NoAcks {
+        NoAcks {
+            why,
+            setting: Some(setting),
+        }
+    }
+}
+
+impl std::fmt::Display for NoAcks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.why)
     }
 }

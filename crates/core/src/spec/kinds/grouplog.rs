@@ -426,9 +426,12 @@ impl KindParams for Spec {
     fn acknowledged_files(
         &self,
         _spec: &WorkloadSpec,
-    ) -> Result<crate::crashlog::AckedFiles, &'static str> {
+    ) -> Result<crate::crashlog::AckedFiles, super::def::NoAcks> {
         if self.record_size < crate::crashlog::RECORD_HEADER as u64 {
-            return Err("a grouplog record must hold a record header (64 bytes)");
+            return Err(super::def::NoAcks::setting(
+                Setting::RECORD_SIZE,
+                "a grouplog record must hold a record header: 64 bytes or more",
+            ));
         }
         Ok(crate::crashlog::AckedFiles::Listed(vec![
             LOG_FILE.to_string(),

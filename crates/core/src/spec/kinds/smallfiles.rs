@@ -393,9 +393,18 @@ impl KindParams for SmallfilesSpec {
     fn acknowledged_files(
         &self,
         spec: &WorkloadSpec,
-    ) -> Result<crate::crashlog::AckedFiles, &'static str> {
+    ) -> Result<crate::crashlog::AckedFiles, super::def::NoAcks> {
         if self.file_size < crate::crashlog::RECORD_HEADER as u64 {
-            return Err("a small file must hold a record header (64 bytes)");
+            return Err(super::def::NoAcks::setting(
+                Setting::SMALLFILES_FILE_SIZE,
+                "a small file must hold a record header: 64 bytes or more",
+            ));
+        }
+        if self.unlink {
+            return Err(super::def::NoAcks::setting(
+                Setting::SMALLFILES_UNLINK,
+                "the unlink phase removes the files whose survival the crash test checks",
+            ));
         }
         let dirs = (0..spec.common.threads).map(|t| format!("thread-{t}"));
         Ok(if self.rename_over {

@@ -310,6 +310,13 @@ fn only_what_acknowledges_is_crash_tested_and_each_kind_names_its_files() {
         ),
     ] {
         let said = files(flat).unwrap_err();
-        assert!(said.contains(why), "{said}");
+        assert!(said.why.contains(why), "{said}");
     }
+    // The refusals a setting lifts name it.
+    let mut small = small;
+    small.smallfiles.unlink = true;
+    assert_eq!(
+        files(small).unwrap_err().setting,
+        Some(crate::spec::Setting::SMALLFILES_UNLINK)
+    );
 }

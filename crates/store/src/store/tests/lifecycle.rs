@@ -515,6 +515,7 @@ fn a_crash_tests_findings_round_trip_and_damage_is_refused() {
         seed: 11,
         first_failure: Some(FirstFailure {
             reordered: false,
+            file: None,
             cut: 88,
             subset: 0,
             dropped: vec![87],

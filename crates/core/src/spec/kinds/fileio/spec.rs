@@ -197,12 +197,18 @@ impl KindParams for Spec {
     fn acknowledged_files(
         &self,
         spec: &WorkloadSpec,
-    ) -> Result<crate::crashlog::AckedFiles, &'static str> {
+    ) -> Result<crate::crashlog::AckedFiles, super::super::def::NoAcks> {
         if self.mode != FileioMode::Fio {
-            return Err("sysbench mode shares its syncs between threads");
+            return Err(super::super::def::NoAcks::setting(
+                Setting::MODE,
+                "sysbench mode shares its syncs between threads",
+            ));
         }
         if self.shared_files.is_some() {
-            return Err("shared files interleave several writers' records");
+            return Err(super::super::def::NoAcks::setting(
+                Setting::SHARED_FILES,
+                "shared files interleave several writers' records",
+            ));
         }
         Ok(crate::crashlog::AckedFiles::Listed(
             (0..spec.common.threads)
