@@ -167,7 +167,7 @@ pub fn show(db: &Option<PathBuf>, args: ShowArgs) -> Result<u8, CliError> {
             if let Some(crash) = crash {
                 out!(
                     "durability  {}",
-                    report::crash_text(stored.row.id, crash, db.as_deref())
+                    super::crash_state::crash_lines(stored.row.id, crash, db.as_deref())
                 );
             }
         }

@@ -108,7 +108,10 @@ pub fn controls(db: &Option<std::path::PathBuf>, args: &CrashtestArgs) -> Result
                     "NOT AS EXPECTED"
                 }
             );
-            for line in report::crash_text(outcome.run.id, &outcome.report, db.as_deref()).lines() {
+            for line in
+                super::crash_state::crash_lines(outcome.run.id, &outcome.report, db.as_deref())
+                    .lines()
+            {
                 outln!("  {line}");
             }
         }

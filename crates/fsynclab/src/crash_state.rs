@@ -72,3 +72,28 @@ pub fn crash_state_cmd(
     );
     Ok(0)
 }
+
+/// A crash test's findings in the CLI's words: the library's lines, then — when its log was
+/// kept — the command that builds its first failing state again (naming `--db` when one was
+/// given).
+pub(crate) fn crash_lines(
+    run_id: i64,
+    r: &fsynclab::crashlog::CrashReport,
+    db: Option<&std::path::Path>,
+) -> String {
+    let mut text = fsynclab::report::crash_text(r);
+    if r.first_failure.is_some() && r.kept_log.is_some() {
+        let db = db
+            .map(|d| {
+                format!(
+                    " --db {}",
+                    fsynclab::report::shell_word(&d.to_string_lossy())
+                )
+            })
+            .unwrap_or_default();
+        text.push_str(&format!(
+            "build it again: sudo fsynclab{db} crash-state {run_id} --out crash-state-{run_id}.img\n"
+        ));
+    }
+    text
+}

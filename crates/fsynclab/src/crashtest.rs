@@ -214,7 +214,7 @@ pub fn crashtest(db: &Option<std::path::PathBuf>, args: CrashtestArgs) -> Result
         );
         out!(
             "{}",
-            report::crash_text(outcome.run.id, &outcome.report, db.as_deref())
+            super::crash_state::crash_lines(outcome.run.id, &outcome.report, db.as_deref())
         );
     }
     // A workload that failed tested only what it acknowledged before it stopped.

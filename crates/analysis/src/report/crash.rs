@@ -53,10 +53,9 @@ pub fn crash_failed(r: &CrashReport) -> bool {
     r.lost + r.torn + r.stale + r.mount_failures + r.fsck_failures > 0
 }
 
-/// The findings of run `run_id`'s crash test in a few lines: the verdict, then the first
-/// failure and, when its log was kept, the command that builds that state again (with
-/// `--db DB` when the run is in a database other than the default one).
-pub fn crash_text(run_id: i64, r: &CrashReport, db: Option<&std::path::Path>) -> String {
+/// The findings of a crash test in a few lines: the verdict, then the first failure (each
+/// front end adds, when [`CrashReport::kept_log`] is set, how to build that state again).
+pub fn crash_text(r: &CrashReport) -> String {
     let mut out = format!(
         "{} of {} acknowledged records lost over {} power cuts ({} crash states); torn {}, \
          stale {}; states that did not mount {}, checker errors {}/{} (seed {})\n",
@@ -98,20 +97,13 @@ pub fn crash_text(run_id: i64, r: &CrashReport, db: Option<&std::path::Path>) ->
             "first failure: cut at log entry {}, state {} ({how}): {what}\n",
             f.cut, f.subset
         ));
-        if r.kept_log.is_some() {
-            let db = db
-                .map(|d| format!(" --db {}", shell_word(&d.to_string_lossy())))
-                .unwrap_or_default();
-            out.push_str(&format!(
-                "build it again: sudo fsynclab{db} crash-state {run_id} --out crash-state-{run_id}.img\n"
-            ));
-        }
     }
     out
 }
 
-/// `word` as one shell word: as is when it needs no quoting, else in single quotes.
-fn shell_word(word: &str) -> String {
+/// `word` as one shell word: as is when it needs no quoting, else in single quotes (for the
+/// commands the front ends print).
+pub fn shell_word(word: &str) -> String {
     let plain = !word.is_empty()
         && word
             .bytes()
@@ -156,8 +148,7 @@ mod tests {
         }
         assert!(clean["first_failure"].is_null());
         assert!(
-            crash_text(1, &r, None)
-                .starts_with("0 of 120 acknowledged records lost over 20 power cuts")
+            crash_text(&r).starts_with("0 of 120 acknowledged records lost over 20 power cuts")
         );
         r.lost = 3;
         r.first_failure = Some(FirstFailure {
@@ -183,24 +174,15 @@ mod tests {
         assert_eq!(j["first_failure"]["what"], "lost");
         assert_eq!(j["first_failure"]["record"]["seq"], 4);
         assert_eq!(j["first_failure"]["dropped"], json!([87]));
-        assert!(crash_text(7, &r, None).contains("first failure: cut at log entry 88"));
-        assert!(
-            !crash_text(7, &r, None).contains("crash-state"),
-            "no log kept"
-        );
+        assert!(crash_text(&r).contains("first failure: cut at log entry 88"));
         assert_eq!(j["log_kept"], false);
         r.kept_log = Some("0123456789abcdef".into());
-        assert!(
-            crash_text(7, &r, None).contains("sudo fsynclab crash-state 7 --out crash-state-7.img")
-        );
-        let db = std::path::Path::new("/tmp/my lab's.sqlite");
-        assert!(
-            crash_text(7, &r, Some(db))
-                .contains("sudo fsynclab --db '/tmp/my lab'\\''s.sqlite' crash-state 7 --out"),
-            "{}",
-            crash_text(7, &r, Some(db))
-        );
         assert_eq!(shell_word("/a/b.sqlite"), "/a/b.sqlite");
+        assert_eq!(
+            shell_word("/tmp/my lab's.sqlite"),
+            "'/tmp/my lab'\\''s.sqlite'"
+        );
+        assert_eq!(shell_word(""), "''");
         assert_eq!(crash_json(&r)["log_kept"], true);
     }
 }

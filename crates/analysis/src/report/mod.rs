@@ -31,7 +31,7 @@ pub use crate::words::warnings::{run_warning_texts, warning_codes, warning_text}
 pub use compare::{
     compare_csv, compare_json, compare_markdown, compare_table, crash_sides, num as fmt_num,
 };
-pub use crash::{crash_failed, crash_json, crash_text};
+pub use crash::{crash_failed, crash_json, crash_text, shell_word};
 pub use durable::{durable_unavailable, no_durable_op_text, not_durable_text, requirement_lines};
 pub use gate::{compare_gate_json, gate_text};
 pub use image::{

@@ -69,7 +69,7 @@ impl RunDetails {
         if self.id.is_none() {
             return;
         }
-        let db = super::setup_crash::replay_db(cx.runner.db_path());
+        let db = cx.runner.db_path().to_path_buf();
         let Some(run) = cx.cache.run_detail.as_deref().filter(|r| r.row.id == id) else {
             ui.horizontal(|ui| {
                 ui.spinner();
@@ -93,7 +93,7 @@ impl RunDetails {
             .show(ui, |ui| {
                 metadata(ui, run, spec_toml);
                 // A crash test's verdict is the run's headline: right under what it was.
-                crash_test(ui, run, db.as_deref());
+                crash_test(ui, run, &db);
                 origin(ui, run);
                 system(ui, run);
                 match (&run.result, summary) {
@@ -487,7 +487,7 @@ fn durability(ui: &mut egui::Ui, r: &fsynclab::metrics::RunResult, preset: Optio
 /// What the run's crash test found (issue 33): the verdict over every power cut tried, red
 /// when an acknowledged record was lost, torn or stale or a state failed, and the first
 /// failure.
-fn crash_test(ui: &mut egui::Ui, run: &StoredRun, db: Option<&std::path::Path>) {
+fn crash_test(ui: &mut egui::Ui, run: &StoredRun, db: &std::path::Path) {
     let Some(report) = &run.crash_test else {
         return;
     };
@@ -498,7 +498,7 @@ fn crash_test(ui: &mut egui::Ui, run: &StoredRun, db: Option<&std::path::Path>) 
         } else {
             ui.visuals().text_color()
         };
-        for (i, line) in fsynclab::report::crash_text(run.row.id, report, db)
+        for (i, line) in super::setup_crash::crash_lines(run.row.id, report, db)
             .lines()
             .enumerate()
         {

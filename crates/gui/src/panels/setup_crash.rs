@@ -307,13 +307,7 @@ impl CrashPanel {
                 )],
             );
         }
-        for line in fsynclab::report::crash_text(
-            f.run_id,
-            &f.report,
-            replay_db(cx.runner.db_path()).as_deref(),
-        )
-        .lines()
-        {
+        for line in crash_lines(f.run_id, &f.report, cx.runner.db_path()).lines() {
             ui.label(RichText::new(line).color(color));
         }
         if ui
@@ -327,9 +321,28 @@ impl CrashPanel {
     }
 }
 
-/// The database a `crash-state` command must name: the window's, unless it is the default
-/// one (`None`).
-pub(super) fn replay_db(db: &std::path::Path) -> Option<std::path::PathBuf> {
-    let default = Store::path_for(None).ok();
-    (default.as_deref() != Some(db)).then(|| db.to_path_buf())
+/// A crash test's findings in the window's words: the library's lines, then — when its log
+/// was kept — the command that builds its first failing state again (naming the window's
+/// database unless it is the default one).
+pub(super) fn crash_lines(
+    run_id: i64,
+    r: &fsynclab::crashlog::CrashReport,
+    db: &std::path::Path,
+) -> String {
+    let mut text = fsynclab::report::crash_text(r);
+    if r.first_failure.is_some() && r.kept_log.is_some() {
+        let default = Store::path_for(None).ok();
+        let db = if default.as_deref() == Some(db) {
+            String::new()
+        } else {
+            format!(
+                " --db {}",
+                fsynclab::report::shell_word(&db.to_string_lossy())
+            )
+        };
+        text.push_str(&format!(
+            "build it again: sudo fsynclab{db} crash-state {run_id} --out crash-state-{run_id}.img\n"
+        ));
+    }
+    text
 }

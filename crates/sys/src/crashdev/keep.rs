@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 
 use fsynclab_core::crashlog::{CrashState, read_entries, replay, state_at};
 
-use super::check::{CheckError, FileImage, io};
+use super::check::FileImage;
+use super::check_error::{CheckError, io};
 use super::mapped::{Mapped, read_size};
 use super::recorder::{DATA_FILE, LOG_FILE};
 

@@ -9,7 +9,7 @@ use std::ptr::NonNull;
 
 use nix::sys::mman::{MapFlags, ProtFlags, mmap, munmap};
 
-use super::check::{CheckError, io};
+use super::check_error::{CheckError, io};
 
 /// A file mapped read-only (empty: nothing mapped).
 pub(super) struct Mapped {

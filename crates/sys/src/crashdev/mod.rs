@@ -9,6 +9,7 @@
 //! as the block layer sent it).
 
 mod check;
+mod check_error;
 mod daemon;
 mod device;
 mod fs;
