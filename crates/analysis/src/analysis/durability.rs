@@ -40,8 +40,7 @@ impl NotDurable {
     pub fn explain(&self) -> String {
         match self {
             NotDurable::NoSync => "nothing syncs its writes before the run ends: a power cut \
-                 loses them (O_DIRECT alone leaves them in the device's cache; a directory's \
-                 fsync makes names durable, not data)"
+                 loses them (O_DIRECT alone leaves them in the device's cache)"
                 .into(),
             NotDurable::SyncFileRange => "sync_file_range writes the range back but flushes no \
                  device cache and no metadata: a power cut can lose what it returned for"
