@@ -69,7 +69,7 @@ pub struct CrashTestRequest {
 }
 
 /// A crash test's outcome: the run (its figures, stored as any run, the findings with it) and
-/// what the power cuts found.
+/// what the power cuts found (nothing, when it was cancelled: no cut is judged then).
 #[derive(Debug)]
 pub struct CrashTestOutcome {
     /// The workload's run on the recording device.
@@ -217,6 +217,13 @@ fn run_and_check(
     let log = device.finish()?;
     // The run's directory went with the device.
     let _ = store.mark_dir_removed(run.id);
+    if cancel.is_cancelled() {
+        // Stopped: no power cut is judged, and the run keeps no findings.
+        return Ok(CrashTestOutcome {
+            run,
+            report: CrashReport::default(),
+        });
+    }
     let run_dir = dir_name
         .into_inner()
         .unwrap_or_else(|e| e.into_inner())

@@ -154,3 +154,54 @@ fn a_crash_test_from_the_window_is_stored_and_opens_in_history() {
         },
     );
 }
+
+#[test]
+fn a_cancelled_crash_test_says_so_and_leaves_no_device() {
+    if !crate::common::scratch_or_skip(
+        "a_cancelled_crash_test_says_so_and_leaves_no_device",
+        "a crash test mounts /dev/fuse and loop devices",
+    ) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // Long enough to be cancelled while it writes: 20 s of fdatasynced writes.
+    let long = FlatSpec {
+        requests: None,
+        duration_s: Some(20.0),
+        ..small_fileio()
+    };
+    let mut h = harness(dir.path(), long);
+    h.run_steps(3);
+    retype(&mut h, "Scratch size", "64M");
+    show(&mut h, "Run crash test");
+    h.get_by_label("Run crash test").click();
+    step_until(
+        &mut h,
+        "the crash test to start",
+        Duration::from_secs(60),
+        |h| h.query_by_label("Cancel crash test").is_some(),
+    );
+    // Let the workload begin, then cancel.
+    std::thread::sleep(Duration::from_secs(3));
+    h.get_by_label("Cancel crash test").click();
+    step_until(
+        &mut h,
+        "the cancelled crash test to end",
+        Duration::from_secs(120),
+        |h| h.query_by_label("Cancel crash test").is_none(),
+    );
+    assert!(
+        h.query_by_label_contains("crash test cancelled").is_some(),
+        "the panel says it was cancelled"
+    );
+    assert!(h.query_by_label_contains("Durability of run").is_none());
+    let left: Vec<_> = std::fs::read_dir(dir.path().join("state"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("crash-"))
+        .filter(|e| e.file_name() != fsynclab::crashdev::KEPT_LOGS)
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    assert!(!mounts.contains(dir.path().to_str().unwrap()), "{mounts}");
+}
