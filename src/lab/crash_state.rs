@@ -45,6 +45,9 @@ pub enum CrashStateError {
     /// The cut asked for is past the log's end.
     #[error("{0}")]
     NoSuchCut(String),
+    /// Stopped by the caller (a signal): the image was removed.
+    #[error("cancelled: the image was removed")]
+    Cancelled,
     /// The image file could not be made.
     #[error("the image {path}: {source}")]
     Image {
@@ -60,13 +63,16 @@ pub enum CrashStateError {
 }
 
 /// Builds the crash state `choice` of run `run_id` (its log kept in `state_dir`) into the new
-/// file `out` (created, never replaced, with the invoking user's rights under sudo).
+/// file `out` (created, never replaced, with the invoking user's rights under sudo); when
+/// `cancel` is set by the end, the image is removed again (a half-built image is not left
+/// looking like a state).
 pub fn crash_state(
     store: &Store,
     state_dir: &Path,
     run_id: i64,
     choice: StateChoice,
     out: &Path,
+    cancel: &crate::engine::CancelToken,
 ) -> Result<BuiltState, CrashStateError> {
     if !nix::unistd::geteuid().is_root() {
         return Err(CrashStateError::NotRoot);
@@ -106,8 +112,16 @@ pub fn crash_state(
         ),
         StateChoice::AllLostAt(cut) => build_state(&kept, cut, None, false, &image.file),
     };
+    let built = match built {
+        Ok(_) if cancel.is_cancelled() => Err(CheckError::NoSuchState(String::new())),
+        other => other,
+    };
     match built {
         Ok(built) => Ok(built),
+        Err(_) if cancel.is_cancelled() => {
+            let _ = crate::identity::with_invoking_user_files(|| image.discard());
+            Err(CrashStateError::Cancelled)
+        }
         Err(e) => {
             // Removed from the directory it was made in, whatever the path points at now.
             let _ = crate::identity::with_invoking_user_files(|| image.discard());

@@ -40,19 +40,25 @@ pub fn crash_state_cmd(
         Some(cut) => StateChoice::AllLostAt(cut),
         None => StateChoice::FirstFailure,
     };
-    let built =
-        crash_state(&store, &state_dir, args.id, choice, &args.out).map_err(|e| match e {
-            CrashStateError::Image { path, source } => CliError::usage(anyhow!(
-                "--out {}: {source} (give a new file's path)",
-                path.display()
-            )),
-            CrashStateError::Store(e) => CliError::from(e),
-            CrashStateError::NoSuchCut(why) => {
-                CliError::usage(anyhow!("--cut {}: {why}", args.cut.unwrap_or_default()))
-            }
-            CrashStateError::Build(e) => CliError::failed(e),
-            e => CliError::usage(e),
-        })?;
+    // A signal lets the build end and removes the image (never a half-built one left).
+    let cancel = fsynclab::engine::CancelToken::new();
+    super::signals::install(cancel.clone());
+    let built = crash_state(&store, &state_dir, args.id, choice, &args.out, &cancel);
+    if cancel.is_cancelled() {
+        return Ok(super::signals::cancelled_exit_code());
+    }
+    let built = built.map_err(|e| match e {
+        CrashStateError::Image { path, source } => CliError::usage(anyhow!(
+            "--out {}: {source} (give a new file's path)",
+            path.display()
+        )),
+        CrashStateError::Store(e) => CliError::from(e),
+        CrashStateError::NoSuchCut(why) => {
+            CliError::usage(anyhow!("--cut {}: {why}", args.cut.unwrap_or_default()))
+        }
+        CrashStateError::Build(e) => CliError::failed(e),
+        e => CliError::usage(e),
+    })?;
     let s = &built.state;
     let out = args.out.display();
     outln!(

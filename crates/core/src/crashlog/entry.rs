@@ -146,21 +146,19 @@ fn checksum(bytes: &[u8]) -> u64 {
 }
 
 /// The entries of a log file's bytes, in order. A log cut short mid-entry (its recorder
-/// killed) reads up to its last whole entry; a damaged entry followed by a whole one, or
-/// entries out of sequence, are errors.
+/// killed while writing) reads up to its last whole entry; anything else that is not a whole
+/// entry in sequence — a damaged entry before the last one, more than one entry's worth of
+/// bytes after the last whole one (a log padded with zeroes), entries out of sequence — is an
+/// error. Memory: the entries decoded, nothing of the bytes copied.
 pub fn read_entries(bytes: &[u8]) -> Result<Vec<Entry>, EntryError> {
-    let mut out = Vec::with_capacity(bytes.len() / ENTRY_BYTES);
-    let chunks: Vec<&[u8]> = bytes.chunks(ENTRY_BYTES).collect();
-    for (index, chunk) in chunks.iter().enumerate() {
+    let mut out = Vec::new();
+    for (index, chunk) in bytes.chunks(ENTRY_BYTES).enumerate() {
         match Entry::decode(chunk) {
             Some(e) if e.seq == index as u64 => out.push(e),
             Some(e) => return Err(EntryError::OutOfSequence { index, seq: e.seq }),
             None => {
-                // Torn at the end is a cut-short log; anything whole after it is damage.
-                let later_whole = chunks[index + 1..]
-                    .iter()
-                    .any(|c| Entry::decode(c).is_some());
-                if later_whole {
+                // Only the last piece may be torn: a cut-short log.
+                if (index + 1) * ENTRY_BYTES < bytes.len() {
                     return Err(EntryError::Damaged { index });
                 }
                 break;
@@ -250,6 +248,17 @@ mod tests {
         assert_eq!(
             read_entries(&twice),
             Err(EntryError::OutOfSequence { index: 2, seq: 7 })
+        );
+        // Zeroes after the last entry: padding is damage, only a last piece may be torn.
+        let mut padded = log(&OPS);
+        padded.extend_from_slice(&[0u8; 3 * ENTRY_BYTES]);
+        assert_eq!(read_entries(&padded), Err(EntryError::Damaged { index: 5 }));
+        let mut torn = log(&OPS);
+        torn.extend_from_slice(&[0u8; ENTRY_BYTES]);
+        assert_eq!(
+            read_entries(&torn).unwrap().len(),
+            OPS.len(),
+            "one torn piece"
         );
     }
 

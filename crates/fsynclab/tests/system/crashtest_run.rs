@@ -280,5 +280,19 @@ fn small_files_synced_keep_their_names_and_unsynced_ones_are_lost() {
     // No sync at all: acknowledged anyway, lost at the cuts before the journal commits.
     let control = run(FileSync::None, false);
     assert!(control.lost > 0, "{control:?}");
+    // Its log was kept: its first failing state builds again; a cancelled build leaves no
+    // image.
+    use fsynclab::lab::crash_state::{CrashStateError, StateChoice, crash_state};
+    let id = store.list_runs(&Default::default()).unwrap()[0].id;
+    let image = dir.path().join("state.img");
+    let cancelled = CancelToken::new();
+    cancelled.cancel();
+    let stopped = crash_state(&store, &state, id, StateChoice::FirstFailure, &image, &cancelled);
+    assert!(matches!(stopped, Err(CrashStateError::Cancelled)), "{stopped:?}");
+    assert!(!image.exists(), "a cancelled build removes its image");
+    let built = crash_state(&store, &state, id, StateChoice::FirstFailure, &image, &cancel)
+        .expect("the first failing state");
+    assert_eq!(built.state.cut, control.first_failure.as_ref().unwrap().cut);
+    assert!(image.exists());
     assert!(device_gone(&state));
 }

@@ -81,7 +81,10 @@ pub(super) fn open_regular(path: &Path) -> Result<std::fs::File, CheckError> {
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
         .open(path)
-        .map_err(io("open", path))?;
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => refused(path, "is a symbolic link"),
+            _ => io("open", path)(e),
+        })?;
     let meta = file.metadata().map_err(io("read", path))?;
     if !meta.is_file() {
         return Err(refused(path, "is not a regular file"));
