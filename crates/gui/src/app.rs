@@ -54,6 +54,8 @@ pub struct Cache {
     pub start_crash_test: bool,
     /// A crash test started from the Setup tab is running.
     pub crash_test_running: bool,
+    /// Closing the window asks the running crash test to stop.
+    pub cancel_crash_test: bool,
     /// The autopilot asks the History tab to open Import….
     pub show_import: bool,
     /// Experiments.
@@ -378,6 +380,17 @@ impl LabApp {
             egui::Theme::Light
         });
         self.pump();
+        // A crash test's answer is taken whatever tab is shown.
+        {
+            let mut cx = Cx {
+                state: &mut self.state,
+                db: &self.db,
+                cache: &mut self.cache,
+                runner: &mut self.runner,
+                status: &mut self.status,
+            };
+            self.setup.poll_crash_test(&mut cx);
+        }
         self.handle_close(&ctx);
         // Ctrl+1..5 switch tabs.
         let tab_keys = [

@@ -31,7 +31,7 @@ impl LabApp {
     /// run's events), and draws the dialog when one is pending.
     pub(super) fn handle_close(&mut self, ctx: &egui::Context) {
         let requested = ctx.input(|i| i.viewport().close_requested());
-        if requested && self.close != CloseState::Closing && self.runner.is_active() {
+        if requested && self.close != CloseState::Closing && self.busy() {
             ctx.send_viewport_cmd(ViewportCommand::CancelClose);
             if self.close == CloseState::Open {
                 self.close = CloseState::Asking;
@@ -46,9 +46,9 @@ impl LabApp {
         }
         match self.close {
             CloseState::Open | CloseState::Closing => {}
-            CloseState::Asking if !self.runner.is_active() => self.close = CloseState::Open,
+            CloseState::Asking if !self.busy() => self.close = CloseState::Open,
             CloseState::Asking => self.ask_dialog(ctx),
-            CloseState::Stopping if !self.runner.is_active() => {
+            CloseState::Stopping if !self.busy() => {
                 self.close = CloseState::Closing;
                 ctx.send_viewport_cmd(ViewportCommand::Close);
             }
@@ -56,8 +56,19 @@ impl LabApp {
         }
     }
 
+    /// A run or a crash test is in progress.
+    fn busy(&self) -> bool {
+        self.runner.is_active() || self.cache.crash_test_running
+    }
+
     /// What cancelling does to this launch, in words.
     fn consequences(&self) -> String {
+        if !self.runner.is_active() {
+            return "The crash test is cancelled: its run is stored as cancelled, the recording \
+                    device torn down, and no power cut is judged. The window closes once that \
+                    is done."
+                .into();
+        }
         let live = &self.runner.live;
         let mut what = String::from(
             "The run is cancelled and stored as cancelled with the data measured so far",
@@ -80,7 +91,11 @@ impl LabApp {
         let mut choice = None;
         let modal = egui::Modal::new(Id::unique("close-during-run")).show(ctx, |ui| {
             ui.set_width(460.0);
-            ui.heading("A run is in progress");
+            ui.heading(if self.runner.is_active() {
+                "A run is in progress"
+            } else {
+                "A crash test is in progress"
+            });
             ui.label(text);
             ui.add_space(8.0);
             ui.horizontal(|ui| {
@@ -98,6 +113,7 @@ impl LabApp {
         match choice {
             Some(true) => {
                 self.runner.cancel();
+                self.cache.cancel_crash_test = true;
                 self.status
                     .info("cancelling the run before closing (it is stored as cancelled)");
                 self.close = CloseState::Stopping;

@@ -287,11 +287,28 @@ fn small_files_synced_keep_their_names_and_unsynced_ones_are_lost() {
     let image = dir.path().join("state.img");
     let cancelled = CancelToken::new();
     cancelled.cancel();
-    let stopped = crash_state(&store, &state, id, StateChoice::FirstFailure, &image, &cancelled);
-    assert!(matches!(stopped, Err(CrashStateError::Cancelled)), "{stopped:?}");
+    let stopped = crash_state(
+        &store,
+        &state,
+        id,
+        StateChoice::FirstFailure,
+        &image,
+        &cancelled,
+    );
+    assert!(
+        matches!(stopped, Err(CrashStateError::Cancelled)),
+        "{stopped:?}"
+    );
     assert!(!image.exists(), "a cancelled build removes its image");
-    let built = crash_state(&store, &state, id, StateChoice::FirstFailure, &image, &cancel)
-        .expect("the first failing state");
+    let built = crash_state(
+        &store,
+        &state,
+        id,
+        StateChoice::FirstFailure,
+        &image,
+        &cancel,
+    )
+    .expect("the first failing state");
     assert_eq!(built.state.cut, control.first_failure.as_ref().unwrap().cut);
     assert!(image.exists());
     assert!(device_gone(&state));

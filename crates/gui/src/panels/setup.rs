@@ -137,6 +137,12 @@ impl SetupPanel {
         self.scratch.set_manager(manager);
     }
 
+    /// Takes a running crash test's answer and passes on a cancel (every frame, whatever tab
+    /// is shown).
+    pub fn poll_crash_test(&mut self, cx: &mut Cx) {
+        self.scratch.poll_crash_test(cx);
+    }
+
     /// Serves the crash test's recording device with `program` instead of this executable
     /// (tests: their executable is not fsynclab).
     pub fn set_crash_daemon(&mut self, program: fsynclab::crashdev::DaemonProgram) {

@@ -84,7 +84,6 @@ impl CrashPanel {
 
     /// Draws the crash-test part of the scratch form (`device`: what the form describes).
     pub(super) fn ui(&mut self, ui: &mut Ui, cx: &mut Cx, device: DeviceForm<'_>) {
-        self.poll(cx);
         ui.add_space(6.0);
         ui.label(RichText::new("Crash test").strong());
         ui.weak(
@@ -153,7 +152,6 @@ impl CrashPanel {
         if let Some(e) = &self.error {
             error_lines(ui, std::slice::from_ref(e));
         }
-        cx.cache.crash_test_running = self.running.is_some();
         self.finished_ui(ui, cx);
     }
 
@@ -259,14 +257,21 @@ impl CrashPanel {
         }
     }
 
-    /// Takes the crash test's answer; a stored run refreshes History.
-    fn poll(&mut self, cx: &mut Cx) {
-        let Some((_, task)) = &self.running else {
+    /// Takes the crash test's answer (a stored run refreshes History), passes on a cancel
+    /// asked for by closing the window, and says whether one is running.
+    pub(super) fn poll(&mut self, cx: &mut Cx) {
+        let cancel_asked = std::mem::take(&mut cx.cache.cancel_crash_test);
+        cx.cache.crash_test_running = self.running.is_some();
+        let Some((cancel, task)) = &self.running else {
             return;
         };
+        if cancel_asked {
+            cancel.cancel();
+        }
         let Some(answer) = task.poll() else {
             return;
         };
+        cx.cache.crash_test_running = false;
         self.running = None;
         cx.runner.stored_since_refresh += 1;
         match answer.unwrap_or_else(|_lost| Err("the crash test stopped without an answer".into()))

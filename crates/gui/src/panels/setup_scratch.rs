@@ -81,6 +81,11 @@ impl ScratchPanel {
         self.loaded = false;
     }
 
+    /// Takes a running crash test's answer (see `setup_crash`).
+    pub(super) fn poll_crash_test(&mut self, cx: &mut Cx) {
+        self.crash.poll(cx);
+    }
+
     /// Serves a crash test's recording device with `program` (tests).
     pub(super) fn set_crash_daemon(&mut self, program: fsynclab::crashdev::DaemonProgram) {
         self.crash.set_daemon(program);

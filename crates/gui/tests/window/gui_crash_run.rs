@@ -205,3 +205,54 @@ fn a_cancelled_crash_test_says_so_and_leaves_no_device() {
     let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
     assert!(!mounts.contains(dir.path().to_str().unwrap()), "{mounts}");
 }
+
+#[test]
+fn closing_the_window_during_a_crash_test_asks_then_stops_it_cleanly() {
+    if !crate::common::scratch_or_skip(
+        "closing_the_window_during_a_crash_test_asks_then_stops_it_cleanly",
+        "a crash test mounts /dev/fuse and loop devices",
+    ) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let long = FlatSpec {
+        requests: None,
+        duration_s: Some(20.0),
+        ..small_fileio()
+    };
+    let mut h = harness(dir.path(), long);
+    h.run_steps(3);
+    retype(&mut h, "Scratch size", "64M");
+    show(&mut h, "Run crash test");
+    h.get_by_label("Run crash test").click();
+    step_until(
+        &mut h,
+        "the crash test to start",
+        Duration::from_secs(60),
+        |h| h.query_by_label("Cancel crash test").is_some(),
+    );
+    std::thread::sleep(Duration::from_secs(2));
+    // On another tab: the crash test is still seen.
+    h.state_mut().state.tab = Tab::History;
+    h.run_steps(3);
+    gui_common::press_close(&mut h);
+    h.run_steps(3);
+    assert_eq!(h.state().close, fsynclab_gui::CloseState::Asking);
+    assert!(h.query_by_label("A crash test is in progress").is_some());
+    h.get_by_label("Cancel the run and close").click();
+    step_until(
+        &mut h,
+        "the window to close once the crash test stopped",
+        Duration::from_secs(120),
+        |h| h.state().close == fsynclab_gui::CloseState::Closing,
+    );
+    let left: Vec<_> = std::fs::read_dir(dir.path().join("state"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("crash-"))
+        .filter(|e| e.file_name() != fsynclab::crashdev::KEPT_LOGS)
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    assert!(!mounts.contains(dir.path().to_str().unwrap()), "{mounts}");
+}
