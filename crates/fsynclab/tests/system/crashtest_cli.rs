@@ -4,8 +4,16 @@
 
 use crate::common::{Lab, json_of, require_root};
 
+/// `fsynclab --db <lab's>` with the scratch state (and the kept logs of failing crash tests)
+/// in the lab's own directory, not root's.
+fn crash_cmd(lab: &Lab) -> std::process::Command {
+    let mut c = lab.cmd();
+    c.env("XDG_DATA_HOME", lab.dir.path());
+    c
+}
+
 fn refused(lab: &Lab, args: &[&str], said: &str) {
-    let out = lab.cmd().arg("crashtest").args(args).output().unwrap();
+    let out = crash_cmd(lab).arg("crashtest").args(args).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
     assert!(err.contains(said), "{args:?}: {err}");
@@ -113,8 +121,7 @@ fn the_hidden_daemon_command_refuses_anything_but_a_crash_directory_of_roots() {
 }
 
 fn crashtest(lab: &Lab, args: &[&str]) -> (i32, serde_json::Value) {
-    let out = lab
-        .cmd()
+    let out = crash_cmd(lab)
         .args(["crashtest", "--json", "--threads", "2", "--bs", "4k"])
         .args(["--file-size", "256k", "--cuts", "20", "--subsets", "1"])
         .args(args)
@@ -222,8 +229,7 @@ fn every_control_of_every_filesystem_comes_out_as_expected() {
     }
     let lab = Lab::new();
     for fs in ["ext4", "xfs", "btrfs"] {
-        let out = lab
-            .cmd()
+        let out = crash_cmd(&lab)
             .args([
                 "crashtest",
                 "--controls",

@@ -20,6 +20,9 @@ use super::recorder::{DATA_FILE, LOG_FILE};
 pub const KEPT_LOGS: &str = "crash-logs";
 /// The file of a kept log that says the device's size in bytes.
 const SIZE_FILE: &str = "size";
+/// Kept logs at most: keeping one more removes the oldest (a few MiB each; the newest are the
+/// ones a user asks about).
+pub const MAX_KEPT_LOGS: usize = 32;
 
 /// Whether `name` is one a kept log may have: 16 lowercase hex digits (a stored report's
 /// name is input like any other: it may come from an imported bundle).
@@ -61,7 +64,30 @@ pub fn keep_log(
     let size_path = to.join(SIZE_FILE);
     let mut f = File::create(&size_path).map_err(io("write", &size_path))?;
     writeln!(f, "{size}").map_err(io("write", &size_path))?;
+    prune(&parent, MAX_KEPT_LOGS);
     Ok(to)
+}
+
+/// Removes the oldest kept logs of `parent` beyond the newest `keep` (only directories with a
+/// kept log's name; nothing else there is touched).
+fn prune(parent: &Path, keep: usize) {
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    let mut kept: Vec<(std::time::SystemTime, PathBuf)> = entries
+        .filter_map(Result::ok)
+        .filter(|e| is_kept_name(&e.file_name().to_string_lossy()))
+        .filter_map(|e| {
+            let meta = std::fs::symlink_metadata(e.path()).ok()?;
+            let modified = meta.modified().ok()?;
+            meta.is_dir().then(|| (modified, e.path()))
+        })
+        .collect();
+    kept.sort();
+    let excess = kept.len().saturating_sub(keep);
+    for (_, dir) in kept.into_iter().take(excess) {
+        let _ = std::fs::remove_dir_all(dir);
+    }
 }
 
 /// What [`build_state`] built.
@@ -227,5 +253,41 @@ mod tests {
         std::os::unix::fs::symlink(victim.join("x.img"), &link).unwrap();
         assert!(NewImage::create(&link).is_err());
         assert!(NewImage::create(dir.path()).is_err(), "a directory");
+    }
+
+    #[test]
+    fn keeping_a_log_past_the_limit_removes_the_oldest_only() {
+        let state = tempfile::tempdir().unwrap();
+        let parent = state.path().join(KEPT_LOGS);
+        std::fs::create_dir_all(&parent).unwrap();
+        for i in 0..MAX_KEPT_LOGS {
+            let dir = parent.join(format!("{i:016x}"));
+            std::fs::create_dir(&dir).unwrap();
+            // Oldest first: 0 is the oldest.
+            let when = std::time::SystemTime::UNIX_EPOCH
+                + std::time::Duration::from_secs(1_000_000 + i as u64);
+            File::open(&dir).unwrap().set_modified(when).unwrap();
+        }
+        std::fs::write(parent.join("notes.txt"), b"mine").unwrap();
+        let device = state.path().join("dev");
+        std::fs::create_dir(&device).unwrap();
+        std::fs::write(device.join(LOG_FILE), b"").unwrap();
+        std::fs::write(device.join(DATA_FILE), b"").unwrap();
+        keep_log(&device, state.path(), "ffffffffffffffff", 1 << 20).unwrap();
+        let mut names: Vec<String> = std::fs::read_dir(&parent)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names.len(), MAX_KEPT_LOGS + 1, "{names:?}");
+        assert!(!names.contains(&format!("{:016x}", 0)), "the oldest went");
+        assert!(
+            names.contains(&"ffffffffffffffff".to_string()),
+            "the new one stays"
+        );
+        assert!(
+            names.contains(&"notes.txt".to_string()),
+            "nothing else is touched"
+        );
     }
 }
