@@ -161,6 +161,10 @@ pub(crate) fn checked_request(
 
 /// The exit code a crash test's error deserves: its input refused (2), or it failed (1).
 pub(crate) fn crash_error(e: CrashTestError) -> CliError {
+    if let CrashTestError::Spec(spec) = &e {
+        use fsynclab::spec::Worded;
+        return CliError::usage(anyhow!("{}", spec.worded(&crate::names::CliNames)));
+    }
     if let CrashTestError::Unsupported(no) = &e
         && let Some(setting) = no.setting
     {
