@@ -8,6 +8,7 @@
 use std::ffi::CString;
 use std::sync::mpsc::Sender;
 
+use crate::crashlog::{Ack, RecordId, fill_record};
 use super::api::{CancelToken, EngineEvent};
 use super::durable::PendingStarts;
 use super::file::{AlignedBuf, Backend, Clock, DirOps, FileLayout, SyncFile};
@@ -25,7 +26,8 @@ pub(crate) struct Append;
 /// The two names a writer's segments alternate between (the current one and the next),
 /// made before the gate so a switch formats nothing.
 fn segment_names(thread: u32) -> [String; 2] {
-    [format!("wal-{thread}-a.log"), format!("wal-{thread}-b.log")]
+    use crate::spec::kinds::append::segment_name;
+    [segment_name(thread, 0), segment_name(thread, 1)]
 }
 
 /// An empty segment, grown by the writes.
@@ -118,6 +120,8 @@ struct Log<F, D> {
     /// The segments' names as C strings (for removing one), indexed as the plan's files.
     names: [CString; 2],
     rotate: OpStats,
+    /// A crash test's records written and not yet synced.
+    unacked: Vec<Ack>,
 }
 
 /// Runs one writer to its stop condition.
@@ -128,6 +132,7 @@ fn run_appender<B: Backend>(
     plan: &WorkerPlan,
     w: Worker<'_>,
 ) -> WorkerOutput {
+    let acking = w.acks.is_some();
     let open = || {
         let first = WorkerPlan {
             files: vec![plan.files[0].clone()],
@@ -147,6 +152,11 @@ fn run_appender<B: Backend>(
             durable: PendingStarts::new(spec, 1),
             names: [names[0].clone(), names[1].clone()],
             rotate: OpStats::preallocated("rotate"),
+            unacked: Vec::with_capacity(if acking {
+                k.sync_every as usize + 1
+            } else {
+                0
+            }),
         })
     };
     run_worker(backend, w, open, |log, t| {
@@ -194,7 +204,19 @@ fn append_loop<B: Backend, C: Clock>(
                 Err(()) => break,
             }
         }
-        log.buf.stamp(offset ^ stamp, c.writes);
+        // A crash test's record is whole: its identity and a checksum.
+        let id = t.acks.map(|sink| RecordId {
+            run: sink.run(),
+            thread: plan.thread,
+            seq: c.writes,
+            version: 0,
+        });
+        match &id {
+            Some(id) => log.buf.fill_with(|bytes| {
+                fill_record(bytes, id);
+            }),
+            None => log.buf.stamp(offset ^ stamp, c.writes),
+        }
         let t0 = t.clock.now_ns();
         let written = log.file.write_at(log.buf.as_slice(), offset);
         let t1 = t.clock.now_ns();
@@ -211,6 +233,23 @@ fn append_loop<B: Backend, C: Clock>(
             log.durable.push(0, t0);
         }
         bump(&t.live.writes, 1);
+        if let (Some(sink), Some(id)) = (t.acks, id) {
+            let ack = Ack {
+                id,
+                file: plan.thread,
+                offset,
+                len: record as u32,
+            };
+            // Durable when written (O_SYNC/O_DSYNC), else when its sync returns.
+            if sync_every == 0 {
+                if let Err(e) = sink.ack(&ack) {
+                    fail(t, spec, plan, current, ("acknowledge", None), &e);
+                    break;
+                }
+            } else {
+                log.unacked.push(ack);
+            }
+        }
         (c.writes, c.bytes, c.busy_ns) = (c.writes + 1, c.bytes + record, c.busy_ns + write_ns);
         (offset, pending, now) = (offset + record, pending + 1, t1);
         if sync_every != 0 && pending >= sync_every {
@@ -244,6 +283,13 @@ fn sync_now<F: SyncFile, D, C: Clock>(
         return false;
     }
     log.durable.settle_all(0, t2, &mut t.out.durable_lat);
+    if let Some(sink) = t.acks {
+        let acked = log.unacked.drain(..).try_for_each(|ack| sink.ack(&ack));
+        if let Err(e) = acked {
+            fail(t, spec, plan, current, ("acknowledge", None), &e);
+            return false;
+        }
+    }
     record_sync(&mut t.out.sync_lat, t.live, t2.saturating_sub(t1));
     c.syncs += 1;
     c.busy_ns += t2.saturating_sub(t1);

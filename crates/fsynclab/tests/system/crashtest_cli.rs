@@ -73,6 +73,11 @@ fn bad_crash_test_input_exits_2_naming_the_flag() {
             &["--kind", "smallfiles", "--file-size", "32"],
             "must hold a record header",
         );
+        refused(
+            &lab,
+            &["--kind", "append", "--duration", "1"],
+            "--segment-size: this workload cannot be crash-tested",
+        );
     }
 }
 

@@ -313,3 +313,39 @@ fn small_files_synced_keep_their_names_and_unsynced_ones_are_lost() {
     assert!(image.exists());
     assert!(device_gone(&state));
 }
+
+#[test]
+fn an_append_log_synced_every_four_records_loses_none_of_them() {
+    if !require_root(
+        "an_append_log_synced_every_four_records_loses_none_of_them",
+        "mounts /dev/fuse and loop devices",
+    ) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("lab.sqlite")).unwrap();
+    let state = dir.path().join("state");
+    let mut flat = FlatSpec {
+        kind: WorkloadKind::Append,
+        threads: 2,
+        requests: Some(120),
+        sync: SyncMethod::Fdatasync,
+        sync_every: 4,
+        ..FlatSpec::default()
+    };
+    flat.append.record_size = 4096;
+    flat.append.segment_size = 1 << 20;
+    let request = CrashTestRequest {
+        spec: flat.typed(),
+        ..request(&state, SyncMethod::Fdatasync, "")
+    };
+    let out = crash_test(&store, &request, &CancelToken::new()).unwrap();
+    let r = &out.report;
+    eprintln!("append: {r:?}");
+    assert_eq!(out.run.writes, 120);
+    // Every record but each writer's last unsynced few is acknowledged.
+    assert!(r.acknowledged >= 112, "{r:?}");
+    assert_eq!((r.lost, r.torn, r.stale), (0, 0, 0), "{r:?}");
+    assert_eq!((r.mount_failures, r.fsck_failures), (0, 0), "{r:?}");
+    assert!(device_gone(&state));
+}

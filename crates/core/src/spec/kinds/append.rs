@@ -281,4 +281,41 @@ impl KindParams for Spec {
     fn pending_starts(&self) -> u64 {
         u64::from(self.sync_every).saturating_add(1)
     }
+
+    /// Each record is acknowledged when its sync returns (or its O_SYNC/O_DSYNC write), in
+    /// the writer's first segment — only while no writer can fill a segment: removing a full
+    /// one is a checkpoint the crash test cannot see.
+    fn acknowledged_files(
+        &self,
+        spec: &WorkloadSpec,
+    ) -> Result<crate::crashlog::AckedFiles, super::def::NoAcks> {
+        use super::def::NoAcks;
+        if self.record_size < crate::crashlog::RECORD_HEADER as u64 {
+            return Err(NoAcks::setting(
+                Setting::Field(&RECORD_SIZE),
+                "a record must hold a record header: 64 bytes or more",
+            ));
+        }
+        let most = spec
+            .common
+            .requests
+            .map(|n| n.saturating_mul(self.record_size));
+        if most.is_none_or(|bytes| bytes > self.segment_size) {
+            return Err(NoAcks::setting(
+                Setting::Field(&SEGMENT_SIZE),
+                "a writer could fill its segment, and a removed segment is a checkpoint the \
+                 crash test cannot see: give a request count whose records fit one segment",
+            ));
+        }
+        Ok(crate::crashlog::AckedFiles::Listed(
+            (0..spec.common.threads)
+                .map(|t| segment_name(t, 0))
+                .collect(),
+        ))
+    }
+}
+
+/// A writer's segment file: `wal-<thread>-a.log` (the first) or `-b.log` (the next).
+pub fn segment_name(thread: u32, which: usize) -> String {
+    format!("wal-{thread}-{}.log", if which == 0 { "a" } else { "b" })
 }

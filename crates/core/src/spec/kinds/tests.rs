@@ -320,3 +320,42 @@ fn only_what_acknowledges_is_crash_tested_and_each_kind_names_its_files() {
         Some(crate::spec::Setting::SMALLFILES_UNLINK)
     );
 }
+
+#[test]
+fn an_append_log_is_crash_tested_only_while_no_segment_can_fill() {
+    let mut flat = FlatSpec {
+        kind: WorkloadKind::Append,
+        threads: 2,
+        requests: Some(100),
+        ..FlatSpec::default()
+    };
+    flat.append.segment_size = 100 * 4096;
+    let spec = flat.clone().typed();
+    assert_eq!(
+        spec.kind.params().acknowledged_files(&spec),
+        Ok(crate::crashlog::AckedFiles::Listed(vec![
+            "wal-0-a.log".to_string(),
+            "wal-1-a.log".to_string()
+        ]))
+    );
+    // One record more than a segment holds, or no request count: a segment may rotate.
+    for flat in [
+        FlatSpec {
+            requests: Some(101),
+            ..flat.clone()
+        },
+        FlatSpec {
+            requests: None,
+            duration_s: Some(1.0),
+            ..flat.clone()
+        },
+    ] {
+        let spec = flat.typed();
+        let no = spec.kind.params().acknowledged_files(&spec).unwrap_err();
+        assert_eq!(
+            no.setting.map(|s| s.key()),
+            Some("append.segment_size"),
+            "{no}"
+        );
+    }
+}
