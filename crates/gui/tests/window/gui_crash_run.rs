@@ -155,22 +155,14 @@ fn a_crash_test_from_the_window_is_stored_and_opens_in_history() {
     );
 }
 
-#[test]
-fn a_cancelled_crash_test_says_so_and_leaves_no_device() {
-    if !crate::common::scratch_or_skip(
-        "a_cancelled_crash_test_says_so_and_leaves_no_device",
-        "a crash test mounts /dev/fuse and loop devices",
-    ) {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    // Long enough to be cancelled while it writes: 20 s of fdatasynced writes.
+/// A 20-second crash test started from the window, its workload running.
+fn a_long_crash_test_running(dir: &std::path::Path) -> Harness<'static, LabApp> {
     let long = FlatSpec {
         requests: None,
         duration_s: Some(20.0),
         ..small_fileio()
     };
-    let mut h = harness(dir.path(), long);
+    let mut h = harness(dir, long);
     h.run_steps(3);
     retype(&mut h, "Scratch size", "64M");
     show(&mut h, "Run crash test");
@@ -181,8 +173,35 @@ fn a_cancelled_crash_test_says_so_and_leaves_no_device() {
         Duration::from_secs(60),
         |h| h.query_by_label("Cancel crash test").is_some(),
     );
-    // Let the workload begin, then cancel.
-    std::thread::sleep(Duration::from_secs(3));
+    // Let the workload begin.
+    std::thread::sleep(Duration::from_secs(2));
+    h
+}
+
+/// Nothing of a crash test's device is left: no directory of it, nothing mounted under
+/// `dir`.
+fn assert_no_device_left(dir: &std::path::Path) {
+    let left: Vec<_> = std::fs::read_dir(dir.join("state"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("crash-"))
+        .filter(|e| e.file_name() != fsynclab::crashdev::KEPT_LOGS)
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    assert!(!mounts.contains(dir.to_str().unwrap()), "{mounts}");
+}
+
+#[test]
+fn a_cancelled_crash_test_says_so_and_leaves_no_device() {
+    if !crate::common::scratch_or_skip(
+        "a_cancelled_crash_test_says_so_and_leaves_no_device",
+        "a crash test mounts /dev/fuse and loop devices",
+    ) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = a_long_crash_test_running(dir.path());
     h.get_by_label("Cancel crash test").click();
     step_until(
         &mut h,
@@ -195,15 +214,7 @@ fn a_cancelled_crash_test_says_so_and_leaves_no_device() {
         "the panel says it was cancelled"
     );
     assert!(h.query_by_label_contains("Durability of run").is_none());
-    let left: Vec<_> = std::fs::read_dir(dir.path().join("state"))
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_string_lossy().starts_with("crash-"))
-        .filter(|e| e.file_name() != fsynclab::crashdev::KEPT_LOGS)
-        .collect();
-    assert!(left.is_empty(), "{left:?}");
-    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
-    assert!(!mounts.contains(dir.path().to_str().unwrap()), "{mounts}");
+    assert_no_device_left(dir.path());
 }
 
 #[test]
@@ -215,23 +226,7 @@ fn closing_the_window_during_a_crash_test_asks_then_stops_it_cleanly() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let long = FlatSpec {
-        requests: None,
-        duration_s: Some(20.0),
-        ..small_fileio()
-    };
-    let mut h = harness(dir.path(), long);
-    h.run_steps(3);
-    retype(&mut h, "Scratch size", "64M");
-    show(&mut h, "Run crash test");
-    h.get_by_label("Run crash test").click();
-    step_until(
-        &mut h,
-        "the crash test to start",
-        Duration::from_secs(60),
-        |h| h.query_by_label("Cancel crash test").is_some(),
-    );
-    std::thread::sleep(Duration::from_secs(2));
+    let mut h = a_long_crash_test_running(dir.path());
     // On another tab: the crash test is still seen.
     h.state_mut().state.tab = Tab::History;
     h.run_steps(3);
@@ -246,13 +241,5 @@ fn closing_the_window_during_a_crash_test_asks_then_stops_it_cleanly() {
         Duration::from_secs(120),
         |h| h.state().close == fsynclab_gui::CloseState::Closing,
     );
-    let left: Vec<_> = std::fs::read_dir(dir.path().join("state"))
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_string_lossy().starts_with("crash-"))
-        .filter(|e| e.file_name() != fsynclab::crashdev::KEPT_LOGS)
-        .collect();
-    assert!(left.is_empty(), "{left:?}");
-    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
-    assert!(!mounts.contains(dir.path().to_str().unwrap()), "{mounts}");
+    assert_no_device_left(dir.path());
 }
