@@ -96,7 +96,9 @@ fn a_clearly_worse_candidate_exits_3_and_names_iops() {
     let ratio = iops["ratio"].as_f64().unwrap();
     let ci = &iops["ratio_ci95"];
     assert!(ci[0].as_f64().unwrap() <= ratio && ratio <= ci[1].as_f64().unwrap());
-    assert!(ci[1].as_f64().unwrap() < 0.1, "a 10x loss or more: {iops}");
+    // Only "clearly worse": how much an fsync costs depends on the machine and its load (the
+    // 100x of a quiet run fell under 10x once in CI, where other test binaries share the disk).
+    assert!(ci[1].as_f64().unwrap() < 0.5, "at least a 2x loss: {iops}");
     assert_eq!(v["gate"]["rule"]["metrics"][0], "iops");
     assert!(v["metrics"].is_array(), "the comparison is still there");
     assert!(lab.target_entries().is_empty());
