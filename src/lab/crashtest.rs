@@ -105,13 +105,19 @@ pub enum CrashTestError {
     /// The findings could not be stored with the run.
     #[error(transparent)]
     Store(#[from] crate::store::StoreError),
+    /// `run --crash-check`: the target is on no lasting crash-test filesystem.
+    #[error("{} is not on a lasting crash-test filesystem", .0.display())]
+    NotCrashFs(PathBuf),
+    /// `run --crash-check`: the lasting crash-test filesystem's daemon is gone.
+    #[error("crash-test filesystem {0} is no longer served: its daemon is gone")]
+    NotServing(String),
     /// The acknowledgements' file could not be opened or marked.
     #[error("the crash-test device's marks file: {0}")]
     Marks(#[source] std::io::Error),
 }
 
 /// A run number for the records: the time and the process, mixed.
-fn run_number() -> u64 {
+pub(super) fn run_number() -> u64 {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64);
@@ -236,12 +242,13 @@ fn run_and_check(
         dir: PathBuf::from(run_dir),
         files,
         plan: request.plan,
+        run: None,
     };
     let mut report = check(&log, &base.join("work"), &options)?;
     if report.first_failure.is_some() {
         // The evidence: its states can be built again (`crash-state`).
         let name = format!("{record_run:016x}");
-        match keep_log(&log, &request.state_dir, &name, request.size_bytes) {
+        match keep_log(&log, &request.state_dir, &name, request.size_bytes, false) {
             Ok(_) => report.kept_log = Some(name),
             Err(e) => log::warn!("the failing crash test's log was not kept: {e}"),
         }

@@ -5,6 +5,7 @@
 
 pub mod bundle_import;
 mod clean;
+pub mod crash_check;
 pub mod crash_controls;
 pub mod crash_state;
 pub mod crashtest;

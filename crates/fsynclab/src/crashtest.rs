@@ -175,11 +175,26 @@ pub(crate) fn crash_error(e: CrashTestError) -> CliError {
             no.why
         ));
     }
+    match &e {
+        CrashTestError::NotCrashFs(target) => {
+            return CliError::usage(anyhow!(
+                "--target {}: not on a crash-test filesystem: make one with `fsynclab crash-fs create` and run in its directory (`fsynclab crash-fs list`)",
+                target.display()
+            ));
+        }
+        CrashTestError::NotServing(name) => {
+            return CliError::failed(anyhow!(
+                "crash-test filesystem {name} is no longer served (its daemon is gone): `fsynclab crash-fs destroy {name}`"
+            ));
+        }
+        _ => {}
+    }
     let usage = matches!(
         e,
         CrashTestError::NotRoot
             | CrashTestError::Spec(_)
             | CrashTestError::Unsupported(_)
+            | CrashTestError::NotCrashFs(_)
             | CrashTestError::Device(DeviceError::Options(_))
     );
     CliError::usage_if(usage, e)
@@ -250,21 +265,36 @@ pub struct CrashDeviceArgs {
     /// The image's size in bytes.
     #[arg(long)]
     pub size: u64,
+    /// Serve until the device is unmounted (a `crash-fs` filesystem), not until standard
+    /// input closes.
+    #[arg(long)]
+    pub lasting: bool,
 }
 
-/// Serves the device until the crash test closes this process's standard input.
+/// Serves the device until the crash test closes this process's standard input (or, lasting,
+/// until `crash-fs destroy` unmounts it).
 pub fn crash_device(args: CrashDeviceArgs) -> Result<u8, CliError> {
-    let said =
-        fsynclab::crashdev::serve(&args.base, args.size, std::io::stdout(), std::io::stdin());
-    said.map_err(|e| match e {
+    let said = if args.lasting {
+        fsynclab::crashdev::serve_lasting(&args.base, args.size, std::io::stdout())
+    } else {
+        fsynclab::crashdev::serve(&args.base, args.size, std::io::stdout(), std::io::stdin())
+    };
+    said.map_err(device_error)?;
+    Ok(0)
+}
+
+/// A recording device's error in the CLI's words: a refused input names its flag (exit 2).
+pub(crate) fn device_error(e: DeviceError) -> CliError {
+    match e {
         DeviceError::Refused { field, value, why } => {
             let flag = match field {
                 DaemonField::Base => "--base",
                 DaemonField::Size => "--size",
+                DaemonField::Name => "--name",
             };
             CliError::usage(anyhow!("{flag} {value}: {why}"))
         }
+        e @ (DeviceError::Options(_) | DeviceError::InUse { .. }) => CliError::usage(e),
         e => CliError::failed(e),
-    })?;
-    Ok(0)
+    }
 }

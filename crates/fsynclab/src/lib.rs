@@ -34,6 +34,7 @@ macro_rules! errln {
 mod browse;
 mod compare;
 mod crash_controls;
+mod crash_fs;
 mod crash_state;
 mod crashtest;
 mod export;
@@ -116,6 +117,10 @@ pub enum Command {
     /// Crash-test a workload (root): run it on fsynclab's recording device, then check every
     /// planned power cut for the records it acknowledged (exit 3 when one is lost).
     Crashtest(crashtest::CrashtestArgs),
+    /// Crash-test filesystems that last (root): create, list, destroy. Runs in one with
+    /// `run --crash-check` are checked for power cuts.
+    #[command(name = "crash-fs")]
+    CrashFs(crash_fs::CrashFsArgs),
     /// Build one crash state of a failing crash test again, as an image file to mount and
     /// check (root).
     CrashState(crash_state::CrashStateArgs),
@@ -343,6 +348,7 @@ pub fn execute(cli: Cli, window: Option<Window>) -> ExitCode {
         Some(Command::Matrix(args)) => scratch::matrix(&cli.db, args),
         Some(Command::Crashtest(args)) => crashtest::crashtest(&cli.db, args),
         Some(Command::CrashDevice(args)) => crashtest::crash_device(args),
+        Some(Command::CrashFs(args)) => crash_fs::crash_fs(args),
         Some(Command::CrashState(args)) => crash_state::crash_state_cmd(&cli.db, args),
         Some(Command::ExportFioJob(args)) => fio_export::export_fio_job(&cli.db, args),
         Some(Command::Import(args)) => import::import(&cli.db, args),

@@ -25,7 +25,8 @@ pub(super) const FIO_JOB_CONFLICTS: [&str; 6] = [
 ];
 
 /// Arguments of `fsynclab run`, grouped in `--help` under the headings Workload, fileio,
-/// sysbench mode, grouplog, fileserver, smallfiles, Run control and Output (in that order).
+/// sysbench mode, grouplog, fileserver, smallfiles, Run control, Crash check and Output (in
+/// that order).
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Preset name (see `fsynclab presets`) or path to a preset .toml file.
@@ -118,6 +119,9 @@ pub struct RunArgs {
         help_heading = "Run control"
     )]
     pub kernel_trace: KernelTraceArg,
+    /// Check the run's power cuts on a crash-test filesystem.
+    #[command(flatten)]
+    pub crash: super::crash_fs::CrashCheckArgs,
     /// Print one JSON object instead of the readable summary.
     #[arg(long, help_heading = "Output")]
     pub json: bool,
@@ -342,6 +346,9 @@ pub(super) fn launch_with(
 pub fn execute(db: &Option<PathBuf>, args: RunArgs) -> Result<u8, CliError> {
     let progress = super::progress::Progress::for_stderr(args.quiet, args.status_interval)?;
     let launch = launch_of(&args)?;
+    if args.crash.crash_check {
+        return super::crash_fs::crash_checked(db, &args.crash, launch, args.json);
+    }
     let store = open_store(db, fsynclab::store::OpenMode::ReadWrite)?;
     super::launch::run(&store, &launch, progress, args.json)
 }
@@ -396,7 +403,7 @@ mod tests {
     /// (the workload flags' headings, every kind's among them, then Output).
     fn headings() -> Vec<&'static str> {
         let mut h = crate::workload_args::heading_order();
-        h.push("Output");
+        h.extend(["Crash check", "Output"]);
         h
     }
 

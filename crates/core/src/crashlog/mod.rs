@@ -20,7 +20,8 @@ pub use entry::{ENTRY_BYTES, Entry, EntryError, Op, read_entries};
 pub use places::AckedFiles;
 pub use plan::{CrashState, PlanOptions, plan_states, state_at};
 pub use record::{
-    ACK_BYTES, Ack, BEGIN_MARK, Found, RECORD_HEADER, RecordId, classify, fill_record,
+    ACK_BYTES, Ack, BEGIN_MARK, END_MARK, Found, RECORD_HEADER, RecordId, classify, fill_record,
+    is_mark, run_mark,
 };
 pub use replay::{Image, MemImage, ReplayError, replay};
 pub use report::{CrashReport, Failure, FirstFailure};

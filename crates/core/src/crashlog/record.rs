@@ -12,6 +12,27 @@ pub const ACK_BYTES: usize = 56;
 /// What a crash-testing workload writes to the marks file as it starts: power cuts are
 /// planned from there (a cut while the filesystem was being made is no state of it).
 pub const BEGIN_MARK: [u8; 8] = *b"FSLBEGIN";
+/// What a crash-testing workload writes to the marks file when it has ended: on a lasting
+/// recording device (`run --crash-check`) its power cuts are planned up to there.
+pub const END_MARK: [u8; 8] = *b"FSLEND00";
+
+/// Mark `mark` ([`BEGIN_MARK`] or [`END_MARK`]) of run `run`: the mark, then the run's
+/// number (little-endian).
+pub fn run_mark(mark: [u8; 8], run: u64) -> [u8; 16] {
+    let mut out = [0u8; 16];
+    out[..8].copy_from_slice(&mark);
+    out[8..].copy_from_slice(&run.to_le_bytes());
+    out
+}
+
+/// Whether the marks file's bytes `bytes` are mark `mark` — of run `run` when one is asked;
+/// without one, of any run (a log kept before marks named their run has the bare mark).
+pub fn is_mark(bytes: &[u8], mark: [u8; 8], run: Option<u64>) -> bool {
+    match run {
+        Some(run) => bytes == run_mark(mark, run),
+        None => bytes.len() == 8 && bytes == mark || bytes.len() == 16 && bytes[..8] == mark,
+    }
+}
 
 const RECORD_MAGIC: [u8; 8] = *b"FSLREC01";
 const ACK_MAGIC: [u8; 8] = *b"FSLACK01";
@@ -209,6 +230,20 @@ mod tests {
             len: 4096,
         };
         (a, buf)
+    }
+
+    #[test]
+    fn marks_name_their_run_and_old_bare_marks_still_match() {
+        let m = run_mark(BEGIN_MARK, 7);
+        assert!(is_mark(&m, BEGIN_MARK, Some(7)));
+        assert!(!is_mark(&m, BEGIN_MARK, Some(8)));
+        assert!(!is_mark(&m, END_MARK, Some(7)));
+        assert!(is_mark(&m, BEGIN_MARK, None));
+        assert!(is_mark(&BEGIN_MARK, BEGIN_MARK, None));
+        assert!(!is_mark(&BEGIN_MARK, BEGIN_MARK, Some(7)));
+        assert!(!is_mark(&m[..12], BEGIN_MARK, None));
+        let ack = ack(0).0.encode();
+        assert!(!is_mark(&ack, BEGIN_MARK, None) && Ack::decode(&m).is_none());
     }
 
     #[test]

@@ -195,8 +195,19 @@ impl AckSink {
 
     /// Marks where the workload begins: power cuts are planned from here.
     pub fn begin(&self) -> std::io::Result<()> {
+        use crate::crashlog::{BEGIN_MARK, run_mark};
         use std::os::unix::fs::FileExt;
-        self.file.write_all_at(&crate::crashlog::BEGIN_MARK, 0)
+        self.file.write_all_at(&run_mark(BEGIN_MARK, self.run), 0)
+    }
+
+    /// Marks where the workload ended, and waits until the recording device's log holds
+    /// every mark so far (an fsync of the marks file writes the log out): on a lasting
+    /// device the power cuts are planned up to here.
+    pub fn end(&self) -> std::io::Result<()> {
+        use crate::crashlog::{END_MARK, run_mark};
+        use std::os::unix::fs::FileExt;
+        self.file.write_all_at(&run_mark(END_MARK, self.run), 0)?;
+        self.file.sync_all()
     }
 
     /// Acknowledges `ack`: its record is durable as far as the workload knows.

@@ -129,6 +129,13 @@ fn run_in_target<B: Backend>(
     let (dev, ino) = scratch.dev_ino();
     let _ = events.send(EngineEvent::RunDirCreated { dev, ino });
     let outcome = run_kind(backend, spec, ctx, &mut scratch, events, cancel);
+    // Acknowledging: the workload's end, before its files are removed (a lasting recording
+    // device's power cuts are planned up to here).
+    if let Some(acks) = &ctx.acks
+        && let Err(e) = acks.end()
+    {
+        log::warn!("the crash-test device's end mark: {e}");
+    }
     let cleanup = if ctx.keep_files {
         vec![crate::metrics::RunWarning::FilesKept {
             dir: scratch.path().to_path_buf(),

@@ -97,6 +97,7 @@ fn check_on(fs: FsKind, dir: &Path, dev: &Path, cuts: usize, subsets: usize) -> 
         fs,
         dir: PathBuf::new(),
         files: AckedFiles::Listed(vec!["records.dat".to_string()]),
+        run: None,
         plan: PlanOptions {
             cuts: Some(cuts),
             subsets,

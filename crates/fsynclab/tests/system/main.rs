@@ -11,6 +11,7 @@ mod cli_scratch;
 mod cli_sudo;
 mod crashcheck;
 mod crashdev;
+mod crashfs;
 mod crashtest_cli;
 mod crashtest_kill;
 mod crashtest_run;

@@ -11,8 +11,8 @@ use std::path::{Component, Path, PathBuf};
 pub use super::check_error::CheckError;
 use super::check_error::io;
 use fsynclab_core::crashlog::{
-    Ack, AckedFiles, BEGIN_MARK, CrashState, Entry, Found, Image, Op, PlanOptions, classify,
-    plan_states, read_entries, replay,
+    Ack, AckedFiles, BEGIN_MARK, CrashState, END_MARK, Entry, Found, Image, Op, PlanOptions,
+    classify, is_mark, plan_states, read_entries, replay,
 };
 pub use fsynclab_core::crashlog::{CrashReport, Failure, FirstFailure};
 
@@ -29,6 +29,10 @@ pub struct CheckOptions {
     pub files: AckedFiles,
     /// The cuts and subsets.
     pub plan: PlanOptions,
+    /// Only this run's part of the log (its begin mark to its end mark) and its
+    /// acknowledgements: a lasting recording device's log holds every run made on it.
+    /// `None`: from the first begin mark to the end, every acknowledgement.
+    pub run: Option<u64>,
 }
 
 /// A device image in a file of the work directory.
@@ -134,18 +138,32 @@ fn unmount(mnt: &Path) {
     let _ = run("umount", &["-l", &path]);
 }
 
-/// Where the workload began: its begin mark's entry (0 without one).
-fn begin(entries: &[Entry], data: &[u8]) -> usize {
-    entries
-        .iter()
-        .position(|e| match e.op {
-            Op::Mark { len, data_at } => usize::try_from(data_at)
-                .ok()
-                .and_then(|at| data.get(at..at.checked_add(usize::try_from(len).ok()?)?))
-                .is_some_and(|bytes| bytes == BEGIN_MARK),
-            _ => false,
-        })
-        .unwrap_or(0)
+/// The entry holding mark `mark` (of run `run` when one is asked), if any.
+fn find_mark(entries: &[Entry], data: &[u8], mark: [u8; 8], run: Option<u64>) -> Option<usize> {
+    entries.iter().position(|e| match e.op {
+        Op::Mark { len, data_at } => usize::try_from(data_at)
+            .ok()
+            .and_then(|at| data.get(at..at.checked_add(usize::try_from(len).ok()?)?))
+            .is_some_and(|bytes| is_mark(bytes, mark, run)),
+        _ => false,
+    })
+}
+
+/// The part of the log the workload's power cuts fall in: without a run asked, from the
+/// first begin mark (the log's start without one) to the log's end; with one, from its begin
+/// mark to its end mark (`None` when either is missing: the log does not hold that run).
+pub(super) fn workload_span(
+    entries: &[Entry],
+    data: &[u8],
+    run: Option<u64>,
+) -> Option<(usize, usize)> {
+    let Some(run) = run else {
+        let begin = find_mark(entries, data, BEGIN_MARK, None).unwrap_or(0);
+        return Some((begin, entries.len()));
+    };
+    let begin = find_mark(entries, data, BEGIN_MARK, Some(run))?;
+    let end = find_mark(&entries[begin..], data, END_MARK, Some(run))?;
+    Some((begin, begin + end))
 }
 
 /// The acknowledgements of the log, each with its entry's index.
@@ -192,8 +210,14 @@ pub fn check(
     std::fs::create_dir_all(work).map_err(io("make", work))?;
     let mnt = work.join("mnt");
     std::fs::create_dir_all(&mnt).map_err(io("make", &mnt))?;
-    let acks = acknowledgements(&entries, &data);
-    let states = plan_states(&entries, begin(&entries, &data), &options.plan);
+    let (begin, end) =
+        workload_span(&entries, &data, options.run).ok_or_else(|| CheckError::Damaged {
+            path: log_path.clone(),
+            why: "it holds no begin and end marks of the run checked".into(),
+        })?;
+    let mut acks = acknowledgements(&entries[..end], &data);
+    acks.retain(|(_, a)| options.run.is_none_or(|run| a.id.run == run));
+    let states = plan_states(&entries[..end], begin, &options.plan);
     let mut report = CrashReport {
         cuts: states.iter().map(|s| s.cut).collect::<BTreeSet<_>>().len(),
         states: states.len(),

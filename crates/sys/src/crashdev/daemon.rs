@@ -7,7 +7,7 @@
 //! device, so memory reclaim must never wait on it.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -20,6 +20,8 @@ use super::tool::{DaemonField, DeviceError};
 pub const DAEMON_COMMAND: &str = "crash-device";
 /// The smallest and largest image the daemon serves.
 pub const DAEMON_SIZES: (u64, u64) = (1 << 20, 64 << 30);
+/// A lasting daemon's messages, in its directory.
+pub const DAEMON_LOG: &str = "daemon.log";
 /// What the daemon prints when its device is mounted.
 const READY: &str = "ready";
 /// `prctl(PR_SET_IO_FLUSHER)` (linux/prctl.h).
@@ -45,15 +47,20 @@ impl DaemonProgram {
 pub(crate) struct Daemon {
     child: Child,
     stdin: Option<ChildStdin>,
+    /// A lasting daemon's FUSE mount: unmounting it is what ends the daemon.
+    lasting_mnt: Option<PathBuf>,
 }
 
 impl Daemon {
     /// Starts `program` serving an image of `size` bytes in `base` (its `dev/` made, its
-    /// `mnt/` mounted) and waits until the device is mounted.
+    /// `mnt/` mounted) and waits until the device is mounted. A `lasting` daemon serves until
+    /// its mount is unmounted, in a session of its own, its messages in `base/daemon.log`;
+    /// otherwise until this process closes its pipe (or ends).
     pub(crate) fn start(
         program: &DaemonProgram,
         base: &Path,
         size: u64,
+        lasting: bool,
     ) -> Result<Daemon, DeviceError> {
         use std::os::unix::process::CommandExt;
         let command = format!(
@@ -65,28 +72,55 @@ impl Daemon {
             command: command.clone(),
             message,
         };
-        let mut child = Command::new(&program.program)
-            .arg(DAEMON_COMMAND)
+        let mut cmd = Command::new(&program.program);
+        cmd.arg(DAEMON_COMMAND)
             .arg("--base")
             .arg(base)
             .arg("--size")
             .arg(size.to_string())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
+            .stdout(Stdio::piped());
+        if lasting {
+            let log_path = base.join(DAEMON_LOG);
+            let log = std::fs::OpenOptions::new()
+                .append(true)
+                .create(true)
+                .mode(0o600)
+                .open(&log_path)
+                .map_err(|source| DeviceError::Io {
+                    action: "create",
+                    path: log_path,
+                    source,
+                })?;
+            cmd.arg("--lasting").stdin(Stdio::null()).stderr(log);
+            // SAFETY: setsid is async-signal-safe; the closure touches nothing else. Its own
+            // session: the terminal's hang-up or ^C never reaches a device meant to last.
+            unsafe {
+                cmd.pre_exec(|| nix::unistd::setsid().map(drop).map_err(Into::into));
+            }
+        } else {
             // Its own process group: the terminal's ^C reaches the crash test, which then
             // tears the device down in order, not the daemon under it.
-            .process_group(0)
-            .spawn()
-            .map_err(|e| tool(e.to_string()))?;
+            cmd.stdin(Stdio::piped())
+                .stderr(Stdio::piped())
+                .process_group(0);
+        }
+        let mut child = cmd.spawn().map_err(|e| tool(e.to_string()))?;
         let stdin = child.stdin.take();
         let mut line = String::new();
         if let Some(out) = child.stdout.take() {
             let _ = BufReader::new(out).read_line(&mut line);
         }
-        let mut daemon = Daemon { child, stdin };
+        let lasting_mnt = lasting.then(|| base.join("mnt"));
+        let mut daemon = Daemon {
+            child,
+            stdin,
+            lasting_mnt,
+        };
         if line.trim() != READY {
-            let said = daemon.stop_and_say();
+            let mut said = daemon.stop_and_say();
+            if lasting {
+                said = std::fs::read_to_string(base.join(DAEMON_LOG)).unwrap_or(said);
+            }
             return Err(tool(said));
         }
         // Its later messages (errors it logs while serving) go to the log.
@@ -100,10 +134,29 @@ impl Daemon {
         Ok(daemon)
     }
 
-    /// Closes the pipe, waits for the daemon to exit; its exit status and message when it
+    /// The daemon's process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Lets the daemon go on serving after this handle is gone (a lasting one).
+    pub(crate) fn keep(mut self) {
+        self.stdin.take();
+        self.lasting_mnt.take();
+    }
+
+    /// Ends the service: closes the pipe, or unmounts a lasting daemon's mount.
+    fn end(&mut self) {
+        self.stdin.take();
+        if let Some(mnt) = self.lasting_mnt.take() {
+            let _ = super::tool::run("umount", &["-l", &mnt.to_string_lossy()]);
+        }
+    }
+
+    /// Ends the service, waits for the daemon to exit; its exit status and message when it
     /// did not succeed.
     fn stop_and_say(&mut self) -> String {
-        self.stdin.take();
+        self.end();
         let mut said = String::new();
         if let Some(mut err) = self.child.stderr.take() {
             let _ = err.read_to_string(&mut said);
@@ -116,7 +169,7 @@ impl Daemon {
 
     /// Tells the daemon to finish (unmount its device, write out its log) and waits.
     pub(crate) fn stop(mut self) -> Result<(), String> {
-        self.stdin.take();
+        self.end();
         match self.wait(Duration::from_secs(30)) {
             Some(status) if status.success() => Ok(()),
             Some(status) => Err(format!("the daemon exited with {status}")),
@@ -142,8 +195,8 @@ impl Daemon {
 
 impl Drop for Daemon {
     fn drop(&mut self) {
-        if self.stdin.is_some() {
-            self.stdin.take();
+        if self.stdin.is_some() || self.lasting_mnt.is_some() {
+            self.end();
             let _ = self.wait(Duration::from_secs(10));
         }
     }
@@ -201,6 +254,39 @@ pub fn serve(
     mut ready: impl Write,
     mut until: impl Read,
 ) -> Result<(), DeviceError> {
+    let (session, mnt) = start_serving(base, size)?;
+    let said = writeln!(ready, "{READY}").and_then(|()| ready.flush());
+    if said.is_ok() {
+        let mut sink = [0u8; 64];
+        while matches!(until.read(&mut sink), Ok(n) if n > 0) {}
+    }
+    session.umount_and_join().map_err(|source| DeviceError::Io {
+        action: "unmount the recording device at",
+        path: mnt,
+        source,
+    })
+}
+
+/// [`serve`] for a lasting device (`crash-fs create`): serves until its FUSE mount is
+/// unmounted (`crash-fs destroy`), whoever started it; the log is written out then, and at
+/// every cache flush and fsync of the marks file before.
+pub fn serve_lasting(base: &Path, size: u64, mut ready: impl Write) -> Result<(), DeviceError> {
+    let (session, mnt) = start_serving(base, size)?;
+    let _ = writeln!(ready, "{READY}").and_then(|()| ready.flush());
+    drop(ready);
+    session.join().map_err(|source| DeviceError::Io {
+        action: "serve the recording device at",
+        path: mnt,
+        source,
+    })
+}
+
+/// Checks the request, locks the daemon's memory, makes it an I/O flusher and mounts the
+/// recording device: its session and mount point.
+fn start_serving(
+    base: &Path,
+    size: u64,
+) -> Result<(fuser::BackgroundSession, PathBuf), DeviceError> {
     if !nix::unistd::geteuid().is_root() {
         return Err(refuse(base, "only root serves a recording device"));
     }
@@ -232,16 +318,7 @@ pub fn serve(
         path: mnt.clone(),
         source,
     })?;
-    let said = writeln!(ready, "{READY}").and_then(|()| ready.flush());
-    if said.is_ok() {
-        let mut sink = [0u8; 64];
-        while matches!(until.read(&mut sink), Ok(n) if n > 0) {}
-    }
-    session.umount_and_join().map_err(|source| DeviceError::Io {
-        action: "unmount the recording device at",
-        path: mnt,
-        source,
-    })
+    Ok((session, mnt))
 }
 
 #[cfg(test)]

@@ -34,21 +34,22 @@ impl CrashDevice {
         mkfs_options: &str,
         mount_options: &str,
     ) -> Result<CrashDevice, DeviceError> {
+        let options = (mkfs_options, mount_options);
+        CrashDevice::start_with(program, base, fs, size, options, false)
+    }
+
+    /// [`CrashDevice::start`], the daemon `lasting` or not (see `Daemon::start`).
+    pub(super) fn start_with(
+        program: &DaemonProgram,
+        base: &Path,
+        fs: FsKind,
+        size: u64,
+        (mkfs_options, mount_options): (&str, &str),
+        lasting: bool,
+    ) -> Result<CrashDevice, DeviceError> {
         let mkfs_words = check_mkfs_options(fs, mkfs_options)?;
-        let mount_options = check_mount_options(fs, mount_options)?;
-        let make = |path: &Path| {
-            use std::os::unix::fs::DirBuilderExt;
-            std::fs::DirBuilder::new()
-                .mode(0o700)
-                .recursive(true)
-                .create(path)
-                .map_err(|source| DeviceError::Io {
-                    action: "make",
-                    path: path.to_path_buf(),
-                    source,
-                })
-        };
-        make(base)?;
+        check_mount_options(fs, mount_options)?;
+        make_dir(base)?;
         // The daemon refuses a path through a link: name the directory as it is.
         let base = &std::fs::canonicalize(base).map_err(|source| DeviceError::Io {
             action: "resolve",
@@ -61,24 +62,10 @@ impl CrashDevice {
             loop_device: None,
             mounted: None,
         };
-        let mnt = base.join("mnt");
-        make(&mnt)?;
-        device.daemon = Some(Daemon::start(program, base, size)?);
-        let image = mnt.join(IMAGE_NAME).to_string_lossy().into_owned();
-        let node = run("losetup", &["--direct-io=on", "--find", "--show", &image])?;
+        make_dir(&base.join("mnt"))?;
+        device.daemon = Some(Daemon::start(program, base, size, lasting)?);
+        let node = attach_loop(&base.join("mnt").join(IMAGE_NAME))?;
         device.loop_device = Some(node.clone());
-        let name = node.trim_start_matches("/dev/");
-        let dio =
-            std::fs::read_to_string(format!("/sys/block/{name}/loop/dio")).unwrap_or_default();
-        if dio.trim() != "1" {
-            return Err(DeviceError::NoDirectIo { device: node });
-        }
-        let cap = format!("/sys/block/{name}/queue/max_sectors_kb");
-        std::fs::write(&cap, (MAX_WRITE / 1024).to_string()).map_err(|source| DeviceError::Io {
-            action: "cap the requests of",
-            path: PathBuf::from(cap),
-            source,
-        })?;
         let mut args: Vec<&str> = vec![match fs {
             FsKind::Ext4 => "-F",
             FsKind::Xfs | FsKind::Btrfs => "-f",
@@ -88,16 +75,25 @@ impl CrashDevice {
         args.push(&node);
         run(fs.mkfs_tool(), &args)?;
         let at = base.join("fs");
-        make(&at)?;
-        let target = at.to_string_lossy().into_owned();
-        let mut mount_args = vec!["-t", fs.as_str()];
-        if !mount_options.is_empty() {
-            mount_args.extend(["-o", mount_options.as_str()]);
-        }
-        mount_args.extend([node.as_str(), target.as_str()]);
-        run("mount", &mount_args)?;
+        make_dir(&at)?;
+        mount_fs(fs, &node, &at, mount_options)?;
         device.mounted = Some(at);
         Ok(device)
+    }
+
+    /// Leaves the device as it is — mounted, its loop attached, its lasting daemon serving
+    /// — for [`super::LastingDevice`] to manage from now on.
+    pub(super) fn keep(mut self) {
+        self.mounted = None;
+        self.loop_device = None;
+        if let Some(daemon) = self.daemon.take() {
+            daemon.keep();
+        }
+    }
+
+    /// The daemon's process id (while it serves).
+    pub(super) fn daemon_pid(&self) -> Option<u32> {
+        self.daemon.as_ref().map(Daemon::pid)
     }
 
     /// Where the filesystem is mounted (the run's target).
@@ -123,16 +119,7 @@ impl CrashDevice {
         // Each step is forgotten only once done: on an error, Drop still undoes the rest
         // (lazily), so a failed teardown leaves nothing mounted.
         if let Some(at) = &self.mounted {
-            let target = at.to_string_lossy().into_owned();
-            let mut done = run("umount", &[&target]);
-            for _ in 0..50 {
-                if done.is_ok() {
-                    break;
-                }
-                std::thread::sleep(std::time::Duration::from_millis(100));
-                done = run("umount", &[&target]);
-            }
-            done?;
+            unmount_retrying(at)?;
             self.mounted = None;
         }
         if let Some(node) = &self.loop_device {
@@ -151,6 +138,80 @@ impl CrashDevice {
         }
         Ok(())
     }
+}
+
+/// Makes directory `path` (and its parents), mode 0700.
+pub(super) fn make_dir(path: &Path) -> Result<(), DeviceError> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .recursive(true)
+        .create(path)
+        .map_err(|source| DeviceError::Io {
+            action: "make",
+            path: path.to_path_buf(),
+            source,
+        })
+}
+
+/// Attaches a loop device with direct I/O over `image` (the recording device's file),
+/// checks that direct I/O took and caps its requests at FUSE's largest write: its node.
+pub(super) fn attach_loop(image: &Path) -> Result<String, DeviceError> {
+    let image = image.to_string_lossy().into_owned();
+    let node = run("losetup", &["--direct-io=on", "--find", "--show", &image])?;
+    let name = node.trim_start_matches("/dev/");
+    let detach = |e: DeviceError| {
+        let _ = run("losetup", &["-d", &node]);
+        wait_released(&node);
+        e
+    };
+    let dio = std::fs::read_to_string(format!("/sys/block/{name}/loop/dio")).unwrap_or_default();
+    if dio.trim() != "1" {
+        return Err(detach(DeviceError::NoDirectIo {
+            device: node.clone(),
+        }));
+    }
+    let cap = format!("/sys/block/{name}/queue/max_sectors_kb");
+    if let Err(source) = std::fs::write(&cap, (MAX_WRITE / 1024).to_string()) {
+        return Err(detach(DeviceError::Io {
+            action: "cap the requests of",
+            path: PathBuf::from(cap),
+            source,
+        }));
+    }
+    Ok(node)
+}
+
+/// Mounts filesystem `fs` of loop device `node` at `at` with `mount_options` (checked
+/// against the allow-list again).
+pub(super) fn mount_fs(
+    fs: FsKind,
+    node: &str,
+    at: &Path,
+    mount_options: &str,
+) -> Result<(), DeviceError> {
+    let mount_options = check_mount_options(fs, mount_options)?;
+    let target = at.to_string_lossy().into_owned();
+    let mut mount_args = vec!["-t", fs.as_str()];
+    if !mount_options.is_empty() {
+        mount_args.extend(["-o", mount_options.as_str()]);
+    }
+    mount_args.extend([node, target.as_str()]);
+    run("mount", &mount_args).map(drop)
+}
+
+/// Unmounts `at`, retrying a busy mount for up to 5 s.
+pub(super) fn unmount_retrying(at: &Path) -> Result<(), DeviceError> {
+    let target = at.to_string_lossy().into_owned();
+    let mut done = run("umount", &[&target]);
+    for _ in 0..50 {
+        if done.is_ok() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        done = run("umount", &[&target]);
+    }
+    done.map(drop)
 }
 
 /// Waits (up to 5 s) until loop device `node` has let go of its backing file: `losetup -d`

@@ -238,11 +238,12 @@ impl Filesystem for RecordingFs {
         _datasync: bool,
         reply: ReplyEmpty,
     ) {
-        // The loop driver turns a cache flush of the device into an fsync of its file.
-        let done = if ino == IMAGE {
-            self.with(Recorder::flush)
-        } else {
-            Ok(())
+        // The loop driver turns a cache flush of the device into an fsync of its file; an
+        // fsync of the marks file asks for the log to be written out (nothing is recorded).
+        let done = match ino {
+            IMAGE => self.with(Recorder::flush),
+            MARKS => self.with(Recorder::flush_log),
+            _ => Ok(()),
         };
         match done {
             Ok(()) => reply.ok(),

@@ -39,12 +39,14 @@ pub fn kept_log_dir(state_dir: &Path, name: &str) -> Option<PathBuf> {
 }
 
 /// Moves the log of the recording device in `device_dir` (its device torn down) to the kept
-/// log `name` of `state_dir`, with the device's `size`. The directories are made 0700.
+/// log `name` of `state_dir`, with the device's `size` — or, `copy`, copies it (a lasting
+/// device's daemon goes on writing to its log). The directories are made 0700.
 pub fn keep_log(
     device_dir: &Path,
     state_dir: &Path,
     name: &str,
     size: u64,
+    copy: bool,
 ) -> Result<PathBuf, CheckError> {
     let to = kept_log_dir(state_dir, name).ok_or_else(|| CheckError::BadFile(name.into()))?;
     let parent = state_dir.join(KEPT_LOGS);
@@ -59,7 +61,11 @@ pub fn keep_log(
         .map_err(io("make", &to))?;
     for file in [LOG_FILE, DATA_FILE] {
         let (from, dest) = (device_dir.join(file), to.join(file));
-        std::fs::rename(&from, &dest).map_err(io("move", &from))?;
+        if copy {
+            std::fs::copy(&from, &dest).map_err(io("copy", &from))?;
+        } else {
+            std::fs::rename(&from, &dest).map_err(io("move", &from))?;
+        }
     }
     let size_path = to.join(SIZE_FILE);
     let mut f = File::create(&size_path).map_err(io("write", &size_path))?;
@@ -273,7 +279,7 @@ mod tests {
         std::fs::create_dir(&device).unwrap();
         std::fs::write(device.join(LOG_FILE), b"").unwrap();
         std::fs::write(device.join(DATA_FILE), b"").unwrap();
-        keep_log(&device, state.path(), "ffffffffffffffff", 1 << 20).unwrap();
+        keep_log(&device, state.path(), "ffffffffffffffff", 1 << 20, false).unwrap();
         let mut names: Vec<String> = std::fs::read_dir(&parent)
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

@@ -14,17 +14,22 @@ mod daemon;
 mod device;
 mod fs;
 mod keep;
+mod lasting;
 mod mapped;
 mod recorder;
 mod stale;
+mod teardown;
 mod tool;
 
 pub use check::{CheckError, CheckOptions, CrashReport, Failure, FirstFailure, check};
-pub use daemon::{DAEMON_COMMAND, DAEMON_SIZES, DaemonProgram, serve};
+pub use daemon::{DAEMON_COMMAND, DAEMON_LOG, DAEMON_SIZES, DaemonProgram, serve, serve_lasting};
 pub use device::{CrashDevice, wait_released};
 pub use fs::{IMAGE_NAME, MARKS_NAME, MAX_WRITE, RecordingFs, mount};
 pub use keep::{
     BuiltState, KEPT_LOGS, NewImage, build_state, is_kept_name, keep_log, kept_log_dir,
+};
+pub use lasting::{
+    LASTING_PREFIX, LastingDevice, LastingInfo, LastingStatus, MAX_LASTING_NAME, check_lasting_name,
 };
 pub use recorder::{DATA_FILE, IMAGE_FILE, LOG_FILE, Recorder, RecorderError};
 pub use stale::{clean_stale, stale_dirs};

@@ -13,6 +13,8 @@ pub enum DaemonField {
     Base,
     /// The image's size.
     Size,
+    /// A lasting crash-test filesystem's name (`crash-fs`).
+    Name,
 }
 
 /// Why a crash-test device could not be set up.
@@ -52,6 +54,13 @@ pub enum DeviceError {
         value: String,
         /// Why.
         why: String,
+    },
+    /// A lasting crash-test filesystem is used by another crash-checked run (or being
+    /// destroyed).
+    #[error("crash-test filesystem {name} is in use by another crash-checked run")]
+    InUse {
+        /// Its name.
+        name: String,
     },
     /// The loop device fell back to buffered I/O: requests would be split at page
     /// boundaries and the log would not show the device's requests.

@@ -31,6 +31,10 @@ pub fn validate_name(name: &str) -> Result<(), ScratchError> {
     {
         return bad(&format!("{c:?} is not allowed"));
     }
+    // The crash tests' directories share the state directory (crashdev).
+    if name.starts_with("crash-") {
+        return bad("names starting with crash- are the crash tests'");
+    }
     Ok(())
 }
 
@@ -52,7 +56,17 @@ mod tests {
         for good in ["ext4-1", "a", "my_fs-2", &"x".repeat(40)] {
             assert!(validate_name(good).is_ok(), "{good}");
         }
-        for bad in ["", "Ext4", "a/b", "..", "a b", "é", &"x".repeat(41)] {
+        let bad_names = [
+            "",
+            "Ext4",
+            "a/b",
+            "..",
+            "a b",
+            "é",
+            "crash-fs-x",
+            "crash-logs",
+        ];
+        for bad in bad_names.iter().copied().chain([&*"x".repeat(41)]) {
             assert!(
                 matches!(validate_name(bad), Err(ScratchError::BadName { .. })),
                 "{bad}"

@@ -1,0 +1,285 @@
+//! `fsynclab crash-fs` and `run --crash-check` (issue 33): a lasting crash-test filesystem,
+//! runs on it each checked within their own part of its log, its refusals (exit 2 naming the
+//! flag), and nothing left after `crash-fs destroy` — or after `clean`, once its daemon was
+//! killed.
+
+use std::path::{Path, PathBuf};
+
+use crate::common::{Lab, json_of, require_root};
+
+/// `fsynclab --db <lab's>` with the scratch state in the lab's own directory.
+fn cmd(lab: &Lab) -> std::process::Command {
+    let mut c = lab.cmd();
+    c.env("XDG_DATA_HOME", lab.dir.path());
+    c
+}
+
+fn state_dir(lab: &Lab) -> PathBuf {
+    lab.dir.path().join("fsynclab/scratch")
+}
+
+/// Runs `args`; its exit code, stdout and stderr.
+fn said(lab: &Lab, args: &[&str]) -> (i32, String, String) {
+    let out = cmd(lab).args(args).output().unwrap();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    (out.status.code().unwrap_or(-1), stdout, stderr)
+}
+
+/// Nothing of the crash-test filesystem in `dir` is left: no mount, no loop device over its
+/// files, no daemon, no directory.
+fn nothing_left(dir: &Path) {
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    assert!(!mounts.contains(dir.to_str().unwrap()), "{mounts}");
+    let loops = std::process::Command::new("losetup")
+        .arg("-a")
+        .output()
+        .unwrap();
+    let loops = String::from_utf8_lossy(&loops.stdout);
+    assert!(!loops.contains(dir.to_str().unwrap()), "{loops}");
+    assert!(!dir.exists(), "{}", dir.display());
+}
+
+/// Destroys crash-test filesystem `name` of the lab when dropped (a failing test leaves
+/// nothing mounted).
+struct Destroy<'a>(&'a Lab, &'a str);
+
+impl Drop for Destroy<'_> {
+    fn drop(&mut self) {
+        let _ = cmd(self.0).args(["crash-fs", "destroy", self.1]).output();
+    }
+}
+
+/// A crash-checked fileio run of 2 threads and `requests` writes in all with `sync`: its exit code
+/// and JSON.
+fn checked_run(lab: &Lab, target: &Path, sync: &str, requests: &str) -> (i32, serde_json::Value) {
+    let target = target.to_str().unwrap();
+    let (code, out, err) = said(
+        lab,
+        &[
+            "run",
+            "--crash-check",
+            "--json",
+            "--quiet",
+            "--target",
+            target,
+            "--threads",
+            "2",
+            "--bs",
+            "4k",
+            "--file-size",
+            "256k",
+            "--requests",
+            requests,
+            "--sync",
+            sync,
+            "--cuts",
+            "20",
+            "--subsets",
+            "1",
+        ],
+    );
+    assert!(code == 0 || code == 3, "{sync}: {err}");
+    (code, json_of(out.as_bytes()))
+}
+
+#[test]
+fn bad_crash_fs_and_crash_check_input_exits_2_naming_the_flag() {
+    let lab = Lab::new();
+    let root = nix::unistd::geteuid().is_root();
+    let cases: [(&[&str], &str); 6] = [
+        (
+            &["run", "--crash-check", "--repeat", "2", "--duration", "1"],
+            "drop --repeat",
+        ),
+        (
+            &["run", "--crash-check", "--cuts", "0", "--duration", "1"],
+            "--cuts 0",
+        ),
+        (&["run", "--cuts", "3", "--duration", "1"], "--crash-check"),
+        (
+            &[
+                "run",
+                "--crash-check",
+                "--target",
+                "/tmp",
+                "--duration",
+                "1",
+            ],
+            "--target /tmp: not on a crash-test filesystem",
+        ),
+        (
+            &["crash-fs", "create", "--fs", "ext4", "--name", "A/b"],
+            "--name A/b",
+        ),
+        (
+            &["crash-fs", "create", "--fs", "xfs", "--size", "128M"],
+            "--size 128M: a xfs recording device takes 300M",
+        ),
+    ];
+    for (args, want) in cases {
+        let (code, _, err) = said(&lab, args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        let only_root = !root && !args.contains(&"--cuts");
+        assert!(
+            err.contains(want) || only_root && err.contains("only root"),
+            "{args:?}: {err}"
+        );
+    }
+    if root {
+        let (code, _, err) = said(
+            &lab,
+            &[
+                "crash-fs",
+                "create",
+                "--fs",
+                "ext4",
+                "--mount-opts",
+                "remount",
+            ],
+        );
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("remount"), "{err}");
+        nothing_left(&state_dir(&lab).join("crash-fs-ext4"));
+    }
+}
+
+#[test]
+fn runs_on_a_lasting_crash_test_filesystem_are_each_checked_in_their_own_part_of_its_log() {
+    if !require_root(
+        "runs_on_a_lasting_crash_test_filesystem_are_each_checked_in_their_own_part_of_its_log",
+        "mounts /dev/fuse and loop devices",
+    ) {
+        return;
+    }
+    let lab = Lab::new();
+    let (code, out, err) = said(
+        &lab,
+        &[
+            "crash-fs", "create", "--fs", "ext4", "--size", "128M", "--name", "t1",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let _destroy = Destroy(&lab, "t1");
+    let dir = std::fs::canonicalize(state_dir(&lab).join("crash-fs-t1")).unwrap();
+    let fs = dir.join("fs");
+    assert!(out.contains(fs.to_str().unwrap()), "{out}");
+    let (_, list, _) = said(&lab, &["crash-fs", "list"]);
+    assert!(
+        list.contains("t1\text4 128M") && list.contains("mounted"),
+        "{list}"
+    );
+    let (_, list, _) = said(&lab, &["crash-fs", "list", "--json"]);
+    let list = json_of(list.as_bytes());
+    let one = &list["crash_fs"][0];
+    assert_eq!(
+        (&one["name"], &one["fs"]),
+        (&"t1".into(), &"ext4".into()),
+        "{list}"
+    );
+    assert_eq!(
+        (&one["mounted"], &one["serving"]),
+        (&true.into(), &true.into())
+    );
+    assert_eq!(one["size_bytes"], 128 << 20);
+    // A name taken.
+    let (code, _, err) = said(
+        &lab,
+        &["crash-fs", "create", "--fs", "ext4", "--name", "t1"],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("exists"), "{err}");
+
+    let (code, doc) = checked_run(&lab, &fs, "fdatasync", "60");
+    let ct = &doc["crash_test"];
+    assert_eq!(code, 0, "{ct}");
+    assert_eq!(ct["acknowledged"], 60, "{ct}");
+    for key in ["lost", "torn", "stale", "mount_failures", "fsck_failures"] {
+        assert_eq!(ct[key], 0, "{key}: {ct}");
+    }
+    assert!(ct["states"].as_u64() >= Some(20), "{ct}");
+    // The control on the same filesystem: its own records, lost; the run before counts not.
+    let (code, doc) = checked_run(&lab, &fs, "none", "40");
+    let ct = &doc["crash_test"];
+    assert_eq!(code, 3, "{ct}");
+    assert_eq!(ct["acknowledged"], 40, "{ct}");
+    assert!(ct["lost"].as_u64() > Some(0), "{ct}");
+    assert_eq!(ct["log_kept"], true, "{ct}");
+    // The filesystem is mounted again after each check and lasts: a synced run after the
+    // control is checked clean, the control's records not among its own.
+    let (code, doc) = checked_run(&lab, &fs, "fsync", "50");
+    assert_eq!((code, &doc["crash_test"]["lost"]), (0, &0.into()), "{doc}");
+    assert_eq!(doc["crash_test"]["acknowledged"], 50);
+    // Stored with its run.
+    let id = doc["runs"][0]["id"].as_i64().unwrap().to_string();
+    let (_, show, _) = said(&lab, &["show", &id, "--json"]);
+    assert_eq!(
+        json_of(show.as_bytes())["run"]["crash_test"],
+        doc["crash_test"]
+    );
+    // The run's files went after its end mark; the filesystem holds no run directory.
+    let left: Vec<_> = std::fs::read_dir(&fs).unwrap().flatten().collect();
+    assert!(
+        left.iter().all(|e| e.file_name() == "lost+found"),
+        "{left:?}"
+    );
+    let (code, out, err) = said(&lab, &["crash-fs", "destroy", "t1"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("removed"), "{out}");
+    nothing_left(&dir);
+    let (code, _, err) = said(&lab, &["crash-fs", "destroy", "t1"]);
+    assert_eq!(code, 2, "{err}");
+}
+
+#[test]
+fn a_crash_test_filesystem_whose_daemon_was_killed_is_refused_then_cleaned() {
+    if !require_root(
+        "a_crash_test_filesystem_whose_daemon_was_killed_is_refused_then_cleaned",
+        "mounts /dev/fuse and loop devices",
+    ) {
+        return;
+    }
+    let lab = Lab::new();
+    let (code, _, err) = said(
+        &lab,
+        &[
+            "crash-fs", "create", "--fs", "ext4", "--size", "64M", "--name", "k",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let _destroy = Destroy(&lab, "k");
+    let dir = std::fs::canonicalize(state_dir(&lab).join("crash-fs-k")).unwrap();
+    let info: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("info.json")).unwrap()).unwrap();
+    let pid = info["daemon_pid"].as_i64().unwrap() as i32;
+    let pid = nix::unistd::Pid::from_raw(pid);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL).unwrap();
+    // Not our child: wait for it to be gone.
+    for _ in 0..100 {
+        if nix::sys::signal::kill(pid, None).is_err() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let (_, list, _) = said(&lab, &["crash-fs", "list"]);
+    assert!(list.contains("daemon is gone"), "{list}");
+    let fs = dir.join("fs");
+    let (code, _, err) = said(
+        &lab,
+        &[
+            "run",
+            "--crash-check",
+            "--target",
+            fs.to_str().unwrap(),
+            "--requests",
+            "5",
+        ],
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("no longer served"), "{err}");
+    let (code, out, err) = said(&lab, &["clean"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("aborted FUSE connection"), "{out}");
+    nothing_left(&dir);
+}
