@@ -33,17 +33,34 @@ pub fn crash_checked_run(
     let files = (request.spec.kind.params())
         .acknowledged_files(&request.spec)
         .map_err(CrashTestError::Unsupported)?;
+    let state_dir = &crate::crashdev::checked_state_dir(state_dir)?;
     let device = LastingDevice::find(state_dir, &request.target)
         .ok_or_else(|| CrashTestError::NotCrashFs(request.target.clone()))?;
     if !device.serving() {
         return Err(CrashTestError::NotServing(device.info().name.clone()));
     }
     let _held = device.lock()?;
+    // A check killed before leaves the filesystem unmounted: a run then would write to the
+    // directory below it, and every record would look lost.
+    for line in device.recover()? {
+        log::info!("crash-test filesystem {}: {line}", device.info().name);
+    }
+    // Then the target as any run's (a file, a missing directory: its own words).
+    let target = crate::engine::check_target(&request.target, request.allow_shared_target)?;
+    let same_fs = |a: &Path, b: &Path| {
+        use std::os::unix::fs::MetadataExt;
+        matches!((std::fs::metadata(a), std::fs::metadata(b)), (Ok(a), Ok(b)) if a.dev() == b.dev())
+    };
+    if !same_fs(&request.target, &device.mount_point()) {
+        return Err(CrashTestError::OtherFilesystem {
+            target: request.target.clone(),
+            name: device.info().name.clone(),
+        });
+    }
     let record_run = run_number();
     let sink = AckSink::new(device.marks().map_err(CrashTestError::Marks)?, record_run);
     sink.begin().map_err(CrashTestError::Marks)?;
     let sink = Arc::new(sink);
-    let target = crate::engine::check_target(&request.target, request.allow_shared_target)?;
     let dir_name = std::sync::Mutex::new(None::<String>);
     let (tx, rx) = mpsc::channel();
     // Stored as any run is; its engine acknowledges each record it treats as durable and
@@ -58,6 +75,10 @@ pub fn crash_checked_run(
     })
     .map_err(Box::new)?;
     drop((tx, rx, sink));
+    if !device.serving() {
+        // Its daemon died during the run: the log ends there, without the run's end mark.
+        return Err(CrashTestError::NotServing(device.info().name.clone()));
+    }
     if cancel.is_cancelled() {
         // Stopped: no power cut is judged, and the run keeps no findings.
         return Ok(CrashTestOutcome {
@@ -82,7 +103,7 @@ pub fn crash_checked_run(
         plan,
         run: Some(record_run),
     };
-    device.suspend()?;
+    let _ = device.suspend()?;
     let checked = check(&device.dev_dir(), &device.work_dir(), &options);
     let _ = std::fs::remove_dir_all(device.work_dir());
     // Mounted again whatever the check found: the filesystem lasts.

@@ -108,6 +108,15 @@ pub enum CrashTestError {
     /// `run --crash-check`: the target is on no lasting crash-test filesystem.
     #[error("{} is not on a lasting crash-test filesystem", .0.display())]
     NotCrashFs(PathBuf),
+    /// `run --crash-check`: the target is on another filesystem mounted inside the lasting
+    /// crash-test filesystem.
+    #[error("{} is on another filesystem mounted inside crash-test filesystem {name}", target.display())]
+    OtherFilesystem {
+        /// The target.
+        target: PathBuf,
+        /// The crash-test filesystem.
+        name: String,
+    },
     /// `run --crash-check`: the lasting crash-test filesystem's daemon is gone.
     #[error("crash-test filesystem {0} is no longer served: its daemon is gone")]
     NotServing(String),
@@ -140,16 +149,15 @@ pub fn crash_test(
         .params()
         .acknowledged_files(&request.spec)
         .map_err(CrashTestError::Unsupported)?;
+    let state_dir = &crate::crashdev::checked_state_dir(&request.state_dir)?;
     // What killed crash tests left (their processes are gone; live ones are left alone).
-    match crate::crashdev::clean_stale(&request.state_dir) {
+    match crate::crashdev::clean_stale(state_dir) {
         Ok(done) => done
             .iter()
             .for_each(|line| log::info!("crash test leftovers: {line}")),
         Err(e) => log::warn!("crash test leftovers not cleaned: {e}"),
     }
-    let base = request
-        .state_dir
-        .join(format!("crash-{}-{:x}", std::process::id(), run_number()));
+    let base = state_dir.join(format!("crash-{}-{:x}", std::process::id(), run_number()));
     let outcome = run_and_check(request, store, &base, cancel);
     let _ = std::fs::remove_dir_all(&base);
     outcome

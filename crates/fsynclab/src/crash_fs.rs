@@ -6,7 +6,7 @@ use clap::{Args, Subcommand};
 
 use super::CliError;
 use super::crashtest::{crash_error, device_error, workload_failed};
-use fsynclab::crashdev::{DaemonProgram, LastingDevice};
+use fsynclab::crashdev::{DaemonField, DaemonProgram, DeviceError, LastingDevice};
 use fsynclab::crashlog::PlanOptions;
 use fsynclab::engine::CancelToken;
 use fsynclab::lab::crashtest::{MAX_CUTS, MAX_SUBSETS, device_sizes};
@@ -105,8 +105,13 @@ impl CrashCheckArgs {
     }
 }
 
+/// Root's state directory, checked as the scratch filesystems' is (exit 2 when it cannot be
+/// trusted: a link, another user's, writable by others).
 fn state_dir() -> Result<std::path::PathBuf, CliError> {
-    ScratchManager::default_state_dir().map_err(CliError::failed)
+    let dir = ScratchManager::default_state_dir().map_err(CliError::failed)?;
+    ScratchManager::new(dir)
+        .checked_state_dir()
+        .map_err(CliError::usage)
 }
 
 /// `fsynclab crash-fs ...` (root).
@@ -167,21 +172,30 @@ pub fn crash_fs(args: CrashFsArgs) -> Result<u8, CliError> {
             Ok(0)
         }
         CrashFsAction::List { json } => {
-            let all = LastingDevice::list(&state_dir()?);
+            let (all, damaged) = LastingDevice::list(&state_dir()?).map_err(device_error)?;
             if json {
                 let list: Vec<serde_json::Value> = all.iter().map(status_json).collect();
-                let doc = report::versioned([("crash_fs", serde_json::Value::from(list))]);
+                let bad: Vec<serde_json::Value> = damaged
+                    .iter()
+                    .map(|(name, why)| serde_json::json!({"name": name, "why": why}))
+                    .collect();
+                let doc = report::versioned([
+                    ("crash_fs", serde_json::Value::from(list)),
+                    ("damaged", serde_json::Value::from(bad)),
+                ]);
                 super::launch::print_json(&doc)?;
                 return Ok(0);
             }
-            if all.is_empty() {
+            if all.is_empty() && damaged.is_empty() {
                 outln!("no crash-test filesystems (make one with crash-fs create)");
             }
             for d in all {
                 let state = match (d.serving, d.mounted) {
                     (true, true) => "mounted",
-                    (true, false) => "not mounted (a check in progress, or a failed remount)",
-                    (false, _) => "its daemon is gone: destroy it",
+                    (true, false) => {
+                        "not mounted: a check is in progress, or one was stopped (the next run --crash-check mounts it again)"
+                    }
+                    (false, _) => "its daemon is gone: crash-fs destroy it",
                 };
                 outln!(
                     "{}\t{} {}\t{}\tlog {}\t{}",
@@ -193,10 +207,21 @@ pub fn crash_fs(args: CrashFsArgs) -> Result<u8, CliError> {
                     state
                 );
             }
+            for (name, why) in damaged {
+                outln!("{name}\tdamaged ({why}): crash-fs destroy it");
+            }
             Ok(0)
         }
         CrashFsAction::Destroy { name } => {
-            for line in LastingDevice::destroy(&state_dir()?, &name).map_err(device_error)? {
+            let done = LastingDevice::destroy(&state_dir()?, &name).map_err(|e| match e {
+                DeviceError::Refused {
+                    field: DaemonField::Name,
+                    value,
+                    why,
+                } => CliError::usage(anyhow!("crash-fs destroy {value}: {why}")),
+                e => device_error(e),
+            })?;
+            for line in done {
                 outln!("{line}");
             }
             Ok(0)
@@ -251,6 +276,7 @@ pub fn crash_checked(
     )
     .map_err(crash_error)?;
     if cancel.is_cancelled() {
+        errln!("cancelled: the run is stored as cancelled and no power cut was checked");
         return Ok(super::signals::cancelled_exit_code());
     }
     if json {

@@ -182,6 +182,19 @@ pub(crate) fn crash_error(e: CrashTestError) -> CliError {
                 target.display()
             ));
         }
+        CrashTestError::Engine(fsynclab::engine::EngineError::Target(t)) => {
+            let names = &crate::names::CliNames;
+            return CliError::usage(anyhow!(
+                "{}",
+                fsynclab::words::target::target_error_text(t, names)
+            ));
+        }
+        CrashTestError::OtherFilesystem { target, name } => {
+            return CliError::usage(anyhow!(
+                "--target {}: on another filesystem mounted inside crash-test filesystem {name}: choose a directory of the crash-test filesystem itself",
+                target.display()
+            ));
+        }
         CrashTestError::NotServing(name) => {
             return CliError::failed(anyhow!(
                 "crash-test filesystem {name} is no longer served (its daemon is gone): `fsynclab crash-fs destroy {name}`"
@@ -195,7 +208,10 @@ pub(crate) fn crash_error(e: CrashTestError) -> CliError {
             | CrashTestError::Spec(_)
             | CrashTestError::Unsupported(_)
             | CrashTestError::NotCrashFs(_)
-            | CrashTestError::Device(DeviceError::Options(_))
+            | CrashTestError::OtherFilesystem { .. }
+            | CrashTestError::Device(
+                DeviceError::Options(_) | DeviceError::InUse { .. } | DeviceError::StateDir(_)
+            )
     );
     CliError::usage_if(usage, e)
 }
@@ -294,7 +310,9 @@ pub(crate) fn device_error(e: DeviceError) -> CliError {
             };
             CliError::usage(anyhow!("{flag} {value}: {why}"))
         }
-        e @ (DeviceError::Options(_) | DeviceError::InUse { .. }) => CliError::usage(e),
+        e @ (DeviceError::Options(_) | DeviceError::InUse { .. } | DeviceError::StateDir(_)) => {
+            CliError::usage(e)
+        }
         e => CliError::failed(e),
     }
 }

@@ -283,3 +283,111 @@ fn a_crash_test_filesystem_whose_daemon_was_killed_is_refused_then_cleaned() {
     assert!(out.contains("aborted FUSE connection"), "{out}");
     nothing_left(&dir);
 }
+
+#[test]
+fn a_stopped_check_is_recovered_and_nothing_is_written_below_an_unmounted_filesystem() {
+    if !require_root(
+        "a_stopped_check_is_recovered_and_nothing_is_written_below_an_unmounted_filesystem",
+        "mounts /dev/fuse and loop devices",
+    ) {
+        return;
+    }
+    let lab = Lab::new();
+    let (code, _, err) = said(
+        &lab,
+        &[
+            "crash-fs", "create", "--fs", "ext4", "--size", "64M", "--name", "r",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let _destroy = Destroy(&lab, "r");
+    let dir = std::fs::canonicalize(state_dir(&lab).join("crash-fs-r")).unwrap();
+    let fs = dir.join("fs");
+    // What a check killed in its middle leaves: the filesystem unmounted, its loop device
+    // detached, a state's image on a loop device of its own.
+    let run_tool = |program: &str, args: &[&str]| {
+        let out = std::process::Command::new(program)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{program} {args:?}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    run_tool("umount", &[fs.to_str().unwrap()]);
+    let image = dir.join("mnt/image");
+    let held = run_tool("losetup", &["-j", image.to_str().unwrap()]);
+    let node = held.split(':').next().unwrap().to_string();
+    run_tool("losetup", &["-d", &node]);
+    std::fs::create_dir(dir.join("work")).unwrap();
+    let state = dir.join("work/state.img");
+    std::fs::write(&state, vec![0u8; 1 << 20]).unwrap();
+    run_tool("losetup", &["--find", state.to_str().unwrap()]);
+    // A plain run meanwhile writes nothing below the mount point: it is immutable.
+    let (code, _, err) = said(
+        &lab,
+        &[
+            "run",
+            "--target",
+            fs.to_str().unwrap(),
+            "--requests",
+            "5",
+            "--quiet",
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("permission denied"), "{err}");
+    assert_eq!(std::fs::read_dir(&fs).unwrap().count(), 0);
+    // The next crash-checked run puts it right first, and its verdict is its own.
+    let (code, doc) = checked_run(&lab, &fs, "fsync", "20");
+    assert_eq!((code, &doc["crash_test"]["lost"]), (0, &0.into()), "{doc}");
+    assert_eq!(doc["crash_test"]["acknowledged"], 20);
+    let loops = run_tool("losetup", &["-a"]);
+    assert!(!loops.contains(state.to_str().unwrap()), "{loops}");
+    assert!(!dir.join("work").exists());
+    // A filesystem mounted inside it is not it.
+    let nest = fs.join("nest");
+    std::fs::create_dir(&nest).unwrap();
+    run_tool("mount", &["-t", "tmpfs", "t", nest.to_str().unwrap()]);
+    let (code, _, err) = said(
+        &lab,
+        &[
+            "run",
+            "--crash-check",
+            "--target",
+            nest.to_str().unwrap(),
+            "--requests",
+            "5",
+        ],
+    );
+    run_tool("umount", &[nest.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("on another filesystem mounted inside"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_state_directory_another_user_owns_is_refused() {
+    if !require_root(
+        "a_state_directory_another_user_owns_is_refused",
+        "needs root to give a directory to another user",
+    ) {
+        return;
+    }
+    let lab = Lab::new();
+    let state = state_dir(&lab);
+    std::fs::create_dir_all(&state).unwrap();
+    nix::unistd::chown(&state, Some(nix::unistd::Uid::from_raw(65534)), None).unwrap();
+    for args in [
+        &["crash-fs", "create", "--fs", "ext4", "--name", "u"][..],
+        &["crash-fs", "list"],
+        &["crash-fs", "destroy", "u"],
+        &["run", "--crash-check", "--target", state.to_str().unwrap()],
+    ] {
+        let (code, _, err) = said(&lab, args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains("owned by uid 65534"), "{args:?}: {err}");
+    }
+    assert_eq!(std::fs::read_dir(&state).unwrap().count(), 0);
+}

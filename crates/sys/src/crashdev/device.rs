@@ -76,6 +76,10 @@ impl CrashDevice {
         run(fs.mkfs_tool(), &args)?;
         let at = base.join("fs");
         make_dir(&at)?;
+        if lasting && let Err(e) = set_immutable(&at, true) {
+            // Then a run while its filesystem is unmounted (a check) writes below it.
+            log::warn!("{}: not made immutable: {e}", at.display());
+        }
         mount_fs(fs, &node, &at, mount_options)?;
         device.mounted = Some(at);
         Ok(device)
@@ -138,6 +142,39 @@ impl CrashDevice {
         }
         Ok(())
     }
+}
+
+/// `FS_IOC_GETFLAGS` and `FS_IOC_SETFLAGS` (linux/fs.h) and the immutable flag.
+const FS_IOC_GETFLAGS: libc::c_ulong = 0x8008_6601;
+const FS_IOC_SETFLAGS: libc::c_ulong = 0x4008_6602;
+const FS_IMMUTABLE_FL: libc::c_int = 0x10;
+
+/// Sets (or clears) the immutable flag of directory `path` — a lasting device's mount point,
+/// so that while its filesystem is unmounted nothing (root included) creates files in the
+/// directory below it.
+pub(super) fn set_immutable(path: &Path, on: bool) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    let dir = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW)
+        .open(path)?;
+    let mut flags: libc::c_int = 0;
+    // SAFETY: both ioctls take a pointer to an int the kernel reads or writes; `flags` lives
+    // across the calls and `dir` is an open descriptor.
+    if unsafe { libc::ioctl(dir.as_raw_fd(), FS_IOC_GETFLAGS as _, &mut flags) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    flags = if on {
+        flags | FS_IMMUTABLE_FL
+    } else {
+        flags & !FS_IMMUTABLE_FL
+    };
+    // SAFETY: as above.
+    if unsafe { libc::ioctl(dir.as_raw_fd(), FS_IOC_SETFLAGS as _, &flags) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// Makes directory `path` (and its parents), mode 0700.

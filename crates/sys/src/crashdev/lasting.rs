@@ -66,7 +66,10 @@ pub struct LastingDevice {
 
 /// Refuses a name that is not `[a-z0-9_-]{1,32}`.
 pub fn check_lasting_name(name: &str) -> Result<(), DeviceError> {
-    let fine = !name.is_empty()
+    let fine = name
+        .bytes()
+        .next()
+        .is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
         && name.len() <= MAX_LASTING_NAME
         && name
             .bytes()
@@ -77,7 +80,9 @@ pub fn check_lasting_name(name: &str) -> Result<(), DeviceError> {
     Err(DeviceError::Refused {
         field: DaemonField::Name,
         value: name.to_string(),
-        why: format!("use 1 to {MAX_LASTING_NAME} of a-z, 0-9, _ and -"),
+        why: format!(
+            "use 1 to {MAX_LASTING_NAME} of a-z, 0-9, _ and -, starting with a letter or digit"
+        ),
     })
 }
 
@@ -89,10 +94,24 @@ pub(super) fn daemon_serves(pid: u32, dir: &Path) -> bool {
     if pid <= 0 || !super::teardown::alive(pid) {
         return false;
     }
+    // Root's: a process another user started with the same command line is not it.
+    use std::os::unix::fs::MetadataExt;
+    if !std::fs::metadata(format!("/proc/{pid}")).is_ok_and(|m| m.uid() == 0) {
+        return false;
+    }
     let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
     let words: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
     let base = dir.as_os_str().as_encoded_bytes();
     words.contains(&super::DAEMON_COMMAND.as_bytes()) && words.contains(&base)
+}
+
+/// The mount at exactly `at`, if any (the last one there: the one visible).
+fn mount_at(at: &Path) -> Option<crate::probe::MountInfo> {
+    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    crate::probe::parse_mountinfo(&text)
+        .unwrap_or_default()
+        .into_iter()
+        .rfind(|m| Path::new(&m.mount_point) == at)
 }
 
 fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> DeviceError + use<> {
@@ -117,6 +136,7 @@ impl LastingDevice {
         (mkfs_options, mount_options): (&str, &str),
     ) -> Result<LastingDevice, DeviceError> {
         check_lasting_name(name)?;
+        let state_dir = &super::checked_state_dir(state_dir)?;
         let (min, max) = DAEMON_SIZES;
         if !(min..=max).contains(&size) || !size.is_multiple_of(4096) {
             return Err(DeviceError::Refused {
@@ -157,7 +177,9 @@ impl LastingDevice {
             }),
             Err(e) => {
                 // The device was torn down as its handle went; what is left goes too.
-                if let Err(more) = super::teardown::clean_dir(&dir) {
+                if std::fs::symlink_metadata(&dir).is_ok()
+                    && let Err(more) = super::teardown::clean_dir(&dir)
+                {
                     log::warn!("{more}");
                 }
                 Err(e)
@@ -166,8 +188,13 @@ impl LastingDevice {
     }
 
     /// Lasting crash-test filesystem `name` of `state_dir`.
+    /// Refused unless the state directory is one root can trust, the device's directory and
+    /// its `mnt/` and `fs/` are real directories of this user's, closed to others (never a
+    /// link), and its `info.json` is one fsynclab wrote (its name, a size the daemon serves,
+    /// options within the allow-list).
     pub fn open(state_dir: &Path, name: &str) -> Result<LastingDevice, DeviceError> {
         check_lasting_name(name)?;
+        let state_dir = &super::checked_state_dir(state_dir)?;
         let dir = state_dir.join(format!("{LASTING_PREFIX}{name}"));
         let refused = |why: String| DeviceError::Refused {
             field: DaemonField::Name,
@@ -179,20 +206,58 @@ impl LastingDevice {
         if !meta.is_dir() {
             return Err(refused("not a directory fsynclab made".into()));
         }
+        // Its directory closes everything in it to others; `mnt/` and `fs/` are real
+        // directories (what is mounted there shows its own owner and mode).
+        let own = std::fs::symlink_metadata(&dir).is_ok_and(|m| {
+            use std::os::unix::fs::MetadataExt;
+            m.uid() == nix::unistd::geteuid().as_raw() && m.mode() & 0o077 == 0
+        });
+        if !own {
+            return Err(refused(format!(
+                "{} is not a directory fsynclab made (this user's, mode 0700)",
+                dir.display()
+            )));
+        }
+        for sub in [dir.join("mnt"), dir.join("fs")] {
+            // A dead daemon's mount answers ENOTCONN (and what is on it, EIO).
+            let dir_or_dead = match std::fs::symlink_metadata(&sub) {
+                Ok(m) => m.is_dir(),
+                Err(e) => matches!(e.raw_os_error(), Some(libc::ENOTCONN | libc::EIO)),
+            };
+            if !dir_or_dead {
+                return Err(refused(format!("{} is not a directory", sub.display())));
+            }
+        }
         // As its daemon names it.
         let dir = std::fs::canonicalize(&dir).map_err(io("resolve", &dir))?;
         let path = dir.join(INFO_FILE);
         let text = std::fs::read_to_string(&path).map_err(io("read", &path))?;
+        let (min, max) = DAEMON_SIZES;
         let info: LastingInfo = serde_json::from_str(&text)
             .ok()
-            .filter(|i: &LastingInfo| i.name == name)
+            .filter(|i: &LastingInfo| {
+                i.name == name
+                    && (min..=max).contains(&i.size)
+                    && crate::fsopts::check_mkfs_options(i.fs, &i.mkfs_options).is_ok()
+                    && crate::fsopts::check_mount_options(i.fs, &i.mount_options).is_ok()
+            })
             .ok_or_else(|| refused(format!("{} is not one fsynclab wrote", path.display())))?;
         Ok(LastingDevice { dir, info })
     }
 
-    /// The lasting crash-test filesystem whose filesystem holds `path` (resolved), if any.
+    /// The lasting crash-test filesystem whose filesystem holds `path` (resolved through its
+    /// nearest existing ancestor: while the filesystem is unmounted its directories are not
+    /// there), if any.
     pub fn find(state_dir: &Path, path: &Path) -> Option<LastingDevice> {
-        let path = std::fs::canonicalize(path).ok()?;
+        let existing = path.ancestors().find(|a| a.exists())?;
+        let rest = path.strip_prefix(existing).ok()?;
+        if rest
+            .components()
+            .any(|c| !matches!(c, std::path::Component::Normal(_)))
+        {
+            return None;
+        }
+        let path = std::fs::canonicalize(existing).ok()?.join(rest);
         let state = std::fs::canonicalize(state_dir).ok()?;
         let rest = path.strip_prefix(&state).ok()?;
         let first = rest.components().next()?.as_os_str().to_str()?;
@@ -201,17 +266,17 @@ impl LastingDevice {
         path.starts_with(device.mount_point()).then_some(device)
     }
 
-    /// Every lasting crash-test filesystem of `state_dir`, by name.
-    pub fn list(state_dir: &Path) -> Vec<LastingStatus> {
+    /// Every lasting crash-test filesystem of `state_dir`, by name, and (name, why) for each
+    /// directory of one that cannot be opened (damaged: `destroy` removes it).
+    #[allow(clippy::type_complexity)]
+    pub fn list(
+        state_dir: &Path,
+    ) -> Result<(Vec<LastingStatus>, Vec<(String, String)>), DeviceError> {
+        let state_dir = &super::checked_state_dir(state_dir)?;
         let Ok(entries) = std::fs::read_dir(state_dir) else {
-            return Vec::new();
+            return Ok((Vec::new(), Vec::new()));
         };
-        let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-        let mounted: Vec<PathBuf> = crate::probe::parse_mountinfo(&mounts)
-            .unwrap_or_default()
-            .into_iter()
-            .map(|m| PathBuf::from(m.mount_point))
-            .collect();
+        let mut damaged = Vec::new();
         let mut out: Vec<LastingStatus> = entries
             .flatten()
             .filter_map(|e| {
@@ -220,12 +285,18 @@ impl LastingDevice {
                     .to_str()?
                     .strip_prefix(LASTING_PREFIX)?
                     .to_owned();
-                let device = LastingDevice::open(state_dir, &name).ok()?;
+                let device = match LastingDevice::open(state_dir, &name) {
+                    Ok(device) => device,
+                    Err(e) => {
+                        damaged.push((name, e.to_string()));
+                        return None;
+                    }
+                };
                 let dev = device.dev_dir();
                 let bytes = |f: &str| std::fs::metadata(dev.join(f)).map_or(0, |m| m.len());
                 Some(LastingStatus {
                     mount_point: device.mount_point(),
-                    mounted: mounted.contains(&device.mount_point()),
+                    mounted: device.is_mounted(),
                     serving: device.serving(),
                     log_bytes: bytes(super::LOG_FILE) + bytes(super::DATA_FILE),
                     info: device.info,
@@ -233,7 +304,8 @@ impl LastingDevice {
             })
             .collect();
         out.sort_by(|a, b| a.info.name.cmp(&b.info.name));
-        out
+        damaged.sort();
+        Ok((out, damaged))
     }
 
     /// Removes lasting crash-test filesystem `name`: its filesystem, loop device, recording
@@ -241,6 +313,7 @@ impl LastingDevice {
     /// One that `create` left half-made (no `info.json`) is removed too.
     pub fn destroy(state_dir: &Path, name: &str) -> Result<Vec<String>, DeviceError> {
         check_lasting_name(name)?;
+        let state_dir = &super::checked_state_dir(state_dir)?;
         let dir = state_dir.join(format!("{LASTING_PREFIX}{name}"));
         if !std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) {
             return Err(DeviceError::Refused {
@@ -267,10 +340,14 @@ impl LastingDevice {
         // leftovers, go the way a killed crash test's do (its connection aborted first).
         if let Ok(opened) = LastingDevice::open(state_dir, name)
             && opened.serving()
-            && opened.suspend().is_ok()
+            && let Ok(lines) = opened.suspend()
         {
-            let mnt = device.dir.join("mnt");
-            if run("umount", &[&mnt.to_string_lossy()]).is_ok() {
+            done.extend(lines);
+            // Only the FUSE mount fsynclab made there (mountinfo names it; a link at `mnt`
+            // is never followed).
+            let mnt = opened.dir.join("mnt");
+            let ours = mount_at(&mnt).is_some_and(|m| m.fs_type == "fuse");
+            if ours && run("umount", &[&mnt.to_string_lossy()]).is_ok() {
                 done.push(format!("unmounted {}", mnt.display()));
                 let pid = opened.info.daemon_pid as i32;
                 for _ in 0..100 {
@@ -342,15 +419,13 @@ impl LastingDevice {
     /// Unmounts its filesystem and detaches its loop device (the recording device goes on
     /// serving): the log then holds everything the filesystem wrote, and a crash state — a
     /// copy of the same filesystem, its UUID the same — can be mounted beside nothing.
-    pub fn suspend(&self) -> Result<(), DeviceError> {
+    /// What was done, one line each.
+    pub fn suspend(&self) -> Result<Vec<String>, DeviceError> {
+        let mut done = Vec::new();
         let at = self.mount_point();
-        let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-        let mounted = crate::probe::parse_mountinfo(&mounts)
-            .unwrap_or_default()
-            .iter()
-            .any(|m| Path::new(&m.mount_point) == at);
-        if mounted {
+        if mount_at(&at).is_some() {
             unmount_retrying(&at)?;
+            done.push(format!("unmounted {}", at.display()));
         }
         let image = self.dir.join("mnt").join(IMAGE_NAME);
         for lo in crate::scratch::list_loop_devices() {
@@ -358,9 +433,48 @@ impl LastingDevice {
                 let node = lo.node();
                 run("losetup", &["-d", &node])?;
                 wait_released(&node);
+                done.push(format!("detached {node}"));
             }
         }
-        Ok(())
+        Ok(done)
+    }
+
+    /// Whether its filesystem is mounted at its mount point from a loop device over its
+    /// recording device.
+    pub fn is_mounted(&self) -> bool {
+        let image = self.dir.join("mnt").join(IMAGE_NAME);
+        mount_at(&self.mount_point()).is_some_and(|m| {
+            crate::scratch::list_loop_devices()
+                .iter()
+                .any(|lo| lo.backing_file == image && lo.dev == Some((m.major, m.minor)))
+        })
+    }
+
+    /// Makes it ready for a run after whatever happened to it while it served: a check that
+    /// was killed leaves its state's mount and loop device in `work/` (removed here) and the
+    /// filesystem unmounted (mounted again). Refused when something else is mounted at its
+    /// mount point. What was done, one line each.
+    pub fn recover(&self) -> Result<Vec<String>, DeviceError> {
+        let mut done = Vec::new();
+        let work = self.work_dir();
+        if std::fs::symlink_metadata(&work).is_ok() {
+            done.extend(super::teardown::clear_dir(&work)?);
+        }
+        if self.is_mounted() {
+            return Ok(done);
+        }
+        if let Some(other) = mount_at(&self.mount_point()) {
+            return Err(DeviceError::Tool {
+                command: format!("mount at {}", self.mount_point().display()),
+                message: format!("{} from {} is mounted there", other.fs_type, other.source),
+            });
+        }
+        // A loop device left over the recording device (a check killed between its detach
+        // and its mount) goes first.
+        done.extend(self.suspend()?);
+        self.resume()?;
+        done.push(format!("mounted {} again", self.mount_point().display()));
+        Ok(done)
     }
 
     /// Attaches a loop device over the recording device again and mounts the filesystem
@@ -384,43 +498,97 @@ mod tests {
         for good in ["a", "ext4-1", "x_y", &"a".repeat(32)] {
             assert!(check_lasting_name(good).is_ok(), "{good}");
         }
-        for bad in ["", "A", "a/b", "..", "a b", "é", &"a".repeat(33)] {
+        for bad in [
+            "",
+            "A",
+            "a/b",
+            "..",
+            "a b",
+            "é",
+            "-x",
+            "_x",
+            &"a".repeat(33),
+        ] {
             assert!(check_lasting_name(bad).is_err(), "{bad}");
         }
     }
 
     #[test]
     fn a_missing_or_foreign_directory_is_not_opened_and_finds_nothing() {
+        use std::os::unix::fs::DirBuilderExt;
         let state = tempfile::tempdir().unwrap();
         assert!(LastingDevice::open(state.path(), "x").is_err());
         let dir = state.path().join("crash-fs-x");
-        std::fs::create_dir_all(dir.join("fs")).unwrap();
-        std::fs::write(dir.join(INFO_FILE), "{}").unwrap();
-        assert!(LastingDevice::open(state.path(), "x").is_err());
+        let make = |d: &Path, mode: u32| {
+            std::fs::DirBuilder::new().mode(mode).create(d).unwrap();
+            std::fs::set_permissions(d, std::os::unix::fs::PermissionsExt::from_mode(mode))
+                .unwrap();
+        };
+        make(&dir, 0o755);
+        make(&dir.join("mnt"), 0o700);
+        make(&dir.join("fs"), 0o700);
         let info = LastingInfo {
-            name: "y".into(),
+            name: "x".into(),
             fs: FsKind::Ext4,
             size: 64 << 20,
             mkfs_options: String::new(),
             mount_options: String::new(),
             daemon_pid: 4_000_000,
         };
-        // An info naming another device is not this one's.
-        std::fs::write(dir.join(INFO_FILE), serde_json::to_string(&info).unwrap()).unwrap();
-        assert!(LastingDevice::open(state.path(), "x").is_err());
-        let info = LastingInfo {
-            name: "x".into(),
-            ..info
+        let write = |i: &LastingInfo| {
+            std::fs::write(dir.join(INFO_FILE), serde_json::to_string(i).unwrap()).unwrap()
         };
-        std::fs::write(dir.join(INFO_FILE), serde_json::to_string(&info).unwrap()).unwrap();
+        write(&info);
+        // A directory others may enter is not one fsynclab made; nor is a link at `fs`.
+        let said = LastingDevice::open(state.path(), "x")
+            .unwrap_err()
+            .to_string();
+        assert!(said.contains("mode 0700"), "{said}");
+        std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o700))
+            .unwrap();
+        std::fs::remove_dir(dir.join("fs")).unwrap();
+        std::os::unix::fs::symlink(state.path(), dir.join("fs")).unwrap();
+        assert!(LastingDevice::open(state.path(), "x").is_err());
+        std::fs::remove_file(dir.join("fs")).unwrap();
+        make(&dir.join("fs"), 0o700);
+        // An info that is not fsynclab's: damaged JSON, another name, a size the daemon does
+        // not serve, options off the allow-list.
+        std::fs::write(dir.join(INFO_FILE), "{}").unwrap();
+        assert!(LastingDevice::open(state.path(), "x").is_err());
+        for bad in [
+            LastingInfo {
+                name: "y".into(),
+                ..info.clone()
+            },
+            LastingInfo {
+                size: 1 << 50,
+                ..info.clone()
+            },
+            LastingInfo {
+                mount_options: "loop=/dev/sda".into(),
+                ..info.clone()
+            },
+        ] {
+            write(&bad);
+            assert!(LastingDevice::open(state.path(), "x").is_err(), "{bad:?}");
+            let (listed, damaged) = LastingDevice::list(state.path()).unwrap();
+            assert!(listed.is_empty() && damaged.len() == 1 && damaged[0].0 == "x");
+        }
+        write(&info);
         let device = LastingDevice::open(state.path(), "x").unwrap();
         assert!(!device.serving());
         assert!(LastingDevice::find(state.path(), &dir.join("fs")).is_some());
+        // A directory not made yet in it (the filesystem unmounted) is found through its
+        // nearest existing ancestor; a way out is not.
+        assert!(LastingDevice::find(state.path(), &dir.join("fs/a/b")).is_some());
+        assert!(LastingDevice::find(state.path(), &dir.join("fs/a/../../..")).is_none());
         assert!(LastingDevice::find(state.path(), &dir).is_none());
         assert!(LastingDevice::find(state.path(), state.path()).is_none());
-        let listed = LastingDevice::list(state.path());
-        assert_eq!(listed.len(), 1);
+        let (listed, damaged) = LastingDevice::list(state.path()).unwrap();
+        assert_eq!((listed.len(), damaged.len()), (1, 0));
         assert!(!listed[0].serving && !listed[0].mounted);
+        // A live process that is not this device's daemon does not serve it.
+        assert!(!daemon_serves(std::process::id(), device.dir()));
         // Held once at a time.
         let held = device.lock().unwrap();
         assert!(matches!(device.lock(), Err(DeviceError::InUse { .. })));

@@ -33,4 +33,4 @@ pub use lasting::{
 };
 pub use recorder::{DATA_FILE, IMAGE_FILE, LOG_FILE, Recorder, RecorderError};
 pub use stale::{clean_stale, stale_dirs};
-pub use tool::{DaemonField, DeviceError};
+pub use tool::{DaemonField, DeviceError, checked_state_dir};

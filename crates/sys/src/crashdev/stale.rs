@@ -52,6 +52,8 @@ pub fn stale_dirs(state_dir: &Path) -> Vec<PathBuf> {
 /// loop devices, then the directory — only when nothing is mounted under it any more. What
 /// was done, one line each.
 pub fn clean_stale(state_dir: &Path) -> Result<Vec<String>, DeviceError> {
+    // Only in a state directory root can trust (never one another user could change).
+    let state_dir = &super::checked_state_dir(state_dir)?;
     let mut done = Vec::new();
     for dir in stale_dirs(state_dir) {
         done.extend(clean_dir(&dir)?);

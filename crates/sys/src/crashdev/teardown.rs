@@ -85,12 +85,47 @@ pub(super) fn clean_dir(dir: &Path) -> Result<Vec<String>, DeviceError> {
     }
     // Never remove a directory with a filesystem still mounted under it.
     if mounts_under(dir).is_empty() {
+        // A lasting device's mount point is immutable (never through a link).
+        let at = dir.join("fs");
+        if std::fs::symlink_metadata(&at).is_ok_and(|m| m.is_dir()) {
+            let _ = super::device::set_immutable(&at, false);
+        }
         std::fs::remove_dir_all(dir).map_err(|source| DeviceError::Io {
             action: "remove",
             path: dir.to_path_buf(),
             source,
         })?;
         done.push(format!("removed {}", dir.display()));
+    }
+    Ok(done)
+}
+
+/// Empties a lasting device's `work/` directory after a killed check: the state mounted in
+/// it unmounted (lazily), the loop devices over its files detached, the directory removed —
+/// only when nothing is mounted under it any more. What was done, one line each.
+pub(super) fn clear_dir(dir: &Path) -> Result<Vec<String>, DeviceError> {
+    let mut done = Vec::new();
+    for (point, ..) in mounts_under(dir) {
+        let target = point.to_string_lossy().into_owned();
+        if run("umount", &["-l", &target]).is_ok() {
+            done.push(format!("unmounted {target}"));
+        }
+    }
+    for lo in list_loop_devices() {
+        if lo.backing_file.starts_with(dir) {
+            let node = lo.node();
+            if run("losetup", &["-d", &node]).is_ok() {
+                wait_released(&node);
+                done.push(format!("detached {node} ({})", lo.backing_file.display()));
+            }
+        }
+    }
+    if mounts_under(dir).is_empty() {
+        std::fs::remove_dir_all(dir).map_err(|source| DeviceError::Io {
+            action: "remove",
+            path: dir.to_path_buf(),
+            source,
+        })?;
     }
     Ok(done)
 }

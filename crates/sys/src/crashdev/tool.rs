@@ -62,6 +62,10 @@ pub enum DeviceError {
         /// Its name.
         name: String,
     },
+    /// The state directory is not one root can trust (see
+    /// `ScratchManager::checked_state_dir`).
+    #[error(transparent)]
+    StateDir(Box<crate::scratch::ScratchError>),
     /// The loop device fell back to buffered I/O: requests would be split at page
     /// boundaries and the log would not show the device's requests.
     #[error("{device} did not take direct I/O over the FUSE file")]
@@ -69,6 +73,13 @@ pub enum DeviceError {
         /// The loop device.
         device: String,
     },
+}
+
+/// `state_dir` checked as the scratch filesystems' state directory is: its canonical path.
+pub fn checked_state_dir(state_dir: &std::path::Path) -> Result<PathBuf, DeviceError> {
+    crate::scratch::ScratchManager::new(state_dir.to_path_buf())
+        .checked_state_dir()
+        .map_err(|e| DeviceError::StateDir(Box::new(e)))
 }
 
 /// Runs a program in its own process group; its stdout, or its command and message.

@@ -57,6 +57,15 @@ impl ScratchManager {
         Ok(dir.join("scratch"))
     }
 
+    /// The state directory checked as every scratch operation checks it (made 0700 when
+    /// missing; refused when a symlink, not the effective user's, writable by others, or —
+    /// for root — below a directory another user could change): its canonical path. The crash
+    /// tests' directories live there too.
+    pub fn checked_state_dir(&self) -> Result<PathBuf, ScratchError> {
+        self.check_root_shapes()?;
+        prepare_root(&self.state_dir, false)
+    }
+
     /// The state directory.
     pub fn state_dir(&self) -> &Path {
         &self.state_dir
