@@ -5,7 +5,7 @@ use anyhow::anyhow;
 use clap::{Args, Subcommand};
 
 use super::CliError;
-use super::crashtest::{crash_error, device_error, workload_failed};
+use super::crashtest::{crash_error, device_error};
 use fsynclab::crashdev::{DaemonField, DaemonProgram, DeviceError, LastingDevice};
 use fsynclab::crashlog::PlanOptions;
 use fsynclab::engine::CancelToken;
@@ -279,28 +279,10 @@ pub fn crash_checked(
         errln!("cancelled: the run is stored as cancelled and no power cut was checked");
         return Ok(super::signals::cancelled_exit_code());
     }
-    if json {
-        let mut doc = report::run_shape(vec![report::run_json(&outcome.run)], &[]);
-        doc["crash_test"] = report::crash_json(&outcome.report);
-        super::launch::print_json(&doc)?;
-    } else {
-        outln!(
-            "crash check: {}, stored as run {}",
-            outcome.run.spec.describe(),
-            outcome.run.id
-        );
-        out!(
-            "{}",
-            super::crash_state::crash_lines(outcome.run.id, &outcome.report, db.as_deref())
-        );
-    }
-    if let Some(error) = workload_failed(&outcome.run) {
-        errln!("error: the workload failed, so the crash check is incomplete: {error}");
-        return Ok(super::EXIT_FAILED);
-    }
-    Ok(if report::crash_failed(&outcome.report) {
-        super::EXIT_REGRESSION
-    } else {
-        0
-    })
+    let headline = format!(
+        "crash check: {}, stored as run {}",
+        outcome.run.spec.describe(),
+        outcome.run.id
+    );
+    super::crashtest::print_outcome(&outcome, json, &headline, "check", db)
 }

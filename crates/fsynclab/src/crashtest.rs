@@ -9,7 +9,8 @@ use fsynclab::crashdev::{DaemonField, DaemonProgram, DeviceError};
 use fsynclab::crashlog::PlanOptions;
 use fsynclab::engine::CancelToken;
 use fsynclab::lab::crashtest::{
-    CrashTestError, CrashTestRequest, MAX_CUTS, MAX_SUBSETS, crash_test, device_sizes,
+    CrashTestError, CrashTestOutcome, CrashTestRequest, MAX_CUTS, MAX_SUBSETS, crash_test,
+    device_sizes,
 };
 use fsynclab::report;
 use fsynclab::scratch::{FsKind, ScratchManager};
@@ -235,26 +236,39 @@ pub fn crashtest(db: &Option<std::path::PathBuf>, args: CrashtestArgs) -> Result
         // Stopped by a signal: the device is torn down, nothing checked is a verdict.
         return Ok(super::signals::cancelled_exit_code());
     }
-    if args.json {
+    let headline = format!(
+        "crash test: {} on {} ({}), stored as run {}",
+        outcome.run.spec.describe(),
+        request.fs.as_str(),
+        spec::format_size(request.size_bytes),
+        outcome.run.id
+    );
+    print_outcome(&outcome, args.json, &headline, "test", db)
+}
+
+/// Prints a crash test's (or crash-checked run's: `what`) outcome — JSON, or `headline` and
+/// the findings — and its exit code: 1 when the workload failed (it tested only what it
+/// acknowledged before it stopped), 3 when a record was lost or a state failed, else 0.
+pub(crate) fn print_outcome(
+    outcome: &CrashTestOutcome,
+    json: bool,
+    headline: &str,
+    what: &str,
+    db: &Option<std::path::PathBuf>,
+) -> Result<u8, CliError> {
+    if json {
         let mut doc = report::run_shape(vec![report::run_json(&outcome.run)], &[]);
         doc["crash_test"] = report::crash_json(&outcome.report);
         super::launch::print_json(&doc)?;
     } else {
-        outln!(
-            "crash test: {} on {} ({}), stored as run {}",
-            outcome.run.spec.describe(),
-            request.fs.as_str(),
-            spec::format_size(request.size_bytes),
-            outcome.run.id
-        );
+        outln!("{headline}");
         out!(
             "{}",
             super::crash_state::crash_lines(outcome.run.id, &outcome.report, db.as_deref())
         );
     }
-    // A workload that failed tested only what it acknowledged before it stopped.
     if let Some(error) = workload_failed(&outcome.run) {
-        errln!("error: the workload failed, so the crash test is incomplete: {error}");
+        errln!("error: the workload failed, so the crash {what} is incomplete: {error}");
         return Ok(super::EXIT_FAILED);
     }
     Ok(if report::crash_failed(&outcome.report) {

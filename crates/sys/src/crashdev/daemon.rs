@@ -281,6 +281,19 @@ pub fn serve_lasting(base: &Path, size: u64, mut ready: impl Write) -> Result<()
     })
 }
 
+/// Refuses an image size the daemon does not serve.
+pub(super) fn check_size(size: u64) -> Result<(), DeviceError> {
+    let (min, max) = DAEMON_SIZES;
+    if !(min..=max).contains(&size) || !size.is_multiple_of(4096) {
+        return Err(DeviceError::Refused {
+            field: DaemonField::Size,
+            value: size.to_string(),
+            why: format!("use a multiple of 4096 from {min} to {max}"),
+        });
+    }
+    Ok(())
+}
+
 /// Checks the request, locks the daemon's memory, makes it an I/O flusher and mounts the
 /// recording device: its session and mount point.
 fn start_serving(
@@ -290,14 +303,7 @@ fn start_serving(
     if !nix::unistd::geteuid().is_root() {
         return Err(refuse(base, "only root serves a recording device"));
     }
-    let (min, max) = DAEMON_SIZES;
-    if !(min..=max).contains(&size) || !size.is_multiple_of(4096) {
-        return Err(DeviceError::Refused {
-            field: DaemonField::Size,
-            value: size.to_string(),
-            why: format!("use a multiple of 4096 from {min} to {max}"),
-        });
-    }
+    check_size(size)?;
     check_base(base)?;
     use nix::sys::mman::{MlockAllFlags, mlockall};
     if let Err(e) = mlockall(MlockAllFlags::MCL_CURRENT | MlockAllFlags::MCL_FUTURE) {

@@ -137,14 +137,7 @@ impl LastingDevice {
     ) -> Result<LastingDevice, DeviceError> {
         check_lasting_name(name)?;
         let state_dir = &super::checked_state_dir(state_dir)?;
-        let (min, max) = DAEMON_SIZES;
-        if !(min..=max).contains(&size) || !size.is_multiple_of(4096) {
-            return Err(DeviceError::Refused {
-                field: DaemonField::Size,
-                value: size.to_string(),
-                why: format!("use a multiple of 4096 from {min} to {max}"),
-            });
-        }
+        super::daemon::check_size(size)?;
         let dir = state_dir.join(format!("{LASTING_PREFIX}{name}"));
         if std::fs::symlink_metadata(&dir).is_ok() {
             return Err(DeviceError::Refused {

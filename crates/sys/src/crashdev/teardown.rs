@@ -62,22 +62,9 @@ pub(super) fn clean_dir(dir: &Path) -> Result<Vec<String>, DeviceError> {
     }
     // Then the filesystems on its loop device, the loop devices (while their backing file
     // still has its path), and the FUSE mount last.
-    for (point, ..) in mounts.iter().filter(|(_, t, _)| t != "fuse") {
-        let target = point.to_string_lossy().into_owned();
-        if run("umount", &["-l", &target]).is_ok() {
-            done.push(format!("unmounted {target}"));
-        }
-    }
-    for lo in list_loop_devices() {
-        if lo.backing_file.starts_with(dir) {
-            let node = lo.node();
-            if run("losetup", &["-d", &node]).is_ok() {
-                wait_released(&node);
-                done.push(format!("detached {node} ({})", lo.backing_file.display()));
-            }
-        }
-    }
-    for (point, ..) in mounts.iter().filter(|(_, t, _)| t == "fuse") {
+    let (fuse, others): (Vec<_>, Vec<_>) = mounts.iter().partition(|(_, t, _)| t == "fuse");
+    unmount_and_detach(dir, others.into_iter().map(|(p, ..)| p), &mut done);
+    for (point, ..) in fuse {
         let target = point.to_string_lossy().into_owned();
         if run("umount", &["-l", &target]).is_ok() {
             done.push(format!("unmounted {target}"));
@@ -105,7 +92,26 @@ pub(super) fn clean_dir(dir: &Path) -> Result<Vec<String>, DeviceError> {
 /// only when nothing is mounted under it any more. What was done, one line each.
 pub(super) fn clear_dir(dir: &Path) -> Result<Vec<String>, DeviceError> {
     let mut done = Vec::new();
-    for (point, ..) in mounts_under(dir) {
+    let mounts = mounts_under(dir);
+    unmount_and_detach(dir, mounts.iter().map(|(p, ..)| p), &mut done);
+    if mounts_under(dir).is_empty() {
+        std::fs::remove_dir_all(dir).map_err(|source| DeviceError::Io {
+            action: "remove",
+            path: dir.to_path_buf(),
+            source,
+        })?;
+    }
+    Ok(done)
+}
+
+/// Lazily unmounts `points`, then detaches the loop devices over files in `dir` (while their
+/// backing files still have their paths), saying what was done in `done`.
+fn unmount_and_detach<'a>(
+    dir: &Path,
+    points: impl IntoIterator<Item = &'a PathBuf>,
+    done: &mut Vec<String>,
+) {
+    for point in points {
         let target = point.to_string_lossy().into_owned();
         if run("umount", &["-l", &target]).is_ok() {
             done.push(format!("unmounted {target}"));
@@ -120,12 +126,4 @@ pub(super) fn clear_dir(dir: &Path) -> Result<Vec<String>, DeviceError> {
             }
         }
     }
-    if mounts_under(dir).is_empty() {
-        std::fs::remove_dir_all(dir).map_err(|source| DeviceError::Io {
-            action: "remove",
-            path: dir.to_path_buf(),
-            source,
-        })?;
-    }
-    Ok(done)
 }
