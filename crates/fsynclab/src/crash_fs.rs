@@ -9,7 +9,6 @@ use super::crashtest::{crash_error, device_error};
 use fsynclab::crashdev::{DaemonField, DaemonProgram, DeviceError, LastingDevice};
 use fsynclab::crashlog::PlanOptions;
 use fsynclab::engine::CancelToken;
-use fsynclab::lab::crashtest::{MAX_CUTS, MAX_SUBSETS, device_sizes};
 use fsynclab::lab::{Launch, ValidLaunch};
 use fsynclab::report;
 use fsynclab::scratch::{FsKind, ScratchManager};
@@ -84,18 +83,8 @@ pub struct CrashCheckArgs {
 impl CrashCheckArgs {
     /// The plan, checked: each refusal names its flag.
     fn plan(&self) -> Result<PlanOptions, CliError> {
-        let cuts = self.cuts.unwrap_or(64);
-        if !(1..=MAX_CUTS).contains(&cuts) {
-            return Err(CliError::usage(anyhow!(
-                "--cuts {cuts}: use 1 to {MAX_CUTS} cut points"
-            )));
-        }
-        let subsets = self.subsets.unwrap_or(4);
-        if subsets > MAX_SUBSETS {
-            return Err(CliError::usage(anyhow!(
-                "--subsets {subsets}: use 0 to {MAX_SUBSETS} subsets per cut"
-            )));
-        }
+        let (cuts, subsets) = (self.cuts.unwrap_or(64), self.subsets.unwrap_or(4));
+        super::crashtest::check_plan(cuts, subsets)?;
         Ok(PlanOptions {
             cuts: Some(cuts),
             subsets,
@@ -134,16 +123,7 @@ pub fn crash_fs(args: CrashFsArgs) -> Result<u8, CliError> {
             } else {
                 256 << 20
             });
-            let (min, max) = device_sizes(fs);
-            if !(min..=max).contains(&size) {
-                return Err(CliError::usage(anyhow!(
-                    "--size {}: a {} recording device takes {} to {}",
-                    spec::format_size(size),
-                    fs.as_str(),
-                    spec::format_size(min),
-                    spec::format_size(max)
-                )));
-            }
+            super::crashtest::check_size(fs, size)?;
             let name = name.unwrap_or_else(|| fs.as_str().to_string());
             let program = std::env::current_exe().map_err(|e| {
                 CliError::failed(anyhow!(

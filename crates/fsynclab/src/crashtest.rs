@@ -105,28 +105,8 @@ pub(crate) fn checked_request(
     size: u64,
     spec: spec::WorkloadSpec,
 ) -> Result<CrashTestRequest, CliError> {
-    if !(1..=MAX_CUTS).contains(&args.cuts) {
-        return Err(CliError::usage(anyhow!(
-            "--cuts {}: use 1 to {MAX_CUTS} cut points",
-            args.cuts
-        )));
-    }
-    if args.subsets > MAX_SUBSETS {
-        return Err(CliError::usage(anyhow!(
-            "--subsets {}: use 0 to {MAX_SUBSETS} subsets per cut",
-            args.subsets
-        )));
-    }
-    let (min, max) = device_sizes(fs);
-    if !(min..=max).contains(&size) {
-        return Err(CliError::usage(anyhow!(
-            "--size {}: a {} recording device takes {} to {}",
-            spec::format_size(size),
-            fs.as_str(),
-            spec::format_size(min),
-            spec::format_size(max)
-        )));
-    }
+    check_plan(args.cuts, args.subsets)?;
+    check_size(fs, size)?;
     if let Some(label) = &args.label {
         spec::check_text("--label", label).map_err(CliError::usage)?;
     }
@@ -158,6 +138,36 @@ pub(crate) fn checked_request(
         },
         state_dir,
     })
+}
+
+/// Refuses `--cuts` or `--subsets` out of range, naming the flag.
+pub(crate) fn check_plan(cuts: usize, subsets: usize) -> Result<(), CliError> {
+    if !(1..=MAX_CUTS).contains(&cuts) {
+        return Err(CliError::usage(anyhow!(
+            "--cuts {cuts}: use 1 to {MAX_CUTS} cut points"
+        )));
+    }
+    if subsets > MAX_SUBSETS {
+        return Err(CliError::usage(anyhow!(
+            "--subsets {subsets}: use 0 to {MAX_SUBSETS} subsets per cut"
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses a recording device size `fs` cannot have, naming `--size`.
+pub(crate) fn check_size(fs: FsKind, size: u64) -> Result<(), CliError> {
+    let (min, max) = device_sizes(fs);
+    if !(min..=max).contains(&size) {
+        return Err(CliError::usage(anyhow!(
+            "--size {}: a {} recording device takes {} to {}",
+            spec::format_size(size),
+            fs.as_str(),
+            spec::format_size(min),
+            spec::format_size(max)
+        )));
+    }
+    Ok(())
 }
 
 /// The exit code a crash test's error deserves: its input refused (2), or it failed (1).
