@@ -21,7 +21,7 @@
 //! command-line parser.
 //!
 //! Each layer is a crate (bottom first): `fsynclab-core` (spec, metrics, sysinfo, fsopts,
-//! clock, identity), `fsynclab-sys` (probe, scratch, pathwalk, owner, ktrace),
+//! clock, identity), `fsynclab-sys` (probe, scratch, pathwalk, owner, ktrace, crashdev, rawdev),
 //! `fsynclab-engine`, `fsynclab-store`, `fsynclab-analysis` (analysis, report), and this one
 //! (lab, fio). Every layer's modules are re-exported here, so a front end names them all
 //! `fsynclab::…`.
@@ -35,7 +35,7 @@ pub use fsynclab_core::{
 };
 pub use fsynclab_engine::engine;
 pub use fsynclab_store::store;
-pub use fsynclab_sys::{crashdev, ktrace, owner, pathwalk, probe, scratch};
+pub use fsynclab_sys::{crashdev, ktrace, owner, pathwalk, probe, rawdev, scratch};
 
 pub mod fio;
 pub mod lab;

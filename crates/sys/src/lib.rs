@@ -14,4 +14,5 @@ pub mod ktrace;
 pub mod owner;
 pub mod pathwalk;
 pub mod probe;
+pub mod rawdev;
 pub mod scratch;

@@ -43,7 +43,7 @@ const LAYERS: &[(&str, &str, &[&str])] = &[
         "crates/sys",
         "fsynclab-sys",
         &[
-            "pathwalk", "owner", "probe", "scratch", "ktrace", "crashdev",
+            "pathwalk", "owner", "probe", "scratch", "ktrace", "crashdev", "rawdev",
         ],
     ),
     ("crates/engine", "fsynclab-engine", &["engine"]),

@@ -19,6 +19,7 @@ mod dirfd_attack;
 mod fleet;
 mod ktrace;
 mod option_attacks;
+mod rawdev;
 mod schema_doc;
 mod scratch;
 mod scratch_safety;

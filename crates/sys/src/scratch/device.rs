@@ -28,7 +28,7 @@ fn block_device_number(path: &Path) -> Option<DeviceNumber> {
 }
 
 /// Resolves a mount source such as `/dev/sdb1` or `/dev/disk/by-uuid/...` to a device number.
-fn resolve_source(source: &str) -> Option<DeviceNumber> {
+pub fn resolve_source(source: &str) -> Option<DeviceNumber> {
     source
         .starts_with("/dev/")
         .then(|| block_device_number(Path::new(source)))
@@ -37,7 +37,7 @@ fn resolve_source(source: &str) -> Option<DeviceNumber> {
 
 /// `device` and its partitions (`/sys/dev/block/MAJ:MIN/<part>/dev` for each `<part>` with a
 /// `partition` file; the same as `/sys/block/<disk>/<part>/dev`).
-fn device_family(device: DeviceNumber) -> Vec<DeviceNumber> {
+pub fn device_family(device: DeviceNumber) -> Vec<DeviceNumber> {
     let mut family = vec![device];
     let dir = PathBuf::from(format!("/sys/dev/block/{}:{}", device.0, device.1));
     if let Ok(entries) = std::fs::read_dir(&dir) {
@@ -78,7 +78,7 @@ pub(crate) fn existing_ancestor(path: &Path) -> Option<PathBuf> {
 
 /// Whether the protected `path` lives on one of `devices`: by st_dev of the path (or its
 /// nearest existing ancestor, for a database not made yet) or by the source of its mount.
-fn holds(path: &Path, devices: &[DeviceNumber], mounts: &[MountInfo]) -> bool {
+pub fn holds_path(path: &Path, devices: &[DeviceNumber], mounts: &[MountInfo]) -> bool {
     let Some(existing) = existing_ancestor(path) else {
         return false;
     };
@@ -136,7 +136,7 @@ pub(crate) fn check_device(
 
     let root = PathBuf::from("/");
     for protected in std::iter::once(&root).chain(protect.iter()) {
-        if holds(protected, &family, &mounts) {
+        if holds_path(protected, &family, &mounts) {
             return Err(ScratchError::DeviceHoldsProtected {
                 device: device.to_path_buf(),
                 protected: protected.clone(),

@@ -38,7 +38,7 @@ pub use crate::fsopts::{check_mkfs_options, check_mount_options, split_options, 
 pub use crate::spec::RecipeError;
 pub use crate::sysinfo::{Backing, FsKind, ScratchRecipe};
 pub use checks::{require_root, validate_name};
-pub use device::{DeviceNumber, mounted_entry};
+pub use device::{DeviceNumber, device_family, holds_path, mounted_entry, resolve_source};
 pub use error::{ScratchError, human_size};
 pub use manager::ScratchManager;
 pub use owned::{StalePlan, find_stale};

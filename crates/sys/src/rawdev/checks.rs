@@ -1,0 +1,367 @@
+//! The refusals before fsynclab writes to a block device with no filesystem between (issue
+//! 34), in order: the typed confirmation, the path (never through another user's link), a
+//! block device, no protected path on it, neither it nor a partition of it mounted nor a
+//! member of a mounted btrfs, no holders (md, dm, bcache, LVM), not active swap, no filesystem
+//! or partition-table signature unless its overwriting is confirmed, and nothing holding it
+//! exclusively (`O_EXCL`). Nothing here writes; the device is opened read-only.
+
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::{Path, PathBuf};
+
+use nix::fcntl::{OFlag, openat};
+use nix::sys::stat::{Mode, SFlag};
+
+use super::facts::{DeviceFacts, read_facts};
+use crate::pathwalk::{Walk, WalkError, absolute, kind_of};
+use crate::probe::{MountInfo, list_mounts};
+use crate::scratch::DeviceNumber;
+
+/// Why fsynclab will not write to a device.
+#[derive(Debug, thiserror::Error)]
+pub enum RawDeviceError {
+    /// No confirmation given.
+    #[error("writing to {} destroys its data: repeat its exact name to confirm", .device.display())]
+    ConfirmMissing {
+        /// The device.
+        device: PathBuf,
+    },
+    /// The confirmation names another path.
+    #[error("the confirmation {} is not the device {}: repeat its exact name", .given.display(), .device.display())]
+    ConfirmMismatch {
+        /// The device.
+        device: PathBuf,
+        /// What was given.
+        given: PathBuf,
+    },
+    /// The path could not be walked (a link of another user's, a missing component).
+    #[error(transparent)]
+    Walk(#[from] WalkError),
+    /// Not a block device.
+    #[error("{} is {detail}, not a block device", .device.display())]
+    NotBlockDevice {
+        /// The path.
+        device: PathBuf,
+        /// What it is.
+        detail: &'static str,
+    },
+    /// It holds `/` or another protected path.
+    #[error("{} holds {}", .device.display(), .protected.display())]
+    HoldsProtected {
+        /// The device.
+        device: PathBuf,
+        /// The path on it.
+        protected: PathBuf,
+    },
+    /// It, or a partition of it, is mounted.
+    #[error("{} is mounted: {source_name} at {mount_point}", .device.display())]
+    Mounted {
+        /// The device.
+        device: PathBuf,
+        /// The mount's source.
+        source_name: String,
+        /// Where.
+        mount_point: String,
+    },
+    /// A member of a mounted multi-device btrfs (whose mount shows another member).
+    #[error("{} is a member of btrfs {uuid}, which is mounted", .device.display())]
+    BtrfsMember {
+        /// The device.
+        device: PathBuf,
+        /// The filesystem's UUID.
+        uuid: String,
+    },
+    /// Something is built on it (md, dm, bcache, LVM).
+    #[error("{} is held by {}", .device.display(), .holders.join(", "))]
+    Holders {
+        /// The device.
+        device: PathBuf,
+        /// The holders' names (`/sys/.../holders`).
+        holders: Vec<String>,
+    },
+    /// It is active swap.
+    #[error("{} is active swap ({entry})", .device.display())]
+    Swap {
+        /// The device.
+        device: PathBuf,
+        /// Its line's name in `/proc/swaps`.
+        entry: String,
+    },
+    /// It carries a filesystem or partition-table signature.
+    #[error("{} carries {signature}", .device.display())]
+    Signature {
+        /// The device.
+        device: PathBuf,
+        /// What blkid found (`ext4 filesystem`, `gpt partition table`).
+        signature: String,
+    },
+    /// Something holds it exclusively, or it cannot be opened.
+    #[error("{} cannot be opened exclusively: {source}", .device.display())]
+    InUse {
+        /// The device.
+        device: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// A device that passed every check.
+#[derive(Debug)]
+pub struct RawTarget {
+    /// Its real path (links resolved).
+    pub node: PathBuf,
+    /// Its number.
+    pub number: DeviceNumber,
+    /// What it says about itself.
+    pub facts: DeviceFacts,
+    /// The signature whose overwriting was confirmed, if any.
+    pub signature: Option<String>,
+}
+
+/// Walks `device` to its node, following only root's and `trusted`'s links: its real path
+/// and its stat.
+fn walk_to_node(device: &Path, trusted: u32) -> Result<(PathBuf, OwnedFd), RawDeviceError> {
+    let path = absolute(device).map_err(|e| RawDeviceError::InUse {
+        device: device.to_path_buf(),
+        source: e,
+    })?;
+    let mut walk = Walk::new(&path, trusted)?;
+    while let Some(step) = walk.next_step()? {
+        let here = walk.here().join(&step.name);
+        let st = step.stat.map_err(|errno| WalkError::Io {
+            path: here.clone(),
+            errno,
+        })?;
+        if step.is_last {
+            let detail = match kind_of(&st) {
+                SFlag::S_IFBLK => "",
+                SFlag::S_IFDIR => "a directory",
+                SFlag::S_IFREG => "a regular file",
+                SFlag::S_IFCHR => "a character device",
+                _ => "not a device node",
+            };
+            if !detail.is_empty() {
+                return Err(RawDeviceError::NotBlockDevice {
+                    device: here,
+                    detail,
+                });
+            }
+            // Read-only, never through a link swapped in since the walk looked.
+            let flags = OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+            let fd = openat(walk.cur(), step.name.as_os_str(), flags, Mode::empty()).map_err(
+                |errno| RawDeviceError::InUse {
+                    device: here.clone(),
+                    source: errno.into(),
+                },
+            )?;
+            return Ok((here, fd));
+        }
+        let fd = walk.open_dir(&step.name)?;
+        walk.enter(step.name, fd);
+    }
+    Err(RawDeviceError::NotBlockDevice {
+        device: path,
+        detail: "a directory",
+    })
+}
+
+/// The device names of `/proc/swaps` (its first column, `\040` for a space).
+pub fn parse_swaps(text: &str) -> Vec<String> {
+    text.lines()
+        .skip(1)
+        .filter_map(|line| line.split_whitespace().next())
+        .map(|name| name.replace("\\040", " "))
+        .collect()
+}
+
+/// What `blkid -p -o export` printed, as `(TYPE, PTTYPE, UUID)`.
+pub fn parse_blkid_export(text: &str) -> (Option<String>, Option<String>, Option<String>) {
+    let get = |key: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(key)?.strip_prefix('='))
+            .map(str::to_string)
+    };
+    (get("TYPE"), get("PTTYPE"), get("UUID"))
+}
+
+/// The signature blkid finds on `node` (low-level probe, read-only), in words.
+fn signature_of(node: &Path) -> (Option<String>, Option<String>) {
+    let out = std::process::Command::new("blkid")
+        .args(["-p", "-o", "export"])
+        .arg(node)
+        .output();
+    let Ok(out) = out else {
+        return (None, None);
+    };
+    let (fs, table, uuid) = parse_blkid_export(&String::from_utf8_lossy(&out.stdout));
+    let words = match (&fs, &table) {
+        (Some(fs), _) => Some(format!("a {fs} signature")),
+        (None, Some(t)) => Some(format!("a {t} partition table")),
+        _ => None,
+    };
+    (words, uuid.filter(|_| fs.as_deref() == Some("btrfs")))
+}
+
+/// The names under `/sys/dev/block/MAJ:MIN/holders` of each of `family`.
+fn holders(family: &[DeviceNumber]) -> Vec<String> {
+    let mut names: Vec<String> = family
+        .iter()
+        .flat_map(|(major, minor)| {
+            std::fs::read_dir(format!("/sys/dev/block/{major}:{minor}/holders"))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// Runs every refusal (see the module's documentation) on `device`: `confirm` must repeat it
+/// exactly; links are followed only when root or `trusted` made them; a signature is refused
+/// unless `overwrite_signature`; `protect` adds paths besides `/` it must not hold.
+pub fn check_raw_device(
+    device: &Path,
+    confirm: Option<&Path>,
+    overwrite_signature: bool,
+    protect: &[PathBuf],
+    trusted: u32,
+) -> Result<RawTarget, RawDeviceError> {
+    match confirm {
+        None => {
+            return Err(RawDeviceError::ConfirmMissing {
+                device: device.to_path_buf(),
+            });
+        }
+        Some(given) if given != device => {
+            return Err(RawDeviceError::ConfirmMismatch {
+                device: device.to_path_buf(),
+                given: given.to_path_buf(),
+            });
+        }
+        Some(_) => {}
+    }
+    let (node, fd) = walk_to_node(device, trusted)?;
+    let st = nix::sys::stat::fstat(fd.as_fd()).map_err(|errno| RawDeviceError::InUse {
+        device: node.clone(),
+        source: errno.into(),
+    })?;
+    drop(fd);
+    let number = (
+        nix::sys::stat::major(st.st_rdev) as u32,
+        nix::sys::stat::minor(st.st_rdev) as u32,
+    );
+    let family = crate::scratch::device_family(number);
+    let mounts: Vec<MountInfo> = list_mounts().unwrap_or_default();
+    for protected in std::iter::once(&PathBuf::from("/")).chain(protect) {
+        if crate::scratch::holds_path(protected, &family, &mounts) {
+            return Err(RawDeviceError::HoldsProtected {
+                device: node,
+                protected: protected.clone(),
+            });
+        }
+    }
+    if let Some(m) = crate::scratch::mounted_entry(&mounts, &family, crate::scratch::resolve_source)
+    {
+        return Err(RawDeviceError::Mounted {
+            device: node,
+            source_name: m.source.clone(),
+            mount_point: m.mount_point.clone(),
+        });
+    }
+    let held = holders(&family);
+    if !held.is_empty() {
+        return Err(RawDeviceError::Holders {
+            device: node,
+            holders: held,
+        });
+    }
+    let swaps = parse_swaps(&std::fs::read_to_string("/proc/swaps").unwrap_or_default());
+    if let Some(entry) = swaps
+        .into_iter()
+        .find(|name| crate::scratch::resolve_source(name).is_some_and(|n| family.contains(&n)))
+    {
+        return Err(RawDeviceError::Swap {
+            device: node,
+            entry,
+        });
+    }
+    let (signature, btrfs_uuid) = signature_of(&node);
+    if let Some(uuid) = btrfs_uuid
+        && Path::new("/sys/fs/btrfs").join(&uuid).exists()
+    {
+        return Err(RawDeviceError::BtrfsMember { device: node, uuid });
+    }
+    if let Some(signature) = &signature
+        && !overwrite_signature
+    {
+        return Err(RawDeviceError::Signature {
+            device: node,
+            signature: signature.clone(),
+        });
+    }
+    // O_EXCL on a block device fails with EBUSY while anything holds it: a mount in any
+    // namespace, LVM, RAID, swap, another program's exclusive open. Read-only.
+    let open = nix::fcntl::open(
+        &node,
+        OFlag::O_RDONLY | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    );
+    if let Err(errno) = open {
+        return Err(RawDeviceError::InUse {
+            device: node,
+            source: errno.into(),
+        });
+    }
+    Ok(RawTarget {
+        facts: read_facts(Path::new("/sys"), number),
+        node,
+        number,
+        signature,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn swaps_and_blkid_are_read() {
+        let swaps = "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n\
+/dev/loop3                              partition\t65532\t\t0\t\t-2\n\
+/swap\\040file                           file\t\t1024\t\t0\t\t-3\n";
+        assert_eq!(parse_swaps(swaps), vec!["/dev/loop3", "/swap file"]);
+        assert!(parse_swaps("Filename Type Size Used Priority\n").is_empty());
+        let ext4 = "DEVNAME=/dev/loop0\nUUID=1b2c\nBLOCK_SIZE=4096\nTYPE=ext4\n";
+        assert_eq!(
+            parse_blkid_export(ext4),
+            (Some("ext4".into()), None, Some("1b2c".into()))
+        );
+        let gpt = "DEVNAME=/dev/loop1\nPTUUID=9f\nPTTYPE=gpt\n";
+        assert_eq!(parse_blkid_export(gpt), (None, Some("gpt".into()), None));
+        assert_eq!(parse_blkid_export(""), (None, None, None));
+    }
+
+    #[test]
+    fn the_confirmation_comes_first_and_a_non_device_is_refused() {
+        let no = Path::new("/dev/fsynclab-no-such-device");
+        let e = check_raw_device(no, None, false, &[], 0).unwrap_err();
+        assert!(matches!(e, RawDeviceError::ConfirmMissing { .. }), "{e}");
+        let e = check_raw_device(no, Some(Path::new("/dev/sdb")), false, &[], 0).unwrap_err();
+        assert!(matches!(e, RawDeviceError::ConfirmMismatch { .. }), "{e}");
+        let e = check_raw_device(no, Some(no), false, &[], 0).unwrap_err();
+        assert!(matches!(e, RawDeviceError::Walk(_)), "{e}");
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("image");
+        std::fs::write(&file, b"x").unwrap();
+        let e = check_raw_device(&file, Some(&file), false, &[], 0).unwrap_err();
+        assert!(e.to_string().contains("a regular file"), "{e}");
+        let e = check_raw_device(dir.path(), Some(dir.path()), false, &[], 0).unwrap_err();
+        assert!(e.to_string().contains("a directory"), "{e}");
+        let null = Path::new("/dev/null");
+        let e = check_raw_device(null, Some(null), false, &[], 0).unwrap_err();
+        assert!(e.to_string().contains("a character device"), "{e}");
+    }
+}
