@@ -29,7 +29,8 @@ pub enum CrashFsAction {
     /// Make a filesystem on fsynclab's recording device and mount it; it lasts until
     /// destroyed. Runs in it with --crash-check are checked for power cuts.
     Create {
-        /// Its name (a-z, 0-9, _ and -; at most 32) [default: the filesystem's].
+        /// Its name (a-z, 0-9, _ and -, starting with a letter or digit; at most 32) [default:
+        /// the filesystem's].
         #[arg(long)]
         name: Option<String>,
         /// ext4, xfs or btrfs.
