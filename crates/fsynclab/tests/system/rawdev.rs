@@ -109,8 +109,9 @@ fn every_refusal_names_its_reason_and_leaves_the_device_unchanged() {
     let (blank, blank_image) = d.attach("blank.img", false);
     let target = check(&blank, &blank_image, false).unwrap();
     assert_eq!(target.node, PathBuf::from(&blank));
-    assert_eq!(target.facts.size_bytes, 64 << 20);
-    assert!(target.facts.logical_block.is_some(), "{:?}", target.facts);
+    assert_eq!(target.size_bytes, 64 << 20);
+    let device = target.device.as_ref().expect("a loop device is in sysfs");
+    assert!(device.name.starts_with("loop") && device.logical_block_size.is_some());
     assert_eq!(target.signature, None);
     // A wrong confirmation, before anything is looked at.
     let before = sum(&blank_image);

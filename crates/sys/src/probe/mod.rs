@@ -38,8 +38,9 @@ pub use sudo::{
     with_invoking_user_files,
 };
 pub use sysfs::{
-    HoldingFileError, SYSFS_ROOT, device_for_mount, device_for_mount_in, device_holding_file,
-    no_device_reason, parse_active_scheduler, parse_sysfs_bool, read_attribute,
+    HoldingFileError, SYSFS_ROOT, device_for_mount, device_for_mount_in, device_for_numbers,
+    device_holding_file, no_device_reason, parse_active_scheduler, parse_sysfs_bool,
+    read_attribute,
 };
 pub use system::{
     Machine, collect, collect_held, is_memory_fs, machine, memory_fs_warning, probe_errno,

@@ -109,6 +109,12 @@ impl HoldingFileError {
     }
 }
 
+/// The block device `major:minor` (a partition's attributes are its disk's); `Err` holds the
+/// lookup's OS error number, when it had one.
+pub fn device_for_numbers(major: u32, minor: u32) -> Result<DeviceInfo, Option<i32>> {
+    device_for_numbers_in(Path::new(SYSFS_ROOT), major, minor)
+}
+
 /// Resolves `MAJ:MIN` through `<sysfs_root>/dev/block` and reads the disk's attributes;
 /// `Err` holds the lookup's OS error number, when it had one.
 fn device_for_numbers_in(

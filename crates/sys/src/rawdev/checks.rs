@@ -11,9 +11,10 @@ use std::path::{Path, PathBuf};
 use nix::fcntl::{OFlag, openat};
 use nix::sys::stat::{Mode, SFlag};
 
-use super::facts::{DeviceFacts, read_facts};
 use crate::pathwalk::{Walk, WalkError, absolute, kind_of};
-use crate::probe::{MountInfo, list_mounts};
+use crate::probe::{
+    DeviceInfo, MountInfo, SYSFS_ROOT, device_for_numbers, list_mounts, read_attribute,
+};
 use crate::scratch::DeviceNumber;
 
 /// Why fsynclab will not write to a device.
@@ -105,15 +106,22 @@ pub enum RawDeviceError {
     },
 }
 
-/// A device that passed every check.
+/// A device that passed every check, and what it says about itself.
 #[derive(Debug)]
 pub struct RawTarget {
     /// Its real path (links resolved).
     pub node: PathBuf,
     /// Its number.
     pub number: DeviceNumber,
-    /// What it says about itself.
-    pub facts: DeviceFacts,
+    /// Its size in bytes (a partition's own).
+    pub size_bytes: u64,
+    /// Its disk as every run records one (model, write cache, FUA, rotational, block sizes;
+    /// a partition's are its disk's), when sysfs has it.
+    pub device: Option<DeviceInfo>,
+    /// The disk's `device/serial` (NVMe, virtio): recorded for a run on the bare device only.
+    pub serial: Option<String>,
+    /// The disk's `device/firmware_rev` (NVMe) or `device/rev` (SCSI, SATA).
+    pub firmware: Option<String>,
     /// The signature whose overwriting was confirmed, if any.
     pub signature: Option<String>,
 }
@@ -315,10 +323,22 @@ pub fn check_raw_device(
             source: errno.into(),
         });
     }
+    let own = Path::new(SYSFS_ROOT).join(format!("dev/block/{}:{}", number.0, number.1));
+    let size_bytes = read_attribute(&own, "size")
+        .and_then(|s| s.parse::<u64>().ok())
+        .map_or(0, |sectors| sectors.saturating_mul(512));
+    let device = device_for_numbers(number.0, number.1).ok();
+    let disk = device
+        .as_ref()
+        .and_then(|d| d.stat_path.parent().map(Path::to_path_buf));
+    let disk_attribute = |name: &str| disk.as_deref().and_then(|d| read_attribute(d, name));
     Ok(RawTarget {
-        facts: read_facts(Path::new("/sys"), number),
         node,
         number,
+        size_bytes,
+        serial: disk_attribute("device/serial"),
+        firmware: disk_attribute("device/firmware_rev").or_else(|| disk_attribute("device/rev")),
+        device,
         signature,
     })
 }
