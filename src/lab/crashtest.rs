@@ -27,16 +27,7 @@ use super::RunRequest;
 pub const MAX_CUTS: usize = 100_000;
 /// Most random subsets per cut.
 pub const MAX_SUBSETS: usize = 64;
-/// Smallest and largest recording device.
-pub const DEVICE_SIZES: (u64, u64) = (64 << 20, 4 << 30);
-/// The smallest filesystem XFS makes.
-pub const XFS_MIN: u64 = 300 << 20;
-
-/// The sizes a recording device for `fs` may have (bytes, inclusive).
-pub fn device_sizes(fs: FsKind) -> (u64, u64) {
-    let (min, max) = DEVICE_SIZES;
-    (if fs == FsKind::Xfs { XFS_MIN } else { min }, max)
-}
+pub use crate::crashdev::{DEVICE_SIZES, XFS_MIN, device_sizes};
 
 /// A crash test to run.
 #[derive(Clone, Debug)]

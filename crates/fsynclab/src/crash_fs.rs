@@ -171,12 +171,13 @@ pub fn crash_fs(args: CrashFsArgs) -> Result<u8, CliError> {
                 outln!("no crash-test filesystems (make one with crash-fs create)");
             }
             for d in all {
-                let state = match (d.serving, d.mounted) {
-                    (true, true) => "mounted",
-                    (true, false) => {
-                        "not mounted: a check is in progress, or one was stopped (the next run --crash-check mounts it again)"
-                    }
-                    (false, _) => "its daemon is gone: crash-fs destroy it",
+                let state = match (d.serving, d.mounted, &d.other_mount) {
+                    (false, ..) => "its daemon is gone: crash-fs destroy it".to_string(),
+                    (true, true, _) => "mounted".to_string(),
+                    (true, false, Some(other)) => format!(
+                        "not mounted: {other} is mounted at its mount point (unmount it)"
+                    ),
+                    (true, false, None) => "not mounted: a check is in progress, or one was stopped (the next run --crash-check mounts it again)".to_string(),
                 };
                 outln!(
                     "{}\t{} {}\t{}\tlog {}\t{}",
@@ -220,6 +221,7 @@ fn status_json(d: &fsynclab::crashdev::LastingStatus) -> serde_json::Value {
         "mount_options": d.info.mount_options,
         "mount_point": d.mount_point,
         "mounted": d.mounted,
+        "other_mount": d.other_mount,
         "serving": d.serving,
         "log_bytes": d.log_bytes,
     })

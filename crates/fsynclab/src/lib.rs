@@ -244,6 +244,24 @@ fn clean(db: &Option<PathBuf>) -> Result<u8, CliError> {
     for id in store.interrupted_on_open() {
         errln!("note: run {id} was left running by a process that died; marked interrupted");
     }
+    // What killed crash tests (and lasting crash-test filesystems whose daemon died) left,
+    // first: a run directory inside one goes with it. Root's: only root runs them. A state
+    // directory root cannot trust is refused (exit 2), nothing in it touched.
+    let mut crash_refused = false;
+    let crashed = if nix::unistd::geteuid().is_root() {
+        fsynclab::scratch::ScratchManager::default_state_dir()
+            .ok()
+            .map(|dir| {
+                fsynclab::crashdev::clean_stale(&dir).unwrap_or_else(|e| {
+                    crash_refused = matches!(e, fsynclab::crashdev::DeviceError::StateDir(_));
+                    errln!("crash test leftovers not cleaned: {e}");
+                    Vec::new()
+                })
+            })
+            .unwrap_or_default()
+    } else {
+        Vec::new()
+    };
     let outcome = fsynclab::lab::clean_run_dirs(&store)?;
     for path in &outcome.removed {
         outln!("removed {}", path.display());
@@ -263,20 +281,6 @@ fn clean(db: &Option<PathBuf>) -> Result<u8, CliError> {
     for name in &swept {
         outln!("removed trace instance {name}");
     }
-    // What killed crash tests left (root's: only root runs them).
-    let crashed = if nix::unistd::geteuid().is_root() {
-        fsynclab::scratch::ScratchManager::default_state_dir()
-            .ok()
-            .map(|dir| {
-                fsynclab::crashdev::clean_stale(&dir).unwrap_or_else(|e| {
-                    errln!("crash test leftovers not cleaned: {e}");
-                    Vec::new()
-                })
-            })
-            .unwrap_or_default()
-    } else {
-        Vec::new()
-    };
     for line in &crashed {
         outln!("crash test leftovers: {line}");
     }
@@ -287,7 +291,9 @@ fn clean(db: &Option<PathBuf>) -> Result<u8, CliError> {
     {
         outln!("nothing to clean: no run directory was left behind");
     }
-    Ok(if outcome.skipped.is_empty() {
+    Ok(if crash_refused {
+        EXIT_USAGE
+    } else if outcome.skipped.is_empty() {
         0
     } else {
         EXIT_FAILED

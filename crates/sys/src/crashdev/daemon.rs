@@ -282,7 +282,7 @@ pub fn serve_lasting(base: &Path, size: u64, mut ready: impl Write) -> Result<()
 }
 
 /// Refuses an image size the daemon does not serve.
-pub(super) fn check_size(size: u64) -> Result<(), DeviceError> {
+fn check_size(size: u64) -> Result<(), DeviceError> {
     let (min, max) = DAEMON_SIZES;
     if !(min..=max).contains(&size) || !size.is_multiple_of(4096) {
         return Err(DeviceError::Refused {

@@ -12,17 +12,35 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::daemon::{DAEMON_SIZES, DaemonProgram};
+use super::daemon::DaemonProgram;
 use super::device::{CrashDevice, attach_loop, mount_fs, unmount_retrying, wait_released};
 use super::fs::{IMAGE_NAME, MARKS_NAME};
 use super::tool::{DaemonField, DeviceError, run};
 use crate::sysinfo::FsKind;
 
+/// Smallest and largest recording device a crash test makes.
+pub const DEVICE_SIZES: (u64, u64) = (64 << 20, 4 << 30);
+/// The smallest filesystem XFS makes.
+pub const XFS_MIN: u64 = 300 << 20;
+
+/// The sizes a recording device for `fs` may have (bytes, inclusive).
+pub fn device_sizes(fs: FsKind) -> (u64, u64) {
+    let (min, max) = DEVICE_SIZES;
+    (if fs == FsKind::Xfs { XFS_MIN } else { min }, max)
+}
+
+/// Whether a recording device of `size` bytes for `fs` is one a crash test makes: within
+/// [`device_sizes`], a multiple of 4096.
+pub fn size_fits(fs: FsKind, size: u64) -> bool {
+    let (min, max) = device_sizes(fs);
+    (min..=max).contains(&size) && size.is_multiple_of(4096)
+}
+
 /// What a lasting crash-test filesystem's directory name starts with.
 pub const LASTING_PREFIX: &str = "crash-fs-";
 /// Longest name.
 pub const MAX_LASTING_NAME: usize = 32;
-const INFO_FILE: &str = "info.json";
+pub(super) const INFO_FILE: &str = "info.json";
 const LOCK_FILE: &str = "lock";
 
 /// What a lasting crash-test filesystem was made with.
@@ -51,6 +69,8 @@ pub struct LastingStatus {
     pub mount_point: PathBuf,
     /// Its filesystem is mounted.
     pub mounted: bool,
+    /// Another filesystem mounted at its mount point (`<fs type> from <source>`), if any.
+    pub other_mount: Option<String>,
     /// Its daemon is alive.
     pub serving: bool,
     /// Bytes of its log and the data it carries.
@@ -137,7 +157,14 @@ impl LastingDevice {
     ) -> Result<LastingDevice, DeviceError> {
         check_lasting_name(name)?;
         let state_dir = &super::checked_state_dir(state_dir)?;
-        super::daemon::check_size(size)?;
+        if !size_fits(fs, size) {
+            let (min, max) = device_sizes(fs);
+            return Err(DeviceError::Refused {
+                field: DaemonField::Size,
+                value: size.to_string(),
+                why: format!("use a multiple of 4096 from {min} to {max}"),
+            });
+        }
         let dir = state_dir.join(format!("{LASTING_PREFIX}{name}"));
         if std::fs::symlink_metadata(&dir).is_ok() {
             return Err(DeviceError::Refused {
@@ -225,12 +252,11 @@ impl LastingDevice {
         let dir = std::fs::canonicalize(&dir).map_err(io("resolve", &dir))?;
         let path = dir.join(INFO_FILE);
         let text = std::fs::read_to_string(&path).map_err(io("read", &path))?;
-        let (min, max) = DAEMON_SIZES;
         let info: LastingInfo = serde_json::from_str(&text)
             .ok()
             .filter(|i: &LastingInfo| {
                 i.name == name
-                    && (min..=max).contains(&i.size)
+                    && size_fits(i.fs, i.size)
                     && crate::fsopts::check_mkfs_options(i.fs, &i.mkfs_options).is_ok()
                     && crate::fsopts::check_mount_options(i.fs, &i.mount_options).is_ok()
             })
@@ -290,6 +316,10 @@ impl LastingDevice {
                 Some(LastingStatus {
                     mount_point: device.mount_point(),
                     mounted: device.is_mounted(),
+                    other_mount: (!device.is_mounted())
+                        .then(|| mount_at(&device.mount_point()))
+                        .flatten()
+                        .map(|m| format!("{} from {}", m.fs_type, m.source)),
                     serving: device.serving(),
                     log_bytes: bytes(super::LOG_FILE) + bytes(super::DATA_FILE),
                     info: device.info,
@@ -437,9 +467,11 @@ impl LastingDevice {
     pub fn is_mounted(&self) -> bool {
         let image = self.dir.join("mnt").join(IMAGE_NAME);
         mount_at(&self.mount_point()).is_some_and(|m| {
-            crate::scratch::list_loop_devices()
-                .iter()
-                .any(|lo| lo.backing_file == image && lo.dev == Some((m.major, m.minor)))
+            crate::scratch::list_loop_devices().iter().any(|lo| {
+                // btrfs shows an anonymous major:minor; its source names the loop device.
+                lo.backing_file == image
+                    && (lo.dev == Some((m.major, m.minor)) || m.source == lo.node())
+            })
         })
     }
 
@@ -479,113 +511,5 @@ impl LastingDevice {
             let _ = run("losetup", &["-d", &node]);
             wait_released(&node);
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn names_are_allow_listed() {
-        for good in ["a", "ext4-1", "x_y", &"a".repeat(32)] {
-            assert!(check_lasting_name(good).is_ok(), "{good}");
-        }
-        for bad in [
-            "",
-            "A",
-            "a/b",
-            "..",
-            "a b",
-            "é",
-            "-x",
-            "_x",
-            &"a".repeat(33),
-        ] {
-            assert!(check_lasting_name(bad).is_err(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn a_missing_or_foreign_directory_is_not_opened_and_finds_nothing() {
-        use std::os::unix::fs::DirBuilderExt;
-        let state = tempfile::tempdir().unwrap();
-        assert!(LastingDevice::open(state.path(), "x").is_err());
-        let dir = state.path().join("crash-fs-x");
-        let make = |d: &Path, mode: u32| {
-            std::fs::DirBuilder::new().mode(mode).create(d).unwrap();
-            std::fs::set_permissions(d, std::os::unix::fs::PermissionsExt::from_mode(mode))
-                .unwrap();
-        };
-        make(&dir, 0o755);
-        make(&dir.join("mnt"), 0o700);
-        make(&dir.join("fs"), 0o700);
-        let info = LastingInfo {
-            name: "x".into(),
-            fs: FsKind::Ext4,
-            size: 64 << 20,
-            mkfs_options: String::new(),
-            mount_options: String::new(),
-            daemon_pid: 4_000_000,
-        };
-        let write = |i: &LastingInfo| {
-            std::fs::write(dir.join(INFO_FILE), serde_json::to_string(i).unwrap()).unwrap()
-        };
-        write(&info);
-        // A directory others may enter is not one fsynclab made; nor is a link at `fs`.
-        let said = LastingDevice::open(state.path(), "x")
-            .unwrap_err()
-            .to_string();
-        assert!(said.contains("mode 0700"), "{said}");
-        std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o700))
-            .unwrap();
-        std::fs::remove_dir(dir.join("fs")).unwrap();
-        std::os::unix::fs::symlink(state.path(), dir.join("fs")).unwrap();
-        assert!(LastingDevice::open(state.path(), "x").is_err());
-        std::fs::remove_file(dir.join("fs")).unwrap();
-        make(&dir.join("fs"), 0o700);
-        // An info that is not fsynclab's: damaged JSON, another name, a size the daemon does
-        // not serve, options off the allow-list.
-        std::fs::write(dir.join(INFO_FILE), "{}").unwrap();
-        assert!(LastingDevice::open(state.path(), "x").is_err());
-        for bad in [
-            LastingInfo {
-                name: "y".into(),
-                ..info.clone()
-            },
-            LastingInfo {
-                size: 1 << 50,
-                ..info.clone()
-            },
-            LastingInfo {
-                mount_options: "loop=/dev/sda".into(),
-                ..info.clone()
-            },
-        ] {
-            write(&bad);
-            assert!(LastingDevice::open(state.path(), "x").is_err(), "{bad:?}");
-            let (listed, damaged) = LastingDevice::list(state.path()).unwrap();
-            assert!(listed.is_empty() && damaged.len() == 1 && damaged[0].0 == "x");
-        }
-        write(&info);
-        let device = LastingDevice::open(state.path(), "x").unwrap();
-        assert!(!device.serving());
-        assert!(LastingDevice::find(state.path(), &dir.join("fs")).is_some());
-        // A directory not made yet in it (the filesystem unmounted) is found through its
-        // nearest existing ancestor; a way out is not.
-        assert!(LastingDevice::find(state.path(), &dir.join("fs/a/b")).is_some());
-        assert!(LastingDevice::find(state.path(), &dir.join("fs/a/../../..")).is_none());
-        assert!(LastingDevice::find(state.path(), &dir).is_none());
-        assert!(LastingDevice::find(state.path(), state.path()).is_none());
-        let (listed, damaged) = LastingDevice::list(state.path()).unwrap();
-        assert_eq!((listed.len(), damaged.len()), (1, 0));
-        assert!(!listed[0].serving && !listed[0].mounted);
-        // A live process that is not this device's daemon does not serve it.
-        assert!(!daemon_serves(std::process::id(), device.dir()));
-        // Held once at a time.
-        let held = device.lock().unwrap();
-        assert!(matches!(device.lock(), Err(DeviceError::InUse { .. })));
-        drop(held);
-        assert!(device.lock().is_ok());
     }
 }

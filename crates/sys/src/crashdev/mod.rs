@@ -15,6 +15,8 @@ mod device;
 mod fs;
 mod keep;
 mod lasting;
+#[cfg(test)]
+mod lasting_tests;
 mod mapped;
 mod recorder;
 mod stale;
@@ -29,7 +31,8 @@ pub use keep::{
     BuiltState, KEPT_LOGS, NewImage, build_state, is_kept_name, keep_log, kept_log_dir,
 };
 pub use lasting::{
-    LASTING_PREFIX, LastingDevice, LastingInfo, LastingStatus, MAX_LASTING_NAME, check_lasting_name,
+    DEVICE_SIZES, LASTING_PREFIX, LastingDevice, LastingInfo, LastingStatus, MAX_LASTING_NAME,
+    XFS_MIN, check_lasting_name, device_sizes, size_fits,
 };
 pub use recorder::{DATA_FILE, IMAGE_FILE, LOG_FILE, Recorder, RecorderError};
 pub use stale::{clean_stale, stale_dirs};
