@@ -288,6 +288,7 @@ fn clean(db: &Option<PathBuf>) -> Result<u8, CliError> {
         && outcome.skipped.is_empty()
         && swept.is_empty()
         && crashed.is_empty()
+        && !crash_refused
     {
         outln!("nothing to clean: no run directory was left behind");
     }
