@@ -65,14 +65,21 @@ pub fn crash_checked_run(
     let (tx, rx) = mpsc::channel();
     // Stored as any run is; its engine acknowledges each record it treats as durable and
     // marks the workload's end before it removes its files.
-    let run = super::run_one_with(store, request, &target, &tx, cancel, |spec, ctx, tx, c| {
-        *dir_name.lock().unwrap_or_else(|e| e.into_inner()) = ctx.dir_name.clone();
-        let ctx = RunContext {
-            acks: Some(sink.clone()),
-            ..ctx.clone()
-        };
-        crate::engine::run_checked(spec, &ctx, tx, c)
-    })
+    let run = super::run_one_with(
+        store,
+        request,
+        &super::Place::Dir(target.clone()),
+        &tx,
+        cancel,
+        |spec, ctx, tx, c| {
+            *dir_name.lock().unwrap_or_else(|e| e.into_inner()) = ctx.dir_name.clone();
+            let ctx = RunContext {
+                acks: Some(sink.clone()),
+                ..ctx.clone()
+            };
+            crate::engine::run_checked(spec, &ctx, tx, c)
+        },
+    )
     .map_err(Box::new)?;
     drop((tx, rx, sink));
     if !device.serving() {

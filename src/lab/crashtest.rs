@@ -187,6 +187,7 @@ fn run_and_check(
         origin: None,
         warnings: Vec::new(),
         kernel_trace: KernelTraceMode::Off,
+        device: None,
     };
     let target = crate::engine::check_target(&run_request.target, false)?;
     let dir_name = std::sync::Mutex::new(None::<String>);
@@ -195,7 +196,7 @@ fn run_and_check(
     let run = super::run_one_with(
         store,
         &run_request,
-        &target,
+        &super::Place::Dir(target.clone()),
         &tx,
         cancel,
         |spec, ctx, tx, c| {

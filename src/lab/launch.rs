@@ -18,7 +18,7 @@ use crate::store::Store;
 use super::matrix::{MatrixOutcome, MatrixSpec, run_matrix};
 use super::plan::VariantOutcome;
 use super::series::{Checked, SeriesOutcome, SweepSpec, run_series};
-use super::{LabError, MAX_REPEAT, MAX_SWEEP_VALUES, RunRequest, run_one};
+use super::{LabError, MAX_REPEAT, MAX_SWEEP_VALUES, Place, RunRequest, run_one};
 
 /// What to launch. Every variant carries the run request (spec, target, label...); the
 /// repeat count is runs per configuration.
@@ -160,6 +160,18 @@ impl Launch {
             return Err(spec_error(uring_refused(field, &why)));
         }
         if let Launch::Matrix { matrix, .. } = &self {
+            if self.request().device.is_some() {
+                return Err(spec_error(SpecError {
+                    field: Setting::Device,
+                    problem: "a matrix makes a scratch filesystem for each configuration; a \
+                              bare block device has none"
+                        .into(),
+                    fix: crate::hint!(
+                        "run the matrix on scratch filesystems, or the device without ",
+                        Setting::Matrix
+                    ),
+                }));
+            }
             matrix.check_options()?;
         }
         Ok(ValidLaunch {
@@ -290,17 +302,17 @@ pub fn launch(
         )
         .map(LaunchOutcome::Matrix),
         Launch::Single(_) => {
-            let target = engine::check_target(&request.target, request.allow_shared_target)?;
-            let result = run_one(store, request, &target, events, cancel)?;
+            let place = check_place(store, launch)?;
+            let result = run_one(store, request, &place, events, cancel)?;
             on_result("", &result);
             Ok(LaunchOutcome::Single(Box::new(result)))
         }
         Launch::Repeat { repeat, .. } => {
-            let target = engine::check_target(&request.target, request.allow_shared_target)?;
+            let place = check_place(store, launch)?;
             let specs = launch.groups.first().map_or(&[][..], |(_, s)| s);
             let run = Checked {
                 request,
-                target,
+                place,
                 repeat: *repeat,
                 sweep: launch.sweep.as_ref(),
             };
@@ -308,7 +320,7 @@ pub fn launch(
                 .map(LaunchOutcome::Repeat)
         }
         Launch::Series { repeat, .. } => {
-            let target = engine::check_target(&request.target, request.allow_shared_target)?;
+            let place = check_place(store, launch)?;
             let mut outcomes = Vec::with_capacity(launch.groups.len());
             for (label, specs) in &launch.groups {
                 if cancel.is_cancelled() {
@@ -324,7 +336,7 @@ pub fn launch(
                 };
                 let run = Checked {
                     request: &one,
-                    target: target.clone(),
+                    place: place.clone(),
                     repeat: *repeat,
                     sweep: launch.sweep.as_ref(),
                 };
@@ -337,6 +349,25 @@ pub fn launch(
                 }
             }
             Ok(LaunchOutcome::Series(outcomes))
+        }
+    }
+}
+
+/// Checks where the runs of `launch` happen, once: its target directory (checked and held
+/// open), or its bare block device (every refusal, the range of each run; held `O_EXCL`
+/// until the launch ends; the database's device is protected).
+pub(super) fn check_place(store: &Store, launch: &ValidLaunch) -> Result<Place, LabError> {
+    let request = launch.launch.request();
+    match &request.device {
+        None => Ok(Place::Dir(engine::check_target(
+            &request.target,
+            request.allow_shared_target,
+        )?)),
+        Some(device) => {
+            let specs: Vec<&WorkloadSpec> =
+                launch.groups.iter().flat_map(|(_, specs)| specs).collect();
+            let held = super::device::check_device(request, device, &specs, store.path())?;
+            Ok(Place::Device(held))
         }
     }
 }

@@ -35,6 +35,7 @@ fn request(target: &Path) -> RunRequest {
         origin: None,
         warnings: Vec::new(),
         kernel_trace: crate::ktrace::KernelTraceMode::Off,
+        device: None,
     }
 }
 
@@ -147,7 +148,7 @@ fn an_engine_error_is_stored_as_failed_and_finishes_as_failed() {
     let e = run_one_with(
         &store,
         &request(dir.path()),
-        &crate::engine::check_target(dir.path(), false).unwrap(),
+        &Place::Dir(crate::engine::check_target(dir.path(), false).unwrap()),
         &tx,
         &CancelToken::new(),
         |_, _, _, _| {
@@ -175,7 +176,7 @@ fn a_result_the_store_refuses_is_handed_back_and_finishes_as_failed() {
     let e = run_one_with(
         &store,
         &request(dir.path()),
-        &crate::engine::check_target(dir.path(), false).unwrap(),
+        &Place::Dir(crate::engine::check_target(dir.path(), false).unwrap()),
         &tx,
         &CancelToken::new(),
         |spec, ctx, _, _| {
@@ -277,4 +278,49 @@ fn a_series_runs_every_variant_over_its_sweep() {
     .validate()
     .unwrap_err();
     assert!(e.is_usage() && e.to_string().contains("sync_every"), "{e}");
+}
+
+/// A device run is refused before anything is stored when the spec cannot run on a device,
+/// `--keep` asks for files, or the path is no block device (every one a usage error).
+#[test]
+fn device_requests_are_refused_before_anything_is_stored() {
+    let (dir, store) = store_in_tempdir();
+    let image = dir.path().join("image");
+    std::fs::write(&image, vec![0u8; 1 << 20]).unwrap();
+    let device = |path: &Path| super::DeviceRequest {
+        path: path.to_path_buf(),
+        confirm: Some(path.to_path_buf()),
+        overwrite_signature: false,
+        offset: 0,
+    };
+    let run = |request: RunRequest| {
+        let valid = Launch::Single(request).validate()?;
+        let (tx, _rx) = std::sync::mpsc::channel();
+        launch(&store, &valid, &tx, &CancelToken::new(), |_, _| {})
+    };
+    let mut plain = request(dir.path());
+    plain.device = Some(device(&image));
+    let e = run(plain.clone()).unwrap_err();
+    assert!(
+        e.is_usage() && e.to_string().contains("a regular file"),
+        "{e}"
+    );
+    let mut grouplog = plain.clone();
+    grouplog.spec = crate::spec::FlatSpec {
+        kind: crate::spec::WorkloadKind::Grouplog,
+        duration_s: Some(1.0),
+        ..crate::spec::FlatSpec::default()
+    }
+    .typed();
+    let e = run(grouplog).unwrap_err();
+    assert!(e.is_usage(), "{e:?}");
+    assert!(
+        matches!(&e, LabError::Engine(EngineError::Spec(s)) if s.field == Setting::Kind),
+        "{e:?}"
+    );
+    let mut keep = plain.clone();
+    keep.keep_files = true;
+    let e = run(keep).unwrap_err();
+    assert!(matches!(&e, LabError::Engine(EngineError::Spec(s)) if s.field == Setting::Keep));
+    assert!(store.list_runs(&Default::default()).unwrap().is_empty());
 }

@@ -308,7 +308,13 @@ fn run_config(
         }
     };
     for _ in 0..repeat {
-        match run_one(store, request, &target, events, cancel) {
+        match run_one(
+            store,
+            request,
+            &super::Place::Dir(target.clone()),
+            events,
+            cancel,
+        ) {
             Ok(result) => {
                 on_result(&result);
                 done.ids.push(result.id);

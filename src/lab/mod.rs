@@ -9,6 +9,7 @@ pub mod crash_check;
 pub mod crash_controls;
 pub mod crash_state;
 pub mod crashtest;
+mod device;
 pub mod export;
 mod fleet;
 mod fleet_error;
@@ -29,6 +30,8 @@ mod sides;
 mod worded;
 
 pub use clean::clean_run_dirs;
+pub use device::DeviceRequest;
+use device::Place;
 pub use fleet::{
     DEFAULT_FLEET_LABEL, FleetError, FleetJob, FleetRequest, MAX_TIMEOUT as MAX_FLEET_TIMEOUT,
     ValidFleet, check_target,
@@ -91,6 +94,9 @@ pub struct RunRequest {
     pub warnings: Vec<crate::metrics::RunWarning>,
     /// Whether to trace the kernel's side of the run (see [`crate::ktrace`]).
     pub kernel_trace: crate::ktrace::KernelTraceMode,
+    /// Run on this bare block device instead of in `target` (issue 34): `target` is then
+    /// ignored and the runs record the device node.
+    pub device: Option<DeviceRequest>,
 }
 
 impl RunRequest {
@@ -152,6 +158,9 @@ pub enum LabError {
     /// A bundle could not be imported.
     #[error(transparent)]
     Bundle(#[from] bundle_import::BundleImportError),
+    /// A bare block device was refused (see [`crate::rawdev::check_raw_device`]).
+    #[error(transparent)]
+    RawDevice(#[from] crate::rawdev::RawDeviceError),
     /// Kernel tracing was asked for (`on`) and could not be started.
     #[error(transparent)]
     KernelTrace(#[from] crate::ktrace::TraceError),
@@ -170,7 +179,7 @@ impl LabError {
     pub fn is_usage(&self) -> bool {
         match self {
             LabError::Engine(e) => e.is_usage(),
-            LabError::Analysis(_) | LabError::Text(_) => true,
+            LabError::Analysis(_) | LabError::Text(_) | LabError::RawDevice(_) => true,
             LabError::Scratch(e) => e.is_usage(),
             LabError::Store(e) => matches!(
                 e,
@@ -196,20 +205,20 @@ pub fn execute(
     cancel: &CancelToken,
 ) -> Result<RunResult, LabError> {
     let valid = Launch::Single(request.clone()).validate()?;
-    let target = engine::check_target(&request.target, request.allow_shared_target)?;
-    run_one(store, valid.launch().request(), &target, events, cancel)
+    let place = launch::check_place(store, &valid)?;
+    run_one(store, valid.launch().request(), &place, events, cancel)
 }
 
-/// Runs `request` (its spec validated) on `target` (checked and held open, see
-/// [`engine::check_target`]) and stores it.
+/// Runs `request` (its spec validated) on `place` (a directory checked and held open, see
+/// [`engine::check_target`], or a checked device) and stores it.
 fn run_one(
     store: &Store,
     request: &RunRequest,
-    target: &engine::CheckedTarget,
+    place: &Place,
     events: &Sender<EngineEvent>,
     cancel: &CancelToken,
 ) -> Result<RunResult, LabError> {
-    run_one_with(store, request, target, events, cancel, engine::run_checked)
+    run_one_with(store, request, place, events, cancel, engine::run_checked)
 }
 
 /// Sends [`EngineEvent::Finished`] when dropped: once a run is stored as `running`, every
@@ -234,7 +243,7 @@ impl Drop for FinishNotice<'_> {
 fn run_one_with(
     store: &Store,
     request: &RunRequest,
-    target: &engine::CheckedTarget,
+    place: &Place,
     events: &Sender<EngineEvent>,
     cancel: &CancelToken,
     engine_run: impl FnOnce(
@@ -244,7 +253,10 @@ fn run_one_with(
         &CancelToken,
     ) -> Result<RunResult, EngineError>,
 ) -> Result<RunResult, LabError> {
-    let system = probe_system(target);
+    let system = match place {
+        Place::Dir(target) => probe_system(target),
+        Place::Device(device) => device.probe(&request.spec),
+    };
     preflight(&request.spec, &system)?;
     if request.kernel_trace == KernelTraceMode::On {
         crate::ktrace::available().map_err(kernel::trace_refused)?;
@@ -252,7 +264,7 @@ fn run_one_with(
     let run_id = store.begin_run(&NewRun {
         spec: request.spec.clone(),
         system: system.clone(),
-        target: target.path().to_path_buf(),
+        target: place.path().to_path_buf(),
         label: request.label.clone(),
         tags: request.tags.clone(),
         experiment_id: request.experiment_id,
@@ -268,30 +280,26 @@ fn run_one_with(
         status: RunStatus::Failed,
     };
     // Recorded before the engine creates it, so a kill leaves a directory `clean` knows.
-    let dir_name = match store.plan_run_dir(run_id, target.path(), request.keep_files) {
-        Ok(name) => name,
-        Err(e) => {
-            let errno = match &e {
-                StoreError::RunDir { source, .. } => source.raw_os_error(),
-                _ => None,
-            };
-            let failure = RunFailure::RunDirNotRecorded {
-                target: target.path().to_path_buf(),
-                errno,
-            };
-            let _ = store.fail_run(run_id, &failure.into());
-            return Err(e.into());
-        }
+    let dir_name = match place {
+        Place::Dir(target) => Some(plan_dir(store, run_id, target, request.keep_files)?),
+        Place::Device(_) => None,
     };
     let ctx = RunContext {
         run_id,
-        target: target.path().to_path_buf(),
-        target_dir: Some(target.held()),
-        dir_name: Some(dir_name.clone()),
+        target: place.path().to_path_buf(),
+        target_dir: match place {
+            Place::Dir(target) => Some(target.held()),
+            Place::Device(_) => None,
+        },
+        dir_name: dir_name.clone(),
         allow_shared_target: request.allow_shared_target,
         keep_files: request.keep_files,
         system,
         acks: None,
+        device: match place {
+            Place::Dir(_) => None,
+            Place::Device(device) => Some(device.region()),
+        },
     };
     let (mut noise, cpu_before, io_before) = observe_before(request.quiet, cancel);
     let tracing = match crate::ktrace::start(request.kernel_trace, run_id, &ctx.system) {
@@ -323,7 +331,9 @@ fn run_one_with(
         Tracing::On(session) => session.finish(outcome.as_ref().map_or(0, |r| r.syncs)),
         Tracing::Off(off) => *off,
     };
-    note_dir_removed(store, run_id, target, &dir_name, request.keep_files);
+    if let (Place::Dir(target), Some(name)) = (place, &dir_name) {
+        note_dir_removed(store, run_id, target, name, request.keep_files);
+    }
     let mut result = match outcome {
         Ok(result) => result,
         Err(e) => {
@@ -341,6 +351,30 @@ fn run_one_with(
     let stored = store_result(store, run_id, result)?;
     notice.status = stored.status;
     Ok(stored)
+}
+
+/// Records the name of the run directory the engine will make in `target` (a run that
+/// cannot record it is stored failed).
+fn plan_dir(
+    store: &Store,
+    run_id: i64,
+    target: &engine::CheckedTarget,
+    keep: bool,
+) -> Result<String, LabError> {
+    store
+        .plan_run_dir(run_id, target.path(), keep)
+        .map_err(|e| {
+            let errno = match &e {
+                StoreError::RunDir { source, .. } => source.raw_os_error(),
+                _ => None,
+            };
+            let failure = RunFailure::RunDirNotRecorded {
+                target: target.path().to_path_buf(),
+                errno,
+            };
+            let _ = store.fail_run(run_id, &failure.into());
+            e.into()
+        })
 }
 
 /// Stores a finished run's `result`. When the store refuses it the row is marked failed

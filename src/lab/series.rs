@@ -177,7 +177,10 @@ pub(super) fn run_series(
     let (request, repeat) = (run.request, run.repeat);
     // Refused input (too few file descriptors, O_DIRECT misaligned...) fails here, before
     // the experiment is created.
-    let system = crate::probe::collect_held(&run.target.held(), run.target.path());
+    let system = match &run.place {
+        super::Place::Dir(target) => crate::probe::collect_held(&target.held(), target.path()),
+        super::Place::Device(device) => device.probe(&request.spec),
+    };
     for spec in specs {
         super::preflight(spec, &system)?;
     }
@@ -216,7 +219,7 @@ pub(super) fn run_series(
                 experiment_id: Some(experiment_id),
                 ..request.clone()
             };
-            let result = run_one(store, &one, &run.target, events, cancel)?;
+            let result = run_one(store, &one, &run.place, events, cancel)?;
             on_result(&result);
             let status = result.status;
             results.push(result);
@@ -240,8 +243,8 @@ pub(super) fn run_series(
 pub(super) struct Checked<'a> {
     /// The run request (label, tags, spec of the first run...).
     pub request: &'a RunRequest,
-    /// The target, checked and held open.
-    pub target: crate::engine::CheckedTarget,
+    /// The target, checked and held open (a directory or a device).
+    pub(crate) place: super::Place,
     /// Runs per spec.
     pub repeat: u32,
     /// The sweep, for the experiment's name.

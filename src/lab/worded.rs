@@ -17,6 +17,7 @@ impl Worded for LabError {
             LabError::Engine(e) => engine_words(e, names),
             LabError::Store(e) => e.worded(names),
             LabError::Scratch(e) => e.worded(names),
+            LabError::RawDevice(e) => e.worded(names),
             LabError::RunFailed { run_id, source } => {
                 format!("run {run_id} failed: {}", engine_words(source, names))
             }
@@ -44,6 +45,7 @@ impl Worded for LabError {
     fn explains_cause(&self) -> bool {
         match self {
             LabError::Engine(e) | LabError::RunFailed { source: e, .. } => engine_explains_cause(e),
+            LabError::RawDevice(_) => true,
             _ => false,
         }
     }

@@ -37,6 +37,7 @@ mod crash_controls;
 mod crash_fs;
 mod crash_state;
 mod crashtest;
+mod device_args;
 mod export;
 mod fio_export;
 mod fio_job;

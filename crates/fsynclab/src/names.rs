@@ -40,6 +40,9 @@ pub fn flag(setting: Setting) -> CliFlag {
         Setting::ScratchName => Long("name"),
         Setting::Device => Long("device"),
         Setting::DestroyDataOn => Long("destroy-data-on"),
+        Setting::DeviceOffset => Long("offset"),
+        Setting::DeviceSize => Long("size"),
+        Setting::OverwriteSignature => Long("overwrite-signature"),
         Setting::Kind => Long("kind"),
     }
 }

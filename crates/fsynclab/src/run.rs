@@ -119,6 +119,9 @@ pub struct RunArgs {
         help_heading = "Run control"
     )]
     pub kernel_trace: KernelTraceArg,
+    /// Run on a bare block device.
+    #[command(flatten)]
+    pub device: super::device_args::DeviceArgs,
     /// Check the run's power cuts on a crash-test filesystem.
     #[command(flatten)]
     pub crash: super::crash_fs::CrashCheckArgs,
@@ -153,7 +156,10 @@ Examples:
   # Under nohup or in CI: a status line every 30 s
   nohup fsynclab run --preset fsync-methods --target DIR --status-interval 30 &
   # The jobs of a fio job file
-  fsynclab run --fio-job job.fio --target DIR";
+  fsynclab run --fio-job job.fio --target DIR
+  # The bare device (no filesystem): 4k writes + fdatasync on 1 GiB from byte 0 (root)
+  fsynclab run --device /dev/sdX --destroy-data-on /dev/sdX --offset 0 --size 1G \\
+      --bs 4k --sync fdatasync --duration 10";
 
 /// `--repeat`, or its default: 3 for a preset's series or sweep (a one-off point
 /// misleads), else 1.
@@ -198,6 +204,7 @@ pub fn build_spec(args: &RunArgs) -> Result<(WorkloadSpec, Option<String>, Optio
         spec.common.settle = false;
     }
     let spec = apply_settings(spec, &args.settings)?;
+    let spec = args.device.apply(spec)?;
     // Validated once, with the rest of the launch, by `Launch::validate`.
     Ok((spec, preset, scale))
 }
@@ -317,6 +324,7 @@ pub(super) fn launch_with(
         origin: None,
         warnings: Vec::new(),
         kernel_trace: args.kernel_trace.into(),
+        device: args.device.request(),
     };
     let request = adjust(request);
     let launch = if args.series {
@@ -403,7 +411,7 @@ mod tests {
     /// (the workload flags' headings, every kind's among them, then Output).
     fn headings() -> Vec<&'static str> {
         let mut h = crate::workload_args::heading_order();
-        h.extend(["Crash check", "Output"]);
+        h.extend(["Device", "Crash check", "Output"]);
         h
     }
 

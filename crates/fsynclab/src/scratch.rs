@@ -310,6 +310,7 @@ pub fn matrix(db: &Option<PathBuf>, args: MatrixArgs) -> Result<u8, CliError> {
         origin: None,
         warnings: Vec::new(),
         kernel_trace: args.kernel_trace.into(),
+        device: None,
     };
     let launch = Launch::Matrix {
         request,

@@ -568,6 +568,7 @@ fn form_request(s: &UiState) -> Result<RunRequest, String> {
             .filter(|job| job.matches(&s.spec))
             .map(|job| job.warnings.clone())
             .unwrap_or_default(),
+        device: None,
     })
 }
 

@@ -33,6 +33,9 @@ pub fn label(setting: Setting) -> &'static str {
         Setting::ScratchName => "Name",
         Setting::Device => "Device",
         Setting::DestroyDataOn => "the device confirmation",
+        Setting::DeviceOffset => "Device offset",
+        Setting::DeviceSize => "Device range",
+        Setting::OverwriteSignature => "Overwrite its signature",
         Setting::Kind => "Workload kind",
     }
 }

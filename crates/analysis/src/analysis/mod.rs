@@ -11,6 +11,7 @@ mod gate;
 mod kernel_settings;
 mod meta;
 mod metrics;
+mod plausibility;
 mod published;
 mod rank;
 mod ratio;
@@ -33,6 +34,9 @@ pub use kernel_settings::{KernelSettingRow, kernel_setting_rows};
 pub use metrics::{
     Direction, Headline, Latency, METRICS, MergedLatency, MetricDef, is_kind_metric, latency_parts,
     merged_value, metric, run_value,
+};
+pub use plausibility::{
+    FlushEvidence, ImplausibleFlush, ROTATIONAL_FLUSH_FLOOR_US, implausible_flush,
 };
 pub use published::published_ratios;
 pub use rank::{PgRow, RankedVariant, Ranking, VsNext, commit_method, pg_shape, rank};

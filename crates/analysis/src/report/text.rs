@@ -34,6 +34,9 @@ fn lat_row(out: &mut String, name: &str, s: &LatencySummary) {
 
 /// One line describing the mount and device of a run.
 pub fn where_line(system: &SystemInfo) -> String {
+    if let Some(raw) = &system.raw_device {
+        return raw_device_line(raw);
+    }
     let mut line = system.target.display().to_string();
     if let Some(m) = &system.mount {
         let _ = write!(
@@ -41,6 +44,28 @@ pub fn where_line(system: &SystemInfo) -> String {
             "  {} on {} ({}; {})",
             m.fs_type, m.source, m.mount_options, m.super_options
         );
+    }
+    line
+}
+
+/// A run on a bare block device: "raw device", the node, the range and what the disk says.
+fn raw_device_line(raw: &crate::probe::RawDevice) -> String {
+    use crate::spec::format_size;
+    let mut line = format!(
+        "raw device {} (no filesystem) · bytes {}–{} of {}",
+        raw.node.display(),
+        format_size(raw.offset),
+        format_size(raw.offset.saturating_add(raw.length)),
+        format_size(raw.size_bytes)
+    );
+    if let Some(serial) = &raw.serial {
+        let _ = write!(line, " · serial {serial}");
+    }
+    if let Some(firmware) = &raw.firmware {
+        let _ = write!(line, " · firmware {firmware}");
+    }
+    if let Some(signature) = &raw.signature_overwritten {
+        let _ = write!(line, " · wrote over {signature}");
     }
     line
 }
@@ -237,6 +262,9 @@ fn summary_lines(r: &RunResult, cmdline: bool, names: &dyn SettingNames) -> Stri
         let _ = writeln!(out, "durable   NOT DURABLE: {why}");
     }
     out.push_str(&device_lines(r, &s));
+    if let Some(f) = crate::analysis::implausible_flush(r) {
+        let _ = writeln!(out, "flush     {}", f.text());
+    }
     // An import has no per-thread figures (its section says so).
     if r.reported.is_none() {
         let _ = writeln!(
@@ -420,6 +448,15 @@ pub fn run_json(r: &RunResult) -> serde_json::Value {
         "durable_ops_per_sec": s.durable_ops_per_sec,
         "durable_unavailable": super::durable_unavailable(r),
         "not_durable": crate::analysis::not_durable(r).map(|n| n.explain()),
+        "implausible_flush": crate::analysis::implausible_flush(r).map(|f| json!({
+            "device": f.device,
+            "class": f.class,
+            "flush_us": f.flush_us,
+            "evidence": f.evidence,
+            "floor_us": f.floor_us,
+            "text": f.text(),
+        })),
+        "raw_device": r.system.raw_device,
         "device": r.device.counters().map(|c| c.device.clone()),
         "device_flushes": s.device_flushes,
         "device_write_ios": r.device.counters().map(|c| c.write_ios()),
@@ -512,6 +549,8 @@ pub fn unfinished_run_json(stored: &crate::store::StoredRun) -> serde_json::Valu
         "durable_ops_per_sec": null,
         "durable_unavailable": null,
         "not_durable": crate::analysis::not_durable_spec(&stored.spec, system).map(|n| n.explain()),
+        "implausible_flush": null,
+        "raw_device": system.raw_device,
         "device": row.device,
         "device_flushes": null,
         "device_write_ios": null,

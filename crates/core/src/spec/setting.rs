@@ -59,12 +59,18 @@ pub enum Setting {
     Device,
     /// The confirmation that repeats the device to wipe.
     DestroyDataOn,
+    /// The first byte of a bare-device run's range.
+    DeviceOffset,
+    /// The length of a bare-device run's range.
+    DeviceSize,
+    /// Confirms overwriting the filesystem or partition-table signature on a device.
+    OverwriteSignature,
     /// `kind`: the workload kind.
     Kind,
 }
 
 /// The options that are not workload fields.
-const OPTIONS: [Setting; 22] = [
+const OPTIONS: [Setting; 25] = [
     Setting::Set,
     Setting::Scale,
     Setting::Series,
@@ -86,6 +92,9 @@ const OPTIONS: [Setting; 22] = [
     Setting::ScratchName,
     Setting::Device,
     Setting::DestroyDataOn,
+    Setting::DeviceOffset,
+    Setting::DeviceSize,
+    Setting::OverwriteSignature,
     Setting::Kind,
 ];
 
@@ -180,6 +189,8 @@ impl Setting {
             Setting::ScratchFs => "fs",
             Setting::ScratchSize => "size",
             Setting::ScratchName => "name",
+            Setting::DeviceOffset => "offset",
+            Setting::DeviceSize => "range",
             other => other.wire(),
         }
     }
@@ -209,6 +220,9 @@ impl Setting {
             Setting::ScratchName => "scratch_name",
             Setting::Device => "device",
             Setting::DestroyDataOn => "destroy_data_on",
+            Setting::DeviceOffset => "device_offset",
+            Setting::DeviceSize => "device_size",
+            Setting::OverwriteSignature => "overwrite_signature",
             Setting::Kind => "kind",
         }
     }

@@ -177,4 +177,29 @@ pub struct SystemInfo {
     /// limits, governor, virtualization); `None` in runs stored before they were recorded
     /// and in imports.
     pub kernel_settings: Option<KernelSettings>,
+    /// A run on a block device with no filesystem in between (`target` is then the device
+    /// node, `mount` is `None` and `device` is the device's disk); `None` for every run on a
+    /// directory.
+    pub raw_device: Option<RawDevice>,
+}
+
+/// What a run on a bare block device records about it (issue 34) beside its [`DeviceInfo`]:
+/// the node, the range the run wrote, and what the disk says about itself.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RawDevice {
+    /// The device node (links resolved).
+    pub node: PathBuf,
+    /// The device's size in bytes.
+    pub size_bytes: u64,
+    /// The first byte of the range the run wrote.
+    pub offset: u64,
+    /// The range's length in bytes (each worker writes its own equal part of it, in order).
+    pub length: u64,
+    /// The disk's serial number (`device/serial`), when sysfs has one.
+    pub serial: Option<String>,
+    /// The disk's firmware revision (`device/firmware_rev`, `device/rev`), when sysfs has one.
+    pub firmware: Option<String>,
+    /// The filesystem or partition-table signature the user confirmed overwriting, if any.
+    pub signature_overwritten: Option<String>,
 }

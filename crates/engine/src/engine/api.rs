@@ -171,6 +171,24 @@ pub struct RunContext {
     /// A crash test's acknowledgements (issue 33): the workload writes each record it
     /// treats as durable here, and stamps every write as a record. `None`: a plain run.
     pub acks: Option<std::sync::Arc<AckSink>>,
+    /// A run on a bare block device (issue 34): the workers write the device's range and no
+    /// directory is made (`target` is the device node, `target_dir` is `None`). `None`: a
+    /// run in a directory.
+    pub device: Option<DeviceRegion>,
+}
+
+/// Where a run on a bare block device writes: worker `t` writes its own part of the range,
+/// `[offset + t × file_size, offset + (t + 1) × file_size)`, as a `fileio` worker writes
+/// its own file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceRegion {
+    /// The device node (links resolved), checked by the caller (`crate::rawdev`).
+    pub node: PathBuf,
+    /// Its device number (`st_rdev`): every worker's open is checked against it, so a node
+    /// replaced since the check is never written.
+    pub rdev: u64,
+    /// The first byte of the range.
+    pub offset: u64,
 }
 
 /// Where a crash-testing run acknowledges its records: the recording device's marks file
@@ -231,6 +249,7 @@ impl RunContext {
             keep_files: false,
             system: SystemInfo::default(),
             acks: None,
+            device: None,
         }
     }
 }

@@ -78,6 +78,8 @@ impl Kind for Append {
                 // The segment it writes first, then the name of the next one.
                 files: vec![first, second],
                 start_block: 0,
+                base: 0,
+                device: None,
             });
         }
         dir.sync();

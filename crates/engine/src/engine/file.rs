@@ -170,6 +170,20 @@ pub trait Backend: Sync {
         flags: OpenFlags,
         thread: u32,
     ) -> io::Result<Self::File>;
+    /// Opens the block device `name` in `dir` for worker `thread` with the given flags,
+    /// as [`Backend::open`] opens a test file (never creating it), and checks it is still
+    /// the block device numbered `rdev`. The fake opens it as a test file.
+    fn open_device(
+        &self,
+        dir: &DirHandle,
+        name: &str,
+        flags: OpenFlags,
+        rdev: u64,
+        thread: u32,
+    ) -> io::Result<Self::File> {
+        let _ = rdev;
+        self.open(dir, name, flags, thread)
+    }
     /// The clock of worker `thread`.
     fn clock(&self, thread: u32) -> Self::Clock;
     /// The directory operations of worker `thread` ([`PREPARE_THREAD`] while preparing).
@@ -444,6 +458,23 @@ impl Backend for RealBackend {
         let bits = OFlag::O_WRONLY | OFlag::from_bits_retain(open_flag_bits(flags));
         let file = dir.open_file(name, bits)?;
         Ok(RealFile { file })
+    }
+
+    fn open_device(
+        &self,
+        dir: &DirHandle,
+        name: &str,
+        flags: OpenFlags,
+        rdev: u64,
+        thread: u32,
+    ) -> io::Result<RealFile> {
+        let opened = self.open(dir, name, flags, thread)?;
+        let st = nix::sys::stat::fstat(&opened.file)?;
+        if st.st_mode & libc::S_IFMT != libc::S_IFBLK || st.st_rdev != rdev {
+            // Replaced since it was checked: never written.
+            return Err(io::Error::from_raw_os_error(libc::ENODEV));
+        }
+        Ok(opened)
     }
 
     fn clock(&self, _thread: u32) -> RealClock {

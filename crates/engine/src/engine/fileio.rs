@@ -17,6 +17,28 @@ use std::sync::mpsc::Sender;
 /// The `fileio` kind (plain and sysbench mode).
 pub(crate) struct Fileio;
 
+/// The workers of a `fileio` run on the bare block device `name` in `dir` (the spec passed
+/// `device_problem`): worker `t` writes `[offset + t × file_size, offset + (t + 1) ×
+/// file_size)` of it, as it would write its own file.
+pub(crate) fn device_plans(
+    spec: &WorkloadSpec,
+    k: &crate::spec::kinds::fileio::Spec,
+    dir: std::sync::Arc<super::dirfd::DirHandle>,
+    name: &str,
+    region: &super::api::DeviceRegion,
+) -> Vec<WorkerPlan> {
+    (0..spec.common.threads)
+        .map(|t| WorkerPlan {
+            thread: t,
+            dir: dir.clone(),
+            files: vec![name.to_string()],
+            start_block: 0,
+            base: region.offset + u64::from(t) * k.file_size,
+            device: Some(region.rdev),
+        })
+        .collect()
+}
+
 impl Kind for Fileio {
     type Spec = crate::spec::kinds::fileio::Spec;
 
@@ -89,6 +111,8 @@ impl Kind for Fileio {
                         dir: dir.clone(),
                         files: names.clone(),
                         start_block: total_blocks * u64::from(t) / u64::from(spec.common.threads),
+                        base: 0,
+                        device: None,
                     }
                 } else {
                     WorkerPlan {
@@ -96,6 +120,8 @@ impl Kind for Fileio {
                         dir: dir.clone(),
                         files: vec![names[t as usize].clone()],
                         start_block: 0,
+                        base: 0,
+                        device: None,
                     }
                 }
             })

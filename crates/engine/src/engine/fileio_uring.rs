@@ -215,7 +215,7 @@ fn submit_loop<R: Ring, C: Clock>(
                         break;
                     }
                     held = None;
-                    let offset = (block % blocks_per_file) * block_size;
+                    let offset = plan.base + (block % blocks_per_file) * block_size;
                     let slot = s.take(SlotState::Write, file, offset);
                     match (&mut s.acks, t.acks) {
                         (Some(acks), Some(sink)) => {

@@ -126,7 +126,7 @@ fn write_loop<F: SyncFile, C: Clock>(
         }
         let block = order.next_block();
         let file_index = (block / blocks_per_file) as usize;
-        let offset = (block % blocks_per_file) * block_size;
+        let offset = plan.base + (block % blocks_per_file) * block_size;
         // Every block written differs (offset and sequence stamped in), so deduplicating
         // storage stores what an application would make it store; a crash test's block is
         // a whole record (its identity, its version of the place and a checksum).

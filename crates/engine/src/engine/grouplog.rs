@@ -264,6 +264,8 @@ fn run_writer<B: Backend>(
         dir: log.dir.clone(),
         files: vec![log.name.clone()],
         start_block: 0,
+        base: 0,
+        device: None,
     };
     if k.strategy == Strategy::Uring {
         return uring::run_uring_writer(backend, spec, k, log, plan, w);

@@ -45,7 +45,7 @@ mod uring_acks;
 mod uring_slots;
 mod worker;
 
-pub use api::{AckSink, CancelToken, EngineError, EngineEvent, RunContext};
+pub use api::{AckSink, CancelToken, DeviceRegion, EngineError, EngineEvent, RunContext};
 pub use clock::{clock_source, monotonic_ns};
 pub use dirfd::{DirHandle, RunDirIds, remove_run_dir};
 pub use failure::{IoFailure, copy_io_error};
@@ -103,6 +103,9 @@ pub fn run_checked(
     events: &Sender<EngineEvent>,
     cancel: &CancelToken,
 ) -> Result<RunResult, EngineError> {
+    if let Some(region) = &ctx.device {
+        return run_device_with(&RealBackend, spec, ctx, region, events, cancel);
+    }
     let target = match &ctx.target_dir {
         Some(fd) => DirHandle::from_held(fd, &ctx.target).map_err(|source| TargetError::Open {
             path: ctx.target.clone(),
@@ -111,6 +114,39 @@ pub fn run_checked(
         None => check_target(&ctx.target, ctx.allow_shared_target)?.dir()?,
     };
     run_in_target(&RealBackend, spec, ctx, target, events, cancel)
+}
+
+/// Runs a `fileio` `spec` on the bare block device of `region` (checked by the caller,
+/// `crate::rawdev`): each worker opens the node itself with the spec's flags (checked to be
+/// the same device) and writes its own part of the range; no directory, no files, nothing
+/// prepared or removed.
+pub fn run_device_with<B: Backend>(
+    backend: &B,
+    spec: &WorkloadSpec,
+    ctx: &RunContext,
+    region: &DeviceRegion,
+    events: &Sender<EngineEvent>,
+    cancel: &CancelToken,
+) -> Result<RunResult, EngineError> {
+    if let Some(e) = crate::spec::kinds::fileio::device_problem(spec) {
+        return Err(e.into());
+    }
+    let KindSpec::Fileio(k) = &spec.kind else {
+        return Err(EngineError::Internal(crate::metrics::Bug::ImportedSpecRan));
+    };
+    let (parent, name) = match (region.node.parent(), region.node.file_name()) {
+        (Some(parent), Some(name)) => (parent, name.to_string_lossy().into_owned()),
+        _ => {
+            return Err(TargetError::NotADirectory {
+                path: region.node.clone(),
+                at: None,
+            }
+            .into());
+        }
+    };
+    let dir = DirHandle::open(parent).map_err(|e| target::walk_error(parent, e))?;
+    let plans = fileio::device_plans(spec, k, std::sync::Arc::new(dir), &name, region);
+    runner::run_on_device::<fileio::Fileio, B>(backend, spec, k, ctx, &plans, events, cancel)
 }
 
 /// The run in the checked and opened `target`. No `Finished` here: `crate::lab` sends it
@@ -243,3 +279,6 @@ mod tests_durable;
 
 #[cfg(test)]
 mod tests_crash;
+
+#[cfg(test)]
+mod tests_device;

@@ -32,7 +32,7 @@ pub(crate) fn run_in_scratch<K: Kind, B: Backend>(
     events: &Sender<EngineEvent>,
     cancel: &CancelToken,
 ) -> Result<RunResult, EngineError> {
-    let mut warnings = preflight::<K>(spec, k, ctx, scratch);
+    let warnings = preflight::<K>(spec, k, ctx, free_bytes(scratch.dir()));
     let plan = match K::prepare(backend, spec, k, scratch, events, cancel) {
         Ok(p) => p,
         Err(PrepareStop::Cancelled) => {
@@ -40,11 +40,56 @@ pub(crate) fn run_in_scratch<K: Kind, B: Backend>(
         }
         Err(PrepareStop::Error(e)) => return Err(e),
     };
+    let place = Place {
+        dir: Some(scratch.dir()),
+        warnings,
+    };
+    run_planned::<K, B>(backend, spec, k, ctx, &plan, place, events, cancel)
+}
+
+/// Runs `spec` as kind `K` with its workers planned by the caller on a bare block device
+/// (nothing to prepare: no directory, no files).
+pub(crate) fn run_on_device<K: Kind, B: Backend>(
+    backend: &B,
+    spec: &WorkloadSpec,
+    k: &K::Spec,
+    ctx: &RunContext,
+    plan: &K::Plan,
+    events: &Sender<EngineEvent>,
+    cancel: &CancelToken,
+) -> Result<RunResult, EngineError> {
+    let place = Place {
+        dir: None,
+        warnings: preflight::<K>(spec, k, ctx, None),
+    };
+    run_planned::<K, B>(backend, spec, k, ctx, plan, place, events, cancel)
+}
+
+/// Where a prepared run happens: its directory (none on a bare device) and the warnings
+/// known so far.
+struct Place<'a> {
+    dir: Option<&'a super::dirfd::DirHandle>,
+    warnings: Vec<Warning>,
+}
+
+/// Settles (when the spec asks), then spawns, samples and aggregates a prepared run.
+#[allow(clippy::too_many_arguments)]
+fn run_planned<K: Kind, B: Backend>(
+    backend: &B,
+    spec: &WorkloadSpec,
+    k: &K::Spec,
+    ctx: &RunContext,
+    plan: &K::Plan,
+    place: Place<'_>,
+    events: &Sender<EngineEvent>,
+    cancel: &CancelToken,
+) -> Result<RunResult, EngineError> {
+    let mut warnings = place.warnings;
     if spec.common.settle {
         let settled = super::settle::settle(
             backend,
             ctx,
-            scratch,
+            place.dir,
             crate::probe::SettleRule::default(),
             cancel,
         );
@@ -66,7 +111,7 @@ pub(crate) fn run_in_scratch<K: Kind, B: Backend>(
         spec,
         k,
         ctx,
-        &plan,
+        plan,
         &lives,
         &mut sampler,
         &mut device,
@@ -100,17 +145,17 @@ pub(crate) fn run_in_scratch<K: Kind, B: Backend>(
     result.started_at_ms = spawned.started_at_ms;
     result.intervals = sampler.into_samples();
     result.device = device;
-    result.group = K::group_stats(&plan, spec, k);
+    result.group = K::group_stats(plan, spec, k);
     Ok(result)
 }
 
 /// The warnings known before anything is written: the probe's, the kind's, and low
-/// free space on the target.
+/// free space on the target (`free` bytes, when it has a filesystem).
 fn preflight<K: Kind>(
     spec: &WorkloadSpec,
     k: &K::Spec,
     ctx: &RunContext,
-    scratch: &ScratchDir,
+    free: Option<u64>,
 ) -> Vec<Warning> {
     let mut warnings = ctx.system.warnings.clone();
     warnings.extend(
@@ -119,7 +164,7 @@ fn preflight<K: Kind>(
             .map(Warning::from),
     );
     let needed = K::space_needed(spec, k);
-    if let Some(free) = free_bytes(scratch.dir())
+    if let Some(free) = free
         && needed > free
     {
         warnings.push(RunWarning::LowSpace { needed, free }.into());

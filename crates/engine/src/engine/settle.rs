@@ -6,8 +6,8 @@
 use std::path::Path;
 
 use super::api::{CancelToken, RunContext};
+use super::dirfd::DirHandle;
 use super::file::{Backend, DirOps, PREPARE_THREAD};
-use super::scratch::ScratchDir;
 use crate::metrics::RunWarning;
 use crate::probe::{SettleRule, SettleVerdict, Settler};
 
@@ -22,11 +22,12 @@ pub(crate) struct Settled {
     pub warning: Option<crate::metrics::RunWarning>,
 }
 
-/// Settles the target of `scratch` under `rule`.
+/// Settles the target under `rule`: writes back the filesystem holding `dir` (none on a
+/// bare device), then waits for its devices and the page cache to go quiet.
 pub(crate) fn settle<B: Backend>(
     backend: &B,
     ctx: &RunContext,
-    scratch: &ScratchDir,
+    dir: Option<&DirHandle>,
     rule: SettleRule,
     cancel: &CancelToken,
 ) -> Settled {
@@ -35,7 +36,9 @@ pub(crate) fn settle<B: Backend>(
         waited_ms: 0,
         warning: None,
     };
-    if let Err(e) = backend.dir_ops(PREPARE_THREAD).syncfs(scratch.dir()) {
+    if let Some(dir) = dir
+        && let Err(e) = backend.dir_ops(PREPARE_THREAD).syncfs(dir)
+    {
         out.warning = Some(RunWarning::SettleSyncfsFailed {
             errno: e.raw_os_error(),
         });

@@ -19,6 +19,11 @@ pub(crate) struct WorkerPlan {
     pub files: Vec<String>,
     /// First block of a sequential pass.
     pub start_block: u64,
+    /// Added to every offset the worker writes: 0 for files; its part's first byte on a
+    /// bare block device.
+    pub base: u64,
+    /// On a bare block device: its number (`st_rdev`), which each open is checked against.
+    pub device: Option<u64>,
 }
 
 /// Opens the files of `plan` with the spec's flags (before the start gate); the error
@@ -36,9 +41,13 @@ pub(crate) fn open_plan_files<B: Backend>(
     plan.files
         .iter()
         .map(|name| {
-            backend
-                .open(&plan.dir, name, spec.open_flags(), plan.thread)
-                .map_err(|e| io_failure(plan.site(spec, name), op, None, &e))
+            match plan.device {
+                None => backend.open(&plan.dir, name, spec.open_flags(), plan.thread),
+                Some(rdev) => {
+                    backend.open_device(&plan.dir, name, spec.open_flags(), rdev, plan.thread)
+                }
+            }
+            .map_err(|e| io_failure(plan.site(spec, name), op, None, &e))
         })
         .collect()
 }

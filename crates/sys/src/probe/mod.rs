@@ -17,11 +17,11 @@ use std::path::PathBuf;
 
 pub use crate::sysinfo::{
     BlockStat, DeviceInfo, DeviceNote, DirtySettings, KernelConfig, KernelSettings,
-    MIN_STAT_FIELDS, MountInfo, NoDevice, ParseError, QueueSettings, SystemInfo, Virtualization,
-    cmdline_preempt, hz_from_ticks, is_preempt_model_line, merged_options, mount_for_device,
-    mount_for_path, parse_fields, parse_kernel_config, parse_mountinfo, parse_named_stat_line,
-    parse_number_text, parse_preempt_debugfs, parse_timer_list, summarize_governors,
-    unescape_octal,
+    MIN_STAT_FIELDS, MountInfo, NoDevice, ParseError, QueueSettings, RawDevice, SystemInfo,
+    Virtualization, cmdline_preempt, hz_from_ticks, is_preempt_model_line, merged_options,
+    mount_for_device, mount_for_path, parse_fields, parse_kernel_config, parse_mountinfo,
+    parse_named_stat_line, parse_number_text, parse_preempt_debugfs, parse_timer_list,
+    summarize_governors, unescape_octal,
 };
 pub use kernel_settings_read::{
     HZ_MEASURE_INTERVAL, KernelRoots, inflate, inflate_config_prefix, preempt_model,
@@ -43,8 +43,8 @@ pub use sysfs::{
     read_attribute,
 };
 pub use system::{
-    Machine, collect, collect_held, is_memory_fs, machine, memory_fs_warning, probe_errno,
-    read_blockstat, warnings_for,
+    Machine, collect, collect_device, collect_held, is_memory_fs, machine, memory_fs_warning,
+    probe_errno, read_blockstat, warnings_for,
 };
 pub use virt::{VirtSigns, cpuid_hypervisor_signature, detect_virtualization};
 

@@ -112,6 +112,20 @@ pub fn collect_held(dir: &impl AsFd, target: &Path) -> SystemInfo {
     with_kernel_settings(collect_where(target, Some(dir.as_fd())))
 }
 
+/// [`collect`] for a run on the bare block device `node` (no mount): the machine, the
+/// device's [`DeviceInfo`] as the caller read it, the disk behind a loop device, and the
+/// kernel settings.
+pub fn collect_device(node: &Path, device: Option<DeviceInfo>) -> SystemInfo {
+    let mut info = machine_part();
+    info.target = node.to_path_buf();
+    if device.is_none() {
+        info.device_note = Some(NoDevice::Unknown.into());
+    }
+    info.device = device;
+    add_backing(&mut info);
+    with_kernel_settings(info)
+}
+
 fn with_kernel_settings(mut info: SystemInfo) -> SystemInfo {
     info.kernel_settings = Some(super::read_kernel_settings(
         info.kernel_release.as_deref(),
@@ -128,8 +142,8 @@ fn held_path(dir: BorrowedFd<'_>) -> Option<PathBuf> {
     path.is_absolute().then_some(path)
 }
 
-/// The machine, mount and device part of [`collect`] ([`collect_held`] with `held`).
-fn collect_where(target: &Path, held: Option<BorrowedFd<'_>>) -> SystemInfo {
+/// The machine part of every probe: version, host, CPU, memory, OS, kernel.
+fn machine_part() -> SystemInfo {
     let mut info = SystemInfo {
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
         hostname: nix::unistd::gethostname()
@@ -146,6 +160,12 @@ fn collect_where(target: &Path, held: Option<BorrowedFd<'_>>) -> SystemInfo {
         info.kernel_release = Some(uname.release().to_string_lossy().into_owned());
         info.kernel_version = Some(uname.version().to_string_lossy().into_owned());
     }
+    info
+}
+
+/// The machine, mount and device part of [`collect`] ([`collect_held`] with `held`).
+fn collect_where(target: &Path, held: Option<BorrowedFd<'_>>) -> SystemInfo {
+    let mut info = machine_part();
     let held_dev = held
         .and_then(|dir| nix::sys::stat::fstat(dir).ok())
         .map(|st| device_numbers(st.st_dev));
@@ -197,7 +217,18 @@ fn collect_where(target: &Path, held: Option<BorrowedFd<'_>>) -> SystemInfo {
         Ok(device) => info.device = Some(device),
         Err(reason) => info.device_note = Some(reason.into()),
     }
-    // A loop device's I/O ends on the disk holding its backing file: count that one too.
+    add_backing(&mut info);
+    info.warnings.extend(
+        warnings_for(&mount, info.device.as_ref())
+            .into_iter()
+            .map(Warning::from),
+    );
+    info.mount = Some(mount);
+    info
+}
+
+/// A loop device's I/O ends on the disk holding its backing file: that disk is counted too.
+fn add_backing(info: &mut SystemInfo) {
     if let Some(backing) = info
         .device
         .as_ref()
@@ -214,13 +245,6 @@ fn collect_where(target: &Path, held: Option<BorrowedFd<'_>>) -> SystemInfo {
             ),
         }
     }
-    info.warnings.extend(
-        warnings_for(&mount, info.device.as_ref())
-            .into_iter()
-            .map(Warning::from),
-    );
-    info.mount = Some(mount);
-    info
 }
 
 /// A `dev_t`'s major and minor numbers, as mountinfo shows them.

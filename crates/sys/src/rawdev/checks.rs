@@ -124,6 +124,9 @@ pub struct RawTarget {
     pub firmware: Option<String>,
     /// The signature whose overwriting was confirmed, if any.
     pub signature: Option<String>,
+    /// The device opened `O_EXCL` (read-only): while it is held the kernel refuses to
+    /// mount it, to build md, dm or swap on it, and any other exclusive open.
+    pub held: std::sync::Arc<OwnedFd>,
 }
 
 /// Walks `device` to its node, following only root's and `trusted`'s links: its real path
@@ -317,12 +320,15 @@ pub fn check_raw_device(
         OFlag::O_RDONLY | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
         Mode::empty(),
     );
-    if let Err(errno) = open {
-        return Err(RawDeviceError::InUse {
-            device: node,
-            source: errno.into(),
-        });
-    }
+    let held = match open {
+        Ok(fd) => std::sync::Arc::new(fd),
+        Err(errno) => {
+            return Err(RawDeviceError::InUse {
+                device: node,
+                source: errno.into(),
+            });
+        }
+    };
     let own = Path::new(SYSFS_ROOT).join(format!("dev/block/{}:{}", number.0, number.1));
     let size_bytes = read_attribute(&own, "size")
         .and_then(|s| s.parse::<u64>().ok())
@@ -340,6 +346,7 @@ pub fn check_raw_device(
         firmware: disk_attribute("device/firmware_rev").or_else(|| disk_attribute("device/rev")),
         device,
         signature,
+        held,
     })
 }
 

@@ -11,8 +11,10 @@ use super::super::{
 use super::common;
 use super::def::{KindDef, Section, SettingDef, Ty};
 
+mod device;
 mod spec;
 mod uring_checks;
+pub use device::{device_problem, device_range_bytes};
 pub use spec::{Spec, file_name};
 
 /// How a `fileio` run counts requests and syncs.

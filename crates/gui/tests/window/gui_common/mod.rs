@@ -113,6 +113,7 @@ pub fn tiny_request(spec: WorkloadSpec, target: &Path, label: &str) -> RunReques
         quiet: None,
         origin: None,
         warnings: Vec::new(),
+        device: None,
     }
 }
 

@@ -66,6 +66,7 @@ fn system(fs_type: &str, kernel: &str) -> SystemInfo {
             },
             ..Default::default()
         }),
+        raw_device: None,
     }
 }
 

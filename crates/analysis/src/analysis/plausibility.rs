@@ -1,0 +1,141 @@
+//! The implausibility check (issue 34): a cache flush faster than the device's class can
+//! make data durable. A rotational disk with a write-back cache must move its heads and wait
+//! for the platter to write what its cache holds (milliseconds); a flush it acknowledges in
+//! under [`ROTATIONAL_FLUSH_FLOOR_US`] was not honoured — the disk, a RAID controller or a
+//! hypervisor's cache below it acknowledges flushes without making the data durable
+//! (pg_test_fsync's "your drive may be lying"). Loop devices are not judged: their flush is
+//! an fsync of their backing file, whose honesty is the backing filesystem's and disk's.
+
+use serde::Serialize;
+
+use crate::metrics::RunResult;
+
+/// The fastest flush a rotational disk with a write-back cache can honour, µs.
+pub const ROTATIONAL_FLUSH_FLOOR_US: f64 = 50.0;
+
+/// Fewer flushes than this make the device counters' mean flush time (whole milliseconds of
+/// flushing over the run) too coarse to judge; the sync latency is used instead.
+const MIN_COUNTED_FLUSHES: u64 = 100;
+
+/// Where a run's flush time came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FlushEvidence {
+    /// The kernel trace's block-level flush latency, issue → complete (median).
+    TraceMedian,
+    /// The device's counters: time spent flushing over flushes completed (mean).
+    CountersMean,
+    /// The median sync call, which includes the flush (an upper bound on it).
+    SyncMedian,
+}
+
+impl FlushEvidence {
+    /// In words.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FlushEvidence::TraceMedian => "median block-level flush (kernel trace)",
+            FlushEvidence::CountersMean => "mean flush time (device counters)",
+            FlushEvidence::SyncMedian => "median sync call, flush included",
+        }
+    }
+}
+
+/// A flush faster than the device's class can honour.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ImplausibleFlush {
+    /// The device (its kernel name).
+    pub device: String,
+    /// The device class, in words.
+    pub class: &'static str,
+    /// The flush time measured, µs.
+    pub flush_us: f64,
+    /// Where it came from.
+    pub evidence: FlushEvidence,
+    /// The fastest flush the class can honour, µs.
+    pub floor_us: f64,
+}
+
+impl ImplausibleFlush {
+    /// What it means, in one paragraph.
+    pub fn text(&self) -> String {
+        format!(
+            "IMPLAUSIBLE FLUSH: {} took {:.1} µs ({}) on {}, a {}; such a disk needs \
+             milliseconds to write its cache out (at least {:.0} µs), so its flushes are \
+             acknowledged without making the data durable — the disk, a RAID controller or a \
+             hypervisor's cache below it is lying about durability (pg_test_fsync: \"your \
+             drive may be lying\"); an fsync here survives no power cut, and these figures are \
+             not what an honest disk would give",
+            if self.evidence == FlushEvidence::SyncMedian {
+                "a sync (its flush included)"
+            } else {
+                "a flush"
+            },
+            self.flush_us,
+            self.evidence.as_str(),
+            self.device,
+            self.class,
+            self.floor_us
+        )
+    }
+}
+
+/// The run's flush judged against its device's class: `Some` when a flush was faster than
+/// the class can honour. Only a rotational disk (not a loop device) whose write cache is
+/// write-back, with flushes counted during the run, is judged.
+pub fn implausible_flush(r: &RunResult) -> Option<ImplausibleFlush> {
+    let d = r.system.device.as_ref()?;
+    let judged = d.loop_backing_file.is_none()
+        && d.rotational == Some(true)
+        && d.write_cache
+            .as_deref()
+            .is_some_and(|w| w.trim().starts_with("write back"));
+    if !judged {
+        return None;
+    }
+    let counters = r.device.counters()?;
+    let flushes = counters.flushes().filter(|&f| f > 0)?;
+    let traced = r
+        .kernel_trace
+        .as_ref()
+        .and_then(|k| k.flush_lat_us.as_ref())
+        .map(|f| (f.p50, FlushEvidence::TraceMedian));
+    let counted = counters
+        .flush_ms()
+        .filter(|_| flushes >= MIN_COUNTED_FLUSHES)
+        .map(|ms| {
+            (
+                ms as f64 * 1000.0 / flushes as f64,
+                FlushEvidence::CountersMean,
+            )
+        });
+    let synced =
+        (r.syncs > 0 && flushes.saturating_mul(10) >= r.syncs.saturating_mul(9)).then(|| {
+            let s = r.sync_lat.summary();
+            (s.p50_ns as f64 / 1000.0, FlushEvidence::SyncMedian)
+        });
+    let (flush_us, evidence) = traced.or(counted).or(synced)?;
+    (flush_us < ROTATIONAL_FLUSH_FLOOR_US).then(|| ImplausibleFlush {
+        device: d.name.clone(),
+        class: "rotational disk with a write-back cache",
+        flush_us,
+        evidence,
+        floor_us: ROTATIONAL_FLUSH_FLOOR_US,
+    })
+}
+
+/// A comparison side's warning when any of its runs flushed implausibly fast: how many,
+/// and what the first one means.
+pub fn side_warning(side: &str, runs: &[&RunResult]) -> Option<String> {
+    let flagged: Vec<ImplausibleFlush> = runs.iter().filter_map(|r| implausible_flush(r)).collect();
+    let first = flagged.first()?;
+    Some(format!(
+        "{side}: {} of {} run(s) — {}",
+        flagged.len(),
+        runs.len(),
+        first.text()
+    ))
+}
+
+#[cfg(test)]
+#[path = "plausibility_tests.rs"]
+mod tests;

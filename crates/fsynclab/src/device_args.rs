@@ -1,0 +1,109 @@
+//! `run --device`: the flags of a run on a bare block device (issue 34) and how they shape
+//! the request: `--size` is the range the run writes (each thread its own equal part, so it
+//! sets the file size to the range over the threads), `--offset` where the range starts.
+
+use std::path::PathBuf;
+
+use anyhow::anyhow;
+use clap::Args;
+
+use super::CliError;
+use fsynclab::lab::DeviceRequest;
+use fsynclab::spec::{self, KindSpec, WorkloadSpec, format_size};
+
+/// The flags of a run on a bare block device.
+#[derive(Debug, Args)]
+pub struct DeviceArgs {
+    /// Run on this block device, with no filesystem in between (fileio only): pwrite and
+    /// flush timing of the device itself. Refused when mounted, held, swap, or carrying a
+    /// signature (see --overwrite-signature); needs --destroy-data-on.
+    #[arg(
+        long,
+        value_name = "DEV",
+        conflicts_with_all = ["target", "crash_check", "fio_job"],
+        help_heading = "Device"
+    )]
+    pub device: Option<PathBuf>,
+    /// Repeat the device's exact name to confirm that the data in the run's range is
+    /// destroyed.
+    #[arg(long, value_name = "DEV", requires = "device", help_heading = "Device")]
+    pub destroy_data_on: Option<PathBuf>,
+    /// With --device: the first byte of the range written (a multiple of the device's
+    /// logical block size; k, M, G suffixes) [default: 0].
+    #[arg(long, value_name = "SIZE", value_parser = spec::parse_size, requires = "device", help_heading = "Device")]
+    pub offset: Option<u64>,
+    /// With --device: the length of the range written; each thread writes its own equal
+    /// part of it, so it sets the file size to SIZE / threads (whole blocks)
+    /// [default: threads × the file size].
+    #[arg(long, value_name = "SIZE", value_parser = spec::parse_size, requires = "device", help_heading = "Device")]
+    pub size: Option<u64>,
+    /// With --device: write over a filesystem or partition-table signature found on it
+    /// (its data is lost).
+    #[arg(long, requires = "device", help_heading = "Device")]
+    pub overwrite_signature: bool,
+}
+
+impl DeviceArgs {
+    /// The device request, when `--device` was given.
+    pub fn request(&self) -> Option<DeviceRequest> {
+        self.device.as_ref().map(|path| DeviceRequest {
+            path: path.clone(),
+            confirm: self.destroy_data_on.clone(),
+            overwrite_signature: self.overwrite_signature,
+            offset: self.offset.unwrap_or(0),
+        })
+    }
+
+    /// `spec` with `--size` applied: the file size (each thread's part) is the range over
+    /// the threads, rounded down to whole blocks.
+    pub fn apply(&self, mut spec: WorkloadSpec) -> Result<WorkloadSpec, CliError> {
+        let Some(size) = self.size else {
+            return Ok(spec);
+        };
+        let threads = u64::from(spec.common.threads.max(1));
+        if let KindSpec::Fileio(f) = &mut spec.kind {
+            let block = f.block_size.max(1);
+            let part = size / threads / block * block;
+            if part == 0 {
+                return Err(CliError::usage(anyhow!(
+                    "--size {}: {threads} thread(s) need at least one {} block each; give \
+                     --size {} or more",
+                    format_size(size),
+                    format_size(block),
+                    format_size(block * threads)
+                )));
+            }
+            f.file_size = part;
+        }
+        Ok(spec)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_range_is_shared_out_in_whole_blocks() {
+        let args = |size| DeviceArgs {
+            device: Some("/dev/loop9".into()),
+            destroy_data_on: None,
+            offset: None,
+            size,
+            overwrite_signature: false,
+        };
+        let mut spec = WorkloadSpec::default();
+        spec.common.threads = 3;
+        if let KindSpec::Fileio(f) = &mut spec.kind {
+            f.block_size = 4096;
+        }
+        let out = args(Some(10 << 20)).apply(spec.clone()).unwrap();
+        let KindSpec::Fileio(f) = &out.kind else {
+            panic!()
+        };
+        assert_eq!(f.file_size, (10 << 20) / 3 / 4096 * 4096);
+        assert!(args(Some(8192)).apply(spec.clone()).is_err());
+        assert_eq!(args(None).apply(spec.clone()).unwrap(), spec);
+        assert_eq!(args(None).request().unwrap().offset, 0);
+    }
+}

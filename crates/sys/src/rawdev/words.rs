@@ -1,0 +1,84 @@
+//! [`RawDeviceError`] in a front end's words: each refusal names what to do and the setting
+//! that does it (`--destroy-data-on`, `--overwrite-signature` on the command line; the
+//! window's labels there).
+
+use super::RawDeviceError;
+use crate::spec::{Setting, SettingNames, Worded};
+
+impl Worded for RawDeviceError {
+    fn worded(&self, names: &dyn SettingNames) -> String {
+        let confirm = |device: &std::path::Path| {
+            format!(
+                "{} must repeat the exact device name to confirm that the data in the run's \
+                 range will be destroyed",
+                names.name(Setting::DestroyDataOn, Some(&device.display().to_string()))
+            )
+        };
+        match self {
+            RawDeviceError::ConfirmMissing { device } => format!(
+                "{} would be overwritten but {} was not given; {}",
+                device.display(),
+                names.name(Setting::DestroyDataOn, None),
+                confirm(device)
+            ),
+            RawDeviceError::ConfirmMismatch { device, given } => format!(
+                "{} does not match the device {}; {}",
+                names.name(Setting::DestroyDataOn, Some(&given.display().to_string())),
+                device.display(),
+                confirm(device)
+            ),
+            RawDeviceError::NotBlockDevice { device, detail } => format!(
+                "{} is {detail}, not a block device; {} takes a block device (a directory is \
+                 a {})",
+                device.display(),
+                names.name(Setting::Device, None),
+                names.name(Setting::Target, None)
+            ),
+            RawDeviceError::HoldsProtected { device, protected } => format!(
+                "{} holds {}: choose a device nothing of this system lives on",
+                device.display(),
+                protected.display()
+            ),
+            RawDeviceError::Mounted {
+                device,
+                source_name,
+                mount_point,
+            } => format!(
+                "{} is mounted ({source_name} at {mount_point}): unmount it first, or measure \
+                 the filesystem with {}",
+                device.display(),
+                names.name(Setting::Target, Some(mount_point))
+            ),
+            RawDeviceError::BtrfsMember { device, uuid } => format!(
+                "{} is a member of btrfs {uuid}, which is mounted through another member: \
+                 unmount it first",
+                device.display()
+            ),
+            RawDeviceError::Holders { device, holders } => format!(
+                "{} is held by {} (md, dm, bcache or LVM built on it): take that down first",
+                device.display(),
+                holders.join(", ")
+            ),
+            RawDeviceError::Swap { device, entry } => format!(
+                "{} is active swap ({entry}): swapoff it first",
+                device.display()
+            ),
+            RawDeviceError::Signature { device, signature } => format!(
+                "{} carries {signature}: give {} to write over it (its data is lost), or \
+                 choose a blank device",
+                device.display(),
+                names.name(Setting::OverwriteSignature, None)
+            ),
+            RawDeviceError::InUse { device, source } => format!(
+                "{} cannot be opened exclusively ({source}): something holds it (a mount in \
+                 another namespace, a program); stop that first",
+                device.display()
+            ),
+            RawDeviceError::Walk(e) => e.to_string(),
+        }
+    }
+
+    fn explains_cause(&self) -> bool {
+        true
+    }
+}
