@@ -22,6 +22,7 @@ mod cli_list;
 mod cli_newcomer;
 mod cli_not_durable;
 mod cli_persist;
+mod cli_plausibility;
 mod cli_presets_quick;
 mod cli_run;
 mod cli_trend;

@@ -1,7 +1,8 @@
 //! The checks before fsynclab writes to a block device (issue 34), as root on loop devices
-//! over temporary image files only (never a real disk): each refusal names its reason and
-//! leaves the device byte-for-byte unchanged (the image's checksum), and a device that
-//! passes says what it is.
+//! over temporary image files only (never a real disk): each refusal of `run --device`
+//! exits 2 naming its reason and leaves the device byte-for-byte unchanged (the image's
+//! checksum), a device that passes says what it is, and a confirmed run writes only inside
+//! its range (`rawdev_run.rs`).
 
 use std::path::{Path, PathBuf};
 
@@ -11,15 +12,15 @@ use crate::scratch_common::{root_or_skip, sh};
 
 /// Loop devices over images in a directory of their own; mounts, swaps and loops undone when
 /// dropped.
-struct Devices {
-    dir: tempfile::TempDir,
+pub(crate) struct Devices {
+    pub dir: tempfile::TempDir,
     loops: Vec<String>,
     mounts: Vec<PathBuf>,
     swaps: Vec<String>,
 }
 
 impl Devices {
-    fn new() -> Devices {
+    pub fn new() -> Devices {
         Devices {
             dir: tempfile::tempdir().unwrap(),
             loops: Vec::new(),
@@ -30,7 +31,7 @@ impl Devices {
 
     /// A 64 MiB image with a few non-zero blocks (so a write anywhere shows), attached:
     /// its node and image.
-    fn attach(&mut self, name: &str, partitions: bool) -> (String, PathBuf) {
+    pub fn attach(&mut self, name: &str, partitions: bool) -> (String, PathBuf) {
         use std::os::unix::fs::FileExt;
         let image = self.dir.path().join(name);
         let file = std::fs::File::create(&image).unwrap();
@@ -74,7 +75,7 @@ impl Drop for Devices {
 }
 
 /// A checksum of the whole image file.
-fn sum(image: &Path) -> u64 {
+pub(crate) fn sum(image: &Path) -> u64 {
     let bytes = std::fs::read(image).unwrap();
     bytes
         .chunks(8)
@@ -84,6 +85,35 @@ fn sum(image: &Path) -> u64 {
             w[..c.len()].copy_from_slice(c);
             (h ^ u64::from_le_bytes(w) ^ i as u64).wrapping_mul(0x100_0000_01b3)
         })
+}
+
+/// `fsynclab run --device node --destroy-data-on confirm [extra]`: exits 2 with `words` in
+/// its message and leaves the image unchanged.
+pub(crate) fn refused(node: &str, confirm: &str, extra: &[&str], image: &Path, words: &str) {
+    let lab = crate::common::Lab::new();
+    let before = sum(image);
+    let out = lab
+        .cmd()
+        .args([
+            "run",
+            "--quiet",
+            "--device",
+            node,
+            "--destroy-data-on",
+            confirm,
+        ])
+        .args(["--size", "1M", "--requests", "16", "--kernel-trace", "off"])
+        .args(extra)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{node} {extra:?}: {stderr}");
+    assert!(stderr.contains(words), "{node} {extra:?}: {stderr}");
+    assert_eq!(sum(image), before, "{node} changed");
+    if lab.db.exists() {
+        let store = fsynclab::store::Store::open(&lab.db).unwrap();
+        assert!(store.list_runs(&Default::default()).unwrap().is_empty());
+    }
 }
 
 /// Checks `node` (confirmed) and asserts the device is unchanged; the outcome.
@@ -125,19 +155,52 @@ fn every_refusal_names_its_reason_and_leaves_the_device_unchanged() {
     .unwrap_err();
     assert!(matches!(e, RawDeviceError::ConfirmMismatch { .. }), "{e}");
     assert_eq!(sum(&blank_image), before);
+    refused(
+        &blank,
+        "/dev/sdz",
+        &[],
+        &blank_image,
+        "does not match the device",
+    );
+    // Not a block device: the image file itself.
+    let file = blank_image.to_str().unwrap();
+    refused(
+        file,
+        file,
+        &[],
+        &blank_image,
+        "is a regular file, not a block device",
+    );
 
     // A filesystem signature: refused unless its overwriting is confirmed.
     let (sig, sig_image) = d.attach("sig.img", false);
     sh("mkfs.ext4", &["-F", "-q", &sig]);
     let e = check(&sig, &sig_image, false).unwrap_err();
     assert!(e.to_string().contains("carries a ext4 signature"), "{e}");
+    refused(&sig, &sig, &[], &sig_image, "--overwrite-signature");
     let target = check(&sig, &sig_image, true).unwrap();
     assert_eq!(target.signature.as_deref(), Some("a ext4 signature"));
+    // Held O_EXCL while the checked target lives: the kernel refuses to mount it.
+    let mnt = d.dir.path().join("excl");
+    std::fs::create_dir(&mnt).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "ext4", &sig, mnt.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(!mounted.status.success(), "mounted while held");
+    drop(target);
 
     // Mounted.
     d.mount(&sig, "ext4");
     let e = check(&sig, &sig_image, true).unwrap_err();
     assert!(matches!(e, RawDeviceError::Mounted { .. }), "{e}");
+    refused(
+        &sig,
+        &sig,
+        &["--overwrite-signature"],
+        &sig_image,
+        "is mounted",
+    );
 
     // (A partition of it mounted refuses the whole device too — `scratch`'s device family,
     // unit-tested on fixture text — but this machine's kernel reads no partition table, MSDOS
@@ -151,6 +214,13 @@ fn every_refusal_names_its_reason_and_leaves_the_device_unchanged() {
     d.swaps.push(swap.clone());
     let e = check(&swap, &swap_image, true).unwrap_err();
     assert!(matches!(e, RawDeviceError::Swap { .. }), "{e}");
+    refused(
+        &swap,
+        &swap,
+        &["--overwrite-signature"],
+        &swap_image,
+        "is active swap",
+    );
     sh("swapoff", &[&swap]);
     d.swaps.clear();
     assert_eq!(sum(&swap_image), swapped);
@@ -169,6 +239,13 @@ fn every_refusal_names_its_reason_and_leaves_the_device_unchanged() {
     let e = check(&b, &b_image, true).unwrap_err();
     // mountinfo names the first member only (its major:minor is btrfs's anonymous one).
     assert!(matches!(e, RawDeviceError::BtrfsMember { .. }), "{e}");
+    refused(
+        &b,
+        &b,
+        &["--overwrite-signature"],
+        &b_image,
+        "is a member of btrfs",
+    );
 }
 
 #[test]
@@ -187,6 +264,8 @@ fn a_link_another_user_made_is_not_followed() {
         e.to_string().contains("symbolic link made by uid 65534"),
         "{e}"
     );
+    let shown = link.to_str().unwrap();
+    refused(shown, shown, &[], &image, "symbolic link made by uid 65534");
     // Trusted (the invoking user's own link under sudo), it is followed to the node.
     let target = check_raw_device(&link, Some(&link), false, &[], 65534).unwrap();
     assert_eq!(target.node, PathBuf::from(&node));
