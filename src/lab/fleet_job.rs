@@ -115,6 +115,21 @@ pub(super) fn from_job_file(
         }
     };
     let job_spec = options_to_spec(&chosen.options, true).map_err(|e| refused(Box::new(e)))?;
+    if let Some(device) = &job_spec.device {
+        // A fleet host's fio would write that host's device, unchecked: never sent.
+        return Err(refused(Box::new(crate::fio::job::JobError::Option {
+            key: "filename".into(),
+            value: Some(device.display().to_string()),
+            line: chosen
+                .options
+                .iter()
+                .rev()
+                .find(|o| o.key == "filename")
+                .map_or(0, |o| o.line),
+            problem: "names a device, and a fleet host's device cannot be checked from here".into(),
+            fix: "run the job on that host itself, or drop filename= for the fleet".into(),
+        })));
+    }
     let exported = export_job(&job_spec.spec, &chosen.name, Some(Path::new(target)))
         .map_err(|e| refused(Box::new(e)))?;
     let mut warnings = job_spec.warnings;

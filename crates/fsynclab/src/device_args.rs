@@ -25,8 +25,8 @@ pub struct DeviceArgs {
     )]
     pub device: Option<PathBuf>,
     /// Repeat the device's exact name to confirm that the data in the run's range is
-    /// destroyed.
-    #[arg(long, value_name = "DEV", requires = "device", help_heading = "Device")]
+    /// destroyed (with --device, or a --fio-job whose filename= is a device).
+    #[arg(long, value_name = "DEV", help_heading = "Device")]
     pub destroy_data_on: Option<PathBuf>,
     /// With --device: the first byte of the range written (a multiple of the device's
     /// logical block size; k, M, G suffixes) [default: 0].
@@ -37,9 +37,9 @@ pub struct DeviceArgs {
     /// [default: threads × the file size].
     #[arg(long, value_name = "SIZE", value_parser = spec::parse_size, requires = "device", help_heading = "Device")]
     pub size: Option<u64>,
-    /// With --device: write over a filesystem or partition-table signature found on it
-    /// (its data is lost).
-    #[arg(long, requires = "device", help_heading = "Device")]
+    /// With --device (or a --fio-job on a device): write over a filesystem or
+    /// partition-table signature found on it (its data is lost).
+    #[arg(long, requires = "destroy_data_on", help_heading = "Device")]
     pub overwrite_signature: bool,
 }
 

@@ -103,10 +103,11 @@ fn launch_of(
     translated: JobSpec,
     several: bool,
 ) -> Result<ValidLaunch, CliError> {
-    let target: PathBuf = match (&args.target, &translated.directory) {
-        (Some(target), _) => target.clone(),
-        (None, Some(directory)) => directory.clone(),
-        (None, None) => {
+    let target: PathBuf = match (&args.target, &translated.directory, &translated.device) {
+        (_, _, Some(device)) => device.clone(),
+        (Some(target), _, None) => target.clone(),
+        (None, Some(directory), None) => directory.clone(),
+        (None, None, None) => {
             return Err(CliError::usage(anyhow!(
                 "{}, job [{}]: no directory to run in: the job has no directory= and --target is not given; add one of them",
                 path.display(),
@@ -127,12 +128,33 @@ fn launch_of(
         job_text: Some(text.to_string()),
         ..RunOrigin::default()
     };
+    if translated.device.is_some() && args.target.is_some() {
+        return Err(CliError::usage(anyhow!(
+            "{}, job [{}]: the job runs on the device its filename= names; drop --target",
+            path.display(),
+            fio_job.name
+        )));
+    }
+    let device = translated.device.map(|path| lab::DeviceRequest {
+        path,
+        confirm: args.device.destroy_data_on.clone(),
+        overwrite_signature: args.device.overwrite_signature,
+        offset: translated.offset,
+    });
+    if device.is_none() && args.device.destroy_data_on.is_some() {
+        return Err(CliError::usage(anyhow!(
+            "{}, job [{}]: --destroy-data-on confirms a device run, and the job has no filename=/dev/...; drop it",
+            path.display(),
+            fio_job.name
+        )));
+    }
     launch_with(args, translated.spec, None, None, |request| {
         lab::RunRequest {
             target,
             label: Some(label),
             origin: Some(origin),
             warnings: translated.warnings,
+            device,
             ..request
         }
     })

@@ -327,6 +327,11 @@ pub(super) fn launch_with(
         device: args.device.request(),
     };
     let request = adjust(request);
+    if request.device.is_none() && args.device.destroy_data_on.is_some() {
+        return Err(CliError::usage(anyhow!(
+            "--destroy-data-on confirms a run on a device: give --device too (or drop it)"
+        )));
+    }
     let launch = if args.series {
         let plan = preset_plan(args)?;
         Launch::Series {

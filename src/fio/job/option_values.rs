@@ -197,14 +197,40 @@ pub(super) fn directory_of(o: &FioOption) -> Result<Option<PathBuf>, JobError> {
     Ok(Some(PathBuf::from(v)))
 }
 
-pub(super) fn filename_of(o: &FioOption) -> Result<String, JobError> {
+/// What a job's `filename=` names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Filename {
+    /// One plain file name in the run directory (shared by the job's clones).
+    Plain(String),
+    /// A block device under `/dev` (run on the bare device, after every check of
+    /// `crate::rawdev` and the user's typed confirmation).
+    Device(PathBuf),
+}
+
+pub(super) fn filename_of(o: &FioOption) -> Result<Filename, JobError> {
     let v = value_of(o)?;
+    if let Some(rest) = v.strip_prefix("/dev/") {
+        let plain = !rest.is_empty()
+            && !v.contains([':', '\\'])
+            && !v.chars().any(char::is_whitespace)
+            && rest
+                .split('/')
+                .all(|c| !c.is_empty() && c != "." && c != "..");
+        if !plain {
+            return Err(refuse(
+                o,
+                "is not one device path: a device is named /dev/NAME (no ':' list, no '..')",
+                "write e.g. filename=/dev/sdb",
+            ));
+        }
+        return Ok(Filename::Device(PathBuf::from(v)));
+    }
     if v.is_empty() || v.contains(['/', ':', '\\']) || v == "." || v == ".." {
         return Err(refuse(
             o,
-            "is not one plain file name: the engine creates its files itself, inside its private run directory, and never opens a path or device a job file names",
-            "drop filename (each thread gets its own file) or write one plain name to make all numjobs threads share one file",
+            "is not one plain file name or /dev device: the engine creates its files itself, inside its private run directory, and never opens another path a job file names",
+            "drop filename (each thread gets its own file), write one plain name to make all numjobs threads share one file, or name a block device under /dev",
         ));
     }
-    Ok(v.to_string())
+    Ok(Filename::Plain(v.to_string()))
 }

@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use super::FioOption;
 pub use super::error::JobError;
 use super::option_values::{
-    at_line, bool_of, count_of, count_u32, directory_of, fallocate_of, filename_of, flag_of,
-    kb_base_of, refuse, rw_of, size_of, sync_file_range_of, value_of,
+    Filename, at_line, bool_of, count_of, count_u32, directory_of, fallocate_of, filename_of,
+    flag_of, kb_base_of, refuse, rw_of, size_of, sync_file_range_of, value_of,
 };
 use super::value::{KbBase, parse_fio_time_us};
 use crate::metrics::RunWarning;
@@ -27,6 +27,12 @@ pub struct JobSpec {
     pub spec: WorkloadSpec,
     /// The job's `directory=`, when it has one.
     pub directory: Option<PathBuf>,
+    /// The block device of a `filename=/dev/...` job: it runs on the bare device (checked
+    /// by `crate::rawdev` and confirmed by the user like `run --device`), each job clone
+    /// writing `size` bytes of it from `offset` on, one clone after the other.
+    pub device: Option<PathBuf>,
+    /// The job's `offset=` (a device job's first byte; 0 otherwise).
+    pub offset: u64,
     /// Everything that differs from what fio would do or was ignored (typed; worded by
     /// the front ends); the unknown options are in one of them.
     pub warnings: Vec<RunWarning>,
@@ -54,7 +60,10 @@ struct Job {
     ramp_us: u64,
     time_based: bool,
     directory: Option<PathBuf>,
-    filename: Option<String>,
+    filename: Option<Filename>,
+    /// `offset=` and `offset_increment=`, with their lines.
+    offset: Option<(FioOption, u64)>,
+    offset_increment: Option<(FioOption, u64)>,
     final_sync: bool,
     seed: Option<u64>,
     ioengine: IoEngine,
@@ -129,6 +138,8 @@ impl Job {
                 }
             }
             "filename" => self.filename = Some(filename_of(o)?),
+            "offset" => self.offset = Some((o.clone(), size_of(o, kb)?)),
+            "offset_increment" => self.offset_increment = Some((o.clone(), size_of(o, kb)?)),
             "end_fsync" => self.final_sync = bool_of(o)?,
             "randseed" => self.seed = Some(count_of(o, "seed")?),
             // Reporting, scheduling between jobs (each job is its own run here), naming, and
@@ -209,7 +220,8 @@ impl Job {
             spec.seed = seed;
         }
         self.stop_rule(&mut spec)?;
-        if let Some(name) = &self.filename
+        self.device_range(&spec)?;
+        if let Some(Filename::Plain(name)) = &self.filename
             && spec.threads > 1
         {
             spec.shared_files = Some(1);
@@ -219,6 +231,53 @@ impl Job {
             });
         }
         Ok((spec.typed(), self))
+    }
+
+    /// `offset=` and `offset_increment=`: a device job's range. Each clone of a device job
+    /// writes its own part, one after the other (`offset_increment` equal to the size, or
+    /// one clone); files are always written from their start (an offset of 0).
+    fn device_range(&self, spec: &FlatSpec) -> Result<(), JobError> {
+        let device = matches!(self.filename, Some(Filename::Device(_)));
+        if !device {
+            for (o, value) in [&self.offset, &self.offset_increment].into_iter().flatten() {
+                if *value != 0 {
+                    return Err(refuse(
+                        o,
+                        "applies to a device job only: the engine writes its own files from their start",
+                        format!("drop {}, or name a device with filename=/dev/...", o.key),
+                    ));
+                }
+            }
+            return Ok(());
+        }
+        if self.directory.is_some() {
+            return Err(JobError::Missing {
+                option: "directory",
+                problem: "a job on a device (filename=/dev/...) writes no directory",
+                fix: "drop directory= (or drop filename= to run in the directory)",
+            });
+        }
+        let increment = self.offset_increment.as_ref().map_or(0, |(_, v)| *v);
+        if spec.threads > 1 && increment != spec.file_size {
+            let o = self
+                .offset_increment
+                .as_ref()
+                .map(|(o, _)| o.clone())
+                .unwrap_or(FioOption {
+                    key: "offset_increment".into(),
+                    value: None,
+                    line: 0,
+                });
+            return Err(refuse(
+                &o,
+                format!(
+                    "makes numjobs={} clones write overlapping parts of the device; the engine gives each clone its own",
+                    spec.threads
+                ),
+                format!("write offset_increment={} (the size)", spec.file_size),
+            ));
+        }
+        Ok(())
     }
 
     /// `ioengine`, `iodepth` and `fixedbufs`: a depth above 1 means something only to
@@ -349,8 +408,17 @@ pub fn options_to_spec(options: &[FioOption], strict: bool) -> Result<JobSpec, J
     }
     let mut names: Vec<String> = unknown.iter().map(|o| o.key.clone()).collect();
     names.dedup();
+    let (device, offset) = match &job.filename {
+        Some(Filename::Device(path)) => (
+            Some(path.clone()),
+            job.offset.as_ref().map_or(0, |(_, v)| *v),
+        ),
+        _ => (None, 0),
+    };
     Ok(JobSpec {
         spec,
+        device,
+        offset,
         directory: job.directory,
         warnings,
         unknown: names,

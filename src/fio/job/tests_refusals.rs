@@ -18,8 +18,12 @@ fn unsupported_options_are_refused_by_name() {
         ("bs=4k,8k", "list"),
         ("bs=4k-16k", "range"),
         ("nrfiles=4", "several files"),
-        ("filename=/dev/sda", "plain file name"),
+        ("filename=/etc/passwd", "plain file name"),
         ("filename=a:b", "plain file name"),
+        ("filename=/dev/../etc/passwd", "one device path"),
+        ("filename=/dev/sda:/dev/sdb", "one device path"),
+        ("filename=/dev/", "one device path"),
+        ("offset=1m", "device job only"),
         ("directory=/a:/b", "several directories"),
         ("direct", "requires an argument"),
         ("end_fsync=yes", "not 0 or 1"),
@@ -53,6 +57,34 @@ fn filename_shares_one_file_between_the_clones() {
         self::job("filename=data").unwrap().spec.flat().shared_files,
         None
     );
+}
+
+#[test]
+fn a_device_filename_runs_on_the_device_in_its_own_parts() {
+    let one = job("filename=/dev/sdb\noffset=16m").unwrap();
+    assert_eq!(one.device, Some(std::path::PathBuf::from("/dev/sdb")));
+    assert_eq!(one.offset, 16 << 20);
+    assert_eq!(
+        one.spec.flat().shared_files,
+        None,
+        "no shared file on a device"
+    );
+    let two = job("filename=/dev/sdb\nnumjobs=2\noffset_increment=1m").unwrap();
+    assert_eq!((two.device.is_some(), two.offset), (true, 0));
+    assert_eq!(two.spec.flat().threads, 2);
+    // Clones writing the same part (fio's default) are not what the engine does.
+    let e = err_text("filename=/dev/sdb\nnumjobs=2");
+    assert!(
+        e.contains("overlapping") && e.contains("offset_increment=1048576"),
+        "{e}"
+    );
+    let e = err_text("filename=/dev/sdb\nnumjobs=2\noffset_increment=2m");
+    assert!(e.contains("overlapping"), "{e}");
+    let e = err_text("filename=/dev/sdb\ndirectory=/mnt");
+    assert!(e.contains("directory") && e.contains("device"), "{e}");
+    // A file job's offset of 0 is fio's default: nothing to refuse.
+    let file = job("offset=0\noffset_increment=0").unwrap();
+    assert_eq!((file.device, file.offset), (None, 0));
 }
 
 #[test]

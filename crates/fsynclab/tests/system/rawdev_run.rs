@@ -171,3 +171,60 @@ fn a_device_in_use_by_a_run_is_refused_to_another() {
     assert!(bytes[32 * MIB..36 * MIB].iter().all(|&b| b == 0));
     let _ = before_second;
 }
+
+#[test]
+fn a_fio_job_on_a_device_runs_there_once_confirmed() {
+    if !root_or_skip("a_fio_job_on_a_device_runs_there_once_confirmed") {
+        return;
+    }
+    let mut d = Devices::new();
+    let (node, image) = d.attach("fio.img", false);
+    let lab = crate::common::Lab::new();
+    let job = lab.dir.path().join("device.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[dev]\nfilename={node}\nrw=randwrite\nbs=4k\nsize=2m\nnumjobs=2\n\
+             offset=8m\noffset_increment=2m\nfdatasync=1\ndirect=1\n"
+        ),
+    )
+    .unwrap();
+    let before = std::fs::read(&image).unwrap();
+    let run = |confirm: Option<&str>| {
+        let mut cmd = lab.cmd();
+        cmd.args([
+            "run",
+            "--quiet",
+            "--json",
+            "--kernel-trace",
+            "off",
+            "--fio-job",
+        ])
+        .arg(&job);
+        if let Some(c) = confirm {
+            cmd.args(["--destroy-data-on", c]);
+        }
+        cmd.output().unwrap()
+    };
+    let out = run(None);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--destroy-data-on"), "{stderr}");
+    assert_eq!(
+        std::fs::read(&image).unwrap(),
+        before,
+        "written unconfirmed"
+    );
+    let out = run(Some(&node));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = crate::common::one_run(&out.stdout);
+    // fio's size per job: each clone writes its own 2M once (512 writes of 4k).
+    assert_eq!(r["writes"], 1024, "{r}");
+    assert_eq!(r["raw_device"]["offset"], 8 * MIB);
+    assert_eq!(r["raw_device"]["length"], 4 * MIB);
+    only_inside(&image, &before, 8 * MIB, 12 * MIB);
+}
