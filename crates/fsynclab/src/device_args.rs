@@ -4,12 +4,12 @@
 
 use std::path::PathBuf;
 
-use anyhow::anyhow;
 use clap::Args;
 
 use super::CliError;
 use fsynclab::lab::DeviceRequest;
-use fsynclab::spec::{self, KindSpec, WorkloadSpec, format_size};
+use fsynclab::spec::kinds::fileio::with_device_range;
+use fsynclab::spec::{self, WorkloadSpec};
 
 /// The flags of a run on a bare block device.
 #[derive(Debug, Args)]
@@ -56,26 +56,11 @@ impl DeviceArgs {
 
     /// `spec` with `--size` applied: the file size (each thread's part) is the range over
     /// the threads, rounded down to whole blocks.
-    pub fn apply(&self, mut spec: WorkloadSpec) -> Result<WorkloadSpec, CliError> {
-        let Some(size) = self.size else {
-            return Ok(spec);
-        };
-        let threads = u64::from(spec.common.threads.max(1));
-        if let KindSpec::Fileio(f) = &mut spec.kind {
-            let block = f.block_size.max(1);
-            let part = size / threads / block * block;
-            if part == 0 {
-                return Err(CliError::usage(anyhow!(
-                    "--size {}: {threads} thread(s) need at least one {} block each; give \
-                     --size {} or more",
-                    format_size(size),
-                    format_size(block),
-                    format_size(block * threads)
-                )));
-            }
-            f.file_size = part;
+    pub fn apply(&self, spec: WorkloadSpec) -> Result<WorkloadSpec, CliError> {
+        match self.size {
+            None => Ok(spec),
+            Some(size) => with_device_range(spec, size).map_err(CliError::usage),
         }
-        Ok(spec)
     }
 }
 
@@ -84,7 +69,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_range_is_shared_out_in_whole_blocks() {
+    fn size_sets_each_part_and_offset_defaults_to_zero() {
         let args = |size| DeviceArgs {
             device: Some("/dev/loop9".into()),
             destroy_data_on: None,
@@ -92,18 +77,11 @@ mod tests {
             size,
             overwrite_signature: false,
         };
-        let mut spec = WorkloadSpec::default();
-        spec.common.threads = 3;
-        if let KindSpec::Fileio(f) = &mut spec.kind {
-            f.block_size = 4096;
-        }
-        let out = args(Some(10 << 20)).apply(spec.clone()).unwrap();
-        let KindSpec::Fileio(f) = &out.kind else {
-            panic!()
-        };
-        assert_eq!(f.file_size, (10 << 20) / 3 / 4096 * 4096);
-        assert!(args(Some(8192)).apply(spec.clone()).is_err());
+        let spec = WorkloadSpec::default();
         assert_eq!(args(None).apply(spec.clone()).unwrap(), spec);
+        let out = args(Some(1 << 30)).apply(spec.clone()).unwrap();
+        assert_eq!(out, with_device_range(spec.clone(), 1 << 30).unwrap());
+        assert!(args(Some(512)).apply(spec).is_err());
         assert_eq!(args(None).request().unwrap().offset, 0);
     }
 }

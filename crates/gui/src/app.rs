@@ -539,16 +539,20 @@ fn fonts_with_symbols() -> egui::FontDefinitions {
 /// The run request the form `s` describes, after the checks worded for the form (a target
 /// given, Repetitions, Label); the spec is validated with the launch.
 fn form_request(s: &UiState) -> Result<RunRequest, String> {
-    let target = s.target.trim();
-    if target.is_empty() {
-        return Err("choose a target directory (type a path or use Browse…)".into());
-    }
+    let (spec, device) = crate::device_form::device_part(&s.device, s.spec.typed())?;
+    let target = match &device {
+        Some(d) => d.path.clone(),
+        None if s.target.trim().is_empty() => {
+            return Err("choose a target directory (type a path or use Browse…)".into());
+        }
+        None => PathBuf::from(s.target.trim()),
+    };
     fsynclab::lab::check_repeat("Repetitions", s.repeat)?;
     let label = s.label.trim();
     fsynclab::spec::check_text("Label", label).map_err(|e| e.to_string())?;
     Ok(RunRequest {
-        spec: s.spec.typed(),
-        target: PathBuf::from(target),
+        spec,
+        target,
         label: (!label.is_empty()).then(|| label.to_string()),
         tags: Vec::new(),
         preset: s.preset.clone(),
@@ -568,7 +572,7 @@ fn form_request(s: &UiState) -> Result<RunRequest, String> {
             .filter(|job| job.matches(&s.spec))
             .map(|job| job.warnings.clone())
             .unwrap_or_default(),
-        device: None,
+        device,
     })
 }
 

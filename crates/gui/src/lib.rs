@@ -8,6 +8,7 @@ pub mod autopilot;
 pub mod axis;
 mod close;
 mod db;
+mod device_form;
 pub mod icon;
 pub mod names;
 pub mod panels;

@@ -89,6 +89,8 @@ pub struct UiState {
     pub fio_job: Option<LoadedFioJob>,
     /// The Fleet tab's form.
     pub fleet: FleetForm,
+    /// Run on a bare block device instead of in the target directory (issue 34).
+    pub device: DeviceChoice,
     /// The label the last run started from the window was started with (persisted with
     /// the label, so a label carried over a restart is still said so): the form says when
     /// the next run would carry it again.
@@ -101,6 +103,28 @@ impl UiState {
         let label = self.label.trim();
         !label.is_empty() && self.last_label.as_deref() == Some(label)
     }
+}
+
+/// The Setup tab's block-device choice: where on which device a run writes. The typed
+/// confirmation and the signature override are never persisted: each session types them
+/// again.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DeviceChoice {
+    /// Run on the device (else in the target directory).
+    pub on: bool,
+    /// The device as typed (`/dev/sdb`).
+    pub path: String,
+    /// The range's first byte as typed (`0`, `16M`; empty: 0).
+    pub offset: String,
+    /// The range's length as typed (empty: threads × the file size).
+    pub size: String,
+    /// The device's name typed again to confirm its data in the range is destroyed.
+    #[serde(skip)]
+    pub confirm: String,
+    /// Write over a filesystem or partition-table signature.
+    #[serde(skip)]
+    pub overwrite_signature: bool,
 }
 
 /// A fio job read into the form ("Open fio job…").
@@ -116,6 +140,8 @@ pub struct LoadedFioJob {
     pub spec: WorkloadSpec,
     /// The translation's warnings (unknown options...).
     pub warnings: Vec<fsynclab::metrics::RunWarning>,
+    /// A `filename=/dev/...` job's device and `offset=`: the form runs on that device.
+    pub device: Option<(std::path::PathBuf, u64)>,
 }
 
 impl LoadedFioJob {
@@ -223,6 +249,7 @@ impl Default for UiState {
             dark_mode: false,
             fio_job: None,
             fleet: FleetForm::default(),
+            device: DeviceChoice::default(),
             last_label: None,
         }
     }

@@ -469,6 +469,9 @@ fn durability(ui: &mut egui::Ui, r: &fsynclab::metrics::RunResult, preset: Optio
     if let Some(why) = fsynclab::report::not_durable_text(r) {
         ui.label(RichText::new(format!("NOT DURABLE: {why}")).color(ui.visuals().warn_fg_color));
     }
+    if let Some(flush) = fsynclab::analysis::implausible_flush(r) {
+        ui.label(RichText::new(flush.text()).color(ui.visuals().warn_fg_color));
+    }
     let reqs = fsynclab::analysis::preset_requirements(preset);
     for c in fsynclab::analysis::check_requirements(&reqs, r) {
         let text = fsynclab::report::requirement_lines(std::slice::from_ref(&c));

@@ -17,6 +17,7 @@ mod run;
 mod run_summary;
 mod setup;
 mod setup_crash;
+mod setup_device;
 mod setup_durability;
 mod setup_fields;
 mod setup_fio_job;

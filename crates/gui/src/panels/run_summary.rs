@@ -168,6 +168,9 @@ fn one_result(ui: &mut egui::Ui, r: &RunResult, preset: Option<&str>) {
     if let Some(why) = fsynclab::report::not_durable_text(r) {
         ui.label(RichText::new(format!("NOT DURABLE: {why}")).color(ui.visuals().warn_fg_color));
     }
+    if let Some(flush) = fsynclab::analysis::implausible_flush(r) {
+        ui.label(RichText::new(flush.text()).color(ui.visuals().warn_fg_color));
+    }
     requirement_checks(ui, r, preset);
 
     if !kind_section(r).is_empty() {

@@ -114,6 +114,7 @@ pub struct SetupPanel {
     form: WorkloadForm,
     scratch: ScratchPanel,
     matrix: MatrixForm,
+    device: super::setup_device::DeviceForm,
     /// Why the last start was refused, and the state it was refused for (shown until the
     /// form changes).
     start_error: Option<(String, Box<UiState>)>,
@@ -410,7 +411,12 @@ impl SetupPanel {
                     }
                     (None, _) => "ad-hoc workload".into(),
                 };
-                ui.weak(format!("in {} · {from}", cx.state.target.trim()));
+                let place = if cx.state.device.on {
+                    format!("on device {} (no filesystem)", cx.state.device.path.trim())
+                } else {
+                    format!("in {}", cx.state.target.trim())
+                };
+                ui.weak(format!("{place} · {from}"));
                 if active {
                     ui.label("a run is in progress (see the Run tab)");
                 }
@@ -427,6 +433,21 @@ impl SetupPanel {
     /// filesystems, the mount list.
     fn target_ui(&mut self, ui: &mut Ui, cx: &mut Cx) {
         ui.heading("Target");
+        self.device.ui(ui, cx.state);
+        if !cx.state.device.on {
+            self.directory_ui(ui, cx);
+        }
+
+        // Right under the target, not at the foot of the workload form: whatever the
+        // preset's notes and the form's sections take, the label a run is stored under
+        // stays in view at the default window size.
+        ui.add_space(12.0);
+        super::setup_fields::run_options_ui(ui, cx.state);
+        self.scratch_and_mounts_ui(ui, cx);
+    }
+
+    /// The target directory: its path, Browse…, and the mount under it.
+    fn directory_ui(&mut self, ui: &mut Ui, cx: &mut Cx) {
         ui.horizontal(|ui| {
             let label = ui.label("Target directory");
             let width = (ui.available_width() - 90.0).max(120.0);
@@ -454,13 +475,10 @@ impl SetupPanel {
             ui.colored_label(ui.visuals().warn_fg_color, note);
         }
         self.target_mount_ui(ui, cx.state.target.trim());
+    }
 
-        // Right under the target, not at the foot of the workload form: whatever the
-        // preset's notes and the form's sections take, the label a run is stored under
-        // stays in view at the default window size.
-        ui.add_space(12.0);
-        super::setup_fields::run_options_ui(ui, cx.state);
-
+    /// The scratch filesystems and the mount list.
+    fn scratch_and_mounts_ui(&mut self, ui: &mut Ui, cx: &mut Cx) {
         ui.add_space(12.0);
         self.scratch.ui(ui, cx);
 

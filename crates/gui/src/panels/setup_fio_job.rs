@@ -54,6 +54,7 @@ pub fn load_job(
             text: text.to_string(),
             spec: translated.spec,
             warnings: translated.warnings,
+            device: translated.device.map(|d| (d, translated.offset)),
         },
         translated.directory,
     ))
@@ -66,6 +67,16 @@ pub fn apply_job(state: &mut UiState, loaded: LoadedFioJob, directory: Option<st
     state.preset = None;
     if let Some(dir) = directory {
         state.target = dir.display().to_string();
+    }
+    // A job on a device runs there, each clone its own `size` from the job's offset; the
+    // confirmation is typed again.
+    state.device.on = loaded.device.is_some();
+    if let Some((device, offset)) = &loaded.device {
+        state.device.path = device.display().to_string();
+        state.device.offset = offset.to_string();
+        state.device.size.clear();
+        state.device.confirm.clear();
+        state.device.overwrite_signature = false;
     }
     if state.label.trim().is_empty() {
         state.label = loaded.job.clone();

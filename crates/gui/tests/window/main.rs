@@ -12,6 +12,7 @@ mod gui_compare;
 mod gui_compare_items;
 mod gui_crash;
 mod gui_crash_run;
+mod gui_device;
 mod gui_durable;
 mod gui_fio_job;
 mod gui_fleet;

@@ -14,7 +14,7 @@ use super::def::{KindDef, Section, SettingDef, Ty};
 mod device;
 mod spec;
 mod uring_checks;
-pub use device::{device_problem, device_range_bytes};
+pub use device::{device_problem, device_range_bytes, with_device_range};
 pub use spec::{Spec, file_name};
 
 /// How a `fileio` run counts requests and syncs.

@@ -2,7 +2,9 @@
 //! range they write. Each worker writes its own part of the range, `file_size` long, as it
 //! writes its own file in a directory; nothing is prepared (no file to lay out).
 
-use super::super::super::{KindSpec, Setting, SpecError, WorkloadKind, WorkloadSpec, spec_error};
+use super::super::super::{
+    KindSpec, Setting, SpecError, WorkloadKind, WorkloadSpec, format_size, spec_error,
+};
 use super::{FileioMode, Spec};
 
 /// Why `spec` cannot run on a bare block device: only `fileio` runs whose workers each
@@ -56,6 +58,34 @@ pub fn device_range_bytes(spec: &WorkloadSpec) -> u64 {
     }
 }
 
+/// `spec` with a bare device's range of `size` bytes shared out: each worker's part (the
+/// file size) is `size` over the threads, rounded down to whole blocks. A range too small
+/// for one block per worker is refused, naming the range.
+pub fn with_device_range(mut spec: WorkloadSpec, size: u64) -> Result<WorkloadSpec, SpecError> {
+    let threads = u64::from(spec.common.threads.max(1));
+    if let KindSpec::Fileio(f) = &mut spec.kind {
+        let block = f.block_size.max(1);
+        let part = size / threads / block * block;
+        if part == 0 {
+            return Err(spec_error(
+                Setting::DeviceSize,
+                format!(
+                    "{} is less than one {} block for each of {threads} thread(s)",
+                    format_size(size),
+                    format_size(block)
+                ),
+                crate::hint!(
+                    "give ",
+                    (Setting::DeviceSize, format_size(block.saturating_mul(threads))),
+                    " or more"
+                ),
+            ));
+        }
+        f.file_size = part;
+    }
+    Ok(spec)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -80,5 +110,21 @@ mod tests {
             f.mode = FileioMode::Sysbench;
         }
         assert_eq!(device_problem(&spec).unwrap().field, Setting::MODE);
+    }
+
+    #[test]
+    fn the_range_is_shared_out_in_whole_blocks() {
+        let mut spec = WorkloadSpec::default();
+        spec.common.threads = 3;
+        if let KindSpec::Fileio(f) = &mut spec.kind {
+            f.block_size = 4096;
+        }
+        let out = with_device_range(spec.clone(), 10 << 20).unwrap();
+        let KindSpec::Fileio(f) = &out.kind else {
+            panic!("fileio")
+        };
+        assert_eq!(f.file_size, (10 << 20) / 3 / 4096 * 4096);
+        let e = with_device_range(spec, 8192).unwrap_err();
+        assert_eq!(e.field, Setting::DeviceSize);
     }
 }
