@@ -6,7 +6,9 @@
 //! form), `fleet_target=DIR`, `fleet_job=FILE` (run a fio job file), `fleet_check` (check
 //! the Fleet hosts), `fleet_run` (run the Fleet form), `target=PATH`, `preset=NAME`,
 //! `scale=F`, `label=TEXT`, `kernel_trace=auto|on|off`, `set=KEY=VALUE` (a workload field, as `--set`), `fio_job=PATH`
-//! (fill the form from the first job of a fio job file, as "Open fio job…" does), `start`,
+//! (fill the form from the first job of a fio job file, as "Open fio job…" does),
+//! `device=DEV`, `device_confirm=DEV`, `device_range=OFFSET,LENGTH` (the Setup tab's Where:
+//! Block device, its typed confirmation, its range), `start`,
 //! `wait_run`, `crash_test` (the Setup tab's Run crash test, on the scratch form's device),
 //! `wait_crash_test`, `wait=SECONDS`,
 //! `compare=A,B` (sides as in `fsynclab compare`), `wait_compare`, `detail=RUN_ID`,
@@ -81,6 +83,12 @@ pub enum Step {
     Dark,
     /// Light theme.
     Light,
+    /// Run on this block device (the Setup tab's Where: Block device).
+    Device(String),
+    /// The device's name typed again to confirm.
+    DeviceConfirm(String),
+    /// The device range's offset and length, as typed (`offset,length`).
+    DeviceRange(String, String),
     /// Save a screenshot of the window.
     Shot(PathBuf),
     /// Record the CPU time of the next N frames.
@@ -115,6 +123,12 @@ fn parse_step(step: &str) -> Result<Step, String> {
         "scale" => Step::Scale(value.parse().map_err(|_| bad())?),
         "label" => Step::Label(value.into()),
         "fio_job" => Step::FioJob(value.into()),
+        "device" => Step::Device(value.into()),
+        "device_confirm" => Step::DeviceConfirm(value.into()),
+        "device_range" => {
+            let (offset, length) = value.split_once(',').ok_or_else(bad)?;
+            Step::DeviceRange(offset.into(), length.into())
+        }
         "kernel_trace" => {
             use fsynclab::ktrace::KernelTraceMode as Mode;
             Step::KernelTrace(
@@ -357,6 +371,9 @@ fn is_form_step(step: &Step) -> bool {
             | Step::Label(_)
             | Step::KernelTrace(_)
             | Step::FioJob(_)
+            | Step::Device(_)
+            | Step::DeviceConfirm(_)
+            | Step::DeviceRange(..)
             | Step::Set(_)
     )
 }
@@ -422,6 +439,15 @@ fn set_form(step: Step, cx: &mut Cx) {
                 Ok((job, directory)) => super::panels::apply_job(cx.state, job, directory),
                 Err(e) => cx.status.error(e),
             }
+        }
+        Step::Device(path) => {
+            cx.state.device.on = true;
+            cx.state.device.path = path;
+        }
+        Step::DeviceConfirm(name) => cx.state.device.confirm = name,
+        Step::DeviceRange(offset, length) => {
+            cx.state.device.offset = offset;
+            cx.state.device.size = length;
         }
         Step::Set(kv) => match fsynclab::spec::apply_setting(&cx.state.spec, &kv) {
             Ok(spec) => cx.state.spec = spec,

@@ -201,7 +201,13 @@ fn metadata(ui: &mut egui::Ui, run: &StoredRun, spec_toml: &str) {
                 ("tags", row.tags.join(", ")),
                 ("preset", preset),
                 ("experiment", opt(&row.experiment_id)),
-                ("target", row.target.clone()),
+                (
+                    "target",
+                    match &run.system.raw_device {
+                        Some(_) => fsynclab::report::where_line(&run.system),
+                        None => row.target.clone(),
+                    },
+                ),
                 ("workload", run.spec.describe()),
             ],
         );
@@ -299,6 +305,9 @@ fn machine(ui: &mut egui::Ui, sys: &fsynclab::probe::SystemInfo) {
                 ("super options", m.super_options.clone()),
             ],
         ),
+        None if sys.raw_device.is_some() => {
+            ui.label("none: a run on the raw device, no filesystem in between");
+        }
         None => {
             ui.label("mount not found");
         }

@@ -412,7 +412,18 @@ impl SetupPanel {
                     (None, _) => "ad-hoc workload".into(),
                 };
                 let place = if cx.state.device.on {
-                    format!("on device {} (no filesystem)", cx.state.device.path.trim())
+                    let d = &cx.state.device;
+                    let offset = Some(d.offset.trim())
+                        .filter(|o| !o.is_empty())
+                        .unwrap_or("0");
+                    let length = match d.size.trim() {
+                        "" => "threads × file size".to_string(),
+                        size => format!("{size}, each thread its part"),
+                    };
+                    format!(
+                        "on device {} (no filesystem) from byte {offset}: {length}",
+                        d.path.trim()
+                    )
                 } else {
                     format!("in {}", cx.state.target.trim())
                 };
