@@ -271,3 +271,58 @@ fn a_link_another_user_made_is_not_followed() {
     assert_eq!(target.node, PathBuf::from(&node));
     assert_eq!(sum(&image), before);
 }
+
+#[test]
+fn a_read_only_device_and_one_this_user_cannot_write_are_refused() {
+    if !root_or_skip("a_read_only_device_and_one_this_user_cannot_write_are_refused") {
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    let mut d = Devices::new();
+    let (node, image) = d.attach("ro.img", false);
+    sh("blockdev", &["--setro", &node]);
+    refused(&node, &node, &[], &image, "is read-only");
+    sh("blockdev", &["--setrw", &node]);
+    // A node of the same device nobody may read but not write (0644 in a directory of its
+    // own): as uid 65534 the run is refused before anything is stored.
+    let open = d.dir.path().join("open");
+    std::fs::create_dir(&open).unwrap();
+    std::fs::set_permissions(d.dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let rdev = nix::sys::stat::stat(node.as_str()).unwrap().st_rdev;
+    let mine = open.join("disk");
+    nix::sys::stat::mknod(
+        &mine,
+        nix::sys::stat::SFlag::S_IFBLK,
+        nix::sys::stat::Mode::from_bits_truncate(0o644),
+        rdev,
+    )
+    .unwrap();
+    let before = sum(&image);
+    let shown = mine.to_str().unwrap();
+    let out = crate::common::bare_cmd()
+        .uid(65534)
+        .gid(65534)
+        .env("XDG_DATA_HOME", &open)
+        .arg("--db")
+        .arg(open.join("db.sqlite"))
+        .args([
+            "run",
+            "--quiet",
+            "--device",
+            shown,
+            "--destroy-data-on",
+            shown,
+        ])
+        .args(["--size", "1M", "--requests", "16", "--kernel-trace", "off"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("cannot be written by this user"),
+        "{stderr}"
+    );
+    assert_eq!(sum(&image), before);
+}

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::rawdev::{Devices, sum};
+use crate::rawdev::Devices;
 use crate::scratch_common::root_or_skip;
 
 const MIB: usize = 1 << 20;
@@ -119,17 +119,14 @@ fn a_device_in_use_by_a_run_is_refused_to_another() {
     let mut d = Devices::new();
     let (node, image) = d.attach("held.img", false);
     let lab = crate::common::Lab::new();
-    let mut first = lab
-        .cmd()
-        .args(["run", "--quiet", "--kernel-trace", "off"])
-        .args([
-            "--device",
-            &node,
-            "--destroy-data-on",
-            &node,
-            "--size",
-            "4M",
-        ])
+    // `run` on the device, confirmed, a 4M range.
+    let device_run = || {
+        let mut cmd = lab.cmd();
+        cmd.args(["run", "--quiet", "--kernel-trace", "off", "--size", "4M"])
+            .args(["--device", &node, "--destroy-data-on", &node]);
+        cmd
+    };
+    let mut first = device_run()
         .args(["--duration", "4", "--sync", "fdatasync"])
         .stdout(std::process::Stdio::null())
         .spawn()
@@ -147,18 +144,7 @@ fn a_device_in_use_by_a_run_is_refused_to_another() {
         );
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
-    let before_second = sum(&image);
-    let out = lab
-        .cmd()
-        .args(["run", "--quiet", "--kernel-trace", "off"])
-        .args([
-            "--device",
-            &node,
-            "--destroy-data-on",
-            &node,
-            "--size",
-            "4M",
-        ])
+    let out = device_run()
         .args(["--offset", "32M", "--requests", "16"])
         .output()
         .unwrap();
@@ -169,7 +155,6 @@ fn a_device_in_use_by_a_run_is_refused_to_another() {
     // The second run wrote nothing past the first's range (32M on is untouched).
     let bytes = std::fs::read(&image).unwrap();
     assert!(bytes[32 * MIB..36 * MIB].iter().all(|&b| b == 0));
-    let _ = before_second;
 }
 
 #[test]

@@ -95,6 +95,22 @@ pub enum RawDeviceError {
         /// What blkid found (`ext4 filesystem`, `gpt partition table`).
         signature: String,
     },
+    /// The kernel marks it read-only (`/sys/dev/block/M:m/ro`: `blockdev --setro`, a
+    /// write-protected disk).
+    #[error("{} is read-only", .device.display())]
+    ReadOnly {
+        /// The device.
+        device: PathBuf,
+    },
+    /// This user may not write it (its mode, the `disk` group).
+    #[error("{} cannot be written by this user: {source}", .device.display())]
+    NotWritable {
+        /// The device.
+        device: PathBuf,
+        /// access(2)'s answer.
+        #[source]
+        source: std::io::Error,
+    },
     /// Something holds it exclusively, or it cannot be opened.
     #[error("{} cannot be opened exclusively: {source}", .device.display())]
     InUse {
@@ -330,6 +346,21 @@ pub fn check_raw_device(
         }
     };
     let own = Path::new(SYSFS_ROOT).join(format!("dev/block/{}:{}", number.0, number.1));
+    if read_attribute(&own, "ro").as_deref() == Some("1") {
+        return Err(RawDeviceError::ReadOnly { device: node });
+    }
+    // Checked with the effective ids, as the workers' opens will be.
+    if let Err(errno) = nix::unistd::faccessat(
+        nix::fcntl::AT_FDCWD,
+        &node,
+        nix::unistd::AccessFlags::W_OK,
+        nix::fcntl::AtFlags::AT_EACCESS,
+    ) {
+        return Err(RawDeviceError::NotWritable {
+            device: node,
+            source: errno.into(),
+        });
+    }
     let size_bytes = read_attribute(&own, "size")
         .and_then(|s| s.parse::<u64>().ok())
         .map_or(0, |sectors| sectors.saturating_mul(512));

@@ -69,6 +69,16 @@ impl Worded for RawDeviceError {
                 device.display(),
                 names.name(Setting::OverwriteSignature, None)
             ),
+            RawDeviceError::ReadOnly { device } => format!(
+                "{} is read-only (blockdev --setro, or write-protected): make it writable \
+                 (blockdev --setrw) or choose another",
+                device.display()
+            ),
+            RawDeviceError::NotWritable { device, source } => format!(
+                "{} cannot be written by this user ({source}): run as root, or as a member of \
+                 the group that owns it",
+                device.display()
+            ),
             RawDeviceError::InUse { device, source } => format!(
                 "{} cannot be opened exclusively ({source}): something holds it (a mount in \
                  another namespace, a program); stop that first",
