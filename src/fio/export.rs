@@ -140,6 +140,27 @@ pub fn export_job(
     export_job_noted(spec, job_name, directory, &ExportNotes::default())
 }
 
+/// The job file of a run on a bare block device (issue 34): the job writes `node` from
+/// `offset` on, each clone its own `size` (`offset_increment`), with nothing laid out
+/// (no `fallocate`/`overwrite`: a device has no file to lay out, nor `unlink`). Pure.
+pub fn export_device_job_noted(
+    spec: &WorkloadSpec,
+    job_name: &str,
+    node: &Path,
+    offset: u64,
+    notes: &ExportNotes,
+) -> Result<String, ExportError> {
+    export_where(spec, job_name, Where::Device { node, offset }, notes)
+}
+
+/// Where an exported job writes.
+enum Where<'a> {
+    /// Files in a directory (`directory=` when given).
+    Directory(Option<&'a Path>),
+    /// A block device's range.
+    Device { node: &'a Path, offset: u64 },
+}
+
 /// [`export_job`] with a header that names the workload's source and the commands to
 /// run it. Pure: nothing is read or written.
 pub fn export_job_noted(
@@ -148,8 +169,20 @@ pub fn export_job_noted(
     directory: Option<&Path>,
     notes: &ExportNotes,
 ) -> Result<String, ExportError> {
+    export_where(spec, job_name, Where::Directory(directory), notes)
+}
+
+fn export_where(
+    spec: &WorkloadSpec,
+    job_name: &str,
+    place: Where<'_>,
+    notes: &ExportNotes,
+) -> Result<String, ExportError> {
     check_job_name(job_name)?;
-    let directory = directory.map(check_directory).transpose()?;
+    let directory = match &place {
+        Where::Directory(directory) => directory.map(check_directory).transpose()?,
+        Where::Device { .. } => None,
+    };
     // The kind first: an imported fio run's spec does not validate as a run, and the
     // reason a kind cannot be exported is the more useful message.
     let io = check_kind(spec)?;
@@ -160,8 +193,21 @@ pub fn export_job_noted(
     let mut out = String::new();
     header(&mut out, spec, notes, &options.notes);
     let _ = writeln!(out, "[{job_name}]");
+    let device = matches!(place, Where::Device { .. });
     for (key, value) in &options.lines {
+        if device && matches!(*key, "fallocate" | "overwrite" | "unlink") {
+            continue;
+        }
         let _ = writeln!(out, "{key}={value}");
+    }
+    if let Where::Device { node, offset } = place {
+        let _ = writeln!(out, "filename={}", node.display());
+        let _ = writeln!(out, "offset={offset}");
+        if spec.common.threads > 1 {
+            let part = spec.fileio().map_or(0, |f| f.file_size);
+            let _ = writeln!(out, "offset_increment={part}");
+        }
+        return Ok(out);
     }
     match directory {
         Some(dir) => {

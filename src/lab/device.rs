@@ -10,7 +10,7 @@ use std::sync::Arc;
 use crate::engine::{self, DeviceRegion};
 use crate::probe::{self, SystemInfo};
 use crate::rawdev::RawTarget;
-use crate::spec::kinds::fileio::{device_problem, device_range_bytes};
+use crate::spec::kinds::fileio::{device_problem, device_range_bytes, with_device_range};
 use crate::spec::{Setting, SpecError, WorkloadSpec, format_size};
 
 use super::{LabError, RunRequest};
@@ -27,6 +27,55 @@ pub struct DeviceRequest {
     pub overwrite_signature: bool,
     /// The first byte of the range the runs write (a multiple of the logical block size).
     pub offset: u64,
+    /// The range's length: every run splits it among its own threads (each thread's part,
+    /// the file size, is the range over the threads in whole blocks). `None`: each run's
+    /// range is its threads × its file size.
+    pub range: Option<u64>,
+}
+
+/// A launch's groups of specs, each with its series variant's label.
+type Groups = Vec<(Option<String>, Vec<WorkloadSpec>)>;
+
+/// The launch's specs (the request's and every group's: each sweep point, each series
+/// variant) with the device's range shared out among each one's threads, validated again;
+/// unchanged without a device range. A sweep over the file size is refused with a range
+/// (the range sets it).
+pub(crate) fn apply_range(
+    mut launch: super::Launch,
+    mut groups: Groups,
+    sweep: Option<&super::SweepSpec>,
+) -> Result<(super::Launch, Groups), LabError> {
+    let Some(range) = launch.request().device.as_ref().and_then(|d| d.range) else {
+        return Ok((launch, groups));
+    };
+    if let Some(s) = sweep.filter(|s| s.field == Setting::FILE_SIZE.key()) {
+        return Err(spec_error(SpecError {
+            field: Setting::DeviceSize,
+            problem: format!(
+                "a sweep over {} while the device's range sets each thread's part",
+                s.field
+            ),
+            fix: crate::hint!(
+                "drop ",
+                Setting::DeviceSize,
+                " or the sweep over ",
+                Setting::FILE_SIZE
+            ),
+        }));
+    }
+    let ranged = |spec: &WorkloadSpec| -> Result<WorkloadSpec, LabError> {
+        let spec = with_device_range(spec.clone(), range).map_err(spec_error)?;
+        spec.validate().map_err(spec_error)?;
+        Ok(spec)
+    };
+    let request = launch.request_mut();
+    request.spec = ranged(&request.spec)?;
+    for (_, specs) in &mut groups {
+        for spec in specs.iter_mut() {
+            *spec = ranged(spec)?;
+        }
+    }
+    Ok((launch, groups))
 }
 
 /// Where the runs of a launch happen: a checked directory, or a checked device.
@@ -117,7 +166,18 @@ pub(crate) fn check_device(
             fix: crate::hint!("leave out ", Setting::Keep),
         }));
     }
-    let protect: Vec<PathBuf> = database.into_iter().map(Path::to_path_buf).collect();
+    // The database and its write-ahead log (a loop device over either is refused too).
+    let protect: Vec<PathBuf> = database
+        .into_iter()
+        .flat_map(|db| {
+            let with = |suffix: &str| {
+                let mut name = db.as_os_str().to_os_string();
+                name.push(suffix);
+                PathBuf::from(name)
+            };
+            [db.to_path_buf(), with("-wal"), with("-shm")]
+        })
+        .collect();
     let raw = crate::rawdev::check_raw_device(
         &device.path,
         device.confirm.as_deref(),
@@ -147,7 +207,7 @@ pub(crate) fn check_device(
         }));
     }
     for spec in specs {
-        check_range(spec, device.offset, &raw, logical)?;
+        check_range(spec, device.offset, &raw, logical, device.range.is_some())?;
     }
     Ok(HeldDevice {
         raw: Arc::new(raw),
@@ -156,51 +216,71 @@ pub(crate) fn check_device(
 }
 
 /// The range of a run of `spec` from `offset` must lie inside the device; with `O_DIRECT`
-/// each worker's part must start on a logical block.
+/// each worker's part must start on a logical block. `ranged`: the range was given (its
+/// setting is named first), else it is the spec's threads × file size.
 fn check_range(
     spec: &WorkloadSpec,
     offset: u64,
     raw: &RawTarget,
     logical: u64,
+    ranged: bool,
 ) -> Result<(), LabError> {
     let length = device_range_bytes(spec);
+    let threads = u64::from(spec.common.threads.max(1));
+    let part = length / threads;
     if offset.saturating_add(length) > raw.size_bytes {
-        return Err(spec_error(SpecError {
-            field: Setting::DeviceSize,
-            problem: format!(
-                "{} threads × {} from byte {offset} end past the end of {} ({})",
-                spec.common.threads,
-                format_size(length / u64::from(spec.common.threads.max(1))),
-                raw.node.display(),
-                format_size(raw.size_bytes)
-            ),
-            fix: crate::hint!(
+        let fix = if ranged {
+            crate::hint!("lower ", Setting::DeviceSize, " or ", Setting::DeviceOffset)
+        } else {
+            crate::hint!(
                 "lower ",
-                Setting::DeviceSize,
-                " (or ",
                 Setting::FILE_SIZE,
                 ", ",
                 Setting::THREADS,
-                ", ",
-                Setting::DeviceOffset,
-                ")"
+                " or ",
+                Setting::DeviceOffset
+            )
+        };
+        return Err(spec_error(SpecError {
+            field: if ranged {
+                Setting::DeviceSize
+            } else {
+                Setting::FILE_SIZE
+            },
+            problem: format!(
+                "{threads} thread(s) × {} from byte {offset} end past the end of {} ({})",
+                format_size(part),
+                raw.node.display(),
+                format_size(raw.size_bytes)
             ),
+            fix,
         }));
     }
-    let part = length / u64::from(spec.common.threads.max(1));
     if spec.open_flags().direct && !part.is_multiple_of(logical) {
+        let fix = if ranged {
+            crate::hint!(
+                "make ",
+                Setting::DeviceSize,
+                format!(" a multiple of {threads} × {logical}")
+            )
+        } else {
+            crate::hint!(
+                "make ",
+                Setting::FILE_SIZE,
+                format!(" a multiple of {logical}")
+            )
+        };
         return Err(spec_error(SpecError {
-            field: Setting::DeviceSize,
+            field: if ranged {
+                Setting::DeviceSize
+            } else {
+                Setting::FILE_SIZE
+            },
             problem: format!(
                 "each worker's part ({part} bytes) does not start on a logical block ({logical} \
                  bytes), which O_DIRECT needs"
             ),
-            fix: crate::hint!(
-                "make ",
-                Setting::FILE_SIZE,
-                " (the range divided by the threads) a multiple of ",
-                logical.to_string()
-            ),
+            fix,
         }));
     }
     Ok(())

@@ -85,6 +85,16 @@ pub enum LaunchOutcome {
 }
 
 impl Launch {
+    /// The request, to change (the device's range applied to its spec).
+    pub(super) fn request_mut(&mut self) -> &mut RunRequest {
+        match self {
+            Launch::Single(request)
+            | Launch::Repeat { request, .. }
+            | Launch::Series { request, .. }
+            | Launch::Matrix { request, .. } => request,
+        }
+    }
+
     /// The run request every shape carries.
     pub fn request(&self) -> &RunRequest {
         match self {
@@ -174,8 +184,9 @@ impl Launch {
             }
             matrix.check_options()?;
         }
+        let (launch, groups) = super::device::apply_range(self, groups, sweep.as_ref())?;
         Ok(ValidLaunch {
-            launch: self,
+            launch,
             groups,
             sweep,
         })
@@ -351,6 +362,18 @@ pub fn launch(
             Ok(LaunchOutcome::Series(outcomes))
         }
     }
+}
+
+/// Checks the device of each of `launches` that runs on one (every refusal, each run's
+/// range) and lets it go again: a file of several fio jobs is refused whole, before its
+/// first job writes anything, when any job's device is refused.
+pub fn check_devices(store: &Store, launches: &[&ValidLaunch]) -> Result<(), LabError> {
+    for launch in launches {
+        if launch.launch.request().device.is_some() {
+            check_place(store, launch)?;
+        }
+    }
+    Ok(())
 }
 
 /// Checks where the runs of `launch` happen, once: its target directory (checked and held

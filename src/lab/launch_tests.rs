@@ -292,6 +292,7 @@ fn device_requests_are_refused_before_anything_is_stored() {
         confirm: Some(path.to_path_buf()),
         overwrite_signature: false,
         offset: 0,
+        range: None,
     };
     let run = |request: RunRequest| {
         let valid = Launch::Single(request).validate()?;
@@ -323,4 +324,44 @@ fn device_requests_are_refused_before_anything_is_stored() {
     let e = run(keep).unwrap_err();
     assert!(matches!(&e, LabError::Engine(EngineError::Spec(s)) if s.field == Setting::Keep));
     assert!(store.list_runs(&Default::default()).unwrap().is_empty());
+}
+
+/// A device's range is shared out among each run's own threads: every sweep point writes
+/// inside the one range confirmed; a sweep over the file size is refused with a range.
+#[test]
+fn every_point_of_a_sweep_splits_the_device_range_among_its_threads() {
+    let mut request = request(Path::new("/nonexistent"));
+    request.device = Some(super::DeviceRequest {
+        path: "/dev/loop9".into(),
+        confirm: Some("/dev/loop9".into()),
+        overwrite_signature: false,
+        offset: 1 << 20,
+        range: Some(4 << 20),
+    });
+    let sweep = |field: &str| Launch::Repeat {
+        request: request.clone(),
+        repeat: 1,
+        sweep: Some(SweepSpec::parse(field).unwrap()),
+    };
+    let valid = sweep("threads=1,2,3").validate().unwrap();
+    let points = valid.planned_points();
+    assert_eq!(points.len(), 3);
+    for (_, spec) in points {
+        let KindSpec::Fileio(f) = &spec.kind else {
+            panic!("fileio")
+        };
+        let threads = u64::from(spec.common.threads);
+        assert_eq!(f.file_size, (4 << 20) / threads / 4096 * 4096, "{threads}");
+        assert!(f.file_size * threads <= 4 << 20);
+    }
+    let single = Launch::Single(request.clone()).validate().unwrap();
+    let KindSpec::Fileio(f) = &single.launch().request().spec.kind else {
+        panic!("fileio")
+    };
+    assert_eq!(f.file_size, 4 << 20);
+    let e = sweep("file_size=1m,2m").validate().unwrap_err();
+    assert!(
+        matches!(&e, LabError::Engine(EngineError::Spec(s)) if s.field == Setting::DeviceSize),
+        "{e:?}"
+    );
 }

@@ -40,7 +40,7 @@ pub use fleet_run::{
     CHECK_TIMEOUT, FleetEvent, FleetOutcome, HostOutcome, HostStatus, check_hosts, run_fleet,
 };
 pub use kernel::FLUSH_AGREEMENT;
-pub use launch::{Launch, LaunchOutcome, ValidLaunch, launch};
+pub use launch::{Launch, LaunchOutcome, ValidLaunch, check_devices, launch};
 pub use matrix::{MatrixConfig, MatrixOutcome, MatrixSpec};
 pub use matrix_words::{MatrixProblem, MatrixStop};
 pub use plan::VariantOutcome;

@@ -1,15 +1,13 @@
-//! `run --device`: the flags of a run on a bare block device (issue 34) and how they shape
-//! the request: `--size` is the range the run writes (each thread its own equal part, so it
-//! sets the file size to the range over the threads), `--offset` where the range starts.
+//! `run --device`: the flags of a run on a bare block device (issue 34) and the request they
+//! make: `--size` is the range every run writes (the lab shares it out among each run's
+//! threads: it sets the file size), `--offset` where the range starts.
 
 use std::path::PathBuf;
 
 use clap::Args;
 
-use super::CliError;
 use fsynclab::lab::DeviceRequest;
-use fsynclab::spec::kinds::fileio::with_device_range;
-use fsynclab::spec::{self, WorkloadSpec};
+use fsynclab::spec;
 
 /// The flags of a run on a bare block device.
 #[derive(Debug, Args)]
@@ -51,16 +49,8 @@ impl DeviceArgs {
             confirm: self.destroy_data_on.clone(),
             overwrite_signature: self.overwrite_signature,
             offset: self.offset.unwrap_or(0),
+            range: self.size,
         })
-    }
-
-    /// `spec` with `--size` applied: the file size (each thread's part) is the range over
-    /// the threads, rounded down to whole blocks.
-    pub fn apply(&self, spec: WorkloadSpec) -> Result<WorkloadSpec, CliError> {
-        match self.size {
-            None => Ok(spec),
-            Some(size) => with_device_range(spec, size).map_err(CliError::usage),
-        }
     }
 }
 
@@ -69,19 +59,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn size_sets_each_part_and_offset_defaults_to_zero() {
+    fn the_flags_become_the_request() {
         let args = |size| DeviceArgs {
             device: Some("/dev/loop9".into()),
-            destroy_data_on: None,
+            destroy_data_on: Some("/dev/loop9".into()),
             offset: None,
             size,
             overwrite_signature: false,
         };
-        let spec = WorkloadSpec::default();
-        assert_eq!(args(None).apply(spec.clone()).unwrap(), spec);
-        let out = args(Some(1 << 30)).apply(spec.clone()).unwrap();
-        assert_eq!(out, with_device_range(spec.clone(), 1 << 30).unwrap());
-        assert!(args(Some(512)).apply(spec).is_err());
-        assert_eq!(args(None).request().unwrap().offset, 0);
+        let request = args(Some(1 << 30)).request().unwrap();
+        assert_eq!((request.offset, request.range), (0, Some(1 << 30)));
+        assert_eq!(request.confirm, Some("/dev/loop9".into()));
+        assert_eq!(args(None).request().unwrap().range, None);
     }
 }

@@ -9,7 +9,7 @@ use anyhow::anyhow;
 use clap::{ArgGroup, Args};
 
 use super::{CliError, CliNames, open_store};
-use fsynclab::fio::export::{ExportError, ExportNotes, export_job_noted};
+use fsynclab::fio::export::{ExportError, ExportNotes, export_device_job_noted, export_job_noted};
 use fsynclab::spec::{self, Setting, SettingNames, Worded, WorkloadSpec};
 use fsynclab::store::{OpenMode, OriginKind};
 
@@ -59,6 +59,8 @@ struct Source {
     job: String,
     /// Said on stderr once the export succeeded (which variant, where a run came from).
     notes: Vec<String>,
+    /// A run on a bare block device: its node and the range's first byte.
+    device: Option<(PathBuf, u64)>,
 }
 
 /// Names settings as this command changes them: `--set key=value` for workload fields
@@ -94,10 +96,25 @@ pub fn export_fio_job(db: &Option<PathBuf>, args: ExportFioArgs) -> Result<u8, C
     let job = args.job.clone().unwrap_or_else(|| source.job.clone());
     let notes = ExportNotes {
         source: source.said.clone(),
-        commands: commands(&args),
+        commands: commands(
+            &args,
+            source.device.as_ref().map(|(node, _)| node.as_path()),
+        ),
     };
-    let text = export_job_noted(&source.spec, &job, args.target.as_deref(), &notes)
-        .map_err(|e| export_error(&e, &source, !args.settings.is_empty()))?;
+    let text = match &source.device {
+        Some((node, offset)) => {
+            if args.target.is_some() {
+                return Err(CliError::usage(anyhow!(
+                    "{}: the run was on the device {}; its job writes there: drop --target",
+                    source.flag,
+                    node.display()
+                )));
+            }
+            export_device_job_noted(&source.spec, &job, node, *offset, &notes)
+        }
+        None => export_job_noted(&source.spec, &job, args.target.as_deref(), &notes),
+    }
+    .map_err(|e| export_error(&e, &source, !args.settings.is_empty()))?;
     for note in &source.notes {
         errln!("note: {note}");
     }
@@ -187,6 +204,7 @@ fn preset_source(
         flag: format!("--preset {name}"),
         job: fallback_job_name(job),
         notes,
+        device: None,
     })
 }
 
@@ -231,6 +249,11 @@ fn run_source(db: &Option<PathBuf>, id: i64) -> Result<Source, CliError> {
         said.push_str(&format!(" ({})", about.join(", ")));
     }
     Ok(Source {
+        device: stored
+            .system
+            .raw_device
+            .as_ref()
+            .map(|raw| (raw.node.clone(), raw.offset)),
         spec: stored.spec,
         said,
         flag: format!("--run {id}"),
@@ -253,12 +276,20 @@ fn fallback_job_name(name: String) -> String {
 
 /// How to run the job file: with fio (JSON for `fsynclab import`), with fsynclab's engine
 /// for the cross-check.
-fn commands(args: &ExportFioArgs) -> Vec<String> {
+fn commands(args: &ExportFioArgs, device: Option<&std::path::Path>) -> Vec<String> {
     let file = args
         .output
         .as_ref()
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| "JOB.fio".into());
+    if let Some(node) = device {
+        let node = node.display();
+        return vec![
+            format!("fio --output-format=json --output=fio-result.json {file}"),
+            "fsynclab import fio-result.json".into(),
+            format!("fsynclab run --fio-job {file} --destroy-data-on {node}"),
+        ];
+    }
     let dir = match &args.target {
         Some(_) => String::new(),
         None => " --directory=DIR".into(),

@@ -140,6 +140,7 @@ fn launch_of(
         confirm: args.device.destroy_data_on.clone(),
         overwrite_signature: args.device.overwrite_signature,
         offset: translated.offset,
+        range: None,
     });
     if device.is_none() && args.device.destroy_data_on.is_some() {
         return Err(CliError::usage(anyhow!(
@@ -189,6 +190,17 @@ pub(super) fn execute(db: &Option<PathBuf>, args: &RunArgs) -> Result<u8, CliErr
     let path = args.fio_job.as_deref().unwrap_or(Path::new(""));
     let mut jobs = plan(args, path)?;
     let store = open_store(db, fsynclab::store::OpenMode::ReadWrite)?;
+    // Every job's device before the first job writes anything; a range the job's options
+    // set is named by those options.
+    let launches: Vec<&ValidLaunch> = jobs.iter().map(|j| &j.launch).collect();
+    lab::check_devices(&store, &launches).map_err(|e| match e {
+        lab::LabError::Engine(fsynclab::engine::EngineError::Spec(s)) => CliError::usage(anyhow!(
+            "{}: {}",
+            path.display(),
+            fsynclab::spec::Worded::worded(&s, &job::FioNames)
+        )),
+        e => super::launch::lab_error(e),
+    })?;
     if jobs.len() == 1 {
         let only = jobs.remove(0);
         let progress = super::progress::Progress::for_stderr(args.quiet, args.status_interval)?;

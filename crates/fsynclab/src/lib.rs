@@ -23,11 +23,13 @@ macro_rules! out {
 }
 
 /// `eprintln!` that escapes control characters (see `outln!`): error chains quote
-/// labels, paths and stored errors.
+/// labels, paths and stored errors. A closed stderr is ignored (`2>&1 | head -0`): the exit
+/// code still says what happened.
 macro_rules! errln {
     ($($arg:tt)*) => {{
+        use std::io::Write as _;
         let text = format!($($arg)*);
-        eprintln!("{}", fsynclab::spec::escape_control(&text));
+        let _ = writeln!(std::io::stderr().lock(), "{}", fsynclab::spec::escape_control(&text));
     }};
 }
 
@@ -217,10 +219,10 @@ fn open_store(db: &Option<PathBuf>, mode: OpenMode) -> Result<Store, CliError> {
     let path = Store::path_for(db.as_deref())?;
     let mut store = Store::open_with(&path, mode)?;
     for id in store.interrupted_on_open() {
-        eprintln!("note: run {id} was left running by a process that died; marked interrupted");
+        errln!("note: run {id} was left running by a process that died; marked interrupted");
     }
     store.set_lock_wait_notice(|| {
-        eprintln!("waiting for the database lock held by another process...");
+        errln!("waiting for the database lock held by another process...");
     });
     // Directories left by killed runs go when a command that writes starts (a run, an
     // import), with one line saying so; a read command (list, show, compare) changes
@@ -230,7 +232,7 @@ fn open_store(db: &Option<PathBuf>, mode: OpenMode) -> Result<Store, CliError> {
         && !cleaned.removed.is_empty()
     {
         let n = cleaned.removed.len();
-        eprintln!(
+        errln!(
             "note: removed {n} {} left by runs that ended without cleaning up (see `fsynclab clean`)",
             if n == 1 { "directory" } else { "directories" }
         );
@@ -268,7 +270,7 @@ fn clean(db: &Option<PathBuf>) -> Result<u8, CliError> {
         outln!("removed {}", path.display());
     }
     for (path, why) in &outcome.skipped {
-        eprintln!(
+        errln!(
             "left {}: {}",
             path.display(),
             fsynclab::words::cleanup::clean_refusal_text(why, &crate::names::CliNames)

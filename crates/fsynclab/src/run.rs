@@ -204,7 +204,11 @@ pub fn build_spec(args: &RunArgs) -> Result<(WorkloadSpec, Option<String>, Optio
         spec.common.settle = false;
     }
     let spec = apply_settings(spec, &args.settings)?;
-    let spec = args.device.apply(spec)?;
+    if args.device.size.is_some() && args.workload.has("file-size") {
+        return Err(CliError::usage(anyhow!(
+            "--size sets each thread's part of the device (the file size): drop --file-size"
+        )));
+    }
     // Validated once, with the rest of the launch, by `Launch::validate`.
     Ok((spec, preset, scale))
 }

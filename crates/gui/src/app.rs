@@ -539,7 +539,7 @@ fn fonts_with_symbols() -> egui::FontDefinitions {
 /// The run request the form `s` describes, after the checks worded for the form (a target
 /// given, Repetitions, Label); the spec is validated with the launch.
 fn form_request(s: &UiState) -> Result<RunRequest, String> {
-    let (spec, device) = crate::device_form::device_part(&s.device, s.spec.typed())?;
+    let device = crate::device_form::device_request(&s.device)?;
     let target = match &device {
         Some(d) => d.path.clone(),
         None if s.target.trim().is_empty() => {
@@ -551,7 +551,7 @@ fn form_request(s: &UiState) -> Result<RunRequest, String> {
     let label = s.label.trim();
     fsynclab::spec::check_text("Label", label).map_err(|e| e.to_string())?;
     Ok(RunRequest {
-        spec,
+        spec: s.spec.typed(),
         target,
         label: (!label.is_empty()).then(|| label.to_string()),
         tags: Vec::new(),

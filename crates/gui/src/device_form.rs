@@ -1,24 +1,21 @@
 //! The Setup tab's block-device choice turned into the run's device request (issue 34): the
-//! device, its typed confirmation, the range (offset, and the length shared out over the
-//! threads as each worker's part). Every refusal of the device itself comes from the lab
+//! device, its typed confirmation, the range (offset and length; the lab shares the length
+//! out among each run's threads). Every refusal of the device itself comes from the lab
 //! when the run starts (`fsynclab::rawdev`), worded with the window's labels.
 
 use std::path::PathBuf;
 
 use fsynclab::lab::DeviceRequest;
-use fsynclab::spec::kinds::fileio::with_device_range;
-use fsynclab::spec::{Setting, WorkloadSpec, parse_size};
+use fsynclab::spec::{Setting, parse_size};
 
 use crate::state::DeviceChoice;
 
-/// The workload with the device's range applied, and the device request; `None` when the
-/// form runs in the target directory. A bad offset or range is refused naming its field.
-pub fn device_part(
-    choice: &DeviceChoice,
-    spec: WorkloadSpec,
-) -> Result<(WorkloadSpec, Option<DeviceRequest>), String> {
+/// The device request of the form; `None` when it runs in the target directory. A bad
+/// offset or range, or a confirmation that is not the device's name, is refused naming its
+/// field.
+pub fn device_request(choice: &DeviceChoice) -> Result<Option<DeviceRequest>, String> {
     if !choice.on {
-        return Ok((spec, None));
+        return Ok(None);
     }
     let path = choice.path.trim();
     if path.is_empty() {
@@ -39,10 +36,7 @@ pub fn device_part(
         })
     };
     let offset = size_of(&choice.offset, Setting::DeviceOffset)?.unwrap_or(0);
-    let spec = match size_of(&choice.size, Setting::DeviceSize)? {
-        Some(size) => with_device_range(spec, size).map_err(|e| crate::names::words(&e))?,
-        None => spec,
-    };
+    let range = size_of(&choice.size, Setting::DeviceSize)?;
     let confirm = choice.confirm.trim();
     if confirm != path {
         // The lab refuses it too; said here, on the Setup tab, before anything starts.
@@ -51,15 +45,13 @@ pub fn device_part(
              its range"
         ));
     }
-    Ok((
-        spec,
-        Some(DeviceRequest {
-            path: PathBuf::from(path),
-            confirm: (!confirm.is_empty()).then(|| PathBuf::from(confirm)),
-            overwrite_signature: choice.overwrite_signature,
-            offset,
-        }),
-    ))
+    Ok(Some(DeviceRequest {
+        path: PathBuf::from(path),
+        confirm: (!confirm.is_empty()).then(|| PathBuf::from(confirm)),
+        overwrite_signature: choice.overwrite_signature,
+        offset,
+        range,
+    }))
 }
 
 #[cfg(test)]
@@ -68,47 +60,32 @@ mod tests {
 
     #[test]
     fn the_choice_becomes_the_request_and_its_range() {
-        let spec = WorkloadSpec::default();
         let mut choice = DeviceChoice::default();
-        assert_eq!(
-            device_part(&choice, spec.clone()).unwrap(),
-            (spec.clone(), None)
-        );
+        assert_eq!(device_request(&choice).unwrap(), None);
         choice.on = true;
         assert!(
-            device_part(&choice, spec.clone())
+            device_request(&choice)
                 .unwrap_err()
                 .contains("Block device")
         );
         choice.path = " /dev/loop7 ".into();
         choice.offset = "16M".into();
         choice.size = "64M".into();
-        assert!(
-            device_part(&choice, spec.clone())
-                .unwrap_err()
-                .contains("type /dev/loop7 again")
-        );
+        let e = device_request(&choice).unwrap_err();
+        assert!(e.contains("type /dev/loop7 again"), "{e}");
         choice.confirm = "/dev/loop8".into();
-        assert!(device_part(&choice, spec.clone()).is_err());
+        assert!(device_request(&choice).is_err());
         choice.confirm = "/dev/loop7".into();
-        let (ranged, request) = device_part(&choice, spec.clone()).unwrap();
-        let request = request.unwrap();
+        let request = device_request(&choice).unwrap().unwrap();
         assert_eq!(request.path, PathBuf::from("/dev/loop7"));
         assert_eq!(request.confirm, Some(PathBuf::from("/dev/loop7")));
-        assert_eq!(request.offset, 16 << 20);
-        assert_eq!(ranged, with_device_range(spec.clone(), 64 << 20).unwrap());
+        assert_eq!((request.offset, request.range), (16 << 20, Some(64 << 20)));
         choice.offset = "lots".into();
-        assert!(
-            device_part(&choice, spec.clone())
-                .unwrap_err()
-                .starts_with("Device offset")
-        );
-        choice.offset = "0".into();
-        choice.size = "1k".into();
-        assert!(
-            device_part(&choice, spec)
-                .unwrap_err()
-                .contains("Device range")
-        );
+        let e = device_request(&choice).unwrap_err();
+        assert!(e.starts_with("Device offset"), "{e}");
+        choice.offset = String::new();
+        choice.size = String::new();
+        let request = device_request(&choice).unwrap().unwrap();
+        assert_eq!((request.offset, request.range), (0, None));
     }
 }

@@ -506,3 +506,34 @@ fn unordered_syncs_export_as_fios_plain_shape_and_ordered_ones_say_they_differ()
     );
     assert_eq!(options(&text), options(&export(&unordered)));
 }
+
+#[test]
+fn a_device_run_exports_a_device_job_that_reads_back_the_same() {
+    let spec = FlatSpec {
+        threads: 2,
+        block_size: 4096,
+        file_size: 4 << 20,
+        duration_s: Some(5.0),
+        sync: SyncMethod::Fdatasync,
+        ..FlatSpec::default()
+    }
+    .typed();
+    let node = Path::new("/dev/loop7");
+    let text =
+        export_device_job_noted(&spec, "dev", node, 1 << 20, &ExportNotes::default()).unwrap();
+    assert_eq!(value(&text, "filename").as_deref(), Some("/dev/loop7"));
+    assert_eq!(value(&text, "offset").as_deref(), Some("1048576"));
+    assert_eq!(value(&text, "offset_increment").as_deref(), Some("4194304"));
+    for gone in ["fallocate", "overwrite", "unlink", "directory"] {
+        assert_eq!(value(&text, gone), None, "{gone}: {text}");
+    }
+    let file = crate::fio::job::parse_job_file(&text, &|_: &str| None).unwrap();
+    let back = crate::fio::job::options_to_spec(&file.jobs[0].options, true).unwrap();
+    assert_eq!(back.device.as_deref(), Some(node));
+    assert_eq!(back.offset, 1 << 20);
+    let (a, b) = (back.spec.flat(), spec.flat());
+    assert_eq!(
+        (a.threads, a.file_size, a.sync, a.duration_s),
+        (b.threads, b.file_size, b.sync, b.duration_s)
+    );
+}

@@ -220,7 +220,7 @@ impl Job {
             spec.seed = seed;
         }
         self.stop_rule(&mut spec)?;
-        self.device_range(&spec)?;
+        self.device_range(&spec, options)?;
         if let Some(Filename::Plain(name)) = &self.filename
             && spec.threads > 1
         {
@@ -236,7 +236,7 @@ impl Job {
     /// `offset=` and `offset_increment=`: a device job's range. Each clone of a device job
     /// writes its own part, one after the other (`offset_increment` equal to the size, or
     /// one clone); files are always written from their start (an offset of 0).
-    fn device_range(&self, spec: &FlatSpec) -> Result<(), JobError> {
+    fn device_range(&self, spec: &FlatSpec, options: &[FioOption]) -> Result<(), JobError> {
         let device = matches!(self.filename, Some(Filename::Device(_)));
         if !device {
             for (o, value) in [&self.offset, &self.offset_increment].into_iter().flatten() {
@@ -250,12 +250,14 @@ impl Job {
             }
             return Ok(());
         }
-        if self.directory.is_some() {
-            return Err(JobError::Missing {
-                option: "directory",
-                problem: "a job on a device (filename=/dev/...) writes no directory",
-                fix: "drop directory= (or drop filename= to run in the directory)",
-            });
+        if let Some(o) = options.iter().rev().find(|o| o.key == "directory")
+            && self.directory.is_some()
+        {
+            return Err(refuse(
+                o,
+                "is set beside a device filename=/dev/...: a job on a device writes no directory",
+                "drop directory= (or drop filename= to run in the directory)",
+            ));
         }
         let increment = self.offset_increment.as_ref().map_or(0, |(_, v)| *v);
         if spec.threads > 1 && increment != spec.file_size {

@@ -20,6 +20,7 @@ mod fleet;
 mod ktrace;
 mod option_attacks;
 mod rawdev;
+mod rawdev_more;
 mod rawdev_run;
 mod schema_doc;
 mod scratch;

@@ -14,7 +14,7 @@ use crate::scratch_common::{root_or_skip, sh};
 /// dropped.
 pub(crate) struct Devices {
     pub dir: tempfile::TempDir,
-    loops: Vec<String>,
+    pub loops: Vec<String>,
     mounts: Vec<PathBuf>,
     swaps: Vec<String>,
 }
@@ -176,10 +176,10 @@ fn every_refusal_names_its_reason_and_leaves_the_device_unchanged() {
     let (sig, sig_image) = d.attach("sig.img", false);
     sh("mkfs.ext4", &["-F", "-q", &sig]);
     let e = check(&sig, &sig_image, false).unwrap_err();
-    assert!(e.to_string().contains("carries a ext4 signature"), "{e}");
+    assert!(e.to_string().contains("carries an ext4 signature"), "{e}");
     refused(&sig, &sig, &[], &sig_image, "--overwrite-signature");
     let target = check(&sig, &sig_image, true).unwrap();
-    assert_eq!(target.signature.as_deref(), Some("a ext4 signature"));
+    assert_eq!(target.signature.as_deref(), Some("an ext4 signature"));
     // Held O_EXCL while the checked target lives: the kernel refuses to mount it.
     let mnt = d.dir.path().join("excl");
     std::fs::create_dir(&mnt).unwrap();

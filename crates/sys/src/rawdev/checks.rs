@@ -87,6 +87,22 @@ pub enum RawDeviceError {
         /// Its line's name in `/proc/swaps`.
         entry: String,
     },
+    /// It backs a loop device (which may be mounted: a loop takes no exclusive claim).
+    #[error("{} backs loop device(s) {}", .device.display(), .loops.join(", "))]
+    BacksLoop {
+        /// The device.
+        device: PathBuf,
+        /// The loop devices over it.
+        loops: Vec<String>,
+    },
+    /// Whether it carries a signature could not be read (blkid missing or failing).
+    #[error("{} could not be checked for a signature: {why}", .device.display())]
+    SignatureUnknown {
+        /// The device.
+        device: PathBuf,
+        /// Why.
+        why: String,
+    },
     /// It carries a filesystem or partition-table signature.
     #[error("{} carries {signature}", .device.display())]
     Signature {
@@ -211,22 +227,96 @@ pub fn parse_blkid_export(text: &str) -> (Option<String>, Option<String>, Option
     (get("TYPE"), get("PTTYPE"), get("UUID"))
 }
 
-/// The signature blkid finds on `node` (low-level probe, read-only), in words.
-fn signature_of(node: &Path) -> (Option<String>, Option<String>) {
-    let out = std::process::Command::new("blkid")
+/// What blkid's low-level probe (read-only) says of a device: its signature in words and,
+/// for btrfs, the filesystem's UUID.
+type Signature = (Option<String>, Option<String>);
+
+/// The signature blkid finds on `node` (`blkid -p`: exit 0 found, 2 nothing found; 8 more
+/// than one signature, "ambivalent"), or why it could not be read: a device whose signature
+/// is unknown is never taken for a blank one.
+fn signature_of(node: &Path) -> Result<Signature, String> {
+    let blkid = crate::scratch::find_tool("blkid").ok_or_else(|| {
+        "blkid is not installed (util-linux; Debian: apt-get install util-linux)".to_string()
+    })?;
+    let out = std::process::Command::new(&blkid)
         .args(["-p", "-o", "export"])
         .arg(node)
-        .output();
-    let Ok(out) = out else {
-        return (None, None);
-    };
+        .output()
+        .map_err(|e| format!("{} could not be run: {e}", blkid.display()))?;
     let (fs, table, uuid) = parse_blkid_export(&String::from_utf8_lossy(&out.stdout));
+    match out.status.code() {
+        Some(0) | Some(2) => {}
+        Some(8) => {
+            return Ok((
+                Some("more than one signature (blkid: ambivalent)".into()),
+                None,
+            ));
+        }
+        _ => {
+            return Err(format!(
+                "{} -p failed ({}): {}",
+                blkid.display(),
+                out.status,
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+    }
+    let article = |word: &str| {
+        if word.starts_with(['a', 'e', 'i', 'o', 'u']) {
+            "an"
+        } else {
+            "a"
+        }
+    };
     let words = match (&fs, &table) {
-        (Some(fs), _) => Some(format!("a {fs} signature")),
-        (None, Some(t)) => Some(format!("a {t} partition table")),
+        (Some(fs), _) => Some(format!("{} {fs} signature", article(fs))),
+        (None, Some(t)) => Some(format!("{} {t} partition table", article(t))),
         _ => None,
     };
-    (words, uuid.filter(|_| fs.as_deref() == Some("btrfs")))
+    Ok((words, uuid.filter(|_| fs.as_deref() == Some("btrfs"))))
+}
+
+/// The loop devices whose backing file is one of `family` (a block device under a loop:
+/// the loop takes no exclusive claim on it and shows as no holder).
+fn loops_over(family: &[DeviceNumber]) -> Vec<String> {
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir("/sys/block")
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(backing) = read_attribute(&entry.path(), "loop/backing_file") else {
+            continue;
+        };
+        let backing = backing.trim_end_matches(" (deleted)");
+        if let Ok(st) = nix::sys::stat::stat(backing)
+            && st.st_mode & libc::S_IFMT == libc::S_IFBLK
+            && family.contains(&(
+                nix::sys::stat::major(st.st_rdev) as u32,
+                nix::sys::stat::minor(st.st_rdev) as u32,
+            ))
+        {
+            names.push(name);
+        }
+    }
+    names.sort();
+    names
+}
+
+/// Whether the loop device `number` is backed by one of `protect` (the same file: device
+/// and inode), e.g. the database.
+fn loop_backs_protected(number: DeviceNumber, protect: &[PathBuf]) -> Option<PathBuf> {
+    let own = Path::new(SYSFS_ROOT).join(format!("dev/block/{}:{}", number.0, number.1));
+    let backing = read_attribute(&own, "loop/backing_file")?;
+    let st = nix::sys::stat::stat(backing.trim_end_matches(" (deleted)")).ok()?;
+    protect
+        .iter()
+        .find(|p| {
+            nix::sys::stat::stat(p.as_path())
+                .is_ok_and(|q| q.st_dev == st.st_dev && q.st_ino == st.st_ino)
+        })
+        .cloned()
 }
 
 /// The names under `/sys/dev/block/MAJ:MIN/holders` of each of `family`.
@@ -262,7 +352,7 @@ pub fn check_raw_device(
                 device: device.to_path_buf(),
             });
         }
-        Some(given) if given != device => {
+        Some(given) if given.as_os_str() != device.as_os_str() => {
             return Err(RawDeviceError::ConfirmMismatch {
                 device: device.to_path_buf(),
                 given: given.to_path_buf(),
@@ -305,6 +395,19 @@ pub fn check_raw_device(
             holders: held,
         });
     }
+    if let Some(protected) = loop_backs_protected(number, protect) {
+        return Err(RawDeviceError::HoldsProtected {
+            device: node,
+            protected,
+        });
+    }
+    let loops = loops_over(&family);
+    if !loops.is_empty() {
+        return Err(RawDeviceError::BacksLoop {
+            device: node,
+            loops,
+        });
+    }
     let swaps = parse_swaps(&std::fs::read_to_string("/proc/swaps").unwrap_or_default());
     if let Some(entry) = swaps
         .into_iter()
@@ -315,7 +418,10 @@ pub fn check_raw_device(
             entry,
         });
     }
-    let (signature, btrfs_uuid) = signature_of(&node);
+    let (signature, btrfs_uuid) = match signature_of(&node) {
+        Ok(found) => found,
+        Err(why) => return Err(RawDeviceError::SignatureUnknown { device: node, why }),
+    };
     if let Some(uuid) = btrfs_uuid
         && Path::new("/sys/fs/btrfs").join(&uuid).exists()
     {

@@ -79,12 +79,45 @@ impl Worded for RawDeviceError {
                  the group that owns it",
                 device.display()
             ),
+            RawDeviceError::InUse { device, source }
+                if matches!(source.raw_os_error(), Some(libc::EACCES | libc::EPERM)) =>
+            {
+                format!(
+                    "{} cannot be opened by this user ({source}): run as root, or as a member \
+                     of the group that owns it",
+                    device.display()
+                )
+            }
+            RawDeviceError::InUse { device, source }
+                if source.raw_os_error() == Some(libc::ENOENT) =>
+            {
+                format!(
+                    "{} does not exist; check {}",
+                    device.display(),
+                    names.name(Setting::Device, None)
+                )
+            }
             RawDeviceError::InUse { device, source } => format!(
                 "{} cannot be opened exclusively ({source}): something holds it (a mount in \
                  another namespace, a program); stop that first",
                 device.display()
             ),
-            RawDeviceError::Walk(e) => e.to_string(),
+            RawDeviceError::BacksLoop { device, loops } => format!(
+                "{} is the backing device of {} (a loop device over it, perhaps mounted): \
+                 detach {} first (losetup -d)",
+                device.display(),
+                loops.join(", "),
+                if loops.len() == 1 { "it" } else { "them" }
+            ),
+            RawDeviceError::SignatureUnknown { device, why } => format!(
+                "whether {} carries a filesystem or partition-table signature could not be \
+                 read ({why}): nothing is written to a device that may hold one",
+                device.display()
+            ),
+            RawDeviceError::Walk(e) => format!(
+                "{e}; give {} the device's own path (/dev/NAME)",
+                names.name(Setting::Device, None)
+            ),
         }
     }
 

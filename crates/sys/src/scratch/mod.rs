@@ -43,6 +43,7 @@ pub use error::{ScratchError, human_size};
 pub use manager::ScratchManager;
 pub use owned::{StalePlan, find_stale};
 pub use roots::{RAM_DIR_PREFIX, default_ram_dir};
+pub(crate) use system::find_tool;
 pub use system::{LoopDevice, kernel_lines_after, list_loop_devices};
 
 /// The smallest image fsynclab makes: mkfs.xfs refuses filesystems under 300 MiB and btrfs

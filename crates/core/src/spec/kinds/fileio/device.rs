@@ -3,7 +3,8 @@
 //! writes its own file in a directory; nothing is prepared (no file to lay out).
 
 use super::super::super::{
-    KindSpec, Setting, SpecError, WorkloadKind, WorkloadSpec, format_size, spec_error,
+    KindSpec, MAX_FILE_SIZE, Setting, SpecError, WorkloadKind, WorkloadSpec, format_size,
+    spec_error,
 };
 use super::{FileioMode, Spec};
 
@@ -79,6 +80,16 @@ pub fn with_device_range(mut spec: WorkloadSpec, size: u64) -> Result<WorkloadSp
                     (Setting::DeviceSize, format_size(block.saturating_mul(threads))),
                     " or more"
                 ),
+            ));
+        }
+        if part > MAX_FILE_SIZE {
+            return Err(spec_error(
+                Setting::DeviceSize,
+                format!(
+                    "{} over {threads} thread(s) is more than 64T for each",
+                    format_size(size)
+                ),
+                crate::hint!("give a smaller ", Setting::DeviceSize),
             ));
         }
         f.file_size = part;
