@@ -22,7 +22,7 @@ const ROOTS: [&str; 8] = [
 ];
 
 /// (kind, file, why): the places a kind is still named outside its own files.
-const SPECIAL: [(&str, &str, &str); 26] = [
+const SPECIAL: [(&str, &str, &str); 25] = [
     (
         "fileio",
         "crates/engine/src/engine/mod.rs",
@@ -32,11 +32,6 @@ const SPECIAL: [(&str, &str, &str); 26] = [
         "fileio",
         "src/lab/device.rs",
         "only fileio runs on a bare block device: its range is threads × file size",
-    ),
-    (
-        "fileio",
-        "crates/fsynclab/src/device_args.rs",
-        "run --size shares the device's range out as fileio's file size",
     ),
     (
         "fileio",

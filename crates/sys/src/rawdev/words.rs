@@ -70,8 +70,8 @@ impl Worded for RawDeviceError {
                 names.name(Setting::OverwriteSignature, None)
             ),
             RawDeviceError::ReadOnly { device } => format!(
-                "{} is read-only (blockdev --setro, or write-protected): make it writable \
-                 (blockdev --setrw) or choose another",
+                "{} is read-only (set so with blockdev, or write-protected): make it \
+                 writable or choose another",
                 device.display()
             ),
             RawDeviceError::NotWritable { device, source } => format!(
