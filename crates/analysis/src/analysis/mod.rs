@@ -4,6 +4,7 @@
 //! Pure functions of stored runs: nothing here measures, reads the database or formats
 //! for display (see `report` for tables and images).
 
+mod advice;
 mod compare;
 mod crash;
 mod durability;
@@ -21,6 +22,10 @@ mod series;
 mod stats;
 mod trend;
 
+pub use advice::{
+    AdvicePoint, OVERLAPPING_BELOW, Recommendation, SERIALIZED_ABOVE, SyncClass, SyncParallelism,
+    frontier, recommend, sync_parallelism,
+};
 pub use compare::{ALPHA, AnalysisError, SideInput, compare};
 pub use crash::CrashFindings;
 pub use durability::{
