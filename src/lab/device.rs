@@ -256,6 +256,23 @@ fn check_range(
             fix,
         }));
     }
+    let block = spec.fileio().map_or(logical, |f| f.block_size);
+    if spec.open_flags().direct && !block.is_multiple_of(logical) {
+        return Err(spec_error(SpecError {
+            field: Setting::BLOCK_SIZE,
+            problem: format!(
+                "{block} bytes is not a multiple of {}'s logical block size ({logical} bytes), \
+                 which O_DIRECT needs",
+                raw.node.display()
+            ),
+            fix: crate::hint!(
+                "use a multiple of ",
+                logical.to_string(),
+                " for ",
+                Setting::BLOCK_SIZE
+            ),
+        }));
+    }
     if spec.open_flags().direct && !part.is_multiple_of(logical) {
         let fix = if ranged {
             crate::hint!(

@@ -270,12 +270,20 @@ impl Job {
                     value: None,
                     line: 0,
                 });
-            return Err(refuse(
-                &o,
+            let problem = if increment < spec.file_size {
                 format!(
                     "makes numjobs={} clones write overlapping parts of the device; the engine gives each clone its own",
                     spec.threads
-                ),
+                )
+            } else {
+                format!(
+                    "leaves gaps between the numjobs={} clones' parts; the engine writes each clone's part right after the previous one",
+                    spec.threads
+                )
+            };
+            return Err(refuse(
+                &o,
+                problem,
                 format!("write offset_increment={} (the size)", spec.file_size),
             ));
         }

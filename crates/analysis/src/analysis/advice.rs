@@ -207,7 +207,10 @@ pub const SERIALIZED_ABOVE: f64 = 0.75;
 /// measurement and classifies the factor. `None` with fewer than two distinct k or a latency
 /// that is not positive.
 pub fn sync_parallelism(samples: &[(u32, f64)]) -> Option<SyncParallelism> {
-    if samples.iter().any(|&(k, l)| k == 0 || l.is_nan() || l <= 0.0) {
+    if samples
+        .iter()
+        .any(|&(k, l)| k == 0 || l.is_nan() || l <= 0.0)
+    {
         return None;
     }
     let xs: Vec<f64> = samples.iter().map(|&(k, _)| f64::from(k).ln()).collect();

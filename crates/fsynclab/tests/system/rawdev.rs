@@ -15,7 +15,7 @@ use crate::scratch_common::{root_or_skip, sh};
 pub(crate) struct Devices {
     pub dir: tempfile::TempDir,
     pub loops: Vec<String>,
-    mounts: Vec<PathBuf>,
+    pub mounts: Vec<PathBuf>,
     swaps: Vec<String>,
 }
 
@@ -49,7 +49,7 @@ impl Devices {
         (node, image)
     }
 
-    fn mount(&mut self, source: &str, fs: &str) -> PathBuf {
+    pub fn mount(&mut self, source: &str, fs: &str) -> PathBuf {
         let at = self.dir.path().join(format!("mnt{}", self.mounts.len()));
         std::fs::create_dir(&at).unwrap();
         sh("mount", &["-t", fs, source, at.to_str().unwrap()]);

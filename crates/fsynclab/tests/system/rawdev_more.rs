@@ -158,3 +158,72 @@ fn a_file_of_fio_jobs_is_refused_whole_before_its_first_job_writes() {
     assert!(store.list_runs(&Default::default()).unwrap().is_empty());
     let _ = Path::new(&b);
 }
+
+#[test]
+fn loop_devices_are_followed_by_their_numbers_down_to_what_is_mounted() {
+    if !root_or_skip("loop_devices_are_followed_by_their_numbers_down_to_what_is_mounted") {
+        return;
+    }
+    let mut d = Devices::new();
+    let (lower, lower_image) = d.attach("mounted.img", false);
+    sh("mkfs.ext4", &["-F", "-q", &lower]);
+    // Read-only: a mounted ext4 writes its image by itself (lazy init, commits), and the
+    // image must stay byte-identical for the checks below.
+    let at = d.dir.path().join("ro");
+    std::fs::create_dir(&at).unwrap();
+    sh(
+        "mount",
+        &["-t", "ext4", "-o", "ro", &lower, at.to_str().unwrap()],
+    );
+    d.mounts.push(at);
+    // A loop device over the mounted one: writing it writes the mounted filesystem.
+    let over = sh("losetup", &["--find", "--show", &lower]);
+    d.loops.insert(0, over.clone());
+    refused(
+        &over,
+        &over,
+        &["--overwrite-signature"],
+        &lower_image,
+        "is mounted",
+    );
+    // A second loop device over the mounted one's image file.
+    let twin = sh(
+        "losetup",
+        &["--find", "--show", lower_image.to_str().unwrap()],
+    );
+    d.loops.insert(0, twin.clone());
+    refused(
+        &twin,
+        &twin,
+        &["--overwrite-signature"],
+        &lower_image,
+        "over the same file",
+    );
+    // A loop device over a node of a blank device, the node then removed: sysfs's path no
+    // longer resolves, the kernel's numbers still name the device.
+    let (blank, blank_image) = d.attach("blank.img", false);
+    let node = d.dir.path().join("node");
+    let rdev = nix::sys::stat::stat(blank.as_str()).unwrap().st_rdev;
+    nix::sys::stat::mknod(
+        &node,
+        nix::sys::stat::SFlag::S_IFBLK,
+        nix::sys::stat::Mode::from_bits_truncate(0o600),
+        rdev,
+    )
+    .unwrap();
+    let hidden = sh("losetup", &["--find", "--show", node.to_str().unwrap()]);
+    d.loops.insert(0, hidden);
+    std::fs::remove_file(&node).unwrap();
+    refused(
+        &blank,
+        &blank,
+        &[],
+        &blank_image,
+        "is the backing device of",
+    );
+    // One spelling of a device path.
+    let slash = format!("{blank}/");
+    refused(&slash, &slash, &[], &blank_image, "not written plainly");
+    let double = format!("/{blank}");
+    refused(&double, &double, &[], &blank_image, "not written plainly");
+}

@@ -34,6 +34,14 @@ pub enum RawDeviceError {
         /// What was given.
         given: PathBuf,
     },
+    /// The path is not written plainly (`//`, `/./`, `..`, a trailing `/`).
+    #[error("{} is not a plain path; write it as {}", .device.display(), .plain.display())]
+    NotPlain {
+        /// The path as given.
+        device: PathBuf,
+        /// The same path written plainly (`..` left for the user to resolve).
+        plain: PathBuf,
+    },
     /// The path could not be walked (a link of another user's, a missing component).
     #[error(transparent)]
     Walk(#[from] WalkError),
@@ -94,6 +102,25 @@ pub enum RawDeviceError {
         device: PathBuf,
         /// The loop devices over it.
         loops: Vec<String>,
+    },
+    /// It is a loop device whose backing file another loop device is over too (a
+    /// filesystem there may be mounted).
+    #[error("{} shares its backing file with loop device(s) {}", .device.display(), .loops.join(", "))]
+    SharedBacking {
+        /// The device.
+        device: PathBuf,
+        /// The other loop devices.
+        loops: Vec<String>,
+    },
+    /// What a loop device on the way is over could not be read.
+    #[error("{}: what {name} is over cannot be read: {why}", .device.display())]
+    LoopUnknown {
+        /// The device.
+        device: PathBuf,
+        /// The loop device.
+        name: String,
+        /// Why.
+        why: String,
     },
     /// Whether it carries a signature could not be read (blkid missing or failing).
     #[error("{} could not be checked for a signature: {why}", .device.display())]
@@ -276,49 +303,6 @@ fn signature_of(node: &Path) -> Result<Signature, String> {
     Ok((words, uuid.filter(|_| fs.as_deref() == Some("btrfs"))))
 }
 
-/// The loop devices whose backing file is one of `family` (a block device under a loop:
-/// the loop takes no exclusive claim on it and shows as no holder).
-fn loops_over(family: &[DeviceNumber]) -> Vec<String> {
-    let mut names = Vec::new();
-    for entry in std::fs::read_dir("/sys/block")
-        .into_iter()
-        .flatten()
-        .flatten()
-    {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let Some(backing) = read_attribute(&entry.path(), "loop/backing_file") else {
-            continue;
-        };
-        let backing = backing.trim_end_matches(" (deleted)");
-        if let Ok(st) = nix::sys::stat::stat(backing)
-            && st.st_mode & libc::S_IFMT == libc::S_IFBLK
-            && family.contains(&(
-                nix::sys::stat::major(st.st_rdev) as u32,
-                nix::sys::stat::minor(st.st_rdev) as u32,
-            ))
-        {
-            names.push(name);
-        }
-    }
-    names.sort();
-    names
-}
-
-/// Whether the loop device `number` is backed by one of `protect` (the same file: device
-/// and inode), e.g. the database.
-fn loop_backs_protected(number: DeviceNumber, protect: &[PathBuf]) -> Option<PathBuf> {
-    let own = Path::new(SYSFS_ROOT).join(format!("dev/block/{}:{}", number.0, number.1));
-    let backing = read_attribute(&own, "loop/backing_file")?;
-    let st = nix::sys::stat::stat(backing.trim_end_matches(" (deleted)")).ok()?;
-    protect
-        .iter()
-        .find(|p| {
-            nix::sys::stat::stat(p.as_path())
-                .is_ok_and(|q| q.st_dev == st.st_dev && q.st_ino == st.st_ino)
-        })
-        .cloned()
-}
-
 /// The names under `/sys/dev/block/MAJ:MIN/holders` of each of `family`.
 fn holders(family: &[DeviceNumber]) -> Vec<String> {
     let mut names: Vec<String> = family
@@ -334,6 +318,136 @@ fn holders(family: &[DeviceNumber]) -> Vec<String> {
     names.sort();
     names.dedup();
     names
+}
+
+/// The refusals that say something else uses the device (or, through loop devices, what is
+/// below it): it holds `/` or a protected path, it or a partition is mounted, it has
+/// holders, it is active swap; a loop device over it (one not on the way down); and, where
+/// a loop device is over a file, that file being protected or shared with another loop
+/// device. Walks down through loop devices (a loop over a loop over a disk: each level).
+fn in_use_below(
+    node: &Path,
+    number: DeviceNumber,
+    protect: &[PathBuf],
+    mounts: &[MountInfo],
+) -> Result<(), RawDeviceError> {
+    let loops = super::loops::attached((number, node));
+    let root = nix::unistd::geteuid().is_root();
+    let mut chain = vec![number];
+    let mut here = number;
+    loop {
+        let family = crate::scratch::device_family(here);
+        in_use(node, &family, protect, mounts)?;
+        let mut over = Vec::new();
+        for l in loops.iter().filter(|l| !chain.contains(&l.number)) {
+            match &l.backing {
+                Ok(super::loops::Backing::Device(below)) if family.contains(below) => {
+                    over.push(l.name.clone());
+                }
+                Ok(_) => {}
+                // Another user cannot open loop devices: what they are over is theirs to see.
+                Err(why) if root => {
+                    return Err(RawDeviceError::LoopUnknown {
+                        device: node.to_path_buf(),
+                        name: l.name.clone(),
+                        why: why.clone(),
+                    });
+                }
+                Err(_) => {}
+            }
+        }
+        if !over.is_empty() {
+            return Err(RawDeviceError::BacksLoop {
+                device: node.to_path_buf(),
+                loops: over,
+            });
+        }
+        let Some(this) = loops.iter().find(|l| l.number == here) else {
+            return Ok(());
+        };
+        match &this.backing {
+            Err(why) => {
+                return Err(RawDeviceError::LoopUnknown {
+                    device: node.to_path_buf(),
+                    name: this.name.clone(),
+                    why: why.clone(),
+                });
+            }
+            Ok(super::loops::Backing::Device(below)) => {
+                if chain.contains(below) || chain.len() > 8 {
+                    return Ok(());
+                }
+                chain.push(*below);
+                here = *below;
+            }
+            Ok(super::loops::Backing::File { dev, ino }) => {
+                if let Some(protected) = protect
+                    .iter()
+                    .find(|p| super::loops::is_file(p, *dev, *ino))
+                {
+                    return Err(RawDeviceError::HoldsProtected {
+                        device: node.to_path_buf(),
+                        protected: protected.clone(),
+                    });
+                }
+                let shared: Vec<String> = loops
+                    .iter()
+                    .filter(|l| l.number != here)
+                    .filter(|l| matches!(l.backing, Ok(super::loops::Backing::File { dev: d, ino: i }) if d == *dev && i == *ino))
+                    .map(|l| l.name.clone())
+                    .collect();
+                if !shared.is_empty() {
+                    return Err(RawDeviceError::SharedBacking {
+                        device: node.to_path_buf(),
+                        loops: shared,
+                    });
+                }
+                return Ok(());
+            }
+        }
+    }
+}
+
+/// [`in_use_below`]'s checks of one device family.
+fn in_use(
+    node: &Path,
+    family: &[DeviceNumber],
+    protect: &[PathBuf],
+    mounts: &[MountInfo],
+) -> Result<(), RawDeviceError> {
+    for protected in std::iter::once(&PathBuf::from("/")).chain(protect) {
+        if crate::scratch::holds_path(protected, family, mounts) {
+            return Err(RawDeviceError::HoldsProtected {
+                device: node.to_path_buf(),
+                protected: protected.clone(),
+            });
+        }
+    }
+    if let Some(m) = crate::scratch::mounted_entry(mounts, family, crate::scratch::resolve_source) {
+        return Err(RawDeviceError::Mounted {
+            device: node.to_path_buf(),
+            source_name: m.source.clone(),
+            mount_point: m.mount_point.clone(),
+        });
+    }
+    let held = holders(family);
+    if !held.is_empty() {
+        return Err(RawDeviceError::Holders {
+            device: node.to_path_buf(),
+            holders: held,
+        });
+    }
+    let swaps = parse_swaps(&std::fs::read_to_string("/proc/swaps").unwrap_or_default());
+    if let Some(entry) = swaps
+        .into_iter()
+        .find(|name| crate::scratch::resolve_source(name).is_some_and(|n| family.contains(&n)))
+    {
+        return Err(RawDeviceError::Swap {
+            device: node.to_path_buf(),
+            entry,
+        });
+    }
+    Ok(())
 }
 
 /// Runs every refusal (see the module's documentation) on `device`: `confirm` must repeat it
@@ -360,6 +474,18 @@ pub fn check_raw_device(
         }
         Some(_) => {}
     }
+    // One spelling of a device, as a fio job's filename= has (`/dev/loop0/` is not a
+    // directory; `//dev/loop0` and `/dev/./loop0` are `/dev/loop0` said otherwise).
+    let plain: PathBuf = device.components().collect();
+    let parent = device
+        .components()
+        .any(|c| matches!(c, std::path::Component::ParentDir));
+    if plain.as_os_str() != device.as_os_str() || parent {
+        return Err(RawDeviceError::NotPlain {
+            device: device.to_path_buf(),
+            plain,
+        });
+    }
     let (node, fd) = walk_to_node(device, trusted)?;
     let st = nix::sys::stat::fstat(fd.as_fd()).map_err(|errno| RawDeviceError::InUse {
         device: node.clone(),
@@ -370,54 +496,8 @@ pub fn check_raw_device(
         nix::sys::stat::major(st.st_rdev) as u32,
         nix::sys::stat::minor(st.st_rdev) as u32,
     );
-    let family = crate::scratch::device_family(number);
     let mounts: Vec<MountInfo> = list_mounts().unwrap_or_default();
-    for protected in std::iter::once(&PathBuf::from("/")).chain(protect) {
-        if crate::scratch::holds_path(protected, &family, &mounts) {
-            return Err(RawDeviceError::HoldsProtected {
-                device: node,
-                protected: protected.clone(),
-            });
-        }
-    }
-    if let Some(m) = crate::scratch::mounted_entry(&mounts, &family, crate::scratch::resolve_source)
-    {
-        return Err(RawDeviceError::Mounted {
-            device: node,
-            source_name: m.source.clone(),
-            mount_point: m.mount_point.clone(),
-        });
-    }
-    let held = holders(&family);
-    if !held.is_empty() {
-        return Err(RawDeviceError::Holders {
-            device: node,
-            holders: held,
-        });
-    }
-    if let Some(protected) = loop_backs_protected(number, protect) {
-        return Err(RawDeviceError::HoldsProtected {
-            device: node,
-            protected,
-        });
-    }
-    let loops = loops_over(&family);
-    if !loops.is_empty() {
-        return Err(RawDeviceError::BacksLoop {
-            device: node,
-            loops,
-        });
-    }
-    let swaps = parse_swaps(&std::fs::read_to_string("/proc/swaps").unwrap_or_default());
-    if let Some(entry) = swaps
-        .into_iter()
-        .find(|name| crate::scratch::resolve_source(name).is_some_and(|n| family.contains(&n)))
-    {
-        return Err(RawDeviceError::Swap {
-            device: node,
-            entry,
-        });
-    }
+    in_use_below(&node, number, protect, &mounts)?;
     let (signature, btrfs_uuid) = match signature_of(&node) {
         Ok(found) => found,
         Err(why) => return Err(RawDeviceError::SignatureUnknown { device: node, why }),

@@ -2,6 +2,7 @@
 //! fsynclab would write to one, and what it records about it. Nothing here writes.
 
 mod checks;
+mod loops;
 mod words;
 
 pub use checks::{RawDeviceError, RawTarget, check_raw_device, parse_blkid_export, parse_swaps};

@@ -109,6 +109,26 @@ impl Worded for RawDeviceError {
                 loops.join(", "),
                 if loops.len() == 1 { "it" } else { "them" }
             ),
+            RawDeviceError::NotPlain { device, plain } => format!(
+                "{} is not written plainly: give {} (and the same to {}), with no `//`, `.`, \
+                 `..` or trailing `/`",
+                device.display(),
+                names.name(Setting::Device, Some(&plain.display().to_string())),
+                names.name(Setting::DestroyDataOn, None)
+            ),
+            RawDeviceError::SharedBacking { device, loops } => format!(
+                "{} is a loop device over the same file as {} (a filesystem there may be \
+                 mounted): detach {} first (losetup -d), or use that file's loop device alone",
+                device.display(),
+                loops.join(", "),
+                if loops.len() == 1 { "it" } else { "them" }
+            ),
+            RawDeviceError::LoopUnknown { device, name, why } => format!(
+                "{}: what loop device {name} is over cannot be read ({why}), so whether \
+                 writing here reaches a mounted filesystem cannot be told: detach {name} or \
+                 run as root",
+                device.display()
+            ),
             RawDeviceError::SignatureUnknown { device, why } => format!(
                 "whether {} carries a filesystem or partition-table signature could not be \
                  read ({why}): nothing is written to a device that may hold one",
