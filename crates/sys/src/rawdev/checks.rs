@@ -11,159 +11,12 @@ use std::path::{Path, PathBuf};
 use nix::fcntl::{OFlag, openat};
 use nix::sys::stat::{Mode, SFlag};
 
+use super::error::RawDeviceError;
 use crate::pathwalk::{Walk, WalkError, absolute, kind_of};
 use crate::probe::{
     DeviceInfo, MountInfo, SYSFS_ROOT, device_for_numbers, list_mounts, read_attribute,
 };
 use crate::scratch::DeviceNumber;
-
-/// Why fsynclab will not write to a device.
-#[derive(Debug, thiserror::Error)]
-pub enum RawDeviceError {
-    /// No confirmation given.
-    #[error("writing to {} destroys its data: repeat its exact name to confirm", .device.display())]
-    ConfirmMissing {
-        /// The device.
-        device: PathBuf,
-    },
-    /// The confirmation names another path.
-    #[error("the confirmation {} is not the device {}: repeat its exact name", .given.display(), .device.display())]
-    ConfirmMismatch {
-        /// The device.
-        device: PathBuf,
-        /// What was given.
-        given: PathBuf,
-    },
-    /// The path is not written plainly (`//`, `/./`, `..`, a trailing `/`).
-    #[error("{} is not a plain path; write it as {}", .device.display(), .plain.display())]
-    NotPlain {
-        /// The path as given.
-        device: PathBuf,
-        /// The same path written plainly (`..` left for the user to resolve).
-        plain: PathBuf,
-    },
-    /// The path could not be walked (a link of another user's, a missing component).
-    #[error(transparent)]
-    Walk(#[from] WalkError),
-    /// Not a block device.
-    #[error("{} is {detail}, not a block device", .device.display())]
-    NotBlockDevice {
-        /// The path.
-        device: PathBuf,
-        /// What it is.
-        detail: &'static str,
-    },
-    /// It holds `/` or another protected path.
-    #[error("{} holds {}", .device.display(), .protected.display())]
-    HoldsProtected {
-        /// The device.
-        device: PathBuf,
-        /// The path on it.
-        protected: PathBuf,
-    },
-    /// It, or a partition of it, is mounted.
-    #[error("{} is mounted: {source_name} at {mount_point}", .device.display())]
-    Mounted {
-        /// The device.
-        device: PathBuf,
-        /// The mount's source.
-        source_name: String,
-        /// Where.
-        mount_point: String,
-    },
-    /// A member of a mounted multi-device btrfs (whose mount shows another member).
-    #[error("{} is a member of btrfs {uuid}, which is mounted", .device.display())]
-    BtrfsMember {
-        /// The device.
-        device: PathBuf,
-        /// The filesystem's UUID.
-        uuid: String,
-    },
-    /// Something is built on it (md, dm, bcache, LVM).
-    #[error("{} is held by {}", .device.display(), .holders.join(", "))]
-    Holders {
-        /// The device.
-        device: PathBuf,
-        /// The holders' names (`/sys/.../holders`).
-        holders: Vec<String>,
-    },
-    /// It is active swap.
-    #[error("{} is active swap ({entry})", .device.display())]
-    Swap {
-        /// The device.
-        device: PathBuf,
-        /// Its line's name in `/proc/swaps`.
-        entry: String,
-    },
-    /// It backs a loop device (which may be mounted: a loop takes no exclusive claim).
-    #[error("{} backs loop device(s) {}", .device.display(), .loops.join(", "))]
-    BacksLoop {
-        /// The device.
-        device: PathBuf,
-        /// The loop devices over it.
-        loops: Vec<String>,
-    },
-    /// It is a loop device whose backing file another loop device is over too (a
-    /// filesystem there may be mounted).
-    #[error("{} shares its backing file with loop device(s) {}", .device.display(), .loops.join(", "))]
-    SharedBacking {
-        /// The device.
-        device: PathBuf,
-        /// The other loop devices.
-        loops: Vec<String>,
-    },
-    /// What a loop device on the way is over could not be read.
-    #[error("{}: what {name} is over cannot be read: {why}", .device.display())]
-    LoopUnknown {
-        /// The device.
-        device: PathBuf,
-        /// The loop device.
-        name: String,
-        /// Why.
-        why: String,
-    },
-    /// Whether it carries a signature could not be read (blkid missing or failing).
-    #[error("{} could not be checked for a signature: {why}", .device.display())]
-    SignatureUnknown {
-        /// The device.
-        device: PathBuf,
-        /// Why.
-        why: String,
-    },
-    /// It carries a filesystem or partition-table signature.
-    #[error("{} carries {signature}", .device.display())]
-    Signature {
-        /// The device.
-        device: PathBuf,
-        /// What blkid found (`ext4 filesystem`, `gpt partition table`).
-        signature: String,
-    },
-    /// The kernel marks it read-only (`/sys/dev/block/M:m/ro`: `blockdev --setro`, a
-    /// write-protected disk).
-    #[error("{} is read-only", .device.display())]
-    ReadOnly {
-        /// The device.
-        device: PathBuf,
-    },
-    /// This user may not write it (its mode, the `disk` group).
-    #[error("{} cannot be written by this user: {source}", .device.display())]
-    NotWritable {
-        /// The device.
-        device: PathBuf,
-        /// access(2)'s answer.
-        #[source]
-        source: std::io::Error,
-    },
-    /// Something holds it exclusively, or it cannot be opened.
-    #[error("{} cannot be opened exclusively: {source}", .device.display())]
-    InUse {
-        /// The device.
-        device: PathBuf,
-        /// Why.
-        #[source]
-        source: std::io::Error,
-    },
-}
 
 /// A device that passed every check, and what it says about itself.
 #[derive(Debug)]
@@ -235,15 +88,6 @@ fn walk_to_node(device: &Path, trusted: u32) -> Result<(PathBuf, OwnedFd), RawDe
     })
 }
 
-/// The device names of `/proc/swaps` (its first column, `\040` for a space).
-pub fn parse_swaps(text: &str) -> Vec<String> {
-    text.lines()
-        .skip(1)
-        .filter_map(|line| line.split_whitespace().next())
-        .map(|name| name.replace("\\040", " "))
-        .collect()
-}
-
 /// What `blkid -p -o export` printed, as `(TYPE, PTTYPE, UUID)`.
 pub fn parse_blkid_export(text: &str) -> (Option<String>, Option<String>, Option<String>) {
     let get = |key: &str| {
@@ -303,153 +147,6 @@ fn signature_of(node: &Path) -> Result<Signature, String> {
     Ok((words, uuid.filter(|_| fs.as_deref() == Some("btrfs"))))
 }
 
-/// The names under `/sys/dev/block/MAJ:MIN/holders` of each of `family`.
-fn holders(family: &[DeviceNumber]) -> Vec<String> {
-    let mut names: Vec<String> = family
-        .iter()
-        .flat_map(|(major, minor)| {
-            std::fs::read_dir(format!("/sys/dev/block/{major}:{minor}/holders"))
-                .into_iter()
-                .flatten()
-                .flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-        })
-        .collect();
-    names.sort();
-    names.dedup();
-    names
-}
-
-/// The refusals that say something else uses the device (or, through loop devices, what is
-/// below it): it holds `/` or a protected path, it or a partition is mounted, it has
-/// holders, it is active swap; a loop device over it (one not on the way down); and, where
-/// a loop device is over a file, that file being protected or shared with another loop
-/// device. Walks down through loop devices (a loop over a loop over a disk: each level).
-fn in_use_below(
-    node: &Path,
-    number: DeviceNumber,
-    protect: &[PathBuf],
-    mounts: &[MountInfo],
-) -> Result<(), RawDeviceError> {
-    let loops = super::loops::attached((number, node));
-    let root = nix::unistd::geteuid().is_root();
-    let mut chain = vec![number];
-    let mut here = number;
-    loop {
-        let family = crate::scratch::device_family(here);
-        in_use(node, &family, protect, mounts)?;
-        let mut over = Vec::new();
-        for l in loops.iter().filter(|l| !chain.contains(&l.number)) {
-            match &l.backing {
-                Ok(super::loops::Backing::Device(below)) if family.contains(below) => {
-                    over.push(l.name.clone());
-                }
-                Ok(_) => {}
-                // Another user cannot open loop devices: what they are over is theirs to see.
-                Err(why) if root => {
-                    return Err(RawDeviceError::LoopUnknown {
-                        device: node.to_path_buf(),
-                        name: l.name.clone(),
-                        why: why.clone(),
-                    });
-                }
-                Err(_) => {}
-            }
-        }
-        if !over.is_empty() {
-            return Err(RawDeviceError::BacksLoop {
-                device: node.to_path_buf(),
-                loops: over,
-            });
-        }
-        let Some(this) = loops.iter().find(|l| l.number == here) else {
-            return Ok(());
-        };
-        match &this.backing {
-            Err(why) => {
-                return Err(RawDeviceError::LoopUnknown {
-                    device: node.to_path_buf(),
-                    name: this.name.clone(),
-                    why: why.clone(),
-                });
-            }
-            Ok(super::loops::Backing::Device(below)) => {
-                if chain.contains(below) || chain.len() > 8 {
-                    return Ok(());
-                }
-                chain.push(*below);
-                here = *below;
-            }
-            Ok(super::loops::Backing::File { dev, ino }) => {
-                if let Some(protected) = protect
-                    .iter()
-                    .find(|p| super::loops::is_file(p, *dev, *ino))
-                {
-                    return Err(RawDeviceError::HoldsProtected {
-                        device: node.to_path_buf(),
-                        protected: protected.clone(),
-                    });
-                }
-                let shared: Vec<String> = loops
-                    .iter()
-                    .filter(|l| l.number != here)
-                    .filter(|l| matches!(l.backing, Ok(super::loops::Backing::File { dev: d, ino: i }) if d == *dev && i == *ino))
-                    .map(|l| l.name.clone())
-                    .collect();
-                if !shared.is_empty() {
-                    return Err(RawDeviceError::SharedBacking {
-                        device: node.to_path_buf(),
-                        loops: shared,
-                    });
-                }
-                return Ok(());
-            }
-        }
-    }
-}
-
-/// [`in_use_below`]'s checks of one device family.
-fn in_use(
-    node: &Path,
-    family: &[DeviceNumber],
-    protect: &[PathBuf],
-    mounts: &[MountInfo],
-) -> Result<(), RawDeviceError> {
-    for protected in std::iter::once(&PathBuf::from("/")).chain(protect) {
-        if crate::scratch::holds_path(protected, family, mounts) {
-            return Err(RawDeviceError::HoldsProtected {
-                device: node.to_path_buf(),
-                protected: protected.clone(),
-            });
-        }
-    }
-    if let Some(m) = crate::scratch::mounted_entry(mounts, family, crate::scratch::resolve_source) {
-        return Err(RawDeviceError::Mounted {
-            device: node.to_path_buf(),
-            source_name: m.source.clone(),
-            mount_point: m.mount_point.clone(),
-        });
-    }
-    let held = holders(family);
-    if !held.is_empty() {
-        return Err(RawDeviceError::Holders {
-            device: node.to_path_buf(),
-            holders: held,
-        });
-    }
-    let swaps = parse_swaps(&std::fs::read_to_string("/proc/swaps").unwrap_or_default());
-    if let Some(entry) = swaps
-        .into_iter()
-        .find(|name| crate::scratch::resolve_source(name).is_some_and(|n| family.contains(&n)))
-    {
-        return Err(RawDeviceError::Swap {
-            device: node.to_path_buf(),
-            entry,
-        });
-    }
-    Ok(())
-}
-
 /// Runs every refusal (see the module's documentation) on `device`: `confirm` must repeat it
 /// exactly; links are followed only when root or `trusted` made them; a signature is refused
 /// unless `overwrite_signature`; `protect` adds paths besides `/` it must not hold.
@@ -497,7 +194,7 @@ pub fn check_raw_device(
         nix::sys::stat::minor(st.st_rdev) as u32,
     );
     let mounts: Vec<MountInfo> = list_mounts().unwrap_or_default();
-    in_use_below(&node, number, protect, &mounts)?;
+    super::in_use::in_use_below(&node, number, protect, &mounts)?;
     let (signature, btrfs_uuid) = match signature_of(&node) {
         Ok(found) => found,
         Err(why) => return Err(RawDeviceError::SignatureUnknown { device: node, why }),
@@ -570,6 +267,7 @@ pub fn check_raw_device(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rawdev::parse_swaps;
 
     #[test]
     fn swaps_and_blkid_are_read() {
