@@ -78,8 +78,10 @@ fn a_device_filename_runs_on_the_device_in_its_own_parts() {
         e.contains("overlapping") && e.contains("offset_increment=1048576"),
         "{e}"
     );
-    let e = err_text("filename=/dev/sdb\nnumjobs=2\noffset_increment=2m");
+    let e = err_text("filename=/dev/sdb\nnumjobs=2\noffset_increment=512k");
     assert!(e.contains("overlapping"), "{e}");
+    let e = err_text("filename=/dev/sdb\nnumjobs=2\noffset_increment=2m");
+    assert!(e.contains("leaves gaps"), "{e}");
     let e = err_text("filename=/dev/sdb\ndirectory=/mnt");
     assert!(e.contains("directory") && e.contains("device"), "{e}");
     // A file job's offset of 0 is fio's default: nothing to refuse.
