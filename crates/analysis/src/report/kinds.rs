@@ -271,6 +271,9 @@ pub fn group_text(g: &GroupCommitStats, r: &RunResult) -> String {
             fmt_ns(g.gather_wait_ns as f64)
         );
     }
+    if let Some(peak) = g.peak_in_flight.filter(|&p| p > 1) {
+        let _ = writeln!(out, "          up to {peak} flushes in flight at once");
+    }
     let batches = batch_sizes(g);
     if !batches.is_empty() {
         let _ = writeln!(
@@ -347,6 +350,7 @@ pub fn kind_json(r: &RunResult) -> serde_json::Value {
             "batch_sizes": g.batch_sizes,
             "learned_flush_us": g.learned_flush_ns.map(us),
             "gather_wait_s": g.gather_wait_ns as f64 / 1e9,
+            "peak_in_flight": g.peak_in_flight,
         })
     });
     let sysbench = SysbenchSummary::of(r).map(|s| super::sysbench::sysbench_json(&s));

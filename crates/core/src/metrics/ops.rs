@@ -111,6 +111,11 @@ pub struct GroupCommitStats {
     pub learned_flush_ns: Option<u64>,
     /// Total time leaders spent waiting to gather followers, ns.
     pub gather_wait_ns: u64,
+    /// Most flushes the coordinator had in flight at once (1 for the strategies that
+    /// flush one at a time, up to N for `pipelined:N`); `None` where writers flush on
+    /// their own (solo, uring) or in runs stored before it was counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_in_flight: Option<u64>,
 }
 
 impl GroupCommitStats {

@@ -6,10 +6,12 @@
 //!
 //! Flush generations: a writer whose record is written registers for the next flush
 //! that *starts* after its write completed (`need = started + 1`); it is durable once
-//! `done >= need`. Whoever finds no flush in progress leads: it (optionally) waits to
-//! gather followers, starts the flush — every record registered until then is in its
-//! batch — and wakes everyone when it returns. Coordination takes a mutex, as the kernel
-//! does; it is the workload being measured, not engine overhead.
+//! `done >= need`, `done` being the newest generation completed (a later flush started
+//! later still, so it covers the record too). Whoever finds fewer flushes in flight than
+//! the strategy allows (one; N for `pipelined:N`) and none started since its record leads:
+//! it (optionally) waits to gather followers, starts the flush — every record registered
+//! until then is in its batch — and wakes everyone when it returns. Coordination takes a
+//! mutex, as the kernel does; it is the workload being measured, not engine overhead.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
@@ -149,14 +151,16 @@ struct State {
     /// Flushes started / completed (generations).
     started: u64,
     done: u64,
-    /// A flush is in progress, or a leader is gathering followers for the next one.
-    busy: bool,
+    /// Flushes in progress, and leaders gathering followers for the next one.
+    in_flight: u64,
     /// Writers registered for the next flush (its batch so far).
     waiting_next: u64,
     /// When the first record of the next batch registered (jbd's transaction start).
     batch_start_ns: u64,
     /// Learned average flush time (adaptive, jbd), ns; 0 until the first flush.
     avg_flush_ns: u64,
+    /// Most flushes in flight at once so far.
+    peak_in_flight: u64,
     /// A flush failed: everyone stops.
     failed: bool,
     stats: GroupCommitStats,
@@ -221,6 +225,10 @@ impl GroupLog {
             Strategy::Adaptive { .. } | Strategy::Jbd => Some(s.avg_flush_ns),
             _ => None,
         };
+        stats.peak_in_flight = match strategy {
+            Strategy::Solo | Strategy::Uring => None,
+            _ => Some(s.peak_in_flight),
+        };
         stats
     }
 }
@@ -228,7 +236,11 @@ impl GroupLog {
 /// How long a leader waits before flushing, given the learned flush time.
 fn gather_delay_ns(strategy: Strategy, avg_flush_ns: u64, batch_start_ns: u64, now: u64) -> u64 {
     match strategy {
-        Strategy::Solo | Strategy::Leader | Strategy::Uring | Strategy::EarlyAck => 0,
+        Strategy::Solo
+        | Strategy::Leader
+        | Strategy::Uring
+        | Strategy::EarlyAck
+        | Strategy::Pipelined { .. } => 0,
         Strategy::Delay { us } => us * 1000,
         Strategy::Adaptive { cap_us } => match cap_us {
             Some(cap) => avg_flush_ns.min(cap * 1000),
@@ -448,6 +460,7 @@ fn commit_grouped<F: SyncFile, C: Clock>(
     syncs: &mut u64,
 ) -> Result<u64, Option<std::io::Error>> {
     let (clock, live) = (&t.clock, t.live);
+    let limit = u64::from(strategy.flushes_in_flight());
     // A cancelled run still finishes the commit in hand: its record gets its flush.
     let mut s = log.lock();
     let need = s.started + 1;
@@ -464,9 +477,10 @@ fn commit_grouped<F: SyncFile, C: Clock>(
         if s.failed {
             return Err(None);
         }
-        if !s.busy {
+        if s.in_flight < limit && s.started < need {
             // Lead the next flush: gather, then flush everything registered by then.
-            s.busy = true;
+            s.in_flight += 1;
+            s.peak_in_flight = s.peak_in_flight.max(s.in_flight);
             let now = clock.now_ns();
             let delay = gather_delay_ns(strategy, s.avg_flush_ns, s.batch_start_ns, now);
             if delay > 0 {
@@ -485,12 +499,12 @@ fn commit_grouped<F: SyncFile, C: Clock>(
             let t1 = clock.now_ns();
             let flush_ns = t1.saturating_sub(t0);
             s = log.lock();
-            s.busy = false;
+            s.in_flight -= 1;
             match synced {
                 Ok(()) => {
                     record_sync(&mut t.out.sync_lat, live, flush_ns);
                     *syncs += 1;
-                    s.done = generation;
+                    s.done = s.done.max(generation);
                     s.stats.flushes += 1;
                     s.stats.record_batch(batch);
                     s.avg_flush_ns = update_average(strategy, s.avg_flush_ns, flush_ns);
@@ -504,7 +518,8 @@ fn commit_grouped<F: SyncFile, C: Clock>(
             }
             continue;
         }
-        // Follow: a flush (or a leader's gathering) is under way.
+        // Follow: a flush that covers this record (or a leader's gathering) is under way,
+        // or as many flushes as the strategy allows are.
         s = log
             .flushed
             .wait_timeout(s, Duration::from_millis(50))

@@ -125,6 +125,7 @@ fn every_grouplog_strategy_acknowledges_each_record_once_in_the_shared_log() {
         Strategy::Leader,
         Strategy::Uring,
         Strategy::EarlyAck,
+        Strategy::Pipelined { depth: 2 },
     ] {
         let acks = acks_of(&grouplog(strategy, 3));
         let mut seqs: Vec<u64> = acks.iter().map(|a| a.id.seq).collect();

@@ -64,6 +64,7 @@ fn solo_is_one_flush_per_commit() {
     let r = run_fake(&grouplog(Strategy::Solo, 8, 80));
     let g = r.group.clone().unwrap();
     check_accounting(&r, &g, 80);
+    assert_eq!(g.peak_in_flight, None, "solo writers flush on their own");
     assert_eq!(g.flushes, 80);
     assert_eq!(g.batch_sizes, vec![0, 80]);
     assert_eq!(g.flushes_per_commit(), Some(1.0));
@@ -83,6 +84,27 @@ fn leader_with_8_writers_flushes_less_than_it_commits() {
     );
     assert_eq!(g.learned_flush_ns, None);
     assert_eq!(g.gather_wait_ns, 0, "leader never delays");
+    assert_eq!(g.peak_in_flight, Some(1), "one flush at a time");
+}
+
+#[test]
+fn pipelined_keeps_up_to_its_depth_of_flushes_in_flight() {
+    // 8 writers, 2 ms flushes: while one flush runs, writers whose records it does not
+    // cover start another, up to 4 at once.
+    let r = run_fake(&grouplog(Strategy::Pipelined { depth: 4 }, 8, 240));
+    let g = r.group.clone().unwrap();
+    check_accounting(&r, &g, 240);
+    assert_eq!(g.strategy, "pipelined:4");
+    let peak = g.peak_in_flight.unwrap();
+    assert!((2..=4).contains(&peak), "peak {peak} flushes in flight");
+    assert!(g.flushes < g.commits, "{} flushes", g.flushes);
+
+    // Depth 1 coordinates as leader does: never two flushes at once.
+    let r = run_fake(&grouplog(Strategy::Pipelined { depth: 1 }, 8, 120));
+    let g = r.group.clone().unwrap();
+    check_accounting(&r, &g, 120);
+    assert_eq!(g.peak_in_flight, Some(1));
+    assert!(g.flushes * 3 < g.commits, "{} flushes", g.flushes);
 }
 
 #[test]

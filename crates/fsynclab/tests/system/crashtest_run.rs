@@ -140,7 +140,12 @@ fn grouplog_strategies_lose_nothing_and_the_unsafe_one_loses_requests() {
     let store = Store::open(&dir.path().join("lab.sqlite")).unwrap();
     let state = dir.path().join("state");
     let cancel = CancelToken::new();
-    for strategy in [Strategy::Solo, Strategy::Leader, Strategy::Uring] {
+    for strategy in [
+        Strategy::Solo,
+        Strategy::Leader,
+        Strategy::Uring,
+        Strategy::Pipelined { depth: 4 },
+    ] {
         let out = crash_test(&store, &grouplog(&state, strategy), &cancel).unwrap();
         let r = &out.report;
         eprintln!("grouplog {strategy}: {r:?}");

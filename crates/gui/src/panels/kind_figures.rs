@@ -20,7 +20,7 @@ pub const PHASES_HEADER: [&str; 4] = ["phase", "items", "time", "per second"];
 
 /// Row names of the group-commit grid, in their order (a row whose figure the run does
 /// not have is left out).
-pub const GROUP_ROWS: [&str; 8] = [
+pub const GROUP_ROWS: [&str; 9] = [
     "Strategy",
     "Commits",
     "Engine flushes",
@@ -28,6 +28,7 @@ pub const GROUP_ROWS: [&str; 8] = [
     "Device cache flushes",
     "Learned flush time",
     "Leaders' gather wait",
+    "Flushes in flight at once",
     "Batch sizes (records × flushes)",
 ];
 
@@ -134,6 +135,7 @@ pub fn group_rows(g: &GroupCommitStats, r: &RunResult) -> Vec<(&'static str, Str
         device,
         learned,
         gather,
+        in_flight,
         sizes,
     ] = GROUP_ROWS;
     let secs = r.wall_secs();
@@ -166,6 +168,9 @@ pub fn group_rows(g: &GroupCommitStats, r: &RunResult) -> Vec<(&'static str, Str
             gather,
             format!("{} in total", fmt_ns(g.gather_wait_ns as f64)),
         ));
+    }
+    if let Some(peak) = g.peak_in_flight.filter(|&p| p > 1) {
+        rows.push((in_flight, format!("up to {peak}")));
     }
     let batches = batch_sizes(g);
     if !batches.is_empty() {

@@ -93,12 +93,20 @@ impl KindForm {
             ui,
             state,
             "Strategy",
-            "solo, leader, delay:<µs>, adaptive, adaptive:<cap µs>, jbd, uring; early-ack is the unsafe control that acknowledges before the flush (--strategy)",
+            "solo, leader, delay:<µs>, adaptive, adaptive:<cap µs>, jbd, uring, pipelined:<flushes in flight>; early-ack is the unsafe control that acknowledges before the flush (--strategy)",
             &["grouplog.strategy"],
             |ui, s, id| {
                 ui.vertical(|ui| {
                     ui.horizontal(|ui| {
-                        for name in ["solo", "leader", "delay:500", "adaptive", "jbd", "uring"] {
+                        for name in [
+                            "solo",
+                            "leader",
+                            "delay:500",
+                            "adaptive",
+                            "jbd",
+                            "uring",
+                            "pipelined:4",
+                        ] {
                             // uring needs io_uring: disabled, with the reason, without it.
                             let blocked = (name == "uring").then_some(uring_unavailable).flatten();
                             let chip = ui.add_enabled(

@@ -47,11 +47,23 @@ pub enum Strategy {
     /// commit must keep, broken on purpose. Its commit latency is the time to that
     /// acknowledgement.
     EarlyAck,
+    /// Pipelined group commit (duckdb's proposal for storage whose syncs overlap): as
+    /// `leader`, but a writer whose record no started flush covers starts one while fewer
+    /// than `depth` flushes are in flight, without waiting for the earlier ones. A record
+    /// is acknowledged when a flush that started after its write returned completes.
+    /// `pipelined:1` coordinates exactly as `leader`.
+    Pipelined {
+        /// Most flushes in flight at once.
+        depth: u32,
+    },
 }
+
+/// Most flushes a `pipelined` strategy may keep in flight.
+pub const MAX_PIPELINE_DEPTH: u32 = 256;
 
 impl Strategy {
     /// Parses `solo`, `leader`, `delay:<µs>`, `adaptive`, `adaptive:<cap µs>`, `jbd`,
-    /// `uring`, `early-ack`.
+    /// `uring`, `early-ack`, `pipelined:<flushes in flight>`.
     pub fn parse(text: &str) -> Result<Self, String> {
         let t = text.trim().to_ascii_lowercase();
         let (name, arg) = match t.split_once(':') {
@@ -76,8 +88,19 @@ impl Strategy {
             }),
             ("delay", Some(a)) => Ok(Strategy::Delay { us: micros(a)? }),
             ("delay", None) => Err(format!("'{text}' needs a delay in µs, e.g. delay:500")),
+            ("pipelined", Some(a)) => match a.parse::<u32>() {
+                Ok(depth) if (1..=MAX_PIPELINE_DEPTH).contains(&depth) => {
+                    Ok(Strategy::Pipelined { depth })
+                }
+                _ => Err(format!(
+                    "'{a}' in '{text}' is not a number of flushes in flight from 1 to {MAX_PIPELINE_DEPTH}, e.g. pipelined:4"
+                )),
+            },
+            ("pipelined", None) => Err(format!(
+                "'{text}' needs the most flushes in flight, e.g. pipelined:4"
+            )),
             _ => Err(format!(
-                "unknown strategy '{text}'; use solo, leader, delay:<µs>, adaptive, adaptive:<cap µs>, jbd, uring or early-ack (unsafe)"
+                "unknown strategy '{text}'; use solo, leader, delay:<µs>, adaptive, adaptive:<cap µs>, jbd, uring, pipelined:<flushes in flight> or early-ack (unsafe)"
             )),
         }
     }
@@ -93,6 +116,16 @@ impl Strategy {
             Strategy::Delay { us } => format!("delay:{us}"),
             Strategy::Adaptive { cap_us: None } => "adaptive".into(),
             Strategy::Adaptive { cap_us: Some(c) } => format!("adaptive:{c}"),
+            Strategy::Pipelined { depth } => format!("pipelined:{depth}"),
+        }
+    }
+
+    /// Most flushes this strategy's coordinator keeps in flight at once (1 for every
+    /// coordinated strategy but `pipelined`).
+    pub fn flushes_in_flight(&self) -> u32 {
+        match self {
+            Strategy::Pipelined { depth } => *depth,
+            _ => 1,
         }
     }
 }
@@ -267,7 +300,7 @@ pub const STRATEGY: SettingDef = SettingDef {
     ty: Ty::Text(parse_strategy),
     default: "leader",
     unit: "",
-    help: "grouplog: solo, leader, delay:<µs>, adaptive, adaptive:<cap µs>, jbd, uring, or early-ack (the unsafe control: acknowledges before the flush).",
+    help: "grouplog: solo, leader, delay:<µs>, adaptive, adaptive:<cap µs>, jbd, uring, pipelined:<flushes in flight>, or early-ack (the unsafe control: acknowledges before the flush).",
     flag: Some("strategy"),
     label: "Strategy",
     heading: "grouplog",
@@ -454,9 +487,17 @@ mod tests {
             Strategy::Jbd,
             Strategy::Uring,
             Strategy::EarlyAck,
+            Strategy::Pipelined { depth: 1 },
+            Strategy::Pipelined { depth: 8 },
         ] {
             assert_eq!(Strategy::parse(&s.name()), Ok(s));
         }
+        for bad in ["pipelined", "pipelined:0", "pipelined:257", "pipelined:-1", "pipelined:x"] {
+            let said = Strategy::parse(bad).unwrap_err();
+            assert!(said.contains("pipelined:4"), "{bad}: {said}");
+        }
+        assert_eq!(Strategy::Pipelined { depth: 3 }.flushes_in_flight(), 3);
+        assert_eq!(Strategy::Leader.flushes_in_flight(), 1);
         assert_eq!(Strategy::parse(" Early-Ack "), Ok(Strategy::EarlyAck));
         let said = Strategy::parse("early").unwrap_err();
         assert!(said.contains("early-ack (unsafe)"), "{said}");

@@ -217,6 +217,7 @@ fn result_for(id: i64, new: &NewRun) -> RunResult {
             batch_sizes: vec![0, 0, 1],
             learned_flush_ns: Some(1_200_000),
             gather_wait_ns: 500_000,
+            peak_in_flight: Some(1),
         }),
         reported: None,
         kernel_trace: None,
