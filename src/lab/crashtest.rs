@@ -183,6 +183,7 @@ fn run_and_check(
         // The files are what the power cuts are checked against.
         keep_files: true,
         allow_shared_target: false,
+        background_window: None,
         quiet: None,
         origin: None,
         warnings: Vec::new(),

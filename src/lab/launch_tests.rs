@@ -31,6 +31,7 @@ fn request(target: &Path) -> RunRequest {
         experiment_id: None,
         keep_files: false,
         allow_shared_target: false,
+        background_window: None,
         quiet: None,
         origin: None,
         warnings: Vec::new(),

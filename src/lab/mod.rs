@@ -3,6 +3,8 @@
 //! system, records the run as `running`, runs the engine, and stores the result (or the
 //! failure) as soon as it exists. The CLI and the GUI both call [`launch`].
 
+pub mod advise;
+mod advise_plan;
 pub mod bundle_import;
 mod clean;
 pub mod crash_check;
@@ -84,6 +86,9 @@ pub struct RunRequest {
     /// Run even when the target is writable by other users and not sticky
     /// (`--allow-shared-target`): the run warns loudly.
     pub allow_shared_target: bool,
+    /// How long background CPU is measured before the run when not waiting for quiet
+    /// (`None`: [`BACKGROUND_WINDOW`]; the advisor's many short runs measure less).
+    pub background_window: Option<Duration>,
     /// Wait for a quiet machine before starting (`--quiet-wait`).
     pub quiet: Option<QuietWait>,
     /// Where the spec came from when not the form, a preset or flags (a fio job file, whose
@@ -121,6 +126,9 @@ pub struct QuietWait {
     /// Longest wait.
     pub max_wait: Duration,
 }
+
+/// How long background CPU is measured before a run by default.
+pub const BACKGROUND_WINDOW: Duration = Duration::from_secs(1);
 
 /// Default quiet threshold: 10% of all CPU time busy.
 pub const DEFAULT_QUIET_THRESHOLD: f64 = 0.10;
@@ -185,6 +193,7 @@ impl LabError {
                 e,
                 StoreError::NotFound { .. }
                     | StoreError::ExperimentNotFound { .. }
+                    | StoreError::AdviceNotFound { .. }
                     | StoreError::EmptyTag { .. }
             ),
             LabError::Export(e) => e.is_usage(),
@@ -301,7 +310,11 @@ fn run_one_with(
             Place::Device(device) => Some(device.region()),
         },
     };
-    let (mut noise, cpu_before, io_before) = observe_before(request.quiet, cancel);
+    let (mut noise, cpu_before, io_before) = observe_before(
+        request.quiet,
+        request.background_window.unwrap_or(BACKGROUND_WINDOW),
+        cancel,
+    );
     let tracing = match crate::ktrace::start(request.kernel_trace, run_id, &ctx.system) {
         Ok(tracing) => tracing,
         Err(e) => {
@@ -493,6 +506,7 @@ fn preflight(spec: &WorkloadSpec, system: &crate::probe::SystemInfo) -> Result<(
 /// asked, until `cancel`) and reads the pressure counters the run's deltas start from.
 fn observe_before(
     quiet: Option<QuietWait>,
+    window: Duration,
     cancel: &CancelToken,
 ) -> (NoiseInfo, Option<probe::Pressure>, Option<probe::Pressure>) {
     let mut noise = NoiseInfo::default();
@@ -504,7 +518,7 @@ fn observe_before(
             noise.quiet_waited_s = Some(outcome.waited.as_secs_f64());
             noise.quiet_reached = Some(outcome.reached);
         }
-        None => noise.background_cpu_busy = probe::measure_cpu_busy(Duration::from_secs(1)),
+        None => noise.background_cpu_busy = probe::measure_cpu_busy(window),
     }
     (
         noise,

@@ -33,6 +33,7 @@ macro_rules! errln {
     }};
 }
 
+mod advise;
 mod browse;
 mod compare;
 mod crash_controls;
@@ -113,6 +114,11 @@ pub enum Command {
     /// A metric over the history of one workload (--label, --preset) and the runs where it
     /// changed, with the ratio and what differs either side.
     Trend(trend::TrendArgs),
+    /// Which way of making commits durable is fastest on a target, proven safe: every
+    /// group-commit strategy at several writer counts, the sync parallelism, the sync
+    /// methods (docs/ADVISOR.md).
+    #[command(after_help = advise::ADVISE_EXAMPLES)]
+    Advise(advise::AdviseArgs),
     /// Scratch filesystems on loop images (root): create, list, destroy.
     Scratch(scratch::ScratchArgs),
     /// Run a preset on a fresh scratch filesystem per configuration and compare (root).
@@ -354,6 +360,7 @@ pub fn execute(cli: Cli, window: Option<Window>) -> ExitCode {
         Some(Command::Compare(args)) => compare::compare(&cli.db, args),
         Some(Command::Report(args)) => compare::report(&cli.db, args),
         Some(Command::Trend(args)) => trend::trend(&cli.db, args),
+        Some(Command::Advise(args)) => advise::advise_cmd(&cli.db, args),
         Some(Command::Scratch(args)) => scratch::scratch(&cli.db, args),
         Some(Command::Matrix(args)) => scratch::matrix(&cli.db, args),
         Some(Command::Crashtest(args)) => crashtest::crashtest(&cli.db, args),

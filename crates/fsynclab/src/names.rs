@@ -26,6 +26,7 @@ pub fn flag(setting: Setting) -> CliFlag {
         Setting::SeriesSweep | Setting::Matrix => PresetOnly,
         Setting::Sweep => Long("sweep"),
         Setting::Repeat => Long("repeat"),
+        Setting::AdviseBudget => Long("p99"),
         Setting::Target => Long("target"),
         Setting::Keep => Long("keep"),
         Setting::AllowSharedTarget => Long("allow-shared-target"),

@@ -324,6 +324,7 @@ pub(super) fn launch_with(
         experiment_id: None,
         keep_files: args.keep,
         allow_shared_target: args.allow_shared_target,
+        background_window: None,
         quiet: quiet_wait(args)?,
         origin: None,
         warnings: Vec::new(),

@@ -306,6 +306,7 @@ pub fn matrix(db: &Option<PathBuf>, args: MatrixArgs) -> Result<u8, CliError> {
         experiment_id: None,
         keep_files: false,
         allow_shared_target: false,
+        background_window: None,
         quiet: None,
         origin: None,
         warnings: Vec::new(),

@@ -561,6 +561,7 @@ fn form_request(s: &UiState) -> Result<RunRequest, String> {
         keep_files: false,
         allow_shared_target: s.allow_shared_target,
         kernel_trace: s.kernel_trace,
+        background_window: None,
         quiet: (s.quiet_wait_s > 0.0).then(|| QuietWait {
             threshold: DEFAULT_QUIET_THRESHOLD,
             max_wait: Duration::from_secs_f64(s.quiet_wait_s),

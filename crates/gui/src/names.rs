@@ -18,6 +18,7 @@ pub fn label(setting: Setting) -> &'static str {
         Setting::SeriesSweep => "the preset's series sweep",
         Setting::Sweep => "Sweep",
         Setting::Repeat => "Repetitions",
+        Setting::AdviseBudget => "Latency budget (p99)",
         Setting::Matrix => "Matrix",
         Setting::Target => "Target directory",
         Setting::Keep => "Keep files",

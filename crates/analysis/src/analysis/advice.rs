@@ -7,13 +7,14 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
 use super::ratio::{geometric_ci, ratio_test};
 
 /// One strategy at one writer count, repeated.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct AdvicePoint {
     /// The strategy (`solo`, `leader`, `delay:500us`...).
     pub strategy: String,
@@ -23,6 +24,12 @@ pub struct AdvicePoint {
     pub commits_per_sec: Vec<f64>,
     /// Commit latency p99 of each run, µs.
     pub p99_us: Vec<f64>,
+    /// Commit latency p50 of each run, µs.
+    pub p50_us: Vec<f64>,
+    /// Commit latency p99.9 of each run, µs.
+    pub p999_us: Vec<f64>,
+    /// The process's CPU time (user + system, every thread) per commit over the runs, µs.
+    pub cpu_us_per_commit: Option<f64>,
     /// Device flushes per commit (all runs together), when counted.
     pub flushes_per_commit: Option<f64>,
     /// The runs.
@@ -42,9 +49,20 @@ impl AdvicePoint {
     pub fn p99(&self) -> Option<f64> {
         median(&self.p99_us)
     }
+
+    /// Median p50, µs.
+    pub fn p50(&self) -> Option<f64> {
+        median(&self.p50_us)
+    }
+
+    /// Median p99.9, µs.
+    pub fn p999(&self) -> Option<f64> {
+        median(&self.p999_us)
+    }
 }
 
-fn median(values: &[f64]) -> Option<f64> {
+/// The median of the finite values.
+pub(super) fn median(values: &[f64]) -> Option<f64> {
     let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
     if v.is_empty() {
         return None;
@@ -86,7 +104,7 @@ pub fn frontier(points: &[AdvicePoint]) -> BTreeMap<u32, Vec<String>> {
 }
 
 /// What the advice says at one writer count.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "verdict", rename_all = "snake_case")]
 pub enum Recommendation {
     /// One strategy, told apart from the runner-up by its interval.
@@ -176,7 +194,7 @@ pub fn recommend(
 }
 
 /// How concurrent fsyncs share the device.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SyncClass {
     /// Per-fsync latency stays flat as syncers are added: they overlap.
@@ -188,7 +206,7 @@ pub enum SyncClass {
 }
 
 /// The fitted sync parallelism: per-fsync latency ∝ k^factor over k concurrent syncers.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SyncParallelism {
     /// The class.
     pub class: SyncClass,

@@ -17,9 +17,8 @@ fn point(
         writers,
         commits_per_sec: cps.to_vec(),
         p99_us: p99.to_vec(),
-        flushes_per_commit: None,
-        run_ids: Vec::new(),
         durable,
+        ..AdvicePoint::default()
     }
 }
 

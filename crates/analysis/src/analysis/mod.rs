@@ -5,6 +5,7 @@
 //! for display (see `report` for tables and images).
 
 mod advice;
+mod advice_object;
 mod compare;
 mod crash;
 mod durability;
@@ -25,6 +26,10 @@ mod trend;
 pub use advice::{
     AdvicePoint, OVERLAPPING_BELOW, Recommendation, SERIALIZED_ABOVE, SyncClass, SyncParallelism,
     frontier, recommend, sync_parallelism,
+};
+pub use advice_object::{
+    Advice, AdviceInputs, DuckdbRule, FlushLat, FrontierAt, IMPLAUSIBLE_FSYNC_US, ImplausibleSync,
+    MethodCost, MethodRun, RatioCi, RecommendedAt, SyncFit, SyncSample,
 };
 pub use compare::{ALPHA, AnalysisError, SideInput, compare};
 pub use crash::CrashFindings;

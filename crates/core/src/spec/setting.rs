@@ -29,6 +29,8 @@ pub enum Setting {
     Sweep,
     /// Runs per configuration.
     Repeat,
+    /// The commit advisor's p99 latency budget.
+    AdviseBudget,
     /// The configurations of a matrix.
     Matrix,
     /// The directory a run writes its files in.
@@ -205,6 +207,7 @@ impl Setting {
             Setting::SeriesSweep => "series_sweep",
             Setting::Sweep => "sweep",
             Setting::Repeat => "repeat",
+            Setting::AdviseBudget => "budget_p99_us",
             Setting::Matrix => "matrix",
             Setting::Target => "target",
             Setting::Keep => "keep",

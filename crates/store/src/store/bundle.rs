@@ -49,6 +49,11 @@ pub(super) const BUNDLE_TABLES: &[&str] = &[
     "histograms",
 ];
 
+/// Tables of the schema a bundle does not carry yet, with why: stored advice (issue 35) is
+/// not yet exported; its runs travel in their experiment, and `advise` judges them again.
+#[cfg(test)]
+const NOT_CARRIED: &[&str] = &["advice"];
+
 /// The child tables, each keyed by `run_id`.
 pub(super) const CHILD_TABLES: &[&str] = BUNDLE_TABLES.split_at(2).1;
 
@@ -397,7 +402,11 @@ mod tests {
             .collect::<Result<_, _>>()
             .unwrap();
         tables.sort();
-        let mut carried: Vec<String> = BUNDLE_TABLES.iter().map(|t| t.to_string()).collect();
+        let mut carried: Vec<String> = BUNDLE_TABLES
+            .iter()
+            .chain(NOT_CARRIED)
+            .map(|t| t.to_string())
+            .collect();
         carried.sort();
         assert_eq!(tables, carried);
     }

@@ -34,6 +34,7 @@
 //! needs the database (the GUI's worker, a run's persister) opens its own `Store` on the
 //! same path; WAL mode and a 5 s busy timeout let them share it.
 
+mod advice;
 mod anchor;
 mod bundle;
 mod bundle_merge;
@@ -49,6 +50,7 @@ mod schema;
 #[cfg(test)]
 mod tests;
 
+pub use advice::{CrashVerdictRow, NewAdvice, StoredAdvice};
 pub use anchor::{AnchorError, anchor_dir, is_anchored, through_anchor};
 pub use bundle::{Bundle, BundleError, MAX_BUNDLE_VALUE_BYTES, MergeCounts, SQLITE_HEADER};
 pub use db_path::{Invoker, anchor_database, data_dir, user_data_dir};
@@ -180,6 +182,12 @@ pub enum StoreError {
     /// No run has this id.
     #[error("{}", self.worded(&Neutral))]
     NotFound {
+        /// The id asked for.
+        id: i64,
+    },
+    /// No stored advice has this id.
+    #[error("no advice with id {id}; list them with the advice list")]
+    AdviceNotFound {
         /// The id asked for.
         id: i64,
     },

@@ -57,6 +57,10 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "0012_crash_test",
         sql: include_str!("migrations/0012_crash_test.sql"),
     },
+    Migration {
+        name: "0013_advice",
+        sql: include_str!("migrations/0013_advice.sql"),
+    },
 ];
 
 /// One schema step.

@@ -110,6 +110,7 @@ pub fn tiny_request(spec: WorkloadSpec, target: &Path, label: &str) -> RunReques
         keep_files: false,
         allow_shared_target: false,
         kernel_trace: fsynclab::ktrace::KernelTraceMode::Off,
+        background_window: None,
         quiet: None,
         origin: None,
         warnings: Vec::new(),

@@ -218,3 +218,84 @@ fn fail_run_records_the_error_without_a_result() {
     assert_eq!(run.result, None);
     assert_eq!(run.row.wall_ns, None);
 }
+
+#[test]
+fn advice_is_stored_listed_and_read_back() {
+    let store = Store::open_in_memory().unwrap();
+    let experiment = store.create_experiment("advice /mnt/x").unwrap();
+    let new = crate::store::NewAdvice {
+        experiment_id: Some(experiment),
+        target: "/mnt/x",
+        fs_type: Some("ext4"),
+        inputs_json: r#"{"quick":true}"#,
+        advice_json: r#"{"writers":16}"#,
+    };
+    let first = store.save_advice(&new).unwrap();
+    let second = store
+        .save_advice(&crate::store::NewAdvice {
+            fs_type: None,
+            ..new.clone()
+        })
+        .unwrap();
+    let got = store.advice(first).unwrap();
+    assert_eq!(
+        (got.target.as_str(), got.fs_type.as_deref()),
+        ("/mnt/x", Some("ext4"))
+    );
+    assert_eq!(got.experiment_id, Some(experiment));
+    assert_eq!(got.advice_json, r#"{"writers":16}"#);
+    let ids: Vec<i64> = store.list_advice().unwrap().iter().map(|a| a.id).collect();
+    assert_eq!(ids, vec![second, first], "newest first");
+    assert!(matches!(
+        store.advice(999),
+        Err(StoreError::AdviceNotFound { id: 999 })
+    ));
+}
+
+#[test]
+fn crash_verdicts_are_read_per_strategy_and_filesystem_type() {
+    use crate::crashlog::CrashReport;
+    use crate::spec::{FlatSpec, Strategy, SyncMethod, WorkloadKind};
+    let store = Store::open_in_memory().unwrap();
+    let grouplog = |strategy: Strategy, fs: &str| {
+        let mut new = new_run(None, fs, "6.18");
+        new.spec = FlatSpec {
+            kind: WorkloadKind::Grouplog,
+            threads: 4,
+            sync: SyncMethod::Fdatasync,
+            requests: Some(200),
+            ..FlatSpec::default()
+        }
+        .typed();
+        new.spec.edit(|f| f.grouplog.strategy = strategy);
+        store.begin_run(&new).unwrap()
+    };
+    let report = |acknowledged, lost, stale| CrashReport {
+        cuts: 20,
+        acknowledged,
+        lost,
+        stale,
+        ..CrashReport::default()
+    };
+    let leader = grouplog(Strategy::Leader, "ext4");
+    store.set_crash_test(leader, &report(200, 0, 0)).unwrap();
+    let early = grouplog(Strategy::EarlyAck, "ext4");
+    store.set_crash_test(early, &report(200, 70, 13)).unwrap();
+    let on_xfs = grouplog(Strategy::Solo, "xfs");
+    store.set_crash_test(on_xfs, &report(200, 0, 0)).unwrap();
+    // Not crash-tested: no verdict.
+    grouplog(Strategy::Jbd, "ext4");
+    let rows = store.crash_verdicts("grouplog", "ext4").unwrap();
+    let seen: Vec<(&str, u64, u64)> = rows
+        .iter()
+        .map(|r| (r.strategy.as_str(), r.acknowledged, r.lost))
+        .collect();
+    assert_eq!(seen, vec![("leader", 200, 0), ("early-ack", 200, 83)]);
+    assert_eq!(store.crash_verdicts("grouplog", "xfs").unwrap().len(), 1);
+    assert!(
+        store
+            .crash_verdicts("grouplog", "btrfs")
+            .unwrap()
+            .is_empty()
+    );
+}

@@ -1,0 +1,436 @@
+//! The commit advisor's answer as one object (issue 35): what was measured (the points, the
+//! sync-parallelism samples, the sync methods' costs, the flush latency) and what follows from
+//! it (the frontier, the recommendation per writer count, the fitted class beside duckdb's
+//! rule for the filesystem type). Built from numbers the lab gathered; stored as JSON and read
+//! back whole, so stored advice is shown, exported and compared as it was made. Nothing here
+//! measures or words.
+
+use serde::{Deserialize, Serialize};
+
+use super::advice::{
+    AdvicePoint, Recommendation, SyncClass, SyncParallelism, frontier, median, recommend,
+    sync_parallelism,
+};
+use super::ratio::ratio_test;
+
+/// A one-thread fsync of a changed 4 KiB block faster than this (µs, median) cannot have
+/// reached a medium: it is below one device cache flush on any storage fsynclab has seen
+/// (NVMe with power-loss protection: ~20 µs and up, with the journal commit on top).
+pub const IMPLAUSIBLE_FSYNC_US: f64 = 10.0;
+
+/// Why the measured syncs cannot be durable commits.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ImplausibleSync {
+    /// The target is a memory filesystem.
+    MemoryFs {
+        /// Its type.
+        fs_type: String,
+    },
+    /// A one-thread fsync was faster than [`IMPLAUSIBLE_FSYNC_US`].
+    TooFast {
+        /// The median per-fsync latency, µs.
+        p50_us: f64,
+    },
+}
+
+/// One per-fsync latency measurement of the sync-parallelism runs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SyncSample {
+    /// Concurrent threads, each writing one block and fsyncing it in a loop.
+    pub k: u32,
+    /// One file shared by every thread (`true`) or a file per thread.
+    pub shared: bool,
+    /// The run's per-fsync latency p50, µs.
+    pub sync_p50_us: f64,
+    /// The run's fsyncs per second, all threads together.
+    pub syncs_per_sec: f64,
+    /// The run.
+    pub run_id: i64,
+}
+
+/// The sync-parallelism fit of one file layout, with the samples it was fitted on.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SyncFit {
+    /// The class.
+    pub class: SyncClass,
+    /// The fitted exponent of per-fsync latency in k (0 overlapping, 1 serialized).
+    pub factor: f64,
+    /// Its 95 % interval.
+    pub factor_ci95: Option<(f64, f64)>,
+    /// The samples.
+    pub points: Vec<SyncSample>,
+}
+
+impl SyncFit {
+    /// Fits the samples of one layout (`None` with fewer than two distinct k).
+    pub fn of(samples: Vec<SyncSample>) -> Option<Self> {
+        let pairs: Vec<(u32, f64)> = samples.iter().map(|s| (s.k, s.sync_p50_us)).collect();
+        let SyncParallelism {
+            class,
+            factor,
+            factor_ci95,
+        } = sync_parallelism(&pairs)?;
+        Some(Self {
+            class,
+            factor,
+            factor_ci95,
+            points: samples,
+        })
+    }
+}
+
+/// What duckdb's rule (pull request 23655: `FileSystem::SyncParallelism` declared from the
+/// filesystem type) would have guessed here, beside the measurement.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DuckdbRule {
+    /// The guess: overlapping for network filesystems, serialized for local ones.
+    pub guess: SyncClass,
+    /// Whether the filesystem type is a network one.
+    pub network: bool,
+    /// Whether the measured class is the guess (`None` when nothing was measured).
+    pub agrees: Option<bool>,
+}
+
+/// Filesystem types whose sync is a round trip to a server (the rule's "network").
+const NETWORK_FS: &[&str] = &[
+    "nfs",
+    "nfs4",
+    "cifs",
+    "smb3",
+    "smbfs",
+    "ceph",
+    "9p",
+    "glusterfs",
+    "fuse.glusterfs",
+    "fuse.sshfs",
+    "fuse.s3fs",
+    "lustre",
+    "gpfs",
+    "afs",
+    "virtiofs",
+];
+
+impl DuckdbRule {
+    /// The rule's guess for `fs_type` beside the `measured` class.
+    pub fn of(fs_type: Option<&str>, measured: Option<SyncClass>) -> Self {
+        let network = fs_type.is_some_and(|t| NETWORK_FS.contains(&t));
+        let guess = if network {
+            SyncClass::Overlapping
+        } else {
+            SyncClass::Serialized
+        };
+        Self {
+            guess,
+            network,
+            agrees: measured.map(|m| m == guess),
+        }
+    }
+}
+
+/// Flush latency: the block layer's cache flushes, from the kernel tracer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FlushLat {
+    /// Median of the traced runs' flush p50, µs.
+    pub p50: f64,
+    /// Median of the traced runs' flush p99, µs.
+    pub p99: f64,
+    /// The traced runs.
+    pub run_ids: Vec<i64>,
+}
+
+/// The cost of one way of making a single writer's 4 KiB write durable.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MethodCost {
+    /// The method's key (`fsync`, `fdatasync`, `fdatasync_append`, `fdatasync_fallocated`,
+    /// `o_dsync`, `io_uring_fdatasync`).
+    pub method: String,
+    /// Durable writes per second of each run.
+    pub per_sec: Vec<f64>,
+    /// Median of the runs' durable-operation p50 (write + its sync), µs.
+    pub p50_us: Option<f64>,
+    /// Median of the runs' durable-operation p99, µs.
+    pub p99_us: Option<f64>,
+    /// Its rate over plain fdatasync's, with the 95 % interval (`None` for fdatasync itself
+    /// or with too few runs).
+    pub vs_fdatasync: Option<RatioCi>,
+    /// The runs.
+    pub run_ids: Vec<i64>,
+}
+
+/// One run of a sync method.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MethodRun {
+    /// The method's key (see [`MethodCost::method`]).
+    pub method: String,
+    /// Durable writes per second.
+    pub per_sec: f64,
+    /// Durable-operation p50, µs.
+    pub p50_us: Option<f64>,
+    /// Durable-operation p99, µs.
+    pub p99_us: Option<f64>,
+    /// The run.
+    pub run_id: i64,
+}
+
+/// A ratio with its 95 % interval.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RatioCi {
+    /// The ratio of geometric means.
+    pub ratio: f64,
+    /// Its 95 % interval (Welch on logs).
+    pub ci95: Option<(f64, f64)>,
+}
+
+/// The recommendation at one writer count.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RecommendedAt {
+    /// Writers.
+    pub writers: u32,
+    /// The p99 budget the strategies had to keep, µs (the user's, or 2× solo's p99 here).
+    pub budget_p99_us: Option<f64>,
+    /// The verdict.
+    #[serde(flatten)]
+    pub verdict: Recommendation,
+}
+
+impl RecommendedAt {
+    /// The one strategy recommended, if the intervals named one.
+    pub fn strategy(&self) -> Option<&str> {
+        match &self.verdict {
+            Recommendation::One { strategy, .. } => Some(strategy),
+            _ => None,
+        }
+    }
+}
+
+/// The frontier at one writer count.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FrontierAt {
+    /// Writers.
+    pub writers: u32,
+    /// The strategies no other one beats on both commits/s and p99, best throughput first.
+    pub strategies: Vec<String>,
+}
+
+/// Everything the advisor measured and concluded.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Advice {
+    /// The directory measured.
+    pub target: String,
+    /// Its filesystem type.
+    pub fs_type: Option<String>,
+    /// The short (`--quick`) plan.
+    pub quick: bool,
+    /// Bytes per record of the group-commit runs.
+    pub record_size: u64,
+    /// The user's p99 budget, µs (`None`: 2× solo's p99 at each writer count).
+    pub budget_p99_us: Option<f64>,
+    /// The writer count the headline recommendation is for.
+    pub writers: u32,
+    /// Sync parallelism with one shared file (what a shared log's writers meet).
+    pub sync_parallelism: Option<SyncFit>,
+    /// Sync parallelism with a file per thread.
+    pub sync_parallelism_own_files: Option<SyncFit>,
+    /// duckdb's rule for this filesystem type beside the shared-file class.
+    pub duckdb_rule: DuckdbRule,
+    /// Block-level flush latency, when the kernel tracer ran.
+    pub flush_lat_us: Option<FlushLat>,
+    /// One writer's sync methods.
+    pub methods: Vec<MethodCost>,
+    /// Every strategy at every writer count.
+    pub points: Vec<AdvicePoint>,
+    /// The frontier per writer count.
+    pub frontier: Vec<FrontierAt>,
+    /// The recommendation at [`Advice::writers`].
+    pub recommended: RecommendedAt,
+    /// The recommendation at every writer count measured.
+    pub by_writers: Vec<RecommendedAt>,
+    /// Why the measurement stopped early, if it did.
+    pub stopped: Option<String>,
+}
+
+/// What the lab measured, for [`Advice::build`].
+#[derive(Clone, Debug, Default)]
+pub struct AdviceInputs {
+    /// The directory measured.
+    pub target: String,
+    /// Its filesystem type.
+    pub fs_type: Option<String>,
+    /// The short plan.
+    pub quick: bool,
+    /// Bytes per record.
+    pub record_size: u64,
+    /// The user's p99 budget, µs.
+    pub budget_p99_us: Option<f64>,
+    /// The headline writer count.
+    pub writers: u32,
+    /// The strategies' points (durability verdicts filled in).
+    pub points: Vec<AdvicePoint>,
+    /// The sync-parallelism samples.
+    pub sync_samples: Vec<SyncSample>,
+    /// Traced flush latency per run: (run, p50 µs, p99 µs).
+    pub flushes: Vec<(i64, f64, f64)>,
+    /// The methods' runs.
+    pub methods: Vec<MethodRun>,
+    /// Why the measurement stopped early.
+    pub stopped: Option<String>,
+}
+
+impl Advice {
+    /// Judges what was measured.
+    pub fn build(inputs: AdviceInputs) -> Self {
+        let layout = |shared: bool| {
+            let samples: Vec<SyncSample> = inputs
+                .sync_samples
+                .iter()
+                .filter(|s| s.shared == shared)
+                .cloned()
+                .collect();
+            SyncFit::of(samples)
+        };
+        let shared = layout(true);
+        let own = layout(false);
+        let duckdb_rule =
+            DuckdbRule::of(inputs.fs_type.as_deref(), shared.as_ref().map(|f| f.class));
+        let mut writer_counts: Vec<u32> = inputs.points.iter().map(|p| p.writers).collect();
+        writer_counts.sort_unstable();
+        writer_counts.dedup();
+        let at = |writers: u32| RecommendedAt {
+            writers,
+            budget_p99_us: inputs.budget_p99_us.or_else(|| {
+                let solo = inputs
+                    .points
+                    .iter()
+                    .find(|p| p.writers == writers && p.strategy == "solo");
+                solo.and_then(AdvicePoint::p99).map(|l| 2.0 * l)
+            }),
+            verdict: recommend(&inputs.points, writers, inputs.budget_p99_us),
+        };
+        let by_writers: Vec<RecommendedAt> = writer_counts.iter().map(|&w| at(w)).collect();
+        let frontier = frontier(&inputs.points)
+            .into_iter()
+            .map(|(writers, strategies)| FrontierAt {
+                writers,
+                strategies,
+            })
+            .collect();
+        Self {
+            target: inputs.target,
+            fs_type: inputs.fs_type,
+            quick: inputs.quick,
+            record_size: inputs.record_size,
+            budget_p99_us: inputs.budget_p99_us,
+            writers: inputs.writers,
+            sync_parallelism: shared,
+            sync_parallelism_own_files: own,
+            duckdb_rule,
+            flush_lat_us: flush_latency(&inputs.flushes),
+            methods: method_costs(&inputs.methods),
+            recommended: at(inputs.writers),
+            by_writers,
+            frontier,
+            points: inputs.points,
+            stopped: inputs.stopped,
+        }
+    }
+
+    /// A point by strategy and writers.
+    pub fn point(&self, strategy: &str, writers: u32) -> Option<&AdvicePoint> {
+        self.points
+            .iter()
+            .find(|p| p.strategy == strategy && p.writers == writers)
+    }
+
+    /// A point's commits/s over solo's at the same writer count, with the 95 % interval.
+    pub fn vs_solo(&self, point: &AdvicePoint) -> Option<RatioCi> {
+        let solo = self.point("solo", point.writers)?;
+        let r = ratio_test(&solo.commits_per_sec, &point.commits_per_sec)?;
+        Some(RatioCi {
+            ratio: r.ratio,
+            ci95: r.ci95,
+        })
+    }
+
+    /// Why the measured syncs cannot be durable commits, if they cannot: a memory
+    /// filesystem, or a one-thread fsync of a changed block faster than
+    /// [`IMPLAUSIBLE_FSYNC_US`] at the median.
+    pub fn implausible_sync(&self) -> Option<ImplausibleSync> {
+        if let Some(fs) = self
+            .fs_type
+            .as_deref()
+            .filter(|t| matches!(*t, "tmpfs" | "ramfs"))
+        {
+            return Some(ImplausibleSync::MemoryFs {
+                fs_type: fs.to_string(),
+            });
+        }
+        let single: Vec<f64> = [&self.sync_parallelism, &self.sync_parallelism_own_files]
+            .into_iter()
+            .flatten()
+            .flat_map(|f| f.points.iter().filter(|p| p.k == 1).map(|p| p.sync_p50_us))
+            .collect();
+        let p50 = median(&single)?;
+        (p50 < IMPLAUSIBLE_FSYNC_US).then_some(ImplausibleSync::TooFast { p50_us: p50 })
+    }
+
+    /// The strategies whose durability no stored crash test has judged on this filesystem
+    /// type, in the order measured.
+    pub fn not_crash_tested(&self) -> Vec<&str> {
+        let mut out: Vec<&str> = Vec::new();
+        for p in &self.points {
+            if p.durable.is_none() && !out.contains(&p.strategy.as_str()) {
+                out.push(&p.strategy);
+            }
+        }
+        out
+    }
+}
+
+fn flush_latency(flushes: &[(i64, f64, f64)]) -> Option<FlushLat> {
+    let p50: Vec<f64> = flushes.iter().map(|f| f.1).collect();
+    let p99: Vec<f64> = flushes.iter().map(|f| f.2).collect();
+    Some(FlushLat {
+        p50: median(&p50)?,
+        p99: median(&p99)?,
+        run_ids: flushes.iter().map(|f| f.0).collect(),
+    })
+}
+
+fn method_costs(runs: &[MethodRun]) -> Vec<MethodCost> {
+    let mut names: Vec<&str> = Vec::new();
+    for r in runs {
+        if !names.contains(&r.method.as_str()) {
+            names.push(&r.method);
+        }
+    }
+    let of = |name: &str| -> Vec<&MethodRun> { runs.iter().filter(|r| r.method == name).collect() };
+    let base: Vec<f64> = of("fdatasync").iter().map(|r| r.per_sec).collect();
+    names
+        .iter()
+        .map(|&name| {
+            let these = of(name);
+            let per_sec: Vec<f64> = these.iter().map(|r| r.per_sec).collect();
+            let p50: Vec<f64> = these.iter().filter_map(|r| r.p50_us).collect();
+            let p99: Vec<f64> = these.iter().filter_map(|r| r.p99_us).collect();
+            let vs_fdatasync = (name != "fdatasync")
+                .then(|| ratio_test(&base, &per_sec))
+                .flatten()
+                .map(|r| RatioCi {
+                    ratio: r.ratio,
+                    ci95: r.ci95,
+                });
+            MethodCost {
+                method: name.to_string(),
+                per_sec,
+                p50_us: median(&p50),
+                p99_us: median(&p99),
+                vs_fdatasync,
+                run_ids: these.iter().map(|r| r.run_id).collect(),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+#[path = "advice_object_tests.rs"]
+mod tests;

@@ -1,0 +1,325 @@
+//! The commit advisor's answer in words (issue 35): the text `advise` prints, the Markdown
+//! of `--md`, the `--json` object (the stored [`Advice`] with each recommendation's reason).
+//! One wording for every front end; nothing here measures.
+
+use std::fmt::Write as _;
+
+use serde_json::{Value, json};
+
+use crate::analysis::{
+    Advice, AdvicePoint, ImplausibleSync, RatioCi, Recommendation, RecommendedAt, SyncClass,
+    SyncFit,
+};
+
+use super::units::fmt_ns;
+
+/// A latency given in µs, in the unit that reads best.
+fn us(v: f64) -> String {
+    fmt_ns(v * 1e3)
+}
+
+fn ci(r: &RatioCi) -> String {
+    match r.ci95 {
+        Some((lo, hi)) => format!("{:.2}× [{lo:.2}, {hi:.2}]", r.ratio),
+        None => format!("{:.2}× (no interval: too few runs)", r.ratio),
+    }
+}
+
+/// The class in words.
+pub fn sync_class_text(class: SyncClass) -> &'static str {
+    match class {
+        SyncClass::Overlapping => "overlapping",
+        SyncClass::Serialized => "serialized",
+        SyncClass::Partial => "partial",
+    }
+}
+
+/// What an implausibly fast sync means.
+pub fn implausible_text(why: &ImplausibleSync) -> String {
+    match why {
+        ImplausibleSync::MemoryFs { fs_type } => format!(
+            "{fs_type} keeps files in memory: an fsync there makes nothing durable, so these \
+             figures say nothing about a disk's commits"
+        ),
+        ImplausibleSync::TooFast { p50_us } => format!(
+            "an fsync of a changed 4 KiB block took {} at the median, faster than any device \
+             can make it durable: a volatile write cache that ignores flushes, or a \
+             write-back cache without flush between the filesystem and the medium \
+             (pg_test_fsync's \"your drive may be lying\"); the strategies' figures are \
+             then not what durable commits cost",
+            us(*p50_us)
+        ),
+    }
+}
+
+/// Why the advice says what it says at one writer count, with its numbers.
+pub fn reason(advice: &Advice, at: &RecommendedAt) -> String {
+    let w = at.writers;
+    let budget = match (advice.budget_p99_us, at.budget_p99_us) {
+        (Some(b), _) => format!("p99 within the budget of {}", us(b)),
+        (None, Some(b)) => format!("p99 within 2× solo's ({})", us(b)),
+        (None, None) => "no budget".to_string(),
+    };
+    match &at.verdict {
+        Recommendation::One {
+            strategy,
+            vs_runner_up,
+            ..
+        } => {
+            let Some(p) = advice.point(strategy, w) else {
+                return format!("{strategy} at {w} writers");
+            };
+            let mut out = format!("{strategy}: ");
+            match (strategy.as_str(), advice.point("solo", w)) {
+                ("solo", _) => out.push_str("no coordination beats each writer syncing alone"),
+                (_, Some(solo)) => {
+                    if let Some(r) = advice.vs_solo(p) {
+                        let _ = write!(out, "{} solo's commits/s", ci(&r));
+                    }
+                    if let (Some(a), Some(b)) = (p.p99(), solo.p99()) {
+                        let _ = write!(out, ", p99 {} vs {}", us(a), us(b));
+                    }
+                }
+                (_, None) => {}
+            }
+            let _ = write!(out, " at {w} writers ({budget})");
+            if let Some((ratio, (lo, hi))) = vs_runner_up {
+                let _ = write!(
+                    out,
+                    "; {ratio:.2}× [{lo:.2}, {hi:.2}] the next best that fits"
+                );
+            } else {
+                out.push_str("; the only strategy that fits");
+            }
+            out
+        }
+        Recommendation::Equivalent { strategies } => {
+            let best = strategies
+                .first()
+                .and_then(|s| advice.point(s, w))
+                .and_then(|p| p.throughput().map(|t| (p, t)));
+            let mut out = format!(
+                "{} cannot be told apart at {w} writers ({budget}): their commits/s intervals \
+                 overlap",
+                strategies.join(", ")
+            );
+            if let Some((p, t)) = best {
+                let _ = write!(out, "; best measured {} at {t:.0} commits/s", p.strategy);
+            }
+            out
+        }
+        Recommendation::Nothing { why } => why.clone(),
+    }
+}
+
+fn point_line(advice: &Advice, p: &AdvicePoint, recommended: bool) -> String {
+    let mark = if recommended { "*" } else { " " };
+    let cps = p.throughput().map_or("—".into(), |t| format!("{t:.0}/s"));
+    let vs = match (p.strategy.as_str(), advice.vs_solo(p)) {
+        ("solo", _) | (_, None) => String::new(),
+        (_, Some(r)) => format!("{} solo", ci(&r)),
+    };
+    let lat = |v: Option<f64>| v.map_or("—".into(), us);
+    let flushes = p
+        .flushes_per_commit
+        .map_or("—".into(), |f| format!("{f:.3}"));
+    let cpu = p.cpu_us_per_commit.map_or("—".into(), us);
+    let durable = match p.durable {
+        Some(true) => "crash-tested: no loss",
+        Some(false) => "LOST ACKNOWLEDGED RECORDS in a crash test",
+        None => "not crash-tested",
+    };
+    format!(
+        " {mark} {:<12} {cps:>9} {vs:<30} p50 {:>9} p99 {:>9} p99.9 {:>9}  {flushes:>6} flushes  {cpu:>9} CPU  {durable}",
+        p.strategy,
+        lat(p.p50()),
+        lat(p.p99()),
+        lat(p.p999()),
+    )
+}
+
+fn fit_line(name: &str, fit: &SyncFit) -> String {
+    let interval = fit
+        .factor_ci95
+        .map_or(String::new(), |(lo, hi)| format!(" [{lo:.2}, {hi:.2}]"));
+    let mut ks: Vec<u32> = fit.points.iter().map(|p| p.k).collect();
+    ks.sort_unstable();
+    ks.dedup();
+    let per_k: Vec<String> = ks
+        .iter()
+        .map(|&k| {
+            let lats: Vec<f64> = fit
+                .points
+                .iter()
+                .filter(|p| p.k == k)
+                .map(|p| p.sync_p50_us)
+                .collect();
+            let mid = lats.iter().sum::<f64>() / lats.len().max(1) as f64;
+            format!("k={k} {}", us(mid))
+        })
+        .collect();
+    format!(
+        "  {name:<11} {}, factor {:.2}{interval}   {}",
+        sync_class_text(fit.class),
+        fit.factor,
+        per_k.join(" · ")
+    )
+}
+
+/// The text `advise` and `advise show` print.
+pub fn advice_text(advice: &Advice) -> String {
+    let mut out = String::new();
+    let fs = advice.fs_type.as_deref().unwrap_or("unknown filesystem");
+    let _ = writeln!(
+        out,
+        "Commit advice for {} ({fs}){}",
+        advice.target,
+        if advice.quick { ", quick" } else { "" }
+    );
+    if let Some(why) = &advice.stopped {
+        let _ = writeln!(
+            out,
+            "STOPPED EARLY ({why}): judged on the runs made until then"
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\nSync parallelism (k threads each writing 4 KiB and fsyncing; per-fsync p50 against k):"
+    );
+    match &advice.sync_parallelism {
+        Some(f) => {
+            let _ = writeln!(out, "{}", fit_line("shared file", f));
+        }
+        None => {
+            let _ = writeln!(out, "  shared file: not measured");
+        }
+    }
+    if let Some(f) = &advice.sync_parallelism_own_files {
+        let _ = writeln!(out, "{}", fit_line("own files", f));
+    }
+    let rule = &advice.duckdb_rule;
+    let agrees = match rule.agrees {
+        Some(true) => "agrees with the measurement",
+        Some(false) => "DISAGREES with the measurement",
+        None => "nothing measured to check it",
+    };
+    let _ = writeln!(
+        out,
+        "  duckdb's rule for {fs} ({}): {} — {agrees}",
+        if rule.network { "network" } else { "local" },
+        sync_class_text(rule.guess)
+    );
+    match &advice.flush_lat_us {
+        Some(f) => {
+            let _ = writeln!(
+                out,
+                "\nCache flushes (block layer, traced): p50 {}, p99 {} ({} runs)",
+                us(f.p50),
+                us(f.p99),
+                f.run_ids.len()
+            );
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "\nCache flushes: none traced (no block device below the target, or the kernel \
+                 tracer was off: it needs root and tracefs)"
+            );
+        }
+    }
+    if let Some(why) = advice.implausible_sync() {
+        let _ = writeln!(out, "\nIMPLAUSIBLY FAST SYNC: {}", implausible_text(&why));
+    }
+    if !advice.methods.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nSync methods (1 writer, 4 KiB writes; durable writes/s, write+sync p50/p99):"
+        );
+        for m in &advice.methods {
+            let rate = crate::analysis::geometric_ci(&m.per_sec)
+                .map_or("—".into(), |(g, _)| format!("{g:.0}/s"));
+            let vs = m
+                .vs_fdatasync
+                .map_or(String::new(), |r| format!("{} fdatasync", ci(&r)));
+            let lat = |v: Option<f64>| v.map_or("—".into(), us);
+            let _ = writeln!(
+                out,
+                "  {:<22} {rate:>9}  p50 {:>9} p99 {:>9}  {vs}",
+                m.method,
+                lat(m.p50_us),
+                lat(m.p99_us)
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\nStrategies (commits/s: geometric mean of the runs; commit latency; device flushes and process CPU per commit; * recommended):"
+    );
+    for at in &advice.by_writers {
+        let _ = writeln!(out, " {} writers:", at.writers);
+        for p in advice.points.iter().filter(|p| p.writers == at.writers) {
+            let recommended = at.strategy() == Some(p.strategy.as_str());
+            let _ = writeln!(out, "{}", point_line(advice, p, recommended));
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\nFrontier (no other strategy has both more commits/s and a lower p99):"
+    );
+    for f in &advice.frontier {
+        let _ = writeln!(out, "  {} writers: {}", f.writers, f.strategies.join(", "));
+    }
+    let _ = writeln!(
+        out,
+        "\nRecommended at {} writers: {}",
+        advice.recommended.writers,
+        reason(advice, &advice.recommended)
+    );
+    for at in advice
+        .by_writers
+        .iter()
+        .filter(|a| a.writers != advice.writers)
+    {
+        let _ = writeln!(out, "  at {} writers: {}", at.writers, reason(advice, at));
+    }
+    out
+}
+
+/// The Markdown of an advice (the text in a fenced block under a heading, and the
+/// recommendation as a sentence), for pasting into an issue or a review.
+pub fn advice_markdown(advice: &Advice) -> String {
+    format!(
+        "## Commit advice: {} ({})\n\n**Recommended at {} writers:** {}\n\n```text\n{}```\n",
+        advice.target,
+        advice.fs_type.as_deref().unwrap_or("unknown filesystem"),
+        advice.recommended.writers,
+        reason(advice, &advice.recommended),
+        advice_text(advice)
+    )
+}
+
+/// The `advice` object of `advise --json`: the stored answer with each recommendation's
+/// `reason` and the strategies `not_crash_tested`.
+pub fn advice_json(advice: &Advice) -> Value {
+    let mut value = serde_json::to_value(advice).unwrap_or(Value::Null);
+    if let Some(obj) = value.as_object_mut() {
+        if let Some(r) = obj.get_mut("recommended").and_then(Value::as_object_mut) {
+            r.insert("reason".into(), json!(reason(advice, &advice.recommended)));
+        }
+        if let Some(list) = obj.get_mut("by_writers").and_then(Value::as_array_mut) {
+            for (v, at) in list.iter_mut().zip(&advice.by_writers) {
+                if let Some(o) = v.as_object_mut() {
+                    o.insert("reason".into(), json!(reason(advice, at)));
+                }
+            }
+        }
+        obj.insert("not_crash_tested".into(), json!(advice.not_crash_tested()));
+        obj.insert(
+            "implausible_sync".into(),
+            advice
+                .implausible_sync()
+                .map_or(Value::Null, |why| json!(implausible_text(&why))),
+        );
+    }
+    value
+}

@@ -1,0 +1,266 @@
+//! `fsynclab advise`: which way of making commits durable is fastest on a target, proven
+//! safe (issue 35) — the lab's advisor run, stored and printed; or a stored advice shown.
+
+use std::path::PathBuf;
+use std::sync::mpsc;
+
+use anyhow::anyhow;
+use clap::Args;
+
+use super::{CliError, open_store};
+use fsynclab::analysis::Advice;
+use fsynclab::engine::{CancelToken, EngineEvent};
+use fsynclab::lab::advise::{AdviseProgress, AdviseRequest, MAX_ADVISE_WRITERS, advise};
+use fsynclab::report;
+use fsynclab::store::OpenMode;
+
+/// Examples under `advise --help`.
+pub const ADVISE_EXAMPLES: &str = "Examples:
+  fsynclab advise /mnt/data --quick          # about a minute
+  fsynclab advise /mnt/data --p99 5ms        # about 5 minutes; the budget the commits must keep
+  fsynclab advise /mnt/data --json > advice.json
+  fsynclab advise --show 3 --md              # a stored advice as Markdown
+Durability verdicts come from stored crash tests of each strategy on the target's filesystem
+type: sudo fsynclab crashtest --kind grouplog --strategy leader --threads 4 --requests 200";
+
+/// Arguments of `fsynclab advise`.
+#[derive(Debug, Args)]
+pub struct AdviseArgs {
+    /// The directory to measure (a private run directory is made in it per run).
+    #[arg(required_unless_present_any = ["show", "list"])]
+    pub target: Option<PathBuf>,
+    /// The p99 commit latency the recommendation must keep (e.g. 5ms, 800us); default: 2×
+    /// solo's p99 at the same writer count.
+    #[arg(long, value_name = "LATENCY")]
+    pub p99: Option<String>,
+    /// The short plan: about a minute (6 strategies, writers 1 and 16).
+    #[arg(long)]
+    pub quick: bool,
+    /// The writer count the headline recommendation is for (added to the plan's).
+    #[arg(long, default_value_t = 16)]
+    pub writers: u32,
+    /// A label before each run's own.
+    #[arg(long)]
+    pub label: Option<String>,
+    /// Run in a directory other users may write to (as `run` allows it).
+    #[arg(long)]
+    pub allow_shared_target: bool,
+    /// Show stored advice N instead of measuring.
+    #[arg(long, value_name = "N", conflicts_with_all = ["target", "list", "p99", "quick"])]
+    pub show: Option<i64>,
+    /// List the stored advice.
+    #[arg(long, conflicts_with_all = ["target", "p99", "quick"])]
+    pub list: bool,
+    /// Print JSON (`{"schema_version", "advice", "advice_id", "experiment_id", "skipped"}`).
+    #[arg(long, conflicts_with = "md")]
+    pub json: bool,
+    /// Print Markdown.
+    #[arg(long)]
+    pub md: bool,
+    /// No progress lines on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// Parses a latency with its unit (`5ms`, `800us`, `800µs`, `1.5s`, `250000ns`) into µs.
+pub fn parse_latency_us(text: &str) -> Result<f64, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let scale = match unit.trim() {
+        "ns" => 1e-3,
+        "us" | "µs" => 1.0,
+        "ms" => 1e3,
+        "s" => 1e6,
+        "" => return Err(format!("'{t}' has no unit; write e.g. 5ms or 800us")),
+        other => return Err(format!("'{other}' in '{t}' is not ns, us, ms or s")),
+    };
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("'{t}' is not a latency such as 5ms or 800us"))?;
+    let us = value * scale;
+    if !(us.is_finite() && us > 0.0 && us <= 60e6) {
+        return Err(format!("'{t}': use more than 0 and at most 60s"));
+    }
+    Ok(us)
+}
+
+/// `fsynclab advise`.
+pub fn advise_cmd(db: &Option<PathBuf>, args: AdviseArgs) -> Result<u8, CliError> {
+    if let Some(id) = args.show {
+        let store = open_store(db, OpenMode::ReadOnly)?;
+        let stored = store.advice(id).map_err(|e| CliError::usage_if(true, e))?;
+        let advice: Advice = serde_json::from_str(&stored.advice_json)
+            .map_err(|e| CliError::failed(anyhow!("advice {id} cannot be read back: {e}")))?;
+        print(
+            &advice,
+            args.json,
+            args.md,
+            stored.id,
+            stored.experiment_id,
+            &[],
+        );
+        return Ok(0);
+    }
+    if args.list {
+        return list(db, args.json);
+    }
+    let budget = args
+        .p99
+        .as_deref()
+        .map(parse_latency_us)
+        .transpose()
+        .map_err(|e| CliError::usage(anyhow!("--p99 {e}")))?;
+    if !(1..=MAX_ADVISE_WRITERS).contains(&args.writers) {
+        return Err(CliError::usage(anyhow!(
+            "--writers {}: use 1 to {MAX_ADVISE_WRITERS}",
+            args.writers
+        )));
+    }
+    let Some(target) = args.target.clone() else {
+        return Err(CliError::usage(anyhow!("give the directory to measure")));
+    };
+    let request = AdviseRequest {
+        target,
+        budget_p99_us: budget,
+        quick: args.quick,
+        writers: args.writers,
+        allow_shared_target: args.allow_shared_target,
+        label: args.label.clone(),
+        plan: None,
+    };
+    let store = open_store(db, OpenMode::ReadWrite)?;
+    let cancel = CancelToken::new();
+    super::signals::install(cancel.clone());
+    let (tx, rx) = mpsc::channel::<EngineEvent>();
+    let drain = std::thread::spawn(move || for _ in rx {});
+    let quiet = args.quiet;
+    let outcome = advise(&store, &request, &tx, &cancel, |p: AdviseProgress<'_>| {
+        if !quiet {
+            errln!("[{}/{}] {}", p.done, p.planned, p.step.label());
+        }
+    });
+    drop(tx);
+    let _ = drain.join();
+    let outcome = outcome.map_err(super::launch::lab_error)?;
+    print(
+        &outcome.advice,
+        args.json,
+        args.md,
+        outcome.advice_id,
+        Some(outcome.experiment_id),
+        &outcome.skipped,
+    );
+    if outcome.advice.stopped.is_some() {
+        return Ok(if cancel.is_cancelled() {
+            super::signals::cancelled_exit_code()
+        } else {
+            1
+        });
+    }
+    Ok(0)
+}
+
+fn print(
+    advice: &Advice,
+    json: bool,
+    md: bool,
+    advice_id: i64,
+    experiment_id: Option<i64>,
+    skipped: &[String],
+) {
+    if json {
+        let doc = report::versioned([
+            ("advice", report::advice_json(advice)),
+            ("advice_id", advice_id.into()),
+            ("experiment_id", experiment_id.into()),
+            ("skipped", skipped.into()),
+        ]);
+        outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        return;
+    }
+    if md {
+        out!("{}", report::advice_markdown(advice));
+        return;
+    }
+    out!("{}", report::advice_text(advice));
+    for s in skipped {
+        outln!("Left out: {s}");
+    }
+    let untested = advice.not_crash_tested();
+    let fs = advice.fs_type.as_deref().unwrap_or("this filesystem");
+    if !untested.is_empty() && matches!(fs, "ext4" | "xfs" | "btrfs") {
+        outln!(
+            "Not crash-tested on {fs}: {} — their durability is unknown here; test each with \
+             sudo fsynclab crashtest --fs {fs} --kind grouplog --strategy S --threads 4 --requests 200",
+            untested.join(", ")
+        );
+    } else if !untested.is_empty() {
+        outln!(
+            "Not crash-tested: crash tests make ext4, xfs or btrfs on a recording device; \
+             none judges {fs}"
+        );
+    }
+    outln!(
+        "Stored as advice {advice_id}{}: fsynclab advise --show {advice_id}",
+        experiment_id.map_or(String::new(), |e| format!(" (runs in experiment {e})"))
+    );
+}
+
+fn list(db: &Option<PathBuf>, json: bool) -> Result<u8, CliError> {
+    let store = open_store(db, OpenMode::ReadOnly)?;
+    let all = store.list_advice()?;
+    if json {
+        let items: Vec<serde_json::Value> = all
+            .iter()
+            .map(|a| {
+                serde_json::json!({
+                    "id": a.id,
+                    "created_at_ms": a.created_at_ms,
+                    "target": a.target,
+                    "fs_type": a.fs_type,
+                    "experiment_id": a.experiment_id,
+                })
+            })
+            .collect();
+        let doc = report::versioned([("advice", items.into())]);
+        outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        return Ok(0);
+    }
+    for a in &all {
+        let recommended = serde_json::from_str::<Advice>(&a.advice_json)
+            .ok()
+            .map(|adv| report::advice_reason(&adv, &adv.recommended))
+            .unwrap_or_else(|| "(does not read back)".into());
+        outln!(
+            "{:>4}  {}  {} ({})  {recommended}",
+            a.id,
+            report::fmt_utc_ms(a.created_at_ms),
+            a.target,
+            a.fs_type.as_deref().unwrap_or("?")
+        );
+    }
+    if all.is_empty() {
+        outln!("No stored advice; make one with fsynclab advise DIR --quick");
+    }
+    Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latencies_need_a_unit_and_a_sane_value() {
+        assert_eq!(parse_latency_us("5ms"), Ok(5000.0));
+        assert_eq!(parse_latency_us("800us"), Ok(800.0));
+        assert_eq!(parse_latency_us("800µs"), Ok(800.0));
+        assert_eq!(parse_latency_us("1.5s"), Ok(1.5e6));
+        assert_eq!(parse_latency_us("250000ns"), Ok(250.0));
+        for bad in ["5", "5 parsecs", "-5ms", "0ms", "ms", "1e9s", "nanms", ""] {
+            assert!(parse_latency_us(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,403 @@
+//! The commit advisor (issue 35): [`advise`] runs the plan of [`super::advise_plan`] on one
+//! target — every run a normal stored run in one experiment — reads each strategy's stored
+//! crash-test verdict for the target's filesystem type, judges it all with
+//! [`crate::analysis::Advice::build`] and stores the answer. Front ends render it.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::mpsc::Sender;
+use std::time::Duration;
+
+use crate::analysis::{Advice, AdviceInputs, AdvicePoint, MethodRun, SyncSample, run_value};
+use crate::engine::{self, CancelToken, EngineEvent};
+use crate::metrics::{RunResult, RunStatus};
+use crate::spec::{Setting, SpecError, Strategy};
+use crate::store::{NewAdvice, Store};
+
+pub use super::advise_plan::{AdvisePlan, AdviseStep, METHODS, RECORD_SIZE};
+use super::{LabError, Place, RunRequest, run_one};
+
+/// Background CPU measured before each of the advisor's runs (instead of a second).
+const BACKGROUND_WINDOW: Duration = Duration::from_millis(250);
+
+/// Most writers the headline writer count may name.
+pub const MAX_ADVISE_WRITERS: u32 = 256;
+
+/// What to advise on.
+#[derive(Clone, Debug)]
+pub struct AdviseRequest {
+    /// The directory measured (a private run directory is made in it per run).
+    pub target: PathBuf,
+    /// The p99 commit latency the recommendation must keep, µs (`None`: 2× solo's).
+    pub budget_p99_us: Option<f64>,
+    /// The short plan.
+    pub quick: bool,
+    /// The writer count the headline recommendation is for (added to the plan's).
+    pub writers: u32,
+    /// Run in a directory other users may write (as `run` allows it).
+    pub allow_shared_target: bool,
+    /// A label before each run's own.
+    pub label: Option<String>,
+    /// The plan, when not the quick or full one (tests).
+    pub plan: Option<AdvisePlan>,
+}
+
+/// Where the advisor is, for a front end's progress line and live frontier.
+#[derive(Debug)]
+pub struct AdviseProgress<'a> {
+    /// Runs done.
+    pub done: usize,
+    /// Runs planned.
+    pub planned: usize,
+    /// The run just done.
+    pub step: &'a AdviseStep,
+    /// The strategies' points so far.
+    pub points: &'a [AdvicePoint],
+}
+
+/// What an advice did.
+#[derive(Debug)]
+pub struct AdviseOutcome {
+    /// The stored answer.
+    pub advice_id: i64,
+    /// The experiment of its runs.
+    pub experiment_id: i64,
+    /// The answer.
+    pub advice: Advice,
+    /// What the plan left out here, and why (io_uring unavailable...).
+    pub skipped: Vec<String>,
+}
+
+/// Runs the advisor's plan on `request.target` and stores its answer. Bad input is refused
+/// before anything is stored; a run that fails or a cancel stops the measurement, and what
+/// was measured until then is judged and stored, saying it stopped.
+pub fn advise(
+    store: &Store,
+    request: &AdviseRequest,
+    events: &Sender<EngineEvent>,
+    cancel: &CancelToken,
+    mut on_progress: impl FnMut(AdviseProgress<'_>),
+) -> Result<AdviseOutcome, LabError> {
+    let (plan, skipped) = checked_plan(request)?;
+    let checked = engine::check_target(&request.target, request.allow_shared_target)?;
+    let system = crate::probe::collect_held(&checked.held(), checked.path());
+    let steps = plan.steps();
+    for step in &steps {
+        super::preflight(&plan.spec(step), &system)?;
+    }
+    let fs_type = system.mount.as_ref().map(|m| m.fs_type.clone());
+    let verdicts = crash_verdicts(store, fs_type.as_deref())?;
+    let target = checked.path().display().to_string();
+    let experiment_id = store.create_experiment(&format!(
+        "advice {target}{}",
+        if request.quick { " (quick)" } else { "" }
+    ))?;
+    let place = Place::Dir(checked);
+    let mut acc = Gathered::default();
+    let mut stopped = None;
+    for (done, step) in steps.iter().enumerate() {
+        if cancel.is_cancelled() {
+            stopped = Some("cancelled".to_string());
+            break;
+        }
+        let one = RunRequest {
+            spec: plan.spec(step),
+            target: request.target.clone(),
+            label: Some(match &request.label {
+                Some(l) => format!("{l}: advise {}", step.label()),
+                None => format!("advise {}", step.label()),
+            }),
+            tags: vec!["advise".into()],
+            preset: None,
+            preset_scale: None,
+            experiment_id: Some(experiment_id),
+            keep_files: false,
+            allow_shared_target: request.allow_shared_target,
+            background_window: Some(BACKGROUND_WINDOW),
+            quiet: None,
+            origin: None,
+            warnings: Vec::new(),
+            kernel_trace: crate::ktrace::KernelTraceMode::Auto,
+            device: None,
+        };
+        let cpu_before = process_cpu_ns();
+        let result = match run_one(store, &one, &place, events, cancel) {
+            Ok(r) => r,
+            Err(LabError::RunFailed { run_id, source }) => {
+                stopped = Some(format!("run {run_id} failed: {source}"));
+                break;
+            }
+            Err(e) => return Err(e),
+        };
+        let cpu_ns = process_cpu_ns().saturating_sub(cpu_before);
+        if result.status != RunStatus::Finished {
+            stopped = Some(format!(
+                "run {} ended {}",
+                result.id,
+                result.status.as_str()
+            ));
+            break;
+        }
+        acc.add(step, &result, cpu_ns);
+        let points = acc.points(&plan, &verdicts);
+        on_progress(AdviseProgress {
+            done: done + 1,
+            planned: steps.len(),
+            step,
+            points: &points,
+        });
+    }
+    let advice = Advice::build(AdviceInputs {
+        target: target.clone(),
+        fs_type: fs_type.clone(),
+        quick: request.quick,
+        record_size: RECORD_SIZE,
+        budget_p99_us: request.budget_p99_us,
+        writers: request.writers,
+        points: acc.points(&plan, &verdicts),
+        sync_samples: acc.sync,
+        flushes: acc.flushes,
+        methods: acc.methods,
+        stopped,
+    });
+    let inputs = serde_json::json!({
+        "target": target,
+        "budget_p99_us": request.budget_p99_us,
+        "quick": request.quick,
+        "writers": request.writers,
+        "strategies": plan.strategies.iter().map(Strategy::name).collect::<Vec<_>>(),
+        "writer_counts": plan.writers,
+        "repeat": plan.repeat,
+        "skipped": skipped,
+    });
+    let advice_id = store.save_advice(&NewAdvice {
+        experiment_id: Some(experiment_id),
+        target: &target,
+        fs_type: fs_type.as_deref(),
+        inputs_json: &inputs.to_string(),
+        advice_json: &serde_json::to_string(&advice).map_err(crate::store::StoreError::from)?,
+    })?;
+    Ok(AdviseOutcome {
+        advice_id,
+        experiment_id,
+        advice,
+        skipped,
+    })
+}
+
+/// The plan for `request`, checked: the headline writer count among the plan's, io_uring's
+/// steps left out (and said) where the kernel refuses it, every spec valid.
+fn checked_plan(request: &AdviseRequest) -> Result<(AdvisePlan, Vec<String>), LabError> {
+    let refuse = |field: Setting, problem: String, fix: String| {
+        LabError::Engine(crate::engine::EngineError::Spec(SpecError {
+            field,
+            problem,
+            fix: fix.into(),
+        }))
+    };
+    if !(1..=MAX_ADVISE_WRITERS).contains(&request.writers) {
+        return Err(refuse(
+            Setting::THREADS,
+            format!("{} writers", request.writers),
+            format!("use 1 to {MAX_ADVISE_WRITERS} writers"),
+        ));
+    }
+    if let Some(b) = request.budget_p99_us
+        && !(b.is_finite() && b > 0.0)
+    {
+        return Err(refuse(
+            Setting::AdviseBudget,
+            format!("a p99 budget of {b} µs"),
+            "give a latency above 0, e.g. 5ms".into(),
+        ));
+    }
+    let mut plan = request.plan.clone().unwrap_or_else(|| {
+        if request.quick {
+            AdvisePlan::quick()
+        } else {
+            AdvisePlan::full()
+        }
+    });
+    if !plan.writers.contains(&request.writers) {
+        plan.writers.push(request.writers);
+        plan.writers.sort_unstable();
+    }
+    let mut skipped = Vec::new();
+    let uring = plan.spec(&AdviseStep::Strategy {
+        strategy: Strategy::Uring,
+        writers: 1,
+    });
+    if let Some((_, why)) = engine::io_uring_problem(&uring) {
+        plan.strategies.retain(|s| *s != Strategy::Uring);
+        skipped.push(format!(
+            "uring and io_uring_fdatasync: {}",
+            crate::words::uring::uring_unavailable_text(&why)
+        ));
+    }
+    for step in plan.steps() {
+        if matches!(step, AdviseStep::Method("io_uring_fdatasync")) && !skipped.is_empty() {
+            continue;
+        }
+        plan.spec(&step)
+            .validate()
+            .map_err(|e| LabError::Engine(crate::engine::EngineError::Spec(e)))?;
+    }
+    Ok((plan, skipped))
+}
+
+/// Each strategy's durability verdict on `fs_type` from the stored crash tests: `false`
+/// when any lost an acknowledged record, `true` when some judged records and none lost.
+fn crash_verdicts(store: &Store, fs_type: Option<&str>) -> Result<HashMap<String, bool>, LabError> {
+    let mut out: HashMap<String, bool> = HashMap::new();
+    let Some(fs) = fs_type else {
+        return Ok(out);
+    };
+    for row in store.crash_verdicts("grouplog", fs)? {
+        let safe = row.lost == 0;
+        if row.acknowledged == 0 && safe {
+            continue;
+        }
+        let entry = out.entry(row.strategy).or_insert(true);
+        *entry &= safe;
+    }
+    Ok(out)
+}
+
+/// The process's CPU time so far (user + system, all threads), ns.
+fn process_cpu_ns() -> u64 {
+    use nix::sys::resource::{UsageWho, getrusage};
+    let Ok(usage) = getrusage(UsageWho::RUSAGE_SELF) else {
+        return 0;
+    };
+    let ns = |t: nix::sys::time::TimeVal| {
+        u64::try_from(t.tv_sec()).unwrap_or(0) * 1_000_000_000
+            + u64::try_from(t.tv_usec()).unwrap_or(0) * 1_000
+    };
+    ns(usage.user_time()) + ns(usage.system_time())
+}
+
+/// One strategy's runs so far.
+#[derive(Default)]
+struct PointRuns {
+    cps: Vec<f64>,
+    p50: Vec<f64>,
+    p99: Vec<f64>,
+    p999: Vec<f64>,
+    run_ids: Vec<i64>,
+    commits: u64,
+    device_flushes: Option<u64>,
+    counted_all: bool,
+    cpu_ns: u64,
+}
+
+/// What the runs measured so far.
+#[derive(Default)]
+struct Gathered {
+    strategies: HashMap<(String, u32), PointRuns>,
+    sync: Vec<SyncSample>,
+    flushes: Vec<(i64, f64, f64)>,
+    methods: Vec<MethodRun>,
+}
+
+impl Gathered {
+    fn add(&mut self, step: &AdviseStep, r: &RunResult, cpu_ns: u64) {
+        match step {
+            AdviseStep::Strategy { strategy, writers } => {
+                let p = self
+                    .strategies
+                    .entry((strategy.name(), *writers))
+                    .or_insert_with(|| PointRuns {
+                        counted_all: true,
+                        ..PointRuns::default()
+                    });
+                let commit = r.ops.iter().find(|o| o.op == "commit");
+                if let (Some(cps), Some(c)) = (run_value("commits_per_sec", r), commit) {
+                    let s = c.lat.summary();
+                    p.cps.push(cps);
+                    p.p50.push(s.p50_ns as f64 / 1e3);
+                    p.p99.push(s.p99_ns as f64 / 1e3);
+                    p.p999.push(s.p999_ns as f64 / 1e3);
+                }
+                p.run_ids.push(r.id);
+                p.commits += r.group.as_ref().map_or(0, |g| g.commits);
+                p.cpu_ns += cpu_ns;
+                match r.device.counters().and_then(|c| c.flushes()) {
+                    Some(f) => *p.device_flushes.get_or_insert(0) += f,
+                    None => p.counted_all = false,
+                }
+            }
+            AdviseStep::Sync { k, shared } => {
+                if let (Some(lat), Some(rate)) =
+                    (run_value("sync_p50_us", r), run_value("syncs_per_sec", r))
+                {
+                    self.sync.push(SyncSample {
+                        k: *k,
+                        shared: *shared,
+                        sync_p50_us: lat,
+                        syncs_per_sec: rate,
+                        run_id: r.id,
+                    });
+                }
+                if *k == 1 {
+                    self.flush(r);
+                }
+            }
+            AdviseStep::Method(m) => {
+                if let Some(rate) = run_value("durable_ops_per_sec", r) {
+                    self.methods.push(MethodRun {
+                        method: (*m).to_string(),
+                        per_sec: rate,
+                        p50_us: run_value("durable_p50_us", r),
+                        p99_us: run_value("durable_p99_us", r),
+                        run_id: r.id,
+                    });
+                }
+                if *m == "fdatasync" {
+                    self.flush(r);
+                }
+            }
+        }
+    }
+
+    /// The traced block-layer flush latency of a one-thread run.
+    fn flush(&mut self, r: &RunResult) {
+        if let Some(f) = r
+            .kernel_trace
+            .as_ref()
+            .and_then(|k| k.flush_lat_us.as_ref())
+        {
+            self.flushes.push((r.id, f.p50, f.p99));
+        }
+    }
+
+    /// The strategies' points in the plan's order, with their durability verdicts.
+    fn points(&self, plan: &AdvisePlan, verdicts: &HashMap<String, bool>) -> Vec<AdvicePoint> {
+        let mut out = Vec::new();
+        for &writers in &plan.writers {
+            for strategy in &plan.strategies {
+                let name = strategy.name();
+                let Some(p) = self.strategies.get(&(name.clone(), writers)) else {
+                    continue;
+                };
+                let per_commit =
+                    |total: u64| (p.commits > 0).then(|| total as f64 / p.commits as f64);
+                out.push(AdvicePoint {
+                    durable: verdicts.get(&name).copied(),
+                    strategy: name,
+                    writers,
+                    commits_per_sec: p.cps.clone(),
+                    p99_us: p.p99.clone(),
+                    p50_us: p.p50.clone(),
+                    p999_us: p.p999.clone(),
+                    cpu_us_per_commit: per_commit(p.cpu_ns).map(|ns| ns / 1e3),
+                    flushes_per_commit: p
+                        .device_flushes
+                        .filter(|_| p.counted_all)
+                        .and_then(per_commit),
+                    run_ids: p.run_ids.clone(),
+                });
+            }
+        }
+        out
+    }
+}
