@@ -14,11 +14,14 @@ use crate::metrics::{RunResult, RunStatus};
 use crate::spec::{Setting, SpecError, Strategy};
 use crate::store::{NewAdvice, Store};
 
-pub use super::advise_plan::{AdvisePlan, AdviseStep, METHODS, RECORD_SIZE};
+pub use super::advise_plan::{AdvisePlan, AdviseStep, LogShape, METHODS, RECORD_SIZE};
 use super::{LabError, Place, RunRequest, run_one};
 
 /// Background CPU measured before each of the advisor's runs (instead of a second).
 const BACKGROUND_WINDOW: Duration = Duration::from_millis(250);
+
+/// Most strategies one advice compares.
+pub const MAX_ADVISE_STRATEGIES: usize = 16;
 
 /// Most writers the headline writer count may name.
 pub const MAX_ADVISE_WRITERS: u32 = 256;
@@ -38,6 +41,12 @@ pub struct AdviseRequest {
     pub allow_shared_target: bool,
     /// A label before each run's own.
     pub label: Option<String>,
+    /// How the group-commit runs' log is laid out.
+    pub log: LogShape,
+    /// Whether its runs trace the kernel's side (the flush latency comes from the tracer).
+    pub kernel_trace: crate::ktrace::KernelTraceMode,
+    /// The strategies to compare instead of the plan's (at most [`MAX_ADVISE_STRATEGIES`]).
+    pub strategies: Option<Vec<Strategy>>,
     /// The plan, when not the quick or full one (tests).
     pub plan: Option<AdvisePlan>,
 }
@@ -117,7 +126,7 @@ pub fn advise(
             quiet: None,
             origin: None,
             warnings: Vec::new(),
-            kernel_trace: crate::ktrace::KernelTraceMode::Auto,
+            kernel_trace: request.kernel_trace,
             device: None,
         };
         let cpu_before = process_cpu_ns();
@@ -152,6 +161,7 @@ pub fn advise(
         fs_type: fs_type.clone(),
         quick: request.quick,
         record_size: RECORD_SIZE,
+        log: plan.log.as_str().to_string(),
         budget_p99_us: request.budget_p99_us,
         writers: request.writers,
         points: acc.points(&plan, &verdicts),
@@ -164,6 +174,7 @@ pub fn advise(
         "target": target,
         "budget_p99_us": request.budget_p99_us,
         "quick": request.quick,
+        "log": plan.log.as_str(),
         "writers": request.writers,
         "strategies": plan.strategies.iter().map(Strategy::name).collect::<Vec<_>>(),
         "writer_counts": plan.writers,
@@ -218,6 +229,23 @@ fn checked_plan(request: &AdviseRequest) -> Result<(AdvisePlan, Vec<String>), La
             AdvisePlan::full()
         }
     });
+    plan.log = request.log;
+    if let Some(list) = &request.strategies {
+        let mut unique: Vec<Strategy> = Vec::new();
+        for s in list {
+            if !unique.contains(s) {
+                unique.push(*s);
+            }
+        }
+        if unique.is_empty() || unique.len() > MAX_ADVISE_STRATEGIES {
+            return Err(refuse(
+                Setting::STRATEGY,
+                format!("{} strategies", unique.len()),
+                format!("name 1 to {MAX_ADVISE_STRATEGIES} strategies, solo among them"),
+            ));
+        }
+        plan.strategies = unique;
+    }
     if !plan.writers.contains(&request.writers) {
         plan.writers.push(request.writers);
         plan.writers.sort_unstable();

@@ -58,6 +58,40 @@ pub const METHODS: &[&str] = &[
     "io_uring_fdatasync",
 ];
 
+/// How the group-commit runs' shared log is laid out before timing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LogShape {
+    /// A 16 MiB log written in full first and overwritten in circles (PostgreSQL's WAL
+    /// segments): a flush writes data only, so the application's coordination decides how
+    /// many device flushes a commit costs.
+    #[default]
+    Preallocated,
+    /// A log that grows by each record (SQLite's and duckdb's WAL between checkpoints):
+    /// every flush also commits the file's new size, and the filesystem's journal may
+    /// already batch concurrent flushes.
+    Append,
+}
+
+impl LogShape {
+    /// The name on the command line and in the advice.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LogShape::Preallocated => "preallocated",
+            LogShape::Append => "append",
+        }
+    }
+
+    /// Parses [`LogShape::as_str`].
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "preallocated" => Some(LogShape::Preallocated),
+            "append" => Some(LogShape::Append),
+            _ => None,
+        }
+    }
+}
+
 /// What an advice measures and for how long.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AdvisePlan {
@@ -69,6 +103,8 @@ pub struct AdvisePlan {
     pub repeat: u32,
     /// Seconds per group-commit run.
     pub run_s: f64,
+    /// How the shared log is laid out.
+    pub log: LogShape,
     /// Thread counts of the sync-parallelism runs.
     pub sync_ks: Vec<u32>,
     /// Runs per k and layout.
@@ -99,6 +135,7 @@ impl AdvisePlan {
             writers: vec![1, 4, 16, 64],
             repeat: 3,
             run_s: 1.5,
+            log: LogShape::Preallocated,
             sync_ks: vec![1, 2, 4, 8, 16],
             sync_repeat: 2,
             sync_s: 1.0,
@@ -122,6 +159,7 @@ impl AdvisePlan {
             writers: vec![1, 16],
             repeat: 3,
             run_s: 0.4,
+            log: LogShape::Preallocated,
             sync_ks: vec![1, 4, 16],
             sync_repeat: 2,
             sync_s: 0.3,
@@ -173,7 +211,11 @@ impl AdvisePlan {
                 spec.edit(|f| {
                     f.grouplog.strategy = *strategy;
                     f.grouplog.record_size = RECORD_SIZE;
-                    f.grouplog.log_size = 64 << 20;
+                    f.grouplog.log_size = 16 << 20;
+                    f.prepare = match self.log {
+                        LogShape::Preallocated => Prepare::Fill,
+                        LogShape::Append => Prepare::Empty,
+                    };
                 });
                 spec
             }

@@ -10,8 +10,9 @@ use clap::Args;
 use super::{CliError, open_store};
 use fsynclab::analysis::Advice;
 use fsynclab::engine::{CancelToken, EngineEvent};
-use fsynclab::lab::advise::{AdviseProgress, AdviseRequest, MAX_ADVISE_WRITERS, advise};
+use fsynclab::lab::advise::{AdviseProgress, AdviseRequest, LogShape, MAX_ADVISE_WRITERS, advise};
 use fsynclab::report;
+use fsynclab::spec::Strategy;
 use fsynclab::store::OpenMode;
 
 /// Examples under `advise --help`.
@@ -39,9 +40,28 @@ pub struct AdviseArgs {
     /// The writer count the headline recommendation is for (added to the plan's).
     #[arg(long, default_value_t = 16)]
     pub writers: u32,
+    /// The group-commit runs' log: preallocated (written first, then overwritten in
+    /// circles, as PostgreSQL's WAL segments) or append (grows by each record, as SQLite's
+    /// and duckdb's WAL).
+    #[arg(long, default_value = "preallocated", value_parser = ["preallocated", "append"])]
+    pub log: String,
+    /// The strategies to compare instead of the plan's, comma-separated (e.g.
+    /// solo,leader,pipelined:8,early-ack); keep solo among them for the default budget.
+    #[arg(long, value_delimiter = ',', value_parser = Strategy::parse)]
+    pub strategies: Option<Vec<Strategy>>,
     /// A label before each run's own.
     #[arg(long)]
     pub label: Option<String>,
+    /// Trace the kernel's side of each run (the cache-flush latency comes from it): auto =
+    /// on when root with tracefs; on = refuse when it cannot trace.
+    #[arg(
+        long,
+        value_enum,
+        default_value = "auto",
+        env = "FSYNCLAB_KERNEL_TRACE",
+        value_name = "MODE"
+    )]
+    pub kernel_trace: super::run::KernelTraceArg,
     /// Run in a directory other users may write to (as `run` allows it).
     #[arg(long)]
     pub allow_shared_target: bool,
@@ -129,6 +149,9 @@ pub fn advise_cmd(db: &Option<PathBuf>, args: AdviseArgs) -> Result<u8, CliError
         writers: args.writers,
         allow_shared_target: args.allow_shared_target,
         label: args.label.clone(),
+        log: LogShape::parse(&args.log).unwrap_or_default(),
+        strategies: args.strategies.clone(),
+        kernel_trace: args.kernel_trace.into(),
         plan: None,
     };
     let store = open_store(db, OpenMode::ReadWrite)?;

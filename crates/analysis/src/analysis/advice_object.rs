@@ -223,6 +223,8 @@ pub struct Advice {
     pub quick: bool,
     /// Bytes per record of the group-commit runs.
     pub record_size: u64,
+    /// How their log was laid out: `preallocated` (written first, overwritten) or `append`.
+    pub log: String,
     /// The user's p99 budget, µs (`None`: 2× solo's p99 at each writer count).
     pub budget_p99_us: Option<f64>,
     /// The writer count the headline recommendation is for.
@@ -260,6 +262,8 @@ pub struct AdviceInputs {
     pub quick: bool,
     /// Bytes per record.
     pub record_size: u64,
+    /// The log's layout.
+    pub log: String,
     /// The user's p99 budget, µs.
     pub budget_p99_us: Option<f64>,
     /// The headline writer count.
@@ -319,6 +323,7 @@ impl Advice {
             fs_type: inputs.fs_type,
             quick: inputs.quick,
             record_size: inputs.record_size,
+            log: inputs.log,
             budget_p99_us: inputs.budget_p99_us,
             writers: inputs.writers,
             sync_parallelism: shared,

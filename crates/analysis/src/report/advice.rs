@@ -12,6 +12,7 @@ use crate::analysis::{
 };
 
 use super::units::fmt_ns;
+use crate::spec::format_size as fmt_size;
 
 /// A latency given in µs, in the unit that reads best.
 fn us(v: f64) -> String {
@@ -253,7 +254,9 @@ pub fn advice_text(advice: &Advice) -> String {
     }
     let _ = writeln!(
         out,
-        "\nStrategies (commits/s: geometric mean of the runs; commit latency; device flushes and process CPU per commit; * recommended):"
+        "\nStrategies on a shared {} log of {} records, fdatasync (commits/s: geometric mean of the runs; commit latency; device flushes and process CPU per commit; * recommended):",
+        advice.log,
+        fmt_size(advice.record_size)
     );
     for at in &advice.by_writers {
         let _ = writeln!(out, " {} writers:", at.writers);

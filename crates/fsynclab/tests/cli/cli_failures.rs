@@ -80,7 +80,7 @@ fn a_database_of_the_release_before_keeps_its_sentences_as_they_were() {
         "--target",
     ];
     fsynclab(&db, &run, Some(&lab.target));
-    assert_eq!(user_version(&db), "12");
+    assert_eq!(user_version(&db), "13");
     assert_eq!(sql(&db, "SELECT error_code FROM runs WHERE id = 1"), "NULL");
     assert_eq!(sql(&db, "SELECT error FROM runs WHERE id = 1"), MIDRUN);
     // The new run stores its notes as data, worded when shown.

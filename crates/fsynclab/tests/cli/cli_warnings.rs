@@ -78,7 +78,7 @@ fn a_database_of_the_release_before_keeps_its_warnings_as_they_were() {
     // Opened for writing (a run), it migrates; the old rows have no codes, the new one has.
     let run = ["run", "--quiet", "--file-size", "64k", "--keep", "--target"];
     fsynclab(&db, &run, Some(&lab.target));
-    assert_eq!(user_version(&db), "12");
+    assert_eq!(user_version(&db), "13");
     assert_eq!(
         sql(&db, "SELECT warning_codes FROM runs WHERE id = 1"),
         "NULL"

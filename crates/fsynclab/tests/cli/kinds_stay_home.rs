@@ -22,7 +22,12 @@ const ROOTS: [&str; 8] = [
 ];
 
 /// (kind, file, why): the places a kind is still named outside its own files.
-const SPECIAL: [(&str, &str, &str); 25] = [
+const SPECIAL: [(&str, &str, &str); 26] = [
+    (
+        "fileio",
+        "src/lab/advise_plan.rs",
+        "the commit advisor's sync-parallelism and sync-method runs are fileio runs",
+    ),
     (
         "fileio",
         "crates/engine/src/engine/mod.rs",
@@ -152,7 +157,11 @@ const SPECIAL: [(&str, &str, &str); 25] = [
 
 /// Also grouplog's (its strategy is a commit method; the window's strategy chips are
 /// greyed out without io_uring).
-const SPECIAL_GROUPLOG: [&str; 2] = [
+const SPECIAL_GROUPLOG: [&str; 4] = [
+    // The commit advisor compares grouplog's strategies; stored crash verdicts are read per
+    // strategy ($.grouplog.strategy).
+    "src/lab/advise_plan.rs",
+    "crates/store/src/store/advice.rs",
     "crates/analysis/src/analysis/rank.rs",
     "crates/gui/src/panels/setup_kinds.rs",
 ];

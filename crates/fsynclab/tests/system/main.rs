@@ -7,6 +7,7 @@ mod common;
 mod schema_doc_common;
 mod scratch_common;
 
+mod advise;
 mod cli_scratch;
 mod cli_sudo;
 mod crashcheck;

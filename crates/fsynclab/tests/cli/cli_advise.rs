@@ -1,0 +1,60 @@
+//! `fsynclab advise` refusals: every bad input exits 2 naming the flag and the fix, before
+//! anything is stored; an empty database lists no advice.
+
+use crate::common::Lab;
+use assert_cmd::prelude::*;
+use predicates::prelude::*;
+
+#[test]
+fn bad_advise_input_exits_2_naming_the_flag() {
+    let lab = Lab::new();
+    let target = lab.target.to_str().unwrap().to_string();
+    let cases: [(Vec<&str>, &str); 8] = [
+        (vec!["--p99", "5"], "--p99 '5' has no unit"),
+        (vec!["--p99", "0ms"], "--p99"),
+        (vec!["--p99=-1ms"], "--p99"),
+        (vec!["--writers", "0"], "--writers 0: use 1 to 256"),
+        (vec!["--writers", "100000"], "--writers 100000"),
+        (
+            vec!["--strategies", "solo,fastest"],
+            "unknown strategy 'fastest'",
+        ),
+        (vec!["--strategies", "pipelined:0"], "pipelined:4"),
+        (vec!["--log", "circular"], "preallocated"),
+    ];
+    for (args, said) in cases {
+        lab.cmd()
+            .arg("advise")
+            .arg(&target)
+            .args(&args)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(said));
+    }
+    // A target that is not there, and stored advice that is not there.
+    lab.cmd()
+        .args(["advise", "/nonexistent/fsynclab-advise"])
+        .assert()
+        .code(2);
+    lab.cmd()
+        .args(["advise", "--show", "7"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no advice with id 7"));
+    lab.cmd()
+        .arg("advise")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("TARGET"));
+    // Nothing was measured or stored.
+    lab.cmd()
+        .args(["advise", "--list"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("No stored advice"));
+    lab.cmd()
+        .args(["list", "--json"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("\"runs\": []"));
+}
