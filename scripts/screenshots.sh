@@ -3,7 +3,7 @@
 # drives it with the autopilot (FSYNCLAB_GUI_SCRIPT) and saves every docs/screenshots/*.png:
 # setup, run-live, close-during-run, run-finished, history, history-trend, compare, compare-dark,
 # compare-rank,
-# setup-grouplog, run-grouplog and (when fio is installed) fleet, against two fio servers
+# setup-grouplog, run-grouplog, advisor and (when fio is installed) fleet, against two fio servers
 # started on 127.0.0.1. As root the window runs in a private mount namespace (unshare -m)
 # that hides loop and sandbox mounts other than the demo's, so the Setup tab's mount table
 # looks like a user's machine; nothing outside that namespace is unmounted.
@@ -114,7 +114,9 @@ SCRIPT+=";tab=compare;compare=$BASE,$CAND;wait_compare;wait=1.5;shot=$OUT/compar
 SCRIPT+=";dark;wait=1;shot=$OUT/compare-dark.png;light"
 SCRIPT+=";rank=$RANK;wait_compare;wait=1.5;shot=$OUT/compare-rank.png"
 SCRIPT+=";tab=setup;kernel_trace=auto;scale=0.05;preset=ext4-fsync-coordination;label=grouplog;wait=1.5;shot=$OUT/setup-grouplog.png"
-SCRIPT+=";kernel_trace=$KERNEL_TRACE;start;wait_run;wait=1;shot=$OUT/run-grouplog.png;quit"
+SCRIPT+=";kernel_trace=$KERNEL_TRACE;start;wait_run;wait=1;shot=$OUT/run-grouplog.png"
+# The Advisor tab: a quick advice on the demo target (about a minute).
+SCRIPT+=";tab=advisor;advise_quick=$TARGET;wait_advice;wait=1;shot=$OUT/advisor.png;quit"
 window "$SCRIPT"
 
 if command -v fio >/dev/null; then

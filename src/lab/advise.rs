@@ -196,6 +196,31 @@ pub fn advise(
     })
 }
 
+/// Parses a latency with its unit (`5ms`, `800us`, `800µs`, `1.5s`, `250000ns`) into µs.
+pub fn parse_latency_us(text: &str) -> Result<f64, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let scale = match unit.trim() {
+        "ns" => 1e-3,
+        "us" | "µs" => 1.0,
+        "ms" => 1e3,
+        "s" => 1e6,
+        "" => return Err(format!("'{t}' has no unit; write e.g. 5ms or 800us")),
+        other => return Err(format!("'{other}' in '{t}' is not ns, us, ms or s")),
+    };
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("'{t}' is not a latency such as 5ms or 800us"))?;
+    let us = value * scale;
+    if !(us.is_finite() && us > 0.0 && us <= 60e6) {
+        return Err(format!("'{t}': use more than 0 and at most 60s"));
+    }
+    Ok(us)
+}
+
 /// The plan for `request`, checked: the headline writer count among the plan's, io_uring's
 /// steps left out (and said) where the kernel refuses it, every spec valid.
 fn checked_plan(request: &AdviseRequest) -> Result<(AdvisePlan, Vec<String>), LabError> {
@@ -427,5 +452,32 @@ impl Gathered {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latencies_need_a_unit_and_a_sane_value() {
+        assert_eq!(parse_latency_us("5ms"), Ok(5000.0));
+        assert_eq!(parse_latency_us("800us"), Ok(800.0));
+        assert_eq!(parse_latency_us("800µs"), Ok(800.0));
+        assert_eq!(parse_latency_us(" 1.5s "), Ok(1.5e6));
+        assert_eq!(parse_latency_us("250000ns"), Ok(250.0));
+        for bad in [
+            "5",
+            "5 parsecs",
+            "-5ms",
+            "0ms",
+            "ms",
+            "1e9s",
+            "nanms",
+            "",
+            "61s",
+        ] {
+            assert!(parse_latency_us(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -10,7 +10,9 @@ use clap::Args;
 use super::{CliError, open_store};
 use fsynclab::analysis::Advice;
 use fsynclab::engine::{CancelToken, EngineEvent};
-use fsynclab::lab::advise::{AdviseProgress, AdviseRequest, LogShape, MAX_ADVISE_WRITERS, advise};
+use fsynclab::lab::advise::{
+    AdviseProgress, AdviseRequest, LogShape, MAX_ADVISE_WRITERS, advise, parse_latency_us,
+};
 use fsynclab::report;
 use fsynclab::spec::Strategy;
 use fsynclab::store::OpenMode;
@@ -28,8 +30,11 @@ type: sudo fsynclab crashtest --kind grouplog --strategy leader --threads 4 --re
 #[derive(Debug, Args)]
 pub struct AdviseArgs {
     /// The directory to measure (a private run directory is made in it per run).
-    #[arg(required_unless_present_any = ["show", "list"])]
+    #[arg(required_unless_present_any = ["show", "list", "target_flag"])]
     pub target: Option<PathBuf>,
+    /// The directory to measure, as `run --target` names it.
+    #[arg(long = "target", value_name = "DIR", conflicts_with = "target")]
+    pub target_flag: Option<PathBuf>,
     /// The p99 commit latency the recommendation must keep (e.g. 5ms, 800us); default: 2×
     /// solo's p99 at the same writer count.
     #[arg(long, value_name = "LATENCY")]
@@ -66,10 +71,10 @@ pub struct AdviseArgs {
     #[arg(long)]
     pub allow_shared_target: bool,
     /// Show stored advice N instead of measuring.
-    #[arg(long, value_name = "N", conflicts_with_all = ["target", "list", "p99", "quick"])]
+    #[arg(long, value_name = "N", conflicts_with_all = ["target", "target_flag", "list", "p99", "quick"])]
     pub show: Option<i64>,
     /// List the stored advice.
-    #[arg(long, conflicts_with_all = ["target", "p99", "quick"])]
+    #[arg(long, conflicts_with_all = ["target", "target_flag", "p99", "quick"])]
     pub list: bool,
     /// Print JSON (`{"schema_version", "advice", "advice_id", "experiment_id", "skipped"}`).
     #[arg(long, conflicts_with = "md")]
@@ -80,31 +85,6 @@ pub struct AdviseArgs {
     /// No progress lines on stderr.
     #[arg(long, short)]
     pub quiet: bool,
-}
-
-/// Parses a latency with its unit (`5ms`, `800us`, `800µs`, `1.5s`, `250000ns`) into µs.
-pub fn parse_latency_us(text: &str) -> Result<f64, String> {
-    let t = text.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (number, unit) = t.split_at(split);
-    let scale = match unit.trim() {
-        "ns" => 1e-3,
-        "us" | "µs" => 1.0,
-        "ms" => 1e3,
-        "s" => 1e6,
-        "" => return Err(format!("'{t}' has no unit; write e.g. 5ms or 800us")),
-        other => return Err(format!("'{other}' in '{t}' is not ns, us, ms or s")),
-    };
-    let value: f64 = number
-        .parse()
-        .map_err(|_| format!("'{t}' is not a latency such as 5ms or 800us"))?;
-    let us = value * scale;
-    if !(us.is_finite() && us > 0.0 && us <= 60e6) {
-        return Err(format!("'{t}': use more than 0 and at most 60s"));
-    }
-    Ok(us)
 }
 
 /// `fsynclab advise`.
@@ -139,7 +119,7 @@ pub fn advise_cmd(db: &Option<PathBuf>, args: AdviseArgs) -> Result<u8, CliError
             args.writers
         )));
     }
-    let Some(target) = args.target.clone() else {
+    let Some(target) = args.target.clone().or_else(|| args.target_flag.clone()) else {
         return Err(CliError::usage(anyhow!("give the directory to measure")));
     };
     let request = AdviseRequest {
@@ -269,21 +249,4 @@ fn list(db: &Option<PathBuf>, json: bool) -> Result<u8, CliError> {
         outln!("No stored advice; make one with fsynclab advise DIR --quick");
     }
     Ok(0)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn latencies_need_a_unit_and_a_sane_value() {
-        assert_eq!(parse_latency_us("5ms"), Ok(5000.0));
-        assert_eq!(parse_latency_us("800us"), Ok(800.0));
-        assert_eq!(parse_latency_us("800µs"), Ok(800.0));
-        assert_eq!(parse_latency_us("1.5s"), Ok(1.5e6));
-        assert_eq!(parse_latency_us("250000ns"), Ok(250.0));
-        for bad in ["5", "5 parsecs", "-5ms", "0ms", "ms", "1e9s", "nanms", ""] {
-            assert!(parse_latency_us(bad).is_err(), "{bad}");
-        }
-    }
 }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::db::{DbClient, DbReply, DbRequest};
-use super::panels::{ComparePanel, FleetPanel, HistoryPanel, RunPanel, SetupPanel};
+use super::panels::{AdvisorPanel, ComparePanel, FleetPanel, HistoryPanel, RunPanel, SetupPanel};
 use super::runner::Runner;
 use super::state::{Tab, UiState};
 use fsynclab::analysis::{Comparison, Ranking};
@@ -56,6 +56,11 @@ pub struct Cache {
     pub crash_test_running: bool,
     /// Closing the window asks the running crash test to stop.
     pub cancel_crash_test: bool,
+    /// The autopilot asks the Advisor tab to start an advice on this directory (quick or
+    /// not), as Start advice does.
+    pub start_advice: Option<(String, bool)>,
+    /// An advice started from the Advisor tab is running.
+    pub advice_running: bool,
     /// The autopilot asks the History tab to open Import….
     pub show_import: bool,
     /// Experiments.
@@ -255,6 +260,8 @@ pub struct LabApp {
     pub compare: ComparePanel,
     /// Fleet tab.
     pub fleet: FleetPanel,
+    /// Advisor tab.
+    pub advisor: AdvisorPanel,
     /// Something driving the window frame by frame (the `autopilot` feature's script, for
     /// screenshots and benchmarks), when one was given.
     pub driver: Option<Box<dyn FrameDriver>>,
@@ -283,6 +290,7 @@ impl LabApp {
             history: HistoryPanel::default(),
             compare: ComparePanel::default(),
             fleet: FleetPanel::default(),
+            advisor: AdvisorPanel::default(),
             driver: None,
             last_frame_cpu_ms: None,
             close: super::CloseState::Open,
@@ -380,7 +388,7 @@ impl LabApp {
             egui::Theme::Light
         });
         self.pump();
-        // A crash test's answer is taken whatever tab is shown.
+        // A crash test's and an advice's answers are taken whatever tab is shown.
         {
             let mut cx = Cx {
                 state: &mut self.state,
@@ -390,15 +398,17 @@ impl LabApp {
                 status: &mut self.status,
             };
             self.setup.poll_crash_test(&mut cx);
+            self.advisor.poll(&ctx, &mut cx);
         }
         self.handle_close(&ctx);
-        // Ctrl+1..5 switch tabs.
+        // Ctrl+1..6 switch tabs.
         let tab_keys = [
             egui::Key::Num1,
             egui::Key::Num2,
             egui::Key::Num3,
             egui::Key::Num4,
             egui::Key::Num5,
+            egui::Key::Num6,
         ];
         for (key, tab) in tab_keys.into_iter().zip(Tab::ALL) {
             if ctx.input_mut(|i| i.consume_key(egui::Modifiers::COMMAND, key)) {
@@ -443,6 +453,7 @@ impl LabApp {
                 Tab::History => self.history.ui(ui, &mut cx),
                 Tab::Compare => self.compare.ui(ui, &mut cx),
                 Tab::Fleet => self.fleet.ui(ui, &mut cx),
+                Tab::Advisor => self.advisor.ui(ui, &mut cx),
             }
         });
     }

@@ -2,7 +2,8 @@
 //! `scripts/bench-gui.sh`: `FSYNCLAB_GUI_SCRIPT="tab=history;wait=1;shot=a.png;quit"`.
 //!
 //! Steps, separated by `;`:
-//! `tab=setup|run|history|compare|fleet`, `fleet_host=H[:PORT]` (add a host to the Fleet
+//! `tab=setup|run|history|compare|fleet|advisor`, `advise=DIR` / `advise_quick=DIR` (the
+//! Advisor tab's Start advice on DIR; the tab must be shown), `wait_advice`, `fleet_host=H[:PORT]` (add a host to the Fleet
 //! form), `fleet_target=DIR`, `fleet_job=FILE` (run a fio job file), `fleet_check` (check
 //! the Fleet hosts), `fleet_run` (run the Fleet form), `target=PATH`, `preset=NAME`,
 //! `scale=F`, `label=TEXT`, `kernel_trace=auto|on|off`, `set=KEY=VALUE` (a workload field, as `--set`), `fio_job=PATH`
@@ -63,6 +64,10 @@ pub enum Step {
     CrashTest,
     /// Wait until the crash test has ended.
     WaitCrashTest,
+    /// Start an advice on this directory from the Advisor tab (quick or not).
+    Advise(String, bool),
+    /// Wait until the advice has ended.
+    WaitAdvice,
     /// Wait this long.
     Wait(Duration),
     /// Compare two sides.
@@ -116,6 +121,7 @@ fn parse_step(step: &str) -> Result<Step, String> {
             "history" => Tab::History,
             "compare" => Tab::Compare,
             "fleet" => Tab::Fleet,
+            "advisor" => Tab::Advisor,
             _ => return Err(bad()),
         }),
         "target" => Step::Target(value.into()),
@@ -147,6 +153,9 @@ fn parse_step(step: &str) -> Result<Step, String> {
         "start" => Step::Start,
         "wait_run" => Step::WaitRun,
         "crash_test" => Step::CrashTest,
+        "advise" => Step::Advise(value.into(), false),
+        "advise_quick" => Step::Advise(value.into(), true),
+        "wait_advice" => Step::WaitAdvice,
         "wait_crash_test" => Step::WaitCrashTest,
         "wait" => Step::Wait(Duration::from_secs_f64(value.parse().map_err(|_| bad())?)),
         "compare" => {
@@ -245,8 +254,11 @@ impl Autopilot {
     pub fn step(&mut self, ctx: &egui::Context, cx: &mut Cx, frame_cpu_ms: Option<f32>) {
         // Waiting for a run costs no extra frames (the app repaints during runs anyway):
         // the autopilot must not load the machine it measures.
-        let idle_wait =
-            matches!(self.steps.get(self.next), Some(Step::WaitRun)) && cx.runner.is_active();
+        let idle_wait = match self.steps.get(self.next) {
+            Some(Step::WaitRun) => cx.runner.is_active(),
+            Some(Step::WaitAdvice) => cx.cache.advice_running,
+            _ => false,
+        };
         ctx.request_repaint_after(Duration::from_millis(if idle_wait { 1000 } else { 50 }));
         if self.busy(cx, frame_cpu_ms) {
             return;
@@ -269,6 +281,11 @@ impl Autopilot {
                 true
             }
             Step::WaitCrashTest => !cx.cache.start_crash_test && !cx.cache.crash_test_running,
+            Step::Advise(target, quick) => {
+                cx.cache.start_advice = Some((target, quick));
+                true
+            }
+            Step::WaitAdvice => cx.cache.start_advice.is_none() && !cx.cache.advice_running,
             Step::Wait(d) => {
                 let since = *self.waiting_since.get_or_insert_with(Instant::now);
                 since.elapsed() >= d
@@ -493,12 +510,18 @@ pub fn from_env() -> Result<Option<Autopilot>, String> {
 /// Keeps the pointer out of a scripted window: Xvfb parks it in the middle of the screen,
 /// where it hovered "Open fio job…" and that button's tooltip covered the Setup form in
 /// docs/screenshots/setup-grouplog.png. The script drives the window through its state,
-/// never the pointer, so moves are dropped and the pointer is reported gone every frame.
+/// never the pointer, so moves are dropped and the pointer is reported gone in their place.
+/// Only then: an event in every frame's input made egui draw frame after frame (a quick
+/// advice's window burnt 59 s of CPU in 49 s instead of 8 s, and every scripted run's
+/// figures paid for it).
 pub fn hide_pointer(raw_input: &mut egui::RawInput) {
+    let before = raw_input.events.len();
     raw_input
         .events
         .retain(|e| !matches!(e, egui::Event::PointerMoved(_)));
-    raw_input.events.push(egui::Event::PointerGone);
+    if raw_input.events.len() != before {
+        raw_input.events.push(egui::Event::PointerGone);
+    }
 }
 
 #[cfg(test)]

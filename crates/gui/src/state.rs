@@ -19,11 +19,20 @@ pub enum Tab {
     Compare,
     /// One fio job on many machines (fio client/server).
     Fleet,
+    /// Which way of committing is fastest here, proven safe (issue 35).
+    Advisor,
 }
 
 impl Tab {
     /// All tabs in display order.
-    pub const ALL: [Tab; 5] = [Tab::Setup, Tab::Run, Tab::History, Tab::Compare, Tab::Fleet];
+    pub const ALL: [Tab; 6] = [
+        Tab::Setup,
+        Tab::Run,
+        Tab::History,
+        Tab::Compare,
+        Tab::Fleet,
+        Tab::Advisor,
+    ];
 
     /// The tab's label (also what tests click).
     pub fn label(self) -> &'static str {
@@ -33,6 +42,7 @@ impl Tab {
             Tab::History => "History",
             Tab::Compare => "Compare",
             Tab::Fleet => "Fleet",
+            Tab::Advisor => "Advisor",
         }
     }
 }

@@ -1,5 +1,6 @@
 //! One file per tab.
 
+mod advisor;
 mod compare;
 mod compare_export;
 mod compare_plots;
@@ -27,6 +28,7 @@ mod setup_scratch;
 mod setup_table;
 mod setup_workload;
 
+pub use advisor::AdvisorPanel;
 pub use compare::ComparePanel;
 pub use fleet::FleetPanel;
 pub use history::HistoryPanel;

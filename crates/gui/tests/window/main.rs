@@ -5,6 +5,7 @@
 mod common;
 mod gui_common;
 
+mod gui_advisor;
 mod gui_axes_grids;
 mod gui_bundle;
 mod gui_close;
