@@ -82,6 +82,14 @@ pub struct AdviseArgs {
     /// Print Markdown.
     #[arg(long)]
     pub md: bool,
+    /// Also write the answer to a file: .png or .svg (the frontier, the sync-parallelism
+    /// plot, the strategies), .md (writes the PNG beside it), .json or .csv.
+    #[arg(long, short, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// With --out: replace an existing file (a symlink there is replaced, never written
+    /// through).
+    #[arg(long, requires = "out")]
+    pub force: bool,
     /// No progress lines on stderr.
     #[arg(long, short)]
     pub quiet: bool,
@@ -89,6 +97,10 @@ pub struct AdviseArgs {
 
 /// `fsynclab advise`.
 pub fn advise_cmd(db: &Option<PathBuf>, args: AdviseArgs) -> Result<u8, CliError> {
+    let output_error = |e: report::OutputError| CliError::usage_if(e.is_usage(), e);
+    if let Some(out) = &args.out {
+        report::report_format(out).map_err(output_error)?;
+    }
     if let Some(id) = args.show {
         let store = open_store(db, OpenMode::ReadOnly)?;
         let stored = store.advice(id).map_err(|e| CliError::usage_if(true, e))?;
@@ -102,6 +114,7 @@ pub fn advise_cmd(db: &Option<PathBuf>, args: AdviseArgs) -> Result<u8, CliError
             stored.experiment_id,
             &[],
         );
+        write_out(&advice, &args)?;
         return Ok(0);
     }
     if args.list {
@@ -156,6 +169,7 @@ pub fn advise_cmd(db: &Option<PathBuf>, args: AdviseArgs) -> Result<u8, CliError
         Some(outcome.experiment_id),
         &outcome.skipped,
     );
+    write_out(&outcome.advice, &args)?;
     if outcome.advice.stopped.is_some() {
         return Ok(if cancel.is_cancelled() {
             super::signals::cancelled_exit_code()
@@ -164,6 +178,20 @@ pub fn advise_cmd(db: &Option<PathBuf>, args: AdviseArgs) -> Result<u8, CliError
         });
     }
     Ok(0)
+}
+
+/// Writes `--out`, if given.
+fn write_out(advice: &Advice, args: &AdviseArgs) -> Result<(), CliError> {
+    let Some(out) = &args.out else {
+        return Ok(());
+    };
+    let output_error = |e: report::OutputError| CliError::usage_if(e.is_usage(), e);
+    let files = report::advice_files(advice, out).map_err(output_error)?;
+    report::write_report_files(&files, args.force).map_err(output_error)?;
+    for (path, _) in &files {
+        errln!("wrote {}", path.display());
+    }
+    Ok(())
 }
 
 fn print(

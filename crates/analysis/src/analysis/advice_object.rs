@@ -224,6 +224,7 @@ pub struct Advice {
     /// Bytes per record of the group-commit runs.
     pub record_size: u64,
     /// How their log was laid out: `preallocated` (written first, overwritten) or `append`.
+    #[serde(default)]
     pub log: String,
     /// The user's p99 budget, µs (`None`: 2× solo's p99 at each writer count).
     pub budget_p99_us: Option<f64>,

@@ -326,3 +326,38 @@ pub fn advice_json(advice: &Advice) -> Value {
     }
     value
 }
+
+/// One CSV row per strategy and writer count: the point's figures (medians of the runs'
+/// percentiles, the geometric mean of their commits/s), its durability verdict, its runs.
+pub fn advice_csv(advice: &Advice) -> String {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let _ = w.write_record([
+        "strategy",
+        "writers",
+        "commits_per_sec",
+        "p50_us",
+        "p99_us",
+        "p999_us",
+        "flushes_per_commit",
+        "cpu_us_per_commit",
+        "durable",
+        "run_ids",
+    ]);
+    let num = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.3}"));
+    for p in &advice.points {
+        let ids: Vec<String> = p.run_ids.iter().map(i64::to_string).collect();
+        let _ = w.write_record([
+            p.strategy.clone(),
+            p.writers.to_string(),
+            num(p.throughput()),
+            num(p.p50()),
+            num(p.p99()),
+            num(p.p999()),
+            num(p.flushes_per_commit),
+            num(p.cpu_us_per_commit),
+            p.durable.map_or(String::new(), |d| d.to_string()),
+            ids.join(" "),
+        ]);
+    }
+    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+}

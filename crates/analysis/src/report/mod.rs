@@ -40,7 +40,8 @@ pub use crash::{crash_failed, crash_json, crash_text, shell_word};
 pub use durable::{durable_unavailable, no_durable_op_text, not_durable_text, requirement_lines};
 pub use gate::{compare_gate_json, gate_text};
 pub use image::{
-    ImageFormat, ImageOptions, ReportError, render_comparison, render_ranking, render_trend,
+    ImageFormat, ImageOptions, ReportError, render_advice, render_comparison, render_ranking,
+    render_trend,
 };
 pub use imported::{imported_line, imported_section, origin_lines};
 pub use kernel::kernel_rows;
@@ -52,8 +53,8 @@ pub use listing::{
     ListWidth, cut_middle, fmt_utc_ms, matrix_options_line, progress_line, run_header, runs_table,
 };
 pub use output::{
-    OutputError, REPORT_FORMATS, rank_files, report_files, report_format, trend_files,
-    write_report_files,
+    OutputError, REPORT_FORMATS, advice_files, rank_files, report_files, report_format,
+    trend_files, write_report_files,
 };
 pub use rank::{
     next_cell as rank_next_cell, ops_cell as rank_ops_cell, p99_cell as rank_p99_cell, pg_table,

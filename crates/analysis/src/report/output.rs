@@ -208,6 +208,34 @@ pub fn trend_files(
     )
 }
 
+/// The files of an advice report at `out`, as [`report_files`] makes them: the image (the
+/// frontier, the sync-parallelism plot, the strategies), its Markdown, the JSON of `advise
+/// --json`, or one CSV row per strategy and writer count.
+pub fn advice_files(
+    a: &crate::analysis::Advice,
+    out: &Path,
+) -> Result<Vec<(PathBuf, Vec<u8>)>, OutputError> {
+    files_by_format(
+        out,
+        Formats {
+            csv: Box::new(|| Ok(super::advice::advice_csv(a))),
+            json: Box::new(|| {
+                let doc = super::versioned([("advice", super::advice_json(a))]);
+                Ok(serde_json::to_string_pretty(&doc).unwrap_or_default())
+            }),
+            image: Box::new(|format| super::render_advice(a, format)),
+            markdown: Box::new(|png| {
+                let mut md = super::advice_markdown(a);
+                md.push_str(&format!(
+                    "\n![advice]({})\n",
+                    super::compare::md_escape(png)
+                ));
+                md
+            }),
+        },
+    )
+}
+
 /// The files of a ranking report at `out`, as [`report_files`] makes them.
 pub fn rank_files(
     r: &crate::analysis::Ranking,

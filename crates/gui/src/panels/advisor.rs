@@ -369,7 +369,7 @@ impl AdvisorPanel {
                 ui.label(RichText::new(report::advice_text(advice)).monospace());
             });
         ui.horizontal(|ui| {
-            let label = ui.label("Report file (.md or .json)");
+            let label = ui.label("Report file (.png, .svg, .md, .json, .csv)");
             ui.add(TextEdit::singleline(&mut self.export_path).desired_width(300.0))
                 .labelled_by(label.id);
             if ui.button("Export report").clicked() {
@@ -411,20 +411,18 @@ const PALETTE: [Color32; 8] = [
     Color32::from_rgb(23, 190, 207),
 ];
 
-/// Writes the answer as Markdown or JSON (by the extension), never through a link and never
-/// over an existing file; (what happened, is it an error).
+/// Writes the answer by the file's extension (.png, .svg, .md with its PNG beside it,
+/// .json, .csv), never through a link and never over an existing file; (what happened, is
+/// it an error).
 fn export(advice: &Advice, path: &str) -> (String, bool) {
     let path = super::path_dialog::expand_home(path.trim());
-    let bytes = match path.extension().and_then(|e| e.to_str()) {
-        Some("md") => report::advice_markdown(advice).into_bytes(),
-        Some("json") => {
-            let doc = report::versioned([("advice", report::advice_json(advice))]);
-            serde_json::to_vec_pretty(&doc).unwrap_or_default()
+    let written = report::advice_files(advice, &path)
+        .and_then(|files| report::write_report_files(&files, false).map(|()| files));
+    match written {
+        Ok(files) => {
+            let names: Vec<String> = files.iter().map(|(p, _)| p.display().to_string()).collect();
+            (format!("saved {}", names.join(" and ")), false)
         }
-        _ => return ("give a file ending in .md or .json".into(), true),
-    };
-    match report::write_report_files(&[(path.clone(), bytes)], false) {
-        Ok(()) => (format!("saved {}", path.display()), false),
         Err(e) => (crate::names::words(&e), true),
     }
 }

@@ -106,13 +106,17 @@ fn an_advice_runs_from_the_tab_and_its_answer_is_shown_stored_and_exported() {
     let report = dir.path().join("advice.md");
     retype(
         &mut h,
-        "Report file (.md or .json)",
+        "Report file (.png, .svg, .md, .json, .csv)",
         report.to_str().unwrap(),
     );
     h.get_by_label("Export report").click();
     h.run_steps(3);
     let text = std::fs::read_to_string(&report).unwrap();
     assert!(text.starts_with("## Commit advice:"), "{text}");
+    // The image beside it, embedded by the Markdown.
+    let png = std::fs::read(dir.path().join("advice.png")).unwrap();
+    assert!(png.starts_with(b"\x89PNG"), "not a PNG");
+    assert!(text.contains("![advice](advice.png)"), "{text}");
     assert!(shows(&h, "saved"));
     h.get_by_label("Export report").click();
     h.run_steps(3);

@@ -45,6 +45,7 @@ macro_rules! render_page {
     }};
 }
 
+mod advice;
 mod charts;
 mod glyphs;
 mod header;
@@ -57,6 +58,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use crate::analysis::{Comparison, MetricComparison, SideSummary};
+pub use advice::render_advice;
 use charts::{Axis, Bar, DrawResult, LineChart, bar_chart, line_chart};
 use glyphs::GlyphFixed;
 pub use rank::render_ranking;
