@@ -33,6 +33,25 @@ pub enum ImplausibleSync {
     },
 }
 
+/// A waiting strategy against `leader` at one writer count ([`Advice::wait_notes`]).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct WaitNote {
+    /// The waiting strategy.
+    pub strategy: String,
+    /// Writers.
+    pub writers: u32,
+    /// Its commits/s over leader's, with the 95 % interval.
+    pub vs_leader: RatioCi,
+    /// Whether the interval lies above 1: the wait bought throughput.
+    pub buys_throughput: bool,
+    /// Whether the interval lies below 1: the wait cost throughput.
+    pub costs_throughput: bool,
+    /// Its median p99, µs.
+    pub p99_us: f64,
+    /// Leader's median p99, µs.
+    pub leader_p99_us: f64,
+}
+
 /// One per-fsync latency measurement of the sync-parallelism runs.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SyncSample {
@@ -377,6 +396,36 @@ impl Advice {
             .collect();
         let p50 = median(&single)?;
         (p50 < IMPLAUSIBLE_FSYNC_US).then_some(ImplausibleSync::TooFast { p50_us: p50 })
+    }
+
+    /// What each waiting strategy (`delay:N`, `adaptive`, `jbd`: the leader sleeps before
+    /// its flush to gather followers) did against `leader` (no wait) at the headline writer
+    /// count: its commits/s over leader's with the interval, and both p99s.
+    pub fn wait_notes(&self) -> Vec<WaitNote> {
+        let writers = self.writers;
+        let Some(leader) = self.point("leader", writers) else {
+            return Vec::new();
+        };
+        let waits = |s: &str| s.starts_with("delay:") || s.starts_with("adaptive") || s == "jbd";
+        self.points
+            .iter()
+            .filter(|p| p.writers == writers && waits(&p.strategy))
+            .filter_map(|p| {
+                let r = ratio_test(&leader.commits_per_sec, &p.commits_per_sec)?;
+                Some(WaitNote {
+                    strategy: p.strategy.clone(),
+                    writers,
+                    vs_leader: RatioCi {
+                        ratio: r.ratio,
+                        ci95: r.ci95,
+                    },
+                    buys_throughput: r.ci95.is_some_and(|(lo, _)| lo > 1.0),
+                    costs_throughput: r.ci95.is_some_and(|(_, hi)| hi < 1.0),
+                    p99_us: p.p99()?,
+                    leader_p99_us: leader.p99()?,
+                })
+            })
+            .collect()
     }
 
     /// The strategies whose durability no stored crash test has judged on this filesystem

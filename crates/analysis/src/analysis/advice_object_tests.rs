@@ -128,6 +128,13 @@ fn the_advice_names_the_batching_strategy_and_the_classes() {
     let vs = a.vs_solo(leader).unwrap();
     assert!((vs.ratio - 3.86).abs() < 0.05, "{vs:?}");
     assert!(a.not_crash_tested().is_empty());
+    // delay:1000 waits and loses against leader: 0.78× with a higher p99.
+    let waits = a.wait_notes();
+    assert_eq!(waits.len(), 1);
+    assert_eq!(waits[0].strategy, "delay:1000");
+    assert!(!waits[0].buys_throughput && waits[0].costs_throughput);
+    assert!(waits[0].vs_leader.ci95.unwrap().1 < 1.0, "{:?}", waits[0]);
+    assert!(waits[0].p99_us > waits[0].leader_p99_us);
 }
 
 #[test]

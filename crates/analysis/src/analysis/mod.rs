@@ -29,7 +29,7 @@ pub use advice::{
 };
 pub use advice_object::{
     Advice, AdviceInputs, DuckdbRule, FlushLat, FrontierAt, IMPLAUSIBLE_FSYNC_US, ImplausibleSync,
-    MethodCost, MethodRun, RatioCi, RecommendedAt, SyncFit, SyncSample,
+    MethodCost, MethodRun, RatioCi, RecommendedAt, SyncFit, SyncSample, WaitNote,
 };
 pub use compare::{ALPHA, AnalysisError, SideInput, compare};
 pub use crash::CrashFindings;

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::analysis::{
     Advice, AdvicePoint, ImplausibleSync, RatioCi, Recommendation, RecommendedAt, SyncClass,
-    SyncFit,
+    SyncFit, WaitNote,
 };
 
 use super::units::fmt_ns;
@@ -51,6 +51,29 @@ pub fn implausible_text(why: &ImplausibleSync) -> String {
             us(*p50_us)
         ),
     }
+}
+
+/// What a waiting strategy did against leader, in one sentence.
+pub fn wait_text(n: &WaitNote) -> String {
+    let lat = if n.p99_us > n.leader_p99_us {
+        "raises p99"
+    } else {
+        "lowers p99"
+    };
+    let gain = if n.buys_throughput {
+        "and buys throughput"
+    } else if n.costs_throughput {
+        "and costs throughput"
+    } else {
+        "and buys no throughput told apart from noise"
+    };
+    format!(
+        "{}: {} leader's commits/s, p99 {} vs {} — its wait {lat} {gain} here",
+        n.strategy,
+        ci(&n.vs_leader),
+        us(n.p99_us),
+        us(n.leader_p99_us)
+    )
 }
 
 /// Why the advice says what it says at one writer count, with its numbers.
@@ -272,6 +295,17 @@ pub fn advice_text(advice: &Advice) -> String {
     for f in &advice.frontier {
         let _ = writeln!(out, "  {} writers: {}", f.writers, f.strategies.join(", "));
     }
+    let notes = advice.wait_notes();
+    if !notes.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nWaiting to gather followers, against leader (no wait) at {} writers:",
+            advice.writers
+        );
+        for n in &notes {
+            let _ = writeln!(out, "  {}", wait_text(n));
+        }
+    }
     let _ = writeln!(
         out,
         "\nRecommended at {} writers: {}",
@@ -317,6 +351,16 @@ pub fn advice_json(advice: &Advice) -> Value {
             }
         }
         obj.insert("not_crash_tested".into(), json!(advice.not_crash_tested()));
+        let waits: Vec<Value> = advice
+            .wait_notes()
+            .iter()
+            .map(|n| {
+                let mut v = json!(n);
+                v["text"] = json!(wait_text(n));
+                v
+            })
+            .collect();
+        obj.insert("wait_notes".into(), Value::Array(waits));
         obj.insert(
             "implausible_sync".into(),
             advice
