@@ -120,6 +120,10 @@ pub fn merge_summary(counts: &MergeCounts) -> String {
             if counts.new_experiments == 1 { "" } else { "s" }
         ));
     }
+    if !counts.new_advice.is_empty() {
+        let ids: Vec<String> = counts.new_advice.iter().map(i64::to_string).collect();
+        text.push_str(&format!("; stored advice {}", ids.join(", ")));
+    }
     if !counts.sanitised.is_empty() {
         let fields: Vec<String> = counts
             .sanitised

@@ -6,6 +6,7 @@ mod common;
 mod fuzz_common;
 
 mod bundle;
+mod bundle_advice;
 mod cli_advise;
 mod cli_bad_input;
 mod cli_compare;

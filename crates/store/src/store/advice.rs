@@ -56,7 +56,7 @@ impl Store {
     pub fn save_advice(&self, advice: &NewAdvice<'_>) -> Result<i64, StoreError> {
         self.conn.execute(
             "INSERT INTO advice (created_at_ms, experiment_id, target, fs_type, inputs_json, \
-             advice_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+             advice_json, uuid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             (
                 now_ms(),
                 advice.experiment_id,
@@ -64,6 +64,7 @@ impl Store {
                 advice.fs_type,
                 advice.inputs_json,
                 advice.advice_json,
+                super::runs::new_uuid(),
             ),
         )?;
         Ok(self.conn.last_insert_rowid())

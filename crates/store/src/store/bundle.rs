@@ -47,15 +47,11 @@ pub(super) const BUNDLE_TABLES: &[&str] = &[
     "intervals",
     "thread_stats",
     "histograms",
+    "advice",
 ];
 
-/// Tables of the schema a bundle does not carry yet, with why: stored advice (issue 35) is
-/// not yet exported; its runs travel in their experiment, and `advise` judges them again.
-#[cfg(test)]
-const NOT_CARRIED: &[&str] = &["advice"];
-
 /// The child tables, each keyed by `run_id`.
-pub(super) const CHILD_TABLES: &[&str] = BUNDLE_TABLES.split_at(2).1;
+pub(super) const CHILD_TABLES: &[&str] = BUNDLE_TABLES.split_at(2).1.split_at(4).0;
 
 /// Run columns that describe the exporting machine's process and files: cleared on import.
 pub(super) const LOCAL_RUN_COLUMNS: &[&str] = &[
@@ -160,6 +156,9 @@ pub struct MergeCounts {
     pub already_present: usize,
     /// Experiments created (others were matched by uuid).
     pub new_experiments: usize,
+    /// Stored advice added (issue 35), with the new local ids; advice already here (same
+    /// uuid) is skipped.
+    pub new_advice: Vec<i64>,
     /// Text fields of new runs that `run --label`/`--tag` would have refused (control
     /// characters, a label or tag over 256 bytes): stored with control characters escaped
     /// and cut to the limit. (local run id, field: `label`, `tag`, `target`).
@@ -249,6 +248,14 @@ impl Store {
             for table in CHILD_TABLES {
                 copy_rows(&self.conn, &tx, table, "run_id = ?1", id)?;
             }
+            // The advice judged from the run's experiment travels with it.
+            copy_rows(
+                &self.conn,
+                &tx,
+                "advice",
+                "experiment_id = (SELECT experiment_id FROM runs WHERE id = ?1)",
+                id,
+            )?;
         }
         tx.commit()?;
         Ok(out.serialize(MAIN_DB)?.to_vec())
@@ -402,11 +409,7 @@ mod tests {
             .collect::<Result<_, _>>()
             .unwrap();
         tables.sort();
-        let mut carried: Vec<String> = BUNDLE_TABLES
-            .iter()
-            .chain(NOT_CARRIED)
-            .map(|t| t.to_string())
-            .collect();
+        let mut carried: Vec<String> = BUNDLE_TABLES.iter().map(|t| t.to_string()).collect();
         carried.sort();
         assert_eq!(tables, carried);
     }

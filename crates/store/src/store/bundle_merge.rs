@@ -185,6 +185,7 @@ impl Store {
             self.load_run(id).map_err(|e| bad_run(run, e))?;
             counts.new_ids.push(id);
         }
+        merge_advice(tx, src, &mut experiments, &mut counts)?;
         Ok(counts)
     }
 
@@ -246,6 +247,93 @@ impl Store {
         }
         Ok(cleaned)
     }
+}
+
+/// Merges the bundle's stored advice (issue 35): matched by uuid (one already here is
+/// skipped), its experiment mapped as its runs' was, its target held to the rules of a run's,
+/// its JSON columns required to be JSON (what they say is read, and checked, when shown).
+fn merge_advice(
+    tx: &Transaction<'_>,
+    src: &Connection,
+    experiments: &mut HashMap<i64, i64>,
+    counts: &mut MergeCounts,
+) -> Result<(), BundleError> {
+    let cols = columns_without(tx, "advice", &["id"])?;
+    let ids: Vec<i64> = {
+        let mut stmt = src.prepare("SELECT id FROM advice ORDER BY id")?;
+        let rows = stmt.query_map([], |r| r.get(0))?;
+        rows.collect::<Result<_, _>>()?
+    };
+    let at = |name: &str| cols.iter().position(|c| c.name == name);
+    let bad = |column: &str, advice: i64, problem: &str| BundleError::BadValue {
+        table: "advice",
+        column: column.into(),
+        run: advice,
+        problem: problem.into(),
+    };
+    for advice in ids {
+        let Some(mut values) = read_rows(src, &cols, "advice", "id = ?1", advice, advice)?.pop()
+        else {
+            continue;
+        };
+        let uuid_at = at("uuid").ok_or_else(|| damaged("advice has no uuid column"))?;
+        let uuid = match &values[uuid_at] {
+            Value::Text(t) => Some(t.clone()),
+            _ => None,
+        };
+        let uuid = canonical_uuid("advice", advice, uuid)?;
+        let present: Option<i64> = tx
+            .query_row("SELECT id FROM advice WHERE uuid = ?1", [&uuid], |r| {
+                r.get(0)
+            })
+            .optional()?;
+        if present.is_some() {
+            continue;
+        }
+        values[uuid_at] = Value::Text(uuid);
+        for (i, col) in cols.iter().enumerate() {
+            match col.name.as_str() {
+                "target" => {
+                    sanitise(&mut values[i], MAX_TARGET_BYTES);
+                }
+                "fs_type" => {
+                    sanitise(&mut values[i], MAX_TEXT_BYTES);
+                }
+                "inputs_json" | "advice_json" => {
+                    let valid: bool =
+                        tx.query_row("SELECT json_valid(?1)", [&values[i]], |r| r.get(0))?;
+                    if !valid {
+                        return Err(bad(&col.name, advice, "is not JSON"));
+                    }
+                }
+                "experiment_id" => {
+                    if let Value::Integer(bundle_exp) = values[i] {
+                        values[i] = match experiments.get(&bundle_exp) {
+                            Some(&local) => Value::Integer(local),
+                            None => match local_experiment(tx, src, bundle_exp, advice, counts)? {
+                                Some(local) => {
+                                    experiments.insert(bundle_exp, local);
+                                    Value::Integer(local)
+                                }
+                                None => Value::Null,
+                            },
+                        };
+                    }
+                }
+                _ => {}
+            }
+        }
+        tx.execute(
+            &format!(
+                "INSERT INTO advice ({}) VALUES ({})",
+                column_list(&cols),
+                placeholders(cols.len())
+            ),
+            rusqlite::params_from_iter(values),
+        )?;
+        counts.new_advice.push(tx.last_insert_rowid());
+    }
+    Ok(())
 }
 
 /// The local id of bundle experiment `bundle_exp` (matched by uuid, created when new);
