@@ -88,6 +88,12 @@ pub fn advise(
     mut on_progress: impl FnMut(AdviseProgress<'_>),
 ) -> Result<AdviseOutcome, LabError> {
     let (plan, skipped) = checked_plan(request)?;
+    if let Some(label) = &request.label {
+        crate::spec::check_text("label", label)?;
+    }
+    if request.kernel_trace == crate::ktrace::KernelTraceMode::On {
+        crate::ktrace::available().map_err(super::kernel::trace_refused)?;
+    }
     let checked = engine::check_target(&request.target, request.allow_shared_target)?;
     let system = crate::probe::collect_held(&checked.held(), checked.path());
     let steps = plan.steps();
@@ -136,7 +142,18 @@ pub fn advise(
                 stopped = Some(format!("run {run_id} failed: {source}"));
                 break;
             }
-            Err(e) => return Err(e),
+            // Refused before anything of it was stored (the checks above make this rare):
+            // nothing else is stored either.
+            Err(e) if done == 0 && e.is_usage() => {
+                let _ = store.delete_empty_experiment(experiment_id);
+                return Err(e);
+            }
+            // Whatever else ends a run (its directory gone, the database), the runs made
+            // until then are judged and stored, saying why it stopped.
+            Err(e) => {
+                stopped = Some(e.to_string());
+                break;
+            }
         };
         let cpu_ns = process_cpu_ns().saturating_sub(cpu_before);
         if result.status != RunStatus::Finished {
@@ -168,6 +185,7 @@ pub fn advise(
         sync_samples: acc.sync,
         flushes: acc.flushes,
         methods: acc.methods,
+        busy_before: acc.busy_before,
         stopped,
     });
     let inputs = serde_json::json!({
@@ -350,10 +368,15 @@ struct Gathered {
     sync: Vec<SyncSample>,
     flushes: Vec<(i64, f64, f64)>,
     methods: Vec<MethodRun>,
+    /// Background CPU measured before each run (0..=1).
+    busy_before: Vec<f64>,
 }
 
 impl Gathered {
     fn add(&mut self, step: &AdviseStep, r: &RunResult, cpu_ns: u64) {
+        if let Some(busy) = r.noise.as_ref().and_then(|n| n.background_cpu_busy) {
+            self.busy_before.push(busy);
+        }
         match step {
             AdviseStep::Strategy { strategy, writers } => {
                 let p = self
@@ -434,8 +457,20 @@ impl Gathered {
                 };
                 let per_commit =
                     |total: u64| (p.commits > 0).then(|| total as f64 / p.commits as f64);
+                // A strategy with no durable operation (early-ack acknowledges before its
+                // flush) is not durable whatever a crash test found.
+                let spec = plan.spec(&AdviseStep::Strategy {
+                    strategy: *strategy,
+                    writers,
+                });
+                let acks_early = crate::spec::durable_op(&spec).is_err();
                 out.push(AdvicePoint {
-                    durable: verdicts.get(&name).copied(),
+                    durable: if acks_early {
+                        Some(false)
+                    } else {
+                        verdicts.get(&name).copied()
+                    },
+                    acks_before_durable: acks_early,
                     strategy: name,
                     writers,
                     commits_per_sec: p.cps.clone(),

@@ -11,7 +11,8 @@ use super::{CliError, open_store};
 use fsynclab::analysis::Advice;
 use fsynclab::engine::{CancelToken, EngineEvent};
 use fsynclab::lab::advise::{
-    AdviseProgress, AdviseRequest, LogShape, MAX_ADVISE_WRITERS, advise, parse_latency_us,
+    AdviseProgress, AdviseRequest, LogShape, MAX_ADVISE_STRATEGIES, MAX_ADVISE_WRITERS, advise,
+    parse_latency_us,
 };
 use fsynclab::report;
 use fsynclab::spec::Strategy;
@@ -20,11 +21,26 @@ use fsynclab::store::OpenMode;
 /// Examples under `advise --help`.
 pub const ADVISE_EXAMPLES: &str = "Examples:
   fsynclab advise /mnt/data --quick          # about a minute
-  fsynclab advise /mnt/data --p99 5ms        # about 5 minutes; the budget the commits must keep
+  fsynclab advise /mnt/data --p99 5ms        # about 4 minutes; the budget the commits must keep
   fsynclab advise /mnt/data --json > advice.json
   fsynclab advise --show 3 --md              # a stored advice as Markdown
 Durability verdicts come from stored crash tests of each strategy on the target's filesystem
 type: sudo fsynclab crashtest --kind grouplog --strategy leader --threads 4 --requests 200";
+
+/// The options of a measurement, which `--show` and `--list` refuse (`--kernel-trace` is not
+/// among them: its environment variable may be set for every command).
+const MEASURING: [&str; 10] = [
+    "target",
+    "target_flag",
+    "p99",
+    "quick",
+    "writers",
+    "log",
+    "strategies",
+    "label",
+    "allow_shared_target",
+    "quiet",
+];
 
 /// Arguments of `fsynclab advise`.
 #[derive(Debug, Args)]
@@ -71,10 +87,10 @@ pub struct AdviseArgs {
     #[arg(long)]
     pub allow_shared_target: bool,
     /// Show stored advice N instead of measuring.
-    #[arg(long, value_name = "N", conflicts_with_all = ["target", "target_flag", "list", "p99", "quick"])]
+    #[arg(long, value_name = "N", conflicts_with_all = MEASURING)]
     pub show: Option<i64>,
     /// List the stored advice.
-    #[arg(long, conflicts_with_all = ["target", "target_flag", "p99", "quick"])]
+    #[arg(long, conflicts_with_all = MEASURING, conflicts_with_all = ["show", "md", "out"])]
     pub list: bool,
     /// Print JSON (`{"schema_version", "advice", "advice_id", "experiment_id", "skipped"}`).
     #[arg(long, conflicts_with = "md")]
@@ -103,8 +119,19 @@ pub fn advise_cmd(db: &Option<PathBuf>, args: AdviseArgs) -> Result<u8, CliError
     }
     if let Some(id) = args.show {
         let store = open_store(db, OpenMode::ReadOnly)?;
-        let stored = store.advice(id).map_err(|e| CliError::usage_if(true, e))?;
-        let advice: Advice = serde_json::from_str(&stored.advice_json)
+        let stored = store.advice(id).map_err(|e| {
+            CliError::usage(anyhow!(
+                "--show {id}: {e}",
+                e = match e {
+                    fsynclab::store::StoreError::AdviceNotFound { .. } =>
+                        "no stored advice has this id; fsynclab advise --list lists them"
+                            .to_string(),
+                    other => other.to_string(),
+                }
+            ))
+        })?;
+        let advice: Advice = serde_json::from_str::<Advice>(&stored.advice_json)
+            .map(Advice::escaped)
             .map_err(|e| CliError::failed(anyhow!("advice {id} cannot be read back: {e}")))?;
         print(
             &advice,
@@ -131,6 +158,9 @@ pub fn advise_cmd(db: &Option<PathBuf>, args: AdviseArgs) -> Result<u8, CliError
             "--writers {}: use 1 to {MAX_ADVISE_WRITERS}",
             args.writers
         )));
+    }
+    if let Some(label) = &args.label {
+        fsynclab::spec::check_text("--label", label).map_err(CliError::usage)?;
     }
     let Some(target) = args.target.clone().or_else(|| args.target_flag.clone()) else {
         return Err(CliError::usage(anyhow!("give the directory to measure")));
@@ -160,7 +190,19 @@ pub fn advise_cmd(db: &Option<PathBuf>, args: AdviseArgs) -> Result<u8, CliError
     });
     drop(tx);
     let _ = drain.join();
-    let outcome = outcome.map_err(super::launch::lab_error)?;
+    let outcome = outcome.map_err(|e| match &e {
+        // The library names the workload's setting; here the strategies are one flag.
+        fsynclab::lab::LabError::Engine(fsynclab::engine::EngineError::Spec(s))
+            if s.field == fsynclab::spec::Setting::STRATEGY =>
+        {
+            CliError::usage(anyhow!(
+                "--strategies: {}; name 1 to {MAX_ADVISE_STRATEGIES} strategies such as \
+                 solo,leader,delay:500,pipelined:4 (a delay of at most 1000000 µs)",
+                s.problem
+            ))
+        }
+        _ => super::launch::lab_error(e),
+    })?;
     print(
         &outcome.advice,
         args.json,
@@ -263,18 +305,32 @@ fn list(db: &Option<PathBuf>, json: bool) -> Result<u8, CliError> {
     for a in &all {
         let recommended = serde_json::from_str::<Advice>(&a.advice_json)
             .ok()
+            .map(Advice::escaped)
             .map(|adv| report::advice_reason(&adv, &adv.recommended))
             .unwrap_or_else(|| "(does not read back)".into());
         outln!(
             "{:>4}  {}  {} ({})  {recommended}",
             a.id,
             report::fmt_utc_ms(a.created_at_ms),
-            a.target,
-            a.fs_type.as_deref().unwrap_or("?")
+            one_line(&a.target),
+            one_line(a.fs_type.as_deref().unwrap_or("?"))
         );
     }
     if all.is_empty() {
         outln!("No stored advice; make one with fsynclab advise DIR --quick");
     }
     Ok(0)
+}
+
+/// `text` on one line: control, bidi and invisible characters (line breaks too) as `\uXXXX`.
+fn one_line(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() || fsynclab::spec::is_unsafe_char(c) {
+                format!("\\u{:04x}", u32::from(c))
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }

@@ -35,8 +35,12 @@ pub struct AdvicePoint {
     /// The runs.
     pub run_ids: Vec<i64>,
     /// The stored crash tests' verdict for this strategy on this filesystem type: `Some(true)`
-    /// none lost, `Some(false)` an acknowledged request lost, `None` not crash-tested.
+    /// none lost, `Some(false)` an acknowledged request lost (or the strategy acknowledges
+    /// before its flush), `None` not crash-tested.
     pub durable: Option<bool>,
+    /// The strategy acknowledges a record before the flush that makes it durable (early-ack,
+    /// the unsafe control): never durable, whatever a crash test found.
+    pub acks_before_durable: bool,
 }
 
 impl AdvicePoint {
@@ -58,6 +62,15 @@ impl AdvicePoint {
     /// Median p99.9, µs.
     pub fn p999(&self) -> Option<f64> {
         median(&self.p999_us)
+    }
+}
+
+/// `1 writer`, `16 writers`.
+pub fn writer_count(n: u32) -> String {
+    if n == 1 {
+        "1 writer".into()
+    } else {
+        format!("{n} writers")
     }
 }
 
@@ -141,7 +154,10 @@ pub fn recommend(
     let solo = at.iter().find(|p| p.strategy == "solo");
     let Some(budget) = budget_p99_us.or_else(|| solo.and_then(|s| s.p99()).map(|l| 2.0 * l)) else {
         return Recommendation::Nothing {
-            why: format!("no latency budget: give one, or measure solo at {writers} writers"),
+            why: format!(
+                "no latency budget: give one, or measure solo at {}",
+                writer_count(writers)
+            ),
         };
     };
     let mut fit: Vec<&AdvicePoint> = at
@@ -156,9 +172,19 @@ pub fn recommend(
             .total_cmp(&a.throughput().unwrap_or(0.0))
     });
     let Some(best) = fit.first() else {
+        let vetoed = at
+            .iter()
+            .any(|p| p.durable == Some(false) && p.p99().is_some_and(|l| l <= budget));
         return Recommendation::Nothing {
             why: format!(
-                "no strategy at {writers} writers kept its p99 within {budget:.0} µs without losing a request"
+                "no strategy at {} kept its p99 within {budget:.1} µs{}",
+                writer_count(writers),
+                if vetoed {
+                    " but ones that are not durable (lost records in a crash test, or \
+                     acknowledge before the flush)"
+                } else {
+                    ""
+                }
             ),
         };
     };
@@ -208,8 +234,11 @@ pub enum SyncClass {
 /// The fitted sync parallelism: per-fsync latency ∝ k^factor over k concurrent syncers.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SyncParallelism {
-    /// The class.
+    /// The class of the fitted factor.
     pub class: SyncClass,
+    /// Whether the factor's 95 % interval lies within that class's range (else the
+    /// measurement cannot tell the classes apart: the class is the point estimate's only).
+    pub settled: bool,
     /// The fitted exponent (0: overlapping, 1: serialized).
     pub factor: f64,
     /// Its 95 % interval (t on n − 2 degrees of freedom).
@@ -251,15 +280,20 @@ pub fn sync_parallelism(samples: &[(u32, f64)]) -> Option<SyncParallelism> {
         let q = StudentsT::new(0.0, 1.0, n - 2.0).map_or(1.96, |t| t.inverse_cdf(0.975));
         (factor - q * se, factor + q * se)
     });
-    let class = if factor < OVERLAPPING_BELOW {
-        SyncClass::Overlapping
-    } else if factor > SERIALIZED_ABOVE {
-        SyncClass::Serialized
-    } else {
-        SyncClass::Partial
+    let class_of = |f: f64| {
+        if f < OVERLAPPING_BELOW {
+            SyncClass::Overlapping
+        } else if f > SERIALIZED_ABOVE {
+            SyncClass::Serialized
+        } else {
+            SyncClass::Partial
+        }
     };
+    let class = class_of(factor);
+    let settled = ci.is_some_and(|(lo, hi)| class_of(lo) == class && class_of(hi) == class);
     Some(SyncParallelism {
         class,
+        settled,
         factor,
         factor_ci95: ci,
     })

@@ -70,8 +70,11 @@ pub struct SyncSample {
 /// The sync-parallelism fit of one file layout, with the samples it was fitted on.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SyncFit {
-    /// The class.
+    /// The class of the fitted factor.
     pub class: SyncClass,
+    /// Whether the factor's interval lies within the class's range.
+    #[serde(default)]
+    pub settled: bool,
     /// The fitted exponent of per-fsync latency in k (0 overlapping, 1 serialized).
     pub factor: f64,
     /// Its 95 % interval.
@@ -86,11 +89,13 @@ impl SyncFit {
         let pairs: Vec<(u32, f64)> = samples.iter().map(|s| (s.k, s.sync_p50_us)).collect();
         let SyncParallelism {
             class,
+            settled,
             factor,
             factor_ci95,
         } = sync_parallelism(&pairs)?;
         Some(Self {
             class,
+            settled,
             factor,
             factor_ci95,
             points: samples,
@@ -106,7 +111,8 @@ pub struct DuckdbRule {
     pub guess: SyncClass,
     /// Whether the filesystem type is a network one.
     pub network: bool,
-    /// Whether the measured class is the guess (`None` when nothing was measured).
+    /// Whether the measured class is the guess (`None` when nothing was measured, or the
+    /// measurement did not settle on a class).
     pub agrees: Option<bool>,
 }
 
@@ -269,7 +275,25 @@ pub struct Advice {
     pub by_writers: Vec<RecommendedAt>,
     /// Why the measurement stopped early, if it did.
     pub stopped: Option<String>,
+    /// Runs before which the machine was busy with other work, if any.
+    #[serde(default)]
+    pub busy: Option<Busy>,
 }
+
+/// Background CPU above [`BUSY_ABOVE`] measured before some of the advice's runs: another
+/// benchmark or job ran beside it, and its figures are suspect.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Busy {
+    /// Runs before which the machine was busy.
+    pub runs: usize,
+    /// Runs measured.
+    pub of: usize,
+    /// The busiest share of all CPUs seen (0..=1).
+    pub max: f64,
+}
+
+/// Share of all CPUs busy with other work, before a run, above which the machine was busy.
+pub const BUSY_ABOVE: f64 = 0.25;
 
 /// What the lab measured, for [`Advice::build`].
 #[derive(Clone, Debug, Default)]
@@ -298,6 +322,8 @@ pub struct AdviceInputs {
     pub methods: Vec<MethodRun>,
     /// Why the measurement stopped early.
     pub stopped: Option<String>,
+    /// Background CPU measured before each run (0..=1).
+    pub busy_before: Vec<f64>,
 }
 
 impl Advice {
@@ -314,8 +340,10 @@ impl Advice {
         };
         let shared = layout(true);
         let own = layout(false);
-        let duckdb_rule =
-            DuckdbRule::of(inputs.fs_type.as_deref(), shared.as_ref().map(|f| f.class));
+        let duckdb_rule = DuckdbRule::of(
+            inputs.fs_type.as_deref(),
+            shared.as_ref().filter(|f| f.settled).map(|f| f.class),
+        );
         let mut writer_counts: Vec<u32> = inputs.points.iter().map(|p| p.writers).collect();
         writer_counts.sort_unstable();
         writer_counts.dedup();
@@ -356,7 +384,47 @@ impl Advice {
             frontier,
             points: inputs.points,
             stopped: inputs.stopped,
+            busy: busy(&inputs.busy_before),
         }
+    }
+
+    /// The advice with every control, bidi or invisible character of its text fields (a line
+    /// break too) written as `\uXXXX`: stored advice comes from a database or a bundle that
+    /// someone else may have written, and is shown on terminals and in Markdown.
+    pub fn escaped(mut self) -> Self {
+        fn esc(s: &mut String) {
+            if s.chars()
+                .any(|c| c.is_control() || crate::spec::is_unsafe_char(c))
+            {
+                *s = s
+                    .chars()
+                    .map(|c| {
+                        if c.is_control() || crate::spec::is_unsafe_char(c) {
+                            format!("\\u{:04x}", u32::from(c))
+                        } else {
+                            c.to_string()
+                        }
+                    })
+                    .collect();
+            }
+        }
+        esc(&mut self.target);
+        esc(&mut self.log);
+        self.fs_type.iter_mut().for_each(esc);
+        self.stopped.iter_mut().for_each(esc);
+        self.points.iter_mut().for_each(|p| esc(&mut p.strategy));
+        self.methods.iter_mut().for_each(|m| esc(&mut m.method));
+        for f in &mut self.frontier {
+            f.strategies.iter_mut().for_each(esc);
+        }
+        for r in std::iter::once(&mut self.recommended).chain(self.by_writers.iter_mut()) {
+            match &mut r.verdict {
+                Recommendation::One { strategy, .. } => esc(strategy),
+                Recommendation::Equivalent { strategies } => strategies.iter_mut().for_each(esc),
+                Recommendation::Nothing { why } => esc(why),
+            }
+        }
+        self
     }
 
     /// A point by strategy and writers.
@@ -439,6 +507,15 @@ impl Advice {
         }
         out
     }
+}
+
+fn busy(before: &[f64]) -> Option<Busy> {
+    let runs = before.iter().filter(|&&b| b > BUSY_ABOVE).count();
+    (runs > 0).then(|| Busy {
+        runs,
+        of: before.len(),
+        max: before.iter().copied().fold(0.0, f64::max),
+    })
 }
 
 fn flush_latency(flushes: &[(i64, f64, f64)]) -> Option<FlushLat> {

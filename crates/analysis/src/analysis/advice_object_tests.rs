@@ -178,3 +178,18 @@ fn nothing_measured_gives_no_fit_and_no_recommendation() {
     ));
     assert!(a.by_writers.is_empty() && a.frontier.is_empty());
 }
+
+#[test]
+fn stored_text_is_escaped_before_it_is_shown() {
+    let mut a = Advice::build(inputs());
+    a.target = "/mnt/\u{1b}[31mred\nfake line".into();
+    a.points[0].strategy = "solo\u{202e}".into();
+    a.stopped = Some("x\ry".into());
+    let e = a.escaped();
+    assert_eq!(e.target, "/mnt/\\u001b[31mred\\u000afake line");
+    assert_eq!(e.points[0].strategy, "solo\\u202e");
+    assert_eq!(e.stopped.as_deref(), Some("x\\u000dy"));
+    // Plain text is left alone.
+    let plain = Advice::build(inputs());
+    assert_eq!(plain.clone().escaped(), plain);
+}

@@ -25,11 +25,11 @@ mod trend;
 
 pub use advice::{
     AdvicePoint, OVERLAPPING_BELOW, Recommendation, SERIALIZED_ABOVE, SyncClass, SyncParallelism,
-    frontier, recommend, sync_parallelism,
+    frontier, recommend, sync_parallelism, writer_count,
 };
 pub use advice_object::{
-    Advice, AdviceInputs, DuckdbRule, FlushLat, FrontierAt, IMPLAUSIBLE_FSYNC_US, ImplausibleSync,
-    MethodCost, MethodRun, RatioCi, RecommendedAt, SyncFit, SyncSample, WaitNote,
+    Advice, AdviceInputs, BUSY_ABOVE, Busy, DuckdbRule, FlushLat, FrontierAt, IMPLAUSIBLE_FSYNC_US,
+    ImplausibleSync, MethodCost, MethodRun, RatioCi, RecommendedAt, SyncFit, SyncSample, WaitNote,
 };
 pub use compare::{ALPHA, AnalysisError, SideInput, compare};
 pub use crash::CrashFindings;

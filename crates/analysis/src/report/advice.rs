@@ -7,8 +7,8 @@ use std::fmt::Write as _;
 use serde_json::{Value, json};
 
 use crate::analysis::{
-    Advice, AdvicePoint, ImplausibleSync, RatioCi, Recommendation, RecommendedAt, SyncClass,
-    SyncFit, WaitNote,
+    Advice, AdvicePoint, BUSY_ABOVE, ImplausibleSync, RatioCi, Recommendation, RecommendedAt,
+    SyncClass, SyncFit, WaitNote, writer_count,
 };
 
 use super::units::fmt_ns;
@@ -24,6 +24,30 @@ fn ci(r: &RatioCi) -> String {
         Some((lo, hi)) => format!("{:.2}× [{lo:.2}, {hi:.2}]", r.ratio),
         None => format!("{:.2}× (no interval: too few runs)", r.ratio),
     }
+}
+
+/// A point's durability in words.
+pub fn durability_text(p: &AdvicePoint) -> &'static str {
+    match p.durable {
+        _ if p.acks_before_durable => "NOT DURABLE: acknowledges before the flush",
+        Some(true) => "crash-tested: no loss",
+        Some(false) => "LOST ACKNOWLEDGED RECORDS in a crash test",
+        None => "not crash-tested",
+    }
+}
+
+/// The machine was busy before some runs, in words.
+pub fn busy_text(advice: &Advice) -> Option<String> {
+    let b = advice.busy.as_ref()?;
+    Some(format!(
+        "before {} of {} runs other work used more than {:.0} % of the CPUs (up to {:.0} %): \
+         another benchmark or job ran beside the advice, and its figures are suspect; run it \
+         again on a quiet machine",
+        b.runs,
+        b.of,
+        BUSY_ABOVE * 100.0,
+        b.max * 100.0
+    ))
 }
 
 /// The class in words.
@@ -91,7 +115,7 @@ pub fn reason(advice: &Advice, at: &RecommendedAt) -> String {
             ..
         } => {
             let Some(p) = advice.point(strategy, w) else {
-                return format!("{strategy} at {w} writers");
+                return format!("{strategy} at {}", writer_count(w));
             };
             let mut out = format!("{strategy}: ");
             match (strategy.as_str(), advice.point("solo", w)) {
@@ -106,7 +130,7 @@ pub fn reason(advice: &Advice, at: &RecommendedAt) -> String {
                 }
                 (_, None) => {}
             }
-            let _ = write!(out, " at {w} writers ({budget})");
+            let _ = write!(out, " at {} ({budget})", writer_count(w));
             if let Some((ratio, (lo, hi))) = vs_runner_up {
                 let _ = write!(
                     out,
@@ -123,9 +147,10 @@ pub fn reason(advice: &Advice, at: &RecommendedAt) -> String {
                 .and_then(|s| advice.point(s, w))
                 .and_then(|p| p.throughput().map(|t| (p, t)));
             let mut out = format!(
-                "{} cannot be told apart at {w} writers ({budget}): their commits/s intervals \
+                "{} cannot be told apart at {} ({budget}): their commits/s intervals \
                  overlap",
-                strategies.join(", ")
+                strategies.join(", "),
+                writer_count(w)
             );
             if let Some((p, t)) = best {
                 let _ = write!(out, "; best measured {} at {t:.0} commits/s", p.strategy);
@@ -148,11 +173,7 @@ fn point_line(advice: &Advice, p: &AdvicePoint, recommended: bool) -> String {
         .flushes_per_commit
         .map_or("—".into(), |f| format!("{f:.3}"));
     let cpu = p.cpu_us_per_commit.map_or("—".into(), us);
-    let durable = match p.durable {
-        Some(true) => "crash-tested: no loss",
-        Some(false) => "LOST ACKNOWLEDGED RECORDS in a crash test",
-        None => "not crash-tested",
-    };
+    let durable = durability_text(p);
     format!(
         " {mark} {:<12} {cps:>9} {vs:<30} p50 {:>9} p99 {:>9} p99.9 {:>9}  {flushes:>6} flushes  {cpu:>9} CPU  {durable}",
         p.strategy,
@@ -182,8 +203,13 @@ fn fit_line(name: &str, fit: &SyncFit) -> String {
             format!("k={k} {}", us(mid))
         })
         .collect();
+    let unsettled = if fit.settled {
+        ""
+    } else {
+        " (NOT SETTLED: the interval spans more than one class)"
+    };
     format!(
-        "  {name:<11} {}, factor {:.2}{interval}   {}",
+        "  {name:<11} {}, factor {:.2}{interval}{unsettled}   {}",
         sync_class_text(fit.class),
         fit.factor,
         per_k.join(" · ")
@@ -206,6 +232,9 @@ pub fn advice_text(advice: &Advice) -> String {
             "STOPPED EARLY ({why}): judged on the runs made until then"
         );
     }
+    if let Some(busy) = busy_text(advice) {
+        let _ = writeln!(out, "THE MACHINE WAS BUSY: {busy}");
+    }
     let _ = writeln!(
         out,
         "\nSync parallelism (k threads each writing 4 KiB and fsyncing; per-fsync p50 against k):"
@@ -222,10 +251,11 @@ pub fn advice_text(advice: &Advice) -> String {
         let _ = writeln!(out, "{}", fit_line("own files", f));
     }
     let rule = &advice.duckdb_rule;
-    let agrees = match rule.agrees {
-        Some(true) => "agrees with the measurement",
-        Some(false) => "DISAGREES with the measurement",
-        None => "nothing measured to check it",
+    let agrees = match (rule.agrees, &advice.sync_parallelism) {
+        (Some(true), _) => "agrees with the measurement",
+        (Some(false), _) => "DISAGREES with the measurement",
+        (None, Some(_)) => "the measurement did not settle on a class to check it against",
+        (None, None) => "nothing measured to check it",
     };
     let _ = writeln!(
         out,
@@ -282,7 +312,7 @@ pub fn advice_text(advice: &Advice) -> String {
         fmt_size(advice.record_size)
     );
     for at in &advice.by_writers {
-        let _ = writeln!(out, " {} writers:", at.writers);
+        let _ = writeln!(out, " {}:", writer_count(at.writers));
         for p in advice.points.iter().filter(|p| p.writers == at.writers) {
             let recommended = at.strategy() == Some(p.strategy.as_str());
             let _ = writeln!(out, "{}", point_line(advice, p, recommended));
@@ -293,14 +323,19 @@ pub fn advice_text(advice: &Advice) -> String {
         "\nFrontier (no other strategy has both more commits/s and a lower p99):"
     );
     for f in &advice.frontier {
-        let _ = writeln!(out, "  {} writers: {}", f.writers, f.strategies.join(", "));
+        let _ = writeln!(
+            out,
+            "  {}: {}",
+            writer_count(f.writers),
+            f.strategies.join(", ")
+        );
     }
     let notes = advice.wait_notes();
     if !notes.is_empty() {
         let _ = writeln!(
             out,
-            "\nWaiting to gather followers, against leader (no wait) at {} writers:",
-            advice.writers
+            "\nWaiting to gather followers, against leader (no wait) at {}:",
+            writer_count(advice.writers)
         );
         for n in &notes {
             let _ = writeln!(out, "  {}", wait_text(n));
@@ -308,8 +343,8 @@ pub fn advice_text(advice: &Advice) -> String {
     }
     let _ = writeln!(
         out,
-        "\nRecommended at {} writers: {}",
-        advice.recommended.writers,
+        "\nRecommended at {}: {}",
+        writer_count(advice.recommended.writers),
         reason(advice, &advice.recommended)
     );
     for at in advice
@@ -317,7 +352,12 @@ pub fn advice_text(advice: &Advice) -> String {
         .iter()
         .filter(|a| a.writers != advice.writers)
     {
-        let _ = writeln!(out, "  at {} writers: {}", at.writers, reason(advice, at));
+        let _ = writeln!(
+            out,
+            "  at {}: {}",
+            writer_count(at.writers),
+            reason(advice, at)
+        );
     }
     out
 }
@@ -325,13 +365,16 @@ pub fn advice_text(advice: &Advice) -> String {
 /// The Markdown of an advice (the text in a fenced block under a heading, and the
 /// recommendation as a sentence), for pasting into an issue or a review.
 pub fn advice_markdown(advice: &Advice) -> String {
+    let text = advice_text(advice);
+    // A fence longer than any run of backticks in the text, so no stored name closes it.
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
     format!(
-        "## Commit advice: {} ({})\n\n**Recommended at {} writers:** {}\n\n```text\n{}```\n",
-        advice.target,
-        advice.fs_type.as_deref().unwrap_or("unknown filesystem"),
-        advice.recommended.writers,
-        reason(advice, &advice.recommended),
-        advice_text(advice)
+        "## Commit advice: {} ({})\n\n**Recommended at {}:** {}\n\n{fence}text\n{text}{fence}\n",
+        super::compare::md_escape(&advice.target),
+        super::compare::md_escape(advice.fs_type.as_deref().unwrap_or("unknown filesystem")),
+        writer_count(advice.recommended.writers),
+        super::compare::md_escape(&reason(advice, &advice.recommended)),
     )
 }
 

@@ -30,8 +30,8 @@ pub use crate::words::failures::{
 pub use crate::words::notes::{device_note_text, no_device_text, system_note_text};
 pub use crate::words::warnings::{run_warning_texts, warning_codes, warning_text};
 pub use advice::{
-    advice_json, advice_markdown, advice_text, implausible_text, reason as advice_reason,
-    sync_class_text,
+    advice_json, advice_markdown, advice_text, busy_text, durability_text, implausible_text,
+    reason as advice_reason, sync_class_text,
 };
 pub use compare::{
     compare_csv, compare_json, compare_markdown, compare_table, crash_sides, num as fmt_num,

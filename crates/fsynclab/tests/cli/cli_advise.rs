@@ -9,7 +9,14 @@ use predicates::prelude::*;
 fn bad_advise_input_exits_2_naming_the_flag() {
     let lab = Lab::new();
     let target = lab.target.to_str().unwrap().to_string();
-    let cases: [(Vec<&str>, &str); 8] = [
+    let long_label = "L".repeat(300);
+    let cases: [(Vec<&str>, &str); 11] = [
+        (vec!["--label", "x\u{1b}[31m"], "--label"),
+        (vec!["--label", &long_label], "--label"),
+        (
+            vec!["--strategies", "solo,delay:99999999"],
+            "--strategies: 99999999 µs delay",
+        ),
         (vec!["--p99", "5"], "--p99 '5' has no unit"),
         (vec!["--p99", "0ms"], "--p99"),
         (vec!["--p99=-1ms"], "--p99"),
@@ -40,7 +47,17 @@ fn bad_advise_input_exits_2_naming_the_flag() {
         .args(["advise", "--show", "7"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("no advice with id 7"));
+        .stderr(predicate::str::contains(
+            "--show 7: no stored advice has this id",
+        ));
+    // The options of a measurement are refused beside --show and --list.
+    for args in [
+        &["advise", "--show", "1", "--writers", "4"][..],
+        &["advise", "--list", "--strategies", "solo"],
+        &["advise", "--list", "--md"],
+    ] {
+        lab.cmd().args(args).assert().code(2);
+    }
     lab.cmd()
         .arg("advise")
         .assert()

@@ -341,6 +341,12 @@ impl AdvisorPanel {
                 format!("Implausibly fast sync: {}", report::implausible_text(&why)),
             );
         }
+        if let Some(busy) = report::busy_text(advice) {
+            ui.colored_label(
+                ui.visuals().warn_fg_color,
+                format!("The machine was busy: {busy}"),
+            );
+        }
         if let Some(why) = &advice.stopped {
             ui.colored_label(
                 ui.visuals().warn_fg_color,

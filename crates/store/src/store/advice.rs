@@ -70,6 +70,17 @@ impl Store {
         Ok(self.conn.last_insert_rowid())
     }
 
+    /// Deletes experiment `id` if no run belongs to it (an advice refused before its first
+    /// run was stored); whether it was deleted.
+    pub fn delete_empty_experiment(&self, id: i64) -> Result<bool, StoreError> {
+        let n = self.conn.execute(
+            "DELETE FROM experiments WHERE id = ?1 \
+             AND NOT EXISTS (SELECT 1 FROM runs WHERE experiment_id = ?1)",
+            [id],
+        )?;
+        Ok(n > 0)
+    }
+
     /// The stored answer `id`.
     pub fn advice(&self, id: i64) -> Result<StoredAdvice, StoreError> {
         let mut stmt = self.conn.prepare(

@@ -71,6 +71,11 @@ where
         title
             .draw_text(&fit(&line, &body, width), &body.color(&ALERT), (x0, y))
             .map_err(|e| part("title", e))?;
+    } else if let Some(busy) = crate::report::advice::busy_text(a) {
+        let line = format!("THE MACHINE WAS BUSY: {busy}");
+        title
+            .draw_text(&fit(&line, &body, width), &body.color(&ALERT), (x0, y))
+            .map_err(|e| part("title", e))?;
     } else if let Some(why) = &a.stopped {
         let line = format!("Stopped early ({why}): judged on the runs made until then");
         title
@@ -128,11 +133,7 @@ fn row(a: &Advice, p: &AdvicePoint) -> String {
         us(p.p999()),
         p.flushes_per_commit
             .map_or("—".into(), |f| format!("{f:.3}")),
-        match p.durable {
-            Some(true) => "crash-tested: no loss",
-            Some(false) => "LOST RECORDS in a crash test",
-            None => "not crash-tested",
-        }
+        crate::report::advice::durability_text(p)
     )
 }
 
@@ -362,7 +363,7 @@ mod tests {
             "Sync parallelism",
             "shared file: serialized",
             "own files: overlapping",
-            "LOST RECORDS in a crash test",
+            "LOST ACKNOWLEDGED RECORDS in a crash test",
             "Recommended at 16 writers: leader",
         ] {
             assert!(svg.contains(text), "no {text:?} in the SVG");
