@@ -73,7 +73,7 @@ impl CrashDevice {
         args.push("-q");
         args.extend(mkfs_words.iter().map(String::as_str));
         args.push(&node);
-        run(fs.mkfs_tool(), &args)?;
+        run_mkfs(fs.mkfs_tool(), &args)?;
         let at = base.join("fs");
         make_dir(&at)?;
         if lasting && let Err(e) = set_immutable(&at, true) {
@@ -278,5 +278,27 @@ impl Drop for CrashDevice {
             wait_released(&node);
         }
         self.daemon.take();
+    }
+}
+
+/// Runs mkfs, again (up to 5 times, a second apart) when it failed only because it could not
+/// stat another loop device's backing file on a FUSE mount whose daemon is gone
+/// (mkfs.btrfs checks every loop device's backing file for its mount-status check: "cannot
+/// check mount status of /dev/loopN: Transport endpoint is not connected"). Such a leftover
+/// of a killed crash test is removed by `clean` (or by the crash test that killed it, moments
+/// later); it says nothing about the device being made.
+fn run_mkfs(program: &str, args: &[&str]) -> Result<String, DeviceError> {
+    let mut tries = 0;
+    loop {
+        match run(program, args) {
+            Err(DeviceError::Tool { message, .. })
+                if tries < 5 && message.contains("Transport endpoint is not connected") =>
+            {
+                tries += 1;
+                log::warn!("{program}: {message}; trying again in a second");
+                std::thread::sleep(std::time::Duration::from_secs(1));
+            }
+            other => return other,
+        }
     }
 }
