@@ -156,6 +156,14 @@ pub fn advise(
             }
         };
         let cpu_ns = process_cpu_ns().saturating_sub(cpu_before);
+        if result.status == RunStatus::Cancelled && cancel.is_cancelled() {
+            stopped = Some(format!(
+                "cancelled during run {} of {}",
+                done + 1,
+                steps.len()
+            ));
+            break;
+        }
         if result.status != RunStatus::Finished {
             stopped = Some(format!(
                 "run {} ended {}",

@@ -90,10 +90,13 @@ pub(super) fn median(values: &[f64]) -> Option<f64> {
 }
 
 /// The strategies on the throughput-vs-p99 Pareto front of each writer count (no other
-/// point of that count has both more commits/s and a lower p99), best throughput first.
+/// point of that count has both more commits/s and a lower p99), best throughput first;
+/// among the strategies that may be durable (one that lost a record in a crash test, or
+/// acknowledges before its flush, is no choice: its speed would hide the durable ones).
 pub fn frontier(points: &[AdvicePoint]) -> BTreeMap<u32, Vec<String>> {
+    let points: Vec<&AdvicePoint> = points.iter().filter(|p| p.durable != Some(false)).collect();
     let mut out: BTreeMap<u32, Vec<(f64, String)>> = BTreeMap::new();
-    for p in points {
+    for p in &points {
         let (Some(t), Some(l)) = (p.throughput(), p.p99()) else {
             continue;
         };
@@ -151,6 +154,11 @@ pub fn recommend(
     budget_p99_us: Option<f64>,
 ) -> Recommendation {
     let at: Vec<&AdvicePoint> = points.iter().filter(|p| p.writers == writers).collect();
+    if at.iter().all(|p| p.throughput().is_none()) {
+        return Recommendation::Nothing {
+            why: format!("nothing was measured at {}", writer_count(writers)),
+        };
+    }
     let solo = at.iter().find(|p| p.strategy == "solo");
     let Some(budget) = budget_p99_us.or_else(|| solo.and_then(|s| s.p99()).map(|l| 2.0 * l)) else {
         return Recommendation::Nothing {

@@ -131,7 +131,14 @@ pub fn reason(advice: &Advice, at: &RecommendedAt) -> String {
                 (_, None) => {}
             }
             let _ = write!(out, " at {} ({budget})", writer_count(w));
-            if let Some((ratio, (lo, hi))) = vs_runner_up {
+            // The runner-up's interval is solo's when solo is the runner-up: said once.
+            let runner_up_is_solo = matches!(
+                (vs_runner_up, advice.vs_solo(p)),
+                (Some((_, ci)), Some(solo)) if solo.ci95 == Some(*ci)
+            );
+            if runner_up_is_solo {
+                out.push_str("; solo is the next best that fits");
+            } else if let Some((ratio, (lo, hi))) = vs_runner_up {
                 let _ = write!(
                     out,
                     "; {ratio:.2}× [{lo:.2}, {hi:.2}] the next best that fits"

@@ -255,9 +255,10 @@ where
                 }),
             )?
             .label(format!(
-                "{name}: {} (factor {:.2})",
+                "{name}: {} (factor {:.2}){}",
                 sync_class_text(fit_.class),
-                fit_.factor
+                fit_.factor + 0.0,
+                if fit_.settled { "" } else { ", NOT SETTLED" }
             ))
             .legend(move |(x, y)| Circle::new((x, y), 5, color.filled()));
         // The fitted line through the geometric means: ln l = a + factor · ln k.
