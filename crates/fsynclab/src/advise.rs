@@ -115,7 +115,7 @@ pub struct AdviseArgs {
 pub fn advise_cmd(db: &Option<PathBuf>, args: AdviseArgs) -> Result<u8, CliError> {
     let output_error = |e: report::OutputError| CliError::usage_if(e.is_usage(), e);
     if let Some(out) = &args.out {
-        report::report_format(out).map_err(output_error)?;
+        report::check_report_destination(out, args.force).map_err(output_error)?;
     }
     if let Some(id) = args.show {
         let store = open_store(db, OpenMode::ReadOnly)?;

@@ -53,8 +53,8 @@ pub use listing::{
     ListWidth, cut_middle, fmt_utc_ms, matrix_options_line, progress_line, run_header, runs_table,
 };
 pub use output::{
-    OutputError, REPORT_FORMATS, advice_files, rank_files, report_files, report_format,
-    trend_files, write_report_files,
+    OutputError, REPORT_FORMATS, advice_files, check_report_destination, rank_files, report_files,
+    report_format, trend_files, write_report_files,
 };
 pub use rank::{
     next_cell as rank_next_cell, ops_cell as rank_ops_cell, p99_cell as rank_p99_cell, pg_table,

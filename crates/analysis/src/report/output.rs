@@ -308,6 +308,17 @@ fn refuse_system_dir(path: &Path, dir: &OwnedFd) -> Result<(), OutputError> {
     Ok(())
 }
 
+/// Checks, before anything is measured, that a report can be written at `out`: its format,
+/// and nothing there (nor at the PNG a `.md` writes beside it) that may not be replaced.
+pub fn check_report_destination(out: &Path, force: bool) -> Result<(), OutputError> {
+    let ext = report_format(out)?;
+    check_destination(out, force)?;
+    if ext == "md" {
+        check_destination(&out.with_extension("png"), force)?;
+    }
+    Ok(())
+}
+
 /// Refuses `path` when something is there that may not be replaced.
 fn check_destination(path: &Path, force: bool) -> Result<(), OutputError> {
     let (dir, name) = open_parent(path)?;

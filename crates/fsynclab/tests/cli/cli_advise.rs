@@ -38,6 +38,18 @@ fn bad_advise_input_exits_2_naming_the_flag() {
             .code(2)
             .stderr(predicate::str::contains(said));
     }
+    // A report file that is already there is refused before anything is measured.
+    let existing = lab.dir.path().join("exists.png");
+    std::fs::write(&existing, b"mine").unwrap();
+    lab.cmd()
+        .arg("advise")
+        .arg(&target)
+        .arg("--out")
+        .arg(&existing)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("already exists"));
+    assert_eq!(std::fs::read(&existing).unwrap(), b"mine");
     // A target that is not there, and stored advice that is not there.
     lab.cmd()
         .args(["advise", "/nonexistent/fsynclab-advise"])
