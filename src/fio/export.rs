@@ -15,7 +15,7 @@
 //! | `requests` (writes in total) | `io_size` = requests / threads blocks per job |
 //! | `duration_s` | `runtime` + `time_based=1` |
 //! | `warmup_s` | `ramp_time` |
-//! | `sync` + `sync_every` | `fsync=N`, `fdatasync=N`, `sync_file_range=wait_before,write,wait_after:N` |
+//! | `sync` + `sync_every` | `fsync=N`, `fdatasync=N`, `sync_file_range=wait_before,write,wait_after:N` (`sync_file_range+fdatasync`: refused, fio makes one kind of sync per write; `sync_only`: refused, fio syncs only after writes) |
 //! | `open_flags` sync / dsync / direct | `sync=sync` / `sync=dsync` / `direct=1` |
 //! | `prepare` sparse / empty / fallocate / fill | `fallocate=truncate` / `fallocate=none` / `fallocate=native` / `overwrite=1` |
 //! | `final_sync` | `end_fsync=1` |
@@ -379,6 +379,28 @@ fn refuse_unexportable(io: &FileioSpec) -> Result<(), ExportError> {
             ),
         ));
     }
+    if io.sync_only {
+        return Err(refuse_field(
+            Setting::SYNC_ONLY,
+            "true",
+            "fio syncs only after writes (fsync=N counts writes), so no fio job syncs a file \
+             with nothing written",
+            crate::hint!("run it with fsynclab"),
+        ));
+    }
+    if io.sync == SyncMethod::SyncFileRangeFdatasync {
+        return Err(refuse_field(
+            Setting::SYNC,
+            "sync_file_range+fdatasync",
+            "a fio job issues one kind of sync per write (fsync=, fdatasync= and \
+             sync_file_range= exclude each other), so no fio job makes both calls",
+            crate::hint!(
+                "export it with ",
+                (Setting::SYNC, "fdatasync"),
+                " or run it with fsynclab"
+            ),
+        ));
+    }
     Ok(())
 }
 
@@ -503,7 +525,8 @@ fn sync_lines(io: &FileioSpec, lines: &mut Vec<(&'static str, String)>, notes: &
                     .into(),
             );
         }
-        SyncMethod::None => {}
+        // Refused by `refuse_unexportable`: a fio job issues one kind of sync per write.
+        SyncMethod::SyncFileRangeFdatasync | SyncMethod::None => {}
     }
     if io.sync != SyncMethod::None {
         notes.push(

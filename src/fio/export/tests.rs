@@ -537,3 +537,20 @@ fn a_device_run_exports_a_device_job_that_reads_back_the_same() {
         (b.threads, b.file_size, b.sync, b.duration_s)
     );
 }
+
+#[test]
+fn a_sync_only_run_and_sync_file_range_then_fdatasync_are_refused() {
+    let sync_only = FlatSpec {
+        sync_only: true,
+        duration_s: Some(2.0),
+        ..FlatSpec::default()
+    }
+    .typed();
+    assert_eq!(refused_field(&sync_only), Setting::SYNC_ONLY);
+    let both = FlatSpec {
+        sync: SyncMethod::SyncFileRangeFdatasync,
+        ..FlatSpec::default()
+    }
+    .typed();
+    assert_eq!(refused_field(&both), Setting::SYNC);
+}

@@ -112,6 +112,7 @@ pub fn write_meaning(spec: &WorkloadSpec) -> String {
 pub fn sync_meaning(spec: &WorkloadSpec) -> String {
     match &spec.kind {
         KindSpec::Smallfiles(s) => s.sync.as_str().into(),
+        KindSpec::Fileio(f) if f.sync_only => format!("{} of an unchanged file", f.sync.as_str()),
         _ => spec.sync().unwrap_or(SyncMethod::None).as_str().into(),
     }
 }
@@ -137,7 +138,9 @@ fn write_role(spec: &WorkloadSpec) -> String {
 /// filesystem at a thread's end.
 fn sync_role(spec: &WorkloadSpec) -> String {
     match sync_meaning(spec).as_str() {
-        "fsync" | "fdatasync" => "fsync or fdatasync, which make the writes durable".into(),
+        "fsync" | "fdatasync" | "sync_file_range+fdatasync" => {
+            "fsync or fdatasync, which make the writes durable".into()
+        }
         "sync_file_range" => "sync_file_range, a writeback without a cache flush".into(),
         other => other.into(),
     }
@@ -248,5 +251,20 @@ mod tests {
         assert_eq!(write_meaning(&spec), "O_DIRECT+O_DSYNC");
         spec.edit(|f| f.sync = SyncMethod::None);
         assert_eq!(sync_meaning(&spec), "none");
+        // An empty fsync is not the fsync of a write: its latencies do not compare.
+        let written = WorkloadSpec::default();
+        let mut empty = written.clone();
+        empty.edit(|f| {
+            f.sync_only = true;
+            f.duration_s = Some(1.0);
+        });
+        assert_eq!(sync_meaning(&empty), "fsync of an unchanged file");
+        assert_ne!(sync_role(&empty), sync_role(&written));
+        assert_eq!(not_durable_spec(&empty, &mounted("xfs", "rw")), None);
+        // sync_file_range + fdatasync makes writes durable as fdatasync does.
+        let mut sfr = written.clone();
+        sfr.edit(|f| f.sync = SyncMethod::SyncFileRangeFdatasync);
+        assert_eq!(sync_role(&sfr), sync_role(&written));
+        assert_eq!(not_durable_spec(&sfr, &mounted("xfs", "rw")), None);
     }
 }

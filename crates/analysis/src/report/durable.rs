@@ -39,6 +39,7 @@ pub fn no_durable_op_text(why: NoDurableOp) -> &'static str {
             "none: early-ack acknowledges each record before the flush that makes it durable"
         }
         NoDurableOp::Mix => "not available: a mix of operations has no one durable operation",
+        NoDurableOp::NothingWritten => "not available: syncs only, nothing written",
         NoDurableOp::Imported => {
             "not available: fio times a write and its sync apart, and a write p99 plus a \
              sync p99 is not the p99 of their sum"

@@ -48,6 +48,8 @@ pub enum NoDurableOp {
     /// A group commit that acknowledges each record before its flush (grouplog's unsafe
     /// `early-ack` control): what it acknowledges is not durable yet.
     EarlyAck,
+    /// fileio's `sync_only`: syncs with nothing written before them.
+    NothingWritten,
     /// An imported fio result: fio timed writes and syncs apart, and a write p99 plus a
     /// sync p99 is not the p99 of their sum.
     Imported,

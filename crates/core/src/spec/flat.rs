@@ -93,6 +93,10 @@ macro_rules! workload_spec {
             /// default) or goes right behind its write as fio's does (`unordered`).
             #[serde(skip_serializing_if = "ioengine::is_default")]
             pub sync_order: SyncOrder,
+            /// `fileio`: each request is a sync call with no write before it — the cost of
+            /// syncing a file with nothing changed since its last sync (an empty fsync).
+            #[serde(skip_serializing_if = "ioengine::is_default")]
+            pub sync_only: bool,
         }
 
         impl Default for FlatSpec {
@@ -123,6 +127,7 @@ macro_rules! workload_spec {
                     link_sync: false,
                     fixedbufs: false,
                     sync_order: SyncOrder::Ordered,
+                    sync_only: false,
                 }
             }
         }

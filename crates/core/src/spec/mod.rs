@@ -135,6 +135,11 @@ pub enum SyncMethod {
     /// sync_file_range(2) with WAIT_BEFORE | WRITE | WAIT_AFTER over the whole file:
     /// writes the data back but does not flush the device cache or commit metadata.
     SyncFileRange,
+    /// sync_file_range(2) as [`SyncMethod::SyncFileRange`], then fdatasync(2): the data
+    /// written back and waited for first, so the fdatasync is left the metadata and the
+    /// cache flush (the split RocksDB's and PostgreSQL's writeback hints make). Durable.
+    #[serde(rename = "sync_file_range+fdatasync")]
+    SyncFileRangeFdatasync,
     /// No sync call (use with open flags O_SYNC/O_DSYNC, or to measure buffered writes).
     None,
 }
@@ -155,7 +160,10 @@ impl std::str::FromStr for Pattern {
 impl std::str::FromStr for SyncMethod {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        parse_name(s, "fsync, fdatasync, sync_file_range, none")
+        parse_name(
+            s,
+            "fsync, fdatasync, sync_file_range, sync_file_range+fdatasync, none",
+        )
     }
 }
 
@@ -173,6 +181,7 @@ impl SyncMethod {
             SyncMethod::Fsync => "fsync",
             SyncMethod::Fdatasync => "fdatasync",
             SyncMethod::SyncFileRange => "sync_file_range",
+            SyncMethod::SyncFileRangeFdatasync => "sync_file_range+fdatasync",
             SyncMethod::None => "none",
         }
     }

@@ -145,6 +145,8 @@ impl Setting {
     pub const LINK_SYNC: Setting = Setting::Field(&fileio::LINK_SYNC);
     /// `fixedbufs`.
     pub const FIXED_BUFS: Setting = Setting::Field(&fileio::FIXEDBUFS);
+    /// `sync_only`.
+    pub const SYNC_ONLY: Setting = Setting::Field(&fileio::SYNC_ONLY);
     /// `sync_order`.
     pub const SYNC_ORDER: Setting = Setting::Field(&fileio::SYNC_ORDER);
     /// `smallfiles.files_per_thread`.

@@ -402,3 +402,93 @@ fn buffered_writes_may_be_any_size_from_512_bytes_o_direct_ones_whole_sectors() 
     .typed();
     assert!(tiny.validate().is_err());
 }
+
+#[test]
+fn sync_only_and_sync_file_range_fdatasync_are_checked_where_they_cannot_run() {
+    let sync_only = FlatSpec {
+        sync_only: true,
+        duration_s: Some(1.0),
+        prepare: Prepare::Fill,
+        ..FlatSpec::default()
+    };
+    assert_eq!(sync_only.clone().typed().validate(), Ok(()));
+    assert!(
+        sync_only
+            .clone()
+            .typed()
+            .describe()
+            .contains("fsync only, nothing written")
+    );
+    // Nothing written: no byte count ends it; and no sync call makes nothing to time.
+    for (bad, field) in [
+        (
+            FlatSpec {
+                duration_s: None,
+                ..sync_only.clone()
+            },
+            "sync_only",
+        ),
+        (
+            FlatSpec {
+                sync: SyncMethod::None,
+                ..sync_only.clone()
+            },
+            "sync_only",
+        ),
+        (
+            FlatSpec {
+                ioengine: crate::spec::IoEngine::IoUring,
+                ..sync_only.clone()
+            },
+            "sync_only",
+        ),
+    ] {
+        let err = bad.typed().validate().unwrap_err();
+        assert_eq!(err.field.key(), field, "{err}");
+    }
+    assert_eq!(
+        "sync_file_range+fdatasync".parse::<SyncMethod>(),
+        Ok(SyncMethod::SyncFileRangeFdatasync)
+    );
+    let sfr = FlatSpec {
+        sync: SyncMethod::SyncFileRangeFdatasync,
+        ..FlatSpec::default()
+    };
+    assert_eq!(sfr.clone().typed().validate(), Ok(()));
+    // Not with io_uring (two calls), not in sysbench mode, not for a log.
+    for bad in [
+        FlatSpec {
+            ioengine: crate::spec::IoEngine::IoUring,
+            ..sfr.clone()
+        },
+        FlatSpec {
+            mode: FileioMode::Sysbench,
+            requests: Some(100),
+            ..sfr.clone()
+        },
+        FlatSpec {
+            kind: WorkloadKind::Grouplog,
+            duration_s: Some(1.0),
+            ..sfr.clone()
+        },
+        FlatSpec {
+            kind: WorkloadKind::Append,
+            duration_s: Some(1.0),
+            ..sfr.clone()
+        },
+    ] {
+        let err = bad.typed().validate().unwrap_err();
+        assert_eq!(err.field.key(), "sync", "{err}");
+        assert!(
+            err.to_string().contains("sync_file_range+fdatasync"),
+            "{err}"
+        );
+    }
+    // The stored form round-trips, and a spec without sync_only leaves it out.
+    let json = serde_json::to_string(&sync_only.clone().typed()).unwrap();
+    assert!(json.contains("\"sync_only\":true"), "{json}");
+    let back: crate::spec::WorkloadSpec = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, sync_only.typed());
+    let plain = serde_json::to_string(&FlatSpec::default().typed()).unwrap();
+    assert!(!plain.contains("sync_only"), "{plain}");
+}

@@ -213,6 +213,22 @@ pub trait Backend: Sync {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RealBackend;
 
+/// sync_file_range(WAIT_BEFORE | WRITE | WAIT_AFTER) over the whole file: its dirty pages
+/// written back and waited for, no metadata and no cache flush.
+#[inline]
+fn write_back(file: &File) -> io::Result<()> {
+    let flags = libc::SYNC_FILE_RANGE_WAIT_BEFORE
+        | libc::SYNC_FILE_RANGE_WRITE
+        | libc::SYNC_FILE_RANGE_WAIT_AFTER;
+    // SAFETY: plain syscall on an fd we own; offset 0 and length 0 mean the whole file.
+    let rc = unsafe { libc::sync_file_range(file.as_raw_fd(), 0, 0, flags) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
 /// A real open test file.
 #[derive(Debug)]
 pub struct RealFile {
@@ -230,17 +246,10 @@ impl SyncFile for RealFile {
         match method {
             SyncMethod::Fsync => self.file.sync_all(),
             SyncMethod::Fdatasync => self.file.sync_data(),
-            SyncMethod::SyncFileRange => {
-                let flags = libc::SYNC_FILE_RANGE_WAIT_BEFORE
-                    | libc::SYNC_FILE_RANGE_WRITE
-                    | libc::SYNC_FILE_RANGE_WAIT_AFTER;
-                // SAFETY: plain syscall on an fd we own; offset 0 and length 0 mean the whole file.
-                let rc = unsafe { libc::sync_file_range(self.file.as_raw_fd(), 0, 0, flags) };
-                if rc == 0 {
-                    Ok(())
-                } else {
-                    Err(io::Error::last_os_error())
-                }
+            SyncMethod::SyncFileRange => write_back(&self.file),
+            SyncMethod::SyncFileRangeFdatasync => {
+                write_back(&self.file)?;
+                self.file.sync_data()
             }
             SyncMethod::None => Ok(()),
         }

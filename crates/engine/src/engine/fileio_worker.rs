@@ -65,6 +65,9 @@ pub(crate) fn run_fileio<B: Backend>(
         })
     };
     run_worker(backend, w, open, |o, t| {
+        if fk.sync_only {
+            return sync_loop(spec, fk, plan, o, t);
+        }
         let mut counts = write_loop(spec, fk, plan, o, t);
         if fk.final_sync && t.out.error.is_none() {
             final_syncs(spec, plan, o, t, &mut counts);
@@ -219,6 +222,55 @@ fn write_loop<F: SyncFile, C: Clock>(
     }
     if warming {
         // Stopped inside the warm-up (cancel, error): nothing was measured.
+        end_warmup(&mut t.out, &mut c);
+    }
+    c
+}
+
+/// `sync_only`: syncs the worker's files in turn with nothing written, until the stop rule
+/// (a duration or a request count: each sync is a request) ends it.
+fn sync_loop<F: SyncFile, C: Clock>(
+    spec: &WorkloadSpec,
+    fk: &crate::spec::kinds::fileio::Spec,
+    plan: &WorkerPlan,
+    o: &mut Opened<F>,
+    t: &mut Timed<'_, C>,
+) -> Counts {
+    let method = fk.sync;
+    let counted = matches!(spec.stop_rule(), StopRule::TotalRequests(_));
+    let (clock, live, shared) = (&t.clock, t.live, t.shared);
+    let mut c = Counts::default();
+    let (mut now, deadline) = (t.start_ns, t.deadline_ns);
+    let mut warming = t.warm_end_ns != 0;
+    let mut file_index = 0;
+    loop {
+        if warming && now >= t.warm_end_ns {
+            end_warmup(&mut t.out, &mut c);
+            t.start_ns = now;
+            warming = false;
+        }
+        if shared.stop.0.load(Ordering::Relaxed)
+            || now >= deadline
+            || (counted && !warming && shared.remaining.0.fetch_sub(1, Ordering::Relaxed) <= 0)
+        {
+            break;
+        }
+        let t1 = clock.now_ns();
+        let synced = o.files[file_index].sync(method);
+        let t2 = clock.now_ns();
+        if let Err(e) = synced {
+            let site = plan.site(spec, &plan.files[file_index]);
+            t.out.error = Some(failed_io(site, method.as_str(), None, &e));
+            break;
+        }
+        let sync_ns = t2.saturating_sub(t1);
+        record_sync(&mut t.out.sync_lat, live, sync_ns);
+        c.syncs += 1;
+        c.busy_ns += sync_ns;
+        file_index = (file_index + 1) % o.files.len();
+        now = t2;
+    }
+    if warming {
         end_warmup(&mut t.out, &mut c);
     }
     c

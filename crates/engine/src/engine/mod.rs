@@ -282,3 +282,6 @@ mod tests_crash;
 
 #[cfg(test)]
 mod tests_device;
+
+#[cfg(test)]
+mod tests_methods;

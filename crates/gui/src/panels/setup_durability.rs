@@ -90,6 +90,10 @@ pub(super) fn durability_ui(ui: &mut Ui, state: &mut UiState) {
                                 "writeback only: no cache flush, no metadata",
                             ),
                             (
+                                SyncMethod::SyncFileRangeFdatasync,
+                                "writeback waited for, then fdatasync (fileio, sync engine)",
+                            ),
+                            (
                                 SyncMethod::None,
                                 "no sync call (with O_SYNC/O_DSYNC, or buffered)",
                             ),
@@ -148,6 +152,20 @@ pub(super) fn durability_ui(ui: &mut Ui, state: &mut UiState) {
                 &["final_sync"],
                 |ui, s, _| {
                     ui.checkbox(&mut s.spec.final_sync, "sync each file at the end");
+                    None
+                },
+            );
+        }
+        if shows(state, "sync_only", Section::Durability) {
+            row(
+                ui,
+                state,
+                "Sync only",
+                "each request a sync with nothing written before it: an empty fsync's cost \
+                 (needs a duration or a request count)",
+                &["sync_only"],
+                |ui, s, _| {
+                    ui.checkbox(&mut s.spec.sync_only, "sync without writing");
                     None
                 },
             );

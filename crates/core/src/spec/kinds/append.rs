@@ -147,7 +147,13 @@ fn problems(spec: &WorkloadSpec, a: &Spec, errs: &mut Vec<SpecError>) {
         ));
     }
     let durable_writes = a.open_flags.sync || a.open_flags.dsync;
-    if !durable_writes && matches!(a.sync, SyncMethod::None | SyncMethod::SyncFileRange) {
+    if a.sync == SyncMethod::SyncFileRangeFdatasync {
+        errs.push(spec_error(
+            Setting::SYNC,
+            "sync_file_range+fdatasync is a fileio sync method",
+            crate::hint!("use ", (Setting::SYNC, "fdatasync"), " (or fsync) for a log"),
+        ));
+    } else if !durable_writes && matches!(a.sync, SyncMethod::None | SyncMethod::SyncFileRange) {
         errs.push(spec_error(
             Setting::SYNC,
             format!("{} cannot make a log record durable", a.sync.as_str()),
@@ -198,7 +204,7 @@ fn durable_op(a: &Spec) -> Result<DurableOp, NoDurableOp> {
     match a.sync {
         SyncMethod::None => Err(NoDurableOp::NoSync),
         SyncMethod::SyncFileRange => Err(NoDurableOp::SyncFileRange),
-        SyncMethod::Fsync | SyncMethod::Fdatasync => {
+        SyncMethod::Fsync | SyncMethod::Fdatasync | SyncMethod::SyncFileRangeFdatasync => {
             let pending = a.pending_starts();
             if pending > super::super::MAX_PENDING_STARTS {
                 Err(NoDurableOp::TooManyPending)

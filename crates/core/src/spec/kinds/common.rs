@@ -169,10 +169,17 @@ pub const SETTLE: SettingDef = SettingDef {
 pub const SYNC: SettingDef = SettingDef {
     key: "sync",
     wire: "sync",
-    ty: Ty::Choice(&["fsync", "fdatasync", "sync_file_range", "none"]),
+    ty: Ty::Choice(&[
+        "fsync",
+        "fdatasync",
+        "sync_file_range",
+        "sync_file_range+fdatasync",
+        "none",
+    ]),
     default: "fsync",
     unit: "",
-    help: "Sync call: fsync, fdatasync, sync_file_range or none.",
+    help: "Sync call: fsync, fdatasync, sync_file_range (writeback only, not durable), \
+           sync_file_range+fdatasync (writeback waited for, then fdatasync) or none.",
     flag: Some("sync"),
     label: "Sync method",
     heading: "Workload",

@@ -114,10 +114,15 @@ fn size_problems(f: &Spec, errs: &mut Vec<SpecError>) {
 
 /// Problems of a fileio spec.
 fn problems(spec: &WorkloadSpec, f: &Spec, errs: &mut Vec<SpecError>) {
-    if f.mode == FileioMode::Sysbench && f.sync == SyncMethod::SyncFileRange {
+    if f.mode == FileioMode::Sysbench
+        && matches!(
+            f.sync,
+            SyncMethod::SyncFileRange | SyncMethod::SyncFileRangeFdatasync
+        )
+    {
         errs.push(spec_error(
             Setting::SYNC,
-            "sysbench mode with sync_file_range",
+            format!("sysbench mode with {}", f.sync.as_str()),
             crate::hint!(
                 "sysbench syncs with fsync or fdatasync; choose one of those (",
                 Setting::SYNC,
@@ -125,6 +130,7 @@ fn problems(spec: &WorkloadSpec, f: &Spec, errs: &mut Vec<SpecError>) {
             ),
         ));
     }
+    sync_only_problems(spec, f, errs);
     if f.mode == FileioMode::Sysbench {
         if spec.common.requests.is_none() && spec.common.duration_s.is_none() {
             errs.push(spec_error(
@@ -155,6 +161,49 @@ fn problems(spec: &WorkloadSpec, f: &Spec, errs: &mut Vec<SpecError>) {
     }
 }
 
+/// Problems of a sync-only spec: it needs a sync call, fio mode, the sync engine and a
+/// stop rule that is not a byte count (nothing is written).
+fn sync_only_problems(spec: &WorkloadSpec, f: &Spec, errs: &mut Vec<SpecError>) {
+    if !f.sync_only {
+        return;
+    }
+    if f.sync == SyncMethod::None {
+        errs.push(spec_error(
+            Setting::SYNC_ONLY,
+            "sync only with no sync call",
+            crate::hint!("choose a sync call (", (Setting::SYNC, "fsync"), ")"),
+        ));
+    }
+    if f.mode != FileioMode::Fio || f.ioengine != IoEngine::Sync {
+        errs.push(spec_error(
+            Setting::SYNC_ONLY,
+            "sync only runs in fio mode on the sync engine",
+            crate::hint!(
+                "use ",
+                (Setting::MODE, "fio"),
+                " and ",
+                (Setting::IO_ENGINE, "sync"),
+                ", or drop ",
+                Setting::SYNC_ONLY
+            ),
+        ));
+    }
+    if spec.common.requests.is_none() && spec.common.duration_s.is_none() {
+        errs.push(spec_error(
+            Setting::SYNC_ONLY,
+            "sync only without a duration or a request count (nothing is written, so no \
+             byte count ends it)",
+            crate::hint!(
+                "give ",
+                (Setting::DURATION, "S"),
+                " or ",
+                (Setting::REQUESTS, "N"),
+                " (syncs in all)"
+            ),
+        ));
+    }
+}
+
 /// A fileio spec in one line ([`WorkloadSpec::describe`]).
 fn describe(spec: &WorkloadSpec, f: &Spec) -> String {
     let files = if f.shares_files() {
@@ -164,6 +213,8 @@ fn describe(spec: &WorkloadSpec, f: &Spec) -> String {
     };
     let sync = if f.sync == SyncMethod::None {
         "no sync".into()
+    } else if f.sync_only {
+        format!("{} only, nothing written", f.sync.as_str())
     } else if f.mode == FileioMode::Sysbench {
         // sysbench counts the interval in requests of all threads together.
         format!(
@@ -230,13 +281,16 @@ fn block_words(bytes: u64) -> String {
 
 /// fileio: a write (O_SYNC/O_DSYNC), or a write and the sync that covers it.
 fn durable_op(spec: &WorkloadSpec, f: &Spec) -> Result<DurableOp, NoDurableOp> {
+    if f.sync_only {
+        return Err(NoDurableOp::NothingWritten);
+    }
     if f.open_flags.sync || f.open_flags.dsync {
         return Ok(DurableOp::Write);
     }
     match f.sync {
         SyncMethod::None => return Err(NoDurableOp::NoSync),
         SyncMethod::SyncFileRange => return Err(NoDurableOp::SyncFileRange),
-        SyncMethod::Fsync | SyncMethod::Fdatasync => {}
+        SyncMethod::Fsync | SyncMethod::Fdatasync | SyncMethod::SyncFileRangeFdatasync => {}
     }
     if f.sync_every == 0 {
         return Err(NoDurableOp::NoSync);
@@ -470,6 +524,24 @@ pub const SYNC_ORDER: SettingDef = SettingDef {
     fio: None,
 };
 
+/// `sync_only`: syncs with nothing written before them.
+pub const SYNC_ONLY: SettingDef = SettingDef {
+    key: "sync_only",
+    wire: "sync_only",
+    ty: Ty::Flag,
+    default: "false",
+    unit: "",
+    help: "Each request is one sync call of the (prepared) file with no write before it: \
+           what syncing a file with nothing changed costs (an empty fsync). Needs a \
+           duration or a request count, the sync engine and fio mode.",
+    flag: Some("sync-only"),
+    label: "Sync only (nothing written)",
+    heading: "fileio",
+    section: Section::Durability,
+    scale: false,
+    fio: None,
+};
+
 /// fileio: its settings, in the window's order.
 pub const DEF: KindDef = KindDef {
     kind: WorkloadKind::Fileio,
@@ -486,6 +558,7 @@ pub const DEF: KindDef = KindDef {
         &common::SYNC_EVERY,
         &common::OPEN_FLAGS,
         &FINAL_SYNC,
+        &SYNC_ONLY,
         &IOENGINE,
         &IODEPTH,
         &LINK_SYNC,

@@ -253,7 +253,13 @@ fn problems(spec: &WorkloadSpec, g: &Spec, errs: &mut Vec<SpecError>) {
             ),
         ));
     }
-    if g.sync == SyncMethod::None || g.sync == SyncMethod::SyncFileRange {
+    if g.sync == SyncMethod::SyncFileRangeFdatasync {
+        errs.push(spec_error(
+            Setting::SYNC,
+            "sync_file_range+fdatasync is a fileio sync method",
+            crate::hint!("use ", (Setting::SYNC, "fdatasync"), " (or fsync) for a log"),
+        ));
+    } else if g.sync == SyncMethod::None || g.sync == SyncMethod::SyncFileRange {
         errs.push(spec_error(
             Setting::SYNC,
             format!("{} cannot make a log record durable", g.sync.as_str()),

@@ -46,6 +46,8 @@ pub struct Spec {
     pub fixedbufs: bool,
     /// io_uring: whether an unlinked sync waits for the writes before it.
     pub sync_order: SyncOrder,
+    /// Each request a sync with no write before it (the cost of an empty fsync).
+    pub sync_only: bool,
 }
 
 impl Default for Spec {
@@ -134,6 +136,7 @@ impl KindParams for Spec {
             link_sync: flat.link_sync,
             fixedbufs: flat.fixedbufs,
             sync_order: flat.sync_order,
+            sync_only: flat.sync_only,
         }
     }
 
@@ -154,6 +157,7 @@ impl KindParams for Spec {
         flat.link_sync = self.link_sync;
         flat.fixedbufs = self.fixedbufs;
         flat.sync_order = self.sync_order;
+        flat.sync_only = self.sync_only;
     }
 
     fn problems(&self, spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
@@ -202,6 +206,12 @@ impl KindParams for Spec {
             return Err(super::super::def::NoAcks::setting(
                 Setting::MODE,
                 "sysbench mode shares its syncs between threads",
+            ));
+        }
+        if self.sync_only {
+            return Err(super::super::def::NoAcks::setting(
+                Setting::SYNC_ONLY,
+                "sync only writes no records",
             ));
         }
         if self.shared_files.is_some() {

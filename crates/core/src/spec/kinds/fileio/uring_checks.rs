@@ -40,6 +40,20 @@ pub(super) fn ioengine_problems(f: &FileioSpec, errs: &mut Vec<SpecError>) {
         }
         return;
     }
+    if f.sync == SyncMethod::SyncFileRangeFdatasync {
+        errs.push(spec_error(
+            Setting::SYNC,
+            "sync_file_range+fdatasync with io_uring: two calls per sync, which the io_uring \
+             engine does not chain",
+            crate::hint!(
+                "use ",
+                (Setting::IO_ENGINE, "sync"),
+                " for it, or ",
+                (Setting::SYNC, "fdatasync"),
+                " with io_uring"
+            ),
+        ));
+    }
     if f.mode != FileioMode::Fio {
         errs.push(spec_error(
             Setting::IO_ENGINE,
