@@ -14,7 +14,7 @@ use crate::metrics::{RunResult, RunStatus};
 use crate::spec::{Setting, SpecError, Strategy};
 use crate::store::{NewAdvice, Store};
 
-pub use super::advise_plan::{AdvisePlan, AdviseStep, LogShape, METHODS, RECORD_SIZE};
+pub use super::advise_plan::{AdvisePlan, AdviseStep, EMPTY_SYNC, LogShape, METHODS, RECORD_SIZE};
 use super::{LabError, Place, RunRequest, run_one};
 
 /// Background CPU measured before each of the advisor's runs (instead of a second).
@@ -427,12 +427,18 @@ impl Gathered {
                 }
             }
             AdviseStep::Method(m) => {
-                if let Some(rate) = run_value("durable_ops_per_sec", r) {
+                // An empty fsync has no durable write: its syncs are the figures.
+                let [rate, p50, p99] = if *m == EMPTY_SYNC {
+                    ["syncs_per_sec", "sync_p50_us", "sync_p99_us"]
+                } else {
+                    ["durable_ops_per_sec", "durable_p50_us", "durable_p99_us"]
+                };
+                if let Some(rate) = run_value(rate, r) {
                     self.methods.push(MethodRun {
                         method: (*m).to_string(),
                         per_sec: rate,
-                        p50_us: run_value("durable_p50_us", r),
-                        p99_us: run_value("durable_p99_us", r),
+                        p50_us: run_value(p50, r),
+                        p99_us: run_value(p99, r),
                         run_id: r.id,
                     });
                 }

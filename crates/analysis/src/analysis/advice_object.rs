@@ -163,21 +163,31 @@ pub struct FlushLat {
     pub run_ids: Vec<i64>,
 }
 
-/// The cost of one way of making a single writer's 4 KiB write durable.
+/// The method that syncs a file with nothing written since its last sync (an empty
+/// fsync): its figures are syncs per second and sync latency, not durable writes.
+pub const EMPTY_SYNC_METHOD: &str = "fsync_empty";
+
+/// The cost of one way of making a single writer's 4 KiB write durable (or, for
+/// [`EMPTY_SYNC_METHOD`], of an fsync with nothing to write).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MethodCost {
     /// The method's key (`fsync`, `fdatasync`, `fdatasync_append`, `fdatasync_fallocated`,
-    /// `o_dsync`, `io_uring_fdatasync`).
+    /// `o_dsync`, `io_uring_fdatasync`, `sync_file_range_fdatasync`, `fsync_empty`).
     pub method: String,
-    /// Durable writes per second of each run.
+    /// Durable writes per second of each run (`fsync_empty`: syncs per second).
     pub per_sec: Vec<f64>,
-    /// Median of the runs' durable-operation p50 (write + its sync), µs.
+    /// Median of the runs' durable-operation p50 (write + its sync; `fsync_empty`: the
+    /// sync), µs.
     pub p50_us: Option<f64>,
-    /// Median of the runs' durable-operation p99, µs.
+    /// Median of the runs' durable-operation p99 (`fsync_empty`: the sync's), µs.
     pub p99_us: Option<f64>,
     /// Its rate over plain fdatasync's, with the 95 % interval (`None` for fdatasync itself
     /// or with too few runs).
     pub vs_fdatasync: Option<RatioCi>,
+    /// `fsync_empty` only: its rate over `fsync`'s (an fsync after a one-block change), with
+    /// the 95 % interval; `None` for every other method.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vs_fsync: Option<RatioCi>,
     /// The runs.
     pub run_ids: Vec<i64>,
 }
@@ -536,7 +546,14 @@ fn method_costs(runs: &[MethodRun]) -> Vec<MethodCost> {
         }
     }
     let of = |name: &str| -> Vec<&MethodRun> { runs.iter().filter(|r| r.method == name).collect() };
-    let base: Vec<f64> = of("fdatasync").iter().map(|r| r.per_sec).collect();
+    let rates = |name: &str| -> Vec<f64> { of(name).iter().map(|r| r.per_sec).collect() };
+    let base = rates("fdatasync");
+    let ratio = |base: &[f64], these: &[f64]| {
+        ratio_test(base, these).map(|r| RatioCi {
+            ratio: r.ratio,
+            ci95: r.ci95,
+        })
+    };
     names
         .iter()
         .map(|&name| {
@@ -545,18 +562,18 @@ fn method_costs(runs: &[MethodRun]) -> Vec<MethodCost> {
             let p50: Vec<f64> = these.iter().filter_map(|r| r.p50_us).collect();
             let p99: Vec<f64> = these.iter().filter_map(|r| r.p99_us).collect();
             let vs_fdatasync = (name != "fdatasync")
-                .then(|| ratio_test(&base, &per_sec))
-                .flatten()
-                .map(|r| RatioCi {
-                    ratio: r.ratio,
-                    ci95: r.ci95,
-                });
+                .then(|| ratio(&base, &per_sec))
+                .flatten();
+            let vs_fsync = (name == EMPTY_SYNC_METHOD)
+                .then(|| ratio(&rates("fsync"), &per_sec))
+                .flatten();
             MethodCost {
                 method: name.to_string(),
                 per_sec,
                 p50_us: median(&p50),
                 p99_us: median(&p99),
                 vs_fdatasync,
+                vs_fsync,
                 run_ids: these.iter().map(|r| r.run_id).collect(),
             }
         })

@@ -193,3 +193,42 @@ fn stored_text_is_escaped_before_it_is_shown() {
     let plain = Advice::build(inputs());
     assert_eq!(plain.clone().escaped(), plain);
 }
+
+#[test]
+fn an_empty_fsync_is_set_against_fsync_after_a_one_block_change() {
+    let mut i = inputs();
+    i.methods.extend([
+        method("fsync", 800.0, 1200.0, 2500.0, 60),
+        method("fsync", 820.0, 1150.0, 2400.0, 61),
+        method("fsync", 790.0, 1250.0, 2600.0, 62),
+        method(EMPTY_SYNC_METHOD, 2400.0, 400.0, 900.0, 63),
+        method(EMPTY_SYNC_METHOD, 2500.0, 390.0, 950.0, 64),
+        method(EMPTY_SYNC_METHOD, 2450.0, 410.0, 920.0, 65),
+    ]);
+    let a = Advice::build(i);
+    let empty = a
+        .methods
+        .iter()
+        .find(|m| m.method == EMPTY_SYNC_METHOD)
+        .unwrap();
+    let vs = empty.vs_fsync.unwrap();
+    // Geometric means 2449.5 / 803.2 = 3.05, the interval well above 1.
+    assert!((vs.ratio - 3.05).abs() < 0.01, "{vs:?}");
+    assert!(vs.ci95.unwrap().0 > 2.5, "{vs:?}");
+    assert!(empty.vs_fdatasync.is_some());
+    // Only the empty fsync is set against fsync.
+    assert!(
+        a.methods
+            .iter()
+            .filter(|m| m.method != EMPTY_SYNC_METHOD)
+            .all(|m| m.vs_fsync.is_none())
+    );
+    let text = crate::report::advice_text(&a);
+    assert!(text.contains("fsync after a one-block change"), "{text}");
+    // Without fsync runs there is nothing to set it against.
+    let mut lone = inputs();
+    lone.methods
+        .push(method(EMPTY_SYNC_METHOD, 2400.0, 400.0, 900.0, 63));
+    let a = Advice::build(lone);
+    assert!(a.methods.iter().all(|m| m.vs_fsync.is_none()));
+}

@@ -28,8 +28,9 @@ pub use advice::{
     frontier, recommend, sync_parallelism, writer_count,
 };
 pub use advice_object::{
-    Advice, AdviceInputs, BUSY_ABOVE, Busy, DuckdbRule, FlushLat, FrontierAt, IMPLAUSIBLE_FSYNC_US,
-    ImplausibleSync, MethodCost, MethodRun, RatioCi, RecommendedAt, SyncFit, SyncSample, WaitNote,
+    Advice, AdviceInputs, BUSY_ABOVE, Busy, DuckdbRule, EMPTY_SYNC_METHOD, FlushLat, FrontierAt,
+    IMPLAUSIBLE_FSYNC_US, ImplausibleSync, MethodCost, MethodRun, RatioCi, RecommendedAt, SyncFit,
+    SyncSample, WaitNote,
 };
 pub use compare::{ALPHA, AnalysisError, SideInput, compare};
 pub use crash::CrashFindings;

@@ -294,14 +294,18 @@ pub fn advice_text(advice: &Advice) -> String {
     if !advice.methods.is_empty() {
         let _ = writeln!(
             out,
-            "\nSync methods (1 writer, 4 KiB writes; durable writes/s, write+sync p50/p99):"
+            "\nSync methods (1 writer, 4 KiB writes; durable writes/s, write+sync p50/p99; \
+             fsync_empty: syncs/s and sync p50/p99 of the written file with nothing changed):"
         );
         for m in &advice.methods {
             let rate = crate::analysis::geometric_ci(&m.per_sec)
                 .map_or("—".into(), |(g, _)| format!("{g:.0}/s"));
-            let vs = m
+            let mut vs = m
                 .vs_fdatasync
                 .map_or(String::new(), |r| format!("{} fdatasync", ci(&r)));
+            if let Some(r) = m.vs_fsync {
+                vs = format!("{vs}, {} fsync after a one-block change", ci(&r));
+            }
             let lat = |v: Option<f64>| v.map_or("—".into(), us);
             let _ = writeln!(
                 out,
