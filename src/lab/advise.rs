@@ -8,14 +8,16 @@ use std::path::PathBuf;
 use std::sync::mpsc::Sender;
 use std::time::Duration;
 
-use crate::analysis::{Advice, AdviceInputs, AdvicePoint, MethodRun, SyncSample, run_value};
+use crate::analysis::{Advice, AdviceInputs, AdvicePoint};
 use crate::engine::{self, CancelToken, EngineEvent};
-use crate::metrics::{RunResult, RunStatus};
-use crate::spec::{Setting, SpecError, Strategy};
+use crate::metrics::RunStatus;
+use crate::probe::SystemInfo;
+use crate::spec::{Setting, SpecError, Strategy, WorkloadSpec};
 use crate::store::{NewAdvice, Store};
 
+use super::advise_gather::Gathered;
 pub use super::advise_plan::{AdvisePlan, AdviseStep, EMPTY_SYNC, LogShape, METHODS, RECORD_SIZE};
-use super::{LabError, Place, RunRequest, run_one};
+use super::{DeviceRequest, LabError, Place, RunRequest, run_one};
 
 /// Background CPU measured before each of the advisor's runs (instead of a second).
 const BACKGROUND_WINDOW: Duration = Duration::from_millis(250);
@@ -49,6 +51,10 @@ pub struct AdviseRequest {
     pub strategies: Option<Vec<Strategy>>,
     /// The plan, when not the quick or full one (tests).
     pub plan: Option<AdvisePlan>,
+    /// Measure this bare block device instead of `target` (checked and confirmed as
+    /// `run --device` does): its sync figures only — no group-commit strategies, which
+    /// need a log file.
+    pub device: Option<DeviceRequest>,
 }
 
 /// Where the advisor is, for a front end's progress line and live frontier.
@@ -94,20 +100,19 @@ pub fn advise(
     if request.kernel_trace == crate::ktrace::KernelTraceMode::On {
         crate::ktrace::available().map_err(super::kernel::trace_refused)?;
     }
-    let checked = engine::check_target(&request.target, request.allow_shared_target)?;
-    let system = crate::probe::collect_held(&checked.held(), checked.path());
     let steps = plan.steps();
-    for step in &steps {
-        super::preflight(&plan.spec(step), &system)?;
+    let specs: Vec<WorkloadSpec> = steps.iter().map(|s| plan.spec(s)).collect();
+    let (place, system) = place_for(store, request, &specs)?;
+    for spec in &specs {
+        super::preflight(spec, &system)?;
     }
     let fs_type = system.mount.as_ref().map(|m| m.fs_type.clone());
     let verdicts = crash_verdicts(store, fs_type.as_deref())?;
-    let target = checked.path().display().to_string();
+    let target = place.path().display().to_string();
     let experiment_id = store.create_experiment(&format!(
         "advice {target}{}",
         if request.quick { " (quick)" } else { "" }
     ))?;
-    let place = Place::Dir(checked);
     let mut acc = Gathered::default();
     let mut stopped = None;
     for (done, step) in steps.iter().enumerate() {
@@ -116,24 +121,12 @@ pub fn advise(
             break;
         }
         let one = RunRequest {
-            spec: plan.spec(step),
-            target: request.target.clone(),
             label: Some(match &request.label {
                 Some(l) => format!("{l}: advise {}", step.label()),
                 None => format!("advise {}", step.label()),
             }),
-            tags: vec!["advise".into()],
-            preset: None,
-            preset_scale: None,
             experiment_id: Some(experiment_id),
-            keep_files: false,
-            allow_shared_target: request.allow_shared_target,
-            background_window: Some(BACKGROUND_WINDOW),
-            quiet: None,
-            origin: None,
-            warnings: Vec::new(),
-            kernel_trace: request.kernel_trace,
-            device: None,
+            ..run_request(request, specs[done].clone())
         };
         let cpu_before = process_cpu_ns();
         let result = match run_one(store, &one, &place, events, cancel) {
@@ -195,6 +188,7 @@ pub fn advise(
         methods: acc.methods,
         busy_before: acc.busy_before,
         stopped,
+        raw_device: request.device.is_some(),
     });
     let inputs = serde_json::json!({
         "target": target,
@@ -206,6 +200,10 @@ pub fn advise(
         "writer_counts": plan.writers,
         "repeat": plan.repeat,
         "skipped": skipped,
+        "device": request.device.as_ref().map(|d| serde_json::json!({
+            "path": d.path,
+            "offset": d.offset,
+        })),
     });
     let advice_id = store.save_advice(&NewAdvice {
         experiment_id: Some(experiment_id),
@@ -220,6 +218,59 @@ pub fn advise(
         advice,
         skipped,
     })
+}
+
+/// One run of the advice, before its label and experiment.
+fn run_request(request: &AdviseRequest, spec: WorkloadSpec) -> RunRequest {
+    RunRequest {
+        spec,
+        target: match &request.device {
+            Some(d) => d.path.clone(),
+            None => request.target.clone(),
+        },
+        label: None,
+        tags: vec!["advise".into()],
+        preset: None,
+        preset_scale: None,
+        experiment_id: None,
+        keep_files: false,
+        allow_shared_target: request.allow_shared_target,
+        background_window: Some(BACKGROUND_WINDOW),
+        quiet: None,
+        origin: None,
+        warnings: Vec::new(),
+        kernel_trace: request.kernel_trace,
+        device: request.device.clone(),
+    }
+}
+
+/// Where the advice measures, checked once for every run of it: the target directory
+/// (held open), or the bare block device (every refusal of `run --device`, each run's
+/// range; held `O_EXCL` until the advice ends), with what the probe found there.
+fn place_for(
+    store: &Store,
+    request: &AdviseRequest,
+    specs: &[WorkloadSpec],
+) -> Result<(Place, SystemInfo), LabError> {
+    match &request.device {
+        None => {
+            let checked = engine::check_target(&request.target, request.allow_shared_target)?;
+            let system = crate::probe::collect_held(&checked.held(), checked.path());
+            Ok((Place::Dir(checked), system))
+        }
+        Some(device) => {
+            let refs: Vec<&WorkloadSpec> = specs.iter().collect();
+            let spec = specs.first().cloned().unwrap_or_default();
+            let held = super::device::check_device(
+                &run_request(request, spec),
+                device,
+                &refs,
+                store.path(),
+            )?;
+            let system = held.probe(&specs.first().cloned().unwrap_or_default());
+            Ok((Place::Device(held), system))
+        }
+    }
 }
 
 /// Parses a latency with its unit (`5ms`, `800us`, `800µs`, `1.5s`, `250000ns`) into µs.
@@ -281,7 +332,16 @@ fn checked_plan(request: &AdviseRequest) -> Result<(AdvisePlan, Vec<String>), La
         }
     });
     plan.log = request.log;
-    if let Some(list) = &request.strategies {
+    if request.device.is_some() {
+        if request.strategies.is_some() {
+            return Err(refuse(
+                Setting::STRATEGY,
+                "group-commit strategies on a bare block device".into(),
+                "measure them on a filesystem (advise DIR); a device has no log file".into(),
+            ));
+        }
+        plan = plan.on_device();
+    } else if let Some(list) = &request.strategies {
         let mut unique: Vec<Strategy> = Vec::new();
         for s in list {
             if !unique.contains(s) {
@@ -297,7 +357,7 @@ fn checked_plan(request: &AdviseRequest) -> Result<(AdvisePlan, Vec<String>), La
         }
         plan.strategies = unique;
     }
-    if !plan.writers.contains(&request.writers) {
+    if !plan.device && !plan.writers.contains(&request.writers) {
         plan.writers.push(request.writers);
         plan.writers.sort_unstable();
     }
@@ -353,155 +413,6 @@ fn process_cpu_ns() -> u64 {
             + u64::try_from(t.tv_usec()).unwrap_or(0) * 1_000
     };
     ns(usage.user_time()) + ns(usage.system_time())
-}
-
-/// One strategy's runs so far.
-#[derive(Default)]
-struct PointRuns {
-    cps: Vec<f64>,
-    p50: Vec<f64>,
-    p99: Vec<f64>,
-    p999: Vec<f64>,
-    run_ids: Vec<i64>,
-    commits: u64,
-    device_flushes: Option<u64>,
-    counted_all: bool,
-    cpu_ns: u64,
-}
-
-/// What the runs measured so far.
-#[derive(Default)]
-struct Gathered {
-    strategies: HashMap<(String, u32), PointRuns>,
-    sync: Vec<SyncSample>,
-    flushes: Vec<(i64, f64, f64)>,
-    methods: Vec<MethodRun>,
-    /// Background CPU measured before each run (0..=1).
-    busy_before: Vec<f64>,
-}
-
-impl Gathered {
-    fn add(&mut self, step: &AdviseStep, r: &RunResult, cpu_ns: u64) {
-        if let Some(busy) = r.noise.as_ref().and_then(|n| n.background_cpu_busy) {
-            self.busy_before.push(busy);
-        }
-        match step {
-            AdviseStep::Strategy { strategy, writers } => {
-                let p = self
-                    .strategies
-                    .entry((strategy.name(), *writers))
-                    .or_insert_with(|| PointRuns {
-                        counted_all: true,
-                        ..PointRuns::default()
-                    });
-                let commit = r.ops.iter().find(|o| o.op == "commit");
-                if let (Some(cps), Some(c)) = (run_value("commits_per_sec", r), commit) {
-                    let s = c.lat.summary();
-                    p.cps.push(cps);
-                    p.p50.push(s.p50_ns as f64 / 1e3);
-                    p.p99.push(s.p99_ns as f64 / 1e3);
-                    p.p999.push(s.p999_ns as f64 / 1e3);
-                }
-                p.run_ids.push(r.id);
-                p.commits += r.group.as_ref().map_or(0, |g| g.commits);
-                p.cpu_ns += cpu_ns;
-                match r.device.counters().and_then(|c| c.flushes()) {
-                    Some(f) => *p.device_flushes.get_or_insert(0) += f,
-                    None => p.counted_all = false,
-                }
-            }
-            AdviseStep::Sync { k, shared } => {
-                if let (Some(lat), Some(rate)) =
-                    (run_value("sync_p50_us", r), run_value("syncs_per_sec", r))
-                {
-                    self.sync.push(SyncSample {
-                        k: *k,
-                        shared: *shared,
-                        sync_p50_us: lat,
-                        syncs_per_sec: rate,
-                        run_id: r.id,
-                    });
-                }
-                if *k == 1 {
-                    self.flush(r);
-                }
-            }
-            AdviseStep::Method(m) => {
-                // An empty fsync has no durable write: its syncs are the figures.
-                let [rate, p50, p99] = if *m == EMPTY_SYNC {
-                    ["syncs_per_sec", "sync_p50_us", "sync_p99_us"]
-                } else {
-                    ["durable_ops_per_sec", "durable_p50_us", "durable_p99_us"]
-                };
-                if let Some(rate) = run_value(rate, r) {
-                    self.methods.push(MethodRun {
-                        method: (*m).to_string(),
-                        per_sec: rate,
-                        p50_us: run_value(p50, r),
-                        p99_us: run_value(p99, r),
-                        run_id: r.id,
-                    });
-                }
-                if *m == "fdatasync" {
-                    self.flush(r);
-                }
-            }
-        }
-    }
-
-    /// The traced block-layer flush latency of a one-thread run.
-    fn flush(&mut self, r: &RunResult) {
-        if let Some(f) = r
-            .kernel_trace
-            .as_ref()
-            .and_then(|k| k.flush_lat_us.as_ref())
-        {
-            self.flushes.push((r.id, f.p50, f.p99));
-        }
-    }
-
-    /// The strategies' points in the plan's order, with their durability verdicts.
-    fn points(&self, plan: &AdvisePlan, verdicts: &HashMap<String, bool>) -> Vec<AdvicePoint> {
-        let mut out = Vec::new();
-        for &writers in &plan.writers {
-            for strategy in &plan.strategies {
-                let name = strategy.name();
-                let Some(p) = self.strategies.get(&(name.clone(), writers)) else {
-                    continue;
-                };
-                let per_commit =
-                    |total: u64| (p.commits > 0).then(|| total as f64 / p.commits as f64);
-                // A strategy with no durable operation (early-ack acknowledges before its
-                // flush) is not durable whatever a crash test found.
-                let spec = plan.spec(&AdviseStep::Strategy {
-                    strategy: *strategy,
-                    writers,
-                });
-                let acks_early = crate::spec::durable_op(&spec).is_err();
-                out.push(AdvicePoint {
-                    durable: if acks_early {
-                        Some(false)
-                    } else {
-                        verdicts.get(&name).copied()
-                    },
-                    acks_before_durable: acks_early,
-                    strategy: name,
-                    writers,
-                    commits_per_sec: p.cps.clone(),
-                    p99_us: p.p99.clone(),
-                    p50_us: p.p50.clone(),
-                    p999_us: p.p999.clone(),
-                    cpu_us_per_commit: per_commit(p.cpu_ns).map(|ns| ns / 1e3),
-                    flushes_per_commit: p
-                        .device_flushes
-                        .filter(|_| p.counted_all)
-                        .and_then(per_commit),
-                    run_ids: p.run_ids.clone(),
-                });
-            }
-        }
-        out
-    }
 }
 
 #[cfg(test)]

@@ -62,6 +62,9 @@ pub const METHODS: &[&str] = &[
     EMPTY_SYNC,
 ];
 
+/// The methods that need a filesystem: a file that grows, a preallocated file.
+const FILESYSTEM_METHODS: &[&str] = &["fdatasync_append", "fdatasync_fallocated"];
+
 /// The method that syncs without writing: its figures are syncs, not durable writes.
 pub const EMPTY_SYNC: &str = crate::analysis::EMPTY_SYNC_METHOD;
 
@@ -122,6 +125,8 @@ pub struct AdvisePlan {
     pub method_repeat: u32,
     /// Seconds per method run.
     pub method_s: f64,
+    /// The plan of a bare block device ([`AdvisePlan::on_device`]).
+    pub device: bool,
 }
 
 impl AdvisePlan {
@@ -148,6 +153,7 @@ impl AdvisePlan {
             sync_s: 1.0,
             method_repeat: 3,
             method_s: 1.0,
+            device: false,
         }
     }
 
@@ -172,7 +178,29 @@ impl AdvisePlan {
             sync_s: 0.3,
             method_repeat: 2,
             method_s: 0.3,
+            device: false,
         }
+    }
+
+    /// The plan for a bare block device: no group-commit strategies (they need a log
+    /// file), sync parallelism with each thread in its own region of the device only (a
+    /// device is one file: every fsync of it is the same inode's), and the methods that
+    /// need no filesystem (not appending to a growing file, not a preallocated one).
+    pub fn on_device(mut self) -> Self {
+        self.strategies.clear();
+        self.writers.clear();
+        self.device = true;
+        self
+    }
+
+    /// The sync methods this plan compares ([`METHODS`], less those a bare device cannot
+    /// do).
+    pub fn methods(&self) -> Vec<&'static str> {
+        METHODS
+            .iter()
+            .copied()
+            .filter(|m| !(self.device && FILESYSTEM_METHODS.contains(m)))
+            .collect()
     }
 
     /// Every run in the order made: round by round (each round every strategy at every
@@ -190,15 +218,21 @@ impl AdvisePlan {
                 }
             }
         }
+        let layouts: &[bool] = if self.device {
+            &[false]
+        } else {
+            &[false, true]
+        };
         for _ in 0..self.sync_repeat {
             for &k in &self.sync_ks {
-                for shared in [false, true] {
+                for &shared in layouts {
                     out.push(AdviseStep::Sync { k, shared });
                 }
             }
         }
+        let methods = self.methods();
         for _ in 0..self.method_repeat {
-            out.extend(METHODS.iter().map(|m| AdviseStep::Method(m)));
+            out.extend(methods.iter().map(|m| AdviseStep::Method(m)));
         }
         out
     }
@@ -330,6 +364,47 @@ mod tests {
                 plan.repeat >= 3,
                 "the issue asks for at least 3 runs per point"
             );
+        }
+    }
+
+    #[test]
+    fn a_bare_devices_plan_has_no_strategies_and_runs_on_a_device() {
+        for plan in [AdvisePlan::full(), AdvisePlan::quick()] {
+            let device = plan.clone().on_device();
+            let steps = device.steps();
+            assert!(
+                steps
+                    .iter()
+                    .all(|s| !matches!(s, AdviseStep::Strategy { .. }))
+            );
+            assert!(
+                steps
+                    .iter()
+                    .all(|s| !matches!(s, AdviseStep::Sync { shared: true, .. }))
+            );
+            let methods: Vec<&str> = steps
+                .iter()
+                .filter_map(|s| match s {
+                    AdviseStep::Method(m) => Some(*m),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(methods.len(), 6 * device.method_repeat as usize);
+            assert!(methods.contains(&EMPTY_SYNC));
+            assert!(!methods.contains(&"fdatasync_append"));
+            for step in &steps {
+                let spec = device.spec(step);
+                assert!(spec.validate().is_ok(), "{step:?}");
+                assert_eq!(
+                    crate::spec::kinds::fileio::device_problem(&spec),
+                    None,
+                    "{step:?}"
+                );
+                // At most 16 regions of 4 MiB: the 64 MiB the help promises.
+                assert!(crate::spec::kinds::fileio::device_range_bytes(&spec) <= 64 << 20);
+            }
+            // The filesystem plan keeps every method.
+            assert_eq!(plan.methods().len(), METHODS.len());
         }
     }
 

@@ -4,6 +4,7 @@
 //! failure) as soon as it exists. The CLI and the GUI both call [`launch`].
 
 pub mod advise;
+mod advise_gather;
 mod advise_plan;
 pub mod bundle_import;
 mod clean;

@@ -10,6 +10,7 @@ use clap::Args;
 use super::{CliError, open_store};
 use fsynclab::analysis::Advice;
 use fsynclab::engine::{CancelToken, EngineEvent};
+use fsynclab::lab::DeviceRequest;
 use fsynclab::lab::advise::{
     AdviseProgress, AdviseRequest, LogShape, MAX_ADVISE_STRATEGIES, MAX_ADVISE_WRITERS, advise,
     parse_latency_us,
@@ -24,14 +25,17 @@ pub const ADVISE_EXAMPLES: &str = "Examples:
   fsynclab advise /mnt/data --p99 5ms        # about 4 minutes; the budget the commits must keep
   fsynclab advise /mnt/data --json > advice.json
   fsynclab advise --show 3 --md              # a stored advice as Markdown
+  sudo fsynclab advise --device /dev/nvme1n1 --destroy-data-on /dev/nvme1n1 --quick
+                                             # the bare device's sync figures (its data is lost)
 Durability verdicts come from stored crash tests of each strategy on the target's filesystem
 type: sudo fsynclab crashtest --kind grouplog --strategy leader --threads 4 --requests 200";
 
 /// The options of a measurement, which `--show` and `--list` refuse (`--kernel-trace` is not
 /// among them: its environment variable may be set for every command).
-const MEASURING: [&str; 10] = [
+const MEASURING: [&str; 11] = [
     "target",
     "target_flag",
+    "device",
     "p99",
     "quick",
     "writers",
@@ -46,7 +50,7 @@ const MEASURING: [&str; 10] = [
 #[derive(Debug, Args)]
 pub struct AdviseArgs {
     /// The directory to measure (a private run directory is made in it per run).
-    #[arg(required_unless_present_any = ["show", "list", "target_flag"])]
+    #[arg(required_unless_present_any = ["show", "list", "target_flag", "device"])]
     pub target: Option<PathBuf>,
     /// The directory to measure, as `run --target` names it.
     #[arg(long = "target", value_name = "DIR", conflicts_with = "target")]
@@ -109,11 +113,46 @@ pub struct AdviseArgs {
     /// No progress lines on stderr.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Measure this bare block device instead of a directory: its flush latency, sync
+    /// parallelism over k regions and the sync methods (no group-commit strategies: they
+    /// need a log file). Checked and refused as `run --device` is; needs --destroy-data-on.
+    /// Writes up to 64 MiB from --offset.
+    #[arg(
+        long,
+        value_name = "DEV",
+        conflicts_with_all = ["target", "target_flag", "strategies", "log", "writers", "p99", "allow_shared_target"],
+        help_heading = "Device"
+    )]
+    pub device: Option<PathBuf>,
+    /// Repeat the device's exact name to confirm that the data in the range is destroyed.
+    #[arg(long, value_name = "DEV", requires = "device", help_heading = "Device")]
+    pub destroy_data_on: Option<PathBuf>,
+    /// With --device: the first byte written (a multiple of the device's logical block
+    /// size; k, M, G suffixes) [default: 0].
+    #[arg(long, value_name = "SIZE", value_parser = fsynclab::spec::parse_size, requires = "device", help_heading = "Device")]
+    pub offset: Option<u64>,
+    /// With --device: write over a filesystem or partition-table signature found on it.
+    #[arg(long, requires = "device", help_heading = "Device")]
+    pub overwrite_signature: bool,
 }
 
 /// `fsynclab advise`.
 pub fn advise_cmd(db: &Option<PathBuf>, args: AdviseArgs) -> Result<u8, CliError> {
     let output_error = |e: report::OutputError| CliError::usage_if(e.is_usage(), e);
+    // clap drops a `requires` whose target conflicts with an argument given (TARGET and
+    // --device do), so the device's options are checked here.
+    if args.device.is_none() {
+        let given = [
+            (args.destroy_data_on.is_some(), "--destroy-data-on"),
+            (args.offset.is_some(), "--offset"),
+            (args.overwrite_signature, "--overwrite-signature"),
+        ];
+        if let Some((_, flag)) = given.iter().find(|(set, _)| *set) {
+            return Err(CliError::usage(anyhow!(
+                "{flag} is an option of --device DEV: give the device, or leave {flag} out"
+            )));
+        }
+    }
     if let Some(out) = &args.out {
         report::check_report_destination(out, args.force).map_err(output_error)?;
     }
@@ -162,8 +201,20 @@ pub fn advise_cmd(db: &Option<PathBuf>, args: AdviseArgs) -> Result<u8, CliError
     if let Some(label) = &args.label {
         fsynclab::spec::check_text("--label", label).map_err(CliError::usage)?;
     }
-    let Some(target) = args.target.clone().or_else(|| args.target_flag.clone()) else {
-        return Err(CliError::usage(anyhow!("give the directory to measure")));
+    let device = args.device.as_ref().map(|path| DeviceRequest {
+        path: path.clone(),
+        confirm: args.destroy_data_on.clone(),
+        overwrite_signature: args.overwrite_signature,
+        offset: args.offset.unwrap_or(0),
+        range: None,
+    });
+    let target = match (
+        args.target.clone().or_else(|| args.target_flag.clone()),
+        &device,
+    ) {
+        (Some(t), _) => t,
+        (None, Some(d)) => d.path.clone(),
+        (None, None) => return Err(CliError::usage(anyhow!("give the directory to measure"))),
     };
     let request = AdviseRequest {
         target,
@@ -176,6 +227,7 @@ pub fn advise_cmd(db: &Option<PathBuf>, args: AdviseArgs) -> Result<u8, CliError
         strategies: args.strategies.clone(),
         kernel_trace: args.kernel_trace.into(),
         plan: None,
+        device,
     };
     let store = open_store(db, OpenMode::ReadWrite)?;
     let cancel = CancelToken::new();
@@ -303,17 +355,26 @@ fn list(db: &Option<PathBuf>, json: bool) -> Result<u8, CliError> {
         return Ok(0);
     }
     for a in &all {
-        let recommended = serde_json::from_str::<Advice>(&a.advice_json)
+        let advice = serde_json::from_str::<Advice>(&a.advice_json)
             .ok()
-            .map(Advice::escaped)
-            .map(|adv| report::advice_reason(&adv, &adv.recommended))
+            .map(Advice::escaped);
+        let recommended = advice
+            .as_ref()
+            .map(|adv| report::advice_reason(adv, &adv.recommended))
             .unwrap_or_else(|| "(does not read back)".into());
+        let fs = match (
+            &a.fs_type,
+            advice.as_ref().is_some_and(|adv| adv.raw_device),
+        ) {
+            (_, true) => "bare block device".to_string(),
+            (Some(fs), false) => one_line(fs),
+            (None, false) => "?".to_string(),
+        };
         outln!(
-            "{:>4}  {}  {} ({})  {recommended}",
+            "{:>4}  {}  {} ({fs})  {recommended}",
             a.id,
             report::fmt_utc_ms(a.created_at_ms),
             one_line(&a.target),
-            one_line(a.fs_type.as_deref().unwrap_or("?"))
         );
     }
     if all.is_empty() {

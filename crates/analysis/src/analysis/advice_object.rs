@@ -11,7 +11,8 @@ use super::advice::{
     AdvicePoint, Recommendation, SyncClass, SyncParallelism, frontier, median, recommend,
     sync_parallelism,
 };
-use super::ratio::ratio_test;
+use super::advice_methods::{MethodCost, MethodRun, method_costs};
+use super::ratio::{RatioCi, ratio_test};
 
 /// A one-thread fsync of a changed 4 KiB block faster than this (µs, median) cannot have
 /// reached a medium: it is below one device cache flush on any storage fsynclab has seen
@@ -163,59 +164,6 @@ pub struct FlushLat {
     pub run_ids: Vec<i64>,
 }
 
-/// The method that syncs a file with nothing written since its last sync (an empty
-/// fsync): its figures are syncs per second and sync latency, not durable writes.
-pub const EMPTY_SYNC_METHOD: &str = "fsync_empty";
-
-/// The cost of one way of making a single writer's 4 KiB write durable (or, for
-/// [`EMPTY_SYNC_METHOD`], of an fsync with nothing to write).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct MethodCost {
-    /// The method's key (`fsync`, `fdatasync`, `fdatasync_append`, `fdatasync_fallocated`,
-    /// `o_dsync`, `io_uring_fdatasync`, `sync_file_range_fdatasync`, `fsync_empty`).
-    pub method: String,
-    /// Durable writes per second of each run (`fsync_empty`: syncs per second).
-    pub per_sec: Vec<f64>,
-    /// Median of the runs' durable-operation p50 (write + its sync; `fsync_empty`: the
-    /// sync), µs.
-    pub p50_us: Option<f64>,
-    /// Median of the runs' durable-operation p99 (`fsync_empty`: the sync's), µs.
-    pub p99_us: Option<f64>,
-    /// Its rate over plain fdatasync's, with the 95 % interval (`None` for fdatasync itself
-    /// or with too few runs).
-    pub vs_fdatasync: Option<RatioCi>,
-    /// `fsync_empty` only: its rate over `fsync`'s (an fsync after a one-block change), with
-    /// the 95 % interval; `None` for every other method.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub vs_fsync: Option<RatioCi>,
-    /// The runs.
-    pub run_ids: Vec<i64>,
-}
-
-/// One run of a sync method.
-#[derive(Clone, Debug, PartialEq)]
-pub struct MethodRun {
-    /// The method's key (see [`MethodCost::method`]).
-    pub method: String,
-    /// Durable writes per second.
-    pub per_sec: f64,
-    /// Durable-operation p50, µs.
-    pub p50_us: Option<f64>,
-    /// Durable-operation p99, µs.
-    pub p99_us: Option<f64>,
-    /// The run.
-    pub run_id: i64,
-}
-
-/// A ratio with its 95 % interval.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RatioCi {
-    /// The ratio of geometric means.
-    pub ratio: f64,
-    /// Its 95 % interval (Welch on logs).
-    pub ci95: Option<(f64, f64)>,
-}
-
 /// The recommendation at one writer count.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RecommendedAt {
@@ -288,7 +236,16 @@ pub struct Advice {
     /// Runs before which the machine was busy with other work, if any.
     #[serde(default)]
     pub busy: Option<Busy>,
+    /// The target is a bare block device (`advise --device`): no filesystem, so no
+    /// group-commit strategies (they need a log file) and no shared-file layout.
+    #[serde(default)]
+    pub raw_device: bool,
 }
+
+/// Why a bare block device's advice recommends no strategy.
+pub const RAW_DEVICE_NO_STRATEGIES: &str = "a bare block device has no filesystem for a log \
+     file: the group-commit strategies are measured on a filesystem (advise DIR on one made \
+     on this device); this advice has the device's sync figures";
 
 /// Background CPU above [`BUSY_ABOVE`] measured before some of the advice's runs: another
 /// benchmark or job ran beside it, and its figures are suspect.
@@ -334,6 +291,8 @@ pub struct AdviceInputs {
     pub stopped: Option<String>,
     /// Background CPU measured before each run (0..=1).
     pub busy_before: Vec<f64>,
+    /// The target is a bare block device.
+    pub raw_device: bool,
 }
 
 impl Advice {
@@ -366,7 +325,13 @@ impl Advice {
                     .find(|p| p.writers == writers && p.strategy == "solo");
                 solo.and_then(AdvicePoint::p99).map(|l| 2.0 * l)
             }),
-            verdict: recommend(&inputs.points, writers, inputs.budget_p99_us),
+            verdict: if inputs.raw_device && inputs.points.is_empty() {
+                Recommendation::Nothing {
+                    why: RAW_DEVICE_NO_STRATEGIES.into(),
+                }
+            } else {
+                recommend(&inputs.points, writers, inputs.budget_p99_us)
+            },
         };
         let by_writers: Vec<RecommendedAt> = writer_counts.iter().map(|&w| at(w)).collect();
         let frontier = frontier(&inputs.points)
@@ -395,6 +360,7 @@ impl Advice {
             points: inputs.points,
             stopped: inputs.stopped,
             busy: busy(&inputs.busy_before),
+            raw_device: inputs.raw_device,
         }
     }
 
@@ -536,48 +502,6 @@ fn flush_latency(flushes: &[(i64, f64, f64)]) -> Option<FlushLat> {
         p99: median(&p99)?,
         run_ids: flushes.iter().map(|f| f.0).collect(),
     })
-}
-
-fn method_costs(runs: &[MethodRun]) -> Vec<MethodCost> {
-    let mut names: Vec<&str> = Vec::new();
-    for r in runs {
-        if !names.contains(&r.method.as_str()) {
-            names.push(&r.method);
-        }
-    }
-    let of = |name: &str| -> Vec<&MethodRun> { runs.iter().filter(|r| r.method == name).collect() };
-    let rates = |name: &str| -> Vec<f64> { of(name).iter().map(|r| r.per_sec).collect() };
-    let base = rates("fdatasync");
-    let ratio = |base: &[f64], these: &[f64]| {
-        ratio_test(base, these).map(|r| RatioCi {
-            ratio: r.ratio,
-            ci95: r.ci95,
-        })
-    };
-    names
-        .iter()
-        .map(|&name| {
-            let these = of(name);
-            let per_sec: Vec<f64> = these.iter().map(|r| r.per_sec).collect();
-            let p50: Vec<f64> = these.iter().filter_map(|r| r.p50_us).collect();
-            let p99: Vec<f64> = these.iter().filter_map(|r| r.p99_us).collect();
-            let vs_fdatasync = (name != "fdatasync")
-                .then(|| ratio(&base, &per_sec))
-                .flatten();
-            let vs_fsync = (name == EMPTY_SYNC_METHOD)
-                .then(|| ratio(&rates("fsync"), &per_sec))
-                .flatten();
-            MethodCost {
-                method: name.to_string(),
-                per_sec,
-                p50_us: median(&p50),
-                p99_us: median(&p99),
-                vs_fdatasync,
-                vs_fsync,
-                run_ids: these.iter().map(|r| r.run_id).collect(),
-            }
-        })
-        .collect()
 }
 
 #[cfg(test)]

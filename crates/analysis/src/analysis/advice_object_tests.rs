@@ -2,6 +2,7 @@
 //! whole from its JSON (stored advice is shown as it was made).
 
 use super::*;
+use crate::analysis::EMPTY_SYNC_METHOD;
 
 fn point(strategy: &str, writers: u32, cps: &[f64], p99: &[f64]) -> AdvicePoint {
     AdvicePoint {
@@ -231,4 +232,45 @@ fn an_empty_fsync_is_set_against_fsync_after_a_one_block_change() {
         .push(method(EMPTY_SYNC_METHOD, 2400.0, 400.0, 900.0, 63));
     let a = Advice::build(lone);
     assert!(a.methods.iter().all(|m| m.vs_fsync.is_none()));
+}
+
+#[test]
+fn a_bare_devices_advice_recommends_no_strategy_and_says_why() {
+    let mut i = inputs();
+    i.points.clear();
+    i.fs_type = None;
+    i.target = "/dev/loop7".into();
+    i.raw_device = true;
+    i.sync_samples.retain(|s| !s.shared);
+    let a = Advice::build(i);
+    assert!(
+        matches!(&a.recommended.verdict, Recommendation::Nothing { why } if why == RAW_DEVICE_NO_STRATEGIES),
+        "{:?}",
+        a.recommended
+    );
+    assert!(a.sync_parallelism.is_none());
+    assert!(a.sync_parallelism_own_files.is_some());
+    let text = crate::report::advice_text(&a);
+    for words in [
+        "/dev/loop7 (bare block device)",
+        "own regions",
+        "a bare block device has none",
+        "Group-commit strategies: not measured",
+    ] {
+        assert!(text.contains(words), "no {words:?} in {text}");
+    }
+    assert!(!text.contains("Strategies on a shared"), "{text}");
+    assert!(!text.contains("own files"), "{text}");
+    let md = crate::report::advice_markdown(&a);
+    assert!(
+        md.contains("**Group-commit strategies:** not measured"),
+        "{md}"
+    );
+    // Stored and read back whole; an advice stored before the field reads as a directory's.
+    let back: Advice = serde_json::from_str(&serde_json::to_string(&a).unwrap()).unwrap();
+    assert_eq!(back, a);
+    let mut old = serde_json::to_value(Advice::build(inputs())).unwrap();
+    old.as_object_mut().unwrap().remove("raw_device");
+    let old: Advice = serde_json::from_value(old).unwrap();
+    assert!(!old.raw_device);
 }

@@ -112,7 +112,10 @@ pub fn write_meaning(spec: &WorkloadSpec) -> String {
 pub fn sync_meaning(spec: &WorkloadSpec) -> String {
     match &spec.kind {
         KindSpec::Smallfiles(s) => s.sync.as_str().into(),
-        KindSpec::Fileio(f) if f.sync_only => format!("{} of an unchanged file", f.sync.as_str()),
+        _ if spec.kind.params().syncs_unchanged_files() => format!(
+            "{} of an unchanged file",
+            spec.sync().unwrap_or(SyncMethod::None).as_str()
+        ),
         _ => spec.sync().unwrap_or(SyncMethod::None).as_str().into(),
     }
 }

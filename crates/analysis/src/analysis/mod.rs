@@ -5,6 +5,7 @@
 //! for display (see `report` for tables and images).
 
 mod advice;
+mod advice_methods;
 mod advice_object;
 mod compare;
 mod crash;
@@ -27,10 +28,10 @@ pub use advice::{
     AdvicePoint, OVERLAPPING_BELOW, Recommendation, SERIALIZED_ABOVE, SyncClass, SyncParallelism,
     frontier, recommend, sync_parallelism, writer_count,
 };
+pub use advice_methods::{EMPTY_SYNC_METHOD, MethodCost, MethodRun};
 pub use advice_object::{
-    Advice, AdviceInputs, BUSY_ABOVE, Busy, DuckdbRule, EMPTY_SYNC_METHOD, FlushLat, FrontierAt,
-    IMPLAUSIBLE_FSYNC_US, ImplausibleSync, MethodCost, MethodRun, RatioCi, RecommendedAt, SyncFit,
-    SyncSample, WaitNote,
+    Advice, AdviceInputs, BUSY_ABOVE, Busy, DuckdbRule, FlushLat, FrontierAt, IMPLAUSIBLE_FSYNC_US,
+    ImplausibleSync, RAW_DEVICE_NO_STRATEGIES, RecommendedAt, SyncFit, SyncSample, WaitNote,
 };
 pub use compare::{ALPHA, AnalysisError, SideInput, compare};
 pub use crash::CrashFindings;
@@ -52,7 +53,7 @@ pub use plausibility::{
 pub use published::published_ratios;
 pub use rank::{PgRow, RankedVariant, Ranking, VsNext, commit_method, pg_shape, rank};
 pub use ratio::{
-    DEFAULT_MIN_CHANGE_PCT, MAX_RUNS_NEEDED, MIN_RUNS, POWER, POWER_CHANGE, RatioTest,
+    DEFAULT_MIN_CHANGE_PCT, MAX_RUNS_NEEDED, MIN_RUNS, POWER, POWER_CHANGE, RatioCi, RatioTest,
     geometric_ci, ratio_test, runs_needed,
 };
 pub use requirements::{RequirementCheck, check_requirements, preset_requirements};

@@ -16,6 +16,15 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 
 use super::stats::{Welch, welch_t_test};
 
+/// A ratio with its 95 % interval.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RatioCi {
+    /// The ratio of geometric means.
+    pub ratio: f64,
+    /// Its 95 % interval (Welch on logs).
+    pub ci95: Option<(f64, f64)>,
+}
+
 /// Fewest runs per side a verdict is given on: with fewer, a comparison says "too few runs
 /// to tell" whatever the p-value.
 pub const MIN_RUNS: usize = 3;

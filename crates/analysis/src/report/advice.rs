@@ -226,7 +226,7 @@ fn fit_line(name: &str, fit: &SyncFit) -> String {
 /// The text `advise` and `advise show` print.
 pub fn advice_text(advice: &Advice) -> String {
     let mut out = String::new();
-    let fs = advice.fs_type.as_deref().unwrap_or("unknown filesystem");
+    let fs = fs_words(advice);
     let _ = writeln!(
         out,
         "Commit advice for {} ({fs}){}",
@@ -246,17 +246,58 @@ pub fn advice_text(advice: &Advice) -> String {
         out,
         "\nSync parallelism (k threads each writing 4 KiB and fsyncing; per-fsync p50 against k):"
     );
-    match &advice.sync_parallelism {
-        Some(f) => {
+    match (&advice.sync_parallelism, advice.raw_device) {
+        (Some(f), _) => {
             let _ = writeln!(out, "{}", fit_line("shared file", f));
         }
-        None => {
+        (None, false) => {
             let _ = writeln!(out, "  shared file: not measured");
         }
+        // A bare device is one file: each thread has its own region of it.
+        (None, true) => {}
     }
     if let Some(f) = &advice.sync_parallelism_own_files {
-        let _ = writeln!(out, "{}", fit_line("own files", f));
+        let layout = if advice.raw_device {
+            "own regions"
+        } else {
+            "own files"
+        };
+        let _ = writeln!(out, "{}", fit_line(layout, f));
     }
+    duckdb_line(&mut out, advice);
+    flush_and_methods(&mut out, advice);
+    if advice.raw_device && advice.points.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nGroup-commit strategies: not measured — {}",
+            crate::analysis::RAW_DEVICE_NO_STRATEGIES
+        );
+        return out;
+    }
+    strategies_text(&mut out, advice);
+    out
+}
+
+/// How the target is named in a heading: its filesystem type, or a bare block device.
+pub(crate) fn fs_words(advice: &Advice) -> &str {
+    if advice.raw_device {
+        "bare block device"
+    } else {
+        advice.fs_type.as_deref().unwrap_or("unknown filesystem")
+    }
+}
+
+/// duckdb's rule beside the measured class (none for a bare device: it goes by the
+/// filesystem type).
+fn duckdb_line(out: &mut String, advice: &Advice) {
+    if advice.raw_device {
+        let _ = writeln!(
+            out,
+            "  duckdb's rule: it goes by the filesystem type, and a bare block device has none"
+        );
+        return;
+    }
+    let fs = fs_words(advice);
     let rule = &advice.duckdb_rule;
     let agrees = match (rule.agrees, &advice.sync_parallelism) {
         (Some(true), _) => "agrees with the measurement",
@@ -270,6 +311,10 @@ pub fn advice_text(advice: &Advice) -> String {
         if rule.network { "network" } else { "local" },
         sync_class_text(rule.guess)
     );
+}
+
+/// The traced cache flushes, an implausibly fast sync, and the sync methods.
+fn flush_and_methods(out: &mut String, advice: &Advice) {
     match &advice.flush_lat_us {
         Some(f) => {
             let _ = writeln!(
@@ -295,7 +340,7 @@ pub fn advice_text(advice: &Advice) -> String {
         let _ = writeln!(
             out,
             "\nSync methods (1 writer, 4 KiB writes; durable writes/s, write+sync p50/p99; \
-             fsync_empty: syncs/s and sync p50/p99 of the written file with nothing changed):"
+             fsync_empty: syncs/s and sync p50/p99 with nothing changed since the last sync):"
         );
         for m in &advice.methods {
             let rate = crate::analysis::geometric_ci(&m.per_sec)
@@ -309,13 +354,18 @@ pub fn advice_text(advice: &Advice) -> String {
             let lat = |v: Option<f64>| v.map_or("—".into(), us);
             let _ = writeln!(
                 out,
-                "  {:<22} {rate:>9}  p50 {:>9} p99 {:>9}  {vs}",
+                "  {:<26} {rate:>9}  p50 {:>9} p99 {:>9}  {vs}",
                 m.method,
                 lat(m.p50_us),
                 lat(m.p99_us)
             );
         }
     }
+}
+
+/// The strategies at every writer count, the frontier, the waiting strategies and the
+/// recommendations.
+fn strategies_text(out: &mut String, advice: &Advice) {
     let _ = writeln!(
         out,
         "\nStrategies on a shared {} log of {} records, fdatasync (commits/s: geometric mean of the runs; commit latency; device flushes and process CPU per commit; * recommended):",
@@ -370,7 +420,6 @@ pub fn advice_text(advice: &Advice) -> String {
             reason(advice, at)
         );
     }
-    out
 }
 
 /// The Markdown of an advice (the text in a fenced block under a heading, and the
@@ -380,12 +429,22 @@ pub fn advice_markdown(advice: &Advice) -> String {
     // A fence longer than any run of backticks in the text, so no stored name closes it.
     let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest.max(2) + 1);
+    let headline = if advice.raw_device && advice.points.is_empty() {
+        format!(
+            "**Group-commit strategies:** not measured — {}",
+            crate::analysis::RAW_DEVICE_NO_STRATEGIES
+        )
+    } else {
+        format!(
+            "**Recommended at {}:** {}",
+            writer_count(advice.recommended.writers),
+            super::compare::md_escape(&reason(advice, &advice.recommended)),
+        )
+    };
     format!(
-        "## Commit advice: {} ({})\n\n**Recommended at {}:** {}\n\n{fence}text\n{text}{fence}\n",
+        "## Commit advice: {} ({})\n\n{headline}\n\n{fence}text\n{text}{fence}\n",
         super::compare::md_escape(&advice.target),
-        super::compare::md_escape(advice.fs_type.as_deref().unwrap_or("unknown filesystem")),
-        writer_count(advice.recommended.writers),
-        super::compare::md_escape(&reason(advice, &advice.recommended)),
+        super::compare::md_escape(fs_words(advice)),
     )
 }
 

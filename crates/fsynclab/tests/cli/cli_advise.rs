@@ -75,6 +75,52 @@ fn bad_advise_input_exits_2_naming_the_flag() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("TARGET"));
+    // A bare device: no directory, no strategies or log beside it, a confirmation that is
+    // the device's exact name, and the device's options need --device.
+    for (args, said) in [
+        (
+            &["advise", "--device", "/dev/loop63", &target][..],
+            "cannot be used with",
+        ),
+        (
+            &["advise", "--device", "/dev/loop63", "--strategies", "solo"],
+            "cannot be used with",
+        ),
+        (
+            &["advise", "--device", "/dev/loop63", "--log", "append"],
+            "cannot be used with",
+        ),
+        (
+            &["advise", "--device", "/dev/loop63", "--p99", "5ms"],
+            "cannot be used with",
+        ),
+        (&["advise", &target, "--offset", "1M"], "--device"),
+        (
+            &["advise", &target, "--destroy-data-on", "/dev/loop63"],
+            "--device",
+        ),
+        (
+            &["advise", "--device", "/dev/loop63", "--show", "1"],
+            "cannot be used with",
+        ),
+        (&["advise", "--device", "/dev/loop63"], "--destroy-data-on"),
+        (
+            &[
+                "advise",
+                "--device",
+                "/dev/loop63",
+                "--destroy-data-on",
+                "/dev/loop62",
+            ],
+            "does not match",
+        ),
+    ] {
+        lab.cmd()
+            .args(args)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(said));
+    }
     // Nothing was measured or stored.
     lab.cmd()
         .args(["advise", "--list"])

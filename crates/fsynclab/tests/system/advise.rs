@@ -90,7 +90,17 @@ fn advise_quick_on_loop_ext4_reads_crash_verdicts_and_never_recommends_a_loss() 
     );
     assert!(fit["factor"].is_number(), "{fit}");
     assert_eq!(advice["duckdb_rule"]["guess"], "serialized");
-    assert_eq!(advice["methods"].as_array().unwrap().len(), 6);
+    assert_eq!(advice["methods"].as_array().unwrap().len(), 8);
+    let empty = advice["methods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["method"] == "fsync_empty")
+        .expect("the empty fsync");
+    assert!(
+        empty["vs_fsync"]["ratio"].as_f64().is_some_and(|r| r > 0.0),
+        "{empty}"
+    );
 
     // Stored: shown again whole, listed; its runs are normal runs of one experiment.
     let id = doc["advice_id"].as_i64().expect("advice id");
@@ -117,11 +127,18 @@ fn advise_quick_on_loop_ext4_reads_crash_verdicts_and_never_recommends_a_loss() 
     let experiment = doc["experiment_id"].as_i64().expect("experiment");
     let runs = lab
         .cmd()
-        .args(["list", "--json", "--experiment", &experiment.to_string()])
+        .args([
+            "list",
+            "--json",
+            "--limit",
+            "500",
+            "--experiment",
+            &experiment.to_string(),
+        ])
         .output()
         .expect("list runs");
     let runs: serde_json::Value = serde_json::from_slice(&runs.stdout).expect("json");
-    assert_eq!(runs["runs"].as_array().map(Vec::len), Some(24 + 12 + 12));
+    assert_eq!(runs["runs"].as_array().map(Vec::len), Some(24 + 12 + 16));
     // Every run directory went with its run.
     let left: Vec<_> = std::fs::read_dir(&recipe.mount_point)
         .unwrap()

@@ -8,6 +8,7 @@ mod schema_doc_common;
 mod scratch_common;
 
 mod advise;
+mod advise_device;
 mod cli_scratch;
 mod cli_sudo;
 mod crashcheck;

@@ -32,10 +32,15 @@ impl Devices {
     /// A 64 MiB image with a few non-zero blocks (so a write anywhere shows), attached:
     /// its node and image.
     pub fn attach(&mut self, name: &str, partitions: bool) -> (String, PathBuf) {
+        self.attach_len(name, partitions, 64 << 20)
+    }
+
+    /// [`Devices::attach`] with an image of `len` bytes.
+    pub fn attach_len(&mut self, name: &str, partitions: bool, len: u64) -> (String, PathBuf) {
         use std::os::unix::fs::FileExt;
         let image = self.dir.path().join(name);
         let file = std::fs::File::create(&image).unwrap();
-        file.set_len(64 << 20).unwrap();
+        file.set_len(len).unwrap();
         for at in [1u64 << 20, 17 << 20, 60 << 20] {
             file.write_all_at(&[0xa5; 4096], at).unwrap();
         }

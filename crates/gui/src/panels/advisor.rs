@@ -216,6 +216,7 @@ impl AdvisorPanel {
             kernel_trace: cx.state.kernel_trace,
             strategies: None,
             plan: self.plan.clone(),
+            device: None,
         };
         let (tx, rx) = mpsc::channel();
         let cancel = CancelToken::new();

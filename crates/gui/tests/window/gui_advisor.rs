@@ -20,8 +20,8 @@ fn shows(h: &Harness<'static, LabApp>, text: &str) -> bool {
     h.query_all_by_label_contains(text).next().is_some()
 }
 
-/// 2 strategies × writers 1 and 16 × 3 rounds, k = 1, 2 in both layouts, the six methods:
-/// 22 runs of 50 ms.
+/// 2 strategies × writers 1 and 16 × 3 rounds, k = 1, 2 in both layouts, the eight
+/// methods: 24 runs of 50 ms.
 fn tiny_plan() -> AdvisePlan {
     AdvisePlan {
         strategies: vec![Strategy::Solo, Strategy::Leader],
@@ -34,6 +34,7 @@ fn tiny_plan() -> AdvisePlan {
         sync_s: 0.05,
         method_repeat: 1,
         method_s: 0.05,
+        device: false,
     }
 }
 
@@ -92,7 +93,7 @@ fn an_advice_runs_from_the_tab_and_its_answer_is_shown_stored_and_exported() {
     assert!(shows(&h, &sentence), "no recommendation: {sentence}");
     assert!(shows(&h, &format!("The whole answer (advice {id})")));
 
-    // Stored, with its 22 runs in one experiment.
+    // Stored, with its 24 runs in one experiment.
     let store = Store::open(&db).unwrap();
     let stored = store.list_advice().unwrap();
     assert_eq!(stored.len(), 1);
@@ -100,7 +101,7 @@ fn an_advice_runs_from_the_tab_and_its_answer_is_shown_stored_and_exported() {
     let runs = store
         .run_ids_in_experiment(stored[0].experiment_id.unwrap())
         .unwrap();
-    assert_eq!(runs.len(), 22);
+    assert_eq!(runs.len(), 24);
 
     // Export writes Markdown once; a second export to the same file is refused, inline.
     let report = dir.path().join("advice.md");

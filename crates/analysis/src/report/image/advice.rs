@@ -22,7 +22,11 @@ const LINE_H: u32 = 26;
 /// Renders `advice` as PNG or SVG bytes.
 pub fn render_advice(advice: &Advice, format: ImageFormat) -> Result<Vec<u8>, ReportError> {
     register_fonts()?;
-    let rows = advice.points.len() as u32 + advice.by_writers.len() as u32 + 2;
+    let rows = if device_only(advice) {
+        advice.methods.len() as u32 + 2
+    } else {
+        advice.points.len() as u32 + advice.by_writers.len() as u32 + 2
+    };
     let h = TITLE_H + CHART_H + 40 + rows * LINE_H + 40;
     render_page!(format, WIDTH, h, |root| draw(&root, advice)?)
 }
@@ -39,7 +43,7 @@ where
     let heading = format!(
         "Commit advice: {} ({}){}",
         a.target,
-        a.fs_type.as_deref().unwrap_or("unknown filesystem"),
+        crate::report::advice::fs_words(a),
         if a.quick { ", quick" } else { "" }
     );
     let big = s.sans(28.0);
@@ -50,11 +54,18 @@ where
             (x0, s.i(14.0)),
         )
         .map_err(|e| part("title", e))?;
-    let sentence = format!(
-        "Recommended at {} writers: {}",
-        a.recommended.writers,
-        reason(a, &a.recommended)
-    );
+    let sentence = if device_only(a) {
+        format!(
+            "Group-commit strategies: not measured — {}",
+            crate::analysis::RAW_DEVICE_NO_STRATEGIES
+        )
+    } else {
+        format!(
+            "Recommended at {} writers: {}",
+            a.recommended.writers,
+            reason(a, &a.recommended)
+        )
+    };
     let body = s.sans(17.0);
     let mut y = s.i(58.0);
     for line in super::style::wrap_words(&sentence, &body, width, 2) {
@@ -83,10 +94,15 @@ where
             .map_err(|e| part("title", e))?;
     }
     let (charts, table) = rest.split_vertically(CHART_H);
+    let mono = s.mono(15.0);
+    if device_only(a) {
+        // No strategies: the fit across the page, the methods under it.
+        sync_chart(&charts, s, a).map_err(|e| part("sync-parallelism chart", e))?;
+        return methods_table(&table, s, a);
+    }
     let (left, right) = charts.split_horizontally(WIDTH / 2);
     frontier_chart(&left, s, a).map_err(|e| part("frontier chart", e))?;
     sync_chart(&right, s, a).map_err(|e| part("sync-parallelism chart", e))?;
-    let mono = s.mono(15.0);
     let mut y = s.i(30.0);
     let header = format!(
         "{:<13} {:>7} {:>10} {:>26} {:>10} {:>10} {:>10} {:>9}  durability",
@@ -108,6 +124,53 @@ where
         let line = format!("at {} writers: {}", at.writers, reason(a, at));
         table
             .draw_text(&fit(&line, &body, width), &body.color(&INK), (x0, y))
+            .map_err(|e| part("table", e))?;
+        y += LINE_H as i32;
+    }
+    Ok(())
+}
+
+/// A bare device's advice: sync figures only.
+fn device_only(a: &Advice) -> bool {
+    a.raw_device && a.points.is_empty()
+}
+
+/// The sync methods, one line each (a bare device's page has no strategies table).
+fn methods_table<DB: DrawingBackend>(
+    table: &DrawingArea<DB, Shift>,
+    s: Scale,
+    a: &Advice,
+) -> Result<(), ReportError>
+where
+    DB::ErrorType: 'static,
+{
+    let (mono, x0) = (s.mono(15.0), s.i(PAD));
+    let width = WIDTH as i32 - 2 * x0;
+    let mut y = s.i(30.0);
+    let header = format!(
+        "{:<26} {:>9} {:>10} {:>10}  {}",
+        "sync method (1 writer)", "per s", "p50", "p99", "vs fdatasync [95 % CI]"
+    );
+    table
+        .draw_text(&header, &mono.color(&MUTED), (x0, y))
+        .map_err(|e| part("table", e))?;
+    y += LINE_H as i32;
+    let us = |v: Option<f64>| v.map_or("—".into(), super::style::fmt_us);
+    for m in &a.methods {
+        let rate = crate::analysis::geometric_ci(&m.per_sec)
+            .map_or("—".into(), |(g, _)| format!("{g:.0}"));
+        let vs = m.vs_fdatasync.map_or(String::new(), |r| match r.ci95 {
+            Some((lo, hi)) => format!("{:.2}× [{lo:.2}, {hi:.2}]", r.ratio),
+            None => format!("{:.2}×", r.ratio),
+        });
+        let line = format!(
+            "{:<26} {rate:>9} {:>10} {:>10}  {vs}",
+            m.method,
+            us(m.p50_us),
+            us(m.p99_us)
+        );
+        table
+            .draw_text(&fit(&line, &mono, width), &mono.color(&INK), (x0, y))
             .map_err(|e| part("table", e))?;
         y += LINE_H as i32;
     }
@@ -208,7 +271,15 @@ where
 {
     let fits: Vec<(&str, &SyncFit, RGBColor)> = [
         ("shared file", a.sync_parallelism.as_ref(), BASE),
-        ("own files", a.sync_parallelism_own_files.as_ref(), GOOD),
+        (
+            if a.raw_device {
+                "own regions"
+            } else {
+                "own files"
+            },
+            a.sync_parallelism_own_files.as_ref(),
+            GOOD,
+        ),
     ]
     .into_iter()
     .filter_map(|(n, f, c)| f.map(|f| (n, f, c)))
@@ -369,6 +440,44 @@ mod tests {
         ] {
             assert!(svg.contains(text), "no {text:?} in the SVG");
         }
+        // A bare device's page: the fit across it and the methods, no strategies.
+        let device = Advice::build(AdviceInputs {
+            target: "/dev/loop7".into(),
+            writers: 16,
+            raw_device: true,
+            sync_samples: a
+                .sync_parallelism_own_files
+                .as_ref()
+                .unwrap()
+                .points
+                .iter()
+                .map(|p| SyncSample {
+                    k: p.k,
+                    shared: false,
+                    sync_p50_us: p.sync_p50_us,
+                    syncs_per_sec: 1000.0,
+                    run_id: 1,
+                })
+                .collect(),
+            methods: vec![crate::analysis::MethodRun {
+                method: "fsync_empty".into(),
+                per_sec: 12000.0,
+                p50_us: Some(80.0),
+                p99_us: Some(150.0),
+                run_id: 2,
+            }],
+            ..AdviceInputs::default()
+        });
+        let svg = String::from_utf8(render_advice(&device, ImageFormat::Svg).unwrap()).unwrap();
+        for text in [
+            "/dev/loop7 (bare block device)",
+            "Group-commit strategies: not measured",
+            "own regions: overlapping",
+            "fsync_empty",
+        ] {
+            assert!(svg.contains(text), "no {text:?} in the device's SVG");
+        }
+        assert!(!svg.contains("Frontier at"), "{svg}");
         // A stored advice with nothing measured still draws (empty charts, no panic).
         let empty = Advice::build(AdviceInputs {
             writers: 16,

@@ -214,6 +214,11 @@ pub trait KindParams: std::fmt::Debug {
         None
     }
 
+    /// Whether each sync follows no write (fileio's `sync_only`: an empty fsync's cost).
+    fn syncs_unchanged_files(&self) -> bool {
+        false
+    }
+
     /// The open flags of the test files (none for kinds without the setting).
     fn open_flags(&self) -> OpenFlags {
         OpenFlags::default()

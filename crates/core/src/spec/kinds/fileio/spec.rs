@@ -186,6 +186,10 @@ impl KindParams for Spec {
         Some(self.sync_every)
     }
 
+    fn syncs_unchanged_files(&self) -> bool {
+        self.sync_only
+    }
+
     fn pending_starts(&self) -> u64 {
         self.pending_starts_per_file()
     }
