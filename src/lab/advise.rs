@@ -25,6 +25,9 @@ const BACKGROUND_WINDOW: Duration = Duration::from_millis(250);
 /// Most strategies one advice compares.
 pub const MAX_ADVISE_STRATEGIES: usize = 16;
 
+/// Most rounds (runs per strategy and writer count) an advice makes.
+pub const MAX_ADVISE_REPEAT: u32 = 10;
+
 /// Most writers the headline writer count may name.
 pub const MAX_ADVISE_WRITERS: u32 = 256;
 
@@ -39,6 +42,9 @@ pub struct AdviseRequest {
     pub quick: bool,
     /// The writer count the headline recommendation is for (added to the plan's).
     pub writers: u32,
+    /// Runs per strategy and writer count instead of the plan's 3 (3 to
+    /// [`MAX_ADVISE_REPEAT`]): more rounds narrow the intervals that tell strategies apart.
+    pub repeat: Option<u32>,
     /// Run in a directory other users may write (as `run` allows it).
     pub allow_shared_target: bool,
     /// A label before each run's own.
@@ -332,6 +338,16 @@ fn checked_plan(request: &AdviseRequest) -> Result<(AdvisePlan, Vec<String>), La
         }
     });
     plan.log = request.log;
+    if let Some(n) = request.repeat {
+        if !(3..=MAX_ADVISE_REPEAT).contains(&n) {
+            return Err(refuse(
+                Setting::Repeat,
+                format!("{n} runs per strategy and writer count"),
+                format!("use 3 to {MAX_ADVISE_REPEAT} (3 is the fewest an interval is given on)"),
+            ));
+        }
+        plan.repeat = n;
+    }
     if request.device.is_some() {
         if request.strategies.is_some() {
             return Err(refuse(
@@ -418,6 +434,69 @@ fn process_cpu_ns() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn request() -> AdviseRequest {
+        AdviseRequest {
+            target: "/nonexistent".into(),
+            budget_p99_us: None,
+            quick: true,
+            writers: 16,
+            repeat: None,
+            allow_shared_target: false,
+            label: None,
+            log: LogShape::Preallocated,
+            kernel_trace: crate::ktrace::KernelTraceMode::Off,
+            strategies: None,
+            plan: None,
+            device: None,
+        }
+    }
+
+    #[test]
+    fn rounds_and_a_device_shape_the_plan() {
+        let (plan, _) = checked_plan(&request()).unwrap();
+        assert_eq!(plan.repeat, 3);
+        let five = AdviseRequest {
+            repeat: Some(5),
+            ..request()
+        };
+        let (plan, _) = checked_plan(&five).unwrap();
+        assert_eq!(plan.repeat, 5);
+        let strategy_runs = plan
+            .steps()
+            .iter()
+            .filter(|s| matches!(s, AdviseStep::Strategy { .. }))
+            .count();
+        assert_eq!(strategy_runs, plan.strategies.len() * plan.writers.len() * 5);
+        for n in [0, 2, 11] {
+            let Err(LabError::Engine(crate::engine::EngineError::Spec(e))) =
+                checked_plan(&AdviseRequest {
+                    repeat: Some(n),
+                    ..request()
+                })
+            else {
+                panic!("{n} rounds taken");
+            };
+            assert_eq!(e.field, Setting::Repeat);
+        }
+        let device = AdviseRequest {
+            device: Some(DeviceRequest {
+                path: "/dev/loop63".into(),
+                confirm: Some("/dev/loop63".into()),
+                overwrite_signature: false,
+                offset: 0,
+                range: None,
+            }),
+            ..request()
+        };
+        let (plan, _) = checked_plan(&device).unwrap();
+        assert!(plan.device && plan.strategies.is_empty() && plan.writers.is_empty());
+        let with_strategies = AdviseRequest {
+            strategies: Some(vec![Strategy::Solo]),
+            ..device
+        };
+        assert!(checked_plan(&with_strategies).is_err());
+    }
 
     #[test]
     fn latencies_need_a_unit_and_a_sane_value() {

@@ -12,8 +12,8 @@ use fsynclab::analysis::Advice;
 use fsynclab::engine::{CancelToken, EngineEvent};
 use fsynclab::lab::DeviceRequest;
 use fsynclab::lab::advise::{
-    AdviseProgress, AdviseRequest, LogShape, MAX_ADVISE_STRATEGIES, MAX_ADVISE_WRITERS, advise,
-    parse_latency_us,
+    AdviseProgress, AdviseRequest, LogShape, MAX_ADVISE_REPEAT, MAX_ADVISE_STRATEGIES,
+    MAX_ADVISE_WRITERS, advise, parse_latency_us,
 };
 use fsynclab::report;
 use fsynclab::spec::Strategy;
@@ -32,7 +32,8 @@ type: sudo fsynclab crashtest --kind grouplog --strategy leader --threads 4 --re
 
 /// The options of a measurement, which `--show` and `--list` refuse (`--kernel-trace` is not
 /// among them: its environment variable may be set for every command).
-const MEASURING: [&str; 11] = [
+const MEASURING: [&str; 12] = [
+    "repeat",
     "target",
     "target_flag",
     "device",
@@ -65,6 +66,11 @@ pub struct AdviseArgs {
     /// The writer count the headline recommendation is for (added to the plan's).
     #[arg(long, default_value_t = 16)]
     pub writers: u32,
+    /// Runs per strategy and writer count (3 to 10) [default: 3]: more rounds narrow the
+    /// intervals that tell strategies apart; each adds about 65 s to the default plan and
+    /// 10 s to --quick.
+    #[arg(long, value_name = "N")]
+    pub repeat: Option<u32>,
     /// The group-commit runs' log: preallocated (written first, then overwritten in
     /// circles, as PostgreSQL's WAL segments) or append (grows by each record, as SQLite's
     /// and duckdb's WAL).
@@ -120,7 +126,7 @@ pub struct AdviseArgs {
     #[arg(
         long,
         value_name = "DEV",
-        conflicts_with_all = ["target", "target_flag", "strategies", "log", "writers", "p99", "allow_shared_target"],
+        conflicts_with_all = ["target", "target_flag", "strategies", "log", "writers", "p99", "repeat", "allow_shared_target"],
         help_heading = "Device"
     )]
     pub device: Option<PathBuf>,
@@ -198,6 +204,14 @@ pub fn advise_cmd(db: &Option<PathBuf>, args: AdviseArgs) -> Result<u8, CliError
             args.writers
         )));
     }
+    if let Some(n) = args.repeat
+        && !(3..=MAX_ADVISE_REPEAT).contains(&n)
+    {
+        return Err(CliError::usage(anyhow!(
+            "--repeat {n}: use 3 to {MAX_ADVISE_REPEAT} runs per strategy and writer count \
+             (3 is the fewest an interval is given on)"
+        )));
+    }
     if let Some(label) = &args.label {
         fsynclab::spec::check_text("--label", label).map_err(CliError::usage)?;
     }
@@ -221,6 +235,7 @@ pub fn advise_cmd(db: &Option<PathBuf>, args: AdviseArgs) -> Result<u8, CliError
         budget_p99_us: budget,
         quick: args.quick,
         writers: args.writers,
+        repeat: args.repeat,
         allow_shared_target: args.allow_shared_target,
         label: args.label.clone(),
         log: LogShape::parse(&args.log).unwrap_or_default(),

@@ -10,7 +10,9 @@ fn bad_advise_input_exits_2_naming_the_flag() {
     let lab = Lab::new();
     let target = lab.target.to_str().unwrap().to_string();
     let long_label = "L".repeat(300);
-    let cases: [(Vec<&str>, &str); 11] = [
+    let cases: [(Vec<&str>, &str); 13] = [
+        (vec!["--repeat", "2"], "--repeat 2: use 3 to 10"),
+        (vec!["--repeat", "11"], "--repeat 11"),
         (vec!["--label", "x\u{1b}[31m"], "--label"),
         (vec!["--label", &long_label], "--label"),
         (

@@ -206,6 +206,7 @@ impl AdvisorPanel {
             budget_p99_us,
             quick: self.quick,
             writers: 16,
+            repeat: None,
             allow_shared_target: cx.state.allow_shared_target,
             label: None,
             log: if self.append {
