@@ -467,7 +467,10 @@ mod tests {
             .iter()
             .filter(|s| matches!(s, AdviseStep::Strategy { .. }))
             .count();
-        assert_eq!(strategy_runs, plan.strategies.len() * plan.writers.len() * 5);
+        assert_eq!(
+            strategy_runs,
+            plan.strategies.len() * plan.writers.len() * 5
+        );
         for n in [0, 2, 11] {
             let Err(LabError::Engine(crate::engine::EngineError::Spec(e))) =
                 checked_plan(&AdviseRequest {

@@ -59,6 +59,8 @@ pub struct Cache {
     /// The autopilot asks the Advisor tab to start an advice on this directory (quick or
     /// not), as Start advice does.
     pub start_advice: Option<(String, bool)>,
+    /// A block device the autopilot puts in the Advisor tab's form, confirmed.
+    pub advisor_device: Option<String>,
     /// An advice started from the Advisor tab is running.
     pub advice_running: bool,
     /// The autopilot asks the History tab to open Import….

@@ -3,7 +3,9 @@
 //!
 //! Steps, separated by `;`:
 //! `tab=setup|run|history|compare|fleet|advisor`, `advise=DIR` / `advise_quick=DIR` (the
-//! Advisor tab's Start advice on DIR; the tab must be shown), `wait_advice`, `fleet_host=H[:PORT]` (add a host to the Fleet
+//! Advisor tab's Start advice on DIR; the tab must be shown), `advisor_device=DEV` (the
+//! Advisor tab's Where: Block device, typed and confirmed; `advise_quick=` then measures
+//! it), `wait_advice`, `fleet_host=H[:PORT]` (add a host to the Fleet
 //! form), `fleet_target=DIR`, `fleet_job=FILE` (run a fio job file), `fleet_check` (check
 //! the Fleet hosts), `fleet_run` (run the Fleet form), `target=PATH`, `preset=NAME`,
 //! `scale=F`, `label=TEXT`, `kernel_trace=auto|on|off`, `set=KEY=VALUE` (a workload field, as `--set`), `fio_job=PATH`
@@ -66,6 +68,8 @@ pub enum Step {
     WaitCrashTest,
     /// Start an advice on this directory from the Advisor tab (quick or not).
     Advise(String, bool),
+    /// Choose this block device (typed and confirmed) in the Advisor tab's form.
+    AdvisorDevice(String),
     /// Wait until the advice has ended.
     WaitAdvice,
     /// Wait this long.
@@ -155,6 +159,7 @@ fn parse_step(step: &str) -> Result<Step, String> {
         "crash_test" => Step::CrashTest,
         "advise" => Step::Advise(value.into(), false),
         "advise_quick" => Step::Advise(value.into(), true),
+        "advisor_device" => Step::AdvisorDevice(value.into()),
         "wait_advice" => Step::WaitAdvice,
         "wait_crash_test" => Step::WaitCrashTest,
         "wait" => Step::Wait(Duration::from_secs_f64(value.parse().map_err(|_| bad())?)),
@@ -389,6 +394,7 @@ fn is_form_step(step: &Step) -> bool {
             | Step::KernelTrace(_)
             | Step::FioJob(_)
             | Step::Device(_)
+            | Step::AdvisorDevice(_)
             | Step::DeviceConfirm(_)
             | Step::DeviceRange(..)
             | Step::Set(_)
@@ -457,6 +463,7 @@ fn set_form(step: Step, cx: &mut Cx) {
                 Err(e) => cx.status.error(e),
             }
         }
+        Step::AdvisorDevice(path) => cx.cache.advisor_device = Some(path),
         Step::Device(path) => {
             cx.state.device.on = true;
             cx.state.device.path = path;
@@ -586,5 +593,12 @@ mod tests {
             vec![Step::KernelTrace(fsynclab::ktrace::KernelTraceMode::Off)]
         );
         assert!(parse_script("kernel_trace=maybe").is_err());
+        assert_eq!(
+            parse_script("advisor_device=/dev/loop3;advise_quick=").unwrap(),
+            [
+                Step::AdvisorDevice("/dev/loop3".into()),
+                Step::Advise(String::new(), true)
+            ]
+        );
     }
 }

@@ -8,7 +8,9 @@ use std::sync::mpsc::{self, Receiver};
 use egui::{Button, Color32, Grid, Label, ProgressBar, RichText, TextEdit, Ui};
 use egui_plot::{Legend, Line, Plot, PlotPoints, Points};
 
+use super::setup_device::DeviceForm;
 use crate::Cx;
+use crate::state::DeviceChoice;
 use crate::task::Task;
 use fsynclab::analysis::{Advice, AdvicePoint, frontier};
 use fsynclab::engine::CancelToken;
@@ -46,6 +48,10 @@ pub struct AdvisorPanel {
     pub append: bool,
     /// The plan to run instead of the quick or full one (tests).
     pub plan: Option<AdvisePlan>,
+    /// A bare block device to measure instead of a directory (its own choice, not the
+    /// Setup tab's).
+    pub device: DeviceChoice,
+    device_form: DeviceForm,
     running: Option<Running>,
     progress: Option<(usize, usize, String)>,
     points: Vec<AdvicePoint>,
@@ -60,6 +66,11 @@ impl AdvisorPanel {
     /// Whether an advice is being measured.
     pub fn is_running(&self) -> bool {
         self.running.is_some()
+    }
+
+    /// Why the last start was refused or the advice failed, if it was.
+    pub fn error(&self) -> Option<&str> {
+        self.error.as_deref()
     }
 
     /// Draws the tab.
@@ -92,6 +103,11 @@ impl AdvisorPanel {
     /// Takes the updates and the end of a running advice, and starts the one the autopilot
     /// asked for; every frame, whatever tab is shown.
     pub fn poll(&mut self, ctx: &egui::Context, cx: &mut Cx) {
+        if let Some(path) = cx.cache.advisor_device.take() {
+            self.device.on = true;
+            self.device.confirm.clone_from(&path);
+            self.device.path = path;
+        }
         if self.running.is_none()
             && let Some((target, quick)) = cx.cache.start_advice.take()
         {
@@ -136,10 +152,26 @@ impl AdvisorPanel {
 
     fn form_ui(&mut self, ui: &mut Ui, cx: &mut Cx) {
         let budget = parse_budget(&self.budget);
+        self.device_form.choice_ui(ui, &mut self.device, false);
+        if self.device.on {
+            ui.label(
+                "The device's sync figures: flush latency, k threads each fsyncing its own \
+                 region, the sync methods. Up to 64 MiB from the offset is overwritten. No \
+                 group-commit strategies: a device has no log file (advise a filesystem made \
+                 on it for those).",
+            );
+        }
+        let on_device = self.device.on;
         Grid::new("advisor-form")
             .num_columns(2)
             .spacing([12.0, 6.0])
             .show(ui, |ui| {
+                if on_device {
+                    ui.label("Plan");
+                    ui.checkbox(&mut self.quick, "Quick (about 15 s; else about a minute)");
+                    ui.end_row();
+                    return;
+                }
                 let label = ui.label("Directory to measure");
                 ui.add(
                     TextEdit::singleline(&mut self.target)
@@ -173,7 +205,7 @@ impl AdvisorPanel {
             });
         ui.horizontal(|ui| {
             let busy = cx.runner.is_active();
-            let can_start = self.running.is_none() && !busy && budget.is_ok();
+            let can_start = self.running.is_none() && !busy && (budget.is_ok() || self.device.on);
             let start = ui
                 .add_enabled(can_start, Button::new("Start advice"))
                 .on_disabled_hover_text(if busy {
@@ -182,7 +214,12 @@ impl AdvisorPanel {
                     "an advice is running, or the budget does not read"
                 });
             if start.clicked() {
-                self.start(ui.ctx(), cx, budget.ok().flatten());
+                let budget = if self.device.on {
+                    None
+                } else {
+                    budget.ok().flatten()
+                };
+                self.start(ui.ctx(), cx, budget);
             }
             if let Some(r) = &self.running
                 && ui.button("Cancel advice").clicked()
@@ -196,10 +233,18 @@ impl AdvisorPanel {
     }
 
     fn start(&mut self, ctx: &egui::Context, cx: &mut Cx, budget_p99_us: Option<f64>) {
-        let target = if self.target.trim().is_empty() {
-            cx.state.target.trim().to_string()
-        } else {
-            self.target.trim().to_string()
+        // The device's own refusals (mounted, a signature…) come from the lab, worded.
+        let device = match crate::device_form::device_request(&self.device) {
+            Ok(device) => device,
+            Err(e) => {
+                self.error = Some(e);
+                return;
+            }
+        };
+        let target = match &device {
+            Some(d) => d.path.display().to_string(),
+            None if self.target.trim().is_empty() => cx.state.target.trim().to_string(),
+            None => self.target.trim().to_string(),
         };
         let request = AdviseRequest {
             target: target.into(),
@@ -217,7 +262,7 @@ impl AdvisorPanel {
             kernel_trace: cx.state.kernel_trace,
             strategies: None,
             plan: self.plan.clone(),
-            device: None,
+            device,
         };
         let (tx, rx) = mpsc::channel();
         let cancel = CancelToken::new();
@@ -355,14 +400,19 @@ impl AdvisorPanel {
                 format!("Stopped early ({why}): judged on the runs made until then."),
             );
         }
-        ui.label(
-            RichText::new(format!(
+        let headline = if advice.raw_device && advice.points.is_empty() {
+            format!(
+                "Group-commit strategies: not measured — {}",
+                report::advice_reason(advice, &advice.recommended)
+            )
+        } else {
+            format!(
                 "Recommended at {} writers: {}",
                 advice.recommended.writers,
                 report::advice_reason(advice, &advice.recommended)
-            ))
-            .strong(),
-        );
+            )
+        };
+        ui.label(RichText::new(headline).strong());
         let untested = advice.not_crash_tested();
         if !untested.is_empty() {
             ui.label(format!(
@@ -371,8 +421,9 @@ impl AdvisorPanel {
                 untested.join(", ")
             ));
         }
+        // A device's answer is its figures: shown open.
         egui::CollapsingHeader::new(format!("The whole answer (advice {id})"))
-            .default_open(false)
+            .default_open(advice.raw_device)
             .show(ui, |ui| {
                 ui.label(RichText::new(report::advice_text(advice)).monospace());
             });

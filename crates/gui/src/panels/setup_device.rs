@@ -8,6 +8,7 @@
 use egui::{RichText, TextEdit, Ui};
 
 use crate::UiState;
+use crate::state::DeviceChoice;
 use crate::task::Task;
 use fsynclab::spec::{Setting, format_size};
 
@@ -66,20 +67,25 @@ fn preview(path: &str) -> Result<DevicePreview, String> {
 impl DeviceForm {
     /// The "Where" choice, and the device's fields when it is chosen.
     pub fn ui(&mut self, ui: &mut Ui, state: &mut UiState) {
+        self.choice_ui(ui, &mut state.device, true);
+    }
+
+    /// The "Where" choice of `d` and its device's fields; `ranged`: with the range's length
+    /// (the Advisor's runs each take their own length).
+    pub fn choice_ui(&mut self, ui: &mut Ui, d: &mut DeviceChoice, ranged: bool) {
         ui.horizontal(|ui| {
             ui.label("Where");
-            ui.radio_value(&mut state.device.on, false, "Directory");
-            ui.radio_value(&mut state.device.on, true, "Block device (no filesystem)")
+            ui.radio_value(&mut d.on, false, "Directory");
+            ui.radio_value(&mut d.on, true, "Block device (no filesystem)")
                 .on_hover_text(
-                    "time writes and flushes on the device itself (fileio only); the data in \
-                     the range is destroyed",
+                    "time writes and flushes on the device itself; the data in the range is \
+                     destroyed",
                 );
         });
-        if !state.device.on {
+        if !d.on {
             return;
         }
-        self.poll_and_check(ui.ctx(), state.device.path.trim());
-        let d = &mut state.device;
+        self.poll_and_check(ui.ctx(), d.path.trim());
         egui::Grid::new("device-grid")
             .num_columns(2)
             .show(ui, |ui| {
@@ -97,15 +103,19 @@ impl DeviceForm {
                 .labelled_by(label.id)
                 .on_hover_text("the range's first byte (a multiple of the logical block)");
                 ui.end_row();
-                let label = ui.label(crate::names::label(Setting::DeviceSize));
-                ui.add(
-                    TextEdit::singleline(&mut d.size)
-                        .hint_text("threads × file size")
-                        .desired_width(90.0),
-                )
-                .labelled_by(label.id)
-                .on_hover_text("the range's length: each thread writes its own equal part of it");
-                ui.end_row();
+                if ranged {
+                    let label = ui.label(crate::names::label(Setting::DeviceSize));
+                    ui.add(
+                        TextEdit::singleline(&mut d.size)
+                            .hint_text("threads × file size")
+                            .desired_width(90.0),
+                    )
+                    .labelled_by(label.id)
+                    .on_hover_text(
+                        "the range's length: each thread writes its own equal part of it",
+                    );
+                    ui.end_row();
+                }
             });
         match &self.checked {
             Some((path, Ok(p))) if path == d.path.trim() => {

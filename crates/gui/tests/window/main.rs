@@ -6,6 +6,7 @@ mod common;
 mod gui_common;
 
 mod gui_advisor;
+mod gui_advisor_device;
 mod gui_axes_grids;
 mod gui_bundle;
 mod gui_close;
