@@ -16,9 +16,12 @@
  * where ops = write+sync iterations over all threads, wall = first start to last end,
  * busy = sum of per-op latencies / threads, and the latencies are per write+sync iteration.
  *
+ * With -e (empty) no pwrite is issued: each iteration is the sync alone, of a file with
+ * nothing changed since its last sync (fsynclab's `--sync-only`); ops = syncs.
+ *
  * Build: cc -O2 -pthread -o bare-loop bare-loop.c
  * Usage: bare-loop -d DIR [-t THREADS] [-s FILE_SIZE] [-i IO_SIZE] [-b BS]
- *                  [-y fsync|fdatasync|none]     (sizes accept k/m/g suffixes)
+ *                  [-y fsync|fdatasync|none] [-e]     (sizes accept k/m/g suffixes)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -39,6 +42,7 @@ static uint64_t file_size = 64ull << 20;
 static uint64_t io_size; /* 0 = file_size */
 static uint64_t bs = 4096;
 static enum sync_kind sync_kind = SYNC_FSYNC;
+static int empty; /* -e: syncs only, nothing written */
 static pthread_barrier_t barrier;
 
 struct worker {
@@ -128,7 +132,7 @@ static void *run(void *arg)
             shuffle(perm, blocks, &rng);
         }
         off_t off = (off_t)(perm[pos++] * bs);
-        if (pwrite(fd, buf, bs, off) != (ssize_t)bs) {
+        if (!empty && pwrite(fd, buf, bs, off) != (ssize_t)bs) {
             w->err = errno ? errno : EIO;
             break;
         }
@@ -176,13 +180,14 @@ static double pct(const uint32_t *v, uint64_t n, double p)
 int main(int argc, char **argv)
 {
     int c;
-    while ((c = getopt(argc, argv, "d:t:s:i:b:y:h")) != -1) {
+    while ((c = getopt(argc, argv, "d:t:s:i:b:y:eh")) != -1) {
         switch (c) {
         case 'd': dir = optarg; break;
         case 't': nthreads = atoi(optarg); break;
         case 's': file_size = parse_size(optarg); break;
         case 'i': io_size = parse_size(optarg); break;
         case 'b': bs = parse_size(optarg); break;
+        case 'e': empty = 1; break;
         case 'y':
             if (!strcmp(optarg, "fsync")) sync_kind = SYNC_FSYNC;
             else if (!strcmp(optarg, "fdatasync")) sync_kind = SYNC_FDATASYNC;
@@ -191,7 +196,7 @@ int main(int argc, char **argv)
             break;
         default:
             fprintf(stderr, "usage: %s -d DIR [-t THREADS] [-s FILE_SIZE] [-i IO_SIZE] [-b BS] "
-                            "[-y fsync|fdatasync|none]\n", argv[0]);
+                            "[-y fsync|fdatasync|none] [-e]\n", argv[0]);
             return 2;
         }
     }
@@ -246,10 +251,10 @@ int main(int argc, char **argv)
     double busy_s = (double)busy / 1e9 / nthreads;
     const char *sname = sync_kind == SYNC_FSYNC ? "fsync"
                       : sync_kind == SYNC_FDATASYNC ? "fdatasync" : "none";
-    printf("threads=%d ops=%llu sync=%s prefill=0 wall_s=%.3f ops_per_s_wall=%.0f "
+    printf("threads=%d ops=%llu sync=%s%s prefill=0 wall_s=%.3f ops_per_s_wall=%.0f "
            "ops_per_s_busy=%.0f lat_us_min=%.2f p50=%.2f p95=%.2f p99=%.2f p99.9=%.2f "
            "max=%.2f mean=%.2f\n",
-           nthreads, (unsigned long long)total, sname, wall, wall > 0 ? total / wall : 0,
+           nthreads, (unsigned long long)total, sname, empty ? "-empty" : "", wall, wall > 0 ? total / wall : 0,
            busy_s > 0 ? total / busy_s : 0, total ? all[0] / 1000.0 : 0,
            pct(all, total, 50), pct(all, total, 95), pct(all, total, 99),
            pct(all, total, 99.9), total ? all[total - 1] / 1000.0 : 0,

@@ -12,6 +12,7 @@ use crate::analysis::{Advice, AdviceInputs, AdvicePoint};
 use crate::engine::{self, CancelToken, EngineEvent};
 use crate::metrics::RunStatus;
 use crate::probe::SystemInfo;
+use crate::spec::kinds::fileio::device_range_bytes;
 use crate::spec::{Setting, SpecError, Strategy, WorkloadSpec};
 use crate::store::{NewAdvice, Store};
 
@@ -72,6 +73,8 @@ pub struct AdviseProgress<'a> {
     pub planned: usize,
     /// The run just done.
     pub step: &'a AdviseStep,
+    /// Its label (as stored, after `advise `).
+    pub label: String,
     /// The strategies' points so far.
     pub points: &'a [AdvicePoint],
 }
@@ -128,8 +131,8 @@ pub fn advise(
         }
         let one = RunRequest {
             label: Some(match &request.label {
-                Some(l) => format!("{l}: advise {}", step.label()),
-                None => format!("advise {}", step.label()),
+                Some(l) => format!("{l}: advise {}", plan.label(step)),
+                None => format!("advise {}", plan.label(step)),
             }),
             experiment_id: Some(experiment_id),
             ..run_request(request, specs[done].clone())
@@ -177,6 +180,7 @@ pub fn advise(
             done: done + 1,
             planned: steps.len(),
             step,
+            label: plan.label(step),
             points: &points,
         });
     }
@@ -265,17 +269,47 @@ fn place_for(
             Ok((Place::Dir(checked), system))
         }
         Some(device) => {
-            let refs: Vec<&WorkloadSpec> = specs.iter().collect();
+            // The widest run first: a range past the device's end is said of it.
+            let mut refs: Vec<&WorkloadSpec> = specs.iter().collect();
+            refs.sort_by_key(|s| std::cmp::Reverse(device_range_bytes(s)));
+            let widest = refs.first().map_or(0, |s| device_range_bytes(s));
             let spec = specs.first().cloned().unwrap_or_default();
             let held = super::device::check_device(
                 &run_request(request, spec),
                 device,
                 &refs,
                 store.path(),
-            )?;
+            )
+            .map_err(|e| past_the_end(e, widest))?;
             let system = held.probe(&specs.first().cloned().unwrap_or_default());
             Ok((Place::Device(held), system))
         }
+    }
+}
+
+/// A run's range past the device's end, said as the advice's: the runs' file size and
+/// threads are the plan's, so the fix is the offset (or a larger device).
+fn past_the_end(e: LabError, widest: u64) -> LabError {
+    match e {
+        LabError::Engine(crate::engine::EngineError::Spec(s)) if s.field == Setting::FILE_SIZE => {
+            LabError::Engine(crate::engine::EngineError::Spec(SpecError {
+                field: Setting::DeviceOffset,
+                problem: format!(
+                    "the advice writes up to {} from its offset: {}",
+                    crate::spec::format_size(widest),
+                    s.problem
+                ),
+                fix: crate::hint!(
+                    "lower ",
+                    Setting::DeviceOffset,
+                    format!(
+                        ", or use a device with {} after it",
+                        crate::spec::format_size(widest)
+                    )
+                ),
+            }))
+        }
+        other => other,
     }
 }
 

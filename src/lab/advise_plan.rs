@@ -193,6 +193,16 @@ impl AdvisePlan {
         self
     }
 
+    /// The run's label (after `advise `): a bare device's threads have regions, not files.
+    pub fn label(&self, step: &AdviseStep) -> String {
+        match step {
+            AdviseStep::Sync { k, shared: false } if self.device => {
+                format!("sync parallelism k={k} own regions")
+            }
+            other => other.label(),
+        }
+    }
+
     /// The sync methods this plan compares ([`METHODS`], less those a bare device cannot
     /// do).
     pub fn methods(&self) -> Vec<&'static str> {
@@ -391,6 +401,12 @@ mod tests {
                 .collect();
             assert_eq!(methods.len(), 6 * device.method_repeat as usize);
             assert!(methods.contains(&EMPTY_SYNC));
+            let sync = AdviseStep::Sync {
+                k: 4,
+                shared: false,
+            };
+            assert_eq!(device.label(&sync), "sync parallelism k=4 own regions");
+            assert_eq!(plan.label(&sync), "sync parallelism k=4 own files");
             assert!(!methods.contains(&"fdatasync_append"));
             for step in &steps {
                 let spec = device.spec(step);

@@ -252,7 +252,7 @@ pub fn advise_cmd(db: &Option<PathBuf>, args: AdviseArgs) -> Result<u8, CliError
     let quiet = args.quiet;
     let outcome = advise(&store, &request, &tx, &cancel, |p: AdviseProgress<'_>| {
         if !quiet {
-            errln!("[{}/{}] {}", p.done, p.planned, p.step.label());
+            errln!("[{}/{}] {}", p.done, p.planned, p.label);
         }
     });
     drop(tx);
@@ -356,12 +356,15 @@ fn list(db: &Option<PathBuf>, json: bool) -> Result<u8, CliError> {
         let items: Vec<serde_json::Value> = all
             .iter()
             .map(|a| {
+                let advice = serde_json::from_str::<Advice>(&a.advice_json).ok();
                 serde_json::json!({
                     "id": a.id,
                     "created_at_ms": a.created_at_ms,
                     "target": a.target,
                     "fs_type": a.fs_type,
                     "experiment_id": a.experiment_id,
+                    "raw_device": advice.as_ref().is_some_and(|adv| adv.raw_device),
+                    "stopped": advice.and_then(|adv| adv.stopped),
                 })
             })
             .collect();
@@ -385,8 +388,13 @@ fn list(db: &Option<PathBuf>, json: bool) -> Result<u8, CliError> {
             (Some(fs), false) => one_line(fs),
             (None, false) => "?".to_string(),
         };
+        let stopped = if advice.as_ref().is_some_and(|adv| adv.stopped.is_some()) {
+            "STOPPED EARLY — "
+        } else {
+            ""
+        };
         outln!(
-            "{:>4}  {}  {} ({fs})  {recommended}",
+            "{:>4}  {}  {} ({fs})  {stopped}{recommended}",
             a.id,
             report::fmt_utc_ms(a.created_at_ms),
             one_line(&a.target),

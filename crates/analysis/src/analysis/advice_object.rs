@@ -112,9 +112,17 @@ pub struct DuckdbRule {
     pub guess: SyncClass,
     /// Whether the filesystem type is a network one.
     pub network: bool,
-    /// Whether the measured class is the guess (`None` when nothing was measured, or the
-    /// measurement did not settle on a class).
+    /// Whether the measured class is the guess (`None` when nothing was measured, the
+    /// measurement did not settle on a class, or the rule does not apply).
     pub agrees: Option<bool>,
+    /// Whether the rule applies: it goes by the filesystem type, which a bare block device
+    /// does not have (`false` there; `guess` is then what it says of an unknown local type).
+    #[serde(default = "applies")]
+    pub applies: bool,
+}
+
+fn applies() -> bool {
+    true
 }
 
 /// Filesystem types whose sync is a round trip to a server (the rule's "network").
@@ -149,6 +157,7 @@ impl DuckdbRule {
             guess,
             network,
             agrees: measured.map(|m| m == guess),
+            applies: true,
         }
     }
 }
@@ -309,10 +318,14 @@ impl Advice {
         };
         let shared = layout(true);
         let own = layout(false);
-        let duckdb_rule = DuckdbRule::of(
+        let mut duckdb_rule = DuckdbRule::of(
             inputs.fs_type.as_deref(),
             shared.as_ref().filter(|f| f.settled).map(|f| f.class),
         );
+        if inputs.raw_device {
+            duckdb_rule.applies = false;
+            duckdb_rule.agrees = None;
+        }
         let mut writer_counts: Vec<u32> = inputs.points.iter().map(|p| p.writers).collect();
         writer_counts.sort_unstable();
         writer_counts.dedup();

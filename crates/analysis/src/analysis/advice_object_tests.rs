@@ -250,6 +250,15 @@ fn a_bare_devices_advice_recommends_no_strategy_and_says_why() {
     );
     assert!(a.sync_parallelism.is_none());
     assert!(a.sync_parallelism_own_files.is_some());
+    assert!(!a.duckdb_rule.applies && a.duckdb_rule.agrees.is_none());
+    // Its CSV is the methods (it has no strategies).
+    let files = crate::report::advice_files(&a, std::path::Path::new("x.csv")).unwrap();
+    let csv = String::from_utf8(files[0].1.clone()).unwrap();
+    assert!(
+        csv.starts_with("method,per_sec,p50_us,p99_us,vs_fdatasync"),
+        "{csv}"
+    );
+    assert!(csv.contains("\no_dsync,"), "{csv}");
     let text = crate::report::advice_text(&a);
     for words in [
         "/dev/loop7 (bare block device)",

@@ -175,9 +175,34 @@ fn calls_of_the_same_role_are_compared_and_others_are_not() {
         verdict(fdatasync.clone(), direct, "write_p99_us"),
         Verdict::NotComparable
     );
-    // sync_file_range flushes no cache: not the same call as fdatasync.
+    // sync_file_range flushes no cache: not the same call as fdatasync — nor its rate.
     assert_eq!(
-        verdict(fdatasync, srf, "sync_p99_us"),
+        verdict(fdatasync.clone(), srf.clone(), "sync_p99_us"),
+        Verdict::NotComparable
+    );
+    assert_eq!(
+        verdict(fdatasync.clone(), srf, "syncs_per_sec"),
+        Verdict::NotComparable
+    );
+    // An fsync with nothing changed against one after a write: neither its latency, nor its
+    // rate, nor its flushes per sync compare (the review's gate failed on syncs/s).
+    let mut empty = fsync.clone();
+    empty.edit(|f| {
+        f.sync_only = true;
+        f.requests = Some(1000);
+    });
+    for key in ["sync_p50_us", "syncs_per_sec", "flushes_per_sync"] {
+        let v = verdict(fsync.clone(), empty.clone(), key);
+        assert!(matches!(v, Verdict::NotComparable), "{key}: {v:?}");
+    }
+    // Two sync-only sides compare as usual.
+    assert_ne!(
+        verdict(empty.clone(), empty, "syncs_per_sec"),
+        Verdict::NotComparable
+    );
+    // fsync against fdatasync: their rates compare too.
+    assert_ne!(
+        verdict(fsync, fdatasync, "syncs_per_sec"),
         Verdict::NotComparable
     );
 }

@@ -487,6 +487,9 @@ pub fn advice_json(advice: &Advice) -> Value {
 /// One CSV row per strategy and writer count: the point's figures (medians of the runs'
 /// percentiles, the geometric mean of their commits/s), its durability verdict, its runs.
 pub fn advice_csv(advice: &Advice) -> String {
+    if advice.raw_device && advice.points.is_empty() {
+        return methods_csv(advice);
+    }
     let mut w = csv::Writer::from_writer(Vec::new());
     let _ = w.write_record([
         "strategy",
@@ -515,6 +518,48 @@ pub fn advice_csv(advice: &Advice) -> String {
             p.durable.map_or(String::new(), |d| d.to_string()),
             ids.join(" "),
         ]);
+    }
+    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+}
+
+/// A bare device's advice as CSV: it has no strategies, so one row per sync method — its
+/// rate (the geometric mean of the runs), the medians of its runs' p50 and p99, its ratios
+/// over fdatasync (and, for `fsync_empty`, over fsync) with their intervals, its runs.
+fn methods_csv(advice: &Advice) -> String {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let _ = w.write_record([
+        "method",
+        "per_sec",
+        "p50_us",
+        "p99_us",
+        "vs_fdatasync",
+        "vs_fdatasync_low",
+        "vs_fdatasync_high",
+        "vs_fsync",
+        "vs_fsync_low",
+        "vs_fsync_high",
+        "run_ids",
+    ]);
+    let num = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.3}"));
+    let ratio = |r: Option<crate::analysis::RatioCi>| {
+        [
+            num(r.map(|r| r.ratio)),
+            num(r.and_then(|r| r.ci95).map(|c| c.0)),
+            num(r.and_then(|r| r.ci95).map(|c| c.1)),
+        ]
+    };
+    for m in &advice.methods {
+        let ids: Vec<String> = m.run_ids.iter().map(i64::to_string).collect();
+        let mut row = vec![
+            m.method.clone(),
+            num(crate::analysis::geometric_ci(&m.per_sec).map(|(g, _)| g)),
+            num(m.p50_us),
+            num(m.p99_us),
+        ];
+        row.extend(ratio(m.vs_fdatasync));
+        row.extend(ratio(m.vs_fsync));
+        row.push(ids.join(" "));
+        let _ = w.write_record(&row);
     }
     String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
 }

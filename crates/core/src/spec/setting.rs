@@ -147,6 +147,8 @@ impl Setting {
     pub const FIXED_BUFS: Setting = Setting::Field(&fileio::FIXEDBUFS);
     /// `sync_only`.
     pub const SYNC_ONLY: Setting = Setting::Field(&fileio::SYNC_ONLY);
+    /// `final_sync`.
+    pub const FINAL_SYNC: Setting = Setting::Field(&fileio::FINAL_SYNC);
     /// `sync_order`.
     pub const SYNC_ORDER: Setting = Setting::Field(&fileio::SYNC_ORDER);
     /// `smallfiles.files_per_thread`.

@@ -442,6 +442,31 @@ fn sync_only_and_sync_file_range_fdatasync_are_checked_where_they_cannot_run() {
             },
             "sync_only",
         ),
+        // What shapes writes is refused, not ignored.
+        (
+            FlatSpec {
+                sync_every: 4,
+                ..sync_only.clone()
+            },
+            "sync_every",
+        ),
+        (
+            FlatSpec {
+                final_sync: true,
+                ..sync_only.clone()
+            },
+            "final_sync",
+        ),
+        (
+            FlatSpec {
+                open_flags: OpenFlags {
+                    direct: true,
+                    ..OpenFlags::default()
+                },
+                ..sync_only.clone()
+            },
+            "open_flags",
+        ),
     ] {
         let err = bad.typed().validate().unwrap_err();
         assert_eq!(err.field.key(), field, "{err}");

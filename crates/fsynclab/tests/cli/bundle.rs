@@ -319,6 +319,17 @@ fn hostile_bundles_are_refused_by_name() {
             "holds a value larger than 16 MiB",
         ),
         ("PRAGMA user_version = 0;", "without fsynclab's schema"),
+        // A workload no run can have made, in the settings issue 35 added with their checks.
+        (
+            "UPDATE runs SET spec_json = json_set(spec_json, '$.sync_only', json('true'), \
+             '$.mode', 'sysbench', '$.requests', 100) WHERE id = 1;",
+            "runs.spec_json (run 1",
+        ),
+        (
+            "UPDATE runs SET spec_json = json_set(spec_json, '$.sync', \
+             'sync_file_range+fdatasync', '$.ioengine', 'io_uring') WHERE id = 2;",
+            "runs.spec_json (run 2",
+        ),
     ];
     for (i, (sql, needle)) in cases.iter().enumerate() {
         let file = tampered(&a, &bundle, &format!("hostile-{i}.fsynclab"), sql);

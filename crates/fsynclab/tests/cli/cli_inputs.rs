@@ -271,6 +271,11 @@ fn usage_errors_store_nothing_in_any_subcommand() {
             ],
         ),
         run_args(&lab, &["--series", "--preset", "btrfs-log-commit"]),
+        // A series varies sync itself: --sync would relabel its fdatasync variant.
+        run_args(
+            &lab,
+            &["--series", "--preset", "fsync-methods", "--sync", "fsync"],
+        ),
         vec![
             "run",
             "--quiet",

@@ -276,7 +276,7 @@ impl AdvisorPanel {
                 let _ = tx.send(Update {
                     done: p.done,
                     planned: p.planned,
-                    step: p.step.label(),
+                    step: p.label.clone(),
                     points: p.points.to_vec(),
                 });
                 repaint.request_repaint();

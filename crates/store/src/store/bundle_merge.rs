@@ -182,7 +182,15 @@ impl Store {
                         .map_err(|e| bad_run(run, StoreError::from(e)))?;
                 }
             }
-            self.load_run(id).map_err(|e| bad_run(run, e))?;
+            let loaded = self.load_run(id).map_err(|e| bad_run(run, e))?;
+            if let Some(problem) = impossible_workload(&loaded.spec) {
+                return Err(BundleError::BadValue {
+                    table: "runs",
+                    column: "spec_json".into(),
+                    run,
+                    problem,
+                });
+            }
             counts.new_ids.push(id);
         }
         merge_advice(tx, src, &mut experiments, &mut counts)?;
@@ -375,6 +383,20 @@ fn local_experiment(
     )?;
     counts.new_experiments += 1;
     Ok(Some(tx.last_insert_rowid()))
+}
+
+/// Why a bundle run's workload is one no run can have made, for the settings that came with
+/// their checks (issue 35's `sync_only` and `sync_file_range+fdatasync`: no release ever ran
+/// them unchecked). Specs stored before a check was tightened are not judged by it.
+fn impossible_workload(spec: &crate::spec::WorkloadSpec) -> Option<String> {
+    let sync_only = spec.kind.params().syncs_unchanged_files();
+    let both = spec.sync() == Some(crate::spec::SyncMethod::SyncFileRangeFdatasync);
+    if !(sync_only || both) {
+        return None;
+    }
+    spec.validate()
+        .err()
+        .map(|e| format!("is a workload no run can have made ({e})"))
 }
 
 fn bad_run(run: i64, source: StoreError) -> BundleError {

@@ -188,6 +188,25 @@ fn sync_only_problems(spec: &WorkloadSpec, f: &Spec, errs: &mut Vec<SpecError>) 
             ),
         ));
     }
+    // What shapes writes means nothing when nothing is written: refused, not ignored.
+    let idle = [
+        (f.sync_every != 1, Setting::SYNC_EVERY, "a sync interval"),
+        (
+            f.open_flags != super::super::OpenFlags::default(),
+            Setting::OPEN_FLAGS,
+            "open flags",
+        ),
+        (f.final_sync, Setting::FINAL_SYNC, "a final sync"),
+    ];
+    for (set, field, what) in idle {
+        if set {
+            errs.push(spec_error(
+                field,
+                format!("{what} with sync only: nothing is written, so it changes nothing"),
+                crate::hint!("drop ", field, ", or drop ", Setting::SYNC_ONLY),
+            ));
+        }
+    }
     if spec.common.requests.is_none() && spec.common.duration_s.is_none() {
         errs.push(spec_error(
             Setting::SYNC_ONLY,
