@@ -87,31 +87,8 @@ fn an_advice_on_a_loop_device_runs_from_the_tab() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let image = dir.path().join("dev.img");
-    std::fs::File::create(&image)
-        .unwrap()
-        .set_len(32 << 20)
-        .unwrap();
-    let out = std::process::Command::new("losetup")
-        .args(["--find", "--show"])
-        .arg(&image)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let node = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    struct Detach(String);
-    impl Drop for Detach {
-        fn drop(&mut self) {
-            let _ = std::process::Command::new("losetup")
-                .args(["-d", &self.0])
-                .status();
-        }
-    }
-    let _detach = Detach(node.clone());
+    let device = gui_common::LoopDevice::over_image(dir.path(), 32 << 20);
+    let node = device.node.clone();
     let db = dir.path().join("gui.sqlite");
     let mut h = advisor(&db);
     // k = 1, 2 in own regions, the six methods a device can do: 8 runs of 50 ms.

@@ -121,31 +121,8 @@ fn a_confirmed_run_from_the_window_is_a_raw_device_run() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let image = dir.path().join("dev.img");
-    std::fs::File::create(&image)
-        .unwrap()
-        .set_len(32 << 20)
-        .unwrap();
-    let out = std::process::Command::new("losetup")
-        .args(["--find", "--show"])
-        .arg(&image)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let node = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    struct Detach(String);
-    impl Drop for Detach {
-        fn drop(&mut self) {
-            let _ = std::process::Command::new("losetup")
-                .args(["-d", &self.0])
-                .status();
-        }
-    }
-    let _detach = Detach(node.clone());
+    let device = gui_common::LoopDevice::over_image(dir.path(), 32 << 20);
+    let node = device.node.clone();
     let db = dir.path().join("gui.sqlite");
     let mut state = UiState::default();
     state.spec.threads = 1;

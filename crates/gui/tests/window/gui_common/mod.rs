@@ -195,3 +195,38 @@ pub fn painted_texts(h: &Harness<'static, LabApp>) -> Vec<String> {
     }
     out
 }
+
+/// A loop device over a sparse image of `len` bytes in `dir`, detached when dropped (root
+/// only; the caller skips without it).
+pub struct LoopDevice {
+    /// Its node (`/dev/loopN`).
+    pub node: String,
+}
+
+impl LoopDevice {
+    pub fn over_image(dir: &Path, len: u64) -> LoopDevice {
+        let image = dir.join("dev.img");
+        std::fs::File::create(&image).unwrap().set_len(len).unwrap();
+        let out = std::process::Command::new("losetup")
+            .args(["--find", "--show"])
+            .arg(&image)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        LoopDevice {
+            node: String::from_utf8_lossy(&out.stdout).trim().to_string(),
+        }
+    }
+}
+
+impl Drop for LoopDevice {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("losetup")
+            .args(["-d", &self.node])
+            .status();
+    }
+}
