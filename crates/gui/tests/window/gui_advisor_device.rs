@@ -29,15 +29,6 @@ fn advisor(db: &std::path::Path) -> Harness<'static, LabApp> {
     h
 }
 
-fn on_device(h: &mut Harness<'static, LabApp>, path: &str) {
-    h.get_by_label("Block device (no filesystem)").click();
-    h.run_steps(2);
-    retype(h, "Block device", path);
-    step_until(h, "the device check", Duration::from_secs(10), |h| {
-        !shows(h, "checking the device")
-    });
-}
-
 #[test]
 fn the_advisors_device_form_refuses_before_anything_is_stored() {
     let dir = tempfile::tempdir().unwrap();
@@ -46,7 +37,7 @@ fn the_advisors_device_form_refuses_before_anything_is_stored() {
     std::fs::write(&image, vec![0u8; 1 << 20]).unwrap();
     let mut h = advisor(&db);
     assert!(shows(&h, "Directory to measure"));
-    on_device(&mut h, image.to_str().unwrap());
+    gui_common::on_device(&mut h, image.to_str().unwrap());
     // The device's fields instead of the directory, the budget and the log.
     assert!(!shows(&h, "Directory to measure"));
     assert!(!shows(&h, "Latency budget (p99)"));
@@ -105,7 +96,7 @@ fn an_advice_on_a_loop_device_runs_from_the_tab() {
         method_s: 0.05,
         device: true,
     });
-    on_device(&mut h, &node);
+    gui_common::on_device(&mut h, &node);
     retype(&mut h, "Device offset", "1M");
     retype(&mut h, "Type the device's name to confirm", &node);
     h.get_by_label("Start advice").click();

@@ -17,15 +17,6 @@ fn has_label_containing(h: &Harness<'static, LabApp>, text: &str) -> bool {
     h.query_all_by_label_contains(text).next().is_some()
 }
 
-fn on_device(h: &mut Harness<'static, LabApp>, path: &str) {
-    h.get_by_label("Block device (no filesystem)").click();
-    h.run_steps(2);
-    retype(h, "Block device", path);
-    step_until(h, "the device check", Duration::from_secs(10), |h| {
-        !has_label_containing(h, "checking the device")
-    });
-}
-
 #[test]
 fn the_device_choice_checks_the_path_and_wants_the_name_typed() {
     let dir = tempfile::tempdir().unwrap();
@@ -35,7 +26,7 @@ fn the_device_choice_checks_the_path_and_wants_the_name_typed() {
     let mut h = gui_common::harness_with(&db, UiState::default());
     h.run_steps(2);
     assert!(!has_label_containing(&h, "Device offset"));
-    on_device(&mut h, image.to_str().unwrap());
+    gui_common::on_device(&mut h, image.to_str().unwrap());
     for field in [
         "Device offset",
         "Device range",
@@ -132,7 +123,7 @@ fn a_confirmed_run_from_the_window_is_a_raw_device_run() {
     state.kernel_trace = fsynclab::ktrace::KernelTraceMode::Off;
     let mut h = gui_common::harness_with(&db, state);
     h.run_steps(2);
-    on_device(&mut h, &node);
+    gui_common::on_device(&mut h, &node);
     assert!(has_label_containing(&h, "32M"), "the size is shown");
     retype(&mut h, "Device offset", "4M");
     retype(&mut h, "Device range", "1M");

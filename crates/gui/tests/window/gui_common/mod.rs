@@ -230,3 +230,16 @@ impl Drop for LoopDevice {
             .status();
     }
 }
+
+/// Chooses Where → Block device (the Setup tab's or the Advisor tab's form, whichever is
+/// shown), types `path` and waits for the device check.
+pub fn on_device(h: &mut Harness<'static, LabApp>, path: &str) {
+    h.get_by_label("Block device (no filesystem)").click();
+    h.run_steps(2);
+    retype(h, "Block device", path);
+    step_until(h, "the device check", Duration::from_secs(10), |h| {
+        h.query_all_by_label_contains("checking the device")
+            .next()
+            .is_none()
+    });
+}
