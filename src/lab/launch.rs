@@ -271,6 +271,16 @@ type Groups = (Vec<(Option<String>, Vec<WorkloadSpec>)>, Option<SweepSpec>);
 /// sweep points. `variant_specs` validates each variant and each point.
 fn series_groups(request: &RunRequest, plan: &SeriesPlan) -> Result<Groups, LabError> {
     let spec_error = |e: SpecError| LabError::Engine(EngineError::Spec(e));
+    // The front end read the plan from this preset a moment ago; were it gone since, there
+    // is no workload of its own to hold the request to.
+    if let Some(preset) = request
+        .preset
+        .as_deref()
+        .and_then(|name| crate::spec::load_preset(name).ok())
+    {
+        plan.check_unvaried(&request.spec, &preset.workload)
+            .map_err(spec_error)?;
+    }
     let variants = plan.variant_specs(&request.spec).map_err(spec_error)?;
     let sweep = plan
         .sweep

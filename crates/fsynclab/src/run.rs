@@ -339,7 +339,6 @@ pub(super) fn launch_with(
     }
     let launch = if args.series {
         let plan = preset_plan(args)?;
-        refuse_varied(&request.spec, args, &plan)?;
         Launch::Series {
             request,
             plan,
@@ -394,36 +393,6 @@ fn quiet_wait(args: &RunArgs) -> Result<Option<QuietWait>, CliError> {
             })
         }
     })
-}
-
-/// A series varies the settings its variants set: an option that changes one of them would
-/// be overridden by each variant that sets it and would relabel the one that does not (the
-/// `fdatasync` variant of fsync-methods is the preset's own sync), so it is refused.
-fn refuse_varied(
-    spec: &WorkloadSpec,
-    args: &RunArgs,
-    plan: &spec::SeriesPlan,
-) -> Result<(), CliError> {
-    let name = args.preset.as_deref().unwrap_or_default();
-    let preset = spec::load_preset(name).map_err(CliError::usage)?;
-    let (ours, theirs) = (spec.flat().full_json(), preset.workload.flat().full_json());
-    let keys = plan
-        .variants
-        .iter()
-        .flat_map(|v| &v.set)
-        .filter_map(|a| a.split_once('=').map(|(k, _)| k.trim()));
-    for key in keys {
-        let at = format!("/{}", key.replace('.', "/"));
-        if ours.pointer(&at) != theirs.pointer(&at) {
-            let labels: Vec<&str> = plan.variants.iter().map(|v| v.label.as_str()).collect();
-            return Err(CliError::usage(anyhow!(
-                "{key}: the series of '{name}' sets it per variant ({}); drop the option \
-                 that sets {key}, or run without --series",
-                labels.join(", ")
-            )));
-        }
-    }
-    Ok(())
 }
 
 /// The series plan of `--preset`, or a usage error naming the presets that have one.

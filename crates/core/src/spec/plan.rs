@@ -29,6 +29,50 @@ pub struct SeriesPlan {
 }
 
 impl SeriesPlan {
+    /// Refuses a `base` that changes a setting the variants set, against the preset's own
+    /// workload `preset`: each variant that sets it would override the change, and a variant
+    /// that does not (fsync-methods' `fdatasync` is the preset's own sync) would run it under
+    /// its own label.
+    pub fn check_unvaried(
+        &self,
+        base: &WorkloadSpec,
+        preset: &WorkloadSpec,
+    ) -> Result<(), SpecError> {
+        let (ours, theirs) = (base.flat().full_json(), preset.flat().full_json());
+        let keys = self
+            .variants
+            .iter()
+            .flat_map(|v| &v.set)
+            .filter_map(|a| a.split_once('=').map(|(k, _)| k.trim()));
+        for key in keys {
+            let at = format!("/{}", key.replace('.', "/"));
+            if ours.pointer(&at) == theirs.pointer(&at) {
+                continue;
+            }
+            let labels: Vec<&str> = self.variants.iter().map(|v| v.label.as_str()).collect();
+            // `open_flags.dsync` is the row `open_flags`.
+            let field = super::all_settings()
+                .into_iter()
+                .find(|d| key == d.key || key.starts_with(&format!("{}.", d.key)))
+                .map_or(Setting::Series, Setting::Field);
+            return Err(SpecError {
+                field,
+                problem: format!(
+                    "the series sets {key} per variant ({}), so a change of it would be \
+                     overridden or run under another variant's label",
+                    labels.join(", ")
+                ),
+                fix: crate::hint!(
+                    "leave ",
+                    field,
+                    " as the preset has it, or run without ",
+                    Setting::Series
+                ),
+            });
+        }
+        Ok(())
+    }
+
     /// The workload of every variant, validated (with every sweep value) so a broken plan
     /// fails before anything runs.
     pub fn variant_specs(
@@ -89,6 +133,25 @@ mod tests {
                 })
                 .collect(),
         }
+    }
+
+    #[test]
+    fn a_change_of_what_the_variants_set_is_refused() {
+        let p = plan(
+            None,
+            &[("fdatasync", &[]), ("o_dsync", &["open_flags.dsync=true"])],
+        );
+        let preset = WorkloadSpec::default();
+        assert_eq!(p.check_unvaried(&preset, &preset), Ok(()));
+        let threads = apply_setting(&preset, "threads=4").unwrap();
+        assert_eq!(p.check_unvaried(&threads, &preset), Ok(()));
+        let dsync = apply_setting(&preset, "open_flags.dsync=true").unwrap();
+        let e = p.check_unvaried(&dsync, &preset).unwrap_err();
+        assert_eq!(e.field.key(), "open_flags");
+        assert!(e.problem.contains("fdatasync, o_dsync"), "{e}");
+        // Another flag of the same row is not varied.
+        let direct = apply_setting(&preset, "open_flags.direct=true").unwrap();
+        assert_eq!(p.check_unvaried(&direct, &preset), Ok(()));
     }
 
     #[test]
