@@ -12,7 +12,6 @@ use crate::analysis::{Advice, AdviceInputs, AdvicePoint};
 use crate::engine::{self, CancelToken, EngineEvent};
 use crate::metrics::RunStatus;
 use crate::probe::SystemInfo;
-use crate::spec::kinds::fileio::device_range_bytes;
 use crate::spec::{Setting, SpecError, Strategy, WorkloadSpec};
 use crate::store::{NewAdvice, Store};
 
@@ -270,9 +269,7 @@ fn place_for(
         }
         Some(device) => {
             // The widest run first: a range past the device's end is said of it.
-            let mut refs: Vec<&WorkloadSpec> = specs.iter().collect();
-            refs.sort_by_key(|s| std::cmp::Reverse(device_range_bytes(s)));
-            let widest = refs.first().map_or(0, |s| device_range_bytes(s));
+            let (refs, widest) = super::advise_plan::widest_first(specs);
             let spec = specs.first().cloned().unwrap_or_default();
             let held = super::device::check_device(
                 &run_request(request, spec),

@@ -283,6 +283,15 @@ impl AdvisePlan {
     }
 }
 
+/// `specs` on a bare device, the one writing the widest range first, and that range's bytes.
+pub fn widest_first(specs: &[WorkloadSpec]) -> (Vec<&WorkloadSpec>, u64) {
+    use crate::spec::kinds::fileio::device_range_bytes;
+    let mut refs: Vec<&WorkloadSpec> = specs.iter().collect();
+    refs.sort_by_key(|s| std::cmp::Reverse(device_range_bytes(s)));
+    let widest = refs.first().map_or(0, |s| device_range_bytes(s));
+    (refs, widest)
+}
+
 /// One thread overwriting a written 4 MiB file block by block, fdatasync after each write.
 fn one_writer() -> FlatSpec {
     FlatSpec {
