@@ -189,6 +189,7 @@ fn calls_of_the_same_role_are_compared_and_others_are_not() {
     let mut empty = fsync.clone();
     empty.edit(|f| {
         f.sync_only = true;
+        f.final_sync = false;
         f.requests = Some(1000);
     });
     for key in ["sync_p50_us", "syncs_per_sec", "flushes_per_sync"] {
