@@ -38,6 +38,26 @@ fn run_fake(spec: &WorkloadSpec) -> RunResult {
     r
 }
 
+/// Runs `spec` until its commits average more than `batch` per flush, at most three times,
+/// and returns that run. How many followers arrive during a 2 ms flush is scheduling: on
+/// 2 cores loaded by the other tests a writer can wait milliseconds to run, so one run's
+/// batches may be small where the strategy is right (CI once saw 2.8 for a bound of 3).
+fn run_batching(spec: &WorkloadSpec, records: u64, batch: u64) -> (RunResult, GroupCommitStats) {
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let r = run_fake(spec);
+        let g = r.group.clone().unwrap();
+        check_accounting(&r, &g, records);
+        if g.flushes * batch < g.commits {
+            return (r, g);
+        }
+        seen.push(g.flushes);
+    }
+    panic!(
+        "flushes for {records} commits in three runs: {seen:?} (wanted fewer than 1 per {batch})"
+    );
+}
+
 /// Every commit belongs to exactly one flush's batch.
 fn check_accounting(r: &RunResult, g: &GroupCommitStats, records: u64) {
     assert_eq!(g.commits, records);
@@ -72,16 +92,8 @@ fn solo_is_one_flush_per_commit() {
 
 #[test]
 fn leader_with_8_writers_flushes_less_than_it_commits() {
-    let r = run_fake(&grouplog(Strategy::Leader, 8, 240));
-    let g = r.group.clone().unwrap();
-    check_accounting(&r, &g, 240);
     // While one flush runs (2 ms) the other 7 writers append and wait: batches of ~7.
-    assert!(
-        g.flushes * 3 < g.commits,
-        "{} flushes for {} commits",
-        g.flushes,
-        g.commits
-    );
+    let (_, g) = run_batching(&grouplog(Strategy::Leader, 8, 240), 240, 3);
     assert_eq!(g.learned_flush_ns, None);
     assert_eq!(g.gather_wait_ns, 0, "leader never delays");
     assert_eq!(g.peak_in_flight, Some(1), "one flush at a time");
@@ -91,20 +103,27 @@ fn leader_with_8_writers_flushes_less_than_it_commits() {
 fn pipelined_keeps_up_to_its_depth_of_flushes_in_flight() {
     // 8 writers, 2 ms flushes: while one flush runs, writers whose records it does not
     // cover start another, up to 4 at once.
-    let r = run_fake(&grouplog(Strategy::Pipelined { depth: 4 }, 8, 240));
-    let g = r.group.clone().unwrap();
-    check_accounting(&r, &g, 240);
-    assert_eq!(g.strategy, "pipelined:4");
-    let peak = g.peak_in_flight.unwrap();
-    assert!((2..=4).contains(&peak), "peak {peak} flushes in flight");
-    assert!(g.flushes < g.commits, "{} flushes", g.flushes);
+    // The depth is never exceeded; that a second flush starts at all needs a writer to
+    // run while one sleeps, so on a loaded machine a run is tried up to three times.
+    let mut peaks = Vec::new();
+    for _ in 0..3 {
+        let (_, g) = run_batching(&grouplog(Strategy::Pipelined { depth: 4 }, 8, 240), 240, 1);
+        assert_eq!(g.strategy, "pipelined:4");
+        let peak = g.peak_in_flight.unwrap();
+        assert!(peak <= 4, "peak {peak} flushes in flight");
+        peaks.push(peak);
+        if peak >= 2 {
+            break;
+        }
+    }
+    assert!(
+        peaks.iter().any(|&p| p >= 2),
+        "peaks in three runs: {peaks:?}"
+    );
 
     // Depth 1 coordinates as leader does: never two flushes at once.
-    let r = run_fake(&grouplog(Strategy::Pipelined { depth: 1 }, 8, 120));
-    let g = r.group.clone().unwrap();
-    check_accounting(&r, &g, 120);
+    let (_, g) = run_batching(&grouplog(Strategy::Pipelined { depth: 1 }, 8, 120), 120, 3);
     assert_eq!(g.peak_in_flight, Some(1));
-    assert!(g.flushes * 3 < g.commits, "{} flushes", g.flushes);
 }
 
 #[test]
@@ -156,16 +175,10 @@ fn adaptive_cap_bounds_the_delay() {
 
 #[test]
 fn fixed_delay_and_jbd_batch_too() {
-    let r = run_fake(&grouplog(Strategy::Delay { us: 500 }, 8, 120));
-    let g = r.group.clone().unwrap();
-    check_accounting(&r, &g, 120);
+    let (_, g) = run_batching(&grouplog(Strategy::Delay { us: 500 }, 8, 120), 120, 3);
     assert!(g.gather_wait_ns >= 500_000, "{}", g.gather_wait_ns);
-    assert!(g.flushes * 3 < g.commits);
 
-    let r = run_fake(&grouplog(Strategy::Jbd, 8, 120));
-    let g = r.group.clone().unwrap();
-    check_accounting(&r, &g, 120);
-    assert!(g.flushes * 3 < g.commits);
+    let (r, g) = run_batching(&grouplog(Strategy::Jbd, 8, 120), 120, 3);
     assert_learned_a_measured_flush_time(&r, g.learned_flush_ns.unwrap());
 }
 
