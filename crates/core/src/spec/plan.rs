@@ -104,17 +104,30 @@ impl SeriesPlan {
         };
         let mut out = Vec::with_capacity(self.variants.len());
         for v in &self.variants {
-            let mut spec = base.clone();
-            for setting in &v.set {
-                spec = apply_setting(&spec, setting)?;
-            }
-            spec.validate()?;
-            for point in &sweep_values {
-                apply_setting(&spec, point)?.validate()?;
-            }
+            let spec = Self::variant_spec(v, base, &sweep_values).map_err(|e| SpecError {
+                problem: format!("series variant '{}': {}", v.label, e.problem),
+                ..e
+            })?;
             out.push((v.label.clone(), spec));
         }
         Ok(out)
+    }
+
+    /// One variant's workload, checked at every sweep value.
+    fn variant_spec(
+        v: &Variant,
+        base: &WorkloadSpec,
+        sweep_values: &[String],
+    ) -> Result<WorkloadSpec, SpecError> {
+        let mut spec = base.clone();
+        for setting in &v.set {
+            spec = apply_setting(&spec, setting)?;
+        }
+        spec.validate()?;
+        for point in sweep_values {
+            apply_setting(&spec, point)?.validate()?;
+        }
+        Ok(spec)
     }
 }
 
@@ -185,8 +198,13 @@ mod tests {
                 .key(),
             "threads"
         );
-        let bad_set = plan(None, &[("a", &["no_such_field=1"])]);
-        assert!(bad_set.variant_specs(&WorkloadSpec::default()).is_err());
+        let bad_set = plan(None, &[("ok", &[]), ("b", &["no_such_field=1"])]);
+        let e = bad_set.variant_specs(&WorkloadSpec::default()).unwrap_err();
+        assert!(
+            e.problem.starts_with("series variant 'b': "),
+            "{}",
+            e.problem
+        );
         let no_eq = plan(Some("threads"), &[("a", &[])]);
         assert_eq!(
             no_eq
