@@ -31,7 +31,10 @@ pub const MAX_LINKS: usize = 40;
 #[derive(Debug, thiserror::Error)]
 pub enum WalkError {
     /// A symbolic link on the way was made by a user other than root and the trusted one.
-    #[error("{} is a symbolic link made by uid {owner}", link.display())]
+    #[error(
+        "{} is a symbolic link made by uid {owner}",
+        crate::spec::shown_path(link)
+    )]
     UntrustedLink {
         /// The link, as its real path.
         link: PathBuf,
@@ -39,13 +42,16 @@ pub enum WalkError {
         owner: u32,
     },
     /// More than [`MAX_LINKS`] links on the way.
-    #[error("too many symbolic links on the way to {}", at.display())]
+    #[error(
+        "too many symbolic links on the way to {}",
+        crate::spec::shown_path(at)
+    )]
     TooManyLinks {
         /// Where the walk was.
         at: PathBuf,
     },
     /// A system call on a component failed (`ENOENT`, `EACCES`, `ENOTDIR`...).
-    #[error("{}: {errno}", path.display())]
+    #[error("{}: {errno}", crate::spec::shown_path(path))]
     Io {
         /// The component, as its real path.
         path: PathBuf,

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use crate::metrics::IoCause;
-use crate::spec::{Action, Setting, SettingNames, WorkloadKind, format_size};
+use crate::spec::{Action, Setting, SettingNames, WorkloadKind, format_size, shown_path};
 use crate::target::TargetError;
 
 /// Why a directory other users can write is refused (see [`TargetError::Shared`]).
@@ -15,7 +15,7 @@ fn shared_text(
     as_root: bool,
     names: &dyn SettingNames,
 ) -> String {
-    let shown = path.display();
+    let shown = shown_path(path);
     format!(
         "target {shown} (mode {:04o}) is writable by other users and not sticky: while fsynclab runs \
          as {}, another user could rename its run directory away and put a symlink in its \
@@ -29,7 +29,7 @@ fn shared_text(
 
 /// Why the run directory `name` could not be made in `target`.
 fn run_dir_text(target: &std::path::Path, name: &str, cause: &IoCause) -> String {
-    let shown = target.display();
+    let shown = shown_path(target);
     match cause.errno() {
         Some(libc::EROFS) => {
             format!("target {shown} is read-only (mounted ro); choose a writable directory")
@@ -88,7 +88,7 @@ pub(crate) fn open_files_text(kind: WorkloadKind, names: &dyn SettingNames) -> S
 /// `sep` and the component where a walk stopped, or nothing.
 fn stopped_at(at: &Option<PathBuf>, sep: &str) -> String {
     at.as_ref()
-        .map_or_else(String::new, |a| format!("{sep}{}", a.display()))
+        .map_or_else(String::new, |a| format!("{sep}{}", shown_path(a)))
 }
 
 /// The target's problem in words, its settings named by `names`.
@@ -98,24 +98,24 @@ pub fn target_error_text(e: &TargetError, names: &dyn SettingNames) -> String {
     match e {
         Missing { path, at, .. } => format!(
             "target {}{} does not exist; create it or choose an existing directory with {target}",
-            path.display(),
+            shown_path(path),
             stopped_at(at, ": ")
         ),
         Unreachable { path, at, .. } => format!(
             "permission denied reaching target {}{}; choose a directory you can write",
-            path.display(),
+            shown_path(path),
             stopped_at(at, " at ")
         ),
         Inspect { path, cause } => {
-            format!("cannot inspect target {}: {cause}", path.display())
+            format!("cannot inspect target {}: {cause}", shown_path(path))
         }
         NotADirectory { path, at } => format!(
             "target {}{} is not a directory; choose a directory with {target} (fsynclab creates its files inside it)",
-            path.display(),
+            shown_path(path),
             stopped_at(at, ": ")
         ),
         Resolve { path, cause } => {
-            format!("cannot resolve target {}: {cause}", path.display())
+            format!("cannot resolve target {}: {cause}", shown_path(path))
         }
         ForeignLink { path, link, owner } => format!(
             "target {}: {} is a symbolic link made by uid {owner}, and fsynclab as root \
@@ -123,17 +123,17 @@ pub fn target_error_text(e: &TargetError, names: &dyn SettingNames) -> String {
                  at a directory of their choice); give the directory it leads to without the \
                  link (if that is really where you want to measure) with {target}, or run \
                  fsynclab as that user",
-            path.display(),
-            link.display()
+            shown_path(path),
+            shown_path(link)
         ),
         ReadOnly { path } => format!(
             "target {} is read-only (mounted ro); choose a writable directory",
-            path.display()
+            shown_path(path)
         ),
         NotWritable { path } => format!(
             "permission denied: cannot create files in {}; choose a directory you can write, \
                  or fix its permissions",
-            path.display()
+            shown_path(path)
         ),
         Shared {
             path,
@@ -144,16 +144,16 @@ pub fn target_error_text(e: &TargetError, names: &dyn SettingNames) -> String {
             "target {} is on {fs}, a kernel pseudo filesystem, not storage: writing test files there \
                  measures nothing and can change the system; choose a directory on a real filesystem \
                  with {target} (or make one with {})",
-            path.display(),
+            shown_path(path),
             names.make_scratch()
         ),
         Open { path, cause } => format!(
             "cannot open target {} as a directory: {cause}",
-            path.display()
+            shown_path(path)
         ),
         RunDirExists { path } => format!(
             "run directory {} already exists; remove it ({}) or choose another target",
-            path.display(),
+            shown_path(path),
             names.action(Action::Clean)
         ),
         CreateRunDir {
@@ -164,16 +164,16 @@ pub fn target_error_text(e: &TargetError, names: &dyn SettingNames) -> String {
         RunDirReplaced { path } => format!(
             "{} was replaced by something fsynclab did not create right after it was made \
              (another user of a shared directory?); nothing was written",
-            path.display()
+            shown_path(path)
         ),
-        CreateDir { path, cause } => format!("cannot create {}: {cause}", path.display()),
+        CreateDir { path, cause } => format!("cannot create {}: {cause}", shown_path(path)),
         NotRunDirName { name } => format!(
             "'{name}' is not the name of an fsynclab run directory (fsynclab-<run id> or \
                  fsynclab-<run id>-<n>); nothing was removed"
         ),
         TooManyRunDirs { target, run_id } => format!(
             "too many fsynclab-{run_id}* directories in {}; remove stale ones ({})",
-            target.display(),
+            shown_path(target),
             names.action(Action::Clean)
         ),
         NoXattr {
@@ -182,7 +182,7 @@ pub fn target_error_text(e: &TargetError, names: &dyn SettingNames) -> String {
             "the filesystem holding {} ({}) does not support user extended attributes \
                  (fsetxattr {xattr} failed with EOPNOTSUPP); run on a filesystem with user xattrs (ext4, \
                  xfs, btrfs; tmpfs since Linux 6.6), or drop {}",
-            dir.display(),
+            shown_path(dir),
             mount.as_deref().unwrap_or("filesystem type unknown"),
             names.name(Setting::SMALLFILES_XATTR, None)
         ),

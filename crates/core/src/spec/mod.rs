@@ -42,7 +42,9 @@ pub use set::{SpecForm, apply_setting, set_value, unset_value};
 pub use setting::KeyNames;
 pub use setting::{Action, Hint, Neutral, Piece, Setting, SettingNames, Worded};
 pub use size::{format_size, format_size_approx, parse_size};
-pub use text::{MAX_TEXT_BYTES, TextError, check_tag, check_text, escape_control, is_unsafe_char};
+pub use text::{
+    MAX_TEXT_BYTES, TextError, check_tag, check_text, escape_control, is_unsafe_char, shown_path,
+};
 pub use watch::{MAX_WHY_CHARS, WATCHABLE, Watch, check_watch};
 
 use serde::{Deserialize, Serialize};

@@ -107,6 +107,17 @@ pub fn escape_control(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// A path as error text: its newlines and tabs written `\n` and `\t`, so a path given on
+/// the command line cannot start a line of its own in a message (the printer escapes every
+/// other control character, see [`escape_control`]).
+pub fn shown_path(path: &std::path::Path) -> String {
+    let text = path.display().to_string();
+    if !text.contains(['\n', '\t']) {
+        return text;
+    }
+    text.replace('\n', "\\n").replace('\t', "\\t")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -115,6 +126,9 @@ mod tests {
     fn plain_text_passes_and_is_not_copied() {
         assert!(check_text("--label", "before nossd-1 (ü, 日本)").is_ok());
         assert!(matches!(escape_control("a\tb\nc"), Cow::Borrowed(_)));
+        let odd = std::path::Path::new("/dev/lo\nop0\tx");
+        assert_eq!(shown_path(odd), "/dev/lo\\nop0\\tx");
+        assert_eq!(shown_path(std::path::Path::new("/mnt/ü")), "/mnt/ü");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! window's labels there).
 
 use super::RawDeviceError;
-use crate::spec::{Setting, SettingNames, Worded};
+use crate::spec::{Setting, SettingNames, Worded, shown_path};
 
 impl Worded for RawDeviceError {
     fn worded(&self, names: &dyn SettingNames) -> String {
@@ -11,33 +11,33 @@ impl Worded for RawDeviceError {
             format!(
                 "{} must repeat the exact device name to confirm that the data in the run's \
                  range will be destroyed",
-                names.name(Setting::DestroyDataOn, Some(&device.display().to_string()))
+                names.name(Setting::DestroyDataOn, Some(&shown_path(device)))
             )
         };
         match self {
             RawDeviceError::ConfirmMissing { device } => format!(
                 "{} would be overwritten but {} was not given; {}",
-                device.display(),
+                shown_path(device),
                 names.name(Setting::DestroyDataOn, None),
                 confirm(device)
             ),
             RawDeviceError::ConfirmMismatch { device, given } => format!(
                 "{} does not match the device {}; {}",
-                names.name(Setting::DestroyDataOn, Some(&given.display().to_string())),
-                device.display(),
+                names.name(Setting::DestroyDataOn, Some(&shown_path(given))),
+                shown_path(device),
                 confirm(device)
             ),
             RawDeviceError::NotBlockDevice { device, detail } => format!(
                 "{} is {detail}, not a block device; {} takes a block device (a directory is \
                  a {})",
-                device.display(),
+                shown_path(device),
                 names.name(Setting::Device, None),
                 names.name(Setting::Target, None)
             ),
             RawDeviceError::HoldsProtected { device, protected } => format!(
                 "{} holds {}: choose a device nothing of this system lives on",
-                device.display(),
-                protected.display()
+                shown_path(device),
+                shown_path(protected)
             ),
             RawDeviceError::Mounted {
                 device,
@@ -46,38 +46,38 @@ impl Worded for RawDeviceError {
             } => format!(
                 "{} is mounted ({source_name} at {mount_point}): unmount it first, or measure \
                  the filesystem with {}",
-                device.display(),
+                shown_path(device),
                 names.name(Setting::Target, Some(mount_point))
             ),
             RawDeviceError::BtrfsMember { device, uuid } => format!(
                 "{} is a member of btrfs {uuid}, which is mounted through another member: \
                  unmount it first",
-                device.display()
+                shown_path(device)
             ),
             RawDeviceError::Holders { device, holders } => format!(
                 "{} is held by {} (md, dm, bcache or LVM built on it): take that down first",
-                device.display(),
+                shown_path(device),
                 holders.join(", ")
             ),
             RawDeviceError::Swap { device, entry } => format!(
                 "{} is active swap ({entry}): swapoff it first",
-                device.display()
+                shown_path(device)
             ),
             RawDeviceError::Signature { device, signature } => format!(
                 "{} carries {signature}: give {} to write over it (its data is lost), or \
                  choose a blank device",
-                device.display(),
+                shown_path(device),
                 names.name(Setting::OverwriteSignature, None)
             ),
             RawDeviceError::ReadOnly { device } => format!(
                 "{} is read-only (set so with blockdev, or write-protected): make it \
                  writable or choose another",
-                device.display()
+                shown_path(device)
             ),
             RawDeviceError::NotWritable { device, source } => format!(
                 "{} cannot be written by this user ({source}): run as root, or as a member of \
                  the group that owns it",
-                device.display()
+                shown_path(device)
             ),
             RawDeviceError::InUse { device, source }
                 if matches!(source.raw_os_error(), Some(libc::EACCES | libc::EPERM)) =>
@@ -85,7 +85,7 @@ impl Worded for RawDeviceError {
                 format!(
                     "{} cannot be opened by this user ({source}): run as root, or as a member \
                      of the group that owns it",
-                    device.display()
+                    shown_path(device)
                 )
             }
             RawDeviceError::InUse { device, source }
@@ -93,33 +93,33 @@ impl Worded for RawDeviceError {
             {
                 format!(
                     "{} does not exist; check {}",
-                    device.display(),
+                    shown_path(device),
                     names.name(Setting::Device, None)
                 )
             }
             RawDeviceError::InUse { device, source } => format!(
                 "{} cannot be opened exclusively ({source}): something holds it (a mount in \
                  another namespace, a program); stop that first",
-                device.display()
+                shown_path(device)
             ),
             RawDeviceError::BacksLoop { device, loops } => format!(
                 "{} is the backing device of {} (a loop device over it, perhaps mounted): \
                  detach {} first (losetup -d)",
-                device.display(),
+                shown_path(device),
                 loops.join(", "),
                 if loops.len() == 1 { "it" } else { "them" }
             ),
             RawDeviceError::NotPlain { device, plain } => format!(
                 "{} is not written plainly: give {} (and the same to {}), with no `//`, `.`, \
                  `..` or trailing `/`",
-                device.display(),
-                names.name(Setting::Device, Some(&plain.display().to_string())),
+                shown_path(device),
+                names.name(Setting::Device, Some(&shown_path(plain))),
                 names.name(Setting::DestroyDataOn, None)
             ),
             RawDeviceError::SharedBacking { device, loops } => format!(
                 "{} is a loop device over the same file as {} (a filesystem there may be \
                  mounted): detach {} first (losetup -d), or use that file's loop device alone",
-                device.display(),
+                shown_path(device),
                 loops.join(", "),
                 if loops.len() == 1 { "it" } else { "them" }
             ),
@@ -127,12 +127,12 @@ impl Worded for RawDeviceError {
                 "{}: what loop device {name} is over cannot be read ({why}), so whether \
                  writing here reaches a mounted filesystem cannot be told: detach {name} or \
                  run as root",
-                device.display()
+                shown_path(device)
             ),
             RawDeviceError::SignatureUnknown { device, why } => format!(
                 "whether {} carries a filesystem or partition-table signature could not be \
                  read ({why}): nothing is written to a device that may hold one",
-                device.display()
+                shown_path(device)
             ),
             RawDeviceError::Walk(e) => format!(
                 "{e}; give {} the device's own path (/dev/NAME)",
