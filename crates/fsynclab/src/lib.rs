@@ -94,6 +94,40 @@ pub struct Cli {
     pub command: Option<Command>,
 }
 
+impl Cli {
+    /// The process's command line, read as [`Parser::parse`] reads it (a mistake prints
+    /// clap's message and exits 2), except that a value that looks like a negative number
+    /// is the option's value: `--offset -512` reaches the offset's own check, which names
+    /// the option and what it takes, where clap alone would call `-5` an unknown flag.
+    pub fn parse_args() -> Self {
+        Self::try_parse_args(std::env::args_os()).unwrap_or_else(|e| e.exit())
+    }
+
+    /// [`Cli::parse_args`] on the given arguments (the first is the program name).
+    pub fn try_parse_args<I, T>(args: I) -> Result<Self, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        use clap::{CommandFactory, FromArgMatches};
+        let matches = negatives_are_values(Self::command()).try_get_matches_from(args)?;
+        Self::from_arg_matches(&matches).map_err(|e| e.format(&mut Self::command()))
+    }
+}
+
+/// `cmd` and its subcommands with every option that takes a value taking a negative
+/// number as one.
+fn negatives_are_values(cmd: clap::Command) -> clap::Command {
+    cmd.mut_args(|a| {
+        if a.get_action().takes_values() {
+            a.allow_negative_numbers(true)
+        } else {
+            a
+        }
+    })
+    .mut_subcommands(negatives_are_values)
+}
+
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {

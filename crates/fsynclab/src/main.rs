@@ -1,15 +1,13 @@
 //! fsynclab: no subcommand opens the lab window (when built with the `gui` feature, the
 //! default); subcommands run headless.
 
-use clap::Parser;
-
 fn main() -> std::process::ExitCode {
     // RUST_LOG chooses what is logged on stderr (`RUST_LOG=debug`, `RUST_LOG=eframe=info`);
     // without it, warnings and errors: eframe's, rfd's and the library's are never lost.
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn"))
         .format_timestamp(None)
         .init();
-    let cli = fsynclab_cli::Cli::parse();
+    let cli = fsynclab_cli::Cli::parse_args();
     fsynclab_cli::execute(cli, window())
 }
 

@@ -415,7 +415,7 @@ fn preset_plan(args: &RunArgs) -> Result<spec::SeriesPlan, CliError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::{CommandFactory as _, Parser as _};
+    use clap::CommandFactory as _;
 
     /// The help headings of `run --help`, in order: every option of `run` sits under one
     /// (the workload flags' headings, every kind's among them, then Output).
@@ -453,7 +453,7 @@ mod tests {
     #[test]
     fn a_preset_series_or_sweep_repeats_each_point_by_default() {
         let parse = |args: &[&str]| {
-            let cli = crate::Cli::try_parse_from(["fsynclab", "run"].iter().chain(args).copied())
+            let cli = crate::Cli::try_parse_args(["fsynclab", "run"].iter().chain(args).copied())
                 .unwrap();
             match cli.command {
                 Some(crate::Command::Run(a)) => repeat_of(&a),

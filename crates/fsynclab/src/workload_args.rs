@@ -58,9 +58,15 @@ pub fn flag_rows() -> Vec<&'static SettingDef> {
 fn check(ty: &'static Ty, text: &str) -> Result<String, String> {
     let t = text.trim();
     match ty.inner() {
-        Ty::Count { .. } => t.parse::<u64>().map(|_| ()).map_err(|e| e.to_string()),
+        Ty::Count { min, max } => t
+            .parse::<u64>()
+            .map(|_| ())
+            .map_err(|_| format!("'{t}' is not a whole number; write one from {min} to {max}")),
         Ty::Size { .. } => spec::parse_size(t).map(|_| ()),
-        Ty::Seconds { .. } => t.parse::<f64>().map(|_| ()).map_err(|e| e.to_string()),
+        Ty::Seconds { .. } => t
+            .parse::<f64>()
+            .map(|_| ())
+            .map_err(|_| format!("'{t}' is not a number of seconds; write e.g. 10 or 0.5")),
         Ty::Choice(names) => match names.contains(&t) {
             true => Ok(()),
             false => Err(format!("'{t}' is not one of {}", names.join(", "))),

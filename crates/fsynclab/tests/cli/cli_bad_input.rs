@@ -27,6 +27,70 @@ fn missing_target() {
     );
 }
 
+/// A path given with a newline in it is echoed with the newline written `\n`: nothing the
+/// user typed starts a line of its own in the message.
+#[test]
+fn a_newline_in_a_path_does_not_start_a_line() {
+    let lab = Lab::new();
+    let target = lab.dir.path().join("no\nerror: forged");
+    let out = lab
+        .cmd()
+        .args(["run", "--quiet", "--target", target.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("no\\nerror: forged does not exist"), "{err}");
+    for args in [
+        &[
+            "--device",
+            "/dev/lo\nop0",
+            "--destroy-data-on",
+            "/dev/lo\nop0",
+        ][..],
+        &[
+            "--device",
+            "/dev/lo\tnope\nx",
+            "--destroy-data-on",
+            "/dev/null",
+        ][..],
+    ] {
+        let out = lab.cmd().arg("run").args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains("\\n"), "{err}");
+    }
+}
+
+/// A negative number is the option's value, refused by the option's own check (clap alone
+/// would call `-5` an unknown flag and suggest `-- -5`).
+#[test]
+fn a_negative_number_is_refused_by_its_option() {
+    let lab = Lab::new();
+    for (args, message) in [
+        (
+            &["run", "--threads", "-3"][..],
+            "'-3' is not a whole number",
+        ),
+        (&["run", "--duration", "-1"][..], "at least 0.001 s"),
+        (
+            &["run", "--device", "/dev/nope", "--offset", "-512"][..],
+            "invalid value '-512' for '--offset <SIZE>'",
+        ),
+        (
+            &["advise", "--device", "/dev/nope", "--offset", "-512"][..],
+            "invalid value '-512' for '--offset <SIZE>'",
+        ),
+    ] {
+        lab.cmd().args(args).assert().code(2).stderr(
+            predicate::str::contains(message)
+                .and(predicate::str::contains("unexpected argument").not()),
+        );
+    }
+}
+
 /// A target below a file: as root (the path walked one component at a time) the message
 /// names the file that stopped the walk; as another user the kernel resolves the path and
 /// the target alone is named.
