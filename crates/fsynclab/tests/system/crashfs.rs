@@ -278,7 +278,10 @@ fn a_crash_test_filesystem_whose_daemon_was_killed_is_refused_then_cleaned() {
     );
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("no longer served"), "{err}");
-    let (code, out, err) = said(&lab, &["clean"]);
+    let (code, out, err) = {
+        let _sweeps = crate::clean_lock();
+        said(&lab, &["clean"])
+    };
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("aborted FUSE connection"), "{out}");
     nothing_left(&dir);
@@ -386,6 +389,7 @@ fn a_state_directory_another_user_owns_is_refused() {
         &["run", "--crash-check", "--target", state.to_str().unwrap()],
         &["clean"],
     ] {
+        let _sweeps = (args == ["clean"]).then(crate::clean_lock);
         let (code, _, err) = said(&lab, args);
         assert_eq!(code, 2, "{args:?}: {err}");
         assert!(err.contains("owned by uid 65534"), "{args:?}: {err}");

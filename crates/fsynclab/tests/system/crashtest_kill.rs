@@ -114,12 +114,14 @@ fn a_killed_crash_test_exits_and_leaves_nothing_after_clean() {
     std::thread::sleep(Duration::from_millis(500));
     child.kill().unwrap();
     let exited = wait_exit(&mut child, Duration::from_secs(60));
-    let clean = lab
-        .cmd()
-        .env("XDG_DATA_HOME", &data)
-        .arg("clean")
-        .output()
-        .unwrap();
+    let clean = {
+        let _sweeps = crate::clean_lock();
+        lab.cmd()
+            .env("XDG_DATA_HOME", &data)
+            .arg("clean")
+            .output()
+            .unwrap()
+    };
     let said = String::from_utf8_lossy(&clean.stdout);
     eprintln!("clean: {said}{}", String::from_utf8_lossy(&clean.stderr));
     assert!(running, "the crash test's workload never ran");

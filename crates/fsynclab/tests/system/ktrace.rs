@@ -400,6 +400,7 @@ fn traced_runs_on_ext4_xfs_btrfs_cancel_and_kill() {
     );
 
     // Kill: the instance stays (its owner cannot clean up); `clean` removes it...
+    let _no_other_clean = crate::clean_lock();
     let pid = kill_a_traced_run(&db, &ext4);
     let out = traced(&db).arg("clean").output().expect("clean");
     let said = String::from_utf8_lossy(&out.stdout);

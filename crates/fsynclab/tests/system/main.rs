@@ -7,6 +7,15 @@ mod common;
 mod schema_doc_common;
 mod scratch_common;
 
+/// `clean` sweeps the trace instance of every dead run on the machine, not only its own
+/// lab's: a test that kills a traced run and checks what removed its instance holds this
+/// from the kill to the check, and every other test's `clean` holds it while it runs.
+pub fn clean_lock() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 mod advise;
 mod advise_device;
 mod cli_scratch;

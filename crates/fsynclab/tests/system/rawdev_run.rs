@@ -101,7 +101,10 @@ fn a_confirmed_run_writes_only_inside_its_range() {
         );
     }
     // Nothing for `clean`: no run directory was made.
-    let out = lab.cmd().arg("clean").output().unwrap();
+    let out = {
+        let _sweeps = crate::clean_lock();
+        lab.cmd().arg("clean").output().unwrap()
+    };
     let said = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),

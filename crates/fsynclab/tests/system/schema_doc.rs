@@ -342,7 +342,10 @@ fn unfinished_runs(lab: &Lab, disk: &Path) -> bool {
     let mut child = start_long_run(lab, disk, "kill-me");
     child.kill().unwrap();
     child.wait().unwrap();
-    ok(lab, &["clean"], None);
+    {
+        let _sweeps = crate::clean_lock();
+        ok(lab, &["clean"], None);
+    }
 
     let failed = common::require_root(
         "the_worked_queries_run_on_a_real_database (its failed run)",
