@@ -63,8 +63,13 @@ pub fn preset_text(p: &Preset) -> String {
                 .map(|s| format!(", each over {s}"))
                 .unwrap_or_default()
         );
+        let width = plan.variants.iter().map(|v| v.label.chars().count()).max();
         for v in &plan.variants {
-            let _ = writeln!(out, "  {:<12} {}", v.label, v.set.join(" "));
+            let set = match v.set.is_empty() {
+                true => "(the preset's own workload)".to_string(),
+                false => v.set.join(" "),
+            };
+            let _ = writeln!(out, "  {:<w$}  {set}", v.label, w = width.unwrap_or(0));
         }
     }
     if p.published.is_empty() {
