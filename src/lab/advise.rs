@@ -313,10 +313,18 @@ fn past_the_end(e: LabError, widest: u64) -> LabError {
 /// Parses a latency with its unit (`5ms`, `800us`, `800µs`, `1.5s`, `250000ns`) into µs.
 pub fn parse_latency_us(text: &str) -> Result<f64, String> {
     let t = text.trim();
+    if t.starts_with('-') && t[1..].starts_with(|c: char| c.is_ascii_digit() || c == '.') {
+        return Err(format!(
+            "'{t}' is negative; use 1us to 60s, e.g. 5ms"
+        ));
+    }
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
     let (number, unit) = t.split_at(split);
+    if number.is_empty() && !unit.is_empty() {
+        return Err(format!("'{t}' is not a latency such as 5ms or 800us"));
+    }
     let scale = match unit.trim() {
         "ns" => 1e-3,
         "us" | "µs" => 1.0,
@@ -329,8 +337,8 @@ pub fn parse_latency_us(text: &str) -> Result<f64, String> {
         .parse()
         .map_err(|_| format!("'{t}' is not a latency such as 5ms or 800us"))?;
     let us = value * scale;
-    if !(us.is_finite() && us > 0.0 && us <= 60e6) {
-        return Err(format!("'{t}': use more than 0 and at most 60s"));
+    if !(us.is_finite() && (1.0..=60e6).contains(&us)) {
+        return Err(format!("'{t}': use 1us to 60s"));
     }
     Ok(us)
 }
@@ -353,12 +361,12 @@ fn checked_plan(request: &AdviseRequest) -> Result<(AdvisePlan, Vec<String>), La
         ));
     }
     if let Some(b) = request.budget_p99_us
-        && !(b.is_finite() && b > 0.0)
+        && !(b.is_finite() && (1.0..=60e6).contains(&b))
     {
         return Err(refuse(
             Setting::AdviseBudget,
             format!("a p99 budget of {b} µs"),
-            "give a latency above 0, e.g. 5ms".into(),
+            "give a latency from 1us to 60s, e.g. 5ms".into(),
         ));
     }
     let mut plan = request.plan.clone().unwrap_or_else(|| {
@@ -399,7 +407,21 @@ fn checked_plan(request: &AdviseRequest) -> Result<(AdvisePlan, Vec<String>), La
             return Err(refuse(
                 Setting::STRATEGY,
                 format!("{} strategies", unique.len()),
-                format!("name 1 to {MAX_ADVISE_STRATEGIES} strategies, solo among them"),
+                format!(
+                    "name 1 to {MAX_ADVISE_STRATEGIES} strategies, solo among them, such as \
+                     solo,leader,delay:500,pipelined:4"
+                ),
+            ));
+        }
+        // The default budget is 2× solo's p99: without solo and a budget nothing could be
+        // recommended, which would be found out only after the whole plan ran.
+        if request.budget_p99_us.is_none() && !unique.contains(&Strategy::Solo) {
+            return Err(refuse(
+                Setting::STRATEGY,
+                "no solo among the strategies and no p99 budget (the default budget is 2× \
+                 solo's p99)"
+                    .into(),
+                "add solo to the strategies, or give a p99 budget (e.g. 5ms)".into(),
             ));
         }
         plan.strategies = unique;
@@ -549,8 +571,12 @@ mod tests {
             "nanms",
             "",
             "61s",
+            "0.0000001ns",
+            "999ns",
         ] {
             assert!(parse_latency_us(bad).is_err(), "{bad}");
         }
+        assert!(parse_latency_us("-5ms").unwrap_err().contains("is negative"));
+        assert_eq!(parse_latency_us("1us"), Ok(1.0));
     }
 }

@@ -12,8 +12,8 @@ use fsynclab::analysis::Advice;
 use fsynclab::engine::{CancelToken, EngineEvent};
 use fsynclab::lab::DeviceRequest;
 use fsynclab::lab::advise::{
-    AdviseProgress, AdviseRequest, LogShape, MAX_ADVISE_REPEAT, MAX_ADVISE_STRATEGIES,
-    MAX_ADVISE_WRITERS, advise, parse_latency_us,
+    AdviseProgress, AdviseRequest, LogShape, MAX_ADVISE_REPEAT, MAX_ADVISE_WRITERS, advise,
+    parse_latency_us,
 };
 use fsynclab::report;
 use fsynclab::spec::Strategy;
@@ -58,18 +58,18 @@ pub struct AdviseArgs {
     pub target_flag: Option<PathBuf>,
     /// The p99 commit latency the recommendation must keep (e.g. 5ms, 800us); default: 2×
     /// solo's p99 at the same writer count.
-    #[arg(long, value_name = "LATENCY")]
+    #[arg(long, value_name = "LATENCY", allow_hyphen_values = true)]
     pub p99: Option<String>,
     /// The short plan: about a minute (6 strategies, writers 1 and 16).
     #[arg(long)]
     pub quick: bool,
     /// The writer count the headline recommendation is for (added to the plan's).
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = 16, value_parser = crate::whole_number::<u32>)]
     pub writers: u32,
     /// Runs per strategy and writer count (3 to 10) [default: 3]: more rounds narrow the
     /// intervals that tell strategies apart; each adds about 65 s to the default plan and
     /// 10 s to --quick.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = crate::whole_number::<u32>)]
     pub repeat: Option<u32>,
     /// The group-commit runs' log: preallocated (written first, then overwritten in
     /// circles, as PostgreSQL's WAL segments) or append (grows by each record, as SQLite's
@@ -262,11 +262,7 @@ pub fn advise_cmd(db: &Option<PathBuf>, args: AdviseArgs) -> Result<u8, CliError
         fsynclab::lab::LabError::Engine(fsynclab::engine::EngineError::Spec(s))
             if s.field == fsynclab::spec::Setting::STRATEGY =>
         {
-            CliError::usage(anyhow!(
-                "--strategies: {}; name 1 to {MAX_ADVISE_STRATEGIES} strategies such as \
-                 solo,leader,delay:500,pipelined:4 (a delay of at most 1000000 µs)",
-                s.problem
-            ))
+            CliError::usage(anyhow!("--strategies: {}; {}", s.problem, s.fix))
         }
         _ => super::launch::lab_error(e),
     })?;

@@ -26,7 +26,7 @@ pub struct ListArgs {
     #[arg(long)]
     pub experiment: Option<i64>,
     /// At most this many runs (1 or more).
-    #[arg(long, default_value_t = 50)]
+    #[arg(long, default_value_t = 50, value_parser = crate::whole_number::<usize>)]
     pub limit: usize,
     /// Every label, preset, kernel and filesystem in full (by default a long one is cut in
     /// the middle: its start and its end stay).

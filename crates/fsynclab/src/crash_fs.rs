@@ -68,13 +68,13 @@ pub struct CrashCheckArgs {
     #[arg(long, help_heading = "Crash check", conflicts_with_all = ["fio_job", "series", "sweep"])]
     pub crash_check: bool,
     /// With --crash-check: at most this many cut points [default: 64].
-    #[arg(long, requires = "crash_check", help_heading = "Crash check")]
+    #[arg(long, requires = "crash_check", value_parser = crate::whole_number::<usize>, help_heading = "Crash check")]
     pub cuts: Option<usize>,
     /// With --crash-check: random subsets per cut beyond "all lost" [default: 4].
-    #[arg(long, requires = "crash_check", help_heading = "Crash check")]
+    #[arg(long, requires = "crash_check", value_parser = crate::whole_number::<usize>, help_heading = "Crash check")]
     pub subsets: Option<usize>,
     /// With --crash-check: the subsets' seed [default: 1].
-    #[arg(long, requires = "crash_check", help_heading = "Crash check")]
+    #[arg(long, requires = "crash_check", value_parser = crate::whole_number::<u64>, help_heading = "Crash check")]
     pub seed: Option<u64>,
     /// With --crash-check: also the reordered state per cut (see crashtest --reorder).
     #[arg(long, requires = "crash_check", help_heading = "Crash check")]

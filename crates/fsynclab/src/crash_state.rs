@@ -22,7 +22,7 @@ pub struct CrashStateArgs {
     pub out: std::path::PathBuf,
     /// Instead of the first failing state, the state of a power cut just before this log
     /// entry, every write since the flush before it lost.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::whole_number::<usize>)]
     pub cut: Option<usize>,
 }
 

@@ -54,13 +54,13 @@ pub struct CrashtestArgs {
     pub tags: Vec<String>,
     /// Power cuts: at most this many cut points, spread over the run (at the cache flushes
     /// and the end).
-    #[arg(long, default_value_t = 64, help_heading = "Power cuts")]
+    #[arg(long, default_value_t = 64, value_parser = crate::whole_number::<usize>, help_heading = "Power cuts")]
     pub cuts: usize,
     /// Random subsets of the writes still in the volatile cache per cut, beyond "all lost".
-    #[arg(long, default_value_t = 4, help_heading = "Power cuts")]
+    #[arg(long, default_value_t = 4, value_parser = crate::whole_number::<usize>, help_heading = "Power cuts")]
     pub subsets: usize,
     /// Seed of the subsets (the same seed, the same crash states).
-    #[arg(long, default_value_t = 1, help_heading = "Power cuts")]
+    #[arg(long, default_value_t = 1, value_parser = crate::whole_number::<u64>, help_heading = "Power cuts")]
     pub seed: u64,
     /// Also, per cut whose volatile writes overlap, the state where all of them reached the
     /// medium newest first (the oldest version of each block wins).

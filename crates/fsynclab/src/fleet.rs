@@ -45,7 +45,7 @@ pub struct FleetArgs {
     #[arg(long, value_name = "DIR")]
     pub target: Option<String>,
     /// Run the job N times on every host (each run stored in the host's experiment).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = crate::whole_number::<u32>)]
     pub repeat: u32,
     /// Label; each host's runs are labelled LABEL@HOST:PORT [default: fleet].
     #[arg(long)]

@@ -115,6 +115,21 @@ impl Cli {
     }
 }
 
+/// A whole number for a flag, its refusal in words (clap's own parsers say "invalid digit
+/// found in string" or "-3 is not in 0..=4294967295").
+fn whole_number<T: TryFrom<i128>>(text: &str) -> Result<T, String> {
+    let n: i128 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{text}' is not a whole number"))?;
+    if n < 0 {
+        return Err(format!(
+            "'{text}' is negative: give a whole number, 0 or more"
+        ));
+    }
+    T::try_from(n).map_err(|_| format!("'{text}' is too large"))
+}
+
 /// `cmd` and its subcommands with every option that takes a value taking a negative
 /// number as one.
 fn negatives_are_values(cmd: clap::Command) -> clap::Command {

@@ -90,7 +90,7 @@ pub struct RunArgs {
     pub series: bool,
     /// Run the same workload N times into one experiment [default: 1; 3 for a preset's
     /// --series or --sweep, so every point has a confidence interval].
-    #[arg(long, value_name = "N", help_heading = "Run control")]
+    #[arg(long, value_name = "N", value_parser = crate::whole_number::<u32>, help_heading = "Run control")]
     pub repeat: Option<u32>,
     /// Run once per value of a numeric workload field (× --repeat): --sweep threads=1,2,4,8
     #[arg(long, value_name = "FIELD=V1,V2,...", help_heading = "Run control")]

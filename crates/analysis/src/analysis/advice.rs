@@ -168,17 +168,7 @@ pub fn recommend(
             ),
         };
     };
-    let mut fit: Vec<&AdvicePoint> = at
-        .iter()
-        .copied()
-        .filter(|p| p.durable != Some(false))
-        .filter(|p| p.p99().is_some_and(|l| l <= budget) && p.throughput().is_some())
-        .collect();
-    fit.sort_by(|a, b| {
-        b.throughput()
-            .unwrap_or(0.0)
-            .total_cmp(&a.throughput().unwrap_or(0.0))
-    });
+    let fit = fitting(&at, budget);
     let Some(best) = fit.first() else {
         let vetoed = at
             .iter()
@@ -227,6 +217,59 @@ pub fn recommend(
     }
 }
 
+/// The points of one writer count that meet the p99 budget with a durability verdict that
+/// lost nothing, best measured throughput first: what [`recommend`] chooses among.
+fn fitting<'a>(at: &[&'a AdvicePoint], budget: f64) -> Vec<&'a AdvicePoint> {
+    let mut fit: Vec<&AdvicePoint> = at
+        .iter()
+        .copied()
+        .filter(|p| p.durable != Some(false))
+        .filter(|p| p.p99().is_some_and(|l| l <= budget) && p.throughput().is_some())
+        .collect();
+    fit.sort_by(|a, b| {
+        b.throughput()
+            .unwrap_or(0.0)
+            .total_cmp(&a.throughput().unwrap_or(0.0))
+    });
+    fit
+}
+
+/// One strategy that fits the budget, against the best one that does: the comparison
+/// [`recommend`] decides on, so a reader can check it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AgainstBest {
+    /// The strategy.
+    pub strategy: String,
+    /// Its commits/s over the best's (geometric means).
+    pub ratio: f64,
+    /// The ratio's 95 % interval (Welch on logs); none with too few runs.
+    pub ci95: Option<(f64, f64)>,
+    /// The interval excludes 1: told apart from the best (so lower).
+    pub told_apart: bool,
+}
+
+/// Every strategy after the best among those that fit `budget_p99_us` at `writers` (see
+/// [`recommend`]), each against the best, best measured first.
+pub fn against_best(points: &[AdvicePoint], writers: u32, budget_p99_us: f64) -> Vec<AgainstBest> {
+    let at: Vec<&AdvicePoint> = points.iter().filter(|p| p.writers == writers).collect();
+    let fit = fitting(&at, budget_p99_us);
+    let Some(best) = fit.first() else {
+        return Vec::new();
+    };
+    fit.iter()
+        .skip(1)
+        .filter_map(|p| {
+            let r = ratio_test(&best.commits_per_sec, &p.commits_per_sec)?;
+            Some(AgainstBest {
+                strategy: p.strategy.clone(),
+                ratio: r.ratio,
+                ci95: r.ci95,
+                told_apart: r.excludes_one(),
+            })
+        })
+        .collect()
+}
+
 /// How concurrent fsyncs share the device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -237,6 +280,20 @@ pub enum SyncClass {
     Serialized,
     /// Between the two.
     Partial,
+}
+
+impl SyncClass {
+    /// The class of a fitted factor: below [`OVERLAPPING_BELOW`] overlapping, above
+    /// [`SERIALIZED_ABOVE`] serialized, partial between.
+    pub fn of(factor: f64) -> Self {
+        if factor < OVERLAPPING_BELOW {
+            SyncClass::Overlapping
+        } else if factor > SERIALIZED_ABOVE {
+            SyncClass::Serialized
+        } else {
+            SyncClass::Partial
+        }
+    }
 }
 
 /// The fitted sync parallelism: per-fsync latency ∝ k^factor over k concurrent syncers.
@@ -288,15 +345,7 @@ pub fn sync_parallelism(samples: &[(u32, f64)]) -> Option<SyncParallelism> {
         let q = StudentsT::new(0.0, 1.0, n - 2.0).map_or(1.96, |t| t.inverse_cdf(0.975));
         (factor - q * se, factor + q * se)
     });
-    let class_of = |f: f64| {
-        if f < OVERLAPPING_BELOW {
-            SyncClass::Overlapping
-        } else if f > SERIALIZED_ABOVE {
-            SyncClass::Serialized
-        } else {
-            SyncClass::Partial
-        }
-    };
+    let class_of = SyncClass::of;
     let class = class_of(factor);
     let settled = ci.is_some_and(|(lo, hi)| class_of(lo) == class && class_of(hi) == class);
     Some(SyncParallelism {

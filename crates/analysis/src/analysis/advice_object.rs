@@ -423,6 +423,27 @@ impl Advice {
             .find(|p| p.strategy == strategy && p.writers == writers)
     }
 
+    /// At one writer count of the advice, every strategy that fits its budget against the
+    /// best that does (see [`super::against_best`]); nothing without a budget.
+    pub fn against_best(&self, at: &RecommendedAt) -> Vec<super::AgainstBest> {
+        at.budget_p99_us
+            .map(|b| super::against_best(&self.points, at.writers, b))
+            .unwrap_or_default()
+    }
+
+    /// The points at one writer count left out of its recommendation: a p99 over the
+    /// budget, or not durable. With no budget, none.
+    pub fn left_out(&self, at: &RecommendedAt) -> Vec<&AdvicePoint> {
+        let Some(budget) = at.budget_p99_us else {
+            return Vec::new();
+        };
+        self.points
+            .iter()
+            .filter(|p| p.writers == at.writers && p.throughput().is_some())
+            .filter(|p| p.durable == Some(false) || p.p99().is_none_or(|l| l > budget))
+            .collect()
+    }
+
     /// A point's commits/s over solo's at the same writer count, with the 95 % interval.
     pub fn vs_solo(&self, point: &AdvicePoint) -> Option<RatioCi> {
         let solo = self.point("solo", point.writers)?;

@@ -100,6 +100,56 @@ fn the_recommendation_is_the_fastest_within_budget_told_apart_from_the_runner_up
 }
 
 #[test]
+fn each_strategy_that_fits_is_shown_against_the_best() {
+    // Budget 6 ms: delay:2ms is the best measured; SciPy (Welch on the logs, candidate over
+    // delay:2ms): leader 0.974957691542869 [0.8690876431438573, 1.093724560229721], jbd
+    // 0.5 [0.4463724873805062, 0.5600703606691829], solo 0.25260435409594545
+    // [0.22794145877055888, 0.27993573460657084].
+    let against = against_best(&sixteen(), 16, 6000.0);
+    let names: Vec<&str> = against.iter().map(|a| a.strategy.as_str()).collect();
+    assert_eq!(names, vec!["leader", "jbd", "solo"]);
+    let expect = [
+        (
+            0.974957691542869,
+            0.8690876431438573,
+            1.093724560229721,
+            false,
+        ),
+        (0.5, 0.4463724873805062, 0.5600703606691829, true),
+        (
+            0.25260435409594545,
+            0.22794145877055888,
+            0.27993573460657084,
+            true,
+        ),
+    ];
+    for (a, (ratio, low, high, apart)) in against.iter().zip(expect) {
+        let (lo, hi) = a.ci95.unwrap();
+        assert!((a.ratio - ratio).abs() < 1e-9, "{a:?}");
+        assert!((lo - low).abs() < 1e-6 && (hi - high).abs() < 1e-6, "{a:?}");
+        assert_eq!(a.told_apart, apart, "{a:?}");
+    }
+    // The equivalent set is the best and every one not told apart from it.
+    match recommend(&sixteen(), 16, Some(6000.0)) {
+        Recommendation::Equivalent { strategies } => {
+            let mut not_apart: Vec<String> = vec!["delay:2ms".into()];
+            not_apart.extend(
+                against
+                    .iter()
+                    .filter(|a| !a.told_apart)
+                    .map(|a| a.strategy.clone()),
+            );
+            assert_eq!(strategies, not_apart);
+        }
+        other => panic!("{other:?}"),
+    }
+    // At the default budget (2.8 ms) delay:2ms is out and leader is the best.
+    let against = against_best(&sixteen(), 16, 2800.0);
+    assert_eq!(against[0].strategy, "jbd");
+    assert!(against_best(&sixteen(), 4, 2800.0).is_empty());
+}
+
+#[test]
 fn a_strategy_that_lost_a_request_is_never_recommended() {
     let mut points = sixteen();
     points.push(point(
@@ -119,6 +169,14 @@ fn a_strategy_that_lost_a_request_is_never_recommended() {
         recommend(&points, 4, None),
         Recommendation::Nothing { .. }
     ));
+}
+
+#[test]
+fn a_factor_is_classed_at_the_boundaries() {
+    assert_eq!(SyncClass::of(0.2475), SyncClass::Overlapping);
+    assert_eq!(SyncClass::of(0.25), SyncClass::Partial);
+    assert_eq!(SyncClass::of(0.75), SyncClass::Partial);
+    assert_eq!(SyncClass::of(0.7501), SyncClass::Serialized);
 }
 
 #[test]

@@ -25,8 +25,8 @@ mod stats;
 mod trend;
 
 pub use advice::{
-    AdvicePoint, OVERLAPPING_BELOW, Recommendation, SERIALIZED_ABOVE, SyncClass, SyncParallelism,
-    frontier, recommend, sync_parallelism, writer_count,
+    AdvicePoint, AgainstBest, OVERLAPPING_BELOW, Recommendation, SERIALIZED_ABOVE, SyncClass,
+    SyncParallelism, against_best, frontier, recommend, sync_parallelism, writer_count,
 };
 pub use advice_methods::{EMPTY_SYNC_METHOD, MethodCost, MethodRun};
 pub use advice_object::{

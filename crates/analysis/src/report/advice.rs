@@ -7,19 +7,21 @@ use std::fmt::Write as _;
 use serde_json::{Value, json};
 
 use crate::analysis::{
-    Advice, AdvicePoint, BUSY_ABOVE, ImplausibleSync, RatioCi, Recommendation, RecommendedAt,
+    Advice, AdvicePoint, BUSY_ABOVE, ImplausibleSync, OVERLAPPING_BELOW, RatioCi, SERIALIZED_ABOVE,
     SyncClass, SyncFit, WaitNote, writer_count,
 };
 
+use super::advice_reason::evidence_text;
+pub use super::advice_reason::reason;
 use super::units::fmt_ns;
 use crate::spec::format_size as fmt_size;
 
 /// A latency given in µs, in the unit that reads best.
-fn us(v: f64) -> String {
+pub(super) fn us(v: f64) -> String {
     fmt_ns(v * 1e3)
 }
 
-fn ci(r: &RatioCi) -> String {
+pub(super) fn ci(r: &RatioCi) -> String {
     match r.ci95 {
         Some((lo, hi)) => format!("{:.2}× [{lo:.2}, {hi:.2}]", r.ratio),
         None => format!("{:.2}× (no interval: too few runs)", r.ratio),
@@ -100,74 +102,6 @@ pub fn wait_text(n: &WaitNote) -> String {
     )
 }
 
-/// Why the advice says what it says at one writer count, with its numbers.
-pub fn reason(advice: &Advice, at: &RecommendedAt) -> String {
-    let w = at.writers;
-    let budget = match (advice.budget_p99_us, at.budget_p99_us) {
-        (Some(b), _) => format!("p99 within the budget of {}", us(b)),
-        (None, Some(b)) => format!("p99 within 2× solo's ({})", us(b)),
-        (None, None) => "no budget".to_string(),
-    };
-    match &at.verdict {
-        Recommendation::One {
-            strategy,
-            vs_runner_up,
-            ..
-        } => {
-            let Some(p) = advice.point(strategy, w) else {
-                return format!("{strategy} at {}", writer_count(w));
-            };
-            let mut out = format!("{strategy}: ");
-            match (strategy.as_str(), advice.point("solo", w)) {
-                ("solo", _) => out.push_str("no coordination beats each writer syncing alone"),
-                (_, Some(solo)) => {
-                    if let Some(r) = advice.vs_solo(p) {
-                        let _ = write!(out, "{} solo's commits/s", ci(&r));
-                    }
-                    if let (Some(a), Some(b)) = (p.p99(), solo.p99()) {
-                        let _ = write!(out, ", p99 {} vs {}", us(a), us(b));
-                    }
-                }
-                (_, None) => {}
-            }
-            let _ = write!(out, " at {} ({budget})", writer_count(w));
-            // The runner-up's interval is solo's when solo is the runner-up: said once.
-            let runner_up_is_solo = matches!(
-                (vs_runner_up, advice.vs_solo(p)),
-                (Some((_, ci)), Some(solo)) if solo.ci95 == Some(*ci)
-            );
-            if runner_up_is_solo {
-                out.push_str("; solo is the next best that fits");
-            } else if let Some((ratio, (lo, hi))) = vs_runner_up {
-                let _ = write!(
-                    out,
-                    "; {ratio:.2}× [{lo:.2}, {hi:.2}] the next best that fits"
-                );
-            } else {
-                out.push_str("; the only strategy that fits");
-            }
-            out
-        }
-        Recommendation::Equivalent { strategies } => {
-            let best = strategies
-                .first()
-                .and_then(|s| advice.point(s, w))
-                .and_then(|p| p.throughput().map(|t| (p, t)));
-            let mut out = format!(
-                "{} cannot be told apart at {} ({budget}): their commits/s intervals \
-                 overlap",
-                strategies.join(", "),
-                writer_count(w)
-            );
-            if let Some((p, t)) = best {
-                let _ = write!(out, "; best measured {} at {t:.0} commits/s", p.strategy);
-            }
-            out
-        }
-        Recommendation::Nothing { why } => why.clone(),
-    }
-}
-
 fn point_line(advice: &Advice, p: &AdvicePoint, recommended: bool) -> String {
     let mark = if recommended { "*" } else { " " };
     let cps = p.throughput().map_or("—".into(), |t| format!("{t:.0}/s"));
@@ -191,9 +125,9 @@ fn point_line(advice: &Advice, p: &AdvicePoint, recommended: bool) -> String {
 }
 
 fn fit_line(name: &str, fit: &SyncFit) -> String {
-    let interval = fit
-        .factor_ci95
-        .map_or(String::new(), |(lo, hi)| format!(" [{lo:.2}, {hi:.2}]"));
+    let interval = fit.factor_ci95.map_or(String::new(), |(lo, hi)| {
+        format!(" [{}, {}]", factor_text(lo), factor_text(hi))
+    });
     let mut ks: Vec<u32> = fit.points.iter().map(|p| p.k).collect();
     ks.sort_unstable();
     ks.dedup();
@@ -210,17 +144,34 @@ fn fit_line(name: &str, fit: &SyncFit) -> String {
             format!("k={k} {}", us(mid))
         })
         .collect();
-    let unsettled = if fit.settled {
-        ""
-    } else {
-        " (NOT SETTLED: the interval spans more than one class)"
+    let unsettled = match (fit.settled, fit.factor_ci95) {
+        (true, _) => String::new(),
+        (false, Some((lo, hi))) => format!(
+            " (NOT SETTLED: the interval spans {} to {}; the classes part at \
+             {OVERLAPPING_BELOW} and {SERIALIZED_ABOVE})",
+            sync_class_text(SyncClass::of(lo)),
+            sync_class_text(SyncClass::of(hi))
+        ),
+        (false, None) => " (NOT SETTLED: too few points for an interval)".to_string(),
     };
     format!(
-        "  {name:<11} {}, factor {:.2}{interval}{unsettled}   {}",
+        "  {name:<11} {}, factor {}{interval}{unsettled}   {}",
         sync_class_text(fit.class),
-        fit.factor,
+        factor_text(fit.factor),
         per_k.join(" · ")
     )
+}
+
+/// A sync-parallelism factor to two decimals, or as many more as it takes for the printed
+/// figure to be in the factor's own class (0.2475 is "0.247", below 0.25, not "0.25").
+fn factor_text(f: f64) -> String {
+    (2..=6)
+        .map(|d| format!("{:.d$}", f + 0.0))
+        .find(|t| {
+            t.parse::<f64>()
+                .is_ok_and(|v| SyncClass::of(v) == SyncClass::of(f))
+        })
+        .unwrap_or_else(|| format!("{f}"))
 }
 
 /// The text `advise` and `advise show` print.
@@ -408,6 +359,7 @@ fn strategies_text(out: &mut String, advice: &Advice) {
         writer_count(advice.recommended.writers),
         reason(advice, &advice.recommended)
     );
+    evidence_text(out, advice, &advice.recommended);
     for at in advice
         .by_writers
         .iter()
@@ -455,11 +407,16 @@ pub fn advice_json(advice: &Advice) -> Value {
     if let Some(obj) = value.as_object_mut() {
         if let Some(r) = obj.get_mut("recommended").and_then(Value::as_object_mut) {
             r.insert("reason".into(), json!(reason(advice, &advice.recommended)));
+            r.insert(
+                "vs_best".into(),
+                json!(advice.against_best(&advice.recommended)),
+            );
         }
         if let Some(list) = obj.get_mut("by_writers").and_then(Value::as_array_mut) {
             for (v, at) in list.iter_mut().zip(&advice.by_writers) {
                 if let Some(o) = v.as_object_mut() {
                     o.insert("reason".into(), json!(reason(advice, at)));
+                    o.insert("vs_best".into(), json!(advice.against_best(at)));
                 }
             }
         }
@@ -562,4 +519,19 @@ fn methods_csv(advice: &Advice) -> String {
         let _ = w.write_record(&row);
     }
     String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::factor_text;
+
+    #[test]
+    fn a_factor_is_printed_in_its_own_class() {
+        assert_eq!(factor_text(0.4213), "0.42");
+        assert_eq!(factor_text(0.2475), "0.247");
+        assert_eq!(factor_text(0.24999), "0.24999");
+        assert_eq!(factor_text(0.25), "0.25");
+        assert_eq!(factor_text(0.7504), "0.7504");
+        assert_eq!(factor_text(-0.001), "-0.00");
+    }
 }

@@ -3,6 +3,7 @@
 //! numbers happens here.
 
 mod advice;
+mod advice_reason;
 mod compare;
 mod crash;
 mod durable;

@@ -10,7 +10,7 @@ fn bad_advise_input_exits_2_naming_the_flag() {
     let lab = Lab::new();
     let target = lab.target.to_str().unwrap().to_string();
     let long_label = "L".repeat(300);
-    let cases: [(Vec<&str>, &str); 13] = [
+    let cases: [(Vec<&str>, &str); 17] = [
         (vec!["--repeat", "2"], "--repeat 2: use 3 to 10"),
         (vec!["--repeat", "11"], "--repeat 11"),
         (vec!["--label", "x\u{1b}[31m"], "--label"),
@@ -30,6 +30,13 @@ fn bad_advise_input_exits_2_naming_the_flag() {
         ),
         (vec!["--strategies", "pipelined:0"], "pipelined:4"),
         (vec!["--log", "circular"], "preallocated"),
+        (vec!["--p99", "-5ms"], "--p99 '-5ms' is negative"),
+        (vec!["--repeat", "-3"], "'-3' is negative"),
+        (
+            vec!["--strategies", "leader,adaptive"],
+            "--strategies: no solo among the strategies and no p99 budget",
+        ),
+        (vec!["--p99", "0.5us"], "use 1us to 60s"),
     ];
     for (args, said) in cases {
         lab.cmd()

@@ -1,0 +1,127 @@
+//! Why the commit advisor says what it says at a writer count (issue 35): the reason with
+//! its numbers, and the comparison it rests on (each strategy that fits the budget against
+//! the best one, and what was left out). Nothing here measures.
+
+use std::fmt::Write as _;
+
+use crate::analysis::{Advice, RatioCi, Recommendation, RecommendedAt, writer_count};
+
+use super::advice::{ci, us};
+
+/// Why the advice says what it says at one writer count, with its numbers.
+pub fn reason(advice: &Advice, at: &RecommendedAt) -> String {
+    let w = at.writers;
+    let budget = match (advice.budget_p99_us, at.budget_p99_us) {
+        (Some(b), _) => format!("p99 within the budget of {}", us(b)),
+        (None, Some(b)) => format!("p99 within 2× solo's ({})", us(b)),
+        (None, None) => "no budget".to_string(),
+    };
+    match &at.verdict {
+        Recommendation::One {
+            strategy,
+            vs_runner_up,
+            ..
+        } => {
+            let Some(p) = advice.point(strategy, w) else {
+                return format!("{strategy} at {}", writer_count(w));
+            };
+            let mut out = format!("{strategy}: ");
+            match (strategy.as_str(), advice.point("solo", w)) {
+                ("solo", _) => out.push_str("no coordination beats each writer syncing alone"),
+                (_, Some(solo)) => {
+                    if let Some(r) = advice.vs_solo(p) {
+                        let _ = write!(out, "{} solo's commits/s", ci(&r));
+                    }
+                    if let (Some(a), Some(b)) = (p.p99(), solo.p99()) {
+                        let _ = write!(out, ", p99 {} vs {}", us(a), us(b));
+                    }
+                }
+                (_, None) => {}
+            }
+            let _ = write!(out, " at {} ({budget})", writer_count(w));
+            // The runner-up's interval is solo's when solo is the runner-up: said once.
+            let runner_up_is_solo = matches!(
+                (vs_runner_up, advice.vs_solo(p)),
+                (Some((_, ci)), Some(solo)) if solo.ci95 == Some(*ci)
+            );
+            if runner_up_is_solo {
+                out.push_str("; solo is the next best that fits");
+            } else if let Some((ratio, (lo, hi))) = vs_runner_up {
+                let _ = write!(
+                    out,
+                    "; {ratio:.2}× [{lo:.2}, {hi:.2}] the next best that fits"
+                );
+            } else {
+                out.push_str("; the only strategy that fits");
+            }
+            out
+        }
+        Recommendation::Equivalent { strategies } => {
+            let best = strategies
+                .first()
+                .and_then(|s| advice.point(s, w))
+                .and_then(|p| p.throughput().map(|t| (p, t)));
+            let mut out = format!(
+                "{} cannot be told apart at {} ({budget}): the 95 % interval of each \
+                 one's commits/s over the best's includes 1",
+                strategies.join(", "),
+                writer_count(w)
+            );
+            if let Some((p, t)) = best {
+                let _ = write!(out, "; best measured {} at {t:.0} commits/s", p.strategy);
+            }
+            out
+        }
+        Recommendation::Nothing { why } => why.clone(),
+    }
+}
+
+/// The comparison a recommendation rests on: each strategy that fits the budget against
+/// the best that does, then what was left out and why.
+pub(super) fn evidence_text(out: &mut String, advice: &Advice, at: &RecommendedAt) {
+    let best = match &at.verdict {
+        Recommendation::One { strategy, .. } => strategy,
+        Recommendation::Equivalent { strategies } => match strategies.first() {
+            Some(s) => s,
+            None => return,
+        },
+        Recommendation::Nothing { .. } => return,
+    };
+    let against = advice.against_best(at);
+    if !against.is_empty() {
+        let _ = writeln!(
+            out,
+            "  commits/s of each strategy that fits, over {best}'s (95 % interval; told apart \
+             when it excludes 1):"
+        );
+        let width = against.iter().map(|a| a.strategy.len()).max().unwrap_or(0);
+        for a in &against {
+            let r = RatioCi {
+                ratio: a.ratio,
+                ci95: a.ci95,
+            };
+            let verdict = if a.told_apart {
+                "lower"
+            } else {
+                "not told apart"
+            };
+            let _ = writeln!(out, "    {:<width$}  {}  {verdict}", a.strategy, ci(&r));
+        }
+    }
+    let left: Vec<String> = advice
+        .left_out(at)
+        .iter()
+        .map(|p| match p.durable {
+            Some(false) => format!("{} (not durable)", p.strategy),
+            _ => format!("{} (p99 {})", p.strategy, p.p99().map_or("—".into(), us)),
+        })
+        .collect();
+    if !left.is_empty() {
+        let _ = writeln!(
+            out,
+            "  left out at {}: {}",
+            writer_count(at.writers),
+            left.join(", ")
+        );
+    }
+}
