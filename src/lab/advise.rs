@@ -314,9 +314,7 @@ fn past_the_end(e: LabError, widest: u64) -> LabError {
 pub fn parse_latency_us(text: &str) -> Result<f64, String> {
     let t = text.trim();
     if t.starts_with('-') && t[1..].starts_with(|c: char| c.is_ascii_digit() || c == '.') {
-        return Err(format!(
-            "'{t}' is negative; use 1us to 60s, e.g. 5ms"
-        ));
+        return Err(format!("'{t}' is negative; use 1us to 60s, e.g. 5ms"));
     }
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -576,7 +574,11 @@ mod tests {
         ] {
             assert!(parse_latency_us(bad).is_err(), "{bad}");
         }
-        assert!(parse_latency_us("-5ms").unwrap_err().contains("is negative"));
+        assert!(
+            parse_latency_us("-5ms")
+                .unwrap_err()
+                .contains("is negative")
+        );
         assert_eq!(parse_latency_us("1us"), Ok(1.0));
     }
 }

@@ -255,6 +255,7 @@ impl From<StoreError> for CliError {
             StoreError::NotFound { .. }
                 | StoreError::NotAFile { .. }
                 | StoreError::UnsafeDirectory { .. }
+                | StoreError::UnsafeDefault { .. }
         ) {
             EXIT_USAGE
         } else {

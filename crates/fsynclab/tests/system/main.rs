@@ -37,6 +37,7 @@ mod schema_doc;
 mod scratch;
 mod scratch_safety;
 mod security;
+mod security_default_db;
 mod security_target;
 mod uring_disabled;
 mod uring_loop;

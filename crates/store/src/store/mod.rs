@@ -71,7 +71,7 @@ use rusqlite::Connection;
 
 use crate::metrics::MetricsError;
 pub(crate) use crate::owner::{current_owner, owner_alive};
-use crate::spec::{Action, Neutral, Setting, SettingNames, Worded};
+use crate::spec::{Action, Neutral, Setting, SettingNames, Worded, shown_path};
 
 /// Name of the database file inside the data directory.
 pub const DB_FILE_NAME: &str = "fsynclab.sqlite";
@@ -108,6 +108,17 @@ pub enum StoreError {
     #[error("{}", self.worded(&Neutral))]
     UnsafeDirectory {
         /// The path given.
+        path: PathBuf,
+        /// The directory (or link) at fault.
+        dir: PathBuf,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// As root, the default database's path (from `XDG_DATA_HOME` or `HOME`) runs through a
+    /// directory another user could swap or write in: nothing was created in it.
+    #[error("{}", self.worded(&Neutral))]
+    UnsafeDefault {
+        /// The default path.
         path: PathBuf,
         /// The directory (or link) at fault.
         dir: PathBuf,
@@ -256,11 +267,19 @@ impl Worded for StoreError {
                 )
             }
             StoreError::UnsafeDirectory { path, dir, why } => {
-                let (shown, at) = (path.display(), dir.display());
+                let (shown, at) = (shown_path(path), shown_path(dir));
                 format!(
                     "database path {shown} is not safe for root: {at}: {why}; another user could swap it \
          between fsynclab's checks and SQLite's open. Give {db} a directory only root can change \
          (under sudo: one of your own that nobody else can write), or leave {db} out for the default"
+                )
+            }
+            StoreError::UnsafeDefault { path, dir, why } => {
+                let (shown, at) = (shown_path(path), shown_path(dir));
+                format!(
+                    "the default database path {shown} (from XDG_DATA_HOME or HOME) is not safe for \
+         root: {at}: {why}; another user could swap it. Set XDG_DATA_HOME to a directory only root \
+         can change (under sudo: one of your own), or give {db}"
                 )
             }
             StoreError::Open { path, source } => {
@@ -350,10 +369,20 @@ impl Store {
     /// to hand to [`Store::open`] (absolute, without links). Under sudo it must be a
     /// directory of the invoking user's own. Other users' paths are returned as given.
     pub fn path_for(explicit: Option<&Path>) -> Result<PathBuf, StoreError> {
+        let root = nix::unistd::geteuid().is_root();
         match explicit {
-            None => Store::default_path(),
-            Some(path) if !nix::unistd::geteuid().is_root() => Ok(path.to_path_buf()),
+            Some(path) if !root => Ok(path.to_path_buf()),
             Some(path) => anchor_database(path, crate::probe::invoking_user_ids()),
+            None if !root => Store::default_path(),
+            // The default path is anchored as a given one is: XDG_DATA_HOME is the
+            // caller's environment, as much as --db is.
+            None => anchor_database(&Store::default_path()?, crate::probe::invoking_user_ids())
+                .map_err(|e| match e {
+                    StoreError::UnsafeDirectory { path, dir, why } => {
+                        StoreError::UnsafeDefault { path, dir, why }
+                    }
+                    other => other,
+                }),
         }
     }
 
