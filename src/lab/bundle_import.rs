@@ -97,13 +97,15 @@ pub fn read_bundle(path: &Path) -> Result<Bundle, BundleImportError> {
 /// Reads the bundle at `path` and merges it into `store`: "N new, M already present".
 pub fn import_bundle(store: &Store, path: &Path) -> Result<MergeCounts, LabError> {
     let bundle = read_bundle(path)?;
-    store.merge_bundle(&bundle).map_err(|source| {
-        BundleImportError::Bundle {
-            path: path.to_path_buf(),
-            source: Box::new(source),
-        }
-        .into()
-    })
+    store
+        .merge_bundle(&bundle, &check_imported_advice)
+        .map_err(|source| {
+            BundleImportError::Bundle {
+                path: path.to_path_buf(),
+                source: Box::new(source),
+            }
+            .into()
+        })
 }
 
 /// `3 new, 1 already present` (and the experiments created).
@@ -137,4 +139,61 @@ pub fn merge_summary(counts: &MergeCounts) -> String {
         ));
     }
     text
+}
+
+/// Most points an imported advice may hold: every strategy the advisor takes at five writer
+/// counts (the plan's four and the headline's), as `advise` itself can store.
+const MAX_IMPORTED_POINTS: usize = super::advise::MAX_ADVISE_STRATEGIES * 5;
+
+/// Checks an imported advice's JSON (its run ids already this database's, see
+/// [`Store::merge_bundle`]): what `advise --show` reads back, with no more points, runs or
+/// methods than an advice of this build can hold, each strategy and writer count once, and
+/// printable names. Its problem in words.
+pub fn check_imported_advice(json: &serde_json::Value) -> Result<(), String> {
+    use super::advise::{MAX_ADVISE_REPEAT, MAX_ADVISE_WRITERS};
+    let advice: crate::analysis::Advice = serde_json::from_value(json.clone())
+        .map_err(|e| format!("is not an advice this build reads ({e})"))?;
+    let writers_ok = |w: u32| (1..=MAX_ADVISE_WRITERS).contains(&w);
+    if !writers_ok(advice.writers) || !advice.points.iter().all(|p| writers_ok(p.writers)) {
+        return Err(format!(
+            "has a writer count outside 1 to {MAX_ADVISE_WRITERS}"
+        ));
+    }
+    if advice.points.len() > MAX_IMPORTED_POINTS || advice.methods.len() > 16 {
+        return Err(format!(
+            "holds {} points and {} methods (at most {MAX_IMPORTED_POINTS} and 16)",
+            advice.points.len(),
+            advice.methods.len()
+        ));
+    }
+    let runs = MAX_ADVISE_REPEAT as usize;
+    let mut seen = std::collections::HashSet::new();
+    for p in &advice.points {
+        crate::spec::check_text("strategy", &p.strategy).map_err(|e| e.to_string())?;
+        if !seen.insert((p.strategy.as_str(), p.writers)) {
+            return Err(format!(
+                "holds {} at {} writers twice",
+                p.strategy, p.writers
+            ));
+        }
+        if [&p.commits_per_sec, &p.p50_us, &p.p99_us, &p.p999_us]
+            .iter()
+            .any(|v| v.len() > runs)
+            || p.run_ids.len() > runs
+        {
+            return Err(format!("holds more than {runs} runs of {}", p.strategy));
+        }
+    }
+    for m in &advice.methods {
+        crate::spec::check_text("method", &m.method).map_err(|e| e.to_string())?;
+    }
+    let fits = [&advice.sync_parallelism, &advice.sync_parallelism_own_files];
+    if fits
+        .iter()
+        .flat_map(|f| f.iter())
+        .any(|f| f.points.len() > 200)
+    {
+        return Err("holds more than 200 sync-parallelism samples".into());
+    }
+    Ok(())
 }

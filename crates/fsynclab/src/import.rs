@@ -107,13 +107,18 @@ pub fn import(db: &Option<PathBuf>, args: ImportArgs) -> Result<u8, CliError> {
     let parsed = parse_all(&fio_files)?;
     let store = open_store(db, OpenMode::ReadWrite)?;
     for (path, bundle) in checked {
-        let counts = store.merge_bundle(&bundle).map_err(|source| {
-            let e = BundleImportError::Bundle {
-                path: path.clone(),
-                source: Box::new(source),
-            };
-            CliError::usage_if(e.is_usage(), e)
-        })?;
+        let counts = store
+            .merge_bundle(
+                &bundle,
+                &fsynclab::lab::bundle_import::check_imported_advice,
+            )
+            .map_err(|source| {
+                let e = BundleImportError::Bundle {
+                    path: path.clone(),
+                    source: Box::new(source),
+                };
+                CliError::usage_if(e.is_usage(), e)
+            })?;
         let ids: Vec<String> = counts.new_ids.iter().map(i64::to_string).collect();
         outln!(
             "{}: {}{}",

@@ -464,7 +464,7 @@ pub fn advice_csv(advice: &Advice) -> String {
     for p in &advice.points {
         let ids: Vec<String> = p.run_ids.iter().map(i64::to_string).collect();
         let _ = w.write_record([
-            p.strategy.clone(),
+            super::raw::csv_text(&p.strategy),
             p.writers.to_string(),
             num(p.throughput()),
             num(p.p50()),
@@ -508,7 +508,7 @@ fn methods_csv(advice: &Advice) -> String {
     for m in &advice.methods {
         let ids: Vec<String> = m.run_ids.iter().map(i64::to_string).collect();
         let mut row = vec![
-            m.method.clone(),
+            super::raw::csv_text(&m.method),
             num(crate::analysis::geometric_ci(&m.per_sec).map(|(g, _)| g)),
             num(m.p50_us),
             num(m.p99_us),
@@ -524,6 +524,26 @@ fn methods_csv(advice: &Advice) -> String {
 #[cfg(test)]
 mod tests {
     use super::factor_text;
+
+    /// A strategy or method name from an imported advice cannot be a spreadsheet formula.
+    #[test]
+    fn csv_names_are_guarded_against_formulas() {
+        use crate::analysis::{Advice, AdviceInputs, AdvicePoint};
+        let advice = Advice::build(AdviceInputs {
+            writers: 16,
+            points: vec![AdvicePoint {
+                strategy: "=cmd|' /C calc'!A0".into(),
+                writers: 16,
+                commits_per_sec: vec![10.0],
+                p99_us: vec![5.0],
+                ..AdvicePoint::default()
+            }],
+            ..AdviceInputs::default()
+        });
+        let csv = super::advice_csv(&advice);
+        let row = csv.lines().nth(1).unwrap();
+        assert!(row.starts_with("'=cmd"), "{row}");
+    }
 
     #[test]
     fn a_factor_is_printed_in_its_own_class() {

@@ -103,7 +103,8 @@ pub enum BundleError {
     },
     /// A stored value has the wrong type, is missing or is too large.
     #[error(
-        "the bundle's {table}.{column} (run {run} in the bundle) {problem}; nothing was imported"
+        "the bundle's {table}.{column} ({}) {problem}; nothing was imported",
+        bundle_row(table, *run)
     )]
     BadValue {
         /// Table.
@@ -144,6 +145,15 @@ pub enum BundleError {
 impl From<rusqlite::Error> for BundleError {
     fn from(e: rusqlite::Error) -> Self {
         BundleError::Store(StoreError::Sqlite(e))
+    }
+}
+
+/// The bundle row a [`BundleError::BadValue`] is in, in words.
+fn bundle_row(table: &str, id: i64) -> String {
+    match table {
+        "advice" => format!("advice {id} in the bundle"),
+        "experiments" => format!("the experiment of run or advice {id} in the bundle"),
+        _ => format!("run {id} in the bundle"),
     }
 }
 

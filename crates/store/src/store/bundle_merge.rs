@@ -105,18 +105,31 @@ fn columns_without(conn: &Connection, table: &str, skip: &[&str]) -> rusqlite::R
 impl Store {
     /// Merges `bundle` into this database in one transaction (see the module
     /// documentation): new runs get new ids; runs already present (same uuid) are skipped.
-    pub fn merge_bundle(&self, bundle: &Bundle) -> Result<MergeCounts, BundleError> {
+    /// `check_advice` is given each stored advice's JSON, its run ids already this
+    /// database's, and refuses what its reader could not show (its problem in words).
+    pub fn merge_bundle(
+        &self,
+        bundle: &Bundle,
+        check_advice: AdviceCheck<'_>,
+    ) -> Result<MergeCounts, BundleError> {
         let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
             .map_err(StoreError::from)?;
-        let counts = self.merge_in(&tx, bundle)?;
+        let counts = self.merge_in(&tx, bundle, check_advice)?;
         tx.commit().map_err(StoreError::from)?;
         Ok(counts)
     }
 
-    fn merge_in(&self, tx: &Transaction<'_>, bundle: &Bundle) -> Result<MergeCounts, BundleError> {
+    fn merge_in(
+        &self,
+        tx: &Transaction<'_>,
+        bundle: &Bundle,
+        check_advice: AdviceCheck<'_>,
+    ) -> Result<MergeCounts, BundleError> {
         let src = &bundle.conn;
         let run_cols = columns_without(tx, "runs", &["id"])?;
         let mut experiments: HashMap<i64, i64> = HashMap::new();
+        // Each bundle run's id here (new or already present), for the advice's run ids.
+        let mut run_ids: HashMap<i64, i64> = HashMap::new();
         let mut counts = MergeCounts::default();
         for run in bundle.run_ids()? {
             let uuid: Option<String> = src
@@ -131,8 +144,9 @@ impl Store {
             let present: Option<i64> = tx
                 .query_row("SELECT id FROM runs WHERE uuid = ?1", [&uuid], |r| r.get(0))
                 .optional()?;
-            if present.is_some() {
+            if let Some(local) = present {
                 counts.already_present += 1;
+                run_ids.insert(run, local);
                 continue;
             }
             let mut values = read_rows(src, &run_cols, "runs", "id = ?1", run, run)?
@@ -192,8 +206,13 @@ impl Store {
                 });
             }
             counts.new_ids.push(id);
+            run_ids.insert(run, id);
         }
-        merge_advice(tx, src, &mut experiments, &mut counts)?;
+        let ids = AdviceIds {
+            runs: &run_ids,
+            check: check_advice,
+        };
+        merge_advice(tx, src, &mut experiments, &mut counts, &ids)?;
         Ok(counts)
     }
 
@@ -257,14 +276,57 @@ impl Store {
     }
 }
 
+/// Checks a stored advice's JSON before it is stored (see [`Store::merge_bundle`]).
+pub type AdviceCheck<'a> = &'a dyn Fn(&serde_json::Value) -> Result<(), String>;
+
+/// What an advice's JSON is rewritten and checked with.
+struct AdviceIds<'a> {
+    /// Bundle run id → this database's.
+    runs: &'a HashMap<i64, i64>,
+    check: AdviceCheck<'a>,
+}
+
+/// Rewrites every `run_id` and `run_ids` in `value` from the bundle's run ids to this
+/// database's; the first id the bundle does not hold is the error.
+fn localize_run_ids(value: &mut serde_json::Value, runs: &HashMap<i64, i64>) -> Result<(), i64> {
+    use serde_json::Value as J;
+    let local = |v: &mut J| match v.as_i64() {
+        Some(id) => match runs.get(&id) {
+            Some(&l) => {
+                *v = J::from(l);
+                Ok(())
+            }
+            None => Err(id),
+        },
+        None if v.is_null() => Ok(()),
+        None => Err(-1),
+    };
+    match value {
+        J::Object(map) => {
+            for (key, v) in map.iter_mut() {
+                match (key.as_str(), v) {
+                    ("run_id", v) => local(v)?,
+                    ("run_ids", J::Array(ids)) => ids.iter_mut().try_for_each(local)?,
+                    (_, v) => localize_run_ids(v, runs)?,
+                }
+            }
+            Ok(())
+        }
+        J::Array(items) => items.iter_mut().try_for_each(|v| localize_run_ids(v, runs)),
+        _ => Ok(()),
+    }
+}
+
 /// Merges the bundle's stored advice (issue 35): matched by uuid (one already here is
 /// skipped), its experiment mapped as its runs' was, its target held to the rules of a run's,
-/// its JSON columns required to be JSON (what they say is read, and checked, when shown).
+/// its JSON columns required to be JSON, the advice's run ids made this database's (every
+/// run it cites must be in the bundle) and the advice checked by `mapping.check`.
 fn merge_advice(
     tx: &Transaction<'_>,
     src: &Connection,
     experiments: &mut HashMap<i64, i64>,
     counts: &mut MergeCounts,
+    mapping: &AdviceIds<'_>,
 ) -> Result<(), BundleError> {
     let cols = columns_without(tx, "advice", &["id"])?;
     let ids: Vec<i64> = {
@@ -307,12 +369,28 @@ fn merge_advice(
                 "fs_type" => {
                     sanitise(&mut values[i], MAX_TEXT_BYTES);
                 }
-                "inputs_json" | "advice_json" => {
+                "inputs_json" => {
                     let valid: bool =
                         tx.query_row("SELECT json_valid(?1)", [&values[i]], |r| r.get(0))?;
                     if !valid {
                         return Err(bad(&col.name, advice, "is not JSON"));
                     }
+                }
+                "advice_json" => {
+                    let Value::Text(text) = &values[i] else {
+                        return Err(bad(&col.name, advice, "is not JSON text"));
+                    };
+                    let mut json: serde_json::Value = serde_json::from_str(text)
+                        .map_err(|_| bad(&col.name, advice, "is not JSON"))?;
+                    localize_run_ids(&mut json, mapping.runs).map_err(|id| {
+                        let problem = match id {
+                            -1 => "holds a run id that is not a whole number".to_string(),
+                            id => format!("cites run {id}, which the bundle does not hold"),
+                        };
+                        bad(&col.name, advice, &problem)
+                    })?;
+                    (mapping.check)(&json).map_err(|why| bad(&col.name, advice, &why))?;
+                    values[i] = Value::Text(json.to_string());
                 }
                 "experiment_id" => {
                     if let Value::Integer(bundle_exp) = values[i] {

@@ -53,6 +53,7 @@ mod tests;
 pub use advice::{CrashVerdictRow, NewAdvice, StoredAdvice};
 pub use anchor::{AnchorError, anchor_dir, is_anchored, through_anchor};
 pub use bundle::{Bundle, BundleError, MAX_BUNDLE_VALUE_BYTES, MergeCounts, SQLITE_HEADER};
+pub use bundle_merge::AdviceCheck;
 pub use db_path::{Invoker, anchor_database, data_dir, user_data_dir};
 #[cfg(any(test, feature = "test-support"))]
 pub use open::race;
