@@ -294,7 +294,7 @@ fn write_out(advice: &Advice, args: &AdviseArgs) -> Result<(), CliError> {
     let files = report::advice_files(advice, out).map_err(output_error)?;
     report::write_report_files(&files, args.force).map_err(output_error)?;
     for (path, _) in &files {
-        errln!("wrote {}", path.display());
+        errln!("wrote {}", fsynclab::spec::shown_path(path));
     }
     Ok(())
 }

@@ -198,7 +198,7 @@ pub fn report(db: &Option<PathBuf>, args: ReportArgs) -> Result<u8, CliError> {
         let files = report::rank_files(&ranking, &name, &args.out, &title).map_err(output_error)?;
         report::write_report_files(&files, args.force).map_err(output_error)?;
         for (path, _) in &files {
-            errln!("wrote {}", path.display());
+            errln!("wrote {}", fsynclab::spec::shown_path(path));
         }
         return Ok(0);
     }
@@ -213,7 +213,7 @@ pub fn report(db: &Option<PathBuf>, args: ReportArgs) -> Result<u8, CliError> {
     let files = report::report_files(&comparison, &args.out, &title).map_err(output_error)?;
     report::write_report_files(&files, args.force).map_err(output_error)?;
     for (path, _) in &files {
-        errln!("wrote {}", path.display());
+        errln!("wrote {}", fsynclab::spec::shown_path(path));
     }
     Ok(0)
 }

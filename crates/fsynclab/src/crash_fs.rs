@@ -144,7 +144,7 @@ pub fn crash_fs(args: CrashFsArgs) -> Result<u8, CliError> {
                 "crash-test filesystem {name}: {} ({}) on a recording device, mounted at {}",
                 fs.as_str(),
                 spec::format_size(size),
-                device.mount_point().display()
+                fsynclab::spec::shown_path(&device.mount_point())
             );
             outln!(
                 "run in it with: sudo fsynclab run --crash-check --target {} ...",
@@ -184,7 +184,7 @@ pub fn crash_fs(args: CrashFsArgs) -> Result<u8, CliError> {
                     d.info.name,
                     d.info.fs.as_str(),
                     spec::format_size(d.info.size),
-                    d.mount_point.display(),
+                    fsynclab::spec::shown_path(&d.mount_point),
                     fsynclab::scratch::human_size(d.log_bytes),
                     state
                 );

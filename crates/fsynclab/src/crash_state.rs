@@ -50,7 +50,7 @@ pub fn crash_state_cmd(
     let built = built.map_err(|e| match e {
         CrashStateError::Image { path, source } => CliError::usage(anyhow!(
             "--out {}: {source} (give a new file's path)",
-            path.display()
+            fsynclab::spec::shown_path(&path)
         )),
         CrashStateError::Store(e) => CliError::from(e),
         CrashStateError::NoSuchCut(why) => {
@@ -60,7 +60,7 @@ pub fn crash_state_cmd(
         e => CliError::usage(e),
     })?;
     let s = &built.state;
-    let out = args.out.display();
+    let out = fsynclab::spec::shown_path(&args.out);
     outln!(
         "wrote run {}'s crash state to {out} ({}, sparse): the power cut before log entry {} of \
          {}, {} write(s) since the flush before it dropped",

@@ -190,7 +190,7 @@ pub(crate) fn crash_error(e: CrashTestError) -> CliError {
         CrashTestError::NotCrashFs(target) => {
             return CliError::usage(anyhow!(
                 "--target {}: not on a crash-test filesystem: make one with `fsynclab crash-fs create` and run in its directory (`fsynclab crash-fs list`)",
-                target.display()
+                fsynclab::spec::shown_path(target)
             ));
         }
         CrashTestError::Engine(fsynclab::engine::EngineError::Target(t)) => {
@@ -203,7 +203,7 @@ pub(crate) fn crash_error(e: CrashTestError) -> CliError {
         CrashTestError::OtherFilesystem { target, name } => {
             return CliError::usage(anyhow!(
                 "--target {}: on another filesystem mounted inside crash-test filesystem {name}: choose a directory of the crash-test filesystem itself",
-                target.display()
+                fsynclab::spec::shown_path(target)
             ));
         }
         CrashTestError::NotServing(name) => {

@@ -89,9 +89,9 @@ pub fn export(db: &Option<PathBuf>, args: ExportArgs) -> Result<u8, CliError> {
                 "wrote {} run{} to {} ({} bytes); import it with `fsynclab import {}`",
                 written.runs,
                 if written.runs == 1 { "" } else { "s" },
-                written.path.display(),
+                fsynclab::spec::shown_path(&written.path),
                 written.bytes,
-                written.path.display()
+                fsynclab::spec::shown_path(&written.path)
             );
             Ok(0)
         }
@@ -121,7 +121,7 @@ fn raw(
                 "wrote {} run{} to {}",
                 runs.len(),
                 if runs.len() == 1 { "" } else { "s" },
-                out.display()
+                fsynclab::spec::shown_path(out)
             );
         }
         None => out!("{}", String::from_utf8_lossy(&bytes)),

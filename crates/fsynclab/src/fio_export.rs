@@ -107,7 +107,7 @@ pub fn export_fio_job(db: &Option<PathBuf>, args: ExportFioArgs) -> Result<u8, C
                 return Err(CliError::usage(anyhow!(
                     "{}: the run was on the device {}; its job writes there: drop --target",
                     source.flag,
-                    node.display()
+                    fsynclab::spec::shown_path(node)
                 )));
             }
             export_device_job_noted(&source.spec, &job, node, *offset, &notes)
@@ -124,7 +124,7 @@ pub fn export_fio_job(db: &Option<PathBuf>, args: ExportFioArgs) -> Result<u8, C
             let files = [(path.clone(), text.into_bytes())];
             fsynclab::report::write_report_files(&files, args.force)
                 .map_err(|e| CliError::usage_if(e.is_usage(), e))?;
-            errln!("wrote {}", path.display());
+            errln!("wrote {}", fsynclab::spec::shown_path(path));
         }
     }
     Ok(0)

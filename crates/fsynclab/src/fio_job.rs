@@ -36,7 +36,7 @@ impl JobLaunch {
                 code: error.code,
                 error: error.error.context(format!(
                     "{}, job [{}]: the target is the job's directory= (line {line}); fix it there or give --target DIR",
-                    path.display(),
+                    fsynclab::spec::shown_path(path),
                     self.name
                 )),
             },
@@ -50,12 +50,12 @@ fn plan(args: &RunArgs, path: &Path) -> Result<Vec<JobLaunch>, CliError> {
     let text = job::read_job_file(path).map_err(CliError::usage)?;
     let env = |name: &str| std::env::var(name).ok();
     let file = job::parse_job_file(&text, &env)
-        .map_err(|e| CliError::usage(anyhow!("{}: {e}", path.display())))?;
+        .map_err(|e| CliError::usage(anyhow!("{}: {e}", fsynclab::spec::shown_path(path))))?;
     let jobs: Vec<&FioJob> = match &args.job {
         Some(name) => vec![file.job(name).ok_or_else(|| {
             CliError::usage(anyhow!(
                 "--job {name}: {} has no job of that name; its jobs: {}",
-                path.display(),
+                fsynclab::spec::shown_path(path),
                 file.names().join(", ")
             ))
         })?],
@@ -64,7 +64,7 @@ fn plan(args: &RunArgs, path: &Path) -> Result<Vec<JobLaunch>, CliError> {
     if jobs.len() > 1 {
         errln!(
             "note: {} has {} jobs ({}); fio runs them at the same time (unless stonewall), fsynclab runs them one after another, one run each (--job NAME picks one)",
-            path.display(),
+            fsynclab::spec::shown_path(path),
             jobs.len(),
             file.names().join(", ")
         );
@@ -73,7 +73,11 @@ fn plan(args: &RunArgs, path: &Path) -> Result<Vec<JobLaunch>, CliError> {
     let mut out = Vec::with_capacity(jobs.len());
     for fio_job in jobs {
         let translated = job::options_to_spec(&fio_job.options, args.strict).map_err(|e| {
-            CliError::usage(anyhow!("{}, job [{}]: {e}", path.display(), fio_job.name))
+            CliError::usage(anyhow!(
+                "{}, job [{}]: {e}",
+                fsynclab::spec::shown_path(path),
+                fio_job.name
+            ))
         })?;
         for warning in &translated.warnings {
             errln!(
@@ -110,7 +114,7 @@ fn launch_of(
         (None, None, None) => {
             return Err(CliError::usage(anyhow!(
                 "{}, job [{}]: no directory to run in: the job has no directory= and --target is not given; add one of them",
-                path.display(),
+                fsynclab::spec::shown_path(path),
                 fio_job.name
             )));
         }
@@ -131,7 +135,7 @@ fn launch_of(
     if translated.device.is_some() && args.target.is_some() {
         return Err(CliError::usage(anyhow!(
             "{}, job [{}]: the job runs on the device its filename= names; drop --target",
-            path.display(),
+            fsynclab::spec::shown_path(path),
             fio_job.name
         )));
     }
@@ -145,7 +149,7 @@ fn launch_of(
     if device.is_none() && args.device.destroy_data_on.is_some() {
         return Err(CliError::usage(anyhow!(
             "{}, job [{}]: --destroy-data-on confirms a device run, and the job has no filename=/dev/...; drop it",
-            path.display(),
+            fsynclab::spec::shown_path(path),
             fio_job.name
         )));
     }
@@ -196,7 +200,7 @@ pub(super) fn execute(db: &Option<PathBuf>, args: &RunArgs) -> Result<u8, CliErr
     lab::check_devices(&store, &launches).map_err(|e| match e {
         lab::LabError::Engine(fsynclab::engine::EngineError::Spec(s)) => CliError::usage(anyhow!(
             "{}: {}",
-            path.display(),
+            fsynclab::spec::shown_path(path),
             fsynclab::spec::Worded::worded(&s, &job::FioNames)
         )),
         e => super::launch::lab_error(e),
@@ -210,7 +214,7 @@ pub(super) fn execute(db: &Option<PathBuf>, args: &RunArgs) -> Result<u8, CliErr
     // Single runs of several jobs go into one experiment; repeats and sweeps make one
     // experiment per job, as a preset's series makes one per variant.
     if super::run::repeat_of(args) == 1 && args.sweep.is_none() {
-        let name = format!("fio job file {}", path.display());
+        let name = format!("fio job file {}", fsynclab::spec::shown_path(path));
         let experiment = store.create_experiment(&name)?;
         for job in &mut jobs {
             let mut request = job.launch.launch().request().clone();

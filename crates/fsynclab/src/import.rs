@@ -95,7 +95,7 @@ pub fn import(db: &Option<PathBuf>, args: ImportArgs) -> Result<u8, CliError> {
         return Err(CliError::usage(anyhow::anyhow!(
             "--label, --tag and --force apply to fio output; a bundle ({}) keeps its runs' \
              labels and tags and never imports a run twice: leave those flags out",
-            bundles[0].display()
+            fsynclab::spec::shown_path(&bundles[0])
         )));
     }
     // Every file is read and checked before anything is stored.
@@ -122,7 +122,7 @@ pub fn import(db: &Option<PathBuf>, args: ImportArgs) -> Result<u8, CliError> {
         let ids: Vec<String> = counts.new_ids.iter().map(i64::to_string).collect();
         outln!(
             "{}: {}{}",
-            path.display(),
+            fsynclab::spec::shown_path(path),
             merge_summary(&counts),
             if ids.is_empty() {
                 String::new()

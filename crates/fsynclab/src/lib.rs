@@ -323,12 +323,12 @@ fn clean(db: &Option<PathBuf>) -> Result<u8, CliError> {
     };
     let outcome = fsynclab::lab::clean_run_dirs(&store)?;
     for path in &outcome.removed {
-        outln!("removed {}", path.display());
+        outln!("removed {}", fsynclab::spec::shown_path(path));
     }
     for (path, why) in &outcome.skipped {
         errln!(
             "left {}: {}",
-            path.display(),
+            fsynclab::spec::shown_path(path),
             fsynclab::words::cleanup::clean_refusal_text(why, &crate::names::CliNames)
         );
     }

@@ -14,13 +14,19 @@ pub fn run_dir_line(dir: &fsynclab::store::RunDir, running: bool) -> Option<Stri
     let path = dir.path();
     std::fs::symlink_metadata(&path).ok()?;
     Some(if dir.keep_files {
-        format!("directory {} (files kept with --keep)", path.display())
+        format!(
+            "directory {} (files kept with --keep)",
+            fsynclab::spec::shown_path(&path)
+        )
     } else if running {
-        format!("directory {} (in use by the run)", path.display())
+        format!(
+            "directory {} (in use by the run)",
+            fsynclab::spec::shown_path(&path)
+        )
     } else {
         format!(
             "directory {} is still there; `fsynclab clean` removes it",
-            path.display()
+            fsynclab::spec::shown_path(&path)
         )
     })
 }

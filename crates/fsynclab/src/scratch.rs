@@ -183,8 +183,8 @@ pub fn scratch(db: &Option<PathBuf>, args: ScratchArgs) -> Result<u8, CliError> 
                     recipe.name,
                     recipe.fs.as_str(),
                     recipe.device,
-                    recipe.mount_point.display(),
-                    recipe.mount_point.display()
+                    fsynclab::spec::shown_path(&recipe.mount_point),
+                    fsynclab::spec::shown_path(&recipe.mount_point)
                 );
             }
         }
@@ -217,7 +217,7 @@ pub fn scratch(db: &Option<PathBuf>, args: ScratchArgs) -> Result<u8, CliError> 
                         } else {
                             &r.mkfs_opts
                         },
-                        r.mount_point.display(),
+                        fsynclab::spec::shown_path(&r.mount_point),
                         if s.mounted { "" } else { "  (NOT MOUNTED)" }
                     );
                 }

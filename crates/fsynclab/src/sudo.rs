@@ -46,5 +46,9 @@ pub fn after_command(db: &Option<PathBuf>) {
             Err(_) => return,
         },
     };
-    errln!("database: {} (sudo: {}'s)", path.display(), user.name);
+    errln!(
+        "database: {} (sudo: {}'s)",
+        fsynclab::spec::shown_path(&path),
+        user.name
+    );
 }

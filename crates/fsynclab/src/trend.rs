@@ -97,7 +97,7 @@ pub fn trend(db: &Option<PathBuf>, args: TrendArgs) -> Result<u8, CliError> {
         let files = report::trend_files(&trend, &of.join(", "), out).map_err(output_error)?;
         report::write_report_files(&files, args.force).map_err(output_error)?;
         for (path, _) in &files {
-            errln!("wrote {}", path.display());
+            errln!("wrote {}", fsynclab::spec::shown_path(path));
         }
     } else if args.json {
         super::launch::print_json(&report::trend_json(&trend))?;

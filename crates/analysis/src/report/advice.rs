@@ -7,26 +7,13 @@ use std::fmt::Write as _;
 use serde_json::{Value, json};
 
 use crate::analysis::{
-    Advice, AdvicePoint, BUSY_ABOVE, ImplausibleSync, OVERLAPPING_BELOW, RatioCi, SERIALIZED_ABOVE,
+    Advice, AdvicePoint, BUSY_ABOVE, ImplausibleSync, OVERLAPPING_BELOW, SERIALIZED_ABOVE,
     SyncClass, SyncFit, WaitNote, writer_count,
 };
 
-use super::advice_reason::evidence_text;
 pub use super::advice_reason::reason;
-use super::units::fmt_ns;
+use super::advice_reason::{ci, evidence_text, us};
 use crate::spec::format_size as fmt_size;
-
-/// A latency given in µs, in the unit that reads best.
-pub(super) fn us(v: f64) -> String {
-    fmt_ns(v * 1e3)
-}
-
-pub(super) fn ci(r: &RatioCi) -> String {
-    match r.ci95 {
-        Some((lo, hi)) => format!("{:.2}× [{lo:.2}, {hi:.2}]", r.ratio),
-        None => format!("{:.2}× (no interval: too few runs)", r.ratio),
-    }
-}
 
 /// A point's durability in words.
 pub fn durability_text(p: &AdvicePoint) -> &'static str {
@@ -181,7 +168,7 @@ pub fn advice_text(advice: &Advice) -> String {
     let _ = writeln!(
         out,
         "Commit advice for {} ({fs}){}",
-        advice.target,
+        crate::spec::shown_path(std::path::Path::new(&advice.target)),
         if advice.quick { ", quick" } else { "" }
     );
     if let Some(why) = &advice.stopped {

@@ -6,7 +6,20 @@ use std::fmt::Write as _;
 
 use crate::analysis::{Advice, RatioCi, Recommendation, RecommendedAt, writer_count};
 
-use super::advice::{ci, us};
+use super::units::fmt_ns;
+
+/// A latency given in µs, in the unit that reads best.
+pub(super) fn us(v: f64) -> String {
+    fmt_ns(v * 1e3)
+}
+
+/// A ratio with its 95 % interval, or said to have none.
+pub(super) fn ci(r: &RatioCi) -> String {
+    match r.ci95 {
+        Some((lo, hi)) => format!("{:.2}× [{lo:.2}, {hi:.2}]", r.ratio),
+        None => format!("{:.2}× (no interval: too few runs)", r.ratio),
+    }
+}
 
 /// Why the advice says what it says at one writer count, with its numbers.
 pub fn reason(advice: &Advice, at: &RecommendedAt) -> String {

@@ -37,7 +37,7 @@ pub fn where_line(system: &SystemInfo) -> String {
     if let Some(raw) = &system.raw_device {
         return raw_device_line(raw);
     }
-    let mut line = system.target.display().to_string();
+    let mut line = crate::spec::shown_path(&system.target);
     if let Some(m) = &system.mount {
         let _ = write!(
             line,
@@ -53,7 +53,7 @@ fn raw_device_line(raw: &crate::probe::RawDevice) -> String {
     use crate::spec::format_size;
     let mut line = format!(
         "raw device {} (no filesystem) · bytes {}–{} of {}",
-        raw.node.display(),
+        crate::spec::shown_path(&raw.node),
         format_size(raw.offset),
         format_size(raw.offset.saturating_add(raw.length)),
         format_size(raw.size_bytes)

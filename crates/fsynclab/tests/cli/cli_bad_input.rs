@@ -62,6 +62,46 @@ fn a_newline_in_a_path_does_not_start_a_line() {
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
         assert!(err.contains("\\n"), "{err}");
     }
+    // A target whose name has a newline: measured, then shown and exported with it escaped.
+    let odd = lab.dir.path().join("a\nFAKE: line");
+    std::fs::create_dir(&odd).unwrap();
+    let out = lab
+        .cmd()
+        .args([
+            "run",
+            "--quiet",
+            "--duration",
+            "0.1",
+            "--file-size",
+            "64k",
+            "--target",
+        ])
+        .arg(&odd)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let show = lab.cmd().args(["show", "1"]).output().unwrap();
+    let text = String::from_utf8_lossy(&show.stdout);
+    assert!(!text.lines().any(|l| l.starts_with("FAKE")), "{text}");
+    assert!(text.contains("a\\nFAKE: line"), "{text}");
+    let file = lab.dir.path().join("x\ny.json");
+    let out = lab
+        .cmd()
+        .args(["export", "--all", "--format", "json", "--out"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let said =
+        String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains("x\\ny.json") && !said.lines().any(|l| l.starts_with("y.json")),
+        "{said}"
+    );
 }
 
 /// A negative number is the option's value, refused by the option's own check (clap alone
