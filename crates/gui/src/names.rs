@@ -86,6 +86,44 @@ pub fn words(error: &(dyn Error + 'static)) -> String {
     fsynclab::lab::worded_error(error, &GuiLabels)
 }
 
+/// The Advisor tab's names: its own directory field is "Directory to measure"; every other
+/// setting as [`GuiLabels`] names it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AdvisorLabels;
+
+/// The label of the Advisor tab's directory field.
+pub const ADVISOR_DIRECTORY: &str = "Directory to measure";
+
+impl SettingNames for AdvisorLabels {
+    fn name(&self, setting: Setting, value: Option<&str>) -> String {
+        match (setting, value) {
+            (Setting::Target, Some(v)) => format!("\"{ADVISOR_DIRECTORY}\" = {v}"),
+            (Setting::Target, None) => format!("\"{ADVISOR_DIRECTORY}\""),
+            _ => GuiLabels.name(setting, value),
+        }
+    }
+
+    fn subject(&self, setting: Setting) -> String {
+        match setting {
+            Setting::Target => ADVISOR_DIRECTORY.to_string(),
+            _ => GuiLabels.subject(setting),
+        }
+    }
+
+    fn make_scratch(&self) -> String {
+        GuiLabels.make_scratch()
+    }
+
+    fn action(&self, action: Action<'_>) -> String {
+        GuiLabels.action(action)
+    }
+}
+
+/// A library error as the Advisor tab says it (see [`AdvisorLabels`]).
+pub fn advisor_words(error: &(dyn Error + 'static)) -> String {
+    fsynclab::lab::worded_error(error, &AdvisorLabels)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -33,6 +33,8 @@ struct Running {
     task: Task<Result<(i64, Advice), String>>,
     updates: Receiver<Update>,
     cancel: CancelToken,
+    /// The answer shown before Start: shown again when this one is refused before any run.
+    previous: Option<(i64, Advice)>,
 }
 
 /// The Advisor tab's state.
@@ -60,6 +62,8 @@ pub struct AdvisorPanel {
     error: Option<String>,
     export_path: String,
     export_message: Option<(String, bool)>,
+    /// Export over an existing file ("Replace existing files", as History's and Compare's).
+    export_replace: bool,
 }
 
 impl AdvisorPanel {
@@ -76,6 +80,8 @@ impl AdvisorPanel {
     /// Draws the tab.
     pub fn ui(&mut self, ui: &mut Ui, cx: &mut Cx) {
         egui::ScrollArea::vertical()
+            // Each tab its own scroll position (one id would be shared by every tab's area).
+            .id_salt("advisor-scroll")
             .auto_shrink([false, false])
             .show(ui, |ui| {
                 ui.heading("Advisor: which way of committing is fastest here, proven safe");
@@ -132,8 +138,15 @@ impl AdvisorPanel {
         let Some(end) = end else {
             return;
         };
-        self.running = None;
+        let previous = self.running.take().and_then(|r| r.previous);
         cx.cache.runs_stale = true;
+        // Refused before any run (a missing directory, a budget no plan can meet): the
+        // answer shown before stays, under the error.
+        let refused_early = self.progress.is_none() && !matches!(end, Ok(Ok(_)));
+        if refused_early && let Some((id, advice)) = previous {
+            self.points = advice.points.clone();
+            self.outcome = Some((id, advice));
+        }
         match end {
             Ok(Ok((id, advice))) => {
                 self.points = advice.points.clone();
@@ -172,7 +185,7 @@ impl AdvisorPanel {
                     ui.end_row();
                     return;
                 }
-                let label = ui.label("Directory to measure");
+                let label = ui.label(crate::names::ADVISOR_DIRECTORY);
                 ui.add(
                     TextEdit::singleline(&mut self.target)
                         .desired_width(360.0)
@@ -194,7 +207,7 @@ impl AdvisorPanel {
                 });
                 ui.end_row();
                 ui.label("Plan");
-                ui.checkbox(&mut self.quick, "Quick (about a minute; else about 4)");
+                ui.checkbox(&mut self.quick, "Quick (about a minute; else about 4 minutes)");
                 ui.end_row();
                 ui.label("Log");
                 ui.horizontal(|ui| {
@@ -281,7 +294,7 @@ impl AdvisorPanel {
                 });
                 repaint.request_repaint();
             })
-            .map_err(|e| crate::names::words(&e))?;
+            .map_err(|e| crate::names::advisor_words(&e))?;
             Ok((outcome.advice_id, outcome.advice))
         });
         match spawned {
@@ -290,10 +303,10 @@ impl AdvisorPanel {
                     task,
                     updates: rx,
                     cancel,
+                    previous: self.outcome.take(),
                 });
                 self.progress = None;
                 self.points.clear();
-                self.outcome = None;
                 self.error = None;
                 self.export_message = None;
             }
@@ -432,8 +445,10 @@ impl AdvisorPanel {
             ui.add(TextEdit::singleline(&mut self.export_path).desired_width(300.0))
                 .labelled_by(label.id);
             if ui.button("Export report").clicked() {
-                self.export_message = Some(export(advice, &self.export_path));
+                self.export_message = Some(export(advice, &self.export_path, self.export_replace));
             }
+            ui.checkbox(&mut self.export_replace, "Replace existing files")
+                .on_hover_text("a file (or link) at the path is replaced, never written through");
         });
         super::message_line(ui, self.export_message.as_ref());
     }
@@ -471,12 +486,14 @@ const PALETTE: [Color32; 8] = [
 ];
 
 /// Writes the answer by the file's extension (.png, .svg, .md with its PNG beside it,
-/// .json, .csv), never through a link and never over an existing file; (what happened, is
-/// it an error).
-fn export(advice: &Advice, path: &str) -> (String, bool) {
+/// .json, .csv), never through a link, over an existing file only when `replace`; (what
+/// happened, with the files' full paths; is it an error).
+fn export(advice: &Advice, path: &str, replace: bool) -> (String, bool) {
     let path = super::path_dialog::expand_home(path.trim());
+    // Said in full: a relative name is written in the window's working directory.
+    let path = std::path::absolute(&path).unwrap_or(path);
     let written = report::advice_files(advice, &path)
-        .and_then(|files| report::write_report_files(&files, false).map(|()| files));
+        .and_then(|files| report::write_report_files(&files, replace).map(|()| files));
     match written {
         Ok(files) => {
             let names: Vec<String> = files.iter().map(|(p, _)| p.display().to_string()).collect();

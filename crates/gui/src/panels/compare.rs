@@ -374,6 +374,8 @@ impl ComparePanel {
         let styles = side_styles(ui.visuals().dark_mode);
         let labels = distinct_labels(cx);
         egui::ScrollArea::vertical()
+            // Each tab its own scroll position (one id would be shared by every tab's area).
+            .id_salt("compare-scroll")
             .auto_shrink(false)
             .show(ui, |ui| {
                 ui.heading("Compare");

@@ -75,6 +75,8 @@ impl FleetPanel {
             }
         }
         egui::ScrollArea::vertical()
+            // Each tab its own scroll position (one id would be shared by every tab's area).
+            .id_salt("fleet-scroll")
             .auto_shrink([false, false])
             .show(ui, |ui| {
                 ui.heading("Fleet: one fio job on many machines");

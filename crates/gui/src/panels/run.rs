@@ -81,6 +81,8 @@ impl RunPanel {
         }
 
         egui::ScrollArea::vertical()
+            // Each tab its own scroll position (one id would be shared by every tab's area).
+            .id_salt("run-scroll")
             .auto_shrink([false, false])
             .show(ui, |ui| {
                 self.header(ui, cx);

@@ -192,6 +192,8 @@ impl SetupPanel {
         self.start_strip(ui, cx);
         ui.separator();
         egui::ScrollArea::vertical()
+            // Each tab its own scroll position (one id would be shared by every tab's area).
+            .id_salt("setup-scroll")
             .auto_shrink([false, false])
             .show(ui, |ui| {
                 ui.columns(2, |columns| {

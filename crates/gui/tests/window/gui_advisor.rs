@@ -1,7 +1,9 @@
 //! The Advisor tab driven headless with egui_kittest: a budget that does not read keeps
 //! Start off and is said under the field; a small plan runs for real on a temp directory,
 //! the frontier and the recommendation appear with the report's own sentence, the advice is
-//! stored, and Export report writes Markdown once (never over an existing file).
+//! stored, and Export report writes Markdown once (over an existing file only with Replace
+//! existing files); a directory that is not there is refused by the tab's own field name,
+//! the answer shown before kept.
 
 use crate::gui_common;
 
@@ -125,4 +127,30 @@ fn an_advice_runs_from_the_tab_and_its_answer_is_shown_stored_and_exported() {
         shows(&h, "exists"),
         "a second export must not replace the file"
     );
+    // ...unless asked, with the tab's own "Replace existing files" (the refusal names it).
+    h.get_by_label("Replace existing files").click();
+    h.get_by_label("Export report").click();
+    h.run_steps(3);
+    // Said with the files' full paths.
+    assert!(shows(&h, &format!(" and {}", report.display())));
+
+    // A directory that is not there: refused by this tab's name for the field, and the
+    // answer shown before stays.
+    retype(
+        &mut h,
+        "Directory to measure",
+        dir.path().join("gone").to_str().unwrap(),
+    );
+    h.get_by_label("Start advice").click();
+    step_until(&mut h, "the refusal", Duration::from_secs(30), |h| {
+        !h.state().advisor.is_running() && h.state().advisor.error().is_some()
+    });
+    h.run_steps(3);
+    let error = h.state().advisor.error().unwrap().to_string();
+    assert!(
+        error.contains("\"Directory to measure\"") && !error.contains("Target directory"),
+        "{error}"
+    );
+    assert_eq!(h.state().advisor.outcome.as_ref().map(|o| o.0), Some(id));
+    assert!(shows(&h, &format!("The whole answer (advice {id})")));
 }
