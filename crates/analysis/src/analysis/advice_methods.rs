@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::advice::median;
-use super::ratio::{RatioCi, ratio_test};
+use super::ratio::{MIN_RUNS, RatioCi, ratio_test};
 
 /// The method that syncs a file with nothing written since its last sync (an empty
 /// fsync): its figures are syncs per second and sync latency, not durable writes.
@@ -63,10 +63,13 @@ pub(super) fn method_costs(runs: &[MethodRun]) -> Vec<MethodCost> {
     let of = |name: &str| -> Vec<&MethodRun> { runs.iter().filter(|r| r.method == name).collect() };
     let rates = |name: &str| -> Vec<f64> { of(name).iter().map(|r| r.per_sec).collect() };
     let base = rates("fdatasync");
+    // An interval only on MIN_RUNS runs a side or more, as every comparison of the lab:
+    // two runs each give one as wide as [0.00, 40] that says nothing.
     let ratio = |base: &[f64], these: &[f64]| {
+        let enough = base.len().min(these.len()) >= MIN_RUNS;
         ratio_test(base, these).map(|r| RatioCi {
             ratio: r.ratio,
-            ci95: r.ci95,
+            ci95: r.ci95.filter(|_| enough),
         })
     };
     names

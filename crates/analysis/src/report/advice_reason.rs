@@ -17,7 +17,7 @@ pub(super) fn us(v: f64) -> String {
 pub(super) fn ci(r: &RatioCi) -> String {
     match r.ci95 {
         Some((lo, hi)) => format!("{:.2}× [{lo:.2}, {hi:.2}]", r.ratio),
-        None => format!("{:.2}× (no interval: too few runs)", r.ratio),
+        None => format!("{:.2}× (no interval: fewer than 3 runs a side)", r.ratio),
     }
 }
 
