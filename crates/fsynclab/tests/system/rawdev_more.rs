@@ -226,4 +226,7 @@ fn loop_devices_are_followed_by_their_numbers_down_to_what_is_mounted() {
     refused(&slash, &slash, &[], &blank_image, "not written plainly");
     let double = format!("/{blank}");
     refused(&double, &double, &[], &blank_image, "not written plainly");
+    // `..` is not resolved for the user (through a link it is not the lexical parent).
+    let dotdot = format!("/dev/..{blank}");
+    refused(&dotdot, &dotdot, &[], &blank_image, "has `..` in it");
 }

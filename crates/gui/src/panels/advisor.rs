@@ -207,7 +207,10 @@ impl AdvisorPanel {
                 });
                 ui.end_row();
                 ui.label("Plan");
-                ui.checkbox(&mut self.quick, "Quick (about a minute; else about 4 minutes)");
+                ui.checkbox(
+                    &mut self.quick,
+                    "Quick (about a minute; else about 4 minutes)",
+                );
                 ui.end_row();
                 ui.label("Log");
                 ui.horizontal(|ui| {

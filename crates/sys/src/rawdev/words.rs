@@ -109,6 +109,18 @@ impl Worded for RawDeviceError {
                 loops.join(", "),
                 if loops.len() == 1 { "it" } else { "them" }
             ),
+            // `..` is left to the user (through a link it is not the lexical parent).
+            RawDeviceError::NotPlain { device, plain }
+                if plain.as_os_str() == device.as_os_str() =>
+            {
+                format!(
+                    "{} has `..` in it: give {} the device's own path without `..` (/dev/NAME), \
+                 and the same to {}",
+                    shown_path(device),
+                    names.name(Setting::Device, None),
+                    names.name(Setting::DestroyDataOn, None)
+                )
+            }
             RawDeviceError::NotPlain { device, plain } => format!(
                 "{} is not written plainly: give {} (and the same to {}), with no `//`, `.`, \
                  `..` or trailing `/`",
