@@ -113,10 +113,11 @@ pub fn runs_table(rows: &[RunRow], width: ListWidth) -> String {
             pad(&cut_middle(&kernel(r), w_kernel), w_kernel),
             pad(&cut_middle(&fs(r), w_fs), w_fs),
             if measured { iops_cell(r) } else { "-".into() },
-            r.mib_per_sec
-                .filter(|_| measured)
-                .map(fmt_bytes_per_sec)
-                .unwrap_or_else(|| "-".into()),
+            match r.mib_per_sec {
+                Some(_) if measured && r.writes == Some(0) => "—".into(),
+                Some(v) if measured => fmt_bytes_per_sec(v),
+                _ => "-".into(),
+            },
             match r.sync_p99_ns {
                 Some(n) if measured => fmt_ns(n as f64),
                 // Finished without syncs: O_SYNC/O_DSYNC writes or no sync at all.
@@ -149,6 +150,8 @@ fn pad(text: &str, width: usize) -> String {
 /// IOPS of a run; for one that stored no result (killed), `~N` from what it streamed.
 fn iops_cell(r: &RunRow) -> String {
     match (r.iops, r.progress_t_ms, r.progress_writes) {
+        // A sync-only run writes nothing: no write rate, not a rate of 0.
+        (Some(_), ..) if r.writes == Some(0) => "—".into(),
         (Some(iops), ..) => format!("{iops:.0}"),
         (None, Some(t_ms), Some(writes)) if t_ms > 0 => {
             format!("~{:.0}", writes as f64 * 1000.0 / t_ms as f64)

@@ -1,5 +1,6 @@
 //! `fsynclab list` on what a bundle import can store: a label far longer than `run --label`
-//! accepts must list in full with `--wide`, not panic (issue 31).
+//! accepts must list in full with `--wide`, not panic (issue 31); a run that writes nothing
+//! lists no write rate.
 
 use crate::common::Lab;
 use assert_cmd::prelude::*;
@@ -124,4 +125,17 @@ fn a_run_leaves_the_kernel_command_line_to_show() {
     if std::fs::read_to_string("/proc/cmdline").is_ok_and(|c| !c.trim().is_empty()) {
         assert!(shown.lines().any(|l| l.starts_with("cmdline")), "{shown}");
     }
+}
+
+/// A sync-only run writes nothing: its IOPS and throughput cells say "—", not a rate of 0.
+#[test]
+fn a_run_that_writes_nothing_lists_no_write_rate() {
+    let lab = Lab::new();
+    lab.run_json(&["--sync-only", "--duration", "0.1", "--file-size", "64k"]);
+    let out = lab.cmd().arg("list").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let row = text.lines().nth(1).expect("a row");
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    // id, date, time, status, label, preset, kernel, fs, IOPS, throughput...
+    assert_eq!(cells.get(8..10), Some(&["—", "—"][..]), "{row}");
 }

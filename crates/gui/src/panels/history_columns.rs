@@ -184,6 +184,8 @@ impl Col {
             },
             Col::Threads => run.threads.map_or("—".into(), |t| t.to_string()),
             Col::Sync => or_dash(&run.sync),
+            // A sync-only run writes nothing: no write rate, not a rate of 0.
+            Col::Iops | Col::MibPerSec if run.writes == Some(0) => "—".into(),
             Col::Iops => run.iops.map_or("—".into(), |v| format!("{v:.0}")),
             Col::MibPerSec => run.mib_per_sec.map_or("—".into(), |v| format!("{v:.2}")),
             Col::SyncP99 => run.sync_p99_ns.map_or("—".into(), |v| fmt_ns(v as f64)),
