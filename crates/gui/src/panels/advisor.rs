@@ -357,7 +357,13 @@ impl AdvisorPanel {
             }
         }
         let line_color = ui.visuals().strong_text_color();
-        ui.label(RichText::new(format!("Frontier at {writers} writers")).strong());
+        ui.label(
+            RichText::new(format!(
+                "Frontier at {}",
+                fsynclab::analysis::writer_count(writers)
+            ))
+            .strong(),
+        );
         Plot::new("advisor-frontier")
             .height(280.0)
             .x_axis_label("commit p99, ms")

@@ -15,7 +15,7 @@ use crate::report::advice::{reason, sync_class_text};
 /// Page width, px.
 const WIDTH: u32 = 1600;
 /// Height of the title block, of the charts, of one table line, px.
-const TITLE_H: u32 = 150;
+const TITLE_H: u32 = 176;
 const CHART_H: u32 = 560;
 const LINE_H: u32 = 26;
 
@@ -61,37 +61,43 @@ where
         )
     } else {
         format!(
-            "Recommended at {} writers: {}",
-            a.recommended.writers,
+            "Recommended at {}: {}",
+            crate::analysis::writer_count(a.recommended.writers),
             reason(a, &a.recommended)
         )
     };
     let body = s.sans(17.0);
     let mut y = s.i(58.0);
+    // Every warning is said (two lines at most); a recommendation on syncs that cannot be
+    // durable is not drawn in the colour of a good answer.
+    let mut warnings = Vec::new();
+    let implausible = a.implausible_sync();
+    if let Some(why) = &implausible {
+        warnings.push(format!(
+            "IMPLAUSIBLY FAST SYNC: {}",
+            crate::report::advice::implausible_text(why)
+        ));
+    }
+    if let Some(busy) = crate::report::advice::busy_text(a) {
+        warnings.push(format!("THE MACHINE WAS BUSY: {busy}"));
+    }
+    if let Some(why) = &a.stopped {
+        warnings.push(format!(
+            "Stopped early ({why}): judged on the runs made until then"
+        ));
+    }
+    let colour = if implausible.is_some() { INK } else { GOOD };
     for line in super::style::wrap_words(&sentence, &body, width, 2) {
         title
-            .draw_text(&line, &body.color(&GOOD), (x0, y))
+            .draw_text(&line, &body.color(&colour), (x0, y))
             .map_err(|e| part("title", e))?;
         y += s.i(24.0);
     }
-    if let Some(why) = a.implausible_sync() {
-        let line = format!(
-            "IMPLAUSIBLY FAST SYNC: {}",
-            crate::report::advice::implausible_text(&why)
-        );
+    for line in super::style::wrap_words(&warnings.join(" · "), &body, width, 2) {
         title
-            .draw_text(&fit(&line, &body, width), &body.color(&ALERT), (x0, y))
+            .draw_text(&line, &body.color(&ALERT), (x0, y))
             .map_err(|e| part("title", e))?;
-    } else if let Some(busy) = crate::report::advice::busy_text(a) {
-        let line = format!("THE MACHINE WAS BUSY: {busy}");
-        title
-            .draw_text(&fit(&line, &body, width), &body.color(&ALERT), (x0, y))
-            .map_err(|e| part("title", e))?;
-    } else if let Some(why) = &a.stopped {
-        let line = format!("Stopped early ({why}): judged on the runs made until then");
-        title
-            .draw_text(&fit(&line, &body, width), &body.color(&ALERT), (x0, y))
-            .map_err(|e| part("title", e))?;
+        y += s.i(24.0);
     }
     let (charts, table) = rest.split_vertically(CHART_H);
     let mono = s.mono(15.0);
@@ -221,7 +227,7 @@ where
     let y_top = at.iter().map(|v| v.2).fold(0.0, f64::max).max(1e-6) * 1.15;
     let mut chart = ChartBuilder::on(area)
         .caption(
-            format!("Frontier at {writers} writers"),
+            format!("Frontier at {}", crate::analysis::writer_count(writers)),
             s.sans(20.0).color(&INK),
         )
         .margin(s.i(16.0))
@@ -297,6 +303,10 @@ where
         .min(1e9)
         / 1.5;
     let l_hi = all.iter().map(|v| v.1).fold(0.0, f64::max).max(l_lo * 2.0) * 1.5;
+    // From a power of ten to a power of ten: a log axis within one decade (tmpfs's fsyncs
+    // of 0.2–1 µs) would otherwise have no tick to label.
+    let l_lo = 10f64.powf(l_lo.max(1e-3).log10().floor()) / 1.2;
+    let l_hi = 10f64.powf(l_hi.log10().ceil()).max(l_lo * 12.0) * 1.2;
     let mut chart = ChartBuilder::on(area)
         .caption(
             "Sync parallelism: per-fsync p50 against k",
@@ -305,7 +315,7 @@ where
         .margin(s.i(16.0))
         .x_label_area_size(s.i(48.0))
         .y_label_area_size(s.i(80.0))
-        .build_cartesian_2d((0.8..k_top).log_scale(), (l_lo.max(1e-3)..l_hi).log_scale())?;
+        .build_cartesian_2d((0.8..k_top).log_scale(), (l_lo..l_hi).log_scale())?;
     chart
         .configure_mesh()
         .x_desc("k threads fsyncing")
