@@ -63,6 +63,14 @@ pub enum OutputError {
         /// The directory it resolved to.
         dir: PathBuf,
     },
+    /// The directory the file would go in is not there (or is not a directory).
+    #[error("{path}: its directory {dir} does not exist; create it first or choose another path")]
+    NoDirectory {
+        /// The file.
+        path: PathBuf,
+        /// Its directory.
+        dir: PathBuf,
+    },
     /// The report could not be rendered.
     #[error("cannot render the report: {0}")]
     Render(String),
@@ -100,6 +108,7 @@ impl OutputError {
             self,
             OutputError::UnknownFormat { .. }
                 | OutputError::SystemDir { .. }
+                | OutputError::NoDirectory { .. }
                 | OutputError::Exists { .. }
                 | OutputError::NotAFile { .. }
         )
@@ -280,7 +289,13 @@ fn open_parent(path: &Path) -> Result<(OwnedFd, std::ffi::OsString), OutputError
         OFlag::O_DIRECTORY | OFlag::O_RDONLY | OFlag::O_CLOEXEC,
         Mode::empty(),
     )
-    .map_err(|e| io(e.into()))?;
+    .map_err(|e| match e {
+        Errno::ENOENT | Errno::ENOTDIR => OutputError::NoDirectory {
+            path: path.to_path_buf(),
+            dir: dir.to_path_buf(),
+        },
+        e => io(e.into()),
+    })?;
     Ok((fd, name.to_os_string()))
 }
 

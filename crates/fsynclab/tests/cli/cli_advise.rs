@@ -59,6 +59,15 @@ fn bad_advise_input_exits_2_naming_the_flag() {
         .code(2)
         .stderr(predicate::str::contains("already exists"));
     assert_eq!(std::fs::read(&existing).unwrap(), b"mine");
+    // So is one in a directory that is not there (exit 2: the path is at fault).
+    lab.cmd()
+        .arg("advise")
+        .arg(&target)
+        .arg("--out")
+        .arg(lab.dir.path().join("no-such-dir/advice.png"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("does not exist; create it first"));
     // A target that is not there, and stored advice that is not there.
     lab.cmd()
         .args(["advise", "/nonexistent/fsynclab-advise"])

@@ -138,7 +138,7 @@ fn advise_quick_on_loop_ext4_reads_crash_verdicts_and_never_recommends_a_loss() 
         .output()
         .expect("list runs");
     let runs: serde_json::Value = serde_json::from_slice(&runs.stdout).expect("json");
-    assert_eq!(runs["runs"].as_array().map(Vec::len), Some(24 + 12 + 16));
+    assert_eq!(runs["runs"].as_array().map(Vec::len), Some(24 + 12 + 24));
     // Every run directory went with its run.
     let left: Vec<_> = std::fs::read_dir(&recipe.mount_point)
         .unwrap()

@@ -116,8 +116,8 @@ fn advise_on_a_bare_device_measures_its_syncs_inside_the_range_only() {
         .output()
         .unwrap();
     let runs: serde_json::Value = serde_json::from_slice(&runs.stdout).unwrap();
-    // k = 1, 4, 16 × own regions × 2, and 6 methods × 2 (io_uring's left out where the
+    // k = 1, 4, 16 × own regions × 2, and 6 methods × 3 (io_uring's left out where the
     // kernel refuses it).
     let n = runs["runs"].as_array().map_or(0, Vec::len);
-    assert!(n == 6 + 12 || n == 6 + 10, "{n} runs");
+    assert!(n == 6 + 18 || n == 6 + 15, "{n} runs");
 }

@@ -474,7 +474,7 @@ impl ComparePanel {
                         ui.label(
                             RichText::new(
                                 "Choose a baseline and a candidate — run ids (12 or 12,13), an \
-                                 experiment (exp:3) or a label — then press Compare.",
+                                 experiment (exp:3) or a label — then press Compare sides.",
                             )
                             .weak(),
                         );
