@@ -1,7 +1,7 @@
 //! Sides of a comparison as users name them: a run id (`12`), several (`12,13,14`), an
 //! experiment (`exp:3`), several (`exp:3-7`, `exp:3,5`), or a label (`nossd`, `label:nossd`).
 
-use crate::analysis::{self, Comparison, Ranking, SideInput};
+use crate::analysis::{self, Comparison, PublishedWithheld, Ranking, SideInput};
 use crate::metrics::RunResult;
 use crate::spec;
 use crate::store::{Store, StoreError};
@@ -214,7 +214,23 @@ fn common_preset(
     Ok((name, scales))
 }
 
-/// Loads both sides and compares them, with the published figures of their common preset.
+/// The first run (by id) whose workload is not a replay of `preset`: its edits.
+fn first_edited(preset: &spec::Preset, runs: &[&RunResult]) -> Option<PublishedWithheld> {
+    let mut runs = runs.to_vec();
+    runs.sort_by_key(|r| r.id);
+    runs.iter().find_map(|r| {
+        let edits = preset.edits(&r.spec);
+        (!edits.is_empty()).then(|| PublishedWithheld {
+            preset: preset.name.clone(),
+            run_id: r.id,
+            edits,
+        })
+    })
+}
+
+/// Loads both sides and compares them, with the published figures of their common preset
+/// when every run replays it (a run whose workload was edited from the preset leaves them
+/// out, and the comparison says which run and what it changed).
 pub fn compare_sides(
     store: &Store,
     baseline: &SideSpec,
@@ -229,16 +245,20 @@ pub fn compare_sides(
     }
     let all: Vec<&RunResult> = base.runs.iter().chain(&cand.runs).collect();
     let (preset, scales) = common_preset(store, &all)?;
-    let published = match preset {
-        Some(name) => spec::load_preset(&name)
-            .map(|p| p.published)
-            .unwrap_or_default(),
-        None => Vec::new(),
+    let preset = preset.and_then(|name| spec::load_preset(&name).ok());
+    let withheld = preset
+        .as_ref()
+        .filter(|p| !p.published.is_empty())
+        .and_then(|p| first_edited(p, &all));
+    let published = match (&preset, &withheld) {
+        (Some(p), None) => p.published.clone(),
+        _ => Vec::new(),
     };
     let mut comparison = analysis::compare(&base, &cand, &published)?;
     if !comparison.published.is_empty() {
         comparison.preset_scales = scales;
     }
+    comparison.published_withheld = withheld;
     Ok(comparison)
 }
 

@@ -515,6 +515,7 @@ pub fn compare(
         published,
         warnings,
         preset_scales: Vec::new(),
+        published_withheld: None,
         headline_latency: headline_latency(&base, &cand),
     })
 }

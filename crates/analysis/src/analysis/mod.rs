@@ -59,7 +59,7 @@ pub use ratio::{
 pub use requirements::{RequirementCheck, check_requirements, preset_requirements};
 pub use rows::{
     Comparison, MetaRow, MetricComparison, PERCENTILE_POINTS, PublishedRatio, PublishedRow,
-    SideSummary, Sweep, SweepPoint, TimelinePoint, Verdict,
+    PublishedWithheld, SideSummary, Sweep, SweepPoint, TimelinePoint, Verdict,
 };
 pub use series::{
     Neighbour, SeriesPoint, intervals_overlap, mark_neighbours, run_series_points, series_metric,

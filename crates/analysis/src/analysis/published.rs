@@ -125,6 +125,7 @@ mod tests {
             published: rows.to_vec(),
             warnings: Vec::new(),
             preset_scales: Vec::new(),
+            published_withheld: None,
         })
     }
 }

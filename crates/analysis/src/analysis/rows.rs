@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::metrics::{Direction, Headline};
 use super::stats::{Stats, Welch};
 use crate::metrics::RunStatus;
-use crate::spec::PublishedFigure;
+use crate::spec::{FieldEdit, PublishedFigure};
 
 /// The verdict on one metric (docs/STATISTICS.md, "The verdict").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -275,6 +275,10 @@ pub struct Comparison {
     /// figures are full scale: only ratios compare). Absent for full-scale or ad-hoc runs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub preset_scales: Vec<f64>,
+    /// Why the preset's published figures are left out, when every run came from one
+    /// preset but a run's workload was edited from it. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub published_withheld: Option<PublishedWithheld>,
     /// The latency the comparison leads with: `durable_p99_us` when the sides make writes
     /// durable in different ways (sync method or open flags) and both measured it,
     /// `sync_p99_us` otherwise.
@@ -284,6 +288,18 @@ pub struct Comparison {
 
 fn default_headline_latency() -> String {
     "sync_p99_us".into()
+}
+
+/// The published figures of a preset left out of a comparison: a run that records the
+/// preset ran another workload (its form or flags changed a field the figures depend on).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PublishedWithheld {
+    /// The preset every run records.
+    pub preset: String,
+    /// The first run whose workload is not the preset's.
+    pub run_id: i64,
+    /// The fields it changed, with the preset's value and its own.
+    pub edits: Vec<FieldEdit>,
 }
 
 /// A published before → after ratio of one metric beside the measured candidate /

@@ -36,6 +36,7 @@ pub use advice::{
 };
 pub use compare::{
     compare_csv, compare_json, compare_markdown, compare_table, crash_sides, num as fmt_num,
+    published_withheld_text,
 };
 pub use crash::{crash_failed, crash_json, crash_text, shell_word};
 pub use durable::{durable_unavailable, no_durable_op_text, not_durable_text, requirement_lines};

@@ -190,3 +190,56 @@ fn quiet_wait_is_recorded() {
     assert_eq!(v["noise"]["quiet_threshold"], 1.0);
     assert!(v["noise"]["background_cpu_busy"].as_f64().is_some());
 }
+
+#[test]
+fn published_figures_meet_only_runs_of_the_presets_workload() {
+    // A run keeps its preset's name whatever its flags changed: an 8k block size is not the
+    // workload the seed thread's figures describe, so they are left out and the comparison
+    // says which run changed what.
+    let lab = Lab::new();
+    let preset = ["--preset", "btrfs-fsync-unplug", "--scale", "0.005"];
+    let replay =
+        lab.run_doc(&[&preset[..], &["--repeat", "2", "--label", "a"]].concat())["runs"].clone();
+    let edited =
+        lab.run_doc(&[&preset[..], &["--bs", "8k", "--label", "b"]].concat())["runs"].clone();
+    let (first, second) = (
+        replay[0]["id"].as_i64().unwrap(),
+        replay[1]["id"].as_i64().unwrap(),
+    );
+    let edited_id = edited[0]["id"].as_i64().unwrap();
+    let compare = |a: String, b: String, json: bool| {
+        let mut cmd = lab.cmd();
+        cmd.args(["compare", &a, &b]);
+        if json {
+            cmd.arg("--json");
+        }
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let both = compare(first.to_string(), second.to_string(), false);
+    assert!(
+        both.contains("published in the seed thread vs measured here:"),
+        "{both}"
+    );
+    assert!(!both.contains("are left out"), "{both}");
+    let said = compare(first.to_string(), edited_id.to_string(), false);
+    assert!(
+        said.contains(&format!(
+            "The published figures of preset btrfs-fsync-unplug are left out: run {edited_id} \
+             ran another workload than the preset's (block_size: 4096 → 8192)"
+        )),
+        "{said}"
+    );
+    assert!(!said.contains("published in the seed thread vs"), "{said}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&compare(first.to_string(), edited_id.to_string(), true)).unwrap();
+    let withheld = &doc["published_withheld"];
+    assert_eq!(withheld["preset"], "btrfs-fsync-unplug", "{doc}");
+    assert_eq!(withheld["run_id"], edited_id);
+    assert_eq!(withheld["edits"][0]["field"], "block_size");
+    assert_eq!(doc["published"].as_array().map(Vec::len), Some(0), "{doc}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&compare(first.to_string(), second.to_string(), true)).unwrap();
+    assert!(doc.get("published_withheld").is_none(), "{doc}");
+}

@@ -159,6 +159,10 @@ fn statistics_table(ui: &mut egui::Ui, c: &Comparison, styles: &[SideStyle; 2]) 
 }
 
 fn published_table(ui: &mut egui::Ui, c: &Comparison) {
+    if let Some(said) = report::published_withheld_text(c) {
+        ui.heading("Published in the seed thread");
+        ui.label(RichText::new(said).color(ui.visuals().warn_fg_color));
+    }
     if c.published.is_empty() {
         return;
     }

@@ -182,7 +182,9 @@ impl WorkloadForm {
                 )
                 .on_hover_text(
                     "the form differs from the preset at this scale; runs still record \
-                         the preset they came from",
+                         the preset they came from, and Compare shows the seed thread's \
+                         published figures beside them only when what changed is the run \
+                         length or the thread count",
                 );
             }
         });

@@ -141,6 +141,12 @@ pub(super) fn meta_lines(c: &Comparison, s: Scale, width: i32) -> Vec<Vec<Seg>> 
             lines.push(vec![(head.into(), ALERT), (l, ALERT)]);
         }
     }
+    // Published figures left out because a run was edited from its preset.
+    if let Some(said) = crate::report::published_withheld_text(c) {
+        for l in wrap_words(&said, &font, max, 2) {
+            lines.push(vec![(l, INK)]);
+        }
+    }
     // What the sides' crash tests found (issue 33): a loss in the alert colour.
     for (name, said, failed) in crate::report::crash_sides(c) {
         let text = format!("Durability, {name}: {said}");
