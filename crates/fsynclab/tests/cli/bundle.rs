@@ -302,6 +302,12 @@ fn hostile_bundles_are_refused_by_name() {
             "UPDATE runs SET wall_ns = 'soon' WHERE id = 1;",
             "runs.wall_ns (run 1",
         ),
+        // A negative count is named by its column (it said "Integer -1 out of range at
+        // index 17").
+        (
+            "UPDATE runs SET syncs = -1 WHERE id = 1;",
+            "runs.syncs (run 1 in the bundle) is negative (-1)",
+        ),
         (
             "UPDATE runs SET uuid = 'not-a-uuid' WHERE id = 2;",
             "runs.uuid (run 2",
@@ -370,7 +376,8 @@ fn a_running_run_arrives_interrupted_without_the_exporters_paths() {
         &bundle,
         "running.fsynclab",
         "UPDATE runs SET status = 'running', owner_pid = 1, run_dir_name = 'fsynclab-1', \
-         target = '/etc' WHERE id = 1;",
+         target = '/etc' WHERE id = 1; \
+         UPDATE experiments SET name = 'x' || char(27) || ']0;owned' || char(7);",
     );
     let b = Lab::new();
     let out = import(&b, &file);
@@ -386,6 +393,18 @@ fn a_running_run_arrives_interrupted_without_the_exporters_paths() {
     assert_eq!(status, "interrupted");
     assert_eq!(pid, None);
     assert_eq!(dir, None);
+    // An experiment's name arrives with its control characters escaped, as a label's.
+    let names: Vec<String> = Store::open_read_only(&b.db)
+        .unwrap()
+        .list_experiments()
+        .unwrap()
+        .into_iter()
+        .map(|e| e.name)
+        .collect();
+    assert!(!names.is_empty());
+    for name in names {
+        assert_eq!(name, "x\\u001b]0;owned\\u0007");
+    }
     let listed = json_of(&b.cmd().args(["list", "--json"]).output().unwrap().stdout);
     // One versioned shape: {"schema_version", "runs": [...]} / {"schema_version", "run": {...}}.
     let listed = &listed["runs"];

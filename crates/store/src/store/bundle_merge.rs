@@ -38,6 +38,15 @@ fn checked(
     match (col.decl.as_str(), value) {
         (_, Value::Null) if col.not_null => Err(bad("is NULL where a value is required".into())),
         (_, Value::Null) => Ok(Value::Null),
+        // Every INTEGER column holds a count, nanoseconds, a time, an id or a flag; the
+        // exporting machine's own columns are cleared, whatever they hold.
+        ("INTEGER", Value::Integer(i))
+            if i < 0 && !(table == "runs" && LOCAL_RUN_COLUMNS.contains(&col.name.as_str())) =>
+        {
+            Err(bad(format!(
+                "is negative ({i}) where a count, duration, time or id belongs"
+            )))
+        }
         ("INTEGER", v @ Value::Integer(_)) => Ok(v),
         ("REAL", v @ Value::Real(_)) => Ok(v),
         #[allow(clippy::cast_precision_loss)] // small integers stored for a REAL
@@ -451,6 +460,10 @@ fn local_experiment(
         return Ok(Some(id));
     }
     values[uuid_at] = Value::Text(uuid);
+    // The name is shown where runs are listed: control characters escaped, as a label's.
+    if let Some(i) = cols.iter().position(|c| c.name == "name") {
+        sanitise(&mut values[i], MAX_TEXT_BYTES);
+    }
     tx.execute(
         &format!(
             "INSERT INTO experiments ({}) VALUES ({})",
@@ -512,6 +525,28 @@ mod tests {
             Value::Real(2.0)
         );
         assert!(checked("runs", &real, 1, Value::Null).is_err());
+    }
+
+    #[test]
+    fn a_negative_count_is_named_by_its_column_and_a_local_column_is_let_through() {
+        let col = |name: &str| Column {
+            name: name.into(),
+            decl: "INTEGER".into(),
+            not_null: false,
+        };
+        let err = checked("runs", &col("syncs"), 3, Value::Integer(-1)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "the bundle's runs.syncs (run 3 in the bundle) is negative (-1) where a count, \
+             duration, time or id belongs; nothing was imported"
+        );
+        assert!(checked("intervals", &col("writes"), 3, Value::Integer(-5)).is_err());
+        assert_eq!(
+            checked("runs", &col("syncs"), 3, Value::Integer(0)).unwrap(),
+            Value::Integer(0)
+        );
+        // Cleared on import: a wrapped inode number is not the bundle's fault.
+        assert!(checked("runs", &col("target_ino"), 3, Value::Integer(-7)).is_ok());
     }
 }
 
