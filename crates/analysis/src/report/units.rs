@@ -21,3 +21,80 @@ pub fn fmt_bytes_per_sec(mib_per_sec: f64) -> String {
         format!("{:.1} KiB/s", mib_per_sec * 1024.0)
     }
 }
+
+/// A metric value in its unit, as every table shows it: latencies and durations in the unit
+/// that keeps 3–4 significant digits (`221 ns`, `10.31 ms`), throughput in MiB/s or KiB/s,
+/// counts with grouped digits from 1000 (`12 345 writes/s`), else 3 significant digits.
+pub fn fmt_metric(v: f64, unit: &str) -> String {
+    match unit {
+        "ns" => fmt_ns(v),
+        "µs" => fmt_ns(v * 1e3),
+        "ms" => fmt_ns(v * 1e6),
+        "s" => fmt_ns(v * 1e9),
+        "MiB/s" => fmt_bytes_per_sec(v),
+        "" => trim_num(v),
+        u if v.abs() >= 1000.0 => format!("{} {u}", grouped(v)),
+        u => format!("{} {u}", trim_num(v)),
+    }
+}
+
+/// A plain number with up to 3 significant digits and no trailing zeros.
+pub fn trim_num(v: f64) -> String {
+    let a = v.abs();
+    let s = if a >= 100.0 || a == 0.0 {
+        format!("{v:.0}")
+    } else if a >= 10.0 {
+        format!("{v:.1}")
+    } else if a >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.3}")
+    };
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// A value label without its unit: grouped digits from 100 up (`12 345`), else 3
+/// significant digits (`0.221`, `42.5`).
+pub fn fmt_plain(v: f64) -> String {
+    if v.abs() >= 100.0 {
+        grouped(v)
+    } else {
+        trim_num(v)
+    }
+}
+
+/// Digits grouped by spaces: `123 456` (the image's bundled fonts lack a thin space).
+pub fn grouped(v: f64) -> String {
+    let s = format!("{:.0}", v.abs());
+    let mut out = String::new();
+    for (i, ch) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(' ');
+        }
+        out.push(ch);
+    }
+    if v < 0.0 { format!("-{out}") } else { out }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_metric_reads_in_the_unit_that_fits_it() {
+        assert_eq!(fmt_metric(0.221, "µs"), "221 ns");
+        assert_eq!(fmt_metric(10313.73, "µs"), "10.31 ms");
+        assert_eq!(fmt_metric(0.001062, "s"), "1.06 ms");
+        assert_eq!(fmt_metric(628.1, "s"), "628.10 s");
+        assert_eq!(fmt_metric(371.2, "ms"), "371.20 ms");
+        assert_eq!(fmt_metric(0.5, "MiB/s"), "512.0 KiB/s");
+        assert_eq!(fmt_metric(60240.96, "writes/s"), "60 241 writes/s");
+        assert_eq!(fmt_metric(29.21, "events"), "29.2 events");
+        assert_eq!(fmt_metric(1.25, ""), "1.25");
+        assert_eq!(grouped(-1234567.0), "-1 234 567");
+    }
+}

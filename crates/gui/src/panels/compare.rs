@@ -11,7 +11,7 @@ use super::compare_sides::{distinct_labels, side_picker, swatch};
 use crate::{Cx, DbRequest};
 use fsynclab::analysis::{Comparison, MetricComparison, Stats, Verdict};
 use fsynclab::lab::SideSpec;
-use fsynclab::report::{self, fmt_bytes_per_sec};
+use fsynclab::report;
 
 /// The Compare tab's own state (runtime only; the side texts live in `UiState`).
 #[derive(Debug, Default)]
@@ -30,13 +30,7 @@ pub struct ComparePanel {
 /// (`sync_p99_us`, `wall_s`: the names `--fail-on` and `--json` use), so the value is in
 /// the unit the key names (issue 15: `_us` rows once showed ms).
 fn fmt_value(v: f64, unit: &str) -> String {
-    match unit {
-        "µs" | "s" | "ms" => format!("{} {unit}", fsynclab::report::fmt_num(v).trim()),
-        "MiB/s" => fmt_bytes_per_sec(v),
-        _ => format!("{} {unit}", fsynclab::report::fmt_num(v).trim())
-            .trim_end()
-            .to_string(),
-    }
+    report::fmt_metric(v, unit)
 }
 
 fn stats_hover(stats: Option<&Stats>, unit: &str) -> String {

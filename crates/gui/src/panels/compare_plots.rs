@@ -342,7 +342,7 @@ fn throughput_bars(
                     Text::new(
                         names[i],
                         PlotPoint::new(x + 0.14, value),
-                        RichText::new(egui_plot::format_number(value, 2))
+                        RichText::new(fsynclab::report::fmt_plain(value))
                             .strong()
                             .size(14.0),
                     )

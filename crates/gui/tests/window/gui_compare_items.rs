@@ -1,7 +1,7 @@
 //! Issue 15's Compare defects: sides given by run ids are named by the runs' labels (with
 //! the runs beside them) in the window, the text table and the report; the published
 //! figures of a scaled run come with the published and measured ratios and a word that
-//! the runs were scaled.
+//! the runs were scaled, and left out (with why) when a side was edited from the preset.
 
 use fsynclab::spec::FlatSpec;
 use std::path::PathBuf;
@@ -33,11 +33,18 @@ fn compare_pair(runs: [(&str, SyncMethod); 2], preset: Option<(&str, f64)>) -> P
     let ids: Vec<i64> = runs
         .iter()
         .map(|(label, sync)| {
+            // A preset's run starts from the preset's workload (a tiny one: the thread count
+            // and its scale fields may change without leaving the preset).
+            let from = preset.map_or_else(FlatSpec::default, |(name, scale)| {
+                let p = fsynclab::spec::load_preset(name).unwrap();
+                p.scaled(scale).unwrap().flat()
+            });
             let spec = FlatSpec {
                 threads: 1,
                 file_size: 128 << 10,
+                io_size: None,
                 sync: *sync,
-                ..FlatSpec::default()
+                ..from
             }
             .typed();
             let mut request = tiny_request(spec, target.path(), label);
@@ -126,12 +133,10 @@ fn two_sides_with_one_label_are_told_apart() {
 #[test]
 fn scaled_runs_show_published_and_measured_ratios() {
     let pair = compare_pair(
-        [
-            ("before", SyncMethod::Fsync),
-            ("after", SyncMethod::Fdatasync),
-        ],
+        [("before", SyncMethod::Fsync), ("after", SyncMethod::Fsync)],
         Some(("btrfs-log-commit", 0.05)),
     );
+    assert_eq!(pair.c.published_withheld, None);
     assert_eq!(pair.c.preset_scales, vec![0.05]);
     let ratios = fsynclab::analysis::published_ratios(&pair.c);
     let mib = ratios
@@ -156,5 +161,36 @@ fn scaled_runs_show_published_and_measured_ratios() {
     assert!(
         h.query_all_by_label(&shown).next().is_some(),
         "the published ratio {shown} is not shown"
+    );
+}
+
+#[test]
+fn a_side_edited_from_its_preset_leaves_the_published_figures_out_and_says_why() {
+    // btrfs-log-commit fsyncs after every write: a run of it with fdatasync is another
+    // workload than the one the thread published.
+    let pair = compare_pair(
+        [
+            ("before", SyncMethod::Fsync),
+            ("after", SyncMethod::Fdatasync),
+        ],
+        Some(("btrfs-log-commit", 0.05)),
+    );
+    assert!(pair.c.published.is_empty());
+    let withheld = pair.c.published_withheld.as_ref().expect("withheld");
+    assert_eq!(withheld.run_id, pair.ids[1]);
+    let h = compared_in_window(&pair);
+    let said = format!(
+        "The published figures of preset btrfs-log-commit are left out: run {} ran another \
+         workload than the preset's (sync: fsync → fdatasync)",
+        pair.ids[1]
+    );
+    assert!(
+        h.query_all_by_label_contains(&said).next().is_some(),
+        "the window does not say why the published figures are missing"
+    );
+    assert!(
+        h.query_all_by_label("published after / before")
+            .next()
+            .is_none()
     );
 }

@@ -161,24 +161,7 @@ pub(super) fn fmt_us_tick(us: f64) -> String {
     format!("{} {unit}", trim_num(v))
 }
 
-/// A plain number with up to 3 significant digits and no trailing zeros.
-pub(super) fn trim_num(v: f64) -> String {
-    let a = v.abs();
-    let s = if a >= 100.0 || a == 0.0 {
-        format!("{v:.0}")
-    } else if a >= 10.0 {
-        format!("{v:.1}")
-    } else if a >= 1.0 {
-        format!("{v:.2}")
-    } else {
-        format!("{v:.3}")
-    };
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        s
-    }
-}
+pub(super) use crate::report::units::trim_num;
 
 /// A count-like axis label: `950`, `12.5k`, `1.2M`.
 pub(super) fn fmt_si(v: f64) -> String {
@@ -192,38 +175,11 @@ pub(super) fn fmt_si(v: f64) -> String {
     }
 }
 
-/// A value label: grouped digits from 100 up (`12 345`), else 3 significant digits.
-pub(super) fn fmt_plain(v: f64) -> String {
-    if v.abs() >= 100.0 {
-        grouped(v)
-    } else {
-        trim_num(v)
-    }
-}
+pub(super) use crate::report::units::fmt_plain;
 
-/// Digits grouped by spaces: `123 456` (the bundled fonts lack a thin space).
-fn grouped(v: f64) -> String {
-    let s = format!("{:.0}", v.abs());
-    let mut out = String::new();
-    for (i, ch) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(' ');
-        }
-        out.push(ch);
-    }
-    if v < 0.0 { format!("-{out}") } else { out }
-}
-
-/// A metric value in its unit for the tables.
+/// A metric value in its unit for the tables ([`crate::report::fmt_metric`]).
 pub(super) fn fmt_value(v: f64, unit: &str) -> String {
-    match unit {
-        "µs" => fmt_us(v),
-        "s" => format!("{v:.2} s"),
-        "MiB/s" => format!("{v:.2} MiB/s"),
-        "" => trim_num(v),
-        u if v.abs() >= 1000.0 => format!("{} {u}", grouped(v)),
-        u => format!("{} {u}", trim_num(v)),
-    }
+    crate::report::fmt_metric(v, unit)
 }
 
 /// Nice tick values of a log axis between `lo` and `hi` (both > 0): powers of ten first,
