@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::mpsc::Sender;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::analysis::{Advice, AdviceInputs, AdvicePoint};
 use crate::engine::{self, CancelToken, EngineEvent};
@@ -76,6 +76,9 @@ pub struct AdviseProgress<'a> {
     pub label: String,
     /// The strategies' points so far.
     pub points: &'a [AdvicePoint],
+    /// About how long the rest of the plan takes ([`super::advise_plan::time_left`]);
+    /// `None` after the last.
+    pub left: Option<Duration>,
 }
 
 /// What an advice did.
@@ -123,6 +126,11 @@ pub fn advise(
     ))?;
     let mut acc = Gathered::default();
     let mut stopped = None;
+    let started = Instant::now();
+    let timed: Vec<f64> = specs
+        .iter()
+        .map(|s| s.common.duration_s.unwrap_or(0.0))
+        .collect();
     for (done, step) in steps.iter().enumerate() {
         if cancel.is_cancelled() {
             stopped = Some("cancelled".to_string());
@@ -181,6 +189,11 @@ pub fn advise(
             step,
             label: plan.label(step),
             points: &points,
+            left: super::advise_plan::time_left(
+                started.elapsed(),
+                timed[..=done].iter().sum(),
+                timed[done + 1..].iter().sum(),
+            ),
         });
     }
     let advice = Advice::build(AdviceInputs {

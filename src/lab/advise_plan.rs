@@ -3,6 +3,8 @@
 //! and one writer's sync methods — each a normal workload spec, sized so a default advice
 //! ends within 5 minutes and `--quick` within 60 s on this machine class.
 
+use std::time::Duration;
+
 use crate::spec::{
     FlatSpec, IoEngine, OpenFlags, Pattern, Prepare, Strategy, SyncMethod, WorkloadKind,
     WorkloadSpec,
@@ -33,6 +35,14 @@ pub enum AdviseStep {
 }
 
 impl AdviseStep {
+    /// The writers of a group-commit step (`None` for the others).
+    pub fn writers(&self) -> Option<u32> {
+        match self {
+            AdviseStep::Strategy { writers, .. } => Some(*writers),
+            _ => None,
+        }
+    }
+
     /// The run's label (after `advise `).
     pub fn label(&self) -> String {
         match self {
@@ -44,6 +54,17 @@ impl AdviseStep {
             AdviseStep::Method(m) => format!("method {m}"),
         }
     }
+}
+
+/// How long the rest of a plan takes, extrapolated from the time so far: `elapsed` took
+/// the runs whose timed parts add up to `timed_done` seconds (their preparation, settling
+/// and checks included), and `timed_left` seconds of timed runs remain. `None` when nothing
+/// remains or nothing timed is done yet.
+pub fn time_left(elapsed: Duration, timed_done: f64, timed_left: f64) -> Option<Duration> {
+    if !(timed_done > 0.0 && timed_left > 0.0) {
+        return None;
+    }
+    Duration::try_from_secs_f64(elapsed.as_secs_f64() * timed_left / timed_done).ok()
 }
 
 /// The sync methods compared for one writer, in order: fsync and fdatasync overwriting a
@@ -361,6 +382,16 @@ fn method_spec(method: &str, secs: f64) -> WorkloadSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_time_left_scales_the_time_so_far_by_the_timed_seconds_left() {
+        let ten = Duration::from_secs(10);
+        // 10 s for 4 timed seconds (preparation included): 6 timed seconds take 15 s more.
+        assert_eq!(time_left(ten, 4.0, 6.0), Some(Duration::from_secs(15)));
+        assert_eq!(time_left(ten, 4.0, 0.0), None, "nothing left");
+        assert_eq!(time_left(ten, 0.0, 6.0), None, "nothing timed done yet");
+        assert_eq!(time_left(ten, f64::NAN, 6.0), None);
+    }
 
     #[test]
     fn every_planned_spec_is_valid_and_rounds_alternate() {

@@ -252,7 +252,8 @@ pub fn advise_cmd(db: &Option<PathBuf>, args: AdviseArgs) -> Result<u8, CliError
     let quiet = args.quiet;
     let outcome = advise(&store, &request, &tx, &cancel, |p: AdviseProgress<'_>| {
         if !quiet {
-            errln!("[{}/{}] {}", p.done, p.planned, p.label);
+            let step = fsynclab::report::progress_step_text(&p.label, p.step.writers(), p.left);
+            errln!("[{}/{}] {step}", p.done, p.planned);
         }
     });
     drop(tx);

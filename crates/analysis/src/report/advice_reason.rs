@@ -138,3 +138,21 @@ pub(super) fn evidence_text(out: &mut String, advice: &Advice, at: &RecommendedA
         );
     }
 }
+
+/// A progress line's account of the run just done: its label, its writers and about how
+/// long the rest takes — `leader ×16 (16 writers) · about 2 min 10 s left`.
+pub fn progress_step_text(
+    label: &str,
+    writers: Option<u32>,
+    left: Option<std::time::Duration>,
+) -> String {
+    let writers = match writers {
+        Some(1) => " (1 writer)".to_string(),
+        Some(n) => format!(" ({n} writers)"),
+        None => String::new(),
+    };
+    let left = left
+        .map(|d| format!(" · {}", super::fmt_left(d)))
+        .unwrap_or_default();
+    format!("{label}{writers}{left}")
+}

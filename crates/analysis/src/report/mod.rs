@@ -34,6 +34,7 @@ pub use advice::{
     advice_json, advice_markdown, advice_text, busy_text, durability_text, implausible_text,
     reason as advice_reason, sync_class_text,
 };
+pub use advice_reason::progress_step_text;
 pub use compare::{
     compare_csv, compare_json, compare_markdown, compare_table, crash_sides, num as fmt_num,
     published_withheld_text,
@@ -74,7 +75,7 @@ pub use text::{
 pub use trend::{
     change_ratio_text, segment_levels, trend_csv, trend_json, trend_markdown, trend_text,
 };
-pub use units::{fmt_bytes_per_sec, fmt_metric, fmt_ns, fmt_plain};
+pub use units::{fmt_bytes_per_sec, fmt_left, fmt_metric, fmt_ns, fmt_plain};
 pub use verdict::{
     change_text, fmt_p, fmt_ratio, power_text, ratio_ci_text, ratio_text, runs_needed_cell,
     verdict_brief, verdict_text,

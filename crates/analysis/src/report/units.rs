@@ -80,9 +80,33 @@ pub fn grouped(v: f64) -> String {
     if v < 0.0 { format!("-{out}") } else { out }
 }
 
+/// A time still to wait, rounded as a progress line says it: `about 40 s left`,
+/// `about 2 min 10 s left`, `about 1 h 5 min left`.
+pub fn fmt_left(left: std::time::Duration) -> String {
+    let s = left.as_secs_f64().round() as u64;
+    let said = match s {
+        0 => return "under 1 s left".into(),
+        1..=59 => format!("{s} s"),
+        60..=3599 if s.is_multiple_of(60) => format!("{} min", s / 60),
+        60..=3599 => format!("{} min {} s", s / 60, s % 60),
+        _ => format!("{} h {} min", s / 3600, s % 3600 / 60),
+    };
+    format!("about {said} left")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_time_left_is_said_in_whole_units() {
+        use std::time::Duration;
+        assert_eq!(fmt_left(Duration::from_millis(300)), "under 1 s left");
+        assert_eq!(fmt_left(Duration::from_secs(40)), "about 40 s left");
+        assert_eq!(fmt_left(Duration::from_secs(130)), "about 2 min 10 s left");
+        assert_eq!(fmt_left(Duration::from_secs(120)), "about 2 min left");
+        assert_eq!(fmt_left(Duration::from_secs(3900)), "about 1 h 5 min left");
+    }
 
     #[test]
     fn a_metric_reads_in_the_unit_that_fits_it() {

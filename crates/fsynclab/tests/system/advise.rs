@@ -33,15 +33,27 @@ fn advise_quick_on_loop_ext4_reads_crash_verdicts_and_never_recommends_a_loss() 
     let target = recipe.mount_point.to_str().expect("utf-8");
     let out = lab
         .cmd()
-        .args(["advise", target, "--quick", "--quiet", "--json"])
+        .args(["advise", target, "--quick", "--json"])
         .args(["--strategies", "solo,leader,early-ack,pipelined:4"])
         .output()
         .expect("advise");
+    let progress = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "advise failed: {progress}");
+    // Each run's progress line says its writers and about how long the rest takes; the
+    // last says nothing is left.
+    let lines: Vec<&str> = progress.lines().filter(|l| l.starts_with('[')).collect();
     assert!(
-        out.status.success(),
-        "advise failed: {}",
-        String::from_utf8_lossy(&out.stderr)
+        lines
+            .iter()
+            .any(|l| l.contains(" ×16 (16 writers) · about ") && l.ends_with(" left")),
+        "{progress}"
     );
+    assert!(
+        lines.iter().any(|l| l.contains(" ×1 (1 writer)")),
+        "{progress}"
+    );
+    let last = lines.last().expect("progress lines");
+    assert!(!last.contains("left"), "{last}");
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(doc["schema_version"], 2);
     let advice = &doc["advice"];

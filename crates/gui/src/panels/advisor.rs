@@ -292,7 +292,7 @@ impl AdvisorPanel {
                 let _ = tx.send(Update {
                     done: p.done,
                     planned: p.planned,
-                    step: p.label.clone(),
+                    step: report::progress_step_text(&p.label, p.step.writers(), p.left),
                     points: p.points.to_vec(),
                 });
                 repaint.request_repaint();
