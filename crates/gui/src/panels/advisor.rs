@@ -6,10 +6,11 @@
 use std::sync::mpsc::{self, Receiver};
 
 use egui::{Button, Color32, Grid, Label, ProgressBar, RichText, TextEdit, Ui};
-use egui_plot::{Legend, Line, Plot, PlotPoints, Points};
+use egui_plot::{GridMark, HoverPosition, Legend, Line, Plot, PlotPoints, Points};
 
 use super::setup_device::DeviceForm;
 use crate::Cx;
+use crate::axis::{LatencyUnit, log_marks};
 use crate::state::DeviceChoice;
 use crate::task::Task;
 use fsynclab::analysis::{Advice, AdvicePoint, frontier};
@@ -331,22 +332,28 @@ impl AdvisorPanel {
         }
     }
 
-    /// Commits/s against p99 at the headline writer count (or the most writers measured so
-    /// far), one colour per strategy, the frontier joined by a line.
+    /// Commits/s against p99 (log axis: a tmpfs's microseconds and a disk's milliseconds
+    /// both spread out) at the headline writer count (or the most writers measured so far),
+    /// one colour per strategy, the frontier joined by a line.
     fn frontier_ui(&self, ui: &mut Ui) {
         let Some(writers) = headline_writers(&self.points) else {
             return;
         };
-        let at: Vec<&AdvicePoint> = self
+        // (strategy, log10 of p99 µs, commits/s, durable) of each point with a p99 above 0.
+        let at: Vec<(&str, f64, f64, Option<bool>)> = self
             .points
             .iter()
             .filter(|p| p.writers == writers)
+            .filter_map(|p| {
+                let (l, t) = (p.p99()?, p.throughput()?);
+                (l > 0.0).then(|| (p.strategy.as_str(), l.log10(), t, p.durable))
+            })
             .collect();
         let front = frontier(&self.points).remove(&writers).unwrap_or_default();
         let mut front_line: Vec<[f64; 2]> = at
             .iter()
-            .filter(|p| front.contains(&p.strategy))
-            .filter_map(|p| Some([p.p99()? / 1e3, p.throughput()?]))
+            .filter(|p| front.iter().any(|f| f == p.0))
+            .map(|p| [p.1, p.2])
             .collect();
         front_line.sort_by(|a, b| a[0].total_cmp(&b[0]));
         // One colour per strategy, by its place in the plan (the points' order).
@@ -356,6 +363,7 @@ impl AdvisorPanel {
                 names.push(&p.strategy);
             }
         }
+        let unit = LatencyUnit::for_values_us(at.iter().map(|p| 10f64.powf(p.1)));
         let line_color = ui.visuals().strong_text_color();
         ui.label(
             RichText::new(format!(
@@ -366,25 +374,36 @@ impl AdvisorPanel {
         );
         Plot::new("advisor-frontier")
             .height(280.0)
-            .x_axis_label("commit p99, ms")
+            .x_axis_label(unit.axis_label("commit p99, log scale"))
             .y_axis_label("commits/s")
-            .include_x(0.0)
+            .x_grid_spacer(log_marks)
+            .x_axis_formatter(move |m: GridMark, _| unit.log_tick(m.value))
+            .label_formatter(|pos: &HoverPosition<'_>| {
+                let (name, p) = match pos {
+                    HoverPosition::NearDataPoint {
+                        plot_name,
+                        position,
+                        ..
+                    } => (*plot_name, position),
+                    HoverPosition::Elsewhere { position } => ("", position),
+                };
+                let p99 = report::fmt_ns(10f64.powf(p.x) * 1e3);
+                let said = format!("{name}\np99 {p99}\n{} commits/s", report::fmt_plain(p.y));
+                Some(said.trim().into())
+            })
             .include_y(0.0)
             .allow_scroll(false)
             .legend(Legend::default())
             .show(ui, |plot_ui| {
-                for p in &at {
-                    let (Some(l), Some(t)) = (p.p99(), p.throughput()) else {
-                        continue;
-                    };
-                    let place = names.iter().position(|n| *n == p.strategy).unwrap_or(0);
-                    let marker = if p.durable == Some(false) {
+                for &(strategy, x, y, durable) in &at {
+                    let place = names.iter().position(|n| *n == strategy).unwrap_or(0);
+                    let marker = if durable == Some(false) {
                         Color32::RED
                     } else {
                         PALETTE[place % PALETTE.len()]
                     };
                     plot_ui.points(
-                        Points::new(p.strategy.as_str(), PlotPoints::from(vec![[l / 1e3, t]]))
+                        Points::new(strategy, PlotPoints::from(vec![[x, y]]))
                             .radius(5.0)
                             .color(marker),
                     );
