@@ -140,6 +140,20 @@ fn one_result(ui: &mut egui::Ui, r: &RunResult, preset: Option<&str>) {
             ));
             ui.end_row();
         });
+    if r.spec
+        .fileio()
+        .is_some_and(|f| f.skips_last_periodic_sync(&r.spec.common))
+        && r.syncs > 0
+    {
+        ui.label(
+            RichText::new(
+                "Each thread's last write has no sync: a run that stops by size syncs when it \
+                 starts the next write, as fio does, and after the last there is none (one \
+                 sync fewer per thread). Tick Final sync (Setup → Durability) to sync it.",
+            )
+            .weak(),
+        );
+    }
     ui.add_space(6.0);
 
     egui::Grid::new(("run-latency", r.id))

@@ -126,6 +126,15 @@ fn tiny_run_finishes_and_shows_its_summary() {
     // was wrong whenever the run was slower than 1 MiB/s.
     assert!(has_text_label(&h, "Throughput"), "no throughput figure");
     assert!(!has_text_label(&h, "MiB/s"));
+    // A size-based fsync run: 16 writes, 15 syncs, and the window says why (newcomer walk).
+    let r = &h.state().runner.live.results[0];
+    assert_eq!((r.writes, r.syncs), (16, 15));
+    assert!(
+        h.query_all_by_label_contains("Each thread's last write has no sync")
+            .next()
+            .is_some(),
+        "the missing sync is not explained"
+    );
 
     // "Show in History" switches tabs.
     h.get_by_label("Show in History").click();

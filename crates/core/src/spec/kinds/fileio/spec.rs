@@ -102,6 +102,21 @@ impl Spec {
         }
     }
 
+    /// Whether each thread's last write goes without its periodic sync: a size-based run
+    /// (`common` has no duration and no request count) in fio mode syncs when it fetches the
+    /// next write, as fio does, and after a thread's last write there is none; a final sync
+    /// (fio's `end_fsync`) syncs it at the end. So such a thread of W writes makes
+    /// ⌊(W − 1) / sync_every⌋ syncs, one fewer than W / sync_every when that divides.
+    pub fn skips_last_periodic_sync(&self, common: &crate::spec::CommonSpec) -> bool {
+        self.mode == FileioMode::Fio
+            && common.duration_s.is_none()
+            && common.requests.is_none()
+            && self.sync != crate::spec::SyncMethod::None
+            && self.sync_every > 0
+            && !self.final_sync
+            && !self.sync_only
+    }
+
     /// Blocks per file (whole blocks only; a tail shorter than a block is never written).
     pub fn blocks_per_file(&self) -> u64 {
         self.file_size / self.block_size.max(1)
@@ -229,5 +244,54 @@ impl KindParams for Spec {
                 .map(|i| file_name(false, i))
                 .collect(),
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::spec::{FlatSpec, SyncMethod};
+
+    /// Whether `flat`'s run leaves each thread's last write without its periodic sync.
+    fn skips(flat: FlatSpec) -> bool {
+        let spec = flat.typed();
+        spec.fileio()
+            .is_some_and(|f| f.skips_last_periodic_sync(&spec.common))
+    }
+
+    #[test]
+    fn only_a_size_based_fio_mode_run_without_a_final_sync_skips_the_last_sync() {
+        let sized = FlatSpec {
+            duration_s: None,
+            requests: None,
+            sync: SyncMethod::Fsync,
+            sync_every: 1,
+            final_sync: false,
+            ..FlatSpec::default()
+        };
+        assert!(skips(sized.clone()));
+        for other in [
+            FlatSpec {
+                duration_s: Some(1.0),
+                ..sized.clone()
+            },
+            FlatSpec {
+                requests: Some(10),
+                ..sized.clone()
+            },
+            FlatSpec {
+                final_sync: true,
+                ..sized.clone()
+            },
+            FlatSpec {
+                sync: SyncMethod::None,
+                ..sized.clone()
+            },
+            FlatSpec {
+                mode: crate::spec::FileioMode::Sysbench,
+                ..sized.clone()
+            },
+        ] {
+            assert!(!skips(other.clone()), "{other:?}");
+        }
     }
 }
