@@ -364,6 +364,9 @@ impl AdvisorPanel {
             }
         }
         let unit = LatencyUnit::for_values_us(at.iter().map(|p| 10f64.powf(p.1)));
+        // The legend in the corner with the fewest points (it hid the slowest ones).
+        let xy: Vec<[f64; 2]> = at.iter().map(|p| [p.1, p.2]).collect();
+        let corner = crate::plots::legend_corner(&[&xy]);
         let line_color = ui.visuals().strong_text_color();
         ui.label(
             RichText::new(format!(
@@ -393,7 +396,7 @@ impl AdvisorPanel {
             })
             .include_y(0.0)
             .allow_scroll(false)
-            .legend(Legend::default())
+            .legend(Legend::default().position(corner))
             .show(ui, |plot_ui| {
                 for &(strategy, x, y, durable) in &at {
                     let place = names.iter().position(|n| *n == strategy).unwrap_or(0);
