@@ -93,6 +93,17 @@ impl Lab {
     pub fn target_entries(&self) -> Vec<String> {
         entries(&self.target)
     }
+
+    /// The names of the database's experiments, newest first.
+    pub fn experiment_names(&self) -> Vec<String> {
+        fsynclab::store::Store::open_read_only(&self.db)
+            .expect("open the database")
+            .list_experiments()
+            .expect("list experiments")
+            .into_iter()
+            .map(|e| e.name)
+            .collect()
+    }
 }
 
 /// `fsynclab` with no `--db` and no FSYNCLAB_DB (XDG_DATA_HOME pointed nowhere useful),

@@ -406,6 +406,20 @@ pub fn inflight_over_time(ui: &mut egui::Ui, id_salt: &str, samples: &[IntervalS
     .show(ui, |plot| plot.line(Line::new("in flight", points)));
 }
 
+/// The series name (empty away from a point) and the plot coordinates of a hover.
+pub fn hover_parts<'a>(
+    pos: &'a egui_plot::HoverPosition<'a>,
+) -> (&'a str, &'a egui_plot::PlotPoint) {
+    match pos {
+        egui_plot::HoverPosition::NearDataPoint {
+            plot_name,
+            position,
+            ..
+        } => (plot_name, position),
+        egui_plot::HoverPosition::Elsewhere { position } => ("", position),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

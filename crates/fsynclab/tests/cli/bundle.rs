@@ -394,13 +394,7 @@ fn a_running_run_arrives_interrupted_without_the_exporters_paths() {
     assert_eq!(pid, None);
     assert_eq!(dir, None);
     // An experiment's name arrives with its control characters escaped, as a label's.
-    let names: Vec<String> = Store::open_read_only(&b.db)
-        .unwrap()
-        .list_experiments()
-        .unwrap()
-        .into_iter()
-        .map(|e| e.name)
-        .collect();
+    let names = b.experiment_names();
     assert!(!names.is_empty());
     for name in names {
         assert_eq!(name, "x\\u001b]0;owned\\u0007");

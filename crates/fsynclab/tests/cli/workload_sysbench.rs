@@ -158,13 +158,7 @@ fn fsync_methods_series_runs_every_method_at_every_thread_count() {
     );
     // Each variant's experiment is named by its label, so the Compare picker tells them
     // apart (issue 31: five "fsync-methods sweep threads=1,2,4" read the same).
-    let names: Vec<String> = fsynclab::store::Store::open(&lab.db)
-        .unwrap()
-        .list_experiments()
-        .unwrap()
-        .into_iter()
-        .map(|e| e.name)
-        .collect();
+    let names = lab.experiment_names();
     for label in &labels {
         assert_eq!(
             names

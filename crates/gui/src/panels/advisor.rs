@@ -382,14 +382,7 @@ impl AdvisorPanel {
             .x_grid_spacer(log_marks)
             .x_axis_formatter(move |m: GridMark, _| unit.log_tick(m.value))
             .label_formatter(|pos: &HoverPosition<'_>| {
-                let (name, p) = match pos {
-                    HoverPosition::NearDataPoint {
-                        plot_name,
-                        position,
-                        ..
-                    } => (*plot_name, position),
-                    HoverPosition::Elsewhere { position } => ("", position),
-                };
+                let (name, p) = crate::plots::hover_parts(pos);
                 let p99 = report::fmt_ns(10f64.powf(p.x) * 1e3);
                 let said = format!("{name}\np99 {p99}\n{} commits/s", report::fmt_plain(p.y));
                 Some(said.trim().into())

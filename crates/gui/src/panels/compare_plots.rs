@@ -198,14 +198,7 @@ fn line_chart(ui: &mut egui::Ui, names: [&str; 2], styles: &[SideStyle; 2], char
         yk.unit_and_label(chart.y_label, chart.series.iter().flatten().map(|p| p.1));
     let mut plot =
         base_plot(chart.id, &x_label, &y_label).label_formatter(move |pos: &HoverPosition<'_>| {
-            let (name, p) = match pos {
-                HoverPosition::NearDataPoint {
-                    plot_name,
-                    position,
-                    ..
-                } => (*plot_name, position),
-                HoverPosition::Elsewhere { position } => ("", position),
-            };
+            let (name, p) = crate::plots::hover_parts(pos);
             Some(
                 format!("{name}\nx = {}\ny = {}", xk.text(p.x), yk.text(p.y))
                     .trim()
