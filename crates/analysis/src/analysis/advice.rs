@@ -197,23 +197,26 @@ pub fn recommend(
             vs_solo,
         };
     };
-    match ratio_test(&runner_up.commits_per_sec, &best.commits_per_sec) {
-        Some(r) if r.excludes_one() => Recommendation::One {
-            strategy: best.strategy.clone(),
-            vs_runner_up: r.ci95.map(|ci| (r.ratio, ci)),
-            vs_solo,
-        },
-        _ => Recommendation::Equivalent {
-            strategies: fit
-                .iter()
-                .filter(|p| {
-                    p.strategy == best.strategy
-                        || !ratio_test(&p.commits_per_sec, &best.commits_per_sec)
-                            .is_some_and(|r| r.excludes_one())
-                })
-                .map(|p| p.strategy.clone())
-                .collect(),
-        },
+    // The best is "the one" only when every other strategy that fits is told apart from it:
+    // a slower-measured strategy with a wide interval (0.66× [0.22, 1.93]) may be as fast.
+    let tied: Vec<String> = fit
+        .iter()
+        .filter(|p| {
+            p.strategy == best.strategy
+                || !ratio_test(&p.commits_per_sec, &best.commits_per_sec)
+                    .is_some_and(|r| r.excludes_one())
+        })
+        .map(|p| p.strategy.clone())
+        .collect();
+    if tied.len() > 1 {
+        return Recommendation::Equivalent { strategies: tied };
+    }
+    let vs_runner_up = ratio_test(&runner_up.commits_per_sec, &best.commits_per_sec)
+        .and_then(|r| r.ci95.map(|ci| (r.ratio, ci)));
+    Recommendation::One {
+        strategy: best.strategy.clone(),
+        vs_runner_up,
+        vs_solo,
     }
 }
 

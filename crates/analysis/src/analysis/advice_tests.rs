@@ -100,6 +100,45 @@ fn the_recommendation_is_the_fastest_within_budget_told_apart_from_the_runner_up
 }
 
 #[test]
+fn a_slower_strategy_not_told_apart_makes_the_answer_equivalent_though_the_runner_up_is() {
+    // The newcomer walk's case: leader told apart from the measured runner-up
+    // (pipelined:4, tight), but adaptive, measured slower with a wide spread, is not told
+    // apart from leader (0.66× [0.22, 1.93] there). "leader" alone would claim what the
+    // intervals do not show.
+    let points = vec![
+        point("solo", 16, &[1000.0, 1010.0, 990.0], &[1400.0; 3], None),
+        point("leader", 16, &[4000.0, 4050.0, 3950.0], &[1500.0; 3], None),
+        point(
+            "pipelined:4",
+            16,
+            &[2900.0, 2920.0, 2880.0],
+            &[1500.0; 3],
+            None,
+        ),
+        point("adaptive", 16, &[4200.0, 800.0, 2500.0], &[1500.0; 3], None),
+    ];
+    let leader = &points[1].commits_per_sec;
+    let adaptive = ratio_test(&points[3].commits_per_sec, leader).unwrap();
+    // (leader's commits/s over the other's)
+    assert!(
+        adaptive.ratio > 1.0 && !adaptive.excludes_one(),
+        "{adaptive:?}"
+    );
+    assert!(
+        points[3].throughput() < points[2].throughput(),
+        "measured below the runner-up"
+    );
+    let runner_up = ratio_test(&points[2].commits_per_sec, leader).unwrap();
+    assert!(runner_up.excludes_one(), "{runner_up:?}");
+    match recommend(&points, 16, None) {
+        Recommendation::Equivalent { strategies } => {
+            assert_eq!(strategies, vec!["leader", "adaptive"])
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
 fn each_strategy_that_fits_is_shown_against_the_best() {
     // Budget 6 ms: delay:2ms is the best measured; SciPy (Welch on the logs, candidate over
     // delay:2ms): leader 0.974957691542869 [0.8690876431438573, 1.093724560229721], jbd

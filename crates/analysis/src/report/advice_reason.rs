@@ -60,9 +60,16 @@ pub fn reason(advice: &Advice, at: &RecommendedAt) -> String {
             if runner_up_is_solo {
                 out.push_str("; solo is the next best that fits");
             } else if let Some((ratio, (lo, hi))) = vs_runner_up {
+                // Named: the reader checks the interval against that strategy's row.
+                let next = advice
+                    .against_best(at)
+                    .into_iter()
+                    .next()
+                    .map(|a| format!(" ({})", a.strategy))
+                    .unwrap_or_default();
                 let _ = write!(
                     out,
-                    "; {ratio:.2}× [{lo:.2}, {hi:.2}] the next best that fits"
+                    "; {ratio:.2}× [{lo:.2}, {hi:.2}] the next best that fits{next}"
                 );
             } else {
                 out.push_str("; the only strategy that fits");
