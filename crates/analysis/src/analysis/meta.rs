@@ -278,6 +278,47 @@ pub fn metadata_rows(
             differs: keys(base) != keys(cand),
         },
     );
+    // One workload a side: the fields that changed, one row each, under the workload row
+    // (the sentences differ somewhere; this says where). A change of kind is the sentence.
+    if let ([b], [c]) = (
+        &keys(base).into_iter().collect::<Vec<_>>()[..],
+        &keys(cand).into_iter().collect::<Vec<_>>()[..],
+    ) && b != c
+    {
+        rows.splice(1..1, workload_field_rows(base[0], cand[0], sweep_field));
+    }
     rows.sort_by_key(|r| !r.differs);
     rows
+}
+
+/// `workload: block_size` rows, baseline → candidate, for each field where two runs'
+/// workloads differ (none when the kind differs: every field does).
+fn workload_field_rows(base: &RunResult, cand: &RunResult, sweep: Option<&str>) -> Vec<MetaRow> {
+    let mut neutral = vec!["seed"];
+    neutral.extend(sweep);
+    let edits = crate::spec::spec_edits(&base.spec, &cand.spec, &neutral);
+    if edits.iter().any(|e| e.field == "kind") {
+        return Vec::new();
+    }
+    edits
+        .into_iter()
+        .map(|e| MetaRow {
+            baseline: setting_value(&e.field, &e.preset),
+            candidate: setting_value(&e.field, &e.run),
+            field: format!("workload: {}", e.field),
+            differs: true,
+        })
+        .collect()
+}
+
+/// A workload field's value as JSON text, read: sizes as `16k`, text without its quotes.
+fn setting_value(field: &str, json: &str) -> String {
+    let size = crate::spec::all_settings()
+        .into_iter()
+        .find(|d| d.key == field)
+        .is_some_and(|d| matches!(d.ty.inner(), crate::spec::Ty::Size { .. }));
+    match json.parse::<u64>() {
+        Ok(bytes) if size => crate::spec::format_size(bytes),
+        _ => json.trim_matches('"').to_string(),
+    }
 }

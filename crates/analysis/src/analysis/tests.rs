@@ -290,6 +290,22 @@ fn different_workloads_and_background_load_are_called_out() {
         c.metadata[0].field, "workload",
         "differing fields come first"
     );
+    // Where the workloads differ, field by field, right under the workload row.
+    let field = &c.metadata[1];
+    assert_eq!(field.field, "workload: block_size");
+    assert_eq!(
+        (field.baseline.as_str(), field.candidate.as_str()),
+        ("4k", "8k")
+    );
+    assert!(field.differs);
+    assert_eq!(
+        c.metadata
+            .iter()
+            .filter(|m| m.field.starts_with("workload: "))
+            .count(),
+        1,
+        "only the changed field"
+    );
 }
 
 #[test]

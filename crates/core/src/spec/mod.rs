@@ -36,7 +36,7 @@ pub use plan::{SeriesPlan, Variant};
 pub use preset::{
     MatrixSuggestion, Preset, PresetError, PublishedFigure, ScaleRule, builtin_presets, load_preset,
 };
-pub use preset_edits::FieldEdit;
+pub use preset_edits::{FieldEdit, spec_edits};
 pub use requirement::{REQUIRABLE, Requirement, check_requirements};
 pub use scratch_names::RecipeError;
 pub use set::{SpecForm, apply_setting, set_value, unset_value};

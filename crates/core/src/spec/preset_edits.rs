@@ -68,15 +68,26 @@ impl Preset {
     }
 }
 
+/// The fields where workload `to` differs from workload `from` (dotted keys, in key order),
+/// leaving out the `neutral` ones: what "change one thing" changed between two runs.
+pub fn spec_edits(from: &WorkloadSpec, to: &WorkloadSpec, neutral: &[&str]) -> Vec<FieldEdit> {
+    let mut out = Vec::new();
+    differences("", &comparable(from), &comparable(to), neutral, &mut out);
+    out
+}
+
 /// A workload as JSON with every kind table, an `io_size` equal to the file size written
-/// as unset (the same work: no io_size means the file size).
+/// as unset (the same work: no io_size means the file size), and an imported fio run's kind
+/// as fileio (its spec is the fileio workload its job describes).
 fn comparable(spec: &WorkloadSpec) -> Value {
     let mut json = spec.full_json();
-    if let Some(map) = json.as_object_mut()
-        && map.get("io_size").is_some()
-        && map.get("io_size") == map.get("file_size")
-    {
-        map.insert("io_size".into(), Value::Null);
+    if let Some(map) = json.as_object_mut() {
+        if map.get("io_size").is_some() && map.get("io_size") == map.get("file_size") {
+            map.insert("io_size".into(), Value::Null);
+        }
+        if map.get("kind").and_then(Value::as_str) == Some("fio") {
+            map.insert("kind".into(), Value::from("fileio"));
+        }
     }
     json
 }

@@ -239,6 +239,13 @@ impl WorkloadSpec {
         self.kind.params().sync_every()
     }
 
+    /// Whether each thread's last write goes without its periodic sync: a fileio run that
+    /// stops by size syncs when it starts the next write, as fio does, and after the last
+    /// there is none (a final sync syncs it).
+    pub fn skips_last_periodic_sync(&self) -> bool {
+        self.kind.params().skips_last_periodic_sync(&self.common)
+    }
+
     /// The open flags of the kinds that have them (none for the others).
     pub fn open_flags(&self) -> OpenFlags {
         self.kind.params().open_flags()

@@ -140,11 +140,7 @@ fn one_result(ui: &mut egui::Ui, r: &RunResult, preset: Option<&str>) {
             ));
             ui.end_row();
         });
-    if r.spec
-        .fileio()
-        .is_some_and(|f| f.skips_last_periodic_sync(&r.spec.common))
-        && r.syncs > 0
-    {
+    if r.spec.skips_last_periodic_sync() && r.syncs > 0 {
         ui.label(
             RichText::new(
                 "Each thread's last write has no sync: a run that stops by size syncs when it \

@@ -219,6 +219,12 @@ pub trait KindParams: std::fmt::Debug {
         false
     }
 
+    /// Whether each thread's last write goes without its periodic sync (fileio's fio rule
+    /// for a run that stops by size; see its implementation).
+    fn skips_last_periodic_sync(&self, _common: &crate::spec::CommonSpec) -> bool {
+        false
+    }
+
     /// The open flags of the test files (none for kinds without the setting).
     fn open_flags(&self) -> OpenFlags {
         OpenFlags::default()

@@ -102,21 +102,6 @@ impl Spec {
         }
     }
 
-    /// Whether each thread's last write goes without its periodic sync: a size-based run
-    /// (`common` has no duration and no request count) in fio mode syncs when it fetches the
-    /// next write, as fio does, and after a thread's last write there is none; a final sync
-    /// (fio's `end_fsync`) syncs it at the end. So such a thread of W writes makes
-    /// ⌊(W − 1) / sync_every⌋ syncs, one fewer than W / sync_every when that divides.
-    pub fn skips_last_periodic_sync(&self, common: &crate::spec::CommonSpec) -> bool {
-        self.mode == FileioMode::Fio
-            && common.duration_s.is_none()
-            && common.requests.is_none()
-            && self.sync != crate::spec::SyncMethod::None
-            && self.sync_every > 0
-            && !self.final_sync
-            && !self.sync_only
-    }
-
     /// Blocks per file (whole blocks only; a tail shorter than a block is never written).
     pub fn blocks_per_file(&self) -> u64 {
         self.file_size / self.block_size.max(1)
@@ -205,6 +190,21 @@ impl KindParams for Spec {
         self.sync_only
     }
 
+    /// Whether each thread's last write goes without its periodic sync: a size-based run
+    /// (`common` has no duration and no request count) in fio mode syncs when it fetches the
+    /// next write, as fio does, and after a thread's last write there is none; a final sync
+    /// (fio's `end_fsync`) syncs it at the end. So such a thread of W writes makes
+    /// ⌊(W − 1) / sync_every⌋ syncs, one fewer than W / sync_every when that divides.
+    fn skips_last_periodic_sync(&self, common: &crate::spec::CommonSpec) -> bool {
+        self.mode == FileioMode::Fio
+            && common.duration_s.is_none()
+            && common.requests.is_none()
+            && self.sync != crate::spec::SyncMethod::None
+            && self.sync_every > 0
+            && !self.final_sync
+            && !self.sync_only
+    }
+
     fn pending_starts(&self) -> u64 {
         self.pending_starts_per_file()
     }
@@ -253,9 +253,7 @@ mod tests {
 
     /// Whether `flat`'s run leaves each thread's last write without its periodic sync.
     fn skips(flat: FlatSpec) -> bool {
-        let spec = flat.typed();
-        spec.fileio()
-            .is_some_and(|f| f.skips_last_periodic_sync(&spec.common))
+        flat.typed().skips_last_periodic_sync()
     }
 
     #[test]
