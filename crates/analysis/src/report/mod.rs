@@ -75,7 +75,7 @@ pub use text::{
 pub use trend::{
     change_ratio_text, segment_levels, trend_csv, trend_json, trend_markdown, trend_text,
 };
-pub use units::{fmt_bytes_per_sec, fmt_left, fmt_metric, fmt_ns, fmt_plain};
+pub use units::{fmt_bytes_per_sec, fmt_in_unit, fmt_left, fmt_metric, fmt_ns, fmt_plain};
 pub use verdict::{
     change_text, fmt_p, fmt_ratio, power_text, ratio_ci_text, ratio_text, runs_needed_cell,
     verdict_brief, verdict_text,

@@ -38,6 +38,32 @@ pub fn fmt_metric(v: f64, unit: &str) -> String {
     }
 }
 
+/// A value in the unit it was given in (a table whose rows are named `sync_p99_us` keeps
+/// µs), readable: grouped whole numbers from 1000 (`18 072 µs`), else 4 significant digits
+/// without trailing zeros (`0.221 µs`, `146.4 µs`); MiB/s as [`fmt_bytes_per_sec`].
+pub fn fmt_in_unit(v: f64, unit: &str) -> String {
+    let number = if !v.is_finite() {
+        format!("{v}")
+    } else if v.abs() >= 1000.0 {
+        grouped(v)
+    } else if v == 0.0 {
+        "0".to_string()
+    } else {
+        let decimals = (3 - v.abs().log10().floor() as i32).clamp(0, 12) as usize;
+        let s = format!("{v:.decimals$}");
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
+        }
+    };
+    match unit {
+        "MiB/s" => fmt_bytes_per_sec(v),
+        "" => number,
+        u => format!("{number} {u}"),
+    }
+}
+
 /// A plain number with up to 3 significant digits and no trailing zeros.
 pub fn trim_num(v: f64) -> String {
     let a = v.abs();
@@ -120,5 +146,11 @@ mod tests {
         assert_eq!(fmt_metric(29.21, "events"), "29.2 events");
         assert_eq!(fmt_metric(1.25, ""), "1.25");
         assert_eq!(grouped(-1234567.0), "-1 234 567");
+        assert_eq!(fmt_in_unit(18_071.55, "µs"), "18 072 µs");
+        assert_eq!(fmt_in_unit(0.2210, "µs"), "0.221 µs");
+        assert_eq!(fmt_in_unit(146.44, "µs"), "146.4 µs");
+        assert_eq!(fmt_in_unit(0.002671, "s"), "0.002671 s");
+        assert_eq!(fmt_in_unit(0.99, ""), "0.99");
+        assert_eq!(fmt_in_unit(0.0, "µs"), "0 µs");
     }
 }

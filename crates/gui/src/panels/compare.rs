@@ -29,8 +29,9 @@ pub struct ComparePanel {
 /// A value in its metric's unit, never rescaled: the table names rows by their keys
 /// (`sync_p99_us`, `wall_s`: the names `--fail-on` and `--json` use), so the value is in
 /// the unit the key names (issue 15: `_us` rows once showed ms).
+/// A value in its metric's unit, as the row's key names it (`sync_p99_us`: µs).
 fn fmt_value(v: f64, unit: &str) -> String {
-    report::fmt_metric(v, unit)
+    report::fmt_in_unit(v, unit)
 }
 
 fn stats_hover(stats: Option<&Stats>, unit: &str) -> String {
@@ -550,7 +551,7 @@ mod tests {
             for (suffix, unit) in [("_us", " µs"), ("_ms", " ms"), ("_s", " s")] {
                 if m.key.ends_with(suffix) {
                     assert!(shown.ends_with(unit), "{}: {shown}", m.key);
-                    assert!(shown.starts_with("18071.55"), "{}: {shown}", m.key);
+                    assert!(shown.starts_with("18 072 "), "{}: {shown}", m.key);
                 }
             }
         }
