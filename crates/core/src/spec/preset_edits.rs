@@ -9,9 +9,9 @@ use serde_json::Value;
 use super::{Preset, WorkloadSpec};
 
 /// Fields a replay may change without changing what the published figures describe: how
-/// long it runs (the stop rule, the preset's scale fields), how many threads (published
-/// figures at a thread count meet only runs at that count), the seed and the settle wait.
-const RUN_LENGTH_FIELDS: &[&str] = &["duration_s", "requests", "threads", "seed", "settle"];
+/// long it runs (the stop rule, the preset's scale fields), the seed, the settle wait and
+/// how often the timeline is sampled.
+const RUN_LENGTH_FIELDS: &[&str] = &["duration_s", "requests", "seed", "settle", "interval_ms"];
 
 /// One field where a run's workload differs from its preset's.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -40,10 +40,15 @@ impl std::fmt::Display for FieldEdit {
 impl Preset {
     /// The fields where `spec` differs from the preset's workload and from each of its
     /// series variants (the closest one is reported), leaving out the fields a replay may
-    /// change: the stop rule, threads, the seed, the settle wait, the preset's scale fields
-    /// and its series' swept field. Empty: `spec` is a replay of the preset.
+    /// change: the stop rule, the seed, the settle wait, the sampling interval, the preset's
+    /// scale fields and its series' swept field — and the thread count when a figure names
+    /// the count it was published at (it then meets only runs at that count); a figure that
+    /// names none was published at the preset's own. Empty: `spec` is a replay of the preset.
     pub fn edits(&self, spec: &WorkloadSpec) -> Vec<FieldEdit> {
         let mut neutral: Vec<&str> = RUN_LENGTH_FIELDS.to_vec();
+        if self.published.iter().any(|f| f.threads.is_some()) {
+            neutral.push("threads");
+        }
         neutral.extend(self.scale.fields.iter().map(String::as_str));
         let sweep = self.series.as_ref().and_then(|s| s.sweep.as_deref());
         if let Some((field, _)) = sweep.and_then(|s| s.split_once('=')) {
@@ -152,13 +157,32 @@ mod tests {
     }
 
     #[test]
-    fn the_run_length_and_thread_count_are_not_edits() {
+    fn the_run_length_and_sampling_are_not_edits() {
         let p = load_preset("btrfs-fsync-unplug").unwrap();
         let mut flat = p.scaled(p.scale.quick).unwrap().flat();
-        flat.threads = 1;
         flat.duration_s = Some(2.0);
         flat.requests = None;
         flat.settle = !flat.settle;
+        flat.interval_ms = 50;
+        assert_eq!(p.edits(&flat.typed()), Vec::new());
+    }
+
+    #[test]
+    fn the_thread_count_is_an_edit_unless_a_figure_names_its_count() {
+        // btrfs-fsync-unplug's figures are of its 4 threads: 1 thread is another workload.
+        let p = load_preset("btrfs-fsync-unplug").unwrap();
+        assert!(p.published.iter().all(|f| f.threads.is_none()));
+        let mut flat = p.scaled(p.scale.quick).unwrap().flat();
+        flat.threads = 1;
+        let edits = p.edits(&flat.typed());
+        assert_eq!(edits.len(), 1, "{edits:?}");
+        assert_eq!(edits[0].to_string(), "threads: 4 → 1");
+        // jbd-sync-writers publishes at 4 threads by name: other counts are replays whose
+        // figures are matched by count.
+        let p = load_preset("jbd-sync-writers").unwrap();
+        assert!(p.published.iter().any(|f| f.threads.is_some()));
+        let mut flat = p.scaled(p.scale.quick).unwrap().flat();
+        flat.threads = 16;
         assert_eq!(p.edits(&flat.typed()), Vec::new());
     }
 

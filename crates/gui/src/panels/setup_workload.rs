@@ -184,7 +184,7 @@ impl WorkloadForm {
                     "the form differs from the preset at this scale; runs still record \
                          the preset they came from, and Compare shows the seed thread's \
                          published figures beside them only when what changed is the run \
-                         length or the thread count",
+                         length",
                 );
             }
         });

@@ -33,14 +33,19 @@ fn compare_pair(runs: [(&str, SyncMethod); 2], preset: Option<(&str, f64)>) -> P
     let ids: Vec<i64> = runs
         .iter()
         .map(|(label, sync)| {
-            // A preset's run starts from the preset's workload (a tiny one: the thread count
-            // and its scale fields may change without leaving the preset).
-            let from = preset.map_or_else(FlatSpec::default, |(name, scale)| {
-                let p = fsynclab::spec::load_preset(name).unwrap();
-                p.scaled(scale).unwrap().flat()
-            });
+            // A preset's run starts from the preset's workload, at its thread count (a tiny
+            // one: its scale fields may change without leaving the preset).
+            let from = preset.map_or_else(
+                || FlatSpec {
+                    threads: 1,
+                    ..FlatSpec::default()
+                },
+                |(name, scale)| {
+                    let p = fsynclab::spec::load_preset(name).unwrap();
+                    p.scaled(scale).unwrap().flat()
+                },
+            );
             let spec = FlatSpec {
-                threads: 1,
                 file_size: 128 << 10,
                 io_size: None,
                 sync: *sync,
