@@ -101,29 +101,7 @@ pub fn compare_table(c: &Comparison) -> String {
     for p in power {
         let _ = writeln!(out, "{p}");
     }
-    if let Some(said) = published_withheld_text(c) {
-        let _ = writeln!(out, "\n{said}");
-    }
-    if !c.published.is_empty() {
-        let _ = writeln!(out, "\npublished in the seed thread vs measured here:");
-        for p in &c.published {
-            let _ = writeln!(
-                out,
-                "  {:<8} {:<14} published {:>10} {:<6} measured {} / {}   ({})",
-                p.figure.side,
-                p.figure.metric,
-                num(p.figure.value).trim(),
-                p.figure.unit,
-                p.baseline
-                    .map(|v| num(v).trim().to_string())
-                    .unwrap_or_else(|| "-".into()),
-                p.candidate
-                    .map(|v| num(v).trim().to_string())
-                    .unwrap_or_else(|| "-".into()),
-                p.figure.as_published
-            );
-        }
-    }
+    super::published::published_text(c, &mut out);
     out
 }
 
@@ -295,53 +273,8 @@ pub fn compare_markdown(c: &Comparison, title: &str, image_file: Option<&str>) -
             runs_needed_cell(m)
         );
     }
-    if let Some(said) = published_withheld_text(c) {
-        let _ = writeln!(
-            out,
-            "\n## Published in the seed thread\n\n{}",
-            md_escape(&said)
-        );
-    }
-    if !c.published.is_empty() {
-        let _ = writeln!(
-            out,
-            "\n## Published in the seed thread\n\n| side | metric | published | measured baseline | measured candidate | as published |\n|---|---|---:|---:|---:|---|"
-        );
-        for p in &c.published {
-            let v = |x: Option<f64>| x.map(|v| format!("{v:.2}")).unwrap_or_else(|| "-".into());
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} {} | {} | {} | `{}` |",
-                p.figure.side,
-                p.figure.metric,
-                p.figure.value,
-                p.figure.unit,
-                v(p.baseline),
-                v(p.candidate),
-                md_escape(&p.figure.as_published)
-            );
-        }
-    }
+    super::published::published_markdown(c, &mut out);
     out
-}
-
-/// Why the preset's published figures are not shown, when a run was edited from the
-/// preset: `The published figures of preset fsync-methods are left out: run 12 ran another
-/// workload than the preset's (sync: fdatasync → none), and they describe the preset's.`
-pub fn published_withheld_text(c: &Comparison) -> Option<String> {
-    let w = c.published_withheld.as_ref()?;
-    const SHOWN: usize = 4;
-    let mut edits: Vec<String> = w.edits.iter().take(SHOWN).map(|e| e.to_string()).collect();
-    if w.edits.len() > SHOWN {
-        edits.push(format!("{} more", w.edits.len() - SHOWN));
-    }
-    Some(format!(
-        "The published figures of preset {} are left out: run {} ran another workload than \
-         the preset's ({}), and they describe the preset's.",
-        w.preset,
-        w.run_id,
-        edits.join("; ")
-    ))
 }
 
 /// The sides' crash-test findings (issue 33), when either side has any: per side its name

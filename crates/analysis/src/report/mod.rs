@@ -14,6 +14,7 @@ mod kernel;
 mod kinds;
 mod listing;
 mod output;
+mod published;
 mod rank;
 pub mod raw;
 mod series;
@@ -37,7 +38,6 @@ pub use advice::{
 pub use advice_reason::progress_step_text;
 pub use compare::{
     compare_csv, compare_json, compare_markdown, compare_table, crash_sides, num as fmt_num,
-    published_withheld_text,
 };
 pub use crash::{crash_failed, crash_json, crash_text, shell_word};
 pub use durable::{durable_unavailable, no_durable_op_text, not_durable_text, requirement_lines};
@@ -59,6 +59,7 @@ pub use output::{
     OutputError, REPORT_FORMATS, advice_files, check_report_destination, rank_files, report_files,
     report_format, trend_files, write_report_files,
 };
+pub use published::{published_scaled_text, published_withheld_text};
 pub use rank::{
     next_cell as rank_next_cell, ops_cell as rank_ops_cell, p99_cell as rank_p99_cell, pg_table,
     rank_csv, rank_json, rank_markdown, rank_table,

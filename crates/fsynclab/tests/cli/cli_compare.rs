@@ -223,6 +223,26 @@ fn published_figures_meet_only_runs_of_the_presets_workload() {
         "{both}"
     );
     assert!(!both.contains("are left out"), "{both}");
+    // Scaled: the absolute figures are not the published ones; the ratios are what holds.
+    for said in [
+        "These runs were scaled (×0.005 of the published workload)",
+        "published after / before ×",
+    ] {
+        assert!(both.contains(said), "{said:?} missing:\n{both}");
+    }
+    let md = lab.dir.path().join("published.md");
+    lab.cmd()
+        .args(["report", &first.to_string(), &second.to_string(), "--out"])
+        .arg(&md)
+        .assert()
+        .success();
+    let md = std::fs::read_to_string(&md).unwrap();
+    for said in [
+        "These runs were scaled (×0.005 of the published workload)",
+        "| metric | published after / before | measured candidate / baseline |",
+    ] {
+        assert!(md.contains(said), "{said:?} missing:\n{md}");
+    }
     let said = compare(first.to_string(), edited_id.to_string(), false);
     assert!(
         said.contains(&format!(

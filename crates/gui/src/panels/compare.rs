@@ -162,16 +162,8 @@ fn published_table(ui: &mut egui::Ui, c: &Comparison) {
         return;
     }
     ui.heading("Published in the seed thread vs measured here");
-    if !c.preset_scales.is_empty() {
-        let scales: Vec<String> = c.preset_scales.iter().map(|s| format!("×{s}")).collect();
-        ui.label(
-            RichText::new(format!(
-                "These runs were scaled ({} of the published workload): their absolute \
-                 figures are not the published ones. Compare the ratios after / before.",
-                scales.join(", ")
-            ))
-            .color(ui.visuals().warn_fg_color),
-        );
+    if let Some(said) = report::published_scaled_text(c) {
+        ui.label(RichText::new(said).color(ui.visuals().warn_fg_color));
     }
     let ratios = fsynclab::analysis::published_ratios(c);
     if !ratios.is_empty() {

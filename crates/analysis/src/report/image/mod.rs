@@ -216,7 +216,7 @@ impl Layout {
             line_h: scale.i(25.0),
             stats: tables::stat_rows(c),
             kernel: tables::kernel_rows(c),
-            published: c.published.len(),
+            published: c.published.len() + crate::analysis::published_ratios(c).len(),
         }
     }
     fn meta_h(&self) -> i32 {

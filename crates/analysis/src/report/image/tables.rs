@@ -285,12 +285,33 @@ pub(super) fn draw_published<DB: DrawingBackend>(
 where
     DB::ErrorType: 'static,
 {
-    draw_heading(
-        area,
-        s,
-        "Published (seed thread) vs measured",
-        "the thread's figure beside each side's headline value of the same metric",
-    )?;
+    let note = if c.preset_scales.is_empty() {
+        "the thread's figure beside each side's headline value of the same metric".to_string()
+    } else {
+        let scales: Vec<String> = c.preset_scales.iter().map(|s| format!("×{s}")).collect();
+        format!(
+            "runs scaled {} of the published workload: compare the after / before ratios",
+            scales.join(", ")
+        )
+    };
+    draw_heading(area, s, "Published (seed thread) vs measured", &note)?;
+    // The published after / before ratio beside the measured candidate / baseline one.
+    let ratios = crate::analysis::published_ratios(c).into_iter().map(|r| {
+        let label = metric(&r.metric).map_or(r.metric.clone(), |d| d.label.to_string());
+        vec![
+            ("after / before".to_string(), INK, false),
+            (label, INK, false),
+            (format!("×{:.2}", r.published), INK, true),
+            ("ratio".to_string(), MUTED, false),
+            (String::new(), BASE, true),
+            (
+                r.measured
+                    .map_or_else(|| "-".into(), |m| format!("×{m:.2}")),
+                CAND_TEXT,
+                true,
+            ),
+        ]
+    });
     let body: Vec<Vec<(String, RGBColor, bool)>> = c
         .published
         .iter()
@@ -310,6 +331,7 @@ where
                 (measured(p.candidate), CAND_TEXT, true),
             ]
         })
+        .chain(ratios)
         .collect();
     let header = [
         ("side", false),
