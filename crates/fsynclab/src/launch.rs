@@ -268,8 +268,7 @@ pub(super) fn checks(
     preset: Option<&str>,
     result: &fsynclab::metrics::RunResult,
 ) -> Vec<fsynclab::analysis::RequirementCheck> {
-    let reqs = fsynclab::analysis::preset_requirements(preset);
-    fsynclab::analysis::check_requirements(&reqs, result)
+    fsynclab::analysis::preset_checks(preset, result)
 }
 
 /// Prints a `--json` document, pretty.

@@ -56,7 +56,7 @@ pub use ratio::{
     DEFAULT_MIN_CHANGE_PCT, MAX_RUNS_NEEDED, MIN_RUNS, POWER, POWER_CHANGE, RatioCi, RatioTest,
     geometric_ci, ratio_test, runs_needed,
 };
-pub use requirements::{RequirementCheck, check_requirements, preset_requirements};
+pub use requirements::{RequirementCheck, check_requirements, preset_checks, preset_requirements};
 pub use rows::{
     Comparison, MetaRow, MetricComparison, PERCENTILE_POINTS, PublishedRatio, PublishedRow,
     PublishedWithheld, SideSummary, Sweep, SweepPoint, TimelinePoint, Verdict,

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::durability::not_durable;
 use super::metrics::{metric, run_value};
 use crate::metrics::RunResult;
-use crate::spec::{Requirement, builtin_presets};
+use crate::spec::{FieldEdit, Requirement, builtin_presets};
 
 /// One requirement checked against one run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -29,6 +29,11 @@ pub struct RequirementCheck {
     pub source: String,
     /// Why a pass means little here: the run's writes were not durable (tmpfs, nobarrier).
     pub not_durable: Option<String>,
+    /// The fields where the run's workload is not the preset's (its flags or form changed
+    /// them): the threshold is for the preset's workload, so the run is not judged (`pass`
+    /// is `None`). Empty for a replay.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub edits: Vec<FieldEdit>,
 }
 
 /// The requirements of the built-in preset `name` (none for other names: a preset file's
@@ -42,6 +47,25 @@ pub fn preset_requirements(name: Option<&str>) -> Vec<Requirement> {
         .find(|p| p.name == name)
         .map(|p| p.requirements)
         .unwrap_or_default()
+}
+
+/// Checks `run` against the requirements of its built-in preset `name`; a run whose
+/// workload is not the preset's (see [`crate::spec::Preset::edits`]) gets its values shown
+/// but no verdict, with the fields it changed.
+pub fn preset_checks(name: Option<&str>, run: &RunResult) -> Vec<RequirementCheck> {
+    let Some(preset) = name.and_then(|n| builtin_presets().into_iter().find(|p| p.name == n))
+    else {
+        return Vec::new();
+    };
+    let edits = preset.edits(&run.spec);
+    check_requirements(&preset.requirements, run)
+        .into_iter()
+        .map(|c| RequirementCheck {
+            pass: c.pass.filter(|_| edits.is_empty()),
+            edits: edits.clone(),
+            ..c
+        })
+        .collect()
 }
 
 /// Checks `run` against `reqs`.
@@ -61,6 +85,7 @@ pub fn check_requirements(reqs: &[Requirement], run: &RunResult) -> Vec<Requirem
                 pass: value.map(|v| r.met_by(v)),
                 source: r.source.clone(),
                 not_durable: nd.clone(),
+                edits: Vec::new(),
             }
         })
         .collect()

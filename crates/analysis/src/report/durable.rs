@@ -68,15 +68,25 @@ pub fn requirement_lines(checks: &[crate::analysis::RequirementCheck]) -> String
             (None, None) => String::new(),
         };
         let (value, verdict) = match (c.value, c.pass) {
+            (None, _) => ("not measured".into(), "NOT CHECKED"),
+            (Some(v), _) if !c.edits.is_empty() => (show(v), "NOT JUDGED"),
             (Some(v), Some(true)) => (show(v), "PASS"),
             (Some(v), _) => (show(v), "FAIL"),
-            (None, _) => ("not measured".into(), "NOT CHECKED"),
         };
         let _ = writeln!(
             out,
             "check     {} {value}, {bound}: {verdict} ({})",
             c.label, c.source
         );
+        if !c.edits.is_empty() {
+            let edits: Vec<String> = c.edits.iter().map(|e| e.to_string()).collect();
+            let _ = writeln!(
+                out,
+                "          the threshold is for the preset's workload, and this run changed it \
+                 ({})",
+                edits.join("; ")
+            );
+        }
         if let (Some(why), Some(true)) = (&c.not_durable, c.pass) {
             let _ = writeln!(out, "          a pass that means little here: {why}");
         }

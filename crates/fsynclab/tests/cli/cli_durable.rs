@@ -184,4 +184,30 @@ fn the_etcd_preset_is_checked_against_its_published_threshold() {
     let shown = lab.cmd().args(["show", "1", "--json"]).output().unwrap();
     let doc: serde_json::Value = serde_json::from_slice(&shown.stdout).unwrap();
     assert_eq!(doc["run"]["requirements"].as_array().map(Vec::len), Some(1));
+    assert!(doc["run"]["requirements"][0].get("edits").is_none());
+
+    // The threshold is for fdatasync: a run of the preset with fsync shows its p99 and is
+    // not judged, saying what it changed.
+    let doc = lab.run_doc(&[
+        "--preset",
+        "etcd-disk",
+        "--scale",
+        "0.01",
+        "--sync",
+        "fsync",
+    ]);
+    let check = &doc["runs"][0]["requirements"][0];
+    assert!(check["pass"].is_null(), "{check}");
+    assert!(check["value"].as_f64().is_some(), "{check}");
+    assert_eq!(check["edits"][0]["field"], "sync", "{check}");
+    let id = doc["runs"][0]["id"].to_string();
+    let shown = text(&lab.cmd().args(["show", &id]).output().unwrap());
+    assert!(shown.contains("NOT JUDGED"), "{shown}");
+    assert!(
+        shown.contains(
+            "the threshold is for the preset's workload, and this run changed it \
+             (sync: fdatasync → fsync)"
+        ),
+        "{shown}"
+    );
 }

@@ -481,11 +481,11 @@ fn durability(ui: &mut egui::Ui, r: &fsynclab::metrics::RunResult, preset: Optio
     if let Some(flush) = fsynclab::analysis::implausible_flush(r) {
         ui.label(RichText::new(flush.text()).color(ui.visuals().warn_fg_color));
     }
-    let reqs = fsynclab::analysis::preset_requirements(preset);
-    for c in fsynclab::analysis::check_requirements(&reqs, r) {
+    for c in fsynclab::analysis::preset_checks(preset, r) {
         let text = fsynclab::report::requirement_lines(std::slice::from_ref(&c));
         let color = match c.pass {
             Some(true) => ui.visuals().text_color(),
+            _ if !c.edits.is_empty() => ui.visuals().warn_fg_color,
             _ => ui.visuals().error_fg_color,
         };
         ui.label(

@@ -211,12 +211,12 @@ fn one_result(ui: &mut egui::Ui, r: &RunResult, preset: Option<&str>) {
 
 /// PASS or FAIL against the preset's published requirements (etcd's fdatasync p99).
 fn requirement_checks(ui: &mut egui::Ui, r: &RunResult, preset: Option<&str>) {
-    let reqs = fsynclab::analysis::preset_requirements(preset);
-    for c in fsynclab::analysis::check_requirements(&reqs, r) {
+    for c in fsynclab::analysis::preset_checks(preset, r) {
         let text = fsynclab::report::requirement_lines(std::slice::from_ref(&c));
         let text = text.trim_start_matches("check").trim();
         let color = match c.pass {
             Some(true) => status_color(ui, RunStatus::Finished),
+            _ if !c.edits.is_empty() => ui.visuals().warn_fg_color,
             _ => ui.visuals().error_fg_color,
         };
         ui.label(RichText::new(text).strong().color(color));
