@@ -194,13 +194,18 @@ pub fn advice_text(advice: &Advice) -> String {
         // A bare device is one file: each thread has its own region of it.
         (None, true) => {}
     }
-    if let Some(f) = &advice.sync_parallelism_own_files {
-        let layout = if advice.raw_device {
-            "own regions"
-        } else {
-            "own files"
-        };
-        let _ = writeln!(out, "{}", fit_line(layout, f));
+    let layout = if advice.raw_device {
+        "own regions"
+    } else {
+        "own files"
+    };
+    match &advice.sync_parallelism_own_files {
+        Some(f) => {
+            let _ = writeln!(out, "{}", fit_line(layout, f));
+        }
+        None => {
+            let _ = writeln!(out, "  {layout}: not measured");
+        }
     }
     duckdb_line(&mut out, advice);
     flush_and_methods(&mut out, advice);

@@ -21,8 +21,34 @@ pub(super) fn ci(r: &RatioCi) -> String {
     }
 }
 
-/// Why the advice says what it says at one writer count, with its numbers.
+/// Why the advice says what it says at one writer count, with its numbers — and, when the
+/// advice stopped early, the strategies it measured elsewhere but never at that count.
 pub fn reason(advice: &Advice, at: &RecommendedAt) -> String {
+    let mut out = verdict_reason(advice, at);
+    if advice.stopped.is_some() {
+        let mut missing: Vec<&str> = Vec::new();
+        for p in &advice.points {
+            let here = advice
+                .point(&p.strategy, at.writers)
+                .is_some_and(|q| q.throughput().is_some());
+            if !here && !missing.contains(&p.strategy.as_str()) {
+                missing.push(&p.strategy);
+            }
+        }
+        if !missing.is_empty() {
+            let _ = write!(
+                out,
+                " — the advice stopped before measuring {} at {}",
+                missing.join(", "),
+                writer_count(at.writers)
+            );
+        }
+    }
+    out
+}
+
+/// [`reason`] without the note on an early stop.
+fn verdict_reason(advice: &Advice, at: &RecommendedAt) -> String {
     let w = at.writers;
     let budget = match (advice.budget_p99_us, at.budget_p99_us) {
         (Some(b), _) => format!("p99 within the budget of {}", us(b)),
@@ -81,9 +107,15 @@ pub fn reason(advice: &Advice, at: &RecommendedAt) -> String {
                 .first()
                 .and_then(|s| advice.point(s, w))
                 .and_then(|p| p.throughput().map(|t| (p, t)));
+            // With fewer than 3 runs a side there is no interval to cite.
+            let intervals = advice.against_best(at).iter().any(|a| a.ci95.is_some());
+            let why = if intervals {
+                "the 95 % interval of each one's commits/s over the best's includes 1"
+            } else {
+                "fewer than 3 runs each, so no interval tells them apart"
+            };
             let mut out = format!(
-                "{} cannot be told apart at {} ({budget}): the 95 % interval of each \
-                 one's commits/s over the best's includes 1",
+                "{} cannot be told apart at {} ({budget}): {why}",
                 strategies.join(", "),
                 writer_count(w)
             );
@@ -162,4 +194,49 @@ pub fn progress_step_text(
         .map(|d| format!(" · {}", super::fmt_left(d)))
         .unwrap_or_default();
     format!("{label}{writers}{left}")
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::analysis::{Advice, AdviceInputs, AdvicePoint};
+
+    fn point(strategy: &str, writers: u32, cps: f64) -> AdvicePoint {
+        AdvicePoint {
+            strategy: strategy.into(),
+            writers,
+            commits_per_sec: vec![cps],
+            p99_us: vec![1000.0],
+            ..AdvicePoint::default()
+        }
+    }
+
+    #[test]
+    fn an_early_stop_names_what_it_never_measured_and_one_run_cites_no_interval() {
+        // Stopped after solo, leader and adaptive at 1 writer and solo at 16: one run each.
+        let advice = Advice::build(AdviceInputs {
+            writers: 16,
+            points: vec![
+                point("solo", 1, 900.0),
+                point("leader", 1, 950.0),
+                point("adaptive", 1, 920.0),
+                point("solo", 16, 5000.0),
+            ],
+            stopped: Some("cancelled".into()),
+            ..AdviceInputs::default()
+        });
+        let at16 = super::reason(&advice, &advice.recommended);
+        assert!(
+            at16.ends_with(" — the advice stopped before measuring leader, adaptive at 16 writers"),
+            "{at16}"
+        );
+        let one = advice.by_writers.iter().find(|a| a.writers == 1).unwrap();
+        let at1 = super::reason(&advice, one);
+        assert!(
+            at1.contains("cannot be told apart at 1 writer")
+                && at1.contains("fewer than 3 runs each, so no interval tells them apart"),
+            "{at1}"
+        );
+        assert!(!at1.contains("95 % interval"), "{at1}");
+        assert!(!at1.contains("stopped before"), "{at1}");
+    }
 }
