@@ -309,6 +309,22 @@ fn hostile_bundles_are_refused_by_name() {
             "runs.syncs (run 1 in the bundle) is negative (-1)",
         ),
         (
+            "UPDATE runs SET iops = -5 WHERE id = 2;",
+            "runs.iops (run 2 in the bundle) is -5",
+        ),
+        (
+            "UPDATE runs SET preset_scale = 1e300 WHERE id = 1;",
+            "runs.preset_scale (run 1",
+        ),
+        (
+            "UPDATE runs SET created_at_ms = 9223372036854775807 WHERE id = 1;",
+            "a time after the year 9999",
+        ),
+        (
+            "UPDATE runs SET spec_json = json_set(spec_json, '$.threads', 0) WHERE id = 1;",
+            "is a workload no run can have made (threads 0",
+        ),
+        (
             "UPDATE runs SET uuid = 'not-a-uuid' WHERE id = 2;",
             "runs.uuid (run 2",
         ),

@@ -38,6 +38,7 @@ mod advice;
 mod anchor;
 mod bundle;
 mod bundle_merge;
+mod bundle_values;
 mod db_path;
 mod failure_column;
 mod open;
