@@ -245,7 +245,9 @@ pub fn compare_sides(
     }
     let all: Vec<&RunResult> = base.runs.iter().chain(&cand.runs).collect();
     let (preset, scales) = common_preset(store, &all)?;
-    let preset = preset.and_then(|name| spec::load_preset(&name).ok());
+    // A built-in preset only: a name stored with runs is never read back as a file's path.
+    let preset =
+        preset.and_then(|name| spec::builtin_presets().into_iter().find(|p| p.name == name));
     let withheld = preset
         .as_ref()
         .filter(|p| !p.published.is_empty())

@@ -9,6 +9,7 @@ mod ioengine;
 pub mod kinds;
 mod plan;
 mod preset;
+mod preset_checks;
 mod preset_edits;
 mod problems;
 mod requirement;
@@ -36,6 +37,7 @@ pub use plan::{SeriesPlan, Variant};
 pub use preset::{
     MatrixSuggestion, Preset, PresetError, PublishedFigure, ScaleRule, builtin_presets, load_preset,
 };
+pub use preset_checks::MAX_PRESET_NAME_CHARS;
 pub use preset_edits::{FieldEdit, spec_edits};
 pub use requirement::{REQUIRABLE, Requirement, check_requirements};
 pub use scratch_names::RecipeError;

@@ -260,6 +260,7 @@ impl Preset {
                 message: e.message().trim().to_string(),
             }
         })?;
+        super::preset_checks::check_identity(&preset, origin)?;
         // Presets replay published benchmarks whose prepare ran seconds before the timed
         // phase: they settle unless the preset says `settle = false`.
         let workload = toml::from_str::<toml::Table>(text)
