@@ -393,7 +393,9 @@ fn a_running_run_arrives_interrupted_without_the_exporters_paths() {
         "running.fsynclab",
         "UPDATE runs SET status = 'running', owner_pid = 1, run_dir_name = 'fsynclab-1', \
          target = '/etc' WHERE id = 1; \
-         UPDATE experiments SET name = 'x' || char(27) || ']0;owned' || char(7);",
+         UPDATE experiments SET name = 'x' || char(27) || ']0;owned' || char(7); \
+         UPDATE runs SET preset = 'p' || char(27) || '[31m' || printf('%.100000c', 'x') \
+         WHERE id = 2;",
     );
     let b = Lab::new();
     let out = import(&b, &file);
@@ -415,6 +417,14 @@ fn a_running_run_arrives_interrupted_without_the_exporters_paths() {
     for name in names {
         assert_eq!(name, "x\\u001b]0;owned\\u0007");
     }
+    // A preset name is escaped and cut to a preset name's length.
+    let preset: String = conn
+        .query_row("SELECT preset FROM runs WHERE id = 2", [], |r| r.get(0))
+        .unwrap();
+    assert!(
+        preset.starts_with("p\\u001b[31mxxx") && preset.len() <= 64,
+        "{preset}"
+    );
     let listed = json_of(&b.cmd().args(["list", "--json"]).output().unwrap().stdout);
     // One versioned shape: {"schema_version", "runs": [...]} / {"schema_version", "run": {...}}.
     let listed = &listed["runs"];

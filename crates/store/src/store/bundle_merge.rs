@@ -206,6 +206,9 @@ impl Store {
             match col.name.as_str() {
                 "label" if sanitise(&mut values[i], MAX_TEXT_BYTES) => cleaned.push("label"),
                 "target" if sanitise(&mut values[i], MAX_TARGET_BYTES) => cleaned.push("target"),
+                "preset" if sanitise(&mut values[i], crate::spec::MAX_PRESET_NAME_CHARS) => {
+                    cleaned.push("preset")
+                }
                 "uuid" => values[i] = Value::Text(uuid.to_string()),
                 "experiment_id" => {
                     if let Value::Integer(bundle_exp) = values[i] {
