@@ -238,6 +238,15 @@ pub fn compare_sides(
 ) -> Result<Comparison, LabError> {
     let mut base = load_side(store, baseline)?;
     let mut cand = load_side(store, candidate)?;
+    let ids = |side: &analysis::SideInput| {
+        let mut ids: Vec<i64> = side.runs.iter().map(|r| r.id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    };
+    if !base.runs.is_empty() && ids(&base) == ids(&cand) {
+        return Err(analysis::AnalysisError::SameRuns { ids: ids(&base) }.into());
+    }
     if base.name == cand.name {
         // Two sides with one label (run 4 vs run 9, both "demo"): say which is which.
         base.name = format!("{} ({})", base.name, baseline.describe());

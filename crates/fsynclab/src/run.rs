@@ -373,18 +373,19 @@ pub fn execute(db: &Option<PathBuf>, args: RunArgs) -> Result<u8, CliError> {
 
 /// `--quiet-wait` and `--quiet-threshold`, checked.
 fn quiet_wait(args: &RunArgs) -> Result<Option<QuietWait>, CliError> {
+    // Checked with or without --quiet-wait: a bad value is never silently ignored.
+    let pct = args.quiet_threshold;
+    if !(pct > 0.0 && pct <= 100.0) {
+        return Err(CliError::usage(anyhow!(
+            "--quiet-threshold {pct}: use a percentage above 0 and at most 100"
+        )));
+    }
     Ok(match args.quiet_wait {
         None => None,
         Some(secs) => {
             if !(0.0..=3600.0).contains(&secs) {
                 return Err(CliError::usage(anyhow!(
                     "--quiet-wait {secs}: use 0 to 3600 seconds"
-                )));
-            }
-            let pct = args.quiet_threshold;
-            if !(pct > 0.0 && pct <= 100.0) {
-                return Err(CliError::usage(anyhow!(
-                    "--quiet-threshold {pct}: use a percentage above 0 and at most 100"
                 )));
             }
             Some(QuietWait {

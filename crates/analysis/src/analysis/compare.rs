@@ -35,6 +35,12 @@ pub enum AnalysisError {
         /// Which runs were left out and why.
         detail: String,
     },
+    /// Both sides are the same runs: a comparison of runs with themselves says nothing.
+    #[error("{}", crate::spec::Worded::worded(self, &crate::spec::Neutral))]
+    SameRuns {
+        /// The runs, in id order.
+        ids: Vec<i64>,
+    },
 }
 
 impl crate::spec::Worded for AnalysisError {
@@ -44,6 +50,14 @@ impl crate::spec::Worded for AnalysisError {
                 "{side} has no finished runs{detail}; choose runs that finished (see {})",
                 names.action(crate::spec::Action::ListRuns)
             ),
+            AnalysisError::SameRuns { ids } => {
+                let ids: Vec<String> = ids.iter().map(i64::to_string).collect();
+                format!(
+                    "the baseline and the candidate are the same runs ({}); compare two \
+                     different sets of runs",
+                    ids.join(", ")
+                )
+            }
         }
     }
 }

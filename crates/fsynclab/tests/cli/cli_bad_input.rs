@@ -208,6 +208,14 @@ fn zero_and_absurd_parameters() {
         &["--target", t, "--scale", "0.1"],
         "--scale needs --preset",
     );
+    // Checked with or without --quiet-wait (it was ignored without it).
+    for pct in ["-5", "0", "101", "nan"] {
+        refused(
+            &lab,
+            &["--target", t, "--quiet-threshold", pct],
+            "--quiet-threshold",
+        );
+    }
     assert!(lab.target_entries().is_empty());
     // Nothing was stored for refused input.
     lab.cmd()

@@ -263,3 +263,19 @@ fn published_figures_meet_only_runs_of_the_presets_workload() {
         serde_json::from_str(&compare(first.to_string(), second.to_string(), true)).unwrap();
     assert!(doc.get("published_withheld").is_none(), "{doc}");
 }
+
+#[test]
+fn a_side_compared_with_itself_is_refused() {
+    let lab = Lab::new();
+    run(&lab, &["--repeat", "2", "--label", "same"]);
+    for (a, b) in [("1", "1"), ("same", "1,2"), ("label:same", "2,1")] {
+        lab.cmd()
+            .args(["compare", a, b])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(
+                "the baseline and the candidate are the same runs (",
+            ));
+    }
+    lab.cmd().args(["compare", "1", "2"]).assert().success();
+}

@@ -12,6 +12,7 @@ use crate::common::{Lab, TmpfsMount, hold_write_lock, require_root};
 fn list_does_not_wait_for_another_writer() {
     let lab = Lab::new();
     lab.run_json(&["--file-size", "64k"]);
+    lab.run_json(&["--file-size", "64k"]);
     let holder = hold_write_lock(&lab);
     let started = Instant::now();
     let out = lab.cmd().args(["list", "--json"]).output().unwrap();
@@ -30,9 +31,9 @@ fn list_does_not_wait_for_another_writer() {
             .as_array()
             .unwrap()
             .len(),
-        1
+        2
     );
-    for cmd in [&["show", "1"][..], &["compare", "1", "1"][..]] {
+    for cmd in [&["show", "1"][..], &["compare", "1", "2"][..]] {
         let out = lab.cmd().args(cmd).output().unwrap();
         assert!(
             out.status.success(),
