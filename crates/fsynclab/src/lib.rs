@@ -254,6 +254,8 @@ impl From<StoreError> for CliError {
             e,
             StoreError::NotFound { .. }
                 | StoreError::NotAFile { .. }
+                | StoreError::ReadOnly { .. }
+                | StoreError::Damaged { .. }
                 | StoreError::UnsafeDirectory { .. }
                 | StoreError::UnsafeDefault { .. }
         ) {

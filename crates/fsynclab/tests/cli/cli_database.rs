@@ -92,6 +92,18 @@ fn a_read_only_database_lists() {
                 String::from_utf8_lossy(&out.stderr)
             );
         }
+        // A run needs to store itself: refused up front, naming the database (it exited 1
+        // with "attempt to write a readonly database").
+        let out = common::bare_cmd()
+            .arg("--db")
+            .arg(&db)
+            .args(["run", "--file-size", "64k", "--target"])
+            .arg(&lab.target)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("can only be read here"), "{stderr}");
         assert_eq!(std::fs::read(&db).unwrap(), before);
         // A user who may read the file but not write it or its directory (no -shm can be
         // made beside it): the same.
@@ -173,7 +185,8 @@ fn a_damaged_database_is_refused_and_left_untouched() {
     let junk: Vec<u8> = (0..20_000u32).map(|i| (i % 97) as u8).collect();
     std::fs::write(&lab.db, &junk).unwrap();
     let out = lab.cmd().arg("list").output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    // The file given is not usable: the user's to fix (exit 2).
+    assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("is damaged"));
     assert_eq!(std::fs::read(&lab.db).unwrap(), junk);
 }

@@ -127,6 +127,13 @@ pub enum StoreError {
         /// What is wrong with it.
         why: String,
     },
+    /// A command that stores runs was given a database this user may only read (a
+    /// read-only file, directory or mount).
+    #[error("{}", self.worded(&Neutral))]
+    ReadOnly {
+        /// The database file.
+        path: PathBuf,
+    },
     /// The file could not be opened as an SQLite database.
     #[error("{}", self.worded(&Neutral))]
     Open {
@@ -282,6 +289,14 @@ impl Worded for StoreError {
                     "the default database path {shown} (from XDG_DATA_HOME or HOME) is not safe for \
          root: {at}: {why}; another user could swap it. Set XDG_DATA_HOME to a directory only root \
          can change (under sudo: one of your own), or give {db}"
+                )
+            }
+            StoreError::ReadOnly { path } => {
+                let shown = shown_path(path);
+                format!(
+                    "the database {shown} can only be read here (a read-only file, directory or \
+                     mount): reading commands work, storing runs does not; give {db} a database \
+                     you can write, or make this one writable"
                 )
             }
             StoreError::Open { path, source } => {

@@ -239,6 +239,13 @@ impl Store {
             path: path.to_path_buf(),
             source,
         })?;
+        // SQLite falls back to reading a file it may not write: said now, not at the first
+        // stored run as "attempt to write a readonly database".
+        if conn.is_readonly(rusqlite::MAIN_DB).unwrap_or(false) {
+            return Err(StoreError::ReadOnly {
+                path: path.to_path_buf(),
+            });
+        }
         Store::init(conn, Some(path.to_path_buf()))
     }
 
