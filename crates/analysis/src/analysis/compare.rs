@@ -496,6 +496,7 @@ pub fn compare(
     ));
     for (side, summary) in [(&baseline_summary, &base), (&candidate_summary, &cand)] {
         warnings.extend(super::plausibility::side_warning(&side.name, summary));
+        warnings.extend(super::plausibility::short_side_warning(&side.name, summary));
         if summary.len() == 1 {
             warnings.push(format!(
                 "{} has a single run: no significance can be claimed; repeat it (3 runs or more)",

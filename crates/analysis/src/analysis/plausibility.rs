@@ -59,8 +59,8 @@ impl ImplausibleFlush {
     /// What it means, in one paragraph.
     pub fn text(&self) -> String {
         format!(
-            "IMPLAUSIBLE FLUSH: {} took {:.1} µs ({}) on {}, a {}; such a disk needs \
-             milliseconds to write its cache out (at least {:.0} µs), so its flushes are \
+            "IMPLAUSIBLE FLUSH: {} took {:.1} µs ({}) on {}, a {}; such a disk cannot write \
+             its cache out in under {:.0} µs (a platter's write takes milliseconds), so its flushes are \
              acknowledged without making the data durable — the disk, a RAID controller or a \
              hypervisor's cache below it is lying about durability (pg_test_fsync: \"your \
              drive may be lying\"); an fsync here survives no power cut, and these figures are \
@@ -120,6 +120,43 @@ pub fn implausible_flush(r: &RunResult) -> Option<ImplausibleFlush> {
         flush_us,
         evidence,
         floor_us: ROTATIONAL_FLUSH_FLOOR_US,
+    })
+}
+
+/// A timed part shorter than this is too short to trust a rate or a percentile of: one
+/// scheduler hiccup or writeback burst moves it, and the timeline has few whole intervals.
+pub const SHORT_RUN_S: f64 = 1.0;
+
+/// The timed seconds of a finished run that measured something in less than
+/// [`SHORT_RUN_S`].
+pub fn short_run(r: &RunResult) -> Option<f64> {
+    let secs = r.wall_secs();
+    let measured = r.writes > 0 || r.syncs > 0;
+    (r.status == crate::metrics::RunStatus::Finished && measured && secs < SHORT_RUN_S)
+        .then_some(secs)
+}
+
+/// What a short timed part means: `SHORT RUN: the timed part lasted 9.8 ms; …`.
+pub fn short_run_text(secs: f64) -> String {
+    format!(
+        "SHORT RUN: the timed part lasted {}; rates and percentiles of a run under {SHORT_RUN_S:.0} s \
+         move with one scheduler hiccup or writeback burst — run it longer (a larger scale or \
+         a duration) before drawing a conclusion",
+        crate::report::fmt_ns(secs * 1e9)
+    )
+}
+
+/// A comparison side's warning when any of its runs was short ([`short_run`]).
+pub fn short_side_warning(side: &str, runs: &[&RunResult]) -> Option<String> {
+    let short: Vec<f64> = runs.iter().filter_map(|r| short_run(r)).collect();
+    let shortest = short.iter().copied().fold(f64::INFINITY, f64::min);
+    (!short.is_empty()).then(|| {
+        format!(
+            "{side}: {} of {} run(s) — {}",
+            short.len(),
+            runs.len(),
+            short_run_text(shortest)
+        )
     })
 }
 

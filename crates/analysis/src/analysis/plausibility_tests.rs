@@ -118,3 +118,22 @@ fn a_comparison_side_with_implausible_flushes_is_warned_about() {
     );
     assert!(side_warning("after", &[&honest]).is_none());
 }
+
+#[test]
+fn a_run_under_a_second_is_called_short_and_so_is_its_comparison_side() {
+    let mut short = run(disk(false, "write back"), 20_000, 0, 0);
+    short.wall_ns = 9_800_000;
+    let mut long = short.clone();
+    long.wall_ns = 2_000_000_000;
+    assert_eq!(short_run(&short), Some(0.0098));
+    assert_eq!(short_run(&long), None);
+    assert!(short_run_text(0.0098).starts_with("SHORT RUN: the timed part lasted 9.80 ms;"));
+    let w = short_side_warning("base", &[&short, &long]).unwrap();
+    assert!(w.starts_with("base: 1 of 2 run(s) — SHORT RUN"), "{w}");
+    assert!(short_side_warning("b", &[&long]).is_none());
+    // A run that was cancelled before measuring is not "short": it says so elsewhere.
+    let mut empty = short.clone();
+    empty.writes = 0;
+    empty.syncs = 0;
+    assert_eq!(short_run(&empty), None);
+}

@@ -265,6 +265,9 @@ fn summary_lines(r: &RunResult, cmdline: bool, names: &dyn SettingNames) -> Stri
     if let Some(f) = crate::analysis::implausible_flush(r) {
         let _ = writeln!(out, "flush     {}", f.text());
     }
+    if let Some(secs) = crate::analysis::short_run(r) {
+        let _ = writeln!(out, "short     {}", crate::analysis::short_run_text(secs));
+    }
     // An import has no per-thread figures (its section says so).
     if r.reported.is_none() {
         let _ = writeln!(

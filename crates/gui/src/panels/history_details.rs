@@ -481,6 +481,12 @@ fn durability(ui: &mut egui::Ui, r: &fsynclab::metrics::RunResult, preset: Optio
     if let Some(flush) = fsynclab::analysis::implausible_flush(r) {
         ui.label(RichText::new(flush.text()).color(ui.visuals().warn_fg_color));
     }
+    if let Some(secs) = fsynclab::analysis::short_run(r) {
+        ui.label(
+            RichText::new(fsynclab::analysis::short_run_text(secs))
+                .color(ui.visuals().warn_fg_color),
+        );
+    }
     for c in fsynclab::analysis::preset_checks(preset, r) {
         let text = fsynclab::report::requirement_lines(std::slice::from_ref(&c));
         let color = match c.pass {

@@ -181,6 +181,12 @@ fn one_result(ui: &mut egui::Ui, r: &RunResult, preset: Option<&str>) {
     if let Some(flush) = fsynclab::analysis::implausible_flush(r) {
         ui.label(RichText::new(flush.text()).color(ui.visuals().warn_fg_color));
     }
+    if let Some(secs) = fsynclab::analysis::short_run(r) {
+        ui.label(
+            RichText::new(fsynclab::analysis::short_run_text(secs))
+                .color(ui.visuals().warn_fg_color),
+        );
+    }
     requirement_checks(ui, r, preset);
 
     if !kind_section(r).is_empty() {

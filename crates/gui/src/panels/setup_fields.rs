@@ -229,6 +229,11 @@ fn label_repeat_sweep_rows(ui: &mut Ui, state: &mut UiState) {
                 .labelled_by(id)
                 .changed();
             s.repeat_set |= edited;
+            if (1..3).contains(&s.repeat) {
+                ui.label(
+                    RichText::new("Compare tells a change from noise with 3 runs a side").weak(),
+                );
+            }
             fsynclab::lab::check_repeat("Repetitions", s.repeat).err()
         },
     );
