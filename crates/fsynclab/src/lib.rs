@@ -124,7 +124,7 @@ fn whole_number<T: TryFrom<i128>>(text: &str) -> Result<T, String> {
         .map_err(|_| format!("'{text}' is not a whole number"))?;
     if n < 0 {
         return Err(format!(
-            "'{text}' is negative: give a whole number, 0 or more"
+            "'{text}' is negative: give a whole number in the option's range (see --help)"
         ));
     }
     T::try_from(n).map_err(|_| format!("'{text}' is too large"))

@@ -142,7 +142,11 @@ pub fn short_run_text(secs: f64) -> String {
         "SHORT RUN: the timed part lasted {}; rates and percentiles of a run under {SHORT_RUN_S:.0} s \
          move with one scheduler hiccup or writeback burst — run it longer (a larger scale or \
          a duration) before drawing a conclusion",
-        crate::report::fmt_ns(secs * 1e9)
+        if secs >= 1e-3 {
+            format!("{:.1} ms", secs * 1e3)
+        } else {
+            format!("{:.0} µs", secs * 1e6)
+        }
     )
 }
 

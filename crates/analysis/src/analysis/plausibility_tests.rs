@@ -127,7 +127,7 @@ fn a_run_under_a_second_is_called_short_and_so_is_its_comparison_side() {
     long.wall_ns = 2_000_000_000;
     assert_eq!(short_run(&short), Some(0.0098));
     assert_eq!(short_run(&long), None);
-    assert!(short_run_text(0.0098).starts_with("SHORT RUN: the timed part lasted 9.80 ms;"));
+    assert!(short_run_text(0.0098).starts_with("SHORT RUN: the timed part lasted 9.8 ms;"));
     let w = short_side_warning("base", &[&short, &long]).unwrap();
     assert!(w.starts_with("base: 1 of 2 run(s) — SHORT RUN"), "{w}");
     assert!(short_side_warning("b", &[&long]).is_none());

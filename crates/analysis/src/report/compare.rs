@@ -105,16 +105,7 @@ pub fn compare_table(c: &Comparison) -> String {
     out
 }
 
-/// A value with two decimals, or four significant digits below 1 (0.0123 s, not 0.00),
-/// right-aligned in 10 characters.
-pub fn num(v: f64) -> String {
-    if v != 0.0 && v.abs() < 1.0 {
-        let decimals = (3 - v.abs().log10().floor() as i32).clamp(2, 9) as usize;
-        format!("{v:>10.decimals$}")
-    } else {
-        format!("{v:>10.2}")
-    }
-}
+pub use super::units::num;
 
 fn ids(ids: &[i64]) -> String {
     ids.iter()
@@ -179,21 +170,7 @@ pub fn compare_json(c: &Comparison) -> Result<String, serde_json::Error> {
     serde_json::to_string_pretty(c)
 }
 
-/// Text for a Markdown cell or line: `|` escaped (tables), and `&`, `<`, `>` as entities so
-/// a title or label holding HTML (`<script>`, `<img onerror=…>`) is shown, never rendered.
-pub(crate) fn md_escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '|' => out.push_str("\\|"),
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+pub(crate) use super::units::md_escape;
 
 /// A Markdown report: warnings, what differs, the statistics table, published figures,
 /// and the report image when `image_file` names one.

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::compare::{md_escape, num};
+use super::units::{md_escape, num};
 use crate::analysis::{Comparison, published_ratios};
 
 /// Why the preset's published figures are not shown, when a run was edited from the

@@ -120,6 +120,33 @@ pub fn fmt_left(left: std::time::Duration) -> String {
     format!("about {said} left")
 }
 
+/// A value with two decimals, or four significant digits below 1 (0.0123 s, not 0.00),
+/// right-aligned in 10 characters.
+pub fn num(v: f64) -> String {
+    if v != 0.0 && v.abs() < 1.0 {
+        let decimals = (3 - v.abs().log10().floor() as i32).clamp(2, 9) as usize;
+        format!("{v:>10.decimals$}")
+    } else {
+        format!("{v:>10.2}")
+    }
+}
+
+/// Text for a Markdown cell or line: `|` escaped (tables), and `&`, `<`, `>` as entities so
+/// a title or label holding HTML (`<script>`, `<img onerror=…>`) is shown, never rendered.
+pub(crate) fn md_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '|' => out.push_str("\\|"),
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

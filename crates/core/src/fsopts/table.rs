@@ -221,7 +221,10 @@ pub(super) fn refused_mkfs_reason(fs: FsKind, flag: &str, sub_key: Option<&str>)
     if let Some(key) = sub_key {
         return match key {
             "logdev" | "rtdev" | "device" | "file" | "name" | "journal_dev" | "journal_path" => {
-                Some(format!("`{key}=` {OUTSIDE_REASON}"))
+                Some(format!(
+                    "`{key}=` {}",
+                    OUTSIDE_REASON.trim_start_matches("it ")
+                ))
             }
             "offset" => Some(
                 "offset= moves the filesystem within the device; fsynclab makes it over the \
@@ -442,20 +445,22 @@ pub(super) fn refused_mount_reason(fs: FsKind, key: &str) -> Option<String> {
     let lower = key.to_ascii_lowercase();
     let reason = match lower.as_str() {
         "device" | "logdev" | "rtdev" | "journal_dev" | "journal_path" | "loop" | "offset"
-        | "sizelimit" | "encryption" => format!("`{key}` {OUTSIDE_REASON}"),
+        | "sizelimit" | "encryption" => {
+            format!("`{key}` {}", OUTSIDE_REASON.trim_start_matches("it "))
+        }
         "usrjquota" | "grpjquota" => {
             format!("`{key}=` names a quota file; use usrquota/grpquota without a file name")
         }
         "subvol" => "fsynclab mounts the top-level subvolume of a fresh btrfs (subvolid=5)".into(),
         "bind" | "rbind" | "move" | "remount" | "make-private" | "make-shared" => {
-            format!("`{key}` is an operation on other mounts, not an option of a {fs} mount")
+            format!("`{key}` is an operation on other mounts, not an option of {fs} mounts")
         }
         "user" | "users" | "owner" | "group" | "nofail" | "auto" | "noauto" | "_netdev" => {
             format!("`{key}` is an fstab option; fsynclab mounts the filesystem itself")
         }
         "helper" | "uhelper" => format!("`{key}` makes mount run another program"),
         other if other.starts_with("x-") || other.contains("context") => {
-            format!("`{key}` is not a {fs} option; leave it out")
+            format!("`{key}` is not an option of {fs}; leave it out")
         }
         _ => return None,
     };

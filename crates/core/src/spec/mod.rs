@@ -225,7 +225,16 @@ impl OpenFlags {
     /// Parses a comma-separated list: `sync`, `dsync`, `direct` (empty or `none` for none).
     pub fn parse(text: &str) -> Result<Self, String> {
         let mut flags = OpenFlags::default();
-        for word in text.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+        if text.trim().is_empty() {
+            return Ok(flags);
+        }
+        if text.split(',').any(|w| w.trim().is_empty()) {
+            return Err(format!(
+                "'{text}' has an empty flag between commas; use sync, dsync and/or direct, \
+                 comma-separated (none for none)"
+            ));
+        }
+        for word in text.split(',').map(str::trim) {
             match word.to_ascii_lowercase().trim_start_matches("o_") {
                 "sync" => flags.sync = true,
                 "dsync" => flags.dsync = true,

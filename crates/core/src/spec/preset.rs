@@ -227,8 +227,9 @@ impl super::Worded for PresetError {
                 format!("preset '{name}': {}", source.worded(names))
             }
             PresetError::ScaleOutOfRange { factor, quick } => format!(
-                "scale {factor} is out of range; use a factor above 0 and at most 100 \
+                "scale {} is out of range; use a factor above 0 and at most 100 \
                  (e.g. {} for a quick run)",
+                short_number(*factor),
                 names.name(super::Setting::Scale, Some(&quick.to_string()))
             ),
             PresetError::MatrixOption {
@@ -318,9 +319,10 @@ impl Preset {
         let quick = preset.scale.quick;
         if !(quick > 0.0 && quick <= 100.0) {
             return Err(PresetError::Scale(format!(
-                "preset '{}': scale.quick {quick} is out of range; use a factor above 0 and at \
+                "preset '{}': scale.quick {} is out of range; use a factor above 0 and at \
                  most 100 (e.g. quick = 0.05)",
-                preset.name
+                preset.name,
+                short_number(quick)
             )));
         }
         for field in &preset.scale.fields {
@@ -396,6 +398,17 @@ fn scale_fields(spec: &WorkloadSpec, fields: &[String], factor: f64) -> Workload
         *slot = scaled;
     }
     serde_json::from_value(json).unwrap_or_else(|_| spec.clone())
+}
+
+/// A number as a message echoes it: plainly, or in scientific notation when plain digits
+/// would run long (`1e308`, not 309 digits).
+fn short_number(v: f64) -> String {
+    let plain = v.to_string();
+    if plain.len() > 16 {
+        format!("{v:e}")
+    } else {
+        plain
+    }
 }
 
 fn line_column(text: &str, offset: usize) -> (usize, usize) {

@@ -210,6 +210,15 @@ fn open_flags_parse() {
     assert!(f.sync && f.direct && !f.dsync);
     assert_eq!(OpenFlags::parse("O_DSYNC").unwrap().describe(), "O_DSYNC");
     assert_eq!(OpenFlags::parse("").unwrap(), OpenFlags::default());
+    assert_eq!(OpenFlags::parse("none").unwrap(), OpenFlags::default());
+    for empty in [",", "sync,", ",,dsync"] {
+        assert!(
+            OpenFlags::parse(empty)
+                .unwrap_err()
+                .contains("has an empty flag between commas"),
+            "{empty}"
+        );
+    }
     assert!(
         OpenFlags::parse("fast")
             .unwrap_err()
