@@ -543,9 +543,7 @@ pub fn compare(
 /// "Noise guard"). Below it, and between figures shown equal, "differed" would cry wolf.
 pub const LOAD_DIFFERS_POINTS: f64 = 10.0;
 
-/// Background CPU busy share (percent, as shown) above which a side's timings are noisy
-/// whatever the other side did.
-pub const LOAD_HIGH_PCT: f64 = 25.0;
+pub use super::plausibility::LOAD_HIGH_PCT;
 
 /// The load note of a comparison from the mean background CPU busy share of each side
 /// (percent): a "differed" warning only when the figures as displayed (whole percent) are

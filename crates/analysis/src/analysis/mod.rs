@@ -48,8 +48,8 @@ pub use metrics::{
     merged_value, metric, run_value,
 };
 pub use plausibility::{
-    FlushEvidence, ImplausibleFlush, ROTATIONAL_FLUSH_FLOOR_US, SHORT_RUN_S, implausible_flush,
-    short_run, short_run_text,
+    FlushEvidence, ImplausibleFlush, ROTATIONAL_FLUSH_FLOOR_US, SHORT_RUN_S, busy_run,
+    busy_run_text, implausible_flush, short_run, short_run_text,
 };
 pub use published::published_ratios;
 pub use rank::{PgRow, RankedVariant, Ranking, VsNext, commit_method, pg_shape, rank};

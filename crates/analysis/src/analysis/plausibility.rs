@@ -150,6 +150,26 @@ pub fn short_run_text(secs: f64) -> String {
     )
 }
 
+/// Background CPU busy share (percent, as shown) above which a run's or a comparison side's
+/// timings are noisy whatever the other side did.
+pub const LOAD_HIGH_PCT: f64 = 25.0;
+
+/// The background CPU busy share (percent) in the second before a run, when it was above
+/// [`LOAD_HIGH_PCT`] (the share from which a comparison calls a side's timings noisy).
+pub fn busy_run(r: &RunResult) -> Option<f64> {
+    let pct = r.noise.as_ref()?.background_cpu_busy? * 100.0;
+    (pct.is_finite() && pct.round() > LOAD_HIGH_PCT).then_some(pct)
+}
+
+/// What a busy machine means for one run: `BUSY MACHINE: other work used 88% of the CPUs …`.
+pub fn busy_run_text(pct: f64) -> String {
+    format!(
+        "BUSY MACHINE: other work used {pct:.0}% of the CPUs in the second before the run; its \
+         timings are noisy (flush counts are not) — run it again on a quiet machine, or wait \
+         for one before each run"
+    )
+}
+
 /// A comparison side's warning when any of its runs was short ([`short_run`]).
 pub fn short_side_warning(side: &str, runs: &[&RunResult]) -> Option<String> {
     let short: Vec<f64> = runs.iter().filter_map(|r| short_run(r)).collect();

@@ -137,3 +137,22 @@ fn a_run_under_a_second_is_called_short_and_so_is_its_comparison_side() {
     empty.syncs = 0;
     assert_eq!(short_run(&empty), None);
 }
+
+#[test]
+fn a_run_after_a_busy_second_says_so_and_a_quiet_one_does_not() {
+    let mut r = run(disk(false, "write back"), 20_000, 0, 0);
+    let busy = |r: &mut RunResult, share: Option<f64>| {
+        r.noise = Some(crate::metrics::NoiseInfo {
+            background_cpu_busy: share,
+            ..Default::default()
+        });
+    };
+    busy(&mut r, Some(0.88));
+    assert_eq!(busy_run(&r).map(f64::round), Some(88.0));
+    assert!(busy_run_text(88.0).starts_with("BUSY MACHINE: other work used 88% of the CPUs"));
+    // At the threshold as shown (25%) it is not called busy; nor without a sample.
+    busy(&mut r, Some(0.2504));
+    assert_eq!(busy_run(&r), None);
+    busy(&mut r, None);
+    assert_eq!(busy_run(&r), None);
+}

@@ -268,6 +268,9 @@ fn summary_lines(r: &RunResult, cmdline: bool, names: &dyn SettingNames) -> Stri
     if let Some(secs) = crate::analysis::short_run(r) {
         let _ = writeln!(out, "short     {}", crate::analysis::short_run_text(secs));
     }
+    if let Some(pct) = crate::analysis::busy_run(r) {
+        let _ = writeln!(out, "busy      {}", crate::analysis::busy_run_text(pct));
+    }
     // An import has no per-thread figures (its section says so).
     if r.reported.is_none() {
         let _ = writeln!(

@@ -43,11 +43,14 @@ fn assert_as_recorded(db: &Path) {
     let mut normalized = 0;
     for run in ids {
         let id = run["id"].to_string();
-        // The one line added since: the SHORT RUN note, derived from the stored figures of
-        // a run under 1 s (docs/STATISTICS.md, "Noise guard").
+        // The lines added since: the SHORT RUN and BUSY MACHINE notes, derived from the
+        // stored figures (docs/STATISTICS.md, "Noise guard").
         let shown: String = text(db, &["show", &id])
             .lines()
-            .filter(|l| !l.starts_with("short     SHORT RUN: "))
+            .filter(|l| {
+                !l.starts_with("short     SHORT RUN: ")
+                    && !l.starts_with("busy      BUSY MACHINE: ")
+            })
             .map(|l| format!("{l}\n"))
             .collect();
         assert_eq!(shown, expected(&format!("show-{id}.txt")), "show {id}");

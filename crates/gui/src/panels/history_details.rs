@@ -487,6 +487,11 @@ fn durability(ui: &mut egui::Ui, r: &fsynclab::metrics::RunResult, preset: Optio
                 .color(ui.visuals().warn_fg_color),
         );
     }
+    if let Some(pct) = fsynclab::analysis::busy_run(r) {
+        ui.label(
+            RichText::new(fsynclab::analysis::busy_run_text(pct)).color(ui.visuals().warn_fg_color),
+        );
+    }
     for c in fsynclab::analysis::preset_checks(preset, r) {
         let text = fsynclab::report::requirement_lines(std::slice::from_ref(&c));
         let color = match c.pass {

@@ -187,6 +187,11 @@ fn one_result(ui: &mut egui::Ui, r: &RunResult, preset: Option<&str>) {
                 .color(ui.visuals().warn_fg_color),
         );
     }
+    if let Some(pct) = fsynclab::analysis::busy_run(r) {
+        ui.label(
+            RichText::new(fsynclab::analysis::busy_run_text(pct)).color(ui.visuals().warn_fg_color),
+        );
+    }
     requirement_checks(ui, r, preset);
 
     if !kind_section(r).is_empty() {
