@@ -478,20 +478,7 @@ fn durability(ui: &mut egui::Ui, r: &fsynclab::metrics::RunResult, preset: Optio
     if let Some(why) = fsynclab::report::not_durable_text(r) {
         ui.label(RichText::new(format!("NOT DURABLE: {why}")).color(ui.visuals().warn_fg_color));
     }
-    if let Some(flush) = fsynclab::analysis::implausible_flush(r) {
-        ui.label(RichText::new(flush.text()).color(ui.visuals().warn_fg_color));
-    }
-    if let Some(secs) = fsynclab::analysis::short_run(r) {
-        ui.label(
-            RichText::new(fsynclab::analysis::short_run_text(secs))
-                .color(ui.visuals().warn_fg_color),
-        );
-    }
-    if let Some(pct) = fsynclab::analysis::busy_run(r) {
-        ui.label(
-            RichText::new(fsynclab::analysis::busy_run_text(pct)).color(ui.visuals().warn_fg_color),
-        );
-    }
+    super::run_notes::plausibility_notes(ui, r);
     for c in fsynclab::analysis::preset_checks(preset, r) {
         let text = fsynclab::report::requirement_lines(std::slice::from_ref(&c));
         let color = match c.pass {

@@ -15,6 +15,7 @@ mod history_trend;
 mod kind_figures;
 mod path_dialog;
 mod run;
+mod run_notes;
 mod run_summary;
 mod setup;
 mod setup_crash;

@@ -178,20 +178,7 @@ fn one_result(ui: &mut egui::Ui, r: &RunResult, preset: Option<&str>) {
     if let Some(why) = fsynclab::report::not_durable_text(r) {
         ui.label(RichText::new(format!("NOT DURABLE: {why}")).color(ui.visuals().warn_fg_color));
     }
-    if let Some(flush) = fsynclab::analysis::implausible_flush(r) {
-        ui.label(RichText::new(flush.text()).color(ui.visuals().warn_fg_color));
-    }
-    if let Some(secs) = fsynclab::analysis::short_run(r) {
-        ui.label(
-            RichText::new(fsynclab::analysis::short_run_text(secs))
-                .color(ui.visuals().warn_fg_color),
-        );
-    }
-    if let Some(pct) = fsynclab::analysis::busy_run(r) {
-        ui.label(
-            RichText::new(fsynclab::analysis::busy_run_text(pct)).color(ui.visuals().warn_fg_color),
-        );
-    }
+    super::run_notes::plausibility_notes(ui, r);
     requirement_checks(ui, r, preset);
 
     if !kind_section(r).is_empty() {
