@@ -96,9 +96,11 @@ fn a_clearly_worse_candidate_exits_3_and_names_iops() {
     let ratio = iops["ratio"].as_f64().unwrap();
     let ci = &iops["ratio_ci95"];
     assert!(ci[0].as_f64().unwrap() <= ratio && ratio <= ci[1].as_f64().unwrap());
-    // Only "clearly worse": how much an fsync costs depends on the machine and its load (the
-    // 100x of a quiet run fell under 10x once in CI, where other test binaries share the disk).
-    assert!(ci[1].as_f64().unwrap() < 0.5, "at least a 2x loss: {iops}");
+    // "worse" means the interval lies below no change and the loss passes the 2 % minimum.
+    // How much an fsync costs depends on the machine and its load: the 100x of a quiet run
+    // fell under 10x once in CI, and another CI run's interval reached past 0.5 (its disk
+    // cached flushes while other test binaries loaded both cores), so no size is asserted.
+    assert!(ci[1].as_f64().unwrap() < 1.0 && ratio < 0.98, "{iops}");
     assert_eq!(v["gate"]["rule"]["metrics"][0], "iops");
     assert!(v["metrics"].is_array(), "the comparison is still there");
     assert!(lab.target_entries().is_empty());
