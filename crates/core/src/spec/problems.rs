@@ -75,8 +75,12 @@ fn warmup_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
     let Some(w) = spec.common.warmup_s else {
         return;
     };
+    // 0 is none, as fio's ramp_time=0 (a flag or form unsets it; a preset may write it).
+    if w == 0.0 {
+        return;
+    }
     if !(w.is_finite() && w > 0.0 && w <= MAX_WARMUP_S) {
-        let shown = if w.is_finite() && (w == 0.0 || (1e-3..1e7).contains(&w.abs())) {
+        let shown = if w.is_finite() && (1e-3..1e7).contains(&w.abs()) {
             format!("{w} s of warm-up")
         } else {
             format!("{w:.3e} s of warm-up")
@@ -85,8 +89,8 @@ fn warmup_problems(spec: &WorkloadSpec, errs: &mut Vec<SpecError>) {
             Setting::WARMUP,
             shown,
             crate::hint!(
-                format!("use more than 0 and at most {MAX_WARMUP_S} s, or leave out "),
-                Setting::WARMUP,
+                format!("use more than 0 and at most {MAX_WARMUP_S} s, or "),
+                (Setting::WARMUP, "0"),
                 " for none"
             ),
         ));

@@ -104,7 +104,15 @@ fn refuse_foreign(key: &str, kind: WorkloadKind) -> Result<(), SpecError> {
 /// Sets the setting of `def` from its text as a flag or a form gives it (`4k`, `leader`,
 /// `true`; a flag set as a comma-separated list of its names, `none` for none), through
 /// [`apply_setting`], so the value meets the same checks as a preset line.
-pub fn set_value<S: SpecForm>(spec: &S, def: &SettingDef, text: &str) -> Result<S, SpecError> {
+/// A warm-up of 0 unsets it (fio's `ramp_time=0`), so a flag can take away a preset's.
+pub fn set_value<S: SpecForm>(
+    spec: &S,
+    def: &'static SettingDef,
+    text: &str,
+) -> Result<S, SpecError> {
+    if def.key == super::kinds::common::WARMUP.key && text.trim().parse::<f64>() == Ok(0.0) {
+        return unset_value(spec, def);
+    }
     let Ty::FlagSet(names) = def.ty else {
         return apply_setting(spec, &format!("{}={text}", def.key));
     };

@@ -1,6 +1,6 @@
 //! The "Run control" options of `fsynclab run`: `--settle`/`--no-settle` (on by default
 //! for presets, recorded with the run) and `--warmup S` (fileio and fileserver; refused
-//! elsewhere and out of range with exit 2 naming the field).
+//! elsewhere and out of range with exit 2 naming the field; 0 takes a preset's away).
 
 use crate::common;
 
@@ -24,7 +24,7 @@ fn refused(lab: &Lab, args: &[&str], message: &str) {
 fn a_bad_warm_up_exits_2_naming_the_field_and_the_fix() {
     let lab = Lab::new();
     refused(&lab, &["--warmup=-1"], "warmup_s: -1 s of warm-up");
-    refused(&lab, &["--warmup", "0"], "leave out --warmup for none");
+    refused(&lab, &["--warmup=-1"], "or --warmup 0 for none");
     refused(&lab, &["--warmup", "nan"], "warmup_s");
     refused(&lab, &["--warmup", "1e9"], "at most 3600 s");
     refused(&lab, &["--warmup", "soon"], "--warmup");
@@ -99,4 +99,25 @@ fn a_warm_up_is_recorded_and_left_out_of_the_counts() {
     assert_eq!(run["workload"]["warmup_s"], 0.2, "{run}");
     // The request count is the measured part's, whatever the warm-up wrote before it.
     assert_eq!(run["writes"], 40, "{run}");
+}
+
+#[test]
+fn warm_up_0_takes_away_a_presets_warm_up() {
+    let lab = Lab::new();
+    // xfs-cil-dbench warms up for 2 s; --warmup 0 leaves it out.
+    for zero in ["0", "0.0"] {
+        let run = lab.run_json(&[
+            "--preset",
+            "xfs-cil-dbench",
+            "--clients",
+            "1",
+            "--duration",
+            "0.3",
+            "--set",
+            "fileserver.files_per_client=8",
+            "--warmup",
+            zero,
+        ]);
+        assert!(run["workload"]["warmup_s"].is_null(), "{run}");
+    }
 }

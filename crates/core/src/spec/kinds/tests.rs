@@ -138,8 +138,9 @@ fn bounds(ty: &Ty) -> Option<([String; 2], Vec<String>)> {
                 .collect(),
         ),
         Ty::Seconds { min, max } => {
+            // A range of positive seconds (the warm-up) takes 0 as none: below it is -1.
             let below = if *min <= f64::MIN_POSITIVE {
-                0.0
+                -1.0
             } else {
                 min / 2.0
             };
