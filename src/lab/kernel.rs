@@ -3,7 +3,8 @@
 
 use super::LabError;
 use crate::engine::EngineError;
-use crate::metrics::{KernelTrace, RunResult, RunWarning};
+use crate::ktrace::KernelTimeline;
+use crate::metrics::{IntervalSample, KernelTrace, RunResult, RunWarning};
 use crate::spec::Setting;
 
 /// What to do when tracing was asked for and cannot be done: the setting, named by the
@@ -72,6 +73,27 @@ pub(super) fn add_kernel_trace(
         result.warnings.push(RunWarning::TraceIncomplete.into());
     }
     result.kernel_trace = Some(kernel);
+}
+
+/// Each interval's traced commits and flushes, `(t_ms, commits, flushes)`, from when the
+/// tracer's events happened: `origin_ns` is the run's t = 0 on the tracer's clock (the
+/// engine's `Started`); `None` when it is not known (0).
+pub(super) fn timed_counts(
+    intervals: &[IntervalSample],
+    timeline: &KernelTimeline,
+    origin_ns: u64,
+) -> Option<Vec<(u64, u64, u64)>> {
+    if origin_ns == 0 {
+        return None;
+    }
+    let ends: Vec<u64> = intervals.iter().map(|s| s.t_ms).collect();
+    let per = timeline.per_interval(origin_ns, &ends);
+    Some(
+        ends.iter()
+            .zip(per)
+            .map(|(&t_ms, (commits, flushes))| (t_ms, commits, flushes))
+            .collect(),
+    )
 }
 
 /// Largest relative difference between traced flushes and the block-stat counter that
@@ -173,6 +195,27 @@ mod tests {
             });
         }
         (result, vec![(1000, 0, 0), (2000, 0, 0)])
+    }
+
+    #[test]
+    fn interval_counts_come_from_the_events_timestamps() {
+        let (result, _) = run_with_intervals();
+        let ms = 1_000_000;
+        let (start, origin) = (10 * ms, 12 * ms);
+        let mut timeline = KernelTimeline::default();
+        for (t, what) in [
+            (500, crate::ktrace::Counted::Flush),
+            (1500, crate::ktrace::Counted::Flush),
+            (1600, crate::ktrace::Counted::Commit),
+        ] {
+            timeline.count(start, origin + t * ms, what);
+        }
+        assert_eq!(
+            timed_counts(&result.intervals, &timeline, origin),
+            Some(vec![(1000, 0, 1), (2000, 1, 1)])
+        );
+        // The run's start on the tracer's clock not known: the persister's counts stay.
+        assert_eq!(timed_counts(&result.intervals, &timeline, 0), None);
     }
 
     #[test]

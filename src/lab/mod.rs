@@ -341,9 +341,12 @@ fn run_one_with(
         );
     }
     // Stopped and removed on every way out, before the result is looked at.
-    let kernel = match tracing {
-        Tracing::On(session) => session.finish(outcome.as_ref().map_or(0, |r| r.syncs)),
-        Tracing::Off(off) => *off,
+    let (kernel, timeline) = match tracing {
+        Tracing::On(session) => {
+            let (trace, timeline) = session.finish(outcome.as_ref().map_or(0, |r| r.syncs));
+            (trace, Some(timeline))
+        }
+        Tracing::Off(off) => (*off, None),
     };
     if let (Place::Dir(target), Some(name)) = (place, &dir_name) {
         note_dir_removed(store, run_id, target, name, request.keep_files);
@@ -358,6 +361,15 @@ fn run_one_with(
     result
         .warnings
         .splice(0..0, request.warnings.iter().cloned().map(Into::into));
+    // Each interval's traced events by their own timestamps; what the persister saw by
+    // each sample only when the run's start on the tracer's clock is not known.
+    let kernel_counts = timeline
+        .zip(live.as_deref())
+        .and_then(|(timeline, live)| {
+            let origin = live.origin_ns.load(std::sync::atomic::Ordering::Relaxed);
+            kernel::timed_counts(&result.intervals, &timeline, origin)
+        })
+        .unwrap_or(kernel_counts);
     kernel::add_kernel_trace(&mut result, kernel, &kernel_counts);
     noise.cpu_pressure = pressure_delta("cpu", cpu_before);
     noise.io_pressure = pressure_delta("io", io_before);

@@ -71,7 +71,10 @@ fn tell_tracer(event: &EngineEvent, live: &LiveKernel) {
             live.window_start_ns.store(*at_ns, Ordering::Relaxed)
         }
         EngineEvent::CountingUntil { at_ns } => live.window_end_ns.store(*at_ns, Ordering::Relaxed),
-        EngineEvent::Started { .. } => live.workers_started.store(true, Ordering::Relaxed),
+        EngineEvent::Started { at_ns, .. } => {
+            live.origin_ns.store(*at_ns, Ordering::Relaxed);
+            live.workers_started.store(true, Ordering::Relaxed);
+        }
         _ => {}
     }
 }

@@ -99,6 +99,9 @@ pub enum EngineEvent {
         duration: Option<Duration>,
         /// The warm-up at the start (run, not in the figures), if any.
         warmup: Option<Duration>,
+        /// When the start gate opened, CLOCK_MONOTONIC ns (the kernel tracer's clock): the
+        /// intervals' `t_ms` count from here.
+        at_ns: u64,
     },
     /// The device's counters were read where the run's figures start counting: before the
     /// start gate opens, or again at the end of a warm-up. Sent once per run (also when

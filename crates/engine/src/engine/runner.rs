@@ -266,6 +266,7 @@ fn spawn_and_sample<K: Kind, B: Backend>(
         );
         gate.open();
         let start = Instant::now();
+        let start_ns = monotonic_ns();
         spawned.started_at_ms = now_ms();
         let _ = events.send(EngineEvent::Started {
             run_id: ctx.run_id,
@@ -277,6 +278,7 @@ fn spawn_and_sample<K: Kind, B: Backend>(
                 _ => None,
             },
             warmup: (spec.warmup_ns() > 0).then(|| Duration::from_nanos(spec.warmup_ns())),
+            at_ns: start_ns,
         });
         let run = Sampling {
             spec,

@@ -305,6 +305,31 @@ fn traced_runs_on_ext4_xfs_btrfs_cancel_and_kill() {
         .sum();
     assert!(interval_flushes > 0, "per-interval flushes");
     assert!(stored.intervals.iter().all(|s| s.kernel_commits.is_some()));
+    // Each event in the interval of its own timestamp: the intervals add up to the run's
+    // totals, and each interval's traced flushes follow the device's counter read at the
+    // interval's end (not the reader's drains: an interval of 0 then one of twice as many).
+    assert_eq!(Some(interval_flushes), stored_kt.block_flushes);
+    let interval_commits: u64 = stored
+        .intervals
+        .iter()
+        .filter_map(|s| s.kernel_commits)
+        .sum();
+    assert_eq!(Some(interval_commits), stored_kt.journal_commits);
+    let apart: u64 = stored
+        .intervals
+        .iter()
+        .filter_map(|s| Some(s.kernel_flushes?.abs_diff(s.device_flushes?)))
+        .sum();
+    let slack = interval_flushes / 10 + 2 * stored.intervals.len() as u64;
+    assert!(
+        apart <= slack,
+        "traced flushes {apart} apart from the counter's over the intervals (slack {slack}): {:?}",
+        stored
+            .intervals
+            .iter()
+            .map(|s| (s.t_ms, s.device_flushes, s.kernel_flushes))
+            .collect::<Vec<_>>()
+    );
 
     // xfs: log forces; btrfs: sync events.
     let run = traced_run(&db, &xfs, "1");

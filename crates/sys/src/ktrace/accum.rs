@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use super::parse::{Dev, Event, parse_event, parse_line};
+use super::timeline::{Counted, KernelTimeline};
 use crate::metrics::{FlushLatency, KernelTrace, LatencyHistogram};
 
 /// What the run's events are about: its device and, on btrfs, its filesystem id. A loop
@@ -54,6 +55,9 @@ pub struct LiveKernel {
     /// The run's workers exist (the engine's `Started`): the reader then narrows the
     /// scheduler filter from their name to their thread ids.
     pub workers_started: AtomicBool,
+    /// Where the run's intervals count their `t_ms` from (CLOCK_MONOTONIC ns, the
+    /// engine's `Started`); 0 = not known.
+    pub origin_ns: AtomicU64,
 }
 
 impl LiveKernel {
@@ -111,6 +115,8 @@ pub struct Accumulator {
     transaction_commits: u64,
     asleep: HashMap<u32, u64>,
     dstate_ns: u64,
+    /// When the counted flushes and commits happened.
+    timeline: KernelTimeline,
     /// Lines that were not trace events fsynclab asked for (counted as dropped).
     unparsed: u64,
     events_read: u64,
@@ -150,6 +156,7 @@ impl Accumulator {
             transaction_commits: 0,
             asleep: HashMap::new(),
             dstate_ns: 0,
+            timeline: KernelTimeline::default(),
             unparsed: 0,
             events_read: 0,
         }
@@ -222,8 +229,20 @@ impl Accumulator {
         self.fsid == Some(fsid)
     }
 
-    fn commit(&mut self) {
+    /// When the counted flushes and commits happened (per interval of the run:
+    /// [`KernelTimeline::per_interval`]).
+    pub fn timeline(&self) -> &KernelTimeline {
+        &self.timeline
+    }
+
+    fn commit(&mut self, ts_ns: u64) {
         self.live.commits.fetch_add(1, Ordering::Relaxed);
+        self.count_at(ts_ns, Counted::Commit);
+    }
+
+    fn count_at(&mut self, ts_ns: u64, what: Counted) {
+        let start = self.live.window_start_ns.load(Ordering::Relaxed);
+        self.timeline.count(start, ts_ns, what);
     }
 
     /// Accounts one event at `ts_ns`, or holds it while the window's start is not known.
@@ -262,6 +281,7 @@ impl Accumulator {
                 if rwbs.flush {
                     self.block_flushes += 1;
                     self.live.flushes.fetch_add(1, Ordering::Relaxed);
+                    self.count_at(ts_ns, Counted::Flush);
                     if let Some(issued) = self.flushes_in_flight.pop_front() {
                         self.flush_lat.record(ts_ns.saturating_sub(issued));
                     }
@@ -274,7 +294,7 @@ impl Accumulator {
             }
             Event::JbdEndCommit { dev, tid } if self.on_target(dev) => {
                 self.journal_commits += 1;
-                self.commit();
+                self.commit(ts_ns);
                 if let Some((started, at)) = self.commit_start.take()
                     && started == tid
                 {
@@ -293,12 +313,12 @@ impl Accumulator {
             Event::XfsLogForce { dev } if self.on_target(dev) => self.log_forces += 1,
             Event::XfsIclogSync { dev } if self.on_target(dev) => {
                 self.log_writes += 1;
-                self.commit();
+                self.commit(ts_ns);
             }
             Event::BtrfsSyncFile { fsid } if self.on_fs(fsid) => self.log_commits += 1,
             Event::BtrfsTransactionCommit { fsid } if self.on_fs(fsid) => {
                 self.transaction_commits += 1;
-                self.commit();
+                self.commit(ts_ns);
             }
             Event::SchedSwitch {
                 prev_pid,

@@ -27,6 +27,7 @@ pub mod raw;
 #[cfg(test)]
 mod raw_fixture_tests;
 mod reader;
+pub mod timeline;
 pub mod tracefs;
 
 use std::path::{Path, PathBuf};
@@ -34,6 +35,7 @@ use std::sync::Arc;
 
 pub use accum::{Accumulator, Groups, LiveKernel, Targets};
 pub use events::FsFamily;
+pub use timeline::{Counted, KernelTimeline};
 
 use crate::metrics::{KernelTrace, Recorded, TraceNote};
 use crate::probe::SystemInfo;
@@ -256,9 +258,14 @@ impl Session {
     }
 
     /// Stops the reader (joined: its descriptor closed), reads the drop counters, removes
-    /// the instance and returns the run's figures for `syncs` sync calls.
-    pub fn finish(mut self, syncs: u64) -> KernelTrace {
+    /// the instance and returns the run's figures for `syncs` sync calls, with when its
+    /// counted flushes and commits happened (empty when the reader failed).
+    pub fn finish(mut self, syncs: u64) -> (KernelTrace, KernelTimeline) {
         let acc = self.reader.take().and_then(Reader::stop);
+        let timeline = acc
+            .as_ref()
+            .map(|a| a.timeline().clone())
+            .unwrap_or_default();
         let lost = lost_events(&self.dir);
         let removed = tracefs::remove(&self.dir);
         let mut trace = match &acc {
@@ -285,7 +292,7 @@ impl Session {
         // Finished: nothing left for Drop.
         self.dir = PathBuf::new();
         self.release_owner();
-        trace
+        (trace, timeline)
     }
 }
 
