@@ -83,6 +83,7 @@ pub fn trend(db: &Option<PathBuf>, args: TrendArgs) -> Result<u8, CliError> {
         label: args.label,
         preset: args.preset,
         limit: Some(MAX_TREND_RUNS),
+        with_workload: true,
         ..Default::default()
     };
     let rows = store.list_runs(&filter)?;

@@ -233,6 +233,8 @@ impl Cx<'_> {
         let text = self.state.history_filter.trim();
         self.db.request(DbRequest::ListRuns(RunFilter {
             text: (!text.is_empty()).then(|| text.to_string()),
+            // History → Trend names the workload fields either side of a change point.
+            with_workload: true,
             ..Default::default()
         }));
         self.cache.runs_pending = true;

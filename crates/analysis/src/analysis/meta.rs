@@ -296,7 +296,17 @@ pub fn metadata_rows(
 fn workload_field_rows(base: &RunResult, cand: &RunResult, sweep: Option<&str>) -> Vec<MetaRow> {
     let mut neutral = vec!["seed"];
     neutral.extend(sweep);
-    let edits = crate::spec::spec_edits(&base.spec, &cand.spec, &neutral);
+    spec_field_rows(&base.spec, &cand.spec, &neutral)
+}
+
+/// `workload: FIELD` rows, `base` → `cand`, for each field outside `neutral` where two
+/// workloads differ (none when the kind differs: every field does).
+pub(crate) fn spec_field_rows(
+    base: &crate::spec::WorkloadSpec,
+    cand: &crate::spec::WorkloadSpec,
+    neutral: &[&str],
+) -> Vec<MetaRow> {
+    let edits = crate::spec::spec_edits(base, cand, neutral);
     if edits.iter().any(|e| e.field == "kind") {
         return Vec::new();
     }

@@ -4,8 +4,10 @@
 //! Change points are found by binary segmentation on the logarithms of the per-run values
 //! (the values themselves when one is not positive): in a segment, the split with the largest
 //! two-sample t statistic (pooled variance, each side at least [`MIN_SEGMENT`] runs) is a
-//! change point when its p-value, Bonferroni-corrected for the number of splits tried, is
-//! below [`CHANGE_ALPHA`]; both halves are then searched the same way. With prefix sums each
+//! change point when its p-value, Bonferroni-corrected for the number of splits the whole
+//! series offers (not the segment's: a half searched after a real step would then bring a
+//! false change point in 5 % of series), is below [`CHANGE_ALPHA`]; both halves are then
+//! searched the same way. With prefix sums each
 //! segment costs one pass, so a history of n runs costs O(n log n) — E-divisive means, which
 //! MongoDB's and Hunter's tooling use, is O(n²) per split with permutation tests and would not
 //! meet 10 000 runs in 2 s. The detection and false-alarm rates are measured on seeded series
@@ -223,7 +225,22 @@ fn differs(before: &RunRow, after: &RunRow) -> Vec<MetaRow> {
         candidate,
         differs: true,
     })
+    .chain(workload_rows(before, after))
     .collect()
+}
+
+/// `workload: FIELD` rows for the stored workloads' other differences (a preset's runs
+/// whose flags changed the block size, say), so a step a changed workload made is not put
+/// down to a label or a kernel. The seed is left out, and the threads and sync rows above
+/// already say theirs. None when either workload does not read (a row without it).
+fn workload_rows(before: &RunRow, after: &RunRow) -> Vec<MetaRow> {
+    let spec = |r: &RunRow| -> Option<crate::spec::WorkloadSpec> {
+        serde_json::from_str(r.spec_json.as_deref()?).ok()
+    };
+    match (spec(before), spec(after)) {
+        (Some(b), Some(a)) => super::meta::spec_field_rows(&b, &a, &["seed", "threads", "sync"]),
+        _ => Vec::new(),
+    }
 }
 
 /// Prefix sums of a series and of its squares, for O(1) segment means and variances.
@@ -270,7 +287,7 @@ pub fn change_points(values: &[f64]) -> Vec<(usize, f64)> {
     let mut found = Vec::new();
     let mut stack = vec![(0, series.len())];
     while let Some((from, to)) = stack.pop() {
-        if let Some((split, p)) = best_split(&prefix, from, to) {
+        if let Some((split, p)) = best_split(&prefix, from, to, series.len()) {
             found.push((split, p));
             stack.push((from, split));
             stack.push((split, to));
@@ -281,8 +298,8 @@ pub fn change_points(values: &[f64]) -> Vec<(usize, f64)> {
 }
 
 /// The split of `[from, to)` with the largest pooled two-sample t, when it is significant
-/// after a Bonferroni correction for the splits tried.
-fn best_split(prefix: &Prefix, from: usize, to: usize) -> Option<(usize, f64)> {
+/// after a Bonferroni correction for the splits a series of `whole` values offers.
+fn best_split(prefix: &Prefix, from: usize, to: usize, whole: usize) -> Option<(usize, f64)> {
     if to - from < 2 * MIN_SEGMENT {
         return None;
     }
@@ -310,7 +327,7 @@ fn best_split(prefix: &Prefix, from: usize, to: usize) -> Option<(usize, f64)> {
     } else {
         StudentsT::new(0.0, 1.0, df).ok().map(|d| 2.0 * d.sf(t))?
     };
-    let tries = (to - from + 1 - 2 * MIN_SEGMENT) as f64;
+    let tries = (whole + 1 - 2 * MIN_SEGMENT) as f64;
     (p * tries < CHANGE_ALPHA).then_some((split, p))
 }
 

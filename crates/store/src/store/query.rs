@@ -90,6 +90,11 @@ pub struct RunRow {
     /// Not in `list --json`, as `threads`.
     #[serde(skip)]
     pub super_options: Option<String>,
+    /// The stored workload as JSON, read only when [`RunFilter::with_workload`] asks (a
+    /// trend's change point compares two runs' workloads). Not in `list --json`, as
+    /// `threads`.
+    #[serde(skip)]
+    pub spec_json: Option<String>,
 }
 
 /// A run loaded whole.
@@ -138,6 +143,9 @@ pub struct RunFilter {
     pub experiment_id: Option<i64>,
     /// At most this many runs (the newest).
     pub limit: Option<usize>,
+    /// Read each run's stored workload into [`RunRow::spec_json`] (a trend compares the
+    /// workloads either side of a change point); left out otherwise (~600 bytes a run).
+    pub with_workload: bool,
 }
 
 /// Columns read by [`row_from`], in its order.
@@ -154,7 +162,7 @@ const ROW_SELECT: &str = "SELECT r.id, r.experiment_id, r.label, \
        WHEN json_extract(r.spec_json, '$.open_flags.dsync') THEN 'O_DSYNC' \
        ELSE json_extract(r.spec_json, '$.sync') END, \
      json_extract(r.system_json, '$.mount.super_options'), r.durable_p99_ns, \
-     r.durable_ops_per_sec FROM runs r";
+     r.durable_ops_per_sec, r.spec_json FROM runs r";
 
 fn conversion_error(
     column: usize,
@@ -223,6 +231,7 @@ fn row_from(row: &Row<'_>) -> rusqlite::Result<RunRow> {
                 rusqlite::types::Value::Text(t) => Some(t),
                 _ => None,
             }),
+        spec_json: row.get(32)?,
     })
 }
 
@@ -321,7 +330,11 @@ impl Store {
         if let Some(experiment) = filter.experiment_id {
             exact("r.experiment_id = ?", Value::Integer(experiment));
         }
-        let mut sql = String::from(ROW_SELECT);
+        let mut sql = if filter.with_workload {
+            String::from(ROW_SELECT)
+        } else {
+            ROW_SELECT.replace("r.spec_json FROM", "NULL FROM")
+        };
         for (i, clause) in clauses.iter().enumerate() {
             sql.push_str(if i == 0 { " WHERE " } else { " AND " });
             sql.push_str(clause);
