@@ -324,8 +324,13 @@ impl HistoryPanel {
         let runs = &cx.cache.runs;
         let mut sort_clicked = None;
         let mut row_clicked = None;
+        // A solid bar that always shows: the columns past the details panel (preset,
+        // kernel, mount options...) are there, and egui's floating bar, drawn only under
+        // the pointer, did not say so (newcomer walk).
+        ui.spacing_mut().scroll = egui::style::ScrollStyle::solid();
         egui::ScrollArea::horizontal()
             .id_salt("history-hscroll")
+            .scroll_bar_visibility(egui::scroll_area::ScrollBarVisibility::AlwaysVisible)
             .show(ui, |ui| {
                 // Cells are plain text: clicks go to the row, not to text selection.
                 ui.style_mut().interaction.selectable_labels = false;
