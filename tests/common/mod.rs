@@ -324,9 +324,10 @@ pub fn hold_write_lock(lab: &Lab) -> rusqlite::Connection {
     c
 }
 
-/// Creates the database (schema and all) with one `list`.
+/// Creates the database (schema and all) with one `clean`.
 pub fn create_db(lab: &Lab) {
-    let out = lab.cmd().arg("list").output().unwrap();
+    // `clean` opens the database to write (a reading command makes no file).
+    let out = lab.cmd().arg("clean").output().unwrap();
     assert!(
         out.status.success(),
         "{}",

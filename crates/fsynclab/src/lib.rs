@@ -274,8 +274,7 @@ impl From<StoreError> for CliError {
 /// that only read (no write lock, a read-only file works), read-write for runs. Notes
 /// runs found interrupted, and says so when a write waits for another process's lock.
 fn open_store(db: &Option<PathBuf>, mode: OpenMode) -> Result<Store, CliError> {
-    let path = Store::path_for(db.as_deref())?;
-    let mut store = Store::open_with(&path, mode)?;
+    let mut store = Store::open_for(db.as_deref(), mode)?;
     for id in store.interrupted_on_open() {
         errln!("note: run {id} was left running by a process that died; marked interrupted");
     }

@@ -336,3 +336,31 @@ fn streaming_adds_no_flush_to_the_measured_device() {
         "{flushes} device flushes in a run that never syncs"
     );
 }
+
+#[test]
+fn reading_a_database_that_does_not_exist_makes_nothing() {
+    let lab = Lab::new();
+    let missing = lab.dir.path().join("new").join("dir").join("lab.sqlite");
+    let read = |args: &[&str]| {
+        common::bare_cmd()
+            .arg("--db")
+            .arg(&missing)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = read(&["list"]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("no runs stored yet"));
+    let out = read(&["list", "--json"]);
+    assert_eq!(common::payload(&out.stdout, "runs"), serde_json::json!([]));
+    assert_eq!(read(&["show", "1"]).status.code(), Some(2));
+    assert_eq!(read(&["trend", "--label", "x"]).status.code(), Some(0));
+    assert!(
+        !lab.dir.path().join("new").exists(),
+        "a reading command made the database's directory"
+    );
+    // A command that stores (here `clean`, which opens to write) makes it.
+    assert!(read(&["clean"]).status.success());
+    assert!(missing.exists());
+}

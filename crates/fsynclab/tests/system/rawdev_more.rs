@@ -103,8 +103,7 @@ fn a_device_under_a_loop_device_and_a_loop_over_the_database_are_refused() {
     refused(&lower, &lower, &[], &image, "is the backing device of");
     // A loop device over the database (its file, not a device holding it).
     let lab = crate::common::Lab::new();
-    let out = lab.cmd().args(["list"]).output().unwrap();
-    assert!(out.status.success());
+    crate::common::create_db(&lab);
     let db = lab.db.to_str().unwrap().to_string();
     let over_db = sh("losetup", &["--find", "--show", &db]);
     d.loops.insert(0, over_db.clone());

@@ -9,6 +9,12 @@ use std::path::Path;
 use crate::common;
 use crate::common::users::{SudoScene, ThrowawayUser as Attacker, owner};
 
+/// fio's JSON output, for a command that stores a run (`import`).
+const FIO_OUTPUT: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../tests/fixtures/fio/seed000-jsonplus.json"
+);
+
 /// `nobody`: owns the attacker's directories where no login is needed.
 const NOBODY: u32 = 65534;
 
@@ -393,8 +399,14 @@ fn an_explicit_db_as_root_goes_only_where_the_rules_allow() {
     let link = home.join("to-root");
     std::os::unix::fs::symlink(root_only, &link).unwrap();
     user.own(&link);
+    // A command that stores (an import): a reading one makes no database.
     let list = |mut cmd: std::process::Command, db: &Path| {
-        cmd.arg("--db").arg(db).arg("list").output().expect("list")
+        cmd.arg("--db")
+            .arg(db)
+            .arg("import")
+            .arg(FIO_OUTPUT)
+            .output()
+            .expect("import")
     };
     for db in [root_only.join("runs.sqlite"), link.join("runs.sqlite")] {
         let out = list(user.sudo_fsynclab(root_home), &db);
@@ -410,6 +422,20 @@ fn an_explicit_db_as_root_goes_only_where_the_rules_allow() {
             db.display()
         );
     }
+    // A reading command walks and checks the same way, and makes nothing where the
+    // database does not exist yet.
+    let read = |db: &Path| {
+        let mut cmd = user.sudo_fsynclab(root_home);
+        cmd.arg("--db").arg(db).arg("list").output().expect("list")
+    };
+    let out = read(&root_only.join("runs.sqlite"));
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let out = read(&home.join("new/dir/runs.sqlite"));
+    common::assert_success(&out, "sudo fsynclab list of a database not made yet");
+    assert!(
+        !home.join("new").exists(),
+        "a reading command made a directory"
+    );
     let mine = home.join("lab/runs.sqlite");
     let out = list(user.sudo_fsynclab(root_home), &mine);
     common::assert_success(&out, "sudo fsynclab --db in the user's own directory");
@@ -453,6 +479,10 @@ fn a_plain_users_own_db_keeps_working() {
     let home = dir.path().join("home");
     let user = Attacker::new("u", &home);
     let db = home.join("any/where/runs.sqlite");
+    // A command that stores (an import of a copy the user may read).
+    let output = dir.path().join("fio.json");
+    std::fs::copy(FIO_OUTPUT, &output).unwrap();
+    std::fs::set_permissions(&output, std::fs::Permissions::from_mode(0o644)).unwrap();
     let out = std::process::Command::new("setpriv")
         .args([
             "--reuid",
@@ -464,7 +494,8 @@ fn a_plain_users_own_db_keeps_working() {
         .arg(assert_cmd::cargo::cargo_bin("fsynclab"))
         .arg("--db")
         .arg(&db)
-        .arg("list")
+        .arg("import")
+        .arg(&output)
         .env("HOME", &home)
         .env_remove("SUDO_UID")
         .env_remove("SUDO_USER")

@@ -41,6 +41,23 @@ pub type Invoker = Option<(u32, u32)>;
 /// absolute, without links or `..`, never read as an SQLite `file:` URI. An unsafe path
 /// is refused before anything is made in an unsafe directory.
 pub fn anchor_database(path: &Path, invoker: Invoker) -> Result<PathBuf, StoreError> {
+    anchor(path, invoker, true).map(|found| found.expect("made when missing"))
+}
+
+/// [`anchor_database`] for a command that only reads: the same walk and checks, but a
+/// missing directory or database file is never made. `None` when either is missing (the
+/// database does not exist yet: it reads as an empty one); an unsafe directory on the way
+/// is refused as before.
+pub fn anchor_existing_database(
+    path: &Path,
+    invoker: Invoker,
+) -> Result<Option<PathBuf>, StoreError> {
+    anchor(path, invoker, false)
+}
+
+/// The walk of [`anchor_database`]; with `create` false nothing is made, and `None` says
+/// something on the way (or the file) is missing.
+fn anchor(path: &Path, invoker: Invoker, create: bool) -> Result<Option<PathBuf>, StoreError> {
     let uid = invoker.map_or(0, |(uid, _)| uid);
     let refuse = |dir: &Path, why: String| StoreError::UnsafeDirectory {
         path: path.to_path_buf(),
@@ -58,6 +75,7 @@ pub fn anchor_database(path: &Path, invoker: Invoker) -> Result<PathBuf, StoreEr
         .map_err(|e| refuse(Path::new("."), format!("the current directory: {e}")))?;
     let mut walk = Walk::new(&absolute, uid).map_err(walked)?;
     check_dir(walk.cur(), uid, false).map_err(|why| refuse(Path::new("/"), why))?;
+    let mut file_missing = false;
     let file_name = loop {
         let step = match walk.next_step() {
             Ok(Some(step)) => step,
@@ -73,8 +91,12 @@ pub fn anchor_database(path: &Path, invoker: Invoker) -> Result<PathBuf, StoreEr
         let name = step.name;
         match step.stat {
             Ok(_) if step.is_last => break name,
-            Err(nix::Error::ENOENT) if step.is_last => break name,
+            Err(nix::Error::ENOENT) if step.is_last => {
+                file_missing = true;
+                break name;
+            }
             Ok(_) => {}
+            Err(nix::Error::ENOENT) if !create => return Ok(None),
             Err(nix::Error::ENOENT) => match mkdirat(
                 walk.cur(),
                 name.as_os_str(),
@@ -102,10 +124,13 @@ pub fn anchor_database(path: &Path, invoker: Invoker) -> Result<PathBuf, StoreEr
     };
     let (dir, held) = walk.finish();
     check_dir(held.as_fd(), uid, true).map_err(|why| refuse(&dir, why))?;
+    if file_missing && !create {
+        return Ok(None);
+    }
     let database = dir.join(&file_name);
     super::anchor_dir(&dir, held)
         .map_err(|e| refuse(&dir, format!("cannot be held open for SQLite: {}", e.why)))?;
-    Ok(database)
+    Ok(Some(database))
 }
 
 /// [`crate::probe::safe_dir`] on an opened directory: `last` is the database's own.
@@ -198,6 +223,25 @@ mod tests {
         assert_eq!(got, expected);
         assert!(real.join("new").is_dir(), "the missing directory was made");
         assert!(super::super::is_anchored(&got));
+    }
+
+    #[test]
+    fn a_reading_walk_makes_nothing_and_still_refuses() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("new/dir/runs.sqlite");
+        assert_eq!(anchor_existing_database(&missing, me()).unwrap(), None);
+        assert!(!dir.path().join("new").exists(), "nothing made");
+        let file = dir.path().join("runs.sqlite");
+        assert_eq!(anchor_existing_database(&file, me()).unwrap(), None);
+        std::fs::write(&file, b"").unwrap();
+        let found = anchor_existing_database(&file, me()).unwrap();
+        assert_eq!(found, Some(std::fs::canonicalize(&file).unwrap()));
+        // A directory others may write is refused whether the file is there or not.
+        let open_dir = dir.path().join("open");
+        std::fs::create_dir(&open_dir).unwrap();
+        std::fs::set_permissions(&open_dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let err = anchor_existing_database(&open_dir.join("runs.sqlite"), me()).unwrap_err();
+        assert!(matches!(err, StoreError::UnsafeDirectory { .. }), "{err:?}");
     }
 
     #[test]

@@ -55,7 +55,7 @@ pub use advice::{CrashVerdictRow, NewAdvice, StoredAdvice};
 pub use anchor::{AnchorError, anchor_dir, is_anchored, through_anchor};
 pub use bundle::{Bundle, BundleError, MAX_BUNDLE_VALUE_BYTES, MergeCounts, SQLITE_HEADER};
 pub use bundle_merge::AdviceCheck;
-pub use db_path::{Invoker, anchor_database, data_dir, user_data_dir};
+pub use db_path::{Invoker, anchor_database, anchor_existing_database, data_dir, user_data_dir};
 #[cfg(any(test, feature = "test-support"))]
 pub use open::race;
 pub use open::{OpenMode, STREAM_BUSY_TIMEOUT};
@@ -386,20 +386,43 @@ impl Store {
     /// to hand to [`Store::open`] (absolute, without links). Under sudo it must be a
     /// directory of the invoking user's own. Other users' paths are returned as given.
     pub fn path_for(explicit: Option<&Path>) -> Result<PathBuf, StoreError> {
+        Store::resolve(explicit, true).map(|found| found.expect("made when missing"))
+    }
+
+    /// [`Store::path_for`]; with `create` false nothing is made on the way and `None` says
+    /// the database does not exist (as root the walk's checks still refuse an unsafe
+    /// directory before that is said).
+    pub(crate) fn resolve(
+        explicit: Option<&Path>,
+        create: bool,
+    ) -> Result<Option<PathBuf>, StoreError> {
         let root = nix::unistd::geteuid().is_root();
+        let anchor = |path: &Path| {
+            let invoker = crate::probe::invoking_user_ids();
+            if create {
+                anchor_database(path, invoker).map(Some)
+            } else {
+                anchor_existing_database(path, invoker)
+            }
+        };
+        let as_given = |path: PathBuf| {
+            let missing = !create
+                && std::fs::symlink_metadata(&path)
+                    .is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound);
+            (!missing).then_some(path)
+        };
         match explicit {
-            Some(path) if !root => Ok(path.to_path_buf()),
-            Some(path) => anchor_database(path, crate::probe::invoking_user_ids()),
-            None if !root => Store::default_path(),
+            Some(path) if !root => Ok(as_given(path.to_path_buf())),
+            Some(path) => anchor(path),
+            None if !root => Ok(as_given(Store::default_path()?)),
             // The default path is anchored as a given one is: XDG_DATA_HOME is the
             // caller's environment, as much as --db is.
-            None => anchor_database(&Store::default_path()?, crate::probe::invoking_user_ids())
-                .map_err(|e| match e {
-                    StoreError::UnsafeDirectory { path, dir, why } => {
-                        StoreError::UnsafeDefault { path, dir, why }
-                    }
-                    other => other,
-                }),
+            None => anchor(&Store::default_path()?).map_err(|e| match e {
+                StoreError::UnsafeDirectory { path, dir, why } => {
+                    StoreError::UnsafeDefault { path, dir, why }
+                }
+                other => other,
+            }),
         }
     }
 

@@ -211,6 +211,27 @@ impl Store {
         Store::open_with(path, OpenMode::ReadOnly)
     }
 
+    /// Opens the database named by `explicit` (`--db`), or the default one, in `mode`
+    /// (through [`Store::path_for`]). A command that only reads changes nothing on disk: a
+    /// database that does not exist yet reads as an empty one, and no directory or file is
+    /// made for it (as root its path is still walked and checked: an unsafe directory on
+    /// the way is refused as for a command that writes).
+    pub fn open_for(explicit: Option<&Path>, mode: OpenMode) -> Result<Store, StoreError> {
+        let reading = mode == OpenMode::ReadOnly;
+        match Store::resolve(explicit, !reading)? {
+            Some(path) => Store::open_with(&path, mode),
+            None => {
+                let mut store = Store::open_in_memory()?;
+                store.path = match explicit {
+                    Some(path) => Some(path.to_path_buf()),
+                    None => Store::default_path().ok(),
+                };
+                store.read_only = true;
+                Ok(store)
+            }
+        }
+    }
+
     /// Opens the database at `path` in `mode`.
     pub fn open_with(path: &Path, mode: OpenMode) -> Result<Store, StoreError> {
         refuse_non_file(path)?;
