@@ -230,13 +230,24 @@ pub fn tick_step(span: f64) -> f64 {
 /// height on its side. Ties go to the first of top left, top right, bottom left, bottom
 /// right.
 pub fn legend_corner(series: &[&[[f64; 2]]]) -> Corner {
+    legend_corner_in(series, true)
+}
+
+/// [`legend_corner`] for a plot whose y range starts at 0 (`y_from_zero`) or at its lowest
+/// point (a log axis).
+pub fn legend_corner_in(series: &[&[[f64; 2]]], y_from_zero: bool) -> Corner {
     let points = || {
         series
             .iter()
             .flat_map(|s| s.iter())
             .filter(|p| p.iter().all(|v| v.is_finite()))
     };
-    let (mut x0, mut x1, mut y0, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, 0.0_f64, 0.0_f64);
+    let (y0, y1) = if y_from_zero {
+        (0.0, 0.0)
+    } else {
+        (f64::INFINITY, f64::NEG_INFINITY)
+    };
+    let (mut x0, mut x1, mut y0, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, y0, y1);
     for [x, y] in points() {
         (x0, x1) = (x0.min(*x), x1.max(*x));
         (y0, y1) = (y0.min(*y), y1.max(*y));
@@ -423,6 +434,19 @@ pub fn hover_parts<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn on_a_log_axis_the_legend_corner_counts_from_the_lowest_point() {
+        // log10(µs) of a sync percentile plot: low on the left, high on the right, all
+        // far from 0. Counted from 0 every point looks "top": the left bottom, where the
+        // left points really are, was chosen.
+        let pts = [[0.0, 3.0], [1.0, 3.05], [4.0, 3.9], [5.0, 3.85]];
+        assert!(matches!(legend_corner_in(&[&pts], false), Corner::LeftTop));
+        assert!(matches!(
+            legend_corner_in(&[&pts], true),
+            Corner::LeftBottom
+        ));
+    }
 
     #[test]
     fn no_tick_reads_minus_zero() {

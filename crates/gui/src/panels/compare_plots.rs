@@ -156,12 +156,10 @@ fn plot_title(ui: &mut egui::Ui, title: &str) {
     ui.label(RichText::new(title).strong());
 }
 
-fn base_plot<'a>(id: &str, x_label: &str, y_label: &str) -> Plot<'a> {
-    // Top left: the top right is where the data that matters sits (p99.99 and the
-    // maximum of the percentile plots, the CDF's tail).
+fn base_plot<'a>(id: &str, x_label: &str, y_label: &str, corner: egui_plot::Corner) -> Plot<'a> {
     bare_plot(id, x_label, y_label).legend(
         Legend::default()
-            .position(egui_plot::Corner::LeftTop)
+            .position(corner)
             .color_conflict_handling(ColorConflictHandling::PickFirst),
     )
 }
@@ -196,15 +194,31 @@ fn line_chart(ui: &mut egui::Ui, names: [&str; 2], styles: &[SideStyle; 2], char
         xk.unit_and_label(chart.x_label, chart.series.iter().flatten().map(|p| p.0));
     let (y_unit, y_label) =
         yk.unit_and_label(chart.y_label, chart.series.iter().flatten().map(|p| p.1));
-    let mut plot =
-        base_plot(chart.id, &x_label, &y_label).label_formatter(move |pos: &HoverPosition<'_>| {
+    let series: Vec<Vec<[f64; 2]>> = chart
+        .series
+        .iter()
+        .map(|pts| {
+            pts.iter()
+                .filter_map(|&(x, y)| Some([xk.to_plot(x)?, yk.to_plot(y)?]))
+                .collect()
+        })
+        .collect();
+    // The legend in the corner with the fewest points (top left covered the p50 of a
+    // sync percentile plot whose values fall to the right).
+    let corner = crate::plots::legend_corner_in(
+        &series.iter().map(Vec::as_slice).collect::<Vec<_>>(),
+        yk == AxisKind::Linear,
+    );
+    let mut plot = base_plot(chart.id, &x_label, &y_label, corner).label_formatter(
+        move |pos: &HoverPosition<'_>| {
             let (name, p) = crate::plots::hover_parts(pos);
             Some(
                 format!("{name}\nx = {}\ny = {}", xk.text(p.x), yk.text(p.y))
                     .trim()
                     .into(),
             )
-        });
+        },
+    );
     for (kind, unit, is_x) in [(xk, x_unit, true), (yk, y_unit, false)] {
         let fmt = move |m: GridMark, _: &std::ops::RangeInclusive<f64>| kind.tick(m.value, unit);
         plot = match (kind, is_x) {
@@ -218,15 +232,6 @@ fn line_chart(ui: &mut egui::Ui, names: [&str; 2], styles: &[SideStyle; 2], char
             (AxisKind::Percentile, false) => plot.y_axis_formatter(fmt),
         };
     }
-    let series: Vec<Vec<[f64; 2]>> = chart
-        .series
-        .iter()
-        .map(|pts| {
-            pts.iter()
-                .filter_map(|&(x, y)| Some([xk.to_plot(x)?, yk.to_plot(y)?]))
-                .collect()
-        })
-        .collect();
     plot.show(ui, |plot_ui| {
         for (i, pts) in series.into_iter().enumerate() {
             let (style, name) = (styles[i], names[i]);

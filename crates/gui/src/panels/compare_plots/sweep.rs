@@ -55,7 +55,13 @@ pub(super) fn sweep_chart(
         _ if chart.unit.is_empty() => y.unit_and_label(chart.what, []),
         _ => y.unit_and_label(&format!("{} ({})", chart.what, chart.unit), []),
     };
-    let mut plot = base_plot(&format!("sweep-{}", chart.key), field, &y_label).include_x(0.0);
+    let mut plot = base_plot(
+        &format!("sweep-{}", chart.key),
+        field,
+        &y_label,
+        egui_plot::Corner::LeftTop,
+    )
+    .include_x(0.0);
     let fmt = move |m: GridMark, _: &std::ops::RangeInclusive<f64>| y.tick(m.value, unit);
     plot = match y {
         AxisKind::LogUs => plot.y_grid_spacer(log_marks).y_axis_formatter(fmt),
