@@ -68,7 +68,7 @@ impl LatencyUnit {
     /// The label of a tick at `log_us` (log10 of µs) on a log axis in this unit: "0.5",
     /// "20", "100".
     pub fn log_tick(self, log_us: f64) -> String {
-        short_number(self.from_us(10f64.powf(log_us)))
+        tick_number(self.from_us(10f64.powf(log_us)))
     }
 }
 
@@ -90,6 +90,64 @@ pub fn short_number(x: f64) -> String {
     }
 }
 
+/// A tick's value with up to 4 significant digits and no trailing zeros: "20", "0.05",
+/// "2.42" (a narrow axis's marks, [`narrow_log_marks`]), the float noise of `10^log10(x)`
+/// rounded away.
+fn tick_number(x: f64) -> String {
+    if !x.is_finite() {
+        return String::new();
+    }
+    if x == 0.0 {
+        return "0".into();
+    }
+    let decimals = (3.0 - (x.abs().log10() + 1e-9).floor()).clamp(0.0, 12.0) as usize;
+    let text = format!("{x:.decimals$}");
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    }
+}
+
+/// Marks of a log axis narrower than 0.3 decade, where whole digits leave one mark or none
+/// (2.1 to 2.9 ms has none): round values 1, 2 or 5 × 10ⁿ apart in the values themselves,
+/// 2 to 4 of them in view, each with its true gap to its neighbours as `step_size`.
+fn narrow_log_marks(lo: f64, hi: f64) -> Vec<GridMark> {
+    let (a, b) = (10f64.powf(lo), 10f64.powf(hi));
+    // A hair under a quarter of the range: float noise must not turn 200 into 500.
+    let raw = (b - a) / 4.0 * 0.999;
+    if !(raw > 0.0 && raw.is_finite()) {
+        return Vec::new();
+    }
+    let magnitude = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .map(|k| k * magnitude)
+        .find(|s| *s >= raw)
+        .unwrap_or(10.0 * magnitude);
+    let (first, last) = ((a / step).floor() as i64, (b / step).ceil() as i64);
+    let values: Vec<f64> = (first - 1..=last + 1)
+        .map(|i| i as f64 * step)
+        .filter(|v| *v > 0.0)
+        .map(f64::log10)
+        .collect();
+    values
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| (lo..=hi).contains(*v))
+        .map(|(i, &value)| {
+            let before = i
+                .checked_sub(1)
+                .map_or(f64::INFINITY, |j| value - values[j]);
+            let after = values.get(i + 1).map_or(f64::INFINITY, |n| n - value);
+            GridMark {
+                value,
+                step_size: before.min(after),
+            }
+        })
+        .collect()
+}
+
 /// Grid marks of a log10 axis at 1, 2 and 5 × 10ⁿ (every digit when zoomed in), each
 /// with its true distance to the nearest neighbouring mark as `step_size` (1 for the
 /// powers of ten, which always get a label): egui_plot paints a tick label only when its
@@ -99,6 +157,9 @@ pub fn log_marks(input: GridInput) -> Vec<GridMark> {
     let (lo, hi) = input.bounds;
     if !(lo.is_finite() && hi.is_finite()) || hi - lo > 30.0 {
         return Vec::new();
+    }
+    if hi - lo < 0.3 {
+        return narrow_log_marks(lo, hi);
     }
     let steps: &[f64] = match hi - lo {
         span if span > 5.0 => &[1.0],
@@ -197,6 +258,25 @@ mod tests {
             .map(|m| ms.log_tick(m.value))
             .collect();
         assert_eq!(got, ["5", "10", "20"]);
+    }
+
+    #[test]
+    fn a_narrow_axis_gets_round_marks_between_the_digits() {
+        // 2.1 to 2.9 ms: no whole digit inside; 2.2, 2.4, 2.6, 2.8 ms.
+        let ms = LatencyUnit::Millis;
+        let got: Vec<String> = marks(2100f64.log10(), 2900f64.log10())
+            .iter()
+            .map(|m| ms.log_tick(m.value))
+            .collect();
+        assert_eq!(got, ["2.2", "2.4", "2.6", "2.8"]);
+        // 241.2 to 242.8 µs: four significant digits are what tells them apart.
+        let us = LatencyUnit::Micros;
+        let got: Vec<String> = marks(241.2f64.log10(), 242.8f64.log10())
+            .iter()
+            .map(|m| us.log_tick(m.value))
+            .collect();
+        assert_eq!(got, ["241.5", "242", "242.5"]);
+        assert!(marks(3.0, 3.1).iter().all(|g| g.step_size > 0.0));
     }
 
     #[test]
