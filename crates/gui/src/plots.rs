@@ -131,7 +131,7 @@ pub fn iops_over_time(
     warmup_ms: u64,
 ) {
     let points = iops_points(samples);
-    let corner = legend_corner(&[&points]);
+    let corner = steady_legend_corner(ui, egui::Id::unique((id_salt, "iops-legend")), &[&points]);
     timeline_plot(format!("{id_salt}-iops"), "IOPS (writes/s)")
         .legend(Legend::default().position(corner))
         .show(ui, |plot| {
@@ -236,6 +236,32 @@ pub fn legend_corner(series: &[&[[f64; 2]]]) -> Corner {
 /// [`legend_corner`] for a plot whose y range starts at 0 (`y_from_zero`) or at its lowest
 /// point (a log axis).
 pub fn legend_corner_in(series: &[&[[f64; 2]]], y_from_zero: bool) -> Corner {
+    corner_counts(series, y_from_zero)
+        .into_iter()
+        .min_by_key(|(_, n)| *n)
+        .map_or(Corner::LeftTop, |(corner, _)| corner)
+}
+
+/// [`legend_corner`] for a plot redrawn as a run's samples arrive: the legend stays in its
+/// corner (kept in `ui`'s memory under `id`) until another covers clearly fewer points (3
+/// fewer and a fifth fewer), so it does not jump between frames.
+pub fn steady_legend_corner(ui: &egui::Ui, id: egui::Id, series: &[&[[f64; 2]]]) -> Corner {
+    let counts = corner_counts(series, true);
+    let best = counts.iter().copied().min_by_key(|(_, n)| *n);
+    let previous: Option<Corner> = ui.data(|d| d.get_temp(id));
+    let kept = previous.and_then(|p| counts.iter().copied().find(|(c, _)| *c == p));
+    let chosen = match (kept, best) {
+        (Some((corner, n)), Some((_, fewest))) if n < fewest + 3 || n * 4 <= fewest * 5 => corner,
+        (_, Some((corner, _))) => corner,
+        (kept, None) => kept.map_or(Corner::LeftTop, |(corner, _)| corner),
+    };
+    ui.data_mut(|d| d.insert_temp(id, chosen));
+    chosen
+}
+
+/// How many points of `series` each corner's legend box covers (see [`legend_corner`]);
+/// empty when the points span no area.
+fn corner_counts(series: &[&[[f64; 2]]], y_from_zero: bool) -> Vec<(Corner, usize)> {
     let points = || {
         series
             .iter()
@@ -253,7 +279,7 @@ pub fn legend_corner_in(series: &[&[[f64; 2]]], y_from_zero: bool) -> Corner {
         (y0, y1) = (y0.min(*y), y1.max(*y));
     }
     if !(x1 > x0 && y1 > y0) {
-        return Corner::LeftTop;
+        return Vec::new();
     }
     let count = |left: bool, top: bool| {
         points()
@@ -265,15 +291,12 @@ pub fn legend_corner_in(series: &[&[[f64; 2]]], y_from_zero: bool) -> Corner {
             })
             .count()
     };
-    [
+    vec![
         (Corner::LeftTop, count(true, true)),
         (Corner::RightTop, count(false, true)),
         (Corner::LeftBottom, count(true, false)),
         (Corner::RightBottom, count(false, false)),
     ]
-    .into_iter()
-    .min_by_key(|(_, n)| *n)
-    .map_or(Corner::LeftTop, |(corner, _)| corner)
 }
 
 /// Latency series in ms (from [`latency_points`]) redrawn in the unit their largest value
@@ -302,7 +325,11 @@ pub fn sync_latency_over_time(
         latency_points(samples, |s| s.sync_p50_ns),
         latency_points(samples, |s| s.sync_p99_ns),
     ]);
-    let corner = legend_corner(&[&p50, &p99]);
+    let corner = steady_legend_corner(
+        ui,
+        egui::Id::unique((id_salt, "sync-legend")),
+        &[&p50, &p99],
+    );
     timeline_plot(format!("{id_salt}-sync"), &unit.axis_label("sync latency"))
         .legend(Legend::default().position(corner))
         .show(ui, |plot| {
@@ -434,6 +461,31 @@ pub fn hover_parts<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_live_legend_stays_until_another_corner_is_clearly_emptier() {
+        let ctx = egui::Context::default();
+        let id = egui::Id::unique("live-legend-test");
+        let corner_of = |pts: Vec<[f64; 2]>| {
+            let mut got = Corner::LeftTop;
+            let mut out = ctx.run_ui(Default::default(), |ui| {
+                got = steady_legend_corner(ui, id, &[&pts]);
+            });
+            out.textures_delta.clear();
+            got
+        };
+        // Ten points low on the left, high on the right: top left is empty.
+        let rising: Vec<[f64; 2]> = (0..10).map(|i| [i as f64, i as f64]).collect();
+        assert_eq!(corner_of(rising.clone()), Corner::LeftTop);
+        // One more point high on the left: top left covers 1, the bottom right 0; it stays.
+        let mut one = rising.clone();
+        one.push([0.5, 9.0]);
+        assert_eq!(corner_of(one.clone()), Corner::LeftTop);
+        // Several: it moves to the emptiest corner.
+        let mut many = one;
+        many.extend((0..4).map(|i| [i as f64 * 0.3, 8.5]));
+        assert_eq!(corner_of(many), Corner::RightBottom);
+    }
 
     #[test]
     fn on_a_log_axis_the_legend_corner_counts_from_the_lowest_point() {
