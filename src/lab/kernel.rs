@@ -51,11 +51,17 @@ pub(super) fn add_kernel_trace(
     // no commits, tmpfs no flushes): null, never 0, elsewhere.
     let (commits_apply, flushes_apply) =
         (kernel.commits().is_some(), kernel.block_flushes.is_some());
+    // In order, each entry used once: a run's last interval may last 0 ms and share its
+    // t_ms with the one before (it took that one's counts, found first by t_ms).
+    let mut next = 0;
     for sample in &mut result.intervals {
-        if let Some(&(_, commits, flushes)) = counts.iter().find(|c| c.0 == sample.t_ms) {
-            sample.kernel_commits = commits_apply.then_some(commits);
-            sample.kernel_flushes = flushes_apply.then_some(flushes);
-        }
+        let Some(at) = counts[next..].iter().position(|c| c.0 == sample.t_ms) else {
+            continue;
+        };
+        let (_, commits, flushes) = counts[next + at];
+        next += at + 1;
+        sample.kernel_commits = commits_apply.then_some(commits);
+        sample.kernel_flushes = flushes_apply.then_some(flushes);
     }
     let counted = result
         .device
@@ -216,6 +222,36 @@ mod tests {
         );
         // The run's start on the tracer's clock not known: the persister's counts stay.
         assert_eq!(timed_counts(&result.intervals, &timeline, 0), None);
+    }
+
+    #[test]
+    fn a_last_interval_of_0_ms_keeps_its_own_counts() {
+        // The last sample came in the same millisecond as the one before: same t_ms.
+        let (mut result, _) = run_with_intervals();
+        result.intervals.push(IntervalSample {
+            t_ms: 2000,
+            ..Default::default()
+        });
+        let kernel = KernelTrace {
+            enabled: true,
+            block_flushes: Some(12),
+            journal_commits: Some(4),
+            ..Default::default()
+        };
+        add_kernel_trace(
+            &mut result,
+            kernel,
+            &[(1000, 1, 5), (2000, 3, 7), (2000, 0, 0)],
+        );
+        let got: Vec<_> = result
+            .intervals
+            .iter()
+            .map(|s| (s.kernel_commits, s.kernel_flushes))
+            .collect();
+        assert_eq!(
+            got,
+            [(Some(1), Some(5)), (Some(3), Some(7)), (Some(0), Some(0))]
+        );
     }
 
     #[test]

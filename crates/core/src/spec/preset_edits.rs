@@ -93,6 +93,10 @@ fn comparable(spec: &WorkloadSpec) -> Value {
         if map.get("kind").and_then(Value::as_str) == Some("fio") {
             map.insert("kind".into(), Value::from("fileio"));
         }
+        // A warm-up of 0 is none (`--set warmup_s=0`, a preset's `warmup_s = 0`).
+        if map.get("warmup_s").and_then(Value::as_f64) == Some(0.0) {
+            map.insert("warmup_s".into(), Value::Null);
+        }
     }
     json
 }
@@ -140,6 +144,21 @@ fn differences(
 #[cfg(test)]
 mod tests {
     use super::super::{FlatSpec, SyncMethod, builtin_presets, load_preset};
+
+    #[test]
+    fn a_warm_up_of_0_is_no_warm_up() {
+        let none = crate::spec::WorkloadSpec::default();
+        let mut zero = none.clone();
+        zero.common.warmup_s = Some(0.0);
+        assert!(super::spec_edits(&none, &zero, &[]).is_empty());
+        zero.common.warmup_s = Some(1.0);
+        assert_eq!(super::spec_edits(&none, &zero, &[])[0].field, "warmup_s");
+        // `--set warmup_s=0` stores it unset, as `--warmup 0` does.
+        let set = crate::spec::apply_setting(&none.flat(), "warmup_s=0").unwrap();
+        assert_eq!(set.typed().common.warmup_s, None);
+        let set = crate::spec::apply_setting(&none.flat(), "warmup_s=0.0").unwrap();
+        assert_eq!(set.typed().common.warmup_s, None);
+    }
 
     #[test]
     fn every_builtin_at_every_scale_and_each_variant_is_a_replay() {

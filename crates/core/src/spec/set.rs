@@ -44,6 +44,11 @@ pub fn apply_setting<S: SpecForm>(spec: &S, assignment: &str) -> Result<S, SpecE
     let key = key.trim();
     let raw = raw.trim();
     let value = parse_scalar(raw);
+    // A warm-up of 0 is none: stored unset, as `--warmup 0` stores it.
+    let number = value.as_float().or(value.as_integer().map(|i| i as f64));
+    if key == super::kinds::common::WARMUP.key && number == Some(0.0) {
+        return unset_value(spec, &super::kinds::common::WARMUP);
+    }
     let mut table = as_table(spec)?;
     let mut slot = &mut table;
     let parts: Vec<&str> = key.split('.').collect();

@@ -124,6 +124,13 @@ fn anchor(path: &Path, invoker: Invoker, create: bool) -> Result<Option<PathBuf>
     };
     let (dir, held) = walk.finish();
     check_dir(held.as_fd(), uid, true).map_err(|why| refuse(&dir, why))?;
+    // The database and SQLite's files beside it: root's runs never go into a file another
+    // user owns or may write (planted in a sticky directory, or chmod 666 by its owner).
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        let mut name = file_name.clone();
+        name.push(suffix);
+        check_file(held.as_fd(), &name, invoker).map_err(|why| refuse(&dir.join(&name), why))?;
+    }
     if file_missing && !create {
         return Ok(None);
     }
@@ -149,6 +156,36 @@ fn check_dir(dir: std::os::fd::BorrowedFd<'_>, uid: u32, last: bool) -> Result<(
         // safe_dir speaks of the home; here it is the database's directory.
         why.replace("a directory on its way", "it")
     })
+}
+
+/// A regular file named `name` in `dir` (none there is fine) that root may keep its runs
+/// in: owned by root or the invoker, writable by no other user (group-writable only for
+/// the owner's own group: a user's private group under umask 002).
+fn check_file(
+    dir: std::os::fd::BorrowedFd<'_>,
+    name: &std::ffi::OsStr,
+    invoker: Invoker,
+) -> Result<(), String> {
+    let st = match nix::sys::stat::fstatat(dir, name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW) {
+        Ok(st) => st,
+        Err(nix::Error::ENOENT) => return Ok(()),
+        Err(e) => return Err(e.to_string()),
+    };
+    if kind_of(&st) != SFlag::S_IFREG {
+        return Ok(()); // Links and devices are refused when opened (`refuse_non_file`).
+    }
+    let (uid, gid) = invoker.unwrap_or((0, 0));
+    if st.st_uid != 0 && st.st_uid != uid {
+        return Err(format!(
+            "the file is owned by another user (uid {}), who could rewrite root's runs",
+            st.st_uid
+        ));
+    }
+    let group_ok = st.st_gid == 0 || st.st_gid == gid;
+    if st.st_mode & 0o002 != 0 || (st.st_mode & 0o020 != 0 && !group_ok) {
+        return Err("other users may write the file".into());
+    }
+    Ok(())
 }
 
 /// A directory fsynclab just made as root on the way to a sudo user's database: theirs.
@@ -242,6 +279,38 @@ mod tests {
         std::fs::set_permissions(&open_dir, std::fs::Permissions::from_mode(0o777)).unwrap();
         let err = anchor_existing_database(&open_dir.join("runs.sqlite"), me()).unwrap_err();
         assert!(matches!(err, StoreError::UnsafeDirectory { .. }), "{err:?}");
+    }
+
+    #[test]
+    fn a_database_file_another_user_owns_or_may_write_is_refused() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("runs.sqlite");
+        std::fs::write(&file, b"").unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert!(anchor_database(&file, me()).is_ok());
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o666)).unwrap();
+        let err = anchor_database(&file, me()).unwrap_err();
+        assert!(
+            matches!(&err, StoreError::UnsafeDirectory { why, .. } if why.contains("may write")),
+            "{err:?}"
+        );
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        // SQLite's journal beside it, writable by others, is refused too.
+        let wal = dir.path().join("runs.sqlite-wal");
+        std::fs::write(&wal, b"").unwrap();
+        std::fs::set_permissions(&wal, std::fs::Permissions::from_mode(0o666)).unwrap();
+        assert!(anchor_existing_database(&file, me()).is_err());
+        std::fs::remove_file(&wal).unwrap();
+        // Owned by another user: refused (as root, the only one who can chown it here).
+        if nix::unistd::geteuid().is_root() {
+            nix::unistd::chown(&file, Some(Uid::from_raw(65534)), None).unwrap();
+            let err = anchor_database(&file, me()).unwrap_err();
+            assert!(
+                matches!(&err, StoreError::UnsafeDirectory { why, .. } if why.contains("owned by another user")),
+                "{err:?}"
+            );
+        }
     }
 
     #[test]

@@ -220,16 +220,20 @@ impl Store {
         let reading = mode == OpenMode::ReadOnly;
         match Store::resolve(explicit, !reading)? {
             Some(path) => Store::open_with(&path, mode),
-            None => {
-                let mut store = Store::open_in_memory()?;
-                store.path = match explicit {
-                    Some(path) => Some(path.to_path_buf()),
-                    None => Store::default_path().ok(),
-                };
-                store.read_only = true;
-                Ok(store)
-            }
+            None => match explicit {
+                Some(path) => Store::empty_for_reading(path),
+                None => Store::empty_for_reading(&Store::default_path()?),
+            },
         }
+    }
+
+    /// An empty database in memory that names `path`: what a reader sees where no
+    /// database exists yet (nothing is made there).
+    fn empty_for_reading(path: &Path) -> Result<Store, StoreError> {
+        let mut store = Store::open_in_memory()?;
+        store.path = Some(path.to_path_buf());
+        store.read_only = true;
+        Ok(store)
     }
 
     /// Opens the database at `path` in `mode`.
@@ -246,6 +250,9 @@ impl Store {
                 store.interrupted = store.sweep_as_reader()?;
                 return Ok(store);
             }
+        } else if mode == OpenMode::ReadOnly {
+            // Missing or empty: a reader writes no schema into it, it reads as empty.
+            return Store::empty_for_reading(path);
         }
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             // An anchored directory (the sudo user's) exists: never re-made by path.
