@@ -110,7 +110,13 @@ impl Cli {
         T: Into<std::ffi::OsString> + Clone,
     {
         use clap::{CommandFactory, FromArgMatches};
-        let matches = negatives_are_values(Self::command()).try_get_matches_from(args)?;
+        let mut command = negatives_are_values(Self::command());
+        // An empty FSYNCLAB_DB (`export FSYNCLAB_DB=` to clear it) is no database named:
+        // clap read it as `--db` without a value and refused every command.
+        if std::env::var_os("FSYNCLAB_DB").is_some_and(|v| v.is_empty()) {
+            command = command.mut_arg("db", |a| a.env(None::<&str>));
+        }
+        let matches = command.try_get_matches_from(args)?;
         Self::from_arg_matches(&matches).map_err(|e| e.format(&mut Self::command()))
     }
 }

@@ -360,6 +360,16 @@ fn reading_a_database_that_does_not_exist_makes_nothing() {
         !lab.dir.path().join("new").exists(),
         "a reading command made the database's directory"
     );
+    // An empty FSYNCLAB_DB (`export FSYNCLAB_DB=` to clear it) names no database: --db
+    // still works (it was refused as "--db without a value").
+    let out = common::bare_cmd()
+        .env("FSYNCLAB_DB", "")
+        .arg("--db")
+        .arg(&missing)
+        .arg("list")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
     // A command that stores (here `clean`, which opens to write) makes it.
     assert!(read(&["clean"]).status.success());
     assert!(missing.exists());
