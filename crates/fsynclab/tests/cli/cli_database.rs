@@ -360,6 +360,17 @@ fn reading_a_database_that_does_not_exist_makes_nothing() {
         !lab.dir.path().join("new").exists(),
         "a reading command made the database's directory"
     );
+    // An empty file reads as an empty database: no schema is written into it.
+    let empty = lab.dir.path().join("empty.sqlite");
+    std::fs::write(&empty, b"").unwrap();
+    let out = common::bare_cmd()
+        .arg("--db")
+        .arg(&empty)
+        .arg("list")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(std::fs::metadata(&empty).unwrap().len(), 0);
     // An empty FSYNCLAB_DB (`export FSYNCLAB_DB=` to clear it) names no database: --db
     // still works (it was refused as "--db without a value").
     let out = common::bare_cmd()

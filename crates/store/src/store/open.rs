@@ -219,6 +219,15 @@ impl Store {
     pub fn open_for(explicit: Option<&Path>, mode: OpenMode) -> Result<Store, StoreError> {
         let reading = mode == OpenMode::ReadOnly;
         match Store::resolve(explicit, !reading)? {
+            // An empty file (not a link to one) reads as an empty database: no schema
+            // written into it.
+            Some(path)
+                if reading
+                    && std::fs::symlink_metadata(through_anchor(&path))
+                        .is_ok_and(|m| m.is_file() && m.len() == 0) =>
+            {
+                Store::empty_for_reading(&path)
+            }
             Some(path) => Store::open_with(&path, mode),
             None => match explicit {
                 Some(path) => Store::empty_for_reading(path),
@@ -250,9 +259,6 @@ impl Store {
                 store.interrupted = store.sweep_as_reader()?;
                 return Ok(store);
             }
-        } else if mode == OpenMode::ReadOnly {
-            // Missing or empty: a reader writes no schema into it, it reads as empty.
-            return Store::empty_for_reading(path);
         }
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             // An anchored directory (the sudo user's) exists: never re-made by path.
