@@ -75,32 +75,26 @@ impl LatencyUnit {
 /// `x` with two significant digits at most and no trailing zeros: "20", "0.05", "2.5",
 /// "150" (a 1-2-5 tick needs no more).
 pub fn short_number(x: f64) -> String {
-    if !x.is_finite() {
-        return String::new();
-    }
-    if x == 0.0 {
-        return "0".into();
-    }
-    let decimals = (1.0 - (x.abs().log10() + 1e-9).floor()).clamp(0.0, 9.0) as usize;
-    let text = format!("{x:.decimals$}");
-    if text.contains('.') {
-        text.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        text
-    }
+    significant(x, 2)
 }
 
 /// A tick's value with up to 4 significant digits and no trailing zeros: "20", "0.05",
 /// "2.42" (a narrow axis's marks, [`narrow_log_marks`]), the float noise of `10^log10(x)`
 /// rounded away.
 fn tick_number(x: f64) -> String {
+    significant(x, 4)
+}
+
+/// `x` with at most `digits` significant digits, trailing zeros (and a bare point) dropped.
+fn significant(x: f64, digits: i32) -> String {
     if !x.is_finite() {
         return String::new();
     }
     if x == 0.0 {
         return "0".into();
     }
-    let decimals = (3.0 - (x.abs().log10() + 1e-9).floor()).clamp(0.0, 12.0) as usize;
+    let decimals =
+        (f64::from(digits - 1) - (x.abs().log10() + 1e-9).floor()).clamp(0.0, 12.0) as usize;
     let text = format!("{x:.decimals$}");
     if text.contains('.') {
         text.trim_end_matches('0').trim_end_matches('.').to_string()
